@@ -1,0 +1,554 @@
+// Package terminal runs agent commands in real pseudo-terminals for the ACP
+// terminal/* client methods (create, output, wait_for_exit, kill, release).
+//
+// Each terminal is a process started on its own PTY as the leader of a new
+// session and process group. Its output is captured twice: as plain text
+// for the agent (escape sequences stripped, bounded, oldest bytes dropped)
+// and as a bounded tail of raw bytes for a live view, which can also follow
+// the output as it arrives via CreateOptions.OnOutput. The package knows
+// nothing of Neovim; it is Unix-only.
+package terminal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	DefaultOutputByteLimit = 1 << 20
+	DefaultMaxTerminals    = 16
+	DefaultKillGrace       = 2 * time.Second
+	DefaultRows            = 24
+	DefaultCols            = 120
+	DefaultRawTail         = 256 << 10
+	// MaxOutputByteLimit caps a per-terminal OutputByteLimit request.
+	MaxOutputByteLimit = 16 << 20
+)
+
+// drainTimeout bounds how long output is still read after the command
+// exited while something else (an escaped background process) keeps the
+// PTY open.
+var drainTimeout = time.Second
+
+var (
+	// ErrUnknownTerminal is returned for an id that was never created or was released.
+	ErrUnknownTerminal = errors.New("unknown terminal")
+	// ErrTooManyTerminals is returned by Create when MaxTerminals live terminals exist.
+	ErrTooManyTerminals = errors.New("too many terminals")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("terminal manager closed")
+	// ErrExited is returned by Write once the command has exited.
+	ErrExited = errors.New("terminal command has exited")
+)
+
+// Options configures a Manager; zero fields take the defaults above.
+type Options struct {
+	Cwd             string        // default working directory (default: the process's)
+	Env             []string      // base environment (default: os.Environ())
+	OutputByteLimit int           // default text limit per terminal in bytes
+	MaxTerminals    int           // live (not released) terminals allowed at once
+	KillGrace       time.Duration // SIGTERM to SIGKILL delay for Kill, Release, Close
+	Rows, Cols      uint16        // initial window size
+	RawTail         int           // raw bytes kept for Raw; negative disables
+	Logger          *slog.Logger  // debug logging (default: discarded)
+}
+
+// CreateOptions describes one command to start.
+type CreateOptions struct {
+	Command         string            // program, or a whole shell line when Args is empty
+	Args            []string          // arguments; none means Command may be a shell line
+	Cwd             string            // working directory (default: Options.Cwd)
+	Env             map[string]string // variables set over the base environment
+	OutputByteLimit int               // text limit in bytes (default: Options.OutputByteLimit)
+	Rows, Cols      uint16            // window size (default: Options.Rows/Cols)
+	OnOutput        func(raw []byte)  // called with a copy of each raw PTY read, from the reader goroutine
+	OnExit          func(ExitStatus)  // called once the command exited and its output was drained
+}
+
+// ExitStatus is how a command ended: an exit code or a signal name.
+type ExitStatus struct {
+	ExitCode *int   // set when the command exited normally
+	Signal   string // e.g. "SIGKILL" when it was killed by a signal
+}
+
+// String formats the status as "exit 3" or "signal SIGKILL".
+func (s ExitStatus) String() string {
+	if s.ExitCode != nil {
+		return "exit " + strconv.Itoa(*s.ExitCode)
+	}
+	return "signal " + s.Signal
+}
+
+// Output is a snapshot of a terminal's text output.
+type Output struct {
+	Text      string      // plain text, valid UTF-8, at most the byte limit
+	Truncated bool        // older output was dropped
+	Exit      *ExitStatus // non-nil once the command has exited
+}
+
+// Manager owns the terminals of one ACP session; its methods are safe for
+// concurrent use.
+type Manager struct {
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	terms    map[string]*term
+	starting int // Create calls past the cap check, not yet registered
+	closed   bool
+	seq      uint64
+	wg       sync.WaitGroup // reader, waiter and kill-escalation goroutines
+}
+
+// term is one terminal. Fields above mu are immutable after Create.
+type term struct {
+	id       string
+	cmd      *exec.Cmd
+	pid      int
+	pty      *os.File
+	onOutput func([]byte)
+	onExit   func(ExitStatus)
+
+	readerDone chan struct{} // closed when the reader goroutine returns
+	done       chan struct{} // closed once exit is set (after Wait and drain)
+
+	mu       sync.Mutex
+	text     *textCapture
+	raw      tailBuffer
+	reaped   bool // cmd.Wait returned: the pid must not be signalled any more
+	exit     *ExitStatus
+	released bool // released or manager closed: no more callbacks
+	killing  bool // a SIGKILL escalation is scheduled
+}
+
+// NewManager returns a Manager with opts, zero fields defaulted.
+func NewManager(opts Options) *Manager {
+	if opts.OutputByteLimit <= 0 {
+		opts.OutputByteLimit = DefaultOutputByteLimit
+	}
+	if opts.MaxTerminals <= 0 {
+		opts.MaxTerminals = DefaultMaxTerminals
+	}
+	if opts.KillGrace <= 0 {
+		opts.KillGrace = DefaultKillGrace
+	}
+	if opts.Rows == 0 {
+		opts.Rows = DefaultRows
+	}
+	if opts.Cols == 0 {
+		opts.Cols = DefaultCols
+	}
+	if opts.RawTail == 0 {
+		opts.RawTail = DefaultRawTail
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Manager{opts: opts, log: log, terms: make(map[string]*term)}
+}
+
+// Create starts a command on a new PTY and returns its terminal id at once.
+// ctx only bounds the start; the command outlives it. A command that
+// cannot be started is an error and leaves no terminal behind.
+func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return "", ErrClosed
+	}
+	if len(m.terms)+m.starting >= m.opts.MaxTerminals {
+		n := len(m.terms) + m.starting
+		m.mu.Unlock()
+		return "", fmt.Errorf("%w: %d live terminals (release some first)", ErrTooManyTerminals, n)
+	}
+	m.starting++
+	m.seq++
+	id := "term-" + strconv.FormatUint(m.seq, 10)
+	m.mu.Unlock()
+
+	t, err := m.start(id, o)
+
+	m.mu.Lock()
+	m.starting--
+	if err != nil {
+		m.mu.Unlock()
+		return "", fmt.Errorf("terminal create %q: %w", o.Command, err)
+	}
+	if m.closed {
+		m.mu.Unlock()
+		_ = syscall.Kill(-t.pid, syscall.SIGKILL)
+		_ = t.cmd.Wait()
+		_ = t.pty.Close()
+		return "", ErrClosed
+	}
+	m.terms[id] = t
+	m.wg.Add(2)
+	m.mu.Unlock()
+
+	go m.read(t)
+	go m.wait(t)
+	m.log.Debug("terminal created", "id", id, "pid", t.pid, "argv", t.cmd.Args, "cwd", t.cmd.Dir)
+	return id, nil
+}
+
+// start resolves and starts the process.
+func (m *Manager) start(id string, o CreateOptions) (*term, error) {
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = m.opts.Cwd
+	}
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		cwd = wd
+	}
+	fi, err := os.Stat(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("cwd: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("cwd %s: not a directory", cwd)
+	}
+	base := m.opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := buildEnv(base, o.Env)
+	path, argv, err := resolveArgv(o.Command, o.Args, env, cwd)
+	if err != nil {
+		return nil, err
+	}
+	limit := o.OutputByteLimit
+	if limit <= 0 {
+		limit = m.opts.OutputByteLimit
+	}
+	if limit > MaxOutputByteLimit {
+		limit = MaxOutputByteLimit
+	}
+	rows, cols := o.Rows, o.Cols
+	if rows == 0 {
+		rows = m.opts.Rows
+	}
+	if cols == 0 {
+		cols = m.opts.Cols
+	}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: cwd}
+	master, err := startPTY(cmd, rows, cols)
+	if err != nil {
+		return nil, err
+	}
+	return &term{
+		id:         id,
+		cmd:        cmd,
+		pid:        cmd.Process.Pid,
+		pty:        master,
+		onOutput:   o.OnOutput,
+		onExit:     o.OnExit,
+		readerDone: make(chan struct{}),
+		done:       make(chan struct{}),
+		text:       newTextCapture(limit),
+		raw:        newTailBuffer(m.opts.RawTail),
+	}, nil
+}
+
+// read copies PTY output into the captures until EOF (EIO on Linux once
+// the slave side is closed), a read deadline, or Close.
+func (m *Manager) read(t *term) {
+	defer m.wg.Done()
+	defer close(t.readerDone)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := t.pty.Read(buf)
+		if n > 0 {
+			t.mu.Lock()
+			_, _ = t.text.Write(buf[:n])
+			t.raw.write(buf[:n])
+			cb := t.onOutput
+			if t.released {
+				cb = nil
+			}
+			t.mu.Unlock()
+			if cb != nil {
+				cb(append([]byte(nil), buf[:n]...))
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.EIO) &&
+				!errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, os.ErrClosed) {
+				m.log.Debug("terminal read", "id", t.id, "err", err)
+			}
+			return
+		}
+	}
+}
+
+// wait reaps the process, lets the reader drain, then publishes the exit.
+func (m *Manager) wait(t *term) {
+	defer m.wg.Done()
+	_ = t.cmd.Wait() // the status is in ProcessState
+	t.mu.Lock()
+	t.reaped = true
+	t.mu.Unlock()
+	st := exitStatusOf(t.cmd.ProcessState)
+
+	timer := time.NewTimer(drainTimeout)
+	select {
+	case <-t.readerDone:
+	case <-timer.C:
+		// Someone else holds the PTY open: stop reading.
+		_ = t.pty.SetReadDeadline(time.Now())
+		<-t.readerDone
+	}
+	timer.Stop()
+	_ = t.pty.Close()
+
+	t.mu.Lock()
+	t.exit = &st
+	cb := t.onExit
+	if t.released {
+		cb = nil
+	}
+	t.mu.Unlock()
+	close(t.done)
+	m.log.Debug("terminal exited", "id", t.id, "status", st.String())
+	if cb != nil {
+		cb(st)
+	}
+}
+
+// signal sends sig to the terminal's process group unless the leader has
+// been reaped (its pid may then be reused). It reports whether it did.
+func (t *term) signal(sig syscall.Signal) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reaped {
+		return false
+	}
+	return syscall.Kill(-t.pid, sig) == nil
+}
+
+// lookup returns the terminal with id.
+func (m *Manager) lookup(id string) (*term, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.terms[id]
+	if !ok {
+		return nil, fmt.Errorf("terminal %s: %w", id, ErrUnknownTerminal)
+	}
+	return t, nil
+}
+
+// Output returns the text so far, whether it was truncated, and the exit
+// status once the command has exited (all output is in Text by then).
+func (m *Manager) Output(id string) (Output, error) {
+	t, err := m.lookup(id)
+	if err != nil {
+		return Output{}, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	text, truncated := t.text.text(t.exit == nil)
+	out := Output{Text: text, Truncated: truncated}
+	if t.exit != nil {
+		st := *t.exit
+		out.Exit = &st
+	}
+	return out, nil
+}
+
+// Raw returns a copy of the last raw PTY bytes (up to Options.RawTail), for
+// a live view opened late; it may start in the middle of an escape sequence.
+func (m *Manager) Raw(id string) ([]byte, error) {
+	t, err := m.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b, _ := t.raw.content()
+	return append([]byte(nil), b...), nil
+}
+
+// WaitForExit blocks until the command exited and its output was drained,
+// or ctx is done (the command keeps running then).
+func (m *Manager) WaitForExit(ctx context.Context, id string) (ExitStatus, error) {
+	t, err := m.lookup(id)
+	if err != nil {
+		return ExitStatus{}, err
+	}
+	select {
+	case <-t.done:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return *t.exit, nil
+	case <-ctx.Done():
+		return ExitStatus{}, fmt.Errorf("terminal %s: %w", id, ctx.Err())
+	}
+}
+
+// Kill sends SIGTERM to the command's process group and SIGKILL after
+// Options.KillGrace if it is still alive. It returns without waiting; the
+// output stays readable. Killing an exited command is a no-op.
+func (m *Manager) Kill(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.terms[id]
+	if !ok {
+		return fmt.Errorf("terminal %s: %w", id, ErrUnknownTerminal)
+	}
+	m.terminateLocked(t)
+	return nil
+}
+
+// terminateLocked signals t and schedules the SIGKILL escalation; m.mu is
+// held so that the WaitGroup is not grown during Close.
+func (m *Manager) terminateLocked(t *term) {
+	if !t.signal(syscall.SIGTERM) {
+		return
+	}
+	t.signal(syscall.SIGCONT) // a stopped process would not act on SIGTERM
+	t.mu.Lock()
+	already := t.killing
+	t.killing = true
+	t.mu.Unlock()
+	if already {
+		return
+	}
+	m.log.Debug("terminal kill", "id", t.id, "pid", t.pid)
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		timer := time.NewTimer(m.opts.KillGrace)
+		defer timer.Stop()
+		select {
+		case <-t.done:
+		case <-timer.C:
+			if t.signal(syscall.SIGKILL) {
+				m.log.Debug("terminal kill escalated", "id", t.id, "pid", t.pid)
+			}
+		}
+	}()
+}
+
+// Release kills the command if it is still running and forgets the
+// terminal: afterwards its id is unknown. Callbacks stop at once.
+func (m *Manager) Release(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.terms[id]
+	if !ok {
+		return fmt.Errorf("terminal %s: %w", id, ErrUnknownTerminal)
+	}
+	delete(m.terms, id)
+	t.mu.Lock()
+	t.released = true
+	t.mu.Unlock()
+	m.terminateLocked(t)
+	m.log.Debug("terminal released", "id", id)
+	return nil
+}
+
+// Write sends p (keystrokes) to the command's terminal input.
+func (m *Manager) Write(id string, p []byte) (int, error) {
+	t, err := m.lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	select {
+	case <-t.done:
+		return 0, fmt.Errorf("terminal %s: %w", id, ErrExited)
+	default:
+	}
+	n, err := t.pty.Write(p)
+	if err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			err = ErrExited
+		}
+		return n, fmt.Errorf("terminal %s: %w", id, err)
+	}
+	return n, nil
+}
+
+// Resize sets the terminal window size (the command gets SIGWINCH); it is
+// a no-op once the command has exited.
+func (m *Manager) Resize(id string, rows, cols uint16) error {
+	t, err := m.lookup(id)
+	if err != nil {
+		return err
+	}
+	if rows == 0 || cols == 0 {
+		return fmt.Errorf("terminal %s: invalid size %dx%d", id, rows, cols)
+	}
+	select {
+	case <-t.done:
+		return nil
+	default:
+	}
+	if err := setWinsize(t.pty, rows, cols); err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return nil
+		}
+		return fmt.Errorf("terminal %s: resize: %w", id, err)
+	}
+	return nil
+}
+
+// Close kills every terminal's process group (SIGTERM, then SIGKILL after
+// KillGrace), waits for them and all goroutines, and makes further calls
+// fail. It is idempotent.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		m.wg.Wait()
+		return nil
+	}
+	m.closed = true
+	terms := make([]*term, 0, len(m.terms))
+	for id, t := range m.terms {
+		terms = append(terms, t)
+		delete(m.terms, id)
+	}
+	m.mu.Unlock()
+
+	for _, t := range terms {
+		t.mu.Lock()
+		t.released = true
+		t.mu.Unlock()
+		if t.signal(syscall.SIGTERM) {
+			t.signal(syscall.SIGCONT)
+		}
+	}
+	timer := time.NewTimer(m.opts.KillGrace)
+	defer timer.Stop()
+	for _, t := range terms {
+		select {
+		case <-t.done:
+			continue
+		case <-timer.C:
+		}
+		for _, u := range terms {
+			u.signal(syscall.SIGKILL)
+		}
+		break
+	}
+	m.wg.Wait()
+	m.log.Debug("terminal manager closed", "terminals", len(terms))
+	return nil
+}
