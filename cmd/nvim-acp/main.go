@@ -1,0 +1,89 @@
+// Command nvim-acp is the Go host of the nvim-acp Neovim plugin. Neovim
+// starts it with jobstart({bin}, {rpc = true}); it speaks msgpack-RPC to
+// Neovim on stdio and the Agent Client Protocol to the agents it spawns.
+//
+//	nvim-acp [--log FILE]   run as Neovim's RPC child
+//	nvim-acp demo-agent     run the bundled demo agent on stdio (ACP)
+//	nvim-acp --version
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/neovim/go-client/nvim"
+
+	"github.com/nvim-acp/nvim-acp/demoagent"
+	"github.com/nvim-acp/nvim-acp/host"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "demo-agent" {
+		if err := demoagent.Run(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "demo-agent:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	logPath := flag.String("log", "", "log file (default: none)")
+	level := flag.String("log-level", "info", "debug, info, warn or error")
+	version := flag.Bool("version", false, "print the version and exit")
+	flag.Parse()
+	if *version {
+		fmt.Println("nvim-acp", host.Version)
+		return
+	}
+	if err := run(*logPath, *level); err != nil {
+		fmt.Fprintln(os.Stderr, "nvim-acp:", err)
+		os.Exit(1)
+	}
+}
+
+func run(logPath, level string) error {
+	// stdout is the RPC channel: keep everything else off it.
+	rpcOut := os.Stdout
+	os.Stdout = os.Stderr
+
+	var w io.Writer = io.Discard
+	if logPath != "" {
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+			return fmt.Errorf("log dir: %w", err)
+		}
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("open log %s: %w", logPath, err)
+		}
+		defer f.Close()
+		w = f
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		lvl = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})).With("host_pid", os.Getpid())
+	slog.SetDefault(log)
+
+	nv, err := nvim.New(os.Stdin, rpcOut, rpcOut, func(format string, a ...any) {
+		log.Debug(fmt.Sprintf(format, a...))
+	})
+	if err != nil {
+		return fmt.Errorf("rpc: %w", err)
+	}
+	h := host.New(nv, log)
+	if err := h.Register(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	log.Info("host started", "version", host.Version)
+	err = h.Run(ctx)
+	log.Info("host exiting")
+	return nil
+}

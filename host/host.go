@@ -1,0 +1,229 @@
+// Package host is the nvim-acp host: it runs as Neovim's RPC child, starts
+// agents, speaks ACP to them and forwards what they do to the Lua UI.
+package host
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/neovim/go-client/nvim"
+)
+
+// Host owns the agents and sessions of one Neovim instance.
+type Host struct {
+	nv  *nvim.Nvim
+	log *slog.Logger
+	ui  *UI
+
+	mu       sync.Mutex
+	agents   map[string]*Agent
+	sessions map[int]*Session
+	answers  map[int]*Session
+	lastID   int
+	closing  bool
+}
+
+// New returns a Host talking to nv.
+func New(nv *nvim.Nvim, log *slog.Logger) *Host {
+	h := &Host{
+		nv:       nv,
+		log:      log,
+		agents:   map[string]*Agent{},
+		sessions: map[int]*Session{},
+		answers:  map[int]*Session{},
+	}
+	h.ui = NewUI(h.deliver, log)
+	return h
+}
+
+func (h *Host) deliver(ctx context.Context, events []Event) error {
+	return h.nv.ExecLua("require('acp.bridge').dispatch(...)", nil, events)
+}
+
+// Register installs the RPC methods Lua calls.
+func (h *Host) Register() error {
+	handlers := map[string]any{
+		"acp_open":       h.rpcOpen,
+		"acp_prompt":     h.rpcPrompt,
+		"acp_cancel":     h.rpcCancel,
+		"acp_close":      h.rpcClose,
+		"acp_permission": h.rpcPermission,
+		"acp_ping":       func() (string, error) { return Version, nil },
+	}
+	for name, fn := range handlers {
+		if err := h.nv.RegisterHandler(name, fn); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// Run serves Neovim until it goes away, then stops every agent.
+func (h *Host) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		h.ui.Run(ctx)
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- h.nv.Serve() }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	h.log.Info("neovim went away; shutting down", "err", err)
+	h.Shutdown()
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// Shutdown stops all agents and sessions.
+func (h *Host) Shutdown() {
+	h.mu.Lock()
+	h.closing = true
+	agents := make([]*Agent, 0, len(h.agents))
+	for _, a := range h.agents {
+		agents = append(agents, a)
+	}
+	sessions := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	h.ui.Close()
+	for _, s := range sessions {
+		s.shutdown()
+	}
+	var wg sync.WaitGroup
+	for _, a := range agents {
+		wg.Add(1)
+		go func(a *Agent) {
+			defer wg.Done()
+			a.stop()
+		}(a)
+	}
+	wg.Wait()
+}
+
+func (h *Host) nextID() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastID++
+	return h.lastID
+}
+
+// agentFor returns the running agent for spec, starting it when needed.
+func (h *Host) agentFor(spec AgentSpec) (*Agent, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing {
+		return nil, fmt.Errorf("host is shutting down")
+	}
+	key := spec.key()
+	if a, ok := h.agents[key]; ok {
+		return a, nil
+	}
+	a, err := startAgent(h, spec)
+	if err != nil {
+		return nil, err
+	}
+	h.agents[key] = a
+	return a, nil
+}
+
+func (h *Host) agentExited(a *Agent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.agents[a.spec.key()] == a {
+		delete(h.agents, a.spec.key())
+	}
+}
+
+func (h *Host) stopAgent(a *Agent) {
+	h.agentExited(a)
+	go a.stop()
+}
+
+func (h *Host) session(sid int) (*Session, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[sid]
+	if !ok {
+		return nil, fmt.Errorf("no session %d", sid)
+	}
+	return s, nil
+}
+
+func (h *Host) registerAnswer(id int, s *Session) {
+	h.mu.Lock()
+	h.answers[id] = s
+	h.mu.Unlock()
+}
+
+func (h *Host) unregisterAnswer(id int) {
+	h.mu.Lock()
+	delete(h.answers, id)
+	h.mu.Unlock()
+}
+
+// rpcOpen opens a session and returns its local id; the session reports
+// "ready" or "error" through events.
+func (h *Host) rpcOpen(opts SessionOptions) (int, error) {
+	if opts.Agent.Name == "" {
+		opts.Agent.Name = "agent"
+	}
+	sid := h.nextID()
+	s := newSession(h, sid, opts)
+	h.mu.Lock()
+	h.sessions[sid] = s
+	h.mu.Unlock()
+	go s.open(context.Background())
+	return sid, nil
+}
+
+func (h *Host) rpcPrompt(sid int, text string) error {
+	s, err := h.session(sid)
+	if err != nil {
+		return err
+	}
+	go s.prompt(text)
+	return nil
+}
+
+func (h *Host) rpcCancel(sid int) error {
+	s, err := h.session(sid)
+	if err != nil {
+		return err
+	}
+	go s.cancel()
+	return nil
+}
+
+func (h *Host) rpcClose(sid int) error {
+	h.mu.Lock()
+	s, ok := h.sessions[sid]
+	delete(h.sessions, sid)
+	h.mu.Unlock()
+	if ok {
+		go s.close()
+	}
+	return nil
+}
+
+func (h *Host) rpcPermission(id int, choice string) error {
+	h.mu.Lock()
+	s := h.answers[id]
+	h.mu.Unlock()
+	if s == nil {
+		return nil // answered already (e.g. cancelled): late answers are ignored
+	}
+	s.answer(id, choice)
+	return nil
+}

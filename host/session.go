@@ -1,0 +1,341 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// SessionOptions is what Lua sends to open a session.
+type SessionOptions struct {
+	Agent      AgentSpec        `msgpack:"agent"`
+	McpServers []map[string]any `msgpack:"mcp_servers"`
+	AutoAllow  []string         `msgpack:"auto_allow"`
+}
+
+// Session is one ACP session and its chat.
+type Session struct {
+	sid   int
+	h     *Host
+	agent *Agent
+	log   *slog.Logger
+	opts  SessionOptions
+	id    acp.SessionId
+
+	mu      sync.Mutex
+	turn    context.CancelFunc // cancels the running prompt's local waits
+	perms   map[int]chan string
+	closed  bool
+	stopped chan struct{}
+}
+
+func newSession(h *Host, sid int, opts SessionOptions) *Session {
+	return &Session{
+		sid:     sid,
+		h:       h,
+		log:     h.log.With("sid", sid, "agent", opts.Agent.Name),
+		opts:    opts,
+		perms:   map[int]chan string{},
+		stopped: make(chan struct{}),
+	}
+}
+
+func (s *Session) emit(ev Event) {
+	ev["sid"] = s.sid
+	s.h.ui.Emit(ev)
+}
+
+func (s *Session) fail(err error) {
+	s.log.Error("session error", "err", err)
+	s.emit(Event{"type": "state", "state": "error", "error": err.Error()})
+}
+
+// open starts (or reuses) the agent and runs session/new.
+func (s *Session) open(ctx context.Context) {
+	a, err := s.h.agentFor(s.opts.Agent)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	s.agent = a
+	ctx, cancel := a.context(ctx)
+	defer cancel()
+	if err := a.ready(ctx); err != nil {
+		s.fail(a.describe("start agent", err))
+		return
+	}
+	servers := []acp.McpServer{}
+	for _, m := range s.opts.McpServers {
+		var srv acp.McpServer
+		b, _ := json.Marshal(m)
+		if err := json.Unmarshal(b, &srv); err != nil {
+			s.fail(fmt.Errorf("mcp_servers: %w", err))
+			return
+		}
+		servers = append(servers, srv)
+	}
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
+		Cwd:        s.opts.Agent.Cwd,
+		McpServers: servers,
+	})
+	if err != nil {
+		s.fail(a.describe("session/new", err))
+		return
+	}
+	var nr acp.NewSessionResponse
+	if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
+		s.fail(fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200)))
+		return
+	}
+	s.mu.Lock()
+	s.id = nr.SessionId
+	closed := s.closed
+	s.mu.Unlock()
+	a.addSession(s)
+	if closed {
+		s.close()
+		return
+	}
+	var info map[string]any
+	_ = json.Unmarshal(resp, &info)
+	agentInfo := map[string]any{}
+	if ai := a.initResp.AgentInfo; ai != nil {
+		agentInfo["name"] = ai.Name
+		agentInfo["version"] = ai.Version
+		if ai.Title != nil {
+			agentInfo["title"] = *ai.Title
+		}
+	}
+	s.log = s.log.With("session", nr.SessionId)
+	s.log.Info("session ready")
+	s.emit(Event{"type": "state", "state": "ready", "session_id": string(nr.SessionId),
+		"info": clean(info), "agent_info": agentInfo})
+}
+
+// prompt runs one turn.
+func (s *Session) prompt(text string) {
+	s.mu.Lock()
+	if s.agent == nil || s.id == "" || s.closed {
+		s.mu.Unlock()
+		s.fail(errors.New("session is not ready"))
+		return
+	}
+	ctx, cancel := s.agent.context(context.Background())
+	s.turn = cancel
+	s.mu.Unlock()
+	defer cancel()
+	resp, err := acp.SendRequest[acp.PromptResponse](s.agent.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
+		SessionId: s.id,
+		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
+	})
+	s.mu.Lock()
+	s.turn = nil
+	s.mu.Unlock()
+	if err != nil {
+		select {
+		case <-s.agent.exited:
+			// agentExited reports it.
+			return
+		default:
+		}
+		err = s.agent.describe("session/prompt", err)
+		s.log.Warn("prompt failed", "err", err)
+		s.emit(Event{"type": "turn_end", "error": err.Error()})
+		return
+	}
+	s.emit(Event{"type": "turn_end", "stop_reason": string(resp.StopReason)})
+}
+
+// cancel sends session/cancel and answers pending permission requests
+// "cancelled".
+func (s *Session) cancel() {
+	s.mu.Lock()
+	perms := s.perms
+	s.perms = map[int]chan string{}
+	a, id := s.agent, s.id
+	s.mu.Unlock()
+	for _, ch := range perms {
+		ch <- "" // cancelled
+	}
+	if a == nil || id == "" {
+		return
+	}
+	if err := a.conn.SendNotification(context.Background(), acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
+		s.log.Warn("session/cancel", "err", err)
+	}
+}
+
+// close ends the session; the agent stops when it has no sessions left.
+func (s *Session) close() {
+	s.mu.Lock()
+	if s.closed && s.id == "" {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	a := s.agent
+	s.mu.Unlock()
+	s.cancel()
+	if a != nil && a.removeSession(s) == 0 {
+		s.h.stopAgent(a)
+	}
+}
+
+func (s *Session) agentExited(err error) {
+	s.mu.Lock()
+	perms := s.perms
+	s.perms = map[int]chan string{}
+	s.mu.Unlock()
+	for _, ch := range perms {
+		ch <- ""
+	}
+	s.fail(err)
+}
+
+// update forwards one session/update to the UI.
+func (s *Session) update(u map[string]any) {
+	kind, _ := u["sessionUpdate"].(string)
+	switch kind {
+	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
+		if c, ok := u["content"].(map[string]any); ok && c["type"] == "text" {
+			text, _ := c["text"].(string)
+			s.h.ui.Chunk(s.sid, chunkKind[kind], text)
+			return
+		}
+	}
+	s.emit(Event{"type": "update", "update": clean(u)})
+}
+
+var chunkKind = map[string]string{
+	"agent_message_chunk": "agent",
+	"agent_thought_chunk": "thought",
+	"user_message_chunk":  "user",
+}
+
+// handle serves the agent's requests for this session.
+func (s *Session) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	switch method {
+	case acp.ClientMethodSessionRequestPermission:
+		var p acp.RequestPermissionRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		var raw map[string]any
+		_ = json.Unmarshal(params, &raw)
+		return s.requestPermission(ctx, p, raw), nil
+	}
+	return s.handleTools(ctx, method, params)
+}
+
+// requestPermission asks the user (or the auto_allow list) and returns the
+// agent's answer.
+func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermissionRequest, raw map[string]any) acp.RequestPermissionResponse {
+	if p.ToolCall.Kind != nil {
+		for _, k := range s.opts.AutoAllow {
+			if k != string(*p.ToolCall.Kind) {
+				continue
+			}
+			for _, o := range p.Options {
+				if o.Kind == acp.PermissionOptionKindAllowOnce {
+					s.emit(Event{"type": "message", "level": "info", "text": fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))})
+					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
+				}
+			}
+		}
+	}
+	id := s.h.nextID()
+	ch := make(chan string, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
+	}
+	s.perms[id] = ch
+	s.mu.Unlock()
+	s.h.registerAnswer(id, s)
+	defer s.h.unregisterAnswer(id)
+	s.emit(Event{"type": "permission", "id": id, "request": clean(raw)})
+	var choice string
+	select {
+	case choice = <-ch:
+	case <-ctx.Done():
+		s.mu.Lock()
+		delete(s.perms, id)
+		s.mu.Unlock()
+	}
+	s.emit(Event{"type": "permission_done", "id": id})
+	for _, o := range p.Options {
+		if choice != "" && string(o.OptionId) == choice {
+			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
+		}
+	}
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
+}
+
+// answer delivers the user's choice for permission request id; "" cancels.
+func (s *Session) answer(id int, choice string) {
+	s.mu.Lock()
+	ch, ok := s.perms[id]
+	delete(s.perms, id)
+	s.mu.Unlock()
+	if ok {
+		ch <- choice
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// clean drops JSON nulls (which would reach Lua as vim.NIL) from decoded JSON.
+func clean(v map[string]any) map[string]any {
+	for k, x := range v {
+		switch t := x.(type) {
+		case nil:
+			delete(v, k)
+		case map[string]any:
+			clean(t)
+		case []any:
+			cleanSlice(t)
+		}
+	}
+	return v
+}
+
+func cleanSlice(s []any) {
+	for _, x := range s {
+		switch t := x.(type) {
+		case map[string]any:
+			clean(t)
+		case []any:
+			cleanSlice(t)
+		}
+	}
+}
+
+// shutdown releases what the session holds when the host exits.
+func (s *Session) shutdown() {
+	s.mu.Lock()
+	s.closed = true
+	perms := s.perms
+	s.perms = map[int]chan string{}
+	s.mu.Unlock()
+	for _, ch := range perms {
+		ch <- ""
+	}
+}

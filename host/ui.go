@@ -1,0 +1,152 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// frame is how often batched events are delivered to Neovim.
+const frame = 16 * time.Millisecond
+
+// maxPendingBytes bounds the text waiting for Neovim; past it Emit blocks,
+// which in turn slows the agent down through the gate.
+const maxPendingBytes = 8 << 20
+
+// Event is one message to the Lua UI: a map with at least "type" and "sid".
+type Event map[string]any
+
+// Caller delivers a batch of events to Neovim (nvim_exec_lua in the host).
+type Caller func(ctx context.Context, events []Event) error
+
+// UI batches events for Neovim: at most one call per frame, consecutive text
+// chunks of one session merged into one event.
+type UI struct {
+	call Caller
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	events  []Event
+	text    map[int]*strings.Builder // index in events -> text being merged
+	pending int
+	closed  bool
+	wake    chan struct{}
+}
+
+// NewUI returns a UI delivering through call; Run must be started.
+func NewUI(call Caller, log *slog.Logger) *UI {
+	u := &UI{call: call, log: log, text: map[int]*strings.Builder{}, wake: make(chan struct{}, 1)}
+	u.cond = sync.NewCond(&u.mu)
+	return u
+}
+
+// Emit queues an event.
+func (u *UI) Emit(ev Event) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
+	u.events = append(u.events, ev)
+	u.signal()
+}
+
+// Chunk queues streamed text of a kind ("agent", "thought", "user") for a
+// session, merged with the previous event when that is the same stream.
+func (u *UI) Chunk(sid int, kind, text string) {
+	if text == "" {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for u.pending > maxPendingBytes && !u.closed {
+		u.cond.Wait()
+	}
+	if u.closed {
+		return
+	}
+	u.pending += len(text)
+	if n := len(u.events); n > 0 {
+		last := u.events[n-1]
+		if b, ok := u.text[n-1]; ok && last["sid"] == sid && last["kind"] == kind {
+			b.WriteString(text)
+			return
+		}
+	}
+	b := &strings.Builder{}
+	b.WriteString(text)
+	u.text[len(u.events)] = b
+	u.events = append(u.events, Event{"type": "chunk", "sid": sid, "kind": kind})
+	u.signal()
+}
+
+func (u *UI) signal() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run delivers batches until ctx ends or Close is called.
+func (u *UI) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			u.Close()
+			return
+		case <-u.wake:
+		}
+		start := time.Now()
+		batch := u.take()
+		if batch == nil {
+			if u.isClosed() {
+				return
+			}
+			continue
+		}
+		if err := u.call(ctx, batch); err != nil {
+			u.log.Warn("deliver events to neovim", "err", err, "events", len(batch))
+		}
+		if d := frame - time.Since(start); d > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+		}
+	}
+}
+
+func (u *UI) take() []Event {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.events) == 0 {
+		return nil
+	}
+	batch := u.events
+	for i, b := range u.text {
+		batch[i]["text"] = b.String()
+	}
+	u.events = nil
+	u.text = map[int]*strings.Builder{}
+	u.pending = 0
+	u.cond.Broadcast()
+	return batch
+}
+
+func (u *UI) isClosed() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.closed
+}
+
+// Close drops pending events and releases blocked senders.
+func (u *UI) Close() {
+	u.mu.Lock()
+	u.closed = true
+	u.mu.Unlock()
+	u.cond.Broadcast()
+	u.signal()
+}

@@ -1,0 +1,69 @@
+--- Actions on the transcript: jump to locations, open diffs.
+local M = {}
+
+local api = vim.api
+
+--- The path and line of a `path:line` location on the cursor line, if any.
+---@return string|nil, integer|nil
+function M.location_at_cursor()
+  local line = api.nvim_get_current_line()
+  local path, lnum = line:match("^%s+([^%s:]+):(%d+)%s*$")
+  if not path then
+    path = line:match("^%s+([^%s:]+)%s*$")
+  end
+  if not path then
+    return nil
+  end
+  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
+  if vim.fn.filereadable(full) ~= 1 then
+    return nil
+  end
+  return full, lnum and tonumber(lnum) or nil
+end
+
+local function previous_window(s)
+  local prev = vim.fn.win_getid(vim.fn.winnr("#"))
+  if prev ~= 0 and prev ~= s.chat_win and prev ~= s.input_win then
+    return prev
+  end
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local buf = api.nvim_win_get_buf(win)
+    if buf ~= s.chat_buf and buf ~= s.input_buf and api.nvim_win_get_config(win).relative == "" then
+      return win
+    end
+  end
+end
+
+--- Open the location under the cursor in the previous window.
+function M.open_location(s)
+  local path, lnum = M.location_at_cursor()
+  if not path then
+    vim.notify("acp: no file location under the cursor", vim.log.levels.INFO)
+    return false
+  end
+  local win = previous_window(s)
+  if win then
+    api.nvim_set_current_win(win)
+  else
+    vim.cmd("topleft vsplit")
+  end
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  if lnum then
+    pcall(api.nvim_win_set_cursor, 0, { lnum, 0 })
+    vim.cmd("normal! zz")
+  end
+  return true
+end
+
+--- <CR> in the transcript: open what is under the cursor.
+function M.activate(s)
+  if M.location_at_cursor() then
+    return M.open_location(s)
+  end
+  local hook = s.activate_hook
+  if hook then
+    return hook(s)
+  end
+end
+
+return M

@@ -1,0 +1,144 @@
+--- Chat windows: a vertical split with the transcript above an input area.
+local M = {}
+
+local api = vim.api
+
+local function scratch(name, ft)
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  pcall(api.nvim_buf_set_name, buf, name)
+  vim.bo[buf].filetype = ft
+  return buf
+end
+
+--- Create the buffers of a chat for session s (s.key names them).
+---@param s table session
+function M.create(s)
+  s.chat_buf = scratch(("acp://chat/%d"):format(s.key), "markdown")
+  vim.bo[s.chat_buf].modifiable = false
+  s.input_buf = scratch(("acp://input/%d"):format(s.key), "markdown")
+  vim.b[s.chat_buf].acp_session = s.key
+  vim.b[s.input_buf].acp_session = s.key
+  M.keymaps(s)
+end
+
+local function map(buf, mode, lhs, rhs, desc)
+  vim.keymap.set(mode, lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = desc })
+end
+
+--- Buffer-local keys of a chat (documented in :help acp-keys).
+function M.keymaps(s)
+  local acp = require("acp")
+  local function send()
+    M.submit(s)
+  end
+  local function cancel()
+    acp.cancel({ session = s.key })
+  end
+  map(s.input_buf, "n", "<CR>", send, "acp: send prompt")
+  map(s.input_buf, "i", "<C-s>", send, "acp: send prompt")
+  map(s.input_buf, "n", "<C-s>", send, "acp: send prompt")
+  for _, buf in ipairs({ s.input_buf, s.chat_buf }) do
+    map(buf, { "n", "i" }, "<C-c>", cancel, "acp: cancel the turn")
+    map(buf, "n", "q", function()
+      M.hide(s)
+    end, "acp: hide the chat")
+  end
+  map(s.chat_buf, "n", "gf", function()
+    require("acp.actions").open_location(s)
+  end, "acp: open the location under the cursor")
+  map(s.chat_buf, "n", "<CR>", function()
+    require("acp.actions").activate(s)
+  end, "acp: open the location or diff under the cursor")
+end
+
+--- Send what is in the input area.
+function M.submit(s)
+  if not api.nvim_buf_is_valid(s.input_buf) then
+    return
+  end
+  local lines = api.nvim_buf_get_lines(s.input_buf, 0, -1, false)
+  local text = vim.trim(table.concat(lines, "\n"))
+  if text == "" then
+    return
+  end
+  local ok = require("acp").send(text, { session = s.key })
+  if ok ~= false then
+    api.nvim_buf_set_lines(s.input_buf, 0, -1, false, {})
+  end
+end
+
+local function win_for(buf)
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(win) == buf then
+      return win
+    end
+  end
+end
+
+--- Show the chat in the current tab (reusing its windows when visible).
+function M.show(s, opts)
+  opts = opts or {}
+  local cfg = require("acp.config").options.chat
+  local chat_win = win_for(s.chat_buf)
+  if not chat_win then
+    local pos = cfg.position == "left" and "topleft" or "botright"
+    vim.cmd(("%s vertical %dsplit"):format(pos, cfg.width))
+    chat_win = api.nvim_get_current_win()
+    api.nvim_win_set_buf(chat_win, s.chat_buf)
+    for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false,
+      signcolumn = "no", foldcolumn = "0", winfixwidth = true, conceallevel = 2 }) do
+      vim.wo[chat_win][opt] = v
+    end
+  end
+  s.chat_win = chat_win
+  local input_win = win_for(s.input_buf)
+  if not input_win then
+    api.nvim_set_current_win(chat_win)
+    vim.cmd(("belowright %dsplit"):format(cfg.input_height))
+    input_win = api.nvim_get_current_win()
+    api.nvim_win_set_buf(input_win, s.input_buf)
+    for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", winfixheight = true, wrap = true }) do
+      vim.wo[input_win][opt] = v
+    end
+  end
+  s.input_win = input_win
+  M.update_winbar(s)
+  if opts.focus ~= false then
+    api.nvim_set_current_win(input_win)
+  end
+end
+
+--- Close the chat windows (the session keeps running).
+function M.hide(s)
+  for _, buf in ipairs({ s.input_buf, s.chat_buf }) do
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      if #api.nvim_list_wins() > 1 then
+        pcall(api.nvim_win_close, win, false)
+      end
+    end
+  end
+end
+
+--- Refresh the winbar: agent, mode, model, title and state.
+function M.update_winbar(s)
+  local parts = { "%#AcpAgent#" .. (s.title or s.agent) .. "%*" }
+  if s.session_title then
+    parts[#parts + 1] = s.session_title
+  end
+  if s.mode_name then
+    parts[#parts + 1] = "mode: " .. s.mode_name
+  end
+  if s.model_name then
+    parts[#parts + 1] = "model: " .. s.model_name
+  end
+  parts[#parts + 1] = "[" .. s.state .. "]"
+  local bar = table.concat(parts, " | "):gsub("%%([^#*])", "%%%%%1")
+  for _, win in ipairs(vim.fn.win_findbuf(s.chat_buf)) do
+    vim.wo[win].winbar = bar
+  end
+end
+
+return M

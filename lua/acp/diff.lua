@@ -1,0 +1,30 @@
+--- Unified diffs of two texts, for tool call content and prompts.
+local M = {}
+
+--- Unified diff lines (without ---/+++ headers when old is nil: a new file).
+---@param path string
+---@param old string|nil
+---@param new string
+---@return string[]
+function M.unified(path, old, new)
+  local out = {}
+  out[#out + 1] = "--- " .. (old and ("a/" .. path) or "/dev/null")
+  out[#out + 1] = "+++ b/" .. path
+  local a = old or ""
+  if a ~= "" and a:sub(-1) ~= "\n" then
+    a = a .. "\n"
+  end
+  local b = new
+  if b ~= "" and b:sub(-1) ~= "\n" then
+    b = b .. "\n"
+  end
+  local d = vim.diff(a, b, { result_type = "unified", ctxlen = 3 })
+  for _, l in ipairs(vim.split(d, "\n", { plain = true })) do
+    if l ~= "" then
+      out[#out + 1] = l
+    end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,195 @@
+--- Permission prompts: session/request_permission answered with one key.
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace("acp_permission")
+
+local kind_keys = { allow_once = "a", allow_always = "A", reject_once = "r", reject_always = "R" }
+
+--- Keys for each option: 1..n, plus a/A/r/R for the first option of each kind.
+function M.keys_for(options)
+  local keys = {}
+  local used = {}
+  for i, o in ipairs(options) do
+    keys[i] = { tostring(i) }
+    local k = kind_keys[o.kind]
+    if k and not used[k] then
+      used[k] = true
+      table.insert(keys[i], k)
+    end
+  end
+  return keys
+end
+
+--- Body lines describing a request.
+function M.lines(req, keys)
+  local tc = req.toolCall or {}
+  local lines = {}
+  local hls = {}
+  lines[1] = ("Permission: %s"):format(tc.title or tc.toolCallId or "tool call")
+  hls[#hls + 1] = { 0, "AcpPermissionTitle" }
+  if tc.kind then
+    lines[#lines + 1] = "kind: " .. tc.kind
+  end
+  local raw = tc.rawInput
+  if type(raw) == "table" then
+    local cmd = raw.command or raw.cmd
+    if type(cmd) == "table" then
+      cmd = table.concat(cmd, " ")
+    end
+    if cmd then
+      lines[#lines + 1] = "$ " .. tostring(cmd)
+    end
+  end
+  for _, loc in ipairs(tc.locations or {}) do
+    lines[#lines + 1] = "  " .. (loc.path or "?") .. (loc.line and (":" .. math.floor(loc.line)) or "")
+  end
+  for _, c in ipairs(tc.content or {}) do
+    vim.list_extend(lines, require("acp.transcript").content_lines(c))
+  end
+  lines[#lines + 1] = ""
+  for i, o in ipairs(req.options or {}) do
+    lines[#lines + 1] = ("[%s] %s (%s)"):format(table.concat(keys[i], "/"), o.name or o.optionId, o.kind or "?")
+    hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
+  end
+  lines[#lines + 1] = "[<Esc>] decide later (the agent keeps waiting)"
+  return lines, hls
+end
+
+local function close_prompt(s)
+  local p = s.prompt
+  s.prompt = nil
+  if p and p.win and api.nvim_win_is_valid(p.win) then
+    pcall(api.nvim_win_close, p.win, true)
+  end
+  if p and p.buf and api.nvim_buf_is_valid(p.buf) then
+    pcall(api.nvim_buf_delete, p.buf, { force = true })
+  end
+end
+
+local function show_next(s)
+  if s.prompt or #s.permissions == 0 then
+    if #s.permissions == 0 and s.state == "awaiting_permission" then
+      require("acp")._set_state(s, "busy")
+    end
+    return
+  end
+  local item = s.permissions[1]
+  local keys = M.keys_for(item.request.options or {})
+  local lines, hls = M.lines(item.request, keys)
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = "acp_permission"
+  for _, h in ipairs(hls) do
+    api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #lines[h[1] + 1], hl_group = h[2] })
+  end
+  local anchor = s.chat_win and api.nvim_win_is_valid(s.chat_win) and s.chat_win or nil
+  local width = anchor and math.max(20, api.nvim_win_get_width(anchor) - 2) or math.min(80, vim.o.columns - 4)
+  local height = math.min(#lines, math.max(5, math.floor(vim.o.lines / 2)))
+  local cfg = anchor
+      and { relative = "win", win = anchor, anchor = "SW", row = api.nvim_win_get_height(anchor), col = 0 }
+    or { relative = "editor", row = math.floor((vim.o.lines - height) / 2), col = math.floor((vim.o.columns - width) / 2) }
+  cfg = vim.tbl_extend("force", cfg, {
+    width = width,
+    height = height,
+    style = "minimal",
+    border = "rounded",
+    title = (" %s asks (%d pending) "):format(s.agent, #s.permissions),
+  })
+  local win = api.nvim_open_win(buf, true, cfg)
+  vim.wo[win].wrap = true
+  s.prompt = { id = item.id, buf = buf, win = win }
+  for i, ks in ipairs(keys) do
+    local opt = item.request.options[i]
+    for _, k in ipairs(ks) do
+      vim.keymap.set("n", k, function()
+        M.respond(s, opt.optionId)
+      end, { buffer = buf, nowait = true, desc = "acp: " .. (opt.name or opt.optionId) })
+    end
+  end
+  vim.keymap.set("n", "<Esc>", function()
+    close_prompt(s)
+  end, { buffer = buf, nowait = true, desc = "acp: hide the prompt" })
+  vim.keymap.set("n", "q", function()
+    close_prompt(s)
+  end, { buffer = buf, nowait = true, desc = "acp: hide the prompt" })
+  s.transcript:message("info", ("Permission requested: %s"):format((item.request.toolCall or {}).title or "tool call"))
+  require("acp")._set_state(s, "awaiting_permission")
+end
+
+--- A new request from the host.
+function M.request(s, id, req)
+  table.insert(s.permissions, { id = id, request = req })
+  if (req.toolCall or {}).toolCallId and not s.transcript.tools[req.toolCall.toolCallId] then
+    -- Some agents send no tool_call before asking: show the block now.
+    local u = vim.deepcopy(req.toolCall)
+    u.status = u.status or "pending"
+    s.transcript:tool(u)
+  end
+  show_next(s)
+  if not s.prompt or s.prompt.id ~= id then
+    require("acp")._set_state(s, "awaiting_permission")
+  end
+end
+
+--- Reopen the prompt of the first pending request (after <Esc>).
+function M.reopen(s)
+  show_next(s)
+end
+
+--- Answer the first pending request with an optionId or option kind.
+---@return boolean
+function M.respond(s, choice)
+  local item = s.permissions[1]
+  if not item then
+    return false
+  end
+  local opt
+  for _, o in ipairs(item.request.options or {}) do
+    if o.optionId == choice then
+      opt = o
+    end
+  end
+  if not opt then
+    for _, o in ipairs(item.request.options or {}) do
+      if o.kind == choice and not opt then
+        opt = o
+      end
+    end
+  end
+  if not opt then
+    vim.notify(("acp: no option %q in this request"):format(choice), vim.log.levels.WARN)
+    return false
+  end
+  table.remove(s.permissions, 1)
+  close_prompt(s)
+  s.transcript:message("info", ("Answered: %s (%s)"):format(opt.name or opt.optionId, opt.kind or "?"))
+  pcall(require("acp.host").notify, "acp_permission", item.id, opt.optionId)
+  show_next(s)
+  return true
+end
+
+--- The host says request id is settled (answered or cancelled).
+function M.done(s, id)
+  for i, item in ipairs(s.permissions) do
+    if item.id == id then
+      table.remove(s.permissions, i)
+      if s.prompt and s.prompt.id == id then
+        close_prompt(s)
+      end
+      s.transcript:message("info", "Permission request cancelled.")
+      break
+    end
+  end
+  show_next(s)
+end
+
+--- Drop every pending request of s (cancel, stop, agent exit).
+function M.cancel_all(s)
+  s.permissions = {}
+  close_prompt(s)
+end
+
+return M

@@ -1,0 +1,356 @@
+--- The chat transcript: a buffer of blocks (messages, tool calls, plans)
+--- that streamed text is appended to and that tool calls update in place.
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace("acp_transcript")
+M.ns = ns
+
+---@class acp.Transcript
+---@field buf integer
+---@field blocks table[]
+---@field tools table<string, table>
+local T = {}
+T.__index = T
+
+--- Create a transcript on buffer buf.
+---@param buf integer
+---@param opts { agent: string, icons: boolean }
+---@return acp.Transcript
+function M.new(buf, opts)
+  return setmetatable({ buf = buf, blocks = {}, tools = {}, opts = opts or {} }, T)
+end
+
+local function split(text)
+  return vim.split(text, "\n", { plain = true })
+end
+
+function T:_edit(fn)
+  local buf = self.buf
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  -- Windows following the end of the transcript keep following it.
+  local follow = {}
+  local last = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if api.nvim_win_get_cursor(win)[1] >= last then
+      follow[#follow + 1] = win
+    end
+  end
+  vim.bo[buf].modifiable = true
+  local ok, err = pcall(fn, buf)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  local n = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(follow) do
+    if api.nvim_win_is_valid(win) then
+      pcall(api.nvim_win_set_cursor, win, { n, 0 })
+    end
+  end
+  if not ok then
+    error(err, 0)
+  end
+end
+
+function T:_empty()
+  local buf = self.buf
+  return api.nvim_buf_line_count(buf) == 1 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ""
+end
+
+function T:_start(b)
+  return api.nvim_buf_get_extmark_by_id(self.buf, ns, b.mark, {})[1]
+end
+
+--- Append a new block of lines at the end; returns the block.
+function T:_append(kind, lines, hl)
+  local b = { kind = kind, n = #lines, hl = hl }
+  self:_edit(function(buf)
+    local start
+    if self:_empty() then
+      start = 0
+      api.nvim_buf_set_lines(buf, 0, 1, false, lines)
+    else
+      local n = api.nvim_buf_line_count(buf)
+      local lastline = api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+      local prev = self.blocks[#self.blocks]
+      local pad = (lastline ~= "" and not (prev and prev.kind == "header")) and { "" } or {}
+      start = n + #pad
+      api.nvim_buf_set_lines(buf, n, n, false, vim.list_extend(pad, lines))
+    end
+    b.mark = api.nvim_buf_set_extmark(buf, ns, start, 0, { right_gravity = false })
+  end)
+  self.blocks[#self.blocks + 1] = b
+  self:_highlight(b)
+  return b
+end
+
+--- Replace a block's lines in place.
+function T:_replace(b, lines, hl)
+  b.hl = hl or b.hl
+  self:_edit(function(buf)
+    local s = self:_start(b)
+    api.nvim_buf_set_lines(buf, s, s + b.n, false, lines)
+    b.n = #lines
+  end)
+  self:_highlight(b)
+end
+
+-- hl: a group for the whole block, or a list of {row, col_start, col_end, group}.
+function T:_highlight(b)
+  if not b.hl then
+    return
+  end
+  local buf = self.buf
+  local s = self:_start(b)
+  for _, id in ipairs(b.hl_ids or {}) do
+    api.nvim_buf_del_extmark(buf, ns, id)
+  end
+  b.hl_ids = {}
+  local function mark(row, c0, c1, group)
+    local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
+    c1 = (c1 == -1 or c1 > #line) and #line or c1
+    b.hl_ids[#b.hl_ids + 1] = api.nvim_buf_set_extmark(buf, ns, row, c0, { end_row = row, end_col = c1, hl_group = group })
+  end
+  if type(b.hl) == "string" then
+    local last = s + b.n - 1
+    local line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
+    b.hl_ids[1] = api.nvim_buf_set_extmark(buf, ns, s, 0, { end_row = last, end_col = #line, hl_group = b.hl })
+  else
+    for _, h in ipairs(b.hl) do
+      if h[1] < b.n then
+        mark(s + h[1], h[2], h[3], h[4])
+      end
+    end
+  end
+end
+
+--- The last block, if it is an open text stream of kind.
+function T:_stream(kind)
+  local b = self.blocks[#self.blocks]
+  if b and b.kind == kind and b.open then
+    return b
+  end
+end
+
+--- Close any open stream so the next text starts a new block.
+function T:close_stream()
+  local b = self.blocks[#self.blocks]
+  if b then
+    b.open = false
+  end
+end
+
+local stream_hl = { thought = "AcpThought" }
+
+--- Append streamed text of kind "agent", "thought" or "user".
+---@param kind string
+---@param text string
+function T:append_text(kind, text)
+  if text == "" then
+    return
+  end
+  local b = self:_stream(kind)
+  if not b then
+    if kind == "user" then
+      self:user_header()
+    elseif not self.turn_header then
+      self:agent_header()
+    end
+    b = self:_append(kind, split(text), stream_hl[kind])
+    b.open = true
+    return
+  end
+  self:_edit(function(buf)
+    local n = api.nvim_buf_line_count(buf)
+    local lastline = api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+    local pieces = split(text)
+    api.nvim_buf_set_text(buf, n - 1, #lastline, n - 1, #lastline, pieces)
+    b.n = b.n + #pieces - 1
+  end)
+  if b.hl then
+    self:_highlight(b)
+  end
+end
+
+--- Start a user turn: header and text.
+---@param text string
+function T:user_message(text)
+  self:close_stream()
+  self:user_header()
+  self:_append("user_text", split(text))
+  self.turn_header = false
+  self.plan_block = nil
+end
+
+function T:user_header()
+  self:_append("header", { "## You" }, "AcpUser")
+end
+
+function T:agent_header()
+  self:_append("header", { "## " .. (self.opts.title or self.opts.agent or "Agent") }, "AcpAgent")
+  self.turn_header = true
+end
+
+function T:_ensure_header()
+  if not self.turn_header then
+    self:agent_header()
+  end
+end
+
+--- Show a one-line message (info or error).
+---@param level "info"|"error"|"warn"
+---@param text string
+function T:message(level, text)
+  self:close_stream()
+  local prefix = level == "error" and "**Error:** " or (level == "warn" and "**Warning:** " or "")
+  local lines = split(prefix .. text)
+  self:_append("message", lines, level == "error" and "AcpError" or "AcpInfo")
+end
+
+--- Show the end of a turn.
+---@param reason string
+function T:stop(reason)
+  self:close_stream()
+  self:_append("stop", { ("_stop: %s_"):format(reason) }, "AcpStop")
+  self.turn_header = false
+end
+
+local icons = {
+  pending = { "󰄱", "[ ]", "AcpToolPending" },
+  in_progress = { "󰦖", "[~]", "AcpToolInProgress" },
+  completed = { "󰄵", "[x]", "AcpToolCompleted" },
+  failed = { "󰅙", "[!]", "AcpToolFailed" },
+}
+
+function T:icon(status)
+  local i = icons[status] or icons.pending
+  return self.opts.icons and i[1] or i[2], i[3]
+end
+
+local function indent(lines, prefix)
+  local out = {}
+  for _, l in ipairs(lines) do
+    out[#out + 1] = prefix .. l
+  end
+  return out
+end
+
+--- Lines for one content block (text, diff, terminal, resource, image...).
+function M.content_lines(c)
+  local t = c.type
+  if t == "content" then
+    local inner = c.content or {}
+    if inner.type == "text" then
+      return split(inner.text or "")
+    end
+    return M.content_lines(inner)
+  elseif t == "text" then
+    return split(c.text or "")
+  elseif t == "diff" then
+    local diff = require("acp.diff").unified(c.path or "?", c.oldText, c.newText or "")
+    local out = { "```diff" }
+    vim.list_extend(out, diff)
+    out[#out + 1] = "```"
+    return out
+  elseif t == "terminal" then
+    return { ("[terminal %s]"):format(c.terminalId or "?") }
+  elseif t == "image" then
+    return { ("[image %s]"):format(c.mimeType or "") }
+  elseif t == "audio" then
+    return { ("[audio %s]"):format(c.mimeType or "") }
+  elseif t == "resource_link" then
+    return { ("[resource %s%s]"):format(c.uri or "?", c.mimeType and (" " .. c.mimeType) or "") }
+  elseif t == "resource" then
+    local r = c.resource or {}
+    return { ("[resource %s%s]"):format(r.uri or "?", r.mimeType and (" " .. r.mimeType) or "") }
+  end
+  return { ("[unsupported content: %s]"):format(tostring(t)) }
+end
+
+--- Lines and highlights for a tool call.
+function T:tool_lines(tc)
+  local icon, hl = self:icon(tc.status)
+  local head = ("%s %s"):format(icon, tc.title or tc.toolCallId or "tool")
+  local meta = ("  (%s%s)"):format(tc.kind or "other", tc.status and (", " .. tc.status) or "")
+  local lines = { head .. meta }
+  local his = { { 0, 0, #icon, hl }, { 0, #icon + 1, #head, "AcpToolTitle" }, { 0, #head, -1, "AcpToolKind" } }
+  for _, loc in ipairs(tc.locations or {}) do
+    local l = "    " .. vim.fn.fnamemodify(loc.path or "?", ":~:.") .. (loc.line and (":" .. math.floor(loc.line)) or "")
+    lines[#lines + 1] = l
+    his[#his + 1] = { #lines - 1, 4, -1, "AcpLocation" }
+  end
+  for _, c in ipairs(tc.content or {}) do
+    vim.list_extend(lines, indent(M.content_lines(c), "    "))
+  end
+  return lines, his
+end
+
+--- Create or update the block of a tool call (tool_call or tool_call_update).
+---@param u table the update
+function T:tool(u)
+  local id = u.toolCallId or "?"
+  local b = self.tools[id]
+  if not b then
+    self:close_stream()
+    self:_ensure_header()
+    local data = vim.deepcopy(u)
+    local lines, his = self:tool_lines(data)
+    b = self:_append("tool", lines, his)
+    b.data = data
+    self.tools[id] = b
+    return b
+  end
+  for k, v in pairs(u) do
+    if k ~= "sessionUpdate" then
+      b.data[k] = v
+    end
+  end
+  local lines, his = self:tool_lines(b.data)
+  self:_replace(b, lines, his)
+  return b
+end
+
+local plan_marks = {
+  completed = { "[x]", "AcpPlanDone" },
+  in_progress = { "[~]", "AcpPlanActive" },
+  pending = { "[ ]", "AcpPlanPending" },
+}
+
+--- Lines for a plan.
+function M.plan_lines(entries)
+  local lines, his = { "**Plan**" }, { { 0, 0, -1, "AcpPlanHeader" } }
+  for _, e in ipairs(entries or {}) do
+    local m = plan_marks[e.status] or plan_marks.pending
+    local prio = e.priority and e.priority ~= "medium" and (" (" .. e.priority .. ")") or ""
+    lines[#lines + 1] = ("- %s %s%s"):format(m[1], e.content or "", prio)
+    his[#his + 1] = { #lines - 1, 2, 5, m[2] }
+  end
+  return lines, his
+end
+
+--- Show the plan, replacing this turn's previous plan.
+---@param entries table[]
+function T:plan(entries)
+  local lines, his = M.plan_lines(entries)
+  if self.plan_block then
+    self:_replace(self.plan_block, lines, his)
+  else
+    self:close_stream()
+    self:_ensure_header()
+    self.plan_block = self:_append("plan", lines, his)
+  end
+end
+
+--- A short placeholder for something the chat cannot render.
+function T:placeholder(text)
+  self:close_stream()
+  self:_append("placeholder", { text }, "AcpPlaceholder")
+end
+
+--- All lines (for tests and debugging).
+function T:lines()
+  return api.nvim_buf_get_lines(self.buf, 0, -1, false)
+end
+
+return M

@@ -1,0 +1,52 @@
+-- nvim-acp commands. Everything else loads on first use.
+if vim.g.loaded_acp then
+  return
+end
+vim.g.loaded_acp = true
+
+local function cmd(name, fn, opts)
+  vim.api.nvim_create_user_command(name, fn, opts or {})
+end
+
+local function agents()
+  return require("acp.config").agent_names()
+end
+
+cmd("AcpChat", function(o)
+  require("acp").chat(o.args ~= "" and o.args or nil)
+end, { nargs = "?", complete = agents, desc = "Open the agent chat" })
+
+cmd("AcpNew", function(o)
+  require("acp").new_session(o.args ~= "" and o.args or require("acp.config").options.default_agent)
+end, { nargs = "?", complete = agents, desc = "Start a new agent session" })
+
+cmd("AcpSend", function(o)
+  require("acp").send(o.args)
+end, { nargs = "+", desc = "Send a prompt to the agent" })
+
+cmd("AcpCancel", function()
+  require("acp").cancel()
+end, { desc = "Cancel the agent's turn" })
+
+cmd("AcpStop", function()
+  require("acp").stop()
+end, { desc = "Stop the agent session" })
+
+cmd("AcpSessions", function()
+  require("acp.commands").sessions()
+end, { desc = "Pick an agent session" })
+
+cmd("AcpPermission", function()
+  require("acp.commands").permission()
+end, { desc = "Show the pending permission prompt again" })
+
+cmd("AcpLog", function()
+  vim.cmd.split(vim.fn.fnameescape(require("acp.host").log_path()))
+end, { desc = "Open the nvim-acp log" })
+
+vim.keymap.set("n", "<Plug>(AcpChat)", function()
+  require("acp").chat()
+end, { desc = "acp: open the chat" })
+vim.keymap.set("n", "<Plug>(AcpCancel)", function()
+  require("acp").cancel()
+end, { desc = "acp: cancel the turn" })
