@@ -71,8 +71,8 @@ type CreateOptions struct {
 	Env             map[string]string // variables set over the base environment
 	OutputByteLimit int               // text limit in bytes (default: Options.OutputByteLimit)
 	Rows, Cols      uint16            // window size (default: Options.Rows/Cols)
-	OnOutput        func(raw []byte)  // called with a copy of each raw PTY read, from the reader goroutine
-	OnExit          func(ExitStatus)  // called once the command exited and its output was drained
+	OnOutput        func(raw []byte)  // gets a copy of each raw PTY read, on the reader goroutine: must not block
+	OnExit          func(ExitStatus)  // called once after exit and drain; neither callback runs after Release/Close
 }
 
 // ExitStatus is how a command ended: an exit code or a signal name.
