@@ -9,3 +9,5 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/neovim/go-client v1.2.1
 )
+
+require golang.org/x/sys v0.13.0 // indirect

@@ -1,0 +1,275 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+type M = map[string]any
+
+func text(s string) M { return M{"text": s} }
+
+func update(u M) M { return M{"update": u} }
+
+func TestFullTurn(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "agent_thought_chunk", "content": M{"type": "text", "text": "pondering"}}),
+		update(M{"sessionUpdate": "plan", "entries": []any{
+			M{"content": "step one", "priority": "high", "status": "in_progress"},
+			M{"content": "step two", "priority": "low", "status": "pending"},
+		}}),
+		text("Hello "), text("from the "), text("agent."),
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read main.go", "kind": "read", "status": "pending"}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}),
+		update(M{"sessionUpdate": "plan", "entries": []any{
+			M{"content": "step one", "priority": "high", "status": "completed"},
+			M{"content": "step two", "priority": "low", "status": "completed"},
+		}}),
+		text("Done."),
+	}}}, nil)
+	st := e.Chat("fake")
+	if st.State != "starting" {
+		t.Fatalf("state after chat() = %q, want starting", st.State)
+	}
+	st = e.WaitState("ready")
+	if st.SessionID != "fake-session-1" {
+		t.Fatalf("session_id = %q", st.SessionID)
+	}
+	e.Send("what is up?")
+	if st := e.Status(); st.State != "busy" || st.StopReason != "" {
+		t.Fatalf("after send: %+v, want busy with stop_reason cleared", st)
+	}
+	st = e.WaitState("ready")
+	if st.StopReason != "end_turn" {
+		t.Fatalf("stop_reason = %q", st.StopReason)
+	}
+	txt := e.ChatText()
+	indexOrder(t, txt, "## You", "what is up?", "pondering", "**Plan**", "- [x] step one (high)", "- [x] step two (low)",
+		"Hello from the agent.", "Read main.go", "(read, completed)", "Done.", "_stop: end_turn_")
+	if strings.Count(txt, "Read main.go") != 1 {
+		t.Fatalf("tool call rendered more than once:\n%s", txt)
+	}
+	if strings.Count(txt, "**Plan**") != 1 {
+		t.Fatalf("plan not replaced in place:\n%s", txt)
+	}
+	// The prompt reached the agent as a text block.
+	var prompt string
+	for _, ev := range e.AgentEvents() {
+		if ev["method"] == "session/prompt" {
+			p := ev["params"].(map[string]any)["prompt"].([]any)[0].(map[string]any)
+			prompt = p["text"].(string)
+		}
+	}
+	if prompt != "what is up?" {
+		t.Fatalf("agent got prompt %q", prompt)
+	}
+}
+
+func TestStreamTwentyThousandChunks(t *testing.T) {
+	const n = 20000
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{M{"chunks": n, "prefix": "chunk-"}, text("THE END")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("stream please")
+	var st Status
+	e.Eventually("turn end", 120*time.Second, func() bool {
+		st = e.Status()
+		return st.State != "busy"
+	})
+	if st.State != "ready" || st.StopReason != "end_turn" {
+		t.Fatalf("after stream: %+v", st)
+	}
+	lines := e.ChatLines()
+	first := -1
+	for i, l := range lines {
+		if l == "chunk-0" {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		t.Fatalf("chunk-0 not in transcript")
+	}
+	for i := 0; i < n; i++ {
+		if got, want := lines[first+i], "chunk-"+strconv.Itoa(i); got != want {
+			t.Fatalf("line %d = %q, want %q (lost or reordered chunks)", first+i, got, want)
+		}
+	}
+	if lines[first+n] != "THE END" {
+		t.Fatalf("after the chunks: %q", lines[first+n])
+	}
+	if strings.Contains(e.HostLog(), "overflow") {
+		t.Fatalf("host log mentions an overflow")
+	}
+}
+
+func TestCancelDuringTurn(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("working on it"), M{"wait_cancel": true}}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("long task")
+	e.Eventually("agent text", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "working on it") })
+	if st := e.Status(); st.State != "busy" {
+		t.Fatalf("state during turn = %q", st.State)
+	}
+	e.Lua(`require("acp").cancel()`, nil)
+	st := e.WaitState("ready")
+	if st.StopReason != "cancelled" {
+		t.Fatalf("stop_reason = %q, want cancelled", st.StopReason)
+	}
+	if !strings.Contains(e.ChatText(), "_stop: cancelled_") {
+		t.Fatalf("transcript lacks the cancelled stop:\n%s", e.ChatText())
+	}
+	var sawCancel bool
+	for _, ev := range e.AgentEvents() {
+		if ev["method"] == "session/cancel" {
+			sawCancel = true
+		}
+	}
+	if !sawCancel {
+		t.Fatal("agent never received session/cancel")
+	}
+}
+
+func TestTwoPromptsInARow(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("answer one")}, []any{text("answer two")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("question one")
+	e.WaitState("ready")
+	e.Send("question two")
+	st := e.WaitState("ready")
+	if st.StopReason != "end_turn" {
+		t.Fatalf("stop_reason %q", st.StopReason)
+	}
+	indexOrder(t, e.ChatText(), "question one", "answer one", "_stop: end_turn_", "question two", "answer two", "_stop: end_turn_")
+}
+
+func TestAgentCommandNotFound(t *testing.T) {
+	e := startEditor(t)
+	e.Lua(`require("acp").setup({ agents = { ghost = { cmd = { "/nonexistent/ghost-agent" } } } })`, nil)
+	e.Chat("ghost")
+	st := e.WaitState("error")
+	if !strings.Contains(st.Error, "not found") || !strings.Contains(st.Error, "/nonexistent/ghost-agent") {
+		t.Fatalf("error = %q", st.Error)
+	}
+	txt := e.ChatText()
+	if !strings.Contains(txt, "**Error:**") || !strings.Contains(txt, "ghost-agent") {
+		t.Fatalf("chat lacks the error:\n%s", txt)
+	}
+	var msgs string
+	e.Lua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs)
+	if strings.Contains(msgs, "traceback") || strings.Contains(msgs, "E5108") {
+		t.Fatalf("messages show a Lua error:\n%s", msgs)
+	}
+}
+
+func TestAgentExitsDuringTurn(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("partial answer"), M{"exit": 3, "once_file": filepath.Join(t.TempDir(), "crashed")}, text("fresh agent here")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("crash please")
+	st := e.WaitState("error")
+	if !strings.Contains(st.Error, "exit") {
+		t.Fatalf("error = %q, want it to say the agent exited", st.Error)
+	}
+	indexOrder(t, e.ChatText(), "partial answer", "**Error:**", "exit")
+	// :AcpChat starts a fresh session with a new agent process.
+	e.Lua(`vim.cmd("AcpChat fake")`, nil)
+	st = e.WaitState("ready")
+	if st.State != "ready" {
+		t.Fatalf("fresh session: %+v", st)
+	}
+	e.Send("again")
+	st = e.WaitState("ready")
+	if st.StopReason != "end_turn" || !strings.Contains(e.ChatText(), "fresh agent here") {
+		t.Fatalf("fresh session turn: %+v\n%s", st, e.ChatText())
+	}
+}
+
+func TestGarbageOnStdoutIsIgnored(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		text("before garbage. "),
+		M{"garbage": "this is not json {{{"},
+		M{"garbage": `{"jsonrpc":"2.0","method":5}`},
+		text("after garbage"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	st := e.WaitState("ready")
+	if st.StopReason != "end_turn" {
+		t.Fatalf("stop_reason = %q", st.StopReason)
+	}
+	indexOrder(t, e.ChatText(), "before garbage. after garbage", "_stop: end_turn_")
+	if !strings.Contains(e.HostLog(), "this is not json") {
+		t.Fatalf("garbage was not logged; log:\n%s", e.HostLog())
+	}
+}
+
+func TestQuitLeavesNoProcesses(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("hi")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	var hostPid int
+	e.Lua(`return vim.fn.jobpid(require("acp.host").channel())`, &hostPid)
+	agentPids := childPids(t, hostPid)
+	if hostPid <= 0 || len(agentPids) == 0 {
+		t.Fatalf("host pid %d, agent pids %v", hostPid, agentPids)
+	}
+	e.nv.ExecLua(`vim.schedule(function() vim.cmd("qa!") end)`, nil)
+	e.nv.Close()
+	deadline := time.Now().Add(15 * time.Second)
+	for _, pid := range append([]int{hostPid}, agentPids...) {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				out, _ := exec.Command("ps", "-o", "pid,ppid,stat,cmd", "-p", strconv.Itoa(pid)).CombinedOutput()
+				t.Fatalf("process %d still running after Neovim quit:\n%s", pid, out)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// childPids lists the children of pid (from /proc/*/stat).
+func childPids(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,312 @@
+// Package e2e runs nvim-acp end to end: a real headless Neovim with the
+// plugin on its runtimepath, the real host binary, and the scripted fake
+// agent from testdata/ speaking ACP over stdio.
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/neovim/go-client/nvim"
+)
+
+var (
+	root    string // repository root
+	hostBin string
+	fakeBin string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	root = filepath.Dir(wd)
+	tmp, err := os.MkdirTemp("", "nvim-acp-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	hostBin = filepath.Join(tmp, "nvim-acp")
+	fakeBin = filepath.Join(tmp, "fakeagent")
+	for out, pkg := range map[string]string{hostBin: "./cmd/nvim-acp", fakeBin: "./testdata/fakeagent"} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+var versionRe = regexp.MustCompile(`NVIM v(\d+)\.(\d+)`)
+
+// nvimBin is $NVIM_BIN, or nvim on PATH when it is 0.10 or newer.
+func nvimBin(t *testing.T) string {
+	t.Helper()
+	if b := os.Getenv("NVIM_BIN"); b != "" {
+		return b
+	}
+	b, err := exec.LookPath("nvim")
+	if err != nil {
+		t.Skip("no Neovim: set NVIM_BIN (scripts/install-nvim provides one)")
+	}
+	out, _ := exec.Command(b, "--version").Output()
+	m := versionRe.FindSubmatch(out)
+	if m == nil {
+		t.Skipf("cannot read the version of %s", b)
+	}
+	major, _ := strconv.Atoi(string(m[1]))
+	minor, _ := strconv.Atoi(string(m[2]))
+	if major == 0 && minor < 10 {
+		t.Skipf("%s is older than 0.10: set NVIM_BIN (scripts/install-nvim provides one)", b)
+	}
+	return b
+}
+
+// Editor is one headless Neovim with nvim-acp loaded.
+type Editor struct {
+	t        *testing.T
+	nv       *nvim.Nvim
+	Dir      string // workspace (Neovim's cwd)
+	state    string // XDG dirs
+	AgentLog string
+}
+
+// startEditor starts Neovim in a fresh workspace.
+func startEditor(t *testing.T) *Editor {
+	t.Helper()
+	bin := nvimBin(t)
+	e := &Editor{t: t, Dir: t.TempDir(), state: t.TempDir()}
+	e.AgentLog = filepath.Join(e.state, "agent.log")
+	env := append(os.Environ(),
+		"NVIM_ACP_BIN="+hostBin,
+		"XDG_CONFIG_HOME="+filepath.Join(e.state, "config"),
+		"XDG_DATA_HOME="+filepath.Join(e.state, "data"),
+		"XDG_STATE_HOME="+filepath.Join(e.state, "state"),
+		"XDG_CACHE_HOME="+filepath.Join(e.state, "cache"),
+		"NVIM_LOG_FILE="+filepath.Join(e.state, "nvim.log"),
+	)
+	nv, err := nvim.NewChildProcess(
+		nvim.ChildProcessCommand(bin),
+		nvim.ChildProcessArgs("--embed", "--headless", "--clean", "-n", "-i", "NONE"),
+		nvim.ChildProcessDir(e.Dir),
+		nvim.ChildProcessEnv(env),
+		nvim.ChildProcessServe(true),
+	)
+	if err != nil {
+		t.Fatalf("start nvim: %v", err)
+	}
+	e.nv = nv
+	t.Cleanup(func() {
+		if t.Failed() {
+			e.dumpOnFailure()
+		}
+		e.nv.Close()
+	})
+	e.Lua(`vim.opt.rtp:prepend(...); vim.cmd("runtime plugin/acp.lua")`, nil, root)
+	return e
+}
+
+func (e *Editor) dumpOnFailure() {
+	var lines []string
+	_ = e.nv.ExecLua(`local s = require("acp").status(); if not s then return {} end
+		return vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)`, &lines)
+	e.t.Logf("chat buffer at failure:\n%s", strings.Join(lines, "\n"))
+	if b, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log")); err == nil {
+		s := string(b)
+		if len(s) > 6000 {
+			s = s[len(s)-6000:]
+		}
+		e.t.Logf("host log tail:\n%s", s)
+	}
+}
+
+// Lua runs code in Neovim and decodes its result into result (may be nil).
+func (e *Editor) Lua(code string, result any, args ...any) {
+	e.t.Helper()
+	if args == nil {
+		args = []any{}
+	}
+	if err := e.nv.ExecLua(code, result, args...); err != nil {
+		e.t.Fatalf("lua %q: %v", code, err)
+	}
+}
+
+// HostLog is the host's log file.
+func (e *Editor) HostLog() string {
+	b, _ := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log"))
+	return string(b)
+}
+
+// SetupFake configures agent "fake" playing scenario sc, plus extra setup options.
+func (e *Editor) SetupFake(sc any, extra map[string]any) {
+	e.t.Helper()
+	b, err := json.Marshal(sc)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	path := filepath.Join(e.state, "scenario.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	opts := map[string]any{
+		"agents": map[string]any{
+			"fake": map[string]any{
+				"cmd": []string{fakeBin},
+				"env": map[string]string{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_LOG": e.AgentLog},
+			},
+		},
+		"default_agent": "fake",
+	}
+	for k, v := range extra {
+		opts[k] = v
+	}
+	e.Lua(`require("acp").setup(...)`, nil, opts)
+}
+
+// Status is acp.status().
+type Status struct {
+	State      string `msgpack:"state"`
+	Agent      string `msgpack:"agent"`
+	SessionID  string `msgpack:"session_id"`
+	StopReason string `msgpack:"stop_reason"`
+	ChatBuf    int    `msgpack:"chat_buf"`
+	Error      string `msgpack:"error"`
+	Key        int    `msgpack:"key"`
+}
+
+func (e *Editor) Status() Status {
+	e.t.Helper()
+	var s Status
+	e.Lua(`return require("acp").status() or {}`, &s)
+	return s
+}
+
+// Chat opens the chat for agent and returns the status.
+func (e *Editor) Chat(agent string) Status {
+	e.t.Helper()
+	var s Status
+	e.Lua(`return require("acp").chat(...)`, &s, agent)
+	return s
+}
+
+// Send sends a prompt and checks send's immediate effect on status.
+func (e *Editor) Send(text string) {
+	e.t.Helper()
+	var ok bool
+	e.Lua(`return require("acp").send(...)`, &ok, text)
+	if !ok {
+		e.t.Fatalf("send(%q) refused; status %+v", text, e.Status())
+	}
+}
+
+// ChatLines is the transcript of the current session.
+func (e *Editor) ChatLines() []string {
+	e.t.Helper()
+	var lines []string
+	e.Lua(`local s = require("acp").status(); return vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)`, &lines)
+	return lines
+}
+
+// ChatText is the transcript joined with newlines.
+func (e *Editor) ChatText() string { return strings.Join(e.ChatLines(), "\n") }
+
+// Eventually polls cond until it holds or the deadline passes.
+func (e *Editor) Eventually(what string, timeout time.Duration, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out after %v waiting for %s; status %+v", timeout, what, e.Status())
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
+// WaitState waits for status().state == state.
+func (e *Editor) WaitState(state string) Status {
+	e.t.Helper()
+	var st Status
+	e.Eventually("state "+state, 30*time.Second, func() bool {
+		st = e.Status()
+		return st.State == state
+	})
+	return st
+}
+
+// AgentEvents reads the fake agent's log.
+func (e *Editor) AgentEvents() []map[string]any {
+	f, err := os.Open(e.AgentLog)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// AgentResponses returns what the client answered to the agent's requests of method.
+func (e *Editor) AgentResponses(method string) []map[string]any {
+	var out []map[string]any
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "response" && ev["method"] == method {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// alive reports whether pid is a live (non-zombie) process.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// indexOrder fails unless each want appears in text after the previous one.
+func indexOrder(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	pos := 0
+	for _, w := range wants {
+		i := strings.Index(text[pos:], w)
+		if i < 0 {
+			t.Fatalf("%q not found after position %d in transcript:\n%s", w, pos, text)
+		}
+		pos += i + len(w)
+	}
+}

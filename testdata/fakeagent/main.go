@@ -1,0 +1,264 @@
+// Command fakeagent is a scriptable ACP agent for nvim-acp's tests. It plays
+// a scenario file (JSON, path in $FAKE_AGENT_SCENARIO): what to answer to
+// initialize and session/new, and for each prompt a list of steps: send
+// updates, send requests to the client, wait for cancel, crash, hang, write
+// garbage. Everything it receives is logged as JSON lines to $FAKE_AGENT_LOG.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// Scenario is the script the agent plays.
+type Scenario struct {
+	Initialize map[string]any `json:"initialize"`
+	NewSession struct {
+		Result map[string]any    `json:"result"`
+		Error  *acp.RequestError `json:"error"`
+		Steps  []Step            `json:"steps"` // run after session/new answers
+	} `json:"new_session"`
+	Turns [][]Step `json:"turns"` // turn i answers the i-th prompt; the last repeats
+	// SetMode, when set, is sent as current_mode_update after session/set_mode.
+	EchoMode bool `json:"echo_mode"`
+}
+
+// Step is one action of a turn; exactly one field is set.
+type Step struct {
+	Update     map[string]any    `json:"update,omitempty"`
+	Text       string            `json:"text,omitempty"`
+	Chunks     int               `json:"chunks,omitempty"` // n agent_message_chunks "<prefix><i>\n"
+	Prefix     string            `json:"prefix,omitempty"`
+	Request    string            `json:"request,omitempty"` // method of a request to the client
+	Params     map[string]any    `json:"params,omitempty"`
+	WaitCancel bool              `json:"wait_cancel,omitempty"`
+	Exit       *int              `json:"exit,omitempty"`
+	OnceFile   string            `json:"once_file,omitempty"` // with exit: only when this file does not exist yet (then created)
+	Hang       bool              `json:"hang,omitempty"`
+	Garbage    string            `json:"garbage,omitempty"`
+	SleepMS    int               `json:"sleep_ms,omitempty"`
+	Stop       string            `json:"stop,omitempty"`  // ends the turn with this stop reason
+	Error      *acp.RequestError `json:"error,omitempty"` // ends the turn with this error
+}
+
+type agent struct {
+	sc   Scenario
+	conn *acp.Connection
+	out  *lockedWriter
+
+	logMu sync.Mutex
+	logW  io.Writer
+
+	mu       sync.Mutex
+	turn     int
+	cancel   chan struct{}
+	sessions int
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func main() {
+	a := &agent{out: &lockedWriter{w: os.Stdout}, logW: io.Discard, cancel: make(chan struct{})}
+	if p := os.Getenv("FAKE_AGENT_SCENARIO"); p != "" {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent:", err)
+			os.Exit(2)
+		}
+		if err := json.Unmarshal(b, &a.sc); err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent: scenario:", err)
+			os.Exit(2)
+		}
+	}
+	if p := os.Getenv("FAKE_AGENT_LOG"); p != "" {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		a.logW = f
+	}
+	fmt.Fprintln(os.Stderr, "fakeagent: started")
+	a.conn = acp.NewConnection(a.handle, a.out, os.Stdin)
+	<-a.conn.Done()
+}
+
+func (a *agent) log(event string, fields map[string]any) {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	fields["event"] = event
+	b, _ := json.Marshal(fields)
+	a.logMu.Lock()
+	defer a.logMu.Unlock()
+	a.logW.Write(append(b, '\n'))
+	if f, ok := a.logW.(*os.File); ok {
+		f.Sync()
+	}
+}
+
+func (a *agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	var p map[string]any
+	_ = json.Unmarshal(params, &p)
+	a.log("recv", map[string]any{"method": method, "params": p})
+	switch method {
+	case acp.AgentMethodInitialize:
+		res := map[string]any{
+			"protocolVersion":   1,
+			"agentCapabilities": map[string]any{"loadSession": false},
+			"agentInfo":         map[string]any{"name": "fakeagent", "version": "0.0.1"},
+		}
+		for k, v := range a.sc.Initialize {
+			res[k] = v
+		}
+		return res, nil
+	case acp.AgentMethodSessionNew:
+		if a.sc.NewSession.Error != nil {
+			return nil, a.sc.NewSession.Error
+		}
+		a.mu.Lock()
+		a.sessions++
+		id := fmt.Sprintf("fake-session-%d", a.sessions)
+		a.mu.Unlock()
+		res := map[string]any{"sessionId": id}
+		for k, v := range a.sc.NewSession.Result {
+			res[k] = v
+		}
+		if len(a.sc.NewSession.Steps) > 0 {
+			go func() {
+				time.Sleep(20 * time.Millisecond) // after the response is written
+				a.run(context.Background(), id, a.sc.NewSession.Steps)
+			}()
+		}
+		return res, nil
+	case acp.AgentMethodSessionCancel:
+		a.mu.Lock()
+		close(a.cancel)
+		a.cancel = make(chan struct{})
+		a.mu.Unlock()
+		return nil, nil
+	case acp.AgentMethodSessionSetMode:
+		if a.sc.EchoMode {
+			go a.notify(context.Background(), fmt.Sprint(p["sessionId"]), map[string]any{
+				"sessionUpdate": "current_mode_update", "currentModeId": p["modeId"]})
+		}
+		return map[string]any{}, nil
+	case acp.AgentMethodSessionSetConfigOption:
+		return map[string]any{"configOptions": []any{}}, nil
+	case acp.AgentMethodSessionPrompt:
+		a.mu.Lock()
+		i := a.turn
+		a.turn++
+		a.mu.Unlock()
+		if len(a.sc.Turns) == 0 {
+			return map[string]any{"stopReason": "end_turn"}, nil
+		}
+		if i >= len(a.sc.Turns) {
+			i = len(a.sc.Turns) - 1
+		}
+		sid := fmt.Sprint(p["sessionId"])
+		stop, rerr := a.run(ctx, sid, a.sc.Turns[i])
+		if rerr != nil {
+			return nil, rerr
+		}
+		return map[string]any{"stopReason": stop}, nil
+	}
+	if strings.HasPrefix(method, "_") {
+		return nil, acp.NewMethodNotFound(method)
+	}
+	return nil, acp.NewMethodNotFound(method)
+}
+
+func (a *agent) notify(ctx context.Context, sid string, update map[string]any) error {
+	return a.conn.SendNotification(ctx, acp.ClientMethodSessionUpdate, map[string]any{"sessionId": sid, "update": update})
+}
+
+func (a *agent) cancelled() chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cancel
+}
+
+// run plays steps and returns the stop reason.
+func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp.RequestError) {
+	cancelCh := a.cancelled()
+	for _, st := range steps {
+		switch {
+		case st.Update != nil:
+			a.notify(ctx, sid, st.Update)
+		case st.Text != "":
+			a.notify(ctx, sid, map[string]any{"sessionUpdate": "agent_message_chunk",
+				"content": map[string]any{"type": "text", "text": st.Text}})
+		case st.Chunks > 0:
+			for i := 0; i < st.Chunks; i++ {
+				a.notify(ctx, sid, map[string]any{"sessionUpdate": "agent_message_chunk",
+					"content": map[string]any{"type": "text", "text": fmt.Sprintf("%s%d\n", st.Prefix, i)}})
+			}
+		case st.Request != "":
+			params := map[string]any{"sessionId": sid}
+			for k, v := range st.Params {
+				params[k] = v
+			}
+			res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, st.Request, params)
+			entry := map[string]any{"method": st.Request}
+			if err != nil {
+				entry["error"] = err
+			} else {
+				var v any
+				_ = json.Unmarshal(res, &v)
+				entry["result"] = v
+			}
+			a.log("response", entry)
+		case st.WaitCancel:
+			select {
+			case <-cancelCh:
+				a.log("cancelled", nil)
+				return "cancelled", nil
+			case <-ctx.Done():
+				return "cancelled", nil
+			}
+		case st.Exit != nil:
+			if st.OnceFile != "" {
+				if _, err := os.Stat(st.OnceFile); err == nil {
+					continue
+				}
+				os.WriteFile(st.OnceFile, nil, 0o644)
+			}
+			os.Exit(*st.Exit)
+		case st.Hang:
+			select {}
+		case st.Garbage != "":
+			a.out.Write([]byte(st.Garbage + "\n"))
+		case st.SleepMS > 0:
+			time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
+		case st.Error != nil:
+			return "", st.Error
+		case st.Stop != "":
+			return st.Stop, nil
+		}
+	}
+	select {
+	case <-cancelCh:
+		return "cancelled", nil
+	default:
+	}
+	return "end_turn", nil
+}
