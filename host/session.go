@@ -16,6 +16,22 @@ type SessionOptions struct {
 	Agent      AgentSpec        `msgpack:"agent"`
 	McpServers []map[string]any `msgpack:"mcp_servers"`
 	AutoAllow  []string         `msgpack:"auto_allow"`
+	Fs         FsOptions        `msgpack:"fs"`
+	Terminal   TerminalOptions  `msgpack:"terminal"`
+}
+
+// FsOptions configures fs/* for a session.
+type FsOptions struct {
+	Write          string   `msgpack:"write"` // "apply" or "review"
+	AllowRoots     []string `msgpack:"allow_roots"`
+	MaxBytes       int64    `msgpack:"max_bytes"`
+	MissingAsEmpty bool     `msgpack:"missing_as_empty"`
+}
+
+// TerminalOptions configures terminal/* for a session.
+type TerminalOptions struct {
+	OutputByteLimit int `msgpack:"output_byte_limit"`
+	MaxTerminals    int `msgpack:"max_terminals"`
 }
 
 // Session is one ACP session and its chat.
@@ -32,6 +48,36 @@ type Session struct {
 	perms   map[int]chan string
 	closed  bool
 	stopped chan struct{}
+	enders  []func() // run once when the session ends (close, agent exit, host exit)
+	ended   bool
+}
+
+// onEnd registers fn to run once when the session ends.
+func (s *Session) onEnd(fn func()) {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		fn()
+		return
+	}
+	s.enders = append(s.enders, fn)
+	s.mu.Unlock()
+}
+
+// end runs the onEnd functions.
+func (s *Session) end() {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	enders := s.enders
+	s.enders = nil
+	s.mu.Unlock()
+	for i := len(enders) - 1; i >= 0; i-- {
+		enders[i]()
+	}
 }
 
 func newSession(h *Host, sid int, opts SessionOptions) *Session {
@@ -181,6 +227,7 @@ func (s *Session) close() {
 	a := s.agent
 	s.mu.Unlock()
 	s.cancel()
+	s.end()
 	if a != nil && a.removeSession(s) == 0 {
 		s.h.stopAgent(a)
 	}
@@ -194,6 +241,7 @@ func (s *Session) agentExited(err error) {
 	for _, ch := range perms {
 		ch <- ""
 	}
+	s.end()
 	s.fail(err)
 }
 
@@ -338,4 +386,5 @@ func (s *Session) shutdown() {
 	for _, ch := range perms {
 		ch <- ""
 	}
+	s.end()
 }

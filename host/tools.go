@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -14,5 +15,21 @@ func (h *Host) capabilities() acp.ClientCapabilities {
 
 // handleTools serves fs/* and terminal/* requests.
 func (s *Session) handleTools(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	switch {
+	case strings.HasPrefix(method, "terminal/"):
+		return s.handleTerminal(ctx, method, params)
+	case strings.HasPrefix(method, "fs/"):
+		return s.handleFS(ctx, method, params)
+	}
+	return nil, acp.NewMethodNotFound(method)
+}
+
+// handleFS serves fs/* (wired to fsbridge).
+func (s *Session) handleFS(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	return nil, acp.NewMethodNotFound(method)
+}
+
+// handleTerminal serves terminal/* (wired to terminal).
+func (s *Session) handleTerminal(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 	return nil, acp.NewMethodNotFound(method)
 }

@@ -57,6 +57,13 @@ func (u *UI) Emit(ev Event) {
 // Chunk queues streamed text of a kind ("agent", "thought", "user") for a
 // session, merged with the previous event when that is the same stream.
 func (u *UI) Chunk(sid int, kind, text string) {
+	u.Stream(sid, "chunk", kind, text)
+}
+
+// Stream queues data of event type typ for stream kind of a session, merged
+// into the previous event when that is the same stream (so a frame carries
+// one event per uninterrupted stream).
+func (u *UI) Stream(sid int, typ, kind, text string) {
 	if text == "" {
 		return
 	}
@@ -71,7 +78,7 @@ func (u *UI) Chunk(sid int, kind, text string) {
 	u.pending += len(text)
 	if n := len(u.events); n > 0 {
 		last := u.events[n-1]
-		if b, ok := u.text[n-1]; ok && last["sid"] == sid && last["kind"] == kind {
+		if b, ok := u.text[n-1]; ok && last["sid"] == sid && last["type"] == typ && last["kind"] == kind {
 			b.WriteString(text)
 			return
 		}
@@ -79,7 +86,7 @@ func (u *UI) Chunk(sid int, kind, text string) {
 	b := &strings.Builder{}
 	b.WriteString(text)
 	u.text[len(u.events)] = b
-	u.events = append(u.events, Event{"type": "chunk", "sid": sid, "kind": kind})
+	u.events = append(u.events, Event{"type": typ, "sid": sid, "kind": kind})
 	u.signal()
 }
 
