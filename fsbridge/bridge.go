@@ -1,0 +1,797 @@
+// Package fsbridge services the ACP client file methods fs/read_text_file and
+// fs/write_text_file for one session: live Neovim buffers win over the disk,
+// writes land in loaded buffers as minimal hunks merged three-way with the
+// user's edits, other writes are atomic, paths outside the workspace need the
+// user's consent, and files the agent touched (or the user has loaded) are
+// watched so buffers never go stale silently.
+//
+// fsbridge knows nothing of Neovim's RPC: the host adapts the Editor and Asker
+// interfaces (see lua/acp/buffers.lua for the Neovim side of Editor).
+package fsbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// Buffer is a loaded Neovim buffer as Editor.Snapshot reports it.
+type Buffer struct {
+	Bufnr int      `json:"bufnr" msgpack:"bufnr"`
+	Lines []string `json:"lines" msgpack:"lines"`
+	// EOL: writing the buffer ends the file with a newline ('eol' or
+	// 'fixeol', and not 'binary'). An empty buffer is Lines {""}, EOL false.
+	EOL      bool `json:"eol" msgpack:"eol"`
+	Modified bool `json:"modified" msgpack:"modified"`
+	Tick     int  `json:"tick" msgpack:"tick"` // b:changedtick
+}
+
+// Text is the file content writing the buffer would produce.
+func (b Buffer) Text() string {
+	if len(b.Lines) == 1 && b.Lines[0] == "" && !b.EOL {
+		return ""
+	}
+	return joinLines(b.Lines, b.EOL)
+}
+
+// Editor is the bridge's view of Neovim. Paths are real (symlink-free,
+// absolute) paths. Implementations must be safe for concurrent use.
+type Editor interface {
+	// Snapshot returns the loaded buffer for realPath, after reloading it
+	// (view kept) if it is unmodified and the file changed on disk since it
+	// was read; ok is false if no buffer is loaded for it. One round trip.
+	Snapshot(ctx context.Context, realPath string) (b Buffer, ok bool, err error)
+	// Apply applies hunks (0-based, against the buffer as of tick, sorted;
+	// apply bottom-up) to bufnr as one undo step, keeping every window's
+	// view and the marks outside the changed lines, sets the buffer's final
+	// newline to eol, and writes the buffer. If b:changedtick is no longer
+	// tick it changes nothing and returns an error wrapping ErrBufferChanged.
+	Apply(ctx context.Context, bufnr, tick int, hunks []Hunk, eol bool) error
+	// Reload reloads realPath's buffer from disk keeping views if it is
+	// unmodified and stale. modified is true when the buffer has unsaved
+	// changes and the file on disk differs from what the buffer was read
+	// from (the buffer is then left untouched).
+	Reload(ctx context.Context, realPath string) (modified bool, err error)
+	// Warn shows msg to the user (vim.notify WARN).
+	Warn(ctx context.Context, msg string)
+}
+
+// Asker asks the user a question, through the chat's permission prompt UI.
+type Asker interface {
+	// Ask shows q and returns the ID of the option the user chose, or an
+	// error (ctx cancelled, UI gone). It blocks until answered.
+	Ask(ctx context.Context, q Question) (string, error)
+}
+
+// Question kinds.
+const (
+	KindOutsideWorkspace = "outside_workspace"
+	KindConflict         = "conflict"
+	KindReview           = "review"
+)
+
+// Option IDs the bridge offers.
+const (
+	OptAllowOnce    = "allow_once"
+	OptAllowAlways  = "allow_always"
+	OptRejectOnce   = "reject_once"
+	OptRejectAlways = "reject_always"
+	OptTakeAgent    = "take_agent"
+	OptKeepMine     = "keep_mine"
+	OptOpenDiff     = "open_diff"
+	OptAccept       = "accept"
+	OptReject       = "reject"
+)
+
+// Question is one prompt for the user.
+type Question struct {
+	Kind  string `json:"kind" msgpack:"kind"` // KindOutsideWorkspace | KindConflict | KindReview
+	Title string `json:"title" msgpack:"title"`
+	Path  string `json:"path" msgpack:"path"`
+	// Body: explanation lines, then (conflict, review) a unified diff.
+	Body []string `json:"body" msgpack:"body"`
+	// Old, New: the current text and the proposed text, for a diff view.
+	Old string `json:"old" msgpack:"old"`
+	New string `json:"new" msgpack:"new"`
+	// ShowDiff asks the UI to open a side-by-side diff of Old and New with
+	// the prompt (set when the user picked OptOpenDiff).
+	ShowDiff bool     `json:"show_diff" msgpack:"show_diff"`
+	Options  []Option `json:"options" msgpack:"options"`
+}
+
+// Option is one answer; Key is the suggested key to press.
+type Option struct {
+	ID    string `json:"id" msgpack:"id"`
+	Label string `json:"label" msgpack:"label"`
+	Key   string `json:"key" msgpack:"key"`
+}
+
+// Write modes.
+const (
+	WriteApply  = "apply"
+	WriteReview = "review"
+)
+
+// DefaultMaxBytes is the default size cap for reads and writes.
+const DefaultMaxBytes = 8 << 20
+
+// Config configures a Bridge.
+type Config struct {
+	Root       string   // the session cwd; absolute
+	AllowRoots []string // extra roots inside the workspace; absolute
+	WriteMode  string   // WriteApply (default) or WriteReview
+	MaxBytes   int64    // size cap; <= 0 means DefaultMaxBytes
+	// MissingAsEmpty: a missing file reads as "" (gemini's quirk).
+	MissingAsEmpty bool
+	// Debounce for file change events per path; 0 means 100ms.
+	Debounce time.Duration
+	// NoWatch disables fsnotify watching.
+	NoWatch bool
+}
+
+// Change is a file the agent wrote in this session, with its content before
+// the session first touched it (read or write).
+type Change struct {
+	Path     string `json:"path" msgpack:"path"`
+	Original string `json:"original" msgpack:"original"`
+	Existed  bool   `json:"existed" msgpack:"existed"`
+}
+
+type snapshot struct {
+	text  string // what the agent last read or wrote (full text)
+	tick  int    // changedtick when read from a buffer, else 0
+	state fileState
+}
+
+// Bridge services fs/* for one ACP session. Its methods are safe for
+// concurrent use.
+type Bridge struct {
+	cfg   Config
+	roots []string
+	ed    Editor
+	ask   Asker
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	loaded    map[string]bool
+	snaps     map[string]snapshot
+	originals map[string]Change
+	written   []string
+	decisions map[string]bool // outside-workspace answers remembered for the session
+	locks     map[string]*sync.Mutex
+
+	w *watcher // nil when not watching
+}
+
+// New returns a Bridge for one session. ed and ask may be nil (no buffers; every
+// question answered with a refusal).
+func New(cfg Config, ed Editor, ask Asker, log *slog.Logger) (*Bridge, error) {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if !filepath.IsAbs(cfg.Root) {
+		return nil, fmt.Errorf("fsbridge: root must be an absolute path: %q", cfg.Root)
+	}
+	switch cfg.WriteMode {
+	case "":
+		cfg.WriteMode = WriteApply
+	case WriteApply, WriteReview:
+	default:
+		return nil, fmt.Errorf("fsbridge: write mode must be %q or %q, not %q", WriteApply, WriteReview, cfg.WriteMode)
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = 100 * time.Millisecond
+	}
+	b := &Bridge{
+		cfg:       cfg,
+		ed:        ed,
+		ask:       ask,
+		log:       log,
+		loaded:    map[string]bool{},
+		snaps:     map[string]snapshot{},
+		originals: map[string]Change{},
+		decisions: map[string]bool{},
+		locks:     map[string]*sync.Mutex{},
+	}
+	for _, r := range append([]string{cfg.Root}, cfg.AllowRoots...) {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("fsbridge: allowed root must be an absolute path: %q", r)
+		}
+		rr, err := realPath(r)
+		if err != nil {
+			return nil, fmt.Errorf("fsbridge: root %s: %w", r, err)
+		}
+		b.roots = append(b.roots, rr)
+	}
+	if !cfg.NoWatch {
+		w, err := newWatcher(b)
+		if err != nil {
+			log.Warn("fsbridge: file watching disabled", "err", err)
+		} else {
+			b.w = w
+		}
+	}
+	return b, nil
+}
+
+// Close stops watching. The bridge still answers requests afterwards.
+func (b *Bridge) Close() error {
+	if b.w != nil {
+		return b.w.close()
+	}
+	return nil
+}
+
+// SetLoaded replaces the set of real paths loaded in Neovim buffers.
+func (b *Bridge) SetLoaded(paths []string) {
+	norm := map[string]bool{}
+	for _, p := range paths {
+		if rp, ok := b.norm(p); ok {
+			norm[rp] = true
+		}
+	}
+	b.mu.Lock()
+	old := b.loaded
+	b.loaded = norm
+	b.mu.Unlock()
+	for p := range old {
+		if !norm[p] {
+			b.w.untrack(p, reasonLoaded)
+		}
+	}
+	for p := range norm {
+		if !old[p] && b.inWorkspace(p) {
+			b.w.track(p, reasonLoaded)
+		}
+	}
+}
+
+// BufferLoaded records that a buffer for path (a real path) is loaded.
+func (b *Bridge) BufferLoaded(path string) {
+	rp, ok := b.norm(path)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	b.loaded[rp] = true
+	b.mu.Unlock()
+	if b.inWorkspace(rp) {
+		b.w.track(rp, reasonLoaded)
+	}
+}
+
+// BufferUnloaded records that path's buffer is gone.
+func (b *Bridge) BufferUnloaded(path string) {
+	rp, ok := b.norm(path)
+	if !ok {
+		return
+	}
+	b.mu.Lock()
+	delete(b.loaded, rp)
+	b.mu.Unlock()
+	b.w.untrack(rp, reasonLoaded)
+}
+
+func (b *Bridge) norm(p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		return "", false
+	}
+	rp, err := realPath(p)
+	if err != nil {
+		return filepath.Clean(p), true
+	}
+	return rp, true
+}
+
+func (b *Bridge) isLoaded(p string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.loaded[p]
+}
+
+// Changes lists the files the agent wrote, in the order first written.
+func (b *Bridge) Changes() []Change {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Change, 0, len(b.written))
+	for _, p := range b.written {
+		out = append(out, b.originals[p])
+	}
+	return out
+}
+
+func (b *Bridge) inWorkspace(p string) bool {
+	for _, r := range b.roots {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// check validates path, resolves it and applies the workspace policy.
+func (b *Bridge) check(ctx context.Context, path, op string) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", reqErr(CodeInvalidParams, path, ReasonRelative, "path must be absolute: %q", path)
+	}
+	real, err := realPath(path)
+	if err != nil {
+		return "", osErr(path, err)
+	}
+	if b.inWorkspace(real) {
+		return real, nil
+	}
+	b.mu.Lock()
+	allowed, decided := b.decisions[real]
+	b.mu.Unlock()
+	if decided {
+		if allowed {
+			return real, nil
+		}
+		return "", refused(path, real, op)
+	}
+	if b.ask == nil {
+		return "", refused(path, real, op)
+	}
+	shown := real
+	if filepath.Clean(path) != real {
+		shown = fmt.Sprintf("%s (%s)", path, real)
+	}
+	q := Question{
+		Kind:  KindOutsideWorkspace,
+		Title: fmt.Sprintf("Allow the agent to %s %s? It is outside the workspace.", op, shown),
+		Path:  real,
+		Body: []string{
+			fmt.Sprintf("The agent wants to %s a file outside the workspace (%s):", op, strings.Join(b.roots, ", ")),
+			"  " + shown,
+		},
+		Options: []Option{
+			{OptAllowOnce, "Allow once", "y"},
+			{OptAllowAlways, "Always allow this file (this session)", "a"},
+			{OptRejectOnce, "Reject", "n"},
+			{OptRejectAlways, "Always reject this file (this session)", "N"},
+		},
+	}
+	ans, err := b.ask.Ask(ctx, q)
+	if err != nil {
+		return "", reqErr(CodeCancelled, path, ReasonCancelled, "no answer from the user about %s outside the workspace: %v", real, err)
+	}
+	switch ans {
+	case OptAllowAlways:
+		b.remember(real, true)
+		return real, nil
+	case OptAllowOnce:
+		return real, nil
+	case OptRejectAlways:
+		b.remember(real, false)
+	}
+	return "", refused(path, real, op)
+}
+
+func (b *Bridge) remember(real string, allow bool) {
+	b.mu.Lock()
+	b.decisions[real] = allow
+	b.mu.Unlock()
+}
+
+func refused(path, real, op string) error {
+	return reqErr(CodeInternal, path, ReasonRefused, "the user refused to let the agent %s %s (outside the workspace)", op, real)
+}
+
+// state is what a file is now: its loaded buffer, or the disk.
+type state struct {
+	text    string
+	exists  bool // on disk
+	buf     *Buffer
+	disk    fileState
+	mode    fs.FileMode
+	notText bool // (non-strict only) the disk content is binary or too large; text is ""
+}
+
+// current loads real's current content. strict rejects non-text and
+// oversized content; otherwise such content is reported with notText.
+func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, error) {
+	var st state
+	if b.ed != nil && b.isLoaded(real) {
+		buf, ok, err := b.ed.Snapshot(ctx, real)
+		if err != nil {
+			if ctx.Err() != nil {
+				return st, reqErr(CodeCancelled, real, ReasonCancelled, "request cancelled while reading the buffer of %s", real)
+			}
+			return st, reqErr(CodeInternal, real, ReasonEditorFailed, "cannot read the Neovim buffer of %s: %v", real, err)
+		}
+		if ok {
+			st.buf = &buf
+			st.text = buf.Text()
+			st.disk = statFile(real)
+			st.exists = st.disk.Exists
+			if err := b.checkText(real, st.text); err != nil {
+				if strict {
+					return st, err
+				}
+				st.notText = true
+			}
+			return st, nil
+		}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return st, nil
+		}
+		return st, osErr(real, err)
+	}
+	if fi.IsDir() {
+		return st, reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
+	}
+	st.exists = true
+	st.disk = stateOf(fi)
+	st.mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	if fi.Size() > b.cfg.MaxBytes {
+		if strict {
+			return st, tooLarge(real, fi.Size(), b.cfg.MaxBytes)
+		}
+		st.notText = true
+		return st, nil
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return st, osErr(real, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, b.cfg.MaxBytes+1))
+	if err != nil {
+		return st, osErr(real, err)
+	}
+	if int64(len(data)) > b.cfg.MaxBytes {
+		if strict {
+			return st, tooLarge(real, int64(len(data)), b.cfg.MaxBytes)
+		}
+		st.notText = true
+		return st, nil
+	}
+	st.text = string(data)
+	if err := b.checkText(real, st.text); err != nil {
+		if strict {
+			return st, err
+		}
+		st.notText = true
+		st.text = ""
+	}
+	return st, nil
+}
+
+func (b *Bridge) checkText(path, text string) error {
+	if int64(len(text)) > b.cfg.MaxBytes {
+		return tooLarge(path, int64(len(text)), b.cfg.MaxBytes)
+	}
+	if strings.IndexByte(text, 0) >= 0 {
+		return reqErr(CodeInvalidParams, path, ReasonBinary, "binary file (contains NUL bytes), not text: %s", path)
+	}
+	if !utf8.ValidString(text) {
+		return reqErr(CodeInvalidParams, path, ReasonBinary, "not UTF-8 text (binary file?): %s", path)
+	}
+	return nil
+}
+
+func tooLarge(path string, size, max int64) error {
+	return reqErr(CodeInvalidParams, path, ReasonTooLarge, "file too large: %s is %d bytes, the limit is %d", path, size, max)
+}
+
+// ReadTextFile implements fs/read_text_file.
+func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	var resp acp.ReadTextFileResponse
+	if (req.Line != nil && *req.Line < 0) || (req.Limit != nil && *req.Limit < 0) {
+		return resp, reqErr(CodeInvalidParams, req.Path, ReasonBadRange, "line and limit must not be negative (reading %s)", req.Path)
+	}
+	real, err := b.check(ctx, req.Path, "read")
+	if err != nil {
+		return resp, err
+	}
+	st, err := b.current(ctx, real, true)
+	if err != nil {
+		return resp, err
+	}
+	if !st.exists && st.buf == nil && !b.cfg.MissingAsEmpty {
+		return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s", real)
+	}
+	b.mu.Lock()
+	tick := 0
+	if st.buf != nil {
+		tick = st.buf.Tick
+	}
+	b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
+	if _, ok := b.originals[real]; !ok {
+		b.originals[real] = Change{Path: real, Original: st.text, Existed: st.exists}
+	}
+	b.mu.Unlock()
+	if st.exists {
+		b.w.track(real, reasonAgent)
+	}
+	resp.Content, err = sliceLines(real, st.text, req.Line, req.Limit)
+	return resp, err
+}
+
+// sliceLines returns limit lines of text from the 1-based line, each with its
+// newline. nil or 0 line means 1; nil or 0 limit means to the end.
+func sliceLines(path, text string, line, limit *int) (string, error) {
+	start := 1
+	if line != nil && *line > 0 {
+		start = *line
+	}
+	n := 0
+	if limit != nil {
+		n = *limit
+	}
+	if start == 1 && n == 0 {
+		return text, nil
+	}
+	// Byte offset of the start of line `start`.
+	off := 0
+	count := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		count++
+	}
+	if start > count && start != 1 {
+		return "", reqErr(CodeInvalidParams, path, ReasonLinePastEnd,
+			"line %d is past the end of %s, which has %d lines", start, path, count)
+	}
+	for l := 1; l < start; l++ {
+		off += strings.IndexByte(text[off:], '\n') + 1
+	}
+	if n == 0 {
+		return text[off:], nil
+	}
+	end := off
+	for l := 0; l < n && end < len(text); l++ {
+		i := strings.IndexByte(text[end:], '\n')
+		if i < 0 {
+			end = len(text)
+			break
+		}
+		end += i + 1
+	}
+	return text[off:end], nil
+}
+
+func (b *Bridge) pathLock(p string) *sync.Mutex {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m, ok := b.locks[p]
+	if !ok {
+		m = &sync.Mutex{}
+		b.locks[p] = m
+	}
+	return m
+}
+
+// WriteTextFile implements fs/write_text_file.
+func (b *Bridge) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	var resp acp.WriteTextFileResponse
+	real, err := b.check(ctx, req.Path, "write")
+	if err != nil {
+		return resp, err
+	}
+	if int64(len(req.Content)) > b.cfg.MaxBytes {
+		return resp, reqErr(CodeInvalidParams, real, ReasonTooLarge, "content too large for %s: %d bytes, the limit is %d", real, len(req.Content), b.cfg.MaxBytes)
+	}
+	if strings.IndexByte(req.Content, 0) >= 0 || !utf8.ValidString(req.Content) {
+		return resp, reqErr(CodeInvalidParams, real, ReasonBinary, "content for %s is not UTF-8 text", real)
+	}
+	mu := b.pathLock(real)
+	mu.Lock()
+	defer mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		err := b.writeOnce(ctx, real, req.Content)
+		if errors.Is(err, ErrBufferChanged) {
+			if attempt < 3 {
+				continue
+			}
+			return resp, reqErr(CodeInternal, real, ReasonBufferChanging, "the buffer of %s kept changing while the edit was applied; nothing was written", real)
+		}
+		return resp, err
+	}
+}
+
+func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
+	st, err := b.current(ctx, real, false)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	snap, hasSnap := b.snaps[real]
+	b.mu.Unlock()
+
+	theirs, theirsEOL := splitLines(content)
+	ours, oursEOL := splitLines(st.text)
+	var result []string
+	var eol bool
+	var kept []mergeConflict
+	if st.notText || !(st.exists || st.buf != nil) || !hasSnap || snap.text == st.text {
+		// Nothing to merge: the agent's content replaces what is there.
+		result, eol = theirs, theirsEOL
+	} else {
+		base, baseEOL := splitLines(snap.text)
+		eol = theirsEOL
+		if theirsEOL == baseEOL && len(ours) > 0 && len(base) > 0 {
+			eol = oursEOL
+		}
+		var conflicts []mergeConflict
+		result, conflicts = merge3(base, ours, theirs, false)
+		if len(conflicts) > 0 {
+			take, _ := merge3(base, ours, theirs, true)
+			choice, err := b.askConflict(ctx, real, st.text, joinLines(take, eol), conflicts)
+			if err != nil {
+				return err
+			}
+			if choice == OptTakeAgent {
+				result = take
+			} else {
+				kept = conflicts
+			}
+		}
+	}
+	resultText := joinLines(result, eol)
+
+	if b.cfg.WriteMode == WriteReview && resultText != st.text {
+		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
+			return err
+		}
+	}
+
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		return osErr(filepath.Dir(real), err)
+	}
+	b.w.beginWrite(real)
+	if st.buf != nil {
+		target, tEOL := result, eol
+		if len(target) == 0 {
+			target, tEOL = []string{""}, false
+		}
+		err = b.ed.Apply(ctx, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL)
+		b.w.endWrite(real)
+		if err != nil {
+			if errors.Is(err, ErrBufferChanged) {
+				return err
+			}
+			return reqErr(CodeInternal, real, ReasonEditorFailed, "cannot apply the edit to the Neovim buffer of %s: %v", real, err)
+		}
+	} else {
+		mode := fs.FileMode(0o644)
+		if st.exists {
+			mode = st.mode
+			// Respect a read-only file even though the rename would succeed.
+			f, err := os.OpenFile(real, os.O_WRONLY, 0)
+			if err != nil {
+				b.w.endWrite(real)
+				return osErr(real, err)
+			}
+			f.Close()
+		}
+		err = writeAtomic(real, []byte(resultText), mode)
+		b.w.endWrite(real)
+		if err != nil {
+			return osErr(real, err)
+		}
+	}
+
+	b.mu.Lock()
+	b.snaps[real] = snapshot{text: content, state: statFile(real)}
+	if _, ok := b.originals[real]; !ok {
+		orig := st.text
+		b.originals[real] = Change{Path: real, Original: orig, Existed: st.exists}
+	}
+	first := true
+	for _, p := range b.written {
+		if p == real {
+			first = false
+			break
+		}
+	}
+	if first {
+		b.written = append(b.written, real)
+	}
+	b.mu.Unlock()
+	b.w.track(real, reasonAgent)
+
+	if len(kept) > 0 {
+		return reqErr(CodeInternal, real, ReasonKeptMine,
+			"the user kept their version of %s of %s, where their edits overlap yours; your other changes were applied. Read the file again before editing it",
+			describeRanges(kept), real)
+	}
+	return nil
+}
+
+func describeRanges(cs []mergeConflict) string {
+	var parts []string
+	for _, c := range cs {
+		switch {
+		case c.Count == 0:
+			parts = append(parts, fmt.Sprintf("the lines they deleted at line %d", c.Start+1))
+		case c.Count == 1:
+			parts = append(parts, fmt.Sprintf("line %d", c.Start+1))
+		default:
+			parts = append(parts, fmt.Sprintf("lines %d-%d", c.Start+1, c.Start+c.Count))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []mergeConflict) (string, error) {
+	if b.ask == nil {
+		return OptKeepMine, nil
+	}
+	body := []string{
+		fmt.Sprintf("The agent's edit of %s overlaps changes made since the agent read it, at %s.", real, describeRanges(cs)),
+		"Take the agent's version there, keep yours (the agent's other changes are applied), or open a diff.",
+		"",
+	}
+	body = append(body, strings.Split(strings.TrimSuffix(UnifiedDiff(real, cur, take), "\n"), "\n")...)
+	q := Question{
+		Kind:  KindConflict,
+		Title: fmt.Sprintf("The agent's edit conflicts with your changes to %s", real),
+		Path:  real,
+		Body:  body,
+		Old:   cur,
+		New:   take,
+		Options: []Option{
+			{OptTakeAgent, "Take the agent's version", "a"},
+			{OptKeepMine, "Keep mine", "k"},
+			{OptOpenDiff, "Open a diff", "d"},
+		},
+	}
+	for i := 0; ; i++ {
+		ans, err := b.ask.Ask(ctx, q)
+		if err != nil {
+			return "", reqErr(CodeCancelled, real, ReasonCancelled, "no answer from the user about the conflicting edit of %s; nothing was written: %v", real, err)
+		}
+		if ans == OptOpenDiff && i < 5 {
+			q.ShowDiff = true
+			continue
+		}
+		if ans == OptTakeAgent {
+			return ans, nil
+		}
+		return OptKeepMine, nil
+	}
+}
+
+func (b *Bridge) askReview(ctx context.Context, real, cur, proposed string) error {
+	if b.ask == nil {
+		return reqErr(CodeInternal, real, ReasonDeclined, "the user declined the edit of %s (no one to review it); nothing was written", real)
+	}
+	q := Question{
+		Kind:  KindReview,
+		Title: fmt.Sprintf("Review the agent's edit of %s", real),
+		Path:  real,
+		Body:  strings.Split(strings.TrimSuffix(UnifiedDiff(real, cur, proposed), "\n"), "\n"),
+		Old:   cur,
+		New:   proposed,
+		Options: []Option{
+			{OptAccept, "Accept", "y"},
+			{OptReject, "Reject", "n"},
+		},
+	}
+	ans, err := b.ask.Ask(ctx, q)
+	if err != nil {
+		return reqErr(CodeCancelled, real, ReasonCancelled, "no answer from the user about the edit of %s; nothing was written: %v", real, err)
+	}
+	if ans != OptAccept {
+		return reqErr(CodeInternal, real, ReasonDeclined, "the user declined the edit of %s; nothing was written", real)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package fsbridge
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func lcsLen(a, b []string) int {
+	dp := make([][]int, len(a)+1)
+	for i := range dp {
+		dp[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				dp[i][j] = dp[i+1][j+1] + 1
+			} else {
+				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
+			}
+		}
+	}
+	return dp[0][0]
+}
+
+func randLines(r *rand.Rand, n, alphabet int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("l%d", r.Intn(alphabet))
+	}
+	return out
+}
+
+func mutate(r *rand.Rand, a []string, alphabet int) []string {
+	b := append([]string(nil), a...)
+	for k := r.Intn(6); k >= 0; k-- {
+		switch r.Intn(3) {
+		case 0: // insert
+			p := r.Intn(len(b) + 1)
+			ins := randLines(r, 1+r.Intn(3), alphabet)
+			b = append(b[:p], append(ins, b[p:]...)...)
+		case 1: // delete
+			if len(b) > 0 {
+				p := r.Intn(len(b))
+				e := min(len(b), p+1+r.Intn(3))
+				b = append(b[:p], b[e:]...)
+			}
+		case 2: // replace
+			if len(b) > 0 {
+				b[r.Intn(len(b))] = fmt.Sprintf("x%d", r.Intn(alphabet))
+			}
+		}
+	}
+	return b
+}
+
+// TestDiffProperty: applying Diff(a, b) to a yields b, the hunks are sorted,
+// disjoint and non-empty, and the diff is minimal (kept lines == LCS).
+func TestDiffProperty(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for iter := 0; iter < 3000; iter++ {
+		alphabet := 2 + r.Intn(10)
+		a := randLines(r, r.Intn(40), alphabet)
+		var b []string
+		if r.Intn(3) == 0 {
+			b = randLines(r, r.Intn(40), alphabet)
+		} else {
+			b = mutate(r, a, alphabet)
+		}
+		hunks := Diff(a, b)
+		got := ApplyHunks(a, hunks)
+		if !equalLines(got, b) {
+			t.Fatalf("iter %d: apply(Diff(a,b)) != b\na=%v\nb=%v\nhunks=%+v\ngot=%v", iter, a, b, hunks, got)
+		}
+		kept := len(a)
+		end := -1
+		for _, h := range hunks {
+			if h.Start <= end || (h.Count == 0 && len(h.Lines) == 0) {
+				t.Fatalf("iter %d: bad hunk order/empty hunk %+v", iter, hunks)
+			}
+			end = h.Start + h.Count
+			kept -= h.Count
+		}
+		if want := lcsLen(a, b); kept != want {
+			t.Fatalf("iter %d: diff not minimal: kept %d, LCS %d\na=%v\nb=%v", iter, kept, want, a, b)
+		}
+	}
+}
+
+func TestDiffLarge(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	a := randLines(r, 20000, 50000)
+	b := randLines(r, 20000, 50000) // almost nothing in common: worst case
+	if got := ApplyHunks(a, Diff(a, b)); !equalLines(got, b) {
+		t.Fatal("large diff wrong")
+	}
+}
+
+func TestDiffExamples(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want []Hunk
+	}{
+		{"a b c", "a b c", nil},
+		{"a b c", "a X c", []Hunk{{1, 1, []string{"X"}}}},
+		{"a b c", "a b c d", []Hunk{{3, 0, []string{"d"}}}},
+		{"a b c", "b c", []Hunk{{0, 1, nil}}},
+		{"", "a", []Hunk{{0, 0, []string{"a"}}}},
+		{"a", "", []Hunk{{0, 1, nil}}},
+	}
+	for _, tt := range tests {
+		got := Diff(strings.Fields(tt.a), strings.Fields(tt.b))
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Diff(%q,%q) = %+v, want %+v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestMerge3(t *testing.T) {
+	f := strings.Fields
+	tests := []struct {
+		name               string
+		base, ours, theirs string
+		keep, take         string
+		conflicts          int
+	}{
+		{"theirs only", "a b c d", "a b c d", "a B c d", "a B c d", "a B c d", 0},
+		{"ours only", "a b c d", "a b C d", "a b c d", "a b C d", "a b C d", 0},
+		{"disjoint", "a b c d e", "A b c d e", "a b c d E", "A b c d E", "A b c d E", 0},
+		{"same change", "a b c", "a X c", "a X c", "a X c", "a X c", 0},
+		{"overlap", "a b c", "a U c", "a T c", "a U c", "a T c", 1},
+		{"insert same point", "a b", "a u b", "a t b", "a u b", "a t b", 1},
+		{"delete vs edit", "a b c d", "a d", "a b C d", "a d", "a b C d", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keep, c1 := merge3(f(tt.base), f(tt.ours), f(tt.theirs), false)
+			take, c2 := merge3(f(tt.base), f(tt.ours), f(tt.theirs), true)
+			if strings.Join(keep, " ") != tt.keep || strings.Join(take, " ") != tt.take {
+				t.Errorf("keep=%v take=%v", keep, take)
+			}
+			if len(c1) != tt.conflicts || len(c2) != tt.conflicts {
+				t.Errorf("conflicts %d/%d want %d", len(c1), len(c2), tt.conflicts)
+			}
+		})
+	}
+}
+
+func TestUnifiedDiff(t *testing.T) {
+	got := UnifiedDiff("/w/f.txt", "a\nb\nc\n", "a\nB\nc\n")
+	want := "--- a/w/f.txt\n+++ b/w/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	got = UnifiedDiff("/f", "a\nb\n", "a\nb")
+	want = "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n"
+	if got != want {
+		t.Errorf("eol: got\n%s\nwant\n%s", got, want)
+	}
+	if got := UnifiedDiff("/f", "", "x\n"); got != "--- a/f\n+++ b/f\n@@ -0,0 +1 @@\n+x\n" {
+		t.Errorf("new file: %q", got)
+	}
+	if UnifiedDiff("/f", "same", "same") != "" {
+		t.Error("no change should be empty")
+	}
+}

@@ -1,0 +1,272 @@
+package fsbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Why a file is watched (bit set).
+const (
+	reasonAgent  = 1 << iota // the agent read or wrote it
+	reasonLoaded             // it is loaded in a buffer inside the workspace
+)
+
+// watcher watches directories (one fsnotify watch per directory, filtered by
+// file name, because editors and agents replace files by rename, which ends
+// per-file watches) and reconciles buffers with external changes.
+type watcher struct {
+	b  *Bridge
+	fw *fsnotify.Watcher
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	closed   bool
+	files    map[string]int             // real path -> reasons
+	dirs     map[string]map[string]bool // dir -> watched names
+	known    map[string]fileState       // last state we saw or produced
+	inflight map[string]int             // our own writes in progress
+	timers   map[string]*time.Timer
+	warned   map[string]bool
+	handled  map[string]int // settled event bursts handled per path (tests)
+	fires    sync.WaitGroup
+}
+
+func newWatcher(b *Bridge) (*watcher, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watcher{
+		b: b, fw: fw, ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		files:    map[string]int{},
+		dirs:     map[string]map[string]bool{},
+		known:    map[string]fileState{},
+		inflight: map[string]int{},
+		timers:   map[string]*time.Timer{},
+		warned:   map[string]bool{},
+		handled:  map[string]int{},
+	}
+	go w.loop()
+	return w, nil
+}
+
+func (w *watcher) close() error {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	for _, t := range w.timers {
+		t.Stop()
+	}
+	w.mu.Unlock()
+	w.cancel()
+	err := w.fw.Close()
+	<-w.done
+	w.fires.Wait()
+	return err
+}
+
+// track starts watching p for reason.
+func (w *watcher) track(p string, reason int) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	if w.files[p]&reason != 0 {
+		return
+	}
+	w.files[p] |= reason
+	if _, ok := w.known[p]; !ok {
+		w.known[p] = statFile(p)
+	}
+	dir, name := filepath.Split(p)
+	dir = filepath.Clean(dir)
+	names, ok := w.dirs[dir]
+	if !ok {
+		if err := w.fw.Add(dir); err != nil {
+			w.b.log.Debug("fsbridge: cannot watch directory", "dir", dir, "err", err)
+			return // retried on the next track of a file there
+		}
+		names = map[string]bool{}
+		w.dirs[dir] = names
+	}
+	names[name] = true
+}
+
+// untrack drops reason for p and the directory watch when nothing in it is
+// watched any more.
+func (w *watcher) untrack(p string, reason int) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.files[p]&reason == 0 {
+		return
+	}
+	w.files[p] &^= reason
+	if w.files[p] != 0 {
+		return
+	}
+	delete(w.files, p)
+	delete(w.known, p)
+	delete(w.warned, p)
+	if t, ok := w.timers[p]; ok {
+		t.Stop()
+		delete(w.timers, p)
+	}
+	dir, name := filepath.Split(p)
+	dir = filepath.Clean(dir)
+	if names, ok := w.dirs[dir]; ok {
+		delete(names, name)
+		if len(names) == 0 {
+			delete(w.dirs, dir)
+			_ = w.fw.Remove(dir)
+		}
+	}
+}
+
+// beginWrite/endWrite bracket our own writes of p: events in between are
+// held, and the state after the write is recorded as known, so the events
+// our write causes are recognised and ignored.
+func (w *watcher) beginWrite(p string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.inflight[p]++
+	w.mu.Unlock()
+}
+
+func (w *watcher) endWrite(p string) {
+	if w == nil {
+		return
+	}
+	st := statFile(p)
+	w.mu.Lock()
+	w.inflight[p]--
+	if w.inflight[p] <= 0 {
+		delete(w.inflight, p)
+	}
+	w.known[p] = st
+	w.mu.Unlock()
+}
+
+func (w *watcher) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case ev, ok := <-w.fw.Events:
+			if !ok {
+				return
+			}
+			w.event(ev)
+		case err, ok := <-w.fw.Errors:
+			if !ok {
+				return
+			}
+			w.b.log.Debug("fsbridge: watcher error", "err", err)
+		}
+	}
+}
+
+func (w *watcher) event(ev fsnotify.Event) {
+	p := filepath.Clean(ev.Name)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.files[p] == 0 {
+		return
+	}
+	w.scheduleLocked(p)
+}
+
+func (w *watcher) scheduleLocked(p string) {
+	if t, ok := w.timers[p]; ok {
+		t.Reset(w.b.cfg.Debounce)
+		return
+	}
+	w.timers[p] = time.AfterFunc(w.b.cfg.Debounce, func() { w.fire(p) })
+}
+
+// fire handles a settled burst of events for p.
+func (w *watcher) fire(p string) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	if w.inflight[p] > 0 {
+		w.timers[p].Reset(w.b.cfg.Debounce) // our own write: look again after it
+		w.mu.Unlock()
+		return
+	}
+	delete(w.timers, p)
+	st := statFile(p)
+	if old, ok := w.known[p]; ok && old == st {
+		w.handled[p]++
+		w.mu.Unlock()
+		return // nothing new (our own write, or already handled)
+	}
+	w.known[p] = st
+	w.fires.Add(1)
+	w.mu.Unlock()
+	defer w.fires.Done()
+	defer func() {
+		w.mu.Lock()
+		w.handled[p]++
+		w.mu.Unlock()
+	}()
+
+	if w.b.ed == nil || !w.b.isLoaded(p) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(w.ctx, 10*time.Second)
+	defer cancel()
+	modified, err := w.b.ed.Reload(ctx, p)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			w.b.log.Debug("fsbridge: reload failed", "path", p, "err", err)
+		}
+		return
+	}
+	w.mu.Lock()
+	warn := modified && !w.warned[p] && !w.closed
+	if modified {
+		w.warned[p] = true
+	} else {
+		delete(w.warned, p)
+	}
+	w.mu.Unlock()
+	if warn {
+		w.b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk, but its buffer has unsaved changes: not reloaded (writing the buffer will overwrite the change on disk)", p))
+	}
+}
+
+// handledCount is how many settled event bursts for p were handled.
+func (w *watcher) handledCount(p string) int {
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.handled[p]
+}
