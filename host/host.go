@@ -50,6 +50,9 @@ func (h *Host) Register() error {
 		"acp_cancel":     h.rpcCancel,
 		"acp_close":      h.rpcClose,
 		"acp_permission": h.rpcPermission,
+		"acp_set_mode":   h.rpcSetMode,
+		"acp_set_model":  h.rpcSetModel,
+		"acp_set_option": h.rpcSetOption,
 		"acp_ping":       func() (string, error) { return Version, nil },
 	}
 	for name, fn := range handlers {
@@ -225,5 +228,32 @@ func (h *Host) rpcPermission(id int, choice string) error {
 		return nil // answered already (e.g. cancelled): late answers are ignored
 	}
 	s.answer(id, choice)
+	return nil
+}
+
+func (h *Host) rpcSetMode(sid int, mode string) error {
+	s, err := h.session(sid)
+	if err != nil {
+		return err
+	}
+	go s.setMode(mode)
+	return nil
+}
+
+func (h *Host) rpcSetModel(sid int, model string) error {
+	s, err := h.session(sid)
+	if err != nil {
+		return err
+	}
+	go s.setModel(model)
+	return nil
+}
+
+func (h *Host) rpcSetOption(sid int, option string, value any) error {
+	s, err := h.session(sid)
+	if err != nil {
+		return err
+	}
+	go s.setConfigOption(option, value)
 	return nil
 }

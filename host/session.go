@@ -256,7 +256,17 @@ func (s *Session) update(u map[string]any) {
 			return
 		}
 	}
+	if !knownUpdates[kind] {
+		s.log.Info("unknown session update kind", "kind", kind)
+	}
 	s.emit(Event{"type": "update", "update": clean(u)})
+}
+
+// knownUpdates are the sessionUpdate kinds the chat renders.
+var knownUpdates = map[string]bool{
+	"agent_message_chunk": true, "agent_thought_chunk": true, "user_message_chunk": true,
+	"tool_call": true, "tool_call_update": true, "plan": true, "available_commands_update": true,
+	"current_mode_update": true, "config_option_update": true, "session_info_update": true, "usage_update": true,
 }
 
 var chunkKind = map[string]string{

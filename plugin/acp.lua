@@ -40,6 +40,26 @@ cmd("AcpPermission", function()
   require("acp.commands").permission()
 end, { desc = "Show the pending permission prompt again" })
 
+cmd("AcpMode", function(o)
+  require("acp.settings").pick("mode", o.args)
+end, { nargs = "?", complete = function()
+  return require("acp.settings").complete("mode")
+end, desc = "Show or switch the session mode" })
+
+cmd("AcpModel", function(o)
+  require("acp.settings").pick("model", o.args)
+end, { nargs = "?", complete = function()
+  return require("acp.settings").complete("model")
+end, desc = "Show or switch the model" })
+
+cmd("AcpOption", function()
+  require("acp.settings").options()
+end, { desc = "Set one of the agent's config options" })
+
+cmd("AcpPermissions", function()
+  require("acp.rules").manage()
+end, { desc = "List and delete remembered permission rules" })
+
 cmd("AcpLog", function()
   vim.cmd.split(vim.fn.fnameescape(require("acp.host").log_path()))
 end, { desc = "Open the nvim-acp log" })

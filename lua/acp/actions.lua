@@ -55,10 +55,60 @@ function M.open_location(s)
   return true
 end
 
+--- The diff content of the tool call under the cursor, if any.
+function M.diff_at_cursor(s)
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local b = s.transcript:block_at(row)
+  if not b or b.kind ~= "tool" then
+    return nil
+  end
+  for _, c in ipairs(b.data.content or {}) do
+    if c.type == "diff" then
+      return c
+    end
+  end
+end
+
+--- Open the edit under the cursor as a side-by-side diff in a new tab.
+function M.open_diff(s, c)
+  c = c or M.diff_at_cursor(s)
+  if not c then
+    vim.notify("acp: no diff under the cursor", vim.log.levels.INFO)
+    return false
+  end
+  local name = vim.fn.fnamemodify(c.path or "edit", ":t")
+  vim.cmd("tabnew")
+  local function side(label, text)
+    local buf = api.nvim_get_current_buf()
+    vim.bo[buf].buftype = "nofile"
+    vim.bo[buf].bufhidden = "wipe"
+    vim.bo[buf].swapfile = false
+    local lines = vim.split(text or "", "\n", { plain = true })
+    if lines[#lines] == "" then
+      lines[#lines] = nil
+    end
+    api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    pcall(api.nvim_buf_set_name, buf, ("acp://diff/%s/%s"):format(label, name))
+    local ft = vim.filetype.match({ filename = c.path or "" })
+    if ft then
+      vim.bo[buf].filetype = ft
+    end
+    vim.bo[buf].modifiable = false
+    vim.cmd("diffthis")
+  end
+  side("old", c.oldText)
+  vim.cmd("rightbelow vnew")
+  side("new", c.newText)
+  return true
+end
+
 --- <CR> in the transcript: open what is under the cursor.
 function M.activate(s)
   if M.location_at_cursor() then
     return M.open_location(s)
+  end
+  if M.diff_at_cursor(s) then
+    return M.open_diff(s)
   end
   local hook = s.activate_hook
   if hook then

@@ -19,6 +19,8 @@ function M.create(s)
   s.chat_buf = scratch(("acp://chat/%d"):format(s.key), "markdown")
   vim.bo[s.chat_buf].modifiable = false
   s.input_buf = scratch(("acp://input/%d"):format(s.key), "markdown")
+  vim.bo[s.input_buf].omnifunc = "v:lua.require'acp.complete'.omnifunc"
+  vim.bo[s.input_buf].completefunc = "v:lua.require'acp.complete'.omnifunc"
   vim.b[s.chat_buf].acp_session = s.key
   vim.b[s.input_buf].acp_session = s.key
   M.keymaps(s)
@@ -49,6 +51,9 @@ function M.keymaps(s)
   map(s.chat_buf, "n", "gf", function()
     require("acp.actions").open_location(s)
   end, "acp: open the location under the cursor")
+  map(s.chat_buf, "n", "gd", function()
+    require("acp.actions").open_diff(s)
+  end, "acp: side-by-side diff of the edit under the cursor")
   map(s.chat_buf, "n", "<CR>", function()
     require("acp.actions").activate(s)
   end, "acp: open the location or diff under the cursor")
@@ -89,7 +94,9 @@ function M.show(s, opts)
     chat_win = api.nvim_get_current_win()
     api.nvim_win_set_buf(chat_win, s.chat_buf)
     for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false,
-      signcolumn = "no", foldcolumn = "0", winfixwidth = true, conceallevel = 2 }) do
+      signcolumn = "no", foldcolumn = "0", winfixwidth = true, conceallevel = 2,
+      foldmethod = "expr", foldexpr = "v:lua.require'acp.transcript'.foldexpr()",
+      foldtext = "v:lua.require'acp.transcript'.foldtext()", foldlevel = 0, foldenable = true }) do
       vim.wo[chat_win][opt] = v
     end
   end
@@ -133,6 +140,17 @@ function M.update_winbar(s)
   end
   if s.model_name then
     parts[#parts + 1] = "model: " .. s.model_name
+  end
+  if s.plan and #s.plan > 0 then
+    local done, active = 0, nil
+    for _, e in ipairs(s.plan) do
+      if e.status == "completed" then
+        done = done + 1
+      elseif e.status == "in_progress" and not active then
+        active = e.content
+      end
+    end
+    parts[#parts + 1] = ("plan %d/%d%s"):format(done, #s.plan, active and (": " .. active) or "")
   end
   parts[#parts + 1] = "[" .. s.state .. "]"
   local bar = table.concat(parts, " | "):gsub("%%([^#*])", "%%%%%1")

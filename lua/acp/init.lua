@@ -345,6 +345,10 @@ function M._event(s, ev)
     require("acp.permission").done(s, ev.id)
   elseif t == "message" then
     s.transcript:message(ev.level or "info", ev.text or "")
+  elseif t == "model" then
+    s.model_id = ev.model_id
+    require("acp.settings").refresh_names(s)
+    require("acp.chat").update_winbar(s)
   end
 end
 

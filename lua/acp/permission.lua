@@ -105,7 +105,7 @@ local function show_next(s)
     local opt = item.request.options[i]
     for _, k in ipairs(ks) do
       vim.keymap.set("n", k, function()
-        M.respond(s, opt.optionId)
+        M.respond(s, opt.optionId, { interactive = true })
       end, { buffer = buf, nowait = true, desc = "acp: " .. (opt.name or opt.optionId) })
     end
   end
@@ -121,13 +121,22 @@ end
 
 --- A new request from the host.
 function M.request(s, id, req)
-  table.insert(s.permissions, { id = id, request = req })
-  if (req.toolCall or {}).toolCallId and not s.transcript.tools[req.toolCall.toolCallId] then
+  local tc = req.toolCall or {}
+  if tc.toolCallId and not s.transcript.tools[tc.toolCallId] then
     -- Some agents send no tool_call before asking: show the block now.
-    local u = vim.deepcopy(req.toolCall)
+    local u = vim.deepcopy(tc)
     u.status = u.status or "pending"
     s.transcript:tool(u)
   end
+  local rules = require("acp.rules")
+  local rule = rules.match(tc)
+  local opt = rule and rules.option_for(rule, req.options)
+  if opt then
+    s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, tc.title or "tool call"))
+    pcall(require("acp.host").notify, "acp_permission", id, opt.optionId)
+    return
+  end
+  table.insert(s.permissions, { id = id, request = req })
   show_next(s)
   if not s.prompt or s.prompt.id ~= id then
     require("acp")._set_state(s, "awaiting_permission")
@@ -140,8 +149,9 @@ function M.reopen(s)
 end
 
 --- Answer the first pending request with an optionId or option kind.
+--- opts.interactive (a key in the prompt) offers to remember "always" answers.
 ---@return boolean
-function M.respond(s, choice)
+function M.respond(s, choice, opts)
   local item = s.permissions[1]
   if not item then
     return false
@@ -167,6 +177,9 @@ function M.respond(s, choice)
   close_prompt(s)
   s.transcript:message("info", ("Answered: %s (%s)"):format(opt.name or opt.optionId, opt.kind or "?"))
   pcall(require("acp.host").notify, "acp_permission", item.id, opt.optionId)
+  if opts and opts.interactive and (opt.kind == "allow_always" or opt.kind == "reject_always") then
+    require("acp.rules").offer(s, item.request.toolCall or {}, opt.kind == "allow_always" and "allow" or "reject")
+  end
   show_next(s)
   return true
 end

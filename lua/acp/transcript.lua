@@ -281,7 +281,18 @@ function T:tool_lines(tc)
     his[#his + 1] = { #lines - 1, 4, -1, "AcpLocation" }
   end
   for _, c in ipairs(tc.content or {}) do
+    local first = #lines
     vim.list_extend(lines, indent(M.content_lines(c), "    "))
+    if c.type == "diff" then
+      for row = first + 1, #lines do
+        local l = lines[row]:sub(5)
+        if l:match("^%+") and not l:match("^%+%+%+ ") then
+          his[#his + 1] = { row - 1, 4, -1, "AcpDiffAdd" }
+        elseif l:match("^%-") and not l:match("^%-%-%- ") then
+          his[#his + 1] = { row - 1, 4, -1, "AcpDiffDelete" }
+        end
+      end
+    end
   end
   return lines, his
 end
@@ -346,6 +357,70 @@ end
 function T:placeholder(text)
   self:close_stream()
   self:_append("placeholder", { text }, "AcpPlaceholder")
+end
+
+--- The block containing 0-based row, if any.
+function T:block_at(row)
+  for i = #self.blocks, 1, -1 do
+    local b = self.blocks[i]
+    local start = self:_start(b)
+    if row >= start and row < start + b.n then
+      return b
+    end
+    if start < row then
+      return nil
+    end
+  end
+end
+
+--- Fold ranges of thought blocks (0-based, end exclusive), cached per change.
+function T:thought_ranges()
+  local tick = api.nvim_buf_get_changedtick(self.buf)
+  if self._ranges_tick == tick then
+    return self._ranges
+  end
+  local ranges = {}
+  for _, b in ipairs(self.blocks) do
+    if b.kind == "thought" then
+      local start = self:_start(b)
+      ranges[#ranges + 1] = { start, start + b.n }
+    end
+  end
+  self._ranges, self._ranges_tick = ranges, tick
+  return ranges
+end
+
+local function transcript_of(buf)
+  local key = vim.b[buf].acp_session
+  local s = key and require("acp")._session(key)
+  return s and s.transcript
+end
+
+--- 'foldexpr' of the chat window: thought blocks fold (closed by default).
+function M.foldexpr()
+  local t = transcript_of(api.nvim_get_current_buf())
+  if not t then
+    return 0
+  end
+  local row = vim.v.lnum - 1
+  for _, r in ipairs(t:thought_ranges()) do
+    if row == r[1] then
+      return ">1"
+    elseif row > r[1] and row < r[2] then
+      return 1
+    end
+  end
+  return 0
+end
+
+--- 'foldtext' of the chat window.
+function M.foldtext()
+  local n = vim.v.foldend - vim.v.foldstart + 1
+  local first = vim.fn.getline(vim.v.foldstart)
+  if #first > 60 then
+    first = first:sub(1, 57) .. "..."
+  end
+  return ("Thinking (%d line%s): %s"):format(n, n == 1 and "" or "s", first)
 end
 
 --- All lines (for tests and debugging).

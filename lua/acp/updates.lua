@@ -37,6 +37,7 @@ function M.session_info(s, info)
   end
   if info.configOptions then
     s.config_options = info.configOptions
+    require("acp.settings").refresh_names(s)
   end
   winbar(s)
 end
@@ -51,6 +52,7 @@ handlers.tool_call_update = handlers.tool_call
 function handlers.plan(s, u)
   s.plan = u.entries or {}
   s.transcript:plan(s.plan)
+  winbar(s)
 end
 
 local function content_placeholder(s, u)
@@ -68,11 +70,16 @@ end
 function handlers.current_mode_update(s, u)
   s.mode_id = u.currentModeId or u.modeId
   s.mode_name = mode_name(s)
+  local opt = require("acp.settings").option_of(s, "mode")
+  if opt and opt.type ~= "boolean" then
+    opt.currentValue = s.mode_id
+  end
   winbar(s)
 end
 
 function handlers.config_option_update(s, u)
   s.config_options = u.configOptions or s.config_options
+  require("acp.settings").refresh_names(s)
   winbar(s)
 end
 

@@ -1,0 +1,73 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// settingTimeout bounds how long a mode/model/option change may take.
+const settingTimeout = 30 * time.Second
+
+// call sends a request of the session's agent and decodes the raw result.
+func (s *Session) call(method string, params any) (json.RawMessage, error) {
+	s.mu.Lock()
+	a, id := s.agent, s.id
+	s.mu.Unlock()
+	if a == nil || id == "" {
+		return nil, fmt.Errorf("%s: session is not ready", method)
+	}
+	ctx, cancel := a.context(context.Background())
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, settingTimeout)
+	defer cancelT()
+	res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, method, params)
+	if err != nil {
+		return nil, a.describe(method, err)
+	}
+	return res, nil
+}
+
+// setMode switches the session mode (session/set_mode).
+func (s *Session) setMode(mode string) {
+	if _, err := s.call(acp.AgentMethodSessionSetMode, acp.SetSessionModeRequest{SessionId: s.id, ModeId: acp.SessionModeId(mode)}); err != nil {
+		s.emit(Event{"type": "message", "level": "error", "text": err.Error()})
+		return
+	}
+	s.emit(Event{"type": "update", "update": map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": mode}})
+}
+
+// setModel switches the model (session/set_model, unstable in ACP).
+func (s *Session) setModel(model string) {
+	if _, err := s.call(acp.AgentMethodSessionSetModel, acp.UnstableSetSessionModelRequest{SessionId: s.id, ModelId: acp.UnstableModelId(model)}); err != nil {
+		s.emit(Event{"type": "message", "level": "error", "text": err.Error()})
+		return
+	}
+	s.emit(Event{"type": "model", "model_id": model})
+}
+
+// setConfigOption sets a config option (session/set_config_option); value
+// is a bool for boolean options, else a value id.
+func (s *Session) setConfigOption(option string, value any) {
+	var req acp.SetSessionConfigOptionRequest
+	switch v := value.(type) {
+	case bool:
+		req.Boolean = &acp.SetSessionConfigOptionBoolean{SessionId: s.id, ConfigId: acp.SessionConfigId(option), Type: "boolean", Value: v}
+	default:
+		req.ValueId = &acp.SetSessionConfigOptionValueId{SessionId: s.id, ConfigId: acp.SessionConfigId(option), Value: acp.SessionConfigValueId(fmt.Sprint(v))}
+	}
+	res, err := s.call(acp.AgentMethodSessionSetConfigOption, req)
+	if err != nil {
+		s.emit(Event{"type": "message", "level": "error", "text": err.Error()})
+		return
+	}
+	var out map[string]any
+	if json.Unmarshal(res, &out) == nil {
+		if opts, ok := out["configOptions"]; ok {
+			s.emit(Event{"type": "update", "update": clean(map[string]any{"sessionUpdate": "config_option_update", "configOptions": opts})})
+		}
+	}
+}

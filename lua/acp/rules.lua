@@ -1,0 +1,242 @@
+--- Client-side permission rules that persist per project: "always" answers
+--- the user chose to remember, applied to later requests of any agent.
+--- A rule is { kind = tool kind, action = "allow"|"reject", prefix = command
+--- prefix (execute), glob = path glob relative to the project (edits) }.
+local M = {}
+
+local cache = {} ---@type table<string, table[]> project -> rules
+
+--- The project a rule belongs to: the git root of the cwd, else the cwd.
+---@return string
+function M.project()
+  local cwd = vim.fn.getcwd()
+  local git = vim.fs.find(".git", { path = cwd, upward = true })[1]
+  return git and vim.fs.dirname(git) or cwd
+end
+
+--- Where the rules of project are stored.
+---@param project string
+---@return string
+function M.path(project)
+  local name = project:gsub("[^%w%-_.]", "%%"):gsub("%%", "_")
+  return vim.fn.stdpath("state") .. "/acp/permissions/" .. name .. ".json"
+end
+
+--- The rules of project (default: the current one).
+---@return table[]
+function M.list(project)
+  project = project or M.project()
+  if cache[project] then
+    return cache[project]
+  end
+  local rules = {}
+  local f = io.open(M.path(project), "r")
+  if f then
+    local ok, data = pcall(vim.json.decode, f:read("*a"))
+    f:close()
+    if ok and type(data) == "table" and type(data.rules) == "table" then
+      rules = data.rules
+    end
+  end
+  cache[project] = rules
+  return rules
+end
+
+local function save(project, rules)
+  cache[project] = rules
+  local path = M.path(project)
+  vim.fn.mkdir(vim.fs.dirname(path), "p")
+  local tmp = path .. ".tmp"
+  local f = assert(io.open(tmp, "w"))
+  f:write(vim.json.encode({ project = project, rules = rules }))
+  f:close()
+  assert(os.rename(tmp, path))
+end
+
+--- Add a rule to the project (replacing an identical one).
+---@param rule table
+function M.add(rule, project)
+  project = project or M.project()
+  local rules = vim.deepcopy(M.list(project))
+  for i, r in ipairs(rules) do
+    if r.kind == rule.kind and r.prefix == rule.prefix and r.glob == rule.glob then
+      table.remove(rules, i)
+      break
+    end
+  end
+  rules[#rules + 1] = rule
+  save(project, rules)
+end
+
+--- Delete the rule at index i.
+function M.delete(i, project)
+  project = project or M.project()
+  local rules = vim.deepcopy(M.list(project))
+  table.remove(rules, i)
+  save(project, rules)
+end
+
+--- The command of an execute tool call, as one string.
+function M.command(tc)
+  local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
+  local cmd = raw.command or raw.cmd
+  if type(cmd) == "table" then
+    cmd = table.concat(cmd, " ")
+  end
+  return type(cmd) == "string" and cmd or nil
+end
+
+--- Paths an edit tool call touches (locations and diff content).
+function M.paths(tc)
+  local out = {}
+  for _, l in ipairs(tc.locations or {}) do
+    out[#out + 1] = l.path
+  end
+  for _, c in ipairs(tc.content or {}) do
+    if c.type == "diff" and c.path then
+      out[#out + 1] = c.path
+    end
+  end
+  return out
+end
+
+local function relative(path, project)
+  if vim.startswith(path, project .. "/") then
+    return path:sub(#project + 2)
+  end
+  return path
+end
+
+--- Describe a rule in one line.
+function M.describe(r)
+  local what = r.kind
+  if r.prefix then
+    what = ("%s commands starting with `%s`"):format(r.kind, r.prefix)
+  elseif r.glob then
+    what = ("%s of paths matching `%s`"):format(r.kind, r.glob)
+  else
+    what = ("any %s"):format(r.kind)
+  end
+  return ("%s %s"):format(r.action, what)
+end
+
+local function glob_match(glob, path)
+  local ok, pat = pcall(vim.glob.to_lpeg, glob)
+  return ok and pat:match(path) ~= nil
+end
+
+--- The first rule matching a tool call, if any.
+---@param tc table toolCall of a permission request
+---@return table|nil
+function M.match(tc, project)
+  project = project or M.project()
+  if not tc.kind then
+    return nil
+  end
+  for _, r in ipairs(M.list(project)) do
+    if r.kind == tc.kind then
+      if r.prefix then
+        local cmd = M.command(tc)
+        if cmd and (cmd == r.prefix or vim.startswith(cmd, r.prefix .. " ")) then
+          return r
+        end
+      elseif r.glob then
+        local paths = M.paths(tc)
+        local all = #paths > 0
+        for _, p in ipairs(paths) do
+          if not glob_match(r.glob, relative(p, project)) then
+            all = false
+          end
+        end
+        if all then
+          return r
+        end
+      else
+        return r
+      end
+    end
+  end
+end
+
+--- The option a rule answers with: the agent's option of the matching kind.
+function M.option_for(rule, options)
+  local prefs = rule.action == "allow" and { "allow_once", "allow_always" } or { "reject_once", "reject_always" }
+  for _, kind in ipairs(prefs) do
+    for _, o in ipairs(options or {}) do
+      if o.kind == kind then
+        return o
+      end
+    end
+  end
+end
+
+--- Candidate rules to offer after the user picked an "always" option.
+function M.candidates(tc, action, project)
+  project = project or M.project()
+  local out = {}
+  if not tc.kind then
+    return out
+  end
+  out[#out + 1] = { kind = tc.kind, action = action }
+  if tc.kind == "execute" then
+    local cmd = M.command(tc)
+    if cmd then
+      local words = vim.split(vim.trim(cmd), "%s+")
+      local prefix = table.concat(words, " ", 1, math.min(2, #words))
+      out[#out + 1] = { kind = tc.kind, action = action, prefix = prefix }
+    end
+  elseif tc.kind == "edit" or tc.kind == "delete" or tc.kind == "move" or tc.kind == "read" then
+    local paths = M.paths(tc)
+    if #paths > 0 then
+      local rel = relative(paths[1], project)
+      local dir = vim.fs.dirname(rel)
+      out[#out + 1] = { kind = tc.kind, action = action, glob = (dir == "." and "" or dir .. "/") .. "**" }
+    end
+  end
+  return out
+end
+
+--- Offer to remember a rule for a request the user answered "always".
+function M.offer(s, tc, action)
+  local cands = M.candidates(tc, action)
+  if #cands == 0 then
+    return
+  end
+  local items = { { label = "No (the agent remembers it for this session only)" } }
+  for _, r in ipairs(cands) do
+    items[#items + 1] = { label = "Remember for this project: " .. M.describe(r), rule = r }
+  end
+  vim.ui.select(items, {
+    prompt = "Also remember this on the client?",
+    format_item = function(it)
+      return it.label
+    end,
+  }, function(it)
+    if it and it.rule then
+      M.add(it.rule)
+      if s and s.transcript then
+        s.transcript:message("info", "Rule saved: " .. M.describe(it.rule))
+      end
+    end
+  end)
+end
+
+--- :AcpPermissions: list the project's rules; choosing one deletes it.
+function M.manage()
+  local rules = M.list()
+  if #rules == 0 then
+    vim.notify("acp: no permission rules for " .. M.project(), vim.log.levels.INFO)
+    return
+  end
+  vim.ui.select(rules, {
+    prompt = "Permission rules (choose one to delete it)",
+    format_item = M.describe,
+  }, function(r, i)
+    if r then
+      M.delete(i)
+      vim.notify("acp: deleted rule: " .. M.describe(r), vim.log.levels.INFO)
+    end
+  end)
+end
+
+return M
