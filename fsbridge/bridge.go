@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -453,7 +454,7 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		return st, osErr(real, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, b.cfg.MaxBytes+1))
+	data, err := readCapped(f, fi.Size(), b.cfg.MaxBytes)
 	if err != nil {
 		return st, osErr(real, err)
 	}
@@ -464,7 +465,10 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		st.notText = true
 		return st, nil
 	}
-	st.text = string(data)
+	if len(data) > 0 {
+		// data is never written again: share it instead of copying.
+		st.text = unsafe.String(&data[0], len(data))
+	}
 	if err := b.checkText(real, st.text); err != nil {
 		if strict {
 			return st, err
@@ -794,4 +798,29 @@ func (b *Bridge) askReview(ctx context.Context, real, cur, proposed string) erro
 		return reqErr(CodeInternal, real, ReasonDeclined, "the user declined the edit of %s; nothing was written", real)
 	}
 	return nil
+}
+
+// readCapped reads all of f (whose size was sizeHint when stat'ed) but no
+// more than max+1 bytes, in one allocation when the size did not change.
+func readCapped(f *os.File, sizeHint, max int64) ([]byte, error) {
+	if sizeHint < 0 || sizeHint > max {
+		sizeHint = max
+	}
+	buf := make([]byte, 0, sizeHint+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(buf)) > max {
+			return buf, nil
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
 }

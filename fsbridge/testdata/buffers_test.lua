@@ -1,0 +1,274 @@
+-- Tests for lua/acp/buffers.lua. Run:
+--   nvim --headless -u NONE -i NONE --cmd 'set rtp^=/path/to/repo' -l fsbridge/testdata/buffers_test.lua
+-- Prints "ok <name>" / "FAIL <name>: <err>" and exits 1 on any failure.
+local api, uv = vim.api, vim.uv or vim.loop
+local B = require('acp.buffers')
+vim.o.hidden = true
+vim.o.swapfile = false
+vim.o.shortmess = vim.o.shortmess .. 'AFWs'
+
+local tmp = uv.fs_realpath((vim.fn.tempname():gsub('[^/]+$', ''))) .. '/acpbuf' .. uv.getpid()
+vim.fn.mkdir(tmp, 'p')
+
+local function write(path, text)
+  local f = assert(io.open(path, 'wb'))
+  f:write(text)
+  f:close()
+end
+local function read(path)
+  local f = assert(io.open(path, 'rb'))
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+-- Change a file so that its mtime surely differs from what Neovim recorded.
+local bump = 0
+local function write_later(path, text)
+  write(path, text)
+  bump = bump + 10
+  local t = os.time() + bump
+  uv.fs_utime(path, t, t)
+end
+local function eq(want, got, what)
+  if not vim.deep_equal(want, got) then
+    error(string.format('%s: want %s, got %s', what or 'value', vim.inspect(want), vim.inspect(got)), 2)
+  end
+end
+
+local failed = 0
+local function test(name, fn)
+  vim.cmd('silent! %bwipeout!')
+  local ok, err = pcall(fn)
+  if ok then
+    print('ok ' .. name)
+  else
+    failed = failed + 1
+    print('FAIL ' .. name .. ': ' .. tostring(err))
+  end
+end
+
+local function lines(n, prefix)
+  local t = {}
+  for i = 1, n do
+    t[i] = (prefix or 'line ') .. i
+  end
+  return t
+end
+
+test('realpath resolves symlinks and missing files', function()
+  vim.fn.mkdir(tmp .. '/real', 'p')
+  uv.fs_symlink(tmp .. '/real', tmp .. '/link')
+  write(tmp .. '/real/f.txt', 'x\n')
+  eq(tmp .. '/real/f.txt', B.realpath(tmp .. '/link/f.txt'))
+  eq(tmp .. '/real/new/dir/g.txt', B.realpath(tmp .. '/link/new/dir/g.txt'))
+  eq(tmp .. '/real/f.txt', B.realpath(tmp .. '/real/../real/./f.txt'))
+end)
+
+test('snapshot: nil when not loaded, lines/eol/modified/tick when loaded', function()
+  local p = tmp .. '/snap.txt'
+  write(p, 'a\nb\n')
+  eq(nil, B.snapshot(p))
+  vim.cmd('edit ' .. tmp .. '/link/../snap.txt')
+  local s = B.snapshot(p)
+  eq({ 'a', 'b' }, s.lines, 'lines')
+  eq(true, s.eol, 'eol')
+  eq(false, s.modified, 'modified')
+  eq(api.nvim_get_current_buf(), s.bufnr, 'bufnr')
+  api.nvim_buf_set_lines(0, 2, 2, true, { 'unsaved' })
+  s = B.snapshot(p)
+  eq({ 'a', 'b', 'unsaved' }, s.lines)
+  eq(true, s.modified)
+  eq(api.nvim_buf_get_changedtick(0), s.tick)
+end)
+
+test('snapshot: eol follows eol/fixeol/binary; empty buffer', function()
+  local p = tmp .. '/noeol.txt'
+  write(p, 'a\nb')
+  vim.cmd('edit ' .. p)
+  eq(true, B.snapshot(p).eol, 'fixeol adds the newline on write')
+  vim.bo.fixeol = false
+  eq(false, B.snapshot(p).eol, 'nofixeol noeol')
+  vim.bo.binary = true
+  vim.bo.fixeol = true
+  eq(false, B.snapshot(p).eol, 'binary ignores fixeol')
+  local e = tmp .. '/empty.txt'
+  write(e, '')
+  vim.cmd('edit ' .. e)
+  local s = B.snapshot(e)
+  eq({ '' }, s.lines)
+  eq(false, s.eol, 'empty buffer')
+  local one = tmp .. '/oneline.txt'
+  write(one, '\n')
+  vim.cmd('edit ' .. one)
+  s = B.snapshot(one)
+  eq({ '' }, s.lines)
+  eq(true, s.eol, 'one empty line')
+end)
+
+test('snapshot reloads a stale unmodified buffer keeping the view', function()
+  local p = tmp .. '/stale.txt'
+  write(p, table.concat(lines(100), '\n') .. '\n')
+  vim.cmd('edit ' .. p)
+  api.nvim_win_set_cursor(0, { 50, 2 })
+  local t = lines(100, 'new ')
+  write_later(p, table.concat(t, '\n') .. '\n')
+  local s = B.snapshot(p)
+  eq('new 1', s.lines[1])
+  eq(false, s.modified)
+  eq({ 50, 2 }, api.nvim_win_get_cursor(0), 'cursor')
+  eq({ 'new 1' }, api.nvim_buf_get_lines(0, 0, 1, true))
+end)
+
+test('modified buffer is not reloaded; reload reports modified only when stale', function()
+  local p = tmp .. '/mod.txt'
+  write(p, 'a\n')
+  vim.cmd('edit ' .. p)
+  B.list_loaded() -- records the disk state
+  api.nvim_buf_set_lines(0, 0, 1, true, { 'user' })
+  eq({ modified = false, reloaded = false }, B.reload(p), 'not stale yet')
+  write_later(p, 'external\n')
+  eq({ 'user' }, B.snapshot(p).lines)
+  eq({ modified = true, reloaded = false }, B.reload(p))
+  eq({ 'user' }, api.nvim_buf_get_lines(0, 0, -1, true))
+end)
+
+for _, autoread in ipairs({ true, false }) do
+test('reload reloads an unmodified stale buffer, keeps views (autoread=' .. tostring(autoread) .. ')', function()
+  vim.o.autoread = autoread
+  local p = tmp .. '/rel' .. tostring(autoread) .. '.txt'
+  write(p, table.concat(lines(200), '\n') .. '\n')
+  vim.cmd('edit ' .. p)
+  vim.cmd('normal! 120Gzt')
+  local view = vim.fn.winsaveview()
+  write_later(p, table.concat(lines(200, 'x'), '\n') .. '\n')
+  eq({ modified = false, reloaded = true }, B.reload(p))
+  eq('x1', api.nvim_buf_get_lines(0, 0, 1, true)[1])
+  local v = vim.fn.winsaveview()
+  eq({ view.lnum, view.topline }, { v.lnum, v.topline }, 'view')
+  eq({ modified = false, reloaded = false }, B.reload(p), 'second reload is a no-op')
+  eq({ modified = false, reloaded = false }, B.reload(tmp .. '/not-loaded.txt'))
+end)
+end
+
+test('apply: tick check, one undo step, cursor/marks kept, written, BufWritePre skipped', function()
+  local p = tmp .. '/apply.txt'
+  write(p, table.concat(lines(20), '\n') .. '\n')
+  vim.cmd('edit ' .. p)
+  -- a user edit not yet separated from what follows
+  api.nvim_buf_set_lines(0, 19, 20, true, { 'line 20 user' })
+  api.nvim_win_set_cursor(0, { 15, 3 })
+  api.nvim_buf_set_mark(0, 'a', 18, 0, {})
+  local pre, post = 0, 0
+  local g = api.nvim_create_augroup('t', {})
+  api.nvim_create_autocmd('BufWritePre', { group = g, callback = function() pre = pre + 1 end })
+  api.nvim_create_autocmd('BufWritePost', { group = g, callback = function() post = post + 1 end })
+  local s = B.snapshot(p)
+  eq('buffer changed', B.apply(s.bufnr, s.tick - 1, {}, true))
+  local hunks = {
+    { start = 1, count = 1, lines = { 'TWO' } },
+    { start = 4, count = 0, lines = { 'ins a', 'ins b' } },
+    { start = 9, count = 2, lines = {} },
+  }
+  eq(true, B.apply(s.bufnr, s.tick, hunks, true))
+  local want = lines(20)
+  want[2] = 'TWO'
+  want[20] = 'line 20 user'
+  table.remove(want, 10)
+  table.remove(want, 10)
+  table.insert(want, 5, 'ins b')
+  table.insert(want, 5, 'ins a')
+  eq(want, api.nvim_buf_get_lines(0, 0, -1, true), 'buffer')
+  eq(table.concat(want, '\n') .. '\n', read(p), 'disk')
+  eq(false, vim.bo.modified, 'saved')
+  eq({ 15, 3 }, api.nvim_win_get_cursor(0), 'cursor (+2 -2 above it)')
+  eq({ 18, 0 }, api.nvim_buf_get_mark(0, 'a'), 'mark')
+  eq({ 0, 1 }, { pre, post }, 'BufWritePre skipped, BufWritePost ran')
+  vim.cmd('silent undo')
+  local before = lines(20)
+  before[20] = 'line 20 user'
+  eq(before, api.nvim_buf_get_lines(0, 0, -1, true), 'one undo step takes the agent edit back, keeps the user edit')
+  api.nvim_del_augroup_by_id(g)
+end)
+
+test('apply: hidden buffer, eol off, empty result', function()
+  local p = tmp .. '/hidden.txt'
+  write(p, 'a\nb\n')
+  vim.cmd('edit ' .. p)
+  local b = api.nvim_get_current_buf()
+  vim.cmd('enew')
+  local s = B.snapshot(p)
+  eq(b, s.bufnr)
+  eq(true, B.apply(b, s.tick, { { 1, 1, { 'B' } } }, false))
+  eq('a\nB', read(p))
+  s = B.snapshot(p)
+  eq(false, s.eol)
+  eq(true, B.apply(b, s.tick, { { start = 0, count = 2, lines = { '' } } }, false))
+  eq('', read(p))
+  s = B.snapshot(p)
+  eq(true, B.apply(b, s.tick, { { start = 0, count = 1, lines = { 'x' } } }, true))
+  eq('x\n', read(p))
+end)
+
+test('apply: new buffer for a missing file is written', function()
+  local p = tmp .. '/newfile.txt'
+  vim.cmd('edit ' .. p)
+  local s = B.snapshot(p)
+  eq({ '' }, s.lines)
+  eq(true, B.apply(s.bufnr, s.tick, { { start = 0, count = 1, lines = { 'hello' } } }, true))
+  eq('hello\n', read(p))
+end)
+
+test('apply: write failure undoes the change', function()
+  local d = tmp .. '/ro'
+  vim.fn.mkdir(d, 'p')
+  local p = d .. '/f.txt'
+  write(p, 'a\n')
+  vim.cmd('edit ' .. p)
+  local s = B.snapshot(p)
+  vim.bo.modifiable = true
+  -- make :write fail: replace the directory with a file
+  vim.fn.delete(d, 'rf')
+  write(d, 'not a dir')
+  local r = B.apply(s.bufnr, s.tick, { { start = 0, count = 1, lines = { 'b' } } }, true)
+  assert(type(r) == 'string' and r:match('^write failed'), 'want write failure, got ' .. vim.inspect(r))
+  eq({ 'a' }, api.nvim_buf_get_lines(0, 0, -1, true))
+  vim.fn.delete(d)
+end)
+
+test('list_loaded and setup_autocmds notify the host', function()
+  local sent = {}
+  local orig = vim.rpcnotify
+  vim.rpcnotify = function(chan, method, path)
+    sent[#sent + 1] = { chan, method, path }
+  end
+  local ok, err = pcall(function()
+    B.setup_autocmds(42)
+    local p = tmp .. '/auto.txt'
+    write(p, 'a\n')
+    vim.cmd('edit ' .. tmp .. '/link/../auto.txt')
+    vim.cmd('edit ' .. tmp .. '/brand/new.txt')
+    vim.cmd('new')
+    vim.bo.buftype = 'nofile'
+    vim.cmd('bwipeout!')
+    eq(true, vim.tbl_contains(B.list_loaded(), p), 'list_loaded')
+    vim.cmd('bwipeout! ' .. vim.fn.bufnr(p))
+    eq({
+      { 42, 'acp_buf_loaded', p },
+      { 42, 'acp_buf_loaded', tmp .. '/brand/new.txt' },
+      { 42, 'acp_buf_unloaded', p },
+    }, vim.tbl_filter(function(x)
+      return x[3] == p or x[3] == tmp .. '/brand/new.txt'
+    end, sent))
+  end)
+  vim.rpcnotify = orig
+  api.nvim_del_augroup_by_name('acp_buffers')
+  assert(ok, err)
+end)
+
+vim.fn.delete(tmp, 'rf')
+if failed > 0 then
+  print(failed .. ' failed')
+  vim.cmd('cquit 1')
+end
+print('all ok')
+vim.cmd('qa!')
