@@ -94,22 +94,22 @@ func (w *watcher) track(p string, reason int) {
 	if w.files[p]&reason != 0 {
 		return
 	}
-	w.files[p] |= reason
-	if _, ok := w.known[p]; !ok {
-		w.known[p] = statFile(p)
-	}
 	dir, name := filepath.Split(p)
 	dir = filepath.Clean(dir)
 	names, ok := w.dirs[dir]
 	if !ok {
 		if err := w.fw.Add(dir); err != nil {
 			w.b.log.Debug("fsbridge: cannot watch directory", "dir", dir, "err", err)
-			return // retried on the next track of a file there
+			return // retried on the next track of this file
 		}
 		names = map[string]bool{}
 		w.dirs[dir] = names
 	}
 	names[name] = true
+	w.files[p] |= reason
+	if _, ok := w.known[p]; !ok {
+		w.known[p] = statFile(p)
+	}
 }
 
 // untrack drops reason for p and the directory watch when nothing in it is
