@@ -145,8 +145,36 @@ func (e *Editor) Lua(code string, result any, args ...any) {
 	if args == nil {
 		args = []any{}
 	}
-	if err := e.nv.ExecLua(code, result, args...); err != nil {
-		e.t.Fatalf("lua %q: %v", code, err)
+	done := make(chan error, 1)
+	go func() { done <- e.nv.ExecLua(code, result, args...) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			e.t.Fatalf("lua %q: %v", code, err)
+		}
+	case <-time.After(30 * time.Second):
+		m, _ := e.nv.Mode()
+		e.t.Fatalf("lua %q: Neovim did not answer in 30s (mode %+v)", code, m)
+	}
+}
+
+// AnswerBlockingPrompt waits until Neovim blocks for input (vim.ui.select's
+// inputlist in headless mode) and types keys.
+func (e *Editor) AnswerBlockingPrompt(keys string) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, err := e.nv.Mode()
+		if err == nil && m.Blocking {
+			break
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("Neovim never blocked for input (mode %+v, err %v)", m, err)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval
+	}
+	if _, err := e.nv.Input(keys); err != nil {
+		e.t.Fatal(err)
 	}
 }
 

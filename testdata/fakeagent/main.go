@@ -33,20 +33,29 @@ type Scenario struct {
 
 // Step is one action of a turn; exactly one field is set.
 type Step struct {
-	Update     map[string]any    `json:"update,omitempty"`
-	Text       string            `json:"text,omitempty"`
-	Chunks     int               `json:"chunks,omitempty"` // n agent_message_chunks "<prefix><i>\n"
-	Prefix     string            `json:"prefix,omitempty"`
-	Request    string            `json:"request,omitempty"` // method of a request to the client
-	Params     map[string]any    `json:"params,omitempty"`
-	WaitCancel bool              `json:"wait_cancel,omitempty"`
-	Exit       *int              `json:"exit,omitempty"`
-	OnceFile   string            `json:"once_file,omitempty"` // with exit: only when this file does not exist yet (then created)
-	Hang       bool              `json:"hang,omitempty"`
-	Garbage    string            `json:"garbage,omitempty"`
-	SleepMS    int               `json:"sleep_ms,omitempty"`
-	Stop       string            `json:"stop,omitempty"`  // ends the turn with this stop reason
-	Error      *acp.RequestError `json:"error,omitempty"` // ends the turn with this error
+	Update     map[string]any `json:"update,omitempty"`
+	Text       string         `json:"text,omitempty"`
+	Chunks     int            `json:"chunks,omitempty"` // n agent_message_chunks "<prefix><i>\n"
+	Prefix     string         `json:"prefix,omitempty"`
+	Request    string         `json:"request,omitempty"`    // method of a request to the client
+	Async      bool           `json:"async,omitempty"`      // with request: do not wait for the answer
+	WaitAsync  bool           `json:"wait_async,omitempty"` // wait for every async request's answer
+	Params     map[string]any `json:"params,omitempty"`
+	WaitCancel bool           `json:"wait_cancel,omitempty"`
+	Exit       *int           `json:"exit,omitempty"`
+	OnceFile   string         `json:"once_file,omitempty"` // with exit: only when this file does not exist yet (then created)
+	Hang       bool           `json:"hang,omitempty"`
+	Garbage    string         `json:"garbage,omitempty"`
+	SleepMS    int            `json:"sleep_ms,omitempty"`
+	Stop       string         `json:"stop,omitempty"` // ends the turn with this stop reason
+	// With request: Save names the result's terminalId for later "$name"
+	// params (the last one is always "$terminalId"); Until repeats the
+	// request every 20 ms until its result or error (as JSON) contains the
+	// string, for at most TimeoutMS (default 10000).
+	Save      string            `json:"save,omitempty"`
+	Until     string            `json:"until,omitempty"`
+	TimeoutMS int               `json:"timeout_ms,omitempty"`
+	Error     *acp.RequestError `json:"error,omitempty"` // ends the turn with this error
 }
 
 type agent struct {
@@ -61,6 +70,7 @@ type agent struct {
 	turn     int
 	cancel   chan struct{}
 	sessions int
+	vars     map[string]any // saved results for "$name" params
 }
 
 type lockedWriter struct {
@@ -187,8 +197,84 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	return nil, acp.NewMethodNotFound(method)
 }
 
+// save remembers a result's terminalId as "$terminalId" and, when name is
+// set, as "$name".
+func (a *agent) save(name string, result any) {
+	m, ok := result.(map[string]any)
+	if !ok || m["terminalId"] == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.vars == nil {
+		a.vars = map[string]any{}
+	}
+	a.vars["terminalId"] = m["terminalId"]
+	if name != "" {
+		a.vars[name] = m["terminalId"]
+	}
+}
+
+// substitute replaces "$name" strings (also inside maps and lists) with
+// saved values; updates and params both go through it.
+func (a *agent) substitute(v any) any {
+	switch t := v.(type) {
+	case string:
+		if strings.HasPrefix(t, "$") {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if x, ok := a.vars[t[1:]]; ok {
+				return x
+			}
+		}
+		return t
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = a.substitute(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = a.substitute(x)
+		}
+		return out
+	}
+	return v
+}
+
 func (a *agent) notify(ctx context.Context, sid string, update map[string]any) error {
 	return a.conn.SendNotification(ctx, acp.ClientMethodSessionUpdate, map[string]any{"sessionId": sid, "update": update})
+}
+
+// request sends st's request, logs the answer and saves its terminalId;
+// with st.Until it repeats until the answer contains that string.
+func (a *agent) request(ctx context.Context, st Step, params map[string]any) {
+	deadline := time.Now().Add(10 * time.Second)
+	if st.TimeoutMS > 0 {
+		deadline = time.Now().Add(time.Duration(st.TimeoutMS) * time.Millisecond)
+	}
+	for {
+		res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, st.Request, params)
+		entry := map[string]any{"method": st.Request}
+		var raw []byte
+		if err != nil {
+			entry["error"] = err
+			raw, _ = json.Marshal(err)
+		} else {
+			var v any
+			_ = json.Unmarshal(res, &v)
+			entry["result"] = v
+			raw = res
+			a.save(st.Save, v)
+		}
+		if st.Until == "" || strings.Contains(string(raw), st.Until) || time.Now().After(deadline) || ctx.Err() != nil {
+			a.log("response", entry)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func (a *agent) cancelled() chan struct{} {
@@ -200,10 +286,11 @@ func (a *agent) cancelled() chan struct{} {
 // run plays steps and returns the stop reason.
 func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp.RequestError) {
 	cancelCh := a.cancelled()
+	var async sync.WaitGroup
 	for _, st := range steps {
 		switch {
 		case st.Update != nil:
-			a.notify(ctx, sid, st.Update)
+			a.notify(ctx, sid, a.substitute(st.Update).(map[string]any))
 		case st.Text != "":
 			a.notify(ctx, sid, map[string]any{"sessionUpdate": "agent_message_chunk",
 				"content": map[string]any{"type": "text", "text": st.Text}})
@@ -215,18 +302,19 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 		case st.Request != "":
 			params := map[string]any{"sessionId": sid}
 			for k, v := range st.Params {
-				params[k] = v
+				params[k] = a.substitute(v)
 			}
-			res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, st.Request, params)
-			entry := map[string]any{"method": st.Request}
-			if err != nil {
-				entry["error"] = err
+			if st.Async {
+				async.Add(1)
+				go func(st Step) {
+					defer async.Done()
+					a.request(ctx, st, params)
+				}(st)
 			} else {
-				var v any
-				_ = json.Unmarshal(res, &v)
-				entry["result"] = v
+				a.request(ctx, st, params)
 			}
-			a.log("response", entry)
+		case st.WaitAsync:
+			async.Wait()
 		case st.WaitCancel:
 			select {
 			case <-cancelCh:

@@ -1,0 +1,239 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+var permOptions = []any{
+	M{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+	M{"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+	M{"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+	M{"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
+}
+
+func permRequest(id, title, kind, command string) M {
+	tc := M{"toolCallId": id, "title": title, "kind": kind}
+	if command != "" {
+		tc["rawInput"] = M{"command": command}
+	}
+	return M{"request": "session/request_permission", "params": M{"toolCall": tc, "options": permOptions}}
+}
+
+// outcomes lists the permission outcomes the agent received, in order.
+func outcomes(e *Editor) []string {
+	var out []string
+	for _, r := range e.AgentResponses("session/request_permission") {
+		res, _ := r["result"].(map[string]any)
+		o, _ := res["outcome"].(map[string]any)
+		switch o["outcome"] {
+		case "selected":
+			out = append(out, o["optionId"].(string))
+		case "cancelled":
+			out = append(out, "cancelled")
+		default:
+			out = append(out, "error")
+		}
+	}
+	return out
+}
+
+func waitOutcomes(e *Editor, n int) []string {
+	e.t.Helper()
+	var got []string
+	e.Eventually("permission outcomes", 10*time.Second, func() bool {
+		got = outcomes(e)
+		return len(got) >= n
+	})
+	return got
+}
+
+// promptText is the text of the open permission prompt ("" if none).
+func promptText(e *Editor) string {
+	var lines []string
+	e.Lua(`local s = require("acp")._session()
+		if not s.prompt or not vim.api.nvim_buf_is_valid(s.prompt.buf) then return {} end
+		return vim.api.nvim_buf_get_lines(s.prompt.buf, 0, -1, false)`, &lines)
+	return strings.Join(lines, "\n")
+}
+
+func TestPermissionAnsweredByKey(t *testing.T) {
+	for _, tc := range []struct {
+		key, want string
+	}{
+		{"a", "allow"},
+		{"r", "reject"},
+		{"R", "reject-always"},
+		{"2", "allow-always"},
+		{"3", "reject"},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run ls", "execute", "ls -la"), text("after")}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("do it")
+			e.WaitState("awaiting_permission")
+			p := promptText(e)
+			for _, want := range []string{"Permission: Run ls", "kind: execute", "$ ls -la", "[1/a] Allow (allow_once)",
+				"[2/A] Always allow (allow_always)", "[3/r] Reject (reject_once)", "[4/R] Always reject (reject_always)"} {
+				if !strings.Contains(p, want) {
+					t.Fatalf("prompt lacks %q:\n%s", want, p)
+				}
+			}
+			if _, err := e.nv.Input(tc.key); err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasSuffix(tc.want, "-always") {
+				// The prompt offers to remember a client rule: decline (item 1).
+				e.AnswerBlockingPrompt("1<CR>")
+			}
+			got := waitOutcomes(e, 1)
+			if got[0] != tc.want {
+				t.Fatalf("key %q answered %q, want %q", tc.key, got[0], tc.want)
+			}
+			st := e.WaitState("ready")
+			if st.StopReason != "end_turn" {
+				t.Fatalf("stop_reason %q", st.StopReason)
+			}
+			indexOrder(t, e.ChatText(), "Run ls", "Permission requested: Run ls", "Answered:", "after")
+		})
+	}
+}
+
+func TestRespondPermissionFromLua(t *testing.T) {
+	for _, choice := range []string{"allow_once", "allow_always", "reject_once", "reject_always", "reject"} {
+		t.Run(choice, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Edit file", "edit", "")}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("edit")
+			e.WaitState("awaiting_permission")
+			var ok bool
+			e.Lua(`return require("acp").respond_permission(...)`, &ok, choice)
+			if !ok {
+				t.Fatalf("respond_permission(%q) returned false", choice)
+			}
+			want := map[string]string{"allow_once": "allow", "allow_always": "allow-always", "reject_once": "reject",
+				"reject_always": "reject-always", "reject": "reject"}[choice]
+			if got := waitOutcomes(e, 1); got[0] != want {
+				t.Fatalf("answered %q, want %q", got[0], want)
+			}
+			e.WaitState("ready")
+		})
+	}
+}
+
+func TestCancelWhilePermissionPromptOpen(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run rm", "execute", "rm -rf build"), M{"wait_cancel": true}}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("clean")
+	e.WaitState("awaiting_permission")
+	e.Lua(`vim.cmd("AcpCancel")`, nil)
+	if got := waitOutcomes(e, 1); got[0] != "cancelled" {
+		t.Fatalf("outcome %q, want cancelled", got[0])
+	}
+	st := e.WaitState("ready")
+	if st.StopReason != "cancelled" {
+		t.Fatalf("stop_reason %q", st.StopReason)
+	}
+	if p := promptText(e); p != "" {
+		t.Fatalf("prompt still open:\n%s", p)
+	}
+	// A late answer is ignored, not an error.
+	var ok bool
+	e.Lua(`return require("acp").respond_permission("allow_once")`, &ok)
+	if ok {
+		t.Fatal("respond_permission answered a request that was cancelled")
+	}
+}
+
+func TestQueuedPermissionRequestsInOrder(t *testing.T) {
+	e := startEditor(t)
+	first := permRequest("p1", "First tool", "execute", "make")
+	first["async"] = true
+	second := permRequest("p2", "Second tool", "execute", "make test")
+	second["async"] = true
+	e.SetupFake(M{"turns": []any{[]any{first, M{"sleep_ms": 50}, second, M{"wait_async": true}}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("build")
+	e.WaitState("awaiting_permission")
+	e.Eventually("both requests queued", 5*time.Second, func() bool {
+		var n int
+		e.Lua(`return #require("acp")._session().permissions`, &n)
+		return n == 2
+	})
+	if p := promptText(e); !strings.Contains(p, "First tool") {
+		t.Fatalf("first prompt:\n%s", p)
+	}
+	e.nv.Input("r")
+	e.Eventually("second prompt", 5*time.Second, func() bool { return strings.Contains(promptText(e), "Second tool") })
+	if st := e.Status(); st.State != "awaiting_permission" {
+		t.Fatalf("state with a queued request = %q", st.State)
+	}
+	e.nv.Input("a")
+	got := waitOutcomes(e, 2)
+	if got[0] != "reject" || got[1] != "allow" {
+		t.Fatalf("outcomes %v, want [reject allow]", got)
+	}
+	e.WaitState("ready")
+}
+
+func TestAutoAllow(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Read config", "read", ""), text("done")}}},
+		M{"permissions": M{"auto_allow": []string{"read"}}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("read")
+	st := e.WaitState("ready")
+	if st.StopReason != "end_turn" {
+		t.Fatalf("stop %q", st.StopReason)
+	}
+	if got := outcomes(e); len(got) != 1 || got[0] != "allow" {
+		t.Fatalf("outcomes %v", got)
+	}
+	if !strings.Contains(e.ChatText(), "auto-allowed read: Read config") {
+		t.Fatalf("chat does not say it auto-allowed:\n%s", e.ChatText())
+	}
+}
+
+func TestPermissionRuleRemembered(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{
+		[]any{permRequest("p1", "Run git status", "execute", "git status")},
+		[]any{permRequest("p2", "Run git status -s", "execute", "git status -s"), permRequest("p3", "Run git push", "execute", "git push")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("status")
+	e.WaitState("awaiting_permission")
+	e.nv.Input("A")
+	// 1: no, 2: any execute, 3: commands starting with "git status".
+	e.AnswerBlockingPrompt("3<CR>")
+	e.WaitState("ready")
+	var rules []map[string]any
+	e.Lua(`return require("acp.rules").list()`, &rules)
+	if len(rules) != 1 || rules[0]["prefix"] != "git status" || rules[0]["action"] != "allow" {
+		t.Fatalf("rules %v", rules)
+	}
+	// A new session (any agent) gets the rule applied; other commands still ask.
+	e.Send("again")
+	e.WaitState("awaiting_permission")
+	if p := promptText(e); !strings.Contains(p, "git push") {
+		t.Fatalf("expected the git push prompt, got:\n%s", p)
+	}
+	e.nv.Input("r")
+	got := waitOutcomes(e, 3)
+	if got[0] != "allow-always" || got[1] != "allow" || got[2] != "reject" {
+		t.Fatalf("outcomes %v", got)
+	}
+	if !strings.Contains(e.ChatText(), "Rule (allow execute commands starting with `git status`) answered allow_once") {
+		t.Fatalf("chat does not name the rule:\n%s", e.ChatText())
+	}
+}
