@@ -165,7 +165,8 @@ func (e *Editor) AnswerBlockingPrompt(keys string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		m, err := e.nv.Mode()
-		if err == nil && m.Blocking {
+		// 0.10's inputlist() blocks in normal mode; 0.12 asks on the command line.
+		if err == nil && (m.Blocking || m.Mode == "c") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -95,9 +95,11 @@ function M.show(s, opts)
     api.nvim_win_set_buf(chat_win, s.chat_buf)
     for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false,
       signcolumn = "no", foldcolumn = "0", winfixwidth = true, conceallevel = 2,
-      foldmethod = "expr", foldexpr = "v:lua.require'acp.transcript'.foldexpr()",
-      foldtext = "v:lua.require'acp.transcript'.foldtext()", foldlevel = 0, foldenable = true }) do
+      foldmethod = "manual", foldtext = "v:lua.require'acp.transcript'.foldtext()", foldenable = true }) do
       vim.wo[chat_win][opt] = v
+    end
+    if s.transcript then
+      s.transcript:refold(chat_win)
     end
   end
   s.chat_win = chat_win

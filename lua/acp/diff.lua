@@ -8,8 +8,11 @@ local M = {}
 ---@return string[]
 function M.unified(path, old, new)
   local out = {}
-  out[#out + 1] = "--- " .. (old and ("a/" .. path) or "/dev/null")
-  out[#out + 1] = "+++ b/" .. path
+  local rel = vim.fn.fnamemodify(path, ":~:.")
+  local a_name = rel:sub(1, 1) == "/" and rel or ("a/" .. rel)
+  local b_name = rel:sub(1, 1) == "/" and rel or ("b/" .. rel)
+  out[#out + 1] = "--- " .. (old and a_name or "/dev/null")
+  out[#out + 1] = "+++ " .. b_name
   local a = old or ""
   if a ~= "" and a:sub(-1) ~= "\n" then
     a = a .. "\n"

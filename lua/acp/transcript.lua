@@ -64,6 +64,7 @@ end
 
 --- Append a new block of lines at the end; returns the block.
 function T:_append(kind, lines, hl)
+  self:close_stream()
   local b = { kind = kind, n = #lines, hl = hl }
   self:_edit(function(buf)
     local start
@@ -136,8 +137,9 @@ end
 --- Close any open stream so the next text starts a new block.
 function T:close_stream()
   local b = self.blocks[#self.blocks]
-  if b then
+  if b and b.open then
     b.open = false
+    self:_fold_thought(b)
   end
 end
 
@@ -170,6 +172,31 @@ function T:append_text(kind, text)
   end)
   if b.hl then
     self:_highlight(b)
+  end
+end
+
+-- Thoughts fold once they are complete (while streaming they stay visible).
+function T:_fold_thought(b, win)
+  if b.kind ~= "thought" or b.open or b.n < 2 then
+    return
+  end
+  b.folded_in = b.folded_in or {}
+  local wins = win and { win } or vim.fn.win_findbuf(self.buf)
+  local s = self:_start(b) + 1
+  for _, w in ipairs(wins) do
+    if not b.folded_in[w] and api.nvim_win_is_valid(w) and vim.wo[w].foldmethod == "manual" then
+      api.nvim_win_call(w, function()
+        vim.cmd(("silent! %d,%dfold"):format(s, s + b.n - 1))
+      end)
+      b.folded_in[w] = true
+    end
+  end
+end
+
+--- Fold the finished thoughts in a window newly showing the chat.
+function T:refold(win)
+  for _, b in ipairs(self.blocks) do
+    self:_fold_thought(b, win)
   end
 end
 
@@ -237,7 +264,8 @@ local function indent(lines, prefix)
 end
 
 --- Lines for one content block (text, diff, terminal, resource, image...).
-function M.content_lines(c)
+--- terminals: the session's live terminals by id (transcript.terminals), if any.
+function M.content_lines(c, terminals)
   local t = c.type
   if t == "content" then
     local inner = c.content or {}
@@ -254,7 +282,7 @@ function M.content_lines(c)
     out[#out + 1] = "```"
     return out
   elseif t == "terminal" then
-    return { ("[terminal %s]"):format(c.terminalId or "?") }
+    return require("acp.terminal").content_lines(c, terminals)
   elseif t == "image" then
     return { ("[image %s]"):format(c.mimeType or "") }
   elseif t == "audio" then
@@ -282,7 +310,7 @@ function T:tool_lines(tc)
   end
   for _, c in ipairs(tc.content or {}) do
     local first = #lines
-    vim.list_extend(lines, indent(M.content_lines(c), "    "))
+    vim.list_extend(lines, indent(M.content_lines(c, self.terminals), "    "))
     if c.type == "diff" then
       for row = first + 1, #lines do
         local l = lines[row]:sub(5)
@@ -371,46 +399,6 @@ function T:block_at(row)
       return nil
     end
   end
-end
-
---- Fold ranges of thought blocks (0-based, end exclusive), cached per change.
-function T:thought_ranges()
-  local tick = api.nvim_buf_get_changedtick(self.buf)
-  if self._ranges_tick == tick then
-    return self._ranges
-  end
-  local ranges = {}
-  for _, b in ipairs(self.blocks) do
-    if b.kind == "thought" then
-      local start = self:_start(b)
-      ranges[#ranges + 1] = { start, start + b.n }
-    end
-  end
-  self._ranges, self._ranges_tick = ranges, tick
-  return ranges
-end
-
-local function transcript_of(buf)
-  local key = vim.b[buf].acp_session
-  local s = key and require("acp")._session(key)
-  return s and s.transcript
-end
-
---- 'foldexpr' of the chat window: thought blocks fold (closed by default).
-function M.foldexpr()
-  local t = transcript_of(api.nvim_get_current_buf())
-  if not t then
-    return 0
-  end
-  local row = vim.v.lnum - 1
-  for _, r in ipairs(t:thought_ranges()) do
-    if row == r[1] then
-      return ">1"
-    elseif row > r[1] and row < r[2] then
-      return 1
-    end
-  end
-  return 0
 end
 
 --- 'foldtext' of the chat window.

@@ -171,6 +171,8 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 				"sessionUpdate": "current_mode_update", "currentModeId": p["modeId"]})
 		}
 		return map[string]any{}, nil
+	case acp.AgentMethodSessionSetModel:
+		return map[string]any{}, nil
 	case acp.AgentMethodSessionSetConfigOption:
 		return map[string]any{"configOptions": []any{}}, nil
 	case acp.AgentMethodSessionPrompt:
