@@ -54,6 +54,11 @@ func (h *Host) Register() error {
 		"acp_set_model":  h.rpcSetModel,
 		"acp_set_option": h.rpcSetOption,
 		"acp_ping":       func() (string, error) { return Version, nil },
+
+		// fs/* (fs.go).
+		"acp_buf_loaded":   h.rpcBufLoaded,
+		"acp_buf_unloaded": h.rpcBufUnloaded,
+		"acp_changes":      h.rpcChanges,
 	}
 	for name, fn := range handlers {
 		if err := h.nv.RegisterHandler(name, fn); err != nil {

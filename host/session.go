@@ -50,6 +50,8 @@ type Session struct {
 	stopped chan struct{}
 	enders  []func() // run once when the session ends (close, agent exit, host exit)
 	ended   bool
+
+	fsb sessionFS // fs/* state, see fs.go
 }
 
 // onEnd registers fn to run once when the session ends.

@@ -10,7 +10,9 @@ import (
 
 // capabilities is what the client advertises in initialize.
 func (h *Host) capabilities() acp.ClientCapabilities {
-	return acp.ClientCapabilities{}
+	return acp.ClientCapabilities{
+		Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+	}
 }
 
 // handleTools serves fs/* and terminal/* requests.
@@ -24,9 +26,9 @@ func (s *Session) handleTools(ctx context.Context, method string, params json.Ra
 	return nil, acp.NewMethodNotFound(method)
 }
 
-// handleFS serves fs/* (wired to fsbridge).
+// handleFS serves fs/* (wired to fsbridge, see fs.go).
 func (s *Session) handleFS(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	return nil, acp.NewMethodNotFound(method)
+	return s.serveFS(ctx, method, params)
 }
 
 // handleTerminal serves terminal/* (wired to terminal).

@@ -60,6 +60,14 @@ cmd("AcpPermissions", function()
   require("acp.rules").manage()
 end, { desc = "List and delete remembered permission rules" })
 
+cmd("AcpChanges", function()
+  require("acp.changes").quickfix()
+end, { desc = "Quickfix list of the files the agent wrote this session" })
+
+cmd("AcpDiff", function(o)
+  require("acp.changes").diff(o.args ~= "" and vim.fn.fnamemodify(vim.fn.expand(o.args), ":p") or nil)
+end, { nargs = "?", complete = "file", desc = "Diff a file the agent wrote against its content before the session" })
+
 cmd("AcpLog", function()
   vim.cmd.split(vim.fn.fnameescape(require("acp.host").log_path()))
 end, { desc = "Open the nvim-acp log" })

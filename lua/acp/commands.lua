@@ -24,6 +24,9 @@ end
 --- :AcpPermission: reopen a hidden permission prompt.
 function M.permission()
   local s = require("acp")._session()
+  if s and #(s.permissions or {}) == 0 and require("acp.fsprompt").reopen(s) then
+    return
+  end
   if not s or #(s.permissions or {}) == 0 then
     vim.notify("acp: no pending permission request", vim.log.levels.INFO)
     return

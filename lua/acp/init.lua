@@ -12,6 +12,8 @@ local current ---@type integer|nil key of the current session
 local next_key = 0
 local did_setup = false
 local orphans = {} ---@type table<integer, table[]> events for sids not registered yet
+local fs_hooked = false
+local fs_warned = {} ---@type table<string, boolean> fs warnings already sent to vim.notify
 
 local function setup_once()
   if did_setup then
@@ -21,6 +23,17 @@ local function setup_once()
   require("acp.highlights").setup()
   local group = api.nvim_create_augroup("acp", { clear = true })
   api.nvim_create_autocmd("ColorScheme", { group = group, callback = require("acp.highlights").setup })
+  if not fs_hooked then
+    -- Tell every host that starts which files are loaded (fsbridge).
+    fs_hooked = true
+    local host = require("acp.host")
+    host.on_start(function(chan)
+      require("acp.buffers").setup_autocmds(chan)
+    end)
+    if host.channel() then
+      require("acp.buffers").setup_autocmds(host.channel())
+    end
+  end
   require("acp.host").on_exit(function(code)
     for _, s in pairs(sessions) do
       if s.state ~= "closed" and s.state ~= "error" then
@@ -220,6 +233,7 @@ function M.stop(opts)
     return
   end
   require("acp.permission").cancel_all(s)
+  require("acp.fsprompt").cancel_all(s)
   if s.sid and require("acp.host").channel() then
     pcall(require("acp.host").notify, "acp_close", s.sid)
   end
@@ -323,6 +337,7 @@ function M._event(s, ev)
       end
     elseif ev.state == "error" then
       require("acp.permission").cancel_all(s)
+      require("acp.fsprompt").cancel_all(s)
       M._set_error(s, ev.error or "unknown error")
     end
   elseif t == "turn_end" then
@@ -343,6 +358,20 @@ function M._event(s, ev)
     require("acp.permission").request(s, ev.id, ev.request or {})
   elseif t == "permission_done" then
     require("acp.permission").done(s, ev.id)
+  elseif t == "fs_question" then
+    require("acp.fsprompt").ask(s, ev.id, ev.question or {})
+  elseif t == "fs_question_done" then
+    require("acp.fsprompt").done(s, ev.id)
+  elseif t == "fs_warning" then
+    s.transcript:message("warn", ev.text or "")
+    if not fs_warned[ev.text or ""] then
+      -- Every session watching the file reports it: notify once.
+      fs_warned[ev.text or ""] = true
+      vim.notify("acp: " .. (ev.text or ""), vim.log.levels.WARN)
+      vim.defer_fn(function()
+        fs_warned[ev.text or ""] = nil
+      end, 2000)
+    end
   elseif t == "message" then
     s.transcript:message(ev.level or "info", ev.text or "")
   elseif t == "model" then

@@ -1,0 +1,381 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/fsbridge"
+)
+
+// This file wires fsbridge into the host: fs/read_text_file and
+// fs/write_text_file for each session, the Neovim side of fsbridge.Editor
+// (lua/acp/buffers.lua, one nvim_exec_lua per call), and fsbridge.Asker,
+// which routes the bridge's questions to the user:
+//
+//   - outside-workspace questions go through the permission prompt, as a
+//     {type="permission"} event with a synthesized tool call;
+//   - conflicts and write reviews go to lua/acp/fsprompt.lua as
+//     {type="fs_question", id, question} (a diff window with one key per
+//     answer).
+//
+// Both are answered by acp_permission(id, optionId), like permission requests.
+//
+// A session's Bridge is created on the session's first fs/* request (or
+// :AcpChanges), not when the session starts: agents that never call fs/*
+// (codex adapters, the newest claude-agent-acp) then cost no file watcher.
+// Lua reports loaded buffers to the host through acp_buf_loaded and
+// acp_buf_unloaded (lua/acp/buffers.lua setup_autocmds), fanned out to every
+// session's Bridge.
+
+// sessionFS is a session's fs/* state.
+type sessionFS struct {
+	initMu sync.Mutex // serializes creating the bridge
+
+	mu      sync.Mutex
+	b       *fsbridge.Bridge
+	seeding bool       // the bridge is being seeded with the loaded buffers
+	pending []bufEvent // buffer events that arrived while seeding
+}
+
+type bufEvent struct {
+	path   string
+	loaded bool
+}
+
+// fsOpKey carries "read" or "write" to the Asker through the request's ctx.
+type fsOpKey struct{}
+
+// bridge returns the session's Bridge, creating it on first use.
+func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
+	f := &s.fsb
+	f.mu.Lock()
+	b := f.b
+	f.mu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	f.initMu.Lock()
+	defer f.initMu.Unlock()
+	f.mu.Lock()
+	b = f.b
+	f.mu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	fo := s.opts.Fs
+	b, err := fsbridge.New(fsbridge.Config{
+		Root:           s.opts.Agent.Cwd,
+		AllowRoots:     fo.AllowRoots,
+		WriteMode:      fo.Write,
+		MaxBytes:       fo.MaxBytes,
+		MissingAsEmpty: fo.MissingAsEmpty,
+	}, &nvimEditor{s: s}, &nvimAsker{s: s}, s.log.With("component", "fsbridge"))
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.seeding = true
+	f.mu.Unlock()
+	var loaded []string
+	if err := s.h.execLua(ctx, "return require('acp.buffers').list_loaded()", &loaded); err != nil {
+		s.log.Warn("fs: cannot list loaded buffers", "err", err)
+	}
+	f.mu.Lock()
+	b.SetLoaded(loaded)
+	for _, ev := range f.pending {
+		if ev.loaded {
+			b.BufferLoaded(ev.path)
+		} else {
+			b.BufferUnloaded(ev.path)
+		}
+	}
+	f.pending = nil
+	f.seeding = false
+	f.b = b
+	f.mu.Unlock()
+	s.onEnd(func() { _ = b.Close() })
+	return b, nil
+}
+
+// bufferEvent tells the session's bridge (if any) that path's buffer was
+// loaded or unloaded.
+func (s *Session) bufferEvent(path string, loaded bool) {
+	f := &s.fsb
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.b != nil:
+		if loaded {
+			f.b.BufferLoaded(path)
+		} else {
+			f.b.BufferUnloaded(path)
+		}
+	case f.seeding:
+		f.pending = append(f.pending, bufEvent{path, loaded})
+	}
+}
+
+// serveFS implements fs/read_text_file and fs/write_text_file. Params are
+// decoded without Validate: an empty content is a valid write.
+func (s *Session) serveFS(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	var op string
+	switch method {
+	case acp.ClientMethodFsReadTextFile:
+		op = "read"
+	case acp.ClientMethodFsWriteTextFile:
+		op = "write"
+	default:
+		return nil, acp.NewMethodNotFound(method)
+	}
+	b, err := s.bridge(ctx)
+	if err != nil {
+		return nil, acp.NewInternalError(map[string]any{"error": fmt.Sprintf("fs: %v", err)})
+	}
+	ctx = context.WithValue(ctx, fsOpKey{}, op)
+	var res any
+	if op == "read" {
+		var req acp.ReadTextFileRequest
+		if err := json.Unmarshal(params, &req); err != nil {
+			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		res, err = b.ReadTextFile(ctx, req)
+	} else {
+		var req acp.WriteTextFileRequest
+		if err := json.Unmarshal(params, &req); err != nil {
+			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		res, err = b.WriteTextFile(ctx, req)
+	}
+	if err != nil {
+		var re *acp.RequestError
+		if errors.As(err, &re) {
+			return nil, re
+		}
+		return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	return res, nil
+}
+
+// changes lists the files the session's agent wrote (none when the agent
+// never used fs/*).
+func (s *Session) changes() []fsbridge.Change {
+	f := &s.fsb
+	f.mu.Lock()
+	b := f.b
+	f.mu.Unlock()
+	if b == nil {
+		return []fsbridge.Change{}
+	}
+	return b.Changes()
+}
+
+// execLua runs code in Neovim and decodes its result into result, giving up
+// (and leaving the call to finish in the background) when ctx ends.
+func (h *Host) execLua(ctx context.Context, code string, result any, args ...any) error {
+	if args == nil {
+		args = []any{}
+	}
+	if ctx.Done() == nil {
+		return h.nv.ExecLua(code, result, args...)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.nv.ExecLua(code, result, args...) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// nvimEditor is fsbridge.Editor over lua/acp/buffers.lua for one session
+// (the session only matters for Warn, which goes to its chat).
+type nvimEditor struct {
+	s *Session
+}
+
+// Snapshot implements fsbridge.Editor.
+func (e *nvimEditor) Snapshot(ctx context.Context, realPath string) (fsbridge.Buffer, bool, error) {
+	var b *fsbridge.Buffer
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').snapshot(...)", &b, realPath); err != nil {
+		return fsbridge.Buffer{}, false, fmt.Errorf("buffers.snapshot: %w", err)
+	}
+	if b == nil {
+		return fsbridge.Buffer{}, false, nil
+	}
+	return *b, true, nil
+}
+
+// Apply implements fsbridge.Editor.
+func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
+	if hunks == nil {
+		hunks = []fsbridge.Hunk{} // nil would reach Lua as a hole in the arguments
+	}
+	var res any
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply(...)", &res, bufnr, tick, hunks, eol); err != nil {
+		return fmt.Errorf("buffers.apply: %w", err)
+	}
+	switch r := res.(type) {
+	case bool:
+		if r {
+			return nil
+		}
+	case string:
+		if r == "buffer changed" {
+			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrBufferChanged)
+		}
+		return fmt.Errorf("buffer %d: %s", bufnr, r)
+	}
+	return fmt.Errorf("buffers.apply: unexpected result %v", res)
+}
+
+// Reload implements fsbridge.Editor.
+func (e *nvimEditor) Reload(ctx context.Context, realPath string) (bool, error) {
+	var r struct {
+		Modified bool `msgpack:"modified"`
+		Reloaded bool `msgpack:"reloaded"`
+	}
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').reload(...)", &r, realPath); err != nil {
+		return false, fmt.Errorf("buffers.reload: %w", err)
+	}
+	return r.Modified, nil
+}
+
+// Warn implements fsbridge.Editor: the warning goes to the session's chat
+// (and, once per message, to vim.notify; see lua/acp/init.lua).
+func (e *nvimEditor) Warn(ctx context.Context, msg string) {
+	e.s.log.Warn("fs", "warning", msg)
+	e.s.emit(Event{"type": "fs_warning", "text": msg})
+}
+
+// nvimAsker is fsbridge.Asker for one session.
+type nvimAsker struct {
+	s *Session
+}
+
+// permissionKinds maps the bridge's outside-workspace options to ACP
+// permission option kinds (the ids are the same words).
+var permissionKinds = map[string]string{
+	fsbridge.OptAllowOnce:    string(acp.PermissionOptionKindAllowOnce),
+	fsbridge.OptAllowAlways:  string(acp.PermissionOptionKindAllowAlways),
+	fsbridge.OptRejectOnce:   string(acp.PermissionOptionKindRejectOnce),
+	fsbridge.OptRejectAlways: string(acp.PermissionOptionKindRejectAlways),
+}
+
+// Ask implements fsbridge.Asker: it shows q and waits for acp_permission(id,
+// optionId), session/cancel, the session's end or ctx.
+func (a *nvimAsker) Ask(ctx context.Context, q fsbridge.Question) (string, error) {
+	s := a.s
+	id := s.h.nextID()
+	ch := make(chan string, 1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return "", errors.New("the session is closed")
+	}
+	s.perms[id] = ch
+	s.mu.Unlock()
+	s.h.registerAnswer(id, s)
+	defer s.h.unregisterAnswer(id)
+
+	done := "fs_question_done"
+	if q.Kind == fsbridge.KindOutsideWorkspace {
+		done = "permission_done"
+		s.emit(Event{"type": "permission", "id": id, "request": outsideRequest(ctx, q)})
+	} else {
+		s.emit(Event{"type": "fs_question", "id": id, "question": q})
+	}
+	var choice string
+	select {
+	case choice = <-ch:
+	case <-ctx.Done():
+		s.mu.Lock()
+		delete(s.perms, id)
+		s.mu.Unlock()
+	}
+	s.emit(Event{"type": done, "id": id})
+	if choice == "" {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", errors.New("cancelled")
+	}
+	return choice, nil
+}
+
+// outsideRequest is a RequestPermissionRequest-shaped table for an
+// outside-workspace question. It has no toolCallId: it is the client's
+// question, not one of the agent's tool calls.
+func outsideRequest(ctx context.Context, q fsbridge.Question) map[string]any {
+	op, _ := ctx.Value(fsOpKey{}).(string)
+	title, kind := "Read outside the workspace: ", string(acp.ToolKindRead)
+	if op == "write" {
+		title, kind = "Write outside the workspace: ", string(acp.ToolKindEdit)
+	}
+	var body string
+	for i, l := range q.Body {
+		if i > 0 {
+			body += "\n"
+		}
+		body += l
+	}
+	options := make([]any, 0, len(q.Options))
+	for _, o := range q.Options {
+		k := permissionKinds[o.ID]
+		if k == "" {
+			k = string(acp.PermissionOptionKindRejectOnce)
+		}
+		options = append(options, map[string]any{"optionId": o.ID, "name": o.Label, "kind": k})
+	}
+	return map[string]any{
+		"toolCall": map[string]any{
+			"title":     title + q.Path,
+			"kind":      kind,
+			"locations": []any{map[string]any{"path": q.Path}},
+			"content":   []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": body}}},
+		},
+		"options": options,
+	}
+}
+
+// rpcBufLoaded is acp_buf_loaded(realpath), sent by lua/acp/buffers.lua.
+func (h *Host) rpcBufLoaded(path string) {
+	for _, s := range h.allSessions() {
+		s.bufferEvent(path, true)
+	}
+}
+
+// rpcBufUnloaded is acp_buf_unloaded(realpath).
+func (h *Host) rpcBufUnloaded(path string) {
+	for _, s := range h.allSessions() {
+		s.bufferEvent(path, false)
+	}
+}
+
+// rpcChanges is acp_changes(sid): the files the session's agent wrote, each
+// with its content from before the session first touched it.
+func (h *Host) rpcChanges(sid int) ([]fsbridge.Change, error) {
+	s, err := h.session(sid)
+	if err != nil {
+		return nil, err
+	}
+	return s.changes(), nil
+}
+
+func (h *Host) allSessions() []*Session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		out = append(out, s)
+	}
+	return out
+}

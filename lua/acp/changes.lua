@@ -1,0 +1,147 @@
+--- The files an agent wrote in a session (:AcpChanges, :AcpDiff).
+---
+--- The host keeps, per session, each file the agent wrote through
+--- fs/write_text_file with its content from before the session first touched
+--- it (acp_changes). This module lists them in the quickfix list and opens a
+--- side-by-side diff of that original against the file as it is now.
+local M = {}
+
+local api = vim.api
+
+--- The changes of session s: { path, original, existed }[] in the order first
+--- written. Empty when the session has no host session yet.
+---@param s table session
+---@return {path: string, original: string, existed: boolean}[]
+function M.list(s)
+  if not s or not s.sid or not require("acp.host").channel() then
+    return {}
+  end
+  local ok, res = pcall(require("acp.host").request, "acp_changes", s.sid)
+  if not ok or type(res) ~= "table" then
+    return {}
+  end
+  return res
+end
+
+--- The text of path as the user sees it now: its loaded buffer, else the disk.
+---@param path string
+---@return string text, boolean exists
+function M.current_text(path)
+  local buffers = require("acp.buffers")
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and buffers.realpath(api.nvim_buf_get_name(b)) == path then
+      local lines = api.nvim_buf_get_lines(b, 0, -1, false)
+      local eol = vim.bo[b].eol or vim.bo[b].fixeol
+      if #lines == 1 and lines[1] == "" then
+        return "", true
+      end
+      return table.concat(lines, "\n") .. (eol and "\n" or ""), true
+    end
+  end
+  local f = io.open(path, "rb")
+  if not f then
+    return "", false
+  end
+  local text = f:read("*a")
+  f:close()
+  return text, true
+end
+
+--- First 1-based line where a and b differ (1 when equal).
+local function first_change(a, b)
+  local hunks = (vim.text and vim.text.diff or vim.diff)(a, b, { result_type = "indices" })
+  local h = hunks and hunks[1]
+  if not h then
+    return 1
+  end
+  return math.max(1, h[3] > 0 and h[3] or h[1])
+end
+
+--- Count lines added and removed between a and b.
+local function stat(a, b)
+  local add, del = 0, 0
+  for _, h in ipairs((vim.text and vim.text.diff or vim.diff)(a, b, { result_type = "indices" }) or {}) do
+    del = del + h[2]
+    add = add + h[4]
+  end
+  return add, del
+end
+
+--- Quickfix items for the changes of s.
+---@return table[]
+function M.items(s)
+  local items = {}
+  for _, c in ipairs(M.list(s)) do
+    local now, exists = M.current_text(c.path)
+    local add, del = stat(c.original or "", now)
+    local what
+    if not exists then
+      what = "deleted since"
+    elseif not c.existed then
+      what = ("created (+%d)"):format(add)
+    else
+      what = ("modified (+%d -%d)"):format(add, del)
+    end
+    items[#items + 1] = {
+      filename = c.path,
+      lnum = exists and first_change(c.original or "", now) or 1,
+      col = 1,
+      text = ("%s by %s; :AcpDiff to compare"):format(what, s.agent or "the agent"),
+      user_data = { acp_original = c.original, acp_existed = c.existed },
+    }
+  end
+  return items
+end
+
+--- :AcpChanges: the files the current (or given) session's agent wrote, in
+--- the quickfix list (opened when not empty).
+---@param s table|nil session (default: the current one)
+---@return integer number of files
+function M.quickfix(s)
+  s = s or require("acp")._session()
+  if not s then
+    vim.notify("acp: no session", vim.log.levels.INFO)
+    return 0
+  end
+  local items = M.items(s)
+  vim.fn.setqflist({}, " ", { title = ("acp: files %s wrote"):format(s.agent or "the agent"), items = items })
+  if #items == 0 then
+    vim.notify("acp: the agent has written no files in this session", vim.log.levels.INFO)
+    return 0
+  end
+  vim.cmd("botright copen")
+  return #items
+end
+
+--- :AcpDiff [file]: side-by-side diff of file (default: the quickfix entry
+--- under the cursor, else the current buffer's file) as it was before the
+--- session first touched it vs as it is now.
+---@param path string|nil
+---@param s table|nil session (default: the current one)
+---@return boolean opened
+function M.diff(path, s)
+  s = s or require("acp")._session()
+  if not s then
+    vim.notify("acp: no session", vim.log.levels.INFO)
+    return false
+  end
+  if not path or path == "" then
+    if vim.bo.buftype == "quickfix" then
+      local item = vim.fn.getqflist()[vim.fn.line(".")]
+      path = item and item.bufnr > 0 and api.nvim_buf_get_name(item.bufnr) or nil
+    else
+      path = api.nvim_buf_get_name(0)
+    end
+  end
+  local real = require("acp.buffers").realpath(path or "")
+  for _, c in ipairs(M.list(s)) do
+    if c.path == real then
+      local now = M.current_text(c.path)
+      return require("acp.actions").open_diff(s, { path = c.path, oldText = c.original or "", newText = now })
+    end
+  end
+  vim.notify(("acp: the agent has not written %s in this session"):format(path or "?"), vim.log.levels.INFO)
+  return false
+end
+
+return M
