@@ -639,3 +639,52 @@ func TestFsConflictTakeAgentAfterDiff(t *testing.T) {
 	}
 	e.WaitState("ready")
 }
+
+func TestFsDemoAgent(t *testing.T) {
+	e, ws := fsEditor(t)
+	readme := filepath.Join(ws, "README.md")
+	writeFile(t, readme, "# demo\n\nthree lines\n")
+	notes := filepath.Join(ws, "notes.txt")
+	writeFile(t, notes, "n1\nn2\nn3\nn4\nn5\n")
+	b := e.loadBuffer(notes)
+	e.setLines(b, 5, 5, []string{"n6 (unsaved)"})
+	e.Lua(`require("acp").setup({ default_agent = "demo" })`, nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	demo := filepath.Join(ws, "nvim-acp-demo.txt")
+
+	// No path in the prompt: README.md; the edit of the demo file is allowed.
+	e.Send("hello")
+	e.WaitState("awaiting_permission")
+	var ok bool
+	e.Lua(`return require("acp").respond_permission("allow_once")`, &ok)
+	e.Eventually("end of turn", 30*time.Second, func() bool {
+		st := e.Status()
+		return st.State == "ready" && st.StopReason == "end_turn"
+	})
+	txt := e.ChatText()
+	for _, want := range []string{"`" + readme + "` has **3 lines**", "I edited `nvim-acp-demo.txt`"} {
+		if !strings.Contains(txt, want) {
+			t.Fatalf("chat lacks %q:\n%s", want, txt)
+		}
+	}
+	first := readFile(t, demo)
+	if !strings.HasPrefix(first, "This file was created by the nvim-acp demo agent") {
+		t.Fatalf("demo file = %q", first)
+	}
+
+	// @path: the buffer with its unsaved line; a skipped edit writes nothing.
+	e.Send("count @notes.txt please")
+	e.WaitState("awaiting_permission")
+	e.Lua(`return require("acp").respond_permission("reject_once")`, &ok)
+	e.Eventually("end of second turn", 30*time.Second, func() bool {
+		st := e.Status()
+		return st.State == "ready" && st.StopReason == "end_turn" && strings.Contains(e.ChatText(), "left `nvim-acp-demo.txt` alone")
+	})
+	if !strings.Contains(e.ChatText(), "`"+notes+"` has **6 lines**") {
+		t.Fatalf("chat lacks the line count of notes.txt:\n%s", e.ChatText())
+	}
+	if readFile(t, demo) != first || readFile(t, readme) != "# demo\n\nthree lines\n" {
+		t.Fatal("the demo changed a file it must not change")
+	}
+}

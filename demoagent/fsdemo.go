@@ -1,0 +1,138 @@
+package demoagent
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/google/uuid"
+)
+
+// DemoFile is the only file the demo agent writes, in the session's cwd. The
+// demo never modifies the user's own files.
+const DemoFile = "nvim-acp-demo.txt"
+
+// fsTarget is the file the demo reads: an absolute path or an @path in the
+// prompt (relative to cwd), else README.md in cwd.
+func fsTarget(prompt, cwd string) string {
+	for _, w := range strings.Fields(prompt) {
+		w = strings.TrimRight(w, ".,;:!?)\"'`")
+		w = strings.TrimLeft(w, "(\"'`")
+		switch {
+		case strings.HasPrefix(w, "@") && len(w) > 1:
+			p := w[1:]
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(cwd, p)
+			}
+			return filepath.Clean(p)
+		case filepath.IsAbs(w) && len(w) > 1:
+			return filepath.Clean(w)
+		}
+	}
+	return filepath.Join(cwd, "README.md")
+}
+
+// countLines counts text's lines (a last line without a newline counts).
+func countLines(text string) int {
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	return n
+}
+
+// runFS shows what a coding agent does with the client's files: it reads
+// the file the user points at through fs/read_text_file (so unsaved edits in
+// Neovim count) and, after asking permission, edits DemoFile through
+// fs/write_text_file. It does nothing unless the client advertised fs.
+func (t *turn) runFS(prompt string) {
+	t.a.mu.Lock()
+	var cwd string
+	if s := t.a.sessions[t.sid]; s != nil {
+		cwd = s.cwd
+	}
+	t.a.mu.Unlock()
+	fs := t.a.caps.Fs
+	if !fs.ReadTextFile || !fs.WriteTextFile || cwd == "" {
+		return
+	}
+	path := fsTarget(prompt, cwd)
+	readID := acp.ToolCallId("demo-read-" + uuid.NewString()[:8])
+	loc := []acp.ToolCallLocation{{Path: path}}
+	if !t.send(acp.StartToolCall(readID, "Read "+path, acp.WithStartKind(acp.ToolKindRead),
+		acp.WithStartStatus(acp.ToolCallStatusInProgress), acp.WithStartLocations(loc))) {
+		return
+	}
+	res, err := t.a.conn.ReadTextFile(t.ctx, acp.ReadTextFileRequest{SessionId: t.sid, Path: path})
+	if err != nil {
+		t.send(acp.UpdateToolCall(readID, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+			acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock("Could not read it: " + errText(err)))})))
+		if !t.stream(fmt.Sprintf("\n\nI could not read `%s` (%s). Mention a file with `@path` to have me read it.\n\n", path, errText(err))) {
+			return
+		}
+	} else {
+		n := countLines(res.Content)
+		t.send(acp.UpdateToolCall(readID, acp.WithUpdateStatus(acp.ToolCallStatusCompleted),
+			acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(fmt.Sprintf("%d lines", n)))})))
+		if !t.stream(fmt.Sprintf("\n\n`%s` has **%d lines**, as your editor has it now (unsaved edits included).\n\n", path, n)) {
+			return
+		}
+	}
+
+	demo := filepath.Join(cwd, DemoFile)
+	old := ""
+	if r, err := t.a.conn.ReadTextFile(t.ctx, acp.ReadTextFileRequest{SessionId: t.sid, Path: demo}); err == nil {
+		old = r.Content
+	} else if t.ctx.Err() != nil {
+		return
+	}
+	next := old
+	if next == "" {
+		next = "This file was created by the nvim-acp demo agent (no AI). Delete it at will.\n"
+	}
+	next += fmt.Sprintf("Edit %d at %s.\n", countLines(next), time.Now().Format("15:04:05"))
+	editID := acp.ToolCallId("demo-edit-" + uuid.NewString()[:8])
+	title := "Edit " + demo
+	diff := []acp.ToolCallContent{acp.ToolDiffContent(demo, next, old)}
+	if !t.send(acp.StartToolCall(editID, title, acp.WithStartKind(acp.ToolKindEdit),
+		acp.WithStartStatus(acp.ToolCallStatusPending), acp.WithStartLocations([]acp.ToolCallLocation{{Path: demo}}),
+		acp.WithStartContent(diff))) {
+		return
+	}
+	kind := acp.ToolKindEdit
+	pending := acp.ToolCallStatusPending
+	perm, err := t.a.conn.RequestPermission(t.ctx, acp.RequestPermissionRequest{
+		SessionId: t.sid,
+		ToolCall: acp.ToolCallUpdate{ToolCallId: editID, Title: &title, Kind: &kind, Status: &pending,
+			Locations: []acp.ToolCallLocation{{Path: demo}}, Content: diff},
+		Options: []acp.PermissionOption{
+			{OptionId: "allow", Name: "Allow this edit", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionId: "reject", Name: "Skip it", Kind: acp.PermissionOptionKindRejectOnce},
+		},
+	})
+	if err != nil || perm.Outcome.Selected == nil || perm.Outcome.Selected.OptionId != "allow" {
+		t.send(acp.UpdateToolCall(editID, acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+		t.stream("Fine, I left `" + DemoFile + "` alone.\n\n")
+		return
+	}
+	t.send(acp.UpdateToolCall(editID, acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
+	if _, err := t.a.conn.WriteTextFile(t.ctx, acp.WriteTextFileRequest{SessionId: t.sid, Path: demo, Content: next}); err != nil {
+		t.send(acp.UpdateToolCall(editID, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+			acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock("Write failed: " + errText(err)))})))
+		return
+	}
+	t.send(acp.UpdateToolCall(editID, acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
+	t.stream("I edited `" + DemoFile + "` through your editor (`:AcpChanges` lists it, `u` in its buffer undoes it).\n\n")
+}
+
+// errText is the message of an ACP error.
+func errText(err error) string {
+	var re *acp.RequestError
+	if errors.As(err, &re) {
+		return re.Message
+	}
+	return err.Error()
+}
