@@ -59,7 +59,7 @@ func run(m *testing.M) int {
 var versionRe = regexp.MustCompile(`NVIM v(\d+)\.(\d+)`)
 
 // nvimBin is $NVIM_BIN, or nvim on PATH when it is 0.10 or newer.
-func nvimBin(t *testing.T) string {
+func nvimBin(t testing.TB) string {
 	t.Helper()
 	if b := os.Getenv("NVIM_BIN"); b != "" {
 		return b
@@ -83,7 +83,7 @@ func nvimBin(t *testing.T) string {
 
 // Editor is one headless Neovim with nvim-acp loaded.
 type Editor struct {
-	t        *testing.T
+	t        testing.TB
 	nv       *nvim.Nvim
 	Dir      string // workspace (Neovim's cwd)
 	state    string // XDG dirs
@@ -91,7 +91,7 @@ type Editor struct {
 }
 
 // startEditor starts Neovim in a fresh workspace.
-func startEditor(t *testing.T) *Editor {
+func startEditor(t testing.TB) *Editor {
 	t.Helper()
 	bin := nvimBin(t)
 	e := &Editor{t: t, Dir: t.TempDir(), state: t.TempDir()}

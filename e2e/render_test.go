@@ -145,13 +145,17 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 		t.Fatalf("thought not folded (foldclosed = %d)", folded)
 	}
 	// Winbar: agent, title, mode, model, state.
-	var bar string
-	e.Lua(`local s = require("acp")._session(); return vim.wo[s.chat_win].winbar`, &bar)
-	for _, want := range []string{"My Session", "mode: Code", "model: Model One", "[ready]"} {
-		if !strings.Contains(bar, want) {
-			t.Fatalf("winbar %q lacks %q", bar, want)
+	// (session_info_update comes from the agent after session/new, so wait for it.)
+	e.Eventually("winbar", 10*time.Second, func() bool {
+		var bar string
+		e.Lua(`local s = require("acp")._session(); return vim.wo[s.chat_win].winbar`, &bar)
+		for _, want := range []string{"My Session", "mode: Code", "model: Model One", "plan 1/2: beta", "[ready]"} {
+			if !strings.Contains(bar, want) {
+				return false
+			}
 		}
-	}
+		return true
+	})
 	// /command completion with descriptions and input hints.
 	var items []map[string]any
 	e.Lua(`return require("acp.complete").items(require("acp")._session(), "re")`, &items)

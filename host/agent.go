@@ -53,8 +53,15 @@ type Agent struct {
 
 	mu       sync.Mutex
 	sessions map[acp.SessionId]*Session
+	early    map[acp.SessionId][]map[string]any // updates that beat session/new's response
 	stopping bool
 }
+
+// Bounds of the updates kept for sessions not registered yet.
+const (
+	maxEarlySessions = 8
+	maxEarlyUpdates  = 1024
+)
 
 // errNotFound marks an agent command that cannot be started.
 var errNotFound = errors.New("agent command not found")
@@ -229,10 +236,39 @@ func (a *Agent) ready(ctx context.Context) error {
 	}
 }
 
+// addSession registers s and replays the updates that arrived for it
+// before session/new's response was handled (agents send commands and
+// session info right away).
 func (a *Agent) addSession(s *Session) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
+	early := a.early[s.id]
+	delete(a.early, s.id)
 	a.mu.Unlock()
+	for _, u := range early {
+		s.update(u)
+	}
+}
+
+// sessionOrKeep returns the session for id, or keeps u for it when the
+// session is not registered yet.
+func (a *Agent) sessionOrKeep(id acp.SessionId, u map[string]any) *Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s := a.sessions[id]; s != nil {
+		return s
+	}
+	if a.early == nil {
+		a.early = map[acp.SessionId][]map[string]any{}
+	}
+	if _, ok := a.early[id]; !ok && len(a.early) >= maxEarlySessions {
+		a.log.Warn("session/update for unknown session dropped", "session", id)
+		return nil
+	}
+	if len(a.early[id]) < maxEarlyUpdates {
+		a.early[id] = append(a.early[id], u)
+	}
+	return nil
 }
 
 // removeSession forgets s and reports how many sessions remain.
@@ -295,12 +331,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			a.log.Warn("bad session/update", "err", err)
 			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
-		s := a.session(n.SessionId)
-		if s == nil {
-			a.log.Warn("session/update for unknown session", "session", n.SessionId)
-			return nil, nil
+		if s := a.sessionOrKeep(n.SessionId, n.Update); s != nil {
+			s.update(n.Update)
 		}
-		s.update(n.Update)
 		return nil, nil
 	}
 	var probe struct {

@@ -295,8 +295,13 @@ end
 
 --- Internal: route host events (called by acp.bridge).
 function M._dispatch(events)
+  local touched = {}
   for _, ev in ipairs(events) do
     local s = by_sid[ev.sid]
+    if s and s.transcript and not touched[s] then
+      touched[s] = true
+      s.transcript.batching = true
+    end
     if s then
       local ok, err = pcall(M._event, s, ev)
       if not ok then
@@ -308,6 +313,10 @@ function M._dispatch(events)
       orphans[ev.sid] = orphans[ev.sid] or {}
       table.insert(orphans[ev.sid], ev)
     end
+  end
+  for s in pairs(touched) do
+    s.transcript.batching = false
+    pcall(s.transcript.follow, s.transcript)
   end
 end
 
@@ -358,6 +367,8 @@ function M._event(s, ev)
     require("acp.permission").request(s, ev.id, ev.request or {})
   elseif t == "permission_done" then
     require("acp.permission").done(s, ev.id)
+  elseif t == "terminal" or t == "terminal_output" or t == "terminal_exit" then
+    require("acp.terminal").event(s, ev)
   elseif t == "fs_question" then
     require("acp.fsprompt").ask(s, ev.id, ev.question or {})
   elseif t == "fs_question_done" then

@@ -30,26 +30,39 @@ function T:_edit(fn)
   if not api.nvim_buf_is_valid(buf) then
     return
   end
-  -- Windows following the end of the transcript keep following it.
-  local follow = {}
+  -- Windows following the end of the transcript keep following it; the
+  -- cursor moves once per batch of events (see follow()).
   local last = api.nvim_buf_line_count(buf)
   for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     if api.nvim_win_get_cursor(win)[1] >= last then
-      follow[#follow + 1] = win
+      self.following = self.following or {}
+      self.following[win] = true
     end
   end
   vim.bo[buf].modifiable = true
   local ok, err = pcall(fn, buf)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
-  local n = api.nvim_buf_line_count(buf)
-  for _, win in ipairs(follow) do
-    if api.nvim_win_is_valid(win) then
-      pcall(api.nvim_win_set_cursor, win, { n, 0 })
-    end
+  if not self.batching then
+    self:follow()
   end
   if not ok then
     error(err, 0)
+  end
+end
+
+--- Move following windows to the end (after a batch of edits).
+function T:follow()
+  local wins = self.following
+  self.following = nil
+  if not wins or not api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  local n = api.nvim_buf_line_count(self.buf)
+  for win in pairs(wins) do
+    if api.nvim_win_is_valid(win) and api.nvim_win_get_buf(win) == self.buf then
+      pcall(api.nvim_win_set_cursor, win, { n, 0 })
+    end
   end
 end
 
