@@ -24,20 +24,54 @@ function M.log_path()
   return vim.fn.stdpath("log") .. "/acp.log"
 end
 
---- Build the host with go. Returns true or false and an error message.
----@return boolean, string|nil
-function M.build()
+local building ---@type fun(err: string|nil)[]|nil callbacks waiting for a build
+
+--- Build the host with go in the background, then call cb(err).
+---@param cb fun(err: string|nil)
+function M.build(cb)
+  if building then
+    table.insert(building, cb)
+    return
+  end
   if vim.fn.executable("go") ~= 1 then
-    return false, "the nvim-acp host is not built and `go` is not on PATH: run `make` in " .. M.root()
+    cb("the nvim-acp host is not built and `go` is not on PATH: run `make` in " .. M.root())
+    return
   end
+  building = { cb }
   vim.notify("acp: building the nvim-acp host (first run, needs Go)...", vim.log.levels.INFO)
-  vim.cmd.redraw()
-  local res = vim.system({ "go", "build", "-o", M.bin(), "./cmd/nvim-acp" }, { cwd = M.root(), text = true }):wait()
-  if res.code ~= 0 then
-    return false, "building the nvim-acp host failed:\n" .. (res.stderr or "")
+  vim.system({ "go", "build", "-o", M.bin(), "./cmd/nvim-acp" }, { cwd = M.root(), text = true }, function(res)
+    vim.schedule(function()
+      local err
+      if res.code ~= 0 then
+        err = "building the nvim-acp host failed:\n" .. (res.stderr or "")
+        vim.notify("acp: " .. err, vim.log.levels.ERROR)
+      else
+        vim.notify("acp: host built: " .. M.bin(), vim.log.levels.INFO)
+      end
+      local cbs = building
+      building = nil
+      for _, f in ipairs(cbs) do
+        f(err)
+      end
+    end)
+  end)
+end
+
+--- Make sure the host runs (building it first if needed), then call cb(err).
+---@param cb fun(err: string|nil)
+function M.start(cb)
+  if chan or vim.fn.executable(M.bin()) == 1 then
+    local _, err = M.ensure()
+    cb(err)
+    return
   end
-  vim.notify("acp: host built: " .. M.bin(), vim.log.levels.INFO)
-  return true
+  M.build(function(err)
+    if err then
+      return cb(err)
+    end
+    local _, err2 = M.ensure()
+    cb(err2)
+  end)
 end
 
 --- Register fn to be called when the host exits.
@@ -60,10 +94,7 @@ function M.ensure()
   end
   local bin = M.bin()
   if vim.fn.executable(bin) ~= 1 then
-    local ok, err = M.build()
-    if not ok then
-      return nil, err
-    end
+    return nil, "the nvim-acp host is not built: run `make` in " .. M.root() .. " (or :AcpChat builds it)"
   end
   local level = require("acp.config").options.log_level or "info"
   local id = vim.fn.jobstart({ bin, "--log", M.log_path(), "--log-level", level }, {

@@ -156,19 +156,25 @@ function M.new_session(agent)
     terminal = config.options.terminal,
   }
   s.transcript:message("info", ("Starting %s: `%s`"):format(agent, table.concat(cmd, " ")))
-  local ok, res = pcall(require("acp.host").request, "acp_open", opts)
-  if not ok then
-    M._set_error(s, tostring(res))
-    return status_of(s)
-  end
-  s.sid = res
-  by_sid[res] = s
-  M._set_state(s, "starting")
-  local pending = orphans[res]
-  orphans[res] = nil
-  for _, ev in ipairs(pending or {}) do
-    M._event(s, ev)
-  end
+  require("acp.host").start(function(err)
+    if err then
+      return M._set_error(s, err)
+    end
+    if s.state ~= "starting" then
+      return -- stopped meanwhile
+    end
+    local ok, res = pcall(require("acp.host").request, "acp_open", opts)
+    if not ok then
+      return M._set_error(s, tostring(res))
+    end
+    s.sid = res
+    by_sid[res] = s
+    local pending = orphans[res]
+    orphans[res] = nil
+    for _, ev in ipairs(pending or {}) do
+      M._event(s, ev)
+    end
+  end)
   return status_of(s)
 end
 
