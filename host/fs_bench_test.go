@@ -1,0 +1,256 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/neovim/go-client/nvim"
+)
+
+// fsBench is a real headless Neovim with the plugin loaded, a host session
+// on a workspace, and an ACP connection pair over in-process pipes: the
+// "agent" end sends fs/read_text_file as a real agent would (JSON-RPC,
+// framing, the SDK's dispatch), the client end is the session's handler, and
+// the bridge reaches Neovim through the real nvimEditor (nvim_exec_lua into
+// lua/acp/buffers.lua).
+type fsBench struct {
+	nv     *nvim.Nvim
+	ws     string
+	s      *Session
+	agent  *acp.Connection
+	closer func()
+}
+
+func newFSBench(b *testing.B) *fsBench {
+	b.Helper()
+	bin := os.Getenv("NVIM_BIN")
+	if bin == "" {
+		b.Skip("set NVIM_BIN to a Neovim >= 0.10 (scripts/install-nvim provides one)")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := filepath.Dir(wd)
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	nv, err := nvim.NewChildProcess(
+		nvim.ChildProcessCommand(bin),
+		nvim.ChildProcessArgs("--embed", "--headless", "--clean", "-n", "-i", "NONE"),
+		nvim.ChildProcessDir(ws),
+		nvim.ChildProcessServe(true),
+	)
+	if err != nil {
+		b.Fatalf("start nvim: %v", err)
+	}
+	if err := nv.ExecLua(`vim.opt.rtp:prepend(...)`, nil, root); err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := New(nv, log)
+	s := newSession(h, 1, SessionOptions{Agent: AgentSpec{Name: "bench", Cwd: ws}})
+	c2aR, c2aW := io.Pipe()
+	a2cR, a2cW := io.Pipe()
+	client := acp.NewConnection(s.handle, c2aW, a2cR)
+	agent := acp.NewConnection(func(context.Context, string, json.RawMessage) (any, *acp.RequestError) {
+		return nil, nil
+	}, a2cW, c2aR)
+	_ = client
+	return &fsBench{nv: nv, ws: ws, s: s, agent: agent, closer: func() {
+		s.end()
+		c2aW.Close()
+		a2cW.Close()
+		nv.Close()
+	}}
+}
+
+func (f *fsBench) read(ctx context.Context, path string, line, limit int) (string, error) {
+	req := acp.ReadTextFileRequest{SessionId: "bench", Path: path}
+	if line > 0 {
+		req.Line = &line
+	}
+	if limit > 0 {
+		req.Limit = &limit
+	}
+	resp, err := acp.SendRequest[acp.ReadTextFileResponse](f.agent, ctx, acp.ClientMethodFsReadTextFile, req)
+	return resp.Content, err
+}
+
+// files creates the benchmark's files: a 10,000-line file loaded in a
+// buffer, and an unloaded 1 MiB file.
+func (f *fsBench) files(b *testing.B) (loaded, unloaded string) {
+	b.Helper()
+	var sb strings.Builder
+	for i := 0; i < 10000; i++ {
+		fmt.Fprintf(&sb, "line %05d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	loaded = filepath.Join(f.ws, "loaded.txt")
+	if err := os.WriteFile(loaded, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.nv.ExecLua(`vim.cmd.edit(...)`, nil, loaded); err != nil {
+		b.Fatal(err)
+	}
+	unloaded = filepath.Join(f.ws, "unloaded.txt")
+	line := strings.Repeat("x", 63) + "\n"
+	if err := os.WriteFile(unloaded, []byte(strings.Repeat(line, (1<<20)/64)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return loaded, unloaded
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(p*float64(len(s))+0.5) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(s) {
+		i = len(s) - 1
+	}
+	return s[i]
+}
+
+func report(b *testing.B, lat []time.Duration) {
+	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkFSReadRoundTrip measures fs/read_text_file as the agent sees it
+// (request sent to response decoded), one request at a time. Run with
+// -benchtime 1000x for 1,000 requests.
+func BenchmarkFSReadRoundTrip(b *testing.B) {
+	f := newFSBench(b)
+	defer f.closer()
+	loaded, unloaded := f.files(b)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name        string
+		path        string
+		line, limit int
+		size        int // expected content length
+	}{
+		{"loaded-10000-lines", loaded, 0, 0, 560000},
+		{"loaded-10000-lines-limit-2000", loaded, 1, 2000, 112000},
+		{"unloaded-1MiB", unloaded, 0, 0, 1 << 20},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if got, err := f.read(ctx, c.path, c.line, c.limit); err != nil || len(got) != c.size {
+				b.Fatalf("warm-up read: %d bytes, %v (want %d)", len(got), err, c.size)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if _, err := f.read(ctx, c.path, c.line, c.limit); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			report(b, lat)
+		})
+	}
+}
+
+// BenchmarkFSReadHandler is BenchmarkFSReadRoundTrip without the ACP
+// transport: the session's handler called directly (bridge, Neovim round
+// trip for loaded buffers, no JSON).
+func BenchmarkFSReadHandler(b *testing.B) {
+	f := newFSBench(b)
+	defer f.closer()
+	loaded, unloaded := f.files(b)
+	ctx := context.Background()
+	for _, c := range []struct{ name, path string }{
+		{"loaded-10000-lines", loaded},
+		{"unloaded-1MiB", unloaded},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			params, _ := json.Marshal(acp.ReadTextFileRequest{SessionId: "bench", Path: c.path})
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if _, err := f.s.handleFS(ctx, acp.ClientMethodFsReadTextFile, params); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			report(b, lat)
+		})
+	}
+}
+
+// BenchmarkFSReadConcurrent sends 50 fs/read_text_file requests at once per
+// iteration; p50/p99 are over every request's latency, batch-ms is the
+// mean wall time of a batch of 50.
+func BenchmarkFSReadConcurrent(b *testing.B) {
+	const n = 50
+	f := newFSBench(b)
+	defer f.closer()
+	loaded, unloaded := f.files(b)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		path string
+	}{
+		{"loaded-10000-lines", loaded},
+		{"unloaded-1MiB", unloaded},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if _, err := f.read(ctx, c.path, 0, 0); err != nil {
+				b.Fatal(err)
+			}
+			var mu sync.Mutex
+			lat := make([]time.Duration, 0, b.N*n)
+			var batches time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var wg sync.WaitGroup
+				errs := make(chan error, n)
+				start := time.Now()
+				for j := 0; j < n; j++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						t0 := time.Now()
+						if _, err := f.read(ctx, c.path, 0, 0); err != nil {
+							errs <- err
+							return
+						}
+						d := time.Since(t0)
+						mu.Lock()
+						lat = append(lat, d)
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+				batches += time.Since(start)
+				close(errs)
+				if err := <-errs; err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			report(b, lat)
+			b.ReportMetric(float64(batches.Microseconds())/1000/float64(b.N), "batch-ms")
+		})
+	}
+}
