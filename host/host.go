@@ -59,6 +59,10 @@ func (h *Host) Register() error {
 		"acp_buf_loaded":   h.rpcBufLoaded,
 		"acp_buf_unloaded": h.rpcBufUnloaded,
 		"acp_changes":      h.rpcChanges,
+
+		// Live terminal views (terminal.go).
+		"acp_terminal_input":  h.rpcTerminalInput,
+		"acp_terminal_resize": h.rpcTerminalResize,
 	}
 	for name, fn := range handlers {
 		if err := h.nv.RegisterHandler(name, fn); err != nil {

@@ -52,6 +52,8 @@ type Session struct {
 	ended   bool
 
 	fsb sessionFS // fs/* state, see fs.go
+
+	terms sessionTerminals // terminal/* state, see terminal.go
 }
 
 // onEnd registers fn to run once when the session ends.

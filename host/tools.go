@@ -12,6 +12,11 @@ import (
 func (h *Host) capabilities() acp.ClientCapabilities {
 	return acp.ClientCapabilities{
 		Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+
+		Terminal: true,
+		// Agents that run commands themselves report them in tool call
+		// _meta (terminal_info/output/exit); we render those.
+		Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true},
 	}
 }
 
@@ -29,9 +34,4 @@ func (s *Session) handleTools(ctx context.Context, method string, params json.Ra
 // handleFS serves fs/* (wired to fsbridge, see fs.go).
 func (s *Session) handleFS(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 	return s.serveFS(ctx, method, params)
-}
-
-// handleTerminal serves terminal/* (wired to terminal).
-func (s *Session) handleTerminal(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	return nil, acp.NewMethodNotFound(method)
 }

@@ -60,6 +60,16 @@ cmd("AcpPermissions", function()
   require("acp.rules").manage()
 end, { desc = "List and delete remembered permission rules" })
 
+cmd("AcpTerminal", function(o)
+  require("acp.terminal").command(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return require("acp.terminal").complete()
+  end,
+  desc = "Open a terminal the agent ran",
+})
+
 cmd("AcpChanges", function()
   require("acp.changes").quickfix()
 end, { desc = "Quickfix list of the files the agent wrote this session" })

@@ -110,6 +110,9 @@ function M.activate(s)
   if M.diff_at_cursor(s) then
     return M.open_diff(s)
   end
+  if require("acp.terminal").activate(s) then
+    return true
+  end
   local hook = s.activate_hook
   if hook then
     return hook(s)

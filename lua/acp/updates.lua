@@ -45,6 +45,7 @@ end
 local handlers = {}
 
 function handlers.tool_call(s, u)
+  require("acp.terminal").from_update(s, u)
   s.transcript:tool(u)
 end
 handlers.tool_call_update = handlers.tool_call
