@@ -98,6 +98,10 @@ local function show_next(s)
     border = "rounded",
     title = (" %s asks (%d pending) "):format(s.agent, #s.permissions),
   })
+  -- Keys typed in insert mode must not land in the prompt.
+  if vim.fn.mode():match("^[iR]") then
+    vim.cmd("stopinsert")
+  end
   local win = api.nvim_open_win(buf, true, cfg)
   vim.wo[win].wrap = true
   s.prompt = { id = item.id, buf = buf, win = win }
