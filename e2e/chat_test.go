@@ -273,3 +273,29 @@ func childPids(t *testing.T, pid int) []int {
 	}
 	return out
 }
+
+func TestStopEndsSessionAndAgent(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("hi")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	var hostPid int
+	e.Lua(`return vim.fn.jobpid(require("acp.host").channel())`, &hostPid)
+	agents := childPids(t, hostPid)
+	if len(agents) != 1 {
+		t.Fatalf("agent pids %v", agents)
+	}
+	e.Lua(`vim.cmd("AcpStop")`, nil)
+	if st := e.Status(); st.State != "closed" {
+		t.Fatalf("state after :AcpStop = %q", st.State)
+	}
+	e.Eventually("agent exit", 10*time.Second, func() bool { return !alive(agents[0]) })
+	var n int
+	e.Lua(`return #require("acp").sessions()`, &n)
+	if n != 0 {
+		t.Fatalf("%d sessions listed after stop", n)
+	}
+	// :AcpChat afterwards starts a new session.
+	e.Lua(`vim.cmd("AcpChat fake")`, nil)
+	e.WaitState("ready")
+}

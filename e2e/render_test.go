@@ -171,6 +171,28 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 	if start != 7 {
 		t.Fatalf("omnifunc findstart = %d, want 7", start)
 	}
+	// gd on the edit opens old and new side by side in diff mode.
+	var diffWins []any
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.chat_win)
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l:match("^%s+%+c$") then vim.api.nvim_win_set_cursor(0, { i, 0 }) end
+		end
+		require("acp.actions").open_diff(s)
+		local out = {}
+		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+			local b = vim.api.nvim_win_get_buf(w)
+			out[#out + 1] = { vim.wo[w].diff, table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "|") }
+		end
+		vim.cmd("tabclose")
+		return out`, &diffWins)
+	if len(diffWins) != 2 {
+		t.Fatalf("diff tab has %d windows", len(diffWins))
+	}
+	left, right := diffWins[0].([]any), diffWins[1].([]any)
+	if left[0] != true || right[0] != true || left[1] != "a|b" || right[1] != "a|c" {
+		t.Fatalf("diff windows %v %v", left, right)
+	}
 	// A location jumps to the file and line in the previous window.
 	var where []any
 	e.Lua(`local s = require("acp")._session()
