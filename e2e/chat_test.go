@@ -299,3 +299,38 @@ func TestStopEndsSessionAndAgent(t *testing.T) {
 	e.Lua(`vim.cmd("AcpChat fake")`, nil)
 	e.WaitState("ready")
 }
+
+func TestHugeMessageIsDroppedNotFatal(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("before. "), M{"big_line": 12 << 20}, text("after")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("big")
+	st := e.WaitState("ready")
+	if st.StopReason != "end_turn" {
+		t.Fatalf("stop %q", st.StopReason)
+	}
+	indexOrder(t, e.ChatText(), "before.", "was dropped", "after", "_stop: end_turn_")
+}
+
+func TestCancelOfHangingAgent(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("stuck now"), M{"hang": true}}, []any{text("second turn works")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("hang")
+	e.Eventually("agent text", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "stuck now") })
+	e.Lua(`require("acp").cancel()`, nil)
+	st := e.WaitState("ready")
+	if st.StopReason != "cancelled" {
+		t.Fatalf("stop %q", st.StopReason)
+	}
+	if !strings.Contains(e.ChatText(), "did not end the turn") {
+		t.Fatalf("chat does not explain:\n%s", e.ChatText())
+	}
+	e.Send("next")
+	st = e.WaitState("ready")
+	if st.StopReason != "end_turn" || !strings.Contains(e.ChatText(), "second turn works") {
+		t.Fatalf("after abandoning a turn: %+v\n%s", st, e.ChatText())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -45,6 +46,9 @@ type Session struct {
 
 	mu      sync.Mutex
 	turn    context.CancelFunc // cancels the running prompt's local waits
+	turnEnd chan struct{}      // closed when the running prompt returns
+	dropped bool               // the running prompt was abandoned after a cancel
+	cancels []func()           // run on every cancel (e.g. kill the turn's terminals)
 	perms   map[int]chan string
 	closed  bool
 	stopped chan struct{}
@@ -176,7 +180,8 @@ func (s *Session) prompt(text string) {
 		return
 	}
 	ctx, cancel := s.agent.context(context.Background())
-	s.turn = cancel
+	end := make(chan struct{})
+	s.turn, s.turnEnd, s.dropped = cancel, end, false
 	s.mu.Unlock()
 	defer cancel()
 	resp, err := acp.SendRequest[acp.PromptResponse](s.agent.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
@@ -184,8 +189,16 @@ func (s *Session) prompt(text string) {
 		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
 	})
 	s.mu.Lock()
-	s.turn = nil
+	s.turn, s.turnEnd = nil, nil
+	dropped := s.dropped
 	s.mu.Unlock()
+	close(end)
+	if dropped {
+		s.emit(Event{"type": "message", "level": "warn", "text": fmt.Sprintf(
+			"the agent did not end the turn within %v of the cancel; stopped waiting for it", cancelGrace)})
+		s.emit(Event{"type": "turn_end", "stop_reason": string(acp.StopReasonCancelled)})
+		return
+	}
 	if err != nil {
 		select {
 		case <-s.agent.exited:
@@ -201,13 +214,27 @@ func (s *Session) prompt(text string) {
 	s.emit(Event{"type": "turn_end", "stop_reason": string(resp.StopReason)})
 }
 
-// cancel sends session/cancel and answers pending permission requests
-// "cancelled".
+// cancelGrace is how long a cancelled turn may take to end before the
+// client stops waiting for the agent's answer.
+var cancelGrace = 5 * time.Second
+
+// onCancel registers fn to run on every cancel of a turn.
+func (s *Session) onCancel(fn func()) {
+	s.mu.Lock()
+	s.cancels = append(s.cancels, fn)
+	s.mu.Unlock()
+}
+
+// cancel sends session/cancel, answers pending permission requests
+// "cancelled", runs the cancel hooks, and stops waiting for a turn that does
+// not end within cancelGrace.
 func (s *Session) cancel() {
 	s.mu.Lock()
 	perms := s.perms
 	s.perms = map[int]chan string{}
 	a, id := s.agent, s.id
+	hooks := append([]func(){}, s.cancels...)
+	turn, end := s.turn, s.turnEnd
 	s.mu.Unlock()
 	for _, ch := range perms {
 		ch <- "" // cancelled
@@ -217,6 +244,23 @@ func (s *Session) cancel() {
 	}
 	if err := a.conn.SendNotification(context.Background(), acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
 		s.log.Warn("session/cancel", "err", err)
+	}
+	for _, fn := range hooks {
+		fn()
+	}
+	if end == nil {
+		return
+	}
+	select {
+	case <-end:
+	case <-time.After(cancelGrace):
+		s.mu.Lock()
+		if s.turnEnd == end {
+			s.dropped = true
+		}
+		s.mu.Unlock()
+		s.log.Warn("agent ignored session/cancel; abandoning the turn")
+		turn()
 	}
 }
 

@@ -45,6 +45,7 @@ type Step struct {
 	Exit       *int           `json:"exit,omitempty"`
 	OnceFile   string         `json:"once_file,omitempty"` // with exit: only when this file does not exist yet (then created)
 	Hang       bool           `json:"hang,omitempty"`
+	BigLine    int            `json:"big_line,omitempty"` // write one line of this many bytes
 	Garbage    string         `json:"garbage,omitempty"`
 	SleepMS    int            `json:"sleep_ms,omitempty"`
 	Stop       string         `json:"stop,omitempty"` // ends the turn with this stop reason
@@ -335,6 +336,13 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			os.Exit(*st.Exit)
 		case st.Hang:
 			select {}
+		case st.BigLine > 0:
+			line := make([]byte, st.BigLine+1)
+			for i := range line {
+				line[i] = 'x'
+			}
+			line[st.BigLine] = '\n'
+			a.out.Write(line)
 		case st.Garbage != "":
 			a.out.Write([]byte(st.Garbage + "\n"))
 		case st.SleepMS > 0:
