@@ -176,6 +176,7 @@ func (t *turn) run(prompt string) {
 	plan[2].Status = acp.PlanEntryStatusInProgress
 	t.send(acp.UpdatePlan(plan...))
 	t.runFS(prompt) // fsdemo.go: read the user's file, edit the demo file
+	t.runTerminal() // termdemo.go: run `ls -la` in a terminal the user watches
 	if !t.stream("A real agent would now work on it. Here is some code, to show rendering:\n\n```lua\nrequire(\"acp\").chat(\"demo\")\n```\n\nTry `:AcpChat claude` once an agent is installed.") {
 		return
 	}

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -295,5 +297,35 @@ func TestTerminalCap(t *testing.T) {
 	}
 	if c := e.responseJSON("terminal/create", 3); !strings.Contains(c, "error") || !strings.Contains(c, "/no/such/program") {
 		t.Fatalf("create of a missing program answered %s", c)
+	}
+}
+
+func TestTerminalDemoAgent(t *testing.T) {
+	e := startEditor(t)
+	if err := os.WriteFile(filepath.Join(e.Dir, "marker-file.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Lua(`require("acp").setup({ default_agent = "demo" })`, nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	e.Send("hello")
+	e.Eventually("end of turn", 30*time.Second, func() bool {
+		st := e.Status()
+		if st.State == "awaiting_permission" { // the fs demo's edit: not this test's business
+			e.Lua(`require("acp").respond_permission("reject_once")`, nil)
+		}
+		return st.State == "ready" && st.StopReason == "end_turn"
+	})
+	e.Eventually("the terminal's exit in the transcript", 5*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "] (exit 0) <CR> to open")
+	})
+	indexOrder(t, e.ChatText(), "Run `ls -la`", "(execute, completed)", "] (exit 0) <CR> to open", "$ ls -la",
+		"I ran `ls -la` in a terminal (exit 0)")
+	ids := e.termIDs()
+	if len(ids) != 1 {
+		t.Fatalf("terminals %v, want one", ids)
+	}
+	if v := e.termLines(ids[0]); !strings.Contains(v, "marker-file.txt") {
+		t.Fatalf("live view of ls -la:\n%s", v)
 	}
 }
