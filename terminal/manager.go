@@ -416,6 +416,16 @@ func (m *Manager) Kill(id string) error {
 	return nil
 }
 
+// KillAll kills every running command, as Kill does for one (a cancelled
+// turn takes its commands with it); terminals stay readable.
+func (m *Manager) KillAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range m.terms {
+		m.terminateLocked(t)
+	}
+}
+
 // terminateLocked signals t and schedules the SIGKILL escalation; m.mu is
 // held so that the WaitGroup is not grown during Close.
 func (m *Manager) terminateLocked(t *term) {

@@ -656,3 +656,28 @@ func TestExitWhileBackgroundHoldsPTY(t *testing.T) {
 		t.Fatalf("text %q", text)
 	}
 }
+
+func TestKillAll(t *testing.T) {
+	m := NewManager(Options{KillGrace: 200 * time.Millisecond})
+	defer m.Close()
+	var ids []string
+	for i := 0; i < 3; i++ {
+		id, err := m.Create(context.Background(), CreateOptions{Command: "sleep", Args: []string{"1000"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	m.KillAll()
+	for _, id := range ids {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		st, err := m.WaitForExit(ctx, id)
+		cancel()
+		if err != nil || st.Signal != "SIGTERM" {
+			t.Fatalf("%s: exit %+v, err %v", id, st, err)
+		}
+		if _, err := m.Output(id); err != nil {
+			t.Fatalf("output after KillAll: %v", err)
+		}
+	}
+}
