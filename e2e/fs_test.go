@@ -85,7 +85,7 @@ func (e *Editor) runTurn(prompt string) {
 	})
 }
 
-func writeFile(t *testing.T, path, content string) {
+func fsPutFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-func readFile(t *testing.T, path string) string {
+func fsGetFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -140,7 +140,7 @@ func (e *Editor) permPromptText() string {
 	return strings.Join(lines, "\n")
 }
 
-func (e *Editor) input(keys string) {
+func (e *Editor) fsInput(keys string) {
 	e.t.Helper()
 	if _, err := e.nv.Input(keys); err != nil {
 		e.t.Fatal(err)
@@ -169,8 +169,8 @@ func TestFsReadBufferAndDisk(t *testing.T) {
 	e, ws := fsEditor(t)
 	edited := filepath.Join(ws, "edited.txt")
 	plain := filepath.Join(ws, "plain.txt")
-	writeFile(t, edited, "one\ntwo\nthree\n")
-	writeFile(t, plain, "disk only\n")
+	fsPutFile(t, edited, "one\ntwo\nthree\n")
+	fsPutFile(t, plain, "disk only\n")
 	b := e.loadBuffer(edited)
 	e.setLines(b, 1, 2, []string{"TWO (unsaved)", "extra"})
 	e.SetupFake(M{"turns": []any{[]any{fsRead(edited, nil), fsRead(plain, nil), fsRead(edited, M{"line": 2, "limit": 2})}}}, nil)
@@ -187,7 +187,7 @@ func TestFsReadBufferAndDisk(t *testing.T) {
 	if !got[2].OK || got[2].Content != "TWO (unsaved)\nextra\n" {
 		t.Fatalf("slice of the edited buffer = %+v", got[2])
 	}
-	if readFile(t, edited) != "one\ntwo\nthree\n" {
+	if fsGetFile(t, edited) != "one\ntwo\nthree\n" {
 		t.Fatal("reading changed the file on disk")
 	}
 }
@@ -195,9 +195,9 @@ func TestFsReadBufferAndDisk(t *testing.T) {
 func TestFsReadSlices(t *testing.T) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "five.txt")
-	writeFile(t, p, "l1\nl2\nl3\nl4\nl5\n")
+	fsPutFile(t, p, "l1\nl2\nl3\nl4\nl5\n")
 	noEOL := filepath.Join(ws, "noeol.txt")
-	writeFile(t, noEOL, "a\nb")
+	fsPutFile(t, noEOL, "a\nb")
 	cases := []struct {
 		path   string
 		params M
@@ -243,11 +243,11 @@ func TestFsReadErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(ws, "blob.bin")
-	writeFile(t, bin, "PK\x03\x04\x00\x00binary")
+	fsPutFile(t, bin, "PK\x03\x04\x00\x00binary")
 	latin1 := filepath.Join(ws, "latin1.txt")
-	writeFile(t, latin1, "caf\xe9\n")
+	fsPutFile(t, latin1, "caf\xe9\n")
 	big := filepath.Join(ws, "big.txt")
-	writeFile(t, big, strings.Repeat(strings.Repeat("x", 1023)+"\n", 20<<10)) // 20 MiB
+	fsPutFile(t, big, strings.Repeat(strings.Repeat("x", 1023)+"\n", 20<<10)) // 20 MiB
 	missing := filepath.Join(ws, "missing.txt")
 	cases := []struct {
 		path   string
@@ -285,7 +285,7 @@ func TestFsWriteLoadedBufferOneUndo(t *testing.T) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "code.txt")
 	orig := []string{"alpha", "beta", "gamma", "delta"}
-	writeFile(t, p, strings.Join(orig, "\n")+"\n")
+	fsPutFile(t, p, strings.Join(orig, "\n")+"\n")
 	b := e.loadBuffer(p)
 	e.SetupFake(M{"turns": []any{[]any{fsRead(p, nil), fsWrite(p, "alpha\nBETA\ngamma\ndelta\nepsilon\n")}}}, nil)
 	e.Chat("fake")
@@ -299,7 +299,7 @@ func TestFsWriteLoadedBufferOneUndo(t *testing.T) {
 	if lines := e.bufLines(b); strings.Join(lines, "|") != strings.Join(want, "|") {
 		t.Fatalf("buffer after write = %q, want %q", lines, want)
 	}
-	if d := readFile(t, p); d != "alpha\nBETA\ngamma\ndelta\nepsilon\n" {
+	if d := fsGetFile(t, p); d != "alpha\nBETA\ngamma\ndelta\nepsilon\n" {
 		t.Fatalf("disk after write = %q", d)
 	}
 	var modified bool
@@ -327,7 +327,7 @@ func TestFsWriteCreatesFiles(t *testing.T) {
 			t.Fatalf("write %d failed: %+v", i, g)
 		}
 	}
-	if d := readFile(t, nested); d != "fresh\n" {
+	if d := fsGetFile(t, nested); d != "fresh\n" {
 		t.Fatalf("nested file = %q", d)
 	}
 	if fi, err := os.Stat(empty); err != nil || fi.Size() != 0 {
@@ -348,7 +348,7 @@ func TestFsWriteCreatesFiles(t *testing.T) {
 func TestFsChangesAndDiff(t *testing.T) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "notes.txt")
-	writeFile(t, p, "first\nsecond\nthird\n")
+	fsPutFile(t, p, "first\nsecond\nthird\n")
 	e.SetupFake(M{"turns": []any{
 		[]any{fsRead(p, nil), fsWrite(p, "first\nsecond (agent)\nthird\n")},
 		[]any{fsWrite(p, "first\nsecond (agent)\nthird\nfourth\n")},
@@ -393,7 +393,7 @@ func TestFsOutsideWorkspaceAsks(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := filepath.Join(outDir, "outside.txt")
-	writeFile(t, secret, "outside\n")
+	fsPutFile(t, secret, "outside\n")
 	e.SetupFake(M{"turns": []any{
 		[]any{fsRead(secret, nil)},
 		[]any{fsWrite(secret, "overwritten\n")},
@@ -410,7 +410,7 @@ func TestFsOutsideWorkspaceAsks(t *testing.T) {
 			t.Fatalf("prompt lacks %q:\n%s", want, p)
 		}
 	}
-	e.input("a")
+	e.fsInput("a")
 	got := e.waitFS("fs/read_text_file", 1)
 	if !got[0].OK || got[0].Content != "outside\n" {
 		t.Fatalf("allowed read = %+v", got[0])
@@ -423,12 +423,12 @@ func TestFsOutsideWorkspaceAsks(t *testing.T) {
 	if p := e.permPromptText(); !strings.Contains(p, "Write outside the workspace: "+secret) || !strings.Contains(p, "kind: edit") {
 		t.Fatalf("write prompt:\n%s", p)
 	}
-	e.input("r")
+	e.fsInput("r")
 	w := e.waitFS("fs/write_text_file", 1)
 	if w[0].OK || w[0].Reason != "refused_by_user" {
 		t.Fatalf("refused write = %+v", w[0])
 	}
-	if d := readFile(t, secret); d != "outside\n" {
+	if d := fsGetFile(t, secret); d != "outside\n" {
 		t.Fatalf("refused write changed the file: %q", d)
 	}
 	e.WaitState("ready")
@@ -441,7 +441,7 @@ func TestFsSymlinkOutOfWorkspaceIsOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := filepath.Join(outDir, "target.txt")
-	writeFile(t, target, "secret\n")
+	fsPutFile(t, target, "secret\n")
 	link := filepath.Join(ws, "link.txt")
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
@@ -468,7 +468,7 @@ func TestFsSymlinkOutOfWorkspaceIsOutside(t *testing.T) {
 	if r[0].OK || r[0].Reason != "refused_by_user" || w[0].OK || w[0].Reason != "refused_by_user" {
 		t.Fatalf("read %+v, write %+v: want both refused", r[0], w[0])
 	}
-	if d := readFile(t, target); d != "secret\n" {
+	if d := fsGetFile(t, target); d != "secret\n" {
 		t.Fatalf("target changed: %q", d)
 	}
 }
@@ -477,8 +477,8 @@ func TestFsExternalChangeReloadsOrWarns(t *testing.T) {
 	e, ws := fsEditor(t)
 	clean := filepath.Join(ws, "clean.txt")
 	dirty := filepath.Join(ws, "dirty.txt")
-	writeFile(t, clean, "clean v1\n")
-	writeFile(t, dirty, "dirty v1\n")
+	fsPutFile(t, clean, "clean v1\n")
+	fsPutFile(t, dirty, "dirty v1\n")
 	bc := e.loadBuffer(clean)
 	bd := e.loadBuffer(dirty)
 	e.setLines(bd, 0, 1, []string{"user's unsaved edit"})
@@ -492,8 +492,8 @@ func TestFsExternalChangeReloadsOrWarns(t *testing.T) {
 	e.runTurn("look")
 	e.waitFS("fs/read_text_file", 1)
 
-	writeFile(t, clean, "clean v2, from another process\n")
-	writeFile(t, dirty, "dirty v2, from another process\n")
+	fsPutFile(t, clean, "clean v2, from another process\n")
+	fsPutFile(t, dirty, "dirty v2, from another process\n")
 	e.Eventually("clean buffer reloaded", 10*time.Second, func() bool {
 		l := e.bufLines(bc)
 		return len(l) == 1 && l[0] == "clean v2, from another process"
@@ -528,7 +528,7 @@ func TestFsReview(t *testing.T) {
 		t.Run(tc.key, func(t *testing.T) {
 			e, ws := fsEditor(t)
 			p := filepath.Join(ws, "review.txt")
-			writeFile(t, p, "keep\nold line\n")
+			fsPutFile(t, p, "keep\nold line\n")
 			e.SetupFake(M{"turns": []any{[]any{fsWrite(p, "keep\nnew line\n")}}}, M{"fs": M{"write": "review"}})
 			e.Chat("fake")
 			e.WaitState("ready")
@@ -544,16 +544,16 @@ func TestFsReview(t *testing.T) {
 					t.Fatalf("review window lacks %q:\n%s", want, q)
 				}
 			}
-			e.input(tc.key)
+			e.fsInput(tc.key)
 			got := e.waitFS("fs/write_text_file", 1)
 			e.WaitState("ready")
 			if tc.accept {
-				if !got[0].OK || readFile(t, p) != "keep\nnew line\n" {
-					t.Fatalf("accepted: %+v, disk %q", got[0], readFile(t, p))
+				if !got[0].OK || fsGetFile(t, p) != "keep\nnew line\n" {
+					t.Fatalf("accepted: %+v, disk %q", got[0], fsGetFile(t, p))
 				}
 			} else {
-				if got[0].OK || got[0].Reason != "declined_by_user" || readFile(t, p) != "keep\nold line\n" {
-					t.Fatalf("rejected: %+v, disk %q", got[0], readFile(t, p))
+				if got[0].OK || got[0].Reason != "declined_by_user" || fsGetFile(t, p) != "keep\nold line\n" {
+					t.Fatalf("rejected: %+v, disk %q", got[0], fsGetFile(t, p))
 				}
 			}
 			if e.fsPromptText() != "" {
@@ -566,7 +566,7 @@ func TestFsReview(t *testing.T) {
 func TestFsThreeWayMerge(t *testing.T) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "merge.txt")
-	writeFile(t, p, "a\nb\nc\nd\ne\n")
+	fsPutFile(t, p, "a\nb\nc\nd\ne\n")
 	b := e.loadBuffer(p)
 	e.SetupFake(M{"turns": []any{
 		[]any{fsRead(p, nil)},
@@ -586,7 +586,7 @@ func TestFsThreeWayMerge(t *testing.T) {
 	if l := strings.Join(e.bufLines(b), "|"); l != want {
 		t.Fatalf("buffer = %q, want %q", l, want)
 	}
-	if d := readFile(t, p); d != "A (user)\nb\nc\nd\nE (agent)\n" {
+	if d := fsGetFile(t, p); d != "A (user)\nb\nc\nd\nE (agent)\n" {
 		t.Fatalf("disk = %q", d)
 	}
 }
@@ -594,7 +594,7 @@ func TestFsThreeWayMerge(t *testing.T) {
 func TestFsConflictTakeAgentAfterDiff(t *testing.T) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "conflict.txt")
-	writeFile(t, p, "a\nb\nc\n")
+	fsPutFile(t, p, "a\nb\nc\n")
 	b := e.loadBuffer(p)
 	e.SetupFake(M{"turns": []any{
 		[]any{fsRead(p, nil)},
@@ -615,7 +615,7 @@ func TestFsConflictTakeAgentAfterDiff(t *testing.T) {
 			t.Fatalf("conflict window lacks %q:\n%s", want, q)
 		}
 	}
-	e.input("d")
+	e.fsInput("d")
 	// The question comes back with a side-by-side diff in a new tab.
 	e.Eventually("diff tab", 10*time.Second, func() bool {
 		var n int
@@ -624,7 +624,7 @@ func TestFsConflictTakeAgentAfterDiff(t *testing.T) {
 			return n`, &n)
 		return n == 2 && e.fsPromptText() != ""
 	})
-	e.input("t")
+	e.fsInput("t")
 	got := e.waitFS("fs/write_text_file", 1)
 	if !got[0].OK {
 		t.Fatalf("write: %+v", got[0])
@@ -643,9 +643,9 @@ func TestFsConflictTakeAgentAfterDiff(t *testing.T) {
 func TestFsDemoAgent(t *testing.T) {
 	e, ws := fsEditor(t)
 	readme := filepath.Join(ws, "README.md")
-	writeFile(t, readme, "# demo\n\nthree lines\n")
+	fsPutFile(t, readme, "# demo\n\nthree lines\n")
 	notes := filepath.Join(ws, "notes.txt")
-	writeFile(t, notes, "n1\nn2\nn3\nn4\nn5\n")
+	fsPutFile(t, notes, "n1\nn2\nn3\nn4\nn5\n")
 	b := e.loadBuffer(notes)
 	e.setLines(b, 5, 5, []string{"n6 (unsaved)"})
 	e.Lua(`require("acp").setup({ default_agent = "demo" })`, nil)
@@ -668,7 +668,7 @@ func TestFsDemoAgent(t *testing.T) {
 			t.Fatalf("chat lacks %q:\n%s", want, txt)
 		}
 	}
-	first := readFile(t, demo)
+	first := fsGetFile(t, demo)
 	if !strings.HasPrefix(first, "This file was created by the nvim-acp demo agent") {
 		t.Fatalf("demo file = %q", first)
 	}
@@ -684,7 +684,7 @@ func TestFsDemoAgent(t *testing.T) {
 	if !strings.Contains(e.ChatText(), "`"+notes+"` has **6 lines**") {
 		t.Fatalf("chat lacks the line count of notes.txt:\n%s", e.ChatText())
 	}
-	if readFile(t, demo) != first || readFile(t, readme) != "# demo\n\nthree lines\n" {
+	if fsGetFile(t, demo) != first || fsGetFile(t, readme) != "# demo\n\nthree lines\n" {
 		t.Fatal("the demo changed a file it must not change")
 	}
 }

@@ -112,7 +112,7 @@ func (f *fsBench) files(b *testing.B) (loaded, unloaded string) {
 	return loaded, unloaded
 }
 
-func percentile(d []time.Duration, p float64) time.Duration {
+func latencyPercentile(d []time.Duration, p float64) time.Duration {
 	if len(d) == 0 {
 		return 0
 	}
@@ -128,9 +128,9 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return s[i]
 }
 
-func report(b *testing.B, lat []time.Duration) {
-	b.ReportMetric(float64(percentile(lat, 0.50).Microseconds()), "p50-µs")
-	b.ReportMetric(float64(percentile(lat, 0.99).Microseconds()), "p99-µs")
+func reportLatency(b *testing.B, lat []time.Duration) {
+	b.ReportMetric(float64(latencyPercentile(lat, 0.50).Microseconds()), "p50-µs")
+	b.ReportMetric(float64(latencyPercentile(lat, 0.99).Microseconds()), "p99-µs")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -166,7 +166,7 @@ func BenchmarkFSReadRoundTrip(b *testing.B) {
 				lat = append(lat, time.Since(start))
 			}
 			b.StopTimer()
-			report(b, lat)
+			reportLatency(b, lat)
 		})
 	}
 }
@@ -193,7 +193,7 @@ func BenchmarkFSReadHandler(b *testing.B) {
 				}
 				lat = append(lat, time.Since(start))
 			}
-			report(b, lat)
+			reportLatency(b, lat)
 		})
 	}
 }
@@ -249,7 +249,7 @@ func BenchmarkFSReadConcurrent(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			report(b, lat)
+			reportLatency(b, lat)
 			b.ReportMetric(float64(batches.Microseconds())/1000/float64(b.N), "batch-ms")
 		})
 	}
