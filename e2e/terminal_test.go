@@ -329,3 +329,33 @@ func TestTerminalDemoAgent(t *testing.T) {
 		t.Fatalf("live view of ls -la:\n%s", v)
 	}
 }
+
+func TestTerminalStopSessionKillsCommand(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "echo pid:$$; exec sleep 1000"}, "save": "t"},
+		terminalTool("x1", "Sleep", "t"), // the turn ends, the command runs on
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("sleep")
+	re := regexp.MustCompile(`pid:(\d+)`)
+	var pid int
+	e.Eventually("the command's pid in the live view", 10*time.Second, func() bool {
+		ids := e.termIDs()
+		if len(ids) == 0 {
+			return false
+		}
+		m := re.FindStringSubmatch(e.termLines(ids[0]))
+		if m == nil {
+			return false
+		}
+		pid, _ = strconv.Atoi(m[1])
+		return true
+	})
+	e.Lua(`vim.cmd("AcpStop")`, nil)
+	e.Eventually("the command gone", 15*time.Second, func() bool { return !alive(pid) })
+	e.Eventually("the terminal shown as ended", 5*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "] (ended) <CR> to open")
+	})
+}
