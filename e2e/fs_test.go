@@ -544,6 +544,13 @@ func TestFsReview(t *testing.T) {
 					t.Fatalf("review window lacks %q:\n%s", want, q)
 				}
 			}
+			if !tc.accept {
+				// Hidden with <Esc>, the question waits; :AcpPermission shows it again.
+				e.fsInput("<Esc>")
+				e.Eventually("review window hidden", 5*time.Second, func() bool { return e.fsPromptText() == "" })
+				e.Lua(`vim.cmd("AcpPermission")`, nil)
+				e.Eventually("review window shown again", 5*time.Second, func() bool { return e.fsPromptText() != "" })
+			}
 			e.fsInput(tc.key)
 			got := e.waitFS("fs/write_text_file", 1)
 			e.WaitState("ready")
