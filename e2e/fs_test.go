@@ -400,6 +400,9 @@ func TestFsOutsideWorkspaceAsks(t *testing.T) {
 	}}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
+	// Client rules made for the agent's tool calls never answer these.
+	e.Lua(`require("acp.rules").add({ kind = "read", action = "allow" })
+		require("acp.rules").add({ kind = "edit", action = "allow" })`, nil)
 
 	// A read asks; allowed once by key.
 	e.Send("read outside")

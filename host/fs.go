@@ -343,6 +343,9 @@ func outsideRequest(ctx context.Context, q fsbridge.Question) map[string]any {
 			"content":   []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": body}}},
 		},
 		"options": options,
+		// Not an agent's tool call: client rules and "remember" offers do
+		// not apply (the bridge remembers "always" for the session).
+		"client_question": "outside_workspace",
 	}
 }
 

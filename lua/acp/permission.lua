@@ -133,7 +133,9 @@ function M.request(s, id, req)
     s.transcript:tool(u)
   end
   local rules = require("acp.rules")
-  local rule = rules.match(tc)
+  -- The client's own questions (file access outside the workspace) are never
+  -- answered by rules made for the agent's tool calls.
+  local rule = not req.client_question and rules.match(tc) or nil
   local opt = rule and rules.option_for(rule, req.options)
   if opt then
     s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, tc.title or "tool call"))
@@ -181,7 +183,8 @@ function M.respond(s, choice, opts)
   close_prompt(s)
   s.transcript:message("info", ("Answered: %s (%s)"):format(opt.name or opt.optionId, opt.kind or "?"))
   pcall(require("acp.host").notify, "acp_permission", item.id, opt.optionId)
-  if opts and opts.interactive and (opt.kind == "allow_always" or opt.kind == "reject_always") then
+  if opts and opts.interactive and not item.request.client_question
+    and (opt.kind == "allow_always" or opt.kind == "reject_always") then
     require("acp.rules").offer(s, item.request.toolCall or {}, opt.kind == "allow_always" and "allow" or "reject")
   end
   show_next(s)
