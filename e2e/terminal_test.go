@@ -280,7 +280,7 @@ func TestTerminalCap(t *testing.T) {
 		request("terminal/release", M{"terminalId": "$a"}),
 		request("terminal/release", M{"terminalId": "$b"}),
 		request("terminal/create", M{"command": "/no/such/program"}),
-	}}}, M{"terminal": M{"max_terminals": 2}})
+	}}}, M{"terminal": M{"max_terminals": 2, "tail_lines": 3}})
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("spawn")
@@ -358,4 +358,68 @@ func TestTerminalStopSessionKillsCommand(t *testing.T) {
 	e.Eventually("the terminal shown as ended", 5*time.Second, func() bool {
 		return strings.Contains(e.ChatText(), "] (ended) <CR> to open")
 	})
+}
+
+func TestTerminalCancelKillsCommand(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "sleep", "args": []any{"1000"}}, "save": "t"},
+		terminalTool("x1", "Sleep", "t"),
+		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
+		request("terminal/output", M{"terminalId": "$t"}),
+		M{"wait_cancel": true},
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("sleep")
+	e.Eventually("the terminal", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "(running) <CR> to open")
+	})
+	start := time.Now()
+	e.Lua(`require("acp").cancel()`, nil)
+	st := e.WaitState("ready")
+	if st.StopReason != "cancelled" || time.Since(start) > 4*time.Second {
+		t.Fatalf("after cancel: %+v in %v", st, time.Since(start))
+	}
+	if w := e.responseJSON("terminal/wait_for_exit", 0); !strings.Contains(w, `"signal":"SIGTERM"`) {
+		t.Fatalf("wait_for_exit after cancel answered %s", w)
+	}
+	// Killed, not released: the agent can still read what it printed.
+	if o := e.responseJSON("terminal/output", 0); !strings.Contains(o, `"exitStatus":{"signal":"SIGTERM"}`) {
+		t.Fatalf("output after cancel answered %s", o)
+	}
+	e.Eventually("the terminal shown as killed", 5*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "] (SIGTERM) <CR> to open")
+	})
+}
+
+func TestTerminalFloodOfOutput(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "head -c 30000000 /dev/zero | tr '\\0' x | fold -w 99; echo END"}, "save": "t"},
+		terminalTool("x1", "Flood", "t"),
+		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
+		request("terminal/output", M{"terminalId": "$t"}),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	start := time.Now()
+	e.Send("flood")
+	e.Eventually("end of turn", 60*time.Second, func() bool { return e.Status().State == "ready" })
+	t.Logf("30 MB through a terminal in %v", time.Since(start))
+	out := e.AgentResponses("terminal/output")
+	if len(out) != 1 {
+		t.Fatalf("terminal/output answers: %v", out)
+	}
+	res, _ := out[0]["result"].(map[string]any)
+	text, _ := res["output"].(string)
+	if res["truncated"] != true || len(text) > 1<<20 || !strings.HasSuffix(text, "END\n") {
+		t.Fatalf("output: truncated=%v, %d bytes, tail %q", res["truncated"], len(text), text[max(0, len(text)-20):])
+	}
+	e.Eventually("the end in the transcript", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "] (exit 0) <CR> to open")
+	})
+	// The live view shows the newest output (older output may have been
+	// skipped while Neovim caught up).
+	indexOrder(t, e.ChatText(), "] (exit 0) <CR> to open", "xEND")
 }

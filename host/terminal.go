@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,8 +15,8 @@ import (
 )
 
 // livePendingLimit bounds the live-view output waiting to be handed to the
-// UI per session. Past it, output is dropped from the live view only (the
-// agent's text capture keeps it) and the view says so.
+// UI per session. Past it, the oldest waiting output is dropped from the
+// live view only (the agent's text capture keeps it) and the view says so.
 const livePendingLimit = 4 << 20
 
 // skippedNotice is written into a live view where output was dropped.
@@ -47,10 +48,13 @@ func (s *Session) terminals() (*terminal.Manager, *livePump) {
 	})
 	st.pump = newLivePump(s)
 	go st.pump.run()
+	m := st.m
+	// A cancelled turn takes its commands with it (their output stays
+	// readable), which also ends an agent's wait_for_exit.
+	s.onCancel(m.KillAll)
 	// onEnd runs in reverse: the manager closes (no more callbacks), then
 	// the pump stops.
 	s.onEnd(st.pump.stop)
-	m := st.m
 	s.onEnd(func() {
 		if err := m.Close(); err != nil {
 			s.log.Warn("close terminals", "err", err)
@@ -308,7 +312,6 @@ type liveTerm struct {
 	started bool
 	early   [][]byte
 	exitEv  Event // an exit seen before start
-	dropped bool  // output was dropped since the last forwarded chunk
 }
 
 // liveItem is one queued piece of live-view data: raw output of a
@@ -327,7 +330,8 @@ type livePump struct {
 
 	mu      sync.Mutex
 	items   []liveItem
-	bytes   int
+	bytes   int             // output bytes in items
+	dropped map[string]bool // terminals whose next output follows a gap
 	stopped bool
 
 	wake chan struct{}
@@ -336,7 +340,7 @@ type livePump struct {
 }
 
 func newLivePump(s *Session) *livePump {
-	return &livePump{s: s, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	return &livePump{s: s, dropped: map[string]bool{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
 // start publishes a created terminal: its event, then whatever it did
@@ -375,12 +379,23 @@ func (p *livePump) outputLocked(t *liveTerm, raw []byte) {
 	if p.stopped {
 		return
 	}
-	if p.bytes+len(raw) > livePendingLimit {
-		t.dropped = true
-		return
+	// Over the limit, the oldest queued output goes: a live view shows the
+	// newest, with a notice where the gap is.
+	for p.bytes+len(raw) > livePendingLimit {
+		i := 0
+		for i < len(p.items) && p.items[i].ev != nil {
+			i++
+		}
+		if i == len(p.items) {
+			break
+		}
+		gone := p.items[i]
+		p.bytes -= len(gone.data)
+		p.items = append(p.items[:i], p.items[i+1:]...)
+		p.noticeLocked(gone.id, i)
 	}
-	if t.dropped {
-		t.dropped = false
+	if p.dropped[t.id] {
+		delete(p.dropped, t.id)
 		raw = append([]byte(skippedNotice), raw...)
 	}
 	p.bytes += len(raw)
@@ -389,6 +404,23 @@ func (p *livePump) outputLocked(t *liveTerm, raw []byte) {
 		return
 	}
 	p.items = append(p.items, liveItem{id: t.id, data: raw})
+}
+
+// noticeLocked marks the gap left by dropping output of id at index from:
+// the next queued output of id starts with the notice (or, when none is
+// queued, the next output of that terminal does).
+func (p *livePump) noticeLocked(id string, from int) {
+	for j := from; j < len(p.items); j++ {
+		it := &p.items[j]
+		if it.ev == nil && it.id == id {
+			if !bytes.HasPrefix(it.data, []byte(skippedNotice)) {
+				it.data = append([]byte(skippedNotice), it.data...)
+				p.bytes += len(skippedNotice)
+			}
+			return
+		}
+	}
+	p.dropped[id] = true
 }
 
 // exit queues t's exit event after its output.
