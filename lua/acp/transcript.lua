@@ -86,8 +86,14 @@ function T:_append(kind, lines, hl)
       api.nvim_buf_set_lines(buf, 0, 1, false, lines)
     else
       local n = api.nvim_buf_line_count(buf)
-      local lastline = api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
       local prev = self.blocks[#self.blocks]
+      -- One blank line between blocks: drop the blank lines a stream ended with.
+      while prev and prev.n > 1 and api.nvim_buf_get_lines(buf, n - 1, n, false)[1] == "" do
+        api.nvim_buf_set_lines(buf, n - 1, n, false, {})
+        prev.n = prev.n - 1
+        n = n - 1
+      end
+      local lastline = api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
       local pad = (lastline ~= "" and not (prev and prev.kind == "header")) and { "" } or {}
       start = n + #pad
       api.nvim_buf_set_lines(buf, n, n, false, vim.list_extend(pad, lines))
@@ -167,6 +173,11 @@ function T:append_text(kind, text)
   end
   local b = self:_stream(kind)
   if not b then
+    -- A new block starts after a blank line already: leading newlines go.
+    text = text:gsub("^\n+", "")
+    if text == "" then
+      return
+    end
     if kind == "user" then
       self:user_header()
     elseif not self.turn_header then
