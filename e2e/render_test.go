@@ -112,7 +112,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 	lines := e.ChatLines()
 	txt := strings.Join(lines, "\n")
 	indexOrder(t, txt, "replayed question", "thinking hard", "Here is code:\n```go\nfunc main() {\n}\n```",
-		"[x] Edit main.go  (edit, completed)", "main.go:3", "```diff", "-b", "+c", "**Plan**", "- [x] alpha (high)", "- [~] beta",
+		"[x] Edit main.go  (edit, completed)", "main.go:3", "```diff", "-b", "+c", "**Plan**", "- [x] alpha (high)", "- [ ] beta (in progress)",
 		"[image image/png]", "[resource file:///x.txt text/plain]", "[unsupported update: mystery_update]", "the end", "_stop: end_turn_")
 	if n := strings.Count(txt, "Edit main.go"); n != 1 || strings.Contains(txt, "[ ] Edit  (") {
 		t.Fatalf("tool call not updated in place:\n%s", txt)

@@ -45,7 +45,19 @@ function M.lines(req, keys)
     lines[#lines + 1] = "  " .. (loc.path or "?") .. (loc.line and (":" .. math.floor(loc.line)) or "")
   end
   for _, c in ipairs(tc.content or {}) do
-    vim.list_extend(lines, require("acp.transcript").content_lines(c))
+    if c.type == "diff" then
+      -- The prompt is not markdown: no fences, highlighted lines.
+      for _, l in ipairs(require("acp.diff").unified(c.path or "?", c.oldText, c.newText or "")) do
+        lines[#lines + 1] = l
+        if l:match("^%+") and not l:match("^%+%+%+ ") then
+          hls[#hls + 1] = { #lines - 1, "AcpDiffAdd" }
+        elseif l:match("^%-") and not l:match("^%-%-%- ") then
+          hls[#hls + 1] = { #lines - 1, "AcpDiffDelete" }
+        end
+      end
+    else
+      vim.list_extend(lines, require("acp.transcript").content_lines(c))
+    end
   end
   lines[#lines + 1] = ""
   for i, o in ipairs(req.options or {}) do

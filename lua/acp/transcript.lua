@@ -374,9 +374,11 @@ function T:tool(u)
   return b
 end
 
+-- Markdown task boxes ("[~]" would be read as a link and concealed); the
+-- entry in progress says so and is highlighted.
 local plan_marks = {
   completed = { "[x]", "AcpPlanDone" },
-  in_progress = { "[~]", "AcpPlanActive" },
+  in_progress = { "[ ]", "AcpPlanActive", " (in progress)" },
   pending = { "[ ]", "AcpPlanPending" },
 }
 
@@ -386,8 +388,8 @@ function M.plan_lines(entries)
   for _, e in ipairs(entries or {}) do
     local m = plan_marks[e.status] or plan_marks.pending
     local prio = e.priority and e.priority ~= "medium" and (" (" .. e.priority .. ")") or ""
-    lines[#lines + 1] = ("- %s %s%s"):format(m[1], e.content or "", prio)
-    his[#his + 1] = { #lines - 1, 2, 5, m[2] }
+    lines[#lines + 1] = ("- %s %s%s%s"):format(m[1], e.content or "", prio, m[3] or "")
+    his[#his + 1] = { #lines - 1, 2, m[3] and -1 or 5, m[2] }
   end
   return lines, his
 end
