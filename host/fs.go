@@ -274,38 +274,17 @@ var permissionKinds = map[string]string{
 // optionId), session/cancel, the session's end or ctx.
 func (a *nvimAsker) Ask(ctx context.Context, q fsbridge.Question) (string, error) {
 	s := a.s
-	id := s.h.nextID()
-	ch := make(chan string, 1)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return "", errors.New("the session is closed")
-	}
-	s.perms[id] = ch
-	s.mu.Unlock()
-	s.h.registerAnswer(id, s)
-	defer s.h.unregisterAnswer(id)
-
-	done := "fs_question_done"
-	if q.Kind == fsbridge.KindOutsideWorkspace {
-		done = "permission_done"
-		s.emit(Event{"type": "permission", "id": id, "request": outsideRequest(ctx, q)})
-	} else {
-		s.emit(Event{"type": "fs_question", "id": id, "question": q})
-	}
 	var choice string
-	select {
-	case choice = <-ch:
-	case <-ctx.Done():
-		s.mu.Lock()
-		delete(s.perms, id)
-		s.mu.Unlock()
+	var err error
+	if q.Kind == fsbridge.KindOutsideWorkspace {
+		choice, err = s.ask(ctx, Event{"type": "permission", "request": outsideRequest(ctx, q)}, "permission_done")
+	} else {
+		choice, err = s.ask(ctx, Event{"type": "fs_question", "question": q}, "fs_question_done")
 	}
-	s.emit(Event{"type": done, "id": id})
+	if err != nil {
+		return "", err
+	}
 	if choice == "" {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
 		return "", errors.New("cancelled")
 	}
 	return choice, nil

@@ -229,16 +229,12 @@ func (s *Session) onCancel(fn func()) {
 // "cancelled", runs the cancel hooks, and stops waiting for a turn that does
 // not end within cancelGrace.
 func (s *Session) cancel() {
+	s.settleQuestions()
 	s.mu.Lock()
-	perms := s.perms
-	s.perms = map[int]chan string{}
 	a, id := s.agent, s.id
 	hooks := append([]func(){}, s.cancels...)
 	turn, end := s.turn, s.turnEnd
 	s.mu.Unlock()
-	for _, ch := range perms {
-		ch <- "" // cancelled
-	}
 	if a == nil || id == "" {
 		return
 	}
@@ -282,13 +278,7 @@ func (s *Session) close() {
 }
 
 func (s *Session) agentExited(err error) {
-	s.mu.Lock()
-	perms := s.perms
-	s.perms = map[int]chan string{}
-	s.mu.Unlock()
-	for _, ch := range perms {
-		ch <- ""
-	}
+	s.settleQuestions()
 	s.end()
 	s.fail(err)
 }
@@ -354,18 +344,32 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 			}
 		}
 	}
+	choice, _ := s.ask(ctx, Event{"type": "permission", "request": clean(raw)}, "permission_done")
+	for _, o := range p.Options {
+		if choice != "" && string(o.OptionId) == choice {
+			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
+		}
+	}
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
+}
+
+// ask shows the user a question (ev, given a fresh "id") and waits for
+// the answer (acp_permission), a cancel, the session's end or ctx; "" means
+// no answer. The UI gets doneType with the id once it is settled either way.
+func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, error) {
 	id := s.h.nextID()
 	ch := make(chan string, 1)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
+		return "", errors.New("the session is closed")
 	}
 	s.perms[id] = ch
 	s.mu.Unlock()
 	s.h.registerAnswer(id, s)
 	defer s.h.unregisterAnswer(id)
-	s.emit(Event{"type": "permission", "id": id, "request": clean(raw)})
+	ev["id"] = id
+	s.emit(ev)
 	var choice string
 	select {
 	case choice = <-ch:
@@ -374,13 +378,11 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 		delete(s.perms, id)
 		s.mu.Unlock()
 	}
-	s.emit(Event{"type": "permission_done", "id": id})
-	for _, o := range p.Options {
-		if choice != "" && string(o.OptionId) == choice {
-			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
-		}
+	s.emit(Event{"type": doneType, "id": id})
+	if choice == "" && ctx.Err() != nil {
+		return "", ctx.Err()
 	}
-	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
+	return choice, nil
 }
 
 // answer delivers the user's choice for permission request id; "" cancels.
@@ -438,11 +440,18 @@ func cleanSlice(s []any) {
 func (s *Session) shutdown() {
 	s.mu.Lock()
 	s.closed = true
+	s.mu.Unlock()
+	s.settleQuestions()
+	s.end()
+}
+
+// settleQuestions answers every pending question "" (cancelled).
+func (s *Session) settleQuestions() {
+	s.mu.Lock()
 	perms := s.perms
 	s.perms = map[int]chan string{}
 	s.mu.Unlock()
 	for _, ch := range perms {
 		ch <- ""
 	}
-	s.end()
 }
