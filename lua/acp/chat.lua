@@ -24,6 +24,29 @@ function M.create(s)
   vim.b[s.chat_buf].acp_session = s.key
   vim.b[s.input_buf].acp_session = s.key
   M.keymaps(s)
+  M.input_hint(s)
+end
+
+local hint_ns = api.nvim_create_namespace("acp_input_hint")
+
+--- Show how to send while the input area is empty.
+function M.input_hint(s)
+  local buf = s.input_buf
+  local function update()
+    if not api.nvim_buf_is_valid(buf) then
+      return true
+    end
+    api.nvim_buf_clear_namespace(buf, hint_ns, 0, -1)
+    local lines = api.nvim_buf_get_lines(buf, 0, 2, false)
+    if #lines == 1 and lines[1] == "" then
+      api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
+        virt_text = { { "Ask " .. (s.title or s.agent) .. "... <CR> (normal) or <C-s> sends, /commands complete with <C-x><C-o>", "AcpInputHint" } },
+        virt_text_pos = "overlay",
+      })
+    end
+  end
+  api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "BufEnter" }, { buffer = buf, callback = update })
+  update()
 end
 
 local function map(buf, mode, lhs, rhs, desc)
