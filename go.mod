@@ -1,6 +1,6 @@
 module github.com/nvim-acp/nvim-acp
 
-go 1.23
+go 1.22
 
 require (
 	github.com/coder/acp-go-sdk v0.13.0
