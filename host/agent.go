@@ -46,6 +46,7 @@ type Agent struct {
 
 	initDone chan struct{}
 	initResp acp.InitializeResponse
+	authHint string // how the agent says one can authenticate, for errors
 	initErr  error
 
 	exited  chan struct{}
@@ -174,7 +175,7 @@ func (a *Agent) initialize() {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelT()
-	resp, err := acp.SendRequest[acp.InitializeResponse](a.conn, ctx, acp.AgentMethodInitialize, acp.InitializeRequest{
+	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acp.InitializeRequest{
 		ProtocolVersion:    acp.ProtocolVersionNumber,
 		ClientInfo:         &acp.Implementation{Name: "nvim-acp", Version: Version},
 		ClientCapabilities: a.h.capabilities(),
@@ -184,6 +185,13 @@ func (a *Agent) initialize() {
 		a.log.Error("initialize failed", "err", err)
 		return
 	}
+	var resp acp.InitializeResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		a.initErr = fmt.Errorf("initialize: bad response from agent: %w", err)
+		a.log.Error("initialize failed", "err", err, "raw", truncate(string(raw), 500))
+		return
+	}
+	a.authHint = authHint(raw)
 	a.initResp = resp
 	a.log.Info("initialized", "protocol", resp.ProtocolVersion, "agent", resp.AgentInfo)
 }
@@ -213,10 +221,11 @@ func (a *Agent) describe(what string, err error) error {
 	if errors.As(err, &re) {
 		msg := re.Message
 		if m, ok := re.Data.(map[string]any); ok {
-			if s, ok := m["error"].(string); ok && s != "" {
-				msg += ": " + s
-			} else if s, ok := m["message"].(string); ok && s != "" {
-				msg += ": " + s
+			for _, k := range []string{"error", "message", "details"} {
+				if s, ok := m[k].(string); ok && s != "" {
+					msg += ": " + s
+					break
+				}
 			}
 		} else if s, ok := re.Data.(string); ok && s != "" {
 			msg += ": " + s
@@ -350,4 +359,47 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", probe.SessionId)})
 	}
 	return s.handle(ctx, method, params)
+}
+
+// authHint describes the authMethods of an initialize response in one line
+// ("" when there are none), to go with an "authentication required" error.
+func authHint(initialize json.RawMessage) string {
+	var r struct {
+		AuthMethods []struct {
+			ID          string         `json:"id"`
+			Name        string         `json:"name"`
+			Description string         `json:"description"`
+			Vars        []string       `json:"vars"`
+			Meta        map[string]any `json:"_meta"`
+		} `json:"authMethods"`
+	}
+	if json.Unmarshal(initialize, &r) != nil || len(r.AuthMethods) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, m := range r.AuthMethods {
+		p := m.Name
+		if p == "" {
+			p = m.ID
+		}
+		if m.Description != "" {
+			p += " (" + m.Description + ")"
+		}
+		if len(m.Vars) > 0 {
+			p += ": set " + strings.Join(m.Vars, ", ")
+		}
+		parts = append(parts, p)
+	}
+	return "The agent can authenticate with: " + strings.Join(parts, "; ") +
+		". Log in with the agent's own CLI or set its API key in agents.<name>.env, then :AcpChat again."
+}
+
+// isAuthError reports whether err is the agent asking for authentication.
+func isAuthError(err error) bool {
+	var re *acp.RequestError
+	if errors.As(err, &re) && re.Code == -32000 {
+		return true
+	}
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "auth") || strings.Contains(s, "api key") || strings.Contains(s, "log in") || strings.Contains(s, "login")
 }

@@ -138,7 +138,11 @@ func (s *Session) open(ctx context.Context) {
 		McpServers: servers,
 	})
 	if err != nil {
-		s.fail(a.describe("session/new", err))
+		msg := a.describe("session/new", err)
+		if isAuthError(err) && a.authHint != "" {
+			msg = fmt.Errorf("%w\n%s", msg, a.authHint)
+		}
+		s.fail(msg)
 		return
 	}
 	var nr acp.NewSessionResponse

@@ -6,7 +6,7 @@ M.presets = {
   demo = { cmd = { "{bin}", "demo-agent" }, title = "demo (no AI)" },
   claude = { cmd = { "claude-code-acp" } },
   ["claude-agent"] = { cmd = { "claude-agent-acp" } },
-  gemini = { cmd = { "gemini", "--experimental-acp" }, quirks = { missing_file_as_empty = true } },
+  gemini = { cmd = { "gemini", "--acp" }, quirks = { missing_file_as_empty = true } },
   codex = { cmd = { "codex-acp" } },
   goose = { cmd = { "goose", "acp" } },
   opencode = { cmd = { "opencode", "acp" } },
