@@ -4,10 +4,12 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
 
+	acp "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
 )
 
@@ -200,12 +202,26 @@ func (h *Host) rpcOpen(opts SessionOptions) (int, error) {
 	return sid, nil
 }
 
-func (h *Host) rpcPrompt(sid int, text string) error {
+// rpcPrompt sends a prompt: text, then context blocks (ACP ContentBlocks
+// such as resource_link or resource, from :AcpAdd).
+func (h *Host) rpcPrompt(sid int, text string, context []map[string]any) error {
 	s, err := h.session(sid)
 	if err != nil {
 		return err
 	}
-	go s.prompt(text)
+	blocks := []acp.ContentBlock{acp.TextBlock(text)}
+	for _, c := range context {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return fmt.Errorf("prompt context: %w", err)
+		}
+		var block acp.ContentBlock
+		if err := json.Unmarshal(b, &block); err != nil {
+			return fmt.Errorf("prompt context %s: %w", truncate(string(b), 100), err)
+		}
+		blocks = append(blocks, block)
+	}
+	go s.prompt(blocks)
 	return nil
 }
 

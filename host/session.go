@@ -172,11 +172,15 @@ func (s *Session) open(ctx context.Context) {
 	s.log = s.log.With("session", nr.SessionId)
 	s.log.Info("session ready")
 	s.emit(Event{"type": "state", "state": "ready", "session_id": string(nr.SessionId),
-		"info": clean(info), "agent_info": agentInfo})
+		"info": clean(info), "agent_info": agentInfo,
+		"prompt_capabilities": map[string]any{
+			"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
+			"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
+		}})
 }
 
 // prompt runs one turn.
-func (s *Session) prompt(text string) {
+func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.mu.Lock()
 	if s.agent == nil || s.id == "" || s.closed {
 		s.mu.Unlock()
@@ -190,7 +194,7 @@ func (s *Session) prompt(text string) {
 	defer cancel()
 	resp, err := acp.SendRequest[acp.PromptResponse](s.agent.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
 		SessionId: s.id,
-		Prompt:    []acp.ContentBlock{acp.TextBlock(text)},
+		Prompt:    blocks,
 	})
 	s.mu.Lock()
 	s.turn, s.turnEnd = nil, nil

@@ -24,6 +24,10 @@ cmd("AcpSend", function(o)
   require("acp").send(o.args)
 end, { nargs = "+", desc = "Send a prompt to the agent" })
 
+cmd("AcpAdd", function(o)
+  require("acp").add({ file = o.args, line1 = o.line1, line2 = o.line2, range = o.range > 0 })
+end, { nargs = "?", range = true, complete = "file", desc = "Add a file or lines to the next prompt" })
+
 cmd("AcpCancel", function()
   require("acp").cancel()
 end, { desc = "Cancel the agent's turn" })

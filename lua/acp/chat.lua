@@ -138,6 +138,7 @@ function M.show(s, opts)
   end
   s.input_win = input_win
   M.update_winbar(s)
+  require("acp.context").show(s)
   if opts.focus ~= false then
     api.nvim_set_current_win(input_win)
   end

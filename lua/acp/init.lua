@@ -211,11 +211,12 @@ function M.send(text, opts)
     vim.notify(("acp: session is %s%s"):format(s.state, s.error and (": " .. s.error) or ""), vim.log.levels.ERROR)
     return false
   end
-  s.transcript:user_message(text)
+  local blocks, labels = require("acp.context").take(s)
+  s.transcript:user_message(text, labels)
   s.stop_reason = nil
   s.error = nil
   M._set_state(s, "busy")
-  require("acp.host").notify("acp_prompt", s.sid, text)
+  require("acp.host").notify("acp_prompt", s.sid, text, blocks)
   return true
 end
 
@@ -285,6 +286,27 @@ function M.respond_permission(choice, opts)
   return require("acp.permission").respond(s, choice)
 end
 
+--- Add context to the next prompt of the current session (:[range]AcpAdd [file]).
+---@param opts { file: string|nil, line1: integer|nil, line2: integer|nil, range: boolean|nil }
+---@return boolean
+function M.add(opts)
+  local s = resolve(opts)
+  if not s then
+    local st = M.chat()
+    s = st and sessions[st.key]
+  end
+  if not s then
+    return false
+  end
+  local item, err = require("acp.context").add(s, opts or {})
+  if not item then
+    vim.notify("acp: " .. err, vim.log.levels.WARN)
+    return false
+  end
+  vim.notify("acp: added " .. item.label .. " to the next prompt", vim.log.levels.INFO)
+  return true
+end
+
 --- Make key the current session (used by :AcpSessions).
 function M.focus(key)
   local s = sessions[key]
@@ -335,6 +357,7 @@ function M._event(s, ev)
   elseif t == "state" then
     if ev.state == "ready" then
       s.session_id = ev.session_id
+      s.prompt_caps = ev.prompt_capabilities
       s.info = ev.info
       if ev.agent_info and ev.agent_info.title and not s.title then
         s.title = ev.agent_info.title
@@ -348,7 +371,7 @@ function M._event(s, ev)
       if queued and #queued > 0 then
         local text = table.concat(queued, "\n\n")
         M._set_state(s, "busy")
-        require("acp.host").notify("acp_prompt", s.sid, text)
+        require("acp.host").notify("acp_prompt", s.sid, text, (require("acp.context").take(s)))
       end
     elseif ev.state == "error" then
       require("acp.permission").cancel_all(s)

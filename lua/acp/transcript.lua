@@ -224,12 +224,17 @@ function T:refold(win)
   end
 end
 
---- Start a user turn: header and text.
+--- Start a user turn: header, text and the labels of its context.
 ---@param text string
-function T:user_message(text)
+---@param context string[]|nil
+function T:user_message(text, context)
   self:close_stream()
   self:user_header()
-  self:_append("user_text", split(text))
+  local lines = split(text)
+  if context and #context > 0 then
+    lines[#lines + 1] = "Context: " .. table.concat(context, ", ")
+  end
+  self:_append("user_text", lines)
   self.turn_header = false
   self.plan_block = nil
 end

@@ -1,0 +1,98 @@
+--- Context for the next prompt (:[range]AcpAdd [file]): files as resource
+--- links, line ranges as embedded resources (or fenced text when the agent
+--- does not take embedded context).
+local M = {}
+
+local api = vim.api
+
+local function uri(path)
+  return vim.uri_from_fname(path)
+end
+
+--- Short label of a context item, e.g. "main.go:10-20".
+function M.label(item)
+  return item.label
+end
+
+--- Add context to session s: opts.file (a path) or the current buffer, and
+--- opts.line1/opts.line2 when a range was given.
+---@param s table session
+---@param opts { file: string|nil, line1: integer|nil, line2: integer|nil, range: boolean|nil }
+---@return table|nil item, string|nil err
+function M.add(s, opts)
+  s.context = s.context or {}
+  local item
+  if opts.file and opts.file ~= "" then
+    local path = vim.fn.fnamemodify(vim.fn.expand(opts.file), ":p")
+    if vim.fn.filereadable(path) ~= 1 then
+      return nil, "not a readable file: " .. opts.file
+    end
+    item = {
+      label = vim.fn.fnamemodify(path, ":~:."),
+      block = { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") },
+    }
+  else
+    local buf = api.nvim_get_current_buf()
+    local name = api.nvim_buf_get_name(buf)
+    if vim.b[buf].acp_session then
+      return nil, "run :AcpAdd from the buffer you want to add, not the chat"
+    end
+    if name == "" then
+      return nil, "the current buffer has no file name"
+    end
+    local path = vim.fn.fnamemodify(name, ":p")
+    local rel = vim.fn.fnamemodify(path, ":~:.")
+    if opts.range then
+      local l1, l2 = opts.line1, opts.line2
+      local lines = api.nvim_buf_get_lines(buf, l1 - 1, l2, false)
+      local text = table.concat(lines, "\n") .. "\n"
+      local label = ("%s:%d-%d"):format(rel, l1, l2)
+      local block
+      if s.prompt_caps and s.prompt_caps.embedded_context then
+        block = {
+          type = "resource",
+          resource = { uri = ("%s#L%d-L%d"):format(uri(path), l1, l2), mimeType = "text/plain", text = text },
+        }
+      else
+        local ft = vim.bo[buf].filetype
+        block = { type = "text", text = ("```%s %s\n%s```"):format(ft, label, text) }
+      end
+      item = { label = label, block = block }
+    else
+      item = { label = rel, block = { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") } }
+    end
+  end
+  table.insert(s.context, item)
+  M.show(s)
+  return item
+end
+
+--- Take (and clear) the pending context: blocks and labels.
+---@return table[] blocks, string[] labels
+function M.take(s)
+  local blocks, labels = {}, {}
+  for _, item in ipairs(s.context or {}) do
+    blocks[#blocks + 1] = item.block
+    labels[#labels + 1] = item.label
+  end
+  s.context = {}
+  M.show(s)
+  return blocks, labels
+end
+
+--- Show the pending context in the input window's winbar.
+function M.show(s)
+  if not s.input_buf or not api.nvim_buf_is_valid(s.input_buf) then
+    return
+  end
+  local labels = {}
+  for _, item in ipairs(s.context or {}) do
+    labels[#labels + 1] = item.label
+  end
+  local bar = #labels > 0 and ("context: " .. table.concat(labels, ", ")):gsub("%%", "%%%%") or ""
+  for _, win in ipairs(vim.fn.win_findbuf(s.input_buf)) do
+    vim.wo[win].winbar = bar
+  end
+end
+
+return M
