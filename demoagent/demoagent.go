@@ -18,9 +18,10 @@ import (
 
 // Run serves ACP on r/w until the client disconnects.
 func Run(ctx context.Context, r io.Reader, w io.Writer) error {
-	a := &agent{sessions: map[acp.SessionId]*session{}}
+	a := &agent{sessions: map[acp.SessionId]*session{}, ready: make(chan struct{})}
 	conn := acp.NewAgentSideConnection(a, w, r)
 	a.conn = conn
+	close(a.ready)
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
@@ -34,8 +35,9 @@ type session struct {
 }
 
 type agent struct {
-	conn *acp.AgentSideConnection
-	caps acp.ClientCapabilities
+	conn  *acp.AgentSideConnection
+	ready chan struct{} // closed once conn is set (the connection serves before that)
+	caps  acp.ClientCapabilities
 
 	mu       sync.Mutex
 	sessions map[acp.SessionId]*session
@@ -84,6 +86,7 @@ func (a *agent) Cancel(ctx context.Context, p acp.CancelNotification) error {
 }
 
 func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	<-a.ready
 	a.mu.Lock()
 	s := a.sessions[p.SessionId]
 	if s == nil {

@@ -40,9 +40,10 @@ type Agent struct {
 	log  *slog.Logger
 	h    *Host
 
-	cmd  *exec.Cmd
-	conn *acp.Connection
-	gate *gate
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	conn  *acp.Connection
+	gate  *gate
 
 	initDone chan struct{}
 	initResp acp.InitializeResponse
@@ -106,6 +107,7 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 		log:      log,
 		h:        h,
 		cmd:      cmd,
+		stdin:    stdin,
 		initDone: make(chan struct{}),
 		exited:   make(chan struct{}),
 		sessions: map[acp.SessionId]*Session{},
@@ -313,10 +315,13 @@ func (a *Agent) stop() {
 	}
 	a.stopping = true
 	a.mu.Unlock()
-	if c, ok := a.cmd.Stdin.(io.Closer); ok {
-		c.Close()
-	}
+	// EOF first: many agents exit cleanly on it; then SIGTERM, then SIGKILL.
+	a.stdin.Close()
 	pgid := a.cmd.Process.Pid
+	select {
+	case <-a.exited:
+	case <-time.After(200 * time.Millisecond):
+	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-a.exited:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"sync"
 	"time"
 
@@ -298,6 +299,11 @@ func (s *Session) update(u map[string]any) {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 		if c, ok := u["content"].(map[string]any); ok && c["type"] == "text" {
 			text, _ := c["text"].(string)
+			if m := modeMarker.FindStringSubmatch(text); m != nil && kind == "agent_message_chunk" {
+				// Gemini reports mode changes only as this message.
+				s.emit(Event{"type": "update", "update": map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": m[1]}})
+				return
+			}
 			s.h.ui.Chunk(s.sid, chunkKind[kind], text)
 			return
 		}
@@ -314,6 +320,9 @@ var knownUpdates = map[string]bool{
 	"tool_call": true, "tool_call_update": true, "plan": true, "available_commands_update": true,
 	"current_mode_update": true, "config_option_update": true, "session_info_update": true, "usage_update": true,
 }
+
+// modeMarker is how gemini reports a mode change: a whole message chunk.
+var modeMarker = regexp.MustCompile(`^\s*\[MODE_UPDATE\] (\S+)\s*$`)
 
 var chunkKind = map[string]string{
 	"agent_message_chunk": "agent",
@@ -418,7 +427,8 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// clean drops JSON nulls (which would reach Lua as vim.NIL) from decoded JSON.
+// clean drops JSON nulls (which would reach Lua as vim.NIL) from decoded
+// JSON, in objects and in arrays.
 func clean(v map[string]any) map[string]any {
 	for k, x := range v {
 		switch t := x.(type) {
@@ -427,21 +437,26 @@ func clean(v map[string]any) map[string]any {
 		case map[string]any:
 			clean(t)
 		case []any:
-			cleanSlice(t)
+			v[k] = cleanSlice(t)
 		}
 	}
 	return v
 }
 
-func cleanSlice(s []any) {
+func cleanSlice(s []any) []any {
+	out := s[:0]
 	for _, x := range s {
 		switch t := x.(type) {
+		case nil:
+			continue
 		case map[string]any:
 			clean(t)
 		case []any:
-			cleanSlice(t)
+			x = cleanSlice(t)
 		}
+		out = append(out, x)
 	}
+	return out
 }
 
 // shutdown releases what the session holds when the host exits.

@@ -109,6 +109,19 @@ end
 --- Show the chat in the current tab (reusing its windows when visible).
 function M.show(s, opts)
   opts = opts or {}
+  -- The user may have wiped the chat's buffers: make new ones.
+  if not api.nvim_buf_is_loaded(s.chat_buf) or not api.nvim_buf_is_valid(s.input_buf) then
+    for _, b in ipairs({ s.chat_buf, s.input_buf }) do
+      if api.nvim_buf_is_valid(b) then
+        pcall(api.nvim_buf_delete, b, { force = true })
+      end
+    end
+    M.create(s)
+    if s.transcript then
+      s.transcript:reset(s.chat_buf)
+      s.transcript:message("info", "(the chat buffer was wiped out; the session goes on)")
+    end
+  end
   local cfg = require("acp.config").options.chat
   local chat_win = win_for(s.chat_buf)
   if not chat_win then
@@ -157,29 +170,35 @@ end
 
 --- Refresh the winbar: agent, mode, model, title and state.
 function M.update_winbar(s)
-  local parts = { "%#AcpAgent#" .. (s.title or s.agent) .. "%*" }
+  if not s.chat_buf or not api.nvim_buf_is_valid(s.chat_buf) then
+    return
+  end
+  local function esc(v)
+    return (require("acp.transcript").one_line(v):gsub("%%", "%%%%"))
+  end
+  local parts = { "%#AcpAgent#" .. esc(s.title or s.agent) .. "%*" }
   if s.session_title then
-    parts[#parts + 1] = s.session_title
+    parts[#parts + 1] = esc(s.session_title)
   end
   if s.mode_name then
-    parts[#parts + 1] = "mode: " .. s.mode_name
+    parts[#parts + 1] = "mode: " .. esc(s.mode_name)
   end
   if s.model_name then
-    parts[#parts + 1] = "model: " .. s.model_name
+    parts[#parts + 1] = "model: " .. esc(s.model_name)
   end
-  if s.plan and #s.plan > 0 then
+  if type(s.plan) == "table" and #s.plan > 0 then
     local done, active = 0, nil
     for _, e in ipairs(s.plan) do
-      if e.status == "completed" then
+      if type(e) == "table" and e.status == "completed" then
         done = done + 1
-      elseif e.status == "in_progress" and not active then
+      elseif type(e) == "table" and e.status == "in_progress" and not active then
         active = e.content
       end
     end
-    parts[#parts + 1] = ("plan %d/%d%s"):format(done, #s.plan, active and (": " .. active) or "")
+    parts[#parts + 1] = ("plan %d/%d%s"):format(done, #s.plan, active and (": " .. esc(active)) or "")
   end
   parts[#parts + 1] = "[" .. s.state .. "]"
-  local bar = table.concat(parts, " | "):gsub("%%([^#*])", "%%%%%1")
+  local bar = table.concat(parts, " | ")
   for _, win in ipairs(vim.fn.win_findbuf(s.chat_buf)) do
     vim.wo[win].winbar = bar
   end

@@ -130,13 +130,13 @@ function M.request(method, ...)
   return vim.rpcrequest(c, method, ...)
 end
 
---- Send a host method without waiting.
+--- Send a host method without waiting. Session calls go to the running
+--- host only: a new host would not know the session ids of a dead one.
 function M.notify(method, ...)
-  local c, err = M.ensure()
-  if not c then
-    error(err, 0)
+  if not chan then
+    error("the nvim-acp host is not running", 0)
   end
-  vim.rpcnotify(c, method, ...)
+  vim.rpcnotify(chan, method, ...)
 end
 
 --- Stop the host (it stops its agents).

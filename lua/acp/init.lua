@@ -12,6 +12,8 @@ local current ---@type integer|nil key of the current session
 local next_key = 0
 local did_setup = false
 local orphans = {} ---@type table<integer, table[]> events for sids not registered yet
+local closed_sids = {} ---@type table<integer, true> stopped sessions: their late events are dropped
+local max_orphans = 10000
 local fs_hooked = false
 local fs_warned = {} ---@type table<string, boolean> fs warnings already sent to vim.notify
 
@@ -36,11 +38,17 @@ local function setup_once()
   end
   require("acp.host").on_exit(function(code)
     for _, s in pairs(sessions) do
+      if s.sid then
+        closed_sids[s.sid] = true
+      end
+      s.sid = nil
       if s.state ~= "closed" and s.state ~= "error" then
         M._set_error(s, ("the nvim-acp host exited (code %d); see :AcpLog"):format(code))
       end
     end
     by_sid = {}
+    orphans = {}
+    closed_sids = {}
   end)
 end
 
@@ -160,7 +168,7 @@ function M.new_session(agent)
     if err then
       return M._set_error(s, err)
     end
-    if s.state ~= "starting" then
+    if s.state == "closed" or s.state == "error" then
       return -- stopped meanwhile
     end
     local ok, res = pcall(require("acp.host").request, "acp_open", opts)
@@ -194,18 +202,19 @@ function M.send(text, opts)
     vim.notify("acp: no session", vim.log.levels.ERROR)
     return false
   end
-  if s.state == "busy" or s.state == "awaiting_permission" then
-    vim.notify("acp: the agent is still working; :AcpCancel to stop it", vim.log.levels.WARN)
-    return false
-  end
-  if s.state == "starting" then
-    -- Queue it: sent as soon as the session is ready.
+  if s.state == "starting" or (s.state == "busy" and s.queued) then
+    -- Queue it: sent as soon as the session is ready; the state is "busy"
+    -- already, as for any prompt.
     s.queued = s.queued or {}
     table.insert(s.queued, text)
     s.transcript:user_message(text)
     s.stop_reason = nil
-    M._set_state(s, "starting")
+    M._set_state(s, "busy")
     return true
+  end
+  if s.state == "busy" or s.state == "awaiting_permission" then
+    vim.notify("acp: the agent is still working; :AcpCancel to stop it", vim.log.levels.WARN)
+    return false
   end
   if s.state ~= "ready" then
     vim.notify(("acp: session is %s%s"):format(s.state, s.error and (": " .. s.error) or ""), vim.log.levels.ERROR)
@@ -246,6 +255,7 @@ function M.stop(opts)
   end
   if s.sid then
     by_sid[s.sid] = nil
+    closed_sids[s.sid] = true
   end
   s.queued = nil
   if s.state ~= "error" then
@@ -337,9 +347,12 @@ function M._dispatch(events)
           vim.notify("acp: rendering failed: " .. tostring(err), vim.log.levels.ERROR)
         end)
       end
-    elseif ev.sid then
+    elseif ev.sid and not closed_sids[ev.sid] then
+      -- The session's acp_open has not returned yet: keep its events (bounded).
       orphans[ev.sid] = orphans[ev.sid] or {}
-      table.insert(orphans[ev.sid], ev)
+      if #orphans[ev.sid] < max_orphans then
+        table.insert(orphans[ev.sid], ev)
+      end
     end
   end
   for s in pairs(touched) do

@@ -23,29 +23,32 @@ end
 
 --- Body lines describing a request.
 function M.lines(req, keys)
-  local tc = req.toolCall or {}
+  local one_line = require("acp.transcript").one_line
+  local tc = type(req.toolCall) == "table" and req.toolCall or {}
   local lines = {}
   local hls = {}
-  lines[1] = ("Permission: %s"):format(tc.title or tc.toolCallId or "tool call")
+  lines[1] = ("Permission: %s"):format(one_line(tc.title or tc.toolCallId or "tool call"))
   hls[#hls + 1] = { 0, "AcpPermissionTitle" }
   if tc.kind then
-    lines[#lines + 1] = "kind: " .. tc.kind
+    lines[#lines + 1] = "kind: " .. one_line(tc.kind)
   end
-  local raw = tc.rawInput
-  if type(raw) == "table" then
-    local cmd = raw.command or raw.cmd
-    if type(cmd) == "table" then
-      cmd = table.concat(cmd, " ")
-    end
-    if cmd then
-      lines[#lines + 1] = "$ " .. tostring(cmd)
+  local cmd = require("acp.rules").command(tc)
+  if cmd then
+    -- Multi-line commands (heredocs) are shown whole: this is what runs.
+    for i, l in ipairs(vim.split(cmd, "\r?\n")) do
+      lines[#lines + 1] = (i == 1 and "$ " or "  ") .. l
     end
   end
-  for _, loc in ipairs(tc.locations or {}) do
-    lines[#lines + 1] = "  " .. (loc.path or "?") .. (loc.line and (":" .. math.floor(loc.line)) or "")
+  for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
+    if type(loc) == "table" and type(loc.path) == "string" then
+      local line = tonumber(loc.line)
+      lines[#lines + 1] = "  " .. one_line(loc.path) .. (line and (":" .. math.floor(line)) or "")
+    end
   end
-  for _, c in ipairs(tc.content or {}) do
-    if c.type == "diff" then
+  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+    if type(c) ~= "table" then
+      -- skip what is not a content block
+    elseif c.type == "diff" then
       -- The prompt is not markdown: no fences, highlighted lines.
       for _, l in ipairs(require("acp.diff").unified(c.path or "?", c.oldText, c.newText or "")) do
         lines[#lines + 1] = l
@@ -61,7 +64,7 @@ function M.lines(req, keys)
   end
   lines[#lines + 1] = ""
   for i, o in ipairs(req.options or {}) do
-    lines[#lines + 1] = ("[%s] %s (%s)"):format(table.concat(keys[i], "/"), o.name or o.optionId, o.kind or "?")
+    lines[#lines + 1] = ("[%s] %s (%s)"):format(table.concat(keys[i], "/"), one_line(o.name or o.optionId), one_line(o.kind or "?"))
     hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
   end
   lines[#lines + 1] = "[<Esc>] decide later (the agent keeps waiting)"
@@ -131,7 +134,7 @@ local function show_next(s)
   vim.keymap.set("n", "q", function()
     close_prompt(s)
   end, { buffer = buf, nowait = true, desc = "acp: hide the prompt" })
-  s.transcript:message("info", ("Permission requested: %s"):format((item.request.toolCall or {}).title or "tool call"))
+  s.transcript:message("info", ("Permission requested: %s"):format(require("acp.transcript").one_line((item.request.toolCall or {}).title or "tool call")))
   require("acp")._set_state(s, "awaiting_permission")
 end
 
@@ -150,7 +153,7 @@ function M.request(s, id, req)
   local rule = not req.client_question and rules.match(tc) or nil
   local opt = rule and rules.option_for(rule, req.options)
   if opt then
-    s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, tc.title or "tool call"))
+    s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, require("acp.transcript").one_line(tc.title or "tool call")))
     pcall(require("acp.host").notify, "acp_permission", id, opt.optionId)
     return
   end

@@ -81,9 +81,15 @@ function M.command(tc)
   local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
   local cmd = raw.command or raw.cmd
   if type(cmd) == "table" then
-    cmd = table.concat(cmd, " ")
+    cmd = table.concat(vim.tbl_map(tostring, cmd), " ")
   end
   return type(cmd) == "string" and cmd or nil
+end
+
+--- Whether shell text could run another command (operators, substitutions,
+--- redirections, newlines).
+function M.chains(text)
+  return text:find("[;&|`$()<>\n\r]") ~= nil
 end
 
 --- Paths an edit tool call touches (locations and diff content).
@@ -137,7 +143,9 @@ function M.match(tc, project)
     if r.kind == tc.kind then
       if r.prefix then
         local cmd = M.command(tc)
-        if cmd and (cmd == r.prefix or vim.startswith(cmd, r.prefix .. " ")) then
+        -- The rest of the command may add arguments, never more commands:
+        -- "git status" must not allow "git status && rm -rf ~".
+        if cmd and (cmd == r.prefix or (vim.startswith(cmd, r.prefix .. " ") and not M.chains(cmd:sub(#r.prefix + 1)))) then
           return r
         end
       elseif r.glob then
@@ -180,7 +188,7 @@ function M.candidates(tc, action, project)
   out[#out + 1] = { kind = tc.kind, action = action }
   if tc.kind == "execute" then
     local cmd = M.command(tc)
-    if cmd then
+    if cmd and not M.chains(cmd) then
       local words = vim.split(vim.trim(cmd), "%s+")
       local prefix = table.concat(words, " ", 1, math.min(2, #words))
       out[#out + 1] = { kind = tc.kind, action = action, prefix = prefix }

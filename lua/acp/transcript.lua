@@ -25,6 +25,16 @@ local function split(text)
   return vim.split(text, "\n", { plain = true })
 end
 
+--- v as one line of text: newlines become a visible mark, non-strings are
+--- shown with tostring (agents send all sorts).
+local function one_line(v)
+  if v == nil or v == vim.NIL then
+    return ""
+  end
+  return (tostring(v):gsub("\r?\n", " ⏎ "))
+end
+M.one_line = one_line
+
 function T:_edit(fn)
   local buf = self.buf
   if not api.nvim_buf_is_valid(buf) then
@@ -77,6 +87,9 @@ end
 
 --- Append a new block of lines at the end; returns the block.
 function T:_append(kind, lines, hl)
+  if not api.nvim_buf_is_loaded(self.buf) then
+    return { kind = kind, n = #lines } -- the chat buffer is gone; see chat.show
+  end
   self:close_stream()
   local b = { kind = kind, n = #lines, hl = hl }
   self:_edit(function(buf)
@@ -107,6 +120,9 @@ end
 
 --- Replace a block's lines in place.
 function T:_replace(b, lines, hl)
+  if not b.mark or not api.nvim_buf_is_loaded(self.buf) then
+    return
+  end
   b.hl = hl or b.hl
   self:_edit(function(buf)
     local s = self:_start(b)
@@ -118,6 +134,9 @@ end
 
 -- hl: a group for the whole block, or a list of {row, col_start, col_end, group}.
 function T:_highlight(b)
+  if not b.mark or not api.nvim_buf_is_loaded(self.buf) then
+    return
+  end
   if not b.hl then
     return
   end
@@ -168,6 +187,9 @@ local stream_hl = { thought = "AcpThought" }
 ---@param kind string
 ---@param text string
 function T:append_text(kind, text)
+  if not api.nvim_buf_is_loaded(self.buf) then
+    return
+  end
   if text == "" then
     return
   end
@@ -328,16 +350,26 @@ end
 --- Lines and highlights for a tool call.
 function T:tool_lines(tc)
   local icon, hl = self:icon(tc.status)
-  local head = ("%s %s"):format(icon, tc.title or tc.toolCallId or "tool")
-  local meta = ("  (%s%s)"):format(tc.kind or "other", tc.status and (", " .. tc.status) or "")
+  local head = ("%s %s"):format(icon, one_line(tc.title or tc.toolCallId or "tool"))
+  local meta = ("  (%s%s)"):format(one_line(tc.kind or "other"), tc.status and (", " .. one_line(tc.status)) or "")
   local lines = { head .. meta }
   local his = { { 0, 0, #icon, hl }, { 0, #icon + 1, #head, "AcpToolTitle" }, { 0, #head, -1, "AcpToolKind" } }
-  for _, loc in ipairs(tc.locations or {}) do
-    local l = "    " .. vim.fn.fnamemodify(loc.path or "?", ":~:.") .. (loc.line and (":" .. math.floor(loc.line)) or "")
-    lines[#lines + 1] = l
-    his[#his + 1] = { #lines - 1, 4, -1, "AcpLocation" }
+  for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
+    if type(loc) == "table" and type(loc.path) == "string" then
+      local line = tonumber(loc.line)
+      local l = "    " .. one_line(vim.fn.fnamemodify(loc.path, ":~:.")) .. (line and (":" .. math.floor(line)) or "")
+      lines[#lines + 1] = l
+      his[#his + 1] = { #lines - 1, 4, -1, "AcpLocation" }
+    end
   end
-  for _, c in ipairs(tc.content or {}) do
+  local shows_output = false
+  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+    if type(c) ~= "table" then
+      goto continue
+    end
+    if c.type == "terminal" or c.type == "content" or c.type == "text" then
+      shows_output = true
+    end
     local first = #lines
     vim.list_extend(lines, indent(M.content_lines(c, self.terminals), "    "))
     if c.type == "diff" then
@@ -350,8 +382,37 @@ function T:tool_lines(tc)
         end
       end
     end
+    ::continue::
+  end
+  -- Agents that run commands themselves (codex) may report output only here.
+  local out = not shows_output and M.raw_output_text(tc.rawOutput)
+  if out then
+    local tail = split((out:gsub("\n+$", "")))
+    local n = self.opts.raw_output_lines or 8
+    if #tail > n then
+      lines[#lines + 1] = ("    ... (%d more lines)"):format(#tail - n)
+      his[#his + 1] = { #lines - 1, 4, -1, "AcpPlaceholder" }
+      tail = vim.list_slice(tail, #tail - n + 1)
+    end
+    vim.list_extend(lines, indent(tail, "    "))
   end
   return lines, his
+end
+
+--- The text of a tool call's rawOutput, if it has any: a string, or a table
+--- with one of the fields agents use for command output.
+function M.raw_output_text(raw)
+  if type(raw) == "string" then
+    return raw ~= "" and raw or nil
+  end
+  if type(raw) ~= "table" then
+    return nil
+  end
+  for _, k in ipairs({ "formatted_output", "aggregated_output", "output", "stdout", "content" }) do
+    if type(raw[k]) == "string" and raw[k] ~= "" then
+      return raw[k]
+    end
+  end
 end
 
 --- Create or update the block of a tool call (tool_call or tool_call_update).
@@ -390,11 +451,15 @@ local plan_marks = {
 --- Lines for a plan.
 function M.plan_lines(entries)
   local lines, his = { "**Plan**" }, { { 0, 0, -1, "AcpPlanHeader" } }
-  for _, e in ipairs(entries or {}) do
+  for _, e in ipairs(type(entries) == "table" and entries or {}) do
+    if type(e) ~= "table" then
+      goto continue
+    end
     local m = plan_marks[e.status] or plan_marks.pending
-    local prio = e.priority and e.priority ~= "medium" and (" (" .. e.priority .. ")") or ""
-    lines[#lines + 1] = ("- %s %s%s%s"):format(m[1], e.content or "", prio, m[3] or "")
+    local prio = e.priority and e.priority ~= "medium" and (" (" .. one_line(e.priority) .. ")") or ""
+    lines[#lines + 1] = ("- %s %s%s%s"):format(m[1], one_line(e.content), prio, m[3] or "")
     his[#his + 1] = { #lines - 1, 2, m[3] and -1 or 5, m[2] }
+    ::continue::
   end
   return lines, his
 end
@@ -440,6 +505,13 @@ function M.foldtext()
     first = first:sub(1, 57) .. "..."
   end
   return ("Thinking (%d line%s): %s"):format(n, n == 1 and "" or "s", first)
+end
+
+--- Start over on a new buffer (the old one was wiped out).
+function T:reset(buf)
+  self.buf = buf
+  self.blocks, self.tools = {}, {}
+  self.plan_block, self.turn_header, self.following = nil, nil, nil
 end
 
 --- All lines (for tests and debugging).
