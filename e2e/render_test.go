@@ -98,6 +98,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 			update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "resource_link", "uri": "file:///x.txt", "name": "x", "mimeType": "text/plain"}}),
 			update(M{"sessionUpdate": "current_mode_update", "currentModeId": "code"}),
 			update(M{"sessionUpdate": "mystery_update", "whatever": true}),
+			update(M{"sessionUpdate": "usage_update", "used": 50000, "size": 200000, "cost": M{"amount": 0.123, "currency": "USD"}}),
 			text("the end"),
 		}},
 	}
@@ -149,7 +150,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 	e.Eventually("winbar", 10*time.Second, func() bool {
 		var bar string
 		e.Lua(`local s = require("acp")._session(); return vim.wo[s.chat_win].winbar`, &bar)
-		for _, want := range []string{"My Session", "mode: Code", "model: Model One", "plan 1/2: beta", "[ready]"} {
+		for _, want := range []string{"My Session", "mode: Code", "model: Model One", "plan 1/2: beta", "ctx 25%% 0.12 USD", "[ready]"} {
 			if !strings.Contains(bar, want) {
 				return false
 			}

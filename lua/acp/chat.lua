@@ -197,6 +197,14 @@ function M.update_winbar(s)
     end
     parts[#parts + 1] = ("plan %d/%d%s"):format(done, #s.plan, active and (": " .. esc(active)) or "")
   end
+  local u = s.usage
+  if type(u) == "table" and tonumber(u.used) and tonumber(u.size) and tonumber(u.size) > 0 then
+    local usage = ("ctx %d%%%%"):format(math.floor(100 * tonumber(u.used) / tonumber(u.size) + 0.5))
+    if type(u.cost) == "table" and tonumber(u.cost.amount) then
+      usage = usage .. (" %.2f %s"):format(tonumber(u.cost.amount), esc(u.cost.currency or ""))
+    end
+    parts[#parts + 1] = usage
+  end
   parts[#parts + 1] = "[" .. s.state .. "]"
   local bar = table.concat(parts, " | ")
   for _, win in ipairs(vim.fn.win_findbuf(s.chat_buf)) do

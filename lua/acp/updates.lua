@@ -93,6 +93,7 @@ end
 
 function handlers.usage_update(s, u)
   s.usage = u
+  winbar(s)
 end
 
 --- Apply one update table (the `update` field of session/update).
