@@ -19,6 +19,7 @@ type SessionOptions struct {
 	McpServers []map[string]any `msgpack:"mcp_servers"`
 	AutoAllow  []string         `msgpack:"auto_allow"`
 	Fs         FsOptions        `msgpack:"fs"`
+	Resume     bool             `msgpack:"resume"` // pick a past session to load instead of a new one
 	Terminal   TerminalOptions  `msgpack:"terminal"`
 }
 
@@ -134,28 +135,42 @@ func (s *Session) open(ctx context.Context) {
 		}
 		servers = append(servers, srv)
 	}
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
-		Cwd:        s.opts.Agent.Cwd,
-		McpServers: servers,
-	})
-	if err != nil {
-		msg := a.describe("session/new", err)
-		if isAuthError(err) && a.authHint != "" {
-			msg = fmt.Errorf("%w\n%s", msg, a.authHint)
+	var resp json.RawMessage
+	var id acp.SessionId
+	if s.opts.Resume {
+		id, resp, err = s.resume(ctx, a, servers)
+		if err != nil {
+			s.fail(err)
+			return
 		}
-		s.fail(msg)
-		return
 	}
-	var nr acp.NewSessionResponse
-	if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
-		s.fail(fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200)))
-		return
+	if id == "" {
+		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
+			Cwd:        s.opts.Agent.Cwd,
+			McpServers: servers,
+		})
+		if err != nil {
+			msg := a.describe("session/new", err)
+			if isAuthError(err) && a.authHint != "" {
+				msg = fmt.Errorf("%w\n%s", msg, a.authHint)
+			}
+			s.fail(msg)
+			return
+		}
+		var nr acp.NewSessionResponse
+		if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
+			s.fail(fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200)))
+			return
+		}
+		id = nr.SessionId
+		s.mu.Lock()
+		s.id = id
+		s.mu.Unlock()
+		a.addSession(s)
 	}
 	s.mu.Lock()
-	s.id = nr.SessionId
 	closed := s.closed
 	s.mu.Unlock()
-	a.addSession(s)
 	if closed {
 		s.close()
 		return
@@ -170,9 +185,9 @@ func (s *Session) open(ctx context.Context) {
 			agentInfo["title"] = *ai.Title
 		}
 	}
-	s.log = s.log.With("session", nr.SessionId)
+	s.log = s.log.With("session", id)
 	s.log.Info("session ready")
-	s.emit(Event{"type": "state", "state": "ready", "session_id": string(nr.SessionId),
+	s.emit(Event{"type": "state", "state": "ready", "session_id": string(id),
 		"info": clean(info), "agent_info": agentInfo,
 		"prompt_capabilities": map[string]any{
 			"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,

@@ -20,6 +20,10 @@ cmd("AcpNew", function(o)
   require("acp").new_session(o.args ~= "" and o.args or require("acp.config").options.default_agent)
 end, { nargs = "?", complete = agents, desc = "Start a new agent session" })
 
+cmd("AcpResume", function(o)
+  require("acp").resume(o.args ~= "" and o.args or nil)
+end, { nargs = "?", complete = agents, desc = "Load one of the agent's past sessions" })
+
 cmd("AcpSend", function(o)
   require("acp").send(o.args)
 end, { nargs = "+", desc = "Send a prompt to the agent" })

@@ -114,10 +114,13 @@ function M.chat(agent)
   return M.new_session(agent)
 end
 
---- Start a new session with agent and show its chat.
+--- Start a new session with agent and show its chat. opts.resume: pick one
+--- of the agent's past sessions to load instead (see :AcpResume).
 ---@param agent string
+---@param how { resume: boolean|nil }|nil
 ---@return table|nil status
-function M.new_session(agent)
+function M.new_session(agent, how)
+  how = how or {}
   setup_once()
   next_key = next_key + 1
   local spec, spec_err = config.agent(agent)
@@ -162,6 +165,7 @@ function M.new_session(agent)
       missing_as_empty = spec.quirks and spec.quirks.missing_file_as_empty or false,
     },
     terminal = config.options.terminal,
+    resume = how.resume or false,
   }
   s.transcript:message("info", ("Starting %s: `%s`"):format(agent, table.concat(cmd, " ")))
   require("acp.host").start(function(err)
@@ -184,6 +188,14 @@ function M.new_session(agent)
     end
   end)
   return status_of(s)
+end
+
+--- Pick one of agent's past sessions and load it, history included.
+---@param agent string|nil
+---@return table|nil status
+function M.resume(agent)
+  agent = (agent and agent ~= "") and agent or config.options.default_agent
+  return M.new_session(agent, { resume = true })
 end
 
 --- Send a prompt to the current (or opts.session) session. Returns false with
@@ -427,6 +439,8 @@ function M._event(s, ev)
     end
   elseif t == "message" then
     s.transcript:message(ev.level or "info", ev.text or "")
+  elseif t == "resume" then
+    require("acp.resume").choose(s, ev.id, ev.sessions or {})
   elseif t == "model" then
     s.model_id = ev.model_id
     require("acp.settings").refresh_names(s)

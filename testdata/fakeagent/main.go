@@ -27,6 +27,9 @@ type Scenario struct {
 		Steps  []Step            `json:"steps"` // run after session/new answers
 	} `json:"new_session"`
 	Turns [][]Step `json:"turns"` // turn i answers the i-th prompt; the last repeats
+	// Sessions answers session/list; LoadSteps replay a session's history on session/load.
+	Sessions  []map[string]any `json:"sessions"`
+	LoadSteps []Step           `json:"load_steps"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
 	EchoMode bool `json:"echo_mode"`
 }
@@ -160,6 +163,14 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			}()
 		}
 		return res, nil
+	case acp.AgentMethodSessionList:
+		return map[string]any{"sessions": a.sc.Sessions}, nil
+	case acp.AgentMethodSessionLoad:
+		sid := fmt.Sprint(p["sessionId"])
+		if _, rerr := a.run(ctx, sid, a.sc.LoadSteps); rerr != nil {
+			return nil, rerr
+		}
+		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
 		a.mu.Lock()
 		close(a.cancel)

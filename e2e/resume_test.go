@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestResumeLoadsPastSessionWithHistory(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{
+		"initialize": M{"agentCapabilities": M{"loadSession": true, "sessionCapabilities": M{"list": M{}}}},
+		"sessions": []any{
+			M{"sessionId": "old-1", "cwd": "/x", "title": "Fix the parser", "updatedAt": "2026-11-20T10:00:00Z"},
+			M{"sessionId": "old-2", "cwd": "/x", "title": "Write docs", "updatedAt": "2026-11-22T10:00:00Z"},
+		},
+		"load_steps": []any{
+			update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": "please write the docs"}}),
+			text("Here are the docs."),
+			update(M{"sessionUpdate": "tool_call", "toolCallId": "h1", "title": "Write README.md", "kind": "edit", "status": "completed"}),
+		},
+		"turns": []any{[]any{text("continuing where we left off")}},
+	}, nil)
+	e.Lua(`require("acp").resume("fake")`, nil)
+	// vim.ui.select: 1 = New session, 2 = newest (Write docs), 3 = Fix the parser.
+	e.AnswerBlockingPrompt("2<CR>")
+	st := e.WaitState("ready")
+	if st.SessionID != "old-2" {
+		t.Fatalf("session_id %q, want old-2", st.SessionID)
+	}
+	indexOrder(t, e.ChatText(), "Loading Write docs...", "## You", "please write the docs", "Here are the docs.", "Write README.md")
+	var loaded string
+	for _, ev := range e.AgentEvents() {
+		if ev["method"] == "session/load" {
+			loaded, _ = ev["params"].(map[string]any)["sessionId"].(string)
+		}
+	}
+	if loaded != "old-2" {
+		t.Fatalf("agent loaded %q", loaded)
+	}
+	e.Send("go on")
+	e.WaitState("ready")
+	if !strings.Contains(e.ChatText(), "continuing where we left off") {
+		t.Fatalf("prompt after load:\n%s", e.ChatText())
+	}
+}
+
+func TestResumeFallsBackToNewSession(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("fresh")}}}, nil) // no loadSession capability
+	e.Lua(`require("acp").resume("fake")`, nil)
+	st := e.WaitState("ready")
+	if st.SessionID != "fake-session-1" || !strings.Contains(e.ChatText(), "cannot load past sessions") {
+		t.Fatalf("status %+v\n%s", st, e.ChatText())
+	}
+}

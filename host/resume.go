@@ -1,0 +1,73 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// resume lets the user pick one of the agent's past sessions (session/list,
+// or an id typed by the user when the agent cannot list) and loads it
+// (session/load), its history replayed into the chat. An empty id means the
+// user chose a new session instead.
+func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer) (acp.SessionId, json.RawMessage, error) {
+	caps := a.initResp.AgentCapabilities
+	if !caps.LoadSession {
+		s.emit(Event{"type": "message", "level": "warn", "text": a.spec.Name + " cannot load past sessions; starting a new one"})
+		return "", nil, nil
+	}
+	var choices []map[string]any
+	if caps.SessionCapabilities.List != nil {
+		cwd := s.opts.Agent.Cwd
+		var cursor *string
+		for page := 0; page < 10; page++ {
+			res, err := acp.SendRequest[acp.ListSessionsResponse](a.conn, ctx, acp.AgentMethodSessionList, acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
+			if err != nil {
+				return "", nil, a.describe("session/list", err)
+			}
+			for _, si := range res.Sessions {
+				c := map[string]any{"id": string(si.SessionId), "cwd": si.Cwd}
+				if si.Title != nil {
+					c["title"] = *si.Title
+				}
+				if si.UpdatedAt != nil {
+					c["updated_at"] = *si.UpdatedAt
+				}
+				choices = append(choices, c)
+			}
+			if res.NextCursor == nil || *res.NextCursor == "" {
+				break
+			}
+			cursor = res.NextCursor
+		}
+	}
+	choice, err := s.ask(ctx, Event{"type": "resume", "sessions": choices}, "resume_done")
+	if err != nil {
+		return "", nil, err
+	}
+	if choice == "" {
+		return "", nil, nil
+	}
+	id := acp.SessionId(choice)
+	// Registered first: the agent replays the history as session/update
+	// notifications before it answers.
+	s.mu.Lock()
+	s.id = id
+	s.mu.Unlock()
+	a.addSession(s)
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionLoad, acp.LoadSessionRequest{
+		SessionId:  id,
+		Cwd:        s.opts.Agent.Cwd,
+		McpServers: servers,
+	})
+	if err != nil {
+		a.removeSession(s)
+		s.mu.Lock()
+		s.id = ""
+		s.mu.Unlock()
+		return "", nil, fmt.Errorf("load session %s: %w", id, a.describe("session/load", err))
+	}
+	return id, resp, nil
+}
