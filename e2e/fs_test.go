@@ -698,3 +698,37 @@ func TestFsDemoAgent(t *testing.T) {
 		t.Fatal("the demo changed a file it must not change")
 	}
 }
+
+// Agents that edit files with their own tools (claude-agent-acp, codex) never
+// call fs/*: open buffers must still follow the disk from the session's start.
+func TestFsWatchesBuffersWithoutFsRequests(t *testing.T) {
+	e, ws := fsEditor(t)
+	path := filepath.Join(ws, "edited-by-agent.txt")
+	fsPutFile(t, path, "v1\n")
+	buf := e.loadBuffer(path)
+	e.SetupFake(M{"turns": []any{[]any{text("I edited it myself")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	// The watcher is up once the bridge has been seeded (not observable from
+	// here): rewrite the file until the buffer follows; each write is a real
+	// external change.
+	deadline := time.Now().Add(15 * time.Second)
+	for i := 2; ; i++ {
+		want := fmt.Sprintf("v%d from the agent's own tool", i)
+		fsPutFile(t, path, want+"\n")
+		for poll := time.Now().Add(time.Second); time.Now().Before(poll); time.Sleep(20 * time.Millisecond) {
+			if l := e.bufLines(buf); len(l) == 1 && l[0] == want {
+				goto reloaded
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("buffer never reloaded: %q", e.bufLines(buf))
+		}
+	}
+reloaded:
+	for _, ev := range e.AgentEvents() {
+		if m, _ := ev["method"].(string); strings.HasPrefix(m, "fs/") {
+			t.Fatalf("unexpected fs request %v", ev)
+		}
+	}
+}

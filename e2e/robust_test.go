@@ -110,3 +110,61 @@ func TestPrefixRuleDoesNotAllowChainedCommands(t *testing.T) {
 		t.Fatalf("outcomes %v", got)
 	}
 }
+
+// claude-agent-acp: a bare tool_call ("Terminal", empty rawInput) comes
+// first; the command, output and exit come in later updates' _meta.
+func TestMetaTerminalFromRealAgentPattern(t *testing.T) {
+	e := startEditor(t)
+	termContent := []any{M{"type": "terminal", "terminalId": "tc1"}}
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "tc1", "title": "Terminal", "kind": "execute", "status": "pending",
+			"rawInput": M{}, "content": termContent, "_meta": M{"terminal_info": M{"terminal_id": "tc1"}}}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "tc1", "title": "`echo hi`", "rawInput": M{"command": "echo hi"},
+			"_meta": M{"terminal_output": M{"terminal_id": "tc1", "data": "hi\r\n"}}}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "tc1", "status": "completed",
+			"_meta": M{"terminal_exit": M{"terminal_id": "tc1", "exit_code": 0}}}),
+		// A rejected command: terminal_info, then failed with no terminal_exit.
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "tc2", "title": "Terminal", "kind": "execute", "status": "pending",
+			"rawInput": M{"command": "rm -rf build"}, "content": []any{M{"type": "terminal", "terminalId": "tc2"}},
+			"_meta": M{"terminal_info": M{"terminal_id": "tc2"}}}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "tc2", "status": "failed",
+			"content": []any{M{"type": "terminal", "terminalId": "tc2"}}}),
+	}}}, M{"ui": M{"icons": false}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("run")
+	e.WaitState("ready")
+	e.Eventually("terminal blocks", 5*time.Second, func() bool {
+		txt := e.ChatText()
+		return strings.Contains(txt, "[terminal tc1] (exit 0)") && strings.Contains(txt, "[terminal tc2] (ended)") &&
+			strings.Contains(txt, "\n      hi\n") // the output tail is redrawn from the terminal buffer, throttled
+	})
+	indexOrder(t, e.ChatText(), "`echo hi`  (execute, completed)", "[terminal tc1] (exit 0)", "$ echo hi", "  hi",
+		"Terminal  (execute, failed)", "[terminal tc2] (ended)", "$ rm -rf build")
+}
+
+func TestCancelMarksUnfinishedToolCalls(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "done1", "title": "Read a", "kind": "read", "status": "completed"}),
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "run1", "title": "Build", "kind": "execute", "status": "in_progress",
+			"content": []any{M{"type": "terminal", "terminalId": "run1"}}, "_meta": M{"terminal_info": M{"terminal_id": "run1"}}}),
+		M{"wait_cancel": true},
+	}}}, M{"ui": M{"icons": false}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("build")
+	e.Eventually("tool call shown", 5*time.Second, func() bool { return strings.Contains(e.ChatText(), "Build") })
+	e.Lua(`require("acp").cancel()`, nil)
+	st := e.WaitState("ready")
+	if st.StopReason != "cancelled" {
+		t.Fatalf("stop %q", st.StopReason)
+	}
+	e.Eventually("cancelled marks", 5*time.Second, func() bool {
+		txt := e.ChatText()
+		return strings.Contains(txt, "[-] Build  (execute, cancelled)") && strings.Contains(txt, "[terminal run1] (ended)")
+	})
+	if !strings.Contains(e.ChatText(), "[x] Read a  (read, completed)") {
+		t.Fatalf("finished tool call changed:\n%s", e.ChatText())
+	}
+}

@@ -117,7 +117,13 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 		log.Error("dropped oversized message from agent", "bytes", n)
 		a.broadcastError(fmt.Sprintf("agent sent a message of %d bytes (limit %d); it was dropped", n, maxLineBytes))
 	})
-	a.conn = acp.NewConnection(a.handle, stdin, a.gate)
+	var toAgent io.Writer = stdin
+	if log.Enabled(context.Background(), slog.LevelDebug) {
+		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
+		a.gate.trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
+		toAgent = tracingWriter{w: stdin, log: log}
+	}
+	a.conn = acp.NewConnection(a.handle, toAgent, a.gate)
 	a.conn.SetLogger(log)
 	log.Info("agent started", "cmd", spec.Cmd, "cwd", spec.Cwd)
 
@@ -407,4 +413,16 @@ func isAuthError(err error) bool {
 	}
 	s := strings.ToLower(err.Error())
 	return strings.Contains(s, "auth") || strings.Contains(s, "api key") || strings.Contains(s, "log in") || strings.Contains(s, "login")
+}
+
+// tracingWriter logs each message written to the agent (acp-go-sdk writes
+// one whole message per Write).
+type tracingWriter struct {
+	w   io.Writer
+	log *slog.Logger
+}
+
+func (t tracingWriter) Write(p []byte) (int, error) {
+	t.log.Debug("acp ->", "msg", truncate(strings.TrimRight(string(p), "\n"), 4096))
+	return t.w.Write(p)
 }

@@ -27,7 +27,8 @@ const gateLimit = 256
 type gate struct {
 	r      *bufio.Reader
 	limit  int
-	onDrop func(size int) // called for each line over maxLineBytes
+	onDrop func(size int)    // called for each line over maxLineBytes
+	trace  func(line []byte) // when set, sees every line (debug logging)
 
 	buf []byte // rest of the current line
 
@@ -47,6 +48,9 @@ func newGate(r io.Reader, limit int, onDrop func(int)) *gate {
 func (g *gate) Read(p []byte) (int, error) {
 	for len(g.buf) == 0 {
 		line, err := g.readLine()
+		if len(line) > 0 && g.trace != nil {
+			g.trace(line)
+		}
 		if len(line) > 0 {
 			if isUpdateNotification(line) && !g.acquire() {
 				return 0, io.EOF

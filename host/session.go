@@ -187,6 +187,14 @@ func (s *Session) open(ctx context.Context) {
 	}
 	s.log = s.log.With("session", id)
 	s.log.Info("session ready")
+	// Start the fs bridge now, not on the first fs request: its watcher keeps
+	// open buffers in step with files the agent changes with its own tools
+	// (claude-agent-acp and codex never call fs/*).
+	go func() {
+		if _, err := s.bridge(context.Background()); err != nil {
+			s.log.Warn("fs bridge", "err", err)
+		}
+	}()
 	s.emit(Event{"type": "state", "state": "ready", "session_id": string(id),
 		"info": clean(info), "agent_info": agentInfo,
 		"prompt_capabilities": map[string]any{

@@ -9,6 +9,7 @@ M.links = {
   AcpToolInProgress = "DiagnosticWarn",
   AcpToolCompleted = "DiagnosticOk",
   AcpToolFailed = "DiagnosticError",
+  AcpToolCancelled = "Comment",
   AcpToolTitle = "Function",
   AcpToolKind = "Type",
   AcpLocation = "Directory",

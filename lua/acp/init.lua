@@ -410,6 +410,12 @@ function M._event(s, ev)
       s.error = ev.error
     end
     s.stop_reason = ev.stop_reason
+    if ev.stop_reason == "cancelled" then
+      -- ACP: on cancel the client marks the turn's unfinished tool calls cancelled.
+      for _, id in ipairs(s.transcript:cancel_unfinished()) do
+        require("acp.terminal").from_update(s, { toolCallId = id, status = "cancelled" })
+      end
+    end
     if ev.stop_reason then
       s.transcript:stop(ev.stop_reason)
     end

@@ -213,9 +213,33 @@ end
 ---@param u table the update
 function M.from_update(s, u)
   local meta = u._meta
-  if type(meta) ~= "table" then
-    return
+  -- A read-only terminal learns its command from later updates (agents send
+  -- a bare tool_call first) and ends with its tool call when no
+  -- terminal_exit comes (rejected, failed or cancelled commands).
+  local known = type(u.toolCallId) == "string" and M.get(s, u.toolCallId)
+  if known and known.readonly then
+    local raw = type(u.rawInput) == "table" and u.rawInput or {}
+    local cmd = raw.command
+    if type(cmd) == "table" then
+      cmd = table.concat(vim.tbl_map(tostring, cmd), " ")
+    end
+    if type(cmd) == "string" and cmd ~= "" and cmd ~= known.command then
+      known.command = cmd
+      M._changed(s, known)
+    end
   end
+  if type(meta) == "table" then
+    M._from_meta(s, u, meta)
+  end
+  -- After terminal_exit had its chance to record the exit status.
+  local t = type(u.toolCallId) == "string" and M.get(s, u.toolCallId)
+  if t and t.readonly and t.running and (u.status == "completed" or u.status == "failed" or u.status == "cancelled") then
+    t.running = false
+    M._changed(s, t)
+  end
+end
+
+function M._from_meta(s, u, meta)
   local function term(id)
     id = id or u.toolCallId
     if type(id) ~= "string" or id == "" then
@@ -228,7 +252,7 @@ function M.from_update(s, u)
       if type(cmd) == "table" then
         cmd = table.concat(cmd, " ")
       end
-      t = new_terminal(s, id, { readonly = true, command = type(cmd) == "string" and cmd or u.title })
+      t = new_terminal(s, id, { readonly = true, command = type(cmd) == "string" and cmd or (type(u.title) == "string" and u.title or nil) })
     end
     return t
   end
@@ -312,7 +336,7 @@ function M.content_lines(c, store)
   end
   local lines = { ("[terminal %s] (%s) <CR> to open"):format(id, M.status(t)) }
   if t.command and t.command ~= "" then
-    lines[#lines + 1] = "$ " .. t.command:gsub("\n", " ")
+    lines[#lines + 1] = "$ " .. require("acp.transcript").one_line(t.command)
   end
   for _, l in ipairs(M.tail(t)) do
     lines[#lines + 1] = "  " .. l
@@ -369,7 +393,7 @@ function M._winbar(t)
   if not (t.buf and api.nvim_buf_is_valid(t.buf)) then
     return
   end
-  local bar = ("%s%s (%s)"):format(t.readonly and "[read-only] " or "", t.command or t.id, M.status(t))
+  local bar = ("%s%s (%s)"):format(t.readonly and "[read-only] " or "", (require("acp.transcript").one_line(t.command or t.id):gsub("%%", "%%%%")), M.status(t))
   bar = bar:gsub("%%", "%%%%")
   for _, win in ipairs(vim.fn.win_findbuf(t.buf)) do
     vim.wo[win].winbar = bar

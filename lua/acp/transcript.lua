@@ -259,6 +259,24 @@ function T:user_message(text, context)
   self:_append("user_text", lines)
   self.turn_header = false
   self.plan_block = nil
+  self.turn_tools = {}
+end
+
+--- Mark the turn's unfinished tool calls cancelled (the agent may never
+--- update them after a cancel); returns their ids.
+---@return string[]
+function T:cancel_unfinished()
+  local ids = {}
+  for id in pairs(self.turn_tools or {}) do
+    local b = self.tools[id]
+    if b and (b.data.status == nil or b.data.status == "pending" or b.data.status == "in_progress") then
+      b.data.status = "cancelled"
+      local lines, his = self:tool_lines(b.data)
+      self:_replace(b, lines, his)
+      ids[#ids + 1] = id
+    end
+  end
+  return ids
 end
 
 function T:user_header()
@@ -299,6 +317,7 @@ local icons = {
   in_progress = { "󰦖", "[~]", "AcpToolInProgress" },
   completed = { "󰄵", "[x]", "AcpToolCompleted" },
   failed = { "󰅙", "[!]", "AcpToolFailed" },
+  cancelled = { "󰜺", "[-]", "AcpToolCancelled" },
 }
 
 function T:icon(status)
@@ -428,6 +447,8 @@ function T:tool(u)
     b = self:_append("tool", lines, his)
     b.data = data
     self.tools[id] = b
+    self.turn_tools = self.turn_tools or {}
+    self.turn_tools[id] = true
     return b
   end
   for k, v in pairs(u) do
