@@ -732,3 +732,27 @@ reloaded:
 		}
 	}
 }
+
+// Edits an agent makes with its own tools show in :AcpChanges from the diffs
+// of its completed tool calls.
+func TestChangesIncludeAgentToolEdits(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "self-edited.go")
+	fsPutFile(t, p, "package a\n\nvar x = 2\n")
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "e1", "title": "Edit self-edited.go", "kind": "edit", "status": "pending",
+			"content": []any{M{"type": "diff", "path": p, "oldText": "package a\n\nvar x = 1\n", "newText": "package a\n\nvar x = 2\n"}}}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "completed"}),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("edit it yourself")
+	var qf []struct {
+		Lnum int    `msgpack:"lnum"`
+		Text string `msgpack:"text"`
+	}
+	e.Lua(`vim.cmd("AcpChanges"); return vim.fn.getqflist()`, &qf)
+	if len(qf) != 1 || qf[0].Lnum != 3 || !strings.Contains(qf[0].Text, "modified (+1 -1)") {
+		t.Fatalf("quickfix = %+v", qf)
+	}
+}

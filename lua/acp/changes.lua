@@ -13,14 +13,49 @@ local api = vim.api
 ---@param s table session
 ---@return {path: string, original: string, existed: boolean}[]
 function M.list(s)
-  if not s or not s.sid or not require("acp.host").channel() then
-    return {}
+  local res = {}
+  if s and s.sid and require("acp.host").channel() then
+    local ok, r = pcall(require("acp.host").request, "acp_changes", s.sid)
+    if ok and type(r) == "table" then
+      res = r
+    end
   end
-  local ok, res = pcall(require("acp.host").request, "acp_changes", s.sid)
-  if not ok or type(res) ~= "table" then
-    return {}
+  -- Plus the edits agents make with their own tools (claude-agent-acp,
+  -- codex), known from the diffs of their completed tool calls.
+  local seen = {}
+  for _, c in ipairs(res) do
+    seen[c.path] = true
+  end
+  for _, c in ipairs(s and s.tool_changes or {}) do
+    if not seen[c.path] then
+      res[#res + 1] = c
+    end
   end
   return res
+end
+
+--- Record the edits of a completed tool call (its diff contents), keeping
+--- the first original seen per file.
+---@param s table session
+---@param tc table the tool call (merged data)
+function M.record_tool_call(s, tc)
+  if tc.status ~= "completed" or type(tc.content) ~= "table" then
+    return
+  end
+  s.tool_changes = s.tool_changes or {}
+  for _, c in ipairs(tc.content) do
+    if type(c) == "table" and c.type == "diff" and type(c.path) == "string" then
+      local path = require("acp.buffers").realpath(c.path) or c.path
+      local known = false
+      for _, x in ipairs(s.tool_changes) do
+        known = known or x.path == path
+      end
+      if not known then
+        local old = type(c.oldText) == "string" and c.oldText or nil
+        table.insert(s.tool_changes, { path = path, original = old or "", existed = old ~= nil })
+      end
+    end
+  end
 end
 
 --- The text of path as the user sees it now: its loaded buffer, else the disk.

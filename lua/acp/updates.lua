@@ -46,7 +46,10 @@ local handlers = {}
 
 function handlers.tool_call(s, u)
   require("acp.terminal").from_update(s, u)
-  s.transcript:tool(u)
+  local b = s.transcript:tool(u)
+  if b and b.data then
+    require("acp.changes").record_tool_call(s, b.data)
+  end
 end
 handlers.tool_call_update = handlers.tool_call
 
