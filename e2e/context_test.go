@@ -69,6 +69,22 @@ func TestAcpAddContext(t *testing.T) {
 				t.Fatalf("file block %v", blocks[2])
 			}
 			indexOrder(t, e.ChatText(), "explain", "Context: main.go:3-4, notes.txt", "ok")
+			// The current buffer without a range: embedded as the user sees it
+			// (unsaved edits included) when the agent takes embedded context.
+			e.Lua(`vim.cmd("wincmd t"); vim.cmd("edit main.go")
+				vim.api.nvim_buf_set_lines(0, 0, 1, false, { "package edited" })
+				vim.cmd("AcpAdd")`, nil)
+			e.Send("and this")
+			e.WaitState("ready")
+			whole := promptBlocks(e)
+			if embedded {
+				res, _ := whole[1]["resource"].(map[string]any)
+				if whole[1]["type"] != "resource" || !strings.HasPrefix(res["text"].(string), "package edited\n") {
+					t.Fatalf("whole-buffer block %v", whole[1])
+				}
+			} else if whole[1]["type"] != "resource_link" {
+				t.Fatalf("whole-buffer block %v", whole[1])
+			}
 			// Context goes with one prompt only.
 			e.Lua(`local s = require("acp")._session(); return vim.wo[s.input_win].winbar`, &bar)
 			if bar != "" {

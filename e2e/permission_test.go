@@ -98,6 +98,10 @@ func TestPermissionAnsweredByKey(t *testing.T) {
 				t.Fatalf("stop_reason %q", st.StopReason)
 			}
 			indexOrder(t, e.ChatText(), "Run ls", "Permission requested: Run ls", "Answered:", "after")
+			// A rejected tool call does not stay pending (agents may never update it).
+			if rejected := strings.Contains(e.ChatText(), "Run ls  (execute, rejected)"); rejected != strings.HasPrefix(tc.want, "reject") {
+				t.Fatalf("rejected mark = %v for %q:\n%s", rejected, tc.want, e.ChatText())
+			}
 		})
 	}
 }

@@ -53,3 +53,30 @@ func TestResumeFallsBackToNewSession(t *testing.T) {
 		t.Fatalf("status %+v\n%s", st, e.ChatText())
 	}
 }
+
+// Gemini can load sessions but not list them: the user types the id. Its
+// replay interleaves user and agent turns.
+func TestResumeByIdWithInterleavedReplay(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{
+		"initialize": M{"agentCapabilities": M{"loadSession": true}},
+		"load_steps": []any{
+			update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": "question one"}}),
+			text("answer one"),
+			update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": "question two"}}),
+			text("answer two"),
+		},
+	}, nil)
+	e.Lua(`require("acp").resume("fake")`, nil)
+	e.AnswerBlockingPrompt("old-9<CR>")
+	st := e.WaitState("ready")
+	if st.SessionID != "old-9" {
+		t.Fatalf("session_id %q", st.SessionID)
+	}
+	indexOrder(t, e.ChatText(), "## You", "question one", "## fake", "answer one", "## You", "question two", "## fake", "answer two")
+	var msgs string
+	e.Lua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs)
+	if strings.Contains(msgs, "rendering failed") {
+		t.Fatalf("messages:\n%s", msgs)
+	}
+}

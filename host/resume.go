@@ -18,7 +18,7 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 		s.emit(Event{"type": "message", "level": "warn", "text": a.spec.Name + " cannot load past sessions; starting a new one"})
 		return "", nil, nil
 	}
-	var choices []map[string]any
+	choices := []map[string]any{} // never nil: Lua must get a list, not vim.NIL
 	if caps.SessionCapabilities.List != nil {
 		cwd := s.opts.Agent.Cwd
 		var cursor *string

@@ -58,6 +58,11 @@ function M.add(s, opts)
         block = { type = "text", text = ("```%s %s\n%s```"):format(ft, label, text) }
       end
       item = { label = label, block = block }
+    elseif s.prompt_caps and s.prompt_caps.embedded_context then
+      -- The buffer as the user sees it, unsaved edits included (agents read
+      -- a linked file from disk).
+      local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
+      item = { label = rel, block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text } } }
     else
       item = { label = rel, block = { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") } }
     end

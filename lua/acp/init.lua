@@ -446,7 +446,7 @@ function M._event(s, ev)
   elseif t == "message" then
     s.transcript:message(ev.level or "info", ev.text or "")
   elseif t == "resume" then
-    require("acp.resume").choose(s, ev.id, ev.sessions or {})
+    require("acp.resume").choose(s, ev.id, type(ev.sessions) == "table" and ev.sessions or {})
   elseif t == "model" then
     s.model_id = ev.model_id
     require("acp.settings").refresh_names(s)

@@ -196,6 +196,11 @@ function M.respond(s, choice, opts)
   end
   table.remove(s.permissions, 1)
   close_prompt(s)
+  local tcid = type(item.request.toolCall) == "table" and item.request.toolCall.toolCallId
+  if tcid and s.transcript.tools[tcid] and type(opt.kind) == "string" and opt.kind:match("^reject") then
+    -- Agents (gemini) may never update a tool call the user rejected.
+    s.transcript:tool({ toolCallId = tcid, status = "rejected" })
+  end
   s.transcript:message("info", ("Answered: %s (%s)"):format(opt.name or opt.optionId, opt.kind or "?"))
   pcall(require("acp.host").notify, "acp_permission", item.id, opt.optionId)
   if opts and opts.interactive and not item.request.client_question

@@ -201,7 +201,11 @@ function T:append_text(kind, text)
       return
     end
     if kind == "user" then
+      -- A user turn (history replayed by session/load): the agent's next
+      -- words get their own header.
       self:user_header()
+      self.turn_header = false
+      self.plan_block = nil
     elseif not self.turn_header then
       self:agent_header()
     end
@@ -318,6 +322,7 @@ local icons = {
   completed = { "󰄵", "[x]", "AcpToolCompleted" },
   failed = { "󰅙", "[!]", "AcpToolFailed" },
   cancelled = { "󰜺", "[-]", "AcpToolCancelled" },
+  rejected = { "󰜺", "[-]", "AcpToolCancelled" },
 }
 
 function T:icon(status)
@@ -369,7 +374,8 @@ end
 --- Lines and highlights for a tool call.
 function T:tool_lines(tc)
   local icon, hl = self:icon(tc.status)
-  local head = ("%s %s"):format(icon, one_line(tc.title or tc.toolCallId or "tool"))
+  -- Without a title, the kind says more than an id like "write_file__1795_0".
+  local head = ("%s %s"):format(icon, one_line(tc.title or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call"))
   local meta = ("  (%s%s)"):format(one_line(tc.kind or "other"), tc.status and (", " .. one_line(tc.status)) or "")
   local lines = { head .. meta }
   local his = { { 0, 0, #icon, hl }, { 0, #icon + 1, #head, "AcpToolTitle" }, { 0, #head, -1, "AcpToolKind" } }
