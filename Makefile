@@ -12,7 +12,7 @@ test:
 	./scripts/test
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
+	NVIM_BIN=$$(scripts/install-nvim --ensure) $(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
 demo: build
 	./scripts/demo
