@@ -51,6 +51,7 @@ type Session struct {
 	turnEnd chan struct{}      // closed when the running prompt returns
 	dropped bool               // the running prompt was abandoned after a cancel
 	cancels []func()           // run on every cancel (e.g. kill the turn's terminals)
+	allowed map[string]bool    // commands the user allowed in permission prompts (see guard.go)
 	perms   map[int]chan string
 	closed  bool
 	stopped chan struct{}
@@ -379,6 +380,7 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 			for _, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
 					s.emit(Event{"type": "message", "level": "info", "text": fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))})
+					s.allowCommand(raw)
 					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
 				}
 			}
@@ -387,6 +389,9 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 	choice, _ := s.ask(ctx, Event{"type": "permission", "request": clean(raw)}, "permission_done")
 	for _, o := range p.Options {
 		if choice != "" && string(o.OptionId) == choice {
+			if o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways {
+				s.allowCommand(raw)
+			}
 			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
 		}
 	}

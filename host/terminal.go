@@ -181,6 +181,9 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	if p.OutputByteLimit != nil {
 		limit = *p.OutputByteLimit
 	}
+	if rerr := s.guardCommand(ctx, commandLine(p.Command, p.Args)); rerr != nil {
+		return nil, rerr
+	}
 	view := &liveTerm{}
 	id, err := m.Create(ctx, terminal.CreateOptions{
 		Command:         p.Command,
