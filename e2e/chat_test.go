@@ -224,8 +224,7 @@ func TestQuitLeavesNoProcesses(t *testing.T) {
 	e.SetupFake(M{"turns": []any{[]any{text("hi")}}}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
-	var hostPid int
-	e.Lua(`return vim.fn.jobpid(require("acp.host").channel())`, &hostPid)
+	hostPid := e.hostPid()
 	agentPids := childPids(t, hostPid)
 	if hostPid <= 0 || len(agentPids) == 0 {
 		t.Fatalf("host pid %d, agent pids %v", hostPid, agentPids)
@@ -279,9 +278,7 @@ func TestStopEndsSessionAndAgent(t *testing.T) {
 	e.SetupFake(M{"turns": []any{[]any{text("hi")}}}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
-	var hostPid int
-	e.Lua(`return vim.fn.jobpid(require("acp.host").channel())`, &hostPid)
-	agents := childPids(t, hostPid)
+	agents := childPids(t, e.hostPid())
 	if len(agents) != 1 {
 		t.Fatalf("agent pids %v", agents)
 	}
@@ -333,4 +330,12 @@ func TestCancelOfHangingAgent(t *testing.T) {
 	if st.StopReason != "end_turn" || !strings.Contains(e.ChatText(), "second turn works") {
 		t.Fatalf("after abandoning a turn: %+v\n%s", st, e.ChatText())
 	}
+}
+
+// hostPid is the pid of the running nvim-acp host.
+func (e *Editor) hostPid() int {
+	e.t.Helper()
+	var pid int
+	e.Lua(`return vim.fn.jobpid(require("acp.host").channel())`, &pid)
+	return pid
 }

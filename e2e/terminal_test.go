@@ -239,20 +239,7 @@ func TestTerminalQuitLeavesNoProcess(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("sleep")
-	re := regexp.MustCompile(`pid:(\d+)`)
-	var pid int
-	e.Eventually("the command's pid in the live view", 10*time.Second, func() bool {
-		ids := e.termIDs()
-		if len(ids) == 0 {
-			return false
-		}
-		m := re.FindStringSubmatch(e.termLines(ids[0]))
-		if m == nil {
-			return false
-		}
-		pid, _ = strconv.Atoi(m[1])
-		return true
-	})
+	pid := e.commandPid()
 	e.Eventually("sleep running", 5*time.Second, func() bool {
 		b, _ := exec.Command("ps", "-o", "comm=", "-p", strconv.Itoa(pid)).Output()
 		return strings.TrimSpace(string(b)) == "sleep"
@@ -339,20 +326,7 @@ func TestTerminalStopSessionKillsCommand(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("sleep")
-	re := regexp.MustCompile(`pid:(\d+)`)
-	var pid int
-	e.Eventually("the command's pid in the live view", 10*time.Second, func() bool {
-		ids := e.termIDs()
-		if len(ids) == 0 {
-			return false
-		}
-		m := re.FindStringSubmatch(e.termLines(ids[0]))
-		if m == nil {
-			return false
-		}
-		pid, _ = strconv.Atoi(m[1])
-		return true
-	})
+	pid := e.commandPid()
 	e.Lua(`vim.cmd("AcpStop")`, nil)
 	e.Eventually("the command gone", 15*time.Second, func() bool { return !alive(pid) })
 	e.Eventually("the terminal shown as ended", 5*time.Second, func() bool {
@@ -422,4 +396,26 @@ func TestTerminalFloodOfOutput(t *testing.T) {
 	// The live view shows the newest output (older output may have been
 	// skipped while Neovim caught up).
 	indexOrder(t, e.ChatText(), "] (exit 0) <CR> to open", "xEND")
+}
+
+var pidRe = regexp.MustCompile(`pid:(\d+)`)
+
+// commandPid waits for "pid:N" (printed by the command) in the first live
+// terminal and returns N.
+func (e *Editor) commandPid() int {
+	e.t.Helper()
+	var pid int
+	e.Eventually("the command's pid in the live view", 10*time.Second, func() bool {
+		ids := e.termIDs()
+		if len(ids) == 0 {
+			return false
+		}
+		m := pidRe.FindStringSubmatch(e.termLines(ids[0]))
+		if m == nil {
+			return false
+		}
+		pid, _ = strconv.Atoi(m[1])
+		return true
+	})
+	return pid
 }
