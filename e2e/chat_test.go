@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -338,4 +339,35 @@ func (e *Editor) hostPid() int {
 	var pid int
 	e.Lua(`return vim.fn.jobpid(require("acp.host").channel())`, &pid)
 	return pid
+}
+
+func TestHostCrashIsReportedAndRecovered(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("hi")}}}, nil)
+	e.Lua(`require("acp").setup(vim.tbl_extend("force", require("acp.config").options, {}))`, nil) // setup twice: handlers stay single
+	e.Chat("fake")
+	e.WaitState("ready")
+	old := e.hostPid()
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st := e.WaitState("error")
+	if !strings.Contains(st.Error, "host exited") {
+		t.Fatalf("error %q", st.Error)
+	}
+	if n := strings.Count(e.ChatText(), "host exited"); n != 1 {
+		t.Fatalf("host exit reported %d times:\n%s", n, e.ChatText())
+	}
+	// Cancelling the dead session must not start a host.
+	e.Lua(`require("acp").cancel()`, nil)
+	var ch any
+	e.Lua(`return require("acp.host").channel() or vim.NIL`, &ch)
+	if ch != nil {
+		t.Fatalf("cancel of a dead session started a host (channel %v)", ch)
+	}
+	e.Lua(`vim.cmd("AcpChat fake")`, nil)
+	e.WaitState("ready")
+	if e.hostPid() == old {
+		t.Fatal("same host pid after a crash")
+	}
 }

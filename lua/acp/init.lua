@@ -14,7 +14,7 @@ local did_setup = false
 local orphans = {} ---@type table<integer, table[]> events for sids not registered yet
 local closed_sids = {} ---@type table<integer, true> stopped sessions: their late events are dropped
 local max_orphans = 10000
-local fs_hooked = false
+local hooked = false -- host start/exit handlers installed (once, whatever setup() does)
 local fs_warned = {} ---@type table<string, boolean> fs warnings already sent to vim.notify
 
 local function setup_once()
@@ -25,18 +25,19 @@ local function setup_once()
   require("acp.highlights").setup()
   local group = api.nvim_create_augroup("acp", { clear = true })
   api.nvim_create_autocmd("ColorScheme", { group = group, callback = require("acp.highlights").setup })
-  if not fs_hooked then
-    -- Tell every host that starts which files are loaded (fsbridge).
-    fs_hooked = true
-    local host = require("acp.host")
-    host.on_start(function(chan)
-      require("acp.buffers").setup_autocmds(chan)
-    end)
-    if host.channel() then
-      require("acp.buffers").setup_autocmds(host.channel())
-    end
+  if hooked then
+    return
   end
-  require("acp.host").on_exit(function(code)
+  hooked = true
+  -- Tell every host that starts which files are loaded (fsbridge).
+  local host = require("acp.host")
+  host.on_start(function(chan)
+    require("acp.buffers").setup_autocmds(chan)
+  end)
+  if host.channel() then
+    require("acp.buffers").setup_autocmds(host.channel())
+  end
+  host.on_exit(function(code)
     for _, s in pairs(sessions) do
       if s.sid then
         closed_sids[s.sid] = true
