@@ -46,9 +46,7 @@ function M.lines(req, keys)
     end
   end
   for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
-    if type(c) ~= "table" then
-      -- skip what is not a content block
-    elseif c.type == "diff" then
+    if type(c) == "table" and c.type == "diff" then
       -- The prompt is not markdown: no fences, highlighted lines.
       for _, l in ipairs(require("acp.diff").unified(c.path or "?", c.oldText, c.newText or "")) do
         lines[#lines + 1] = l
@@ -58,7 +56,7 @@ function M.lines(req, keys)
           hls[#hls + 1] = { #lines - 1, "AcpDiffDelete" }
         end
       end
-    else
+    elseif type(c) == "table" then
       vim.list_extend(lines, require("acp.transcript").content_lines(c))
     end
   end

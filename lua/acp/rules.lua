@@ -115,7 +115,7 @@ end
 
 --- Describe a rule in one line.
 function M.describe(r)
-  local what = r.kind
+  local what
   if r.prefix then
     what = ("%s commands starting with `%s`"):format(r.kind, r.prefix)
   elseif r.glob then

@@ -1,0 +1,4 @@
+-- luacheck lua plugin
+std = "luajit"
+globals = { "vim" }
+max_line_length = false
