@@ -371,3 +371,29 @@ func TestHostCrashIsReportedAndRecovered(t *testing.T) {
 		t.Fatal("same host pid after a crash")
 	}
 }
+
+func TestToggleHidesAndShowsTheChat(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	visible := func() bool {
+		var n int
+		e.Lua(`local s = require("acp")._session(); return #vim.fn.win_findbuf(s.chat_buf)`, &n)
+		return n > 0
+	}
+	if !visible() {
+		t.Fatal("chat not visible after chat()")
+	}
+	e.Lua(`vim.cmd("AcpToggle")`, nil)
+	if visible() {
+		t.Fatal("chat still visible after :AcpToggle")
+	}
+	e.Lua(`vim.cmd("AcpToggle")`, nil)
+	if !visible() {
+		t.Fatal("chat not back after a second :AcpToggle")
+	}
+	if st := e.Status(); st.State != "ready" {
+		t.Fatalf("toggling changed the session: %+v", st)
+	}
+}

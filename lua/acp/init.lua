@@ -330,6 +330,20 @@ function M.add(opts)
   return true
 end
 
+--- Hide the current chat if it is visible in this tab, else open it.
+function M.toggle()
+  local s = resolve()
+  if s and s.chat_buf and api.nvim_buf_is_valid(s.chat_buf) then
+    for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if api.nvim_win_get_buf(win) == s.chat_buf then
+        require("acp.chat").hide(s)
+        return
+      end
+    end
+  end
+  M.chat()
+end
+
 --- Make key the current session (used by :AcpSessions).
 function M.focus(key)
   local s = sessions[key]
