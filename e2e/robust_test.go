@@ -168,3 +168,62 @@ func TestCancelMarksUnfinishedToolCalls(t *testing.T) {
 		t.Fatalf("finished tool call changed:\n%s", e.ChatText())
 	}
 }
+
+// codex-acp: commands are argv for a shell; quick commands report their
+// output only in rawOutput; modes switch through a "mode" config option.
+func TestCodexShapes(t *testing.T) {
+	e := startEditor(t)
+	argv := []any{"/bin/bash", "-lc", "git status --short"}
+	modeOpt := func(cur string) M {
+		return M{"type": "select", "id": "mode", "name": "Mode", "category": "mode", "currentValue": cur,
+			"options": []any{M{"value": "read-only", "name": "Read Only"}, M{"value": "auto", "name": "Auto"}}}
+	}
+	e.SetupFake(M{
+		"new_session": M{"result": M{"configOptions": []any{modeOpt("auto")}}},
+		"turns": []any{[]any{
+			update(M{"sessionUpdate": "tool_call", "toolCallId": "call_3", "title": "echo hi", "kind": "execute", "status": "in_progress",
+				"rawInput": M{"command": []any{"/bin/bash", "-lc", "echo hi"}},
+				"content": []any{M{"type": "terminal", "terminalId": "call_3"}}, "_meta": M{"terminal_info": M{"terminal_id": "call_3"}}}),
+			update(M{"sessionUpdate": "tool_call_update", "toolCallId": "call_3", "status": "completed",
+				"rawOutput": M{"formatted_output": "hi\n", "exit_code": 0},
+				"_meta": M{"terminal_exit": M{"terminal_id": "call_3", "exit_code": 0}}}),
+			M{"request": "session/request_permission", "params": M{
+				"toolCall": M{"toolCallId": "call_4", "title": "git status --short", "kind": "execute", "rawInput": M{"command": argv}},
+				"options":  permOptions}},
+			update(M{"sessionUpdate": "config_option_update", "configOptions": []any{modeOpt("read-only")}}),
+		}},
+	}, M{"ui": M{"icons": false}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("awaiting_permission")
+	if p := promptText(e); !strings.Contains(p, "$ git status --short") || strings.Contains(p, "/bin/bash") {
+		t.Fatalf("prompt shows the shell wrapper, not the script:\n%s", p)
+	}
+	e.nv.Input("A")
+	// The offered rules never start with the shell: 1 no, 2 any execute, 3 prefix of the script.
+	e.AnswerBlockingPrompt("3<CR>")
+	e.WaitState("ready")
+	var rules []map[string]any
+	e.Lua(`return require("acp.rules").list()`, &rules)
+	if len(rules) != 1 || rules[0]["prefix"] != "git status" {
+		t.Fatalf("rules %v", rules)
+	}
+	e.Eventually("quick command output from rawOutput", 5*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "$ echo hi\n      hi\n")
+	})
+	var mode string
+	e.Lua(`return require("acp")._session().mode_id`, &mode)
+	if mode != "read-only" {
+		t.Fatalf("mode_id %q after config_option_update", mode)
+	}
+	// Even a rule on the shell wrapper itself (as an older version offered)
+	// never answers a codex command.
+	var matched bool
+	e.Lua(`local rules = require("acp.rules")
+		rules.add({ kind = "execute", action = "allow", prefix = "/bin/bash -lc" })
+		return rules.match({ kind = "execute", rawInput = { command = { "/bin/bash", "-lc", "rm -rf victim" } } }) ~= nil`, &matched)
+	if matched {
+		t.Fatal("a /bin/bash -lc rule allowed rm -rf")
+	}
+}

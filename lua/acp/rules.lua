@@ -79,11 +79,31 @@ end
 --- The command of an execute tool call, as one string.
 function M.command(tc)
   local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
-  local cmd = raw.command or raw.cmd
-  if type(cmd) == "table" then
-    cmd = table.concat(vim.tbl_map(tostring, cmd), " ")
+  return M.command_line(raw.command or raw.cmd)
+end
+
+local shells = { sh = true, bash = true, zsh = true, dash = true, ksh = true, fish = true }
+
+--- A command (string, or argv list) as the line that really runs: argv like
+--- {"/bin/bash", "-lc", script} (codex) is the script itself, so that a rule
+--- or the prompt never stops at "/bin/bash -lc"; other argv is shell-quoted.
+---@param cmd any
+---@return string|nil
+function M.command_line(cmd)
+  if type(cmd) == "string" then
+    return cmd
   end
-  return type(cmd) == "string" and cmd or nil
+  if type(cmd) ~= "table" or #cmd == 0 then
+    return nil
+  end
+  local argv = vim.tbl_map(tostring, cmd)
+  local shell = vim.fs.basename(argv[1])
+  if shells[shell] and #argv == 3 and argv[2]:match("^%-%a*c%a*$") then
+    return argv[3]
+  end
+  return table.concat(vim.tbl_map(function(a)
+    return a:match("^[%w%-%._/=:,@+]+$") and a or vim.fn.shellescape(a)
+  end, argv), " ")
 end
 
 --- Whether shell text could run another command (operators, substitutions,
@@ -190,8 +210,12 @@ function M.candidates(tc, action, project)
     local cmd = M.command(tc)
     if cmd and not M.chains(cmd) then
       local words = vim.split(vim.trim(cmd), "%s+")
-      local prefix = table.concat(words, " ", 1, math.min(2, #words))
-      out[#out + 1] = { kind = tc.kind, action = action, prefix = prefix }
+      -- A shell (or env, sudo...) as the prefix would allow anything.
+      local first = vim.fs.basename(words[1] or "")
+      if not (shells[first] or first == "env" or first == "sudo" or first == "xargs" or first == "exec") then
+        local prefix = table.concat(words, " ", 1, math.min(2, #words))
+        out[#out + 1] = { kind = tc.kind, action = action, prefix = prefix }
+      end
     end
   elseif tc.kind == "edit" or tc.kind == "delete" or tc.kind == "move" or tc.kind == "read" then
     local paths = M.paths(tc)

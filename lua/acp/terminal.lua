@@ -165,6 +165,7 @@ end
 -- Feed data to the view.
 local function feed(t, data)
   if data ~= "" and t.chan then
+    t.fed = true
     pcall(api.nvim_chan_send, t.chan, data)
   end
 end
@@ -219,10 +220,7 @@ function M.from_update(s, u)
   local known = type(u.toolCallId) == "string" and M.get(s, u.toolCallId)
   if known and known.readonly then
     local raw = type(u.rawInput) == "table" and u.rawInput or {}
-    local cmd = raw.command
-    if type(cmd) == "table" then
-      cmd = table.concat(vim.tbl_map(tostring, cmd), " ")
-    end
+    local cmd = require("acp.rules").command_line(raw.command)
     if type(cmd) == "string" and cmd ~= "" and cmd ~= known.command then
       known.command = cmd
       M._changed(s, known)
@@ -233,9 +231,23 @@ function M.from_update(s, u)
   end
   -- After terminal_exit had its chance to record the exit status.
   local t = type(u.toolCallId) == "string" and M.get(s, u.toolCallId)
-  if t and t.readonly and t.running and (u.status == "completed" or u.status == "failed" or u.status == "cancelled") then
-    t.running = false
-    M._changed(s, t)
+  local done = u.status == "completed" or u.status == "failed" or u.status == "cancelled"
+  if t and t.readonly and done then
+    -- Quick commands: codex streams no terminal_output, the output is only
+    -- in rawOutput (of this update or an earlier one).
+    if not t.fed then
+      local tr = require("acp.transcript")
+      local b = s.transcript and s.transcript.tools[u.toolCallId]
+      local text = tr.raw_output_text(u.rawOutput) or (b and b.data and tr.raw_output_text(b.data.rawOutput))
+      if text then
+        feed(t, crlf(text))
+        M._changed(s, t)
+      end
+    end
+    if t.running then
+      t.running = false
+      M._changed(s, t)
+    end
   end
 end
 
@@ -248,10 +260,7 @@ function M._from_meta(s, u, meta)
     local t = M.get(s, id)
     if not t then
       local raw = type(u.rawInput) == "table" and u.rawInput or {}
-      local cmd = raw.command
-      if type(cmd) == "table" then
-        cmd = table.concat(cmd, " ")
-      end
+      local cmd = require("acp.rules").command_line(raw.command)
       t = new_terminal(s, id, { readonly = true, command = type(cmd) == "string" and cmd or (type(u.title) == "string" and u.title or nil) })
     end
     return t

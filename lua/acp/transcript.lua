@@ -179,6 +179,11 @@ function T:close_stream()
     b.open = false
     self:_fold_thought(b)
   end
+  local deferred = self.deferred
+  self.deferred = nil
+  for _, m in ipairs(deferred or {}) do
+    self:message(m[1], m[2])
+  end
 end
 
 local stream_hl = { thought = "AcpThought" }
@@ -302,6 +307,14 @@ end
 ---@param level "info"|"error"|"warn"
 ---@param text string
 function T:message(level, text)
+  -- Notes that arrive mid-sentence (a file warning while the agent streams)
+  -- wait for the end of the stream; errors show at once.
+  local b = self.blocks[#self.blocks]
+  if level ~= "error" and b and b.open and (b.kind == "agent" or b.kind == "thought") then
+    self.deferred = self.deferred or {}
+    table.insert(self.deferred, { level, text })
+    return
+  end
   self:close_stream()
   local prefix = level == "error" and "**Error:** " or (level == "warn" and "**Warning:** " or "")
   local lines = split(prefix .. text)

@@ -83,6 +83,11 @@ end
 
 function handlers.config_option_update(s, u)
   s.config_options = u.configOptions or s.config_options
+  -- Agents (codex) switch modes through a "mode" option: keep mode_id true.
+  local opt = require("acp.settings").option_of(s, "mode")
+  if opt and opt.type ~= "boolean" and opt.currentValue then
+    s.mode_id = opt.currentValue
+  end
   require("acp.settings").refresh_names(s)
   winbar(s)
 end
