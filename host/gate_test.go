@@ -220,3 +220,27 @@ func BenchmarkStream20000Chunks(b *testing.B) {
 		})
 	}
 }
+
+// FuzzGate: whatever an agent writes, the gate never panics, never blocks
+// without notifications in flight beyond its limit, and passes every line
+// through unchanged (a last line without newline gets one).
+func FuzzGate(f *testing.F) {
+	f.Add([]byte(updateLine(1) + "garbage\n" + updateLine(2)))
+	f.Add([]byte("no newline at all"))
+	f.Add([]byte("\n\n\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/update","params":` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := newGate(bytes.NewReader(data), 1<<30, func(int) { t.Fatal("no line here is oversized") })
+		out, err := io.ReadAll(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := data
+		if len(want) > 0 && want[len(want)-1] != '\n' {
+			want = append(append([]byte{}, want...), '\n')
+		}
+		if !bytes.Equal(out, want) {
+			t.Fatalf("gate changed the stream:\n in %q\nout %q", data, out)
+		}
+	})
+}
