@@ -397,3 +397,31 @@ func TestToggleHidesAndShowsTheChat(t *testing.T) {
 		t.Fatalf("toggling changed the session: %+v", st)
 	}
 }
+
+func TestSecondSessionReusesTheSidebar(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.WaitState("ready")
+	var chats, inputs int
+	e.Lua(`local n = 0
+		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+			if vim.b[vim.api.nvim_win_get_buf(w)].acp_role == "chat" then n = n + 1 end
+		end
+		return n`, &chats)
+	e.Lua(`local n = 0
+		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+			if vim.b[vim.api.nvim_win_get_buf(w)].acp_role == "input" then n = n + 1 end
+		end
+		return n`, &inputs)
+	if chats != 1 || inputs != 1 {
+		t.Fatalf("%d chat and %d input windows after a second session, want 1 and 1", chats, inputs)
+	}
+	var n int
+	e.Lua(`return #require("acp").sessions()`, &n)
+	if n != 2 {
+		t.Fatalf("%d sessions", n)
+	}
+}

@@ -97,7 +97,7 @@ func TestPermissionAnsweredByKey(t *testing.T) {
 			if st.StopReason != "end_turn" {
 				t.Fatalf("stop_reason %q", st.StopReason)
 			}
-			indexOrder(t, e.ChatText(), "Run ls", "Permission requested: Run ls", "Answered:", "after")
+			indexOrder(t, e.ChatText(), "Run ls", "Permission requested: Run ls", "Answered Run ls:", "after")
 			// A rejected tool call does not stay pending (agents may never update it).
 			if rejected := strings.Contains(e.ChatText(), "Run ls  (execute, rejected)"); rejected != strings.HasPrefix(tc.want, "reject") {
 				t.Fatalf("rejected mark = %v for %q:\n%s", rejected, tc.want, e.ChatText())
@@ -240,4 +240,72 @@ func TestPermissionRuleRemembered(t *testing.T) {
 	if !strings.Contains(e.ChatText(), "Rule (allow execute commands starting with `git status`) answered allow_once") {
 		t.Fatalf("chat does not name the rule:\n%s", e.ChatText())
 	}
+}
+
+// A prompt never takes the keys the user is typing elsewhere.
+func TestPromptDoesNotStealTyping(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{M{"sleep_ms": 300}, permRequest("p1", "Run make", "execute", "make")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("build")
+	// The user goes to write in a file, in insert mode, while the agent works.
+	e.Lua(`vim.cmd("wincmd t"); vim.cmd("enew"); vim.cmd("startinsert")`, nil)
+	e.WaitState("awaiting_permission")
+	if _, err := e.nv.Input("hear ye"); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("typed text in the user's buffer", 5*time.Second, func() bool {
+		var line string
+		e.Lua(`return vim.api.nvim_get_current_line()`, &line)
+		return line == "hear ye"
+	})
+	if got := outcomes(e); len(got) != 0 {
+		t.Fatalf("typing answered the prompt: %v", got)
+	}
+	// :AcpPermission focuses the prompt; then a key answers.
+	e.nv.Input("<Esc>")
+	e.Lua(`vim.cmd("AcpPermission")`, nil)
+	e.nv.Input("a")
+	if got := waitOutcomes(e, 1); got[0] != "allow" {
+		t.Fatalf("outcome %v", got)
+	}
+	e.WaitState("ready")
+}
+
+func TestPromptClosedWithQuitComesBack(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run make", "execute", "make")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("build")
+	e.WaitState("awaiting_permission")
+	e.Lua(`vim.api.nvim_win_close(require("acp")._session().prompt.win, true)`, nil) // like :q
+	e.Lua(`vim.cmd("AcpPermission")`, nil)
+	if p := promptText(e); !strings.Contains(p, "Run make") {
+		t.Fatalf("prompt not back:\n%s", p)
+	}
+	e.nv.Input("r")
+	if got := waitOutcomes(e, 1); got[0] != "reject" {
+		t.Fatalf("outcome %v", got)
+	}
+}
+
+// What the agent said before asking comes before the question in the chat
+// (acp-go-sdk handles requests ahead of queued notifications).
+func TestTextBeforePermissionStaysBefore(t *testing.T) {
+	e := startEditor(t)
+	steps := []any{}
+	for i := 0; i < 200; i++ {
+		steps = append(steps, text("word "))
+	}
+	steps = append(steps, text("I will now run make."), permRequest("p1", "Run make", "execute", "make"))
+	e.SetupFake(M{"turns": []any{steps}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("build")
+	e.WaitState("awaiting_permission")
+	indexOrder(t, e.ChatText(), "I will now run make.", "Permission requested: Run make")
+	e.nv.Input("a")
+	e.WaitState("ready")
 }

@@ -356,6 +356,8 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		return nil, nil
 	}
+	// Requests come after the updates the agent sent before them.
+	a.gate.barrier(ctx)
 	var probe struct {
 		SessionId acp.SessionId `json:"sessionId"`
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -35,6 +36,8 @@ type gate struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	inflight int
+	seen     uint64 // session/update notifications passed to the SDK
+	handled  uint64 // ... and handled
 	closed   bool
 }
 
@@ -113,6 +116,7 @@ func (g *gate) acquire() bool {
 		return false
 	}
 	g.inflight++
+	g.seen++
 	return true
 }
 
@@ -122,8 +126,30 @@ func (g *gate) done() {
 	if g.inflight > 0 {
 		g.inflight--
 	}
+	g.handled++
 	g.mu.Unlock()
-	g.cond.Signal()
+	g.cond.Broadcast()
+}
+
+// barrier waits until every session/update read so far has been handled:
+// acp-go-sdk runs requests in their own goroutines, ahead of the
+// notifications queued before them, and the user must see an agent's
+// "I will now edit x" before the prompt asking to.
+func (g *gate) barrier(ctx context.Context) {
+	g.mu.Lock()
+	target := g.seen
+	g.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() {
+		g.mu.Lock()
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	})
+	defer stop()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for g.handled < target && !g.closed && ctx.Err() == nil {
+		g.cond.Wait()
+	}
 }
 
 // close releases a Read blocked in acquire.

@@ -46,8 +46,20 @@ function M.open_location(s)
     api.nvim_set_current_win(win)
   else
     vim.cmd("topleft vsplit")
+    require("acp.chat").unfix()
   end
-  vim.cmd.edit(vim.fn.fnameescape(path))
+  -- A buffer with unsaved edits is shown as it is (":edit" would refuse).
+  local bufnr = vim.fn.bufnr(path)
+  local ok, err
+  if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
+    ok, err = pcall(api.nvim_win_set_buf, 0, bufnr)
+  else
+    ok, err = pcall(vim.cmd.edit, vim.fn.fnameescape(path))
+  end
+  if not ok then
+    vim.notify("acp: cannot open " .. path .. ": " .. tostring(err), vim.log.levels.ERROR)
+    return false
+  end
   if lnum then
     pcall(api.nvim_win_set_cursor, 0, { lnum, 0 })
     vim.cmd("normal! zz")
@@ -78,6 +90,7 @@ function M.open_diff(s, c)
   end
   local name = vim.fn.fnamemodify(c.path or "edit", ":t")
   vim.cmd("tabnew")
+  require("acp.chat").unfix()
   local function side(label, text)
     local buf = api.nvim_get_current_buf()
     vim.bo[buf].buftype = "nofile"
@@ -99,6 +112,10 @@ function M.open_diff(s, c)
   side("old", c.oldText)
   vim.cmd("rightbelow vnew")
   side("new", c.newText)
+  -- q closes the whole diff tab.
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    vim.keymap.set("n", "q", "<cmd>tabclose<cr>", { buffer = api.nvim_win_get_buf(w), nowait = true, desc = "acp: close the diff" })
+  end
   return true
 end
 

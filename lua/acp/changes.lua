@@ -144,7 +144,18 @@ function M.quickfix(s)
     vim.notify("acp: the agent has written no files in this session", vim.log.levels.INFO)
     return 0
   end
+  -- Not from the chat: the list and its jumps belong to the editing windows.
+  if vim.b.acp_role then
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      local b = api.nvim_win_get_buf(w)
+      if not vim.b[b].acp_role and api.nvim_win_get_config(w).relative == "" then
+        api.nvim_set_current_win(w)
+        break
+      end
+    end
+  end
   vim.cmd("botright copen")
+  require("acp.chat").unfix()
   return #items
 end
 

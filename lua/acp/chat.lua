@@ -23,6 +23,8 @@ function M.create(s)
   vim.bo[s.input_buf].completefunc = "v:lua.require'acp.complete'.omnifunc"
   vim.b[s.chat_buf].acp_session = s.key
   vim.b[s.input_buf].acp_session = s.key
+  vim.b[s.chat_buf].acp_role = "chat"
+  vim.b[s.input_buf].acp_role = "input"
   M.keymaps(s)
   M.input_hint(s)
 end
@@ -40,7 +42,7 @@ function M.input_hint(s)
     local lines = api.nvim_buf_get_lines(buf, 0, 2, false)
     if #lines == 1 and lines[1] == "" then
       api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
-        virt_text = { { "Ask " .. (s.title or s.agent) .. "... <CR> (normal) or <C-s> sends, /commands complete with <C-x><C-o>", "AcpInputHint" } },
+        virt_text = { { "Ask " .. (s.title or s.agent) .. " · <CR>/<C-s> send · /cmd <C-x><C-o>", "AcpInputHint" } },
         virt_text_pos = "overlay",
       })
     end
@@ -98,6 +100,70 @@ function M.submit(s)
   end
 end
 
+-- 'winfixbuf' (0.10+): :edit, :help, quickfix jumps go elsewhere, not into
+-- the chat's windows.
+local function fix_buf(win)
+  pcall(function()
+    vim.wo[win].winfixbuf = true
+  end)
+end
+
+--- Clear 'winfixbuf' in a window split off a chat window (splits inherit it).
+function M.unfix(win)
+  pcall(function()
+    vim.wo[win or 0].winfixbuf = false
+  end)
+end
+
+local function set_buf(win, buf)
+  pcall(function()
+    vim.wo[win].winfixbuf = false
+  end)
+  api.nvim_win_set_buf(win, buf)
+  fix_buf(win)
+end
+
+--- A window of this tab showing a chat ("chat") or input ("input") buffer.
+function M.find_role(role)
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local b = api.nvim_win_get_buf(win)
+    if vim.b[b].acp_role == role and api.nvim_win_get_config(win).relative == "" then
+      return win
+    end
+  end
+end
+
+local augroup
+--- Autocmds for all chats (installed once): :q on the last editing window
+--- also closes the chat windows, so Neovim exits as users expect.
+function M.setup_autocmds()
+  if augroup then
+    return
+  end
+  augroup = api.nvim_create_augroup("acp_chat", { clear = true })
+  api.nvim_create_autocmd("QuitPre", {
+    group = augroup,
+    callback = function()
+      local cur = api.nvim_get_current_win()
+      if vim.b[api.nvim_win_get_buf(cur)].acp_role then
+        return
+      end
+      local chat_wins = {}
+      for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+        if win ~= cur and api.nvim_win_get_config(win).relative == "" then
+          if not vim.b[api.nvim_win_get_buf(win)].acp_role then
+            return -- another editing window stays: nothing to do
+          end
+          chat_wins[#chat_wins + 1] = win
+        end
+      end
+      for _, win in ipairs(chat_wins) do
+        pcall(api.nvim_win_close, win, true)
+      end
+    end,
+  })
+end
+
 local function win_for(buf)
   for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
     if api.nvim_win_get_buf(win) == buf then
@@ -123,10 +189,25 @@ function M.show(s, opts)
     end
   end
   local cfg = require("acp.config").options.chat
+  M.setup_autocmds()
   local chat_win = win_for(s.chat_buf)
+  -- Another session's chat in this tab: take its place, one sidebar only.
+  local other_chat, other_input = M.find_role("chat"), M.find_role("input")
+  if not chat_win and other_chat then
+    chat_win = other_chat
+    set_buf(chat_win, s.chat_buf)
+    if other_input and not win_for(s.input_buf) then
+      set_buf(other_input, s.input_buf)
+    end
+    if s.transcript then
+      s.transcript:refold(chat_win)
+    end
+  end
   if not chat_win then
     local pos = cfg.position == "left" and "topleft" or "botright"
-    vim.cmd(("%s vertical %dsplit"):format(pos, cfg.width))
+    -- Never more than about half of a small screen.
+    local width = math.min(cfg.width, math.max(30, math.floor(vim.o.columns * 0.45)))
+    vim.cmd(("%s vertical %dsplit"):format(pos, width))
     chat_win = api.nvim_get_current_win()
     api.nvim_win_set_buf(chat_win, s.chat_buf)
     for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false,
@@ -134,6 +215,7 @@ function M.show(s, opts)
       foldmethod = "manual", foldtext = "v:lua.require'acp.transcript'.foldtext()", foldenable = true }) do
       vim.wo[chat_win][opt] = v
     end
+    fix_buf(chat_win)
     if s.transcript then
       s.transcript:refold(chat_win)
     end
@@ -148,6 +230,7 @@ function M.show(s, opts)
     for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", winfixheight = true, wrap = true }) do
       vim.wo[input_win][opt] = v
     end
+    fix_buf(input_win)
   end
   s.input_win = input_win
   M.update_winbar(s)
@@ -159,6 +242,11 @@ end
 
 --- Close the chat windows (the session keeps running).
 function M.hide(s)
+  if s.prompt and s.prompt.win and api.nvim_win_is_valid(s.prompt.win) then
+    -- The request stays pending: :AcpPermission shows it again.
+    pcall(api.nvim_win_close, s.prompt.win, true)
+    s.prompt = nil
+  end
   for _, buf in ipairs({ s.input_buf, s.chat_buf }) do
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do
       if #api.nvim_list_wins() > 1 then
@@ -205,7 +293,11 @@ function M.update_winbar(s)
     end
     parts[#parts + 1] = usage
   end
-  parts[#parts + 1] = "[" .. s.state .. "]"
+  local state_hl = {
+    ready = "AcpStateReady", busy = "AcpStateBusy", awaiting_permission = "AcpStateAwaiting",
+    error = "AcpStateError", starting = "AcpStateStarting", closed = "AcpStateStarting",
+  }
+  parts[#parts + 1] = ("%%#%s#[%s]%%*"):format(state_hl[s.state] or "AcpStateStarting", s.state)
   local bar = table.concat(parts, " | ")
   for _, win in ipairs(vim.fn.win_findbuf(s.chat_buf)) do
     vim.wo[win].winbar = bar

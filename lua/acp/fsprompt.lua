@@ -96,8 +96,12 @@ local function pending(s)
   return s.fs_questions
 end
 
-local function show_next(s)
+local function show_next(s, opts)
+  opts = opts or {}
   local queue = pending(s)
+  if s.fs_prompt and not (s.fs_prompt.win and api.nvim_win_is_valid(s.fs_prompt.win)) then
+    s.fs_prompt = nil -- closed with :q
+  end
   if s.fs_prompt or #queue == 0 then
     if #queue == 0 and s.state == "awaiting_permission" and #(s.permissions or {}) == 0 then
       require("acp")._set_state(s, "busy")
@@ -141,9 +145,19 @@ local function show_next(s)
     border = "rounded",
     title = (" %s: %s "):format(s.agent or "agent", q.kind == "conflict" and "conflicting edit" or "review edit"),
   })
-  local win = api.nvim_open_win(buf, true, cfg)
+  -- Take focus only where the next keys are meant for it: in the chat in
+  -- normal mode, after "d" (diff), or from :AcpPermission. Elsewhere the
+  -- user may be typing, and a letter would answer the question.
+  local cur = api.nvim_get_current_win()
+  local focus = opts.focus or q.show_diff or ((cur == s.chat_win or cur == s.input_win) and vim.fn.mode() == "n")
+  local win = api.nvim_open_win(buf, focus, cfg)
   vim.wo[win].wrap = false
   s.fs_prompt = { id = item.id, buf = buf, win = win, diff_tab = diff_tab }
+  if not focus and not item.announced then
+    item.announced = true
+    vim.notify(("acp: %s: %s (:AcpPermission to answer)"):format(s.agent or "agent",
+      q.kind == "conflict" and "an edit conflicts with yours" or "an edit waits for your review"), vim.log.levels.WARN)
+  end
   for i, ks in ipairs(keys) do
     local opt = q.options[i]
     for _, k in ipairs(ks) do
@@ -220,7 +234,7 @@ function M.reopen(s)
     return false
   end
   close(s)
-  show_next(s)
+  show_next(s, { focus = true })
   return true
 end
 

@@ -24,6 +24,11 @@ M.links = {
   AcpPermissionTitle = "Title",
   AcpPermissionKey = "Special",
   AcpInputHint = "NonText",
+  AcpStateReady = "DiagnosticOk",
+  AcpStateBusy = "DiagnosticWarn",
+  AcpStateAwaiting = "WarningMsg",
+  AcpStateError = "DiagnosticError",
+  AcpStateStarting = "Comment",
   AcpDiffAdd = "DiffAdd",
   AcpDiffDelete = "DiffDelete",
 }

@@ -32,6 +32,13 @@ function M.lines(req, keys)
   if tc.kind then
     lines[#lines + 1] = "kind: " .. one_line(tc.kind)
   end
+  for i, o in ipairs(req.options or {}) do
+    lines[#lines + 1] = ("[%s] %s (%s)"):format(table.concat(keys[i], "/"), one_line(o.name or o.optionId), one_line(o.kind or "?"))
+    hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
+  end
+  lines[#lines + 1] = "[<Esc>] decide later (:AcpPermission; the agent keeps waiting)"
+  lines[#lines + 1] = ""
+  -- What the tool does comes after the keys, so long diffs never hide them.
   local cmd = require("acp.rules").command(tc)
   if cmd then
     -- Multi-line commands (heredocs) are shown whole: this is what runs.
@@ -60,12 +67,6 @@ function M.lines(req, keys)
       vim.list_extend(lines, require("acp.transcript").content_lines(c))
     end
   end
-  lines[#lines + 1] = ""
-  for i, o in ipairs(req.options or {}) do
-    lines[#lines + 1] = ("[%s] %s (%s)"):format(table.concat(keys[i], "/"), one_line(o.name or o.optionId), one_line(o.kind or "?"))
-    hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
-  end
-  lines[#lines + 1] = "[<Esc>] decide later (the agent keeps waiting)"
   return lines, hls
 end
 
@@ -78,9 +79,34 @@ local function close_prompt(s)
   if p and p.buf and api.nvim_buf_is_valid(p.buf) then
     pcall(api.nvim_buf_delete, p.buf, { force = true })
   end
+  if p and p.prev_win and api.nvim_win_is_valid(p.prev_win) and p.focused then
+    pcall(api.nvim_set_current_win, p.prev_win)
+  end
 end
 
-local function show_next(s)
+--- Whether the prompt of s is on screen (the user may have :q'd it).
+local function prompt_open(s)
+  return s.prompt and s.prompt.win and api.nvim_win_is_valid(s.prompt.win)
+end
+
+--- Whether focusing the prompt now is safe: the user is in normal mode in
+--- this session's chat. Anywhere else (typing in a buffer, another tab) a
+--- prompt that took focus would take the next keys typed as answers.
+local function may_focus(s)
+  local win = api.nvim_get_current_win()
+  local in_chat = win == s.chat_win or win == s.input_win
+  return in_chat and vim.fn.mode() == "n"
+end
+
+local function title(s)
+  return (" %s asks (%d pending) "):format(s.agent, #s.permissions)
+end
+
+local function show_next(s, opts)
+  opts = opts or {}
+  if s.prompt and not prompt_open(s) then
+    s.prompt = nil -- closed with :q
+  end
   if s.prompt or #s.permissions == 0 then
     if #s.permissions == 0 and s.state == "awaiting_permission" then
       require("acp")._set_state(s, "busy")
@@ -98,26 +124,27 @@ local function show_next(s)
   for _, h in ipairs(hls) do
     api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #lines[h[1] + 1], hl_group = h[2] })
   end
-  local anchor = s.chat_win and api.nvim_win_is_valid(s.chat_win) and s.chat_win or nil
+  -- Anchored to the chat when it is in this tab, else centred.
+  local anchor = s.chat_win and api.nvim_win_is_valid(s.chat_win)
+    and api.nvim_win_get_tabpage(s.chat_win) == api.nvim_get_current_tabpage() and s.chat_win or nil
   local width = anchor and math.max(20, api.nvim_win_get_width(anchor) - 2) or math.min(80, vim.o.columns - 4)
   local height = math.min(#lines, math.max(5, math.floor(vim.o.lines / 2)))
   local cfg = anchor
       and { relative = "win", win = anchor, anchor = "SW", row = api.nvim_win_get_height(anchor), col = 0 }
     or { relative = "editor", row = math.floor((vim.o.lines - height) / 2), col = math.floor((vim.o.columns - width) / 2) }
+  local focus = opts.focus or may_focus(s)
   cfg = vim.tbl_extend("force", cfg, {
     width = width,
     height = height,
     style = "minimal",
     border = "rounded",
-    title = (" %s asks (%d pending) "):format(s.agent, #s.permissions),
+    title = title(s),
+    focusable = true,
   })
-  -- Keys typed in insert mode must not land in the prompt.
-  if vim.fn.mode():match("^[iR]") then
-    vim.cmd("stopinsert")
-  end
-  local win = api.nvim_open_win(buf, true, cfg)
+  local prev = api.nvim_get_current_win()
+  local win = api.nvim_open_win(buf, focus, cfg)
   vim.wo[win].wrap = true
-  s.prompt = { id = item.id, buf = buf, win = win }
+  s.prompt = { id = item.id, buf = buf, win = win, prev_win = prev, focused = focus }
   for i, ks in ipairs(keys) do
     local opt = item.request.options[i]
     for _, k in ipairs(ks) do
@@ -126,14 +153,28 @@ local function show_next(s)
       end, { buffer = buf, nowait = true, desc = "acp: " .. (opt.name or opt.optionId) })
     end
   end
-  vim.keymap.set("n", "<Esc>", function()
-    close_prompt(s)
-  end, { buffer = buf, nowait = true, desc = "acp: hide the prompt" })
-  vim.keymap.set("n", "q", function()
-    close_prompt(s)
-  end, { buffer = buf, nowait = true, desc = "acp: hide the prompt" })
-  s.transcript:message("info", ("Permission requested: %s"):format(require("acp.transcript").one_line((item.request.toolCall or {}).title or "tool call")))
+  for _, k in ipairs({ "<Esc>", "q" }) do
+    vim.keymap.set("n", k, function()
+      close_prompt(s)
+    end, { buffer = buf, nowait = true, desc = "acp: hide the prompt (:AcpPermission shows it again)" })
+  end
+  local tc = item.request.toolCall or {}
+  if not item.announced then
+    item.announced = true
+    s.transcript:message("info", ("Permission requested: %s"):format(require("acp.transcript").one_line(tc.title or "tool call")))
+    if not focus then
+      vim.notify(("acp: %s asks permission: %s (:AcpPermission to answer)"):format(s.agent,
+        require("acp.transcript").one_line(tc.title or "tool call")), vim.log.levels.WARN)
+    end
+  end
   require("acp")._set_state(s, "awaiting_permission")
+end
+
+--- Refresh the prompt's title (how many are pending).
+local function retitle(s)
+  if prompt_open(s) then
+    pcall(api.nvim_win_set_config, s.prompt.win, { title = title(s) })
+  end
 end
 
 --- A new request from the host.
@@ -157,14 +198,22 @@ function M.request(s, id, req)
   end
   table.insert(s.permissions, { id = id, request = req })
   show_next(s)
+  retitle(s)
   if not s.prompt or s.prompt.id ~= id then
     require("acp")._set_state(s, "awaiting_permission")
   end
 end
 
---- Reopen the prompt of the first pending request (after <Esc>).
+--- Show and focus the prompt of the first pending request (after <Esc>,
+--- :q, or when it opened without focus).
 function M.reopen(s)
-  show_next(s)
+  if prompt_open(s) then
+    api.nvim_set_current_win(s.prompt.win)
+    s.prompt.focused = true
+    return
+  end
+  s.prompt = nil
+  show_next(s, { focus = true })
 end
 
 --- Answer the first pending request with an optionId or option kind.
@@ -199,7 +248,8 @@ function M.respond(s, choice, opts)
     -- Agents (gemini) may never update a tool call the user rejected.
     s.transcript:tool({ toolCallId = tcid, status = "rejected" })
   end
-  s.transcript:message("info", ("Answered: %s (%s)"):format(opt.name or opt.optionId, opt.kind or "?"))
+  local what = require("acp.transcript").one_line((item.request.toolCall or {}).title or "tool call")
+  s.transcript:message("info", ("Answered %s: %s (%s)"):format(what, opt.name or opt.optionId, opt.kind or "?"))
   pcall(require("acp.host").notify, "acp_permission", item.id, opt.optionId)
   if opts and opts.interactive and not item.request.client_question
     and (opt.kind == "allow_always" or opt.kind == "reject_always") then

@@ -446,6 +446,7 @@ function M.open(s, id)
   else
     vim.cmd("botright 15split")
   end
+  require("acp.chat").unfix()
   win = api.nvim_get_current_win()
   api.nvim_win_set_buf(win, t.buf)
   for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0", spell = false }) do

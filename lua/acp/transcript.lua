@@ -259,6 +259,14 @@ end
 ---@param text string
 ---@param context string[]|nil
 function T:user_message(text, context)
+  -- A new turn is followed in every window showing the chat, wherever the
+  -- user had scrolled to.
+  if api.nvim_buf_is_valid(self.buf) then
+    for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+      self.following = self.following or {}
+      self.following[win] = true
+    end
+  end
   self:close_stream()
   self:user_header()
   local lines = split(text)
@@ -307,10 +315,10 @@ end
 ---@param level "info"|"error"|"warn"
 ---@param text string
 function T:message(level, text)
-  -- Notes that arrive mid-sentence (a file warning while the agent streams)
-  -- wait for the end of the stream; errors show at once.
+  -- Warnings that arrive mid-sentence (a file changed on disk while the
+  -- agent streams) wait for the end of the stream; the rest show at once.
   local b = self.blocks[#self.blocks]
-  if level ~= "error" and b and b.open and (b.kind == "agent" or b.kind == "thought") then
+  if level == "warn" and b and b.open and (b.kind == "agent" or b.kind == "thought") then
     self.deferred = self.deferred or {}
     table.insert(self.deferred, { level, text })
     return
@@ -474,6 +482,11 @@ function T:tool(u)
     if k ~= "sessionUpdate" then
       b.data[k] = v
     end
+  end
+  if u.status == "failed" and b.rejected then
+    b.data.status = "rejected" -- the agent reports the user's "no" as a failure
+  elseif u.status == "rejected" then
+    b.rejected = true
   end
   local lines, his = self:tool_lines(b.data)
   self:_replace(b, lines, his)
