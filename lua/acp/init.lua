@@ -433,6 +433,10 @@ function M._event(s, ev)
     end
     if ev.stop_reason then
       s.transcript:stop(ev.stop_reason)
+      -- Say so when the chat is not on screen.
+      if #vim.fn.win_findbuf(s.chat_buf) == 0 then
+        vim.notify(("acp: %s finished (%s)"):format(s.title or s.agent, ev.stop_reason), vim.log.levels.INFO)
+      end
     end
     require("acp.permission").cancel_all(s)
     if s.state ~= "error" and s.state ~= "closed" then
