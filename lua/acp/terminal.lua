@@ -118,6 +118,14 @@ local function new_terminal(s, id, opts)
       api.nvim_win_close(0, false)
     end
   end, { buffer = buf, nowait = true, silent = true, desc = "acp: close the terminal window" })
+  -- In terminal mode "q" is typed into a running command; once it has ended
+  -- (or the terminal is read-only) it closes the window, as in normal mode.
+  vim.keymap.set("t", "q", function()
+    if t.running and not t.readonly then
+      return "q"
+    end
+    return #api.nvim_list_wins() > 1 and [[<C-\><C-n><cmd>close<cr>]] or [[<C-\><C-n>]]
+  end, { buffer = buf, expr = true, nowait = true, desc = "acp: close the ended terminal's window" })
   by_buf[buf] = t
   store[id] = t
   table.insert(s.terminal_order, id)
