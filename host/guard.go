@@ -12,12 +12,12 @@ import (
 // the workspace; terminal/create asks the user before running one the user
 // has not already allowed in a permission prompt.
 var destructivePatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(^|[\s;&|(])rm\s+(-[a-zA-Z]*[rRf][a-zA-Z]*(\s|$)|--recursive|--force)`),
-	regexp.MustCompile(`(^|[\s;&|(])git\s+(reset\s+--hard|clean\s+-[a-zA-Z]*f|push\s+.*(--force|-f\b|--delete|\s:)|checkout\s+--\s|branch\s+-D|stash\s+(drop|clear))`),
-	regexp.MustCompile(`(^|[\s;&|(])(dd\s+.*of=|mkfs|shred\s|wipefs|fdisk|parted)`),
-	regexp.MustCompile(`(^|[\s;&|(])(sudo|doas|su)\s`),
-	regexp.MustCompile(`(^|[\s;&|(])(chmod|chown)\s+(-[a-zA-Z]*R|--recursive)`),
-	regexp.MustCompile(`(^|[\s;&|(])find\s.*\s-delete\b`),
+	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])rm\s+(-[a-zA-Z]*[rRf][a-zA-Z]*(\s|$)|--recursive|--force)`),
+	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])git\s+(reset\s+--hard|clean\s+-[a-zA-Z]*f|push\s+.*(--force|-f\b|--delete|\s:)|checkout\s+--\s|branch\s+-D|stash\s+(drop|clear))`),
+	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])(dd\s+.*of=|mkfs|shred\s|wipefs|fdisk|parted)`),
+	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])(sudo|doas|su)\s`),
+	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])(chmod|chown)\s+(-[a-zA-Z]*R|--recursive)`),
+	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])find\s.*\s-delete\b`),
 	regexp.MustCompile(`>\s*/dev/(sd|nvme|hd|disk)`),
 	regexp.MustCompile(`:\(\)\s*\{`), // fork bomb
 }

@@ -34,3 +34,21 @@ func TestDestructive(t *testing.T) {
 		}
 	}
 }
+
+func TestDestructiveBypasses(t *testing.T) {
+	for _, line := range []string{
+		"/bin/rm -rf build",
+		`\rm -rf build`,
+		"env rm -rf build",
+		"bash -c rm -rf build", // command "bash", args ["-c", "rm -rf build"], joined
+		`sh -c "rm -rf build"`,
+		"xargs rm -rf",
+		"/usr/bin/git reset --hard",
+		"`rm -rf x`",
+		"$(rm -rf x)",
+	} {
+		if !destructive(line) {
+			t.Errorf("destructive(%q) = false", line)
+		}
+	}
+}
