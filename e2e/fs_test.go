@@ -384,6 +384,13 @@ func TestFsChangesAndDiff(t *testing.T) {
 		strings.Join(sides[1], "|") != "first|second (agent)|third|fourth" {
 		t.Fatalf(":AcpDiff sides = %q", sides)
 	}
+	// The right side is the file's own buffer, so do/dp work on it.
+	var right string
+	e.Lua(`local wins = vim.api.nvim_tabpage_list_wins(0)
+		return vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(wins[#wins]))`, &right)
+	if right != p {
+		t.Fatalf(":AcpDiff right side is %q, want the file %q", right, p)
+	}
 }
 
 func TestFsOutsideWorkspaceAsks(t *testing.T) {

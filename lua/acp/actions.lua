@@ -81,7 +81,9 @@ function M.diff_at_cursor(s)
   end
 end
 
---- Open the edit under the cursor as a side-by-side diff in a new tab.
+--- Open the edit under the cursor (or c: {path, oldText, newText}) as a
+--- side-by-side diff in a new tab; with c.live the right side is the file's
+--- own buffer.
 function M.open_diff(s, c)
   c = c or M.diff_at_cursor(s)
   if not c then
@@ -110,11 +112,26 @@ function M.open_diff(s, c)
     vim.cmd("diffthis")
   end
   side("old", c.oldText)
-  vim.cmd("rightbelow vnew")
-  side("new", c.newText)
-  -- q closes the whole diff tab.
-  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
-    vim.keymap.set("n", "q", "<cmd>tabclose<cr>", { buffer = api.nvim_win_get_buf(w), nowait = true, desc = "acp: close the diff" })
+  local scratch = { api.nvim_get_current_buf() }
+  if c.live then
+    -- The file itself on the right: do/dp take hunks back and forth, and
+    -- what you change is what gets saved.
+    vim.cmd("rightbelow vsplit")
+    local bufnr = vim.fn.bufnr(c.path)
+    if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
+      api.nvim_win_set_buf(0, bufnr)
+    else
+      vim.cmd.edit(vim.fn.fnameescape(c.path))
+    end
+    vim.cmd("diffthis")
+  else
+    vim.cmd("rightbelow vnew")
+    side("new", c.newText)
+    scratch[#scratch + 1] = api.nvim_get_current_buf()
+  end
+  -- q closes the whole diff tab (mapped in the scratch sides only).
+  for _, b in ipairs(scratch) do
+    vim.keymap.set("n", "q", "<cmd>tabclose<cr>", { buffer = b, nowait = true, desc = "acp: close the diff" })
   end
   return true
 end

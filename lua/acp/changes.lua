@@ -182,8 +182,7 @@ function M.diff(path, s)
   local real = require("acp.buffers").realpath(path or "")
   for _, c in ipairs(M.list(s)) do
     if c.path == real then
-      local now = M.current_text(c.path)
-      return require("acp.actions").open_diff(s, { path = c.path, oldText = c.original or "", newText = now })
+      return require("acp.actions").open_diff(s, { path = c.path, oldText = c.original or "", live = true })
     end
   end
   vim.notify(("acp: the agent has not written %s in this session"):format(path or "?"), vim.log.levels.INFO)
