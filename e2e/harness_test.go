@@ -208,6 +208,16 @@ func (e *Editor) SetupFake(sc any, extra map[string]any) {
 	for k, v := range extra {
 		opts[k] = v
 	}
+	// Tests answer prompts at once: no guard against keys typed too early
+	// (TestPromptGuardIgnoresEarlyKeys sets one).
+	perms, _ := opts["permissions"].(map[string]any)
+	if perms == nil {
+		perms = map[string]any{}
+	}
+	if _, ok := perms["focus_guard_ms"]; !ok {
+		perms["focus_guard_ms"] = 0
+	}
+	opts["permissions"] = perms
 	e.Lua(`require("acp").setup(...)`, nil, opts)
 }
 

@@ -13,6 +13,8 @@ var permOptions = []any{
 	M{"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
 }
 
+type permsOpts = map[string]any
+
 func permRequest(id, title, kind, command string) M {
 	tc := M{"toolCallId": id, "title": title, "kind": kind}
 	if command != "" {
@@ -308,4 +310,27 @@ func TestTextBeforePermissionStaysBefore(t *testing.T) {
 	indexOrder(t, e.ChatText(), "I will now run make.", "Permission requested: Run make")
 	e.nv.Input("a")
 	e.WaitState("ready")
+}
+
+// A prompt that takes focus by itself ignores keys for a moment: the user
+// may have been typing when it appeared.
+func TestPromptGuardIgnoresEarlyKeys(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run make", "execute", "make")}}},
+		M{"permissions": permsOpts{"focus_guard_ms": 60000}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("build")
+	e.WaitState("awaiting_permission")
+	e.nv.Input("a")
+	e.Lua(`vim.wait(100)`, nil) // let the key be handled (polling would not prove an absence)
+	if got := outcomes(e); len(got) != 0 {
+		t.Fatalf("a key typed within the guard answered: %v", got)
+	}
+	// Focused on purpose, the prompt takes keys at once.
+	e.Lua(`vim.cmd("AcpPermission")`, nil)
+	e.nv.Input("a")
+	if got := waitOutcomes(e, 1); got[0] != "allow" {
+		t.Fatalf("outcome %v", got)
+	}
 }

@@ -183,10 +183,10 @@ func TestCodexShapes(t *testing.T) {
 		"turns": []any{[]any{
 			update(M{"sessionUpdate": "tool_call", "toolCallId": "call_3", "title": "echo hi", "kind": "execute", "status": "in_progress",
 				"rawInput": M{"command": []any{"/bin/bash", "-lc", "echo hi"}},
-				"content": []any{M{"type": "terminal", "terminalId": "call_3"}}, "_meta": M{"terminal_info": M{"terminal_id": "call_3"}}}),
+				"content":  []any{M{"type": "terminal", "terminalId": "call_3"}}, "_meta": M{"terminal_info": M{"terminal_id": "call_3"}}}),
 			update(M{"sessionUpdate": "tool_call_update", "toolCallId": "call_3", "status": "completed",
 				"rawOutput": M{"formatted_output": "hi\n", "exit_code": 0},
-				"_meta": M{"terminal_exit": M{"terminal_id": "call_3", "exit_code": 0}}}),
+				"_meta":     M{"terminal_exit": M{"terminal_id": "call_3", "exit_code": 0}}}),
 			M{"request": "session/request_permission", "params": M{
 				"toolCall": M{"toolCallId": "call_4", "title": "git status --short", "kind": "execute", "rawInput": M{"command": argv}},
 				"options":  permOptions}},

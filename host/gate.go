@@ -163,11 +163,12 @@ func (g *gate) close() {
 // envelope has the shape acp-go-sdk decodes each line into, so that a line
 // counts here exactly when the SDK queues it.
 type envelope struct {
-	ID     *json.RawMessage  `json:"id,omitempty"`
-	Method string            `json:"method,omitempty"`
-	Params json.RawMessage   `json:"params,omitempty"`
-	Result json.RawMessage   `json:"result,omitempty"`
-	Error  *acp.RequestError `json:"error,omitempty"`
+	JSONRPC string            `json:"jsonrpc"`
+	ID      *json.RawMessage  `json:"id,omitempty"`
+	Method  string            `json:"method,omitempty"`
+	Params  json.RawMessage   `json:"params,omitempty"`
+	Result  json.RawMessage   `json:"result,omitempty"`
+	Error   *acp.RequestError `json:"error,omitempty"`
 }
 
 var updateMethod = []byte(`"` + acp.ClientMethodSessionUpdate + `"`)

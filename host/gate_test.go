@@ -29,6 +29,7 @@ func TestIsUpdateNotification(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"x","method":"session/update"}`, false},
 		{`{"jsonrpc":"2.0","method":"session/cancel","params":{}}`, false},
 		{`{"jsonrpc":"2.0","method":"session/update","error":"bad"}`, false}, // the SDK cannot decode it either
+		{`{"jsonrpc":2,"method":"session/update","params":{}}`, false},       // nor this: never counted, never awaited
 		{`not json "session/update"`, false},
 		{`{"jsonrpc":"2.0","id":3,"result":{"text":"session/update"}}`, false},
 		{"", false},

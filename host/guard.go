@@ -29,6 +29,98 @@ func destructive(line string) bool {
 			return true
 		}
 	}
+	for _, cmd := range simpleCommands(line) {
+		if destructiveArgv(cmd) {
+			return true
+		}
+	}
+	return false
+}
+
+var separators = regexp.MustCompile(`[;&|\n]+`)
+
+// simpleCommands splits a shell line at separators into word lists (a
+// rough tokenizer: quotes are dropped, ${IFS} is a space); good enough to
+// see options anywhere among a command's arguments.
+func simpleCommands(line string) [][]string {
+	line = strings.NewReplacer("${IFS}", " ", "$IFS", " ", `"`, " ", "'", " ", "`", " ", "$(", " ; ", "(", " ; ", ")", " ; ").Replace(line)
+	var out [][]string
+	for _, part := range separators.Split(line, -1) {
+		if f := strings.Fields(part); len(f) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// destructiveArgv checks one simple command, looking through wrappers
+// (env, sudo, nice, timeout, xargs, sh -c ...) at the command they run.
+func destructiveArgv(argv []string) bool {
+	for i := 0; i < len(argv); i++ {
+		name := argv[i][strings.LastIndex(argv[i], "/")+1:]
+		name = strings.TrimPrefix(name, `\`)
+		rest := argv[i+1:]
+		switch name {
+		case "rm":
+			for _, a := range rest {
+				if a == "--" {
+					return false // the rest are file names
+				}
+				if a == "--recursive" || a == "--force" || (strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a, "rRf")) {
+					return true
+				}
+			}
+			return false
+		case "git":
+			// Skip global options before the subcommand.
+			j := 0
+			for j < len(rest) && strings.HasPrefix(rest[j], "-") {
+				if rest[j] == "-C" || rest[j] == "-c" {
+					j++
+				}
+				j++
+			}
+			if j >= len(rest) {
+				return false
+			}
+			sub, args := rest[j], rest[j+1:]
+			switch sub {
+			case "restore", "clean":
+				return true
+			case "checkout":
+				for _, a := range args {
+					if a == "." || a == "--" || a == "-f" || a == "--force" {
+						return true
+					}
+				}
+			case "push":
+				for _, a := range args {
+					if strings.HasPrefix(a, "+") || a == "-f" || strings.HasPrefix(a, "--force") || a == "--delete" || a == "-d" || strings.HasPrefix(a, ":") {
+						return true
+					}
+				}
+			case "reset":
+				for _, a := range args {
+					if a == "--hard" || a == "--merge" || a == "--keep" {
+						return true
+					}
+				}
+			}
+			return false
+		case "env", "sudo", "doas", "nice", "nohup", "timeout", "xargs", "command", "exec", "time", "watch", "stdbuf", "ionice":
+			continue // look at the command it runs
+		case "sh", "bash", "zsh", "dash", "ksh":
+			continue // "sh -c script": the script's words follow
+		default:
+			if strings.HasPrefix(argv[i], "-") || strings.Contains(argv[i], "=") {
+				continue // options and VAR=value of a wrapper
+			}
+			if i > 0 {
+				continue // arguments of a wrapper (e.g. timeout 10)
+			}
+			return false
+		}
+	}
 	return false
 }
 
@@ -67,8 +159,10 @@ func (s *Session) guardCommand(ctx context.Context, line string) *acp.RequestErr
 	if !destructive(line) {
 		return nil
 	}
+	// An allowance is for the one run the user just said yes to.
 	s.mu.Lock()
 	ok := s.allowed[strings.TrimSpace(line)]
+	delete(s.allowed, strings.TrimSpace(line))
 	s.mu.Unlock()
 	if ok {
 		return nil

@@ -52,3 +52,29 @@ func TestDestructiveBypasses(t *testing.T) {
 		}
 	}
 }
+
+func TestDestructiveArgumentsAnywhere(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{"rm -v -rf build", true},
+		{"rm -i -r build", true},
+		{"rm build -rf", true},
+		{"git -C . reset --hard", true},
+		{"git push origin +main", true},
+		{"git checkout .", true},
+		{"git restore .", true},
+		{"bash -c 'rm${IFS}-rf${IFS}x'", true},
+		{"timeout 10 rm -rf x", true},
+		{"git checkout main", false},
+		{"git push origin main", false},
+		{"rm -- -file-named-like-an-option", false},
+		{"echo done", false},
+		{"git log -n 5", false},
+	} {
+		if got := destructive(tc.line); got != tc.want {
+			t.Errorf("destructive(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

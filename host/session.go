@@ -380,7 +380,6 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 			for _, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
 					s.emit(Event{"type": "message", "level": "info", "text": fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))})
-					s.allowCommand(raw)
 					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
 				}
 			}

@@ -145,7 +145,9 @@ function M.setup_autocmds()
     group = augroup,
     callback = function()
       local cur = api.nvim_get_current_win()
-      if vim.b[api.nvim_win_get_buf(cur)].acp_role then
+      local buf = api.nvim_win_get_buf(cur)
+      -- Not for floats (prompts), chat windows, or a :q that will fail (E37).
+      if api.nvim_win_get_config(cur).relative ~= "" or vim.b[buf].acp_role or vim.bo[buf].modified then
         return
       end
       local chat_wins = {}
@@ -242,10 +244,13 @@ end
 
 --- Close the chat windows (the session keeps running).
 function M.hide(s)
-  if s.prompt and s.prompt.win and api.nvim_win_is_valid(s.prompt.win) then
-    -- The request stays pending: :AcpPermission shows it again.
-    pcall(api.nvim_win_close, s.prompt.win, true)
-    s.prompt = nil
+  -- Pending requests stay pending: :AcpPermission shows them again.
+  for _, key in ipairs({ "prompt", "fs_prompt" }) do
+    local p = s[key]
+    if p and p.win and api.nvim_win_is_valid(p.win) then
+      pcall(api.nvim_win_close, p.win, true)
+    end
+    s[key] = nil
   end
   for _, buf in ipairs({ s.input_buf, s.chat_buf }) do
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do

@@ -23,15 +23,22 @@ end
 
 --- :AcpPermission: reopen a hidden permission prompt.
 function M.permission()
-  local s = require("acp")._session()
-  if s and #(s.permissions or {}) == 0 and require("acp.fsprompt").reopen(s) then
-    return
+  -- The current session first, then any session that is waiting.
+  local acp = require("acp")
+  local cands = { acp._session() }
+  for _, st in ipairs(acp.sessions()) do
+    cands[#cands + 1] = acp._session(st.key)
   end
-  if not s or #(s.permissions or {}) == 0 then
-    vim.notify("acp: no pending permission request", vim.log.levels.INFO)
-    return
+  for _, s in ipairs(cands) do
+    if s and #(s.permissions or {}) > 0 then
+      require("acp.permission").reopen(s)
+      return
+    end
+    if s and require("acp.fsprompt").reopen(s) then
+      return
+    end
   end
-  require("acp.permission").reopen(s)
+  vim.notify("acp: no pending permission request", vim.log.levels.INFO)
 end
 
 return M

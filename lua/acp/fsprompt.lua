@@ -102,7 +102,13 @@ local function show_next(s, opts)
   if s.fs_prompt and not (s.fs_prompt.win and api.nvim_win_is_valid(s.fs_prompt.win)) then
     s.fs_prompt = nil -- closed with :q
   end
+  if not opts.focus and s.prompt and s.prompt.win and api.nvim_win_is_valid(s.prompt.win) then
+    return -- one float at a time: the permission prompt first (this comes back after)
+  end
   if s.fs_prompt or #queue == 0 then
+    if #queue == 0 then
+      require("acp.permission").kick(s)
+    end
     if #queue == 0 and s.state == "awaiting_permission" and #(s.permissions or {}) == 0 then
       require("acp")._set_state(s, "busy")
     end
@@ -125,10 +131,7 @@ local function show_next(s, opts)
   for _, h in ipairs(hls) do
     api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #lines[h[1] + 1], hl_group = h[2] })
   end
-  local anchor = s.chat_win
-  if not (anchor and api.nvim_win_is_valid(anchor) and api.nvim_win_get_tabpage(anchor) == api.nvim_get_current_tabpage()) then
-    anchor = nil
-  end
+  local anchor = require("acp.permission").chat_window(s)
   local width = anchor and math.max(20, api.nvim_win_get_width(anchor) - 2) or math.min(100, vim.o.columns - 4)
   local height = math.max(3, math.min(#lines, math.floor(vim.o.lines * 0.6)))
   local cfg = anchor
@@ -148,11 +151,13 @@ local function show_next(s, opts)
   -- Take focus only where the next keys are meant for it: in the chat in
   -- normal mode, after "d" (diff), or from :AcpPermission. Elsewhere the
   -- user may be typing, and a letter would answer the question.
-  local cur = api.nvim_get_current_win()
-  local focus = opts.focus or q.show_diff or ((cur == s.chat_win or cur == s.input_win) and vim.fn.mode() == "n")
+  local cur = api.nvim_get_current_buf()
+  local focus = opts.focus or q.show_diff or ((cur == s.chat_buf or cur == s.input_buf) and vim.fn.mode() == "n")
   local win = api.nvim_open_win(buf, focus, cfg)
   vim.wo[win].wrap = false
-  s.fs_prompt = { id = item.id, buf = buf, win = win, diff_tab = diff_tab }
+  local auto = focus and not opts.focus and not q.show_diff
+  s.fs_prompt = { id = item.id, buf = buf, win = win, diff_tab = diff_tab,
+    guard_until = auto and (vim.uv.now() + require("acp.permission").guard_ms()) or 0 }
   if not focus and not item.announced then
     item.announced = true
     vim.notify(("acp: %s: %s (:AcpPermission to answer)"):format(s.agent or "agent",
@@ -162,6 +167,9 @@ local function show_next(s, opts)
     local opt = q.options[i]
     for _, k in ipairs(ks) do
       vim.keymap.set("n", k, function()
+        if s.fs_prompt and vim.uv.now() < (s.fs_prompt.guard_until or 0) then
+          return -- typed before the question could be read
+        end
         M.respond(s, opt.id)
       end, { buffer = buf, nowait = true, desc = "acp: " .. (opt.label or opt.id) })
     end
@@ -225,6 +233,13 @@ function M.hide(s)
     p.diff_tab = nil -- keep the diff the user may be reading
   end
   close(s)
+end
+
+--- Show the next question if none is on screen (the other float closed).
+function M.kick(s)
+  if not s.fs_prompt and #pending(s) > 0 then
+    show_next(s)
+  end
 end
 
 --- Show the first pending question again. Returns false when there is none.

@@ -73,13 +73,17 @@ end
 local function close_prompt(s)
   local p = s.prompt
   s.prompt = nil
+  if p then
+    -- Back to where the user was only if they are still in the prompt.
+    p.win_was_current = p.win and api.nvim_get_current_win() == p.win
+  end
   if p and p.win and api.nvim_win_is_valid(p.win) then
     pcall(api.nvim_win_close, p.win, true)
   end
   if p and p.buf and api.nvim_buf_is_valid(p.buf) then
     pcall(api.nvim_buf_delete, p.buf, { force = true })
   end
-  if p and p.prev_win and api.nvim_win_is_valid(p.prev_win) and p.focused then
+  if p and p.win_was_current and p.prev_win and api.nvim_win_is_valid(p.prev_win) then
     pcall(api.nvim_set_current_win, p.prev_win)
   end
 end
@@ -93,9 +97,27 @@ end
 --- this session's chat. Anywhere else (typing in a buffer, another tab) a
 --- prompt that took focus would take the next keys typed as answers.
 local function may_focus(s)
-  local win = api.nvim_get_current_win()
-  local in_chat = win == s.chat_win or win == s.input_win
+  local buf = api.nvim_get_current_buf()
+  local in_chat = buf == s.chat_buf or buf == s.input_buf
   return in_chat and vim.fn.mode() == "n"
+end
+
+--- How long an automatically focused prompt ignores its keys: the user may
+--- have been about to type when it appeared.
+local function guard_ms()
+  local p = require("acp.config").options.permissions or {}
+  return p.focus_guard_ms or 400
+end
+M.guard_ms = guard_ms
+
+--- The window showing s's chat in this tab (the sidebar may show another
+--- session's now).
+function M.chat_window(s)
+  for _, w in ipairs(vim.fn.win_findbuf(s.chat_buf or -1)) do
+    if api.nvim_win_get_tabpage(w) == api.nvim_get_current_tabpage() then
+      return w
+    end
+  end
 end
 
 local function title(s)
@@ -107,8 +129,14 @@ local function show_next(s, opts)
   if s.prompt and not prompt_open(s) then
     s.prompt = nil -- closed with :q
   end
+  if s.fs_prompt and s.fs_prompt.win and api.nvim_win_is_valid(s.fs_prompt.win) then
+    return -- one float at a time: the file question first (it comes back after)
+  end
   if s.prompt or #s.permissions == 0 then
-    if #s.permissions == 0 and s.state == "awaiting_permission" then
+    if #s.permissions == 0 then
+      require("acp.fsprompt").kick(s)
+    end
+    if #s.permissions == 0 and s.state == "awaiting_permission" and #(s.fs_questions or {}) == 0 then
       require("acp")._set_state(s, "busy")
     end
     return
@@ -125,8 +153,7 @@ local function show_next(s, opts)
     api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #lines[h[1] + 1], hl_group = h[2] })
   end
   -- Anchored to the chat when it is in this tab, else centred.
-  local anchor = s.chat_win and api.nvim_win_is_valid(s.chat_win)
-    and api.nvim_win_get_tabpage(s.chat_win) == api.nvim_get_current_tabpage() and s.chat_win or nil
+  local anchor = M.chat_window(s)
   local width = anchor and math.max(20, api.nvim_win_get_width(anchor) - 2) or math.min(80, vim.o.columns - 4)
   local height = math.min(#lines, math.max(5, math.floor(vim.o.lines / 2)))
   local cfg = anchor
@@ -144,11 +171,15 @@ local function show_next(s, opts)
   local prev = api.nvim_get_current_win()
   local win = api.nvim_open_win(buf, focus, cfg)
   vim.wo[win].wrap = true
-  s.prompt = { id = item.id, buf = buf, win = win, prev_win = prev, focused = focus }
+  s.prompt = { id = item.id, buf = buf, win = win, prev_win = prev, focused = focus,
+    guard_until = (focus and not opts.focus) and (vim.uv.now() + guard_ms()) or 0 }
   for i, ks in ipairs(keys) do
     local opt = item.request.options[i]
     for _, k in ipairs(ks) do
       vim.keymap.set("n", k, function()
+        if s.prompt and vim.uv.now() < (s.prompt.guard_until or 0) then
+          return -- typed before the prompt could be read
+        end
         M.respond(s, opt.optionId, { interactive = true })
       end, { buffer = buf, nowait = true, desc = "acp: " .. (opt.name or opt.optionId) })
     end
@@ -168,6 +199,13 @@ local function show_next(s, opts)
     end
   end
   require("acp")._set_state(s, "awaiting_permission")
+end
+
+--- Show the next prompt if none is on screen (the other float closed).
+function M.kick(s)
+  if not s.prompt and #(s.permissions or {}) > 0 then
+    show_next(s)
+  end
 end
 
 --- Refresh the prompt's title (how many are pending).
@@ -210,6 +248,7 @@ function M.reopen(s)
   if prompt_open(s) then
     api.nvim_set_current_win(s.prompt.win)
     s.prompt.focused = true
+    s.prompt.guard_until = 0 -- focused on purpose
     return
   end
   s.prompt = nil

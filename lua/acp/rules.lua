@@ -84,6 +84,15 @@ end
 
 local shells = { sh = true, bash = true, zsh = true, dash = true, ksh = true, fish = true }
 
+-- Programs that run other commands: a prefix rule on them would allow
+-- anything (find -exec, ssh host cmd, timeout 10 cmd, npx pkg ...).
+local runs_commands = {}
+for _, name in ipairs({ "env", "sudo", "doas", "xargs", "exec", "command", "builtin", "eval", "time", "find",
+  "ssh", "timeout", "nice", "nohup", "watch", "npx", "pnpx", "bunx", "uvx", "docker", "podman", "kubectl",
+  "stdbuf" }) do
+  runs_commands[name] = true
+end
+
 --- A command (string, or argv list) as the line that really runs: argv like
 --- {"/bin/bash", "-lc", script} (codex) is the script itself, so that a rule
 --- or the prompt never stops at "/bin/bash -lc"; other argv is shell-quoted.
@@ -98,7 +107,11 @@ function M.command_line(cmd)
   end
   local argv = vim.tbl_map(tostring, cmd)
   local shell = vim.fs.basename(argv[1])
-  if shells[shell] and #argv == 3 and argv[2]:match("^%-%a*c%a*$") then
+  -- Only a real shell: a bare name or one in a system bin directory (not
+  -- "./bash", which could be any program).
+  local dir = vim.fs.dirname(argv[1])
+  local system = not argv[1]:find("/") or dir == "/bin" or dir == "/usr/bin" or dir == "/usr/local/bin"
+  if shells[shell] and system and #argv == 3 and argv[2]:match("^%-%a*c%a*$") then
     return argv[3]
   end
   return table.concat(vim.tbl_map(function(a)
@@ -212,7 +225,8 @@ function M.candidates(tc, action, project)
       local words = vim.split(vim.trim(cmd), "%s+")
       -- A shell (or env, sudo...) as the prefix would allow anything.
       local first = vim.fs.basename(words[1] or "")
-      if not (shells[first] or first == "env" or first == "sudo" or first == "xargs" or first == "exec") then
+      -- Nor "tool -option": "git -c x=y", "python -c code" run anything.
+      if not (shells[first] or runs_commands[first] or (words[2] or ""):match("^%-")) then
         local prefix = table.concat(words, " ", 1, math.min(2, #words))
         out[#out + 1] = { kind = tc.kind, action = action, prefix = prefix }
       end

@@ -124,7 +124,13 @@ local function new_terminal(s, id, opts)
     if t.running and not t.readonly then
       return "q"
     end
-    return #api.nvim_list_wins() > 1 and [[<C-\><C-n><cmd>close<cr>]] or [[<C-\><C-n>]]
+    local normal = 0
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if api.nvim_win_get_config(w).relative == "" then
+        normal = normal + 1
+      end
+    end
+    return normal > 1 and [[<C-\><C-n><cmd>close<cr>]] or [[<C-\><C-n>]]
   end, { buffer = buf, expr = true, nowait = true, desc = "acp: close the ended terminal's window" })
   by_buf[buf] = t
   store[id] = t
