@@ -15,7 +15,7 @@ M.presets = {
 M.defaults = {
   agents = {},
   default_agent = "demo",
-  permissions = { auto_allow = {} },
+  permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
   terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16 },
   chat = { width = 80, input_height = 6, position = "right" },
