@@ -248,6 +248,10 @@ function M.cancel(opts)
   if not s or not s.sid then
     return
   end
+  if s.state ~= "busy" and s.state ~= "awaiting_permission" then
+    vim.notify("acp: nothing to cancel", vim.log.levels.INFO)
+    return
+  end
   require("acp.permission").cancel_all(s)
   if s.state == "awaiting_permission" then
     M._set_state(s, "busy")
