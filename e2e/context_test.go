@@ -93,3 +93,43 @@ func TestAcpAddContext(t *testing.T) {
 		})
 	}
 }
+
+// @path in a prompt sends that file as context; @ completes file names.
+func TestMentionsAreContext(t *testing.T) {
+	e := startEditor(t)
+	if err := os.MkdirAll(filepath.Join(e.Dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	guide := filepath.Join(e.Dir, "docs", "guide.md")
+	if err := os.WriteFile(guide, []byte("# Guide\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.SetupFake(M{
+		"initialize": M{"agentCapabilities": M{"promptCapabilities": M{"embeddedContext": true}}},
+		"turns":      []any{[]any{text("read it")}},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	var items []map[string]any
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.input_win)
+		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { "see @docs/gu" })
+		vim.api.nvim_win_set_cursor(s.input_win, { 1, 12 })
+		local c = require("acp.complete")
+		local start = c.omnifunc(1, "")
+		return c.omnifunc(0, ("see @docs/gu"):sub(start + 1))`, &items)
+	if len(items) != 1 || items[0]["word"] != "docs/guide.md" {
+		t.Fatalf("@ completion items %v", items)
+	}
+	e.Send("explain @docs/guide.md, please")
+	e.WaitState("ready")
+	blocks := promptBlocks(e)
+	if len(blocks) != 2 {
+		t.Fatalf("prompt blocks %v", blocks)
+	}
+	res, _ := blocks[1]["resource"].(map[string]any)
+	if blocks[1]["type"] != "resource" || res["text"] != "# Guide\n" || !strings.HasSuffix(res["uri"].(string), "docs/guide.md") {
+		t.Fatalf("mention block %v", blocks[1])
+	}
+	indexOrder(t, e.ChatText(), "explain @docs/guide.md, please", "Context: docs/guide.md", "read it")
+}

@@ -24,17 +24,44 @@ function M.items(s, base)
   return out
 end
 
---- 'omnifunc' for the input buffer.
+local mode ---@type "command"|"file"|nil what the last findstart found
+
+--- File completion items for an @mention (paths relative to the cwd).
+---@param base string
+---@return table[]
+function M.file_items(base)
+  local out = {}
+  for i, path in ipairs(vim.fn.getcompletion(base, "file")) do
+    if i > 200 then
+      break
+    end
+    out[#out + 1] = { word = path, kind = path:sub(-1) == "/" and "dir" or "file", icase = 1 }
+  end
+  return out
+end
+
+--- 'omnifunc' for the input buffer: /commands at the start of a word,
+--- @file mentions anywhere (sent as context, see acp.context).
 function M.omnifunc(findstart, base)
   local line = vim.api.nvim_get_current_line()
   local col = vim.api.nvim_win_get_cursor(0)[2]
   if findstart == 1 then
     local before = line:sub(1, col)
-    local start = before:find("/[%w_%-:.]*$")
-    if not start then
-      return -3
+    local at = before:find("@[^%s@]*$")
+    if at then
+      mode = "file"
+      return at -- just after the "@"
     end
-    return start - 1
+    local start = before:find("/[%w_%-:.]*$")
+    if start and (start == 1 or before:sub(start - 1, start - 1):match("%s")) then
+      mode = "command"
+      return start - 1
+    end
+    mode = nil
+    return -3
+  end
+  if mode == "file" then
+    return M.file_items(base or "")
   end
   local key = vim.b.acp_session
   local s = require("acp")._session(key)

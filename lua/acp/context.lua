@@ -72,6 +72,47 @@ function M.add(s, opts)
   return item
 end
 
+--- Context blocks for the files mentioned as @path in a prompt (relative to
+--- the cwd or absolute; trailing punctuation ignored), not already pending.
+---@param s table session
+---@param text string
+---@return table[] blocks, string[] labels
+function M.mentions(s, text)
+  local blocks, labels, seen = {}, {}, {}
+  for _, item in ipairs(s.context or {}) do
+    seen[item.label] = true
+  end
+  for word in text:gmatch("@([^%s@]+)") do
+    word = word:gsub("[,.;:!?%)%]]+$", "")
+    local path = vim.fn.fnamemodify(vim.fn.expand(word), ":p")
+    local rel = vim.fn.fnamemodify(path, ":~:.")
+    if not seen[rel] and vim.fn.filereadable(path) == 1 then
+      seen[rel] = true
+      local block
+      local bufnr = vim.fn.bufnr(path)
+      if s.prompt_caps and s.prompt_caps.embedded_context and (vim.fn.getfsize(path) < 1024 * 1024) then
+        -- Embedded as the user sees it (the buffer, unsaved edits included).
+        local text_now
+        if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
+          text_now = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
+        else
+          local f = io.open(path, "rb")
+          text_now = f and f:read("*a") or ""
+          if f then
+            f:close()
+          end
+        end
+        if not text_now:find("%z") then
+          block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text_now } }
+        end
+      end
+      blocks[#blocks + 1] = block or { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") }
+      labels[#labels + 1] = rel
+    end
+  end
+  return blocks, labels
+end
+
 --- Take (and clear) the pending context: blocks and labels.
 ---@return table[] blocks, string[] labels
 function M.take(s)

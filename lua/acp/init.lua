@@ -233,7 +233,11 @@ function M.send(text, opts)
     vim.notify(("acp: session is %s%s"):format(s.state, s.error and (": " .. s.error) or ""), vim.log.levels.ERROR)
     return false
   end
-  local blocks, labels = require("acp.context").take(s)
+  local ctx = require("acp.context")
+  local mblocks, mlabels = ctx.mentions(s, text)
+  local blocks, labels = ctx.take(s)
+  vim.list_extend(blocks, mblocks)
+  vim.list_extend(labels, mlabels)
   s.transcript:user_message(text, labels)
   s.stop_reason = nil
   s.error = nil
