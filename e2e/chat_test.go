@@ -168,8 +168,7 @@ func TestAgentCommandNotFound(t *testing.T) {
 	if !strings.Contains(txt, "**Error:**") || !strings.Contains(txt, "ghost-agent") {
 		t.Fatalf("chat lacks the error:\n%s", txt)
 	}
-	var msgs string
-	e.Lua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs)
+	msgs := e.Messages()
 	if strings.Contains(msgs, "traceback") || strings.Contains(msgs, "E5108") {
 		t.Fatalf("messages show a Lua error:\n%s", msgs)
 	}

@@ -179,6 +179,14 @@ func (e *Editor) AnswerBlockingPrompt(keys string) {
 	}
 }
 
+// Messages is the text of :messages.
+func (e *Editor) Messages() string {
+	e.t.Helper()
+	var msgs string
+	e.Lua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs)
+	return msgs
+}
+
 // HostLog is the host's log file.
 func (e *Editor) HostLog() string {
 	b, _ := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log"))

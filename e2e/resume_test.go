@@ -74,8 +74,7 @@ func TestResumeByIdWithInterleavedReplay(t *testing.T) {
 		t.Fatalf("session_id %q", st.SessionID)
 	}
 	indexOrder(t, e.ChatText(), "## You", "question one", "## fake", "answer one", "## You", "question two", "## fake", "answer two")
-	var msgs string
-	e.Lua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs)
+	msgs := e.Messages()
 	if strings.Contains(msgs, "rendering failed") {
 		t.Fatalf("messages:\n%s", msgs)
 	}

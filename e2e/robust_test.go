@@ -43,8 +43,7 @@ func TestAwkwardShapesRender(t *testing.T) {
 	indexOrder(t, e.ChatText(), "`git commit -F - <<'EOF' ⏎ Fix the thing ⏎  ⏎ Longer text ⏎ EOF`  (execute",
 		"42  (read, completed)", "    inside", "Run tests  (execute, completed)", "    ok  pkg/a", "    ok  pkg/b",
 		"- [ ] multi ⏎ line", "done")
-	var msgs string
-	e.Lua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs)
+	msgs := e.Messages()
 	if strings.Contains(msgs, "rendering failed") || strings.Contains(msgs, "Error") {
 		t.Fatalf("rendering errors:\n%s", msgs)
 	}
@@ -78,8 +77,7 @@ func TestChatBufferWipedOut(t *testing.T) {
 	e.Eventually("new chat buffer", 5*time.Second, func() bool {
 		return strings.Contains(e.ChatText(), "the chat buffer was wiped out")
 	})
-	var msgs string
-	e.Lua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs)
+	msgs := e.Messages()
 	if strings.Contains(msgs, "rendering failed") {
 		t.Fatalf("rendering errors after wipe:\n%s", msgs)
 	}
