@@ -27,7 +27,8 @@ import (
 //
 //	NVIM_BIN=... go test -run '^$' -bench ACP -benchtime 1x ./e2e/
 //
-// BENCH_ROUNDS (default 3) splits each case into alternating rounds of
+// BENCH_CASES picks cases (see below); NVIM_ACP_CPUPROFILE=FILE makes the
+// host write a CPU profile. BENCH_ROUNDS (default 3) splits each case into alternating rounds of
 // reference and nvim-acp, so both see the same machine load.
 func BenchmarkACP(b *testing.B) {
 	bins := benchBinaries(b)
@@ -87,6 +88,11 @@ func BenchmarkACP(b *testing.B) {
 		return o, r
 	}
 
+	// BENCH_CASES (default all): read10k,read100,slice,write,readc,term.
+	want := func(c string) bool {
+		v := os.Getenv("BENCH_CASES")
+		return v == "" || strings.Contains(","+v+",", ","+c+",")
+	}
 	var rep benchReport
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -94,22 +100,35 @@ func BenchmarkACP(b *testing.B) {
 		// Warm up both (first reads fill caches, the host starts its bridge).
 		ours(fmt.Sprintf("read %s 5", f10k))
 		ref(fmt.Sprintf("read %s 5", f10k))
-		o, r := both("read "+f10k+" %d", 300)
-		seq10k := p50(o)
-		rep.row("read, 10,000-line buffer (660 KB), 300 sequential", o, r)
-		o, r = both("read "+f100+" %d", 300)
-		rep.row("read, 100-line buffer (6.6 KB), 300 sequential", o, r)
-		o, r = both("read "+f10k+" %d 1 2000", 300)
-		rep.row("read line 1 limit 2000 of the 10,000-line buffer", o, r)
-		o, r = both("write "+f10k+" %d", 100)
-		rep.row("write, 3 lines changed in the 10,000-line buffer, 100 sequential", o, r)
-		o, r = both("readc "+f10k+" 50 %d", 6)
-		rep.row("50 concurrent reads of the 10,000-line buffer (per batch)", o, r)
-		cores := runtime.NumCPU()
-		bound := time.Duration(float64(50*seq10k) / float64(cores))
-		rep.line(fmt.Sprintf("50 concurrent reads: batch p50 %s = %.2fx of 50 x sequential p50 (%s) / %d cores (target <= 1.5x)",
-			ms(p50(o)), float64(p50(o))/float64(bound), ms(seq10k), cores))
-		rep.terminal(b, bins, ours, 52428800, max(rounds, 3))
+		var seq10k time.Duration
+		if want("read10k") || want("readc") {
+			o, r := both("read "+f10k+" %d", 300)
+			seq10k = p50(o)
+			rep.row("read, 10,000-line buffer (660 KB), 300 sequential", o, r)
+		}
+		if want("read100") {
+			o, r := both("read "+f100+" %d", 300)
+			rep.row("read, 100-line buffer (6.6 KB), 300 sequential", o, r)
+		}
+		if want("slice") {
+			o, r := both("read "+f10k+" %d 1 2000", 300)
+			rep.row("read line 1 limit 2000 of the 10,000-line buffer", o, r)
+		}
+		if want("write") {
+			o, r := both("write "+f10k+" %d", 100)
+			rep.row("write, 3 lines changed in the 10,000-line buffer, 100 sequential", o, r)
+		}
+		if want("readc") {
+			o, r := both("readc "+f10k+" 50 %d", 6)
+			rep.row("50 concurrent reads of the 10,000-line buffer (per batch)", o, r)
+			cores := runtime.NumCPU()
+			bound := time.Duration(float64(50*seq10k) / float64(cores))
+			rep.line(fmt.Sprintf("50 concurrent reads: batch p50 %s = %.2fx of 50 x sequential p50 (%s) / %d cores (target <= 1.5x)",
+				ms(p50(o)), float64(p50(o))/float64(bound), ms(seq10k), cores))
+		}
+		if want("term") {
+			rep.terminal(b, bins, ours, 52428800, max(rounds, 3))
+		}
 	}
 	b.StopTimer()
 	b.Logf("\n%s, %d cores, %s, %s\n%s", version, runtime.NumCPU(), runtime.GOARCH, time.Now().Format("2006-01-02"), rep.String())

@@ -36,10 +36,16 @@ type Buffer struct {
 	EOL      bool `json:"eol" msgpack:"eol"`
 	Modified bool `json:"modified" msgpack:"modified"`
 	Tick     int  `json:"tick" msgpack:"tick"` // b:changedtick
+
+	text   string // Text(), when frozen (see Freeze)
+	frozen bool
 }
 
 // Text is the file content writing the buffer would produce.
 func (b Buffer) Text() string {
+	if b.frozen {
+		return b.text
+	}
 	if len(b.Lines) == 1 && b.Lines[0] == "" && !b.EOL {
 		return ""
 	}
@@ -171,6 +177,7 @@ type Bridge struct {
 	written   []string
 	decisions map[string]bool // outside-workspace answers remembered for the session
 	locks     map[string]*sync.Mutex
+	checked   textMemo // texts that passed checkText
 
 	w *watcher // nil when not watching
 }
@@ -483,12 +490,16 @@ func (b *Bridge) checkText(path, text string) error {
 	if int64(len(text)) > b.cfg.MaxBytes {
 		return tooLarge(path, int64(len(text)), b.cfg.MaxBytes)
 	}
+	if b.checked.seen(path, text) {
+		return nil
+	}
 	if strings.IndexByte(text, 0) >= 0 {
 		return reqErr(CodeInvalidParams, path, ReasonBinary, "binary file (contains NUL bytes), not text: %s", path)
 	}
 	if !utf8.ValidString(text) {
 		return reqErr(CodeInvalidParams, path, ReasonBinary, "not UTF-8 text (binary file?): %s", path)
 	}
+	b.checked.remember(path, text)
 	return nil
 }
 

@@ -120,45 +120,72 @@ func (s *Session) bufferEvent(path string, loaded bool) {
 	}
 }
 
-// serveFS implements fs/read_text_file and fs/write_text_file. Params are
-// decoded without Validate: an empty content is a valid write.
+// serveFS implements fs/read_text_file and fs/write_text_file for requests
+// that come through acp-go-sdk (the fast path, fastfs.go, takes the
+// well-formed ones first). Params are decoded without Validate: an empty
+// content is a valid write.
 func (s *Session) serveFS(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	var op string
 	switch method {
 	case acp.ClientMethodFsReadTextFile:
-		op = "read"
-	case acp.ClientMethodFsWriteTextFile:
-		op = "write"
-	default:
-		return nil, acp.NewMethodNotFound(method)
-	}
-	b, err := s.bridge(ctx)
-	if err != nil {
-		return nil, acp.NewInternalError(map[string]any{"error": fmt.Sprintf("fs: %v", err)})
-	}
-	ctx = context.WithValue(ctx, fsOpKey{}, op)
-	var res any
-	if op == "read" {
 		var req acp.ReadTextFileRequest
 		if err := json.Unmarshal(params, &req); err != nil {
 			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
-		res, err = b.ReadTextFile(ctx, req)
-	} else {
+		return wrapResult(s.serveRead(ctx, req))
+	case acp.ClientMethodFsWriteTextFile:
 		var req acp.WriteTextFileRequest
 		if err := json.Unmarshal(params, &req); err != nil {
 			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
-		res, err = b.WriteTextFile(ctx, req)
+		return wrapResult(s.serveWrite(ctx, req))
 	}
-	if err != nil {
-		var re *acp.RequestError
-		if errors.As(err, &re) {
-			return nil, re
-		}
-		return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
+	return nil, acp.NewMethodNotFound(method)
+}
+
+func wrapResult[T any](res T, rerr *acp.RequestError) (any, *acp.RequestError) {
+	if rerr != nil {
+		return nil, rerr
 	}
 	return res, nil
+}
+
+// serveRead implements fs/read_text_file.
+func (s *Session) serveRead(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, *acp.RequestError) {
+	b, err := s.bridge(ctx)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, bridgeErr(err)
+	}
+	res, err := b.ReadTextFile(context.WithValue(ctx, fsOpKey{}, "read"), req)
+	if err != nil {
+		return res, requestErr(err)
+	}
+	return res, nil
+}
+
+// serveWrite implements fs/write_text_file.
+func (s *Session) serveWrite(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, *acp.RequestError) {
+	b, err := s.bridge(ctx)
+	if err != nil {
+		return acp.WriteTextFileResponse{}, bridgeErr(err)
+	}
+	res, err := b.WriteTextFile(context.WithValue(ctx, fsOpKey{}, "write"), req)
+	if err != nil {
+		return res, requestErr(err)
+	}
+	return res, nil
+}
+
+func bridgeErr(err error) *acp.RequestError {
+	return acp.NewInternalError(map[string]any{"error": fmt.Sprintf("fs: %v", err)})
+}
+
+// requestErr is the agent's error for a bridge error.
+func requestErr(err error) *acp.RequestError {
+	var re *acp.RequestError
+	if errors.As(err, &re) {
+		return re
+	}
+	return acp.NewInternalError(map[string]any{"error": err.Error()})
 }
 
 // changes lists the files the session's agent wrote (none when the agent
@@ -202,16 +229,10 @@ type nvimEditor struct {
 	s *Session
 }
 
-// Snapshot implements fsbridge.Editor.
+// Snapshot implements fsbridge.Editor, through the host's buffer cache
+// (bufcache.go).
 func (e *nvimEditor) Snapshot(ctx context.Context, realPath string) (fsbridge.Buffer, bool, error) {
-	var b *fsbridge.Buffer
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').snapshot(...)", &b, realPath); err != nil {
-		return fsbridge.Buffer{}, false, fmt.Errorf("buffers.snapshot: %w", err)
-	}
-	if b == nil {
-		return fsbridge.Buffer{}, false, nil
-	}
-	return *b, true, nil
+	return e.s.h.bufs.snapshot(ctx, e.s.h, realPath)
 }
 
 // Apply implements fsbridge.Editor.
@@ -220,14 +241,20 @@ func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridg
 		hunks = []fsbridge.Hunk{} // nil would reach Lua as a hole in the arguments
 	}
 	var res any
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply(...)", &res, bufnr, tick, hunks, eol); err != nil {
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply_keyed(...)", &res, bufnr, tick, hunks, eol); err != nil {
 		return fmt.Errorf("buffers.apply: %w", err)
 	}
 	switch r := res.(type) {
-	case bool:
-		if r {
-			return nil
+	case map[string]any:
+		key := -1
+		switch k := r["key"].(type) {
+		case int64:
+			key = int(k)
+		case uint64:
+			key = int(k)
 		}
+		e.s.h.bufs.applied(bufnr, tick, hunks, key)
+		return nil
 	case string:
 		if r == "buffer changed" {
 			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrBufferChanged)
@@ -337,6 +364,7 @@ func (h *Host) rpcBufLoaded(path string) {
 
 // rpcBufUnloaded is acp_buf_unloaded(realpath).
 func (h *Host) rpcBufUnloaded(path string) {
+	h.bufs.forget(path)
 	for _, s := range h.allSessions() {
 		s.bufferEvent(path, false)
 	}

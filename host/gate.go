@@ -30,6 +30,9 @@ type gate struct {
 	limit  int
 	onDrop func(size int)    // called for each line over maxLineBytes
 	trace  func(line []byte) // when set, sees every line (debug logging)
+	// intercept, when set, sees every line before the SDK; true means it
+	// took the line (the fs/* fast path, fastfs.go).
+	intercept func(line []byte) bool
 
 	buf []byte // rest of the current line
 
@@ -53,6 +56,9 @@ func (g *gate) Read(p []byte) (int, error) {
 		line, err := g.readLine()
 		if len(line) > 0 && g.trace != nil {
 			g.trace(line)
+		}
+		if len(line) > 0 && g.intercept != nil && g.intercept(line) {
+			continue
 		}
 		if len(line) > 0 {
 			if isUpdateNotification(line) && !g.acquire() {

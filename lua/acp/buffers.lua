@@ -29,6 +29,9 @@ local disk = {}
 --- bufnr -> {name, realpath}, so lookups do not resolve every name each time.
 local rp_cache = {}
 
+--- key() of the buffer the last apply() wrote, when known (see apply_keyed).
+local applied
+
 local function stat_of(path)
   local st = path and uv.fs_stat(path)
   if not st then
@@ -149,25 +152,66 @@ local function reload_if_stale(b)
   return reloaded
 end
 
-local function describe(b)
-  local lines = api.nvim_buf_get_lines(b, 0, -1, false)
-  local eol
-  if #lines == 1 and lines[1] == '' and api.nvim_buf_call(b, function()
+local function opt(b, name)
+  return api.nvim_get_option_value(name, { buf = b })
+end
+
+--- Whether writing buffer b ends the file with a newline. lines, when given,
+--- are b's lines (saves fetching the first one).
+local function final_eol(b, lines)
+  local empty
+  if lines then
+    empty = #lines == 1 and lines[1] == ''
+  else
+    empty = api.nvim_buf_line_count(b) == 1 and api.nvim_buf_get_lines(b, 0, 1, false)[1] == ''
+  end
+  if empty and api.nvim_buf_call(b, function()
     return vim.fn.line2byte(vim.fn.line('$') + 1)
   end) == -1 then
-    eol = false -- truly empty buffer: writing it makes an empty file
-  elseif vim.bo[b].binary then
-    eol = vim.bo[b].eol
-  else
-    eol = vim.bo[b].eol or vim.bo[b].fixeol
+    return false -- truly empty buffer: writing it makes an empty file
+  elseif opt(b, 'binary') then
+    return opt(b, 'eol')
   end
+  return opt(b, 'eol') or opt(b, 'fixeol')
+end
+
+-- Whatever describe() reports besides the lines must be covered by key()
+-- below: the host reuses its copy of a buffer while key() is unchanged.
+local function describe(b)
+  local lines = api.nvim_buf_get_lines(b, 0, -1, false)
   return {
     bufnr = b,
     lines = lines,
-    eol = eol,
+    eol = final_eol(b, lines),
     modified = vim.bo[b].modified,
     tick = api.nvim_buf_get_changedtick(b),
   }
+end
+
+local function pack(b)
+  return api.nvim_buf_get_changedtick(b) * 4 + (opt(b, 'modified') and 2 or 0) + (final_eol(b) and 1 or 0)
+end
+
+--- The state of bufnr as the host caches it, in one cheap call: what
+--- describe() reports besides the lines, packed as
+--- tick * 4 + (modified and 2 or 0) + (eol and 1 or 0), or -1 when bufnr is
+--- no longer the loaded file buffer of realpath.
+--- b:changedtick moves with every change of the text, including undo,
+--- :edit!, reloads and unloading, so while key() returns the same value the
+--- host's copy of describe(bufnr) is exact. It reloads nothing: the host
+--- calls snapshot() instead when the file changed on disk.
+---@param bufnr integer
+---@param realpath string
+---@return integer
+function M.key(bufnr, realpath)
+  if not api.nvim_buf_is_loaded(bufnr) or opt(bufnr, 'buftype') ~= '' then
+    return -1
+  end
+  local c = rp_cache[bufnr]
+  if not c or c[2] ~= realpath or c[1] ~= api.nvim_buf_get_name(bufnr) then
+    return -1
+  end
+  return pack(bufnr)
 end
 
 --- The loaded buffer for realpath, reloaded first if it is unmodified and its
@@ -253,12 +297,25 @@ function M.apply(bufnr, tick, hunks, eol)
     end
   end
   local name = api.nvim_buf_get_name(bufnr)
+  local touched = false -- the text changed while writing (BufWritePost hooks)
   if vim.bo[bufnr].modified or not uv.fs_stat(name) then
     local ei = vim.o.eventignore
     vim.o.eventignore = (ei == '' and '' or ei .. ',') .. 'BufWritePre,FileWritePre'
+    local watching = true
+    -- Detaches itself on the buffer's next change.
+    api.nvim_buf_attach(bufnr, false, {
+      on_lines = function()
+        touched = touched or watching
+        return true
+      end,
+      on_reload = function()
+        touched = touched or watching
+      end,
+    })
     local ok, err = pcall(api.nvim_buf_call, bufnr, function()
       vim.cmd('silent keepalt lockmarks write!')
     end)
+    watching = false
     vim.o.eventignore = ei
     if not ok then
       if #hunks > 0 then
@@ -271,7 +328,25 @@ function M.apply(bufnr, tick, hunks, eol)
     end
   end
   disk[bufnr] = stat_of(name)
+  applied = nil
+  if not touched and api.nvim_buf_is_loaded(bufnr) then
+    applied = pack(bufnr)
+  end
   return true
+end
+
+--- apply(), then the buffer's key() when its text is now exactly the
+--- hunks applied to the text as of tick (nothing else changed it while it
+--- was written), so the host can update its copy without reading the
+--- buffer back.
+---@return {key: integer|nil}|string the table on success, else apply()'s error
+function M.apply_keyed(bufnr, tick, hunks, eol)
+  applied = nil
+  local r = M.apply(bufnr, tick, hunks, eol)
+  if r ~= true then
+    return r
+  end
+  return { key = applied }
 end
 
 --- Reload realpath's buffer if it is unmodified and its file changed on disk,

@@ -1,0 +1,222 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/nvim-acp/nvim-acp/fsbridge"
+)
+
+// bufCache keeps the last snapshot of each loaded buffer read through the
+// host, so that reading an unchanged buffer again costs one tiny call into
+// Neovim instead of moving every line across msgpack-RPC.
+//
+// An entry is used only when both hold:
+//   - the file on disk is as it was (size, mtime, inode) when the snapshot
+//     was taken: otherwise buffers.snapshot runs again, which reloads an
+//     unmodified buffer whose file changed (the Editor contract);
+//   - buffers.key(bufnr, path) is the entry's key: b:changedtick, 'modified'
+//     and the final newline, and that bufnr is still the loaded buffer of
+//     the path. b:changedtick moves with every change of the text (edits
+//     from anywhere, undo, :edit!, reload, unload), so an equal key means
+//     the lines are the ones cached.
+//
+// The key call is the synchronisation point: it reaches Neovim after any
+// change made before the read arrived, so a read never misses an edit.
+type bufCache struct {
+	mu      sync.Mutex
+	entries map[string]*bufEntry
+	loading map[string]*sync.Mutex // serializes full snapshots per path
+}
+
+type bufEntry struct {
+	buf  fsbridge.Buffer // frozen: Text() computed once
+	key  int
+	disk diskState // the file before the snapshot was taken
+
+	encOnce sync.Once
+	enc     *jsonText // buf.Text() as JSON, for fs/read_text_file responses
+}
+
+// diskState identifies a version of a file (zero when it does not exist).
+type diskState struct {
+	size, mtime int64
+	ino         uint64
+	ok          bool
+}
+
+func statDisk(path string) diskState {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return diskState{}
+	}
+	st := diskState{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ok: true}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = sys.Ino
+	}
+	return st
+}
+
+// packKey is buffers.lua's key() of a described buffer.
+func packKey(b *fsbridge.Buffer) int {
+	k := b.Tick * 4
+	if b.Modified {
+		k += 2
+	}
+	if b.EOL {
+		k++
+	}
+	return k
+}
+
+func (c *bufCache) get(path string) *bufEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[path]
+}
+
+func (c *bufCache) put(path string, e *bufEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]*bufEntry{}
+	}
+	if e == nil {
+		delete(c.entries, path)
+		return
+	}
+	c.entries[path] = e
+}
+
+func (c *bufCache) pathLock(path string) *sync.Mutex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.loading == nil {
+		c.loading = map[string]*sync.Mutex{}
+	}
+	m := c.loading[path]
+	if m == nil {
+		m = &sync.Mutex{}
+		c.loading[path] = m
+	}
+	return m
+}
+
+// forget drops path's entry (its buffer was unloaded).
+func (c *bufCache) forget(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, path)
+	delete(c.loading, path)
+}
+
+// valid reports whether e still describes path's buffer, asking Neovim for
+// the buffer's key.
+func (c *bufCache) valid(ctx context.Context, h *Host, path string, e *bufEntry, disk diskState) (bool, error) {
+	if e == nil || e.disk != disk {
+		return false, nil
+	}
+	var key int
+	if err := h.execLua(ctx, "return require('acp.buffers').key(...)", &key, e.buf.Bufnr, path); err != nil {
+		return false, fmt.Errorf("buffers.key: %w", err)
+	}
+	return key >= 0 && key == e.key, nil
+}
+
+// snapshot implements fsbridge.Editor.Snapshot through the cache.
+func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge.Buffer, bool, error) {
+	disk := statDisk(path)
+	e := c.get(path)
+	if ok, err := c.valid(ctx, h, path, e, disk); err != nil || ok {
+		if err != nil {
+			return fsbridge.Buffer{}, false, err
+		}
+		return e.buf, true, nil
+	}
+	// One full snapshot at a time per path: concurrent readers of a changed
+	// buffer wait for it and reuse it.
+	mu := c.pathLock(path)
+	mu.Lock()
+	defer mu.Unlock()
+	if e2 := c.get(path); e2 != e {
+		if ok, err := c.valid(ctx, h, path, e2, disk); err != nil || ok {
+			if err != nil {
+				return fsbridge.Buffer{}, false, err
+			}
+			return e2.buf, true, nil
+		}
+	}
+	var b *fsbridge.Buffer
+	if err := h.execLua(ctx, "return require('acp.buffers').snapshot(...)", &b, path); err != nil {
+		return fsbridge.Buffer{}, false, fmt.Errorf("buffers.snapshot: %w", err)
+	}
+	if b == nil {
+		c.put(path, nil)
+		return fsbridge.Buffer{}, false, nil
+	}
+	b.Freeze()
+	c.put(path, &bufEntry{buf: *b, key: packKey(b), disk: disk})
+	return *b, true, nil
+}
+
+// applied records that hunks were applied to bufnr as of tick and that the
+// buffer's key is now key (buffers.apply_keyed; -1 when unknown): the
+// cached lines of bufnr, if they are that version, become the new ones
+// without reading them back.
+func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int) {
+	c.mu.Lock()
+	var path string
+	var e *bufEntry
+	for p, x := range c.entries {
+		if x.buf.Bufnr == bufnr {
+			path, e = p, x
+			break
+		}
+	}
+	c.mu.Unlock()
+	if e == nil {
+		return
+	}
+	var lines []string
+	if key >= 0 && e.buf.Tick == tick {
+		lines = applyHunks(e.buf.Lines, hunks)
+	}
+	if lines == nil {
+		c.put(path, nil)
+		return
+	}
+	nb := fsbridge.Buffer{
+		Bufnr:    bufnr,
+		Lines:    lines,
+		EOL:      key&1 != 0,
+		Modified: key&2 != 0,
+		Tick:     key >> 2,
+	}
+	nb.Freeze()
+	// The file is what Neovim just wrote.
+	c.put(path, &bufEntry{buf: nb, key: key, disk: statDisk(path)})
+}
+
+// applyHunks returns lines with hunks (sorted, 0-based, non-overlapping,
+// against lines) applied, or nil if they do not fit lines; lines is not
+// modified.
+func applyHunks(lines []string, hunks []fsbridge.Hunk) []string {
+	n := len(lines)
+	for _, h := range hunks {
+		n += len(h.Lines) - h.Count
+	}
+	out := make([]string, 0, max(n, 0))
+	at := 0
+	for _, h := range hunks {
+		if h.Start < at || h.Count < 0 || h.Start+h.Count > len(lines) {
+			return nil
+		}
+		out = append(out, lines[at:h.Start]...)
+		out = append(out, h.Lines...)
+		at = h.Start + h.Count
+	}
+	return append(out, lines[at:]...)
+}
