@@ -200,23 +200,15 @@ func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int) {
 	c.put(path, &bufEntry{buf: nb, key: key, disk: statDisk(path)})
 }
 
-// applyHunks returns lines with hunks (sorted, 0-based, non-overlapping,
-// against lines) applied, or nil if they do not fit lines; lines is not
-// modified.
+// applyHunks returns lines with hunks applied (fsbridge.ApplyHunks), or nil
+// if they do not fit lines.
 func applyHunks(lines []string, hunks []fsbridge.Hunk) []string {
-	n := len(lines)
-	for _, h := range hunks {
-		n += len(h.Lines) - h.Count
-	}
-	out := make([]string, 0, max(n, 0))
 	at := 0
 	for _, h := range hunks {
 		if h.Start < at || h.Count < 0 || h.Start+h.Count > len(lines) {
 			return nil
 		}
-		out = append(out, lines[at:h.Start]...)
-		out = append(out, h.Lines...)
 		at = h.Start + h.Count
 	}
-	return append(out, lines[at:]...)
+	return fsbridge.ApplyHunks(lines, hunks)
 }

@@ -45,7 +45,9 @@ type gate struct {
 }
 
 func newGate(r io.Reader, limit int, onDrop func(int)) *gate {
-	g := &gate{r: bufio.NewReaderSize(r, 64<<10), limit: limit, onDrop: onDrop}
+	// A line that fits the buffer is copied out once, at its size; a
+	// whole file (fs/write_text_file) usually does.
+	g := &gate{r: bufio.NewReaderSize(r, 1<<20), limit: limit, onDrop: onDrop}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -84,6 +86,11 @@ func (g *gate) readLine() ([]byte, error) {
 	for {
 		chunk, err := g.r.ReadSlice('\n')
 		if dropped == 0 && len(line)+len(chunk) <= maxLineBytes {
+			if line == nil && err == nil {
+				line = make([]byte, len(chunk))
+				copy(line, chunk)
+				return line, nil
+			}
 			line = append(line, chunk...)
 		} else {
 			dropped += len(line) + len(chunk)
