@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 // BenchmarkACP measures nvim-acp as an agent sees it, against a reference
@@ -62,28 +64,50 @@ func BenchmarkACP(b *testing.B) {
 	if s := os.Getenv("BENCH_ROUNDS"); s != "" {
 		fmt.Sscan(s, &rounds)
 	}
-	ours := func(prompt string) benchResult {
+	hostPid := e.hostPid()
+	var nvimPid int
+	e.Lua(`return vim.fn.getpid()`, &nvimPid)
+	clientCPU := func() (host, nvim time.Duration) {
+		h, err1 := cputime.Process(hostPid)
+		n, err2 := cputime.Process(nvimPid)
+		if err1 != nil || err2 != nil {
+			b.Fatalf("cpu time: %v %v", err1, err2)
+		}
+		return h, n
+	}
+	ours := func(prompt string) benchRun {
+		h0, n0 := clientCPU()
 		e.Send(prompt)
 		e.Eventually("bench turn", 10*time.Minute, func() bool { return e.Status().State != "busy" })
+		h1, n1 := clientCPU()
 		if st := e.Status(); st.StopReason != "end_turn" {
 			b.Fatalf("nvim-acp: %q ended %+v", prompt, st)
 		}
-		return lastBenchResult(b, out)
+		return benchRun{lastBenchResult(b, out), h1 - h0, n1 - n0}
 	}
-	ref := func(prompt string) benchResult {
-		cmd := exec.Command(bins.ref, "-cwd", ws, "-prompt", prompt, "--", bins.agent)
+	cpuFile := filepath.Join(e.state, "refclient.cpu")
+	ref := func(prompt string) benchRun {
+		cmd := exec.Command(bins.ref, "-cwd", ws, "-prompt", prompt, "-cpu", cpuFile, "--", bins.agent)
 		cmd.Env = append(os.Environ(), "BENCH_AGENT_OUT="+out)
 		if o, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("refclient %q: %v\n%s", prompt, err, o)
 		}
-		return lastBenchResult(b, out)
+		var ns int64
+		if c, err := os.ReadFile(cpuFile); err != nil {
+			b.Fatal(err)
+		} else {
+			fmt.Sscan(string(c), &ns)
+		}
+		return benchRun{lastBenchResult(b, out), time.Duration(ns), 0}
 	}
-	both := func(prompt string, n int) (o, r []time.Duration) {
+	// both runs n requests (n/per prompts of per requests each; per = 1
+	// for readc, whose latencies are per batch of 50) in alternating rounds.
+	both := func(prompt string, n, each int) (o, r benchRuns) {
 		per := max(n/rounds, 1)
 		for i := 0; i < rounds; i++ {
 			p := fmt.Sprintf(prompt, per)
-			r = append(r, ref(p).lat()...)
-			o = append(o, ours(p).lat()...)
+			r.add(ref(p), each)
+			o.add(ours(p), each)
 		}
 		return o, r
 	}
@@ -99,32 +123,34 @@ func BenchmarkACP(b *testing.B) {
 		rep = benchReport{}
 		// Warm up both (first reads fill caches, the host starts its bridge).
 		ours(fmt.Sprintf("read %s 5", f10k))
+		ours(fmt.Sprintf("read %s 5", f100))
 		ref(fmt.Sprintf("read %s 5", f10k))
-		var seq10k time.Duration
+		var seq10k, seqRef time.Duration
 		if want("read10k") || want("readc") {
-			o, r := both("read "+f10k+" %d", 300)
-			seq10k = p50(o)
+			o, r := both("read "+f10k+" %d", 300, 1)
+			seq10k, seqRef = p50(o.lat), p50(r.lat)
 			rep.row("read, 10,000-line buffer (660 KB), 300 sequential", o, r)
 		}
 		if want("read100") {
-			o, r := both("read "+f100+" %d", 300)
+			o, r := both("read "+f100+" %d", 300, 1)
 			rep.row("read, 100-line buffer (6.6 KB), 300 sequential", o, r)
 		}
 		if want("slice") {
-			o, r := both("read "+f10k+" %d 1 2000", 300)
+			o, r := both("read "+f10k+" %d 1 2000", 300, 1)
 			rep.row("read line 1 limit 2000 of the 10,000-line buffer", o, r)
 		}
 		if want("write") {
-			o, r := both("write "+f10k+" %d", 100)
+			o, r := both("write "+f10k+" %d", 100, 1)
 			rep.row("write, 3 lines changed in the 10,000-line buffer, 100 sequential", o, r)
 		}
 		if want("readc") {
-			o, r := both("readc "+f10k+" 50 %d", 6)
+			o, r := both("readc "+f10k+" 50 %d", 6, 50)
 			rep.row("50 concurrent reads of the 10,000-line buffer (per batch)", o, r)
 			cores := runtime.NumCPU()
-			bound := time.Duration(float64(50*seq10k) / float64(cores))
-			rep.line(fmt.Sprintf("50 concurrent reads: batch p50 %s = %.2fx of 50 x sequential p50 (%s) / %d cores (target <= 1.5x)",
-				ms(p50(o)), float64(p50(o))/float64(bound), ms(seq10k), cores))
+			bound := func(seq time.Duration) time.Duration { return time.Duration(float64(50*seq) / float64(cores)) }
+			rep.line(fmt.Sprintf("    batch p50 / (50 x sequential p50 / %d cores): nvim-acp %s / %s = %.2fx (target <= 1.5x); the reference %s / %s = %.2fx",
+				cores, ms(p50(o.lat)), ms(bound(seq10k)), float64(p50(o.lat))/float64(bound(seq10k)),
+				ms(p50(r.lat)), ms(bound(seqRef)), float64(p50(r.lat))/float64(bound(seqRef))))
 		}
 		if want("term") {
 			rep.terminal(b, bins, ours, 52428800, max(rounds, 3))
@@ -144,7 +170,7 @@ var (
 )
 
 // benchBinaries builds testdata/benchagent and testdata/refclient once.
-func benchBinaries(b *testing.B) benchBins {
+func benchBinaries(b testing.TB) benchBins {
 	benchOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "nvim-acp-bench-bin")
 		if err != nil {
@@ -186,6 +212,7 @@ type benchResult struct {
 	N     int     `json:"n"`
 	Bytes int     `json:"bytes"`
 	Lat   []int64 `json:"lat_ns"`
+	CPU   int64   `json:"cpu_ns"`
 	Error string  `json:"error"`
 }
 
@@ -234,15 +261,43 @@ type benchReport struct{ lines []string }
 
 func (r *benchReport) line(s string) { r.lines = append(r.lines, s) }
 
-func (r *benchReport) row(what string, ours, ref []time.Duration) {
-	o, f := p50(ours), p50(ref)
-	r.line(fmt.Sprintf("%-68s nvim-acp p50 %10s  reference %10s  = %5.2fx, %+.3f ms above the floor",
+func (r *benchReport) row(what string, ours, ref benchRuns) {
+	o, f := p50(ours.lat), p50(ref.lat)
+	r.line(fmt.Sprintf("%s\n    latency p50: nvim-acp %s, reference %s = %.2fx, %+.3f ms above the floor",
 		what, ms(o), ms(f), float64(o)/float64(f), float64(o-f)/1e6))
+	per := func(d time.Duration, n int) string { return us(d / time.Duration(n)) }
+	r.line(fmt.Sprintf("    CPU per request: nvim-acp host %s + Neovim %s, reference client %s; the agent %s with nvim-acp, %s with the reference",
+		per(ours.clientCPU, ours.n), per(ours.nvimCPU, ours.n), per(ref.clientCPU, ref.n),
+		per(ours.agentCPU, ours.n), per(ref.agentCPU, ref.n)))
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/1e3) }
+
+// benchRun is one prompt's results and the client's CPU time over it.
+type benchRun struct {
+	benchResult
+	clientCPU time.Duration // the host's, or the reference client's
+	nvimCPU   time.Duration
+}
+
+// benchRuns are the runs of one case.
+type benchRuns struct {
+	lat                          []time.Duration
+	n                            int // requests
+	clientCPU, nvimCPU, agentCPU time.Duration
+}
+
+func (rs *benchRuns) add(r benchRun, each int) {
+	rs.lat = append(rs.lat, r.lat()...)
+	rs.n += max(len(r.Lat), 1) * each
+	rs.clientCPU += r.clientCPU
+	rs.nvimCPU += r.nvimCPU
+	rs.agentCPU += time.Duration(r.CPU)
 }
 
 // terminal compares a 50 MB command run through nvim-acp's terminal/*
 // (shown live in Neovim) with script(1) running it into /dev/null.
-func (r *benchReport) terminal(b *testing.B, bins benchBins, ours func(string) benchResult, size, n int) {
+func (r *benchReport) terminal(b *testing.B, bins benchBins, ours func(string) benchRun, size, n int) {
 	if _, err := exec.LookPath("script"); err != nil {
 		r.line("terminal: script(1) not installed, skipped")
 		return

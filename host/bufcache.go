@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
@@ -26,10 +27,13 @@ import (
 //
 // The key call is the synchronisation point: it reaches Neovim after any
 // change made before the read arrived, so a read never misses an edit.
+// With the change signal (bufsignal.go) even that call is skipped while
+// Neovim has signalled no change since the key was last confirmed.
 type bufCache struct {
 	mu      sync.Mutex
 	entries map[string]*bufEntry
 	loading map[string]*sync.Mutex // serializes full snapshots per path
+	sig     changeSignal
 }
 
 type bufEntry struct {
@@ -39,6 +43,29 @@ type bufEntry struct {
 
 	encOnce sync.Once
 	enc     *jsonText // buf.Text() as JSON, for fs/read_text_file responses
+
+	// verified is the change signal's epoch in which key was last found
+	// current (-1: never); in that epoch the entry is used without asking.
+	verified atomic.Int64
+}
+
+func newEntry(b fsbridge.Buffer, key int, disk diskState, epoch int64, sigOK bool) *bufEntry {
+	e := &bufEntry{buf: b, key: key, disk: disk}
+	e.verified.Store(-1)
+	if sigOK {
+		e.verified.Store(epoch)
+	}
+	return e
+}
+
+// confirm records that e's key was current in epoch.
+func (e *bufEntry) confirm(epoch int64) {
+	for {
+		v := e.verified.Load()
+		if v >= epoch || e.verified.CompareAndSwap(v, epoch) {
+			return
+		}
+	}
 }
 
 // diskState identifies a version of a file (zero when it does not exist).
@@ -129,10 +156,17 @@ func (c *bufCache) valid(ctx context.Context, h *Host, path string, e *bufEntry,
 // snapshot implements fsbridge.Editor.Snapshot through the cache.
 func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge.Buffer, bool, error) {
 	disk := statDisk(path)
+	epoch, sigOK := c.sig.current(ctx, h)
 	e := c.get(path)
+	if e != nil && e.disk == disk && sigOK && e.verified.Load() == epoch {
+		return e.buf, true, nil // nothing changed since the key was checked
+	}
 	if ok, err := c.valid(ctx, h, path, e, disk); err != nil || ok {
 		if err != nil {
 			return fsbridge.Buffer{}, false, err
+		}
+		if sigOK {
+			e.confirm(epoch)
 		}
 		return e.buf, true, nil
 	}
@@ -146,6 +180,9 @@ func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge
 			if err != nil {
 				return fsbridge.Buffer{}, false, err
 			}
+			if sigOK {
+				e2.confirm(epoch)
+			}
 			return e2.buf, true, nil
 		}
 	}
@@ -158,7 +195,7 @@ func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge
 		return fsbridge.Buffer{}, false, nil
 	}
 	b.Freeze()
-	c.put(path, &bufEntry{buf: *b, key: packKey(b), disk: disk})
+	c.put(path, newEntry(*b, packKey(b), disk, epoch, sigOK))
 	return *b, true, nil
 }
 
@@ -196,8 +233,9 @@ func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int) {
 		Tick:     key >> 2,
 	}
 	nb.Freeze()
-	// The file is what Neovim just wrote.
-	c.put(path, &bufEntry{buf: nb, key: key, disk: statDisk(path)})
+	// The file is what Neovim just wrote. The apply signalled a change, so
+	// the next read checks the key.
+	c.put(path, newEntry(nb, key, statDisk(path), 0, false))
 }
 
 // applyHunks returns lines with hunks applied (fsbridge.ApplyHunks), or nil

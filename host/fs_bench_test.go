@@ -18,6 +18,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 // fsBench is a real headless Neovim with the plugin loaded, a host session
@@ -356,7 +358,13 @@ func BenchmarkFSFastPath(b *testing.B) {
 			if resp := f.roundTrip(b, lines[b.N]); !bytes.Contains(resp, []byte(`"result"`)) {
 				b.Fatalf("warm-up: %.200s", resp)
 			}
+			var nvimPid int
+			if err := f.nv.ExecLua(`return vim.fn.getpid()`, &nvimPid); err != nil {
+				b.Fatal(err)
+			}
 			lat := make([]time.Duration, 0, b.N)
+			goCPU, _ := cputime.Process(0)
+			nvimCPU, _ := cputime.Process(nvimPid)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
@@ -364,7 +372,11 @@ func BenchmarkFSFastPath(b *testing.B) {
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()
+			goCPU2, _ := cputime.Process(0)
+			nvimCPU2, _ := cputime.Process(nvimPid)
 			reportLatency(b, lat)
+			b.ReportMetric(float64(goCPU2-goCPU)/float64(b.N)/1e3, "host-cpu-µs/op")
+			b.ReportMetric(float64(nvimCPU2-nvimCPU)/float64(b.N)/1e3, "nvim-cpu-µs/op")
 		})
 	}
 }

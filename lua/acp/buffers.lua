@@ -152,6 +152,8 @@ local function reload_if_stale(b)
   return reloaded
 end
 
+local watch -- defined with the change signal below
+
 local function opt(b, name)
   return api.nvim_get_option_value(name, { buf = b })
 end
@@ -188,6 +190,75 @@ local function describe(b)
   }
 end
 
+-- The change signal. The host reuses its copy of a buffer without asking
+-- while nothing may have changed it: every change of a buffer the host
+-- copied writes a byte to a pipe the host drains before each read (see
+-- host/bufcache.go). The byte is written before the change returns, so a
+-- read that follows any change finds it.
+local signal_fd
+local watched = {} -- bufnr -> true while attached
+
+local function ping()
+  if signal_fd then
+    uv.fs_write(signal_fd, '!') -- a full pipe (EAGAIN) is as good as a byte
+  end
+end
+
+--- Attach to b so that every change of its text (and of b:changedtick,
+--- reload and unload) pings the host. Options that change what a read
+--- returns (final newline, 'modified', 'buftype') ping through the
+--- OptionSet autocmd of M.signal.
+watch = function(b)
+  if watched[b] or not signal_fd then
+    return
+  end
+  local ok = api.nvim_buf_attach(b, false, {
+    on_lines = function()
+      ping()
+    end,
+    on_changedtick = function()
+      ping()
+    end,
+    on_reload = function()
+      ping()
+    end,
+    on_detach = function()
+      watched[b] = nil
+      ping()
+    end,
+  })
+  watched[b] = ok or nil
+end
+
+--- Open the host's change pipe (a FIFO at path, opened for writing without
+--- blocking) and ping it on changes from now on. Returns true on success;
+--- the host asks Neovim about every read otherwise.
+---@param path string
+---@return boolean
+function M.signal(path)
+  if signal_fd then
+    uv.fs_close(signal_fd)
+    signal_fd = nil
+  end
+  local c = uv.constants or {}
+  local fd = uv.fs_open(path, (c.O_WRONLY or 1) + (c.O_NONBLOCK or 2048), 0)
+  if not fd then
+    return false
+  end
+  signal_fd = fd
+  local group = api.nvim_create_augroup('acp_buffers_signal', { clear = true })
+  api.nvim_create_autocmd('OptionSet', {
+    group = group,
+    pattern = { 'endofline', 'fixendofline', 'binary', 'modified', 'buftype', 'fileformat' },
+    callback = ping,
+  })
+  api.nvim_create_autocmd({ 'BufFilePost', 'BufUnload', 'BufWipeout', 'BufDelete', 'BufModifiedSet' }, {
+    group = group,
+    callback = ping,
+  })
+  return true
+end
+
 local function pack(b)
   return api.nvim_buf_get_changedtick(b) * 4 + (opt(b, 'modified') and 2 or 0) + (final_eol(b) and 1 or 0)
 end
@@ -211,6 +282,7 @@ function M.key(bufnr, realpath)
   if not c or c[2] ~= realpath or c[1] ~= api.nvim_buf_get_name(bufnr) then
     return -1
   end
+  watch(bufnr)
   return pack(bufnr)
 end
 
@@ -228,6 +300,7 @@ function M.snapshot(realpath)
   if not vim.bo[b].modified then
     reload_if_stale(b)
   end
+  watch(b)
   return describe(b)
 end
 

@@ -10,9 +10,10 @@
 //	                           /dev/zero`, wait_for_exit, output, release
 //
 // It appends one JSON line per prompt to $BENCH_AGENT_OUT:
-// {"op", "n", "bytes", "lat_ns": [...]} with one latency per request (per
-// batch for readc, per command for term: create to exit), measured from
-// the request sent to its response decoded. Errors end the turn with
+// {"op", "n", "bytes", "lat_ns": [...], "cpu_ns"} with one latency per
+// request (per batch for readc, per command for term: create to exit),
+// measured from the request sent to its response decoded, and the agent's
+// own CPU time for the whole prompt. Errors end the turn with
 // "refusal" and an "error" field in the output line.
 package main
 
@@ -28,6 +29,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 type agent struct {
@@ -40,6 +43,7 @@ type result struct {
 	N     int     `json:"n"`
 	Bytes int     `json:"bytes"`
 	Lat   []int64 `json:"lat_ns"`
+	CPU   int64   `json:"cpu_ns"` // the agent's own CPU time over the timed requests
 	Error string  `json:"error,omitempty"`
 }
 
@@ -106,12 +110,18 @@ func atoi(words []string, i int) int {
 	return n
 }
 
-func (a *agent) run(ctx context.Context, sid acp.SessionId, w []string) result {
+func (a *agent) run(ctx context.Context, sid acp.SessionId, w []string) (res result) {
 	if len(w) == 0 {
 		return result{Error: "empty prompt"}
 	}
-	res := result{Op: w[0]}
+	res = result{Op: w[0]}
 	var err error
+	cpu0, _ := cputime.Process(0)
+	defer func() {
+		if cpu1, err := cputime.Process(0); err == nil {
+			res.CPU = int64(cpu1 - cpu0)
+		}
+	}()
 	switch w[0] {
 	case "read":
 		res.N = atoi(w, 2)

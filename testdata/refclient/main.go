@@ -5,7 +5,10 @@
 // (path, line, limit) and kept, fs/write_text_file with an empty result
 // (nothing written), nothing else. It exits when the prompt is answered.
 //
-//	refclient -cwd DIR -prompt TEXT -- AGENT [ARGS...]
+//	refclient -cwd DIR -prompt TEXT [-cpu FILE] -- AGENT [ARGS...]
+//
+// With -cpu it writes its own CPU time over the prompt, in nanoseconds, to
+// FILE (benchmarks compare it with nvim-acp's).
 package main
 
 import (
@@ -17,19 +20,23 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 func main() {
 	cwd := flag.String("cwd", ".", "session cwd")
 	prompt := flag.String("prompt", "", "prompt text")
+	cpuFile := flag.String("cpu", "", "write the CPU time used over the prompt (ns) to this file")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: refclient -cwd DIR -prompt TEXT -- AGENT [ARGS...]")
 		os.Exit(2)
 	}
-	if err := run(*cwd, *prompt, flag.Args()); err != nil {
+	if err := run(*cwd, *prompt, *cpuFile, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "refclient:", err)
 		os.Exit(1)
 	}
@@ -46,7 +53,7 @@ type readKey struct {
 	line, limit int
 }
 
-func run(cwd, prompt string, argv []string) error {
+func run(cwd, prompt, cpuFile string, argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cwd
 	cmd.Stderr = os.Stderr
@@ -79,8 +86,12 @@ func run(cwd, prompt string, argv []string) error {
 		{acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}}},
 		{acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionId: "bench", Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}},
 	}
+	var cpu0 time.Duration
 	for i, s := range steps {
 		id := i + 1
+		if s.method == acp.AgentMethodSessionPrompt {
+			cpu0, _ = cputime.Process(0)
+		}
 		line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": s.method, "params": s.params})
 		if err != nil {
 			return err
@@ -91,6 +102,13 @@ func run(cwd, prompt string, argv []string) error {
 		if err := c.serveUntil(r, id); err != nil {
 			return fmt.Errorf("%s: %w", s.method, err)
 		}
+	}
+	if cpuFile != "" {
+		cpu1, err := cputime.Process(0)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(cpuFile, []byte(fmt.Sprint(int64(cpu1-cpu0))), 0o644)
 	}
 	return nil
 }
