@@ -174,3 +174,63 @@ func firstDiff(a, b string) string {
 	}
 	return fmt.Sprintf("first difference at byte %d: %q vs %q", i, a[i:min(len(a), i+40)], b[i:min(len(b), i+40)])
 }
+
+// TestFsReadAfterAgentWrite: the host updates its copy from an agent's
+// write without reading the buffer back; a read right after the write sees
+// exactly what was written, and a user edit made after it is seen by the
+// next read.
+func TestFsReadAfterAgentWrite(t *testing.T) {
+	e := startEditor(t)
+	p := filepath.Join(e.Dir, "written.txt")
+	base := strings.Repeat("some line of text\n", 200)
+	if err := os.WriteFile(p, []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const rounds = 12
+	var turns []any
+	contents := make([]string, rounds)
+	for r := range contents {
+		lines := strings.SplitAfter(base, "\n")
+		lines[50+r] = fmt.Sprintf("written by the agent in round %d\n", r)
+		contents[r] = strings.Join(lines, "")
+		if r%3 == 2 {
+			contents[r] = strings.TrimSuffix(contents[r], "\n") // no final newline
+		}
+		turns = append(turns, []any{
+			request("fs/read_text_file", M{"path": p}),
+			request("fs/write_text_file", M{"path": p, "content": contents[r]}),
+			request("fs/read_text_file", M{"path": p}),
+		})
+	}
+	e.SetupFake(M{"turns": turns}, nil)
+	e.Lua(`vim.cmd.edit(...)`, nil, p)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for r := 0; r < rounds; r++ {
+		var want string
+		e.Lua(`local p, i = ...
+			local b = vim.fn.bufnr(p)
+			vim.api.nvim_buf_set_lines(b, 10, 11, true, { "user edit " .. i })
+			local eol = vim.bo[b].eol or vim.bo[b].fixeol
+			local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, true), "\n") .. (eol and "\n" or "")
+			assert(require("acp").send("go"))
+			return text`, &want, p, r)
+		e.Eventually("turn", 30*time.Second, func() bool { return e.Status().State == "ready" })
+		reads := e.AgentResponses("fs/read_text_file")
+		if len(reads) != 2*(r+1) {
+			t.Fatalf("round %d: %d reads answered", r, len(reads))
+		}
+		if got := readContent(t, reads[2*r]); got != want {
+			t.Fatalf("round %d: the read after a user edit: %s", r, firstDiff(got, want))
+		}
+		if w := e.AgentResponses("fs/write_text_file"); len(w) != r+1 || w[r]["error"] != nil {
+			t.Fatalf("round %d: writes answered %v", r, w)
+		}
+		if got := readContent(t, reads[2*r+1]); got != contents[r] {
+			t.Fatalf("round %d: the read after the agent's write: %s", r, firstDiff(got, contents[r]))
+		}
+		if disk, _ := os.ReadFile(p); string(disk) != contents[r] {
+			t.Fatalf("round %d: on disk: %s", r, firstDiff(string(disk), contents[r]))
+		}
+	}
+}

@@ -632,14 +632,15 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 	b.mu.Unlock()
 
 	theirs, theirsEOL := splitLines(content)
-	ours, oursEOL := splitLines(st.text)
 	var result []string
 	var eol bool
 	var kept []mergeConflict
+	resultText := content // joinLines(result, eol)
 	if st.notText || !(st.exists || st.buf != nil) || !hasSnap || snap.text == st.text {
 		// Nothing to merge: the agent's content replaces what is there.
 		result, eol = theirs, theirsEOL
 	} else {
+		ours, oursEOL := splitLines(st.text)
 		base, baseEOL := splitLines(snap.text)
 		eol = theirsEOL
 		if theirsEOL == baseEOL && len(ours) > 0 && len(base) > 0 {
@@ -659,8 +660,8 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 				kept = conflicts
 			}
 		}
+		resultText = joinLines(result, eol)
 	}
-	resultText := joinLines(result, eol)
 
 	if b.cfg.WriteMode == WriteReview && resultText != st.text {
 		if err := b.askReview(ctx, real, st.text, resultText); err != nil {

@@ -202,8 +202,10 @@ func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge
 // applied records that hunks were applied to bufnr as of tick and that the
 // buffer's key is now key (buffers.apply_keyed; -1 when unknown): the
 // cached lines of bufnr, if they are that version, become the new ones
-// without reading them back.
-func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int) {
+// without reading them back, current in the change signal's epoch taken
+// before the apply (the apply does not signal its own changes; any later
+// change of the buffer does).
+func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int, epoch int64, sigOK bool) {
 	c.mu.Lock()
 	var path string
 	var e *bufEntry
@@ -233,9 +235,8 @@ func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int) {
 		Tick:     key >> 2,
 	}
 	nb.Freeze()
-	// The file is what Neovim just wrote. The apply signalled a change, so
-	// the next read checks the key.
-	c.put(path, newEntry(nb, key, statDisk(path), 0, false))
+	// The file is what Neovim just wrote.
+	c.put(path, newEntry(nb, key, statDisk(path), epoch, sigOK))
 }
 
 // applyHunks returns lines with hunks applied (fsbridge.ApplyHunks), or nil

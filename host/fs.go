@@ -240,6 +240,15 @@ func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridg
 	if hunks == nil {
 		hunks = []fsbridge.Hunk{} // nil would reach Lua as a hole in the arguments
 	}
+	for i := range hunks {
+		if hunks[i].Lines == nil {
+			// A deletion: nil would reach Lua as vim.NIL, not a list.
+			hunks[i].Lines = []string{}
+		}
+	}
+	// The change signal's epoch before the apply: the buffer's new key is
+	// current in it (apply_keyed does not signal its own changes).
+	epoch, sigOK := e.s.h.bufs.sig.current(ctx, e.s.h)
 	var res any
 	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply_keyed(...)", &res, bufnr, tick, hunks, eol); err != nil {
 		return fmt.Errorf("buffers.apply: %w", err)
@@ -253,7 +262,7 @@ func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridg
 		case uint64:
 			key = int(k)
 		}
-		e.s.h.bufs.applied(bufnr, tick, hunks, key)
+		e.s.h.bufs.applied(bufnr, tick, hunks, key, epoch, sigOK)
 		return nil
 	case string:
 		if r == "buffer changed" {

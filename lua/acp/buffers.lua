@@ -198,8 +198,11 @@ end
 local signal_fd
 local watched = {} -- bufnr -> true while attached
 
-local function ping()
-  if signal_fd then
+local quiet -- the buffer apply() is changing: it reports its key itself
+
+--- Tell the host something changed (b: the buffer, when known).
+local function ping(b)
+  if signal_fd and (b == nil or b ~= quiet) then
     uv.fs_write(signal_fd, '!') -- a full pipe (EAGAIN) is as good as a byte
   end
 end
@@ -214,10 +217,10 @@ watch = function(b)
   end
   local ok = api.nvim_buf_attach(b, false, {
     on_lines = function()
-      ping()
+      ping(b)
     end,
     on_changedtick = function()
-      ping()
+      ping(b)
     end,
     on_reload = function()
       ping()
@@ -250,11 +253,21 @@ function M.signal(path)
   api.nvim_create_autocmd('OptionSet', {
     group = group,
     pattern = { 'endofline', 'fixendofline', 'binary', 'modified', 'buftype', 'fileformat' },
-    callback = ping,
+    callback = function()
+      ping()
+    end,
   })
-  api.nvim_create_autocmd({ 'BufFilePost', 'BufUnload', 'BufWipeout', 'BufDelete', 'BufModifiedSet' }, {
+  api.nvim_create_autocmd({ 'BufFilePost', 'BufUnload', 'BufWipeout', 'BufDelete' }, {
     group = group,
-    callback = ping,
+    callback = function()
+      ping()
+    end,
+  })
+  api.nvim_create_autocmd('BufModifiedSet', {
+    group = group,
+    callback = function(args)
+      ping(args.buf)
+    end,
   })
   return true
 end
@@ -415,7 +428,18 @@ end
 ---@return {key: integer|nil}|string the table on success, else apply()'s error
 function M.apply_keyed(bufnr, tick, hunks, eol)
   applied = nil
-  local r = M.apply(bufnr, tick, hunks, eol)
+  -- The host learns this buffer's new key from the result, so its own
+  -- changes need not be signalled (other buffers' still are; a hook that
+  -- changes this one while it is written leaves no key).
+  quiet = bufnr
+  local ok, r = pcall(M.apply, bufnr, tick, hunks, eol)
+  quiet = nil
+  if not ok or r ~= true or not applied then
+    ping() -- whatever happened, the host must look again
+  end
+  if not ok then
+    error(r, 0)
+  end
   if r ~= true then
     return r
   end
