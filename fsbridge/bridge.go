@@ -678,7 +678,7 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 		if len(target) == 0 {
 			target, tEOL = []string{""}, false
 		}
-		err = b.ed.Apply(ctx, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL)
+		err = apply(ctx, b.ed, st.buf, target, tEOL, resultText)
 		b.w.endWrite(real)
 		if err != nil {
 			if errors.Is(err, ErrBufferChanged) {

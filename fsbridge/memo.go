@@ -1,6 +1,7 @@
 package fsbridge
 
 import (
+	"context"
 	"sync"
 	"unsafe"
 )
@@ -38,6 +39,31 @@ func (m *textMemo) remember(path, text string) {
 		m.ok = map[string]string{}
 	}
 	m.ok[path] = text
+}
+
+// ResultEditor is an Editor that keeps a copy of the buffers it reports:
+// the bridge calls ApplyResult instead of Apply, with what the buffer holds
+// once the hunks are applied (lines, and text = their Text()), so the copy
+// needs no reading back.
+type ResultEditor interface {
+	Editor
+	ApplyResult(ctx context.Context, bufnr, tick int, hunks []Hunk, eol bool, lines []string, text string) error
+}
+
+// apply applies the edit from buf's lines to target through ed.
+func apply(ctx context.Context, ed Editor, buf *Buffer, target []string, eol bool, text string) error {
+	hunks := Diff(buf.Lines, target)
+	if re, ok := ed.(ResultEditor); ok {
+		return re.ApplyResult(ctx, buf.Bufnr, buf.Tick, hunks, eol, target, text)
+	}
+	return ed.Apply(ctx, buf.Bufnr, buf.Tick, hunks, eol)
+}
+
+// FreezeWith is Freeze when Text() is already known: text must be exactly
+// what Text() returns.
+func (b *Buffer) FreezeWith(text string) {
+	b.text = text
+	b.frozen = true
 }
 
 // Freeze computes b's Text once and keeps it: Text on b (and on copies of

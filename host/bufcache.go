@@ -199,13 +199,21 @@ func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge
 	return *b, true, nil
 }
 
+// appliedBuffer is what the bridge says the buffer holds after an apply
+// (lines nil when it does not say).
+type appliedBuffer struct {
+	lines []string
+	text  string
+	eol   bool
+}
+
 // applied records that hunks were applied to bufnr as of tick and that the
 // buffer's key is now key (buffers.apply_keyed; -1 when unknown): the
-// cached lines of bufnr, if they are that version, become the new ones
-// without reading them back, current in the change signal's epoch taken
-// before the apply (the apply does not signal its own changes; any later
-// change of the buffer does).
-func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int, epoch int64, sigOK bool) {
+// cached copy of bufnr, if it is that version, becomes the new one without
+// reading it back, current in the change signal's epoch taken before the
+// apply (the apply does not signal its own changes; any later change of the
+// buffer does).
+func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int, epoch int64, sigOK bool, res appliedBuffer) {
 	c.mu.Lock()
 	var path string
 	var e *bufEntry
@@ -219,22 +227,28 @@ func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int, epoc
 	if e == nil {
 		return
 	}
-	var lines []string
-	if key >= 0 && e.buf.Tick == tick {
-		lines = applyHunks(e.buf.Lines, hunks)
-	}
-	if lines == nil {
+	if key < 0 || e.buf.Tick != tick {
 		c.put(path, nil)
 		return
 	}
 	nb := fsbridge.Buffer{
 		Bufnr:    bufnr,
-		Lines:    lines,
+		Lines:    res.lines,
 		EOL:      key&1 != 0,
 		Modified: key&2 != 0,
 		Tick:     key >> 2,
 	}
-	nb.Freeze()
+	if nb.Lines == nil {
+		if nb.Lines = applyHunks(e.buf.Lines, hunks); nb.Lines == nil {
+			c.put(path, nil)
+			return
+		}
+	}
+	if res.lines != nil && res.eol == nb.EOL {
+		nb.FreezeWith(res.text)
+	} else {
+		nb.Freeze()
+	}
 	// The file is what Neovim just wrote.
 	c.put(path, newEntry(nb, key, statDisk(path), epoch, sigOK))
 }

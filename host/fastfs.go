@@ -82,11 +82,13 @@ var cancelMethod = []byte(`"$/cancel_request"`)
 // intercept serves line if it is an fs/* request the fast path takes, and
 // reports whether it did (the SDK must then not see it).
 func (f *fastFS) intercept(line []byte) bool {
-	if bytes.Contains(line, cancelMethod) && len(line) < 4096 {
+	if len(line) < 4096 && bytes.Contains(line, cancelMethod) {
 		f.cancelFrom(line) // and the SDK sees it too, for its own requests
 		return false
 	}
-	if !bytes.Contains(line, []byte(`"fs/`)) {
+	// The method comes first in every agent's requests we know; a line
+	// without "fs/ near its start is left to the SDK without a full scan.
+	if !bytes.Contains(line[:min(len(line), 256)], []byte(`"fs/`)) {
 		return false
 	}
 	req, ok := parseFSRequest(line)

@@ -237,6 +237,12 @@ func (e *nvimEditor) Snapshot(ctx context.Context, realPath string) (fsbridge.Bu
 
 // Apply implements fsbridge.Editor.
 func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
+	return e.ApplyResult(ctx, bufnr, tick, hunks, eol, nil, "")
+}
+
+// ApplyResult implements fsbridge.ResultEditor: the host's copy of the
+// buffer becomes lines and text (when given) without reading them back.
+func (e *nvimEditor) ApplyResult(ctx context.Context, bufnr, tick int, hunks []fsbridge.Hunk, eol bool, lines []string, text string) error {
 	if hunks == nil {
 		hunks = []fsbridge.Hunk{} // nil would reach Lua as a hole in the arguments
 	}
@@ -262,7 +268,7 @@ func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridg
 		case uint64:
 			key = int(k)
 		}
-		e.s.h.bufs.applied(bufnr, tick, hunks, key, epoch, sigOK)
+		e.s.h.bufs.applied(bufnr, tick, hunks, key, epoch, sigOK, appliedBuffer{lines, text, eol})
 		return nil
 	case string:
 		if r == "buffer changed" {

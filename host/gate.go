@@ -31,7 +31,8 @@ type gate struct {
 	onDrop func(size int)    // called for each line over maxLineBytes
 	trace  func(line []byte) // when set, sees every line (debug logging)
 	// intercept, when set, sees every line before the SDK; true means it
-	// took the line (the fs/* fast path, fastfs.go).
+	// took the line (the fs/* fast path, fastfs.go). It must not keep the
+	// line: its memory is reused.
 	intercept func(line []byte) bool
 
 	buf []byte // rest of the current line
@@ -79,7 +80,8 @@ func (g *gate) Read(p []byte) (int, error) {
 }
 
 // readLine returns the next line including its newline, dropping lines
-// longer than maxLineBytes.
+// longer than maxLineBytes. A line that fits the reader's buffer is not
+// copied: it is valid until the next readLine (Read consumes it first).
 func (g *gate) readLine() ([]byte, error) {
 	var line []byte
 	dropped := 0
@@ -87,9 +89,7 @@ func (g *gate) readLine() ([]byte, error) {
 		chunk, err := g.r.ReadSlice('\n')
 		if dropped == 0 && len(line)+len(chunk) <= maxLineBytes {
 			if line == nil && err == nil {
-				line = make([]byte, len(chunk))
-				copy(line, chunk)
-				return line, nil
+				return chunk, nil
 			}
 			line = append(line, chunk...)
 		} else {

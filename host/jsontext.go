@@ -207,8 +207,8 @@ func (t *jsonText) slice(s string) ([]byte, bool) {
 // unquote decodes the JSON string starting at data[i] (a '"') and returns
 // it and the index after its closing quote. ok is false for anything
 // encoding/json would reject or decode differently (invalid UTF-8, lone
-// surrogates): the caller leaves those to encoding/json. When nothing is
-// escaped the result shares data's memory (data must not change after).
+// surrogates): the caller leaves those to encoding/json. The result never
+// shares data's memory.
 func unquote(data []byte, i int) (s string, next int, ok bool) {
 	if i >= len(data) || data[i] != '"' {
 		return "", 0, false
@@ -234,10 +234,7 @@ func unquote(data []byte, i int) (s string, next int, ok bool) {
 		switch {
 		case c == '"':
 			if !escaped {
-				if i == start {
-					return "", i + 1, true
-				}
-				return unsafe.String(&data[start], i-start), i + 1, true
+				return string(data[start:i]), i + 1, true
 			}
 			buf.Write(data[start:i])
 			return buf.String(), i + 1, true
@@ -588,7 +585,7 @@ func parseFSRequest(line []byte) (req fsRequest, ok bool) {
 			default:
 				return false
 			}
-			req.id = line[from:s.i]
+			req.id = append([]byte(nil), line[from:s.i]...)
 			hasID = true
 			return true
 		case "method":
