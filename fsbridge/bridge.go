@@ -57,7 +57,8 @@ func (b Buffer) Text() string {
 type Editor interface {
 	// Snapshot returns the loaded buffer for realPath, after reloading it
 	// (view kept) if it is unmodified and the file changed on disk since it
-	// was read; ok is false if no buffer is loaded for it. One round trip.
+	// was read; ok is false if no buffer is loaded for it. At most one round
+	// trip (the host answers from its copy of an unchanged buffer).
 	Snapshot(ctx context.Context, realPath string) (b Buffer, ok bool, err error)
 	// Apply applies hunks (0-based, against the buffer as of tick, sorted;
 	// apply bottom-up) to bufnr as one undo step, keeping every window's

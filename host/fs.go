@@ -14,7 +14,8 @@ import (
 
 // This file wires fsbridge into the host: fs/read_text_file and
 // fs/write_text_file for each session, the Neovim side of fsbridge.Editor
-// (lua/acp/buffers.lua, one nvim_exec_lua per call), and fsbridge.Asker,
+// (lua/acp/buffers.lua through the buffer cache of bufcache.go: an
+// unchanged buffer is read without calling Neovim), and fsbridge.Asker,
 // which routes the bridge's questions to the user:
 //
 //   - outside-workspace questions go through the permission prompt, as a

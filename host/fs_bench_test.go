@@ -25,8 +25,9 @@ import (
 // fsBench is a real headless Neovim with the plugin loaded, a host session
 // on a workspace, and an ACP connection pair over in-process pipes: the
 // "agent" end sends fs/read_text_file as a real agent would (JSON-RPC,
-// framing, the SDK's dispatch), the client end is the session's handler, and
-// the bridge reaches Neovim through the real nvimEditor (nvim_exec_lua into
+// framing, the SDK's dispatch), the client end is the session's agent
+// connection as the host makes it (gate, fs fast path, SDK), and the bridge
+// reaches Neovim through the real nvimEditor (the buffer cache and
 // lua/acp/buffers.lua).
 type fsBench struct {
 	nv     *nvim.Nvim
@@ -68,17 +69,36 @@ func newFSBench(b *testing.B) *fsBench {
 	s := newSession(h, 1, SessionOptions{Agent: AgentSpec{Name: "bench", Cwd: ws}})
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
-	client := acp.NewConnection(s.handle, c2aW, a2cR)
+	a := benchAgent(s, a2cR, c2aW)
 	agent := acp.NewConnection(func(context.Context, string, json.RawMessage) (any, *acp.RequestError) {
 		return nil, nil
 	}, a2cW, c2aR)
-	_ = client
 	return &fsBench{nv: nv, ws: ws, s: s, agent: agent, closer: func() {
 		s.end()
 		c2aW.Close()
 		a2cW.Close()
+		close(a.exited)
 		nv.Close()
 	}}
+}
+
+// benchAgent is the client side of session s's agent connection as
+// startAgent makes it (gate, fs fast path, SDK connection), reading the
+// agent's output from r and writing to w.
+func benchAgent(s *Session, r io.Reader, w io.Writer) *Agent {
+	s.id = "bench"
+	a := &Agent{
+		h:        s.h,
+		log:      s.log,
+		exited:   make(chan struct{}),
+		sessions: map[acp.SessionId]*Session{s.id: s},
+		out:      &agentWriter{w: w},
+	}
+	s.agent = a
+	a.gate = newGate(r, gateLimit, func(int) {})
+	a.gate.intercept = (&fastFS{a: a}).intercept
+	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
+	return a
 }
 
 func (f *fsBench) read(ctx context.Context, path string, line, limit int) (string, error) {
@@ -271,21 +291,9 @@ type fastBench struct {
 
 func newFastBench(b *testing.B) *fastBench {
 	f := newFSBench(b)
-	s := f.s
-	s.id = "bench"
 	a2hR, a2hW := io.Pipe()
 	h2aR, h2aW := io.Pipe()
-	a := &Agent{
-		h:        s.h,
-		log:      s.log,
-		exited:   make(chan struct{}),
-		sessions: map[acp.SessionId]*Session{s.id: s},
-		out:      &agentWriter{w: h2aW},
-	}
-	s.agent = a
-	a.gate = newGate(a2hR, gateLimit, func(int) {})
-	a.gate.intercept = (&fastFS{a: a}).intercept
-	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
+	a := benchAgent(f.s, a2hR, h2aW)
 	closer := f.closer
 	f.closer = func() {
 		a2hW.Close()
