@@ -2,14 +2,10 @@ package registry
 
 import (
 	"archive/tar"
-	"archive/zip"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,86 +18,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/registry/registrytest"
 )
 
-// agentScript is the tiny executable the test archives carry.
-const agentScript = "#!/bin/sh\necho \"hello from agent $*\"\n"
-
 // entry is one member of a test archive.
-type entry struct {
-	name string
-	body string
-	mode int64
-	typ  byte   // tar type flag; 0 = regular file
-	link string // symlink or hard link target
-}
+type entry = registrytest.Entry
 
-func makeTarGz(t *testing.T, entries []entry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, e := range entries {
-		typ := e.typ
-		if typ == 0 {
-			typ = tar.TypeReg
-		}
-		hdr := &tar.Header{Name: e.name, Mode: e.mode, Typeflag: typ, Linkname: e.link, ModTime: time.Unix(1700000000, 0)}
-		if typ == tar.TypeReg {
-			hdr.Size = int64(len(e.body))
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			t.Fatal(err)
-		}
-		if typ == tar.TypeReg {
-			tw.Write([]byte(e.body))
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	gz.Close()
-	return buf.Bytes()
-}
-
-func makeZip(t *testing.T, entries []entry) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, e := range entries {
-		h := &zip.FileHeader{Name: e.name, Method: zip.Deflate}
-		body := e.body
-		switch e.typ {
-		case tar.TypeSymlink:
-			h.SetMode(fs.ModeSymlink | 0o777)
-			body = e.link
-		case tar.TypeDir:
-			h.SetMode(fs.ModeDir | 0o755)
-		default:
-			h.SetMode(fs.FileMode(e.mode))
-		}
-		w, err := zw.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(body))
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// agentArchive is a realistic agent archive: the executable, a data file
-// that is not executable, a directory and a symlink inside.
-func agentArchive() []entry {
-	return []entry{
-		{name: "share/", typ: tar.TypeDir, mode: 0o755},
-		{name: "share/notes.txt", body: "data\n", mode: 0o644},
-		{name: "test-agent", body: agentScript, mode: 0o755},
-		{name: "share/agent-link", typ: tar.TypeSymlink, link: "../test-agent"},
-	}
-}
+var (
+	agentScript  = registrytest.Script
+	makeTarGz    = registrytest.TarGz
+	makeZip      = registrytest.Zip
+	agentArchive = registrytest.Agent
+)
 
 // fileServer serves named files and records nothing else.
 type fileServer struct {
@@ -258,12 +187,12 @@ func TestInstallBinaryEndToEnd(t *testing.T) {
 func TestInstallReplacesAndOrdersVersions(t *testing.T) {
 	srv := newFileServer(t)
 	in := testInstaller(t)
-	v1 := makeTarGz(t, []entry{{name: "test-agent", body: agentScript, mode: 0o755}, {name: "old-only", body: "x", mode: 0o644}})
+	v1 := makeTarGz(t, []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}, {Name: "old-only", Body: "x", Mode: 0o644}})
 	u1 := srv.put("/v1.tar.gz", v1)
 	if _, err := in.Install(context.Background(), binaryAgent("a", "1.9.0", u1, "", "./test-agent"), InstallOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	v1b := makeTarGz(t, []entry{{name: "test-agent", body: agentScript, mode: 0o755}})
+	v1b := makeTarGz(t, []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}})
 	u1b := srv.put("/v1b.tar.gz", v1b)
 	if _, err := in.Install(context.Background(), binaryAgent("a", "1.9.0", u1b, "", "./test-agent"), InstallOptions{}); err != nil {
 		t.Fatal(err)
@@ -310,26 +239,26 @@ func TestInstallChecksumMismatch(t *testing.T) {
 // Archives that try to write outside the install directory are refused,
 // tar and zip alike, and nothing lands outside.
 func TestInstallRejectsEscapingArchives(t *testing.T) {
-	ok := entry{name: "test-agent", body: agentScript, mode: 0o755}
+	ok := entry{Name: "test-agent", Body: agentScript, Mode: 0o755}
 	tests := []struct {
 		name    string
 		entries []entry
 		want    string
 		zipToo  bool
 	}{
-		{"parent", []entry{ok, {name: "../evil", body: "x", mode: 0o644}}, "leaves the directory", true},
-		{"nested parent", []entry{ok, {name: "a/../../evil", body: "x", mode: 0o644}}, "leaves the directory", true},
-		{"absolute", []entry{ok, {name: "/tmp/evil", body: "x", mode: 0o644}}, "absolute name", true},
-		{"backslash parent", []entry{ok, {name: `..\evil`, body: "x", mode: 0o644}}, "leaves the directory", true},
-		{"drive letter", []entry{ok, {name: `C:\evil`, body: "x", mode: 0o644}}, "absolute name", true},
-		{"symlink out", []entry{ok, {name: "link", typ: tar.TypeSymlink, link: "../../.."}}, "points outside", true},
-		{"symlink absolute", []entry{ok, {name: "link", typ: tar.TypeSymlink, link: "/etc"}}, "points outside", true},
-		{"write through symlink", []entry{ok, {name: "sub/", typ: tar.TypeDir, mode: 0o755}, {name: "link", typ: tar.TypeSymlink, link: "sub"},
-			{name: "link/evil", body: "x", mode: 0o644}}, "goes through the symlink", true},
-		{"symlink chain out", []entry{ok, {name: "a", typ: tar.TypeSymlink, link: "."}, {name: "b", typ: tar.TypeSymlink, link: "a/.."}}, "symlink b leads outside", true},
-		{"hard link out", []entry{ok, {name: "h", typ: tar.TypeLink, link: "../../../etc/passwd"}}, "leaves the directory", false},
-		{"hard link to nothing", []entry{ok, {name: "h", typ: tar.TypeLink, link: "missing"}}, "no such file earlier", false},
-		{"replace link with file", []entry{ok, {name: "l", typ: tar.TypeSymlink, link: "test-agent"}, {name: "l", body: "x", mode: 0o644}}, "twice", true},
+		{"parent", []entry{ok, {Name: "../evil", Body: "x", Mode: 0o644}}, "leaves the directory", true},
+		{"nested parent", []entry{ok, {Name: "a/../../evil", Body: "x", Mode: 0o644}}, "leaves the directory", true},
+		{"absolute", []entry{ok, {Name: "/tmp/evil", Body: "x", Mode: 0o644}}, "absolute name", true},
+		{"backslash parent", []entry{ok, {Name: `..\evil`, Body: "x", Mode: 0o644}}, "leaves the directory", true},
+		{"drive letter", []entry{ok, {Name: `C:\evil`, Body: "x", Mode: 0o644}}, "absolute name", true},
+		{"symlink out", []entry{ok, {Name: "link", Type: tar.TypeSymlink, Link: "../../.."}}, "points outside", true},
+		{"symlink absolute", []entry{ok, {Name: "link", Type: tar.TypeSymlink, Link: "/etc"}}, "points outside", true},
+		{"write through symlink", []entry{ok, {Name: "sub/", Type: tar.TypeDir, Mode: 0o755}, {Name: "link", Type: tar.TypeSymlink, Link: "sub"},
+			{Name: "link/evil", Body: "x", Mode: 0o644}}, "goes through the symlink", true},
+		{"symlink chain out", []entry{ok, {Name: "a", Type: tar.TypeSymlink, Link: "."}, {Name: "b", Type: tar.TypeSymlink, Link: "a/.."}}, "symlink b leads outside", true},
+		{"hard link out", []entry{ok, {Name: "h", Type: tar.TypeLink, Link: "../../../etc/passwd"}}, "leaves the directory", false},
+		{"hard link to nothing", []entry{ok, {Name: "h", Type: tar.TypeLink, Link: "missing"}}, "no such file earlier", false},
+		{"replace link with file", []entry{ok, {Name: "l", Type: tar.TypeSymlink, Link: "test-agent"}, {Name: "l", Body: "x", Mode: 0o644}}, "twice", true},
 	}
 	for _, tt := range tests {
 		formats := []string{"tar.gz"}
@@ -386,10 +315,10 @@ func TestCheckLinksCatchesChains(t *testing.T) {
 
 // Limits: the download size, the unpacked size (a zip bomb), the entries.
 func TestInstallLimits(t *testing.T) {
-	bomb := []entry{{name: "test-agent", body: agentScript, mode: 0o755}, {name: "zeros", body: strings.Repeat("\x00", 1<<20), mode: 0o644}}
-	many := []entry{{name: "test-agent", body: agentScript, mode: 0o755}}
+	bomb := []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}, {Name: "zeros", Body: strings.Repeat("\x00", 1<<20), Mode: 0o644}}
+	many := []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}}
 	for i := 0; i < 20; i++ {
-		many = append(many, entry{name: "f" + string(rune('a'+i)), body: "x", mode: 0o644})
+		many = append(many, entry{Name: "f" + string(rune('a'+i)), Body: "x", Mode: 0o644})
 	}
 	tests := []struct {
 		name    string
@@ -460,7 +389,7 @@ func TestInstallFormats(t *testing.T) {
 	}
 
 	// An archive wrapping everything in a top directory: cmd found inside.
-	wrapped := makeTarGz(t, []entry{{name: "agent-1.0.0/", typ: tar.TypeDir, mode: 0o755}, {name: "agent-1.0.0/test-agent", body: agentScript, mode: 0o644}})
+	wrapped := makeTarGz(t, []entry{{Name: "agent-1.0.0/", Type: tar.TypeDir, Mode: 0o755}, {Name: "agent-1.0.0/test-agent", Body: agentScript, Mode: 0o644}})
 	u = srv.put("/wrapped.tgz", wrapped)
 	c, err = in.Install(context.Background(), binaryAgent("wrapped", "1.0.0", u, "", "./test-agent"), InstallOptions{})
 	if err != nil || !strings.HasSuffix(c.Cmd[0], filepath.Join("agent-1.0.0", "test-agent")) || run(t, c) != "hello from agent acp\n" {
@@ -468,7 +397,7 @@ func TestInstallFormats(t *testing.T) {
 	}
 
 	// The command missing from the archive.
-	u = srv.put("/nocmd.tar.gz", makeTarGz(t, []entry{{name: "other", body: "x", mode: 0o755}}))
+	u = srv.put("/nocmd.tar.gz", makeTarGz(t, []entry{{Name: "other", Body: "x", Mode: 0o755}}))
 	if _, err := in.Install(context.Background(), binaryAgent("nocmd", "1.0.0", u, "", "./test-agent"), InstallOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "has no test-agent") {
 		t.Fatalf("missing cmd: %v", err)
@@ -502,7 +431,7 @@ func slowServer(t *testing.T, data []byte, withLength bool) (*httptest.Server, c
 
 // Cancelling an install mid-download stops it and leaves nothing.
 func TestInstallCancel(t *testing.T) {
-	data := makeTarGz(t, []entry{{name: "test-agent", body: agentScript, mode: 0o755}, {name: "big", body: strings.Repeat("x", 1<<20), mode: 0o644}})
+	data := makeTarGz(t, []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}, {Name: "big", Body: strings.Repeat("x", 1<<20), Mode: 0o644}})
 	srv, _ := slowServer(t, data, true)
 	in := testInstaller(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -530,7 +459,7 @@ func TestInstallCancel(t *testing.T) {
 
 // A download that stops sending fails after Stall; one cut short fails.
 func TestInstallStallAndTruncation(t *testing.T) {
-	data := makeTarGz(t, []entry{{name: "test-agent", body: agentScript, mode: 0o755}, {name: "big", body: strings.Repeat("y", 1<<20), mode: 0o644}})
+	data := makeTarGz(t, []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}, {Name: "big", Body: strings.Repeat("y", 1<<20), Mode: 0o644}})
 	srv, _ := slowServer(t, data, false)
 	in := testInstaller(t)
 	in.Stall = 200 * time.Millisecond
@@ -555,7 +484,7 @@ func TestInstallStallAndTruncation(t *testing.T) {
 
 // With no Content-Length, progress says the total is unknown.
 func TestInstallProgressUnknownTotal(t *testing.T) {
-	data := makeTarGz(t, []entry{{name: "test-agent", body: agentScript, mode: 0o755}})
+	data := makeTarGz(t, []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write(data[:10])
 		w.(http.Flusher).Flush() // chunked: no length announced
