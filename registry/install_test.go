@@ -378,6 +378,19 @@ func TestInstallFormats(t *testing.T) {
 		t.Fatalf("sniffed zip: %+v, %v", c, err)
 	}
 
+	// .tar.bz2 (and .tbz2) as the registry's FORMAT.md allows.
+	bz2, err := os.ReadFile("testdata/archives/agent.tar.bz2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"/a.tar.bz2", "/a.tbz2"} {
+		u = srv.put(name, bz2)
+		c, err := in.Install(context.Background(), binaryAgent("bz"+strings.TrimPrefix(strings.ReplaceAll(name, ".", "-"), "/a"), "1.0.0", u, sum(bz2), "./test-agent"), InstallOptions{})
+		if err != nil || run(t, c) != "hello from agent acp\n" {
+			t.Fatalf("%s: %+v, %v", name, c, err)
+		}
+	}
+
 	// A raw executable becomes the command, executable.
 	u = srv.put("/download/raw-agent", []byte(agentScript))
 	c, err = in.Install(context.Background(), binaryAgent("raw", "1.0.0", u, sum([]byte(agentScript)), "./bin/raw-agent"), InstallOptions{})

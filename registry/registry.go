@@ -17,6 +17,20 @@
 // the network fails. Installer resolves an agent to the command that starts
 // it, and installs binary agents under <data>/agents/<id>/<version>/.
 //
+// What a binary install verifies: the registry entry against the schema
+// (id and version usable as directory names); the archive's sha256 when the
+// registry gives one (the schema makes it optional; few entries have it, so
+// most downloads are trusted to their https URL); always the length the
+// server announced, a size limit, and that the bytes are the format the URL
+// names (.zip, .tar.gz/.tgz, .tar.bz2/.tbz2; anything else is sniffed, and a
+// file that is no archive is a raw executable). Unpacking refuses absolute
+// names, ".." components, writes through symlinks, symlinks and hard links
+// leading out of the install directory (also through chains of links),
+// device files, and archives over the size or entry limits; it keeps
+// permission bits (never setuid or group/other write) and makes the command
+// executable. The install becomes visible by one rename, so a failed or
+// cancelled install leaves nothing.
+//
 // The package knows nothing of Neovim.
 package registry
 
