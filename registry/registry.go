@@ -25,8 +25,8 @@
 // names (.zip, .tar.gz/.tgz, .tar.bz2/.tbz2; anything else is sniffed, and a
 // file that is no archive is a raw executable). Unpacking refuses absolute
 // names, ".." components, writes through symlinks, symlinks and hard links
-// leading out of the install directory (also through chains of links),
-// device files, and archives over the size or entry limits; it keeps
+// leading out of the install directory (also through chains of links), and
+// archives over the size or entry limits; it skips device files; it keeps
 // permission bits (never setuid or group/other write) and makes the command
 // executable. The install becomes visible by one rename, so a failed or
 // cancelled install leaves nothing.
