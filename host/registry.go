@@ -237,26 +237,27 @@ func (r *registryRPC) installer(o registryOptions) (*registry.Installer, error) 
 	return &registry.Installer{Dir: data}, nil
 }
 
-// load returns the registry as list shows it (never the network).
-func (r *registryRPC) load(o registryOptions) (*registry.Loaded, *registry.Installer, error) {
+// load parses opts and returns the registry as list shows it (never the
+// network) with the installer of opts' data dir.
+func (r *registryRPC) load(opts any) (registryOptions, *registry.Loaded, *registry.Installer, error) {
+	o, err := parseRegistryOptions(opts)
+	if err != nil {
+		return o, nil, nil, err
+	}
 	src, err := r.source(o)
 	if err != nil {
-		return nil, nil, err
+		return o, nil, nil, err
 	}
 	in, err := r.installer(o)
 	if err != nil {
-		return nil, nil, err
+		return o, nil, nil, err
 	}
 	l, err := src.Load(context.Background(), registry.LoadOptions{Offline: true})
-	return l, in, err
+	return o, l, in, err
 }
 
 func (r *registryRPC) list(opts any) (map[string]any, error) {
-	o, err := parseRegistryOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	l, in, err := r.load(o)
+	_, l, in, err := r.load(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -300,11 +301,7 @@ func (r *registryRPC) refresh(opts any) (int, error) {
 }
 
 func (r *registryRPC) install(agentID string, opts any) (int, error) {
-	o, err := parseRegistryOptions(opts)
-	if err != nil {
-		return 0, err
-	}
-	l, in, err := r.load(o)
+	o, l, in, err := r.load(opts)
 	if err != nil {
 		return 0, err
 	}
@@ -365,11 +362,7 @@ func (r *registryRPC) cancel(install int) error {
 }
 
 func (r *registryRPC) resolve(agentID string, opts any) (map[string]any, error) {
-	o, err := parseRegistryOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	l, in, err := r.load(o)
+	_, l, in, err := r.load(opts)
 	if err != nil {
 		return nil, err
 	}

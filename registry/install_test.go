@@ -109,6 +109,25 @@ func leftovers(t *testing.T, in *Installer, id string) []string {
 	return names
 }
 
+// installMustFail serves entries as an archive of format ("tar.gz" or
+// "zip") and checks that installing it fails saying want, leaving nothing.
+func installMustFail(t *testing.T, in *Installer, format string, entries []entry, want string) {
+	t.Helper()
+	srv := newFileServer(t)
+	data := makeTarGz(t, entries)
+	if format == "zip" {
+		data = makeZip(t, entries)
+	}
+	u := srv.put("/a."+format, data)
+	_, err := in.Install(context.Background(), binaryAgent("test-agent", "1.0.0", u, "", "./test-agent"), InstallOptions{})
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if names := leftovers(t, in, "test-agent"); len(names) != 0 {
+		t.Fatalf("left behind %v", names)
+	}
+}
+
 // Install end to end from a local server, tar.gz and zip: progress is
 // reported, the checksum verified, the agent runs, its files keep their
 // modes, and it shows as installed.
@@ -267,23 +286,9 @@ func TestInstallRejectsEscapingArchives(t *testing.T) {
 		}
 		for _, format := range formats {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
-				srv := newFileServer(t)
-				var data []byte
-				if format == "zip" {
-					data = makeZip(t, tt.entries)
-				} else {
-					data = makeTarGz(t, tt.entries)
-				}
 				in := testInstaller(t)
 				in.Dir = filepath.Join(t.TempDir(), "data")
-				u := srv.put("/a."+format, data)
-				_, err := in.Install(context.Background(), binaryAgent("test-agent", "1.0.0", u, "", "./test-agent"), InstallOptions{})
-				if err == nil || !strings.Contains(err.Error(), tt.want) {
-					t.Fatalf("err = %v, want %q", err, tt.want)
-				}
-				if names := leftovers(t, in, "test-agent"); len(names) != 0 {
-					t.Fatalf("left behind %v", names)
-				}
+				installMustFail(t, in, format, tt.entries, tt.want)
 				// Nothing escaped next to the data directory either.
 				outside, _ := os.ReadDir(filepath.Dir(in.Dir))
 				for _, e := range outside {
@@ -333,21 +338,9 @@ func TestInstallLimits(t *testing.T) {
 	for _, tt := range tests {
 		for _, format := range []string{"tar.gz", "zip"} {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
-				srv := newFileServer(t)
-				data := makeTarGz(t, tt.entries)
-				if format == "zip" {
-					data = makeZip(t, tt.entries)
-				}
 				in := testInstaller(t)
 				tt.set(in)
-				u := srv.put("/a."+format, data)
-				_, err := in.Install(context.Background(), binaryAgent("test-agent", "1.0.0", u, "", "./test-agent"), InstallOptions{})
-				if err == nil || !strings.Contains(err.Error(), tt.want) {
-					t.Fatalf("err = %v, want %q", err, tt.want)
-				}
-				if names := leftovers(t, in, "test-agent"); len(names) != 0 {
-					t.Fatalf("left behind %v", names)
-				}
+				installMustFail(t, in, format, tt.entries, tt.want)
 			})
 		}
 	}
