@@ -38,7 +38,9 @@ package host
 //	    Fetches the published registry (timeout, cache, fallbacks), then emits
 //	    {type = "registry_list", request = N, <every field of List>}.
 //	acp_registry_install(id, opts) -> install (integer)
-//	    Installs agent id (from the registry as list sees it) and emits:
+//	    Installs agent id (known to list; the version is the registry's as
+//	    refresh would see it: the cache while fresh, else the network, else
+//	    what list shows) and emits:
 //	    {type = "registry_progress", install = N, id = "kimi",
 //	     phase = "download"|"verify"|"unpack"|"prefetch"|"done",
 //	     bytes = 123, total = 456}        -- total = -1 when unknown
@@ -162,18 +164,13 @@ type registryRPC struct {
 
 	mu       sync.Mutex
 	lastID   int
-	installs map[int]*registryInstall
+	installs map[int]context.CancelFunc
 	byAgent  map[string]int // agent id -> install running
 	stdpath  map[string]string
 }
 
-type registryInstall struct {
-	id     string
-	cancel context.CancelFunc
-}
-
 func newRegistryRPC(h *Host) *registryRPC {
-	return &registryRPC{h: h, installs: map[int]*registryInstall{}, byAgent: map[string]int{}, stdpath: map[string]string{}}
+	return &registryRPC{h: h, installs: map[int]context.CancelFunc{}, byAgent: map[string]int{}, stdpath: map[string]string{}}
 }
 
 // registerRegistry installs the acp_registry_* methods (see above).
@@ -318,12 +315,22 @@ func (r *registryRPC) install(agentID string, opts any) (int, error) {
 	}
 	r.lastID++
 	id := r.lastID
-	r.installs[id] = &registryInstall{id: agentID, cancel: cancel}
+	r.installs[id] = cancel
 	r.byAgent[agentID] = id
 	r.mu.Unlock()
 
 	go func() {
 		defer cancel()
+		// The registry as it is now (the cache while fresh, else the
+		// network within the timeout), so a stale copy does not install
+		// an old version; the copy listed when that fails.
+		if src, err := r.source(o); err == nil {
+			if now, err := src.Load(ctx, registry.LoadOptions{}); err == nil {
+				if b, ok := now.Agent(agentID); ok {
+					a = b
+				}
+			}
+		}
 		r.h.log.Info("registry install", "agent", agentID, "version", a.Version, "install", id)
 		var last time.Time
 		lastPhase := ""
@@ -353,10 +360,10 @@ func (r *registryRPC) install(agentID string, opts any) (int, error) {
 
 func (r *registryRPC) cancel(install int) error {
 	r.mu.Lock()
-	in := r.installs[install]
+	cancel := r.installs[install]
 	r.mu.Unlock()
-	if in != nil {
-		in.cancel()
+	if cancel != nil {
+		cancel()
 	}
 	return nil
 }

@@ -34,6 +34,8 @@ type registryFixture struct {
 	archive []byte
 	sha     string
 	hold    chan struct{} // when set, the archive handler sends half and waits on it
+	version string        // of test-agent
+	cc      string        // Cache-Control of registry.json
 }
 
 func newRegistryFixture(t *testing.T) *registryFixture {
@@ -41,25 +43,28 @@ func newRegistryFixture(t *testing.T) *registryFixture {
 	if registry.Platform(runtime.GOOS, runtime.GOARCH) == "" || runtime.GOOS == "windows" {
 		t.Skip("needs a registry platform and sh")
 	}
-	f := &registryFixture{h: New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	f := &registryFixture{h: New(nil, slog.New(slog.NewTextHandler(io.Discard, nil))), version: "1.2.3"}
 	f.r = newRegistryRPC(f.h)
 	f.archive = registrytest.TarGz(t, registrytest.Agent())
 	s := sha256.Sum256(f.archive)
 	f.sha = hex.EncodeToString(s[:])
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		archive, sha, hold := f.archive, f.sha, f.hold
+		archive, sha, hold, version, cc := f.archive, f.sha, f.hold, f.version, f.cc
 		f.mu.Unlock()
 		switch r.URL.Path {
 		case "/registry.json":
+			if cc != "" {
+				w.Header().Set("Cache-Control", cc)
+			}
 			plat := registry.Platform(runtime.GOOS, runtime.GOARCH)
 			fmt.Fprintf(w, `{"version":"1.0.0","extensions":[],"agents":[
-			  {"id":"test-agent","name":"Test Agent","version":"1.2.3","description":"served by the test",
+			  {"id":"test-agent","name":"Test Agent","version":%q,"description":"served by the test",
 			   "license":"MIT","authors":["Tests"],
 			   "distribution":{"binary":{%q:{"archive":%q,"sha256":%q,"cmd":"./test-agent","args":["acp"],"env":{"T":"1"}}}}},
 			  {"id":"npx-agent","name":"Npx Agent","version":"0.1.0","description":"an npm package",
 			   "distribution":{"npx":{"package":"npx-agent@0.1.0","args":["--acp"]}}}]}`,
-				plat, f.srv.URL+"/releases/v1.2.3/test-agent.tar.gz", sha)
+				version, plat, f.srv.URL+"/releases/v1.2.3/test-agent.tar.gz", sha)
 		case "/releases/v1.2.3/test-agent.tar.gz":
 			w.Header().Set("Content-Length", fmt.Sprint(len(archive)))
 			if hold != nil {
@@ -212,6 +217,26 @@ func TestRegistryRPCInstall(t *testing.T) {
 	}
 	if _, err := f.r.install("no-such-agent", f.opts); err == nil {
 		t.Fatal("install of an unknown agent succeeded")
+	}
+}
+
+// Install takes the registry as it is now, not the stale copy list showed:
+// the server (Cache-Control: no-cache) moved to 1.2.4 since the refresh.
+func TestRegistryRPCInstallRevalidates(t *testing.T) {
+	f := newRegistryFixture(t)
+	f.cc = "no-cache"
+	req, _ := f.r.refresh(f.opts)
+	f.waitEvent(t, typed("registry_list", "request", req))
+	f.mu.Lock()
+	f.version = "1.2.4"
+	f.mu.Unlock()
+	id, err := f.r.install("test-agent", f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := f.waitEvent(t, typed("registry_installed", "install", id))
+	if done["ok"] != true || done["agent"].(map[string]any)["version"] != "1.2.4" {
+		t.Fatalf("event %v", done)
 	}
 }
 
