@@ -678,3 +678,25 @@ func TestCompareVersions(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkInstallTarGz installs a 16 MiB agent archive (download from a
+// local server, sha256, unpack, rename): the cost nvim-acp adds to the
+// network time of a real install.
+func BenchmarkInstallTarGz(b *testing.B) {
+	body := make([]byte, 16<<20)
+	for i := range body {
+		body[i] = byte(i * 2654435761 >> 13) // poorly compressible
+	}
+	data := makeTarGz(b, []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}, {Name: "lib/blob", Body: string(body), Mode: 0o644}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(data) }))
+	defer srv.Close()
+	in := &Installer{Dir: b.TempDir(), Platform: "linux-x86_64"}
+	a := binaryAgent("bench", "1.0.0", srv.URL+"/a.tar.gz", sum(data), "./test-agent")
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := in.Install(context.Background(), a, InstallOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
