@@ -1,10 +1,2 @@
---- Entry point of host -> Lua calls: batches of events, one call per frame.
-local M = {}
-
---- Deliver a batch of host events.
----@param events table[]
-function M.dispatch(events)
-  require("acp")._dispatch(events)
-end
-
-return M
+--- Entry point of host -> Lua calls (host/host.go): see acp.events.
+return require("acp.events")

@@ -1,4 +1,7 @@
 --- :checkhealth acp
+local config = require("acp.config")
+local host = require("acp.host")
+
 local M = {}
 
 function M.check()
@@ -9,7 +12,6 @@ function M.check()
   else
     h.error("Neovim 0.10 or newer is required")
   end
-  local host = require("acp.host")
   local bin = host.bin()
   if vim.fn.executable(bin) == 1 then
     local out = vim.system({ bin, "--version" }, { text = true }):wait()
@@ -21,7 +23,6 @@ function M.check()
   end
   h.info("log: " .. host.log_path())
   h.start("nvim-acp agents")
-  local config = require("acp.config")
   for _, name in ipairs(config.agent_names()) do
     local spec = config.agent(name)
     if spec then

@@ -242,11 +242,17 @@ function M.candidates(tc, action, project)
   return out
 end
 
---- Offer to remember a rule for a request the user answered "always".
-function M.offer(s, tc, action)
+--- Offer to remember a rule for a request the user answered "always";
+--- done() is called once the user has chosen (or at once: nothing to offer).
+---@param s acp.Session
+---@param tc table the request's toolCall
+---@param action "allow"|"reject"
+---@param done fun()|nil
+function M.offer(s, tc, action, done)
+  done = done or function() end
   local cands = M.candidates(tc, action)
   if #cands == 0 then
-    return
+    return done()
   end
   local items = { { label = "No (the agent remembers it for this session only)" } }
   for _, r in ipairs(cands) do
@@ -264,6 +270,7 @@ function M.offer(s, tc, action)
         s.transcript:message("info", "Rule saved: " .. M.describe(it.rule))
       end
     end
+    done()
   end)
 end
 
