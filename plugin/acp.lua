@@ -54,15 +54,23 @@ end, { desc = "Show the pending permission prompt again" })
 
 cmd("AcpMode", function(o)
   require("acp.commands").pick("mode", o.args)
-end, { nargs = "?", complete = function()
-  return require("acp.commands").choices("mode")
-end, desc = "Show or switch the session mode" })
+end, {
+  nargs = "?",
+  complete = function()
+    return require("acp.commands").choices("mode")
+  end,
+  desc = "Show or switch the session mode",
+})
 
 cmd("AcpModel", function(o)
   require("acp.commands").pick("model", o.args)
-end, { nargs = "?", complete = function()
-  return require("acp.commands").choices("model")
-end, desc = "Show or switch the model" })
+end, {
+  nargs = "?",
+  complete = function()
+    return require("acp.commands").choices("model")
+  end,
+  desc = "Show or switch the model",
+})
 
 cmd("AcpOption", function()
   require("acp.commands").options()

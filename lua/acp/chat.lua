@@ -194,9 +194,19 @@ function M.show(s, opts)
     vim.cmd(("%s vertical %dsplit"):format(pos, width))
     chat_win = api.nvim_get_current_win()
     api.nvim_win_set_buf(chat_win, s.chat_buf)
-    for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false,
-      signcolumn = "no", foldcolumn = "0", winfixwidth = true, conceallevel = 2,
-      foldmethod = "manual", foldtext = "v:lua.require'acp.transcript'.foldtext()", foldenable = true }) do
+    for opt, v in pairs({
+      wrap = true,
+      linebreak = true,
+      number = false,
+      relativenumber = false,
+      signcolumn = "no",
+      foldcolumn = "0",
+      winfixwidth = true,
+      conceallevel = 2,
+      foldmethod = "manual",
+      foldtext = "v:lua.require'acp.transcript'.foldtext()",
+      foldenable = true,
+    }) do
       vim.wo[chat_win][opt] = v
     end
     layout.fix(chat_win)
@@ -274,8 +284,12 @@ function M.update_winbar(s)
     parts[#parts + 1] = usage
   end
   local state_hl = {
-    ready = "AcpStateReady", busy = "AcpStateBusy", awaiting_permission = "AcpStateAwaiting",
-    error = "AcpStateError", starting = "AcpStateStarting", closed = "AcpStateStarting",
+    ready = "AcpStateReady",
+    busy = "AcpStateBusy",
+    awaiting_permission = "AcpStateAwaiting",
+    error = "AcpStateError",
+    starting = "AcpStateStarting",
+    closed = "AcpStateStarting",
   }
   parts[#parts + 1] = ("%%#%s#[%s]%%*"):format(state_hl[s.state] or "AcpStateStarting", s.state)
   local bar = table.concat(parts, " | ")

@@ -129,12 +129,13 @@ local function one_of(...)
     if vim.tbl_contains(values, v) then
       return nil
     end
-    return "one of " .. table.concat(
-      vim.tbl_map(function(x)
-        return ("%q"):format(x)
-      end, values),
-      ", "
-    )
+    return "one of "
+      .. table.concat(
+        vim.tbl_map(function(x)
+          return ("%q"):format(x)
+        end, values),
+        ", "
+      )
   end
 end
 

@@ -84,7 +84,10 @@ function C:add(opts)
       -- The buffer as the user sees it, unsaved edits included (agents read
       -- a linked file from disk).
       local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
-      item = { label = rel, block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text } } }
+      item = {
+        label = rel,
+        block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text } },
+      }
     else
       item = { label = rel, block = { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") } }
     end

@@ -33,7 +33,7 @@ function M.check()
         h.ok(("%s: %s"):format(name, vim.fn.exepath(exe)))
         if exe:match("claude") and vim.uv.getuid() == 0 and not (spec.env and spec.env.IS_SANDBOX) then
           h.warn(name .. ": Claude Code refuses to run as root and session/new fails with an internal error", {
-            ("In a container or sandbox, set agents.%s.env = { IS_SANDBOX = \"1\" }"):format(name),
+            ('In a container or sandbox, set agents.%s.env = { IS_SANDBOX = "1" }'):format(name),
           })
         end
       else

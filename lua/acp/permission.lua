@@ -180,11 +180,19 @@ end
 ---@return table|nil rule_offer { toolCall, action } to offer after the answer
 function M.answered(s, req, opt, interactive)
   local tc = type(req.toolCall) == "table" and req.toolCall or {}
-  if tc.toolCallId and s.transcript:has_tool(tc.toolCallId) and type(opt.kind) == "string" and opt.kind:match("^reject") then
+  if
+    tc.toolCallId
+    and s.transcript:has_tool(tc.toolCallId)
+    and type(opt.kind) == "string"
+    and opt.kind:match("^reject")
+  then
     -- Agents (gemini) may never update a tool call the user rejected.
     s.transcript:tool({ toolCallId = tc.toolCallId, status = "rejected" })
   end
-  s.transcript:message("info", ("Answered %s: %s (%s)"):format(title_of(req), opt.name or opt.optionId, opt.kind or "?"))
+  s.transcript:message(
+    "info",
+    ("Answered %s: %s (%s)"):format(title_of(req), opt.name or opt.optionId, opt.kind or "?")
+  )
   if interactive and not req.client_question and (opt.kind == "allow_always" or opt.kind == "reject_always") then
     return { toolCall = tc, action = opt.kind == "allow_always" and "allow" or "reject" }
   end

@@ -125,7 +125,10 @@ function Q:answer(item, choice, opts)
   end
   local opt = content.option(item.data, choice)
   if not opt then
-    vim.notify(("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"), vim.log.levels.WARN)
+    vim.notify(
+      ("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"),
+      vim.log.levels.WARN
+    )
     return false
   end
   table.remove(self.items, pos)
@@ -417,7 +420,12 @@ function Q:_close()
     pcall(vim.cmd, "tabclose " .. api.nvim_tabpage_get_number(p.diff_tab))
   end
   local prev = p.prev_win
-  if was_current and prev and api.nvim_win_is_valid(prev) and api.nvim_win_get_tabpage(prev) == api.nvim_get_current_tabpage() then
+  if
+    was_current
+    and prev
+    and api.nvim_win_is_valid(prev)
+    and api.nvim_win_get_tabpage(prev) == api.nvim_get_current_tabpage()
+  then
     pcall(api.nvim_set_current_win, prev)
   end
 end

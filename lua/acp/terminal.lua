@@ -438,7 +438,11 @@ function M.winbar(t)
   if not (t.buf and api.nvim_buf_is_valid(t.buf)) then
     return
   end
-  local bar = ("%s%s (%s)"):format(t.readonly and "[read-only] " or "", texts.statusline(t.command or t.id), M.status(t))
+  local bar = ("%s%s (%s)"):format(
+    t.readonly and "[read-only] " or "",
+    texts.statusline(t.command or t.id),
+    M.status(t)
+  )
   for _, win in ipairs(vim.fn.win_findbuf(t.buf)) do
     vim.wo[win].winbar = bar
   end

@@ -197,7 +197,8 @@ function T:_highlight(b)
   local function mark(row, c0, c1, group)
     local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
     c1 = (c1 == -1 or c1 > #line) and #line or c1
-    b.hl_ids[#b.hl_ids + 1] = api.nvim_buf_set_extmark(buf, ns, row, c0, { end_row = row, end_col = c1, hl_group = group })
+    b.hl_ids[#b.hl_ids + 1] =
+      api.nvim_buf_set_extmark(buf, ns, row, c0, { end_row = row, end_col = c1, hl_group = group })
   end
   if type(b.hl) == "string" then
     local last = s + b.n - 1
@@ -448,7 +449,10 @@ end
 function T:tool_lines(tc)
   local icon, hl = self:icon(tc.status)
   -- Without a title, the kind says more than an id like "write_file__1795_0".
-  local head = ("%s %s"):format(icon, one_line(tc.title or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call"))
+  local head = ("%s %s"):format(
+    icon,
+    one_line(tc.title or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call")
+  )
   local meta = ("  (%s%s)"):format(one_line(tc.kind or "other"), tc.status and (", " .. one_line(tc.status)) or "")
   local lines = { head .. meta }
   local his = { { 0, 0, #icon, hl }, { 0, #icon + 1, #head, "AcpToolTitle" }, { 0, #head, -1, "AcpToolKind" } }
