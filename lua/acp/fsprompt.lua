@@ -24,8 +24,10 @@ function M.keys_for(options)
   local out, used = {}, {}
   for i, o in ipairs(options) do
     local ks = {}
-    for _, k in ipairs({ M.keys[o.id], o.key, tostring(i) }) do
-      if k and k ~= "" and not used[k] then
+    local cands = { M.keys[o.id], o.key, tostring(i) } -- may hold nils: no ipairs
+    for j = 1, 3 do
+      local k = cands[j]
+      if type(k) == "string" and k ~= "" and not used[k] then
         used[k] = true
         ks[#ks + 1] = k
       end
