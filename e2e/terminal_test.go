@@ -327,6 +327,10 @@ func TestTerminalStopSessionKillsCommand(t *testing.T) {
 	e.WaitState("ready")
 	e.Send("sleep")
 	pid := e.commandPid()
+	// The tool block comes after the output: stopping before it arrives drops it.
+	e.Eventually("the tool block", 5*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "] (running) <CR> to open")
+	})
 	e.Lua(`vim.cmd("AcpStop")`, nil)
 	e.Eventually("the command gone", 15*time.Second, func() bool { return !alive(pid) })
 	e.Eventually("the terminal shown as ended", 5*time.Second, func() bool {

@@ -22,6 +22,10 @@ function t.ok(cond, msg)
   end
 end
 
+local function say(line)
+  io.stdout:write(line, "\n")
+end
+
 local files = vim.list_slice(_G.arg or {}, 1)
 if #files == 0 then
   files = vim.fn.glob(root .. "/tests/*_test.lua", false, true)
@@ -33,7 +37,7 @@ for _, file in ipairs(files) do
   local ok, cases = pcall(dofile, file)
   if not ok then
     failed = failed + 1
-    print(("FAIL %s: %s"):format(file, cases))
+    say(("FAIL %s: %s"):format(file, cases))
   else
     local names = vim.tbl_keys(cases)
     table.sort(names)
@@ -42,14 +46,14 @@ for _, file in ipairs(files) do
       local label = vim.fn.fnamemodify(file, ":t:r") .. ": " .. name
       if ok2 then
         passed = passed + 1
-        print("ok   " .. label)
+        say("ok   " .. label)
       else
         failed = failed + 1
-        print("FAIL " .. label .. "\n" .. err)
+        say("FAIL " .. label .. "\n" .. err)
       end
     end
   end
 end
-print(("%d passed, %d failed"):format(passed, failed))
+say(("%d passed, %d failed"):format(passed, failed))
 io.stdout:flush()
 os.exit(failed > 0 and 1 or 0)

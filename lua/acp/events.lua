@@ -3,7 +3,7 @@
 --- its type to a handler that hands it to the session part owning it.
 ---
 --- Every event type the host sends (host/events.go) has a handler here and
---- every handler has an event type there: e2e/events_test.go checks it.
+--- every handler has an event type there: host/events_test.go checks it.
 local chat = require("acp.chat")
 local session = require("acp.session")
 local updates = require("acp.updates")
@@ -48,7 +48,7 @@ function handlers.turn_end(s, ev)
 end
 
 --- A permission request (the agent's, or the client's own question shaped
---- like one): answered with acp_permission.
+--- like one): answered with acp_answer_permission.
 function handlers.permission(s, ev)
   s.prompts:add("permission", ev.id, table_or_empty(ev.request))
 end

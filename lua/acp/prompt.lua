@@ -24,9 +24,9 @@ local ns = api.nvim_create_namespace("acp_prompt")
 --- questions), whether it makes the session wait ("awaiting_permission"),
 --- and its content module (floats) or picker.
 local kinds = {
-  permission = { method = "acp_permission", awaits = true, content = permission },
-  fs_question = { method = "acp_permission", awaits = true, content = fsprompt },
-  resume = { method = "acp_permission", picker = true },
+  permission = { method = "acp_answer_permission", awaits = true, content = permission },
+  fs_question = { method = "acp_answer_fs_question", awaits = true, content = fsprompt },
+  resume = { method = "acp_answer_resume", picker = true },
   rule_offer = { picker = true },
 }
 

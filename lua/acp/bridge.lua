@@ -1,2 +1,0 @@
---- Entry point of host -> Lua calls (host/host.go): see acp.events.
-return require("acp.events")
