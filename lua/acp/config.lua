@@ -183,6 +183,20 @@ local function problem(name, want, v)
   return ("acp: setup: %s must be %s, got %s"):format(name, want, type_name(v))
 end
 
+--- Check the fields of section t (named name) against checks; nil when fine.
+local function check_fields(name, t, checks_of)
+  for field, x in pairs(t) do
+    local check = checks_of[field]
+    if not check then
+      return ("acp: setup: unknown option %s.%s"):format(name, tostring(field))
+    end
+    local want = check(x)
+    if want then
+      return problem(name .. "." .. field, want, x)
+    end
+  end
+end
+
 --- Check opts (what the user passed to setup) against the schema.
 ---@param opts table
 ---@return string|nil err the first problem, naming the option
@@ -191,6 +205,8 @@ function M.validate(opts)
     return problem("the options", "a table", opts)
   end
   for key, v in pairs(opts) do
+    local check = schema[key]
+    local err
     if key == "agents" then
       if type(v) ~= "table" or vim.islist(v) and next(v) ~= nil then
         return problem("agents", "a table of name = { cmd = ... }", v)
@@ -203,42 +219,21 @@ function M.validate(opts)
         if type(spec) ~= "table" then
           return problem(prefix, "a table", spec)
         end
-        for field, x in pairs(spec) do
-          local check = agent_schema[field]
-          if not check then
-            return ("acp: setup: unknown option %s.%s"):format(prefix, tostring(field))
-          end
-          local want = check(x)
-          if want then
-            return problem(prefix .. "." .. field, want, x)
-          end
-        end
+        err = err or check_fields(prefix, spec, agent_schema)
       end
+    elseif check == nil then
+      err = ("acp: setup: unknown option %s"):format(tostring(key))
+    elseif type(check) == "table" then
+      if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+        return problem(key, "a table", v)
+      end
+      err = check_fields(key, v, check)
     else
-      local check = schema[key]
-      if check == nil then
-        return ("acp: setup: unknown option %s"):format(tostring(key))
-      end
-      if type(check) == "table" then
-        if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
-          return problem(key, "a table", v)
-        end
-        for field, x in pairs(v) do
-          local fcheck = check[field]
-          if not fcheck then
-            return ("acp: setup: unknown option %s.%s"):format(key, tostring(field))
-          end
-          local want = fcheck(x)
-          if want then
-            return problem(key .. "." .. field, want, x)
-          end
-        end
-      else
-        local want = check(v)
-        if want then
-          return problem(key, want, v)
-        end
-      end
+      local want = check(v)
+      err = want and problem(key, want, v)
+    end
+    if err then
+      return err
     end
   end
 end
