@@ -60,8 +60,10 @@ end
 
 M["one float at a time, in order; the session waits meanwhile"] = function(t)
   local s = session()
+  local notes = #t.notes
   s.prompts:add("permission", 1, permission_request("First"))
   s.prompts:add("fs_question", 2, fs_question())
+  t.eq(t.notes[notes + 1], "acp: fake asks permission: First (:AcpPermission to answer)", "not focused: notified")
   t.eq(#floats(), 1)
   t.ok(s.prompts:text():find("Permission: First", 1, true), s.prompts:text())
   t.eq(s.state, "awaiting_permission")

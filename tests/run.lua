@@ -1,14 +1,19 @@
 -- Unit tests of the Lua modules, run by scripts/test:
 --   nvim --headless -u NONE -l tests/run.lua [tests/x_test.lua ...]
 -- Each tests/*_test.lua returns { ["what it checks"] = function(t) ... end };
--- t.eq(got, want, msg) and t.ok(cond, msg) assert, t.root is the repository.
+-- t.eq(got, want, msg) and t.ok(cond, msg) assert, t.root is the repository,
+-- t.notes the messages given to vim.notify.
 -- Prints one line per test, then "N passed, N failed"; exits 1 on a failure.
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 vim.opt.rtp:prepend(root)
 -- Rules and logs go to a scratch state directory, not the user's.
 vim.env.XDG_STATE_HOME = vim.fn.tempname()
 
-local t = { root = root }
+-- Notifications are kept for the tests to read (t.notes), not printed.
+local t = { root = root, notes = {} }
+vim.notify = function(msg)
+  table.insert(t.notes, msg)
+end
 
 function t.eq(got, want, msg)
   if not vim.deep_equal(got, want) then
