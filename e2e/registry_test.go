@@ -20,12 +20,12 @@ import (
 )
 
 // recordRegistryEvents makes the editor keep the registry events the host
-// sends (the UI for them is not built yet: the bridge drops sid-less events).
+// sends (their UI is not built yet: acp.events drops sid-less events).
 func recordRegistryEvents(e *Editor) {
 	e.Lua(`_G.registry_events = {}
-local bridge = require("acp.bridge")
-local dispatch = bridge.dispatch
-bridge.dispatch = function(events)
+local router = require("acp.events")
+local dispatch = router.dispatch
+router.dispatch = function(events)
   for _, ev in ipairs(events) do
     if type(ev.type) == "string" and ev.type:match("^registry_") then
       table.insert(_G.registry_events, ev)

@@ -31,8 +31,9 @@ package host
 //	    {ok = false, error = "...context canceled"}. Unknown ids are ignored.
 //
 // Asynchronous (answer at once with an id; the result comes as events
-// through the bridge, require("acp.bridge").dispatch, batched like all
-// events; these events carry no sid):
+// through require("acp.events").dispatch, batched like all events; these
+// events carry no sid, so dispatch needs a route for them; constructors and
+// types in events.go, registryEventTypes):
 //
 //	acp_registry_refresh(opts) -> request (integer)
 //	    Fetches the published registry (timeout, cache, fallbacks), then emits
@@ -284,15 +285,11 @@ func (r *registryRPC) refresh(opts any) (int, error) {
 	id := r.nextID()
 	go func() {
 		l, err := src.Load(context.Background(), registry.LoadOptions{Refresh: o.Force})
-		var ev Event
-		if err != nil {
-			ev = Event{"error": err.Error(), "agents": []any{}}
-		} else {
-			ev = Event(listResult(l, in))
+		var list map[string]any
+		if err == nil {
+			list = listResult(l, in)
 		}
-		ev["type"] = "registry_list"
-		ev["request"] = id
-		r.h.ui.Emit(ev)
+		r.h.ui.Emit(registryListEvent(id, list, err))
 	}()
 	return id, nil
 }
@@ -339,21 +336,20 @@ func (r *registryRPC) install(agentID string, opts any) (int, error) {
 				return
 			}
 			last, lastPhase = time.Now(), p.Phase
-			r.h.ui.Emit(Event{"type": "registry_progress", "install": id, "id": agentID, "phase": p.Phase, "bytes": p.Bytes, "total": p.Total})
+			r.h.ui.Emit(registryProgressEvent(id, agentID, p.Phase, p.Bytes, p.Total))
 		}})
 		r.mu.Lock()
 		delete(r.installs, id)
 		delete(r.byAgent, agentID)
 		r.mu.Unlock()
-		ev := Event{"type": "registry_installed", "install": id, "id": agentID, "ok": err == nil}
+		var spec map[string]any
 		if err != nil {
 			r.h.log.Warn("registry install failed", "agent", agentID, "err", err)
-			ev["error"] = err.Error()
 		} else {
 			r.h.log.Info("registry installed", "agent", agentID, "cmd", c.Cmd)
-			ev["agent"] = specResult(c)
+			spec = specResult(c)
 		}
-		r.h.ui.Emit(ev)
+		r.h.ui.Emit(registryInstalledEvent(id, agentID, spec, err))
 	}()
 	return id, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -201,6 +202,13 @@ func TestRegistryRPCInstall(t *testing.T) {
 	}
 	if phases[0] != "download" || phases[len(phases)-1] != "done" {
 		t.Fatalf("progress phases %v", phases)
+	}
+	// Registry events are sid-less and of the registry's own types, which
+	// the session router's list (eventTypes) does not claim.
+	for _, ev := range f.events() {
+		if _, ok := ev["sid"]; ok || !slices.Contains(registryEventTypes, ev["type"].(string)) || slices.Contains(eventTypes, ev["type"].(string)) {
+			t.Fatalf("event %v", ev)
+		}
 	}
 
 	list, _ := f.r.list(f.opts)
