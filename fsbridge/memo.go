@@ -41,6 +41,13 @@ func (m *textMemo) remember(path, text string) {
 	m.ok[path] = text
 }
 
+// FileVersion identifies one version of a file on disk (size, mtime,
+// inode); all files that do not exist have the same zero version.
+type FileVersion struct{ st fileState }
+
+// StatVersion returns the version of the file at path now.
+func StatVersion(path string) FileVersion { return FileVersion{statFile(path)} }
+
 // ResultEditor is an Editor that keeps a copy of the buffers it reports:
 // the bridge calls ApplyResult instead of Apply, with what the buffer holds
 // once the hunks are applied (lines, and text = their Text()), so the copy

@@ -3,10 +3,8 @@ package host
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
 )
@@ -39,7 +37,7 @@ type bufCache struct {
 type bufEntry struct {
 	buf  fsbridge.Buffer // frozen: Text() computed once
 	key  int
-	disk diskState // the file before the snapshot was taken
+	disk fsbridge.FileVersion // the file before the snapshot was taken
 
 	encOnce sync.Once
 	enc     *jsonText // buf.Text() as JSON, for fs/read_text_file responses
@@ -49,7 +47,7 @@ type bufEntry struct {
 	verified atomic.Int64
 }
 
-func newEntry(b fsbridge.Buffer, key int, disk diskState, epoch int64, sigOK bool) *bufEntry {
+func newEntry(b fsbridge.Buffer, key int, disk fsbridge.FileVersion, epoch int64, sigOK bool) *bufEntry {
 	e := &bufEntry{buf: b, key: key, disk: disk}
 	e.verified.Store(-1)
 	if sigOK {
@@ -66,25 +64,6 @@ func (e *bufEntry) confirm(epoch int64) {
 			return
 		}
 	}
-}
-
-// diskState identifies a version of a file (zero when it does not exist).
-type diskState struct {
-	size, mtime int64
-	ino         uint64
-	ok          bool
-}
-
-func statDisk(path string) diskState {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return diskState{}
-	}
-	st := diskState{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ok: true}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino = sys.Ino
-	}
-	return st
 }
 
 // packKey is buffers.lua's key() of a described buffer.
@@ -140,33 +119,37 @@ func (c *bufCache) forget(path string) {
 	delete(c.loading, path)
 }
 
-// valid reports whether e still describes path's buffer, asking Neovim for
-// the buffer's key.
-func (c *bufCache) valid(ctx context.Context, h *Host, path string, e *bufEntry, disk diskState) (bool, error) {
+// reuse reports whether e still describes path's buffer: without asking
+// when Neovim signalled no change since e's key was confirmed, else by
+// asking Neovim for the buffer's key.
+func (c *bufCache) reuse(ctx context.Context, h *Host, path string, e *bufEntry, disk fsbridge.FileVersion, epoch int64, sigOK bool) (bool, error) {
 	if e == nil || e.disk != disk {
 		return false, nil
+	}
+	if sigOK && e.verified.Load() == epoch {
+		return true, nil // nothing changed since the key was checked
 	}
 	var key int
 	if err := h.execLua(ctx, "return require('acp.buffers').key(...)", &key, e.buf.Bufnr, path); err != nil {
 		return false, fmt.Errorf("buffers.key: %w", err)
 	}
-	return key >= 0 && key == e.key, nil
+	if key < 0 || key != e.key {
+		return false, nil
+	}
+	if sigOK {
+		e.confirm(epoch)
+	}
+	return true, nil
 }
 
 // snapshot implements fsbridge.Editor.Snapshot through the cache.
 func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge.Buffer, bool, error) {
-	disk := statDisk(path)
+	disk := fsbridge.StatVersion(path)
 	epoch, sigOK := c.sig.current(ctx, h)
 	e := c.get(path)
-	if e != nil && e.disk == disk && sigOK && e.verified.Load() == epoch {
-		return e.buf, true, nil // nothing changed since the key was checked
-	}
-	if ok, err := c.valid(ctx, h, path, e, disk); err != nil || ok {
+	if ok, err := c.reuse(ctx, h, path, e, disk, epoch, sigOK); err != nil || ok {
 		if err != nil {
 			return fsbridge.Buffer{}, false, err
-		}
-		if sigOK {
-			e.confirm(epoch)
 		}
 		return e.buf, true, nil
 	}
@@ -176,12 +159,9 @@ func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge
 	mu.Lock()
 	defer mu.Unlock()
 	if e2 := c.get(path); e2 != e {
-		if ok, err := c.valid(ctx, h, path, e2, disk); err != nil || ok {
+		if ok, err := c.reuse(ctx, h, path, e2, disk, epoch, sigOK); err != nil || ok {
 			if err != nil {
 				return fsbridge.Buffer{}, false, err
-			}
-			if sigOK {
-				e2.confirm(epoch)
 			}
 			return e2.buf, true, nil
 		}
@@ -250,7 +230,7 @@ func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int, epoc
 		nb.Freeze()
 	}
 	// The file is what Neovim just wrote.
-	c.put(path, newEntry(nb, key, statDisk(path), epoch, sigOK))
+	c.put(path, newEntry(nb, key, fsbridge.StatVersion(path), epoch, sigOK))
 }
 
 // applyHunks returns lines with hunks applied (fsbridge.ApplyHunks), or nil

@@ -152,41 +152,32 @@ func wrapResult[T any](res T, rerr *acp.RequestError) (any, *acp.RequestError) {
 
 // serveRead implements fs/read_text_file.
 func (s *Session) serveRead(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, *acp.RequestError) {
-	b, err := s.bridge(ctx)
-	if err != nil {
-		return acp.ReadTextFileResponse{}, bridgeErr(err)
-	}
-	res, err := b.ReadTextFile(context.WithValue(ctx, fsOpKey{}, "read"), req)
-	if err != nil {
-		return res, requestErr(err)
-	}
-	return res, nil
+	return serveBridge(ctx, s, "read", req, (*fsbridge.Bridge).ReadTextFile)
 }
 
 // serveWrite implements fs/write_text_file.
 func (s *Session) serveWrite(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, *acp.RequestError) {
+	return serveBridge(ctx, s, "write", req, (*fsbridge.Bridge).WriteTextFile)
+}
+
+// serveBridge runs op ("read" or "write", for the Asker) on the session's
+// bridge and turns its error into the agent's.
+func serveBridge[Req, Res any](ctx context.Context, s *Session, op string, req Req,
+	call func(*fsbridge.Bridge, context.Context, Req) (Res, error)) (Res, *acp.RequestError) {
+	var zero Res
 	b, err := s.bridge(ctx)
 	if err != nil {
-		return acp.WriteTextFileResponse{}, bridgeErr(err)
+		return zero, acp.NewInternalError(map[string]any{"error": fmt.Sprintf("fs: %v", err)})
 	}
-	res, err := b.WriteTextFile(context.WithValue(ctx, fsOpKey{}, "write"), req)
+	res, err := call(b, context.WithValue(ctx, fsOpKey{}, op), req)
 	if err != nil {
-		return res, requestErr(err)
+		var re *acp.RequestError
+		if errors.As(err, &re) {
+			return res, re
+		}
+		return res, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return res, nil
-}
-
-func bridgeErr(err error) *acp.RequestError {
-	return acp.NewInternalError(map[string]any{"error": fmt.Sprintf("fs: %v", err)})
-}
-
-// requestErr is the agent's error for a bridge error.
-func requestErr(err error) *acp.RequestError {
-	var re *acp.RequestError
-	if errors.As(err, &re) {
-		return re
-	}
-	return acp.NewInternalError(map[string]any{"error": err.Error()})
 }
 
 // changes lists the files the session's agent wrote (none when the agent

@@ -45,8 +45,12 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 
 const hexDigits = "0123456789abcdef"
 
-// escapeLen[c] is how many bytes ASCII byte c takes inside a JSON string.
-var escapeLen [256]uint8
+// escapeLen[c] is how many bytes ASCII byte c takes inside a JSON string;
+// shortEscape[c] is the letter of its two-byte escape (\n), if any.
+var (
+	escapeLen   [256]uint8
+	shortEscape [256]byte
+)
 
 func init() {
 	for c := 0; c < 256; c++ {
@@ -55,8 +59,9 @@ func init() {
 	for c := 0; c < 0x20; c++ {
 		escapeLen[c] = 6 // \u00XX
 	}
-	for _, c := range []byte{'"', '\\', '\n', '\r', '\t', '\b', '\f'} {
+	for c, e := range map[byte]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'} {
 		escapeLen[c] = 2
+		shortEscape[c] = e
 	}
 }
 
@@ -96,22 +101,9 @@ func appendEscaped(dst []byte, s string) []byte {
 			continue
 		}
 		dst = append(dst, b[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		default:
+		if e := shortEscape[c]; e != 0 {
+			dst = append(dst, '\\', e)
+		} else {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
 		i++
