@@ -37,7 +37,7 @@ type fsBench struct {
 	closer func()
 }
 
-func newFSBench(b *testing.B) *fsBench {
+func newFSBench(b testing.TB) *fsBench {
 	b.Helper()
 	bin := os.Getenv("NVIM_BIN")
 	if bin == "" {
@@ -289,7 +289,7 @@ type fastBench struct {
 	fromHost *bufio.Reader
 }
 
-func newFastBench(b *testing.B) *fastBench {
+func newFastBench(b testing.TB) *fastBench {
 	f := newFSBench(b)
 	a2hR, a2hW := io.Pipe()
 	h2aR, h2aW := io.Pipe()
@@ -305,7 +305,7 @@ func newFastBench(b *testing.B) *fastBench {
 }
 
 // roundTrip sends one request line and returns the response line.
-func (f *fastBench) roundTrip(b *testing.B, line []byte) []byte {
+func (f *fastBench) roundTrip(b testing.TB, line []byte) []byte {
 	if _, err := f.toHost.Write(line); err != nil {
 		b.Fatal(err)
 	}
