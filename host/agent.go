@@ -117,6 +117,8 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 		log.Error("dropped oversized message from agent", "bytes", n)
 		a.broadcastError(fmt.Sprintf("agent sent a message of %d bytes (limit %d); it was dropped", n, maxLineBytes))
 	})
+	a.gate.onNotify = a.notification
+	a.gate.onBad = a.badLine
 	var toAgent io.Writer = stdin
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
@@ -130,6 +132,11 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	go a.wait()
 	go a.initialize()
 	return a, nil
+}
+
+// badLine is a line on the agent's stdout that is not JSON-RPC.
+func (a *Agent) badLine(line []byte) {
+	a.log.Warn("agent wrote a line that is not JSON-RPC; ignored", "line", truncate(strings.TrimRight(string(line), "\n"), 500))
 }
 
 func drainStderr(r io.Reader, log *slog.Logger) {
@@ -339,24 +346,46 @@ func (a *Agent) stop() {
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// handle serves every message the agent sends to the client.
+// clientRequests are the requests the client serves; any other request
+// from the agent is -32601 at once.
+var clientRequests = map[string]bool{
+	acp.ClientMethodSessionRequestPermission: true,
+	acp.ClientMethodFsReadTextFile:           true,
+	acp.ClientMethodFsWriteTextFile:          true,
+	acp.ClientMethodTerminalCreate:           true,
+	acp.ClientMethodTerminalOutput:           true,
+	acp.ClientMethodTerminalRelease:          true,
+	acp.ClientMethodTerminalWaitForExit:      true,
+	acp.ClientMethodTerminalKill:             true,
+}
+
+// handle serves every message the agent sends to the client that the gate
+// passes on: session/update notifications (on the SDK's one notification
+// goroutine, in order) and requests (each on its own goroutine).
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 	if method == acp.ClientMethodSessionUpdate {
+		// The gate passes session/update only as a notification.
 		defer a.gate.done()
 		var n struct {
 			SessionId acp.SessionId  `json:"sessionId"`
 			Update    map[string]any `json:"update"`
 		}
 		if err := json.Unmarshal(params, &n); err != nil {
-			a.log.Warn("bad session/update", "err", err)
-			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+			a.log.Warn("bad session/update", "err", err, "params", truncate(string(params), 200))
+			return nil, nil
 		}
 		if s := a.sessionOrKeep(n.SessionId, n.Update); s != nil {
 			s.update(n.Update)
 		}
 		return nil, nil
 	}
-	// Requests come after the updates the agent sent before them.
+	if !clientRequests[method] {
+		a.log.Debug("unknown request from agent", "method", method)
+		return nil, acp.NewMethodNotFound(method)
+	}
+	// Requests come after the updates the agent sent before them. Only
+	// requests wait: each runs on its own goroutine, while the updates it
+	// waits for are handled on the notification goroutine.
 	a.gate.barrier(ctx)
 	var probe struct {
 		SessionId acp.SessionId `json:"sessionId"`
@@ -366,12 +395,16 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	}
 	s := a.session(probe.SessionId)
 	if s == nil {
-		if strings.HasPrefix(method, "_") {
-			return nil, acp.NewMethodNotFound(method)
-		}
 		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", probe.SessionId)})
 	}
 	return s.handle(ctx, method, params)
+}
+
+// notification is any notification from the agent but session/update
+// (extension notifications such as qwen's "qwen/notify/..." are normal);
+// the gate calls it on the reading goroutine, so it must not block.
+func (a *Agent) notification(method string, params json.RawMessage) {
+	a.log.Debug("agent notification ignored", "method", method, "params", truncate(string(params), 500))
 }
 
 // authHint describes the authMethods of an initialize response in one line
