@@ -366,16 +366,13 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	if method == acp.ClientMethodSessionUpdate {
 		// The gate passes session/update only as a notification.
 		defer a.gate.done()
-		var n struct {
-			SessionId acp.SessionId  `json:"sessionId"`
-			Update    map[string]any `json:"update"`
-		}
-		if err := json.Unmarshal(params, &n); err != nil {
+		id, u, err := decodeUpdate(params)
+		if err != nil {
 			a.log.Warn("bad session/update", "err", err, "params", truncate(string(params), 200))
 			return nil, nil
 		}
-		if s := a.sessionOrKeep(n.SessionId, n.Update); s != nil {
-			s.update(n.Update)
+		if s := a.sessionOrKeep(id, u); s != nil {
+			s.update(u)
 		}
 		return nil, nil
 	}
@@ -398,6 +395,23 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", probe.SessionId)})
 	}
 	return s.handle(ctx, method, params)
+}
+
+// decodeUpdate decodes session/update params generically: the update stays
+// a JSON object, whatever its kind (the SDK's typed decoding turns unknown
+// kinds into user message chunks).
+func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error) {
+	var n struct {
+		SessionId acp.SessionId  `json:"sessionId"`
+		Update    map[string]any `json:"update"`
+	}
+	if err := json.Unmarshal(params, &n); err != nil {
+		return "", nil, err
+	}
+	if n.Update == nil {
+		return "", nil, errors.New("no update")
+	}
+	return n.SessionId, n.Update, nil
 }
 
 // notification is any notification from the agent but session/update

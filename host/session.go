@@ -335,7 +335,8 @@ func (s *Session) update(u map[string]any) {
 	if !knownUpdates[kind] {
 		s.log.Info("unknown session update kind", "kind", kind)
 	}
-	s.emit(Event{"type": "update", "update": clean(u)})
+	// Waits while Neovim is behind, which slows the agent through the gate.
+	s.h.ui.EmitWait(Event{"type": "update", "sid": s.sid, "update": clean(u)})
 }
 
 // knownUpdates are the sessionUpdate kinds the chat renders.

@@ -43,13 +43,34 @@ func NewUI(call Caller, log *slog.Logger) *UI {
 	return u
 }
 
-// Emit queues an event.
+// Emit queues an event, first bounded to what Neovim can take (see
+// boundEvent): every event that carries agent JSON passes here.
 func (u *UI) Emit(ev Event) {
+	ev, n := boundEvent(ev)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.closed {
 		return
 	}
+	u.pending += n
+	u.events = append(u.events, ev)
+	u.signal()
+}
+
+// EmitWait is Emit, but first waits while the text and events waiting for
+// Neovim are over maxPendingBytes, as Stream does: the caller must hold no
+// lock a Neovim round trip may need.
+func (u *UI) EmitWait(ev Event) {
+	ev, n := boundEvent(ev)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for u.pending > maxPendingBytes && !u.closed {
+		u.cond.Wait()
+	}
+	if u.closed {
+		return
+	}
+	u.pending += n
 	u.events = append(u.events, ev)
 	u.signal()
 }
