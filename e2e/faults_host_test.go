@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,90 @@ func TestFaultsDeepJSONDoesNotKillTheHost(t *testing.T) {
 	st = e.WaitState("ready")
 	if st.StopReason != "end_turn" {
 		t.Fatalf("second turn: %+v", st)
+	}
+}
+
+// setAgentOption sets agents.fake[key] in the configuration.
+func (e *Editor) setAgentOption(key string, value any) {
+	e.t.Helper()
+	e.Lua(`require("acp.config").options.agents.fake[select(1, ...)] = select(2, ...)`, nil, key, value)
+}
+
+// agentPid waits for the host's one child that is not the watchdog and
+// returns it.
+func (e *Editor) agentPid() int {
+	e.t.Helper()
+	var pid int
+	e.Eventually("the agent process", 10*time.Second, func() bool {
+		for _, p := range childPids(e.t.(*testing.T), e.hostPid()) {
+			if cmdline(p) != "" && !strings.Contains(cmdline(p), "watchdog") {
+				pid = p
+				return true
+			}
+		}
+		return false
+	})
+	return pid
+}
+
+// cmdline is /proc/pid/cmdline with spaces ("" when gone).
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}
+
+// Issue 8, item 10: an agent that never answers initialize stayed after
+// the timeout, and every later :AcpChat for it failed at once until
+// Neovim restarted.
+func TestFaultsInitializeTimeoutStopsAgentAndRetries(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"init_hang": true, "ignore_signals": true}, nil)
+	e.setAgentOption("start_timeout_ms", 1500)
+	e.Chat("fake")
+	pid := e.agentPid()
+	st := e.WaitState("error")
+	if !strings.Contains(st.Error, "did not answer initialize within 1.5s") {
+		t.Fatalf("error %q", st.Error)
+	}
+	e.Eventually("the hung agent is gone", 10*time.Second, func() bool { return !alive(pid) })
+	// The next :AcpChat starts a fresh agent, which answers this time.
+	e.SetupFake(M{"turns": []any{[]any{text("fresh answer")}}}, nil)
+	e.setAgentOption("start_timeout_ms", 1500)
+	e.Lua(`vim.cmd("AcpChat fake")`, nil)
+	e.WaitState("ready")
+	e.Send("hi")
+	e.WaitState("ready")
+	if !strings.Contains(e.ChatText(), "fresh answer") {
+		t.Fatalf("chat:\n%s", e.ChatText())
+	}
+}
+
+// Issue 8, item 10: a garbage answer to initialize is a clear error at
+// once, not a 60 s wait (nor a session with a broken agent).
+func TestFaultsInitializeGarbageFailsFast(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw, want string
+	}{
+		{"not json", "Usage: agent [--acp] [--help]", `does not speak ACP on stdout: it wrote "Usage: agent [--acp] [--help]"`},
+		{"escape codes", "\x1b[?1049h\x1b[H welcome", "does not speak ACP on stdout"},
+		{"wrong shape", `{"jsonrpc":"2.0","id":$id,"result":"hello"}`, "answered something that is not an initialize response"},
+		{"no protocol version", `{"jsonrpc":"2.0","id":$id,"result":{"agentInfo":{"name":"x"}}}`, "no protocolVersion"},
+		{"error", `{"jsonrpc":"2.0","id":$id,"error":{"code":-32603,"message":"Internal error","data":{"details":"boom"}}}`, "initialize failed (-32603): Internal error: boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"init_raw": tc.raw}, nil)
+			e.Chat("fake")
+			pid := e.agentPid()
+			var st Status
+			e.Eventually("an error well before the 60 s start timeout", 20*time.Second, func() bool {
+				st = e.Status()
+				return st.State != "starting"
+			})
+			if st.State != "error" || !strings.Contains(st.Error, tc.want) {
+				t.Fatalf("state %q, error %q; want an error with %q", st.State, st.Error, tc.want)
+			}
+			e.Eventually("the agent is stopped", 10*time.Second, func() bool { return !alive(pid) })
+		})
 	}
 }

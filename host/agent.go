@@ -26,7 +26,27 @@ type AgentSpec struct {
 	Cmd  []string          `msgpack:"cmd"`
 	Env  map[string]string `msgpack:"env"`
 	Cwd  string            `msgpack:"cwd"`
+	// StartTimeoutMS bounds how long the agent may take to answer
+	// initialize (default 60 s); past it the agent is stopped and the next
+	// session starts a fresh one.
+	StartTimeoutMS int `msgpack:"start_timeout_ms"`
 }
+
+// defaultStartTimeout is how long an agent may take to answer initialize.
+const defaultStartTimeout = 60 * time.Second
+
+// startTimeout is the spec's StartTimeoutMS or the default.
+func (s AgentSpec) startTimeout() time.Duration {
+	if s.StartTimeoutMS > 0 {
+		return time.Duration(s.StartTimeoutMS) * time.Millisecond
+	}
+	return defaultStartTimeout
+}
+
+// notACPGrace is how long initialize still waits for an answer after the
+// agent wrote something that is not JSON-RPC on stdout (a banner before a
+// real answer passes; a program that does not speak ACP fails fast).
+var notACPGrace = 2 * time.Second
 
 func (s AgentSpec) key() string {
 	b, _ := json.Marshal(s)
@@ -45,15 +65,20 @@ type Agent struct {
 	conn  *acp.Connection
 	gate  *gate
 
-	initDone chan struct{}
-	initResp acp.InitializeResponse
-	authHint string // how the agent says one can authenticate, for errors
-	initErr  error
+	initDone  chan struct{}
+	initResp  acp.InitializeResponse
+	authHint  string // how the agent says one can authenticate, for errors
+	initErr   error
+	initAbort context.CancelCauseFunc // ends initialize early with a cause
+	notACP    *time.Timer             // armed by the first non-JSON-RPC line during initialize
+
+	stderr *stderrLog
 
 	exited  chan struct{}
 	exitErr error // why it ended, set before exited closes
 
 	mu       sync.Mutex
+	badLines int // lines on stdout that were not JSON-RPC
 	sessions map[acp.SessionId]*Session
 	early    map[acp.SessionId][]map[string]any // updates that beat session/new's response
 	stopping bool
@@ -112,7 +137,8 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 		exited:   make(chan struct{}),
 		sessions: map[acp.SessionId]*Session{},
 	}
-	go drainStderr(stderr, log)
+	a.stderr = newStderrLog(log)
+	go a.stderr.drain(stderr)
 	a.gate = newGate(stdout, gateLimit, func(n int) {
 		log.Error("dropped oversized message from agent", "bytes", n)
 		a.broadcastError(fmt.Sprintf("agent sent a message of %d bytes (limit %d); it was dropped", n, maxLineBytes))
@@ -134,23 +160,25 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	return a, nil
 }
 
-// badLine is a line on the agent's stdout that is not JSON-RPC.
+// badLine is a line on the agent's stdout that is not JSON-RPC. While
+// initialize waits, it fails initialize notACPGrace later unless the answer
+// comes first.
 func (a *Agent) badLine(line []byte) {
-	a.log.Warn("agent wrote a line that is not JSON-RPC; ignored", "line", truncate(strings.TrimRight(string(line), "\n"), 500))
-}
-
-func drainStderr(r io.Reader, log *slog.Logger) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			for _, line := range strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n") {
-				log.Info("agent stderr", "line", line)
-			}
-		}
-		if err != nil {
-			return
-		}
+	text := truncate(strings.TrimRight(string(line), "\r\n"), 200)
+	a.mu.Lock()
+	first := a.badLines == 0
+	a.badLines++
+	n := a.badLines
+	abort := a.initAbort
+	if abort != nil && a.notACP == nil {
+		err := fmt.Errorf("agent %s does not speak ACP on stdout: it wrote %q", a.spec.Name, text)
+		a.notACP = time.AfterFunc(notACPGrace, func() { abort(err) })
+	}
+	a.mu.Unlock()
+	// Logged in full the first time, then every 1000th: a flood of junk
+	// must not flood the log.
+	if first || n%1000 == 0 {
+		a.log.Warn("agent wrote a line that is not JSON-RPC; ignored", "line", text, "count", n)
 	}
 }
 
@@ -164,9 +192,9 @@ func (a *Agent) wait() {
 	case stopping:
 		a.exitErr = errors.New("agent stopped")
 	case err != nil:
-		a.exitErr = fmt.Errorf("agent %s exited: %v", a.spec.Name, err)
+		a.exitErr = withStderr(fmt.Errorf("agent %s exited: %v", a.spec.Name, err), a.stderr)
 	default:
-		a.exitErr = fmt.Errorf("agent %s exited", a.spec.Name)
+		a.exitErr = withStderr(fmt.Errorf("agent %s exited", a.spec.Name), a.stderr)
 	}
 	a.log.Info("agent exited", "err", err)
 	close(a.exited)
@@ -184,31 +212,69 @@ func (a *Agent) wait() {
 	}
 }
 
+// initialize runs ACP initialize. When it fails (an error, an answer that
+// is not one, no answer within the start timeout, or not ACP at all) the
+// agent is stopped and forgotten, so the next session starts afresh.
 func (a *Agent) initialize() {
 	defer close(a.initDone)
 	ctx, cancel := a.context(context.Background())
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	timeout := a.spec.startTimeout()
+	ctx, cancelT := context.WithTimeoutCause(ctx, timeout,
+		fmt.Errorf("agent %s did not answer initialize within %v; it was stopped", a.spec.Name, timeout))
 	defer cancelT()
+	a.mu.Lock()
+	a.initAbort = abort
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.initAbort = nil
+		if a.notACP != nil {
+			a.notACP.Stop()
+		}
+		a.mu.Unlock()
+		if a.initErr != nil {
+			a.log.Error("initialize failed; stopping the agent", "err", a.initErr)
+			a.h.stopAgent(a)
+		}
+	}()
 	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acp.InitializeRequest{
 		ProtocolVersion:    acp.ProtocolVersionNumber,
 		ClientInfo:         &acp.Implementation{Name: "nvim-acp", Version: Version},
 		ClientCapabilities: a.h.capabilities(),
 	})
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !a.hasExited() {
+			a.initErr = withStderr(cause, a.stderr)
+			return
+		}
 		a.initErr = a.describe("initialize", err)
-		a.log.Error("initialize failed", "err", err)
 		return
 	}
 	var resp acp.InitializeResponse
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		a.initErr = fmt.Errorf("initialize: bad response from agent: %w", err)
-		a.log.Error("initialize failed", "err", err, "raw", truncate(string(raw), 500))
+	if err := json.Unmarshal(raw, &resp); err != nil || resp.ProtocolVersion == 0 {
+		if err == nil {
+			err = errors.New("no protocolVersion")
+		}
+		a.initErr = fmt.Errorf("initialize: agent %s answered something that is not an initialize response (%v): %s",
+			a.spec.Name, err, truncate(string(raw), 200))
 		return
 	}
 	a.authHint = authHint(raw)
 	a.initResp = resp
 	a.log.Info("initialized", "protocol", resp.ProtocolVersion, "agent", resp.AgentInfo)
+}
+
+// hasExited reports whether the agent process has ended.
+func (a *Agent) hasExited() bool {
+	select {
+	case <-a.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // context returns ctx cancelled when the agent exits.

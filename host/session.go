@@ -123,6 +123,10 @@ func (s *Session) open(ctx context.Context) {
 	ctx, cancel := a.context(ctx)
 	defer cancel()
 	if err := a.ready(ctx); err != nil {
+		if err != ctx.Err() {
+			s.fail(fmt.Errorf("start agent: %w", err)) // described already
+			return
+		}
 		s.fail(a.describe("start agent", err))
 		return
 	}

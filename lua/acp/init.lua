@@ -154,7 +154,13 @@ function M.new_session(agent, how)
     end)
   end
   local opts = {
-    agent = { name = agent, cmd = cmd, env = spec.env or vim.empty_dict(), cwd = vim.fn.getcwd() },
+    agent = {
+      name = agent,
+      cmd = cmd,
+      env = spec.env or vim.empty_dict(),
+      cwd = vim.fn.getcwd(),
+      start_timeout_ms = spec.start_timeout_ms,
+    },
     mcp_servers = spec.mcp_servers or config.options.mcp_servers,
     auto_allow = config.options.permissions.auto_allow,
     fs = {
