@@ -215,3 +215,53 @@ func TestFaultsInitializeGarbageFailsFast(t *testing.T) {
 		})
 	}
 }
+
+// Issue 8, item 15: cancel answered pending permission requests
+// "cancelled" before it sent session/cancel; an agent may read a lone
+// "cancelled" outcome as the user's refusal.
+func TestFaultsCancelIsSentBeforeCancelledOutcomes(t *testing.T) {
+	const n = 200
+	steps := []any{}
+	for i := 0; i < n; i++ {
+		r := permRequest(fmt.Sprintf("p%d", i), fmt.Sprintf("Run %d", i), "execute", fmt.Sprintf("echo %d", i))
+		r["async"] = true
+		steps = append(steps, r)
+	}
+	steps = append(steps, text("all asked. "), M{"wait_async": true}, M{"wait_cancel": true})
+	e := startEditor(t)
+	e.SetupFake(M{"log_wire": true, "turns": []any{steps}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("awaiting_permission")
+	e.Eventually("every request sent", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "all asked.") })
+	e.Lua(`require("acp").cancel()`, nil)
+	st := e.WaitState("ready")
+	if st.StopReason != "cancelled" {
+		t.Fatalf("stop reason %q", st.StopReason)
+	}
+	got := waitOutcomes(e, n)
+	for i, o := range got {
+		if o != "cancelled" {
+			t.Fatalf("outcome %d = %q", i, o)
+		}
+	}
+	cancelAt, firstAnswer, answers := -1, -1, 0
+	for i, ev := range e.AgentEvents() {
+		if ev["event"] != "wire" {
+			continue
+		}
+		if ev["method"] == "session/cancel" && cancelAt < 0 {
+			cancelAt = i
+		}
+		if ev["outcome"] == "cancelled" {
+			answers++
+			if firstAnswer < 0 {
+				firstAnswer = i
+			}
+		}
+	}
+	if cancelAt < 0 || answers != n || firstAnswer < cancelAt {
+		t.Fatalf("session/cancel at %d, first cancelled outcome at %d (%d outcomes): the cancel must come first", cancelAt, firstAnswer, answers)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"sort"
 	"sync"
 	"time"
 
@@ -52,11 +53,14 @@ type Session struct {
 	dropped bool               // the running prompt was abandoned after a cancel
 	cancels []func()           // run on every cancel (e.g. kill the turn's terminals)
 	allowed map[string]bool    // commands the user allowed in permission prompts (see guard.go)
-	perms   map[int]chan string
-	closed  bool
-	stopped chan struct{}
-	enders  []func() // run once when the session ends (close, agent exit, host exit)
-	ended   bool
+	perms   map[int]*question
+	// cancelling: the running turn was cancelled; questions asked until
+	// it ends are answered "cancelled" at once.
+	cancelling bool
+	closed     bool
+	stopped    chan struct{}
+	enders     []func() // run once when the session ends (close, agent exit, host exit)
+	ended      bool
 
 	fsb sessionFS // fs/* state, see fs.go
 
@@ -97,7 +101,7 @@ func newSession(h *Host, sid int, opts SessionOptions) *Session {
 		h:       h,
 		log:     h.log.With("sid", sid, "agent", opts.Agent.Name),
 		opts:    opts,
-		perms:   map[int]chan string{},
+		perms:   map[int]*question{},
 		stopped: make(chan struct{}),
 	}
 }
@@ -227,6 +231,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	})
 	s.mu.Lock()
 	s.turn, s.turnEnd = nil, nil
+	s.cancelling = false
 	dropped := s.dropped
 	s.mu.Unlock()
 	close(end)
@@ -262,21 +267,29 @@ func (s *Session) onCancel(fn func()) {
 	s.mu.Unlock()
 }
 
-// cancel sends session/cancel, answers pending permission requests
-// "cancelled", runs the cancel hooks, and stops waiting for a turn that does
-// not end within cancelGrace.
+// cancel sends session/cancel, then answers pending permission requests
+// "cancelled" (in that order: an agent may read a lone "cancelled" outcome
+// as the user's refusal), runs the cancel hooks, and stops waiting for a
+// turn that does not end within cancelGrace.
 func (s *Session) cancel() {
-	s.settleQuestions()
 	s.mu.Lock()
 	a, id := s.agent, s.id
 	hooks := append([]func(){}, s.cancels...)
 	turn, end := s.turn, s.turnEnd
 	s.mu.Unlock()
+	if a != nil && id != "" {
+		if err := a.conn.SendNotification(context.Background(), acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
+			s.log.Warn("session/cancel", "err", err)
+		}
+	}
+	s.mu.Lock()
+	if s.turnEnd != nil && s.turnEnd == end {
+		s.cancelling = true
+	}
+	s.mu.Unlock()
+	s.settleQuestions()
 	if a == nil || id == "" {
 		return
-	}
-	if err := a.conn.SendNotification(context.Background(), acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
-		s.log.Warn("session/cancel", "err", err)
 	}
 	for _, fn := range hooks {
 		fn()
@@ -402,18 +415,29 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
 }
 
+// question is one pending question to the user.
+type question struct {
+	ch      chan string // gets the answer
+	done    string      // the UI event type that says it is settled
+	settled bool        // settleQuestions answered it (and told the UI)
+}
+
 // ask shows the user a question (ev, given a fresh "id") and waits for
 // the answer (acp_permission), a cancel, the session's end or ctx; "" means
 // no answer. The UI gets doneType with the id once it is settled either way.
 func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, error) {
 	id := s.h.nextID()
-	ch := make(chan string, 1)
+	q := &question{ch: make(chan string, 1), done: doneType}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return "", errors.New("the session is closed")
 	}
-	s.perms[id] = ch
+	if s.cancelling {
+		s.mu.Unlock()
+		return "", nil // the turn was cancelled: no more questions in it
+	}
+	s.perms[id] = q
 	s.mu.Unlock()
 	s.h.registerAnswer(id, s)
 	defer s.h.unregisterAnswer(id)
@@ -421,13 +445,18 @@ func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, e
 	s.emit(ev)
 	var choice string
 	select {
-	case choice = <-ch:
+	case choice = <-q.ch:
 	case <-ctx.Done():
 		s.mu.Lock()
 		delete(s.perms, id)
 		s.mu.Unlock()
 	}
-	s.emit(Event{"type": doneType, "id": id})
+	s.mu.Lock()
+	settled := q.settled
+	s.mu.Unlock()
+	if !settled {
+		s.emit(Event{"type": doneType, "id": id})
+	}
 	if choice == "" && ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -437,11 +466,11 @@ func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, e
 // answer delivers the user's choice for permission request id; "" cancels.
 func (s *Session) answer(id int, choice string) {
 	s.mu.Lock()
-	ch, ok := s.perms[id]
+	q, ok := s.perms[id]
 	delete(s.perms, id)
 	s.mu.Unlock()
 	if ok {
-		ch <- choice
+		q.ch <- choice
 	}
 }
 
@@ -500,13 +529,24 @@ func (s *Session) shutdown() {
 	s.end()
 }
 
-// settleQuestions answers every pending question "" (cancelled).
+// settleQuestions answers every pending question "" (cancelled) and tells
+// the UI in one batch, however many there are.
 func (s *Session) settleQuestions() {
 	s.mu.Lock()
 	perms := s.perms
-	s.perms = map[int]chan string{}
+	s.perms = map[int]*question{}
+	evs := make([]Event, 0, len(perms))
+	for id, q := range perms {
+		q.settled = true
+		evs = append(evs, Event{"type": q.done, "id": id, "sid": s.sid})
+	}
 	s.mu.Unlock()
-	for _, ch := range perms {
-		ch <- ""
+	if len(evs) == 0 {
+		return
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i]["id"].(int) < evs[j]["id"].(int) })
+	s.h.ui.EmitAll(evs)
+	for _, q := range perms {
+		q.ch <- ""
 	}
 }

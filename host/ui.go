@@ -57,6 +57,24 @@ func (u *UI) Emit(ev Event) {
 	u.signal()
 }
 
+// EmitAll queues events together: they reach Neovim in one batch.
+func (u *UI) EmitAll(evs []Event) {
+	total := 0
+	for i, ev := range evs {
+		var n int
+		evs[i], n = boundEvent(ev)
+		total += n
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
+	u.pending += total
+	u.events = append(u.events, evs...)
+	u.signal()
+}
+
 // EmitWait is Emit, but first waits while the text and events waiting for
 // Neovim are over maxPendingBytes, as Stream does: the caller must hold no
 // lock a Neovim round trip may need.
