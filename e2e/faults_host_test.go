@@ -265,3 +265,68 @@ func TestFaultsCancelIsSentBeforeCancelledOutcomes(t *testing.T) {
 		t.Fatalf("session/cancel at %d, first cancelled outcome at %d (%d outcomes): the cancel must come first", cancelAt, firstAnswer, answers)
 	}
 }
+
+// procStatus returns a field of /proc/pid/status in KiB (0 if absent).
+func procStatusKiB(pid int, field string) int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, field+":") {
+			var n int
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, field+":")), "%d", &n)
+			return n
+		}
+	}
+	return 0
+}
+
+// Issue 8, item 9: updates for unknown session ids were kept without a
+// byte bound (800 MiB sent took the host to 1.47 GB).
+func TestFaultsUnknownSessionUpdatesAreBoundedInBytes(t *testing.T) {
+	const chunks, size = 48, 6 << 20 // 288 MiB, all for sessions that do not exist
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"flood": chunks, "flood_bytes": size, "flood_session": "ghost"},
+		text("flood done"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	pid := e.hostPid()
+	e.Send("go")
+	st := e.WaitState("ready")
+	if st.StopReason != "end_turn" || !strings.Contains(e.ChatText(), "flood done") {
+		t.Fatalf("turn: %+v\n%s", st, e.ChatText())
+	}
+	peak := procStatusKiB(pid, "VmHWM") >> 10
+	t.Logf("host peak RSS %d MiB after %d MiB of updates for unknown sessions", peak, chunks*size>>20)
+	if peak > 160 {
+		t.Fatalf("host peak RSS %d MiB: updates for unknown sessions are not bounded", peak)
+	}
+}
+
+// Issue 8, item 9: agent stderr was logged without a cap (50 MB in, 57 MB
+// of log).
+func TestFaultsAgentStderrFloodIsCapped(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"stderr": 50 << 20},
+		text("flooded"),
+		M{"exit": 3},
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	st := e.WaitState("error")
+	// The error carries the agent's last stderr lines.
+	if !strings.Contains(st.Error, "exit status 3") || !strings.Contains(st.Error, "eeeeeeee") {
+		t.Fatalf("error %q", st.Error)
+	}
+	var size int
+	e.Eventually("the end of stderr is logged", 10*time.Second, func() bool {
+		log := e.HostLog()
+		size = len(log)
+		return strings.Contains(log, "agent stderr ended")
+	})
+	if size > 6<<20 {
+		t.Fatalf("the host log has %d MiB after 50 MiB of agent stderr", size>>20)
+	}
+}

@@ -80,7 +80,9 @@ type Agent struct {
 	mu       sync.Mutex
 	badLines int // lines on stdout that were not JSON-RPC
 	sessions map[acp.SessionId]*Session
-	early    map[acp.SessionId][]map[string]any // updates that beat session/new's response
+	early    map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
+	earlyN   int                             // their bytes (as JSON)
+	earlyOut int                             // updates dropped for unknown sessions
 	stopping bool
 }
 
@@ -88,6 +90,7 @@ type Agent struct {
 const (
 	maxEarlySessions = 8
 	maxEarlyUpdates  = 1024
+	maxEarlyBytes    = 4 << 20 // all sessions together
 )
 
 // errNotFound marks an agent command that cannot be started.
@@ -334,31 +337,51 @@ func (a *Agent) addSession(s *Session) {
 	a.sessions[s.id] = s
 	early := a.early[s.id]
 	delete(a.early, s.id)
+	if early != nil {
+		a.earlyN -= early.bytes
+	}
 	a.mu.Unlock()
-	for _, u := range early {
-		s.update(u)
+	if early != nil {
+		for _, u := range early.updates {
+			s.update(u)
+		}
 	}
 }
 
-// sessionOrKeep returns the session for id, or keeps u for it when the
-// session is not registered yet.
-func (a *Agent) sessionOrKeep(id acp.SessionId, u map[string]any) *Session {
+// sessionOrKeep returns the session for id, or keeps u (size bytes of
+// JSON) for it when the session is not registered yet, within bounds of
+// sessions, updates and bytes; past them the update is dropped.
+func (a *Agent) sessionOrKeep(id acp.SessionId, u map[string]any, size int) *Session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s := a.sessions[id]; s != nil {
 		return s
 	}
 	if a.early == nil {
-		a.early = map[acp.SessionId][]map[string]any{}
+		a.early = map[acp.SessionId]*earlyUpdates{}
 	}
-	if _, ok := a.early[id]; !ok && len(a.early) >= maxEarlySessions {
-		a.log.Warn("session/update for unknown session dropped", "session", id)
+	e := a.early[id]
+	if (e == nil && len(a.early) >= maxEarlySessions) || (e != nil && len(e.updates) >= maxEarlyUpdates) || a.earlyN+size > maxEarlyBytes {
+		a.earlyOut++
+		if a.earlyOut == 1 || a.earlyOut%1000 == 0 {
+			a.log.Warn("session/update for an unknown session dropped", "session", truncate(string(id), 100), "dropped", a.earlyOut)
+		}
 		return nil
 	}
-	if len(a.early[id]) < maxEarlyUpdates {
-		a.early[id] = append(a.early[id], u)
+	if e == nil {
+		e = &earlyUpdates{}
+		a.early[id] = e
 	}
+	e.updates = append(e.updates, u)
+	e.bytes += size
+	a.earlyN += size
 	return nil
+}
+
+// earlyUpdates are the updates kept for a session not registered yet.
+type earlyUpdates struct {
+	updates []map[string]any
+	bytes   int // as JSON
 }
 
 // removeSession forgets s and reports how many sessions remain.
@@ -437,7 +460,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			a.log.Warn("bad session/update", "err", err, "params", truncate(string(params), 200))
 			return nil, nil
 		}
-		if s := a.sessionOrKeep(id, u); s != nil {
+		if s := a.sessionOrKeep(id, u, len(params)); s != nil {
 			s.update(u)
 		}
 		return nil, nil

@@ -21,6 +21,11 @@ const maxLineBytes = 8 << 20
 // (whose queue closes the connection when 1024 are waiting).
 const gateLimit = 256
 
+// gateBytes bounds the bytes of those notifications: each holds its line
+// until handled, and lines may be up to maxLineBytes. One line over it
+// still passes when nothing else is queued.
+const gateBytes = 32 << 20
+
 // gate sits between an agent's stdout and acp-go-sdk's reader. It hands the
 // SDK one line per Read and blocks while gateLimit session/update
 // notifications are read but not yet handled, so a fast agent is slowed down
@@ -45,13 +50,16 @@ type gate struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
 	inflight int
+	bytes    int   // bytes of the inflight notifications
+	sizes    []int // their sizes, oldest first (the SDK handles them in order)
+	maxBytes int
 	seen     uint64 // session/update notifications passed to the SDK
 	handled  uint64 // ... and handled
 	closed   bool
 }
 
 func newGate(r io.Reader, limit int, onDrop func(int)) *gate {
-	g := &gate{r: bufio.NewReaderSize(r, 64<<10), limit: limit, onDrop: onDrop}
+	g := &gate{r: bufio.NewReaderSize(r, 64<<10), limit: limit, maxBytes: gateBytes, onDrop: onDrop}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -68,7 +76,7 @@ func (g *gate) Read(p []byte) (int, error) {
 			if line == nil {
 				continue
 			}
-			if g.counted && !g.acquire() {
+			if g.counted && !g.acquire(len(line)) {
 				return 0, io.EOF
 			}
 			g.buf = line
@@ -118,26 +126,31 @@ func (g *gate) readLine() ([]byte, error) {
 	}
 }
 
-// acquire waits for room for one more notification; false once closed.
-func (g *gate) acquire() bool {
+// acquire waits for room for one more notification of size bytes; false
+// once closed.
+func (g *gate) acquire(size int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for g.inflight >= g.limit && !g.closed {
+	for (g.inflight >= g.limit || (g.inflight > 0 && g.bytes+size > g.maxBytes)) && !g.closed {
 		g.cond.Wait()
 	}
 	if g.closed {
 		return false
 	}
 	g.inflight++
+	g.bytes += size
+	g.sizes = append(g.sizes, size)
 	g.seen++
 	return true
 }
 
-// done marks one session/update notification as handled.
+// done marks the oldest session/update notification in flight as handled.
 func (g *gate) done() {
 	g.mu.Lock()
 	if g.inflight > 0 {
 		g.inflight--
+		g.bytes -= g.sizes[0]
+		g.sizes = g.sizes[1:]
 	}
 	g.handled++
 	g.mu.Unlock()

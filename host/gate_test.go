@@ -153,6 +153,47 @@ func TestGateBlocksAtLimit(t *testing.T) {
 	}
 }
 
+// The gate also bounds the bytes in flight: big notifications wait for
+// earlier ones to be handled, however few there are.
+func TestGateBoundsBytesInFlight(t *testing.T) {
+	big := func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"n":%d,"pad":"%s"}}}`+"\n", i, strings.Repeat("x", 1000))
+	}
+	var in bytes.Buffer
+	for i := 0; i < 4; i++ {
+		in.WriteString(big(i))
+	}
+	g := newGate(&in, 100, nil)
+	g.maxBytes = 2*len(big(0)) + 10 // room for two
+	lines := make(chan struct{}, 10)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := g.Read(buf); err != nil {
+				close(lines)
+				return
+			}
+			lines <- struct{}{}
+		}
+	}()
+	<-lines
+	<-lines
+	select {
+	case <-lines:
+		t.Fatal("gate let a third big notification through with two in flight")
+	case <-time.After(100 * time.Millisecond): // proving a negative: the read must still be blocked
+	}
+	g.done()
+	select {
+	case <-lines:
+	case <-time.After(5 * time.Second):
+		t.Fatal("gate did not release after done()")
+	}
+	g.close()
+	for range lines {
+	}
+}
+
 // streamThroughSDK sends n session/update notifications through an
 // acp-go-sdk connection as fast as a pipe takes them, with a handler that
 // spends delay per notification, and reports how many arrived in order and

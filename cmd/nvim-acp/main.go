@@ -56,9 +56,9 @@ func run(logPath, level string) error {
 		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 			return fmt.Errorf("log dir: %w", err)
 		}
-		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		f, err := openLog(logPath, maxLogBytes)
 		if err != nil {
-			return fmt.Errorf("open log %s: %w", logPath, err)
+			return err
 		}
 		defer f.Close()
 		w = f

@@ -90,6 +90,11 @@ type Step struct {
 	Setsid        bool   `json:"setsid,omitempty"`
 	IgnoreSignals bool   `json:"ignore_signals,omitempty"`
 	Orphan        bool   `json:"orphan,omitempty"`
+	// Flood sends this many agent_message_chunks of FloodBytes bytes each
+	// to session ids "<FloodSession>-<i mod 8>" (default: the turn's session).
+	Flood        int    `json:"flood,omitempty"`
+	FloodBytes   int    `json:"flood_bytes,omitempty"`
+	FloodSession string `json:"flood_session,omitempty"`
 }
 
 type agent struct {
@@ -418,6 +423,16 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			a.out.Write([]byte(strings.ReplaceAll(st.Raw, "$sessionId", sid) + "\n"))
 		case st.Notify != "":
 			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
+		case st.Flood > 0:
+			chunk := strings.Repeat("f", st.FloodBytes)
+			for i := 0; i < st.Flood; i++ {
+				to := sid
+				if st.FloodSession != "" {
+					to = fmt.Sprintf("%s-%d", st.FloodSession, i%8)
+				}
+				a.notify(ctx, to, map[string]any{"sessionUpdate": "agent_message_chunk",
+					"content": map[string]any{"type": "text", "text": chunk}})
+			}
 		case st.Stderr > 0:
 			line := []byte(strings.Repeat("e", 99) + "\n")
 			for n := 0; n < st.Stderr; n += len(line) {
