@@ -202,7 +202,6 @@ func TestFaultsInitializeGarbageFailsFast(t *testing.T) {
 			e := startEditor(t)
 			e.SetupFake(M{"init_raw": tc.raw}, nil)
 			e.Chat("fake")
-			pid := e.agentPid()
 			var st Status
 			e.Eventually("an error well before the 60 s start timeout", 20*time.Second, func() bool {
 				st = e.Status()
@@ -211,7 +210,8 @@ func TestFaultsInitializeGarbageFailsFast(t *testing.T) {
 			if st.State != "error" || !strings.Contains(st.Error, tc.want) {
 				t.Fatalf("state %q, error %q; want an error with %q", st.State, st.Error, tc.want)
 			}
-			e.Eventually("the agent is stopped", 10*time.Second, func() bool { return !alive(pid) })
+			host := e.hostPid()
+			e.Eventually("the agent is stopped", 10*time.Second, func() bool { return len(childPids(t, host)) == 0 })
 		})
 	}
 }

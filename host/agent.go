@@ -11,10 +11,13 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 // Version is the host's version, sent as clientInfo.
@@ -60,6 +63,7 @@ type Agent struct {
 	log  *slog.Logger
 	h    *Host
 
+	tag   string // proctree owner tag of the agent and what it starts
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	conn  *acp.Connection
@@ -93,6 +97,10 @@ const (
 	maxEarlyBytes    = 4 << 20 // all sessions together
 )
 
+// agentSeq numbers the agents started, for their proctree tags (startAgent
+// runs under the host's lock: no h.nextID there).
+var agentSeq atomic.Int64
+
 // errNotFound marks an agent command that cannot be started.
 var errNotFound = errors.New("agent command not found")
 
@@ -111,9 +119,12 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	// Own process group, so stopping the agent reaches what it started;
-	// Pdeathsig so it dies with the host even if the host is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	// Tagged (last, so it wins), so that what the agent starts can be found
+	// and ended with it even when it leaves the agent's process group.
+	tag := fmt.Sprintf("%sagent-%d", h.owners, agentSeq.Add(1))
+	cmd.Env = append(cmd.Env, proctree.Env(tag))
+	// Own process group, so stopping the agent reaches what it started.
+	cmd.SysProcAttr = agentSysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stdin: %w", spec.Name, err)
@@ -126,7 +137,14 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stderr: %w", spec.Name, err)
 	}
-	if err := cmd.Start(); err != nil {
+	proctree.Own(tag)
+	if err := proctree.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	}); err != nil {
+		proctree.Disown(tag)
 		return nil, fmt.Errorf("start agent %s (%s): %w", spec.Name, path, err)
 	}
 	log := h.log.With("agent", spec.Name, "pid", cmd.Process.Pid)
@@ -134,6 +152,7 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 		spec:     spec,
 		log:      log,
 		h:        h,
+		tag:      tag,
 		cmd:      cmd,
 		stdin:    stdin,
 		initDone: make(chan struct{}),
@@ -187,6 +206,11 @@ func (a *Agent) badLine(line []byte) {
 
 func (a *Agent) wait() {
 	err := a.cmd.Wait()
+	proctree.Exited(a.cmd.Process.Pid)
+	// Whatever the agent started goes with it, however it ended: its
+	// group, and what left the group (setsid, daemons).
+	proctree.Disown(a.tag)
+	go endLeftovers(a.cmd.Process.Pid, a.tag, a.log)
 	a.gate.close()
 	a.mu.Lock()
 	stopping := a.stopping
@@ -431,8 +455,23 @@ func (a *Agent) stop() {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-a.exited
 	}
-	// Whatever it left in its group goes too.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// Whatever it left, in its group or not, goes too.
+	proctree.Kill(pgid, a.tag)
+}
+
+// leftoverGrace is how long what an exited agent left behind has between
+// SIGTERM and SIGKILL.
+const leftoverGrace = time.Second
+
+// endLeftovers ends what an exited agent left: SIGTERM, then SIGKILL.
+func endLeftovers(pgid int, tag string, log *slog.Logger) {
+	if proctree.Signal(pgid, tag, syscall.SIGTERM) == 0 {
+		return
+	}
+	time.Sleep(leftoverGrace)
+	if n := proctree.Kill(pgid, tag); n > 0 {
+		log.Info("killed processes the agent left behind", "count", n)
+	}
 }
 
 // clientRequests are the requests the client serves; any other request

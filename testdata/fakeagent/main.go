@@ -95,6 +95,8 @@ type Step struct {
 	Flood        int    `json:"flood,omitempty"`
 	FloodBytes   int    `json:"flood_bytes,omitempty"`
 	FloodSession string `json:"flood_session,omitempty"`
+	// WaitFile waits (up to 10 s) until this file exists and is not empty.
+	WaitFile string `json:"wait_file,omitempty"`
 }
 
 type agent struct {
@@ -164,7 +166,9 @@ func main() {
 	a.conn = acp.NewConnection(a.handle, a.out, in)
 	<-a.conn.Done()
 	if a.sc.IgnoreSignals {
-		select {} // even stdin's end does not stop it
+		for {
+			time.Sleep(time.Hour) // even stdin's end does not stop it
+		}
 	}
 }
 
@@ -423,6 +427,12 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			a.out.Write([]byte(strings.ReplaceAll(st.Raw, "$sessionId", sid) + "\n"))
 		case st.Notify != "":
 			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
+		case st.WaitFile != "":
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if fi, err := os.Stat(st.WaitFile); err == nil && fi.Size() > 0 {
+					break
+				}
+			}
 		case st.Flood > 0:
 			chunk := strings.Repeat("f", st.FloodBytes)
 			for i := 0; i < st.Flood; i++ {
@@ -614,7 +624,9 @@ func sleeper(args []string) {
 	if os.Getenv("FAKE_SLEEPER_FD") == "3" {
 		syscall.Close(3) // tells an -orphan parent the pid is written
 	}
-	select {}
+	for {
+		time.Sleep(time.Hour) // a bare select{} would be a deadlock to the runtime
+	}
 }
 
 func flagIf(b bool, f string) []string {
