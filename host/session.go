@@ -53,7 +53,7 @@ type Session struct {
 	dropped bool               // the running prompt was abandoned after a cancel
 	cancels []func()           // run on every cancel (e.g. kill the turn's terminals)
 	allowed map[string]bool    // commands the user allowed in permission prompts (see guard.go)
-	perms   map[int]*question
+	perms   map[int]*pending
 	// cancelling: the running turn was cancelled; questions asked until
 	// it ends are answered "cancelled" at once.
 	cancelling bool
@@ -101,7 +101,7 @@ func newSession(h *Host, sid int, opts SessionOptions) *Session {
 		h:       h,
 		log:     h.log.With("sid", sid, "agent", opts.Agent.Name),
 		opts:    opts,
-		perms:   map[int]*question{},
+		perms:   map[int]*pending{},
 		stopped: make(chan struct{}),
 	}
 }
@@ -113,7 +113,7 @@ func (s *Session) emit(ev Event) {
 
 func (s *Session) fail(err error) {
 	s.log.Error("session error", "err", err)
-	s.emit(Event{"type": "state", "state": "error", "error": err.Error()})
+	s.emit(errorEvent(err))
 }
 
 // open starts (or reuses) the agent and runs session/new.
@@ -204,12 +204,10 @@ func (s *Session) open(ctx context.Context) {
 			s.log.Warn("fs bridge", "err", err)
 		}
 	}()
-	s.emit(Event{"type": "state", "state": "ready", "session_id": string(id),
-		"info": clean(info), "agent_info": agentInfo,
-		"prompt_capabilities": map[string]any{
-			"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
-			"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
-		}})
+	s.emit(readyEvent(string(id), clean(info), agentInfo, map[string]any{
+		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
+		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
+	}))
 }
 
 // prompt runs one turn.
@@ -236,9 +234,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.mu.Unlock()
 	close(end)
 	if dropped {
-		s.emit(Event{"type": "message", "level": "warn", "text": fmt.Sprintf(
-			"the agent did not end the turn within %v of the cancel; stopped waiting for it", cancelGrace)})
-		s.emit(Event{"type": "turn_end", "stop_reason": string(acp.StopReasonCancelled)})
+		s.emit(messageEvent("warn", fmt.Sprintf(
+			"the agent did not end the turn within %v of the cancel; stopped waiting for it", cancelGrace)))
+		s.emit(turnEndEvent(string(acp.StopReasonCancelled)))
 		return
 	}
 	if err != nil {
@@ -250,10 +248,10 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		}
 		err = s.agent.describe("session/prompt", err)
 		s.log.Warn("prompt failed", "err", err)
-		s.emit(Event{"type": "turn_end", "error": err.Error()})
+		s.emit(turnErrorEvent(err))
 		return
 	}
-	s.emit(Event{"type": "turn_end", "stop_reason": string(resp.StopReason)})
+	s.emit(turnEndEvent(string(resp.StopReason)))
 }
 
 // cancelGrace is how long a cancelled turn may take to end before the
@@ -342,7 +340,7 @@ func (s *Session) update(u map[string]any) {
 			text, _ := c["text"].(string)
 			if m := modeMarker.FindStringSubmatch(text); m != nil && kind == "agent_message_chunk" {
 				// Gemini reports mode changes only as this message.
-				s.emit(Event{"type": "update", "update": map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": m[1]}})
+				s.emit(modeUpdateEvent(m[1]))
 				return
 			}
 			s.h.ui.Chunk(s.sid, chunkKind[kind], text)
@@ -353,7 +351,9 @@ func (s *Session) update(u map[string]any) {
 		s.log.Info("unknown session update kind", "kind", kind)
 	}
 	// Waits while Neovim is behind, which slows the agent through the gate.
-	s.h.ui.EmitWait(Event{"type": "update", "sid": s.sid, "update": clean(u)})
+	ev := updateEvent(clean(u))
+	ev["sid"] = s.sid
+	s.h.ui.EmitWait(ev)
 }
 
 // knownUpdates are the sessionUpdate kinds the chat renders.
@@ -397,13 +397,13 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 			}
 			for _, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
-					s.emit(Event{"type": "message", "level": "info", "text": fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))})
+					s.emit(messageEvent("info", fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))))
 					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
 				}
 			}
 		}
 	}
-	choice, _ := s.ask(ctx, Event{"type": "permission", "request": clean(raw)}, "permission_done")
+	choice, _ := s.ask(ctx, permissionQuestion, permissionEvent(clean(raw)))
 	for _, o := range p.Options {
 		if choice != "" && string(o.OptionId) == choice {
 			if o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways {
@@ -415,19 +415,12 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
 }
 
-// question is one pending question to the user.
-type question struct {
-	ch      chan string // gets the answer
-	done    string      // the UI event type that says it is settled
-	settled bool        // settleQuestions answered it (and told the UI)
-}
-
-// ask shows the user a question (ev, given a fresh "id") and waits for
-// the answer (acp_permission), a cancel, the session's end or ctx; "" means
-// no answer. The UI gets doneType with the id once it is settled either way.
-func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, error) {
+// ask shows the user question ev of kind q (given a fresh "id") and waits
+// for the answer (q.answer), a cancel, the session's end or ctx; "" means
+// no answer. The UI gets q.done with the id once it is settled either way.
+func (s *Session) ask(ctx context.Context, q question, ev Event) (string, error) {
 	id := s.h.nextID()
-	q := &question{ch: make(chan string, 1), done: doneType}
+	p := &pending{ch: make(chan string, 1), kind: q}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -437,25 +430,25 @@ func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, e
 		s.mu.Unlock()
 		return "", nil // the turn was cancelled: no more questions in it
 	}
-	s.perms[id] = q
+	s.perms[id] = p
 	s.mu.Unlock()
-	s.h.registerAnswer(id, s)
+	s.h.registerAnswer(id, s, q)
 	defer s.h.unregisterAnswer(id)
 	ev["id"] = id
 	s.emit(ev)
 	var choice string
 	select {
-	case choice = <-q.ch:
+	case choice = <-p.ch:
 	case <-ctx.Done():
 		s.mu.Lock()
 		delete(s.perms, id)
 		s.mu.Unlock()
 	}
 	s.mu.Lock()
-	settled := q.settled
+	settled := p.settled
 	s.mu.Unlock()
 	if !settled {
-		s.emit(Event{"type": doneType, "id": id})
+		s.emit(doneEvent(q, id))
 	}
 	if choice == "" && ctx.Err() != nil {
 		return "", ctx.Err()
@@ -466,12 +459,19 @@ func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, e
 // answer delivers the user's choice for permission request id; "" cancels.
 func (s *Session) answer(id int, choice string) {
 	s.mu.Lock()
-	q, ok := s.perms[id]
+	p, ok := s.perms[id]
 	delete(s.perms, id)
 	s.mu.Unlock()
 	if ok {
-		q.ch <- choice
+		p.ch <- choice
 	}
+}
+
+// pending is one question waiting for the user.
+type pending struct {
+	ch      chan string // gets the answer
+	kind    question
+	settled bool // settleQuestions answered it (and told the UI)
 }
 
 func deref(p *string) string {
@@ -534,19 +534,24 @@ func (s *Session) shutdown() {
 func (s *Session) settleQuestions() {
 	s.mu.Lock()
 	perms := s.perms
-	s.perms = map[int]*question{}
-	evs := make([]Event, 0, len(perms))
-	for id, q := range perms {
-		q.settled = true
-		evs = append(evs, Event{"type": q.done, "id": id, "sid": s.sid})
+	s.perms = map[int]*pending{}
+	ids := make([]int, 0, len(perms))
+	for id, p := range perms {
+		p.settled = true
+		ids = append(ids, id)
 	}
 	s.mu.Unlock()
-	if len(evs) == 0 {
+	if len(ids) == 0 {
 		return
 	}
-	sort.Slice(evs, func(i, j int) bool { return evs[i]["id"].(int) < evs[j]["id"].(int) })
+	sort.Ints(ids)
+	evs := make([]Event, len(ids))
+	for i, id := range ids {
+		evs[i] = doneEvent(perms[id].kind, id)
+		evs[i]["sid"] = s.sid
+	}
 	s.h.ui.EmitAll(evs)
-	for _, q := range perms {
-		q.ch <- ""
+	for _, p := range perms {
+		p.ch <- ""
 	}
 }

@@ -77,7 +77,7 @@ func askN(t *testing.T, s *Session, n int) chan string {
 	answers := make(chan string, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			c, _ := s.ask(context.Background(), Event{"type": "permission"}, "permission_done")
+			c, _ := s.ask(context.Background(), permissionQuestion, permissionEvent(map[string]any{}))
 			answers <- c
 		}()
 	}

@@ -50,16 +50,16 @@ end
 ---@param name string
 ---@return string|nil
 function M.realpath(name)
-  if name == nil or name == '' then
+  if name == nil or name == "" then
     return nil
   end
-  name = vim.fn.fnamemodify(name, ':p')
+  name = vim.fn.fnamemodify(name, ":p")
   local rp = uv.fs_realpath(name)
   if rp then
     return rp
   end
   local rest = {}
-  local dir = name:gsub('/+$', '')
+  local dir = name:gsub("/+$", "")
   while true do
     local parent = vim.fs.dirname(dir)
     table.insert(rest, 1, vim.fs.basename(dir))
@@ -68,7 +68,7 @@ function M.realpath(name)
     end
     local prp = uv.fs_realpath(parent)
     if prp then
-      return (prp:gsub('/$', '')) .. '/' .. table.concat(rest, '/')
+      return (prp:gsub("/$", "")) .. "/" .. table.concat(rest, "/")
     end
     dir = parent
   end
@@ -76,7 +76,7 @@ end
 
 --- Whether bufnr is a loaded buffer for a file (normal buftype, has a name).
 local function is_file_buf(b)
-  return api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == '' and api.nvim_buf_get_name(b) ~= ''
+  return api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and api.nvim_buf_get_name(b) ~= ""
 end
 
 local function buf_realpath(b)
@@ -125,18 +125,18 @@ local function reload_if_stale(b)
   local tick = api.nvim_buf_get_changedtick(b)
   -- With 'autoread' (Neovim's default) checktime reloads an unmodified buffer
   -- by itself; without it, this autocmd answers the question Neovim asks.
-  local id = api.nvim_create_autocmd('FileChangedShell', {
+  local id = api.nvim_create_autocmd("FileChangedShell", {
     buffer = b,
     callback = function()
       local reason = vim.v.fcs_reason
-      if reason == 'changed' or reason == 'time' or reason == 'mode' then
-        vim.v.fcs_choice = 'reload'
+      if reason == "changed" or reason == "time" or reason == "mode" then
+        vim.v.fcs_choice = "reload"
       else -- 'deleted', 'conflict': leave the buffer alone
-        vim.v.fcs_choice = ''
+        vim.v.fcs_choice = ""
       end
     end,
   })
-  local ok, err = pcall(vim.cmd, 'silent checktime ' .. b)
+  local ok, err = pcall(vim.cmd, "silent checktime " .. b)
   pcall(api.nvim_del_autocmd, id)
   local reloaded = api.nvim_buf_get_changedtick(b) ~= tick
   if reloaded then
@@ -152,9 +152,13 @@ end
 local function describe(b)
   local lines = api.nvim_buf_get_lines(b, 0, -1, false)
   local eol
-  if #lines == 1 and lines[1] == '' and api.nvim_buf_call(b, function()
-    return vim.fn.line2byte(vim.fn.line('$') + 1)
-  end) == -1 then
+  if
+    #lines == 1
+    and lines[1] == ""
+    and api.nvim_buf_call(b, function()
+      return vim.fn.line2byte(vim.fn.line("$") + 1)
+    end) == -1
+  then
     eol = false -- truly empty buffer: writing it makes an empty file
   elseif vim.bo[b].binary then
     eol = vim.bo[b].eol
@@ -219,17 +223,17 @@ end
 ---  "write failed: ..." (the change is undone then).
 function M.apply(bufnr, tick, hunks, eol)
   if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
-    return 'buffer not loaded'
+    return "buffer not loaded"
   end
   if api.nvim_buf_get_changedtick(bufnr) ~= tick then
-    return 'buffer changed'
+    return "buffer changed"
   end
   hunks = hunks or {}
   local views = save_views(bufnr)
   if #hunks > 0 then
     -- Close the user's pending undo block so the agent's edit is its own step.
     api.nvim_buf_call(bufnr, function()
-      vim.cmd('let &l:undolevels = &l:undolevels')
+      vim.cmd("let &l:undolevels = &l:undolevels")
     end)
     for i = #hunks, 1, -1 do
       local s, c, ls = hunk_parts(hunks[i])
@@ -255,19 +259,19 @@ function M.apply(bufnr, tick, hunks, eol)
   local name = api.nvim_buf_get_name(bufnr)
   if vim.bo[bufnr].modified or not uv.fs_stat(name) then
     local ei = vim.o.eventignore
-    vim.o.eventignore = (ei == '' and '' or ei .. ',') .. 'BufWritePre,FileWritePre'
+    vim.o.eventignore = (ei == "" and "" or ei .. ",") .. "BufWritePre,FileWritePre"
     local ok, err = pcall(api.nvim_buf_call, bufnr, function()
-      vim.cmd('silent keepalt lockmarks write!')
+      vim.cmd("silent keepalt lockmarks write!")
     end)
     vim.o.eventignore = ei
     if not ok then
       if #hunks > 0 then
         pcall(api.nvim_buf_call, bufnr, function()
-          vim.cmd('silent undo')
+          vim.cmd("silent undo")
         end)
         restore_views(views)
       end
-      return 'write failed: ' .. tostring(err)
+      return "write failed: " .. tostring(err)
     end
   end
   disk[bufnr] = stat_of(name)
@@ -320,10 +324,10 @@ end
 ---@param chan integer
 ---@return integer augroup id
 function M.setup_autocmds(chan)
-  local group = api.nvim_create_augroup('acp_buffers', { clear = true })
+  local group = api.nvim_create_augroup("acp_buffers", { clear = true })
   local sent = {} -- bufnr -> real path announced as loaded
   local function notify(method, b)
-    if method == 'acp_buf_unloaded' then
+    if method == "acp_buf_unloaded" then
       local rp = sent[b]
       sent[b] = nil
       if rp then
@@ -331,13 +335,13 @@ function M.setup_autocmds(chan)
       end
       return
     end
-    if vim.bo[b].buftype ~= '' then
+    if vim.bo[b].buftype ~= "" then
       return
     end
     local rp = buf_realpath(b)
     if rp and sent[b] ~= rp then
       if sent[b] then
-        pcall(vim.rpcnotify, chan, 'acp_buf_unloaded', sent[b])
+        pcall(vim.rpcnotify, chan, "acp_buf_unloaded", sent[b])
       end
       sent[b] = rp
       pcall(vim.rpcnotify, chan, method, rp)
@@ -348,24 +352,24 @@ function M.setup_autocmds(chan)
       sent[b] = buf_realpath(b)
     end
   end
-  api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufFilePost' }, {
+  api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
     group = group,
     callback = function(args)
       disk[args.buf] = stat_of(api.nvim_buf_get_name(args.buf))
-      notify('acp_buf_loaded', args.buf)
+      notify("acp_buf_loaded", args.buf)
     end,
   })
-  api.nvim_create_autocmd({ 'BufWritePost', 'FileChangedShellPost' }, {
+  api.nvim_create_autocmd({ "BufWritePost", "FileChangedShellPost" }, {
     group = group,
     callback = function(args)
       disk[args.buf] = stat_of(api.nvim_buf_get_name(args.buf))
     end,
   })
-  api.nvim_create_autocmd({ 'BufFilePre', 'BufUnload', 'BufDelete', 'BufWipeout' }, {
+  api.nvim_create_autocmd({ "BufFilePre", "BufUnload", "BufDelete", "BufWipeout" }, {
     group = group,
     callback = function(args)
-      notify('acp_buf_unloaded', args.buf)
-      if args.event ~= 'BufFilePre' then
+      notify("acp_buf_unloaded", args.buf)
+      if args.event ~= "BufFilePre" then
         disk[args.buf] = nil
         rp_cache[args.buf] = nil
       end
