@@ -117,12 +117,8 @@ func TestGateSortsLines(t *testing.T) {
 	}
 }
 
-func TestGateBlocksAtLimit(t *testing.T) {
-	var in bytes.Buffer
-	for i := 0; i < 5; i++ {
-		in.WriteString(updateLine(i))
-	}
-	g := newGate(&in, 3, nil)
+// readLines reads g until it fails, one value on the channel per Read.
+func readLines(g *gate) chan struct{} {
 	lines := make(chan struct{}, 10)
 	go func() {
 		buf := make([]byte, 4096)
@@ -134,12 +130,16 @@ func TestGateBlocksAtLimit(t *testing.T) {
 			lines <- struct{}{}
 		}
 	}()
-	for i := 0; i < 3; i++ {
-		<-lines
-	}
+	return lines
+}
+
+// blockedUntilDone checks that g holds the next line back until one
+// notification is done, then closes it.
+func blockedUntilDone(t *testing.T, g *gate, lines chan struct{}, what string) {
+	t.Helper()
 	select {
 	case <-lines:
-		t.Fatal("gate let a 4th notification through with 3 in flight")
+		t.Fatal(what)
 	case <-time.After(100 * time.Millisecond): // proving a negative: the read must still be blocked
 	}
 	g.done()
@@ -151,6 +151,19 @@ func TestGateBlocksAtLimit(t *testing.T) {
 	g.close()
 	for range lines {
 	}
+}
+
+func TestGateBlocksAtLimit(t *testing.T) {
+	var in bytes.Buffer
+	for i := 0; i < 5; i++ {
+		in.WriteString(updateLine(i))
+	}
+	g := newGate(&in, 3, nil)
+	lines := readLines(g)
+	for i := 0; i < 3; i++ {
+		<-lines
+	}
+	blockedUntilDone(t, g, lines, "gate let a 4th notification through with 3 in flight")
 }
 
 // The gate also bounds the bytes in flight: big notifications wait for
@@ -165,33 +178,10 @@ func TestGateBoundsBytesInFlight(t *testing.T) {
 	}
 	g := newGate(&in, 100, nil)
 	g.maxBytes = 2*len(big(0)) + 10 // room for two
-	lines := make(chan struct{}, 10)
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			if _, err := g.Read(buf); err != nil {
-				close(lines)
-				return
-			}
-			lines <- struct{}{}
-		}
-	}()
+	lines := readLines(g)
 	<-lines
 	<-lines
-	select {
-	case <-lines:
-		t.Fatal("gate let a third big notification through with two in flight")
-	case <-time.After(100 * time.Millisecond): // proving a negative: the read must still be blocked
-	}
-	g.done()
-	select {
-	case <-lines:
-	case <-time.After(5 * time.Second):
-		t.Fatal("gate did not release after done()")
-	}
-	g.close()
-	for range lines {
-	}
+	blockedUntilDone(t, g, lines, "gate let a third big notification through with two in flight")
 }
 
 // streamThroughSDK sends n session/update notifications through an
