@@ -89,10 +89,12 @@ func Subreaper() error {
 }
 
 // Reap runs until ctx ends, looking at this process's children on every
-// SIGCHLD and every interval: it reaps exited children it did not Start
-// (adopted orphans), and kills live adopted orphans unless they carry a
-// live owner's tag under prefix (an orphan whose owner ended, or that hid
-// its tag, goes at once). log may be nil.
+// SIGCHLD and every interval. Its adopted orphans (children it did not
+// Start) are those tagged under prefix, and those outside its own process
+// group: children that other code of this program started without Start
+// share its group and are left alone. Exited orphans are reaped; live
+// ones are killed unless they carry a live owner's tag (an orphan whose
+// owner ended, or that hid its tag, goes at once). log may be nil.
 func Reap(ctx context.Context, prefix string, interval time.Duration, log *slog.Logger) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGCHLD)
@@ -114,18 +116,22 @@ func Reap(ctx context.Context, prefix string, interval time.Duration, log *slog.
 func reapOnce(prefix string, log *slog.Logger) {
 	childMu.Lock()
 	defer childMu.Unlock()
-	self := os.Getpid()
+	self, group := os.Getpid(), syscall.Getpgrp()
 	for _, p := range list() {
 		if p.ppid != self || children[p.pid] {
 			continue
+		}
+		tag := owner(p.pid)
+		tagged := matches(tag, prefix)
+		if !tagged && p.pgid == group {
+			continue // started by this program (os/exec waits for it)
 		}
 		if p.state == 'Z' {
 			var ws syscall.WaitStatus
 			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
 			continue
 		}
-		tag := owner(p.pid)
-		if matches(tag, prefix) && isLive(tag) {
+		if tagged && isLive(tag) {
 			continue
 		}
 		if log != nil {

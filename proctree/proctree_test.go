@@ -223,3 +223,27 @@ func pidOf(cmd *exec.Cmd) int {
 	}
 	return cmd.Process.Pid
 }
+
+// A child that other code started without Start (in this program's own
+// process group, untagged) is neither killed nor reaped: os/exec waits
+// for it.
+func TestReaperLeavesOtherChildrenAlone(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pids")
+	cmd := helper("sleep", file, "")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := waitPids(file, 1)[0]
+	reapOnce("test-"+strconv.Itoa(os.Getpid())+"/", nil)
+	if !alive(pid) {
+		t.Fatal("the reaper killed a child it did not adopt")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	reapOnce("test-"+strconv.Itoa(os.Getpid())+"/", nil)
+	if err := cmd.Wait(); err != nil && !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("os/exec lost its child's status: %v", err)
+	}
+}

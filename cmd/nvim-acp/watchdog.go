@@ -40,7 +40,17 @@ func startWatchdog(prefix, logPath string) (io.Closer, error) {
 	cmd := exec.Command(self, "watchdog", prefix, logPath)
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Run(); err != nil {
+	err = proctree.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	if err == nil {
+		err = cmd.Wait() // the starter exits once the watchdog runs
+		proctree.Exited(cmd.Process.Pid)
+	}
+	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("watchdog: %w", err)
 	}
