@@ -75,19 +75,38 @@ func boundValue(v any, depth int, b *budget) any {
 		}
 		return t
 	case []map[string]any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = x
+		// Kept as they are when they fit (Go code reads these types).
+		if depth >= maxEventDepth || len(t) > b.items {
+			return boundValue(anySlice(t), depth, b)
 		}
-		return boundValue(out, depth, b)
+		for _, x := range t {
+			b.items--
+			if depth+1 >= maxEventDepth || len(x) > b.items {
+				return boundValue(anySlice(t), depth, b)
+			}
+			boundMap(x, depth+2, b)
+		}
+		return t
 	case []string:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = x
+		if depth >= maxEventDepth || len(t) > b.items {
+			return boundValue(anySlice(t), depth, b)
 		}
-		return boundValue(out, depth, b)
+		for i, x := range t {
+			b.items--
+			t[i] = boundString(x, b)
+		}
+		return t
 	}
 	return v
+}
+
+// anySlice copies a typed slice into a []any.
+func anySlice[T any](s []T) []any {
+	out := make([]any, len(s))
+	for i, x := range s {
+		out[i] = x
+	}
+	return out
 }
 
 // boundString cuts s to the bytes left, at a rune boundary, with a marker.
