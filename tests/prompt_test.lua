@@ -16,8 +16,11 @@ local function floats()
   return out
 end
 
---- A session as acp.prompt sees it.
+--- A session as acp.prompt sees it (floats of earlier tests closed).
 local function session()
+  for _, w in ipairs(floats()) do
+    api.nvim_win_close(w, true)
+  end
   local s = { agent = "fake", state = "busy", states = {}, messages = {} }
   s.chat_buf = api.nvim_create_buf(false, true)
   s.input_buf = api.nvim_create_buf(false, true)
@@ -29,6 +32,9 @@ local function session()
       return true
     end,
     tool = function() end,
+    tool_data = function(_, id)
+      return s.tools and s.tools[id]
+    end,
   }
   function s:set_state(state)
     self.state = state
@@ -64,11 +70,11 @@ M["one float at a time, in order; the session waits meanwhile"] = function(t)
   s.prompts:add("permission", 1, permission_request("First"))
   s.prompts:add("fs_question", 2, fs_question())
   t.eq(t.notes[notes + 1], "acp: fake asks permission: First (:AcpPermission to answer)", "not focused: notified")
-  t.eq(#floats(), 1)
+  t.eq(#floats(), 2, "the body and its keys")
   t.ok(s.prompts:text():find("Permission: First", 1, true), s.prompts:text())
   t.eq(s.state, "awaiting_permission")
   t.ok(s.prompts:respond("permission", "reject_once"))
-  t.eq(#floats(), 1)
+  t.eq(#floats(), 2)
   t.ok(s.prompts:text():find("Review x", 1, true), s.prompts:text())
   t.eq(s.state, "awaiting_permission")
   s.prompts:done(2)
@@ -144,6 +150,92 @@ M["a blocking picker answers at once"] = function(t)
   vim.ui.select = select
   t.eq(s.messages, { "Loading Two..." })
   t.eq(s.prompts:count(), 0)
+end
+
+--- The prompt's floats: body (the focusable one) and keys.
+local function prompt_wins(s)
+  local body = s.prompts:window()
+  local keys
+  for _, w in ipairs(floats()) do
+    if w ~= body then
+      keys = w
+    end
+  end
+  return body, keys
+end
+
+M["at 80 columns every row of a long request fits or scrolls, the keys always show"] = function(t)
+  vim.o.columns, vim.o.lines = 80, 24
+  local s = session()
+  local long = string.rep("word ", 40) -- 200 columns: 3 rows at 78
+  local req = permission_request("Wrapped")
+  req.toolCall.rawInput = { command = long .. "\n" .. long .. "\nrm -rf D" }
+  s.prompts:add("permission", 1, req)
+  local body, keys = prompt_wins(s)
+  t.ok(body and keys, "two floats")
+  t.eq(api.nvim_win_get_width(body), 76)
+  local rows = api.nvim_win_text_height and api.nvim_win_text_height(body, {}).all or 9
+  t.eq(api.nvim_win_get_height(body), rows, "the height counts wrapped rows")
+  local klines = api.nvim_buf_get_lines(api.nvim_win_get_buf(keys), 0, -1, false)
+  t.eq(klines[1], "[1/a] Allow (allow_once)")
+  t.eq(api.nvim_win_get_height(keys), #klines)
+  s.prompts:cancel_all()
+
+  -- Too long to fit: the body scrolls, a line over the keys says so.
+  req = permission_request("Huge")
+  local cmd = {}
+  for i = 1, 60 do
+    cmd[i] = "echo line " .. i
+  end
+  req.toolCall.rawInput = { command = table.concat(cmd, "\n") }
+  s.prompts:add("permission", 2, req)
+  body, keys = prompt_wins(s)
+  local kbuf = api.nvim_win_get_buf(keys)
+  klines = api.nvim_buf_get_lines(kbuf, 0, -1, false)
+  t.ok(klines[1]:find("lines 1%-%d+ of 62, %d+ more below"), klines[1])
+  t.eq(klines[2], "[1/a] Allow (allow_once)")
+  t.ok(api.nvim_win_get_height(body) + api.nvim_win_get_height(keys) + 4 <= 23, "fits the editor")
+  api.nvim_win_call(body, function()
+    vim.cmd("normal! G")
+  end)
+  vim.cmd("redraw")
+  vim.api.nvim_exec_autocmds("WinScrolled", { pattern = tostring(body) })
+  t.ok(api.nvim_buf_get_lines(kbuf, 0, 1, false)[1]:find("of 62, end"), api.nvim_buf_get_lines(kbuf, 0, 1, false)[1])
+  s.prompts:cancel_all()
+  t.eq(#floats(), 0, "both floats closed")
+end
+
+M["a request shows the tool call the agent announced, diff included"] = function(t)
+  local s = session()
+  s.tools = {
+    w1 = {
+      toolCallId = "w1",
+      title = "Write /p/a.txt",
+      kind = "edit",
+      content = { { type = "diff", path = "/p/a.txt", oldText = "old\n", newText = "new\n" } },
+    },
+  }
+  s.prompts:add("permission", 1, {
+    toolCall = { toolCallId = "w1", title = "Write a.txt" },
+    options = { { optionId = "y", name = "Allow", kind = "allow_once" } },
+  })
+  local text = s.prompts:text()
+  for _, want in ipairs({ "Permission: Write a.txt", "kind: edit", "-old", "+new", "[1/a] Allow" }) do
+    t.ok(text:find(want, 1, true), want .. " in:\n" .. text)
+  end
+  s.prompts:cancel_all()
+end
+
+M["closing the body with :q closes its keys"] = function(t)
+  local s = session()
+  s.prompts:add("permission", 1, permission_request("Q"))
+  t.eq(#floats(), 2)
+  api.nvim_win_close(s.prompts:window(), true)
+  vim.wait(100, function()
+    return #floats() == 0
+  end)
+  t.eq(#floats(), 0)
+  s.prompts:cancel_all()
 end
 
 return M

@@ -12,6 +12,7 @@ local layout = require("acp.layout")
 local permission = require("acp.permission")
 local resume = require("acp.resume")
 local rules = require("acp.rules")
+local texts = require("acp.text")
 
 local M = {}
 
@@ -225,14 +226,19 @@ function Q:reopen()
   return true
 end
 
---- The text of the float on screen, or "" (tests, statuslines).
+--- The text of the prompt on screen, body then keys, or "" (tests,
+--- statuslines).
 ---@return string
 function Q:text()
   local p = self.shown
   if not p or not p.buf or not api.nvim_buf_is_valid(p.buf) then
     return ""
   end
-  return table.concat(api.nvim_buf_get_lines(p.buf, 0, -1, false), "\n")
+  local lines = api.nvim_buf_get_lines(p.buf, 0, -1, false)
+  if p.keys_buf and api.nvim_buf_is_valid(p.keys_buf) then
+    vim.list_extend(lines, api.nvim_buf_get_lines(p.keys_buf, 0, -1, false))
+  end
+  return table.concat(lines, "\n")
 end
 
 --- The float on screen, if any.
@@ -284,6 +290,54 @@ function Q:_may_focus()
   return (buf == s.chat_buf or buf == s.input_buf) and vim.fn.mode() == "n"
 end
 
+--- A scratch buffer holding lines, highlighted with hls ({row, group}).
+local function scratch(lines, hls, filetype)
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = filetype
+  for _, h in ipairs(hls) do
+    api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #lines[h[1] + 1], hl_group = h[2] })
+  end
+  return buf
+end
+
+--- Window options of a prompt float: wrapped, the marks of hidden
+--- characters highlighted.
+local function dress(win)
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = false
+  vim.wo[win].breakindent = false
+  pcall(vim.fn.matchadd, "AcpPermissionControl", texts.visible_marks, 10, -1, { window = win })
+end
+
+--- The line above the keys of a body that scrolls: which lines show.
+local function scroll_hint(win, buf)
+  local first = vim.fn.line("w0", win)
+  local total = api.nvim_buf_line_count(buf)
+  -- The last line on screen, counted here: line("w$") waits for a redraw.
+  local height, width = api.nvim_win_get_height(win), api.nvim_win_get_width(win)
+  local last, rows = first - 1, 0
+  for i, l in ipairs(api.nvim_buf_get_lines(buf, first - 1, -1, false)) do
+    rows = rows + layout.wrapped_rows({ l }, width)
+    if rows > height and i > 1 then
+      break
+    end
+    last = first + i - 1
+  end
+  local more = last < total and ("%d more below"):format(total - last) or "end"
+  return ("↕ lines %d-%d of %d, %s: j/k <C-d>/<C-u> scroll (:AcpPermission to focus)"):format(
+    first,
+    last,
+    total,
+    more
+  )
+end
+
+--- Show item in two floats: its body (scrollable, focused when safe) above
+--- its keys (always whole on screen, with a scroll hint when the body does
+--- not fit).
 function Q:_float(item, opts)
   local s = self.session
   local content = kinds[item.kind].content
@@ -294,35 +348,74 @@ function Q:_float(item, opts)
     actions.open_diff(s, view.diff)
     diff_tab = api.nvim_get_current_tabpage()
   end
-  local buf = api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = "wipe"
-  api.nvim_buf_set_lines(buf, 0, -1, false, view.lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = view.filetype
-  for _, h in ipairs(view.hls) do
-    api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #view.lines[h[1] + 1], hl_group = h[2] })
-  end
+  local keys_view = view.keys or { lines = {}, hls = {} }
   -- Anchored to the chat when it is in this tab, else centred.
-  local cfg = layout.float(layout.tab_window(s.chat_buf), {
+  local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(s.chat_buf), {
     max_width = view.max_width,
-    height = view.height,
     title = view.title,
+    body = view.lines,
+    keys = keys_view.lines,
   })
+  local buf = scratch(view.lines, view.hls, view.filetype)
   -- Focus where the next keys are meant for the prompt: in the chat in
   -- normal mode, with a diff opened for it, or from :AcpPermission.
   local focus = opts.focus or view.diff ~= nil or self:_may_focus()
   local guarded = focus and not opts.focus and not view.diff
-  local win = api.nvim_open_win(buf, focus, cfg)
-  vim.wo[win].wrap = view.wrap
+  local win = api.nvim_open_win(buf, focus, body_cfg)
+  dress(win)
+  local klines, khls = keys_view.lines, keys_view.hls
+  if overflow then
+    klines = vim.list_extend({ "" }, klines)
+    khls = vim.tbl_map(function(h)
+      return { h[1] + 1, h[2] }
+    end, khls)
+  end
+  local keys_buf = scratch(klines, khls, view.filetype .. "_keys")
+  local keys_win = api.nvim_open_win(keys_buf, false, keys_cfg)
+  dress(keys_win)
   local shown = {
     item = item,
     buf = buf,
     win = win,
+    keys_buf = keys_buf,
+    keys_win = keys_win,
     prev_win = prev,
     diff_tab = diff_tab,
     guard_until = guarded and (vim.uv.now() + config.options.permissions.focus_guard_ms) or 0,
   }
   self.shown = shown
+  if overflow then
+    local function update()
+      if api.nvim_win_is_valid(win) and api.nvim_buf_is_valid(keys_buf) then
+        local hint = scroll_hint(win, buf)
+        vim.bo[keys_buf].modifiable = true
+        api.nvim_buf_set_lines(keys_buf, 0, 1, false, { hint })
+        vim.bo[keys_buf].modifiable = false
+        api.nvim_buf_clear_namespace(keys_buf, ns, 0, 1)
+        api.nvim_buf_set_extmark(
+          keys_buf,
+          ns,
+          0,
+          0,
+          { end_row = 0, end_col = #hint, hl_group = "AcpPermissionWarning" }
+        )
+      end
+    end
+    update()
+    api.nvim_create_autocmd("WinScrolled", { pattern = tostring(win), callback = update })
+  end
+  -- Closed by other means than ours (:q, :close): its keys go too.
+  api.nvim_create_autocmd("WinClosed", {
+    pattern = tostring(win),
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        if api.nvim_win_is_valid(keys_win) then
+          pcall(api.nvim_win_close, keys_win, true)
+        end
+      end)
+    end,
+  })
   for _, a in ipairs(view.answers) do
     for _, key in ipairs(a.keys) do
       vim.keymap.set("n", key, function()
@@ -413,8 +506,13 @@ function Q:_close()
   if p.win and api.nvim_win_is_valid(p.win) then
     pcall(api.nvim_win_close, p.win, true)
   end
-  if p.buf and api.nvim_buf_is_valid(p.buf) then
-    pcall(api.nvim_buf_delete, p.buf, { force = true })
+  if p.keys_win and api.nvim_win_is_valid(p.keys_win) then
+    pcall(api.nvim_win_close, p.keys_win, true)
+  end
+  for _, b in ipairs({ p.buf, p.keys_buf }) do
+    if api.nvim_buf_is_valid(b) then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
   end
   if p.diff_tab and api.nvim_tabpage_is_valid(p.diff_tab) and #api.nvim_list_tabpages() > 1 then
     pcall(vim.cmd, "tabclose " .. api.nvim_tabpage_get_number(p.diff_tab))
