@@ -238,4 +238,24 @@ M["closing the body with :q closes its keys"] = function(t)
   s.prompts:cancel_all()
 end
 
+M["rules planted from outside are shown first, used only once accepted"] = function(t)
+  local rules = require("acp.rules")
+  local project = rules.project()
+  local path = rules.path(project)
+  vim.fn.mkdir(vim.fs.dirname(path), "p")
+  vim.fn.writefile({
+    vim.json.encode({ project = project, rules = { { kind = "execute", action = "allow", command = "rm -rf x" } } }),
+  }, path)
+  local s = session()
+  local req = permission_request("Remove")
+  req.toolCall.rawInput = { command = "rm -rf x" }
+  s.prompts:add("permission", 1, req)
+  t.eq(s.prompts:count("permission"), 1, "the planted rule did not answer")
+  t.ok(s.prompts:text():find("Permission rules nvim-acp did not write", 1, true), s.prompts:text())
+  t.ok(s.prompts:text():find("allow execute of exactly `rm -rf x`", 1, true), s.prompts:text())
+  t.ok(s.prompts:respond("rules_review", "accept"))
+  t.eq(s.prompts:count(), 0, "accepted: the waiting request is answered by it")
+  rules.delete(1, project)
+end
+
 return M

@@ -12,6 +12,7 @@ local layout = require("acp.layout")
 local permission = require("acp.permission")
 local resume = require("acp.resume")
 local rules = require("acp.rules")
+local rulesreview = require("acp.rulesreview")
 local texts = require("acp.text")
 
 local M = {}
@@ -19,7 +20,7 @@ local M = {}
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -29,6 +30,7 @@ local kinds = {
   fs_question = { method = "acp_answer_fs_question", awaits = true, content = fsprompt },
   resume = { method = "acp_answer_resume", picker = true },
   rule_offer = { picker = true },
+  rules_review = { content = rulesreview },
 }
 
 ---@class acp.PromptItem
@@ -101,6 +103,7 @@ function Q:add(kind, id, data)
     content.added(s, data)
   end
   if kind == "permission" then
+    self:_review_rules()
     local choice = permission.preanswer(s, data)
     if choice then
       return send({ kind = kind, id = id }, choice)
@@ -141,7 +144,11 @@ function Q:answer(item, choice, opts)
   if offer then
     table.insert(self.items, 1, { kind = "rule_offer", data = offer })
   end
+  if item.kind == "rules_review" then
+    self:_preanswer_waiting()
+  end
   self:_show_next()
+  self:_retitle()
   return true
 end
 
@@ -249,6 +256,32 @@ function Q:window()
 end
 
 -- Private ----------------------------------------------------------------
+
+--- Rules nvim-acp did not write wait in the project's file: the user sees
+--- them first (they are not used meanwhile).
+function Q:_review_rules()
+  local project = rules.project()
+  if self:count("rules_review") > 0 or not rules.needs_review(project) then
+    return
+  end
+  local q = rulesreview.question(project)
+  rulesreview.added(self.session, q)
+  table.insert(self.items, 1, { kind = "rules_review", data = q })
+end
+
+--- The rules changed (a review accepted some): the permission requests
+--- waiting behind are answered by them where they apply.
+function Q:_preanswer_waiting()
+  for _, item in ipairs(vim.list_slice(self.items)) do
+    if item.kind == "permission" and not (self.shown and self.shown.item == item) then
+      local choice = permission.preanswer(self.session, item.data)
+      if choice then
+        table.remove(self.items, index_of(self.items, item))
+        send(item, choice)
+      end
+    end
+  end
+end
 
 --- The session waits for the user while a question for it is open.
 function Q:_sync_state()
