@@ -1,6 +1,8 @@
 --- Context for the next prompt (:[range]AcpAdd [file]): files as resource
 --- links, line ranges as embedded resources (or fenced text when the agent
 --- does not take embedded context). Each session owns one acp.Context.
+local actions = require("acp.actions")
+
 local M = {}
 
 local api = vim.api
@@ -108,9 +110,11 @@ function C:mentions(text)
   end
   for word in text:gmatch("@([^%s@]+)") do
     word = word:gsub("[,.;:!?%)%]]+$", "")
-    local path = vim.fn.fnamemodify(vim.fn.expand(word), ":p")
+    -- Taken literally (expand() would run `backticks`), regular files only
+    -- (reading a FIFO would block Neovim).
+    local path = actions.literal_path(word)
     local rel = vim.fn.fnamemodify(path, ":~:.")
-    if not seen[rel] and vim.fn.filereadable(path) == 1 then
+    if not seen[rel] and actions.regular_file(path) and vim.fn.filereadable(path) == 1 then
       seen[rel] = true
       local block
       local bufnr = vim.fn.bufnr(path)
