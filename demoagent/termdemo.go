@@ -24,15 +24,34 @@ func (t *turn) runTerminal() {
 	}
 	t.a.mu.Unlock()
 	id := acp.ToolCallId("demo-ls-" + uuid.NewString()[:8])
-	if !t.send(acp.StartToolCall(id, "Run `ls -la`",
-		acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress),
-		acp.WithStartRawInput(map[string]any{"command": "ls -la", "cwd": cwd}))) {
+	title := "Run `ls -la`"
+	raw := map[string]any{"command": "ls -la", "cwd": cwd}
+	if !t.send(acp.StartToolCall(id, title,
+		acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusPending),
+		acp.WithStartRawInput(raw))) {
 		return
 	}
 	fail := func(err error) {
 		t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
 			acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(err.Error()))})))
 	}
+	// Like a real agent, ask before running: nvim-acp runs the command the
+	// user allowed here without asking again (and only that command).
+	kind := acp.ToolKindExecute
+	perm, err := t.a.conn.RequestPermission(t.ctx, acp.RequestPermissionRequest{
+		SessionId: t.sid,
+		ToolCall:  acp.ToolCallUpdate{ToolCallId: id, Title: &title, Kind: &kind, RawInput: raw},
+		Options: []acp.PermissionOption{
+			{OptionId: "allow", Name: "Run it", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionId: "reject", Name: "Skip it", Kind: acp.PermissionOptionKindRejectOnce},
+		},
+	})
+	if err != nil || perm.Outcome.Selected == nil || perm.Outcome.Selected.OptionId != "allow" {
+		t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+		t.stream("Fine, I did not run `ls -la`.\n\n")
+		return
+	}
+	t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
 	limit := 64 << 10
 	req := acp.CreateTerminalRequest{SessionId: t.sid, Command: "ls", Args: []string{"-la"}, OutputByteLimit: &limit}
 	if cwd != "" {

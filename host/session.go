@@ -47,13 +47,13 @@ type Session struct {
 	opts  SessionOptions
 	id    acp.SessionId
 
-	mu      sync.Mutex
-	turn    context.CancelFunc // cancels the running prompt's local waits
-	turnEnd chan struct{}      // closed when the running prompt returns
-	dropped bool               // the running prompt was abandoned after a cancel
-	cancels []func()           // run on every cancel (e.g. kill the turn's terminals)
-	allowed map[string]bool    // commands the user allowed in permission prompts (see guard.go)
-	perms   map[int]*pending
+	mu       sync.Mutex
+	turn     context.CancelFunc // cancels the running prompt's local waits
+	turnEnd  chan struct{}      // closed when the running prompt returns
+	dropped  bool               // the running prompt was abandoned after a cancel
+	cancels  []func()           // run on every cancel (e.g. kill the turn's terminals)
+	approved map[string]int     // command lines allowed in this turn's permission requests (consent.go)
+	perms    map[int]*pending
 	// cancelling: the running turn was cancelled; questions asked until
 	// it ends are answered "cancelled" at once.
 	cancelling bool
@@ -232,6 +232,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.cancelling = false
 	dropped := s.dropped
 	s.mu.Unlock()
+	s.endApprovals()
 	close(end)
 	if dropped {
 		s.emit(messageEvent("warn", fmt.Sprintf(
@@ -390,14 +391,19 @@ func (s *Session) handle(ctx context.Context, method string, params json.RawMess
 // requestPermission asks the user (or the auto_allow list) and returns the
 // agent's answer.
 func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermissionRequest, raw map[string]any) acp.RequestPermissionResponse {
-	if p.ToolCall.Kind != nil {
+	// auto_allow trusts no kind label: a tool call that runs a command is
+	// auto-allowed only as "execute".
+	in, _ := p.ToolCall.RawInput.(map[string]any)
+	_, runs := rawCommand(in)
+	if kind := p.ToolCall.Kind; kind != nil && (!runs || *kind == acp.ToolKindExecute) {
 		for _, k := range s.opts.AutoAllow {
-			if k != string(*p.ToolCall.Kind) {
+			if k != string(*kind) {
 				continue
 			}
 			for _, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
 					s.emit(messageEvent("info", fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))))
+					s.approve(raw)
 					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
 				}
 			}
@@ -407,7 +413,7 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 	for _, o := range p.Options {
 		if choice != "" && string(o.OptionId) == choice {
 			if o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways {
-				s.allowCommand(raw)
+				s.approve(raw)
 			}
 			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
 		}
