@@ -218,13 +218,14 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.fail(errors.New("session is not ready"))
 		return
 	}
-	ctx, cancel := s.agent.context(context.Background())
+	a, id := s.agent, s.id
+	ctx, cancel := a.context(context.Background())
 	end := make(chan struct{})
 	s.turn, s.turnEnd, s.dropped = cancel, end, false
 	s.mu.Unlock()
 	defer cancel()
-	resp, err := acp.SendRequest[acp.PromptResponse](s.agent.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
-		SessionId: s.id,
+	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
+		SessionId: id,
 		Prompt:    blocks,
 	})
 	s.mu.Lock()
@@ -241,12 +242,12 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	}
 	if err != nil {
 		select {
-		case <-s.agent.exited:
+		case <-a.exited:
 			// agentExited reports it.
 			return
 		default:
 		}
-		err = s.agent.describe("session/prompt", err)
+		err = a.describe("session/prompt", err)
 		s.log.Warn("prompt failed", "err", err)
 		s.emit(turnErrorEvent(err))
 		return
