@@ -60,7 +60,7 @@ end
 --- (as wide as it), else centred. Heights count wrapped rows; together the
 --- floats take at most 80% of the editor's rows unless the keys need more.
 ---@param anchor integer|nil the chat window
----@param spec { max_width: integer, title: string, body: string[], keys: string[] }
+---@param spec { max_width: integer, title: string, body: string[], keys: string[], hint: string }
 ---@return table body config for nvim_open_win, table keys config, boolean overflow (the body scrolls)
 function M.prompt(anchor, spec)
   local width = anchor and math.max(20, api.nvim_win_get_width(anchor) - 2)
@@ -73,8 +73,9 @@ function M.prompt(anchor, spec)
   local body_h = math.max(1, math.min(body_rows, cap - keys_rows - 4))
   local overflow = body_rows > body_h
   if overflow then
-    -- A line above the keys says where the body is scrolled to.
-    keys_rows = keys_rows + 1
+    -- A line above the keys (spec.hint at its longest) says where the body
+    -- is scrolled to.
+    keys_rows = keys_rows + M.wrapped_rows({ spec.hint }, width)
     body_h = math.max(1, math.min(body_rows, cap - keys_rows - 4))
   end
   local total = body_h + keys_rows + 4

@@ -346,6 +346,11 @@ local function dress(win)
 end
 
 --- The line above the keys of a body that scrolls: which lines show.
+local function hint_text(first, last, total)
+  local more = last < total and ("%d more below"):format(total - last) or "end"
+  return ("↕ lines %d-%d of %d, %s: j/k <C-d>/<C-u> scroll"):format(first, last, total, more)
+end
+
 local function scroll_hint(win, buf)
   local first = vim.fn.line("w0", win)
   local total = api.nvim_buf_line_count(buf)
@@ -359,13 +364,7 @@ local function scroll_hint(win, buf)
     end
     last = first + i - 1
   end
-  local more = last < total and ("%d more below"):format(total - last) or "end"
-  return ("↕ lines %d-%d of %d, %s: j/k <C-d>/<C-u> scroll (:AcpPermission to focus)"):format(
-    first,
-    last,
-    total,
-    more
-  )
+  return hint_text(first, last, total)
 end
 
 --- Show item in two floats: its body (scrollable, focused when safe) above
@@ -388,6 +387,7 @@ function Q:_float(item, opts)
     title = view.title,
     body = view.lines,
     keys = keys_view.lines,
+    hint = hint_text(#view.lines, #view.lines, #view.lines):gsub("end", "9999 more below"),
   })
   local buf = scratch(view.lines, view.hls, view.filetype)
   -- Focus where the next keys are meant for the prompt: in the chat in
