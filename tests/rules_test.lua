@@ -132,6 +132,27 @@ M["a rule never covers a different command"] = function(t)
   t.eq(rules.match(exec("cat link/passwd"), p), nil, "symlink out")
 end
 
+M["command rules read arguments from the command's cwd and stay in the project"] = function(t)
+  local p = project()
+  vim.fn.mkdir(p .. "/sub", "p")
+  vim.uv.fs_symlink("/etc", p .. "/sub/link")
+  rules.add({ kind = "execute", action = "allow", prefix = "cat" }, p)
+  rules.add({ kind = "execute", action = "allow", prefix = "grep" }, p)
+  rules.add({ kind = "execute", action = "allow", command = "make test" }, p)
+  local function run(cmd, cwd)
+    return { kind = "execute", rawInput = { command = cmd, cwd = cwd } }
+  end
+  t.ok(rules.match(run("cat a.txt", p .. "/sub"), p))
+  t.ok(rules.match(run("make test", "sub"), p), "a cwd relative to the project")
+  -- project/link does not exist: the path is read from the cwd, where it leads out.
+  t.eq(rules.match(run("cat link/passwd", p .. "/sub"), p), nil, "symlink out of the cwd")
+  t.eq(rules.match(run("make test", vim.fn.tempname()), p), nil, "a cwd outside the project")
+  t.eq(rules.match(run("cat a.txt", "/"), p), nil, "prefix in a cwd outside")
+  t.eq(rules.match(run("grep -f/etc/shadow -r x", p), p), nil, "a path glued to an option")
+  t.eq(rules.match(run("grep --file=/etc/shadow -r x", p), p), nil, "a path as an option's value")
+  t.ok(rules.match(run("grep -rn x", p), p))
+end
+
 M["kind rules never cover a tool call that runs a command"] = function(t)
   local p = project()
   rules.add({ kind = "read", action = "allow" }, p)

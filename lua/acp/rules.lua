@@ -329,13 +329,14 @@ M.prefixes = {
   ["git blame"] = {},
 }
 
---- Whether path (as a command argument, relative to the project) stays in
---- the project: no "..", no absolute path or symlink leading out.
-local function inside(path, project)
+--- Whether path (as a command argument, relative to the command's working
+--- directory, else the project) stays in the project: no "..", no absolute
+--- path or symlink leading out.
+local function inside(path, project, cwd)
   if ("/" .. path .. "/"):find("/%.%./") then
     return false
   end
-  local full = path:sub(1, 1) == "/" and path or (project .. "/" .. path)
+  local full = path:sub(1, 1) == "/" and path or ((cwd or project) .. "/" .. path)
   local real = vim.uv.fs_realpath(full) or full
   local root = vim.uv.fs_realpath(project) or project
   return real == root or vim.startswith(real, root .. "/")
@@ -343,8 +344,8 @@ end
 
 --- Whether one further argument of a prefix rule's command passes: a plain
 --- word (no shell syntax, quotes, globs or ~), not a denied option, no path
---- out of the project.
-local function plain_argument(word, deny, project)
+--- out of the project (an option with a path glued on, "-f/etc/x", none).
+local function plain_argument(word, deny, project, cwd)
   for _, opt in ipairs(deny) do
     if word == opt or vim.startswith(word, opt .. "=") then
       return false
@@ -356,17 +357,19 @@ local function plain_argument(word, deny, project)
   end
   local value = word:match("^%-%-?[%w%-]+=(.*)$") or word
   if value:sub(1, 1) == "-" then
-    return true -- an option
+    return not value:find("/", 1, true) -- an option
   end
-  return value == "" or inside(value, project)
+  return value == "" or inside(value, project, cwd)
 end
 
---- Whether rule (with command or prefix) allows the command line cmd.
+--- Whether rule (with command or prefix) allows the command line cmd run
+--- in cwd (relative arguments are read from there).
 ---@param rule table
 ---@param cmd string
 ---@param project string
+---@param cwd string|nil default: the project
 ---@return boolean
-function M.allows(rule, cmd, project)
+function M.allows(rule, cmd, project, cwd)
   if rule.command then
     return cmd == rule.command
   end
@@ -383,7 +386,7 @@ function M.allows(rule, cmd, project)
     return false -- shell syntax, quotes, globs, ~, $, newlines, controls
   end
   for word in rest:gmatch("[^ ]+") do
-    if not plain_argument(word, deny, project) then
+    if not plain_argument(word, deny, project, cwd) then
       return false
     end
   end
@@ -436,8 +439,19 @@ local function glob_match(glob, path)
   return ok and pat:match(path) ~= nil
 end
 
+--- The working directory a tool call's command runs in: rawInput.cwd
+--- (relative to the project), else Neovim's when it is in the project.
+local function command_cwd(tc, project)
+  local cwd = type(tc.rawInput) == "table" and tc.rawInput.cwd or nil
+  if type(cwd) ~= "string" or cwd == "" then
+    local here = vim.fn.getcwd()
+    return inside(here, project) and here or project
+  end
+  return cwd:sub(1, 1) == "/" and cwd or (project .. "/" .. cwd)
+end
+
 --- The first rule matching a tool call, if any. A rule on a command matches
---- only that command (see allows); a tool call that runs a command is
+--- only that command run in the project (see allows); a tool call that runs a command is
 --- matched by no rule of paths or kind, whatever kind it says it is (an
 --- "any execute" rule excepted, for kind "execute").
 ---@param tc table toolCall of a permission request
@@ -449,10 +463,11 @@ function M.match(tc, project)
     return nil
   end
   local cmd = M.command(tc)
+  local cwd = cmd and command_cwd(tc, project)
   for _, r in ipairs(M.list(project)) do
     if r.kind == tc.kind then
       if r.command or r.prefix then
-        if cmd and M.allows(r, cmd, project) then
+        if cmd and inside(cwd, project) and M.allows(r, cmd, project, cwd) then
           return r
         end
       elseif not (cmd and tc.kind ~= "execute") then -- a "read" that runs a command is no read
