@@ -36,6 +36,10 @@ type Buffer struct {
 	EOL      bool `json:"eol" msgpack:"eol"`
 	Modified bool `json:"modified" msgpack:"modified"`
 	Tick     int  `json:"tick" msgpack:"tick"` // b:changedtick
+	// Stale: the file on disk is not the one the buffer was last read from
+	// or written to (changed since, or replaced). An unmodified stale buffer
+	// is not trusted for reads: the disk is read instead.
+	Stale bool `json:"stale" msgpack:"stale"`
 }
 
 // Text is the file content writing the buffer would produce.
@@ -49,16 +53,20 @@ func (b Buffer) Text() string {
 // Editor is the bridge's view of Neovim. Paths are real (symlink-free,
 // absolute) paths. Implementations must be safe for concurrent use.
 type Editor interface {
-	// Snapshot returns the loaded buffer for realPath, after reloading it
-	// (view kept) if it is unmodified and the file changed on disk since it
-	// was read; ok is false if no buffer is loaded for it. One round trip.
+	// Snapshot returns the loaded buffer for realPath: a buffer that was
+	// read from (or written to) realPath and whose name still resolves to
+	// it; ok is false if there is none. It never reads the disk (Stale says
+	// the file changed since). One round trip.
 	Snapshot(ctx context.Context, realPath string) (b Buffer, ok bool, err error)
 	// Apply applies hunks (0-based, against the buffer as of tick, sorted;
 	// apply bottom-up) to bufnr as one undo step, keeping every window's
 	// view and the marks outside the changed lines, sets the buffer's final
 	// newline to eol, and writes the buffer. If b:changedtick is no longer
 	// tick it changes nothing and returns an error wrapping ErrBufferChanged.
-	Apply(ctx context.Context, bufnr, tick int, hunks []Hunk, eol bool) error
+	// If the buffer's name no longer resolves to realPath, or its file is
+	// not a regular file, it writes nothing (undoing the change) and returns
+	// an error wrapping ErrPathChanged or ErrNotRegular.
+	Apply(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error
 	// Reload reloads realPath's buffer from disk keeping views if it is
 	// unmodified and stale. modified is true when the buffer has unsaved
 	// changes and the file on disk differs from what the buffer was read
@@ -324,29 +332,37 @@ func (b *Bridge) inWorkspace(p string) bool {
 	return false
 }
 
-// check validates path, resolves it and applies the workspace policy.
-func (b *Bridge) check(ctx context.Context, path, op string) (string, error) {
+// check validates path, resolves it the way the kernel will (see resolve)
+// and applies the workspace policy to where it leads. The file is opened
+// later by its resolved path and verified to be the one checked (see
+// openRegular, writeRegular): a path that changes in between is checked
+// again.
+func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error) {
 	if !filepath.IsAbs(path) {
-		return "", reqErr(CodeInvalidParams, path, ReasonRelative, "path must be absolute: %q", path)
+		return resolution{}, reqErr(CodeInvalidParams, path, ReasonRelative, "path must be absolute: %q", path)
 	}
-	real, err := realPath(path)
+	if len(path) > 1 && strings.HasSuffix(path, string(filepath.Separator)) {
+		return resolution{}, reqErr(CodeInvalidParams, path, ReasonIsDir, "path ends with %q, so it names a directory, not a file: %q", string(filepath.Separator), path)
+	}
+	r, err := resolve(path)
 	if err != nil {
-		return "", osErr(path, err)
+		return r, osErr(path, err)
 	}
+	real := r.Path
 	if b.inWorkspace(real) {
-		return real, nil
+		return r, nil
 	}
 	b.mu.Lock()
 	allowed, decided := b.decisions[real]
 	b.mu.Unlock()
 	if decided {
 		if allowed {
-			return real, nil
+			return r, nil
 		}
-		return "", refused(path, real, op)
+		return r, refused(path, real, op)
 	}
 	if b.ask == nil {
-		return "", refused(path, real, op)
+		return r, refused(path, real, op)
 	}
 	shown := real
 	if filepath.Clean(path) != real {
@@ -369,18 +385,18 @@ func (b *Bridge) check(ctx context.Context, path, op string) (string, error) {
 	}
 	ans, err := b.ask.Ask(ctx, q)
 	if err != nil {
-		return "", reqErr(CodeCancelled, path, ReasonCancelled, "no answer from the user about %s outside the workspace: %v", real, err)
+		return r, reqErr(CodeCancelled, path, ReasonCancelled, "no answer from the user about %s outside the workspace: %v", real, err)
 	}
 	switch ans {
 	case OptAllowAlways:
 		b.remember(real, true)
-		return real, nil
+		return r, nil
 	case OptAllowOnce:
-		return real, nil
+		return r, nil
 	case OptRejectAlways:
 		b.remember(real, false)
 	}
-	return "", refused(path, real, op)
+	return r, refused(path, real, op)
 }
 
 func (b *Bridge) remember(real string, allow bool) {
@@ -403,8 +419,11 @@ type state struct {
 	notText bool // (non-strict only) the disk content is binary or too large; text is ""
 }
 
-// current loads real's current content. strict rejects non-text and
-// oversized content; otherwise such content is reported with notText.
+// current loads real's current content: its loaded buffer (unless the
+// buffer is unmodified and stale: then the disk), else the disk, opened
+// with openRegular. strict rejects non-text and oversized content;
+// otherwise such content is reported with notText. ErrPathChanged is
+// returned as is (the caller resolves and checks the path again).
 func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, error) {
 	var st state
 	if b.ed != nil && b.isLoaded(real) {
@@ -415,7 +434,7 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 			}
 			return st, reqErr(CodeInternal, real, ReasonEditorFailed, "cannot read the Neovim buffer of %s: %v", real, err)
 		}
-		if ok {
+		if ok && (buf.Modified || !buf.Stale) {
 			st.buf = &buf
 			st.text = buf.Text()
 			st.disk = statFile(real)
@@ -428,20 +447,35 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 			}
 			return st, nil
 		}
+		if ok {
+			// Unmodified but stale: the disk is what the user will see once
+			// the buffer is reloaded; a write goes to the buffer.
+			st.buf = &buf
+			b.w.refresh(real)
+		}
 	}
-	fi, err := os.Stat(real)
+	f, fi, err := openRegular(real)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var nr *notRegularError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return st, nil
+		case errors.Is(err, ErrPathChanged):
+			return st, err
+		case errors.As(err, &nr) && nr.Mode.IsDir():
+			return st, reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
+		case errors.As(err, &nr):
+			return st, notRegular(real, nr.Mode)
 		}
 		return st, osErr(real, err)
 	}
-	if fi.IsDir() {
-		return st, reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
-	}
+	defer f.Close()
 	st.exists = true
 	st.disk = stateOf(fi)
 	st.mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	if st.buf != nil {
+		st.buf.Stale = false
+	}
 	if fi.Size() > b.cfg.MaxBytes {
 		if strict {
 			return st, tooLarge(real, fi.Size(), b.cfg.MaxBytes)
@@ -449,11 +483,6 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		st.notText = true
 		return st, nil
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		return st, osErr(real, err)
-	}
-	defer f.Close()
 	data, err := readCapped(f, fi.Size(), b.cfg.MaxBytes)
 	if err != nil {
 		return st, osErr(real, err)
@@ -479,6 +508,16 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	return st, nil
 }
 
+func notRegular(path string, m fs.FileMode) error {
+	return reqErr(CodeInvalidParams, path, ReasonNotRegular,
+		"%s is a %s, not a regular file: the agent can only read and write regular files", path, fileKind(m))
+}
+
+func pathChanged(path string) error {
+	return reqErr(CodeInternal, path, ReasonPathChanged,
+		"%s kept changing (a symlink or directory on its path was replaced) while it was being opened; nothing was read or written", path)
+}
+
 func (b *Bridge) checkText(path, text string) error {
 	if int64(len(text)) > b.cfg.MaxBytes {
 		return tooLarge(path, int64(len(text)), b.cfg.MaxBytes)
@@ -496,38 +535,54 @@ func tooLarge(path string, size, max int64) error {
 	return reqErr(CodeInvalidParams, path, ReasonTooLarge, "file too large: %s is %d bytes, the limit is %d", path, size, max)
 }
 
+// maxPathAttempts bounds how often one request resolves, checks and opens
+// its path again when the path changes under it.
+const maxPathAttempts = 3
+
 // ReadTextFile implements fs/read_text_file.
 func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
 	var resp acp.ReadTextFileResponse
 	if (req.Line != nil && *req.Line < 0) || (req.Limit != nil && *req.Limit < 0) {
 		return resp, reqErr(CodeInvalidParams, req.Path, ReasonBadRange, "line and limit must not be negative (reading %s)", req.Path)
 	}
-	real, err := b.check(ctx, req.Path, "read")
-	if err != nil {
+	for attempt := 1; ; attempt++ {
+		r, err := b.check(ctx, req.Path, "read")
+		if err != nil {
+			return resp, err
+		}
+		real := r.Path
+		var st state
+		if !r.Phantom {
+			st, err = b.current(ctx, real, true)
+		}
+		if errors.Is(err, ErrPathChanged) {
+			if attempt < maxPathAttempts {
+				continue
+			}
+			return resp, pathChanged(real)
+		}
+		if err != nil {
+			return resp, err
+		}
+		if !st.exists && st.buf == nil && !b.cfg.MissingAsEmpty {
+			return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s", real)
+		}
+		b.mu.Lock()
+		tick := 0
+		if st.buf != nil {
+			tick = st.buf.Tick
+		}
+		b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
+		if _, ok := b.originals[real]; !ok {
+			b.originals[real] = Change{Path: real, Original: st.text, Existed: st.exists}
+		}
+		b.mu.Unlock()
+		if st.exists {
+			b.w.track(real, reasonAgent)
+		}
+		resp.Content, err = sliceLines(real, st.text, req.Line, req.Limit)
 		return resp, err
 	}
-	st, err := b.current(ctx, real, true)
-	if err != nil {
-		return resp, err
-	}
-	if !st.exists && st.buf == nil && !b.cfg.MissingAsEmpty {
-		return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s", real)
-	}
-	b.mu.Lock()
-	tick := 0
-	if st.buf != nil {
-		tick = st.buf.Tick
-	}
-	b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
-	if _, ok := b.originals[real]; !ok {
-		b.originals[real] = Change{Path: real, Original: st.text, Existed: st.exists}
-	}
-	b.mu.Unlock()
-	if st.exists {
-		b.w.track(real, reasonAgent)
-	}
-	resp.Content, err = sliceLines(real, st.text, req.Line, req.Limit)
-	return resp, err
 }
 
 // sliceLines returns limit lines of text from the 1-based line, each with its
@@ -586,32 +641,52 @@ func (b *Bridge) pathLock(p string) *sync.Mutex {
 // WriteTextFile implements fs/write_text_file.
 func (b *Bridge) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	var resp acp.WriteTextFileResponse
-	real, err := b.check(ctx, req.Path, "write")
-	if err != nil {
-		return resp, err
-	}
-	if int64(len(req.Content)) > b.cfg.MaxBytes {
-		return resp, reqErr(CodeInvalidParams, real, ReasonTooLarge, "content too large for %s: %d bytes, the limit is %d", real, len(req.Content), b.cfg.MaxBytes)
-	}
-	if strings.IndexByte(req.Content, 0) >= 0 || !utf8.ValidString(req.Content) {
-		return resp, reqErr(CodeInvalidParams, real, ReasonBinary, "content for %s is not UTF-8 text", real)
-	}
-	mu := b.pathLock(real)
-	mu.Lock()
-	defer mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		err := b.writeOnce(ctx, real, req.Content)
-		if errors.Is(err, ErrBufferChanged) {
-			if attempt < 3 {
+	for attempt := 1; ; attempt++ {
+		r, err := b.check(ctx, req.Path, "write")
+		if err != nil {
+			return resp, err
+		}
+		err = b.write(ctx, r, req.Content)
+		if errors.Is(err, ErrPathChanged) {
+			if attempt < maxPathAttempts {
 				continue
 			}
-			return resp, reqErr(CodeInternal, real, ReasonBufferChanging, "the buffer of %s kept changing while the edit was applied; nothing was written", real)
+			return resp, pathChanged(r.Path)
 		}
 		return resp, err
 	}
 }
 
-func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
+// write writes content to the checked resolution r.
+func (b *Bridge) write(ctx context.Context, r resolution, content string) error {
+	real := r.Path
+	if r.Phantom {
+		return reqErr(CodeInvalidParams, real, ReasonNotFound,
+			"cannot create a file through a missing directory followed by \"..\" (the OS would not either): give the path without it, %s", real)
+	}
+	if int64(len(content)) > b.cfg.MaxBytes {
+		return reqErr(CodeInvalidParams, real, ReasonTooLarge, "content too large for %s: %d bytes, the limit is %d", real, len(content), b.cfg.MaxBytes)
+	}
+	if strings.IndexByte(content, 0) >= 0 || !utf8.ValidString(content) {
+		return reqErr(CodeInvalidParams, real, ReasonBinary, "content for %s is not UTF-8 text", real)
+	}
+	mu := b.pathLock(real)
+	mu.Lock()
+	defer mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		err := b.writeOnce(ctx, r, content)
+		if errors.Is(err, ErrBufferChanged) {
+			if attempt < 3 {
+				continue
+			}
+			return reqErr(CodeInternal, real, ReasonBufferChanging, "the buffer of %s kept changing while the edit was applied; nothing was written", real)
+		}
+		return err
+	}
+}
+
+func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) error {
+	real := r.Path
 	st, err := b.current(ctx, real, false)
 	if err != nil {
 		return err
@@ -657,38 +732,35 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 		}
 	}
 
-	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
-		return osErr(filepath.Dir(real), err)
-	}
 	b.w.beginWrite(real)
 	if st.buf != nil {
 		target, tEOL := result, eol
 		if len(target) == 0 {
 			target, tEOL = []string{""}, false
 		}
-		err = b.ed.Apply(ctx, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL)
+		err = b.ed.Apply(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL)
 		b.w.endWrite(real)
 		if err != nil {
-			if errors.Is(err, ErrBufferChanged) {
+			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) {
 				return err
+			}
+			if errors.Is(err, ErrNotRegular) {
+				return reqErr(CodeInvalidParams, real, ReasonNotRegular, "%s is not a regular file: the agent can only read and write regular files", real)
 			}
 			return reqErr(CodeInternal, real, ReasonEditorFailed, "cannot apply the edit to the Neovim buffer of %s: %v", real, err)
 		}
 	} else {
-		mode := fs.FileMode(0o644)
-		if st.exists {
-			mode = st.mode
-			// Respect a read-only file even though the rename would succeed.
-			f, err := os.OpenFile(real, os.O_WRONLY, 0)
-			if err != nil {
-				b.w.endWrite(real)
-				return osErr(real, err)
-			}
-			f.Close()
-		}
-		err = writeAtomic(real, []byte(resultText), mode)
+		err = writeRegular(r, []byte(resultText), 0o644)
 		b.w.endWrite(real)
-		if err != nil {
+		var nr *notRegularError
+		switch {
+		case errors.Is(err, ErrPathChanged):
+			return err
+		case errors.As(err, &nr) && nr.Mode.IsDir():
+			return reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
+		case errors.As(err, &nr):
+			return notRegular(real, nr.Mode)
+		case err != nil:
 			return osErr(real, err)
 		}
 	}

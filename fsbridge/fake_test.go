@@ -85,7 +85,7 @@ func (e *fakeEditor) Snapshot(ctx context.Context, p string) (Buffer, bool, erro
 	return Buffer{Bufnr: fb.nr, Lines: append([]string(nil), fb.lines...), EOL: fb.eol, Modified: fb.modified, Tick: fb.tick}, true, nil
 }
 
-func (e *fakeEditor) Apply(ctx context.Context, bufnr, tick int, hunks []Hunk, eol bool) error {
+func (e *fakeEditor) Apply(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error {
 	var fb *fakeBuf
 	e.mu.Lock()
 	for _, b := range e.bufs {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -215,12 +216,12 @@ func (e *nvimEditor) Snapshot(ctx context.Context, realPath string) (fsbridge.Bu
 }
 
 // Apply implements fsbridge.Editor.
-func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
+func (e *nvimEditor) Apply(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
 	if hunks == nil {
 		hunks = []fsbridge.Hunk{} // nil would reach Lua as a hole in the arguments
 	}
 	var res any
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply(...)", &res, bufnr, tick, hunks, eol); err != nil {
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply(...)", &res, bufnr, tick, hunks, eol, realPath); err != nil {
 		return fmt.Errorf("buffers.apply: %w", err)
 	}
 	switch r := res.(type) {
@@ -229,8 +230,13 @@ func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridg
 			return nil
 		}
 	case string:
-		if r == "buffer changed" {
+		switch {
+		case r == "buffer changed":
 			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrBufferChanged)
+		case r == "path changed":
+			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrPathChanged)
+		case strings.HasPrefix(r, "not a regular file"):
+			return fmt.Errorf("buffer %d: %s: %w", bufnr, r, fsbridge.ErrNotRegular)
 		}
 		return fmt.Errorf("buffer %d: %s", bufnr, r)
 	}

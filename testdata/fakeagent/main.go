@@ -56,10 +56,13 @@ type Step struct {
 	// params (the last one is always "$terminalId"); Until repeats the
 	// request every 20 ms until its result or error (as JSON) contains the
 	// string, for at most TimeoutMS (default 10000).
-	Save      string            `json:"save,omitempty"`
-	Until     string            `json:"until,omitempty"`
-	TimeoutMS int               `json:"timeout_ms,omitempty"`
-	Error     *acp.RequestError `json:"error,omitempty"` // ends the turn with this error
+	Save      string `json:"save,omitempty"`
+	Until     string `json:"until,omitempty"`
+	TimeoutMS int    `json:"timeout_ms,omitempty"`
+	// With request: Repeat sends it this many times in a row (each answer
+	// logged), e.g. to race the client.
+	Repeat int               `json:"repeat,omitempty"`
+	Error  *acp.RequestError `json:"error,omitempty"` // ends the turn with this error
 }
 
 type agent struct {
@@ -325,7 +328,9 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 					a.request(ctx, st, params)
 				}(st)
 			} else {
-				a.request(ctx, st, params)
+				for i := 0; i < max(st.Repeat, 1) && ctx.Err() == nil; i++ {
+					a.request(ctx, st, params)
+				}
 			}
 		case st.WaitAsync:
 			async.Wait()
