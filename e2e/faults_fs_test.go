@@ -137,3 +137,194 @@ func TestFaultsFsFifoRequestsAnswerAtOnce(t *testing.T) {
 		t.Fatalf("the session did not survive:\n%s", e.ChatText())
 	}
 }
+
+// undoOnce presses u once in a window showing buffer b.
+func (e *Editor) undoOnce(b int) {
+	e.t.Helper()
+	e.Lua(`local b = ...
+		local w = vim.fn.bufwinid(b)
+		if w < 0 then vim.cmd("botright split | buffer " .. b) else vim.fn.win_gotoid(w) end`, nil, b)
+	e.fsInput("<Esc>u")
+	e.responsive("after u")
+}
+
+// TestFaultsFsUnreadWriteKeepsUnsavedLines: the agent writes a buffer with
+// unsaved changes it never read (claude-code-acp's Write does): the
+// unsaved lines survive (merged against the disk text) and the chat says so.
+func TestFaultsFsUnreadWriteKeepsUnsavedLines(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "code.txt")
+	fsPutFile(t, p, "alpha\nbeta\ngamma\ndelta\nepsilon\n")
+	e.Lua(`vim.cmd.edit(...)`, nil, p)
+	var b int
+	e.Lua(`return vim.fn.bufnr(...)`, &b, p)
+	e.fsInput("3GA (unsaved)<Esc>")
+	e.SetupFake(M{"turns": []any{[]any{fsWrite(p, "ALPHA\nbeta\ngamma\ndelta\nEPSILON\n")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("write")
+	w := e.waitFS("fs/write_text_file", 1)
+	if !w[0].OK {
+		t.Fatalf("write: %+v", w[0])
+	}
+	want := "ALPHA|beta|gamma (unsaved)|delta|EPSILON"
+	if got := strings.Join(e.bufLines(b), "|"); got != want {
+		t.Fatalf("buffer %q, want %q: the unsaved line was replaced", got, want)
+	}
+	if d := fsGetFile(t, p); d != strings.ReplaceAll(want, "|", "\n")+"\n" {
+		t.Fatalf("disk %q", d)
+	}
+	if !strings.Contains(e.ChatText(), "without having read your unsaved changes") {
+		t.Fatalf("the chat does not say so:\n%s", e.ChatText())
+	}
+}
+
+// TestFaultsFsAnnouncedDiffIsTheBase: the agent's permission request shows
+// a diff (oldText -> newText); the user edits the file while the prompt is
+// open; the agent re-reads it after the answer (gemini and qwen do) and
+// writes newText. The user's edit survives.
+func TestFaultsFsAnnouncedDiffIsTheBase(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "notes.txt")
+	old := "one\ntwo\nthree\nfour\n"
+	newText := "one\ntwo\nthree\nFOUR (agent)\n"
+	fsPutFile(t, p, old)
+	b := e.loadBuffer(p)
+	perm := M{"request": "session/request_permission", "params": M{
+		"toolCall": M{"toolCallId": "t1", "title": "Edit notes.txt", "kind": "edit",
+			"content": []any{M{"type": "diff", "path": p, "oldText": old, "newText": newText}}},
+		"options": permOptions,
+	}}
+	e.SetupFake(M{"turns": []any{[]any{perm, fsRead(p, nil), fsWrite(p, newText)}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("edit")
+	e.WaitState("awaiting_permission")
+	e.setLines(b, 0, 1, []string{"ONE (user, while the prompt was open)"})
+	var ok bool
+	e.Lua(`return require("acp").respond_permission("allow_once")`, &ok)
+	w := e.waitFS("fs/write_text_file", 1)
+	if !w[0].OK {
+		t.Fatalf("write: %+v", w[0])
+	}
+	want := "ONE (user, while the prompt was open)|two|three|FOUR (agent)"
+	if got := strings.Join(e.bufLines(b), "|"); got != want {
+		t.Fatalf("buffer %q, want %q", got, want)
+	}
+	e.WaitState("ready")
+}
+
+// TestFaultsFsKeepMineSaysWhatIsSaved: the conflict prompt says that "keep
+// mine" saves the buffer, unsaved edits included, before it does.
+func TestFaultsFsKeepMineSaysWhatIsSaved(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "c.txt")
+	fsPutFile(t, p, "a\nb\nc\n")
+	b := e.loadBuffer(p)
+	e.SetupFake(M{"turns": []any{
+		[]any{fsRead(p, nil)},
+		[]any{fsWrite(p, "a\nB (agent)\nc\n")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("read")
+	e.setLines(b, 1, 2, []string{"B (user)"})
+	e.Send("write")
+	var q string
+	e.Eventually("conflict window", 10*time.Second, func() bool {
+		q = e.fsPromptText()
+		return q != ""
+	})
+	for _, want := range []string{"Keep mine (saves your unsaved edits too)", "the buffer is saved to disk, your unsaved edits included"} {
+		if !strings.Contains(q, want) {
+			t.Fatalf("conflict window lacks %q:\n%s", want, q)
+		}
+	}
+	if d := fsGetFile(t, p); d != "a\nb\nc\n" {
+		t.Fatalf("saved before the answer: %q", d)
+	}
+	e.fsInput("k")
+	w := e.waitFS("fs/write_text_file", 1)
+	if w[0].OK || w[0].Reason != "user_kept_their_version" {
+		t.Fatalf("write: %+v", w[0])
+	}
+	if d := fsGetFile(t, p); d != "a\nB (user)\nc\n" {
+		t.Fatalf("disk %q", d)
+	}
+	e.WaitState("ready")
+}
+
+// TestFaultsFsAgentWriteIsOneUndoStep: after an agent's write, one u takes
+// it back, also when the file is then rewritten with the same text by
+// another process (the watcher's reload used to add an empty undo step, so
+// the first u did nothing).
+func TestFaultsFsAgentWriteIsOneUndoStep(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "u.txt")
+	fsPutFile(t, p, "alpha\nbeta\ngamma\n")
+	e.Lua(`vim.cmd.edit(...)`, nil, p)
+	var b int
+	e.Lua(`return vim.fn.bufnr(...)`, &b, p)
+	e.SetupFake(M{"turns": []any{[]any{fsRead(p, nil), fsWrite(p, "alpha\nBETA\ngamma\n")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("write")
+	e.waitFS("fs/write_text_file", 1)
+	var seq int
+	e.Lua(`return vim.api.nvim_buf_call(..., function() return vim.fn.undotree().seq_last end)`, &seq, b)
+	// Another process writes the same text (a formatter, git, touch).
+	fi, _ := os.Stat(p)
+	fsPutFile(t, p, "alpha\nBETA\ngamma\n")
+	later := fi.ModTime().Add(2 * time.Second)
+	os.Chtimes(p, later, later)
+	e.Eventually("the watcher handled the change", 10*time.Second, func() bool {
+		var stale bool
+		e.Lua(`local s = require("acp.buffers").snapshot(...); return s ~= nil and s.stale == true`, &stale, p)
+		return !stale
+	})
+	var seq2 int
+	e.Lua(`return vim.api.nvim_buf_call(..., function() return vim.fn.undotree().seq_last end)`, &seq2, b)
+	if seq2 != seq {
+		t.Fatalf("undo entries %d -> %d after a same-text rewrite", seq, seq2)
+	}
+	e.undoOnce(b)
+	if got := strings.Join(e.bufLines(b), "|"); got != "alpha|beta|gamma" {
+		t.Fatalf("after one u: %q", got)
+	}
+}
+
+// TestFaultsFsCRLFBuffer: a 'fileformat' dos buffer reads as the file's
+// CRLF text, and an agent's CRLF write keeps "\r\n" line ends (it used to
+// leave "\r\r\n"), in one undo step.
+func TestFaultsFsCRLFBuffer(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "dos.txt")
+	fsPutFile(t, p, "one\r\ntwo\r\nthree\r\n")
+	e.Lua(`vim.cmd.edit(...)`, nil, p)
+	var b int
+	var ff string
+	e.Lua(`return vim.fn.bufnr(...)`, &b, p)
+	e.Lua(`return vim.bo[...].fileformat`, &ff, b)
+	if ff != "dos" {
+		t.Fatalf("fileformat %q", ff)
+	}
+	e.SetupFake(M{"turns": []any{[]any{fsRead(p, nil), fsWrite(p, "one\r\nTWO\r\nthree\r\n")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("write")
+	r := e.waitFS("fs/read_text_file", 1)
+	if !r[0].OK || r[0].Content != "one\r\ntwo\r\nthree\r\n" {
+		t.Fatalf("read %q, want the file's CRLF text", r[0].Content)
+	}
+	e.waitFS("fs/write_text_file", 1)
+	if d := fsGetFile(t, p); d != "one\r\nTWO\r\nthree\r\n" {
+		t.Fatalf("disk %q", d)
+	}
+	if got := strings.Join(e.bufLines(b), "|"); got != "one|TWO|three" {
+		t.Fatalf("buffer lines %q", got)
+	}
+	e.undoOnce(b)
+	if got := strings.Join(e.bufLines(b), "|"); got != "one|two|three" {
+		t.Fatalf("after one u: %q", got)
+	}
+}

@@ -40,14 +40,18 @@ type Buffer struct {
 	// or written to (changed since, or replaced). An unmodified stale buffer
 	// is not trusted for reads: the disk is read instead.
 	Stale bool `json:"stale" msgpack:"stale"`
+	// FileFormat is the buffer's 'fileformat' ("unix", "dos", "mac"; "unix"
+	// when 'binary'): how its lines end on disk.
+	FileFormat string `json:"ff" msgpack:"ff"`
 }
 
-// Text is the file content writing the buffer would produce.
+// Text is the file content writing the buffer would produce, line ends
+// included: the agent reads a CRLF file's buffer as CRLF text, as on disk.
 func (b Buffer) Text() string {
 	if len(b.Lines) == 1 && b.Lines[0] == "" && !b.EOL {
 		return ""
 	}
-	return joinLines(b.Lines, b.EOL)
+	return joinText(b.Lines, b.EOL, b.lineEnding())
 }
 
 // Editor is the bridge's view of Neovim. Paths are real (symlink-free,
@@ -179,6 +183,8 @@ type Bridge struct {
 	written   []string
 	decisions map[string]bool // outside-workspace answers remembered for the session
 	locks     map[string]*sync.Mutex
+	announced map[string]announcement // edits the agent announced, by real path (see Announce)
+	annOrder  []string                // keys of announced, oldest first
 
 	w *watcher // nil when not watching
 }
@@ -215,6 +221,7 @@ func New(cfg Config, ed Editor, ask Asker, log *slog.Logger) (*Bridge, error) {
 		originals: map[string]Change{},
 		decisions: map[string]bool{},
 		locks:     map[string]*sync.Mutex{},
+		announced: map[string]announcement{},
 	}
 	for _, r := range append([]string{cfg.Root}, cfg.AllowRoots...) {
 		if !filepath.IsAbs(r) {
@@ -691,20 +698,23 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	if err != nil {
 		return err
 	}
-	b.mu.Lock()
-	snap, hasSnap := b.snaps[real]
-	b.mu.Unlock()
-
-	theirs, theirsEOL := splitLines(content)
-	ours, oursEOL := splitLines(st.text)
+	// Lines as the buffer holds them (a CRLF buffer's lines have no "\r").
+	sep := st.buf.lineEnding()
+	theirs, theirsEOL := splitText(content, sep)
+	ours, oursEOL := splitText(st.text, sep)
 	var result []string
 	var eol bool
 	var kept []mergeConflict
-	if st.notText || !(st.exists || st.buf != nil) || !hasSnap || snap.text == st.text {
+	var note string
+	baseText, kind, err := b.mergeBase(real, content, st)
+	if err != nil {
+		return err
+	}
+	if kind == baseNone || baseText == st.text {
 		// Nothing to merge: the agent's content replaces what is there.
 		result, eol = theirs, theirsEOL
 	} else {
-		base, baseEOL := splitLines(snap.text)
+		base, baseEOL := splitText(baseText, sep)
 		eol = theirsEOL
 		if theirsEOL == baseEOL && len(ours) > 0 && len(base) > 0 {
 			eol = oursEOL
@@ -713,7 +723,8 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		result, conflicts = merge3(base, ours, theirs, false)
 		if len(conflicts) > 0 {
 			take, _ := merge3(base, ours, theirs, true)
-			choice, err := b.askConflict(ctx, real, st.text, joinLines(take, eol), conflicts)
+			unsaved := st.buf != nil && st.buf.Modified
+			choice, err := b.askConflict(ctx, real, st.text, joinText(take, eol, sep), conflicts, unsaved)
 			if err != nil {
 				return err
 			}
@@ -722,9 +733,11 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 			} else {
 				kept = conflicts
 			}
+		} else {
+			note = mergeNote(real, kind)
 		}
 	}
-	resultText := joinLines(result, eol)
+	resultText := joinText(result, eol, sep)
 
 	if b.cfg.WriteMode == WriteReview && resultText != st.text {
 		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
@@ -767,6 +780,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 
 	b.mu.Lock()
 	b.snaps[real] = snapshot{text: content, state: statFile(real)}
+	delete(b.announced, real)
 	if _, ok := b.originals[real]; !ok {
 		orig := st.text
 		b.originals[real] = Change{Path: real, Original: orig, Existed: st.exists}
@@ -783,6 +797,9 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	}
 	b.mu.Unlock()
 	b.w.track(real, reasonAgent)
+	if note != "" && b.ed != nil {
+		b.ed.Warn(ctx, note)
+	}
 
 	if len(kept) > 0 {
 		return reqErr(CodeInternal, real, ReasonKeptMine,
@@ -807,13 +824,21 @@ func describeRanges(cs []mergeConflict) string {
 	return strings.Join(parts, ", ")
 }
 
-func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []mergeConflict) (string, error) {
+func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []mergeConflict, unsaved bool) (string, error) {
 	if b.ask == nil {
 		return OptKeepMine, nil
 	}
+	keep := "Keep mine: your version of those lines stays, the agent's other changes are applied, and the file is saved."
+	keepLabel := "Keep mine (saves the file)"
+	if unsaved {
+		keep = "Keep mine: your version of those lines stays, the agent's other changes are applied, and the buffer is saved to disk, your unsaved edits included."
+		keepLabel = "Keep mine (saves your unsaved edits too)"
+	}
 	body := []string{
 		fmt.Sprintf("The agent's edit of %s overlaps changes made since the agent read it, at %s.", real, describeRanges(cs)),
-		"Take the agent's version there, keep yours (the agent's other changes are applied), or open a diff.",
+		"Take the agent's version: its lines replace yours there, and the file is saved.",
+		keep,
+		"Open a diff: see both side by side first.",
 		"",
 	}
 	body = append(body, strings.Split(strings.TrimSuffix(UnifiedDiff(real, cur, take), "\n"), "\n")...)
@@ -826,7 +851,7 @@ func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []m
 		New:   take,
 		Options: []Option{
 			{OptTakeAgent, "Take the agent's version", "a"},
-			{OptKeepMine, "Keep mine", "k"},
+			{OptKeepMine, keepLabel, "k"},
 			{OptOpenDiff, "Open a diff", "d"},
 		},
 	}

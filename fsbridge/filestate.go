@@ -1,6 +1,9 @@
 package fsbridge
 
-import "os"
+import (
+	"os"
+	"strings"
+)
 
 // fileState identifies one version of a file on disk well enough to tell our
 // own writes from other processes' (size, mtime in ns, inode).
@@ -23,4 +26,52 @@ func stateOf(fi os.FileInfo) fileState {
 	st := fileState{Exists: true, Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
 	st.Ino = inode(fi)
 	return st
+}
+
+// lineEnding is how the lines of b's file end: its 'fileformat' ("dos":
+// "\r\n", "mac": "\r", else "\n").
+func (b *Buffer) lineEnding() string {
+	if b == nil {
+		return "\n"
+	}
+	switch b.FileFormat {
+	case "dos":
+		return "\r\n"
+	case "mac":
+		return "\r"
+	}
+	return "\n"
+}
+
+// splitText splits file text into lines the way a buffer whose lines end
+// with sep holds them, and reports whether the text ends with a line end.
+// With "\r\n" a bare "\n" ends a line too (Neovim writes it back as "\r\n").
+func splitText(text, sep string) ([]string, bool) {
+	switch sep {
+	case "\r\n":
+		lines, eol := splitLines(text)
+		for i, l := range lines {
+			lines[i] = strings.TrimSuffix(l, "\r")
+		}
+		return lines, eol
+	case "\r":
+		if text == "" {
+			return nil, false
+		}
+		eol := strings.HasSuffix(text, "\r")
+		return strings.Split(strings.TrimSuffix(text, "\r"), "\r"), eol
+	}
+	return splitLines(text)
+}
+
+// joinText is the inverse of splitText: the file text of lines.
+func joinText(lines []string, eol bool, sep string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	s := strings.Join(lines, sep)
+	if eol {
+		s += sep
+	}
+	return s
 }

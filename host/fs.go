@@ -41,7 +41,18 @@ type sessionFS struct {
 	b       *fsbridge.Bridge
 	seeding bool       // the bridge is being seeded with the loaded buffers
 	pending []bufEvent // buffer events that arrived while seeding
+	diffs   []diffNote // diffs announced before the bridge existed (bounded)
 }
+
+// diffNote is a diff an agent announced in a tool call.
+type diffNote struct {
+	path    string
+	oldText *string
+	newText string
+}
+
+// maxPendingDiffs bounds the diffs kept for a bridge not created yet.
+const maxPendingDiffs = 64
 
 type bufEvent struct {
 	path   string
@@ -96,6 +107,10 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 		}
 	}
 	f.pending = nil
+	for _, d := range f.diffs {
+		b.Announce(d.path, d.oldText, d.newText)
+	}
+	f.diffs = nil
 	f.seeding = false
 	f.b = b
 	f.mu.Unlock()
@@ -118,6 +133,43 @@ func (s *Session) bufferEvent(path string, loaded bool) {
 		}
 	case f.seeding:
 		f.pending = append(f.pending, bufEvent{path, loaded})
+	}
+}
+
+// noteDiffs hands the diffs a tool call announces (content blocks {type =
+// "diff", path, oldText, newText}, from session/update tool_call and
+// tool_call_update, or session/request_permission) to the session's bridge:
+// the agent's later write of newText is merged against oldText, so the
+// user's edits made meanwhile survive (see fsbridge.Bridge.Announce).
+func (s *Session) noteDiffs(toolCall map[string]any) {
+	content, _ := toolCall["content"].([]any)
+	for _, c := range content {
+		m, _ := c.(map[string]any)
+		if m == nil || m["type"] != "diff" {
+			continue
+		}
+		path, _ := m["path"].(string)
+		newText, ok := m["newText"].(string)
+		if path == "" || !ok {
+			continue
+		}
+		var oldText *string
+		if o, ok := m["oldText"].(string); ok {
+			oldText = &o
+		}
+		f := &s.fsb
+		f.mu.Lock()
+		if f.b != nil {
+			b := f.b
+			f.mu.Unlock()
+			b.Announce(path, oldText, newText)
+			continue
+		}
+		f.diffs = append(f.diffs, diffNote{path, oldText, newText})
+		if len(f.diffs) > maxPendingDiffs {
+			f.diffs = f.diffs[1:]
+		}
+		f.mu.Unlock()
 	}
 }
 

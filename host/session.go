@@ -335,6 +335,9 @@ func (s *Session) update(u map[string]any) {
 	if !knownUpdates[kind] {
 		s.log.Info("unknown session update kind", "kind", kind)
 	}
+	if kind == "tool_call" || kind == "tool_call_update" {
+		s.noteDiffs(u) // fs.go: announced diffs are merge bases
+	}
 	s.emit(Event{"type": "update", "update": clean(u)})
 }
 
@@ -364,6 +367,9 @@ func (s *Session) handle(ctx context.Context, method string, params json.RawMess
 		}
 		var raw map[string]any
 		_ = json.Unmarshal(params, &raw)
+		if tc, ok := raw["toolCall"].(map[string]any); ok {
+			s.noteDiffs(tc) // fs.go: announced diffs are merge bases
+		}
 		return s.requestPermission(ctx, p, raw), nil
 	}
 	return s.handleTools(ctx, method, params)

@@ -313,6 +313,9 @@ local function describe(b)
     eol = eol,
     modified = vim.bo[b].modified,
     tick = api.nvim_buf_get_changedtick(b),
+    -- how the lines end on disk: the host presents the file's text as
+    -- written ("\r\n" for dos), and splits the agent's text the same way
+    ff = vim.bo[b].binary and 'unix' or vim.bo[b].fileformat,
   }
 end
 
@@ -321,9 +324,10 @@ end
 --- or written to (changed, replaced), and the host reads the disk instead
 --- of an unmodified stale buffer.
 ---@param realpath string
----@return {bufnr: integer, lines: string[], eol: boolean, modified: boolean, tick: integer, stale: boolean}|nil
+---@return {bufnr: integer, lines: string[], eol: boolean, modified: boolean, tick: integer, stale: boolean, ff: string}|nil
 ---  nil if no buffer is loaded for realpath. eol: writing the buffer ends the
----  file with a newline. An empty buffer is lines {""}, eol false.
+---  file with a newline. An empty buffer is lines {""}, eol false. ff: the
+---  'fileformat' ("unix" when 'binary').
 function M.snapshot(realpath)
   local b = find(realpath)
   if not b then
