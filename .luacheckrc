@@ -1,4 +1,4 @@
--- luacheck lua plugin
+-- luacheck lua plugin tests
 std = "luajit"
 globals = { "vim" }
 max_line_length = false

@@ -43,9 +43,11 @@ func TestFullTurn(t *testing.T) {
 	if st.SessionID != "fake-session-1" {
 		t.Fatalf("session_id = %q", st.SessionID)
 	}
-	e.Send("what is up?")
-	if st := e.Status(); st.State != "busy" || st.StopReason != "" {
-		t.Fatalf("after send: %+v, want busy with stop_reason cleared", st)
+	// Read in the same call: a fast turn may end before a second call.
+	var after Status
+	e.Lua(`local acp = require("acp"); acp.send(...); return acp.status()`, &after, "what is up?")
+	if after.State != "busy" || after.StopReason != "" {
+		t.Fatalf("after send: %+v, want busy with stop_reason cleared", after)
 	}
 	st = e.WaitState("ready")
 	if st.StopReason != "end_turn" {

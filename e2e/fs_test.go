@@ -127,7 +127,7 @@ func (e *Editor) setLines(b, start, end int, lines []string) {
 // fsPromptText is the open conflict/review question window's text.
 func (e *Editor) fsPromptText() string {
 	var s string
-	e.Lua(`local s = require("acp")._session(); return s and require("acp.fsprompt").text(s) or ""`, &s)
+	e.Lua(`local s = require("acp")._session(); return s and s.prompts:text() or ""`, &s)
 	return s
 }
 
@@ -135,8 +135,7 @@ func (e *Editor) fsPromptText() string {
 func (e *Editor) permPromptText() string {
 	var lines []string
 	e.Lua(`local s = require("acp")._session()
-		if not s or not s.prompt or not vim.api.nvim_buf_is_valid(s.prompt.buf) then return {} end
-		return vim.api.nvim_buf_get_lines(s.prompt.buf, 0, -1, false)`, &lines)
+		return s and vim.split(s.prompts:text(), "\n", { plain = true }) or {}`, &lines)
 	return strings.Join(lines, "\n")
 }
 

@@ -55,8 +55,7 @@ func waitOutcomes(e *Editor, n int) []string {
 func promptText(e *Editor) string {
 	var lines []string
 	e.Lua(`local s = require("acp")._session()
-		if not s.prompt or not vim.api.nvim_buf_is_valid(s.prompt.buf) then return {} end
-		return vim.api.nvim_buf_get_lines(s.prompt.buf, 0, -1, false)`, &lines)
+		return s and vim.split(s.prompts:text(), "\n", { plain = true }) or {}`, &lines)
 	return strings.Join(lines, "\n")
 }
 
@@ -171,7 +170,7 @@ func TestQueuedPermissionRequestsInOrder(t *testing.T) {
 	e.WaitState("awaiting_permission")
 	e.Eventually("both requests queued", 5*time.Second, func() bool {
 		var n int
-		e.Lua(`return #require("acp")._session().permissions`, &n)
+		e.Lua(`return require("acp")._session().prompts:count("permission")`, &n)
 		return n == 2
 	})
 	if p := promptText(e); !strings.Contains(p, "First tool") {
@@ -282,7 +281,7 @@ func TestPromptClosedWithQuitComesBack(t *testing.T) {
 	e.WaitState("ready")
 	e.Send("build")
 	e.WaitState("awaiting_permission")
-	e.Lua(`vim.api.nvim_win_close(require("acp")._session().prompt.win, true)`, nil) // like :q
+	e.Lua(`vim.api.nvim_win_close(require("acp")._session().prompts:window(), true)`, nil) // like :q
 	e.Lua(`vim.cmd("AcpPermission")`, nil)
 	if p := promptText(e); !strings.Contains(p, "Run make") {
 		t.Fatalf("prompt not back:\n%s", p)

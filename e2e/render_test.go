@@ -220,7 +220,7 @@ func TestModeAndModelRoundTrip(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	var modes []string
-	e.Lua(`return require("acp.settings").complete("mode")`, &modes)
+	e.Lua(`return require("acp.commands").choices("mode")`, &modes)
 	if strings.Join(modes, ",") != "ask,code" {
 		t.Fatalf("mode completion %v", modes)
 	}

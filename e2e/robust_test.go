@@ -211,7 +211,7 @@ func TestCodexShapes(t *testing.T) {
 		return strings.Contains(e.ChatText(), "$ echo hi\n      hi\n")
 	})
 	var mode string
-	e.Lua(`return require("acp")._session().mode_id`, &mode)
+	e.Lua(`return require("acp")._session().settings.mode_id`, &mode)
 	if mode != "read-only" {
 		t.Fatalf("mode_id %q after config_option_update", mode)
 	}

@@ -27,7 +27,7 @@ func (e *Editor) termLines(id string) string {
 	e.t.Helper()
 	var lines []string
 	e.Lua(`local s = require("acp")._session()
-		local t = s and require("acp.terminal").get(s, ...)
+		local t = s and s.terminals:get(...)
 		if not t then return {} end
 		return vim.api.nvim_buf_get_lines(t.buf, 0, -1, false)`, &lines, id)
 	return strings.Join(lines, "\n")
@@ -37,7 +37,7 @@ func (e *Editor) termLines(id string) string {
 func (e *Editor) termIDs() []string {
 	e.t.Helper()
 	var ids []string
-	e.Lua(`return require("acp.terminal").ids(require("acp")._session())`, &ids)
+	e.Lua(`return require("acp")._session().terminals:ids()`, &ids)
 	return ids
 }
 
@@ -162,7 +162,7 @@ func TestTerminalInputAndOpen(t *testing.T) {
 			if l:find("[terminal ", 1, true) then vim.api.nvim_win_set_cursor(0, { i, 0 }) end
 		end
 		require("acp.actions").activate(s)
-		return vim.api.nvim_get_current_buf() == require("acp.terminal").get(s, ...).buf`, &opened, id)
+		return vim.api.nvim_get_current_buf() == s.terminals:get(...).buf`, &opened, id)
 	if !opened {
 		t.Fatal("<CR> on the terminal line did not open its live view")
 	}
@@ -219,7 +219,7 @@ func TestTerminalFromToolCallMeta(t *testing.T) {
 		t.Fatalf("live view:\n%s", v)
 	}
 	var readonly bool
-	e.Lua(`return require("acp.terminal").get(require("acp")._session(), "call-7").readonly`, &readonly)
+	e.Lua(`return require("acp")._session().terminals:get("call-7").readonly`, &readonly)
 	if !readonly {
 		t.Fatal("a _meta terminal must be read-only")
 	}
@@ -327,6 +327,10 @@ func TestTerminalStopSessionKillsCommand(t *testing.T) {
 	e.WaitState("ready")
 	e.Send("sleep")
 	pid := e.commandPid()
+	// The tool block comes after the output: stopping before it arrives drops it.
+	e.Eventually("the tool block", 5*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "] (running) <CR> to open")
+	})
 	e.Lua(`vim.cmd("AcpStop")`, nil)
 	e.Eventually("the command gone", 15*time.Second, func() bool { return !alive(pid) })
 	e.Eventually("the terminal shown as ended", 5*time.Second, func() bool {

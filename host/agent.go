@@ -306,7 +306,7 @@ func (a *Agent) broadcastError(msg string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, s := range a.sessions {
-		a.h.ui.Emit(Event{"type": "message", "sid": s.sid, "level": "error", "text": msg})
+		s.emit(messageEvent("error", msg))
 	}
 }
 

@@ -19,12 +19,12 @@ import (
 // which routes the bridge's questions to the user:
 //
 //   - outside-workspace questions go through the permission prompt, as a
-//     {type="permission"} event with a synthesized tool call;
-//   - conflicts and write reviews go to lua/acp/fsprompt.lua as
-//     {type="fs_question", id, question} (a diff window with one key per
-//     answer).
-//
-// Both are answered by acp_permission(id, optionId), like permission requests.
+//     permission event with a synthesized tool call, answered by
+//     acp_answer_permission(id, optionId);
+//   - conflicts and write reviews go to the prompt queue (lua/acp/prompt.lua,
+//     content from lua/acp/fsprompt.lua) as an fs_question event (a diff
+//     window with one key per answer), answered by
+//     acp_answer_fs_question(id, optionId).
 //
 // A session's Bridge is created on the session's first fs/* request (or
 // :AcpChanges), not when the session starts: agents that never call fs/*
@@ -311,7 +311,7 @@ func (e *nvimEditor) Reload(ctx context.Context, realPath string) (bool, error) 
 // (and, once per message, to vim.notify; see lua/acp/init.lua).
 func (e *nvimEditor) Warn(ctx context.Context, msg string) {
 	e.s.log.Warn("fs", "warning", msg)
-	e.s.emit(Event{"type": "fs_warning", "text": msg})
+	e.s.emit(fsWarningEvent(msg))
 }
 
 // nvimAsker is fsbridge.Asker for one session.
@@ -328,16 +328,17 @@ var permissionKinds = map[string]string{
 	fsbridge.OptRejectAlways: string(acp.PermissionOptionKindRejectAlways),
 }
 
-// Ask implements fsbridge.Asker: it shows q and waits for acp_permission(id,
-// optionId), session/cancel, the session's end or ctx.
+// Ask implements fsbridge.Asker: it shows q and waits for the answer
+// (acp_answer_fs_question, or acp_answer_permission for an outside-workspace
+// question), session/cancel, the session's end or ctx.
 func (a *nvimAsker) Ask(ctx context.Context, q fsbridge.Question) (string, error) {
 	s := a.s
 	var choice string
 	var err error
 	if q.Kind == fsbridge.KindOutsideWorkspace {
-		choice, err = s.ask(ctx, Event{"type": "permission", "request": outsideRequest(ctx, q)}, "permission_done")
+		choice, err = s.ask(ctx, permissionQuestion, permissionEvent(outsideRequest(ctx, q)))
 	} else {
-		choice, err = s.ask(ctx, Event{"type": "fs_question", "question": q}, "fs_question_done")
+		choice, err = s.ask(ctx, fsQuestion, fsQuestionEvent(q))
 	}
 	if err != nil {
 		return "", err

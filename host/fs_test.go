@@ -60,7 +60,7 @@ func TestAskOutsideWorkspaceThroughPermissionPrompt(t *testing.T) {
 	if o := opts[1].(map[string]any); o["optionId"] != "reject_always" || o["kind"] != "reject_always" || o["name"] != "Never" {
 		t.Fatalf("option = %v", o)
 	}
-	if err := h.rpcPermission(ev["id"].(int), fsbridge.OptAllowOnce); err != nil {
+	if err := h.answerer(permissionQuestion)(ev["id"].(int), fsbridge.OptAllowOnce); err != nil {
 		t.Fatal(err)
 	}
 	if a := <-got; a != fsbridge.OptAllowOnce {
@@ -86,7 +86,7 @@ func TestAskReviewCancelledBySessionCancel(t *testing.T) {
 	}
 	pendingEvent(t, h, "fs_question_done")
 	// A late answer is ignored.
-	if err := h.rpcPermission(ev["id"].(int), fsbridge.OptAccept); err != nil {
+	if err := h.answerer(fsQuestion)(ev["id"].(int), fsbridge.OptAccept); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -180,7 +180,7 @@ func (s *Session) guardCommand(ctx context.Context, line string) *acp.RequestErr
 		// The client's own question: client rules never answer it.
 		"client_question": "destructive_command",
 	}
-	choice, err := s.ask(ctx, Event{"type": "permission", "request": req}, "permission_done")
+	choice, err := s.ask(ctx, permissionQuestion, permissionEvent(req))
 	if err == nil && choice == "allow_once" {
 		return nil
 	}

@@ -22,7 +22,7 @@ type Host struct {
 	mu       sync.Mutex
 	agents   map[string]*Agent
 	sessions map[int]*Session
-	answers  map[int]*Session
+	answers  map[int]pendingAnswer
 	lastID   int
 	closing  bool
 }
@@ -34,14 +34,14 @@ func New(nv *nvim.Nvim, log *slog.Logger) *Host {
 		log:      log,
 		agents:   map[string]*Agent{},
 		sessions: map[int]*Session{},
-		answers:  map[int]*Session{},
+		answers:  map[int]pendingAnswer{},
 	}
 	h.ui = NewUI(h.deliver, log)
 	return h
 }
 
 func (h *Host) deliver(ctx context.Context, events []Event) error {
-	return h.nv.ExecLua("require('acp.bridge').dispatch(...)", nil, events)
+	return h.nv.ExecLua("require('acp.events').dispatch(...)", nil, events)
 }
 
 // Register installs the RPC methods Lua calls.
@@ -51,11 +51,15 @@ func (h *Host) Register() error {
 		"acp_prompt":     h.rpcPrompt,
 		"acp_cancel":     h.rpcCancel,
 		"acp_close":      h.rpcClose,
-		"acp_permission": h.rpcPermission,
 		"acp_set_mode":   h.rpcSetMode,
 		"acp_set_model":  h.rpcSetModel,
 		"acp_set_option": h.rpcSetOption,
 		"acp_ping":       func() (string, error) { return Version, nil },
+
+		// Answers to the questions the host asks (events.go).
+		permissionQuestion.answer: h.answerer(permissionQuestion),
+		fsQuestion.answer:         h.answerer(fsQuestion),
+		resumeQuestion.answer:     h.answerer(resumeQuestion),
 
 		// fs/* (fs.go).
 		"acp_buf_loaded":   h.rpcBufLoaded,
@@ -175,9 +179,15 @@ func (h *Host) session(sid int) (*Session, error) {
 	return s, nil
 }
 
-func (h *Host) registerAnswer(id int, s *Session) {
+// pendingAnswer is a question waiting for the user: its session and kind.
+type pendingAnswer struct {
+	s *Session
+	q question
+}
+
+func (h *Host) registerAnswer(id int, s *Session, q question) {
 	h.mu.Lock()
-	h.answers[id] = s
+	h.answers[id] = pendingAnswer{s, q}
 	h.mu.Unlock()
 }
 
@@ -245,15 +255,23 @@ func (h *Host) rpcClose(sid int) error {
 	return nil
 }
 
-func (h *Host) rpcPermission(id int, choice string) error {
-	h.mu.Lock()
-	s := h.answers[id]
-	h.mu.Unlock()
-	if s == nil {
-		return nil // answered already (e.g. cancelled): late answers are ignored
+// answerer is the RPC method answering questions of kind q: (id, choice),
+// choice an optionId (permission, fs question) or a session id ("": a new
+// session). An id of another kind of question is an error.
+func (h *Host) answerer(q question) func(id int, choice string) error {
+	return func(id int, choice string) error {
+		h.mu.Lock()
+		p, ok := h.answers[id]
+		h.mu.Unlock()
+		if !ok {
+			return nil // answered already (e.g. cancelled): late answers are ignored
+		}
+		if p.q != q {
+			return fmt.Errorf("%s: question %d is a %s", q.answer, id, p.q.ask)
+		}
+		p.s.answer(id, choice)
+		return nil
 	}
-	s.answer(id, choice)
-	return nil
 }
 
 func (h *Host) rpcSetMode(sid int, mode string) error {

@@ -15,7 +15,7 @@ import (
 func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer) (acp.SessionId, json.RawMessage, error) {
 	caps := a.initResp.AgentCapabilities
 	if !caps.LoadSession {
-		s.emit(Event{"type": "message", "level": "warn", "text": a.spec.Name + " cannot load past sessions; starting a new one"})
+		s.emit(messageEvent("warn", a.spec.Name+" cannot load past sessions; starting a new one"))
 		return "", nil, nil
 	}
 	choices := []map[string]any{} // never nil: Lua must get a list, not vim.NIL
@@ -43,7 +43,7 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 			cursor = res.NextCursor
 		}
 	}
-	choice, err := s.ask(ctx, Event{"type": "resume", "sessions": choices}, "resume_done")
+	choice, err := s.ask(ctx, resumeQuestion, resumeEvent(choices))
 	if err != nil {
 		return "", nil, err
 	}

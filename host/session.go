@@ -109,7 +109,7 @@ func (s *Session) emit(ev Event) {
 
 func (s *Session) fail(err error) {
 	s.log.Error("session error", "err", err)
-	s.emit(Event{"type": "state", "state": "error", "error": err.Error()})
+	s.emit(errorEvent(err))
 }
 
 // open starts (or reuses) the agent and runs session/new.
@@ -196,12 +196,10 @@ func (s *Session) open(ctx context.Context) {
 			s.log.Warn("fs bridge", "err", err)
 		}
 	}()
-	s.emit(Event{"type": "state", "state": "ready", "session_id": string(id),
-		"info": clean(info), "agent_info": agentInfo,
-		"prompt_capabilities": map[string]any{
-			"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
-			"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
-		}})
+	s.emit(readyEvent(string(id), clean(info), agentInfo, map[string]any{
+		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
+		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
+	}))
 }
 
 // prompt runs one turn.
@@ -227,9 +225,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.mu.Unlock()
 	close(end)
 	if dropped {
-		s.emit(Event{"type": "message", "level": "warn", "text": fmt.Sprintf(
-			"the agent did not end the turn within %v of the cancel; stopped waiting for it", cancelGrace)})
-		s.emit(Event{"type": "turn_end", "stop_reason": string(acp.StopReasonCancelled)})
+		s.emit(messageEvent("warn", fmt.Sprintf(
+			"the agent did not end the turn within %v of the cancel; stopped waiting for it", cancelGrace)))
+		s.emit(turnEndEvent(string(acp.StopReasonCancelled)))
 		return
 	}
 	if err != nil {
@@ -241,10 +239,10 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		}
 		err = s.agent.describe("session/prompt", err)
 		s.log.Warn("prompt failed", "err", err)
-		s.emit(Event{"type": "turn_end", "error": err.Error()})
+		s.emit(turnErrorEvent(err))
 		return
 	}
-	s.emit(Event{"type": "turn_end", "stop_reason": string(resp.StopReason)})
+	s.emit(turnEndEvent(string(resp.StopReason)))
 }
 
 // cancelGrace is how long a cancelled turn may take to end before the
@@ -325,7 +323,7 @@ func (s *Session) update(u map[string]any) {
 			text, _ := c["text"].(string)
 			if m := modeMarker.FindStringSubmatch(text); m != nil && kind == "agent_message_chunk" {
 				// Gemini reports mode changes only as this message.
-				s.emit(Event{"type": "update", "update": map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": m[1]}})
+				s.emit(modeUpdateEvent(m[1]))
 				return
 			}
 			s.h.ui.Chunk(s.sid, chunkKind[kind], text)
@@ -338,7 +336,7 @@ func (s *Session) update(u map[string]any) {
 	if kind == "tool_call" || kind == "tool_call_update" {
 		s.noteDiffs(u) // fs.go: announced diffs are merge bases
 	}
-	s.emit(Event{"type": "update", "update": clean(u)})
+	s.emit(updateEvent(clean(u)))
 }
 
 // knownUpdates are the sessionUpdate kinds the chat renders.
@@ -385,13 +383,13 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 			}
 			for _, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
-					s.emit(Event{"type": "message", "level": "info", "text": fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))})
+					s.emit(messageEvent("info", fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))))
 					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
 				}
 			}
 		}
 	}
-	choice, _ := s.ask(ctx, Event{"type": "permission", "request": clean(raw)}, "permission_done")
+	choice, _ := s.ask(ctx, permissionQuestion, permissionEvent(clean(raw)))
 	for _, o := range p.Options {
 		if choice != "" && string(o.OptionId) == choice {
 			if o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways {
@@ -403,10 +401,10 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
 }
 
-// ask shows the user a question (ev, given a fresh "id") and waits for
-// the answer (acp_permission), a cancel, the session's end or ctx; "" means
-// no answer. The UI gets doneType with the id once it is settled either way.
-func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, error) {
+// ask shows the user question ev of kind q (given a fresh "id") and waits
+// for the answer (q.answer), a cancel, the session's end or ctx; "" means
+// no answer. The UI gets q.done with the id once it is settled either way.
+func (s *Session) ask(ctx context.Context, q question, ev Event) (string, error) {
 	id := s.h.nextID()
 	ch := make(chan string, 1)
 	s.mu.Lock()
@@ -416,7 +414,7 @@ func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, e
 	}
 	s.perms[id] = ch
 	s.mu.Unlock()
-	s.h.registerAnswer(id, s)
+	s.h.registerAnswer(id, s, q)
 	defer s.h.unregisterAnswer(id)
 	ev["id"] = id
 	s.emit(ev)
@@ -428,7 +426,7 @@ func (s *Session) ask(ctx context.Context, ev Event, doneType string) (string, e
 		delete(s.perms, id)
 		s.mu.Unlock()
 	}
-	s.emit(Event{"type": doneType, "id": id})
+	s.emit(doneEvent(q, id))
 	if choice == "" && ctx.Err() != nil {
 		return "", ctx.Err()
 	}

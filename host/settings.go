@@ -34,19 +34,19 @@ func (s *Session) call(method string, params any) (json.RawMessage, error) {
 // setMode switches the session mode (session/set_mode).
 func (s *Session) setMode(mode string) {
 	if _, err := s.call(acp.AgentMethodSessionSetMode, acp.SetSessionModeRequest{SessionId: s.id, ModeId: acp.SessionModeId(mode)}); err != nil {
-		s.emit(Event{"type": "message", "level": "error", "text": err.Error()})
+		s.emit(messageEvent("error", err.Error()))
 		return
 	}
-	s.emit(Event{"type": "update", "update": map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": mode}})
+	s.emit(modeUpdateEvent(mode))
 }
 
 // setModel switches the model (session/set_model, unstable in ACP).
 func (s *Session) setModel(model string) {
 	if _, err := s.call(acp.AgentMethodSessionSetModel, acp.UnstableSetSessionModelRequest{SessionId: s.id, ModelId: acp.UnstableModelId(model)}); err != nil {
-		s.emit(Event{"type": "message", "level": "error", "text": err.Error()})
+		s.emit(messageEvent("error", err.Error()))
 		return
 	}
-	s.emit(Event{"type": "model", "model_id": model})
+	s.emit(modelEvent(model))
 }
 
 // setConfigOption sets a config option (session/set_config_option); value
@@ -61,13 +61,13 @@ func (s *Session) setConfigOption(option string, value any) {
 	}
 	res, err := s.call(acp.AgentMethodSessionSetConfigOption, req)
 	if err != nil {
-		s.emit(Event{"type": "message", "level": "error", "text": err.Error()})
+		s.emit(messageEvent("error", err.Error()))
 		return
 	}
 	var out map[string]any
 	if json.Unmarshal(res, &out) == nil {
 		if opts, ok := out["configOptions"]; ok {
-			s.emit(Event{"type": "update", "update": clean(map[string]any{"sessionUpdate": "config_option_update", "configOptions": opts})})
+			s.emit(updateEvent(clean(map[string]any{"sessionUpdate": "config_option_update", "configOptions": opts})))
 		}
 	}
 }

@@ -212,7 +212,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 			Data: map[string]any{"command": line, "reason": reason}}
 	}
 	s.log.Info("terminal created", "id", id, "command", line, "cwd", cwd)
-	pump.start(view, id, Event{"type": "terminal", "id": id, "command": line, "cwd": cwd})
+	pump.start(view, id, terminalEvent(id, line, cwd))
 	return acp.CreateTerminalResponse{TerminalId: id}, nil
 }
 
@@ -271,7 +271,7 @@ func (s *Session) releaseTerminal(id string) (any, *acp.RequestError) {
 		s.terms.mu.Lock()
 		pump := s.terms.pump
 		s.terms.mu.Unlock()
-		pump.event(Event{"type": "terminal_exit", "id": id, "released": true})
+		pump.event(terminalReleasedEvent(id))
 	}
 	return acp.ReleaseTerminalResponse{}, nil
 }
@@ -428,12 +428,7 @@ func (p *livePump) noticeLocked(id string, from int) {
 
 // exit queues t's exit event after its output.
 func (p *livePump) exit(t *liveTerm, st terminal.ExitStatus) {
-	ev := Event{"type": "terminal_exit"}
-	if st.ExitCode != nil {
-		ev["exit_code"] = *st.ExitCode
-	} else {
-		ev["signal"] = st.Signal
-	}
+	ev := terminalExitEvent(st.ExitCode, st.Signal)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !t.started {
@@ -484,7 +479,7 @@ func (p *livePump) run() {
 			if it.ev != nil {
 				p.s.emit(it.ev)
 			} else {
-				p.s.h.ui.Stream(p.s.sid, "terminal_output", it.id, string(it.data))
+				p.s.h.ui.Stream(p.s.sid, EventTerminalOutput, it.id, string(it.data))
 			}
 		}
 	}

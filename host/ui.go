@@ -57,7 +57,7 @@ func (u *UI) Emit(ev Event) {
 // Chunk queues streamed text of a kind ("agent", "thought", "user") for a
 // session, merged with the previous event when that is the same stream.
 func (u *UI) Chunk(sid int, kind, text string) {
-	u.Stream(sid, "chunk", kind, text)
+	u.Stream(sid, EventChunk, kind, text)
 }
 
 // Stream queues data of event type typ for stream kind of a session, merged

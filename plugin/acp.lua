@@ -53,19 +53,27 @@ cmd("AcpPermission", function()
 end, { desc = "Show the pending permission prompt again" })
 
 cmd("AcpMode", function(o)
-  require("acp.settings").pick("mode", o.args)
-end, { nargs = "?", complete = function()
-  return require("acp.settings").complete("mode")
-end, desc = "Show or switch the session mode" })
+  require("acp.commands").pick("mode", o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return require("acp.commands").choices("mode")
+  end,
+  desc = "Show or switch the session mode",
+})
 
 cmd("AcpModel", function(o)
-  require("acp.settings").pick("model", o.args)
-end, { nargs = "?", complete = function()
-  return require("acp.settings").complete("model")
-end, desc = "Show or switch the model" })
+  require("acp.commands").pick("model", o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return require("acp.commands").choices("model")
+  end,
+  desc = "Show or switch the model",
+})
 
 cmd("AcpOption", function()
-  require("acp.settings").options()
+  require("acp.commands").options()
 end, { desc = "Set one of the agent's config options" })
 
 cmd("AcpPermissions", function()
@@ -73,21 +81,21 @@ cmd("AcpPermissions", function()
 end, { desc = "List and delete remembered permission rules" })
 
 cmd("AcpTerminal", function(o)
-  require("acp.terminal").command(o.args)
+  require("acp.commands").terminal(o.args)
 end, {
   nargs = "?",
   complete = function()
-    return require("acp.terminal").complete()
+    return require("acp.commands").terminal_ids()
   end,
   desc = "Open a terminal the agent ran",
 })
 
 cmd("AcpChanges", function()
-  require("acp.changes").quickfix()
+  require("acp.commands").changes()
 end, { desc = "Quickfix list of the files the agent wrote this session" })
 
 cmd("AcpDiff", function(o)
-  require("acp.changes").diff(o.args ~= "" and vim.fn.fnamemodify(vim.fn.expand(o.args), ":p") or nil)
+  require("acp.commands").diff(o.args ~= "" and vim.fn.fnamemodify(vim.fn.expand(o.args), ":p") or nil)
 end, { nargs = "?", complete = "file", desc = "Diff a file the agent wrote against its content before the session" })
 
 cmd("AcpLog", function()

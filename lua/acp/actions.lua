@@ -1,4 +1,6 @@
---- Actions on the transcript: jump to locations, open diffs.
+--- Actions on the transcript: jump to locations, open diffs and terminals.
+local layout = require("acp.layout")
+
 local M = {}
 
 local api = vim.api
@@ -46,7 +48,7 @@ function M.open_location(s)
     api.nvim_set_current_win(win)
   else
     vim.cmd("topleft vsplit")
-    require("acp.chat").unfix()
+    layout.unfix()
   end
   -- A buffer with unsaved edits is shown as it is (":edit" would refuse).
   local bufnr = vim.fn.bufnr(path)
@@ -67,15 +69,20 @@ function M.open_location(s)
   return true
 end
 
+--- The fields of the tool call under the cursor, if any.
+---@param s acp.Session
+---@return table|nil
+local function tool_at_cursor(s)
+  return s.transcript:tool_at(api.nvim_win_get_cursor(0)[1] - 1)
+end
+
 --- The diff content of the tool call under the cursor, if any.
+---@param s acp.Session
+---@return table|nil
 function M.diff_at_cursor(s)
-  local row = api.nvim_win_get_cursor(0)[1] - 1
-  local b = s.transcript:block_at(row)
-  if not b or b.kind ~= "tool" then
-    return nil
-  end
-  for _, c in ipairs(b.data.content or {}) do
-    if c.type == "diff" then
+  local tc = tool_at_cursor(s)
+  for _, c in ipairs(tc and type(tc.content) == "table" and tc.content or {}) do
+    if type(c) == "table" and c.type == "diff" then
       return c
     end
   end
@@ -92,7 +99,7 @@ function M.open_diff(s, c)
   end
   local name = vim.fn.fnamemodify(c.path or "edit", ":t")
   vim.cmd("tabnew")
-  require("acp.chat").unfix()
+  layout.unfix()
   local function side(label, text)
     local buf = api.nvim_get_current_buf()
     vim.bo[buf].buftype = "nofile"
@@ -136,7 +143,18 @@ function M.open_diff(s, c)
   return true
 end
 
---- <CR> in the transcript: open what is under the cursor.
+--- Open the terminal of the tool call under the cursor; false when there is none.
+---@param s acp.Session
+---@return boolean
+function M.open_terminal(s)
+  local id = s.terminals:shown_by(tool_at_cursor(s))
+  return id ~= nil and s.terminals:open(id, { s.chat_buf, s.input_buf }) ~= nil
+end
+
+--- <CR> in the transcript: open what is under the cursor (a location, a
+--- diff, a terminal).
+---@param s acp.Session
+---@return boolean|nil
 function M.activate(s)
   if M.location_at_cursor() then
     return M.open_location(s)
@@ -144,13 +162,7 @@ function M.activate(s)
   if M.diff_at_cursor(s) then
     return M.open_diff(s)
   end
-  if require("acp.terminal").activate(s) then
-    return true
-  end
-  local hook = s.activate_hook
-  if hook then
-    return hook(s)
-  end
+  return M.open_terminal(s)
 end
 
 return M

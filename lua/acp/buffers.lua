@@ -76,44 +76,44 @@ local MAX_SYMLINKS = 40
 ---@param name string
 ---@return string|nil
 function M.realpath(name)
-  if name == nil or name == '' then
+  if name == nil or name == "" then
     return nil
   end
-  name = vim.fn.fnamemodify(name, ':p')
+  name = vim.fn.fnamemodify(name, ":p")
   local rp = uv.fs_realpath(name)
   if rp then
     return rp
   end
-  local pending = vim.split(name, '/', { plain = true })
+  local pending = vim.split(name, "/", { plain = true })
   local parts, missing, links = {}, 0, 0
   local i = 1
   while i <= #pending do
     local c = pending[i]
     i = i + 1
-    if c == '..' then
+    if c == ".." then
       parts[#parts] = nil
       missing = math.max(0, missing - 1)
-    elseif c ~= '' and c ~= '.' then
+    elseif c ~= "" and c ~= "." then
       if missing > 0 then
         parts[#parts + 1] = c
         missing = missing + 1
       else
-        local path = '/' .. table.concat(parts, '/') .. (#parts > 0 and '/' or '') .. c
+        local path = "/" .. table.concat(parts, "/") .. (#parts > 0 and "/" or "") .. c
         local st = uv.fs_lstat(path)
         if not st then
           parts[#parts + 1] = c
           missing = 1
-        elseif st.type == 'link' then
+        elseif st.type == "link" then
           links = links + 1
           local target = uv.fs_readlink(path)
-          if not target or target == '' or links > MAX_SYMLINKS then
+          if not target or target == "" or links > MAX_SYMLINKS then
             return name
           end
-          if target:sub(1, 1) == '/' then
+          if target:sub(1, 1) == "/" then
             parts = {}
           end
           local rest = vim.list_slice(pending, i)
-          pending = vim.list_extend(vim.split(target, '/', { plain = true }), rest)
+          pending = vim.list_extend(vim.split(target, "/", { plain = true }), rest)
           i = 1
         else
           parts[#parts + 1] = c
@@ -121,12 +121,12 @@ function M.realpath(name)
       end
     end
   end
-  return '/' .. table.concat(parts, '/')
+  return "/" .. table.concat(parts, "/")
 end
 
 --- Whether bufnr is a loaded buffer for a file (normal buftype, has a name).
 local function is_file_buf(b)
-  return api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == '' and api.nvim_buf_get_name(b) ~= ''
+  return api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and api.nvim_buf_get_name(b) ~= ""
 end
 
 local function buf_realpath(b)
@@ -169,7 +169,7 @@ local function find(realpath)
       if
         origin[b] == realpath
         and M.realpath(name) == realpath
-        and not (assumed[b] and vim.fn.fnamemodify(name, ':p') ~= realpath)
+        and not (assumed[b] and vim.fn.fnamemodify(name, ":p") ~= realpath)
       then
         return b
       end
@@ -190,14 +190,14 @@ end
 local function restore_autoread(b, had_local)
   api.nvim_buf_call(b, function()
     if had_local == -1 or had_local == vim.NIL or had_local == nil then
-      vim.cmd('setlocal autoread<')
+      vim.cmd("setlocal autoread<")
     else
       vim.bo[b].autoread = had_local == 1 or had_local == true
     end
   end)
 end
 
-local guard_group = api.nvim_create_augroup('acp_buffers_guard', { clear = true })
+local guard_group = api.nvim_create_augroup("acp_buffers_guard", { clear = true })
 
 --- Keep Neovim from opening buffer b's file while it is not a regular file
 --- (FIFO, device, socket): 'autoread' off and a FileChangedShell autocmd
@@ -208,19 +208,19 @@ function M.guard(b)
     return
   end
   vim.b[b].acp_guarded = true
-  local had_local = vim.fn.getbufvar(b, '&l:autoread')
+  local had_local = vim.fn.getbufvar(b, "&l:autoread")
   vim.bo[b].autoread = false
-  api.nvim_create_autocmd('FileChangedShell', {
+  api.nvim_create_autocmd("FileChangedShell", {
     group = guard_group,
     buffer = b,
     callback = function()
-      if file_type(api.nvim_buf_get_name(b)) == 'file' then
+      if file_type(api.nvim_buf_get_name(b)) == "file" then
         vim.b[b].acp_guarded = nil
         restore_autoread(b, had_local)
-        vim.v.fcs_choice = vim.v.fcs_reason == 'changed' and 'reload' or ''
+        vim.v.fcs_choice = vim.v.fcs_reason == "changed" and "reload" or ""
         return true -- delete this autocmd
       end
-      vim.v.fcs_choice = ''
+      vim.v.fcs_choice = ""
     end,
   })
 end
@@ -250,7 +250,7 @@ end
 local function reload_if_stale(b)
   local name = api.nvim_buf_get_name(b)
   local ftype = file_type(name)
-  if ftype ~= nil and ftype ~= 'file' then
+  if ftype ~= nil and ftype ~= "file" then
     M.guard(b)
     return false, ftype
   end
@@ -258,24 +258,24 @@ local function reload_if_stale(b)
   local tick = api.nvim_buf_get_changedtick(b)
   -- 'autoread' would reload without asking, also when only the time
   -- changed (an empty undo step); the autocmd decides instead.
-  local had_local = vim.fn.getbufvar(b, '&l:autoread')
+  local had_local = vim.fn.getbufvar(b, "&l:autoread")
   vim.bo[b].autoread = false
-  local id = api.nvim_create_autocmd('FileChangedShell', {
+  local id = api.nvim_create_autocmd("FileChangedShell", {
     buffer = b,
     callback = function()
       local reason = vim.v.fcs_reason
-      if file_type(name) ~= 'file' then
-        vim.v.fcs_choice = '' -- swapped for a FIFO meanwhile: never open it
-      elseif reason == 'changed' then
-        vim.v.fcs_choice = 'reload'
-      elseif reason == 'time' then
-        vim.v.fcs_choice = 'ask' -- same text: only records the new time
+      if file_type(name) ~= "file" then
+        vim.v.fcs_choice = "" -- swapped for a FIFO meanwhile: never open it
+      elseif reason == "changed" then
+        vim.v.fcs_choice = "reload"
+      elseif reason == "time" then
+        vim.v.fcs_choice = "ask" -- same text: only records the new time
       else -- 'deleted', 'conflict', 'mode': leave the buffer alone
-        vim.v.fcs_choice = ''
+        vim.v.fcs_choice = ""
       end
     end,
   })
-  local ok, err = pcall(vim.cmd, 'silent checktime ' .. b)
+  local ok, err = pcall(vim.cmd, "silent checktime " .. b)
   pcall(api.nvim_del_autocmd, id)
   if api.nvim_buf_is_valid(b) then
     restore_autoread(b, had_local)
@@ -298,9 +298,13 @@ end
 local function describe(b)
   local lines = api.nvim_buf_get_lines(b, 0, -1, false)
   local eol
-  if #lines == 1 and lines[1] == '' and api.nvim_buf_call(b, function()
-    return vim.fn.line2byte(vim.fn.line('$') + 1)
-  end) == -1 then
+  if
+    #lines == 1
+    and lines[1] == ""
+    and api.nvim_buf_call(b, function()
+      return vim.fn.line2byte(vim.fn.line("$") + 1)
+    end) == -1
+  then
     eol = false -- truly empty buffer: writing it makes an empty file
   elseif vim.bo[b].binary then
     eol = vim.bo[b].eol
@@ -315,7 +319,7 @@ local function describe(b)
     tick = api.nvim_buf_get_changedtick(b),
     -- how the lines end on disk: the host presents the file's text as
     -- written ("\r\n" for dos), and splits the agent's text the same way
-    ff = vim.bo[b].binary and 'unix' or vim.bo[b].fileformat,
+    ff = vim.bo[b].binary and "unix" or vim.bo[b].fileformat,
   }
 end
 
@@ -366,11 +370,11 @@ end
 local function unwritable(b, realpath)
   local name = api.nvim_buf_get_name(b)
   if realpath ~= nil and M.realpath(name) ~= realpath then
-    return 'path changed'
+    return "path changed"
   end
   local ftype = file_type(name)
-  if ftype ~= nil and ftype ~= 'file' then
-    return 'not a regular file: ' .. ftype
+  if ftype ~= nil and ftype ~= "file" then
+    return "not a regular file: " .. ftype
   end
   return nil
 end
@@ -390,10 +394,10 @@ end
 ---  "write failed: ..." (the change is undone then).
 function M.apply(bufnr, tick, hunks, eol, realpath)
   if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
-    return 'buffer not loaded'
+    return "buffer not loaded"
   end
   if api.nvim_buf_get_changedtick(bufnr) ~= tick then
-    return 'buffer changed'
+    return "buffer changed"
   end
   local why = unwritable(bufnr, realpath)
   if why then
@@ -404,7 +408,7 @@ function M.apply(bufnr, tick, hunks, eol, realpath)
   if #hunks > 0 then
     -- Close the user's pending undo block so the agent's edit is its own step.
     api.nvim_buf_call(bufnr, function()
-      vim.cmd('let &l:undolevels = &l:undolevels')
+      vim.cmd("let &l:undolevels = &l:undolevels")
     end)
     for i = #hunks, 1, -1 do
       local s, c, ls = hunk_parts(hunks[i])
@@ -420,7 +424,7 @@ function M.apply(bufnr, tick, hunks, eol, realpath)
   local function undo()
     if #hunks > 0 then
       pcall(api.nvim_buf_call, bufnr, function()
-        vim.cmd('silent undo')
+        vim.cmd("silent undo")
       end)
       restore_views(views)
     end
@@ -444,14 +448,14 @@ function M.apply(bufnr, tick, hunks, eol, realpath)
       return why
     end
     local ei = vim.o.eventignore
-    vim.o.eventignore = (ei == '' and '' or ei .. ',') .. 'BufWritePre,FileWritePre'
+    vim.o.eventignore = (ei == "" and "" or ei .. ",") .. "BufWritePre,FileWritePre"
     local ok, err = pcall(api.nvim_buf_call, bufnr, function()
-      vim.cmd('silent keepalt lockmarks write!')
+      vim.cmd("silent keepalt lockmarks write!")
     end)
     vim.o.eventignore = ei
     if not ok then
       undo()
-      return 'write failed: ' .. tostring(err)
+      return "write failed: " .. tostring(err)
     end
   end
   sync_origin(bufnr)
@@ -473,7 +477,7 @@ function M.reload(realpath)
     return { modified = false, reloaded = false }
   end
   local ftype = file_type(api.nvim_buf_get_name(b))
-  if ftype ~= nil and ftype ~= 'file' then
+  if ftype ~= nil and ftype ~= "file" then
     M.guard(b)
     return { modified = false, reloaded = false, special = ftype }
   end
@@ -512,10 +516,10 @@ end
 ---@param chan integer
 ---@return integer augroup id
 function M.setup_autocmds(chan)
-  local group = api.nvim_create_augroup('acp_buffers', { clear = true })
+  local group = api.nvim_create_augroup("acp_buffers", { clear = true })
   local sent = {} -- bufnr -> real path announced as loaded
   local function notify(method, b)
-    if method == 'acp_buf_unloaded' then
+    if method == "acp_buf_unloaded" then
       local rp = sent[b]
       sent[b] = nil
       if rp then
@@ -523,13 +527,13 @@ function M.setup_autocmds(chan)
       end
       return
     end
-    if vim.bo[b].buftype ~= '' then
+    if vim.bo[b].buftype ~= "" then
       return
     end
     local rp = buf_realpath(b)
     if rp and sent[b] ~= rp then
       if sent[b] then
-        pcall(vim.rpcnotify, chan, 'acp_buf_unloaded', sent[b])
+        pcall(vim.rpcnotify, chan, "acp_buf_unloaded", sent[b])
       end
       sent[b] = rp
       pcall(vim.rpcnotify, chan, method, rp)
@@ -543,33 +547,33 @@ function M.setup_autocmds(chan)
       end
     end
   end
-  api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'BufFilePost' }, {
+  api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
     group = group,
     callback = function(args)
-      if args.event == 'BufFilePost' then
+      if args.event == "BufFilePost" then
         -- Renamed: its text was not read from the new name (until written).
         origin[args.buf], disk[args.buf] = false, nil
       else
         sync_origin(args.buf)
       end
-      notify('acp_buf_loaded', args.buf)
+      notify("acp_buf_loaded", args.buf)
     end,
   })
-  api.nvim_create_autocmd({ 'BufWritePost', 'FileChangedShellPost' }, {
+  api.nvim_create_autocmd({ "BufWritePost", "FileChangedShellPost" }, {
     group = group,
     callback = function(args)
       local name = api.nvim_buf_get_name(args.buf)
       -- ":write other.txt" does not make the buffer other.txt's.
-      if args.event == 'FileChangedShellPost' or M.realpath(args.file) == M.realpath(name) then
+      if args.event == "FileChangedShellPost" or M.realpath(args.file) == M.realpath(name) then
         sync_origin(args.buf)
       end
     end,
   })
-  api.nvim_create_autocmd({ 'BufFilePre', 'BufUnload', 'BufDelete', 'BufWipeout' }, {
+  api.nvim_create_autocmd({ "BufFilePre", "BufUnload", "BufDelete", "BufWipeout" }, {
     group = group,
     callback = function(args)
-      notify('acp_buf_unloaded', args.buf)
-      if args.event ~= 'BufFilePre' then
+      notify("acp_buf_unloaded", args.buf)
+      if args.event ~= "BufFilePre" then
         disk[args.buf] = nil
         origin[args.buf] = nil
         assumed[args.buf] = nil

@@ -4,18 +4,23 @@
 --- fs/write_text_file with its content from before the session first touched
 --- it (acp_changes). This module lists them in the quickfix list and opens a
 --- side-by-side diff of that original against the file as it is now.
+local actions = require("acp.actions")
+local buffers = require("acp.buffers")
+local host = require("acp.host")
+local layout = require("acp.layout")
+
 local M = {}
 
 local api = vim.api
 
 --- The changes of session s: { path, original, existed }[] in the order first
 --- written. Empty when the session has no host session yet.
----@param s table session
+---@param s acp.Session
 ---@return {path: string, original: string, existed: boolean}[]
 function M.list(s)
   local res = {}
-  if s and s.sid and require("acp.host").channel() then
-    local ok, r = pcall(require("acp.host").request, "acp_changes", s.sid)
+  if s.sid and host.channel() then
+    local ok, r = pcall(host.request, "acp_changes", s.sid)
     if ok and type(r) == "table" then
       res = r
     end
@@ -26,7 +31,7 @@ function M.list(s)
   for _, c in ipairs(res) do
     seen[c.path] = true
   end
-  for _, c in ipairs(s and s.tool_changes or {}) do
+  for _, c in ipairs(s.tool_changes) do
     if not seen[c.path] then
       res[#res + 1] = c
     end
@@ -34,35 +39,10 @@ function M.list(s)
   return res
 end
 
---- Record the edits of a completed tool call (its diff contents), keeping
---- the first original seen per file.
----@param s table session
----@param tc table the tool call (merged data)
-function M.record_tool_call(s, tc)
-  if tc.status ~= "completed" or type(tc.content) ~= "table" then
-    return
-  end
-  s.tool_changes = s.tool_changes or {}
-  for _, c in ipairs(tc.content) do
-    if type(c) == "table" and c.type == "diff" and type(c.path) == "string" then
-      local path = require("acp.buffers").realpath(c.path) or c.path
-      local known = false
-      for _, x in ipairs(s.tool_changes) do
-        known = known or x.path == path
-      end
-      if not known then
-        local old = type(c.oldText) == "string" and c.oldText or nil
-        table.insert(s.tool_changes, { path = path, original = old or "", existed = old ~= nil })
-      end
-    end
-  end
-end
-
 --- The text of path as the user sees it now: its loaded buffer, else the disk.
 ---@param path string
 ---@return string text, boolean exists
 function M.current_text(path)
-  local buffers = require("acp.buffers")
   for _, b in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and buffers.realpath(api.nvim_buf_get_name(b)) == path then
       local lines = api.nvim_buf_get_lines(b, 0, -1, false)
@@ -128,16 +108,11 @@ function M.items(s)
   return items
 end
 
---- :AcpChanges: the files the current (or given) session's agent wrote, in
---- the quickfix list (opened when not empty).
----@param s table|nil session (default: the current one)
+--- :AcpChanges: the files the session's agent wrote, in the quickfix list
+--- (opened when not empty).
+---@param s acp.Session
 ---@return integer number of files
 function M.quickfix(s)
-  s = s or require("acp")._session()
-  if not s then
-    vim.notify("acp: no session", vim.log.levels.INFO)
-    return 0
-  end
   local items = M.items(s)
   vim.fn.setqflist({}, " ", { title = ("acp: files %s wrote"):format(s.agent or "the agent"), items = items })
   if #items == 0 then
@@ -155,22 +130,17 @@ function M.quickfix(s)
     end
   end
   vim.cmd("botright copen")
-  require("acp.chat").unfix()
+  layout.unfix()
   return #items
 end
 
 --- :AcpDiff [file]: side-by-side diff of file (default: the quickfix entry
 --- under the cursor, else the current buffer's file) as it was before the
 --- session first touched it vs as it is now.
+---@param s acp.Session
 ---@param path string|nil
----@param s table|nil session (default: the current one)
 ---@return boolean opened
-function M.diff(path, s)
-  s = s or require("acp")._session()
-  if not s then
-    vim.notify("acp: no session", vim.log.levels.INFO)
-    return false
-  end
+function M.diff(s, path)
   if not path or path == "" then
     if vim.bo.buftype == "quickfix" then
       local item = vim.fn.getqflist()[vim.fn.line(".")]
@@ -179,10 +149,10 @@ function M.diff(path, s)
       path = api.nvim_buf_get_name(0)
     end
   end
-  local real = require("acp.buffers").realpath(path or "")
+  local real = buffers.realpath(path or "")
   for _, c in ipairs(M.list(s)) do
     if c.path == real then
-      return require("acp.actions").open_diff(s, { path = c.path, oldText = c.original or "", live = true })
+      return actions.open_diff(s, { path = c.path, oldText = c.original or "", live = true })
     end
   end
   vim.notify(("acp: the agent has not written %s in this session"):format(path or "?"), vim.log.levels.INFO)

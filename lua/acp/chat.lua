@@ -1,4 +1,10 @@
 --- Chat windows: a vertical split with the transcript above an input area.
+--- This module owns a session's chat_buf, input_buf, chat_win and input_win.
+local actions = require("acp.actions")
+local config = require("acp.config")
+local layout = require("acp.layout")
+local texts = require("acp.text")
+
 local M = {}
 
 local api = vim.api
@@ -14,7 +20,7 @@ local function scratch(name, ft)
 end
 
 --- Create the buffers of a chat for session s (s.key names them).
----@param s table session
+---@param s acp.Session
 function M.create(s)
   s.chat_buf = scratch(("acp://chat/%d"):format(s.key), "markdown")
   vim.bo[s.chat_buf].modifiable = false
@@ -25,6 +31,7 @@ function M.create(s)
   vim.b[s.input_buf].acp_session = s.key
   vim.b[s.chat_buf].acp_role = "chat"
   vim.b[s.input_buf].acp_role = "input"
+  s.context:set_input_buf(s.input_buf)
   M.keymaps(s)
   M.input_hint(s)
 end
@@ -57,12 +64,11 @@ end
 
 --- Buffer-local keys of a chat (documented in :help acp-keys).
 function M.keymaps(s)
-  local acp = require("acp")
   local function send()
     M.submit(s)
   end
   local function cancel()
-    acp.cancel({ session = s.key })
+    s:cancel()
   end
   map(s.input_buf, "n", "<CR>", send, "acp: send prompt")
   map(s.input_buf, "i", "<C-s>", send, "acp: send prompt")
@@ -74,13 +80,13 @@ function M.keymaps(s)
     end, "acp: hide the chat")
   end
   map(s.chat_buf, "n", "gf", function()
-    require("acp.actions").open_location(s)
+    actions.open_location(s)
   end, "acp: open the location under the cursor")
   map(s.chat_buf, "n", "gd", function()
-    require("acp.actions").open_diff(s)
+    actions.open_diff(s)
   end, "acp: side-by-side diff of the edit under the cursor")
   map(s.chat_buf, "n", "<CR>", function()
-    require("acp.actions").activate(s)
+    actions.activate(s)
   end, "acp: open the location or diff under the cursor")
 end
 
@@ -94,33 +100,9 @@ function M.submit(s)
   if text == "" then
     return
   end
-  local ok = require("acp").send(text, { session = s.key })
-  if ok ~= false then
+  if s:send(text) then
     api.nvim_buf_set_lines(s.input_buf, 0, -1, false, {})
   end
-end
-
--- 'winfixbuf' (0.10+): :edit, :help, quickfix jumps go elsewhere, not into
--- the chat's windows.
-local function fix_buf(win)
-  pcall(function()
-    vim.wo[win].winfixbuf = true
-  end)
-end
-
---- Clear 'winfixbuf' in a window split off a chat window (splits inherit it).
-function M.unfix(win)
-  pcall(function()
-    vim.wo[win or 0].winfixbuf = false
-  end)
-end
-
-local function set_buf(win, buf)
-  pcall(function()
-    vim.wo[win].winfixbuf = false
-  end)
-  api.nvim_win_set_buf(win, buf)
-  fix_buf(win)
 end
 
 --- A window of this tab showing a chat ("chat") or input ("input") buffer.
@@ -190,16 +172,16 @@ function M.show(s, opts)
       s.transcript:message("info", "(the chat buffer was wiped out; the session goes on)")
     end
   end
-  local cfg = require("acp.config").options.chat
+  local cfg = config.options.chat
   M.setup_autocmds()
   local chat_win = win_for(s.chat_buf)
   -- Another session's chat in this tab: take its place, one sidebar only.
   local other_chat, other_input = M.find_role("chat"), M.find_role("input")
   if not chat_win and other_chat then
     chat_win = other_chat
-    set_buf(chat_win, s.chat_buf)
+    layout.set_buf(chat_win, s.chat_buf)
     if other_input and not win_for(s.input_buf) then
-      set_buf(other_input, s.input_buf)
+      layout.set_buf(other_input, s.input_buf)
     end
     if s.transcript then
       s.transcript:refold(chat_win)
@@ -212,12 +194,22 @@ function M.show(s, opts)
     vim.cmd(("%s vertical %dsplit"):format(pos, width))
     chat_win = api.nvim_get_current_win()
     api.nvim_win_set_buf(chat_win, s.chat_buf)
-    for opt, v in pairs({ wrap = true, linebreak = true, number = false, relativenumber = false,
-      signcolumn = "no", foldcolumn = "0", winfixwidth = true, conceallevel = 2,
-      foldmethod = "manual", foldtext = "v:lua.require'acp.transcript'.foldtext()", foldenable = true }) do
+    for opt, v in pairs({
+      wrap = true,
+      linebreak = true,
+      number = false,
+      relativenumber = false,
+      signcolumn = "no",
+      foldcolumn = "0",
+      winfixwidth = true,
+      conceallevel = 2,
+      foldmethod = "manual",
+      foldtext = "v:lua.require'acp.transcript'.foldtext()",
+      foldenable = true,
+    }) do
       vim.wo[chat_win][opt] = v
     end
-    fix_buf(chat_win)
+    layout.fix(chat_win)
     if s.transcript then
       s.transcript:refold(chat_win)
     end
@@ -232,11 +224,11 @@ function M.show(s, opts)
     for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", winfixheight = true, wrap = true }) do
       vim.wo[input_win][opt] = v
     end
-    fix_buf(input_win)
+    layout.fix(input_win)
   end
   s.input_win = input_win
   M.update_winbar(s)
-  require("acp.context").show(s)
+  s.context:show()
   if opts.focus ~= false then
     api.nvim_set_current_win(input_win)
   end
@@ -245,13 +237,7 @@ end
 --- Close the chat windows (the session keeps running).
 function M.hide(s)
   -- Pending requests stay pending: :AcpPermission shows them again.
-  for _, key in ipairs({ "prompt", "fs_prompt" }) do
-    local p = s[key]
-    if p and p.win and api.nvim_win_is_valid(p.win) then
-      pcall(api.nvim_win_close, p.win, true)
-    end
-    s[key] = nil
-  end
+  s.prompts:hide()
   for _, buf in ipairs({ s.input_buf, s.chat_buf }) do
     for _, win in ipairs(vim.fn.win_findbuf(buf)) do
       if #api.nvim_list_wins() > 1 then
@@ -266,18 +252,17 @@ function M.update_winbar(s)
   if not s.chat_buf or not api.nvim_buf_is_valid(s.chat_buf) then
     return
   end
-  local function esc(v)
-    return (require("acp.transcript").one_line(v):gsub("%%", "%%%%"))
-  end
+  local esc = texts.statusline
   local parts = { "%#AcpAgent#" .. esc(s.title or s.agent) .. "%*" }
   if s.session_title then
     parts[#parts + 1] = esc(s.session_title)
   end
-  if s.mode_name then
-    parts[#parts + 1] = "mode: " .. esc(s.mode_name)
+  local st = s.settings
+  if st.mode_name then
+    parts[#parts + 1] = "mode: " .. esc(st.mode_name)
   end
-  if s.model_name then
-    parts[#parts + 1] = "model: " .. esc(s.model_name)
+  if st.model_name then
+    parts[#parts + 1] = "model: " .. esc(st.model_name)
   end
   if type(s.plan) == "table" and #s.plan > 0 then
     local done, active = 0, nil
@@ -299,8 +284,12 @@ function M.update_winbar(s)
     parts[#parts + 1] = usage
   end
   local state_hl = {
-    ready = "AcpStateReady", busy = "AcpStateBusy", awaiting_permission = "AcpStateAwaiting",
-    error = "AcpStateError", starting = "AcpStateStarting", closed = "AcpStateStarting",
+    ready = "AcpStateReady",
+    busy = "AcpStateBusy",
+    awaiting_permission = "AcpStateAwaiting",
+    error = "AcpStateError",
+    starting = "AcpStateStarting",
+    closed = "AcpStateStarting",
   }
   parts[#parts + 1] = ("%%#%s#[%s]%%*"):format(state_hl[s.state] or "AcpStateStarting", s.state)
   local bar = table.concat(parts, " | ")

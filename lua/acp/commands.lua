@@ -1,44 +1,198 @@
---- Implementations of the :Acp* commands that need more than one call.
+--- The :Acp* commands that act on the current session (plugin/acp.lua
+--- defines them; the rest call the public API in acp).
+local changes = require("acp.changes")
+local chat = require("acp.chat")
+local host = require("acp.host")
+local session = require("acp.session")
+local settings = require("acp.settings")
+
 local M = {}
+
+--- The current session, or nil with a message.
+---@param running boolean|nil it must have a live host session
+---@return acp.Session|nil
+local function current(running)
+  local s = session.get()
+  if not s or (running and (not s.sid or not s:alive())) then
+    vim.notify(running and "acp: no running session" or "acp: no session", vim.log.levels.WARN)
+    return nil
+  end
+  return s
+end
+
+local function notify_host(method, ...)
+  local ok, err = pcall(host.notify, method, ...)
+  if not ok then
+    vim.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+  end
+end
 
 --- :AcpSessions: pick a session with vim.ui.select.
 function M.sessions()
-  local acp = require("acp")
-  local list = acp.sessions()
+  local list = session.list()
   if #list == 0 then
     vim.notify("acp: no sessions; :AcpChat starts one", vim.log.levels.INFO)
     return
   end
   vim.ui.select(list, {
     prompt = "Agent sessions",
-    format_item = function(st)
-      return ("%d  %s  [%s]  %s"):format(st.key, st.agent, st.state, st.session_id or "")
+    format_item = function(s)
+      return ("%d  %s  [%s]  %s"):format(s.key, s.agent, s.state, s.session_id or "")
     end,
-  }, function(st)
-    if st then
-      acp.focus(st.key)
+  }, function(s)
+    if s then
+      session.set_current(s)
+      chat.show(s)
     end
   end)
 end
 
---- :AcpPermission: reopen a hidden permission prompt.
+--- :AcpPermission: show the waiting prompt again (the current session's
+--- first, then any session's).
 function M.permission()
-  -- The current session first, then any session that is waiting.
-  local acp = require("acp")
-  local cands = { acp._session() }
-  for _, st in ipairs(acp.sessions()) do
-    cands[#cands + 1] = acp._session(st.key)
-  end
+  local cands = { session.get() }
+  vim.list_extend(cands, session.list())
   for _, s in ipairs(cands) do
-    if s and #(s.permissions or {}) > 0 then
-      require("acp.permission").reopen(s)
-      return
-    end
-    if s and require("acp.fsprompt").reopen(s) then
+    if s.prompts:reopen() then
       return
     end
   end
   vim.notify("acp: no pending permission request", vim.log.levels.INFO)
+end
+
+--- :AcpTerminal [id]: open a terminal of the current session (default: the newest).
+---@param arg string|nil
+function M.terminal(arg)
+  local s = current()
+  if not s then
+    return
+  end
+  local ids = s.terminals:ids()
+  local id = (arg and arg ~= "") and arg or ids[#ids]
+  if not id then
+    vim.notify("acp: the agent has not run any command yet", vim.log.levels.INFO)
+    return
+  end
+  s.terminals:open(id, { s.chat_buf, s.input_buf })
+end
+
+--- Completion for :AcpTerminal.
+---@return string[]
+function M.terminal_ids()
+  local s = session.get()
+  return s and s.terminals:ids() or {}
+end
+
+--- :AcpChanges: the files the agent wrote, in the quickfix list.
+function M.changes()
+  local s = current()
+  if s then
+    changes.quickfix(s)
+  end
+end
+
+--- :AcpDiff [file]: the file before the session touched it vs now.
+---@param path string|nil
+function M.diff(path)
+  local s = current()
+  if s then
+    changes.diff(s, path)
+  end
+end
+
+local function set(s, what, choice)
+  if choice.option then
+    notify_host("acp_set_option", s.sid, choice.option, choice.id)
+  elseif what == "mode" then
+    notify_host("acp_set_mode", s.sid, choice.id)
+  else
+    notify_host("acp_set_model", s.sid, choice.id)
+  end
+end
+
+--- :AcpMode / :AcpModel: switch to arg when given (id or name), else pick
+--- with vim.ui.select.
+---@param what "mode"|"model"
+---@param arg string|nil
+function M.pick(what, arg)
+  local s = current(true)
+  if not s then
+    return
+  end
+  local choices = s.settings:choices(what)
+  if #choices == 0 then
+    vim.notify(("acp: %s offers no %ss"):format(s.agent, what), vim.log.levels.INFO)
+    return
+  end
+  if arg and arg ~= "" then
+    for _, c in ipairs(choices) do
+      if c.id == arg or c.name == arg then
+        return set(s, what, c)
+      end
+    end
+    vim.notify(("acp: no %s %q"):format(what, arg), vim.log.levels.ERROR)
+    return
+  end
+  vim.ui.select(choices, {
+    prompt = ("%s %s"):format(s.agent, what),
+    format_item = function(c)
+      return (c.current and "* " or "  ") .. c.name .. (c.description and (" - " .. c.description) or "")
+    end,
+  }, function(c)
+    if c then
+      set(s, what, c)
+    end
+  end)
+end
+
+--- Completion of mode or model ids for :AcpMode and :AcpModel.
+---@param what "mode"|"model"
+---@return string[]
+function M.choices(what)
+  local s = session.get()
+  if not s then
+    return {}
+  end
+  return vim.tbl_map(function(c)
+    return c.id
+  end, s.settings:choices(what))
+end
+
+--- :AcpOption: pick a config option, then its value.
+function M.options()
+  local s = current(true)
+  if not s then
+    return
+  end
+  local opts = s.settings.config_options
+  if #opts == 0 then
+    vim.notify(("acp: %s offers no config options"):format(s.agent), vim.log.levels.INFO)
+    return
+  end
+  vim.ui.select(opts, {
+    prompt = "Config option",
+    format_item = function(o)
+      return ("%s: %s"):format(o.name or o.id, tostring(o.currentValue))
+    end,
+  }, function(o)
+    if not o then
+      return
+    end
+    if o.type == "boolean" then
+      notify_host("acp_set_option", s.sid, o.id, not o.currentValue)
+      return
+    end
+    vim.ui.select(settings.values(o), {
+      prompt = o.name or o.id,
+      format_item = function(v)
+        return (v.value == o.currentValue and "* " or "  ") .. (v.name or v.value)
+      end,
+    }, function(v)
+      if v then
+        notify_host("acp_set_option", s.sid, o.id, v.value)
+      end
+    end)
+  end)
 end
 
 return M

@@ -1,14 +1,16 @@
 --- Completion of /commands in the chat input (omnifunc and completefunc, so
 --- nvim-cmp's and blink's omni sources pick it up too).
+local session = require("acp.session")
+
 local M = {}
 
 --- Completion items for the agent's available commands matching base.
----@param s table session
+---@param s acp.Session
 ---@param base string text typed after "/"
 ---@return table[]
 function M.items(s, base)
   local out = {}
-  for _, c in ipairs(s.commands or {}) do
+  for _, c in ipairs(s.settings.commands) do
     if vim.startswith(c.name or "", base) then
       local hint = type(c.input) == "table" and c.input.hint or nil
       out[#out + 1] = {
@@ -63,8 +65,7 @@ function M.omnifunc(findstart, base)
   if mode == "file" then
     return M.file_items(base or "")
   end
-  local key = vim.b.acp_session
-  local s = require("acp")._session(key)
+  local s = session.get(vim.b.acp_session)
   if not s then
     return {}
   end

@@ -1,7 +1,49 @@
---- Configuration: defaults, agent presets and the merged user options.
+--- Configuration: the single source of defaults, agent presets, validation
+--- and the merged user options (see :help acp-config).
 local M = {}
 
+---@class acp.AgentSpec
+---@field cmd string|string[] command and arguments; "{bin}" is the host binary
+---@field env table<string, string>|nil variables set for the agent
+---@field title string|nil name shown in the chat
+---@field mcp_servers table[]|nil passed to session/new (default: the global list)
+---@field quirks { missing_file_as_empty: boolean|nil }|nil per-agent workarounds
+
+---@class acp.Config
+---@field agents table<string, acp.AgentSpec> name -> how to start it; presets merged in
+---@field default_agent string agent of :AcpChat without argument
+---@field permissions acp.Config.Permissions
+---@field fs acp.Config.Fs
+---@field terminal acp.Config.Terminal
+---@field chat acp.Config.Chat
+---@field ui acp.Config.Ui
+---@field mcp_servers table[] MCP servers passed to session/new
+---@field log_level "debug"|"info"|"warn"|"error" the host's log level
+
+---@class acp.Config.Permissions
+---@field auto_allow string[] tool kinds allowed without asking, e.g. { "read" }
+---@field focus_guard_ms integer a prompt that focuses itself ignores keys this long
+
+---@class acp.Config.Fs
+---@field write "apply"|"review" apply the agent's writes, or review each first
+---@field allow_roots string[] readable/writable roots besides the session's cwd
+---@field max_bytes integer size cap of one read or write
+
+---@class acp.Config.Terminal
+---@field output_byte_limit integer what the agent keeps of a command's output
+---@field max_terminals integer live terminals per session
+---@field tail_lines integer lines of a terminal shown in the chat
+
+---@class acp.Config.Chat
+---@field width integer width of the chat split
+---@field input_height integer height of the input area
+---@field position "left"|"right" side of the chat split
+
+---@class acp.Config.Ui
+---@field icons boolean Nerd Font icons (false: ASCII status marks)
+
 --- Agent presets; users override or extend them through setup({ agents = ... }).
+---@type table<string, acp.AgentSpec>
 M.presets = {
   demo = { cmd = { "{bin}", "demo-agent" }, title = "demo (no AI)" },
   claude = { cmd = { "claude-code-acp" } },
@@ -12,42 +54,212 @@ M.presets = {
   opencode = { cmd = { "opencode", "acp" } },
 }
 
+---@type acp.Config
 M.defaults = {
   agents = {},
   default_agent = "demo",
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
-  terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16 },
+  terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
   chat = { width = 80, input_height = 6, position = "right" },
   ui = { icons = true },
   mcp_servers = {},
   log_level = "info",
 }
 
+---@type acp.Config
 M.options = vim.deepcopy(M.defaults)
 
---- Merge user options over the defaults.
+-- Validation ---------------------------------------------------------------
+
+--- What a value of v's type is called in messages.
+local function type_name(v)
+  if type(v) == "table" then
+    return vim.islist(v) and (next(v) == nil and "an empty table" or "a list") or "a table"
+  end
+  return type(v)
+end
+
+local function is_list_of(v, ty)
+  if type(v) ~= "table" or (next(v) ~= nil and not vim.islist(v)) then
+    return false
+  end
+  for _, x in ipairs(v) do
+    if type(x) ~= ty then
+      return false
+    end
+  end
+  return true
+end
+
+local function is_int(v, min)
+  return type(v) == "number" and v == math.floor(v) and v >= min
+end
+
+-- A check returns nil when v is fine, else what it must be.
+local checks = {}
+
+function checks.string(v)
+  return type(v) ~= "string" and "a string" or nil
+end
+
+function checks.boolean(v)
+  return type(v) ~= "boolean" and "a boolean" or nil
+end
+
+function checks.positive(v)
+  return not is_int(v, 1) and "a positive integer" or nil
+end
+
+function checks.non_negative(v)
+  return not is_int(v, 0) and "an integer >= 0" or nil
+end
+
+function checks.strings(v)
+  return not is_list_of(v, "string") and "a list of strings" or nil
+end
+
+function checks.tables(v)
+  return not is_list_of(v, "table") and "a list of tables" or nil
+end
+
+local function one_of(...)
+  local values = { ... }
+  return function(v)
+    if vim.tbl_contains(values, v) then
+      return nil
+    end
+    return "one of "
+      .. table.concat(
+        vim.tbl_map(function(x)
+          return ("%q"):format(x)
+        end, values),
+        ", "
+      )
+  end
+end
+
+--- The type of every option, by section (a section is a table of options).
+local schema = {
+  default_agent = checks.string,
+  permissions = { auto_allow = checks.strings, focus_guard_ms = checks.non_negative },
+  fs = { write = one_of("apply", "review"), allow_roots = checks.strings, max_bytes = checks.positive },
+  terminal = {
+    output_byte_limit = checks.positive,
+    max_terminals = checks.positive,
+    tail_lines = checks.non_negative,
+  },
+  chat = { width = checks.positive, input_height = checks.positive, position = one_of("left", "right") },
+  ui = { icons = checks.boolean },
+  mcp_servers = checks.tables,
+  log_level = one_of("debug", "info", "warn", "error"),
+}
+
+local agent_schema = {
+  cmd = function(v)
+    if type(v) == "string" and v ~= "" then
+      return nil
+    end
+    return (not is_list_of(v, "string") or #v == 0) and "a string or a non-empty list of strings" or nil
+  end,
+  env = function(v)
+    if type(v) ~= "table" then
+      return "a table of strings"
+    end
+    for k, x in pairs(v) do
+      if type(k) ~= "string" or type(x) ~= "string" then
+        return "a table of strings"
+      end
+    end
+  end,
+  title = checks.string,
+  mcp_servers = checks.tables,
+  quirks = function(v)
+    return type(v) ~= "table" and "a table" or nil
+  end,
+}
+
+local function problem(name, want, v)
+  return ("acp: setup: %s must be %s, got %s"):format(name, want, type_name(v))
+end
+
+--- Check the fields of section t (named name) against checks; nil when fine.
+local function check_fields(name, t, checks_of)
+  for field, x in pairs(t) do
+    local check = checks_of[field]
+    if not check then
+      return ("acp: setup: unknown option %s.%s"):format(name, tostring(field))
+    end
+    local want = check(x)
+    if want then
+      return problem(name .. "." .. field, want, x)
+    end
+  end
+end
+
+--- Check opts (what the user passed to setup) against the schema.
+---@param opts table
+---@return string|nil err the first problem, naming the option
+function M.validate(opts)
+  if type(opts) ~= "table" then
+    return problem("the options", "a table", opts)
+  end
+  for key, v in pairs(opts) do
+    local check = schema[key]
+    local err
+    if key == "agents" then
+      if type(v) ~= "table" or vim.islist(v) and next(v) ~= nil then
+        return problem("agents", "a table of name = { cmd = ... }", v)
+      end
+      for name, spec in pairs(v) do
+        local prefix = ("agents[%q]"):format(tostring(name))
+        if type(name) ~= "string" then
+          return problem(prefix, "named by a string", name)
+        end
+        if type(spec) ~= "table" then
+          return problem(prefix, "a table", spec)
+        end
+        err = err or check_fields(prefix, spec, agent_schema)
+      end
+    elseif check == nil then
+      err = ("acp: setup: unknown option %s"):format(tostring(key))
+    elseif type(check) == "table" then
+      if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+        return problem(key, "a table", v)
+      end
+      err = check_fields(key, v, check)
+    else
+      local want = check(v)
+      err = want and problem(key, want, v)
+    end
+    if err then
+      return err
+    end
+  end
+end
+
+--- Merge user options over the defaults. Raises an error naming the first
+--- bad option (the options in force stay as they were).
 ---@param opts table|nil
+---@return acp.Config
 function M.setup(opts)
   opts = opts or {}
-  vim.validate({
-    agents = { opts.agents, "table", true },
-    default_agent = { opts.default_agent, "string", true },
-    permissions = { opts.permissions, "table", true },
-    fs = { opts.fs, "table", true },
-  })
-  M.options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  local err = M.validate(opts)
+  if err then
+    error(err, 0)
+  end
+  local options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   -- Lists replace rather than merge.
   for _, path in ipairs({ { "permissions", "auto_allow" }, { "fs", "allow_roots" } }) do
     local v = vim.tbl_get(opts, unpack(path))
     if v then
-      M.options[path[1]][path[2]] = v
+      options[path[1]][path[2]] = v
     end
   end
-  if M.options.fs.write ~= "apply" and M.options.fs.write ~= "review" then
-    vim.notify("acp: fs.write must be 'apply' or 'review'", vim.log.levels.WARN)
-    M.options.fs.write = "apply"
+  if opts.mcp_servers then
+    options.mcp_servers = opts.mcp_servers
   end
+  M.options = options
   return M.options
 end
 
@@ -64,7 +276,7 @@ end
 
 --- The agent spec for name (preset merged with user config), or nil and an error.
 ---@param name string
----@return table|nil, string|nil
+---@return acp.AgentSpec|nil, string|nil
 function M.agent(name)
   local preset = M.presets[name]
   local user = M.options.agents[name]

@@ -1,6 +1,6 @@
 --- Context for the next prompt (:[range]AcpAdd [file]): files as resource
 --- links, line ranges as embedded resources (or fenced text when the agent
---- does not take embedded context).
+--- does not take embedded context). Each session owns one acp.Context.
 local M = {}
 
 local api = vim.api
@@ -9,18 +9,40 @@ local function uri(path)
   return vim.uri_from_fname(path)
 end
 
---- Short label of a context item, e.g. "main.go:10-20".
-function M.label(item)
-  return item.label
+---@class acp.ContextItem
+---@field label string short label, e.g. "main.go:10-20"
+---@field block table the ACP ContentBlock sent with the prompt
+
+---@class acp.Context
+---@field items acp.ContextItem[] pending for the next prompt
+---@field embedded boolean the agent takes embedded context (resources with text)
+---@field input_buf integer|nil the chat's input buffer (its windows' winbar lists the items)
+local C = {}
+C.__index = C
+
+--- The pending context of a session.
+---@return acp.Context
+function M.new()
+  return setmetatable({ items = {}, embedded = false }, C)
 end
 
---- Add context to session s: opts.file (a path) or the current buffer, and
+--- Whether the agent takes embedded context (its promptCapabilities).
+---@param caps table|nil
+function C:set_capabilities(caps)
+  self.embedded = type(caps) == "table" and caps.embedded_context and true or false
+end
+
+--- Where the pending context is shown (the input area's winbar).
+---@param buf integer|nil
+function C:set_input_buf(buf)
+  self.input_buf = buf
+end
+
+--- Add context: opts.file (a path) or the current buffer, and
 --- opts.line1/opts.line2 when a range was given.
----@param s table session
 ---@param opts { file: string|nil, line1: integer|nil, line2: integer|nil, range: boolean|nil }
----@return table|nil item, string|nil err
-function M.add(s, opts)
-  s.context = s.context or {}
+---@return acp.ContextItem|nil item, string|nil err
+function C:add(opts)
   local item
   if opts.file and opts.file ~= "" then
     local path = vim.fn.fnamemodify(vim.fn.expand(opts.file), ":p")
@@ -48,7 +70,7 @@ function M.add(s, opts)
       local text = table.concat(lines, "\n") .. "\n"
       local label = ("%s:%d-%d"):format(rel, l1, l2)
       local block
-      if s.prompt_caps and s.prompt_caps.embedded_context then
+      if self.embedded then
         block = {
           type = "resource",
           resource = { uri = ("%s#L%d-L%d"):format(uri(path), l1, l2), mimeType = "text/plain", text = text },
@@ -58,28 +80,30 @@ function M.add(s, opts)
         block = { type = "text", text = ("```%s %s\n%s```"):format(ft, label, text) }
       end
       item = { label = label, block = block }
-    elseif s.prompt_caps and s.prompt_caps.embedded_context then
+    elseif self.embedded then
       -- The buffer as the user sees it, unsaved edits included (agents read
       -- a linked file from disk).
       local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), "\n") .. "\n"
-      item = { label = rel, block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text } } }
+      item = {
+        label = rel,
+        block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text } },
+      }
     else
       item = { label = rel, block = { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") } }
     end
   end
-  table.insert(s.context, item)
-  M.show(s)
+  table.insert(self.items, item)
+  self:show()
   return item
 end
 
 --- Context blocks for the files mentioned as @path in a prompt (relative to
 --- the cwd or absolute; trailing punctuation ignored), not already pending.
----@param s table session
 ---@param text string
 ---@return table[] blocks, string[] labels
-function M.mentions(s, text)
+function C:mentions(text)
   local blocks, labels, seen = {}, {}, {}
-  for _, item in ipairs(s.context or {}) do
+  for _, item in ipairs(self.items) do
     seen[item.label] = true
   end
   for word in text:gmatch("@([^%s@]+)") do
@@ -90,7 +114,7 @@ function M.mentions(s, text)
       seen[rel] = true
       local block
       local bufnr = vim.fn.bufnr(path)
-      if s.prompt_caps and s.prompt_caps.embedded_context and (vim.fn.getfsize(path) < 1024 * 1024) then
+      if self.embedded and (vim.fn.getfsize(path) < 1024 * 1024) then
         -- Embedded as the user sees it (the buffer, unsaved edits included).
         local text_now
         if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
@@ -115,28 +139,29 @@ end
 
 --- Take (and clear) the pending context: blocks and labels.
 ---@return table[] blocks, string[] labels
-function M.take(s)
+function C:take()
   local blocks, labels = {}, {}
-  for _, item in ipairs(s.context or {}) do
+  for _, item in ipairs(self.items) do
     blocks[#blocks + 1] = item.block
     labels[#labels + 1] = item.label
   end
-  s.context = {}
-  M.show(s)
+  self.items = {}
+  self:show()
   return blocks, labels
 end
 
 --- Show the pending context in the input window's winbar.
-function M.show(s)
-  if not s.input_buf or not api.nvim_buf_is_valid(s.input_buf) then
+function C:show()
+  local buf = self.input_buf
+  if not buf or not api.nvim_buf_is_valid(buf) then
     return
   end
   local labels = {}
-  for _, item in ipairs(s.context or {}) do
+  for _, item in ipairs(self.items) do
     labels[#labels + 1] = item.label
   end
   local bar = #labels > 0 and ("context: " .. table.concat(labels, ", ")):gsub("%%", "%%%%") or ""
-  for _, win in ipairs(vim.fn.win_findbuf(s.input_buf)) do
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
     vim.wo[win].winbar = bar
   end
 end

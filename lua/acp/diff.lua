@@ -30,4 +30,29 @@ function M.unified(path, old, new)
   return out
 end
 
+--- What a line of a unified diff is: "add", "delete", "header" (the
+--- "--- a/x" and "+++ b/x" file lines, "@@" hunk lines) or nil (context).
+---@param line string
+---@return "add"|"delete"|"header"|nil
+function M.classify(line)
+  if line:match("^%+%+%+ ") or line:match("^%-%-%- ") or line:match("^@@") then
+    return "header"
+  end
+  local c = line:sub(1, 1)
+  if c == "+" then
+    return "add"
+  elseif c == "-" then
+    return "delete"
+  end
+  return nil
+end
+
+--- The highlight group of a diff line in the chat and prompts, if any.
+---@param line string
+---@return string|nil
+function M.highlight(line)
+  local kind = M.classify(line)
+  return kind == "add" and "AcpDiffAdd" or kind == "delete" and "AcpDiffDelete" or nil
+end
+
 return M

@@ -1,4 +1,7 @@
 --- :checkhealth acp
+local config = require("acp.config")
+local host = require("acp.host")
+
 local M = {}
 
 function M.check()
@@ -9,7 +12,6 @@ function M.check()
   else
     h.error("Neovim 0.10 or newer is required")
   end
-  local host = require("acp.host")
   local bin = host.bin()
   if vim.fn.executable(bin) == 1 then
     local out = vim.system({ bin, "--version" }, { text = true }):wait()
@@ -21,7 +23,6 @@ function M.check()
   end
   h.info("log: " .. host.log_path())
   h.start("nvim-acp agents")
-  local config = require("acp.config")
   for _, name in ipairs(config.agent_names()) do
     local spec = config.agent(name)
     if spec then
@@ -32,7 +33,7 @@ function M.check()
         h.ok(("%s: %s"):format(name, vim.fn.exepath(exe)))
         if exe:match("claude") and vim.uv.getuid() == 0 and not (spec.env and spec.env.IS_SANDBOX) then
           h.warn(name .. ": Claude Code refuses to run as root and session/new fails with an internal error", {
-            ("In a container or sandbox, set agents.%s.env = { IS_SANDBOX = \"1\" }"):format(name),
+            ('In a container or sandbox, set agents.%s.env = { IS_SANDBOX = "1" }'):format(name),
           })
         end
       else

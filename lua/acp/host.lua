@@ -1,4 +1,6 @@
 --- The Go host process: finding or building the binary, the RPC job.
+local config = require("acp.config")
+
 local M = {}
 
 local chan ---@type integer|nil
@@ -96,7 +98,7 @@ function M.ensure()
   if vim.fn.executable(bin) ~= 1 then
     return nil, "the nvim-acp host is not built: run `make` in " .. M.root() .. " (or :AcpChat builds it)"
   end
-  local level = require("acp.config").options.log_level or "info"
+  local level = config.options.log_level
   local id = vim.fn.jobstart({ bin, "--log", M.log_path(), "--log-level", level }, {
     rpc = true,
     on_exit = function(_, code)

@@ -1,12 +1,20 @@
---- Permission prompts: session/request_permission answered with one key.
+--- Permission request content: what a session/request_permission (or the
+--- client's own question shaped like one) shows in its prompt, the keys of
+--- its options, and what answering it means. acp.prompt shows it.
+local diff = require("acp.diff")
+local rules = require("acp.rules")
+local texts = require("acp.text")
+local transcript = require("acp.transcript")
+
 local M = {}
 
-local api = vim.api
-local ns = api.nvim_create_namespace("acp_permission")
+local one_line = texts.one_line
 
 local kind_keys = { allow_once = "a", allow_always = "A", reject_once = "r", reject_always = "R" }
 
 --- Keys for each option: 1..n, plus a/A/r/R for the first option of each kind.
+---@param options table[] PermissionOption list
+---@return string[][]
 function M.keys_for(options)
   local keys = {}
   local used = {}
@@ -21,9 +29,11 @@ function M.keys_for(options)
   return keys
 end
 
---- Body lines describing a request.
+--- Body lines describing a request, and their highlights ({row, group}).
+---@param req table RequestPermissionRequest
+---@param keys string[][] from keys_for
+---@return string[], table[]
 function M.lines(req, keys)
-  local one_line = require("acp.transcript").one_line
   local tc = type(req.toolCall) == "table" and req.toolCall or {}
   local lines = {}
   local hls = {}
@@ -33,13 +43,17 @@ function M.lines(req, keys)
     lines[#lines + 1] = "kind: " .. one_line(tc.kind)
   end
   for i, o in ipairs(req.options or {}) do
-    lines[#lines + 1] = ("[%s] %s (%s)"):format(table.concat(keys[i], "/"), one_line(o.name or o.optionId), one_line(o.kind or "?"))
+    lines[#lines + 1] = ("[%s] %s (%s)"):format(
+      table.concat(keys[i], "/"),
+      one_line(o.name or o.optionId),
+      one_line(o.kind or "?")
+    )
     hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
   end
   lines[#lines + 1] = "[<Esc>] decide later (:AcpPermission; the agent keeps waiting)"
   lines[#lines + 1] = ""
   -- What the tool does comes after the keys, so long diffs never hide them.
-  local cmd = require("acp.rules").command(tc)
+  local cmd = rules.command(tc)
   if cmd then
     -- Multi-line commands (heredocs) are shown whole: this is what runs.
     for i, l in ipairs(vim.split(cmd, "\r?\n")) do
@@ -55,268 +69,133 @@ function M.lines(req, keys)
   for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
     if type(c) == "table" and c.type == "diff" then
       -- The prompt is not markdown: no fences, highlighted lines.
-      for _, l in ipairs(require("acp.diff").unified(c.path or "?", c.oldText, c.newText or "")) do
+      for _, l in ipairs(diff.unified(c.path or "?", c.oldText, c.newText or "")) do
         lines[#lines + 1] = l
-        if l:match("^%+") and not l:match("^%+%+%+ ") then
-          hls[#hls + 1] = { #lines - 1, "AcpDiffAdd" }
-        elseif l:match("^%-") and not l:match("^%-%-%- ") then
-          hls[#hls + 1] = { #lines - 1, "AcpDiffDelete" }
+        local group = diff.highlight(l)
+        if group then
+          hls[#hls + 1] = { #lines - 1, group }
         end
       end
     elseif type(c) == "table" then
-      vim.list_extend(lines, require("acp.transcript").content_lines(c))
+      vim.list_extend(lines, transcript.content_lines(c))
     end
   end
   return lines, hls
 end
 
-local function close_prompt(s)
-  local p = s.prompt
-  s.prompt = nil
-  if p then
-    -- Back to where the user was only if they are still in the prompt.
-    p.win_was_current = p.win and api.nvim_get_current_win() == p.win
-  end
-  if p and p.win and api.nvim_win_is_valid(p.win) then
-    pcall(api.nvim_win_close, p.win, true)
-  end
-  if p and p.buf and api.nvim_buf_is_valid(p.buf) then
-    pcall(api.nvim_buf_delete, p.buf, { force = true })
-  end
-  if p and p.win_was_current and p.prev_win and api.nvim_win_is_valid(p.prev_win) then
-    pcall(api.nvim_set_current_win, p.prev_win)
-  end
+local function title_of(req)
+  return one_line((type(req.toolCall) == "table" and req.toolCall.title) or "tool call")
 end
 
---- Whether the prompt of s is on screen (the user may have :q'd it).
-local function prompt_open(s)
-  return s.prompt and s.prompt.win and api.nvim_win_is_valid(s.prompt.win)
-end
-
---- Whether focusing the prompt now is safe: the user is in normal mode in
---- this session's chat. Anywhere else (typing in a buffer, another tab) a
---- prompt that took focus would take the next keys typed as answers.
-local function may_focus(s)
-  local buf = api.nvim_get_current_buf()
-  local in_chat = buf == s.chat_buf or buf == s.input_buf
-  return in_chat and vim.fn.mode() == "n"
-end
-
---- How long an automatically focused prompt ignores its keys: the user may
---- have been about to type when it appeared.
-local function guard_ms()
-  local p = require("acp.config").options.permissions or {}
-  return p.focus_guard_ms or 400
-end
-M.guard_ms = guard_ms
-
---- The window showing s's chat in this tab (the sidebar may show another
---- session's now).
-function M.chat_window(s)
-  for _, w in ipairs(vim.fn.win_findbuf(s.chat_buf or -1)) do
-    if api.nvim_win_get_tabpage(w) == api.nvim_get_current_tabpage() then
-      return w
-    end
-  end
-end
-
-local function title(s)
-  return (" %s asks (%d pending) "):format(s.agent, #s.permissions)
-end
-
-local function show_next(s, opts)
-  opts = opts or {}
-  if s.prompt and not prompt_open(s) then
-    s.prompt = nil -- closed with :q
-  end
-  if s.fs_prompt and s.fs_prompt.win and api.nvim_win_is_valid(s.fs_prompt.win) then
-    return -- one float at a time: the file question first (it comes back after)
-  end
-  if s.prompt or #s.permissions == 0 then
-    if #s.permissions == 0 then
-      require("acp.fsprompt").kick(s)
-    end
-    if #s.permissions == 0 and s.state == "awaiting_permission" and #(s.fs_questions or {}) == 0 then
-      require("acp")._set_state(s, "busy")
-    end
-    return
-  end
-  local item = s.permissions[1]
-  local keys = M.keys_for(item.request.options or {})
-  local lines, hls = M.lines(item.request, keys)
-  local buf = api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = "wipe"
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = "acp_permission"
-  for _, h in ipairs(hls) do
-    api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #lines[h[1] + 1], hl_group = h[2] })
-  end
-  -- Anchored to the chat when it is in this tab, else centred.
-  local anchor = M.chat_window(s)
-  local width = anchor and math.max(20, api.nvim_win_get_width(anchor) - 2) or math.min(80, vim.o.columns - 4)
-  local height = math.min(#lines, math.max(5, math.floor(vim.o.lines / 2)))
-  local cfg = anchor
-      and { relative = "win", win = anchor, anchor = "SW", row = api.nvim_win_get_height(anchor), col = 0 }
-    or { relative = "editor", row = math.floor((vim.o.lines - height) / 2), col = math.floor((vim.o.columns - width) / 2) }
-  local focus = opts.focus or may_focus(s)
-  cfg = vim.tbl_extend("force", cfg, {
-    width = width,
-    height = height,
-    style = "minimal",
-    border = "rounded",
-    title = title(s),
-    focusable = true,
-  })
-  local prev = api.nvim_get_current_win()
-  local win = api.nvim_open_win(buf, focus, cfg)
-  vim.wo[win].wrap = true
-  s.prompt = { id = item.id, buf = buf, win = win, prev_win = prev, focused = focus,
-    guard_until = (focus and not opts.focus) and (vim.uv.now() + guard_ms()) or 0 }
-  for i, ks in ipairs(keys) do
-    local opt = item.request.options[i]
-    for _, k in ipairs(ks) do
-      vim.keymap.set("n", k, function()
-        if s.prompt and vim.uv.now() < (s.prompt.guard_until or 0) then
-          return -- typed before the prompt could be read
-        end
-        M.respond(s, opt.optionId, { interactive = true })
-      end, { buffer = buf, nowait = true, desc = "acp: " .. (opt.name or opt.optionId) })
-    end
-  end
-  for _, k in ipairs({ "<Esc>", "q" }) do
-    vim.keymap.set("n", k, function()
-      close_prompt(s)
-    end, { buffer = buf, nowait = true, desc = "acp: hide the prompt (:AcpPermission shows it again)" })
-  end
-  local tc = item.request.toolCall or {}
-  if not item.announced then
-    item.announced = true
-    s.transcript:message("info", ("Permission requested: %s"):format(require("acp.transcript").one_line(tc.title or "tool call")))
-    if not focus then
-      vim.notify(("acp: %s asks permission: %s (:AcpPermission to answer)"):format(s.agent,
-        require("acp.transcript").one_line(tc.title or "tool call")), vim.log.levels.WARN)
-    end
-  end
-  require("acp")._set_state(s, "awaiting_permission")
-end
-
---- Show the next prompt if none is on screen (the other float closed).
-function M.kick(s)
-  if not s.prompt and #(s.permissions or {}) > 0 then
-    show_next(s)
-  end
-end
-
---- Refresh the prompt's title (how many are pending).
-local function retitle(s)
-  if prompt_open(s) then
-    pcall(api.nvim_win_set_config, s.prompt.win, { title = title(s) })
-  end
-end
-
---- A new request from the host.
-function M.request(s, id, req)
-  local tc = req.toolCall or {}
-  if tc.toolCallId and not s.transcript.tools[tc.toolCallId] then
-    -- Some agents send no tool_call before asking: show the block now.
+--- A request arrived: some agents send no tool_call before asking, so the
+--- tool call's block is made now.
+---@param s acp.Session
+---@param req table
+function M.added(s, req)
+  local tc = type(req.toolCall) == "table" and req.toolCall or {}
+  if tc.toolCallId and not s.transcript:has_tool(tc.toolCallId) then
     local u = vim.deepcopy(tc)
     u.status = u.status or "pending"
     s.transcript:tool(u)
   end
-  local rules = require("acp.rules")
-  -- The client's own questions (file access outside the workspace) are never
-  -- answered by rules made for the agent's tool calls.
-  local rule = not req.client_question and rules.match(tc) or nil
+end
+
+--- The option a project rule answers req with, if one applies. The
+--- client's own questions (file access outside the workspace, destructive
+--- commands) are never answered by rules made for the agent's tool calls.
+---@param s acp.Session
+---@param req table
+---@return string|nil optionId
+function M.preanswer(s, req)
+  if req.client_question then
+    return nil
+  end
+  local tc = type(req.toolCall) == "table" and req.toolCall or {}
+  local rule = rules.match(tc)
   local opt = rule and rules.option_for(rule, req.options)
-  if opt then
-    s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, require("acp.transcript").one_line(tc.title or "tool call")))
-    pcall(require("acp.host").notify, "acp_permission", id, opt.optionId)
-    return
+  if not opt then
+    return nil
   end
-  table.insert(s.permissions, { id = id, request = req })
-  show_next(s)
-  retitle(s)
-  if not s.prompt or s.prompt.id ~= id then
-    require("acp")._set_state(s, "awaiting_permission")
-  end
+  s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, title_of(req)))
+  return opt.optionId
 end
 
---- Show and focus the prompt of the first pending request (after <Esc>,
---- :q, or when it opened without focus).
-function M.reopen(s)
-  if prompt_open(s) then
-    api.nvim_set_current_win(s.prompt.win)
-    s.prompt.focused = true
-    s.prompt.guard_until = 0 -- focused on purpose
-    return
-  end
-  s.prompt = nil
-  show_next(s, { focus = true })
+--- The prompt's title: who asks, how many requests wait.
+---@param s acp.Session
+---@param pending integer
+---@return string
+function M.title(s, pending)
+  return (" %s asks (%d pending) "):format(s.agent, pending)
 end
 
---- Answer the first pending request with an optionId or option kind.
---- opts.interactive (a key in the prompt) offers to remember "always" answers.
----@return boolean
-function M.respond(s, choice, opts)
-  local item = s.permissions[1]
-  if not item then
-    return false
+--- What the prompt of req shows: see acp.prompt's view.
+---@param s acp.Session
+---@param req table
+---@param pending integer requests waiting, this one included
+function M.view(s, req, pending)
+  local options = req.options or {}
+  local keys = M.keys_for(options)
+  local lines, hls = M.lines(req, keys)
+  local answers = {}
+  for i, o in ipairs(options) do
+    answers[i] = { keys = keys[i], choice = o.optionId, desc = o.name or o.optionId }
   end
-  local opt
-  for _, o in ipairs(item.request.options or {}) do
+  return {
+    lines = lines,
+    hls = hls,
+    answers = answers,
+    filetype = "acp_permission",
+    title = M.title(s, pending),
+    max_width = 80,
+    height = math.min(#lines, math.max(5, math.floor(vim.o.lines / 2))),
+    wrap = true,
+    message = ("Permission requested: %s"):format(title_of(req)),
+    notify = ("acp: %s asks permission: %s (:AcpPermission to answer)"):format(s.agent, title_of(req)),
+  }
+end
+
+--- The option choice names: an optionId, else the first option of that kind.
+---@param req table
+---@param choice string
+---@return table|nil option
+function M.option(req, choice)
+  for _, o in ipairs(req.options or {}) do
     if o.optionId == choice then
-      opt = o
+      return o
     end
   end
-  if not opt then
-    for _, o in ipairs(item.request.options or {}) do
-      if o.kind == choice and not opt then
-        opt = o
-      end
+  for _, o in ipairs(req.options or {}) do
+    if o.kind == choice then
+      return o
     end
   end
-  if not opt then
-    vim.notify(("acp: no option %q in this request"):format(choice), vim.log.levels.WARN)
-    return false
-  end
-  table.remove(s.permissions, 1)
-  close_prompt(s)
-  local tcid = type(item.request.toolCall) == "table" and item.request.toolCall.toolCallId
-  if tcid and s.transcript.tools[tcid] and type(opt.kind) == "string" and opt.kind:match("^reject") then
+end
+
+--- req was answered with option opt: the chat says so, a rejected tool call
+--- shows it, and an "always" answer typed in the prompt offers a project rule.
+---@param s acp.Session
+---@param req table
+---@param opt table
+---@param interactive boolean|nil answered with a key in the prompt
+---@return table|nil rule_offer { toolCall, action } to offer after the answer
+function M.answered(s, req, opt, interactive)
+  local tc = type(req.toolCall) == "table" and req.toolCall or {}
+  if
+    tc.toolCallId
+    and s.transcript:has_tool(tc.toolCallId)
+    and type(opt.kind) == "string"
+    and opt.kind:match("^reject")
+  then
     -- Agents (gemini) may never update a tool call the user rejected.
-    s.transcript:tool({ toolCallId = tcid, status = "rejected" })
+    s.transcript:tool({ toolCallId = tc.toolCallId, status = "rejected" })
   end
-  local what = require("acp.transcript").one_line((item.request.toolCall or {}).title or "tool call")
-  s.transcript:message("info", ("Answered %s: %s (%s)"):format(what, opt.name or opt.optionId, opt.kind or "?"))
-  pcall(require("acp.host").notify, "acp_permission", item.id, opt.optionId)
-  if opts and opts.interactive and not item.request.client_question
-    and (opt.kind == "allow_always" or opt.kind == "reject_always") then
-    require("acp.rules").offer(s, item.request.toolCall or {}, opt.kind == "allow_always" and "allow" or "reject")
+  s.transcript:message(
+    "info",
+    ("Answered %s: %s (%s)"):format(title_of(req), opt.name or opt.optionId, opt.kind or "?")
+  )
+  if interactive and not req.client_question and (opt.kind == "allow_always" or opt.kind == "reject_always") then
+    return { toolCall = tc, action = opt.kind == "allow_always" and "allow" or "reject" }
   end
-  show_next(s)
-  return true
-end
-
---- The host says request id is settled (answered or cancelled).
-function M.done(s, id)
-  for i, item in ipairs(s.permissions) do
-    if item.id == id then
-      table.remove(s.permissions, i)
-      if s.prompt and s.prompt.id == id then
-        close_prompt(s)
-      end
-      s.transcript:message("info", "Permission request cancelled.")
-      break
-    end
-  end
-  show_next(s)
-end
-
---- Drop every pending request of s (cancel, stop, agent exit).
-function M.cancel_all(s)
-  s.permissions = {}
-  close_prompt(s)
 end
 
 return M

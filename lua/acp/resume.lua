@@ -1,27 +1,22 @@
---- :AcpResume: choose which past session of the agent to load.
+--- :AcpResume: the picker of which past session of the agent to load.
+--- acp.prompt shows it; the host settles it with `resume_done`.
+local texts = require("acp.text")
+
 local M = {}
 
-local function answer(id, choice)
-  pcall(require("acp.host").notify, "acp_permission", id, choice or "")
-end
-
---- Ask the user which session to load; "" (cancel) starts a new one.
----@param s table session
----@param id integer question id
+--- Ask the user which session to load; answer("") (cancel) starts a new one.
+---@param s acp.Session
 ---@param sessions table[] { id, title?, cwd, updated_at? } (empty: the agent cannot list)
-function M.choose(s, id, sessions)
+---@param answer fun(choice: string) settles the question (ignored once settled otherwise)
+function M.pick(s, sessions, answer)
   if #sessions == 0 then
     vim.ui.input({ prompt = ("%s session id to load (empty: new session): "):format(s.agent) }, function(text)
       text = text and vim.trim(text) or ""
-      if text == "" then
-        s.transcript:message("info", "Starting a new session.")
-      else
-        s.transcript:message("info", "Loading session " .. text .. "...")
-      end
-      answer(id, text)
+      answer(text, text == "" and "Starting a new session." or ("Loading session " .. text .. "..."))
     end)
     return
   end
+  sessions = vim.list_slice(sessions)
   table.sort(sessions, function(a, b)
     return (a.updated_at or "") > (b.updated_at or "")
   end)
@@ -32,16 +27,14 @@ function M.choose(s, id, sessions)
       if it.new then
         return "New session"
       end
-      local title = require("acp.transcript").one_line(it.title or it.id)
+      local title = texts.one_line(it.title or it.id)
       return it.updated_at and ("%s  (%s)"):format(title, it.updated_at) or title
     end,
   }, function(it)
     if not it or it.new then
-      s.transcript:message("info", "Starting a new session.")
-      return answer(id, "")
+      return answer("", "Starting a new session.")
     end
-    s.transcript:message("info", ("Loading %s..."):format(require("acp.transcript").one_line(it.title or it.id)))
-    answer(id, it.id)
+    answer(it.id, ("Loading %s..."):format(texts.one_line(it.title or it.id)))
   end)
 end
 

@@ -87,9 +87,31 @@ local shells = { sh = true, bash = true, zsh = true, dash = true, ksh = true, fi
 -- Programs that run other commands: a prefix rule on them would allow
 -- anything (find -exec, ssh host cmd, timeout 10 cmd, npx pkg ...).
 local runs_commands = {}
-for _, name in ipairs({ "env", "sudo", "doas", "xargs", "exec", "command", "builtin", "eval", "time", "find",
-  "ssh", "timeout", "nice", "nohup", "watch", "npx", "pnpx", "bunx", "uvx", "docker", "podman", "kubectl",
-  "stdbuf" }) do
+for _, name in ipairs({
+  "env",
+  "sudo",
+  "doas",
+  "xargs",
+  "exec",
+  "command",
+  "builtin",
+  "eval",
+  "time",
+  "find",
+  "ssh",
+  "timeout",
+  "nice",
+  "nohup",
+  "watch",
+  "npx",
+  "pnpx",
+  "bunx",
+  "uvx",
+  "docker",
+  "podman",
+  "kubectl",
+  "stdbuf",
+}) do
   runs_commands[name] = true
 end
 
@@ -114,9 +136,12 @@ function M.command_line(cmd)
   if shells[shell] and system and #argv == 3 and argv[2]:match("^%-%a*c%a*$") then
     return argv[3]
   end
-  return table.concat(vim.tbl_map(function(a)
-    return a:match("^[%w%-%._/=:,@+]+$") and a or vim.fn.shellescape(a)
-  end, argv), " ")
+  return table.concat(
+    vim.tbl_map(function(a)
+      return a:match("^[%w%-%._/=:,@+]+$") and a or vim.fn.shellescape(a)
+    end, argv),
+    " "
+  )
 end
 
 --- Whether shell text could run another command (operators, substitutions,
@@ -178,7 +203,9 @@ function M.match(tc, project)
         local cmd = M.command(tc)
         -- The rest of the command may add arguments, never more commands:
         -- "git status" must not allow "git status && rm -rf ~".
-        if cmd and (cmd == r.prefix or (vim.startswith(cmd, r.prefix .. " ") and not M.chains(cmd:sub(#r.prefix + 1)))) then
+        if
+          cmd and (cmd == r.prefix or (vim.startswith(cmd, r.prefix .. " ") and not M.chains(cmd:sub(#r.prefix + 1))))
+        then
           return r
         end
       elseif r.glob then
@@ -242,11 +269,17 @@ function M.candidates(tc, action, project)
   return out
 end
 
---- Offer to remember a rule for a request the user answered "always".
-function M.offer(s, tc, action)
+--- Offer to remember a rule for a request the user answered "always";
+--- done() is called once the user has chosen (or at once: nothing to offer).
+---@param s acp.Session
+---@param tc table the request's toolCall
+---@param action "allow"|"reject"
+---@param done fun()|nil
+function M.offer(s, tc, action, done)
+  done = done or function() end
   local cands = M.candidates(tc, action)
   if #cands == 0 then
-    return
+    return done()
   end
   local items = { { label = "No (the agent remembers it for this session only)" } }
   for _, r in ipairs(cands) do
@@ -264,6 +297,7 @@ function M.offer(s, tc, action)
         s.transcript:message("info", "Rule saved: " .. M.describe(it.rule))
       end
     end
+    done()
   end)
 end
 

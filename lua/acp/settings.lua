@@ -1,23 +1,29 @@
---- Session modes, models and config options: pickers and host calls.
+--- What the agent offers a session and what is chosen: modes, models,
+--- config options and /commands. Each session owns one acp.Settings;
+--- :AcpMode, :AcpModel and :AcpOption (acp.commands) pick through it.
 local M = {}
 
-local function current()
-  local s = require("acp")._session()
-  if not s or not s.sid or s.state == "closed" or s.state == "error" then
-    vim.notify("acp: no running session", vim.log.levels.WARN)
-    return nil
-  end
-  return s
-end
+---@class acp.Settings
+---@field modes table[] SessionMode list
+---@field mode_id string|nil
+---@field mode_name string|nil shown in the winbar
+---@field models table[] ModelInfo list
+---@field model_id string|nil
+---@field model_name string|nil shown in the winbar
+---@field config_options table[] SessionConfigOption list
+---@field commands table[] AvailableCommand list (/ completion)
+local S = {}
+S.__index = S
 
-local function host(method, ...)
-  local ok, err = pcall(require("acp.host").notify, method, ...)
-  if not ok then
-    vim.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
-  end
+--- The settings of a session (empty until the agent says).
+---@return acp.Settings
+function M.new()
+  return setmetatable({ modes = {}, models = {}, config_options = {}, commands = {} }, S)
 end
 
 --- Flat list of a select option's values (grouped or not).
+---@param opt table SessionConfigOption
+---@return table[]
 function M.values(opt)
   local out = {}
   for _, o in ipairs(opt.options or {}) do
@@ -33,138 +39,121 @@ function M.values(opt)
 end
 
 --- The config option of a category ("mode", "model", ...), if the agent has one.
-function M.option_of(s, category)
-  for _, o in ipairs(s.config_options or {}) do
+---@param category string
+---@return table|nil
+function S:option_of(category)
+  for _, o in ipairs(self.config_options) do
     if o.category == category or o.id == category then
       return o
     end
   end
 end
 
---- Choices for "mode" or "model": { id, name, description, current }.
-function M.choices(s, what)
+--- Choices for "mode" or "model": { id, name, description, current, option? }
+--- (option: the config option to set, when the agent offers it as one).
+---@param what "mode"|"model"
+---@return table[]
+function S:choices(what)
   local out = {}
-  local opt = M.option_of(s, what)
+  local opt = self:option_of(what)
   if opt and opt.type ~= "boolean" then
     for _, v in ipairs(M.values(opt)) do
-      out[#out + 1] = { id = v.value, name = v.name or v.value, description = v.description, current = v.value == opt.currentValue, option = opt.id }
+      out[#out + 1] = {
+        id = v.value,
+        name = v.name or v.value,
+        description = v.description,
+        current = v.value == opt.currentValue,
+        option = opt.id,
+      }
     end
     return out
   end
   if what == "mode" then
-    for _, m in ipairs(s.modes or {}) do
-      out[#out + 1] = { id = m.id, name = m.name or m.id, description = m.description, current = m.id == s.mode_id }
+    for _, m in ipairs(self.modes) do
+      out[#out + 1] = { id = m.id, name = m.name or m.id, description = m.description, current = m.id == self.mode_id }
     end
   else
-    for _, m in ipairs(s.models or {}) do
+    for _, m in ipairs(self.models) do
       local id = m.modelId or m.id
-      out[#out + 1] = { id = id, name = m.name or id, description = m.description, current = id == s.model_id }
+      out[#out + 1] = { id = id, name = m.name or id, description = m.description, current = id == self.model_id }
     end
   end
   return out
 end
 
-local function apply(s, what, choice)
-  if choice.option then
-    host("acp_set_option", s.sid, choice.option, choice.id)
-  elseif what == "mode" then
-    host("acp_set_mode", s.sid, choice.id)
-  else
-    host("acp_set_model", s.sid, choice.id)
-  end
-end
-
---- Switch mode or model: to arg when given (id or name), else through vim.ui.select.
----@param what "mode"|"model"
----@param arg string|nil
-function M.pick(what, arg)
-  local s = current()
-  if not s then
-    return
-  end
-  local choices = M.choices(s, what)
-  if #choices == 0 then
-    vim.notify(("acp: %s offers no %ss"):format(s.agent, what), vim.log.levels.INFO)
-    return
-  end
-  if arg and arg ~= "" then
-    for _, c in ipairs(choices) do
-      if c.id == arg or c.name == arg then
-        return apply(s, what, c)
-      end
-    end
-    vim.notify(("acp: no %s %q"):format(what, arg), vim.log.levels.ERROR)
-    return
-  end
-  vim.ui.select(choices, {
-    prompt = ("%s %s"):format(s.agent, what),
-    format_item = function(c)
-      return (c.current and "* " or "  ") .. c.name .. (c.description and (" - " .. c.description) or "")
-    end,
-  }, function(c)
-    if c then
-      apply(s, what, c)
-    end
-  end)
-end
-
---- Completion of mode/model ids for commands.
-function M.complete(what)
-  local s = require("acp")._session()
-  if not s then
-    return {}
-  end
-  return vim.tbl_map(function(c)
-    return c.id
-  end, M.choices(s, what))
-end
-
---- :AcpOption: pick a config option, then its value.
-function M.options()
-  local s = current()
-  if not s then
-    return
-  end
-  local opts = s.config_options or {}
-  if #opts == 0 then
-    vim.notify(("acp: %s offers no config options"):format(s.agent), vim.log.levels.INFO)
-    return
-  end
-  vim.ui.select(opts, {
-    prompt = "Config option",
-    format_item = function(o)
-      return ("%s: %s"):format(o.name or o.id, tostring(o.currentValue))
-    end,
-  }, function(o)
-    if not o then
-      return
-    end
-    if o.type == "boolean" then
-      host("acp_set_option", s.sid, o.id, not o.currentValue)
-      return
-    end
-    vim.ui.select(M.values(o), {
-      prompt = o.name or o.id,
-      format_item = function(v)
-        return (v.value == o.currentValue and "* " or "  ") .. (v.name or v.value)
-      end,
-    }, function(v)
-      if v then
-        host("acp_set_option", s.sid, o.id, v.value)
-      end
-    end)
-  end)
-end
-
 --- Names shown in the winbar for the current mode and model.
-function M.refresh_names(s)
+function S:_refresh_names()
   for _, what in ipairs({ "mode", "model" }) do
-    for _, c in ipairs(M.choices(s, what)) do
+    for _, c in ipairs(self:choices(what)) do
       if c.current then
-        s[what .. "_name"] = c.name
+        self[what .. "_name"] = c.name
       end
     end
   end
+end
+
+local function name_in(list, id, key)
+  for _, m in ipairs(list) do
+    if (m[key] or m.id) == id then
+      return m.name or id
+    end
+  end
+  return id
+end
+
+--- Take modes, models and config options from a session/new (or load) response.
+---@param info table
+function S:load(info)
+  if info.modes then
+    self.modes = info.modes.availableModes or {}
+    self.mode_id = info.modes.currentModeId
+    self.mode_name = name_in(self.modes, self.mode_id, "id")
+  end
+  if info.models then
+    self.models = info.models.availableModels or {}
+    self.model_id = info.models.currentModelId
+    self.model_name = name_in(self.models, self.model_id, "modelId")
+  end
+  if info.configOptions then
+    self.config_options = info.configOptions
+    self:_refresh_names()
+  end
+end
+
+--- The current mode changed (current_mode_update).
+---@param id string|nil
+function S:set_mode(id)
+  self.mode_id = id
+  self.mode_name = name_in(self.modes, id, "id")
+  local opt = self:option_of("mode")
+  if opt and opt.type ~= "boolean" then
+    opt.currentValue = id
+  end
+end
+
+--- The current model changed (the host's `model` event).
+---@param id string|nil
+function S:set_model(id)
+  self.model_id = id
+  self:_refresh_names()
+end
+
+--- The config options changed (config_option_update).
+---@param options table[]|nil
+function S:set_config_options(options)
+  self.config_options = options or self.config_options
+  -- Agents (codex) switch modes through a "mode" option: keep mode_id true.
+  local opt = self:option_of("mode")
+  if opt and opt.type ~= "boolean" and opt.currentValue then
+    self.mode_id = opt.currentValue
+  end
+  self:_refresh_names()
+end
+
+--- The agent's /commands changed (available_commands_update).
+---@param commands table[]|nil
+function S:set_commands(commands)
+  self.commands = commands or {}
 end
 
 return M

@@ -12,6 +12,15 @@
 --- cursor movement render as in a real terminal. Tool call blocks whose
 --- content is `{ type = "terminal", terminalId }` show its status and last
 --- lines (read from that buffer, refreshed at most once per REFRESH_MS).
+---
+--- Each session owns one acp.Terminals; it writes only its own fields and
+--- tells its owner through on_change which terminal to draw again.
+local config = require("acp.config")
+local host = require("acp.host")
+local layout = require("acp.layout")
+local rules = require("acp.rules")
+local texts = require("acp.text")
+
 local M = {}
 
 local api = vim.api
@@ -22,26 +31,44 @@ local REFRESH_MS = 50
 --- Lines of the buffer scanned from the end for the transcript tail.
 local SCAN_LINES = 200
 
-local by_buf = {} ---@type table<integer, table> terminal buffer -> terminal
+local by_buf = {} ---@type table<integer, acp.Terminal> terminal buffer -> terminal
 local did_autocmds = false
 
-local function tail_lines()
-  local cfg = require("acp.config").options.terminal or {}
-  return cfg.tail_lines or 5
-end
+---@class acp.Terminal
+---@field id string terminalId (or the toolCallId of an agent's own command)
+---@field session integer key of the session
+---@field sid integer|nil host session id (input and resize go there)
+---@field command string|nil the command line shown
+---@field cwd string|nil
+---@field readonly boolean the agent ran it itself: no input
+---@field running boolean
+---@field ended boolean|nil the session ended while it ran
+---@field released boolean|nil
+---@field exit_code integer|nil
+---@field signal string|nil
+---@field buf integer the terminal buffer
+---@field chan integer its nvim_open_term channel
+---@field fed boolean|nil some output was shown
+---@field rows integer|nil size last sent to the host
+---@field cols integer|nil
 
---- The terminals of session s, by id (created on first use).
----@param s table session
----@return table<string, table>
-function M.store(s)
-  if not s.terminals then
-    s.terminals = {}
-    s.terminal_order = {}
-    if s.transcript then
-      s.transcript.terminals = s.terminals
-    end
-  end
-  return s.terminals
+---@class acp.Terminals
+---@field key integer session key (buffer names)
+---@field sid integer|nil host session id, once known
+---@field by_id table<string, acp.Terminal>
+---@field order string[] ids, oldest first
+---@field dirty table<string, true> terminals to draw again
+---@field timer boolean|nil a refresh is scheduled
+---@field on_change fun(id: string)|nil called when terminal id's output or status changed
+local Terminals = {}
+Terminals.__index = Terminals
+
+--- The terminals of a session.
+---@param key integer the session's key
+---@param on_change fun(id: string)|nil
+---@return acp.Terminals
+function M.new(key, on_change)
+  return setmetatable({ key = key, by_id = {}, order = {}, dirty = {}, on_change = on_change }, Terminals)
 end
 
 local function setup_autocmds()
@@ -59,48 +86,45 @@ local function setup_autocmds()
         if api.nvim_win_is_valid(win) then
           local t = by_buf[api.nvim_win_get_buf(win)]
           if t then
-            M._resize(t, win)
+            M.resize(t, win)
           end
-        end
-      end
-    end,
-  })
-  -- A session that ends takes its commands with it: stop showing them as running.
-  api.nvim_create_autocmd("User", {
-    group = group,
-    pattern = "AcpState",
-    callback = function(ev)
-      local st = ev.data or {}
-      if st.state ~= "closed" and st.state ~= "error" then
-        return
-      end
-      local s = require("acp")._session(st.key)
-      for _, t in pairs(s and s.terminals or {}) do
-        if t.running then
-          t.running = false
-          t.ended = true
-          M._changed(s, t)
         end
       end
     end,
   })
 end
 
+--- Set the host session id (input and resizes of terminals made from now on go there).
+---@param sid integer|nil
+function Terminals:set_sid(sid)
+  self.sid = sid
+end
+
+--- The session ended: its commands are gone, stop showing them as running.
+function Terminals:end_all()
+  for _, t in pairs(self.by_id) do
+    if t.running then
+      t.running = false
+      t.ended = true
+      self:_changed(t)
+    end
+  end
+end
+
 -- Make a terminal (buffer and channel) for id.
-local function new_terminal(s, id, opts)
+function Terminals:_new(id, opts)
   setup_autocmds()
-  local store = M.store(s)
   local t = {
     id = id,
-    session = s.key,
-    sid = s.sid,
+    session = self.key,
+    sid = self.sid,
     command = opts.command,
     cwd = opts.cwd,
     readonly = opts.readonly or false,
     running = true,
   }
   local buf = api.nvim_create_buf(false, true)
-  pcall(api.nvim_buf_set_name, buf, ("acp://terminal/%d/%s"):format(s.key, id))
+  pcall(api.nvim_buf_set_name, buf, ("acp://terminal/%d/%s"):format(self.key, id))
   local on_input
   if not t.readonly then
     on_input = function(_, _, _, data)
@@ -111,7 +135,7 @@ local function new_terminal(s, id, opts)
   t.chan = api.nvim_open_term(buf, { on_input = on_input })
   t.buf = buf
   vim.bo[buf].bufhidden = "hide"
-  vim.b[buf].acp_session = s.key
+  vim.b[buf].acp_session = self.key
   vim.b[buf].acp_terminal = id
   vim.keymap.set("n", "q", function()
     if #api.nvim_list_wins() > 1 then
@@ -133,37 +157,38 @@ local function new_terminal(s, id, opts)
     return normal > 1 and [[<C-\><C-n><cmd>close<cr>]] or [[<C-\><C-n>]]
   end, { buffer = buf, expr = true, nowait = true, desc = "acp: close the ended terminal's window" })
   by_buf[buf] = t
-  store[id] = t
-  table.insert(s.terminal_order, id)
+  self.by_id[id] = t
+  table.insert(self.order, id)
   return t
 end
 
---- The terminal id of session s (or nil).
----@param s table session
+--- The terminal id (or nil).
 ---@param id string
----@return table|nil
-function M.get(s, id)
-  return s.terminals and s.terminals[id] or nil
+---@return acp.Terminal|nil
+function Terminals:get(id)
+  return self.by_id[id]
 end
 
---- Ids of session s's terminals, oldest first.
----@param s table session
+--- Ids of the terminals, oldest first.
 ---@return string[]
-function M.ids(s)
-  return s and s.terminal_order and vim.deepcopy(s.terminal_order) or {}
+function Terminals:ids()
+  return vim.deepcopy(self.order)
 end
 
 --- Send keystrokes typed into a live view to its command.
----@param t table terminal
+---@param t acp.Terminal
 ---@param data string
 function M.input(t, data)
   if t.readonly or not t.running or not t.sid then
     return
   end
-  pcall(require("acp.host").notify, "acp_terminal_input", t.sid, t.id, data)
+  pcall(host.notify, "acp_terminal_input", t.sid, t.id, data)
 end
 
-function M._resize(t, win)
+--- Tell the command its window's size (when it changed).
+---@param t acp.Terminal
+---@param win integer
+function M.resize(t, win)
   if t.readonly or not t.running or not t.sid then
     return
   end
@@ -172,7 +197,7 @@ function M._resize(t, win)
   local rows = api.nvim_win_get_height(win)
   if rows > 0 and cols > 0 and (rows ~= t.rows or cols ~= t.cols) then
     t.rows, t.cols = rows, cols
-    pcall(require("acp.host").notify, "acp_terminal_resize", t.sid, t.id, rows, cols)
+    pcall(host.notify, "acp_terminal_resize", t.sid, t.id, rows, cols)
   end
 end
 
@@ -184,37 +209,47 @@ local function feed(t, data)
   end
 end
 
---- Handle a host event: terminal, terminal_output or terminal_exit.
----@param s table session
----@param ev table
-function M.event(s, ev)
-  if ev.type == "terminal" then
-    local t = M.get(s, ev.id)
-    if t then
-      t.command, t.cwd = ev.command, ev.cwd
-    else
-      t = new_terminal(s, ev.id, { command = ev.command, cwd = ev.cwd })
-    end
-    M._changed(s, t)
-  elseif ev.type == "terminal_output" then
-    local t = M.get(s, ev.kind)
-    if t then
-      feed(t, ev.text or "")
-      M._changed(s, t)
-    end
-  elseif ev.type == "terminal_exit" then
-    local t = M.get(s, ev.id)
-    if not t or not t.running then
-      return
-    end
-    t.running = false
-    if ev.released then
-      t.released = true
-    else
-      t.exit_code, t.signal = ev.exit_code, ev.signal
-    end
-    M._changed(s, t)
+--- terminal/create ran a command (host event `terminal`).
+---@param id string
+---@param command string|nil
+---@param cwd string|nil
+function Terminals:created(id, command, cwd)
+  local t = self:get(id)
+  if t then
+    t.command, t.cwd = command, cwd
+  else
+    t = self:_new(id, { command = command, cwd = cwd })
   end
+  self:_changed(t)
+end
+
+--- Raw PTY output of terminal id (host event `terminal_output`).
+---@param id string
+---@param data string
+function Terminals:output(id, data)
+  local t = self:get(id)
+  if t then
+    feed(t, data)
+    self:_changed(t)
+  end
+end
+
+--- Terminal id ended (host event `terminal_exit`): an exit code, a signal,
+--- or released by the agent before it ended.
+---@param id string
+---@param ev { exit_code: integer|nil, signal: string|nil, released: boolean|nil }
+function Terminals:exited(id, ev)
+  local t = self:get(id)
+  if not t or not t.running then
+    return
+  end
+  t.running = false
+  if ev.released then
+    t.released = true
+  else
+    t.exit_code, t.signal = ev.exit_code, ev.signal
+  end
+  self:_changed(t)
 end
 
 -- Output captured without a PTY has bare "\n": a terminal needs "\r\n".
@@ -224,58 +259,60 @@ end
 
 --- Apply the terminal `_meta` of a tool_call / tool_call_update (agents
 --- that run commands themselves). Such terminals are read-only.
----@param s table session
 ---@param u table the update
-function M.from_update(s, u)
+---@param raw_output_text fun(raw: any): string|nil the text of a rawOutput
+---@param before table|nil the tool call's fields before this update
+function Terminals:from_update(u, raw_output_text, before)
   local meta = u._meta
   -- A read-only terminal learns its command from later updates (agents send
   -- a bare tool_call first) and ends with its tool call when no
   -- terminal_exit comes (rejected, failed or cancelled commands).
-  local known = type(u.toolCallId) == "string" and M.get(s, u.toolCallId)
+  local known = type(u.toolCallId) == "string" and self:get(u.toolCallId)
   if known and known.readonly then
     local raw = type(u.rawInput) == "table" and u.rawInput or {}
-    local cmd = require("acp.rules").command_line(raw.command)
+    local cmd = rules.command_line(raw.command)
     if type(cmd) == "string" and cmd ~= "" and cmd ~= known.command then
       known.command = cmd
-      M._changed(s, known)
+      self:_changed(known)
     end
   end
   if type(meta) == "table" then
-    M._from_meta(s, u, meta)
+    self:_from_meta(u, meta)
   end
   -- After terminal_exit had its chance to record the exit status.
-  local t = type(u.toolCallId) == "string" and M.get(s, u.toolCallId)
+  local t = type(u.toolCallId) == "string" and self:get(u.toolCallId)
   local done = u.status == "completed" or u.status == "failed" or u.status == "cancelled"
   if t and t.readonly and done then
     -- Quick commands: codex streams no terminal_output, the output is only
     -- in rawOutput (of this update or an earlier one).
     if not t.fed then
-      local tr = require("acp.transcript")
-      local b = s.transcript and s.transcript.tools[u.toolCallId]
-      local text = tr.raw_output_text(u.rawOutput) or (b and b.data and tr.raw_output_text(b.data.rawOutput))
+      local text = raw_output_text(u.rawOutput) or (before and raw_output_text(before.rawOutput))
       if text then
         feed(t, crlf(text))
-        M._changed(s, t)
+        self:_changed(t)
       end
     end
     if t.running then
       t.running = false
-      M._changed(s, t)
+      self:_changed(t)
     end
   end
 end
 
-function M._from_meta(s, u, meta)
+function Terminals:_from_meta(u, meta)
   local function term(id)
     id = id or u.toolCallId
     if type(id) ~= "string" or id == "" then
       return nil
     end
-    local t = M.get(s, id)
+    local t = self:get(id)
     if not t then
       local raw = type(u.rawInput) == "table" and u.rawInput or {}
-      local cmd = require("acp.rules").command_line(raw.command)
-      t = new_terminal(s, id, { readonly = true, command = type(cmd) == "string" and cmd or (type(u.title) == "string" and u.title or nil) })
+      local cmd = rules.command_line(raw.command)
+      t = self:_new(id, {
+        readonly = true,
+        command = type(cmd) == "string" and cmd or (type(u.title) == "string" and u.title or nil),
+      })
     end
     return t
   end
@@ -292,7 +329,7 @@ function M._from_meta(s, u, meta)
       local t = term(out.terminal_id)
       if t then
         feed(t, crlf(out.data))
-        M._changed(s, t)
+        self:_changed(t)
       end
     end
   end
@@ -303,18 +340,18 @@ function M._from_meta(s, u, meta)
       t.running = false
       t.exit_code = type(exit.exit_code) == "number" and exit.exit_code or nil
       t.signal = type(exit.signal) == "string" and exit.signal or nil
-      M._changed(s, t)
+      self:_changed(t)
     end
   end
 end
 
 --- The last non-blank lines of terminal t's screen (escape sequences
 --- already interpreted by the terminal).
----@param t table terminal
----@param n integer|nil how many (default: terminal.tail_lines, 5)
+---@param t acp.Terminal
+---@param n integer|nil how many (default: the terminal.tail_lines option)
 ---@return string[]
 function M.tail(t, n)
-  n = n or tail_lines()
+  n = n or config.options.terminal.tail_lines
   if not (t.buf and api.nvim_buf_is_valid(t.buf)) then
     return {}
   end
@@ -332,7 +369,7 @@ function M.tail(t, n)
 end
 
 --- A short status: "running", "exit 3", "SIGKILL", "released", "ended".
----@param t table terminal
+---@param t acp.Terminal
 ---@return string
 function M.status(t)
   if t.running then
@@ -349,17 +386,16 @@ end
 
 --- Transcript lines for a terminal content block.
 ---@param c table `{ type = "terminal", terminalId }`
----@param store table|nil the session's terminals (transcript.terminals)
 ---@return string[]
-function M.content_lines(c, store)
+function Terminals:content_lines(c)
   local id = c.terminalId or "?"
-  local t = store and store[id]
+  local t = self:get(id)
   if not t then
     return { ("[terminal %s] (no output yet)"):format(id) }
   end
   local lines = { ("[terminal %s] (%s) <CR> to open"):format(id, M.status(t)) }
   if t.command and t.command ~= "" then
-    lines[#lines + 1] = "$ " .. require("acp.transcript").one_line(t.command)
+    lines[#lines + 1] = "$ " .. texts.one_line(t.command)
   end
   for _, l in ipairs(M.tail(t)) do
     lines[#lines + 1] = "  " .. l
@@ -367,43 +403,27 @@ function M.content_lines(c, store)
   return lines
 end
 
--- Tool blocks of s showing terminal id.
-local function blocks_showing(s, id)
-  local out = {}
-  for tcid, b in pairs(s.transcript and s.transcript.tools or {}) do
-    for _, c in ipairs(b.data and b.data.content or {}) do
-      if c.type == "terminal" and c.terminalId == id then
-        out[#out + 1] = tcid
-        break
-      end
-    end
-  end
-  return out
-end
-
---- Note that terminal t changed: its tool blocks and window bars are
---- refreshed once after REFRESH_MS (the terminal buffer itself updates
---- asynchronously after nvim_chan_send).
----@param s table session
----@param t table terminal
-function M._changed(s, t)
-  s.terminal_dirty = s.terminal_dirty or {}
-  s.terminal_dirty[t.id] = true
-  if s.terminal_timer then
+--- Note that terminal t changed: its window bars and its owner's views
+--- (on_change) are refreshed once after REFRESH_MS (the terminal buffer
+--- itself updates asynchronously after nvim_chan_send).
+---@param t acp.Terminal
+function Terminals:_changed(t)
+  self.dirty[t.id] = true
+  if self.timer then
     return
   end
-  s.terminal_timer = true
+  self.timer = true
   vim.defer_fn(function()
-    s.terminal_timer = nil
-    local dirty = s.terminal_dirty
-    s.terminal_dirty = {}
+    self.timer = nil
+    local dirty = self.dirty
+    self.dirty = {}
     for id in pairs(dirty) do
-      local term = M.get(s, id)
+      local term = self:get(id)
       if term then
-        M._winbar(term)
+        M.winbar(term)
       end
-      for _, tcid in ipairs(blocks_showing(s, id)) do
-        local ok, err = pcall(s.transcript.tool, s.transcript, { toolCallId = tcid })
+      if self.on_change then
+        local ok, err = pcall(self.on_change, id)
         if not ok then
           vim.notify("acp: terminal view: " .. tostring(err), vim.log.levels.ERROR)
         end
@@ -412,20 +432,29 @@ function M._changed(s, t)
   end, REFRESH_MS)
 end
 
-function M._winbar(t)
+--- Show t's command and status in the winbar of its windows.
+---@param t acp.Terminal
+function M.winbar(t)
   if not (t.buf and api.nvim_buf_is_valid(t.buf)) then
     return
   end
-  local bar = ("%s%s (%s)"):format(t.readonly and "[read-only] " or "", (require("acp.transcript").one_line(t.command or t.id):gsub("%%", "%%%%")), M.status(t))
-  bar = bar:gsub("%%", "%%%%")
+  local bar = ("%s%s (%s)"):format(
+    t.readonly and "[read-only] " or "",
+    texts.statusline(t.command or t.id),
+    M.status(t)
+  )
   for _, win in ipairs(vim.fn.win_findbuf(t.buf)) do
     vim.wo[win].winbar = bar
   end
 end
 
--- A window to split for the terminal: the previous non-chat window.
-local function target_window(s)
-  local chat = { [s.chat_buf or -1] = true, [s.input_buf or -1] = true }
+-- A window to split for the terminal: the previous window unless it shows
+-- one of the chat's buffers (chat_bufs), else any such window.
+local function target_window(chat_bufs)
+  local chat = {}
+  for _, b in ipairs(chat_bufs) do
+    chat[b] = true
+  end
   local prev = vim.fn.win_getid(vim.fn.winnr("#"))
   if prev ~= 0 and not chat[api.nvim_win_get_buf(prev)] and api.nvim_win_get_config(prev).relative == "" then
     return prev
@@ -437,13 +466,13 @@ local function target_window(s)
   end
 end
 
---- Show terminal id of session s in a window (focusing it when already
---- visible), split below the previous window, or below everything.
----@param s table session
+--- Show terminal id in a window (focusing it when already visible), split
+--- below the previous window (not one of chat_bufs'), or below everything.
 ---@param id string
+---@param chat_bufs integer[] the session's chat and input buffers
 ---@return integer|nil window
-function M.open(s, id)
-  local t = M.get(s, id)
+function Terminals:open(id, chat_bufs)
+  local t = self:get(id)
   if not t or not api.nvim_buf_is_valid(t.buf) then
     vim.notify(("acp: no terminal %s"):format(tostring(id)), vim.log.levels.WARN)
     return nil
@@ -453,79 +482,34 @@ function M.open(s, id)
     api.nvim_set_current_win(win)
     return win
   end
-  local target = target_window(s)
+  local target = target_window(chat_bufs)
   if target then
     api.nvim_set_current_win(target)
     vim.cmd("belowright 15split")
   else
     vim.cmd("botright 15split")
   end
-  require("acp.chat").unfix()
+  layout.unfix()
   win = api.nvim_get_current_win()
   api.nvim_win_set_buf(win, t.buf)
   for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0", spell = false }) do
     vim.wo[win][opt] = v
   end
-  M._winbar(t)
+  M.winbar(t)
   pcall(api.nvim_win_set_cursor, win, { api.nvim_buf_line_count(t.buf), 0 })
-  M._resize(t, win)
+  M.resize(t, win)
   return win
 end
 
---- The terminal of the tool call under the cursor in the transcript, if any.
----@param s table session
+--- The first known terminal shown by a tool call, if any.
+---@param tc table|nil the tool call's fields
 ---@return string|nil id
-function M.at_cursor(s)
-  if not (s.transcript and s.transcript.block_at) then
-    return nil
-  end
-  local row = api.nvim_win_get_cursor(0)[1] - 1
-  local b = s.transcript:block_at(row)
-  if not b or b.kind ~= "tool" then
-    return nil
-  end
-  local found
-  for _, c in ipairs(b.data and b.data.content or {}) do
-    if c.type == "terminal" and c.terminalId and M.get(s, c.terminalId) then
-      found = found or c.terminalId
+function Terminals:shown_by(tc)
+  for _, c in ipairs(tc and type(tc.content) == "table" and tc.content or {}) do
+    if type(c) == "table" and c.type == "terminal" and c.terminalId and self:get(c.terminalId) then
+      return c.terminalId
     end
   end
-  return found
-end
-
---- <CR> in the transcript: open the terminal under the cursor. Returns
---- true when there was one.
----@param s table session
----@return boolean
-function M.activate(s)
-  local id = M.at_cursor(s)
-  if not id then
-    return false
-  end
-  return M.open(s, id) ~= nil
-end
-
---- :AcpTerminal [id]: open a terminal of the current session (default:
---- the newest).
----@param arg string|nil
-function M.command(arg)
-  local s = require("acp")._session()
-  if not s then
-    vim.notify("acp: no session", vim.log.levels.WARN)
-    return
-  end
-  local ids = M.ids(s)
-  local id = (arg and arg ~= "") and arg or ids[#ids]
-  if not id then
-    vim.notify("acp: the agent has not run any command yet", vim.log.levels.INFO)
-    return
-  end
-  M.open(s, id)
-end
-
---- Completion for :AcpTerminal.
-function M.complete()
-  return M.ids(require("acp")._session())
 end
 
 return M

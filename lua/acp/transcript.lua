@@ -1,39 +1,87 @@
 --- The chat transcript: a buffer of blocks (messages, tool calls, plans)
 --- that streamed text is appended to and that tool calls update in place.
+--- Only this module writes the chat buffer and the transcript's fields;
+--- the rest of the plugin calls its methods.
+local diff = require("acp.diff")
+local texts = require("acp.text")
+
 local M = {}
 
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_transcript")
 M.ns = ns
 
+local split, one_line = texts.split, texts.one_line
+
+--- Lines of rawOutput shown under a tool call (the rest is counted).
+local RAW_OUTPUT_LINES = 8
+
+---@class acp.Block
+---@field kind "header"|"user_text"|"agent"|"thought"|"user"|"message"|"stop"|"tool"|"plan"|"placeholder"
+---@field n integer number of lines
+---@field mark integer|nil extmark at the block's first line
+---@field hl string|table[]|nil a group for the whole block, or {row, col0, col1, group} items
+---@field hl_ids integer[]|nil highlight extmarks
+---@field open boolean|nil a text stream still being appended to
+---@field data table|nil a tool call's merged fields
+---@field rejected boolean|nil the user rejected the tool call
+---@field folded_in table<integer, true>|nil windows where the thought is folded
+
 ---@class acp.Transcript
----@field buf integer
----@field blocks table[]
----@field tools table<string, table>
+---@field buf integer the chat buffer
+---@field blocks acp.Block[] in buffer order
+---@field tools table<string, acp.Block> tool call blocks by toolCallId
+---@field turn_tools table<string, true> tool calls of the current turn
+---@field plan_block acp.Block|nil the current turn's plan
+---@field turn_header boolean|nil the agent's header of this turn is shown
+---@field following table<integer, true>|nil windows that follow the end
+---@field batching boolean|nil in T:batch(): windows follow once at the end
+---@field deferred table[]|nil warnings waiting for the end of a stream
+---@field title string|nil name in the agent's headers (default: agent)
+---@field agent string
+---@field icons boolean
+---@field terminals acp.Terminals|nil the session's terminals (terminal content)
 local T = {}
 T.__index = T
 
 --- Create a transcript on buffer buf.
 ---@param buf integer
----@param opts { agent: string, icons: boolean }
+---@param opts { agent: string, title: string|nil, icons: boolean, terminals: acp.Terminals|nil }
 ---@return acp.Transcript
 function M.new(buf, opts)
-  return setmetatable({ buf = buf, blocks = {}, tools = {}, opts = opts or {} }, T)
+  return setmetatable({
+    buf = buf,
+    blocks = {},
+    tools = {},
+    turn_tools = {},
+    agent = opts.agent,
+    title = opts.title,
+    icons = opts.icons,
+    terminals = opts.terminals,
+  }, T)
 end
 
-local function split(text)
-  return vim.split(text, "\n", { plain = true })
+--- Set the name shown in the agent's headers from now on.
+---@param title string|nil
+function T:set_title(title)
+  self.title = title
 end
 
---- v as one line of text: newlines become a visible mark, non-strings are
---- shown with tostring (agents send all sorts).
-local function one_line(v)
-  if v == nil or v == vim.NIL then
-    return ""
+--- Run fn (which may edit the transcript many times); windows following the
+--- end move once, after it. Nested batches follow at the outermost end.
+---@param fn fun()
+function T:batch(fn)
+  local outer = self.batching
+  self.batching = true
+  local ok, err = pcall(fn)
+  self.batching = outer
+  if not outer then
+    pcall(self.follow, self)
   end
-  return (tostring(v):gsub("\r?\n", " ⏎ "))
+  if not ok then
+    error(err, 0)
+  end
 end
-M.one_line = one_line
 
 function T:_edit(fn)
   local buf = self.buf
@@ -149,7 +197,8 @@ function T:_highlight(b)
   local function mark(row, c0, c1, group)
     local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
     c1 = (c1 == -1 or c1 > #line) and #line or c1
-    b.hl_ids[#b.hl_ids + 1] = api.nvim_buf_set_extmark(buf, ns, row, c0, { end_row = row, end_col = c1, hl_group = group })
+    b.hl_ids[#b.hl_ids + 1] =
+      api.nvim_buf_set_extmark(buf, ns, row, c0, { end_row = row, end_col = c1, hl_group = group })
   end
   if type(b.hl) == "string" then
     local last = s + b.n - 1
@@ -284,7 +333,7 @@ end
 ---@return string[]
 function T:cancel_unfinished()
   local ids = {}
-  for id in pairs(self.turn_tools or {}) do
+  for id in pairs(self.turn_tools) do
     local b = self.tools[id]
     if b and (b.data.status == nil or b.data.status == "pending" or b.data.status == "in_progress") then
       b.data.status = "cancelled"
@@ -301,7 +350,7 @@ function T:user_header()
 end
 
 function T:agent_header()
-  self:_append("header", { "## " .. (self.opts.title or self.opts.agent or "Agent") }, "AcpAgent")
+  self:_append("header", { "## " .. (self.title or self.agent or "Agent") }, "AcpAgent")
   self.turn_header = true
 end
 
@@ -348,7 +397,7 @@ local icons = {
 
 function T:icon(status)
   local i = icons[status] or icons.pending
-  return self.opts.icons and i[1] or i[2], i[3]
+  return self.icons and i[1] or i[2], i[3]
 end
 
 local function indent(lines, prefix)
@@ -360,7 +409,9 @@ local function indent(lines, prefix)
 end
 
 --- Lines for one content block (text, diff, terminal, resource, image...).
---- terminals: the session's live terminals by id (transcript.terminals), if any.
+---@param c table an ACP ToolCallContent or ContentBlock
+---@param terminals acp.Terminals|nil the session's terminals, for terminal content
+---@return string[]
 function M.content_lines(c, terminals)
   local t = c.type
   if t == "content" then
@@ -372,13 +423,15 @@ function M.content_lines(c, terminals)
   elseif t == "text" then
     return split(c.text or "")
   elseif t == "diff" then
-    local diff = require("acp.diff").unified(c.path or "?", c.oldText, c.newText or "")
     local out = { "```diff" }
-    vim.list_extend(out, diff)
+    vim.list_extend(out, diff.unified(c.path or "?", c.oldText, c.newText or ""))
     out[#out + 1] = "```"
     return out
   elseif t == "terminal" then
-    return require("acp.terminal").content_lines(c, terminals)
+    if terminals then
+      return terminals:content_lines(c)
+    end
+    return { ("[terminal %s] (no output yet)"):format(c.terminalId or "?") }
   elseif t == "image" then
     return { ("[image %s]"):format(c.mimeType or "") }
   elseif t == "audio" then
@@ -396,7 +449,10 @@ end
 function T:tool_lines(tc)
   local icon, hl = self:icon(tc.status)
   -- Without a title, the kind says more than an id like "write_file__1795_0".
-  local head = ("%s %s"):format(icon, one_line(tc.title or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call"))
+  local head = ("%s %s"):format(
+    icon,
+    one_line(tc.title or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call")
+  )
   local meta = ("  (%s%s)"):format(one_line(tc.kind or "other"), tc.status and (", " .. one_line(tc.status)) or "")
   local lines = { head .. meta }
   local his = { { 0, 0, #icon, hl }, { 0, #icon + 1, #head, "AcpToolTitle" }, { 0, #head, -1, "AcpToolKind" } }
@@ -420,11 +476,9 @@ function T:tool_lines(tc)
     vim.list_extend(lines, indent(M.content_lines(c, self.terminals), "    "))
     if c.type == "diff" then
       for row = first + 1, #lines do
-        local l = lines[row]:sub(5)
-        if l:match("^%+") and not l:match("^%+%+%+ ") then
-          his[#his + 1] = { row - 1, 4, -1, "AcpDiffAdd" }
-        elseif l:match("^%-") and not l:match("^%-%-%- ") then
-          his[#his + 1] = { row - 1, 4, -1, "AcpDiffDelete" }
+        local group = diff.highlight(lines[row]:sub(5))
+        if group then
+          his[#his + 1] = { row - 1, 4, -1, group }
         end
       end
     end
@@ -434,7 +488,7 @@ function T:tool_lines(tc)
   local out = not shows_output and M.raw_output_text(tc.rawOutput)
   if out then
     local tail = split((out:gsub("\n+$", "")))
-    local n = self.opts.raw_output_lines or 8
+    local n = RAW_OUTPUT_LINES
     if #tail > n then
       lines[#lines + 1] = ("    ... (%d more lines)"):format(#tail - n)
       his[#his + 1] = { #lines - 1, 4, -1, "AcpPlaceholder" }
@@ -463,6 +517,7 @@ end
 
 --- Create or update the block of a tool call (tool_call or tool_call_update).
 ---@param u table the update
+---@return acp.Block
 function T:tool(u)
   local id = u.toolCallId or "?"
   local b = self.tools[id]
@@ -474,7 +529,6 @@ function T:tool(u)
     b = self:_append("tool", lines, his)
     b.data = data
     self.tools[id] = b
-    self.turn_tools = self.turn_tools or {}
     self.turn_tools[id] = true
     return b
   end
@@ -501,7 +555,55 @@ local plan_marks = {
   pending = { "[ ]", "AcpPlanPending" },
 }
 
+--- Whether a block exists for tool call id.
+---@param id string
+---@return boolean
+function T:has_tool(id)
+  return self.tools[id] ~= nil
+end
+
+--- The merged fields of tool call id (nil when unknown); do not modify.
+---@param id string
+---@return table|nil
+function T:tool_data(id)
+  local b = self.tools[id]
+  return b and b.data
+end
+
+--- Draw tool call id again (its terminal output changed, say).
+---@param id string
+function T:refresh_tool(id)
+  local b = self.tools[id]
+  if b and b.data then
+    local lines, his = self:tool_lines(b.data)
+    self:_replace(b, lines, his)
+  end
+end
+
+--- Draw again every tool call showing terminal id.
+---@param id string
+function T:refresh_terminal(id)
+  for tcid, b in pairs(self.tools) do
+    for _, c in ipairs(b.data and type(b.data.content) == "table" and b.data.content or {}) do
+      if type(c) == "table" and c.type == "terminal" and c.terminalId == id then
+        self:refresh_tool(tcid)
+        break
+      end
+    end
+  end
+end
+
+--- The merged fields of the tool call at 0-based row, if there is one.
+---@param row integer
+---@return table|nil
+function T:tool_at(row)
+  local b = self:block_at(row)
+  return b and b.kind == "tool" and b.data or nil
+end
+
 --- Lines for a plan.
+---@param entries table[]
+---@return string[] lines, table[] highlights
 function M.plan_lines(entries)
   local lines, his = { "**Plan**" }, { { 0, 0, -1, "AcpPlanHeader" } }
   for _, e in ipairs(type(entries) == "table" and entries or {}) do
@@ -563,8 +665,8 @@ end
 --- Start over on a new buffer (the old one was wiped out).
 function T:reset(buf)
   self.buf = buf
-  self.blocks, self.tools = {}, {}
-  self.plan_block, self.turn_header, self.following = nil, nil, nil
+  self.blocks, self.tools, self.turn_tools = {}, {}, {}
+  self.plan_block, self.turn_header, self.following, self.deferred = nil, nil, nil, nil
 end
 
 --- All lines (for tests and debugging).

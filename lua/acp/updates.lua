@@ -1,66 +1,33 @@
---- Applying session/update notifications (other than streamed text) to a session.
+--- session/update notifications (other than streamed text, which comes as
+--- `chunk` events): one handler per sessionUpdate kind, each handing the
+--- update to the part of the session that owns it.
+local buffers = require("acp.buffers")
+local chat = require("acp.chat")
+local transcript = require("acp.transcript")
+
 local M = {}
 
-local function winbar(s)
-  require("acp.chat").update_winbar(s)
-end
-
-local function mode_name(s)
-  for _, m in ipairs(s.modes or {}) do
-    if m.id == s.mode_id then
-      return m.name or m.id
-    end
-  end
-  return s.mode_id
-end
-
-local function model_name(s)
-  for _, m in ipairs(s.models or {}) do
-    if (m.modelId or m.id) == s.model_id then
-      return m.name or s.model_id
-    end
-  end
-  return s.model_id
-end
-
---- Take modes, models and config options from a session/new (or load) response.
-function M.session_info(s, info)
-  if info.modes then
-    s.modes = info.modes.availableModes or {}
-    s.mode_id = info.modes.currentModeId
-    s.mode_name = mode_name(s)
-  end
-  if info.models then
-    s.models = info.models.availableModels or {}
-    s.model_id = info.models.currentModelId
-    s.model_name = model_name(s)
-  end
-  if info.configOptions then
-    s.config_options = info.configOptions
-    require("acp.settings").refresh_names(s)
-  end
-  winbar(s)
-end
-
+---@type table<string, fun(s: acp.Session, u: table)>
 local handlers = {}
+M.handlers = handlers
 
 function handlers.tool_call(s, u)
-  require("acp.terminal").from_update(s, u)
+  local before = type(u.toolCallId) == "string" and s.transcript:tool_data(u.toolCallId) or nil
+  s.terminals:from_update(u, transcript.raw_output_text, before)
   local b = s.transcript:tool(u)
   if b and b.data then
-    require("acp.changes").record_tool_call(s, b.data)
+    s:record_tool_changes(b.data, buffers.realpath)
   end
 end
 handlers.tool_call_update = handlers.tool_call
 
 function handlers.plan(s, u)
-  s.plan = u.entries or {}
-  s.transcript:plan(s.plan)
-  winbar(s)
+  s:set_plan(type(u.entries) == "table" and u.entries or {})
 end
 
+-- Chunks whose content is not text (images, resources...).
 local function content_placeholder(s, u)
-  local lines = require("acp.transcript").content_lines(u.content or {})
+  local lines = transcript.content_lines(type(u.content) == "table" and u.content or {})
   s.transcript:placeholder(table.concat(lines, " "))
 end
 handlers.agent_message_chunk = content_placeholder
@@ -68,43 +35,30 @@ handlers.agent_thought_chunk = content_placeholder
 handlers.user_message_chunk = content_placeholder
 
 function handlers.available_commands_update(s, u)
-  s.commands = u.availableCommands or {}
+  s.settings:set_commands(u.availableCommands)
 end
 
 function handlers.current_mode_update(s, u)
-  s.mode_id = u.currentModeId or u.modeId
-  s.mode_name = mode_name(s)
-  local opt = require("acp.settings").option_of(s, "mode")
-  if opt and opt.type ~= "boolean" then
-    opt.currentValue = s.mode_id
-  end
-  winbar(s)
+  s.settings:set_mode(u.currentModeId or u.modeId)
+  chat.update_winbar(s)
 end
 
 function handlers.config_option_update(s, u)
-  s.config_options = u.configOptions or s.config_options
-  -- Agents (codex) switch modes through a "mode" option: keep mode_id true.
-  local opt = require("acp.settings").option_of(s, "mode")
-  if opt and opt.type ~= "boolean" and opt.currentValue then
-    s.mode_id = opt.currentValue
-  end
-  require("acp.settings").refresh_names(s)
-  winbar(s)
+  s.settings:set_config_options(u.configOptions)
+  chat.update_winbar(s)
 end
 
 function handlers.session_info_update(s, u)
-  if u.title then
-    s.session_title = u.title
-  end
-  winbar(s)
+  s:set_info({ session_title = u.title })
 end
 
 function handlers.usage_update(s, u)
-  s.usage = u
-  winbar(s)
+  s:set_info({ usage = u })
 end
 
 --- Apply one update table (the `update` field of session/update).
+---@param s acp.Session
+---@param u table
 function M.apply(s, u)
   local kind = u.sessionUpdate
   local h = handlers[kind]

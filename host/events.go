@@ -1,0 +1,141 @@
+package host
+
+// Events are the host's messages to the Lua UI, delivered in batches by UI
+// (ui.go) to lua/acp/events.lua, which routes each by its "type" to one
+// handler. Every event is built by one constructor below; Session.emit adds
+// "sid". TestEventTypesHaveLuaHandlers checks that each type in eventTypes
+// has a Lua handler and each Lua handler a type here.
+
+// Event types.
+const (
+	EventChunk          = "chunk"            // streamed text of one kind; built by UI.Chunk
+	EventUpdate         = "update"           // a session/update other than streamed text
+	EventState          = "state"            // the session opened ("ready") or failed ("error")
+	EventTurnEnd        = "turn_end"         // a prompt turn ended
+	EventPermission     = "permission"       // a permission request for the user
+	EventPermissionDone = "permission_done"  // a permission request was settled
+	EventFsQuestion     = "fs_question"      // a question of the fs bridge for the user
+	EventFsQuestionDone = "fs_question_done" // an fs question was settled
+	EventResume         = "resume"           // the choice of a past session to load
+	EventResumeDone     = "resume_done"      // the resume choice was settled
+	EventTerminal       = "terminal"         // terminal/create started a command
+	EventTerminalOutput = "terminal_output"  // raw PTY output; built by UI.Stream
+	EventTerminalExit   = "terminal_exit"    // a terminal's command ended or was released
+	EventFsWarning      = "fs_warning"       // a file the agent touched changed behind it
+	EventMessage        = "message"          // a line for the chat
+	EventModel          = "model"            // the model was switched
+)
+
+// eventTypes lists every event type the host sends.
+var eventTypes = []string{
+	EventChunk, EventUpdate, EventState, EventTurnEnd,
+	EventPermission, EventPermissionDone, EventFsQuestion, EventFsQuestionDone,
+	EventResume, EventResumeDone,
+	EventTerminal, EventTerminalOutput, EventTerminalExit,
+	EventFsWarning, EventMessage, EventModel,
+}
+
+// question is a kind of question the user answers: the event that asks it,
+// the event that says it is settled, and the RPC method Lua answers it with.
+type question struct {
+	ask, done, answer string
+}
+
+// The questions the host asks; each is answered with its own RPC method.
+var (
+	permissionQuestion = question{EventPermission, EventPermissionDone, "acp_answer_permission"}
+	fsQuestion         = question{EventFsQuestion, EventFsQuestionDone, "acp_answer_fs_question"}
+	resumeQuestion     = question{EventResume, EventResumeDone, "acp_answer_resume"}
+)
+
+// updateEvent carries one session/update (cleaned for msgpack).
+func updateEvent(update map[string]any) Event {
+	return Event{"type": EventUpdate, "update": update}
+}
+
+// modeUpdateEvent is a current_mode_update for a mode reported another way
+// (gemini's "[MODE_UPDATE]" text, or session/set_mode answered).
+func modeUpdateEvent(mode string) Event {
+	return updateEvent(map[string]any{"sessionUpdate": "current_mode_update", "currentModeId": mode})
+}
+
+// readyEvent says the session opened: the agent's session id, the
+// session/new (or load) response, agentInfo and prompt capabilities.
+func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any) Event {
+	return Event{"type": EventState, "state": "ready", "session_id": sessionID,
+		"info": info, "agent_info": agentInfo, "prompt_capabilities": promptCaps}
+}
+
+// errorEvent says the session failed; the chat shows err.
+func errorEvent(err error) Event {
+	return Event{"type": EventState, "state": "error", "error": err.Error()}
+}
+
+// turnEndEvent says a turn ended with stopReason.
+func turnEndEvent(stopReason string) Event {
+	return Event{"type": EventTurnEnd, "stop_reason": stopReason}
+}
+
+// turnErrorEvent says a turn ended with an error.
+func turnErrorEvent(err error) Event {
+	return Event{"type": EventTurnEnd, "error": err.Error()}
+}
+
+// permissionEvent asks the user a RequestPermissionRequest-shaped request
+// (the agent's, or the client's own with "client_question" set).
+func permissionEvent(request map[string]any) Event {
+	return Event{"type": EventPermission, "request": request}
+}
+
+// fsQuestionEvent asks the user a question of the fs bridge.
+func fsQuestionEvent(q any) Event {
+	return Event{"type": EventFsQuestion, "question": q}
+}
+
+// resumeEvent asks which past session to load ({id, cwd, title?, updated_at?};
+// empty: the agent cannot list them, the user types an id).
+func resumeEvent(sessions []map[string]any) Event {
+	return Event{"type": EventResume, "sessions": sessions}
+}
+
+// doneEvent says question id of kind q is settled (answered or not).
+func doneEvent(q question, id int) Event {
+	return Event{"type": q.done, "id": id}
+}
+
+// terminalEvent says terminal id started command line in cwd.
+func terminalEvent(id, line, cwd string) Event {
+	return Event{"type": EventTerminal, "id": id, "command": line, "cwd": cwd}
+}
+
+// terminalExitEvent says terminal id's command ended with an exit code or
+// a signal (id is set when the event is queued, see livePump.exit).
+func terminalExitEvent(exitCode *int, signal string) Event {
+	ev := Event{"type": EventTerminalExit}
+	if exitCode != nil {
+		ev["exit_code"] = *exitCode
+	} else {
+		ev["signal"] = signal
+	}
+	return ev
+}
+
+// terminalReleasedEvent says terminal id was released before it ended.
+func terminalReleasedEvent(id string) Event {
+	return Event{"type": EventTerminalExit, "id": id, "released": true}
+}
+
+// fsWarningEvent tells the user about a file the agent touched.
+func fsWarningEvent(text string) Event {
+	return Event{"type": EventFsWarning, "text": text}
+}
+
+// messageEvent is a line for the chat at level "info", "warn" or "error".
+func messageEvent(level, text string) Event {
+	return Event{"type": EventMessage, "level": level, "text": text}
+}
+
+// modelEvent says the model is now modelID.
+func modelEvent(modelID string) Event {
+	return Event{"type": EventModel, "model_id": modelID}
+}

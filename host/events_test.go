@@ -1,0 +1,91 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// luaHandlers are the event types lua/acp/events.lua has a handler for.
+func luaHandlers(t *testing.T) []string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "lua", "acp", "events.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^(?:function handlers\.(\w+)\(|handlers\.(\w+) =)`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+		out = append(out, m[1]+m[2])
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func TestEventTypesHaveLuaHandlers(t *testing.T) {
+	lua := luaHandlers(t)
+	if len(lua) < 10 {
+		t.Fatalf("found only %v in lua/acp/events.lua: is the handler table still written as handlers.x?", lua)
+	}
+	for _, typ := range eventTypes {
+		if !slices.Contains(lua, typ) {
+			t.Errorf("event type %q has no handler in lua/acp/events.lua", typ)
+		}
+	}
+	for _, h := range lua {
+		if !slices.Contains(eventTypes, h) {
+			t.Errorf("lua/acp/events.lua handles %q, which the host never sends (host/events.go)", h)
+		}
+	}
+}
+
+// Events are built by the constructors of events.go only, so eventTypes
+// lists every type sent (ui.go merges streams of the types it is given).
+func TestEventsAreBuiltInEventsGo(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	literal := regexp.MustCompile(`Event\{"type"`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "events.go" || f == "ui.go" {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if literal.MatchString(line) {
+				t.Errorf("%s:%d builds an event by hand; add a constructor to events.go: %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+// Each kind of question is answered by its own method: an id of another
+// kind is refused, and the question keeps waiting for its own answer.
+func TestAnswerMethodsAnswerTheirOwnKind(t *testing.T) {
+	h := &Host{answers: map[int]pendingAnswer{}}
+	ch := make(chan string, 1)
+	s := &Session{perms: map[int]chan string{7: ch}}
+	h.registerAnswer(7, s, resumeQuestion)
+	for _, q := range []question{permissionQuestion, fsQuestion} {
+		if err := h.answerer(q)(7, "x"); err == nil {
+			t.Fatalf("%s answered a resume question", q.answer)
+		}
+	}
+	if err := h.answerer(resumeQuestion)(7, "old-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-ch; got != "old-1" {
+		t.Fatalf("answer %q", got)
+	}
+	h.unregisterAnswer(7)
+	if err := h.answerer(resumeQuestion)(7, "late"); err != nil {
+		t.Fatalf("a late answer is an error: %v", err)
+	}
+}

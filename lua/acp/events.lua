@@ -1,0 +1,181 @@
+--- The host's events: the host calls dispatch() with a batch of events
+--- (one call per frame, see host/ui.go and host/events.go), each routed by
+--- its type to a handler that hands it to the session part owning it.
+---
+--- Every event type the host sends (host/events.go) has a handler here and
+--- every handler has an event type there: host/events_test.go checks it.
+local chat = require("acp.chat")
+local session = require("acp.session")
+local updates = require("acp.updates")
+
+local M = {}
+
+local max_orphans = 10000
+local orphans = {} ---@type table<integer, table[]> events of sids not bound yet
+local fs_warned = {} ---@type table<string, boolean> fs warnings already sent to vim.notify
+
+local function table_or_empty(v)
+  return type(v) == "table" and v or {}
+end
+
+--- Handlers by event type; each gets the session and the event.
+---@type table<string, fun(s: acp.Session, ev: table)>
+local handlers = {}
+M.handlers = handlers
+
+--- Streamed text: kind "agent", "thought" or "user".
+function handlers.chunk(s, ev)
+  s.transcript:append_text(ev.kind, ev.text or "")
+end
+
+--- A session/update other than streamed text.
+function handlers.update(s, ev)
+  updates.apply(s, table_or_empty(ev.update))
+end
+
+--- The session opened ("ready") or failed ("error").
+function handlers.state(s, ev)
+  if ev.state == "ready" then
+    s:on_ready(ev)
+  elseif ev.state == "error" then
+    s:on_error(ev.error)
+  end
+end
+
+--- A turn ended: stop_reason, or error.
+function handlers.turn_end(s, ev)
+  s:on_turn_end(ev)
+end
+
+--- A permission request (the agent's, or the client's own question shaped
+--- like one): answered with acp_answer_permission.
+function handlers.permission(s, ev)
+  s.prompts:add("permission", ev.id, table_or_empty(ev.request))
+end
+
+--- A question of the fs bridge (conflicting edit, edit to review).
+function handlers.fs_question(s, ev)
+  s.prompts:add("fs_question", ev.id, table_or_empty(ev.question))
+end
+
+--- The choice of a past session to load (:AcpResume).
+function handlers.resume(s, ev)
+  s.prompts:add("resume", ev.id, { sessions = table_or_empty(ev.sessions) })
+end
+
+--- The host settled a question (answered, cancelled, the agent gave up).
+local function settled(s, ev)
+  s.prompts:done(ev.id)
+end
+handlers.permission_done = settled
+handlers.fs_question_done = settled
+handlers.resume_done = settled
+
+--- terminal/create started a command.
+function handlers.terminal(s, ev)
+  s.terminals:created(ev.id, ev.command, ev.cwd)
+end
+
+--- Raw output of a terminal (its id in `kind`: one stream per terminal).
+function handlers.terminal_output(s, ev)
+  s.terminals:output(ev.kind, ev.text or "")
+end
+
+--- A terminal's command ended (or was released).
+function handlers.terminal_exit(s, ev)
+  s.terminals:exited(ev.id, ev)
+end
+
+--- A file the agent touched changed behind it (shown once in vim.notify
+--- even when every session watching the file reports it).
+function handlers.fs_warning(s, ev)
+  local text = ev.text or ""
+  s.transcript:message("warn", text)
+  if not fs_warned[text] then
+    fs_warned[text] = true
+    vim.notify("acp: " .. text, vim.log.levels.WARN)
+    vim.defer_fn(function()
+      fs_warned[text] = nil
+    end, 2000)
+  end
+end
+
+--- A line for the chat: level "info", "warn" or "error".
+function handlers.message(s, ev)
+  s.transcript:message(ev.level or "info", ev.text or "")
+end
+
+--- The model was switched (session/set_model answered).
+function handlers.model(s, ev)
+  s.settings:set_model(ev.model_id)
+  chat.update_winbar(s)
+end
+
+--- Route one event to its session's handler; a failing handler is
+--- reported, never raised into the host's call.
+---@param s acp.Session
+---@param ev table
+function M.handle(s, ev)
+  local h = handlers[ev.type]
+  if not h then
+    return
+  end
+  local ok, err = pcall(h, s, ev)
+  if not ok then
+    vim.schedule(function()
+      vim.notify("acp: rendering failed: " .. tostring(err), vim.log.levels.ERROR)
+    end)
+  end
+end
+
+--- Deliver a batch of host events (the host's one call per frame). Each
+--- session's events run in one transcript batch; events of a session whose
+--- acp_open has not returned yet wait for bind().
+---@param events table[]
+function M.dispatch(events)
+  local groups, order = {}, {}
+  for _, ev in ipairs(events) do
+    local s = ev.sid and session.from_sid(ev.sid)
+    if s then
+      if not groups[s] then
+        groups[s] = {}
+        order[#order + 1] = s
+      end
+      table.insert(groups[s], ev)
+    elseif ev.sid and not session.was_closed(ev.sid) then
+      orphans[ev.sid] = orphans[ev.sid] or {}
+      if #orphans[ev.sid] < max_orphans then
+        table.insert(orphans[ev.sid], ev)
+      end
+    end
+  end
+  for _, s in ipairs(order) do
+    s.transcript:batch(function()
+      for _, ev in ipairs(groups[s]) do
+        M.handle(s, ev)
+      end
+    end)
+  end
+end
+
+--- Session s got host session id sid: deliver the events that came first.
+---@param s acp.Session
+---@param sid integer
+function M.bind(s, sid)
+  local pending = orphans[sid]
+  orphans[sid] = nil
+  if pending then
+    s.transcript:batch(function()
+      for _, ev in ipairs(pending) do
+        M.handle(s, ev)
+      end
+    end)
+  end
+end
+
+--- The host exited: events kept for unbound sessions are dropped.
+function M.reset()
+  orphans = {}
+end
+
+return M

@@ -1,0 +1,431 @@
+--- Sessions: one conversation with an agent and the parts it owns (its
+--- transcript, prompt queue, terminals, pending context and settings), its
+--- state machine, and the registry of open sessions.
+---
+--- Each part writes only its own fields; the session writes the fields
+--- declared on acp.Session, except chat_buf, input_buf, chat_win and
+--- input_win, which belong to acp.chat (the windows of the session).
+local chat = require("acp.chat")
+local config = require("acp.config")
+local context = require("acp.context")
+local host = require("acp.host")
+local prompt = require("acp.prompt")
+local settings = require("acp.settings")
+local terminal = require("acp.terminal")
+local transcript = require("acp.transcript")
+
+local M = {}
+
+local api = vim.api
+
+---@alias acp.State "starting"|"ready"|"busy"|"awaiting_permission"|"error"|"closed"
+
+---@class acp.Status
+---@field state acp.State
+---@field agent string
+---@field session_id string|nil
+---@field stop_reason string|nil
+---@field chat_buf integer
+---@field error string|nil
+---@field key integer
+
+---@class acp.Session
+---@field key integer local id (buffer names, :AcpSessions)
+---@field agent string the agent's name in the config
+---@field title string|nil the agent's display name (preset, else agentInfo.title)
+---@field state acp.State
+---@field sid integer|nil the host's session id, once acp_open returned
+---@field session_id string|nil the agent's session id
+---@field stop_reason string|nil of the last turn
+---@field error string|nil the last error
+---@field queued string[]|nil prompts sent while the session was starting
+---@field session_title string|nil the agent's title of the conversation (winbar)
+---@field plan table[]|nil the latest plan entries (winbar)
+---@field usage table|nil the latest usage_update (winbar)
+---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
+---@field transcript acp.Transcript
+---@field prompts acp.PromptQueue
+---@field terminals acp.Terminals
+---@field context acp.Context
+---@field settings acp.Settings
+---@field chat_buf integer (acp.chat) the transcript buffer
+---@field input_buf integer (acp.chat) the input buffer
+---@field chat_win integer|nil (acp.chat) the last window showing the transcript
+---@field input_win integer|nil (acp.chat) the last window showing the input
+local S = {}
+S.__index = S
+
+-- Registry ---------------------------------------------------------------
+
+local sessions = {} ---@type table<integer, acp.Session> by key
+local by_sid = {} ---@type table<integer, acp.Session> by host session id
+local closed_sids = {} ---@type table<integer, true> stopped sessions' host ids
+local order = {} ---@type integer[] keys, oldest first
+local current ---@type integer|nil key of the current session
+local next_key = 0
+
+--- The session of key (default: the current one).
+---@param key integer|nil
+---@return acp.Session|nil
+function M.get(key)
+  return sessions[key or current]
+end
+
+--- The session of host session id sid.
+---@param sid integer
+---@return acp.Session|nil
+function M.from_sid(sid)
+  return by_sid[sid]
+end
+
+--- Whether host session id sid belonged to a session stopped since (its
+--- late events are dropped).
+---@param sid integer
+---@return boolean
+function M.was_closed(sid)
+  return closed_sids[sid] == true
+end
+
+--- Open sessions (not closed), oldest first.
+---@return acp.Session[]
+function M.list()
+  local out = {}
+  for _, key in ipairs(order) do
+    local s = sessions[key]
+    if s and s.state ~= "closed" then
+      out[#out + 1] = s
+    end
+  end
+  return out
+end
+
+--- The newest live session of agent (not ended), if any.
+---@param agent string
+---@return acp.Session|nil
+function M.live(agent)
+  for i = #order, 1, -1 do
+    local s = sessions[order[i]]
+    if s and s.agent == agent and s:alive() then
+      return s
+    end
+  end
+end
+
+--- Make s the current session.
+---@param s acp.Session
+function M.set_current(s)
+  current = s.key
+end
+
+--- The host exited: every session loses its host side.
+---@param code integer
+function M.host_exited(code)
+  for _, s in pairs(sessions) do
+    s.sid = nil
+    s.terminals:set_sid(nil)
+    if s:alive() then
+      s:fail(("the nvim-acp host exited (code %d); see :AcpLog"):format(code))
+    end
+  end
+  by_sid = {}
+  closed_sids = {}
+end
+
+--- A new session of agent (state "starting"), current, with its chat shown.
+--- It talks to no host yet: see S:start.
+---@param agent string
+---@return acp.Session
+function M.new(agent)
+  next_key = next_key + 1
+  local spec = config.agent(agent)
+  local s = setmetatable({
+    key = next_key,
+    agent = agent,
+    title = spec and spec.title or nil,
+    state = "starting",
+    tool_changes = {},
+    settings = settings.new(),
+    context = context.new(),
+  }, S)
+  s.prompts = prompt.new(s)
+  sessions[s.key] = s
+  order[#order + 1] = s.key
+  current = s.key
+  chat.create(s)
+  s.terminals = terminal.new(s.key, function(id)
+    s.transcript:refresh_terminal(id)
+  end)
+  s.transcript = transcript.new(s.chat_buf, {
+    agent = agent,
+    title = s.title,
+    icons = config.options.ui.icons,
+    terminals = s.terminals,
+  })
+  chat.show(s)
+  return s
+end
+
+-- Session ----------------------------------------------------------------
+
+--- The status table of the public API.
+---@return acp.Status
+function S:status()
+  return {
+    state = self.state,
+    agent = self.agent,
+    session_id = self.session_id,
+    stop_reason = self.stop_reason,
+    chat_buf = self.chat_buf,
+    error = self.error,
+    key = self.key,
+  }
+end
+
+--- Whether the session can still take prompts (not ended by an error or a stop).
+---@return boolean
+function S:alive()
+  return self.state ~= "error" and self.state ~= "closed"
+end
+
+--- Change state: the winbar shows it and `User AcpState` fires.
+---@param state acp.State
+function S:set_state(state)
+  self.state = state
+  if state == "closed" or state == "error" then
+    -- The session's commands end with it.
+    self.terminals:end_all()
+  end
+  chat.update_winbar(self)
+  api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+end
+
+--- End the session with an error (shown in the chat).
+---@param msg string
+function S:fail(msg)
+  self.error = msg
+  self.transcript:message("error", msg)
+  self:set_state("error")
+end
+
+--- Start the host (building it if needed) and open the session there.
+--- on_sid(s, sid) registers the host's session id (acp.events.bind).
+---@param how { resume: boolean|nil }
+---@param on_sid fun(s: acp.Session, sid: integer)
+function S:start(how, on_sid)
+  local spec, spec_err = config.agent(self.agent)
+  if not spec then
+    return self:fail(spec_err)
+  end
+  local cmd = vim.deepcopy(spec.cmd)
+  for i, part in ipairs(cmd) do
+    cmd[i] = part:gsub("{bin}", function()
+      return host.bin()
+    end)
+  end
+  local o = config.options
+  local opts = {
+    agent = { name = self.agent, cmd = cmd, env = spec.env or vim.empty_dict(), cwd = vim.fn.getcwd() },
+    mcp_servers = spec.mcp_servers or o.mcp_servers,
+    auto_allow = o.permissions.auto_allow,
+    fs = {
+      write = o.fs.write,
+      allow_roots = vim.tbl_map(function(p)
+        return vim.fn.fnamemodify(vim.fn.expand(p), ":p")
+      end, o.fs.allow_roots),
+      max_bytes = o.fs.max_bytes,
+      missing_as_empty = spec.quirks and spec.quirks.missing_file_as_empty or false,
+    },
+    terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
+    resume = how.resume or false,
+  }
+  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
+  host.start(function(err)
+    if err then
+      return self:fail(err)
+    end
+    if not self:alive() then
+      return -- stopped meanwhile
+    end
+    local ok, res = pcall(host.request, "acp_open", opts)
+    if not ok then
+      return self:fail(tostring(res))
+    end
+    self.sid = res
+    self.terminals:set_sid(res)
+    by_sid[res] = self
+    on_sid(self, res)
+  end)
+end
+
+--- Send a prompt (with the pending context and @mentions). Prompts sent
+--- while starting (or after those, while busy) are queued. Returns false,
+--- with a message, when the session cannot take one now.
+---@param text string
+---@return boolean
+function S:send(text)
+  if self.state == "starting" or (self.state == "busy" and self.queued) then
+    -- Queue it: sent as soon as the session is ready; the state is "busy"
+    -- already, as for any prompt.
+    self.queued = self.queued or {}
+    table.insert(self.queued, text)
+    self.transcript:user_message(text)
+    self.stop_reason = nil
+    self:set_state("busy")
+    return true
+  end
+  if self.state == "busy" or self.state == "awaiting_permission" then
+    vim.notify("acp: the agent is still working; :AcpCancel to stop it", vim.log.levels.WARN)
+    return false
+  end
+  if self.state ~= "ready" then
+    vim.notify(
+      ("acp: session is %s%s"):format(self.state, self.error and (": " .. self.error) or ""),
+      vim.log.levels.ERROR
+    )
+    return false
+  end
+  local mblocks, mlabels = self.context:mentions(text)
+  local blocks, labels = self.context:take()
+  vim.list_extend(blocks, mblocks)
+  vim.list_extend(labels, mlabels)
+  self.transcript:user_message(text, labels)
+  self.stop_reason = nil
+  self.error = nil
+  self:set_state("busy")
+  host.notify("acp_prompt", self.sid, text, blocks)
+  return true
+end
+
+--- Cancel the running turn: waiting permission requests are dropped (the
+--- host answers them "cancelled") and the agent is sent session/cancel.
+function S:cancel()
+  if not self.sid then
+    return
+  end
+  if self.state ~= "busy" and self.state ~= "awaiting_permission" then
+    vim.notify("acp: nothing to cancel", vim.log.levels.INFO)
+    return
+  end
+  self.prompts:cancel_all("permission")
+  pcall(host.notify, "acp_cancel", self.sid)
+end
+
+--- Stop the session: the host closes it, its prompts go, its chat stays.
+function S:stop()
+  self.prompts:cancel_all()
+  if self.sid and host.channel() then
+    pcall(host.notify, "acp_close", self.sid)
+  end
+  if self.sid then
+    by_sid[self.sid] = nil
+    closed_sids[self.sid] = true
+  end
+  self.queued = nil
+  if self.state ~= "error" then
+    self.transcript:message("info", "Session stopped.")
+  end
+  self:set_state("closed")
+end
+
+--- The host opened the session (event `state`, state "ready").
+---@param ev { session_id: string, prompt_capabilities: table|nil, info: table|nil, agent_info: table|nil }
+function S:on_ready(ev)
+  self.session_id = ev.session_id
+  self.context:set_capabilities(ev.prompt_capabilities)
+  if type(ev.agent_info) == "table" and ev.agent_info.title and not self.title then
+    self.title = ev.agent_info.title
+    self.transcript:set_title(self.title)
+  end
+  self.settings:load(type(ev.info) == "table" and ev.info or {})
+  self.transcript:message("info", ("Session ready (%s). Type below, <CR> to send."):format(self.session_id))
+  self:set_state("ready")
+  local queued = self.queued
+  self.queued = nil
+  if queued and #queued > 0 then
+    self:set_state("busy")
+    host.notify("acp_prompt", self.sid, table.concat(queued, "\n\n"), (self.context:take()))
+  end
+end
+
+--- The host failed the session (event `state`, state "error").
+---@param msg string|nil
+function S:on_error(msg)
+  self.prompts:cancel_all()
+  self:fail(msg or "unknown error")
+end
+
+--- A turn ended (event `turn_end`): a stop reason, or an error.
+---@param ev { stop_reason: string|nil, error: string|nil }
+function S:on_turn_end(ev)
+  if ev.error then
+    self.transcript:message("error", ev.error)
+    self.error = ev.error
+  end
+  self.stop_reason = ev.stop_reason
+  if ev.stop_reason == "cancelled" then
+    -- ACP: on cancel the client marks the turn's unfinished tool calls cancelled.
+    for _, id in ipairs(self.transcript:cancel_unfinished()) do
+      self.terminals:from_update(
+        { toolCallId = id, status = "cancelled" },
+        transcript.raw_output_text,
+        self.transcript:tool_data(id)
+      )
+    end
+  end
+  if ev.stop_reason then
+    self.transcript:stop(ev.stop_reason)
+    -- Say so when the chat is not on screen.
+    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
+      vim.notify(("acp: %s finished (%s)"):format(self.title or self.agent, ev.stop_reason), vim.log.levels.INFO)
+    end
+  end
+  self.prompts:cancel_all("permission")
+  if self:alive() then
+    self:set_state("ready")
+  end
+end
+
+--- Show the latest plan (in the chat and the winbar).
+---@param entries table[]
+function S:set_plan(entries)
+  self.plan = entries
+  self.transcript:plan(entries)
+  chat.update_winbar(self)
+end
+
+--- Winbar facts from session/update: the conversation's title, usage.
+---@param facts { session_title: string|nil, usage: table|nil }
+function S:set_info(facts)
+  if facts.session_title then
+    self.session_title = facts.session_title
+  end
+  if facts.usage then
+    self.usage = facts.usage
+  end
+  chat.update_winbar(self)
+end
+
+--- Record the edits of a completed tool call (its diff contents) for
+--- :AcpChanges, keeping the first original seen per file.
+---@param tc table the tool call's merged fields
+---@param realpath fun(path: string): string|nil
+function S:record_tool_changes(tc, realpath)
+  if tc.status ~= "completed" or type(tc.content) ~= "table" then
+    return
+  end
+  for _, c in ipairs(tc.content) do
+    if type(c) == "table" and c.type == "diff" and type(c.path) == "string" then
+      local path = realpath(c.path) or c.path
+      local known = false
+      for _, x in ipairs(self.tool_changes) do
+        known = known or x.path == path
+      end
+      if not known then
+        local old = type(c.oldText) == "string" and c.oldText or nil
+        table.insert(self.tool_changes, { path = path, original = old or "", existed = old ~= nil })
+      end
+    end
+  end
+end
+
+return M

@@ -1,0 +1,146 @@
+-- acp.config: defaults, validation messages naming the option, merging,
+-- and doc/acp.txt's setup example checked against the defaults.
+local config = require("acp.config")
+
+local M = {}
+
+local function err_of(opts)
+  local ok, err = pcall(config.setup, opts)
+  return not ok and err or nil
+end
+
+M["the defaults pass their own checks"] = function(t)
+  t.eq(config.validate(vim.deepcopy(config.defaults)), nil)
+  t.eq(err_of(nil), nil)
+  t.eq(config.options, config.defaults)
+end
+
+M["a bad option raises a message naming it"] = function(t)
+  local cases = {
+    {
+      { permissions = { auto_allow = 3 } },
+      "acp: setup: permissions.auto_allow must be a list of strings, got number",
+    },
+    {
+      { permissions = { auto_allow = { "read", 1 } } },
+      "acp: setup: permissions.auto_allow must be a list of strings, got a list",
+    },
+    {
+      { permissions = { focus_guard_ms = -1 } },
+      "acp: setup: permissions.focus_guard_ms must be an integer >= 0, got number",
+    },
+    { { fs = { write = "yolo" } }, 'acp: setup: fs.write must be one of "apply", "review", got string' },
+    { { fs = { max_bytes = 0 } }, "acp: setup: fs.max_bytes must be a positive integer, got number" },
+    { { fs = "apply" }, "acp: setup: fs must be a table, got string" },
+    { { terminal = { tail_lines = "5" } }, "acp: setup: terminal.tail_lines must be an integer >= 0, got string" },
+    {
+      { terminal = { max_terminals = 1.5 } },
+      "acp: setup: terminal.max_terminals must be a positive integer, got number",
+    },
+    { { chat = { position = "top" } }, 'acp: setup: chat.position must be one of "left", "right", got string' },
+    { { ui = { icons = "yes" } }, "acp: setup: ui.icons must be a boolean, got string" },
+    { { default_agent = 1 }, "acp: setup: default_agent must be a string, got number" },
+    { { log_level = "loud" }, 'acp: setup: log_level must be one of "debug", "info", "warn", "error", got string' },
+    { { mcp_servers = { "x" } }, "acp: setup: mcp_servers must be a list of tables, got a list" },
+    {
+      { agents = { mine = { cmd = {} } } },
+      'acp: setup: agents["mine"].cmd must be a string or a non-empty list of strings, got an empty table',
+    },
+    {
+      { agents = { mine = { cmd = { "x" }, env = { A = 1 } } } },
+      'acp: setup: agents["mine"].env must be a table of strings, got a table',
+    },
+    { { agents = { mine = "x" } }, 'acp: setup: agents["mine"] must be a table, got string' },
+    { { agents = { mine = { cmd = "x", comand = "y" } } }, 'acp: setup: unknown option agents["mine"].comand' },
+    { { fs = { writ = "apply" } }, "acp: setup: unknown option fs.writ" },
+    { { permisions = {} }, "acp: setup: unknown option permisions" },
+  }
+  for _, c in ipairs(cases) do
+    t.eq(err_of(c[1]), c[2], vim.inspect(c[1]))
+  end
+end
+
+M["a rejected setup keeps the options in force"] = function(t)
+  config.setup({ fs = { write = "review" } })
+  err_of({ fs = { write = "nope" } })
+  t.eq(config.options.fs.write, "review")
+  config.setup({})
+end
+
+M["options merge over the defaults; lists replace"] = function(t)
+  local o = config.setup({
+    permissions = { auto_allow = { "read" } },
+    fs = { allow_roots = { "/tmp" } },
+    terminal = { tail_lines = 2 },
+    agents = { mine = { cmd = "my-agent" } },
+  })
+  t.eq(o.permissions, { auto_allow = { "read" }, focus_guard_ms = 400 })
+  t.eq(o.fs.allow_roots, { "/tmp" })
+  t.eq(o.fs.write, "apply")
+  t.eq(o.terminal, { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 2 })
+  t.eq(config.agent("mine").cmd, { "my-agent" })
+  t.eq(config.agent("gemini").quirks, { missing_file_as_empty = true })
+  local spec, err = config.agent("nope")
+  t.eq(spec, nil)
+  t.ok(err:find('unknown agent "nope"', 1, true), err)
+  config.setup({})
+end
+
+--- The table doc/acp.txt passes to setup() in its *acp-config* example.
+local function documented(root)
+  local lines = vim.fn.readfile(root .. "/doc/acp.txt")
+  local start
+  for i, l in ipairs(lines) do
+    if l:find("*acp-config*", 1, true) then
+      start = i
+      break
+    end
+  end
+  assert(start, "no *acp-config* in doc/acp.txt")
+  local code = {}
+  for i = start + 2, #lines do
+    if lines[i] == "<" then
+      break
+    end
+    code[#code + 1] = lines[i]
+  end
+  local got
+  local chunk = assert(loadstring(table.concat(code, "\n"), "doc/acp.txt"))
+  setfenv(chunk, {
+    require = function()
+      return {
+        setup = function(opts)
+          got = opts
+        end,
+      }
+    end,
+  })
+  chunk()
+  return got
+end
+
+M["doc/acp.txt documents every option with its default"] = function(t)
+  local doc = documented(t.root)
+  t.eq(config.validate(doc), nil, "the documented example passes setup's checks")
+  local missing, extra = {}, {}
+  for key in pairs(config.defaults) do
+    if doc[key] == nil then
+      missing[#missing + 1] = key
+    end
+  end
+  for key in pairs(doc) do
+    if config.defaults[key] == nil then
+      extra[#extra + 1] = key
+    end
+  end
+  t.eq(missing, {}, "options missing from the doc")
+  t.eq(extra, {}, "documented options that do not exist")
+  -- agents and default_agent are examples; the rest are the defaults.
+  for key, want in pairs(config.defaults) do
+    if key ~= "agents" and key ~= "default_agent" then
+      t.eq(doc[key], want, "doc/acp.txt: " .. key)
+    end
+  end
+end
+
+return M

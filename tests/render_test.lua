@@ -1,0 +1,142 @@
+-- Pure renderers: diff line classification, plan lines, rawOutput text,
+-- one-line values, prompt keys and prompt lines.
+local diff = require("acp.diff")
+local fsprompt = require("acp.fsprompt")
+local permission = require("acp.permission")
+local texts = require("acp.text")
+local transcript = require("acp.transcript")
+
+local M = {}
+
+M["diff lines are classified"] = function(t)
+  local cases = {
+    { "--- a/x.go", "header" },
+    { "+++ b/x.go", "header" },
+    { "@@ -1,2 +1,3 @@", "header" },
+    { "+added", "add" },
+    { "+++added without a space", "add" },
+    { "-removed", "delete" },
+    { "--removed -- comment", "delete" },
+    { " context", nil },
+    { "", nil },
+  }
+  for _, c in ipairs(cases) do
+    t.eq(diff.classify(c[1]), c[2], c[1])
+  end
+  t.eq(diff.highlight("+x"), "AcpDiffAdd")
+  t.eq(diff.highlight("-x"), "AcpDiffDelete")
+  t.eq(diff.highlight("--- a/x"), nil)
+end
+
+M["a unified diff of two texts"] = function(t)
+  t.eq(
+    diff.unified("/abs/x.txt", "a\nb\n", "a\nc\n"),
+    { "--- /abs/x.txt", "+++ /abs/x.txt", "@@ -1,2 +1,2 @@", " a", "-b", "+c" }
+  )
+  t.eq(diff.unified("/abs/new.txt", nil, "x"), { "--- /dev/null", "+++ /abs/new.txt", "@@ -0,0 +1 @@", "+x" })
+end
+
+M["plan lines and highlights"] = function(t)
+  local lines, his = transcript.plan_lines({
+    { content = "read", status = "completed", priority = "medium" },
+    { content = "write\nit", status = "in_progress", priority = "high" },
+    { content = "test", status = "pending" },
+    "not an entry",
+  })
+  t.eq(lines, { "**Plan**", "- [x] read", "- [ ] write ⏎ it (high) (in progress)", "- [ ] test" })
+  t.eq(his, {
+    { 0, 0, -1, "AcpPlanHeader" },
+    { 1, 2, 5, "AcpPlanDone" },
+    { 2, 2, -1, "AcpPlanActive" },
+    { 3, 2, 5, "AcpPlanPending" },
+  })
+  t.eq(transcript.plan_lines(vim.NIL), { "**Plan**" })
+end
+
+M["rawOutput text"] = function(t)
+  t.eq(transcript.raw_output_text("out"), "out")
+  t.eq(transcript.raw_output_text(""), nil)
+  t.eq(transcript.raw_output_text({ stdout = "", output = "o" }), "o")
+  t.eq(transcript.raw_output_text({ formatted_output = "f", output = "o" }), "f")
+  t.eq(transcript.raw_output_text({ exit_code = 0 }), nil)
+  t.eq(transcript.raw_output_text(3), nil)
+end
+
+M["values on one line, and for statuslines"] = function(t)
+  t.eq(texts.one_line("a\r\nb\nc"), "a ⏎ b ⏎ c")
+  t.eq(texts.one_line(vim.NIL), "")
+  t.eq(texts.one_line(12), "12")
+  t.eq(texts.statusline("100%\nx"), "100%% ⏎ x")
+end
+
+M["permission keys: numbers, plus a/A/r/R for the first of each kind"] = function(t)
+  t.eq(
+    permission.keys_for({
+      { kind = "allow_once" },
+      { kind = "allow_always" },
+      { kind = "allow_once" },
+      { kind = "reject_once" },
+      { kind = "reject_always" },
+      { kind = "other" },
+    }),
+    { { "1", "a" }, { "2", "A" }, { "3" }, { "4", "r" }, { "5", "R" }, { "6" } }
+  )
+end
+
+M["fs question keys: known ids, the option's key, the index"] = function(t)
+  t.eq(
+    fsprompt.keys_for({
+      { id = "accept" },
+      { id = "custom", key = "x" },
+      { id = "other", key = "a" },
+      { id = "reject" },
+    }),
+    { { "a", "1" }, { "x", "2" }, { "3" }, { "r", "4" } }
+  )
+end
+
+M["permission prompt lines: keys before the diff, diff highlighted"] = function(t)
+  local req = {
+    toolCall = {
+      title = "Edit x",
+      kind = "edit",
+      content = { { type = "diff", path = "/abs/x", oldText = "a\n", newText = "b\n" } },
+    },
+    options = { { optionId = "ok", name = "Allow", kind = "allow_once" } },
+  }
+  local lines, hls = permission.lines(req, permission.keys_for(req.options))
+  t.eq(lines, {
+    "Permission: Edit x",
+    "kind: edit",
+    "[1/a] Allow (allow_once)",
+    "[<Esc>] decide later (:AcpPermission; the agent keeps waiting)",
+    "",
+    "--- /abs/x",
+    "+++ /abs/x",
+    "@@ -1 +1 @@",
+    "-a",
+    "+b",
+  })
+  t.eq(hls, { { 0, "AcpPermissionTitle" }, { 2, "AcpPermissionKey" }, { 8, "AcpDiffDelete" }, { 9, "AcpDiffAdd" } })
+end
+
+M["fs question lines: headers as info, changes highlighted"] = function(t)
+  local q = {
+    title = "Review",
+    body = { "--- a/x", "+++ b/x", "@@ -1 +1 @@", "-a", "+b" },
+    options = { { id = "accept", label = "Accept" } },
+  }
+  local lines, hls = fsprompt.lines(q, fsprompt.keys_for(q.options))
+  t.eq(lines[#lines - 1], "[a/1] Accept")
+  t.eq(hls, {
+    { 0, "AcpPermissionTitle" },
+    { 2, "AcpInfo" },
+    { 3, "AcpInfo" },
+    { 4, "AcpInfo" },
+    { 5, "AcpDiffDelete" },
+    { 6, "AcpDiffAdd" },
+    { 8, "AcpPermissionKey" },
+  })
+end
+
+return M
