@@ -34,6 +34,22 @@ func (e *notRegularError) Error() string {
 	return fmt.Sprintf("%s is a %s, not a regular file", e.Path, fileKind(e.Mode))
 }
 
+// checkRegular refuses anything at real but a regular file, before it is
+// opened: a symlink there means the path changed since it was resolved.
+func checkRegular(real string) error {
+	li, err := os.Lstat(real)
+	if err != nil {
+		return err
+	}
+	if li.Mode()&fs.ModeSymlink != 0 {
+		return ErrPathChanged
+	}
+	if !li.Mode().IsRegular() {
+		return &notRegularError{Path: real, Mode: li.Mode()}
+	}
+	return nil
+}
+
 // fileKind names the type of a file mode for messages.
 func fileKind(m fs.FileMode) string {
 	switch {

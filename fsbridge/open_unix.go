@@ -31,15 +31,8 @@ var procFdDir = "/proc/self/fd"
 //     be real; otherwise a symlink or directory was swapped in between the
 //     check and the open, and ErrPathChanged is returned (nothing read).
 func openRegular(real string) (*os.File, fs.FileInfo, error) {
-	li, err := os.Lstat(real)
-	if err != nil {
+	if err := checkRegular(real); err != nil {
 		return nil, nil, err
-	}
-	if li.Mode()&fs.ModeSymlink != 0 {
-		return nil, nil, ErrPathChanged
-	}
-	if !li.Mode().IsRegular() {
-		return nil, nil, &notRegularError{Path: real, Mode: li.Mode()}
 	}
 	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW|syscall.O_NOCTTY, 0)
 	if err != nil {
