@@ -51,9 +51,9 @@ func resolve(p string) (resolution, error) {
 		return r, fmt.Errorf("resolve %q: not an absolute path", p)
 	}
 	pending := splitPath(p)
-	var parts []string // resolved components
-	missing := 0       // trailing parts that do not exist
-	isDir := true      // the last existing part is a directory
+	cur := string(filepath.Separator) // resolved so far: clean, no symlinks
+	missing := 0                      // trailing components of cur that do not exist
+	isDir := true                     // the last existing component is a directory
 	links := 0
 	for len(pending) > 0 {
 		c := pending[0]
@@ -61,16 +61,14 @@ func resolve(p string) (resolution, error) {
 		switch c {
 		case "", ".":
 			if missing == 0 && !isDir { // "file/" and "file/." name a directory
-				return r, &fs.PathError{Op: "resolve", Path: joinParts(parts), Err: syscall.ENOTDIR}
+				return r, &fs.PathError{Op: "resolve", Path: cur, Err: syscall.ENOTDIR}
 			}
 			continue
 		case "..":
 			if missing == 0 && !isDir {
-				return r, &fs.PathError{Op: "resolve", Path: joinParts(parts), Err: syscall.ENOTDIR}
+				return r, &fs.PathError{Op: "resolve", Path: cur, Err: syscall.ENOTDIR}
 			}
-			if len(parts) > 0 {
-				parts = parts[:len(parts)-1]
-			}
+			cur = filepath.Dir(cur)
 			if missing > 0 {
 				missing--
 				r.Phantom = true
@@ -78,26 +76,29 @@ func resolve(p string) (resolution, error) {
 			isDir = true
 			continue
 		}
+		next := cur + string(filepath.Separator) + c
+		if cur == string(filepath.Separator) {
+			next = cur + c
+		}
 		if missing > 0 {
-			parts = append(parts, c)
+			cur = next
 			missing++
 			continue
 		}
 		if !isDir {
-			return r, &fs.PathError{Op: "resolve", Path: joinParts(parts), Err: syscall.ENOTDIR}
+			return r, &fs.PathError{Op: "resolve", Path: cur, Err: syscall.ENOTDIR}
 		}
-		next := joinParts(append(parts, c))
 		fi, err := os.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
-				parts = append(parts, c)
+				cur = next
 				missing = 1
 				continue
 			}
 			return r, err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			parts = append(parts, c)
+			cur = next
 			isDir = fi.IsDir()
 			continue
 		}
@@ -113,21 +114,17 @@ func resolve(p string) (resolution, error) {
 			return r, &fs.PathError{Op: "resolve", Path: next, Err: syscall.ENOENT}
 		}
 		if filepath.IsAbs(target) {
-			parts = parts[:0]
+			cur = string(filepath.Separator)
 		}
 		pending = append(splitPath(target), pending...)
 	}
-	r.Path = joinParts(parts)
+	r.Path = cur
 	r.Missing = missing
 	return r, nil
 }
 
 func splitPath(p string) []string {
 	return strings.Split(filepath.ToSlash(p), "/")
-}
-
-func joinParts(parts []string) string {
-	return string(filepath.Separator) + strings.Join(parts, string(filepath.Separator))
 }
 
 // within reports whether p is root or below it (both clean, absolute).
