@@ -442,17 +442,7 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 			return st, reqErr(CodeInternal, real, ReasonEditorFailed, "cannot read the Neovim buffer of %s: %v", real, err)
 		}
 		if ok && (buf.Modified || !buf.Stale) {
-			st.buf = &buf
-			st.text = buf.Text()
-			st.disk = statFile(real)
-			st.exists = st.disk.Exists
-			if err := b.checkText(real, st.text); err != nil {
-				if strict {
-					return st, err
-				}
-				st.notText = true
-			}
-			return st, nil
+			return b.bufferState(real, buf, strict)
 		}
 		if ok {
 			// Unmodified but stale: the disk is what the user will see once
@@ -465,6 +455,8 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	if err != nil {
 		var nr *notRegularError
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && st.buf != nil:
+			return b.bufferState(real, *st.buf, strict) // deleted: the buffer has the text
 		case errors.Is(err, fs.ErrNotExist):
 			return st, nil
 		case errors.Is(err, ErrPathChanged):
@@ -515,6 +507,19 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	return st, nil
 }
 
+// bufferState is the state of real given by its loaded buffer.
+func (b *Bridge) bufferState(real string, buf Buffer, strict bool) (state, error) {
+	st := state{buf: &buf, text: buf.Text(), disk: statFile(real)}
+	st.exists = st.disk.Exists
+	if err := b.checkText(real, st.text); err != nil {
+		if strict {
+			return st, err
+		}
+		st.notText = true
+	}
+	return st, nil
+}
+
 func notRegular(path string, m fs.FileMode) error {
 	return reqErr(CodeInvalidParams, path, ReasonNotRegular,
 		"%s is a %s, not a regular file: the agent can only read and write regular files", path, fileKind(m))
@@ -558,10 +563,13 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 			return resp, err
 		}
 		real := r.Path
-		var st state
-		if !r.Phantom {
-			st, err = b.current(ctx, real, true)
+		if r.Phantom { // "missing/..": the OS finds nothing there
+			if b.cfg.MissingAsEmpty {
+				return resp, nil
+			}
+			return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s (the path goes through a missing directory)", req.Path)
 		}
+		st, err := b.current(ctx, real, true)
 		if errors.Is(err, ErrPathChanged) {
 			if attempt < maxPathAttempts {
 				continue

@@ -35,6 +35,7 @@ type fakeBuf struct {
 	modified bool
 	tick     int
 	ff       string // 'fileformat': "" (unix) or "dos"
+	stale    bool   // the file changed on disk since the buffer was read
 }
 
 func newFakeEditor() *fakeEditor {
@@ -89,7 +90,7 @@ func (e *fakeEditor) Snapshot(ctx context.Context, p string) (Buffer, bool, erro
 	if !ok {
 		return Buffer{}, false, nil
 	}
-	return Buffer{Bufnr: fb.nr, Lines: append([]string(nil), fb.lines...), EOL: fb.eol, Modified: fb.modified, Tick: fb.tick, FileFormat: fb.ff}, true, nil
+	return Buffer{Bufnr: fb.nr, Lines: append([]string(nil), fb.lines...), EOL: fb.eol, Modified: fb.modified, Tick: fb.tick, FileFormat: fb.ff, Stale: fb.stale}, true, nil
 }
 
 func (e *fakeEditor) Apply(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error {
