@@ -43,11 +43,17 @@ type Buffer struct {
 	// FileFormat is the buffer's 'fileformat' ("unix", "dos", "mac"; "unix"
 	// when 'binary'): how its lines end on disk.
 	FileFormat string `json:"ff" msgpack:"ff"`
+
+	text   string // Text(), when frozen (see Freeze)
+	frozen bool
 }
 
 // Text is the file content writing the buffer would produce, line ends
 // included: the agent reads a CRLF file's buffer as CRLF text, as on disk.
 func (b Buffer) Text() string {
+	if b.frozen {
+		return b.text
+	}
 	if len(b.Lines) == 1 && b.Lines[0] == "" && !b.EOL {
 		return ""
 	}
@@ -60,7 +66,8 @@ type Editor interface {
 	// Snapshot returns the loaded buffer for realPath: a buffer that was
 	// read from (or written to) realPath and whose name still resolves to
 	// it; ok is false if there is none. It never reads the disk (Stale says
-	// the file changed since). One round trip.
+	// the file changed since). At most one round trip (the host answers
+	// from its copy of an unchanged buffer).
 	Snapshot(ctx context.Context, realPath string) (b Buffer, ok bool, err error)
 	// Apply applies hunks (0-based, against the buffer as of tick, sorted;
 	// apply bottom-up) to bufnr as one undo step, keeping every window's
@@ -185,6 +192,7 @@ type Bridge struct {
 	locks     map[string]*sync.Mutex
 	announced map[string]announcement // edits the agent announced, by real path (see Announce)
 	annOrder  []string                // keys of announced, oldest first
+	checked   textMemo                // texts that passed checkText
 
 	w *watcher // nil when not watching
 }
@@ -445,10 +453,11 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 			return b.bufferState(real, buf, strict)
 		}
 		if ok {
-			// Unmodified but stale: the disk is what the user will see once
-			// the buffer is reloaded; a write goes to the buffer.
+			// Unmodified but stale: the agent gets the disk, read here
+			// (verified); the buffer is reloaded below for the user, but
+			// its reloaded text never reaches the agent. A write goes to
+			// the buffer.
 			st.buf = &buf
-			b.w.refresh(real)
 		}
 	}
 	f, fi, err := openRegular(real)
@@ -473,6 +482,7 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	st.disk = stateOf(fi)
 	st.mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	if st.buf != nil {
+		b.reloadStale(ctx, real)
 		st.buf.Stale = false
 	}
 	if fi.Size() > b.cfg.MaxBytes {
@@ -507,6 +517,16 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	return st, nil
 }
 
+// reloadStale has Neovim reload real's unmodified, stale buffer now (as
+// the watcher would), so that the user sees what the agent read and the
+// next :write of it does not find the file changed. Its text is not used.
+func (b *Bridge) reloadStale(ctx context.Context, real string) {
+	if _, err := b.ed.Reload(ctx, real); err != nil {
+		b.log.Debug("fsbridge: reload of a stale buffer failed", "path", real, "err", err)
+		b.w.refresh(real) // the watcher tries again
+	}
+}
+
 // bufferState is the state of real given by its loaded buffer.
 func (b *Bridge) bufferState(real string, buf Buffer, strict bool) (state, error) {
 	st := state{buf: &buf, text: buf.Text(), disk: statFile(real)}
@@ -534,12 +554,16 @@ func (b *Bridge) checkText(path, text string) error {
 	if int64(len(text)) > b.cfg.MaxBytes {
 		return tooLarge(path, int64(len(text)), b.cfg.MaxBytes)
 	}
+	if b.checked.seen(path, text) {
+		return nil
+	}
 	if strings.IndexByte(text, 0) >= 0 {
 		return reqErr(CodeInvalidParams, path, ReasonBinary, "binary file (contains NUL bytes), not text: %s", path)
 	}
 	if !utf8.ValidString(text) {
 		return reqErr(CodeInvalidParams, path, ReasonBinary, "not UTF-8 text (binary file?): %s", path)
 	}
+	b.checked.remember(path, text)
 	return nil
 }
 
@@ -709,11 +733,11 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	// Lines as the buffer holds them (a CRLF buffer's lines have no "\r").
 	sep := st.buf.lineEnding()
 	theirs, theirsEOL := splitText(content, sep)
-	ours, oursEOL := splitText(st.text, sep)
 	var result []string
 	var eol bool
 	var kept []mergeConflict
 	var note string
+	resultText := content // joinText(result, eol, sep)
 	baseText, kind, err := b.mergeBase(real, content, st)
 	if err != nil {
 		return err
@@ -721,7 +745,11 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	if kind == baseNone || baseText == st.text {
 		// Nothing to merge: the agent's content replaces what is there.
 		result, eol = theirs, theirsEOL
+		if sep != "\n" { // the buffer writes its own line ends
+			resultText = joinText(result, eol, sep)
+		}
 	} else {
+		ours, oursEOL := splitText(st.text, sep)
 		base, baseEOL := splitText(baseText, sep)
 		eol = theirsEOL
 		if theirsEOL == baseEOL && len(ours) > 0 && len(base) > 0 {
@@ -744,8 +772,8 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		} else {
 			note = mergeNote(real, kind)
 		}
+		resultText = joinText(result, eol, sep)
 	}
-	resultText := joinText(result, eol, sep)
 
 	if b.cfg.WriteMode == WriteReview && resultText != st.text {
 		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
@@ -759,7 +787,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		if len(target) == 0 {
 			target, tEOL = []string{""}, false
 		}
-		err = b.ed.Apply(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL)
+		err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
 		b.w.endWrite(real)
 		if err != nil {
 			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) {

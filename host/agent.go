@@ -44,6 +44,7 @@ type Agent struct {
 	stdin io.WriteCloser
 	conn  *acp.Connection
 	gate  *gate
+	out   *agentWriter // the agent's stdin, shared by the SDK and fastFS
 
 	initDone chan struct{}
 	initResp acp.InitializeResponse
@@ -117,13 +118,14 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 		log.Error("dropped oversized message from agent", "bytes", n)
 		a.broadcastError(fmt.Sprintf("agent sent a message of %d bytes (limit %d); it was dropped", n, maxLineBytes))
 	})
-	var toAgent io.Writer = stdin
+	a.out = &agentWriter{w: stdin}
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
 		a.gate.trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
-		toAgent = tracingWriter{w: stdin, log: log}
+		a.out = &agentWriter{w: tracingWriter{w: stdin, log: log}, whole: true}
 	}
-	a.conn = acp.NewConnection(a.handle, toAgent, a.gate)
+	a.gate.intercept = (&fastFS{a: a}).intercept
+	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	a.conn.SetLogger(log)
 	log.Info("agent started", "cmd", spec.Cmd, "cwd", spec.Cwd)
 

@@ -30,6 +30,10 @@ type gate struct {
 	limit  int
 	onDrop func(size int)    // called for each line over maxLineBytes
 	trace  func(line []byte) // when set, sees every line (debug logging)
+	// intercept, when set, sees every line before the SDK; true means it
+	// took the line (the fs/* fast path, fastfs.go). It must not keep the
+	// line: its memory is reused.
+	intercept func(line []byte) bool
 
 	buf []byte // rest of the current line
 
@@ -42,7 +46,9 @@ type gate struct {
 }
 
 func newGate(r io.Reader, limit int, onDrop func(int)) *gate {
-	g := &gate{r: bufio.NewReaderSize(r, 64<<10), limit: limit, onDrop: onDrop}
+	// A line that fits the buffer is copied out once, at its size; a
+	// whole file (fs/write_text_file) usually does.
+	g := &gate{r: bufio.NewReaderSize(r, 1<<20), limit: limit, onDrop: onDrop}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -53,6 +59,9 @@ func (g *gate) Read(p []byte) (int, error) {
 		line, err := g.readLine()
 		if len(line) > 0 && g.trace != nil {
 			g.trace(line)
+		}
+		if len(line) > 0 && g.intercept != nil && g.intercept(line) {
+			continue
 		}
 		if len(line) > 0 {
 			if isUpdateNotification(line) && !g.acquire() {
@@ -71,13 +80,17 @@ func (g *gate) Read(p []byte) (int, error) {
 }
 
 // readLine returns the next line including its newline, dropping lines
-// longer than maxLineBytes.
+// longer than maxLineBytes. A line that fits the reader's buffer is not
+// copied: it is valid until the next readLine (Read consumes it first).
 func (g *gate) readLine() ([]byte, error) {
 	var line []byte
 	dropped := 0
 	for {
 		chunk, err := g.r.ReadSlice('\n')
 		if dropped == 0 && len(line)+len(chunk) <= maxLineBytes {
+			if line == nil && err == nil {
+				return chunk, nil
+			}
 			line = append(line, chunk...)
 		} else {
 			dropped += len(line) + len(chunk)

@@ -19,6 +19,8 @@ type Host struct {
 	log *slog.Logger
 	ui  *UI
 
+	bufs bufCache // loaded buffers' last snapshots (bufcache.go)
+
 	mu       sync.Mutex
 	agents   map[string]*Agent
 	sessions map[int]*Session

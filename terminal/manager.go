@@ -72,6 +72,7 @@ type CreateOptions struct {
 	OutputByteLimit int               // text limit in bytes (default: Options.OutputByteLimit)
 	Rows, Cols      uint16            // window size (default: Options.Rows/Cols)
 	OnOutput        func(raw []byte)  // gets a copy of each raw PTY read, on the reader goroutine: must not block
+	OnActivity      func()            // called after each PTY read is captured (see RawSince), on the reader goroutine: must not block
 	OnExit          func(ExitStatus)  // called once after exit and drain; neither callback runs after Release/Close
 }
 
@@ -117,6 +118,7 @@ type term struct {
 	pid      int
 	pty      *os.File
 	onOutput func([]byte)
+	onActive func()
 	onExit   func(ExitStatus)
 
 	readerDone chan struct{} // closed when the reader goroutine returns
@@ -259,6 +261,7 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 		pid:        cmd.Process.Pid,
 		pty:        master,
 		onOutput:   o.OnOutput,
+		onActive:   o.OnActivity,
 		onExit:     o.OnExit,
 		readerDone: make(chan struct{}),
 		done:       make(chan struct{}),
@@ -279,13 +282,16 @@ func (m *Manager) read(t *term) {
 			t.mu.Lock()
 			_, _ = t.text.Write(buf[:n])
 			t.raw.write(buf[:n])
-			cb := t.onOutput
+			cb, active := t.onOutput, t.onActive
 			if t.released {
-				cb = nil
+				cb, active = nil, nil
 			}
 			t.mu.Unlock()
 			if cb != nil {
 				cb(append([]byte(nil), buf[:n]...))
+			}
+			if active != nil {
+				active()
 			}
 		}
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/neovim/go-client/nvim"
@@ -75,6 +76,19 @@ func run(logPath, level string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("rpc: %w", err)
+	}
+	if p := os.Getenv("NVIM_ACP_CPUPROFILE"); p != "" {
+		// Profiling (make bench, issue hunting): a CPU profile of the whole
+		// run, written when Neovim goes away.
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	h := host.New(nv, log)
 	if err := h.Register(); err != nil {
