@@ -47,6 +47,7 @@ func (s *Session) terminals() (*terminal.Manager, *livePump) {
 		OutputByteLimit: s.opts.Terminal.OutputByteLimit,
 		MaxTerminals:    s.opts.Terminal.MaxTerminals,
 		Logger:          s.log.With("component", "terminal"),
+		Tag:             fmt.Sprintf("%ss%d/", s.h.owners, s.sid),
 	})
 	st.pump = newLivePump(s, st.m)
 	go st.pump.run()
