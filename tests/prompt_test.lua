@@ -1,6 +1,7 @@
 -- acp.prompt: one queue for permission requests, fs questions and pickers.
 local config = require("acp.config")
 local prompt = require("acp.prompt")
+local layout = require("acp.layout")
 
 local M = {}
 
@@ -164,6 +165,22 @@ local function prompt_wins(s)
   return body, keys
 end
 
+M["a prompt over a narrow chat reaches left to a readable width"] = function(t)
+  vim.o.columns, vim.o.lines = 80, 24
+  vim.cmd("botright 36vsplit")
+  local chat = api.nvim_get_current_win()
+  local spec = { max_width = 80, title = "t", body = { "x" }, keys = { "k" }, hint = "h" }
+  local body, keys = layout.prompt(chat, spec)
+  t.eq(body.width, 60)
+  t.eq(keys.width, 60)
+  local pos = api.nvim_win_get_position(chat)
+  t.eq(body.col + body.width + 2, pos[2] + api.nvim_win_get_width(chat), "right edges line up")
+  vim.cmd("vertical resize 70")
+  body = layout.prompt(chat, spec)
+  t.eq(body.width, api.nvim_win_get_width(chat) - 2, "a wide chat: as wide as it")
+  api.nvim_win_close(chat, true)
+end
+
 M["at 80 columns every row of a long request fits or scrolls, the keys always show"] = function(t)
   vim.o.columns, vim.o.lines = 80, 24
   local s = session()
@@ -203,6 +220,27 @@ M["at 80 columns every row of a long request fits or scrolls, the keys always sh
   t.ok(api.nvim_buf_get_lines(kbuf, 0, 1, false)[1]:find("of 62, end"), api.nvim_buf_get_lines(kbuf, 0, 1, false)[1])
   s.prompts:cancel_all()
   t.eq(#floats(), 0, "both floats closed")
+
+  -- One line taller than the window: j scrolls it row by row to its end
+  -- (without 'smoothscroll' its last rows never show, only "@@@").
+  req = permission_request("One long line")
+  req.toolCall.rawInput = { command = string.rep("--flag-number-x ", 200) .. "&& rm -rf ~/important" }
+  s.prompts:add("permission", 3, req)
+  body, keys = prompt_wins(s)
+  kbuf = api.nvim_win_get_buf(keys)
+  local first = api.nvim_buf_get_lines(kbuf, 0, 1, false)[1]
+  local total = tonumber(first:match("of (%d+)"))
+  t.ok(total and total > api.nvim_win_get_height(body), first)
+  api.nvim_set_current_win(body)
+  for _ = 1, total do
+    api.nvim_feedkeys("j", "x", false)
+  end
+  vim.cmd("redraw")
+  vim.api.nvim_exec_autocmds("WinScrolled", { pattern = tostring(body) })
+  local hint = api.nvim_buf_get_lines(kbuf, 0, 1, false)[1]
+  t.ok(hint:find(("of %d, end"):format(total)), hint)
+  t.ok(api.nvim_win_call(body, vim.fn.winsaveview).skipcol > 0, "scrolled within the long line")
+  s.prompts:cancel_all()
 end
 
 M["a request shows the tool call the agent announced, diff included"] = function(t)

@@ -57,14 +57,19 @@ end
 --- Configurations of a prompt's two floats: the body (what is asked; it
 --- scrolls) right above the keys (the answers; always whole on screen).
 --- Anchored to the bottom of the chat window when there is one in this tab
---- (as wide as it), else centred. Heights count wrapped rows; together the
---- floats take at most 80% of the editor's rows unless the keys need more.
+--- (as wide as it, and wider, reaching left over the editor, when the chat
+--- is narrower than min_width), else centred. Heights count wrapped rows;
+--- together the floats take at most 80% of the editor's rows unless the
+--- keys need more.
 ---@param anchor integer|nil the chat window
 ---@param spec { max_width: integer, title: string, body: string[], keys: string[], hint: string }
 ---@return table body config for nvim_open_win, table keys config, boolean overflow (the body scrolls)
+--- The narrowest a prompt anchored to the chat is (if the editor is as wide).
+M.min_width = 60
+
 function M.prompt(anchor, spec)
-  local width = anchor and math.max(20, api.nvim_win_get_width(anchor) - 2)
-    or math.max(20, math.min(spec.max_width, vim.o.columns - 4))
+  local want = math.max(20, math.min(spec.max_width, vim.o.columns - 4))
+  local width = anchor and math.max(api.nvim_win_get_width(anchor) - 2, math.min(want, M.min_width)) or want
   width = math.min(width, math.max(1, vim.o.columns - 2))
   local avail = math.max(6, vim.o.lines - vim.o.cmdheight)
   local body_rows = M.wrapped_rows(spec.body, width)
@@ -83,7 +88,8 @@ function M.prompt(anchor, spec)
   if anchor then
     local pos = api.nvim_win_get_position(anchor)
     top = pos[1] + api.nvim_win_get_height(anchor) - total
-    col = pos[2]
+    -- The right edges line up: a prompt wider than the chat reaches left.
+    col = pos[2] + api.nvim_win_get_width(anchor) - width - 2
   else
     top = math.floor((avail - total) / 2)
     col = math.floor((vim.o.columns - width - 2) / 2)

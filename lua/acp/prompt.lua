@@ -345,26 +345,25 @@ local function dress(win)
   pcall(vim.fn.matchadd, "AcpPermissionControl", texts.visible_marks, 10, -1, { window = win })
 end
 
---- The line above the keys of a body that scrolls: which lines show.
-local function hint_text(first, last, total)
+--- The line above the keys of a body that scrolls: which lines show (screen
+--- lines: a wrapped line counts each of its rows).
+---@param rows string the keys that scroll by one row ("j/k")
+local function hint_text(first, last, total, rows)
   local more = last < total and ("%d more below"):format(total - last) or "end"
-  return ("↕ lines %d-%d of %d, %s: j/k <C-d>/<C-u> scroll"):format(first, last, total, more)
+  return ("↕ lines %d-%d of %d, %s: %s <C-d>/<C-u> scroll"):format(first, last, total, more, rows)
 end
 
-local function scroll_hint(win, buf)
-  local first = vim.fn.line("w0", win)
-  local total = api.nvim_buf_line_count(buf)
-  -- The last line on screen, counted here: line("w$") waits for a redraw.
-  local height, width = api.nvim_win_get_height(win), api.nvim_win_get_width(win)
-  local last, rows = first - 1, 0
-  for i, l in ipairs(api.nvim_buf_get_lines(buf, first - 1, -1, false)) do
-    rows = rows + layout.wrapped_rows({ l }, width)
-    if rows > height and i > 1 then
-      break
-    end
-    last = first + i - 1
-  end
-  return hint_text(first, last, total)
+local function scroll_hint(win, buf, rows)
+  local width = api.nvim_win_get_width(win)
+  local view = api.nvim_win_call(win, vim.fn.winsaveview)
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local total = layout.wrapped_rows(lines, width)
+  -- Rows above the window: whole lines, then the rows of the top line
+  -- scrolled past ('smoothscroll').
+  local above = layout.wrapped_rows(vim.list_slice(lines, 1, view.topline - 1), width)
+    + math.floor((view.skipcol or 0) / math.max(1, width))
+  local last = math.min(total, above + api.nvim_win_get_height(win))
+  return hint_text(math.min(above + 1, total), last, total, rows)
 end
 
 --- Show item in two floats: its body (scrollable, focused when safe) above
@@ -381,13 +380,22 @@ function Q:_float(item, opts)
     diff_tab = api.nvim_get_current_tabpage()
   end
   local keys_view = view.keys or { lines = {}, hls = {} }
+  -- j/k scroll by a row unless they answer (the conflict question's k).
+  local taken = {}
+  for _, a in ipairs(view.answers) do
+    for _, key in ipairs(a.keys) do
+      taken[key] = true
+    end
+  end
+  local row_keys = (taken.j or taken.k) and "<C-e>/<C-y>" or "j/k"
   -- Anchored to the chat when it is in this tab, else centred.
   local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(s.chat_buf), {
     max_width = view.max_width,
     title = view.title,
     body = view.lines,
     keys = keys_view.lines,
-    hint = hint_text(#view.lines, #view.lines, #view.lines):gsub("end", "9999 more below"),
+    -- The hint at its longest for this body (rows: 2x lines is generous).
+    hint = hint_text(4 * #view.lines, 4 * #view.lines, 8 * #view.lines, row_keys),
   })
   local buf = scratch(view.lines, view.hls, view.filetype)
   -- Focus where the next keys are meant for the prompt: in the chat in
@@ -396,6 +404,10 @@ function Q:_float(item, opts)
   local guarded = focus and not opts.focus and not view.diff
   local win = api.nvim_open_win(buf, focus, body_cfg)
   dress(win)
+  -- A wrapped line taller than the window scrolls row by row: its end can
+  -- be read (without this Neovim shows "@@@" and never its last rows).
+  vim.wo[win].smoothscroll = true
+  vim.wo[win].scrolloff = 0
   local klines, khls = keys_view.lines, keys_view.hls
   if overflow then
     klines = vim.list_extend({ "" }, klines)
@@ -420,7 +432,7 @@ function Q:_float(item, opts)
   if overflow then
     local function update()
       if api.nvim_win_is_valid(win) and api.nvim_buf_is_valid(keys_buf) then
-        local hint = scroll_hint(win, buf)
+        local hint = scroll_hint(win, buf, row_keys)
         vim.bo[keys_buf].modifiable = true
         api.nvim_buf_set_lines(keys_buf, 0, 1, false, { hint })
         vim.bo[keys_buf].modifiable = false
@@ -463,6 +475,12 @@ function Q:_float(item, opts)
     vim.keymap.set("n", key, function()
       self:hide()
     end, { buffer = buf, nowait = true, desc = "acp: hide the prompt (:AcpPermission shows it again)" })
+  end
+  -- j/k scroll the text one screen row, as a pager does.
+  for key, scroll in pairs({ j = "<C-e>", k = "<C-y>", ["<Down>"] = "<C-e>", ["<Up>"] = "<C-y>" }) do
+    if not taken[key] then
+      vim.keymap.set("n", key, scroll, { buffer = buf, nowait = true, desc = "acp: scroll the prompt" })
+    end
   end
   if not item.announced then
     item.announced = true
