@@ -243,6 +243,26 @@ M["at 80 columns every row of a long request fits or scrolls, the keys always sh
   s.prompts:cancel_all()
 end
 
+M["a conflict question whose k keeps your lines scrolls with <C-e>/<C-y> and says so"] = function(t)
+  vim.o.columns, vim.o.lines = 80, 24
+  local s = session()
+  local q = fs_question()
+  q.kind = "conflict"
+  q.options = { { id = "take_agent", label = "Take the agent's" }, { id = "keep_mine", label = "Keep mine" } }
+  q.body = {}
+  for i = 1, 60 do
+    q.body[i] = "+line " .. i
+  end
+  s.prompts:add("fs_question", 1, q)
+  local body, keys = prompt_wins(s)
+  local hint = api.nvim_buf_get_lines(api.nvim_win_get_buf(keys), 0, 1, false)[1]
+  t.ok(hint:find("more below: <C-e>/<C-y> <C-d>/<C-u> scroll", 1, true), hint)
+  api.nvim_set_current_win(body)
+  local m = vim.fn.maparg("k", "n", false, true)
+  t.ok(m.desc and m.desc:find("Keep mine", 1, true), vim.inspect(m))
+  s.prompts:cancel_all()
+end
+
 M["a request shows the tool call the agent announced, diff included"] = function(t)
   local s = session()
   s.tools = {
