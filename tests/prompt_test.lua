@@ -243,6 +243,33 @@ M["at 80 columns every row of a long request fits or scrolls, the keys always sh
   s.prompts:cancel_all()
 end
 
+M["at every width the scroll hint and all keys show, however long a line"] = function(t)
+  local s = session()
+  for columns = 40, 100 do
+    vim.o.columns, vim.o.lines = columns, 24
+    local req = permission_request("Long")
+    req.toolCall.rawInput = { command = string.rep("x", 30000) }
+    s.prompts:add("permission", columns, req)
+    local body, keys = prompt_wins(s)
+    -- Scrolled to the middle of the line: the hint at its longest.
+    api.nvim_win_call(body, function()
+      vim.fn.winrestview({ topline = 3, skipcol = api.nvim_win_get_width(body) * 250 })
+    end)
+    api.nvim_exec_autocmds("WinScrolled", { pattern = tostring(body) })
+    t.ok(api.nvim_buf_get_lines(api.nvim_win_get_buf(keys), 0, 1, false)[1]:find("lines 25%d%-"), "scrolled")
+    local rows = api.nvim_win_text_height and api.nvim_win_text_height(keys, {}).all
+      or layout.wrapped_rows(
+        api.nvim_buf_get_lines(api.nvim_win_get_buf(keys), 0, -1, false),
+        api.nvim_win_get_width(keys)
+      )
+    t.ok(
+      rows <= api.nvim_win_get_height(keys),
+      ("%d columns: %d key rows in %d"):format(columns, rows, api.nvim_win_get_height(keys))
+    )
+    s.prompts:cancel_all()
+  end
+end
+
 M["a conflict question whose k keeps your lines scrolls with <C-e>/<C-y> and says so"] = function(t)
   vim.o.columns, vim.o.lines = 80, 24
   local s = session()

@@ -388,14 +388,16 @@ function Q:_float(item, opts)
     end
   end
   local row_keys = (taken.j or taken.k) and "<C-e>/<C-y>" or "j/k"
+  local bound = layout.wrapped_rows(view.lines, 20)
   -- Anchored to the chat when it is in this tab, else centred.
   local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(s.chat_buf), {
     max_width = view.max_width,
     title = view.title,
     body = view.lines,
     keys = keys_view.lines,
-    -- The hint at its longest for this body (rows: 2x lines is generous).
-    hint = hint_text(4 * #view.lines, 4 * #view.lines, 8 * #view.lines, row_keys),
+    -- The hint at its longest for this body: no window is narrower than
+    -- 20 columns, so it has at most bound rows.
+    hint = hint_text(bound, bound, 2 * bound, row_keys),
   })
   local buf = scratch(view.lines, view.hls, view.filetype)
   -- Focus where the next keys are meant for the prompt: in the chat in
