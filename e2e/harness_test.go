@@ -93,6 +93,14 @@ type Editor struct {
 // startEditor starts Neovim in a fresh workspace.
 func startEditor(t testing.TB) *Editor {
 	t.Helper()
+	return startEditorArgs(t)
+}
+
+// startEditorArgs starts Neovim in a fresh workspace with extra arguments
+// (e.g. "-c", "AcpChat demo": commands run before VimEnter, as a user's
+// `nvim +AcpChat` does).
+func startEditorArgs(t testing.TB, extra ...string) *Editor {
+	t.Helper()
 	bin := nvimBin(t)
 	e := &Editor{t: t, Dir: t.TempDir(), state: t.TempDir()}
 	e.AgentLog = filepath.Join(e.state, "agent.log")
@@ -104,9 +112,14 @@ func startEditor(t testing.TB) *Editor {
 		"XDG_CACHE_HOME="+filepath.Join(e.state, "cache"),
 		"NVIM_LOG_FILE="+filepath.Join(e.state, "nvim.log"),
 	)
+	args := []string{"--embed", "--headless", "--clean", "-n", "-i", "NONE"}
+	if len(extra) > 0 {
+		// The plugin must be on the runtimepath before the extra commands run.
+		args = append(append(args, "--cmd", "set rtp^="+strings.ReplaceAll(root, " ", `\ `)), extra...)
+	}
 	nv, err := nvim.NewChildProcess(
 		nvim.ChildProcessCommand(bin),
-		nvim.ChildProcessArgs("--embed", "--headless", "--clean", "-n", "-i", "NONE"),
+		nvim.ChildProcessArgs(args...),
 		nvim.ChildProcessDir(e.Dir),
 		nvim.ChildProcessEnv(env),
 		nvim.ChildProcessServe(true),
@@ -121,7 +134,10 @@ func startEditor(t testing.TB) *Editor {
 		}
 		e.nv.Close()
 	})
-	e.Lua(`vim.opt.rtp:prepend(...); vim.cmd("runtime plugin/acp.lua")`, nil, root)
+	if len(extra) == 0 {
+		e.Lua(`vim.opt.rtp:prepend(...)`, nil, root)
+	}
+	e.Lua(`vim.cmd("runtime plugin/acp.lua")`, nil)
 	return e
 }
 

@@ -115,14 +115,71 @@ function M.find_role(role)
   end
 end
 
+--- Whether win is a normal (not floating) window showing a chat's
+--- transcript or input area.
+---@param win integer
+---@return boolean
+local function is_chat_win(win)
+  return api.nvim_win_is_valid(win)
+    and api.nvim_win_get_config(win).relative == ""
+    and vim.b[api.nvim_win_get_buf(win)].acp_role ~= nil
+end
+
+--- Whether win is a normal window a command may show other buffers in.
+local function is_edit_win(win)
+  if not api.nvim_win_is_valid(win) or api.nvim_win_get_config(win).relative ~= "" or is_chat_win(win) then
+    return false
+  end
+  local ok, fixed = pcall(function()
+    return vim.wo[win].winfixbuf
+  end)
+  return not (ok and fixed)
+end
+
+local last_edit_win = {} ---@type table<integer, integer> per tab: the editing window last entered
+
+--- Keep the previous window an editing window while a chat window is
+--- current. :windo, :bufdo, :argdo, :cdo... run from a 'winfixbuf' window go
+--- to the previous window, and split the current one when that has
+--- 'winfixbuf' too: a second chat window (netrw's VimEnter runs :windo).
+--- <C-w>p from the chat therefore goes to the editing window.
+function M.keep_prevwin()
+  local cur = api.nvim_get_current_win()
+  if not is_chat_win(cur) then
+    if is_edit_win(cur) then
+      last_edit_win[api.nvim_get_current_tabpage()] = cur
+    end
+    return
+  end
+  local prev = vim.fn.win_getid(vim.fn.winnr("#"))
+  if prev ~= cur and is_edit_win(prev) then
+    return
+  end
+  local target = last_edit_win[api.nvim_get_current_tabpage()]
+  if not (target and is_edit_win(target) and api.nvim_win_get_tabpage(target) == api.nvim_get_current_tabpage()) then
+    target = nil
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if is_edit_win(w) then
+        target = w
+        break
+      end
+    end
+  end
+  if target then
+    vim.cmd(("noautocmd call win_gotoid(%d) | noautocmd call win_gotoid(%d)"):format(target, cur))
+  end
+end
+
 local augroup
 --- Autocmds for all chats (installed once): :q on the last editing window
---- also closes the chat windows, so Neovim exits as users expect.
+--- also closes the chat windows, so Neovim exits as users expect; the
+--- previous window of a chat window stays an editing window (keep_prevwin).
 function M.setup_autocmds()
   if augroup then
     return
   end
   augroup = api.nvim_create_augroup("acp_chat", { clear = true })
+  api.nvim_create_autocmd("WinEnter", { group = augroup, callback = M.keep_prevwin })
   api.nvim_create_autocmd("QuitPre", {
     group = augroup,
     callback = function()
@@ -232,6 +289,7 @@ function M.show(s, opts)
   if opts.focus ~= false then
     api.nvim_set_current_win(input_win)
   end
+  M.keep_prevwin()
 end
 
 --- Close the chat windows (the session keeps running).
