@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -104,3 +105,33 @@ func (e *Editor) waitLayout(what string, cond func(Layout) bool) Layout {
 	return l
 }
 
+
+// Bug: the chat kept its width when the terminal shrank (200 -> 100 columns
+// left 19 for editing, 60 left 1). It follows VimResized with chat.width,
+// min_width and max_width.
+func TestChatFollowsTerminalResize(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{}, nil)
+	e.Lua(`vim.o.columns = 200; vim.o.lines = 50`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, c := range []struct{ columns, chat int }{
+		{200, 80}, // chat.width
+		{100, 45}, // max_width = 0.45
+		{60, 30},  // min_width
+		{200, 80},
+	} {
+		e.Lua(`vim.o.columns = ...`, nil, c.columns)
+		l := e.waitLayout(fmt.Sprintf("chat width %d at %d columns", c.chat, c.columns), func(l Layout) bool {
+			return len(l.Widths) == 1 && l.Widths[0] == c.chat
+		})
+		if l.Chats != 1 || l.Inputs != 1 {
+			t.Fatalf("layout at %d columns: %+v", c.columns, l)
+		}
+	}
+	// Options are columns or fractions of the screen.
+	e.Lua(`require("acp").setup({ agents = require("acp.config").options.agents, default_agent = "fake",
+		chat = { width = 0.5, max_width = 0.6, min_width = 20 } })`, nil)
+	e.Lua(`vim.o.columns = 120`, nil)
+	e.waitLayout("half of 120 columns", func(l Layout) bool { return len(l.Widths) == 1 && l.Widths[0] == 60 })
+}

@@ -38,6 +38,10 @@ M["a bad option raises a message naming it"] = function(t)
       "acp: setup: terminal.max_terminals must be a positive integer, got number",
     },
     { { chat = { position = "top" } }, 'acp: setup: chat.position must be one of "left", "right", got string' },
+    {
+      { chat = { width = 1.5 } },
+      "acp: setup: chat.width must be a positive integer (columns) or a fraction between 0 and 1, got number",
+    },
     { { ui = { icons = "yes" } }, "acp: setup: ui.icons must be a boolean, got string" },
     { { default_agent = 1 }, "acp: setup: default_agent must be a string, got number" },
     { { log_level = "loud" }, 'acp: setup: log_level must be one of "debug", "info", "warn", "error", got string' },

@@ -180,6 +180,7 @@ function M.setup_autocmds()
   end
   augroup = api.nvim_create_augroup("acp_chat", { clear = true })
   api.nvim_create_autocmd("WinEnter", { group = augroup, callback = M.keep_prevwin })
+  api.nvim_create_autocmd("VimResized", { group = augroup, callback = M.resize })
   api.nvim_create_autocmd("QuitPre", {
     group = augroup,
     callback = function()
@@ -246,9 +247,7 @@ function M.show(s, opts)
   end
   if not chat_win then
     local pos = cfg.position == "left" and "topleft" or "botright"
-    -- Never more than about half of a small screen.
-    local width = math.min(cfg.width, math.max(30, math.floor(vim.o.columns * 0.45)))
-    vim.cmd(("%s vertical %dsplit"):format(pos, width))
+    vim.cmd(("%s vertical %dsplit"):format(pos, M.width()))
     chat_win = api.nvim_get_current_win()
     api.nvim_win_set_buf(chat_win, s.chat_buf)
     for opt, v in pairs({
@@ -275,7 +274,7 @@ function M.show(s, opts)
   local input_win = win_for(s.input_buf)
   if not input_win then
     api.nvim_set_current_win(chat_win)
-    vim.cmd(("belowright %dsplit"):format(cfg.input_height))
+    vim.cmd(("belowright %dsplit"):format(M.input_height()))
     input_win = api.nvim_get_current_win()
     api.nvim_win_set_buf(input_win, s.input_buf)
     for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", winfixheight = true, wrap = true }) do
@@ -290,6 +289,41 @@ function M.show(s, opts)
     api.nvim_set_current_win(input_win)
   end
   M.keep_prevwin()
+end
+
+--- Columns of a size option: a fraction of total when below 1.
+local function columns(v, total)
+  return v < 1 and math.floor(v * total) or v
+end
+
+--- The chat's width for the editor's current size: chat.width, at most
+--- chat.max_width, at least chat.min_width (and never the whole screen).
+---@return integer
+function M.width()
+  local cfg = config.options.chat
+  local total = vim.o.columns
+  local w = math.min(columns(cfg.width, total), math.max(columns(cfg.min_width, total), columns(cfg.max_width, total)))
+  return math.max(1, math.min(w, total - 2))
+end
+
+--- The input area's height: chat.input_height, at most a quarter of the screen.
+---@return integer
+function M.input_height()
+  return math.max(1, math.min(config.options.chat.input_height, math.floor(vim.o.lines / 4)))
+end
+
+--- The editor was resized: chat windows take the width the options give
+--- for the new size ('winfixwidth' would keep the old one).
+function M.resize()
+  local width, height = M.width(), M.input_height()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    local role = is_chat_win(win) and vim.b[api.nvim_win_get_buf(win)].acp_role
+    if role == "chat" then
+      pcall(api.nvim_win_set_width, win, width)
+    elseif role == "input" then
+      pcall(api.nvim_win_set_height, win, height)
+    end
+  end
 end
 
 --- Close the chat windows (the session keeps running).

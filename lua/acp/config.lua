@@ -35,7 +35,9 @@ local M = {}
 ---@field tail_lines integer lines of a terminal shown in the chat
 
 ---@class acp.Config.Chat
----@field width integer width of the chat split
+---@field width number width of the chat split: columns, or a fraction of the editor's width (below 1)
+---@field min_width number the chat is never narrower (columns or fraction)...
+---@field max_width number ...nor wider than this (columns or fraction); both follow the editor's size
 ---@field input_height integer height of the input area
 ---@field position "left"|"right" side of the chat split
 
@@ -61,7 +63,7 @@ M.defaults = {
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
   terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
-  chat = { width = 80, input_height = 6, position = "right" },
+  chat = { width = 80, min_width = 30, max_width = 0.45, input_height = 6, position = "right" },
   ui = { icons = true },
   mcp_servers = {},
   log_level = "info",
@@ -111,6 +113,11 @@ function checks.positive(v)
   return not is_int(v, 1) and "a positive integer" or nil
 end
 
+function checks.size(v)
+  local ok = type(v) == "number" and ((v > 0 and v < 1) or is_int(v, 1))
+  return not ok and "a positive integer (columns) or a fraction between 0 and 1" or nil
+end
+
 function checks.non_negative(v)
   return not is_int(v, 0) and "an integer >= 0" or nil
 end
@@ -149,7 +156,13 @@ local schema = {
     max_terminals = checks.positive,
     tail_lines = checks.non_negative,
   },
-  chat = { width = checks.positive, input_height = checks.positive, position = one_of("left", "right") },
+  chat = {
+    width = checks.size,
+    min_width = checks.size,
+    max_width = checks.size,
+    input_height = checks.positive,
+    position = one_of("left", "right"),
+  },
   ui = { icons = checks.boolean },
   mcp_servers = checks.tables,
   log_level = one_of("debug", "info", "warn", "error"),
