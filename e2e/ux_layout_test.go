@@ -105,7 +105,6 @@ func (e *Editor) waitLayout(what string, cond func(Layout) bool) Layout {
 	return l
 }
 
-
 // Bug: the chat kept its width when the terminal shrank (200 -> 100 columns
 // left 19 for editing, 60 left 1). It follows VimResized with chat.width,
 // min_width and max_width.
