@@ -6,8 +6,10 @@ package demoagent
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -98,14 +100,9 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 	a.mu.Unlock()
 	defer cancel()
 
-	var text strings.Builder
-	for _, b := range p.Prompt {
-		if b.Text != nil {
-			text.WriteString(b.Text.Text)
-		}
-	}
-	t := &turn{a: a, ctx: ctx, sid: p.SessionId}
-	t.run(text.String())
+	text, extra := promptParts(p.Prompt)
+	t := &turn{a: a, ctx: ctx, sid: p.SessionId, context: extra}
+	t.run(text)
 	if ctx.Err() != nil {
 		return acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	}
@@ -114,9 +111,49 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 
 // turn is one scripted reply.
 type turn struct {
-	a   *agent
-	ctx context.Context
-	sid acp.SessionId
+	a       *agent
+	ctx     context.Context
+	sid     acp.SessionId
+	context []string // what came with the prompt besides its text
+}
+
+// promptParts splits a prompt into the user's text (its first text block)
+// and a label for each other block (context from :AcpAdd or @mentions).
+// Blocks are never run together: a fenced block after "@README.md" would
+// otherwise become part of the path.
+func promptParts(blocks []acp.ContentBlock) (string, []string) {
+	var text string
+	var extra []string
+	seenText := false
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil && !seenText:
+			text, seenText = b.Text.Text, true
+		case b.Text != nil:
+			// A fenced block: "```lua code.lua:1-2" names it.
+			first, _, _ := strings.Cut(b.Text.Text, "\n")
+			label := strings.TrimSpace(strings.TrimLeft(first, "`"))
+			if _, after, ok := strings.Cut(label, " "); ok {
+				label = after
+			}
+			extra = append(extra, fmt.Sprintf("`%s` (text)", label))
+		case b.ResourceLink != nil:
+			extra = append(extra, fmt.Sprintf("`%s` (link)", b.ResourceLink.Name))
+		case b.Resource != nil:
+			uri := ""
+			if r := b.Resource.Resource.TextResourceContents; r != nil {
+				uri = r.Uri
+			} else if r := b.Resource.Resource.BlobResourceContents; r != nil {
+				uri = r.Uri
+			}
+			extra = append(extra, fmt.Sprintf("`%s` (embedded)", path.Base(uri)))
+		case b.Image != nil:
+			extra = append(extra, fmt.Sprintf("an image (%s, %d bytes)", b.Image.MimeType, base64.StdEncoding.DecodedLen(len(b.Image.Data))))
+		case b.Audio != nil:
+			extra = append(extra, fmt.Sprintf("audio (%s)", b.Audio.MimeType))
+		}
+	}
+	return text, extra
 }
 
 func (t *turn) send(u acp.SessionUpdate) bool {
@@ -159,6 +196,9 @@ func (t *turn) run(prompt string) {
 		return
 	}
 	if !t.stream("**Demo agent** (no AI, no network). You wrote:\n\n" + quoted + "\n\n") {
+		return
+	}
+	if len(t.context) > 0 && !t.stream("With it came "+strings.Join(t.context, ", ")+".\n\n") {
 		return
 	}
 	id := acp.ToolCallId("demo-tool-" + uuid.NewString()[:8])

@@ -125,7 +125,8 @@ func (t *turn) runFS(prompt string) {
 		return
 	}
 	t.send(acp.UpdateToolCall(editID, acp.WithUpdateStatus(acp.ToolCallStatusCompleted)))
-	t.stream("I edited `" + DemoFile + "` through your editor (`:AcpChanges` lists it, `u` in its buffer undoes it).\n\n")
+	t.stream("I edited `" + DemoFile + "` through your editor: `:AcpChanges` lists it, `:AcpDiff " + DemoFile +
+		"` shows the change (`do` there takes it back); if the file is open in a buffer, `u` there undoes it.\n\n")
 }
 
 // errText is the message of an ACP error.
