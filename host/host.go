@@ -75,7 +75,7 @@ func (h *Host) Register() error {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
-	return nil
+	return h.registerRegistry() // acp_registry_* (registry.go)
 }
 
 // Run serves Neovim until it goes away, then stops every agent.
