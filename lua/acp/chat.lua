@@ -2,8 +2,9 @@
 --- This module owns a session's chat_buf, input_buf, chat_win and input_win.
 local actions = require("acp.actions")
 local config = require("acp.config")
+local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
-local texts = require("acp.text")
+local winbar = require("acp.winbar")
 
 local M = {}
 
@@ -38,6 +39,20 @@ end
 
 local hint_ns = api.nvim_create_namespace("acp_input_hint")
 
+--- "<CR>/<C-s> send" for the configured keys (prefixed with sep), or "".
+---@param sep string
+---@return string
+function M.send_hint(sep)
+  local keys = {}
+  for _, action in ipairs({ "send", "send_insert" }) do
+    local k = keymaps.first("input", action)
+    if k and not vim.tbl_contains(keys, k) then
+      keys[#keys + 1] = k
+    end
+  end
+  return #keys > 0 and (sep .. table.concat(keys, "/") .. " send") or ""
+end
+
 --- Show how to send while the input area is empty.
 function M.input_hint(s)
   local buf = s.input_buf
@@ -49,7 +64,9 @@ function M.input_hint(s)
     local lines = api.nvim_buf_get_lines(buf, 0, 2, false)
     if #lines == 1 and lines[1] == "" then
       api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
-        virt_text = { { "Ask " .. (s.title or s.agent) .. " · <CR>/<C-s> send · /cmd <C-x><C-o>", "AcpInputHint" } },
+        virt_text = {
+          { "Ask " .. (s.title or s.agent) .. M.send_hint(" · ") .. " · /cmd <C-x><C-o>", "AcpInputHint" },
+        },
         virt_text_pos = "overlay",
       })
     end
@@ -58,36 +75,51 @@ function M.input_hint(s)
   update()
 end
 
-local function map(buf, mode, lhs, rhs, desc)
-  vim.keymap.set(mode, lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = desc })
+--- Go to the session's waiting prompt (permission request, file question).
+function M.focus_prompt(s)
+  if vim.fn.mode() ~= "n" then
+    vim.cmd("stopinsert")
+  end
+  if not s.prompts:reopen() then
+    vim.notify("acp: no pending permission request", vim.log.levels.INFO)
+  end
 end
 
---- Buffer-local keys of a chat (documented in :help acp-keys).
+--- Buffer-local keys of a chat (config keymaps; :help acp-keys).
 function M.keymaps(s)
   local function send()
     M.submit(s)
   end
-  local function cancel()
-    s:cancel()
-  end
-  map(s.input_buf, "n", "<CR>", send, "acp: send prompt")
-  map(s.input_buf, "i", "<C-s>", send, "acp: send prompt")
-  map(s.input_buf, "n", "<C-s>", send, "acp: send prompt")
-  for _, buf in ipairs({ s.input_buf, s.chat_buf }) do
-    map(buf, { "n", "i" }, "<C-c>", cancel, "acp: cancel the turn")
-    map(buf, "n", "q", function()
+  local common = {
+    cancel = function()
+      s:cancel()
+    end,
+    hide = function()
       M.hide(s)
-    end, "acp: hide the chat")
-  end
-  map(s.chat_buf, "n", "gf", function()
-    actions.open_location(s)
-  end, "acp: open the location under the cursor")
-  map(s.chat_buf, "n", "gd", function()
-    actions.open_diff(s)
-  end, "acp: side-by-side diff of the edit under the cursor")
-  map(s.chat_buf, "n", "<CR>", function()
-    actions.activate(s)
-  end, "acp: open the location or diff under the cursor")
+    end,
+    permission = function()
+      M.focus_prompt(s)
+    end,
+  }
+  keymaps.apply(s.input_buf, "input", vim.tbl_extend("force", common, { send = send, send_insert = send }))
+  keymaps.apply(
+    s.chat_buf,
+    "chat",
+    vim.tbl_extend("force", common, {
+      open = function()
+        actions.activate(s)
+      end,
+      goto_file = function()
+        actions.open_location(s)
+      end,
+      diff = function()
+        actions.open_diff(s)
+      end,
+      help = function()
+        keymaps.show_help(api.nvim_get_current_win())
+      end,
+    })
+  )
 end
 
 --- Send what is in the input area.
@@ -339,55 +371,9 @@ function M.hide(s)
   end
 end
 
---- Refresh the winbar: agent, mode, model, title and state.
+--- Refresh the winbar: agent, mode, model, title and state (acp.winbar).
 function M.update_winbar(s)
-  if not s.chat_buf or not api.nvim_buf_is_valid(s.chat_buf) then
-    return
-  end
-  local esc = texts.statusline
-  local parts = { "%#AcpAgent#" .. esc(s.title or s.agent) .. "%*" }
-  if s.session_title then
-    parts[#parts + 1] = esc(s.session_title)
-  end
-  local st = s.settings
-  if st.mode_name then
-    parts[#parts + 1] = "mode: " .. esc(st.mode_name)
-  end
-  if st.model_name then
-    parts[#parts + 1] = "model: " .. esc(st.model_name)
-  end
-  if type(s.plan) == "table" and #s.plan > 0 then
-    local done, active = 0, nil
-    for _, e in ipairs(s.plan) do
-      if type(e) == "table" and e.status == "completed" then
-        done = done + 1
-      elseif type(e) == "table" and e.status == "in_progress" and not active then
-        active = e.content
-      end
-    end
-    parts[#parts + 1] = ("plan %d/%d%s"):format(done, #s.plan, active and (": " .. esc(active)) or "")
-  end
-  local u = s.usage
-  if type(u) == "table" and tonumber(u.used) and tonumber(u.size) and tonumber(u.size) > 0 then
-    local usage = ("ctx %d%%%%"):format(math.floor(100 * tonumber(u.used) / tonumber(u.size) + 0.5))
-    if type(u.cost) == "table" and tonumber(u.cost.amount) then
-      usage = usage .. (" %.2f %s"):format(tonumber(u.cost.amount), esc(u.cost.currency or ""))
-    end
-    parts[#parts + 1] = usage
-  end
-  local state_hl = {
-    ready = "AcpStateReady",
-    busy = "AcpStateBusy",
-    awaiting_permission = "AcpStateAwaiting",
-    error = "AcpStateError",
-    starting = "AcpStateStarting",
-    closed = "AcpStateStarting",
-  }
-  parts[#parts + 1] = ("%%#%s#[%s]%%*"):format(state_hl[s.state] or "AcpStateStarting", s.state)
-  local bar = table.concat(parts, " | ")
-  for _, win in ipairs(vim.fn.win_findbuf(s.chat_buf)) do
-    vim.wo[win].winbar = bar
-  end
+  winbar.refresh(s)
 end
 
 return M

@@ -8,6 +8,7 @@ local actions = require("acp.actions")
 local config = require("acp.config")
 local fsprompt = require("acp.fsprompt")
 local host = require("acp.host")
+local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local permission = require("acp.permission")
 local resume = require("acp.resume")
@@ -333,7 +334,7 @@ function Q:_float(item, opts)
       end, { buffer = buf, nowait = true, desc = "acp: " .. a.desc })
     end
   end
-  for _, key in ipairs({ "<Esc>", "q" }) do
+  for _, key in ipairs(keymaps.keys("prompt", "hide")) do
     vim.keymap.set("n", key, function()
       self:hide()
     end, { buffer = buf, nowait = true, desc = "acp: hide the prompt (:AcpPermission shows it again)" })

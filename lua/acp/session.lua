@@ -9,6 +9,7 @@ local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
 local host = require("acp.host")
+local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
@@ -34,6 +35,7 @@ local api = vim.api
 ---@field agent string the agent's name in the config
 ---@field title string|nil the agent's display name (preset, else agentInfo.title)
 ---@field state acp.State
+---@field since integer vim.uv.now() when the session started, or its turn (winbar's elapsed time)
 ---@field sid integer|nil the host's session id, once acp_open returned
 ---@field session_id string|nil the agent's session id
 ---@field stop_reason string|nil of the last turn
@@ -143,6 +145,7 @@ function M.new(agent)
     agent = agent,
     title = spec and spec.title or nil,
     state = "starting",
+    since = vim.uv.now(),
     tool_changes = {},
     settings = settings.new(),
     context = context.new(),
@@ -158,7 +161,7 @@ function M.new(agent)
   s.transcript = transcript.new(s.chat_buf, {
     agent = agent,
     title = s.title,
-    icons = config.options.ui.icons,
+    icons = config.icons(),
     terminals = s.terminals,
   })
   chat.show(s)
@@ -190,6 +193,10 @@ end
 --- Change state: the winbar shows it and `User AcpState` fires.
 ---@param state acp.State
 function S:set_state(state)
+  local working = { busy = true, awaiting_permission = true }
+  if not (working[state] and working[self.state]) and state ~= self.state then
+    self.since = vim.uv.now() -- a turn (or the start) begins: its time counts from now
+  end
   self.state = state
   if state == "closed" or state == "error" then
     -- The session's commands end with it.
@@ -337,7 +344,15 @@ function S:on_ready(ev)
     self.transcript:set_title(self.title)
   end
   self.settings:load(type(ev.info) == "table" and ev.info or {})
-  self.transcript:message("info", ("Session ready (%s). Type below, <CR> to send."):format(self.session_id))
+  local help = keymaps.first("chat", "help")
+  self.transcript:message(
+    "info",
+    ("Session ready (%s). Type below%s%s."):format(
+      self.session_id,
+      chat.send_hint(", "),
+      help and ("; %s in the chat lists the keys"):format(help) or ""
+    )
+  )
   self:set_state("ready")
   local queued = self.queued
   self.queued = nil

@@ -1,0 +1,166 @@
+--- The keys of the chat, its input area and its prompts: which action each
+--- key runs, in which modes, and its description (`keymaps` in the config,
+--- :help acp-keys). Every key can be changed or turned off (false); `?` in
+--- the chat lists them all.
+local config = require("acp.config")
+
+local M = {}
+
+local api = vim.api
+
+---@class acp.KeyAction
+---@field name string the action's name in the config section
+---@field modes string[] modes it is mapped in
+---@field desc string what it does (also the mapping's desc)
+
+--- The actions of each section, in the order `?` lists them.
+---@type table<string, acp.KeyAction[]>
+M.actions = {
+  input = {
+    { name = "send", modes = { "n" }, desc = "send the prompt" },
+    { name = "send_insert", modes = { "i", "n" }, desc = "send the prompt (insert mode too)" },
+    { name = "cancel", modes = { "n", "i" }, desc = "cancel the agent's turn" },
+    { name = "permission", modes = { "n", "i" }, desc = "go to the waiting permission prompt" },
+    { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
+  },
+  chat = {
+    { name = "open", modes = { "n" }, desc = "open the location, diff or terminal under the cursor" },
+    { name = "goto_file", modes = { "n" }, desc = "open the path:line under the cursor" },
+    { name = "diff", modes = { "n" }, desc = "side-by-side diff of the edit under the cursor" },
+    { name = "cancel", modes = { "n" }, desc = "cancel the agent's turn" },
+    { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
+    { name = "help", modes = { "n" }, desc = "show these keys" },
+    { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
+  },
+  prompt = {
+    { name = "allow_once", modes = { "n" }, desc = "allow once" },
+    { name = "allow_always", modes = { "n" }, desc = "allow always" },
+    { name = "reject_once", modes = { "n" }, desc = "reject once" },
+    { name = "reject_always", modes = { "n" }, desc = "reject always" },
+    { name = "accept", modes = { "n" }, desc = "accept the edit (review)" },
+    { name = "reject", modes = { "n" }, desc = "reject the edit (review)" },
+    { name = "take_agent", modes = { "n" }, desc = "take the agent's version (conflict)" },
+    { name = "keep_mine", modes = { "n" }, desc = "keep your version (conflict)" },
+    { name = "open_diff", modes = { "n" }, desc = "open a side-by-side diff first (conflict)" },
+    { name = "hide", modes = { "n" }, desc = "hide the prompt (:AcpPermission shows it again)" },
+  },
+}
+
+--- The keys configured for section.action ({} when turned off).
+---@param section "input"|"chat"|"prompt"
+---@param action string
+---@return string[]
+function M.keys(section, action)
+  local v = (config.options.keymaps[section] or {})[action]
+  if type(v) == "string" then
+    return { v }
+  elseif type(v) == "table" then
+    return v
+  end
+  return {}
+end
+
+--- The first key of section.action, or nil when it is turned off.
+---@param section "input"|"chat"|"prompt"
+---@param action string
+---@return string|nil
+function M.first(section, action)
+  return M.keys(section, action)[1]
+end
+
+--- Map the keys of section's actions in buf; handlers[name] runs an action
+--- (actions without a handler are not mapped).
+---@param buf integer
+---@param section "input"|"chat"|"prompt"
+---@param handlers table<string, function>
+function M.apply(buf, section, handlers)
+  for _, a in ipairs(M.actions[section]) do
+    local fn = handlers[a.name]
+    if fn then
+      for _, lhs in ipairs(M.keys(section, a.name)) do
+        vim.keymap.set(a.modes, lhs, fn, { buffer = buf, nowait = true, silent = true, desc = "acp: " .. a.desc })
+      end
+    end
+  end
+end
+
+local titles = { chat = "In the transcript", input = "In the input area", prompt = "In a prompt" }
+
+--- The lines of the key help: every section's keys and what they do.
+---@return string[]
+function M.help_lines()
+  local lines = {}
+  for _, section in ipairs({ "chat", "input", "prompt" }) do
+    if #lines > 0 then
+      lines[#lines + 1] = ""
+    end
+    lines[#lines + 1] = titles[section]
+    for _, a in ipairs(M.actions[section]) do
+      local keys = M.keys(section, a.name)
+      if #keys > 0 then
+        local modes = table.concat(a.modes, "")
+        lines[#lines + 1] = ("  %-14s %s%s"):format(
+          table.concat(keys, " "),
+          a.desc,
+          modes ~= "n" and (" [" .. modes .. "]") or ""
+        )
+      end
+    end
+  end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = "Set them in setup({ keymaps = ... }); false turns one off. :help acp-keys"
+  return lines
+end
+
+local help_ns = api.nvim_create_namespace("acp_keys_help")
+
+--- Show the key help in a float over the chat window win (q, <Esc> or ?
+--- closes it).
+---@param win integer|nil the chat window (default: the current one)
+---@return integer the float
+function M.show_help(win)
+  win = win or api.nvim_get_current_win()
+  local lines = M.help_lines()
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  for i, l in ipairs(lines) do
+    if titles.chat == l or titles.input == l or titles.prompt == l then
+      api.nvim_buf_set_extmark(buf, help_ns, i - 1, 0, { end_col = #l, hl_group = "AcpPermissionTitle" })
+    elseif l:match("^  ") then
+      local key_end = 2 + #(l:match("^  (%S+)") or "")
+      api.nvim_buf_set_extmark(buf, help_ns, i - 1, 2, { end_col = key_end, hl_group = "AcpPermissionKey" })
+    end
+  end
+  local width = 0
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  local anchor = api.nvim_win_is_valid(win) and api.nvim_win_get_config(win).relative == "" and win or nil
+  local max_w = anchor and api.nvim_win_get_width(anchor) - 2 or vim.o.columns - 4
+  local max_h = anchor and api.nvim_win_get_height(anchor) - 2 or vim.o.lines - 4
+  local cfg = {
+    width = math.max(20, math.min(width, max_w)),
+    height = math.max(1, math.min(#lines, max_h)),
+    style = "minimal",
+    border = "rounded",
+    title = " acp keys ",
+    focusable = true,
+  }
+  if anchor then
+    cfg = vim.tbl_extend("force", cfg, { relative = "win", win = anchor, row = 0, col = 0 })
+  else
+    cfg = vim.tbl_extend("force", cfg, { relative = "editor", row = 1, col = 2 })
+  end
+  local float = api.nvim_open_win(buf, true, cfg)
+  vim.wo[float].wrap = true
+  for _, lhs in ipairs({ "q", "<Esc>", "?" }) do
+    vim.keymap.set("n", lhs, function()
+      pcall(api.nvim_win_close, float, true)
+    end, { buffer = buf, nowait = true, desc = "acp: close the key help" })
+  end
+  return float
+end
+
+return M
