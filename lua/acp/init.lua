@@ -2,7 +2,8 @@
 ---
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
---- focus, toggle. `User AcpState` fires on every state change.
+--- focus, toggle, statusline. `User AcpState` fires on every state change,
+--- `User AcpProgress` about once a second while an agent starts or works.
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local config = require("acp.config")
@@ -10,6 +11,7 @@ local events = require("acp.events")
 local highlights = require("acp.highlights")
 local host = require("acp.host")
 local session = require("acp.session")
+local winbar = require("acp.winbar")
 
 local M = {}
 
@@ -182,6 +184,20 @@ function M.add(opts)
   end
   vim.notify("acp: added " .. item.label .. " to the next prompt", vim.log.levels.INFO)
   return true
+end
+
+--- A short status of the current (or opts.session) session for
+--- statuslines: "Claude [⠹ busy 12s]", "Claude [permission pending (<C-g>)]",
+--- "" without a session. Redraw on `User AcpState` and `User AcpProgress`
+--- (see :help acp-statusline).
+---@param opts { session: integer|nil }|nil
+---@return string
+function M.statusline(opts)
+  local s = resolve(opts)
+  if not s then
+    return ""
+  end
+  return ("%s %s"):format(s.title or s.agent, winbar.state_text(s, vim.uv.now()))
 end
 
 --- Hide the current chat if it is visible in this tab, else open it.

@@ -138,6 +138,16 @@ end
 
 local timer ---@type uv_timer_t|nil
 local animating = {} ---@type table<acp.Session, true>
+local progress_at = 0 -- when `User AcpProgress` last fired
+
+--- About once a second while a session starts or works: `User AcpProgress`
+--- (statuslines redraw their spinner and elapsed time on it).
+local function progress(now)
+  if now - progress_at >= 1000 then
+    progress_at = now
+    api.nvim_exec_autocmds("User", { pattern = "AcpProgress", modeline = false })
+  end
+end
 
 --- Draw s now and keep its spinner turning while its state animates.
 ---@param s acp.Session
@@ -160,6 +170,9 @@ function M.refresh(s)
           else
             animating[x] = nil
           end
+        end
+        if next(animating) then
+          pcall(progress, vim.uv.now())
         end
         if not next(animating) and timer then
           timer:stop()
