@@ -41,6 +41,7 @@ local M = {}
 ---@field max_width number ...nor wider than this (columns or fraction); both follow the editor's size
 ---@field input_height integer height of the input area
 ---@field position "left"|"right" side of the chat split
+---@field start_notice_ms integer an agent still starting after this long: the chat says what to do
 
 ---@alias acp.Keys string|string[]|false one key, several, or none
 
@@ -71,7 +72,14 @@ M.defaults = {
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
   terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
-  chat = { width = 80, min_width = 30, max_width = 0.45, input_height = 6, position = "right" },
+  chat = {
+    width = 80,
+    min_width = 30,
+    max_width = 0.45,
+    input_height = 6,
+    position = "right",
+    start_notice_ms = 30000,
+  },
   ui = { icons = "auto" },
   keymaps = {
     input = { send = "<CR>", send_insert = "<C-s>", cancel = "<C-c>", permission = "<C-g>", hide = "q" },
@@ -199,6 +207,7 @@ local schema = {
     max_width = checks.size,
     input_height = checks.positive,
     position = one_of("left", "right"),
+    start_notice_ms = checks.positive,
   },
   ui = {
     icons = function(v)

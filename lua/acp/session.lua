@@ -14,6 +14,7 @@ local prompt = require("acp.prompt")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
 local transcript = require("acp.transcript")
+local winbar = require("acp.winbar")
 
 local M = {}
 
@@ -246,6 +247,7 @@ function S:start(how, on_sid)
     resume = how.resume or false,
   }
   self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
+  self:_watch_start()
   host.start(function(err)
     if err then
       return self:fail(err)
@@ -262,6 +264,26 @@ function S:start(how, on_sid)
     by_sid[res] = self
     on_sid(self, res)
   end)
+end
+
+--- An agent that takes long to start (installing itself, waiting for a
+--- login, or not an ACP agent at all) leaves the chat at "starting": after
+--- chat.start_notice_ms the chat says so and what to do, and keeps waiting.
+function S:_watch_start()
+  local since = self.since
+  vim.defer_fn(function()
+    if self.state ~= "starting" or self.since ~= since then
+      return
+    end
+    local msg = ("%s has not answered for %s. Still waiting: `:AcpLog` shows what it printed, `:AcpStop` gives up."):format(
+      self.title or self.agent,
+      winbar.elapsed(vim.uv.now() - since)
+    )
+    self.transcript:message("warn", msg)
+    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
+      vim.notify("acp: " .. msg, vim.log.levels.WARN)
+    end
+  end, config.options.chat.start_notice_ms)
 end
 
 --- Send a prompt (with the pending context and @mentions). Prompts sent
