@@ -247,7 +247,6 @@ function S:start(how, on_sid)
     resume = how.resume or false,
   }
   self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
-  self:_watch_start()
   host.start(function(err)
     if err then
       return self:fail(err)
@@ -263,6 +262,7 @@ function S:start(how, on_sid)
     self.terminals:set_sid(res)
     by_sid[res] = self
     on_sid(self, res)
+    self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
   end)
 end
 
@@ -270,14 +270,14 @@ end
 --- login, or not an ACP agent at all) leaves the chat at "starting": after
 --- chat.start_notice_ms the chat says so and what to do, and keeps waiting.
 function S:_watch_start()
-  local since = self.since
+  local since, from = self.since, vim.uv.now()
   vim.defer_fn(function()
-    if self.state ~= "starting" or self.since ~= since then
-      return
+    if self.state ~= "starting" or self.since ~= since or self.prompts:count() > 0 then
+      return -- started, restarted, or waiting for the user (a resume picker)
     end
     local msg = ("%s has not answered for %s. Still waiting: `:AcpLog` shows what it printed, `:AcpStop` gives up."):format(
       self.title or self.agent,
-      winbar.elapsed(vim.uv.now() - since)
+      winbar.elapsed(vim.uv.now() - from)
     )
     self.transcript:message("warn", msg)
     if #vim.fn.win_findbuf(self.chat_buf) == 0 then
