@@ -101,8 +101,23 @@ func startEditor(t testing.TB) *Editor {
 // `nvim +AcpChat` does).
 func startEditorArgs(t testing.TB, extra ...string) *Editor {
 	t.Helper()
+	return startEditorIn(t, t.TempDir(), t.TempDir(), extra...)
+}
+
+// Restart quits Neovim (:qa!, so VimLeavePre runs) and starts another in
+// the same workspace with the same XDG directories (data, state...).
+func (e *Editor) Restart() *Editor {
+	e.t.Helper()
+	_ = e.nv.Command("qa!") // the connection closes: no answer
+	e.nv.Close()
+	return startEditorIn(e.t, e.Dir, e.state)
+}
+
+// startEditorIn starts Neovim in workspace dir with XDG directories under state.
+func startEditorIn(t testing.TB, dir, state string, extra ...string) *Editor {
+	t.Helper()
 	bin := nvimBin(t)
-	e := &Editor{t: t, Dir: t.TempDir(), state: t.TempDir()}
+	e := &Editor{t: t, Dir: dir, state: state}
 	e.AgentLog = filepath.Join(e.state, "agent.log")
 	env := append(os.Environ(),
 		"NVIM_ACP_BIN="+hostBin,
@@ -142,6 +157,9 @@ func startEditorArgs(t testing.TB, extra ...string) *Editor {
 }
 
 func (e *Editor) dumpOnFailure() {
+	if m, err := e.nv.Mode(); err == nil && m.Blocking {
+		_, _ = e.nv.Input("<C-c><Esc>") // a picker waits for input: nothing else would answer
+	}
 	var lines []string
 	_ = e.nv.ExecLua(`local s = require("acp").status(); if not s then return {} end
 		return vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)`, &lines)

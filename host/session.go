@@ -19,7 +19,8 @@ type SessionOptions struct {
 	McpServers []map[string]any `msgpack:"mcp_servers"`
 	AutoAllow  []string         `msgpack:"auto_allow"`
 	Fs         FsOptions        `msgpack:"fs"`
-	Resume     bool             `msgpack:"resume"` // pick a past session to load instead of a new one
+	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
+	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
 }
 
@@ -138,7 +139,7 @@ func (s *Session) open(ctx context.Context) {
 	}
 	var resp json.RawMessage
 	var id acp.SessionId
-	if s.opts.Resume {
+	if s.opts.Resume || s.opts.LoadID != "" {
 		id, resp, err = s.resume(ctx, a, servers)
 		if err != nil {
 			s.fail(err)
@@ -199,7 +200,7 @@ func (s *Session) open(ctx context.Context) {
 	s.emit(readyEvent(string(id), clean(info), agentInfo, map[string]any{
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
-	}))
+	}, a.initResp.AgentCapabilities.LoadSession))
 }
 
 // prompt runs one turn.

@@ -18,6 +18,7 @@ local M = {}
 ---@field chat acp.Config.Chat
 ---@field ui acp.Config.Ui
 ---@field keymaps acp.Config.Keymaps
+---@field history acp.Config.History
 ---@field mcp_servers table[] MCP servers passed to session/new
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
 
@@ -42,6 +43,11 @@ local M = {}
 ---@field input_height integer height of the input area
 ---@field position "left"|"right" side of the chat split
 ---@field start_notice_ms integer an agent still starting after this long: the chat says what to do
+
+---@class acp.Config.History
+---@field enabled boolean save chats per project (:AcpHistory)
+---@field max_sessions integer saved chats kept per project (the oldest go)
+---@field max_bytes integer of one saved transcript (its oldest lines go)
 
 ---@alias acp.Keys string|string[]|false one key, several, or none
 
@@ -105,6 +111,7 @@ M.defaults = {
       hide = { "<Esc>", "q" },
     },
   },
+  history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
   mcp_servers = {},
   log_level = "info",
 }
@@ -214,6 +221,7 @@ local schema = {
       return type(v) ~= "boolean" and v ~= "auto" and 'true, false or "auto"' or nil
     end,
   },
+  history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
   mcp_servers = checks.tables,
   log_level = one_of("debug", "info", "warn", "error"),
 }

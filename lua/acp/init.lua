@@ -2,13 +2,14 @@
 ---
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
---- focus, toggle, statusline. `User AcpState` fires on every state change,
+--- focus, toggle, statusline, history. `User AcpState` fires on every state change,
 --- `User AcpProgress` about once a second while an agent starts or works.
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local config = require("acp.config")
 local events = require("acp.events")
 local highlights = require("acp.highlights")
+local history = require("acp.history")
 local host = require("acp.host")
 local session = require("acp.session")
 local winbar = require("acp.winbar")
@@ -28,6 +29,8 @@ local function setup_once()
   highlights.setup()
   local group = api.nvim_create_augroup("acp", { clear = true })
   api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights.setup })
+  -- Chats are saved after each turn; this saves what came since.
+  api.nvim_create_autocmd("VimLeavePre", { group = group, callback = session.save_all })
   if hooked then
     return
   end
@@ -82,15 +85,30 @@ function M.chat(agent)
 end
 
 --- Start a new session with agent and show its chat. how.resume: pick one
---- of the agent's past sessions to load instead (see :AcpResume).
+--- of the agent's past sessions to load instead (see :AcpResume); how.load:
+--- load that session id; how.history: the saved chat it continues.
 ---@param agent string
----@param how { resume: boolean|nil }|nil
+---@param how { resume: boolean|nil, load: string|nil, history: acp.HistoryMeta|nil }|nil
 ---@return acp.Status
 function M.new_session(agent, how)
   setup_once()
+  how = how or {}
   local s = session.new(agent)
-  s:start(how or {}, events.bind)
+  if how.history then
+    s:set_history(how.history)
+    s.transcript:message("info", ("Resuming the saved chat %q (session/load)..."):format(how.history.title or "?"))
+  end
+  s:start(how, events.bind)
   return s:status()
+end
+
+--- :AcpHistory: pick one of this project's saved chats, then open it
+--- read-only or resume it (session/load) when its agent can.
+function M.history()
+  setup_once()
+  history.pick(function(meta)
+    M.new_session(meta.agent, { load = meta.session_id, history = meta })
+  end)
 end
 
 --- Pick one of agent's past sessions and load it, history included.

@@ -8,6 +8,7 @@
 local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
+local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
@@ -46,6 +47,11 @@ local api = vim.api
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
 ---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
+---@field cwd string the session's working directory
+---@field first_prompt string|nil the first prompt sent (saved chats are titled by it)
+---@field can_load boolean|nil the agent can load sessions (session/load)
+---@field history acp.HistoryMeta|nil where the chat is saved (acp.history)
+---@field save_failed boolean|nil saving failed once (said in the chat)
 ---@field transcript acp.Transcript
 ---@field prompts acp.PromptQueue
 ---@field terminals acp.Terminals
@@ -147,6 +153,7 @@ function M.new(agent)
     title = spec and spec.title or nil,
     state = "starting",
     since = vim.uv.now(),
+    cwd = vim.fn.getcwd(),
     tool_changes = {},
     settings = settings.new(),
     context = context.new(),
@@ -213,11 +220,12 @@ function S:fail(msg)
   self.error = msg
   self.transcript:message("error", msg)
   self:set_state("error")
+  self:save()
 end
 
 --- Start the host (building it if needed) and open the session there.
 --- on_sid(s, sid) registers the host's session id (acp.events.bind).
----@param how { resume: boolean|nil }
+---@param how { resume: boolean|nil, load: string|nil }
 ---@param on_sid fun(s: acp.Session, sid: integer)
 function S:start(how, on_sid)
   local spec, spec_err = config.agent(self.agent)
@@ -232,7 +240,7 @@ function S:start(how, on_sid)
   end
   local o = config.options
   local opts = {
-    agent = { name = self.agent, cmd = cmd, env = spec.env or vim.empty_dict(), cwd = vim.fn.getcwd() },
+    agent = { name = self.agent, cmd = cmd, env = spec.env or vim.empty_dict(), cwd = self.cwd },
     mcp_servers = spec.mcp_servers or o.mcp_servers,
     auto_allow = o.permissions.auto_allow,
     fs = {
@@ -245,6 +253,7 @@ function S:start(how, on_sid)
     },
     terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
     resume = how.resume or false,
+    load_session_id = how.load,
   }
   self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
   host.start(function(err)
@@ -292,6 +301,7 @@ end
 ---@param text string
 ---@return boolean
 function S:send(text)
+  self.first_prompt = self.first_prompt or text
   if self.state == "starting" or (self.state == "busy" and self.queued) then
     -- Queue it: sent as soon as the session is ready; the state is "busy"
     -- already, as for any prompt.
@@ -354,12 +364,14 @@ function S:stop()
     self.transcript:message("info", "Session stopped.")
   end
   self:set_state("closed")
+  self:save()
 end
 
 --- The host opened the session (event `state`, state "ready").
 ---@param ev { session_id: string, prompt_capabilities: table|nil, info: table|nil, agent_info: table|nil }
 function S:on_ready(ev)
   self.session_id = ev.session_id
+  self.can_load = ev.load_session == true
   self.context:set_capabilities(ev.prompt_capabilities)
   if type(ev.agent_info) == "table" and ev.agent_info.title and not self.title then
     self.title = ev.agent_info.title
@@ -420,6 +432,37 @@ function S:on_turn_end(ev)
   if self:alive() then
     self:set_state("ready")
   end
+  self:save()
+end
+
+local exiting = false -- Neovim exits: chats were saved by save_all
+
+--- Save the chat (acp.history); a failure is said once in the chat.
+function S:save()
+  if exiting then
+    return -- the host's exit (after VimLeavePre) finds buffers emptied
+  end
+  local _, err = history.save(self)
+  if err and err ~= "nothing to save" and not self.save_failed then
+    self.save_failed = true
+    self.transcript:message("warn", err)
+  end
+end
+
+--- Where the chat is saved (acp.history sets it on the first save; a chat
+--- resumed from :AcpHistory keeps saving into its record).
+---@param meta acp.HistoryMeta
+function S:set_history(meta)
+  self.history = meta
+end
+
+--- Save every session's chat (Neovim exits: VimLeavePre); later saves
+--- are skipped.
+function M.save_all()
+  for _, s in pairs(sessions) do
+    pcall(s.save, s)
+  end
+  exiting = true
 end
 
 --- Show the latest plan (in the chat and the winbar).
