@@ -68,8 +68,8 @@ func TestHistoryResumesThroughSessionLoad(t *testing.T) {
 	e = e.Restart()
 	e.setupDemo(nil)
 	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil) // the picker blocks
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume with demo (session/load)
+	e.AnswerBlockingPrompt("1<CR>")                                  // the chat
+	e.AnswerBlockingPrompt("1<CR>")                                  // Resume with demo (session/load)
 	st := e.WaitState("ready")
 	if st.SessionID != sid {
 		t.Fatalf("resumed session %q, want %q", st.SessionID, sid)
