@@ -240,7 +240,13 @@ function S:start(how, on_sid)
   end
   local o = config.options
   local opts = {
-    agent = { name = self.agent, cmd = cmd, env = spec.env or vim.empty_dict(), cwd = self.cwd },
+    agent = {
+      name = self.agent,
+      cmd = cmd,
+      env = spec.env or vim.empty_dict(),
+      cwd = self.cwd,
+      start_timeout_ms = spec.start_timeout_ms,
+    },
     mcp_servers = spec.mcp_servers or o.mcp_servers,
     auto_allow = o.permissions.auto_allow,
     fs = {
