@@ -241,11 +241,20 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		return
 	}
 	if err != nil {
+		// The connection ends as the agent dies, a little before its exit
+		// is seen: give that a moment, so agentExited alone reports it
+		// (with its stderr) rather than a second, bare error.
+		wait := time.Duration(0)
+		select {
+		case <-s.agent.conn.Done():
+			wait = 2 * time.Second
+		default:
+		}
 		select {
 		case <-s.agent.exited:
 			// agentExited reports it.
 			return
-		default:
+		case <-time.After(wait):
 		}
 		err = s.agent.describe("session/prompt", err)
 		s.log.Warn("prompt failed", "err", err)

@@ -214,11 +214,30 @@ function S:set_state(state)
   api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
 end
 
+--- The chat's text of an error: the host appends an agent's last stderr
+--- lines ("\nlast stderr:\n..."); they show as a block, and an agent that
+--- exited points to :AcpLog, which has all it wrote.
+---@param msg string
+---@return string
+function M.error_text(msg)
+  local head, tail = msg:match("^(.-)\nlast stderr:\n(.*)$")
+  if head then
+    return ("%s\nThe last lines it wrote to stderr (`:AcpLog` has all of them):\n```text\n%s\n```"):format(
+      head,
+      (tail:gsub("```", "'''"))
+    )
+  end
+  if msg:find("exited", 1, true) then
+    return msg .. "\n`:AcpLog` has what it wrote to stderr."
+  end
+  return msg
+end
+
 --- End the session with an error (shown in the chat).
 ---@param msg string
 function S:fail(msg)
   self.error = msg
-  self.transcript:message("error", msg)
+  self.transcript:message("error", M.error_text(msg))
   self:set_state("error")
   self:save()
 end
@@ -290,9 +309,15 @@ function S:_watch_start()
     if self.state ~= "starting" or self.since ~= since or self.prompts:count() > 0 then
       return -- started, restarted, or waiting for the user (a resume picker)
     end
-    local msg = ("%s has not answered for %s. Still waiting: `:AcpLog` shows what it printed, `:AcpStop` gives up."):format(
+    local spec = config.agent(self.agent) or {}
+    local msg = (
+      "%s has not answered for %s. Still waiting, up to %s (`agents.%s.start_timeout_ms`): "
+      .. "`:AcpLog` shows what it printed, `:AcpStop` gives up."
+    ):format(
       self.title or self.agent,
-      winbar.elapsed(vim.uv.now() - from)
+      winbar.elapsed(vim.uv.now() - from),
+      winbar.elapsed(spec.start_timeout_ms or 60000),
+      self.agent
     )
     self.transcript:message("warn", msg)
     if #vim.fn.win_findbuf(self.chat_buf) == 0 then
