@@ -195,10 +195,13 @@ function M.add(opts)
   if not s then
     return false
   end
-  local item, err = s.context:add(opts or {})
+  local item, err, warning = s.context:add(opts or {})
   if not item then
     vim.notify("acp: " .. err, vim.log.levels.WARN)
     return false
+  end
+  if warning then
+    vim.notify("acp: " .. warning, vim.log.levels.WARN)
   end
   vim.notify("acp: added " .. item.label .. " to the next prompt", vim.log.levels.INFO)
   return true
