@@ -1,6 +1,7 @@
 --- Chat windows: a vertical split with the transcript above an input area.
 --- This module owns a session's chat_buf, input_buf, chat_win and input_win.
 local actions = require("acp.actions")
+local codeblocks = require("acp.codeblocks")
 local config = require("acp.config")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
@@ -114,6 +115,18 @@ function M.keymaps(s)
       end,
       diff = function()
         actions.open_diff(s)
+      end,
+      next_block = function()
+        codeblocks.jump(s, 1, vim.v.count1)
+      end,
+      prev_block = function()
+        codeblocks.jump(s, -1, vim.v.count1)
+      end,
+      yank_block = function()
+        codeblocks.yank(s, vim.v.register)
+      end,
+      apply_block = function()
+        codeblocks.apply(s)
       end,
       help = function()
         keymaps.show_help(api.nvim_get_current_win())

@@ -71,8 +71,12 @@ end
 ---@param q table
 function M.added(s, q)
   if not q.show_diff then
-    local text = q.kind == "conflict" and "The agent's edit conflicts with your changes" or "Review the agent's edit"
-    s.transcript:message("info", ("%s: %s"):format(text, q.path or "?"))
+    if q.kind == "conflict" then
+      s.transcript:message("info", ("The agent's edit conflicts with your changes: %s"):format(q.path or "?"))
+    else
+      -- "Review the agent's edit of <path>", or a code block you apply.
+      s.transcript:message("info", q.title or ("Review the agent's edit of " .. (q.path or "?")))
+    end
   end
 end
 

@@ -51,6 +51,7 @@ local kinds = {
 ---@field session acp.Session the owner (read; its state is set through set_state)
 ---@field items acp.PromptItem[] oldest first
 ---@field shown acp.PromptShown|nil what is on screen
+---@field state_before acp.State|nil the session's state before it awaited the user
 local Q = {}
 Q.__index = Q
 
@@ -253,9 +254,11 @@ function Q:_sync_state()
     awaits = awaits or kinds[item.kind].awaits == true
   end
   if awaits and s.state ~= "awaiting_permission" and s.state ~= "error" and s.state ~= "closed" then
+    self.state_before = s.state -- "ready" for a question outside a turn (a code block applied)
     s:set_state("awaiting_permission")
   elseif not awaits and s.state == "awaiting_permission" then
-    s:set_state("busy")
+    s:set_state(self.state_before == "ready" and "ready" or "busy")
+    self.state_before = nil
   end
 end
 
