@@ -101,9 +101,12 @@ func TestKeymapsConfigurable(t *testing.T) {
 func TestPermissionKeyFromTheInputArea(t *testing.T) {
 	e := startEditor(t)
 	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run ls", "execute", "ls -la"), text("after")}}}, nil)
+	e.Lua(`vim.o.columns = 200`, nil) // a chat wide enough for the long form
 	e.Chat("fake")
 	e.WaitState("ready")
-	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)`, nil)
+	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)
+		_G.notes = {}
+		vim.notify = function(msg) table.insert(_G.notes, msg) end`, nil)
 	e.input("ilist the files<C-s>")
 	e.WaitState("awaiting_permission")
 	var where struct {
@@ -122,6 +125,15 @@ func TestPermissionKeyFromTheInputArea(t *testing.T) {
 	}
 	if !strings.Contains(where.Bar, "permission pending (<C-g>)") {
 		t.Fatalf("winbar %q does not say a permission is pending", where.Bar)
+	}
+	// The chat is in view and says it: no notification (a long one stops
+	// the user with a hit-enter prompt at 80 columns).
+	var notes []string
+	e.Lua(`return _G.notes`, &notes)
+	for _, n := range notes {
+		if strings.Contains(n, "asks permission") {
+			t.Fatalf("notified although the chat shows it: %q", n)
+		}
 	}
 	e.input("<C-g>")
 	e.Eventually("focus in the prompt", 5*time.Second, func() bool {

@@ -22,7 +22,8 @@ local function drawn(s, now, width)
   vim.o.columns = math.max(width, 20)
   vim.cmd("vsplit")
   vim.api.nvim_win_set_width(0, width)
-  local out = vim.api.nvim_eval_statusline(winbar.text(s, now), { winid = 0, use_winbar = true, maxwidth = width })
+  local out =
+    vim.api.nvim_eval_statusline(winbar.text(s, now, width), { winid = 0, use_winbar = true, maxwidth = width })
   vim.cmd("close")
   vim.api.nvim_set_current_win(win)
   return out.str
@@ -65,6 +66,15 @@ M["a narrow winbar keeps the agent's name and the state"] = function(t)
   t.ok(vim.endswith(vim.trim(narrow), state), narrow)
   t.ok(not narrow:find("Refactor the parser", 1, true), "the middle is cut: " .. narrow)
   config.setup({})
+end
+
+M["a window too narrow for name and state gets the short state"] = function(t)
+  local s = session({ title = "demo (no AI)", state = "awaiting_permission", since = 0 })
+  local narrow = drawn(s, 13000, 36)
+  t.ok(vim.endswith(vim.trim(narrow), "[permission: <C-g>]"), narrow)
+  t.ok(vim.startswith(narrow, "demo (no AI) "), narrow)
+  local wide = drawn(s, 13000, 80)
+  t.ok(vim.endswith(vim.trim(wide), "[permission pending (<C-g>) 13s]"), wide)
 end
 
 M["the winbar shows usage and plan; % is escaped"] = function(t)

@@ -347,7 +347,9 @@ function Q:_float(item, opts)
     if view.message then
       s.transcript:message("info", view.message)
     end
-    if not focus and view.notify then
+    -- With the chat in view its message and winbar say it (a long
+    -- notification would stop the user with a hit-enter prompt).
+    if not focus and view.notify and not layout.tab_window(s.chat_buf) then
       vim.notify(view.notify, vim.log.levels.WARN)
     end
   end

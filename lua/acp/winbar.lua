@@ -57,15 +57,20 @@ function M.frame(now, ascii)
   return f[math.floor(now / M.interval) % #f + 1]
 end
 
---- The state part: "[ready]", "[⠹ busy 12s]", "[permission pending (<C-g>) 12s]".
+--- The state part: "[ready]", "[⠹ busy 12s]", "[permission pending (<C-g>) 12s]";
+--- short: "[permission: <C-g>]" for narrow windows.
 ---@param s acp.Session
 ---@param now number
+---@param short boolean|nil
 ---@return string
-function M.state_text(s, now)
+function M.state_text(s, now, short)
   local state = s.state
   local since = s.since and (" " .. M.elapsed(now - s.since)) or ""
   if state == "awaiting_permission" then
     local key = keymaps.first("input", "permission") or keymaps.first("chat", "permission") or ":AcpPermission"
+    if short then
+      return ("[permission: %s]"):format(key)
+    end
     return ("[permission pending (%s)%s]"):format(key, since)
   elseif state == "busy" or state == "starting" then
     return ("[%s %s%s]"):format(M.frame(now, not config.icons()), state, since)
@@ -73,11 +78,13 @@ function M.state_text(s, now)
   return ("[%s]"):format(state)
 end
 
---- The winbar of session s at time now (milliseconds, vim.uv.now()).
+--- The winbar of session s at time now (milliseconds, vim.uv.now()) for a
+--- window width columns wide (default: wide enough).
 ---@param s acp.Session
 ---@param now number
+---@param width integer|nil
 ---@return string
-function M.text(s, now)
+function M.text(s, now, width)
   local esc = texts.statusline
   local middle = {}
   if s.session_title then
@@ -110,17 +117,44 @@ function M.text(s, now)
     middle[#middle + 1] = usage
   end
   -- Truncation (%<) happens right after the agent's name: a narrow window
-  -- loses the middle's start, keeps the name and the state.
-  local bar = "%#AcpAgent#" .. esc(s.title or s.agent) .. "%* %<"
+  -- loses the middle's start, keeps the name and the state (shortened when
+  -- even those two do not fit).
+  local name = esc(s.title or s.agent)
+  local state = M.state_text(s, now)
+  if width and vim.fn.strdisplaywidth(name .. " " .. state) > width then
+    state = M.state_text(s, now, true)
+  end
+  local bar = "%#AcpAgent#" .. name .. "%* %<"
   if #middle > 0 then
     bar = bar .. "| " .. table.concat(middle, " | ") .. " "
   end
-  return bar .. ("%%=%%#%s#%s%%*"):format(state_hl[s.state] or "AcpStateStarting", esc(M.state_text(s, now)))
+  return bar .. ("%%=%%#%s#%s%%*"):format(state_hl[s.state] or "AcpStateStarting", esc(state))
+end
+
+local drawn = setmetatable({}, { __mode = "k" }) ---@type table<acp.Session, true> sessions with a winbar
+local resize_group ---@type integer|nil
+
+--- The winbar depends on the window's width: draw again when it changes.
+local function watch_resizes()
+  if resize_group then
+    return
+  end
+  resize_group = api.nvim_create_augroup("acp_winbar", { clear = true })
+  api.nvim_create_autocmd({ "WinResized", "VimResized" }, {
+    group = resize_group,
+    callback = function()
+      for x in pairs(drawn) do
+        pcall(M.update, x)
+      end
+    end,
+  })
 end
 
 --- Draw the winbar of s in every window showing its chat.
 ---@param s acp.Session
 function M.update(s)
+  drawn[s] = true
+  watch_resizes()
   if not s.chat_buf or not api.nvim_buf_is_valid(s.chat_buf) then
     return
   end
@@ -128,8 +162,9 @@ function M.update(s)
   if #wins == 0 then
     return
   end
-  local bar = M.text(s, vim.uv.now())
+  local now = vim.uv.now()
   for _, win in ipairs(wins) do
+    local bar = M.text(s, now, api.nvim_win_get_width(win))
     if vim.wo[win].winbar ~= bar then
       vim.wo[win].winbar = bar
     end
