@@ -129,7 +129,7 @@ function M.keymaps(s)
         codeblocks.apply(s)
       end,
       help = function()
-        keymaps.show_help(api.nvim_get_current_win())
+        keymaps.show_help()
       end,
     })
   )

@@ -18,7 +18,7 @@ local api = vim.api
 M.actions = {
   input = {
     { name = "send", modes = { "n" }, desc = "send the prompt" },
-    { name = "send_insert", modes = { "i", "n" }, desc = "send the prompt (insert mode too)" },
+    { name = "send_insert", modes = { "i", "n" }, desc = "send the prompt" },
     { name = "cancel", modes = { "n", "i" }, desc = "cancel the agent's turn" },
     { name = "permission", modes = { "n", "i" }, desc = "go to the waiting permission prompt" },
     { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
@@ -93,22 +93,28 @@ local titles = { chat = "In the transcript", input = "In the input area", prompt
 --- The lines of the key help: every section's keys and what they do.
 ---@return string[]
 function M.help_lines()
-  local lines = {}
+  local rows = {}
+  local keyw = 0
   for _, section in ipairs({ "chat", "input", "prompt" }) do
-    if #lines > 0 then
-      lines[#lines + 1] = ""
-    end
-    lines[#lines + 1] = titles[section]
+    rows[#rows + 1] = { title = titles[section] }
     for _, a in ipairs(M.actions[section]) do
-      local keys = M.keys(section, a.name)
-      if #keys > 0 then
-        local modes = table.concat(a.modes, "")
-        lines[#lines + 1] = ("  %-14s %s%s"):format(
-          table.concat(keys, " "),
-          a.desc,
-          modes ~= "n" and (" [" .. modes .. "]") or ""
-        )
+      local keys = table.concat(M.keys(section, a.name), " ")
+      if keys ~= "" then
+        keyw = math.max(keyw, vim.fn.strdisplaywidth(keys))
+        local desc = a.desc .. (vim.tbl_contains(a.modes, "i") and " (insert mode too)" or "")
+        rows[#rows + 1] = { keys = keys, desc = desc }
       end
+    end
+  end
+  local lines = {}
+  for i, r in ipairs(rows) do
+    if r.title then
+      if i > 1 then
+        lines[#lines + 1] = ""
+      end
+      lines[#lines + 1] = r.title
+    else
+      lines[#lines + 1] = "  " .. r.keys .. (" "):rep(keyw - vim.fn.strdisplaywidth(r.keys) + 2) .. r.desc
     end
   end
   lines[#lines + 1] = ""
@@ -118,12 +124,10 @@ end
 
 local help_ns = api.nvim_create_namespace("acp_keys_help")
 
---- Show the key help in a float over the chat window win (q, <Esc> or ?
---- closes it).
----@param win integer|nil the chat window (default: the current one)
+--- Show the key help in a float in the middle of the editor (q, <Esc> or
+--- ? closes it).
 ---@return integer the float
-function M.show_help(win)
-  win = win or api.nvim_get_current_win()
+function M.show_help()
   local lines = M.help_lines()
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = "wipe"
@@ -133,7 +137,7 @@ function M.show_help(win)
     if titles.chat == l or titles.input == l or titles.prompt == l then
       api.nvim_buf_set_extmark(buf, help_ns, i - 1, 0, { end_col = #l, hl_group = "AcpPermissionTitle" })
     elseif l:match("^  ") then
-      local key_end = 2 + #(l:match("^  (%S+)") or "")
+      local key_end = #(l:match("^(  .-)  ") or "")
       api.nvim_buf_set_extmark(buf, help_ns, i - 1, 2, { end_col = key_end, hl_group = "AcpPermissionKey" })
     end
   end
@@ -141,22 +145,19 @@ function M.show_help(win)
   for _, l in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(l))
   end
-  local anchor = api.nvim_win_is_valid(win) and api.nvim_win_get_config(win).relative == "" and win or nil
-  local max_w = anchor and api.nvim_win_get_width(anchor) - 2 or vim.o.columns - 4
-  local max_h = anchor and api.nvim_win_get_height(anchor) - 2 or vim.o.lines - 4
+  width = math.max(20, math.min(width, vim.o.columns - 4))
+  local height = math.max(1, math.min(#lines, vim.o.lines - 4))
   local cfg = {
-    width = math.max(20, math.min(width, max_w)),
-    height = math.max(1, math.min(#lines, max_h)),
+    relative = "editor",
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2) - 1),
+    width = width,
+    height = height,
     style = "minimal",
     border = "rounded",
     title = " acp keys ",
     focusable = true,
   }
-  if anchor then
-    cfg = vim.tbl_extend("force", cfg, { relative = "win", win = anchor, row = 0, col = 0 })
-  else
-    cfg = vim.tbl_extend("force", cfg, { relative = "editor", row = 1, col = 2 })
-  end
   local float = api.nvim_open_win(buf, true, cfg)
   vim.wo[float].wrap = true
   for _, lhs in ipairs({ "q", "<Esc>", "?" }) do
