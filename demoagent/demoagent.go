@@ -143,6 +143,14 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 		}
 	}
 	a.announce(p.SessionId)
+	if rec.Title != "" {
+		title := rec.Title
+		go func() {
+			_ = a.conn.SessionUpdate(context.Background(), acp.SessionNotification{SessionId: p.SessionId, Update: acp.SessionUpdate{
+				SessionInfoUpdate: &acp.SessionSessionInfoUpdate{SessionUpdate: "session_info_update", Title: &title},
+			}})
+		}()
+	}
 	return acp.LoadSessionResponse{Modes: modes(rec.Mode), Models: models(rec.Model)}, nil
 }
 
