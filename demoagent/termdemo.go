@@ -85,14 +85,14 @@ func (t *turn) runSlow() {
 	}
 	cwd := t.cwd()
 	script := `for i in 1 2 3 4 5 6 7 8; do echo "step $i of 8"; sleep 1; done; echo built`
+	if !t.stream("A long command: its output shows live in the tool call (`<CR>` on it opens the terminal), " +
+		"the winbar counts the seconds, `<C-c>` cancels the turn and kills it.\n\n") {
+		return
+	}
 	id := acp.ToolCallId("demo-slow-" + uuid.NewString()[:8])
 	if !t.send(acp.StartToolCall(id, "Run a long build (8 s)",
 		acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress),
 		acp.WithStartRawInput(map[string]any{"command": "sh -c '" + script + "'", "cwd": cwd}))) {
-		return
-	}
-	if !t.stream("A long command: its output shows live in the tool call (`<CR>` on it opens the terminal), " +
-		"the winbar counts the seconds, `<C-c>` cancels the turn and kills it.\n\n") {
 		return
 	}
 	req := acp.CreateTerminalRequest{SessionId: t.sid, Command: "sh", Args: []string{"-c", script}}
