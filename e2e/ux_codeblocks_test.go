@@ -17,9 +17,10 @@ func (e *Editor) cursorLine() string {
 	return l
 }
 
-// ]] and [[ jump between the chat's code blocks, gy yanks one.
-func TestCodeBlocksJumpAndYank(t *testing.T) {
-	e := startEditor(t)
+// showTwoBlocks has the agent answer with twoBlocks and puts the cursor on
+// the chat's first line.
+func (e *Editor) showTwoBlocks() {
+	e.t.Helper()
 	e.SetupFake(M{"turns": []any{[]any{text(twoBlocks)}}}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
@@ -29,6 +30,12 @@ func TestCodeBlocksJumpAndYank(t *testing.T) {
 	e.Lua(`local s = require("acp")._session()
 		vim.api.nvim_set_current_win(s.chat_win)
 		vim.api.nvim_win_set_cursor(0, { 1, 0 })`, nil)
+}
+
+// ]] and [[ jump between the chat's code blocks, gy yanks one.
+func TestCodeBlocksJumpAndYank(t *testing.T) {
+	e := startEditor(t)
+	e.showTwoBlocks()
 	for _, step := range []struct{ keys, want string }{
 		{"]]", "local a = 1"},
 		{"]]", "echo hi"},
@@ -67,15 +74,7 @@ func TestCodeBlockApplyThroughReview(t *testing.T) {
 			target := filepath.Join(ws, "target.lua")
 			fsPutFile(t, target, "old line\n")
 			e.Lua(`vim.cmd.edit(...)`, nil, target)
-			e.SetupFake(M{"turns": []any{[]any{text(twoBlocks)}}}, nil)
-			e.Chat("fake")
-			e.WaitState("ready")
-			e.Send("show me")
-			e.Eventually("the reply", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "Done.") })
-			e.WaitState("ready")
-			e.Lua(`local s = require("acp")._session()
-				vim.api.nvim_set_current_win(s.chat_win)
-				vim.api.nvim_win_set_cursor(0, { 1, 0 })`, nil)
+			e.showTwoBlocks()
 			e.input("]]")
 			e.Lua(`vim.schedule(function() vim.api.nvim_input("ga") end)`, nil) // the pickers block
 			e.AnswerBlockingPrompt("1<CR>")                                     // target.lua (the previous window's file)

@@ -91,31 +91,14 @@ end
 ---@return boolean moved
 function M.jump(s, dir, count)
   local row = api.nvim_win_get_cursor(0)[1] - 1
-  local blocks = M.list(s)
-  local target
-  local n = count or 1
-  if dir > 0 then
-    for _, b in ipairs(blocks) do
-      if b.row + 1 > row then
-        n = n - 1
-        if n == 0 then
-          target = b
-          break
-        end
-      end
-    end
-  else
-    for i = #blocks, 1, -1 do
-      local b = blocks[i]
-      if b.row + 1 < row then
-        n = n - 1
-        if n == 0 then
-          target = b
-          break
-        end
-      end
+  -- The blocks past the cursor in the direction of the jump, nearest first.
+  local ahead = {}
+  for _, b in ipairs(M.list(s)) do
+    if (dir > 0 and b.row + 1 > row) or (dir < 0 and b.row + 1 < row) then
+      table.insert(ahead, dir > 0 and #ahead + 1 or 1, b)
     end
   end
+  local target = ahead[count or 1]
   if not target then
     vim.notify(("acp: no %s code block"):format(dir > 0 and "next" or "previous"), vim.log.levels.INFO)
     return false
