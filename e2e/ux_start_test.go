@@ -51,6 +51,19 @@ func TestAgentExitShowsItsStderr(t *testing.T) {
 			t.Fatalf("more than the last lines of stderr in the chat:\n%s", txt)
 		}
 	})
+	// An agent that closes its pipes, then takes a while to exit (a Node
+	// process running its exit handlers): the host's failed write or the
+	// closed connection must not hide the exit status and stderr.
+	t.Run("pipes closed before it exits", func(t *testing.T) {
+		e := startEditor(t)
+		e.Lua(`require("acp").setup({
+			agents = { closing = { cmd = { "sh", "-c", "exec 0<&- 1>&-; echo 'Error: the token expired' >&2; sleep 0.5; exit 3" } } },
+			default_agent = "closing",
+		})`, nil)
+		e.Chat("closing")
+		e.WaitState("error")
+		indexOrder(t, e.ChatText(), "exit status 3", ":AcpLog", "Error: the token expired")
+	})
 	t.Run("in a turn", func(t *testing.T) {
 		e := startEditor(t)
 		e.SetupFake(M{"turns": []any{[]any{text("working"), M{"stderr": 1 << 20}, M{"exit": 3}}}}, nil)

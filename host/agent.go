@@ -335,13 +335,46 @@ func (a *Agent) context(ctx context.Context) (context.Context, context.CancelFun
 	return ctx, cancel
 }
 
+// exitGrace is how long a failed request waits for the agent's exit once
+// the agent closed its end of the connection or a write to it failed: it
+// is ending (an agent may close its pipes, then run exit handlers), and its
+// exit status and stderr say more than "peer disconnected".
+const exitGrace = 5 * time.Second
+
+// exitsSoon reports whether the agent has exited, or exits within 50 ms, or
+// within exitGrace when its connection is gone.
+func (a *Agent) exitsSoon() bool {
+	wait, gone := 50*time.Millisecond, (<-chan struct{})(nil)
+	if a.conn != nil {
+		gone = a.conn.Done()
+	}
+	if a.out != nil && a.out.failed.Load() {
+		wait, gone = exitGrace, nil
+	}
+	short := time.NewTimer(wait)
+	defer short.Stop()
+	select {
+	case <-a.exited:
+		return true
+	case <-short.C:
+		return false
+	case <-gone:
+	}
+	long := time.NewTimer(exitGrace)
+	defer long.Stop()
+	select {
+	case <-a.exited:
+		return true
+	case <-long.C:
+		return false
+	}
+}
+
 // describe turns a request error into a message for the user, preferring
 // the agent's exit over a generic disconnect.
 func (a *Agent) describe(what string, err error) error {
-	select {
-	case <-a.exited:
+	if a.exitsSoon() {
 		return fmt.Errorf("%s: %w", what, a.exitErr)
-	case <-time.After(50 * time.Millisecond):
 	}
 	var re *acp.RequestError
 	if errors.As(err, &re) {
