@@ -25,7 +25,7 @@ func (e *Editor) showTwoBlocks() {
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("show me")
-	e.Eventually("the reply", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "Done.") })
+	e.Eventually("the reply", 30*time.Second, func() bool { return strings.Contains(e.ChatText(), "Done.") })
 	e.WaitState("ready")
 	e.Lua(`local s = require("acp")._session()
 		vim.api.nvim_set_current_win(s.chat_win)
@@ -87,8 +87,8 @@ func TestCodeBlockApplyThroughReview(t *testing.T) {
 			e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().prompts:window())`, nil)
 			if accept {
 				e.input("a")
-				e.Eventually("the file written", 10*time.Second, func() bool { return fsGetFile(t, target) == "local a = 1\nreturn a\n" })
-				e.Eventually("the chat says so", 10*time.Second, func() bool {
+				e.Eventually("the file written", 30*time.Second, func() bool { return fsGetFile(t, target) == "local a = 1\nreturn a\n" })
+				e.Eventually("the chat says so", 30*time.Second, func() bool {
 					return strings.Contains(e.ChatText(), "Applied the code block to "+target)
 				})
 				var lines []string
@@ -99,7 +99,7 @@ func TestCodeBlockApplyThroughReview(t *testing.T) {
 				}
 			} else {
 				e.input("r")
-				e.Eventually("the chat says so", 10*time.Second, func() bool {
+				e.Eventually("the chat says so", 30*time.Second, func() bool {
 					return strings.Contains(e.ChatText(), "The code block was not applied")
 				})
 				if got := fsGetFile(t, target); got != "old line\n" {

@@ -82,12 +82,12 @@ func TestDemoModesModelsCommandsAlways(t *testing.T) {
 	e.Lua(`vim.o.columns = 250`, nil)
 	e.Chat("demo")
 	e.WaitState("ready")
-	e.Eventually("mode and model in the winbar", 10*time.Second, func() bool {
+	e.Eventually("mode and model in the winbar", 30*time.Second, func() bool {
 		bar := e.chatBar()
 		return strings.Contains(bar, "mode: Ask") && strings.Contains(bar, "model: Demo Fast")
 	})
 	var words []string
-	e.Eventually("the slash commands", 10*time.Second, func() bool {
+	e.Eventually("the slash commands", 30*time.Second, func() bool {
 		e.Lua(`return vim.tbl_map(function(i) return i.word end, require("acp.complete").items(require("acp")._session(), ""))`, &words)
 		return strings.Join(words, " ") == "/slow /conflict /help"
 	})
@@ -111,7 +111,7 @@ func TestDemoModesModelsCommandsAlways(t *testing.T) {
 	// Modes and models switch through the client.
 	e.Lua(`vim.cmd("AcpMode auto")`, nil)
 	e.Lua(`vim.cmd("AcpModel demo-slow")`, nil)
-	e.Eventually("Auto and Demo Slow in the winbar", 10*time.Second, func() bool {
+	e.Eventually("Auto and Demo Slow in the winbar", 30*time.Second, func() bool {
 		bar := e.chatBar()
 		return strings.Contains(bar, "mode: Auto") && strings.Contains(bar, "model: Demo Slow")
 	})
@@ -119,7 +119,7 @@ func TestDemoModesModelsCommandsAlways(t *testing.T) {
 	e.Lua(`vim.cmd("AcpNew demo")`, nil)
 	e.WaitState("ready")
 	e.Lua(`vim.cmd("AcpMode auto")`, nil)
-	e.Eventually("Auto in the new session's winbar", 10*time.Second, func() bool { return strings.Contains(e.chatBar(), "mode: Auto") })
+	e.Eventually("Auto in the new session's winbar", 30*time.Second, func() bool { return strings.Contains(e.chatBar(), "mode: Auto") })
 	e.demoTurn("third", "reject_once")
 	if !strings.Contains(e.ChatText(), "(Auto mode: I edit without asking.)") || !strings.Contains(e.ChatText(), "I edited `nvim-acp-demo.txt`") {
 		t.Fatalf("auto mode did not edit without asking:\n%s", e.ChatText())
@@ -187,7 +187,7 @@ func TestDemoSessionsListAndLoad(t *testing.T) {
 	e.Chat("demo")
 	e.WaitState("ready")
 	e.demoTurn("remember the parser refactoring", "reject_once")
-	e.Eventually("the session's title in the winbar", 10*time.Second, func() bool {
+	e.Eventually("the session's title in the winbar", 30*time.Second, func() bool {
 		return strings.Contains(e.chatBar(), "remember the parser refactoring")
 	})
 	e.Lua(`require("acp").stop()`, nil)
@@ -195,7 +195,7 @@ func TestDemoSessionsListAndLoad(t *testing.T) {
 	// 1 = New session, 2 = the saved one.
 	e.AnswerBlockingPrompt("2<CR>")
 	e.WaitState("ready")
-	e.Eventually("the replayed history", 10*time.Second, func() bool {
+	e.Eventually("the replayed history", 30*time.Second, func() bool {
 		return strings.Count(e.ChatText(), "remember the parser refactoring") >= 3
 	})
 	indexOrder(t, e.ChatText(), "Loading remember the parser refactoring", "## You", "remember the parser refactoring", "Demo agent")

@@ -23,9 +23,9 @@ func TestHistorySavedAndReopenedReadOnly(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("what is the answer?")
-	e.Eventually("the answer", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "the answer is 42") })
+	e.Eventually("the answer", 30*time.Second, func() bool { return strings.Contains(e.ChatText(), "the answer is 42") })
 	e.WaitState("ready")
-	e.Eventually("a saved chat", 5*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
 
 	e = e.Restart()
 	var listed []string
@@ -42,7 +42,7 @@ func TestHistorySavedAndReopenedReadOnly(t *testing.T) {
 		Modifiable bool     `msgpack:"modifiable"`
 		Name       string   `msgpack:"name"`
 	}
-	e.Eventually("the saved chat on screen", 10*time.Second, func() bool {
+	e.Eventually("the saved chat on screen", 30*time.Second, func() bool {
 		e.Lua(`local b = vim.api.nvim_get_current_buf()
 			return { lines = vim.api.nvim_buf_get_lines(b, 0, -1, false), modifiable = vim.bo[b].modifiable, name = vim.api.nvim_buf_get_name(b) }`, &view)
 		return strings.HasPrefix(view.Name, "acp://history/")
@@ -63,7 +63,7 @@ func TestHistoryResumesThroughSessionLoad(t *testing.T) {
 	e.WaitState("ready")
 	e.demoTurn("remember the parser refactoring", "reject_once")
 	sid := e.Status().SessionID
-	e.Eventually("a saved chat", 5*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
 
 	e = e.Restart()
 	e.setupDemo(nil)
@@ -74,7 +74,7 @@ func TestHistoryResumesThroughSessionLoad(t *testing.T) {
 	if st.SessionID != sid {
 		t.Fatalf("resumed session %q, want %q", st.SessionID, sid)
 	}
-	e.Eventually("the replayed history", 10*time.Second, func() bool {
+	e.Eventually("the replayed history", 30*time.Second, func() bool {
 		return strings.Contains(e.ChatText(), "remember the parser refactoring")
 	})
 	e.demoTurn("and then?", "reject_once")
@@ -103,7 +103,7 @@ func TestHistoryIsBounded(t *testing.T) {
 			return st.State == "ready" && st.StopReason != ""
 		})
 	}
-	e.Eventually("two saved chats", 5*time.Second, func() bool { return len(e.historyMetas()) == 2 })
+	e.Eventually("two saved chats", 30*time.Second, func() bool { return len(e.historyMetas()) == 2 })
 	for _, m := range e.historyMetas() {
 		b, err := os.ReadFile(strings.TrimSuffix(m, ".meta.json") + ".txt")
 		if err != nil {

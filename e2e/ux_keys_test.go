@@ -66,13 +66,13 @@ func TestKeymapsConfigurable(t *testing.T) {
 		vim.api.nvim_set_current_win(s.input_win)
 		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { "via my key" })`, nil)
 	e.input("<C-t>")
-	e.Eventually("the reply", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "answered") })
+	e.Eventually("the reply", 30*time.Second, func() bool { return strings.Contains(e.ChatText(), "answered") })
 	indexOrder(t, e.ChatText(), "via my key", "answered")
 	// g? in the chat lists the keys in force.
 	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().chat_win)`, nil)
 	e.input("g?")
 	var help []string
-	e.Eventually("the key help", 5*time.Second, func() bool {
+	e.Eventually("the key help", 30*time.Second, func() bool {
 		e.Lua(`local w = vim.api.nvim_get_current_win()
 			if vim.api.nvim_win_get_config(w).relative == "" then return {} end
 			return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)`, &help)
@@ -136,7 +136,7 @@ func TestPermissionKeyFromTheInputArea(t *testing.T) {
 		}
 	}
 	e.input("<C-g>")
-	e.Eventually("focus in the prompt", 5*time.Second, func() bool {
+	e.Eventually("focus in the prompt", 30*time.Second, func() bool {
 		read()
 		return where.Prompt && where.Mode == "n"
 	})

@@ -98,7 +98,7 @@ func TestChatOpenedBeforeVimEnterHasOneInput(t *testing.T) {
 func (e *Editor) waitLayout(what string, cond func(Layout) bool) Layout {
 	e.t.Helper()
 	var l Layout
-	e.Eventually(what, 10*time.Second, func() bool {
+	e.Eventually(what, 30*time.Second, func() bool {
 		l = e.Layout()
 		return cond(l)
 	})

@@ -17,7 +17,7 @@ func TestSlowStartSaysWhatToDo(t *testing.T) {
 		chat = { start_notice_ms = 300 },
 	})`, nil)
 	e.Chat("mute")
-	e.Eventually("the start notice", 10*time.Second, func() bool {
+	e.Eventually("the start notice", 30*time.Second, func() bool {
 		return strings.Contains(e.ChatText(), "has not answered for")
 	})
 	txt := e.ChatText()

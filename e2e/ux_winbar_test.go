@@ -20,7 +20,7 @@ func TestWinbarAndStatuslineWhileBusy(t *testing.T) {
 	e.Send("work")
 	busy := regexp.MustCompile(`^fake \[[|/\\-] busy \d+s\]$`)
 	var line, bar string
-	e.Eventually("busy statusline and winbar", 10*time.Second, func() bool {
+	e.Eventually("busy statusline and winbar", 30*time.Second, func() bool {
 		e.Lua(`return require("acp").statusline()`, &line)
 		e.Lua(`local s = require("acp")._session()
 			return vim.api.nvim_eval_statusline(vim.wo[s.chat_win].winbar, { winid = s.chat_win, use_winbar = true }).str`, &bar)
@@ -37,7 +37,7 @@ func TestWinbarAndStatuslineWhileBusy(t *testing.T) {
 	if line != "fake [ready]" {
 		t.Fatalf("statusline after the turn: %q", line)
 	}
-	e.Eventually("the spinner's timer stops", 5*time.Second, func() bool {
+	e.Eventually("the spinner's timer stops", 30*time.Second, func() bool {
 		var running bool
 		e.Lua(`return require("acp.winbar").running()`, &running)
 		return !running
