@@ -118,3 +118,38 @@ func TestHistoryIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A saved chat its agent cannot load any more (the agent lost the session,
+// or the turn never ended there) says so and how to see what was saved;
+// the saved chat stays as it was.
+func TestHistoryResumeThatFailsKeepsTheSavedChat(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	e.demoTurn("remember the parser refactoring", "reject_once")
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	saved := strings.TrimSuffix(e.historyMetas()[0], ".meta.json") + ".txt"
+	before, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e = e.Restart()
+	if err := os.RemoveAll(filepath.Join(e.state, "state", "nvim-acp", "demo-sessions")); err != nil {
+		t.Fatal(err)
+	}
+	e.setupDemo(nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume with demo (session/load)
+	e.WaitState("error")
+	indexOrder(t, e.ChatText(), "session/load failed", ":AcpHistory", "Open read-only")
+	after, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Fatalf("the saved chat changed:\n%s\nwas:\n%s", after, before)
+	}
+}

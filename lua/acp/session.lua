@@ -237,7 +237,13 @@ end
 ---@param msg string
 function S:fail(msg)
   self.error = msg
-  self.transcript:message("error", M.error_text(msg))
+  local text = M.error_text(msg)
+  if self.history and not self.session_id then
+    -- A saved chat that could not be resumed (session/load failed): it is
+    -- kept as it was, and readable.
+    text = text .. "\nThe saved chat is kept as it was: `:AcpHistory`, then Open read-only, shows it."
+  end
+  self.transcript:message("error", text)
   self:set_state("error")
   self:save()
 end
