@@ -156,6 +156,9 @@ function M.show_help()
     style = "minimal",
     border = "rounded",
     title = " acp keys ",
+    -- A screen too short for all the keys: say there is more below.
+    footer = #lines > height and " more below: j, <C-d> · q closes " or " q closes ",
+    footer_pos = "right",
     focusable = true,
   }
   local float = api.nvim_open_win(buf, true, cfg)
