@@ -15,6 +15,28 @@ func (e *Editor) historyMetas() []string {
 	return m
 }
 
+// savedDemoChat runs a turn of the demo in a fresh editor and waits for
+// its chat to be saved.
+func savedDemoChat(t *testing.T) *Editor {
+	e, _ := fsEditor(t)
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	e.demoTurn("remember the parser refactoring", "reject_once")
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	return e
+}
+
+// resumeFirstSavedChat picks the newest saved chat in :AcpHistory and
+// resumes it with the demo (session/load).
+func (e *Editor) resumeFirstSavedChat() {
+	e.t.Helper()
+	e.setupDemo(nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil) // the picker blocks
+	e.AnswerBlockingPrompt("1<CR>")                                  // the chat
+	e.AnswerBlockingPrompt("1<CR>")                                  // Resume with demo (session/load)
+}
+
 // Chats are saved per project after each turn; after a restart :AcpHistory
 // lists them and one opens read-only.
 func TestHistorySavedAndReopenedReadOnly(t *testing.T) {
@@ -57,19 +79,10 @@ func TestHistorySavedAndReopenedReadOnly(t *testing.T) {
 // A chat whose agent can load sessions resumes through session/load after a
 // restart, and goes on saving into the same record.
 func TestHistoryResumesThroughSessionLoad(t *testing.T) {
-	e, _ := fsEditor(t)
-	e.setupDemo(nil)
-	e.Chat("demo")
-	e.WaitState("ready")
-	e.demoTurn("remember the parser refactoring", "reject_once")
+	e := savedDemoChat(t)
 	sid := e.Status().SessionID
-	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
-
 	e = e.Restart()
-	e.setupDemo(nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil) // the picker blocks
-	e.AnswerBlockingPrompt("1<CR>")                                  // the chat
-	e.AnswerBlockingPrompt("1<CR>")                                  // Resume with demo (session/load)
+	e.resumeFirstSavedChat()
 	st := e.WaitState("ready")
 	if st.SessionID != sid {
 		t.Fatalf("resumed session %q, want %q", st.SessionID, sid)
@@ -123,12 +136,7 @@ func TestHistoryIsBounded(t *testing.T) {
 // or the turn never ended there) says so and how to see what was saved;
 // the saved chat stays as it was.
 func TestHistoryResumeThatFailsKeepsTheSavedChat(t *testing.T) {
-	e, _ := fsEditor(t)
-	e.setupDemo(nil)
-	e.Chat("demo")
-	e.WaitState("ready")
-	e.demoTurn("remember the parser refactoring", "reject_once")
-	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e := savedDemoChat(t)
 	saved := strings.TrimSuffix(e.historyMetas()[0], ".meta.json") + ".txt"
 	before, err := os.ReadFile(saved)
 	if err != nil {
@@ -139,10 +147,7 @@ func TestHistoryResumeThatFailsKeepsTheSavedChat(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(e.state, "state", "nvim-acp", "demo-sessions")); err != nil {
 		t.Fatal(err)
 	}
-	e.setupDemo(nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume with demo (session/load)
+	e.resumeFirstSavedChat()
 	e.WaitState("error")
 	indexOrder(t, e.ChatText(), "session/load failed", ":AcpHistory", "Open read-only")
 	after, err := os.ReadFile(saved)

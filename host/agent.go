@@ -351,22 +351,18 @@ func (a *Agent) exitsSoon() bool {
 	if a.out != nil && a.out.failed.Load() {
 		wait, gone = exitGrace, nil
 	}
-	short := time.NewTimer(wait)
-	defer short.Stop()
-	select {
-	case <-a.exited:
-		return true
-	case <-short.C:
-		return false
-	case <-gone:
-	}
-	long := time.NewTimer(exitGrace)
-	defer long.Stop()
-	select {
-	case <-a.exited:
-		return true
-	case <-long.C:
-		return false
+	for {
+		timer := time.NewTimer(wait)
+		select {
+		case <-a.exited:
+			timer.Stop()
+			return true
+		case <-timer.C:
+			return false
+		case <-gone: // the agent closed its end: it is ending
+			timer.Stop()
+			wait, gone = exitGrace, nil
+		}
 	}
 }
 
