@@ -7,6 +7,7 @@
 --- acp.text's visible_lines), the tool call as the agent announced it
 --- merged with the request (same toolCallId), diff included.
 local diff = require("acp.diff")
+local keymaps = require("acp.keymaps")
 local rules = require("acp.rules")
 local texts = require("acp.text")
 local transcript = require("acp.transcript")
@@ -17,9 +18,10 @@ local function one_line(v)
   return texts.visible(texts.one_line(v))
 end
 
-local kind_keys = { allow_once = "a", allow_always = "A", reject_once = "r", reject_always = "R" }
+local kinds = { allow_once = true, allow_always = true, reject_once = true, reject_always = true }
 
---- Keys for each option: 1..n, plus a/A/r/R for the first option of each kind.
+--- Keys for each option: 1..n, plus the keys of its kind (keymaps.prompt:
+--- a/A/r/R by default) for the first option of each kind.
 ---@param options table[] PermissionOption list
 ---@return string[][]
 function M.keys_for(options)
@@ -27,13 +29,20 @@ function M.keys_for(options)
   local used = {}
   for i, o in ipairs(options) do
     keys[i] = { tostring(i) }
-    local k = kind_keys[o.kind]
-    if k and not used[k] then
-      used[k] = true
-      table.insert(keys[i], k)
+    for _, k in ipairs(kinds[o.kind] and keymaps.keys("prompt", o.kind) or {}) do
+      if not used[k] then
+        used[k] = true
+        table.insert(keys[i], k)
+      end
     end
   end
   return keys
+end
+
+--- The key that hides a prompt, for its text ("<Esc>").
+---@return string
+function M.hide_keys()
+  return keymaps.first("prompt", "hide") or ":q"
 end
 
 --- The tool call of req as the user should judge it: the request's fields
@@ -146,7 +155,7 @@ function M.key_lines(req, keys)
     )
     hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
   end
-  lines[#lines + 1] = "[<Esc>] decide later (:AcpPermission; the agent keeps waiting)"
+  lines[#lines + 1] = ("[%s] decide later (:AcpPermission; the agent keeps waiting)"):format(M.hide_keys())
   return lines, hls
 end
 
