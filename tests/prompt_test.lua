@@ -178,6 +178,17 @@ M["a prompt over a narrow chat reaches left to a readable width"] = function(t)
   vim.cmd("vertical resize 70")
   body = layout.prompt(chat, spec)
   t.eq(body.width, api.nvim_win_get_width(chat) - 2, "a wide chat: as wide as it")
+  -- A tall prompt leaves the chat's winbar (which names the prompt's key) visible.
+  -- (the chat above an input area, shorter than the prompt)
+  vim.wo[chat].winbar = "chat"
+  vim.cmd("belowright split")
+  local input = api.nvim_get_current_win()
+  api.nvim_win_set_height(chat, 10)
+  spec.body = vim.split(string.rep("line\n", 100), "\n")
+  body, keys = layout.prompt(chat, spec)
+  t.ok(body.row >= pos[1] + 1, ("row %d under the winbar at %d"):format(body.row, pos[1]))
+  t.ok(keys.row + keys.height + 2 <= vim.o.lines - vim.o.cmdheight, "on screen")
+  api.nvim_win_close(input, true)
   api.nvim_win_close(chat, true)
 end
 

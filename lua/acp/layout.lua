@@ -71,7 +71,12 @@ function M.prompt(anchor, spec)
   local want = math.max(20, math.min(spec.max_width, vim.o.columns - 4))
   local width = anchor and math.max(api.nvim_win_get_width(anchor) - 2, math.min(want, M.min_width)) or want
   width = math.min(width, math.max(1, vim.o.columns - 2))
-  local avail = math.max(6, vim.o.lines - vim.o.cmdheight)
+  -- The chat's winbar stays visible (it says which key reaches the prompt).
+  local floor_row = 0
+  if anchor and vim.wo[anchor].winbar ~= "" then
+    floor_row = api.nvim_win_get_position(anchor)[1] + 1
+  end
+  local avail = math.max(6, vim.o.lines - vim.o.cmdheight - floor_row)
   local body_rows = M.wrapped_rows(spec.body, width)
   local keys_rows = M.wrapped_rows(spec.keys, width)
   local cap = math.min(avail, math.max(math.floor(avail * 0.8), keys_rows + 7))
@@ -94,7 +99,7 @@ function M.prompt(anchor, spec)
     top = math.floor((avail - total) / 2)
     col = math.floor((vim.o.columns - width - 2) / 2)
   end
-  top = math.max(0, math.min(top, avail - total))
+  top = math.max(floor_row, math.min(top, floor_row + avail - total))
   col = math.max(0, col)
   local common = { relative = "editor", col = col, width = width, style = "minimal", border = "rounded" }
   local body = vim.tbl_extend("force", common, { row = top, height = body_h, title = spec.title, focusable = true })
