@@ -48,13 +48,13 @@ type Session struct {
 	opts  SessionOptions
 	id    acp.SessionId
 
-	mu      sync.Mutex
-	turn    context.CancelFunc // cancels the running prompt's local waits
-	turnEnd chan struct{}      // closed when the running prompt returns
-	dropped bool               // the running prompt was abandoned after a cancel
-	cancels []func()           // run on every cancel (e.g. kill the turn's terminals)
-	allowed map[string]bool    // commands the user allowed in permission prompts (see guard.go)
-	perms   map[int]*pending
+	mu       sync.Mutex
+	turn     context.CancelFunc // cancels the running prompt's local waits
+	turnEnd  chan struct{}      // closed when the running prompt returns
+	dropped  bool               // the running prompt was abandoned after a cancel
+	cancels  []func()           // run on every cancel (e.g. kill the turn's terminals)
+	approved map[string]int     // command lines allowed in this turn's permission requests (consent.go)
+	perms    map[int]*pending
 	// cancelling: the running turn was cancelled; questions asked until
 	// it ends are answered "cancelled" at once.
 	cancelling bool
@@ -234,6 +234,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.cancelling = false
 	dropped := s.dropped
 	s.mu.Unlock()
+	s.endApprovals()
 	close(end)
 	if dropped {
 		s.emit(messageEvent("warn", fmt.Sprintf(
@@ -407,14 +408,19 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 	if tc, ok := p.raw["toolCall"].(map[string]any); ok {
 		s.noteDiffs(tc) // fs.go: announced diffs are merge bases
 	}
-	if p.ToolCall.Kind != nil {
+	// auto_allow trusts no kind label: a tool call that runs a command is
+	// auto-allowed only as "execute".
+	in, _ := p.ToolCall.RawInput.(map[string]any)
+	_, runs := rawCommand(in)
+	if kind := p.ToolCall.Kind; kind != nil && (!runs || *kind == acp.ToolKindExecute) {
 		for _, k := range s.opts.AutoAllow {
-			if k != string(*p.ToolCall.Kind) {
+			if k != string(*kind) {
 				continue
 			}
 			for _, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
 					s.emit(messageEvent("info", fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))))
+					s.approve(p.raw)
 					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
 				}
 			}
@@ -424,7 +430,7 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 	for _, o := range p.Options {
 		if choice != "" && string(o.OptionId) == choice {
 			if o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways {
-				s.allowCommand(p.raw)
+				s.approve(p.raw)
 			}
 			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
 		}
