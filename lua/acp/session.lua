@@ -5,6 +5,8 @@
 --- Each part writes only its own fields; the session writes the fields
 --- declared on acp.Session, except chat_buf, input_buf, chat_win and
 --- input_win, which belong to acp.chat (the windows of the session).
+local agents = require("acp.agents")
+local auth = require("acp.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
@@ -32,7 +34,8 @@ local api = vim.api
 ---@class acp.Session
 ---@field key integer local id (buffer names, :AcpSessions)
 ---@field agent string the agent's name in the config
----@field title string|nil the agent's display name (preset, else agentInfo.title)
+---@field title string|nil the agent's display name: the config's title, else agentInfo.title, else agentInfo.name (nil: the config key)
+---@field spec acp.AgentSpec|nil what the session runs, once resolved
 ---@field state acp.State
 ---@field sid integer|nil the host's session id, once acp_open returned
 ---@field session_id string|nil the agent's session id
@@ -212,10 +215,35 @@ end
 ---@param how { resume: boolean|nil }
 ---@param on_sid fun(s: acp.Session, sid: integer)
 function S:start(how, on_sid)
-  local spec, spec_err = config.agent(self.agent)
-  if not spec then
-    return self:fail(spec_err)
-  end
+  host.start(function(err)
+    if err then
+      return self:fail(err)
+    end
+    if not self:alive() then
+      return -- stopped meanwhile
+    end
+    -- The name resolves once the host runs: registry agents are known there.
+    local spec, spec_err = agents.resolve(self.agent)
+    if not spec then
+      return self:fail(spec_err)
+    end
+    self.spec = spec
+    local ok, res = pcall(host.request, "acp_open", self:open_opts(spec, how))
+    if not ok then
+      return self:fail(tostring(res))
+    end
+    self.sid = res
+    self.terminals:set_sid(res)
+    by_sid[res] = self
+    on_sid(self, res)
+  end)
+end
+
+--- The options of acp_open for spec (see host's SessionOptions).
+---@param spec acp.AgentSpec
+---@param how { resume: boolean|nil }
+---@return table
+function S:open_opts(spec, how)
   local cmd = vim.deepcopy(spec.cmd)
   for i, part in ipairs(cmd) do
     cmd[i] = part:gsub("{bin}", function()
@@ -223,11 +251,13 @@ function S:start(how, on_sid)
     end)
   end
   local o = config.options
-  local opts = {
+  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
+  local env = vim.tbl_extend("force", spec.env or {}, auth.env(self.agent))
+  return {
     agent = {
       name = self.agent,
       cmd = cmd,
-      env = spec.env or vim.empty_dict(),
+      env = next(env) and env or vim.empty_dict(),
       cwd = vim.fn.getcwd(),
       start_timeout_ms = spec.start_timeout_ms,
     },
@@ -239,28 +269,12 @@ function S:start(how, on_sid)
         return vim.fn.fnamemodify(vim.fn.expand(p), ":p")
       end, o.fs.allow_roots),
       max_bytes = o.fs.max_bytes,
-      missing_as_empty = spec.quirks and spec.quirks.missing_file_as_empty or false,
     },
+    -- Only the quirks the user set: the host picks the others by agentInfo.
+    quirks = spec.quirks and next(spec.quirks) and spec.quirks or vim.empty_dict(),
     terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
     resume = how.resume or false,
   }
-  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
-  host.start(function(err)
-    if err then
-      return self:fail(err)
-    end
-    if not self:alive() then
-      return -- stopped meanwhile
-    end
-    local ok, res = pcall(host.request, "acp_open", opts)
-    if not ok then
-      return self:fail(tostring(res))
-    end
-    self.sid = res
-    self.terminals:set_sid(res)
-    by_sid[res] = self
-    on_sid(self, res)
-  end)
 end
 
 --- Send a prompt (with the pending context and @mentions). Prompts sent
@@ -338,8 +352,10 @@ end
 function S:on_ready(ev)
   self.session_id = ev.session_id
   self.context:set_capabilities(ev.prompt_capabilities)
-  if type(ev.agent_info) == "table" and ev.agent_info.title and not self.title then
-    self.title = ev.agent_info.title
+  local info = type(ev.agent_info) == "table" and ev.agent_info or {}
+  local title = info.title ~= "" and info.title or info.name
+  if not self.title and type(title) == "string" and title ~= "" then
+    self.title = title
     self.transcript:set_title(self.title)
   end
   self.settings:load(type(ev.info) == "table" and ev.info or {})
@@ -357,7 +373,20 @@ end
 ---@param msg string|nil
 function S:on_error(msg)
   self.prompts:cancel_all()
-  self:fail(msg or "unknown error")
+  msg = msg or "unknown error"
+  local hint = agents.error_hint(self.spec)
+  if hint then
+    msg = msg .. "\n" .. hint
+  end
+  self:fail(msg)
+end
+
+--- The name to show for the session's agent: the config's title, else
+--- what the agent says it is (agentInfo.title, else agentInfo.name), else
+--- the config key.
+---@return string
+function S:label()
+  return self.title or self.agent
 end
 
 --- A turn ended (event `turn_end`): a stop reason, or an error.
