@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -332,5 +333,62 @@ func TestAgentsPickerAndSwitchInPlace(t *testing.T) {
 	}
 	if after.Running != 2 {
 		t.Fatalf("the first session should keep running: %d running", after.Running)
+	}
+}
+
+// :checkhealth acp checks every agent by what it runs: the default
+// agent's missing command is an error, another configured agent's a
+// warning, a preset left as it is information, each with how to install
+// it; an absolute path that does not exist is "not found", not "not on
+// PATH"; a node script is checked too. Before: all green, "not on PATH".
+func TestCheckhealthAgents(t *testing.T) {
+	e := startEditor(t)
+	e.Lua(`require("acp").setup({ default_agent = "mine", agents = {
+		mine = { cmd = { "/nonexistent/ghost-agent" }, install = "make ghost" },
+		other = { cmd = { "nvim-acp-no-such-agent" } },
+		claude = { cmd = { "node", "/nonexistent/claude-agent-acp/dist/index.js" } },
+		sandboxed = { cmd = { "sh", "/tmp/claude-agent-acp.js" }, env = { IS_SANDBOX = "true" } },
+	} })
+	vim.cmd("checkhealth acp")`, nil)
+	var text string
+	e.Eventually("health report", 20*time.Second, func() bool {
+		e.Lua(`return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`, &text)
+		return strings.Contains(text, "nvim-acp agents") && strings.Contains(text, "sandboxed")
+	})
+	line := func(substr string) string {
+		for _, l := range strings.Split(text, "\n") {
+			if strings.Contains(l, substr) {
+				return l
+			}
+		}
+		t.Fatalf("health lacks %q:\n%s", substr, text)
+		return ""
+	}
+	if l := line("mine (default_agent)"); !strings.Contains(l, "ERROR") || !strings.Contains(l, "`/nonexistent/ghost-agent` not found") {
+		t.Fatalf("default agent: %q\n%s", l, text)
+	}
+	if !strings.Contains(text, "install it: make ghost") {
+		t.Fatalf("no install hint for the default agent:\n%s", text)
+	}
+	if l := line("other: "); !strings.Contains(l, "WARNING") || !strings.Contains(l, "`nvim-acp-no-such-agent` not on PATH") {
+		t.Fatalf("other agent: %q", l)
+	}
+	if !strings.Contains(text, `- set agents["other"].cmd`) {
+		t.Fatalf("no hint for the other agent:\n%s", text)
+	}
+	// A preset left as it is: never an error or a warning; when missing, how to install it.
+	if l := line("codex: "); strings.Contains(l, "ERROR") || strings.Contains(l, "WARNING") ||
+		!strings.Contains(l, "OK") && !strings.Contains(l, "npm install -g @agentclientprotocol/codex-acp") {
+		t.Fatalf("codex preset: %q", l)
+	}
+	if _, err := exec.LookPath("node"); err == nil {
+		if l := line("claude: "); !strings.Contains(l, "WARNING") || !strings.Contains(l, "`node` runs `/nonexistent/claude-agent-acp/dist/index.js`, which is not found") {
+			t.Fatalf("node script: %q", l)
+		}
+	}
+	if os.Getuid() == 0 {
+		if !strings.Contains(text, `sandboxed: claude-agent-acp runs as root only with IS_SANDBOX unset or "1", and it is "true"`) {
+			t.Fatalf("no root/IS_SANDBOX error:\n%s", text)
+		}
 	}
 }

@@ -250,3 +250,29 @@ func TestAuthFailureIsClear(t *testing.T) {
 		t.Fatalf("asked %d times, want 3: %+v", len(calls), calls)
 	}
 }
+
+// codex-acp 2.6.0 without its key in the environment: its "API Key"
+// method (an agent method with _meta api-key) asks for the key like an
+// env_var method, restarts the agent with OPENAI_API_KEY and authenticates
+// with it. Before: it was treated as a browser login and failed.
+func TestAuthAPIKeyMethodAsksKey(t *testing.T) {
+	const secret = "sk-typed-for-codex-2-6"
+	e := startEditor(t)
+	os.Unsetenv("OPENAI_API_KEY")
+	setupAuthFake(e, M{
+		"initialize": M{"authMethods": []any{
+			M{"id": "api-key", "name": "API Key", "_meta": M{"api-key": M{"provider": "openai"}}},
+			M{"id": "chat-gpt", "name": "ChatGPT", "description": "Use ChatGPT to authenticate"}}},
+		"auth": M{"required": true, "env": "OPENAI_API_KEY", "value": secret},
+	}, nil)
+	e.Chat("fake")
+	e.AnswerBlockingPrompt("1\r") // the picker: API Key
+	e.AnswerBlockingPrompt(secret + "\r")
+	e.WaitState("ready")
+	if got := authRequests(e); len(got) != 1 || got[0] != "api-key" {
+		t.Fatalf("authenticate calls %v", got)
+	}
+	if strings.Contains(e.ChatText(), "browser") {
+		t.Fatalf("an API key method is no browser login:\n%s", e.ChatText())
+	}
+}

@@ -115,7 +115,7 @@ function M.install_hint(name, spec)
   if spec.registry then
     ways[#ways + 1] = (":AcpAgents installs %s from the ACP registry"):format(spec.registry)
   end
-  ways[#ways + 1] = ("or set agents[%q].cmd"):format(name)
+  ways[#ways + 1] = ("%sset agents[%q].cmd"):format(#ways > 0 and "or " or "", name)
   return table.concat(ways, "; ")
 end
 

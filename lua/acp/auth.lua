@@ -53,10 +53,11 @@ end
 function M.method_line(m)
   local kinds = { agent = "the agent logs you in", env_var = "enter a key", terminal = "log in in a terminal" }
   local line = m.name or m.id or "?"
+  local kind = m.api_key and "env_var" or m.type
   if m.description and m.description ~= "" then
     line = line .. " — " .. m.description
   end
-  return ("%s  [%s]"):format(line, kinds[m.type] or m.type or "?")
+  return ("%s  [%s]"):format(line, kinds[kind] or kind or "?")
 end
 
 --- Ask the values of an env_var method; nil when the user gave up.
@@ -64,7 +65,10 @@ end
 ---@return table<string, string>|nil
 local function ask_vars(m)
   local values = {}
-  for _, v in ipairs(m.vars or {}) do
+  -- An API key method (_meta["api-key"]) lists the provider's variables,
+  -- the first preferred: one key is enough.
+  local vars = m.api_key and { (m.vars or {})[1] } or m.vars or {}
+  for _, v in ipairs(vars) do
     local prompt = ("%s%s: "):format(v.label or v.name, v.optional and " (optional)" or "")
     local ok, value
     if v.secret == false then
@@ -146,7 +150,7 @@ function M.ask(s, ev)
       if not m then
         return answer(id, nil)
       end
-      if m.type == "env_var" then
+      if m.type == "env_var" or m.api_key then
         local values = ask_vars(m)
         if not values then
           return answer(id, nil)
