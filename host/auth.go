@@ -441,7 +441,7 @@ func (s *Session) login(ctx context.Context, a *Agent, m authMethod, ans authAns
 			return fail("restart %s with %s: %v", name, strings.Join(sortedKeys(ans.Env), ", "), err)
 		}
 		a = na
-	case m.Type == "agent":
+	case m.Type == "agent" && !m.APIKey: // an API key is no browser login
 		s.emit(messageEvent("info", fmt.Sprintf(
 			"Logging in to %s with %q: the agent may have opened a browser; finish the login there (:AcpStop gives up).", name, m.Name)))
 	}
