@@ -392,3 +392,50 @@ func TestCheckhealthAgents(t *testing.T) {
 		}
 	}
 }
+
+// The agent's label: agentInfo.title, else agentInfo.name, else the config
+// key; a location at line 0 shows as the file, not "file:0".
+func TestAgentsLabelAndLineZero(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		info any
+		want string
+	}{
+		{"title", M{"name": "gemini-cli", "title": "Gemini CLI", "version": "0.61.0"}, "Gemini CLI"},
+		{"name", M{"name": "gemini-cli", "title": nil, "version": "0.61.0"}, "gemini-cli"},
+		{"config key", M{"name": "", "version": "1"}, "my-agent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			setupNamedFake(e, "my-agent", M{
+				"initialize": M{"agentInfo": tc.info},
+				"turns": []any{[]any{update(M{"sessionUpdate": "tool_call", "toolCallId": "r1", "title": "Read main.go",
+					"kind": "read", "status": "completed", "locations": []any{M{"path": "main.go", "line": 0}, M{"path": "util.go", "line": 12}}})}},
+			}, nil)
+			e.Chat("my-agent")
+			e.WaitState("ready")
+			var label string
+			e.Lua(`return require("acp")._session():label()`, &label)
+			if label != tc.want {
+				t.Fatalf("label %q, want %q", label, tc.want)
+			}
+			e.runTurn("read")
+			txt := e.ChatText()
+			if strings.Contains(txt, "main.go:0") || !strings.Contains(txt, "main.go") || !strings.Contains(txt, "util.go:12") {
+				t.Fatalf("locations:\n%s", txt)
+			}
+		})
+	}
+}
+
+// A preset whose command is missing says in the chat how to install it.
+func TestAgentsMissingPresetSaysHowToInstall(t *testing.T) {
+	e := startEditor(t)
+	e.Lua(`require("acp").setup({ agents = { codex = { cmd = { "/nonexistent/codex-acp" } } } })`, nil)
+	e.Chat("codex")
+	st := e.WaitState("error")
+	want := "install it: npm install -g @agentclientprotocol/codex-acp"
+	if !strings.Contains(st.Error, "`/nonexistent/codex-acp` not found") || !strings.Contains(e.ChatText(), want) {
+		t.Fatalf("error %q\n%s", st.Error, e.ChatText())
+	}
+}

@@ -353,8 +353,11 @@ function S:on_ready(ev)
   self.session_id = ev.session_id
   self.context:set_capabilities(ev.prompt_capabilities)
   local info = type(ev.agent_info) == "table" and ev.agent_info or {}
-  local title = info.title ~= "" and info.title or info.name
-  if not self.title and type(title) == "string" and title ~= "" then
+  local function text(v)
+    return type(v) == "string" and v ~= "" and v or nil
+  end
+  local title = text(info.title) or text(info.name)
+  if not self.title and title then
     self.title = title
     self.transcript:set_title(self.title)
   end
