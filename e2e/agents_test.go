@@ -232,6 +232,15 @@ func TestAgentsRegistryPickerInstallsAndChats(t *testing.T) {
 		st := e.Status()
 		return st.Agent == "fake-acp" && st.State == "ready"
 	})
+	// An agent of the config whose command is missing runs its registry
+	// install (as a preset does once :AcpAgents installed it).
+	e.Lua(`require("acp").stop()
+		require("acp").setup({ registry = { url = ... }, agents = { mine = { cmd = { "/nonexistent/fake-acp" }, registry = "fake-acp" } } })`, nil, url)
+	e.Chat("mine")
+	e.Eventually("the config's agent through its registry install", 30*time.Second, func() bool {
+		st := e.Status()
+		return st.Agent == "mine" && st.State == "ready"
+	})
 }
 
 // Offline, :AcpAgents still lists the agents: the bundled snapshot of the
