@@ -20,13 +20,23 @@ import (
 )
 
 // setupNamedFake configures the fake agent playing sc under config name
-// name, with spec fields extra (quirks...), and returns nothing: the chat
-// is opened by the test.
-func setupNamedFake(e *Editor, name string, sc M, extra M) {
+// name, with spec fields extra (quirks...) and variables env added to its
+// environment.
+func setupNamedFake(e *Editor, name string, sc M, extra M, env map[string]string) {
 	e.t.Helper()
-	e.SetupFake(sc, nil) // writes the scenario
-	spec := M{"cmd": []string{fakeBin}, "env": M{
-		"FAKE_AGENT_SCENARIO": filepath.Join(e.state, "scenario.json"), "FAKE_AGENT_LOG": e.AgentLog}}
+	b, err := json.Marshal(sc)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	path := filepath.Join(e.state, "scenario.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	full := map[string]string{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_LOG": e.AgentLog}
+	for k, v := range env {
+		full[k] = v
+	}
+	spec := M{"cmd": []string{fakeBin}, "env": full}
 	for k, v := range extra {
 		spec[k] = v
 	}
@@ -60,7 +70,7 @@ func TestAgentsQuirkByAgentInfo(t *testing.T) {
 			setupNamedFake(e, tc.config, M{
 				"initialize": M{"agentInfo": M{"name": tc.agentName, "version": "0.61.0"}},
 				"turns":      []any{[]any{fsRead(filepath.Join(ws, "new-file.txt"), nil), text("done")}},
-			}, extra)
+			}, extra, nil)
 			e.Chat(tc.config)
 			e.WaitState("ready")
 			e.runTurn("create it")
@@ -140,10 +150,10 @@ func TestAgentsMetaDeltaOnNonTerminalTool(t *testing.T) {
 	indexOrder(t, e.ChatText(), "Read notes.md", "first line of notes", "second line of notes", "read it")
 }
 
-// fakeRegistry serves a registry.json naming one binary agent, fake-acp,
-// whose archive holds the fake agent (playing the scenario of
-// setupNamedFake's path), built here. It returns the registry's URL.
-func fakeRegistry(t *testing.T, e *Editor) string {
+// fakeRegistry serves a registry.json naming one binary agent, fake-acp
+// 1.0.0, whose archive (built here) holds the fake agent answering each
+// turn with greeting. It returns the registry's URL.
+func fakeRegistry(t *testing.T, e *Editor, greeting string) string {
 	t.Helper()
 	plat := registry.Platform(runtime.GOOS, runtime.GOARCH)
 	if plat == "" || runtime.GOOS == "windows" {
@@ -159,7 +169,7 @@ func fakeRegistry(t *testing.T, e *Editor) string {
 	})
 	sum := sha256.Sum256(archive)
 	scenario := filepath.Join(e.state, "scenario.json")
-	sc, _ := json.Marshal(M{"turns": []any{[]any{text("hello from the registry agent")}}})
+	sc, _ := json.Marshal(M{"turns": []any{[]any{text(greeting)}}})
 	if err := os.WriteFile(scenario, sc, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +201,7 @@ func fakeRegistry(t *testing.T, e *Editor) string {
 // a chat with it, and it is usable by its id in :AcpChat afterwards.
 func TestAgentsRegistryPickerInstallsAndChats(t *testing.T) {
 	e := startEditor(t)
-	url := fakeRegistry(t, e)
+	url := fakeRegistry(t, e, "hello from the registry agent")
 	e.Lua(`require("acp").setup({ registry = { url = ... }, permissions = { focus_guard_ms = 0 } })
 		_G.notes = {}
 		local notify = vim.notify
@@ -267,28 +277,6 @@ func TestAgentsRegistryOfflineFallback(t *testing.T) {
 	}
 }
 
-// pickByName replaces vim.ui.select: it picks the item whose shown text
-// starts with the next name of names, recording each call.
-func pickByName(e *Editor, names ...string) {
-	e.Lua(`_G.names, _G.picked = {...}, {}
-vim.ui.select = function(items, opts, on_choice)
-  local shown = {}
-  for i, it in ipairs(items) do shown[i] = opts.format_item and opts.format_item(it) or tostring(it) end
-  table.insert(_G.picked, { prompt = opts.prompt, items = shown })
-  local want = table.remove(_G.names, 1)
-  for i, s in ipairs(shown) do
-    if want and vim.startswith(s, want .. " ") then return on_choice(items[i], i) end
-  end
-  on_choice(nil, nil)
-end`, nil, func() []any {
-		out := make([]any, len(names))
-		for i, n := range names {
-			out[i] = n
-		}
-		return out
-	}()...)
-}
-
 // Without default_agent, :AcpChat asks which agent (vim.ui.select);
 // switching the chat to another agent happens in place: the same windows
 // show the other agent's session and the text typed in the input goes
@@ -298,7 +286,7 @@ func TestAgentsPickerAndSwitchInPlace(t *testing.T) {
 	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, nil)
 	e.Lua(`local fake = require("acp.config").options.agents.fake
 		require("acp").setup({ agents = { fake = fake, other = vim.deepcopy(fake) }, default_agent = false })`, nil)
-	pickByName(e, "fake", "other")
+	scriptPicks(e, "fake", "other")
 	e.Lua(`vim.cmd("AcpChat")`, nil)
 	first := e.WaitState("ready")
 	if first.Agent != "fake" {
@@ -420,7 +408,7 @@ func TestAgentsLabelAndLineZero(t *testing.T) {
 				"initialize": M{"agentInfo": tc.info},
 				"turns": []any{[]any{update(M{"sessionUpdate": "tool_call", "toolCallId": "r1", "title": "Read main.go",
 					"kind": "read", "status": "completed", "locations": []any{M{"path": "main.go", "line": 0}, M{"path": "util.go", "line": 12}}})}},
-			}, nil)
+			}, nil, nil)
 			e.Chat("my-agent")
 			e.WaitState("ready")
 			var label string

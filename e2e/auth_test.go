@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,43 +13,27 @@ import (
 // its environment.
 func setupAuthFake(e *Editor, sc M, env map[string]string) {
 	e.t.Helper()
-	b, err := json.Marshal(sc)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	path := filepath.Join(e.state, "scenario.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	full := map[string]string{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_LOG": e.AgentLog}
-	for k, v := range env {
-		full[k] = v
-	}
-	e.Lua(`local bin, env = ...
-		require("acp").setup({ agents = { fake = { cmd = { bin }, env = env } }, default_agent = "fake",
-			permissions = { focus_guard_ms = 0 } })`, nil, fakeBin, full)
+	setupNamedFake(e, "fake", sc, nil, env)
 }
 
 // scriptPicks replaces vim.ui.select: each call records its prompt and
-// items (as format_item shows them) and picks the next index of picks
-// (0 or past the end: cancel).
-func scriptPicks(e *Editor, picks ...int) {
+// items (as format_item shows them) and takes the next of picks: an index
+// (0 or none left: cancel), or a name (the item shown as "name ...").
+func scriptPicks(e *Editor, picks ...any) {
 	e.Lua(`_G.picks, _G.picked = {...}, {}
 vim.ui.select = function(items, opts, on_choice)
   local shown = {}
   for i, it in ipairs(items) do shown[i] = opts.format_item and opts.format_item(it) or tostring(it) end
   table.insert(_G.picked, { prompt = opts.prompt, items = shown })
-  local i = table.remove(_G.picks, 1)
-  on_choice(i and i > 0 and items[i] or nil, i)
-end`, nil, toAny(picks)...)
-}
-
-func toAny(xs []int) []any {
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
+  local p = table.remove(_G.picks, 1)
+  if type(p) == "string" then
+    for i, line in ipairs(shown) do
+      if vim.startswith(line, p .. " ") then return on_choice(items[i], i) end
+    end
+    p = nil
+  end
+  on_choice(p and p > 0 and items[p] or nil, p)
+end`, nil, picks...)
 }
 
 type pickCall struct {
