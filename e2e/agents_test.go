@@ -24,15 +24,7 @@ import (
 // environment.
 func setupNamedFake(e *Editor, name string, sc M, extra M, env map[string]string) {
 	e.t.Helper()
-	b, err := json.Marshal(sc)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	path := filepath.Join(e.state, "scenario.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	full := map[string]string{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_LOG": e.AgentLog}
+	full := map[string]string{"FAKE_AGENT_SCENARIO": e.writeScenario(sc), "FAKE_AGENT_LOG": e.AgentLog}
 	for k, v := range env {
 		full[k] = v
 	}
@@ -168,11 +160,7 @@ func fakeRegistry(t *testing.T, e *Editor, greeting string) string {
 		{Name: "fake-acp/bin/fake-acp", Body: string(bin), Mode: 0o755},
 	})
 	sum := sha256.Sum256(archive)
-	scenario := filepath.Join(e.state, "scenario.json")
-	sc, _ := json.Marshal(M{"turns": []any{[]any{text(greeting)}}})
-	if err := os.WriteFile(scenario, sc, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	scenario := e.writeScenario(M{"turns": []any{[]any{text(greeting)}}})
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
