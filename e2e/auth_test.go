@@ -74,6 +74,10 @@ func TestAuthEnvVarFromEnvironment(t *testing.T) {
 		{"codex-acp 2.6.0", "api-key", []any{
 			M{"id": "api-key", "name": "API Key", "_meta": M{"api-key": M{"provider": "openai"}}},
 			M{"id": "chat-gpt", "name": "ChatGPT", "description": "Use ChatGPT to authenticate"}}},
+		{"qwen-code 0.24.4", "openai", []any{
+			M{"id": "openai", "name": "Use OpenAI API key", "description": "Requires setting the `OPENAI_API_KEY` environment variable",
+				"_meta": M{"type": "terminal", "args": []any{"--auth-type=openai"}}},
+			M{"id": "qwen-oauth", "name": "Qwen OAuth", "_meta": M{"type": "terminal", "args": []any{"--auth-type=qwen-oauth"}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEditor(t)

@@ -28,6 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -107,9 +109,24 @@ func parseAuthMethods(raw json.RawMessage, agentCmd []string) []authMethod {
 		case "terminal":
 			_ = json.Unmarshal(f["args"], &m.Args)
 			m.Env = parseAuthEnv(f["env"])
-			m.Command = append(append([]string{}, agentCmd...), m.Args...)
+			m.Command = append(loginBase(agentCmd), m.Args...)
 		default:
 			m.Type = "agent"
+		}
+		// qwen-code 0.24: a terminal method spelled in _meta, args appended
+		// to the agent's command.
+		var mt struct {
+			Type string          `json:"type"`
+			Args []string        `json:"args"`
+			Env  json.RawMessage `json:"env"`
+		}
+		if m.Type == "agent" && json.Unmarshal(f["_meta"], &mt) == nil && mt.Type == "terminal" {
+			m.Type = "terminal"
+			m.Args = mt.Args
+			if env := parseAuthEnv(mt.Env); len(env) > 0 {
+				m.Env = env
+			}
+			m.Command = append(loginBase(agentCmd), m.Args...)
 		}
 		// Zed's terminal login: a whole command to run in a terminal.
 		var ta struct {
@@ -134,10 +151,42 @@ func parseAuthMethods(raw json.RawMessage, agentCmd []string) []authMethod {
 				}
 			}
 		}
+		if len(m.Vars) == 0 && m.Type != "env_var" {
+			// "Requires setting the `OPENAI_API_KEY` environment variable"
+			// (qwen-code, codex-acp 0.16.0): served when it is set.
+			for _, v := range descVars.FindAllStringSubmatch(m.Description, -1) {
+				m.Vars = append(m.Vars, authVar{Name: v[1], Secret: true})
+			}
+		}
 		out = append(out, m)
 	}
 	return out
 }
+
+// loginBase is the agent program of cmd that a terminal method's args go
+// to (the RFD: "the Agent program ... with the args the method supplies"):
+// the program, and the script or package a runner is given (node
+// .../index.js, npx -y pkg@1.0), without the arguments that start ACP
+// mode (`qwen --acp` logs in as `qwen --auth-type=openai`).
+func loginBase(cmd []string) []string {
+	if len(cmd) == 0 {
+		return nil
+	}
+	out := []string{cmd[0]}
+	switch filepath.Base(cmd[0]) {
+	case "node", "nodejs", "bun", "deno", "python", "python3", "npx", "bunx", "pnpx", "uvx":
+		for _, a := range cmd[1:] {
+			out = append(out, a)
+			if !strings.HasPrefix(a, "-") && a != "run" {
+				break // the script or package
+			}
+		}
+	}
+	return out
+}
+
+// descVars finds the environment variables a method's description asks to set.
+var descVars = regexp.MustCompile("`([A-Z][A-Z0-9_]*)` environment variable")
 
 func parseAuthVars(raw json.RawMessage) []authVar {
 	var items []json.RawMessage
@@ -196,7 +245,7 @@ func parseAuthEnv(raw json.RawMessage) map[string]string {
 // method m needs, so it can be tried without asking: every required
 // variable of an env_var method, or one of an API key method's.
 func (m authMethod) served(env func(string) string) bool {
-	if m.Type != "env_var" && !m.APIKey {
+	if len(m.Vars) == 0 {
 		return false
 	}
 	some, all := false, true
@@ -287,6 +336,9 @@ type authAnswer struct {
 	Method   string            `json:"method"`
 	Env      map[string]string `json:"env"`
 	ExitCode *int              `json:"exit_code"`
+	// fromEnv: the environment serves the method (its variables are
+	// set): authenticate with it, whatever its type.
+	fromEnv bool
 }
 
 // rpcAnswerAuth answers auth question id (acp_answer_auth): {method, env?}
@@ -371,7 +423,7 @@ func (s *Session) chooseAuth(ctx context.Context, a *Agent, methods []authMethod
 			s.log.Info("auth: trying a method the environment serves", "method", m.ID, "vars", m.varNames())
 			s.emit(messageEvent("info", fmt.Sprintf("%s asks to log in: trying %q with %s from the environment.",
 				s.opts.Agent.Name, m.Name, strings.Join(setVars(m, a.spec.env), ", "))))
-			return m, authAnswer{Method: m.ID}, nil
+			return m, authAnswer{Method: m.ID, fromEnv: true}, nil
 		}
 	}
 	choice, err := s.ask(ctx, authQuestion, authEvent(s.opts.Agent.Name, methods, why))
@@ -421,7 +473,7 @@ func (s *Session) login(ctx context.Context, a *Agent, m authMethod, ans authAns
 		return a, why
 	}
 	switch {
-	case m.Type == "terminal":
+	case m.Type == "terminal" && !ans.fromEnv:
 		if ans.ExitCode == nil || *ans.ExitCode != 0 {
 			code := -1
 			if ans.ExitCode != nil {
@@ -441,7 +493,7 @@ func (s *Session) login(ctx context.Context, a *Agent, m authMethod, ans authAns
 			return fail("restart %s with %s: %v", name, strings.Join(sortedKeys(ans.Env), ", "), err)
 		}
 		a = na
-	case m.Type == "agent" && !m.APIKey: // an API key is no browser login
+	case m.Type == "agent" && !m.APIKey && !ans.fromEnv: // an API key is no browser login
 		s.emit(messageEvent("info", fmt.Sprintf(
 			"Logging in to %s with %q: the agent may have opened a browser; finish the login there (:AcpStop gives up).", name, m.Name)))
 	}

@@ -33,6 +33,9 @@ func TestParseAuthMethods(t *testing.T) {
 			[]authMethod{{ID: "t", Name: "T", Type: "terminal", Env: map[string]string{"A": "b"}, Command: []string{"/usr/bin/claude-agent-acp"}}}},
 		{"claude-code-acp: Zed's _meta terminal-auth", `[{"id":"claude-login","name":"Log in with Claude Code","_meta":{"terminal-auth":{"command":"node","args":["/x/cli.js"],"label":"Claude Code Login"}}}]`,
 			[]authMethod{{ID: "claude-login", Name: "Log in with Claude Code", Type: "terminal", Command: []string{"node", "/x/cli.js"}}}},
+		{"qwen-code 0.24: terminal in _meta, the variable named in the description", `[{"id":"openai","name":"Use OpenAI API key","description":"Requires setting the ` + "`OPENAI_API_KEY`" + ` environment variable","_meta":{"type":"terminal","args":["--auth-type=openai"]}}]`,
+			[]authMethod{{ID: "openai", Name: "Use OpenAI API key", Description: "Requires setting the `OPENAI_API_KEY` environment variable", Type: "terminal",
+				Args: []string{"--auth-type=openai"}, Command: []string{"/usr/bin/claude-agent-acp", "--auth-type=openai"}, Vars: []authVar{{Name: "OPENAI_API_KEY", Secret: true}}}}},
 		{"no id, no name, junk", `[{"name":"nameless"},{"id":"only-id"},3,"x"]`,
 			[]authMethod{{ID: "only-id", Name: "only-id", Type: "agent"}}},
 		{"not a list", `{"id":"x"}`, nil},
@@ -127,5 +130,21 @@ func TestAuthMethodsOfError(t *testing.T) {
 	}
 	if got := authMethodsOf(acp.NewAuthRequired(nil), nil); got != nil {
 		t.Fatalf("no data: %+v", got)
+	}
+}
+
+// A terminal method's args go to the agent program, not to its ACP mode.
+func TestLoginBase(t *testing.T) {
+	for _, tc := range []struct{ cmd, want []string }{
+		{[]string{"qwen", "--acp"}, []string{"qwen"}},
+		{[]string{"claude-agent-acp"}, []string{"claude-agent-acp"}},
+		{[]string{"/usr/bin/node", "/opt/claude-agent-acp/dist/index.js", "--flag"}, []string{"/usr/bin/node", "/opt/claude-agent-acp/dist/index.js"}},
+		{[]string{"npx", "-y", "@qwen-code/qwen-code@0.24.4", "--acp"}, []string{"npx", "-y", "@qwen-code/qwen-code@0.24.4"}},
+		{[]string{"droid", "exec", "--output-format", "acp"}, []string{"droid"}},
+		{nil, nil},
+	} {
+		if got := loginBase(tc.cmd); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("loginBase(%q) = %q, want %q", tc.cmd, got, tc.want)
+		}
 	}
 }
