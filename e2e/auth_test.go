@@ -179,13 +179,15 @@ func TestAuthAgentMethod(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	calls := pickCalls(e)
-	if len(calls) != 1 || len(calls[0].Items) != 1 || !strings.Contains(calls[0].Items[0], "ChatGPT — Use ChatGPT to authenticate") {
+	// Labelled with what the agent says it is (agentInfo.name of the fake).
+	if len(calls) != 1 || calls[0].Prompt != "Log in to fakeagent" || len(calls[0].Items) != 1 ||
+		!strings.Contains(calls[0].Items[0], "ChatGPT — Use ChatGPT to authenticate") {
 		t.Fatalf("picker %+v", calls)
 	}
 	if got := authRequests(e); len(got) != 1 || got[0] != "chat-gpt" {
 		t.Fatalf("authenticate calls %v", got)
 	}
-	indexOrder(t, e.ChatText(), "may have opened a browser", "Session ready")
+	indexOrder(t, e.ChatText(), "may have opened a browser", `Logged in to fake with "ChatGPT".`, "Session ready")
 }
 
 // A terminal method: the agent's own command with the method's args runs

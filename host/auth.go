@@ -380,6 +380,9 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 		})
 		cancel()
 		if err == nil {
+			if loggedIn != "" {
+				s.emit(messageEvent("info", fmt.Sprintf("Logged in to %s with %q.", name, loggedIn)))
+			}
 			return a, resp, nil
 		}
 		msg := a.describe("session/new", err)
@@ -426,7 +429,7 @@ func (s *Session) chooseAuth(ctx context.Context, a *Agent, methods []authMethod
 			return m, authAnswer{Method: m.ID, fromEnv: true}, nil
 		}
 	}
-	choice, err := s.ask(ctx, authQuestion, authEvent(s.opts.Agent.Name, methods, why))
+	choice, err := s.ask(ctx, authQuestion, authEvent(s.opts.Agent.Name, agentLabel(a.initResp.AgentInfo), methods, why))
 	if err != nil {
 		return authMethod{}, authAnswer{}, fmt.Errorf("log in to %s: %w", s.opts.Agent.Name, err)
 	}
@@ -543,4 +546,16 @@ func (s *Session) restartAgent(ctx context.Context, a *Agent, env map[string]str
 		return na, err
 	}
 	return na, nil
+}
+
+// agentLabel is what the agent says it is (its title, else its name), or
+// "" when it says nothing.
+func agentLabel(info *acp.Implementation) string {
+	if info == nil {
+		return ""
+	}
+	if info.Title != nil && *info.Title != "" {
+		return *info.Title
+	}
+	return info.Name
 }

@@ -143,9 +143,9 @@ func permissionEvent(request map[string]any) Event {
 	return Event{"type": EventPermission, "request": request}
 }
 
-// authEvent asks how to log in to agent: one of methods (auth.go), why
-// saying what went wrong so far.
-func authEvent(agent string, methods []authMethod, why string) Event {
+// authEvent asks how to log in to agent (label: what the agent says it
+// is): one of methods (auth.go), why saying what went wrong so far.
+func authEvent(agent, label string, methods []authMethod, why string) Event {
 	list := make([]map[string]any, 0, len(methods))
 	for _, m := range methods {
 		b, _ := json.Marshal(m)
@@ -153,7 +153,7 @@ func authEvent(agent string, methods []authMethod, why string) Event {
 		_ = json.Unmarshal(b, &v)
 		list = append(list, v)
 	}
-	return Event{"type": EventAuth, "agent": agent, "methods": list, "error": why}
+	return Event{"type": EventAuth, "agent": agent, "label": label, "methods": list, "error": why}
 }
 
 // fsQuestionEvent asks the user a question of the fs bridge.

@@ -132,18 +132,20 @@ end
 
 --- The host asks how to log in to s's agent (event `auth`).
 ---@param s acp.Session
----@param ev { id: integer, methods: table[], error: string|nil }
+---@param ev { id: integer, methods: table[], label: string|nil, error: string|nil }
 function M.ask(s, ev)
   local id = ev.id
   open[id] = true
   local methods = type(ev.methods) == "table" and ev.methods or {}
+  -- What the agent says it is (initialize) before the session labels it.
+  local label = s.title or (type(ev.label) == "string" and ev.label ~= "" and ev.label) or s:label()
   -- Not from inside the host's call: the picker and inputs wait for keys.
   vim.schedule(function()
     if not open[id] then
       return
     end
     vim.ui.select(methods, {
-      prompt = ("Log in to %s"):format(s:label()),
+      prompt = ("Log in to %s"):format(label),
       kind = "acp.auth",
       format_item = M.method_line,
     }, function(m)
@@ -164,7 +166,7 @@ function M.ask(s, ev)
         s.transcript:message(
           "info",
           ("Log in to %s in the terminal below (`%s`); the agent restarts when it ends."):format(
-            s:label(),
+            label,
             table.concat(m.command, " ")
           )
         )
