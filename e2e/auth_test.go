@@ -122,12 +122,19 @@ func TestAuthPickerAsksSecretKey(t *testing.T) {
 			M{"id": "oauth-personal", "name": "Log in with Google", "description": "Log in with your Google account"},
 			M{"type": "env_var", "id": "fake-key", "name": "Fake API key", "description": "Use an API key", "vars": []any{M{"name": "FAKE_KEY", "label": "Fake key"}}},
 		}},
-		"auth": M{"required": true, "env": "FAKE_KEY", "value": secret},
+		"auth":  M{"required": true, "env": "FAKE_KEY", "value": secret},
+		"turns": []any{[]any{text("answer from the restarted agent")}},
 	}, nil)
 	e.Chat("fake")
 	e.AnswerBlockingPrompt("2\r") // the picker: the second method
 	e.AnswerBlockingPrompt(secret + "\r")
 	e.WaitState("ready")
+	// The session lives on the restarted agent: a turn goes through.
+	e.Send("hi")
+	e.WaitState("ready")
+	if !strings.Contains(e.ChatText(), "answer from the restarted agent") {
+		t.Fatalf("no turn on the restarted agent:\n%s", e.ChatText())
+	}
 	if got := authRequests(e); len(got) != 1 || got[0] != "fake-key" {
 		t.Fatalf("authenticate calls %v", got)
 	}
