@@ -238,6 +238,9 @@ func TestAuthFailureIsClear(t *testing.T) {
 	txt := e.ChatText()
 	indexOrder(t, txt, `log in with "Browser login" failed`, "bad credentials",
 		"the login in the terminal", "failed (exit 3)", "Login cancelled", "The agent can authenticate with: Browser login; Terminal login")
+	if n := strings.Count(txt, "failed (exit 3)"); n != 1 {
+		t.Fatalf("the failure is shown %d times, want once:\n%s", n, txt)
+	}
 	if !strings.Contains(st.Error, "Login cancelled") {
 		t.Fatalf("status error %q", st.Error)
 	}

@@ -372,6 +372,7 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 	tried := map[string]bool{}
 	why := ""      // what went wrong last, shown with the next question
 	loggedIn := "" // the method of the last login that went through
+	shown := false // why is in the chat already
 	for attempt := 0; ; attempt++ {
 		actx, cancel := a.context(ctx)
 		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
@@ -402,21 +403,35 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 		case why == "":
 			why = msg.Error()
 		}
+		// The final error repeats why only when the chat has not shown it.
+		failed := func(what string) error {
+			if shown {
+				return fmt.Errorf("%s %s", what, authHintFor(methods))
+			}
+			return fmt.Errorf("%s\n%s %s", why, what, authHintFor(methods))
+		}
 		if attempt >= maxAuthAttempts {
-			return a, nil, fmt.Errorf("%s\ngave up logging in to %s after %d attempts. %s", why, name, attempt, authHintFor(methods))
+			return a, nil, failed(fmt.Sprintf("Gave up logging in to %s after %d attempts.", name, attempt))
 		}
 		m, ans, err := s.chooseAuth(ctx, a, methods, tried, why)
+		if errors.Is(err, errLoginCancelled) {
+			return a, nil, failed("Login cancelled.")
+		}
 		if err != nil {
 			return a, nil, err
 		}
 		tried[m.ID] = true
 		a, why = s.login(ctx, a, m, ans)
+		shown = why != "" // login shows its failures in the chat
 		loggedIn = ""
 		if why == "" {
 			loggedIn = m.Name
 		}
 	}
 }
+
+// errLoginCancelled: the user chose no auth method.
+var errLoginCancelled = errors.New("login cancelled")
 
 // chooseAuth returns the method to try: one the environment serves (not
 // tried yet), else the user's choice. An error means the user gave up.
@@ -443,7 +458,7 @@ func (s *Session) chooseAuth(ctx context.Context, a *Agent, methods []authMethod
 			return m, ans, nil
 		}
 	}
-	return authMethod{}, authAnswer{}, fmt.Errorf("%s\nLogin cancelled. %s", why, authHintFor(methods))
+	return authMethod{}, authAnswer{}, errLoginCancelled
 }
 
 // setVars are the variables of m set in env.
