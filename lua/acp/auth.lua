@@ -37,7 +37,19 @@ function M.forget(name)
   end
 end
 
-local open = {} ---@type table<integer, boolean> questions not answered yet
+local open = {} ---@type table<integer, integer> questions not answered yet -> their session's key
+
+--- Whether session key waits for the user to log in.
+---@param key integer
+---@return boolean
+function M.waiting(key)
+  for _, k in pairs(open) do
+    if k == key then
+      return true
+    end
+  end
+  return false
+end
 
 local function answer(id, a)
   if not open[id] then
@@ -135,7 +147,7 @@ end
 ---@param ev { id: integer, methods: table[], label: string|nil, error: string|nil }
 function M.ask(s, ev)
   local id = ev.id
-  open[id] = true
+  open[id] = s.key
   local methods = type(ev.methods) == "table" and ev.methods or {}
   -- What the agent says it is (initialize) before the session labels it.
   local label = s.title or (type(ev.label) == "string" and ev.label ~= "" and ev.label) or s:label()
