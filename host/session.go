@@ -23,6 +23,9 @@ type SessionOptions struct {
 	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
 	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
+	// Quirks the user set for this agent (quirks.go); the others follow
+	// what the agent says it is.
+	Quirks map[string]bool `msgpack:"quirks"`
 }
 
 // FsOptions configures fs/* for a session.
@@ -30,7 +33,7 @@ type FsOptions struct {
 	Write          string   `msgpack:"write"` // "apply" or "review"
 	AllowRoots     []string `msgpack:"allow_roots"`
 	MaxBytes       int64    `msgpack:"max_bytes"`
-	MissingAsEmpty bool     `msgpack:"missing_as_empty"`
+	MissingAsEmpty bool     `msgpack:"-"` // the quirk (quirks.go), set once the agent is known
 }
 
 // TerminalOptions configures terminal/* for a session.
@@ -64,6 +67,8 @@ type Session struct {
 	ended      bool
 
 	fsb sessionFS // fs/* state, see fs.go
+
+	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
 	terms sessionTerminals // terminal/* state, see terminal.go
 }
@@ -124,7 +129,10 @@ func (s *Session) open(ctx context.Context) {
 		s.fail(err)
 		return
 	}
+	s.mu.Lock()
 	s.agent = a
+	s.mu.Unlock()
+	base := ctx // a login may replace the agent: not bound to this one
 	ctx, cancel := a.context(ctx)
 	defer cancel()
 	if err := a.ready(ctx); err != nil {
@@ -135,6 +143,7 @@ func (s *Session) open(ctx context.Context) {
 		s.fail(a.describe("start agent", err))
 		return
 	}
+	s.applyQuirks(a)
 	servers := []acp.McpServer{}
 	for _, m := range s.opts.McpServers {
 		var srv acp.McpServer
@@ -155,18 +164,13 @@ func (s *Session) open(ctx context.Context) {
 		}
 	}
 	if id == "" {
-		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
-			Cwd:        s.opts.Agent.Cwd,
-			McpServers: servers,
-		})
+		// Logs in when the agent asks (auth.go), which may restart it.
+		a, resp, err = s.newSession(base, a, servers)
 		if err != nil {
-			msg := a.describe("session/new", err)
-			if isAuthError(err) && a.authHint != "" {
-				msg = fmt.Errorf("%w\n%s", msg, a.authHint)
-			}
-			s.fail(msg)
+			s.fail(err)
 			return
 		}
+		s.applyQuirks(a) // a restarted agent may be another version
 		var nr acp.NewSessionResponse
 		if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
 			s.fail(fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200)))
@@ -355,6 +359,10 @@ func (s *Session) update(u map[string]any) {
 				s.emit(modeUpdateEvent(m[1]))
 				return
 			}
+			if s.newMessage(kind, u) {
+				// Another message of the agent: its own paragraph.
+				s.emit(messageStartEvent(chunkKind[kind]))
+			}
 			s.h.ui.Chunk(s.sid, chunkKind[kind], text)
 			return
 		}
@@ -369,6 +377,24 @@ func (s *Session) update(u map[string]any) {
 	ev := updateEvent(clean(u))
 	ev["sid"] = s.sid
 	s.h.ui.EmitWait(ev)
+}
+
+// newMessage reports whether chunk u of kind starts another message than
+// the previous chunk of that kind: both carry a messageId and they differ
+// (claude-agent-acp sends each message of a turn with its own id).
+func (s *Session) newMessage(kind string, u map[string]any) bool {
+	id, _ := u["messageId"].(string)
+	if id == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.msgIDs == nil {
+		s.msgIDs = map[string]string{}
+	}
+	last := s.msgIDs[kind]
+	s.msgIDs[kind] = id
+	return last != "" && last != id
 }
 
 // knownUpdates are the sessionUpdate kinds the chat renders.
