@@ -119,6 +119,9 @@ type Question struct {
 	Kind  string `json:"kind" msgpack:"kind"` // KindOutsideWorkspace | KindConflict | KindReview
 	Title string `json:"title" msgpack:"title"`
 	Path  string `json:"path" msgpack:"path"`
+	// Where (KindOutsideWorkspace): why the path asks, e.g. "outside the
+	// workspace" or "in a .git directory, ...".
+	Where string `json:"where,omitempty" msgpack:"where,omitempty"`
 	// Body: explanation lines, then (conflict, review) a unified diff.
 	Body []string `json:"body" msgpack:"body"`
 	// Old, New: the current text and the proposed text, for a diff view.
@@ -364,7 +367,18 @@ func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error)
 		return r, osErr(path, err)
 	}
 	real := r.Path
-	if b.inWorkspace(real) {
+	// Where: why the user is asked ("" = inside the workspace, no question).
+	where := ""
+	switch {
+	case !b.inWorkspace(real):
+		where = "outside the workspace"
+	case op == "write" && inGitDir(real):
+		// git runs the programs its config and hooks name (core.fsmonitor,
+		// core.pager, diff.external, hooks/*): a write there would change
+		// what a git command the user approved runs.
+		where = "in a .git directory, where git finds programs to run"
+	}
+	if where == "" {
 		return r, nil
 	}
 	b.mu.Lock()
@@ -374,10 +388,10 @@ func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error)
 		if allowed {
 			return r, nil
 		}
-		return r, refused(path, real, op)
+		return r, refused(path, real, op, where)
 	}
 	if b.ask == nil {
-		return r, refused(path, real, op)
+		return r, refused(path, real, op, where)
 	}
 	shown := real
 	if filepath.Clean(path) != real {
@@ -385,10 +399,11 @@ func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error)
 	}
 	q := Question{
 		Kind:  KindOutsideWorkspace,
-		Title: fmt.Sprintf("Allow the agent to %s %s? It is outside the workspace.", op, shown),
+		Where: where,
+		Title: fmt.Sprintf("Allow the agent to %s %s? It is %s.", op, shown, where),
 		Path:  real,
 		Body: []string{
-			fmt.Sprintf("The agent wants to %s a file outside the workspace (%s):", op, strings.Join(b.roots, ", ")),
+			fmt.Sprintf("The agent wants to %s a file %s (workspace: %s):", op, where, strings.Join(b.roots, ", ")),
 			"  " + shown,
 		},
 		Options: []Option{
@@ -400,7 +415,7 @@ func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error)
 	}
 	ans, err := b.ask.Ask(ctx, q)
 	if err != nil {
-		return r, reqErr(CodeCancelled, path, ReasonCancelled, "no answer from the user about %s outside the workspace: %v", real, err)
+		return r, reqErr(CodeCancelled, path, ReasonCancelled, "no answer from the user about %s (%s): %v", real, where, err)
 	}
 	switch ans {
 	case OptAllowAlways:
@@ -411,7 +426,7 @@ func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error)
 	case OptRejectAlways:
 		b.remember(real, false)
 	}
-	return r, refused(path, real, op)
+	return r, refused(path, real, op, where)
 }
 
 func (b *Bridge) remember(real string, allow bool) {
@@ -420,8 +435,8 @@ func (b *Bridge) remember(real string, allow bool) {
 	b.mu.Unlock()
 }
 
-func refused(path, real, op string) error {
-	return reqErr(CodeInternal, path, ReasonRefused, "the user refused to let the agent %s %s (outside the workspace)", op, real)
+func refused(path, real, op, where string) error {
+	return reqErr(CodeInternal, path, ReasonRefused, "the user refused to let the agent %s %s (%s)", op, real, where)
 }
 
 // state is what a file is now: its loaded buffer, or the disk.

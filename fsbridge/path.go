@@ -128,6 +128,17 @@ func splitPath(p string) []string {
 }
 
 // within reports whether p is root or below it (both clean, absolute).
+// inGitDir reports whether p is a .git file or directory or lies inside a
+// .git directory.
+func inGitDir(p string) bool {
+	for _, c := range strings.Split(p, string(filepath.Separator)) {
+		if c == ".git" {
+			return true
+		}
+	}
+	return false
+}
+
 func within(p, root string) bool {
 	if p == root {
 		return true

@@ -50,6 +50,10 @@ func newHostile(t *testing.T) *hostile {
 	put(filepath.Join(h.out, "id_rsa"), "SECRET KEY\n")
 	put(filepath.Join(h.out, ".bashrc"), "bashrc\n")
 	h.file("file.txt", "inside\n")
+	if err := os.MkdirAll(h.path(".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.file(".git/config", "[core]\n")
 	if err := os.MkdirAll(h.path("sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +136,11 @@ func TestSecurityHostilePaths(t *testing.T) {
 		{op: "write", path: ws + "/fifo", reason: ReasonNotRegular},
 		{op: "write", path: ws + "/sub", reason: ReasonIsDir},
 		{op: "write", path: ws + "/sub/up/made/dir/x.txt"},
+		// git runs what its config and hooks name: writes there ask.
+		{op: "write", path: ws + "/.git/config", asks: ws + "/.git/config", reason: ReasonRefused},
+		{op: "write", path: ws + "/sub/.git/hooks/pre-commit", asks: ws + "/sub/.git/hooks/pre-commit", reason: ReasonRefused},
+		{op: "write", path: ws + "/sub/up/.git", asks: ws + "/.git", reason: ReasonRefused},
+		{op: "read", path: ws + "/.git/config", content: "[core]\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.op+" "+strings.TrimPrefix(tt.path, ws), func(t *testing.T) {
@@ -186,6 +195,9 @@ func TestSecurityHostilePaths(t *testing.T) {
 	}
 	if fi, err := os.Lstat(h.path("fifo")); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 		t.Fatalf("fifo is now %v %v", fi, err)
+	}
+	if h.disk(h.path(".git/config")) != "[core]\n" {
+		t.Fatal(".git/config was written without a question")
 	}
 	if h.disk(h.path("made/dir/x.txt")) != "AGENT WAS HERE\n" {
 		t.Fatal("the file through sub/up was not created in the workspace")

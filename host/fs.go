@@ -360,9 +360,13 @@ func (a *nvimAsker) Ask(ctx context.Context, q fsbridge.Question) (string, error
 // question, not one of the agent's tool calls.
 func outsideRequest(ctx context.Context, q fsbridge.Question) map[string]any {
 	op, _ := ctx.Value(fsOpKey{}).(string)
-	title, kind := "Read outside the workspace: ", string(acp.ToolKindRead)
+	where := q.Where
+	if where == "" {
+		where = "outside the workspace"
+	}
+	title, kind := "Read "+where+": ", string(acp.ToolKindRead)
 	if op == "write" {
-		title, kind = "Write outside the workspace: ", string(acp.ToolKindEdit)
+		title, kind = "Write "+where+": ", string(acp.ToolKindEdit)
 	}
 	var body string
 	for i, l := range q.Body {
