@@ -93,6 +93,13 @@ type Editor struct {
 // startEditor starts Neovim in a fresh workspace.
 func startEditor(t testing.TB) *Editor {
 	t.Helper()
+	return startEditorArgs(t)
+}
+
+// startEditorArgs starts Neovim in a fresh workspace with extra arguments
+// (e.g. --listen for a second client).
+func startEditorArgs(t testing.TB, extra ...string) *Editor {
+	t.Helper()
 	bin := nvimBin(t)
 	e := &Editor{t: t, Dir: t.TempDir(), state: t.TempDir()}
 	e.AgentLog = filepath.Join(e.state, "agent.log")
@@ -106,7 +113,7 @@ func startEditor(t testing.TB) *Editor {
 	)
 	nv, err := nvim.NewChildProcess(
 		nvim.ChildProcessCommand(bin),
-		nvim.ChildProcessArgs("--embed", "--headless", "--clean", "-n", "-i", "NONE"),
+		nvim.ChildProcessArgs(append([]string{"--embed", "--headless", "--clean", "-n", "-i", "NONE"}, extra...)...),
 		nvim.ChildProcessDir(e.Dir),
 		nvim.ChildProcessEnv(env),
 		nvim.ChildProcessServe(true),
@@ -128,8 +135,8 @@ func startEditor(t testing.TB) *Editor {
 func (e *Editor) dumpOnFailure() {
 	var lines []string
 	_ = e.nv.ExecLua(`local s = require("acp").status(); if not s then return {} end
-		return vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)`, &lines)
-	e.t.Logf("chat buffer at failure:\n%s", strings.Join(lines, "\n"))
+		return vim.api.nvim_buf_get_lines(s.chat_buf, -201, -1, false)`, &lines)
+	e.t.Logf("chat buffer at failure (its last 200 lines):\n%s", strings.Join(lines, "\n"))
 	if b, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log")); err == nil {
 		s := string(b)
 		if len(s) > 6000 {
