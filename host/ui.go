@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // frame is how often batched events are delivered to Neovim.
@@ -14,6 +15,16 @@ const frame = 16 * time.Millisecond
 // maxPendingBytes bounds the text waiting for Neovim; past it Emit blocks,
 // which in turn slows the agent down through the gate.
 const maxPendingBytes = 8 << 20
+
+// One call to Neovim carries at most maxCallBytes of streamed text and
+// maxCallEvents events; the rest goes in the next frame. Neovim is busy for
+// the whole call (it cannot redraw or answer anyone meanwhile), so a call
+// must stay short however far behind Neovim is: 64 KiB of text and 256
+// events take it a few ms each (BENCHMARKS.md, streaming).
+const (
+	maxCallBytes  = 64 << 10
+	maxCallEvents = 256
+)
 
 // Event is one message to the Lua UI: a map with at least "type" and "sid".
 type Event map[string]any
@@ -117,6 +128,9 @@ func (u *UI) Run(ctx context.Context) {
 		if err := u.call(ctx, batch); err != nil {
 			u.log.Warn("deliver events to neovim", "err", err, "events", len(batch))
 		}
+		if u.hasMore() {
+			u.signal() // the rest goes in the next frame
+		}
 		if d := frame - time.Since(start); d > 0 {
 			select {
 			case <-ctx.Done():
@@ -126,21 +140,76 @@ func (u *UI) Run(ctx context.Context) {
 	}
 }
 
+// take removes the next call's events from the queue: at most
+// maxCallEvents events and maxCallBytes of text (a longer text is cut at a
+// UTF-8 boundary, the rest staying first in the queue).
 func (u *UI) take() []Event {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.events) == 0 {
 		return nil
 	}
-	batch := u.events
-	for i, b := range u.text {
-		batch[i]["text"] = b.String()
+	var batch []Event
+	bytes, n := 0, 0
+	var rest *strings.Builder // text left of the last event taken
+	for n < len(u.events) && n < maxCallEvents && bytes < maxCallBytes {
+		ev := u.events[n]
+		b, ok := u.text[n]
+		n++
+		if !ok {
+			batch = append(batch, ev)
+			continue
+		}
+		s := b.String()
+		if room := maxCallBytes - bytes; len(s) > room {
+			cut := room
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			if cut == 0 {
+				_, cut = utf8.DecodeRuneInString(s)
+			}
+			taken := make(Event, len(ev)+1)
+			for k, v := range ev {
+				taken[k] = v
+			}
+			s, rest = s[:cut], &strings.Builder{}
+			rest.WriteString(u.text[n-1].String()[cut:])
+			ev = taken
+			n-- // the event stays queued with the rest of its text
+		}
+		ev["text"] = s
+		bytes += len(s)
+		batch = append(batch, ev)
+		if rest != nil {
+			break
+		}
 	}
-	u.events = nil
-	u.text = map[int]*strings.Builder{}
-	u.pending = 0
+	left := u.events[n:]
+	text := make(map[int]*strings.Builder, len(u.text))
+	for i, b := range u.text {
+		if i >= n {
+			text[i-n] = b
+		}
+	}
+	if rest != nil {
+		text[0] = rest
+	}
+	if len(left) == 0 {
+		u.events, u.pending = nil, 0
+	} else {
+		u.events = append([]Event(nil), left...)
+		u.pending = max(0, u.pending-bytes)
+	}
+	u.text = text
 	u.cond.Broadcast()
 	return batch
+}
+
+func (u *UI) hasMore() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.events) > 0
 }
 
 func (u *UI) isClosed() bool {

@@ -2,12 +2,14 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -98,6 +100,64 @@ func TestUIBatchesPerFrame(t *testing.T) {
 	rec.mu.Unlock()
 	if calls > n/10 {
 		t.Fatalf("%d calls to Neovim for %d chunks: not batched", calls, n)
+	}
+}
+
+// A far-behind Neovim still gets short calls: a call carries at most
+// maxCallEvents events and maxCallBytes of text, text cut on rune
+// boundaries and delivered whole and in order.
+func TestUICallsAreBounded(t *testing.T) {
+	rec := &recorder{}
+	u := NewUI(rec.call, discardLogger())
+	// Queued before Run: everything is waiting when the first call goes.
+	const updates = 3 * maxCallEvents
+	for i := 0; i < updates; i++ {
+		u.Emit(Event{"type": "update", "sid": 1, "n": i})
+	}
+	var want strings.Builder
+	for want.Len() < 5*maxCallBytes {
+		s := fmt.Sprintf("line %d é€😀\n", want.Len())
+		want.WriteString(s)
+		u.Chunk(1, "agent", s)
+	}
+	u.Emit(Event{"type": "turn_end", "sid": 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go u.Run(ctx)
+	waitFor(t, func() bool {
+		all := rec.all()
+		return len(all) > 0 && all[len(all)-1]["type"] == "turn_end"
+	})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var got strings.Builder
+	n := 0
+	for _, batch := range rec.batches {
+		bytes := 0
+		if len(batch) > maxCallEvents {
+			t.Fatalf("a call with %d events", len(batch))
+		}
+		for _, ev := range batch {
+			if ev["type"] == "update" {
+				if ev["n"] != n {
+					t.Fatalf("update %v after %d", ev["n"], n-1)
+				}
+				n++
+			}
+			if s, ok := ev["text"].(string); ok {
+				if !utf8.ValidString(s) {
+					t.Fatalf("text cut inside a character: %q", s[len(s)-4:])
+				}
+				bytes += len(s)
+				got.WriteString(s)
+			}
+		}
+		if bytes > maxCallBytes {
+			t.Fatalf("a call with %d bytes of text", bytes)
+		}
+	}
+	if n != updates || got.String() != want.String() {
+		t.Fatalf("%d updates, %d of %d bytes of text (equal: %v)", n, got.Len(), want.Len(), got.String() == want.String())
 	}
 }
 
