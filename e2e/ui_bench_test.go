@@ -31,25 +31,50 @@ import (
 type screen struct {
 	mu    sync.Mutex
 	rows  [][]string
+	hls   [][]int          // highlight id of each cell
+	names map[int][]string // highlight id -> its groups (hl_attr_define info)
 	want  string
 	seen  time.Time
 	found chan struct{}
 }
 
 func newScreen(w, h int) *screen {
-	s := &screen{}
+	s := &screen{names: map[int][]string{}}
 	s.resize(w, h)
 	return s
 }
 
 func (s *screen) resize(w, h int) {
 	s.rows = make([][]string, h)
+	s.hls = make([][]int, h)
 	for i := range s.rows {
 		s.rows[i] = make([]string, w)
+		s.hls[i] = make([]int, w)
 		for j := range s.rows[i] {
 			s.rows[i][j] = " "
 		}
 	}
+}
+
+// groupsAt is the text of screen row row and, where it contains sub, the
+// highlight groups of the cell where sub starts (nil when it does not).
+func (s *screen) groupsAt(sub string) (row string, groups []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, r := range s.rows {
+		line := strings.Join(r, "")
+		k := strings.Index(line, sub)
+		if k < 0 {
+			continue
+		}
+		// k is a byte offset; count the cells before it.
+		col := 0
+		for n := 0; n < k; col++ {
+			n += len(r[col])
+		}
+		return line, append([]string{}, s.names[s.hls[i][col]]...)
+	}
+	return "", nil
 }
 
 // expect arms the screen to note when text shows (see wait).
@@ -101,11 +126,24 @@ func (s *screen) redraw(updates ...[]any) {
 					s.resize(toInt(args[1]), toInt(args[2]))
 				}
 			case "grid_clear":
-				if len(args) >= 1 && toInt(args[0]) == 1 {
+				if len(args) >= 1 && toInt(args[0]) == 1 && len(s.rows) > 0 {
 					s.resize(len(s.rows[0]), len(s.rows))
 				}
 			case "grid_line":
 				s.line(args)
+			case "hl_attr_define":
+				if len(args) >= 4 {
+					info, _ := args[3].([]any)
+					var names []string
+					for _, x := range info {
+						if m, ok := x.(map[string]any); ok {
+							if n, ok := m["hi_name"].(string); ok {
+								names = append(names, n)
+							}
+						}
+					}
+					s.names[toInt(args[0])] = names
+				}
 			case "grid_scroll":
 				s.scroll(args)
 			case "flush":
@@ -124,19 +162,23 @@ func (s *screen) line(args []any) {
 	if row < 0 || row >= len(s.rows) {
 		return
 	}
-	r := s.rows[row]
+	r, hl := s.rows[row], s.hls[row]
+	id := 0
 	for _, c := range cells {
 		cell, _ := c.([]any)
 		if len(cell) == 0 {
 			continue
 		}
 		txt, _ := cell[0].(string)
+		if len(cell) >= 2 {
+			id = toInt(cell[1])
+		}
 		rep := 1
 		if len(cell) >= 3 {
 			rep = toInt(cell[2])
 		}
 		for i := 0; i < rep && col < len(r); i++ {
-			r[col] = txt
+			r[col], hl[col] = txt, id
 			col++
 		}
 	}
@@ -150,10 +192,12 @@ func (s *screen) scroll(args []any) {
 	if n > 0 {
 		for r := top; r < bot-n; r++ {
 			copy(s.rows[r][left:right], s.rows[r+n][left:right])
+			copy(s.hls[r][left:right], s.hls[r+n][left:right])
 		}
 	} else if n < 0 {
 		for r := bot - 1; r >= top-n; r-- {
 			copy(s.rows[r][left:right], s.rows[r+n][left:right])
+			copy(s.hls[r][left:right], s.hls[r+n][left:right])
 		}
 	}
 }
@@ -284,20 +328,28 @@ type uiEditor struct {
 	pid    int
 }
 
-func startUIEditor(b *testing.B) *uiEditor {
+func startUIEditor(b testing.TB) *uiEditor {
 	b.Helper()
 	sock := filepath.Join(b.TempDir(), "nvim.sock")
 	e := startEditorArgs(b, "--listen", sock)
-	scr := newScreen(200, 50)
+	u := attachUI(e, 200, 50)
+	u.ping = startPinger(b, sock)
+	return u
+}
+
+// attachUI attaches a w x h UI to e (ext_linegrid, ext_hlstate: the
+// screen knows each cell's highlight groups).
+func attachUI(e *Editor, w, h int) *uiEditor {
+	e.t.Helper()
+	scr := newScreen(w, h)
 	if err := e.nv.RegisterHandler("redraw", scr.redraw); err != nil {
-		b.Fatal(err)
+		e.t.Fatal(err)
 	}
-	if err := e.nv.AttachUI(200, 50, map[string]any{"ext_linegrid": true, "rgb": true}); err != nil {
-		b.Fatalf("attach UI: %v", err)
+	if err := e.nv.AttachUI(w, h, map[string]any{"ext_linegrid": true, "rgb": true, "ext_hlstate": true}); err != nil {
+		e.t.Fatalf("attach UI: %v", err)
 	}
 	u := &uiEditor{Editor: e, screen: scr}
 	e.Lua(`return vim.fn.getpid()`, &u.pid)
-	u.ping = startPinger(b, sock)
 	return u
 }
 
@@ -406,7 +458,10 @@ func floorSetup(b *testing.B, u *uiEditor) {
 		return
 	}
 	b.Log("floor: the chat is plain text")
-	u.Lua(`local s = require("acp").status(); vim.bo[s.chat_buf].filetype = "text"`, nil)
+	// (the plugin's own markdown drawing, where it exists, stops too)
+	u.Lua(`local s = require("acp").status(); vim.bo[s.chat_buf].filetype = "text"
+		local ok, view = pcall(require, "acp.render.view")
+		if ok then view.detach(s.chat_buf) end`, nil)
 }
 
 // runMarked sends prompt and waits for marker on the attached screen;

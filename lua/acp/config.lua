@@ -38,6 +38,8 @@ local M = {}
 ---@field width integer width of the chat split
 ---@field input_height integer height of the input area
 ---@field position "left"|"right" side of the chat split
+---@field render "acp"|"markdown"|"plain" who draws the chat's markdown (see :help acp-render)
+---@field collapse_lines integer tool output longer than this shows its first and last lines (0: never)
 
 ---@class acp.Config.Ui
 ---@field icons boolean Nerd Font icons (false: ASCII status marks)
@@ -61,7 +63,7 @@ M.defaults = {
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
   terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
-  chat = { width = 80, input_height = 6, position = "right" },
+  chat = { width = 80, input_height = 6, position = "right", render = "acp", collapse_lines = 40 },
   ui = { icons = true },
   mcp_servers = {},
   log_level = "info",
@@ -149,7 +151,13 @@ local schema = {
     max_terminals = checks.positive,
     tail_lines = checks.non_negative,
   },
-  chat = { width = checks.positive, input_height = checks.positive, position = one_of("left", "right") },
+  chat = {
+    width = checks.positive,
+    input_height = checks.positive,
+    position = one_of("left", "right"),
+    render = one_of("acp", "markdown", "plain"),
+    collapse_lines = checks.non_negative,
+  },
   ui = { icons = checks.boolean },
   mcp_servers = checks.tables,
   log_level = one_of("debug", "info", "warn", "error"),

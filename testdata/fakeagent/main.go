@@ -61,7 +61,8 @@ type Step struct {
 	BigLine    int            `json:"big_line,omitempty"` // write one line of this many bytes
 	Garbage    string         `json:"garbage,omitempty"`
 	SleepMS    int            `json:"sleep_ms,omitempty"`
-	Stop       string         `json:"stop,omitempty"` // ends the turn with this stop reason
+	WaitFile   string         `json:"wait_file,omitempty"` // wait (30 s at most) until this file exists
+	Stop       string         `json:"stop,omitempty"`      // ends the turn with this stop reason
 	// With request: Save names the result's terminalId for later "$name"
 	// params (the last one is always "$terminalId"); Until repeats the
 	// request every 20 ms until its result or error (as JSON) contains the
@@ -384,6 +385,12 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			a.out.Write([]byte(st.Garbage + "\n"))
 		case st.SleepMS > 0:
 			time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
+		case st.WaitFile != "":
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(st.WaitFile); err == nil {
+					break
+				}
+			}
 		case st.Error != nil:
 			return "", st.Error
 		case st.Stop != "":
