@@ -27,6 +27,9 @@ local split, one_line = texts.split, texts.one_line
 --- and last TAIL lines show until the user expands it.
 local HEAD, TAIL = 8, 4
 
+--- Time one tick of queued block redraws may take.
+local REDRAW_BUDGET_NS = 4e6
+
 --- Blocks whose text is markdown (drawn by acp.render.view).
 local markdown_kinds = { agent = true, thought = true, user = true, user_text = true, message = true, plan = true }
 
@@ -35,7 +38,7 @@ local markdown_kinds = { agent = true, thought = true, user = true, user_text = 
 ---@field n integer number of lines
 ---@field mark integer|nil extmark at the block's first line
 ---@field hl string|table[]|nil a group for the whole block, or {row, col0, col1, group} items
----@field hl_ids integer[]|nil highlight extmarks
+---@field hl_ids table[]|nil highlight extmarks: {id, row offset}
 ---@field open boolean|nil a text stream still being appended to
 ---@field data table|nil a tool call's merged fields
 ---@field rejected boolean|nil the user rejected the tool call
@@ -63,6 +66,8 @@ local markdown_kinds = { agent = true, thought = true, user = true, user_text = 
 ---@field term_tools table<string, table<string, true>> terminal id -> ids of tool calls showing it
 ---@field render "acp"|"markdown"|"plain" how markdown is drawn (chat.render)
 ---@field editing boolean|nil in a batch, the buffer is open for edits
+---@field redraws acp.Block[]|nil tool blocks waiting to be drawn again (see _redraw_later)
+---@field cursor { i: integer, s: integer|nil, next_s: integer|nil }|nil the block being drawn (row_spans)
 local T = {}
 T.__index = T
 
@@ -259,6 +264,7 @@ function T:_replace(b, lines, hl)
   end
   b.hl = hl or b.hl
   local old = b.lines
+  local changed -- rows {first, old end, new end} of the lines rewritten
   self:_edit(function(buf)
     local s = self:_start(b)
     if not old or #old ~= b.n then
@@ -275,6 +281,7 @@ function T:_replace(b, lines, hl)
       if p < no or p < nn then
         api.nvim_buf_set_lines(buf, s + p, s + no - q, false, vim.list_slice(lines, p + 1, nn - q))
       end
+      changed = { p, no - q, nn - q }
     end
     b.n = #lines
   end)
@@ -284,41 +291,56 @@ function T:_replace(b, lines, hl)
     b.doc:feed(lines)
     b.doc:finish()
   end
-  self:_highlight(b, lines)
+  -- A highlight is a function of its line: only rewritten lines get new ones.
+  self:_highlight(b, lines, type(b.hl) == "table" and changed or nil)
 end
 
 -- hl: a group for the whole block, or a list of {row, col_start, col_end,
--- group}; lines: the block's lines when the caller has them.
-function T:_highlight(b, lines)
+-- group}; lines: the block's lines when the caller has them; changed:
+-- {first, old_end, new_end} when only those rows were rewritten (the
+-- highlights of the other rows stay, moved with their lines).
+function T:_highlight(b, lines, changed)
   if not b.mark or not b.hl or not api.nvim_buf_is_loaded(self.buf) then
     return
   end
   local buf = self.buf
   local s = self:_start(b)
-  for _, id in ipairs(b.hl_ids or {}) do
-    api.nvim_buf_del_extmark(buf, ns, id)
+  local first, old_end, new_end = 0, math.huge, math.huge
+  if changed then
+    first, old_end, new_end = changed[1], changed[2], changed[3]
   end
-  b.hl_ids = {}
+  local kept = {}
+  for _, m in ipairs(b.hl_ids or {}) do
+    local row = m[2]
+    if row >= first and row < old_end then
+      api.nvim_buf_del_extmark(buf, ns, m[1])
+    else
+      kept[#kept + 1] = { m[1], row >= old_end and row + new_end - old_end or row }
+    end
+  end
+  b.hl_ids = kept
   if type(b.hl) == "string" then
     local last = s + b.n - 1
     local line = lines and lines[b.n] or api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
     -- Text streamed onto the block's end extends the highlight.
-    b.hl_ids[1] = api.nvim_buf_set_extmark(
+    local id = api.nvim_buf_set_extmark(
       buf,
       ns,
       s,
       0,
       { end_row = last, end_col = #line, hl_group = b.hl, end_right_gravity = true }
     )
+    b.hl_ids = { { id, 0 } }
     return
   end
   lines = lines or api.nvim_buf_get_lines(buf, s, s + b.n, false)
   for _, h in ipairs(b.hl) do
     local line = lines[h[1] + 1]
-    if line then
+    if line and h[1] >= first and h[1] < new_end then
       local c1 = (h[3] == -1 or h[3] > #line) and #line or h[3]
-      b.hl_ids[#b.hl_ids + 1] =
+      local id =
         api.nvim_buf_set_extmark(buf, ns, s + h[1], h[2], { end_row = s + h[1], end_col = c1, hl_group = h[4] })
+      b.hl_ids[#b.hl_ids + 1] = { id, h[1] }
     end
   end
 end
@@ -448,8 +470,49 @@ function T:user_message(text, context)
   self.turn_tools = {}
 end
 
+--- Draw tool block b again soon: blocks queued so are drawn a few ms'
+--- worth per event-loop tick (a thousand blocks marked at once would keep
+--- Neovim busy for tens of ms).
+function T:_redraw_later(b)
+  local queue = self.redraws
+  if not queue then
+    queue = {}
+    self.redraws = queue
+    vim.defer_fn(function()
+      self:_drain_redraws(queue)
+    end, 0)
+  end
+  queue[#queue + 1] = b
+end
+
+function T:_drain_redraws(queue)
+  if self.redraws ~= queue then
+    return -- the buffer was replaced (reset)
+  end
+  local t0 = vim.uv.hrtime()
+  local i = queue.next or 1
+  self:batch(function()
+    while queue[i] and (vim.uv.hrtime() - t0) < REDRAW_BUDGET_NS do
+      local b = queue[i]
+      if b.data then
+        self:_replace(b, self:_tool_view(b))
+      end
+      i = i + 1
+    end
+  end)
+  queue.next = i
+  if queue[i] then
+    vim.defer_fn(function()
+      self:_drain_redraws(queue)
+    end, 0)
+  else
+    self.redraws = nil
+  end
+end
+
 --- Mark the turn's unfinished tool calls cancelled (the agent may never
---- update them after a cancel); returns their ids.
+--- update them after a cancel); returns their ids. Their blocks are
+--- redrawn over the next event-loop ticks.
 ---@return string[]
 function T:cancel_unfinished()
   local ids = {}
@@ -457,7 +520,7 @@ function T:cancel_unfinished()
     local b = self.tools[id]
     if b and (b.data.status == nil or b.data.status == "pending" or b.data.status == "in_progress") then
       b.data.status = "cancelled"
-      self:_replace(b, self:_tool_view(b))
+      self:_redraw_later(b)
       ids[#ids + 1] = id
     end
   end
@@ -844,38 +907,65 @@ function T:block_at(row)
   end
 end
 
---- What to draw on rows [top, bot] (0-based): a flat list of row,
---- col_start, col_end, group|false, conceal|false, priority, ... (see
---- acp.render.view). Costs the rows asked for, not the transcript.
+--- A redraw of rows from top on begins: the block of each row drawn next
+--- is found from here, walking forward (see row_spans).
+---@param top integer
+function T:begin_draw(top)
+  local i = self:_index_at(top) or 1
+  local blocks = self.blocks
+  self.cursor = {
+    i = i,
+    s = blocks[i] and self:_start(blocks[i]),
+    next_s = blocks[i + 1] and self:_start(blocks[i + 1]),
+  }
+end
+
+--- What to draw on 0-based row row, appended to out as row, col_start,
+--- col_end, group|false, conceal|false, priority, ... (see
+--- acp.render.view). Rows are asked in order after begin_draw(); each
+--- costs its own line, never the transcript.
+---@param row integer
+---@param out any[]
+function T:row_spans(row, out)
+  local c = self.cursor
+  if not c or (c.s and row < c.s) then
+    self:begin_draw(row)
+    c = self.cursor
+  end
+  local blocks = self.blocks
+  while c.next_s and c.next_s <= row do
+    c.i, c.s = c.i + 1, c.next_s
+    c.next_s = blocks[c.i + 1] and self:_start(blocks[c.i + 1])
+  end
+  local b = blocks[c.i]
+  if not (b and b.doc and c.s and row >= c.s and row < c.s + b.n) then
+    return
+  end
+  local line = api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1]
+  if not line or line == "" then
+    return
+  end
+  local off = row - c.s
+  local cb = b.doc:unhighlighted_at(off)
+  if cb then
+    self:_highlight_code(b, cb)
+  end
+  for _, sp in ipairs(b.doc:spans(off, line)) do
+    local n = #out
+    out[n + 1], out[n + 2], out[n + 3] = row, sp[1], math.min(sp[2], #line)
+    out[n + 4], out[n + 5], out[n + 6] = sp[3] or false, sp[4] or false, sp[5]
+  end
+end
+
+--- What to draw on rows [top, bot] (see row_spans).
 ---@param top integer
 ---@param bot integer
 ---@return any[]
 function T:decorations(top, bot)
   local out = {}
-  local buf = self.buf
-  local lines = api.nvim_buf_get_lines(buf, top, bot + 1, false)
-  local i = self:_index_at(top) or 1
-  local blocks = self.blocks
-  local b, s = blocks[i], blocks[i] and self:_start(blocks[i])
-  local next_s = blocks[i + 1] and self:_start(blocks[i + 1])
-  for k, line in ipairs(lines) do
-    local row = top + k - 1
-    while next_s and next_s <= row do
-      i = i + 1
-      b, s = blocks[i], next_s
-      next_s = blocks[i + 1] and self:_start(blocks[i + 1])
-    end
-    if b and b.doc and row >= s and row < s + b.n and line ~= "" then
-      local cb = b.doc:unhighlighted_at(row - s)
-      if cb then
-        self:_highlight_code(b, cb)
-      end
-      for _, sp in ipairs(b.doc:spans(row - s, line)) do
-        local n = #out
-        out[n + 1], out[n + 2], out[n + 3] = row, sp[1], math.min(sp[2], #line)
-        out[n + 4], out[n + 5], out[n + 6] = sp[3] or false, sp[4] or false, sp[5]
-      end
-    end
+  self:begin_draw(top)
+  for row = top, math.min(bot, api.nvim_buf_line_count(self.buf) - 1) do
+    self:row_spans(row, out)
   end
   return out
 end
@@ -950,6 +1040,7 @@ function T:reset(buf)
   self.buf = buf
   self.blocks, self.tools, self.turn_tools, self.thoughts, self.term_tools = {}, {}, {}, {}, {}
   self.plan_block, self.turn_header, self.following, self.deferred, self.editing = nil, nil, nil, nil, nil
+  self.redraws = nil
   self:_attach()
 end
 

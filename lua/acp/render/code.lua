@@ -47,13 +47,22 @@ function M.language(word)
   if cached ~= nil then
     return cached or nil
   end
-  local candidates = { word, ts.language.get_lang(word) }
-  local ft = vim.filetype.match({ filename = "x." .. word })
-  if ft then
-    candidates[#candidates + 1] = ft
-    candidates[#candidates + 1] = ts.language.get_lang(ft)
-  end
-  for _, c in ipairs(candidates) do
+  -- The word itself ("lua"), the language of that filetype ("sh" ->
+  -- bash), then of the filetype of that extension ("js" -> javascript).
+  local tries = {
+    function()
+      return word
+    end,
+    function()
+      return ts.language.get_lang(word)
+    end,
+    function()
+      local ft = vim.filetype.match({ filename = "x." .. word })
+      return ft and (ts.language.get_lang(ft) or ft)
+    end,
+  }
+  for _, try in ipairs(tries) do
+    local c = try()
     if c and c:match("^[%w_]+$") and has_parser(c) then
       langs[word] = c
       return c

@@ -1,8 +1,9 @@
 --- Drawing of the chat's markdown: one decoration provider for every chat
---- buffer. When Neovim redraws a window showing an attached buffer, the
---- buffer's source is asked for the spans of the rows on screen, drawn as
---- ephemeral extmarks. Nothing is stored per line: the cost of a redraw
---- is the rows on screen, whatever the length of the transcript.
+--- buffer. When Neovim redraws lines of a window showing an attached
+--- buffer, the buffer's source is asked for the spans of each of those
+--- lines, drawn as ephemeral extmarks. Nothing is stored per line: the
+--- cost of a redraw is the lines redrawn, whatever the length of the
+--- transcript.
 local M = {}
 
 local api = vim.api
@@ -10,7 +11,8 @@ local api = vim.api
 M.ns = api.nvim_create_namespace("acp_markdown")
 
 ---@class acp.SpanSource
----@field decorations fun(self: acp.SpanSource, top: integer, bot: integer): any[] flat list: row, col_start, col_end, group|false, conceal|false, priority, ...
+---@field begin_draw fun(self: acp.SpanSource, top: integer) a window redraw starts at row top
+---@field row_spans fun(self: acp.SpanSource, row: integer, out: any[]) appends row's spans: row, col_start, col_end, group|false, conceal|false, priority, ...
 
 local sources = {} ---@type table<integer, acp.SpanSource>
 local installed = false
@@ -18,8 +20,16 @@ local installed = false
 local STRIDE = 6
 M.STRIDE = STRIDE
 
-local function draw(buf, src, top, bot)
-  local flat = src:decorations(top, bot)
+local function fail(buf, err)
+  sources[buf] = nil -- never fail every redraw
+  vim.schedule(function()
+    vim.notify("acp: chat drawing failed: " .. tostring(err), vim.log.levels.ERROR)
+  end)
+end
+
+local function draw_row(buf, src, row)
+  local flat = {}
+  src:row_spans(row, flat)
   local set = api.nvim_buf_set_extmark
   local ns = M.ns
   for i = 1, #flat, STRIDE do
@@ -35,25 +45,33 @@ local function draw(buf, src, top, bot)
   end
 end
 
+-- Neovim asks for the lines it redraws only (a streamed append redraws
+-- the last rows), each once per redraw.
 local function install()
   if installed then
     return
   end
   installed = true
   api.nvim_set_decoration_provider(M.ns, {
-    on_win = function(_, _, buf, top, bot)
+    on_win = function(_, _, buf, top)
       local src = sources[buf]
       if not src then
         return false
       end
-      local ok, err = pcall(draw, buf, src, top, bot)
+      local ok, err = pcall(src.begin_draw, src, top)
       if not ok then
-        sources[buf] = nil -- never fail every redraw
-        vim.schedule(function()
-          vim.notify("acp: chat drawing failed: " .. tostring(err), vim.log.levels.ERROR)
-        end)
+        fail(buf, err)
+        return false
       end
-      return false
+    end,
+    on_line = function(_, _, buf, row)
+      local src = sources[buf]
+      if src then
+        local ok, err = pcall(draw_row, buf, src, row)
+        if not ok then
+          fail(buf, err)
+        end
+      end
     end,
   })
 end
