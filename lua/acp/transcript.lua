@@ -31,7 +31,16 @@ local HEAD, TAIL = 8, 4
 local REDRAW_BUDGET_NS = 4e6
 
 --- Blocks whose text is markdown (drawn by acp.render.view).
-local markdown_kinds = { agent = true, thought = true, user = true, user_text = true, message = true, plan = true }
+local markdown_kinds = {
+  agent = true,
+  thought = true,
+  user = true,
+  user_text = true,
+  message = true,
+  plan = true,
+  stop = true,
+  placeholder = true,
+}
 
 ---@class acp.Block
 ---@field kind "header"|"user_text"|"agent"|"thought"|"user"|"message"|"stop"|"tool"|"plan"|"placeholder"
