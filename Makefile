@@ -11,8 +11,10 @@ build:
 test:
 	./scripts/test
 
+# nvim-acp against the reference client and script(1) in the same run, on
+# both Neovims, then the package benchmarks (scripts/bench says how to pick).
 bench: build
-	NVIM_BIN=$$(scripts/install-nvim --ensure) $(GO) test -run '^$$' -bench . -benchtime 3x ./...
+	./scripts/bench
 
 demo: build
 	./scripts/demo

@@ -169,7 +169,7 @@ func TestRenderReaderScrolledUpIsNotMoved(t *testing.T) {
 			vim.cmd("redraw")
 			return { vim.fn.line("."), vim.fn.line("w0") }
 		end)`, &before)
-	if err := os.WriteFile(goOn, nil, 0o644); err != nil {
+	if err := os.WriteFile(goOn, []byte("go on"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	e.WaitState("ready")

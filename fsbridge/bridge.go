@@ -36,10 +36,16 @@ type Buffer struct {
 	EOL      bool `json:"eol" msgpack:"eol"`
 	Modified bool `json:"modified" msgpack:"modified"`
 	Tick     int  `json:"tick" msgpack:"tick"` // b:changedtick
+
+	text   string // Text(), when frozen (see Freeze)
+	frozen bool
 }
 
 // Text is the file content writing the buffer would produce.
 func (b Buffer) Text() string {
+	if b.frozen {
+		return b.text
+	}
 	if len(b.Lines) == 1 && b.Lines[0] == "" && !b.EOL {
 		return ""
 	}
@@ -51,7 +57,8 @@ func (b Buffer) Text() string {
 type Editor interface {
 	// Snapshot returns the loaded buffer for realPath, after reloading it
 	// (view kept) if it is unmodified and the file changed on disk since it
-	// was read; ok is false if no buffer is loaded for it. One round trip.
+	// was read; ok is false if no buffer is loaded for it. At most one round
+	// trip (the host answers from its copy of an unchanged buffer).
 	Snapshot(ctx context.Context, realPath string) (b Buffer, ok bool, err error)
 	// Apply applies hunks (0-based, against the buffer as of tick, sorted;
 	// apply bottom-up) to bufnr as one undo step, keeping every window's
@@ -171,6 +178,7 @@ type Bridge struct {
 	written   []string
 	decisions map[string]bool // outside-workspace answers remembered for the session
 	locks     map[string]*sync.Mutex
+	checked   textMemo // texts that passed checkText
 
 	w *watcher // nil when not watching
 }
@@ -483,12 +491,16 @@ func (b *Bridge) checkText(path, text string) error {
 	if int64(len(text)) > b.cfg.MaxBytes {
 		return tooLarge(path, int64(len(text)), b.cfg.MaxBytes)
 	}
+	if b.checked.seen(path, text) {
+		return nil
+	}
 	if strings.IndexByte(text, 0) >= 0 {
 		return reqErr(CodeInvalidParams, path, ReasonBinary, "binary file (contains NUL bytes), not text: %s", path)
 	}
 	if !utf8.ValidString(text) {
 		return reqErr(CodeInvalidParams, path, ReasonBinary, "not UTF-8 text (binary file?): %s", path)
 	}
+	b.checked.remember(path, text)
 	return nil
 }
 
@@ -621,14 +633,15 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 	b.mu.Unlock()
 
 	theirs, theirsEOL := splitLines(content)
-	ours, oursEOL := splitLines(st.text)
 	var result []string
 	var eol bool
 	var kept []mergeConflict
+	resultText := content // joinLines(result, eol)
 	if st.notText || !(st.exists || st.buf != nil) || !hasSnap || snap.text == st.text {
 		// Nothing to merge: the agent's content replaces what is there.
 		result, eol = theirs, theirsEOL
 	} else {
+		ours, oursEOL := splitLines(st.text)
 		base, baseEOL := splitLines(snap.text)
 		eol = theirsEOL
 		if theirsEOL == baseEOL && len(ours) > 0 && len(base) > 0 {
@@ -648,8 +661,8 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 				kept = conflicts
 			}
 		}
+		resultText = joinLines(result, eol)
 	}
-	resultText := joinLines(result, eol)
 
 	if b.cfg.WriteMode == WriteReview && resultText != st.text {
 		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
@@ -666,7 +679,7 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 		if len(target) == 0 {
 			target, tEOL = []string{""}, false
 		}
-		err = b.ed.Apply(ctx, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL)
+		err = apply(ctx, b.ed, st.buf, target, tEOL, resultText)
 		b.w.endWrite(real)
 		if err != nil {
 			if errors.Is(err, ErrBufferChanged) {

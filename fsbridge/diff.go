@@ -19,6 +19,24 @@ type Hunk struct {
 // O(ND) algorithm, linear-space middle-snake variant), with adjacent
 // deletions and insertions folded into one replacing hunk.
 func Diff(a, b []string) []Hunk {
+	// Equal heads and tails are common to every minimal diff: an agent's
+	// edit of a few lines of a long file is diffed over those lines only.
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	hunks := diffLines(a[pre:len(a)-suf], b[pre:len(b)-suf])
+	for i := range hunks {
+		hunks[i].Start += pre
+	}
+	return hunks
+}
+
+func diffLines(a, b []string) []Hunk {
 	ids := make(map[string]int, len(a)+len(b))
 	intern := func(ls []string) []int {
 		out := make([]int, len(ls))
@@ -220,11 +238,20 @@ func joinLines(lines []string, eol bool) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	s := strings.Join(lines, "\n")
-	if eol {
-		s += "\n"
+	if !eol {
+		return strings.Join(lines, "\n")
 	}
-	return s
+	n := len(lines)
+	for _, l := range lines {
+		n += len(l)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, l := range lines {
+		sb.WriteString(l)
+		sb.WriteByte('\n')
+	}
+	return sb.String()
 }
 
 // UnifiedDiff renders the change from old to new as a unified diff with three

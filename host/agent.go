@@ -11,10 +11,13 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 // Version is the host's version, sent as clientInfo.
@@ -26,7 +29,27 @@ type AgentSpec struct {
 	Cmd  []string          `msgpack:"cmd"`
 	Env  map[string]string `msgpack:"env"`
 	Cwd  string            `msgpack:"cwd"`
+	// StartTimeoutMS bounds how long the agent may take to answer
+	// initialize (default 60 s); past it the agent is stopped and the next
+	// session starts a fresh one.
+	StartTimeoutMS int `msgpack:"start_timeout_ms"`
 }
+
+// defaultStartTimeout is how long an agent may take to answer initialize.
+const defaultStartTimeout = 60 * time.Second
+
+// startTimeout is the spec's StartTimeoutMS or the default.
+func (s AgentSpec) startTimeout() time.Duration {
+	if s.StartTimeoutMS > 0 {
+		return time.Duration(s.StartTimeoutMS) * time.Millisecond
+	}
+	return defaultStartTimeout
+}
+
+// notACPGrace is how long initialize still waits for an answer after the
+// agent wrote something that is not JSON-RPC on stdout (a banner before a
+// real answer passes; a program that does not speak ACP fails fast).
+var notACPGrace = 2 * time.Second
 
 func (s AgentSpec) key() string {
 	b, _ := json.Marshal(s)
@@ -40,22 +63,31 @@ type Agent struct {
 	log  *slog.Logger
 	h    *Host
 
+	tag   string // proctree owner tag of the agent and what it starts
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	conn  *acp.Connection
 	gate  *gate
+	out   *agentWriter // the agent's stdin, shared by the SDK and fastFS
 
-	initDone chan struct{}
-	initResp acp.InitializeResponse
-	authHint string // how the agent says one can authenticate, for errors
-	initErr  error
+	initDone  chan struct{}
+	initResp  acp.InitializeResponse
+	authHint  string // how the agent says one can authenticate, for errors
+	initErr   error
+	initAbort context.CancelCauseFunc // ends initialize early with a cause
+	notACP    *time.Timer             // armed by the first non-JSON-RPC line during initialize
+
+	stderr *stderrLog
 
 	exited  chan struct{}
 	exitErr error // why it ended, set before exited closes
 
 	mu       sync.Mutex
+	badLines int // lines on stdout that were not JSON-RPC
 	sessions map[acp.SessionId]*Session
-	early    map[acp.SessionId][]map[string]any // updates that beat session/new's response
+	early    map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
+	earlyN   int                             // their bytes (as JSON)
+	earlyOut int                             // updates dropped for unknown sessions
 	stopping bool
 }
 
@@ -63,7 +95,12 @@ type Agent struct {
 const (
 	maxEarlySessions = 8
 	maxEarlyUpdates  = 1024
+	maxEarlyBytes    = 4 << 20 // all sessions together
 )
+
+// agentSeq numbers the agents started, for their proctree tags (startAgent
+// runs under the host's lock: no h.nextID there).
+var agentSeq atomic.Int64
 
 // errNotFound marks an agent command that cannot be started.
 var errNotFound = errors.New("agent command not found")
@@ -83,9 +120,12 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	for k, v := range spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	// Own process group, so stopping the agent reaches what it started;
-	// Pdeathsig so it dies with the host even if the host is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	// Tagged (last, so it wins), so that what the agent starts can be found
+	// and ended with it even when it leaves the agent's process group.
+	tag := fmt.Sprintf("%sagent-%d", h.owners, agentSeq.Add(1))
+	cmd.Env = append(cmd.Env, proctree.Env(tag))
+	// Own process group, so stopping the agent reaches what it started.
+	cmd.SysProcAttr = agentSysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stdin: %w", spec.Name, err)
@@ -98,7 +138,14 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stderr: %w", spec.Name, err)
 	}
-	if err := cmd.Start(); err != nil {
+	proctree.Own(tag)
+	if err := proctree.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	}); err != nil {
+		proctree.Disown(tag)
 		return nil, fmt.Errorf("start agent %s (%s): %w", spec.Name, path, err)
 	}
 	log := h.log.With("agent", spec.Name, "pid", cmd.Process.Pid)
@@ -106,24 +153,29 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 		spec:     spec,
 		log:      log,
 		h:        h,
+		tag:      tag,
 		cmd:      cmd,
 		stdin:    stdin,
 		initDone: make(chan struct{}),
 		exited:   make(chan struct{}),
 		sessions: map[acp.SessionId]*Session{},
 	}
-	go drainStderr(stderr, log)
+	a.stderr = newStderrLog(log)
+	go a.stderr.drain(stderr)
 	a.gate = newGate(stdout, gateLimit, func(n int) {
 		log.Error("dropped oversized message from agent", "bytes", n)
 		a.broadcastError(fmt.Sprintf("agent sent a message of %d bytes (limit %d); it was dropped", n, maxLineBytes))
 	})
-	var toAgent io.Writer = stdin
+	a.gate.onNotify = a.notification
+	a.gate.onBad = a.badLine
+	a.out = &agentWriter{w: stdin}
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
 		a.gate.trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
-		toAgent = tracingWriter{w: stdin, log: log}
+		a.out = &agentWriter{w: tracingWriter{w: stdin, log: log}, whole: true}
 	}
-	a.conn = acp.NewConnection(a.handle, toAgent, a.gate)
+	a.gate.intercept = (&fastFS{a: a}).intercept
+	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	a.conn.SetLogger(log)
 	log.Info("agent started", "cmd", spec.Cmd, "cwd", spec.Cwd)
 
@@ -132,23 +184,35 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	return a, nil
 }
 
-func drainStderr(r io.Reader, log *slog.Logger) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			for _, line := range strings.Split(strings.TrimRight(string(buf[:n]), "\n"), "\n") {
-				log.Info("agent stderr", "line", line)
-			}
-		}
-		if err != nil {
-			return
-		}
+// badLine is a line on the agent's stdout that is not JSON-RPC. While
+// initialize waits, it fails initialize notACPGrace later unless the answer
+// comes first.
+func (a *Agent) badLine(line []byte) {
+	text := truncate(strings.TrimRight(string(line), "\r\n"), 200)
+	a.mu.Lock()
+	first := a.badLines == 0
+	a.badLines++
+	n := a.badLines
+	abort := a.initAbort
+	if abort != nil && a.notACP == nil {
+		err := fmt.Errorf("agent %s does not speak ACP on stdout: it wrote %q", a.spec.Name, text)
+		a.notACP = time.AfterFunc(notACPGrace, func() { abort(err) })
+	}
+	a.mu.Unlock()
+	// Logged in full the first time, then every 1000th: a flood of junk
+	// must not flood the log.
+	if first || n%1000 == 0 {
+		a.log.Warn("agent wrote a line that is not JSON-RPC; ignored", "line", text, "count", n)
 	}
 }
 
 func (a *Agent) wait() {
 	err := a.cmd.Wait()
+	proctree.Exited(a.cmd.Process.Pid)
+	// Whatever the agent started goes with it, however it ended: its
+	// group, and what left the group (setsid, daemons).
+	proctree.Disown(a.tag)
+	go endLeftovers(a.cmd.Process.Pid, a.tag, a.log)
 	a.gate.close()
 	a.mu.Lock()
 	stopping := a.stopping
@@ -157,9 +221,9 @@ func (a *Agent) wait() {
 	case stopping:
 		a.exitErr = errors.New("agent stopped")
 	case err != nil:
-		a.exitErr = fmt.Errorf("agent %s exited: %v", a.spec.Name, err)
+		a.exitErr = withStderr(fmt.Errorf("agent %s exited: %v", a.spec.Name, err), a.stderr)
 	default:
-		a.exitErr = fmt.Errorf("agent %s exited", a.spec.Name)
+		a.exitErr = withStderr(fmt.Errorf("agent %s exited", a.spec.Name), a.stderr)
 	}
 	a.log.Info("agent exited", "err", err)
 	close(a.exited)
@@ -177,31 +241,69 @@ func (a *Agent) wait() {
 	}
 }
 
+// initialize runs ACP initialize. When it fails (an error, an answer that
+// is not one, no answer within the start timeout, or not ACP at all) the
+// agent is stopped and forgotten, so the next session starts afresh.
 func (a *Agent) initialize() {
 	defer close(a.initDone)
 	ctx, cancel := a.context(context.Background())
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	timeout := a.spec.startTimeout()
+	ctx, cancelT := context.WithTimeoutCause(ctx, timeout,
+		fmt.Errorf("agent %s did not answer initialize within %v; it was stopped", a.spec.Name, timeout))
 	defer cancelT()
+	a.mu.Lock()
+	a.initAbort = abort
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.initAbort = nil
+		if a.notACP != nil {
+			a.notACP.Stop()
+		}
+		a.mu.Unlock()
+		if a.initErr != nil {
+			a.log.Error("initialize failed; stopping the agent", "err", a.initErr)
+			a.h.stopAgent(a)
+		}
+	}()
 	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acp.InitializeRequest{
 		ProtocolVersion:    acp.ProtocolVersionNumber,
 		ClientInfo:         &acp.Implementation{Name: "nvim-acp", Version: Version},
 		ClientCapabilities: a.h.capabilities(),
 	})
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !a.hasExited() {
+			a.initErr = withStderr(cause, a.stderr)
+			return
+		}
 		a.initErr = a.describe("initialize", err)
-		a.log.Error("initialize failed", "err", err)
 		return
 	}
 	var resp acp.InitializeResponse
-	if err := json.Unmarshal(raw, &resp); err != nil {
-		a.initErr = fmt.Errorf("initialize: bad response from agent: %w", err)
-		a.log.Error("initialize failed", "err", err, "raw", truncate(string(raw), 500))
+	if err := json.Unmarshal(raw, &resp); err != nil || resp.ProtocolVersion == 0 {
+		if err == nil {
+			err = errors.New("no protocolVersion")
+		}
+		a.initErr = fmt.Errorf("initialize: agent %s answered something that is not an initialize response (%v): %s",
+			a.spec.Name, err, truncate(string(raw), 200))
 		return
 	}
 	a.authHint = authHint(raw)
 	a.initResp = resp
 	a.log.Info("initialized", "protocol", resp.ProtocolVersion, "agent", resp.AgentInfo)
+}
+
+// hasExited reports whether the agent process has ended.
+func (a *Agent) hasExited() bool {
+	select {
+	case <-a.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // context returns ctx cancelled when the agent exits.
@@ -261,31 +363,51 @@ func (a *Agent) addSession(s *Session) {
 	a.sessions[s.id] = s
 	early := a.early[s.id]
 	delete(a.early, s.id)
+	if early != nil {
+		a.earlyN -= early.bytes
+	}
 	a.mu.Unlock()
-	for _, u := range early {
-		s.update(u)
+	if early != nil {
+		for _, u := range early.updates {
+			s.update(u)
+		}
 	}
 }
 
-// sessionOrKeep returns the session for id, or keeps u for it when the
-// session is not registered yet.
-func (a *Agent) sessionOrKeep(id acp.SessionId, u map[string]any) *Session {
+// sessionOrKeep returns the session for id, or keeps u (size bytes of
+// JSON) for it when the session is not registered yet, within bounds of
+// sessions, updates and bytes; past them the update is dropped.
+func (a *Agent) sessionOrKeep(id acp.SessionId, u map[string]any, size int) *Session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if s := a.sessions[id]; s != nil {
 		return s
 	}
 	if a.early == nil {
-		a.early = map[acp.SessionId][]map[string]any{}
+		a.early = map[acp.SessionId]*earlyUpdates{}
 	}
-	if _, ok := a.early[id]; !ok && len(a.early) >= maxEarlySessions {
-		a.log.Warn("session/update for unknown session dropped", "session", id)
+	e := a.early[id]
+	if (e == nil && len(a.early) >= maxEarlySessions) || (e != nil && len(e.updates) >= maxEarlyUpdates) || a.earlyN+size > maxEarlyBytes {
+		a.earlyOut++
+		if a.earlyOut == 1 || a.earlyOut%1000 == 0 {
+			a.log.Warn("session/update for an unknown session dropped", "session", truncate(string(id), 100), "dropped", a.earlyOut)
+		}
 		return nil
 	}
-	if len(a.early[id]) < maxEarlyUpdates {
-		a.early[id] = append(a.early[id], u)
+	if e == nil {
+		e = &earlyUpdates{}
+		a.early[id] = e
 	}
+	e.updates = append(e.updates, u)
+	e.bytes += size
+	a.earlyN += size
 	return nil
+}
+
+// earlyUpdates are the updates kept for a session not registered yet.
+type earlyUpdates struct {
+	updates []map[string]any
+	bytes   int // as JSON
 }
 
 // removeSession forgets s and reports how many sessions remain.
@@ -335,28 +457,62 @@ func (a *Agent) stop() {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-a.exited
 	}
-	// Whatever it left in its group goes too.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	// Whatever it left, in its group or not, goes too.
+	proctree.Kill(pgid, a.tag)
 }
 
-// handle serves every message the agent sends to the client.
+// leftoverGrace is how long what an exited agent left behind has between
+// SIGTERM and SIGKILL.
+const leftoverGrace = time.Second
+
+// endLeftovers ends what an exited agent left: SIGTERM, then SIGKILL.
+func endLeftovers(pgid int, tag string, log *slog.Logger) {
+	if proctree.Signal(pgid, tag, syscall.SIGTERM) == 0 {
+		return
+	}
+	time.Sleep(leftoverGrace)
+	if n := proctree.Kill(pgid, tag); n > 0 {
+		log.Info("killed processes the agent left behind", "count", n)
+	}
+}
+
+// clientRequests are the requests the client serves; any other request
+// from the agent is -32601 at once.
+var clientRequests = map[string]bool{
+	acp.ClientMethodSessionRequestPermission: true,
+	acp.ClientMethodFsReadTextFile:           true,
+	acp.ClientMethodFsWriteTextFile:          true,
+	acp.ClientMethodTerminalCreate:           true,
+	acp.ClientMethodTerminalOutput:           true,
+	acp.ClientMethodTerminalRelease:          true,
+	acp.ClientMethodTerminalWaitForExit:      true,
+	acp.ClientMethodTerminalKill:             true,
+}
+
+// handle serves every message the agent sends to the client that the gate
+// passes on: session/update notifications (on the SDK's one notification
+// goroutine, in order) and requests (each on its own goroutine).
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 	if method == acp.ClientMethodSessionUpdate {
+		// The gate passes session/update only as a notification.
 		defer a.gate.done()
-		var n struct {
-			SessionId acp.SessionId  `json:"sessionId"`
-			Update    map[string]any `json:"update"`
+		id, u, err := decodeUpdate(params)
+		if err != nil {
+			a.log.Warn("bad session/update", "err", err, "params", truncate(string(params), 200))
+			return nil, nil
 		}
-		if err := json.Unmarshal(params, &n); err != nil {
-			a.log.Warn("bad session/update", "err", err)
-			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
-		}
-		if s := a.sessionOrKeep(n.SessionId, n.Update); s != nil {
-			s.update(n.Update)
+		if s := a.sessionOrKeep(id, u, len(params)); s != nil {
+			s.update(u)
 		}
 		return nil, nil
 	}
-	// Requests come after the updates the agent sent before them.
+	if !clientRequests[method] {
+		a.log.Debug("unknown request from agent", "method", method)
+		return nil, acp.NewMethodNotFound(method)
+	}
+	// Requests come after the updates the agent sent before them. Only
+	// requests wait: each runs on its own goroutine, while the updates it
+	// waits for are handled on the notification goroutine.
 	a.gate.barrier(ctx)
 	var probe struct {
 		SessionId acp.SessionId `json:"sessionId"`
@@ -366,12 +522,33 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	}
 	s := a.session(probe.SessionId)
 	if s == nil {
-		if strings.HasPrefix(method, "_") {
-			return nil, acp.NewMethodNotFound(method)
-		}
 		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", probe.SessionId)})
 	}
 	return s.handle(ctx, method, params)
+}
+
+// decodeUpdate decodes session/update params generically: the update stays
+// a JSON object, whatever its kind (the SDK's typed decoding turns unknown
+// kinds into user message chunks).
+func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error) {
+	var n struct {
+		SessionId acp.SessionId  `json:"sessionId"`
+		Update    map[string]any `json:"update"`
+	}
+	if err := json.Unmarshal(params, &n); err != nil {
+		return "", nil, err
+	}
+	if n.Update == nil {
+		return "", nil, errors.New("no update")
+	}
+	return n.SessionId, n.Update, nil
+}
+
+// notification is any notification from the agent but session/update
+// (extension notifications such as qwen's "qwen/notify/..." are normal);
+// the gate calls it on the reading goroutine, so it must not block.
+func (a *Agent) notification(method string, params json.RawMessage) {
+	a.log.Debug("agent notification ignored", "method", method, "params", truncate(string(params), 500))
 }
 
 // authHint describes the authMethods of an initialize response in one line

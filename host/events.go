@@ -35,6 +35,50 @@ var eventTypes = []string{
 	EventFsWarning, EventMessage, EventModel,
 }
 
+// Registry events (registry.go) carry no "sid": they belong to no session
+// but to the agent registry UI (:AcpAgents), whose Lua side is not written
+// yet. They are kept out of eventTypes, which lists the types
+// lua/acp/events.lua routes to a session's handler; the registry UI adds a
+// sid-less route for these.
+const (
+	EventRegistryList      = "registry_list"      // acp_registry_refresh's result
+	EventRegistryProgress  = "registry_progress"  // an install's progress
+	EventRegistryInstalled = "registry_installed" // an install ended (ok or error)
+)
+
+// registryEventTypes lists the registry's event types.
+var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled}
+
+// registryListEvent is the result of refresh request id: list (see
+// registry.go's List) or, when nothing could be loaded, err.
+func registryListEvent(request int, list map[string]any, err error) Event {
+	ev := Event{"agents": []any{}}
+	if err != nil {
+		ev["error"] = err.Error()
+	} else {
+		ev = Event(list)
+	}
+	ev["type"] = EventRegistryList
+	ev["request"] = request
+	return ev
+}
+
+// registryProgressEvent reports install's progress on agent id.
+func registryProgressEvent(install int, id, phase string, bytes, total int64) Event {
+	return Event{"type": EventRegistryProgress, "install": install, "id": id, "phase": phase, "bytes": bytes, "total": total}
+}
+
+// registryInstalledEvent ends install of agent id: the agent spec, or err.
+func registryInstalledEvent(install int, id string, spec map[string]any, err error) Event {
+	ev := Event{"type": EventRegistryInstalled, "install": install, "id": id, "ok": err == nil}
+	if err != nil {
+		ev["error"] = err.Error()
+	} else {
+		ev["agent"] = spec
+	}
+	return ev
+}
+
 // question is a kind of question the user answers: the event that asks it,
 // the event that says it is settled, and the RPC method Lua answers it with.
 type question struct {

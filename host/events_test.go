@@ -71,7 +71,7 @@ func TestEventsAreBuiltInEventsGo(t *testing.T) {
 func TestAnswerMethodsAnswerTheirOwnKind(t *testing.T) {
 	h := &Host{answers: map[int]pendingAnswer{}}
 	ch := make(chan string, 1)
-	s := &Session{perms: map[int]chan string{7: ch}}
+	s := &Session{perms: map[int]*pending{7: {ch: ch, kind: resumeQuestion}}}
 	h.registerAnswer(7, s, resumeQuestion)
 	for _, q := range []question{permissionQuestion, fsQuestion} {
 		if err := h.answerer(q)(7, "x"); err == nil {

@@ -14,7 +14,8 @@ import (
 
 // This file wires fsbridge into the host: fs/read_text_file and
 // fs/write_text_file for each session, the Neovim side of fsbridge.Editor
-// (lua/acp/buffers.lua, one nvim_exec_lua per call), and fsbridge.Asker,
+// (lua/acp/buffers.lua through the buffer cache of bufcache.go: an
+// unchanged buffer is read without calling Neovim), and fsbridge.Asker,
 // which routes the bridge's questions to the user:
 //
 //   - outside-workspace questions go through the permission prompt, as a
@@ -120,43 +121,61 @@ func (s *Session) bufferEvent(path string, loaded bool) {
 	}
 }
 
-// serveFS implements fs/read_text_file and fs/write_text_file. Params are
-// decoded without Validate: an empty content is a valid write.
+// serveFS implements fs/read_text_file and fs/write_text_file for requests
+// that come through acp-go-sdk (the fast path, fastfs.go, takes the
+// well-formed ones first). Params are decoded without Validate: an empty
+// content is a valid write.
 func (s *Session) serveFS(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	var op string
 	switch method {
 	case acp.ClientMethodFsReadTextFile:
-		op = "read"
-	case acp.ClientMethodFsWriteTextFile:
-		op = "write"
-	default:
-		return nil, acp.NewMethodNotFound(method)
-	}
-	b, err := s.bridge(ctx)
-	if err != nil {
-		return nil, acp.NewInternalError(map[string]any{"error": fmt.Sprintf("fs: %v", err)})
-	}
-	ctx = context.WithValue(ctx, fsOpKey{}, op)
-	var res any
-	if op == "read" {
 		var req acp.ReadTextFileRequest
 		if err := json.Unmarshal(params, &req); err != nil {
 			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
-		res, err = b.ReadTextFile(ctx, req)
-	} else {
+		return wrapResult(s.serveRead(ctx, req))
+	case acp.ClientMethodFsWriteTextFile:
 		var req acp.WriteTextFileRequest
 		if err := json.Unmarshal(params, &req); err != nil {
 			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
-		res, err = b.WriteTextFile(ctx, req)
+		return wrapResult(s.serveWrite(ctx, req))
 	}
+	return nil, acp.NewMethodNotFound(method)
+}
+
+func wrapResult[T any](res T, rerr *acp.RequestError) (any, *acp.RequestError) {
+	if rerr != nil {
+		return nil, rerr
+	}
+	return res, nil
+}
+
+// serveRead implements fs/read_text_file.
+func (s *Session) serveRead(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, *acp.RequestError) {
+	return serveBridge(ctx, s, "read", req, (*fsbridge.Bridge).ReadTextFile)
+}
+
+// serveWrite implements fs/write_text_file.
+func (s *Session) serveWrite(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, *acp.RequestError) {
+	return serveBridge(ctx, s, "write", req, (*fsbridge.Bridge).WriteTextFile)
+}
+
+// serveBridge runs op ("read" or "write", for the Asker) on the session's
+// bridge and turns its error into the agent's.
+func serveBridge[Req, Res any](ctx context.Context, s *Session, op string, req Req,
+	call func(*fsbridge.Bridge, context.Context, Req) (Res, error)) (Res, *acp.RequestError) {
+	var zero Res
+	b, err := s.bridge(ctx)
+	if err != nil {
+		return zero, acp.NewInternalError(map[string]any{"error": fmt.Sprintf("fs: %v", err)})
+	}
+	res, err := call(b, context.WithValue(ctx, fsOpKey{}, op), req)
 	if err != nil {
 		var re *acp.RequestError
 		if errors.As(err, &re) {
-			return nil, re
+			return res, re
 		}
-		return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
+		return res, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return res, nil
 }
@@ -202,32 +221,47 @@ type nvimEditor struct {
 	s *Session
 }
 
-// Snapshot implements fsbridge.Editor.
+// Snapshot implements fsbridge.Editor, through the host's buffer cache
+// (bufcache.go).
 func (e *nvimEditor) Snapshot(ctx context.Context, realPath string) (fsbridge.Buffer, bool, error) {
-	var b *fsbridge.Buffer
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').snapshot(...)", &b, realPath); err != nil {
-		return fsbridge.Buffer{}, false, fmt.Errorf("buffers.snapshot: %w", err)
-	}
-	if b == nil {
-		return fsbridge.Buffer{}, false, nil
-	}
-	return *b, true, nil
+	return e.s.h.bufs.snapshot(ctx, e.s.h, realPath)
 }
 
 // Apply implements fsbridge.Editor.
 func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
+	return e.ApplyResult(ctx, bufnr, tick, hunks, eol, nil, "")
+}
+
+// ApplyResult implements fsbridge.ResultEditor: the host's copy of the
+// buffer becomes lines and text (when given) without reading them back.
+func (e *nvimEditor) ApplyResult(ctx context.Context, bufnr, tick int, hunks []fsbridge.Hunk, eol bool, lines []string, text string) error {
 	if hunks == nil {
 		hunks = []fsbridge.Hunk{} // nil would reach Lua as a hole in the arguments
 	}
+	for i := range hunks {
+		if hunks[i].Lines == nil {
+			// A deletion: nil would reach Lua as vim.NIL, not a list.
+			hunks[i].Lines = []string{}
+		}
+	}
+	// The change signal's epoch before the apply: the buffer's new key is
+	// current in it (apply_keyed does not signal its own changes).
+	epoch, sigOK := e.s.h.bufs.sig.current(ctx, e.s.h)
 	var res any
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply(...)", &res, bufnr, tick, hunks, eol); err != nil {
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply_keyed(...)", &res, bufnr, tick, hunks, eol); err != nil {
 		return fmt.Errorf("buffers.apply: %w", err)
 	}
 	switch r := res.(type) {
-	case bool:
-		if r {
-			return nil
+	case map[string]any:
+		key := -1
+		switch k := r["key"].(type) {
+		case int64:
+			key = int(k)
+		case uint64:
+			key = int(k)
 		}
+		e.s.h.bufs.applied(bufnr, tick, hunks, key, epoch, sigOK, appliedBuffer{lines, text, eol})
+		return nil
 	case string:
 		if r == "buffer changed" {
 			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrBufferChanged)
@@ -338,6 +372,7 @@ func (h *Host) rpcBufLoaded(path string) {
 
 // rpcBufUnloaded is acp_buf_unloaded(realpath).
 func (h *Host) rpcBufUnloaded(path string) {
+	h.bufs.forget(path)
 	for _, s := range h.allSessions() {
 		s.bufferEvent(path, false)
 	}

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,13 +18,16 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 // fsBench is a real headless Neovim with the plugin loaded, a host session
 // on a workspace, and an ACP connection pair over in-process pipes: the
 // "agent" end sends fs/read_text_file as a real agent would (JSON-RPC,
-// framing, the SDK's dispatch), the client end is the session's handler, and
-// the bridge reaches Neovim through the real nvimEditor (nvim_exec_lua into
+// framing, the SDK's dispatch), the client end is the session's agent
+// connection as the host makes it (gate, fs fast path, SDK), and the bridge
+// reaches Neovim through the real nvimEditor (the buffer cache and
 // lua/acp/buffers.lua).
 type fsBench struct {
 	nv     *nvim.Nvim
@@ -32,7 +37,7 @@ type fsBench struct {
 	closer func()
 }
 
-func newFSBench(b *testing.B) *fsBench {
+func newFSBench(b testing.TB) *fsBench {
 	b.Helper()
 	bin := os.Getenv("NVIM_BIN")
 	if bin == "" {
@@ -64,17 +69,36 @@ func newFSBench(b *testing.B) *fsBench {
 	s := newSession(h, 1, SessionOptions{Agent: AgentSpec{Name: "bench", Cwd: ws}})
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
-	client := acp.NewConnection(s.handle, c2aW, a2cR)
+	a := benchAgent(s, a2cR, c2aW)
 	agent := acp.NewConnection(func(context.Context, string, json.RawMessage) (any, *acp.RequestError) {
 		return nil, nil
 	}, a2cW, c2aR)
-	_ = client
 	return &fsBench{nv: nv, ws: ws, s: s, agent: agent, closer: func() {
 		s.end()
 		c2aW.Close()
 		a2cW.Close()
+		close(a.exited)
 		nv.Close()
 	}}
+}
+
+// benchAgent is the client side of session s's agent connection as
+// startAgent makes it (gate, fs fast path, SDK connection), reading the
+// agent's output from r and writing to w.
+func benchAgent(s *Session, r io.Reader, w io.Writer) *Agent {
+	s.id = "bench"
+	a := &Agent{
+		h:        s.h,
+		log:      s.log,
+		exited:   make(chan struct{}),
+		sessions: map[acp.SessionId]*Session{s.id: s},
+		out:      &agentWriter{w: w},
+	}
+	s.agent = a
+	a.gate = newGate(r, gateLimit, func(int) {})
+	a.gate.intercept = (&fastFS{a: a}).intercept
+	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
+	return a
 }
 
 func (f *fsBench) read(ctx context.Context, path string, line, limit int) (string, error) {
@@ -251,6 +275,116 @@ func BenchmarkFSReadConcurrent(b *testing.B) {
 			b.StopTimer()
 			reportLatency(b, lat)
 			b.ReportMetric(float64(batches.Microseconds())/1000/float64(b.N), "batch-ms")
+		})
+	}
+}
+
+// fastBench is the host's side of fs/* as a real agent connection drives it
+// (gate, fast path, agentWriter), with a raw "agent" that writes request
+// lines and reads response lines without decoding them: what remains is the
+// host's own cost.
+type fastBench struct {
+	*fsBench
+	toHost   io.Writer
+	fromHost *bufio.Reader
+}
+
+func newFastBench(b testing.TB) *fastBench {
+	f := newFSBench(b)
+	a2hR, a2hW := io.Pipe()
+	h2aR, h2aW := io.Pipe()
+	a := benchAgent(f.s, a2hR, h2aW)
+	closer := f.closer
+	f.closer = func() {
+		a2hW.Close()
+		h2aW.Close()
+		close(a.exited)
+		closer()
+	}
+	return &fastBench{fsBench: f, toHost: a2hW, fromHost: bufio.NewReaderSize(h2aR, 16<<20)}
+}
+
+// roundTrip sends one request line and returns the response line.
+func (f *fastBench) roundTrip(b testing.TB, line []byte) []byte {
+	if _, err := f.toHost.Write(line); err != nil {
+		b.Fatal(err)
+	}
+	resp, err := f.fromHost.ReadSlice('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	return resp
+}
+
+// BenchmarkFSFastPath: host-side latency of fs/* requests through the gate
+// and the fast path, against a real Neovim with the files loaded (the
+// 10,000-line buffer is 560 KB here).
+func BenchmarkFSFastPath(b *testing.B) {
+	f := newFastBench(b)
+	defer f.closer()
+	loaded, _ := f.files(b)
+	small := filepath.Join(f.ws, "small.txt")
+	var sb strings.Builder
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&sb, "line %05d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	if err := os.WriteFile(small, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.nv.ExecLua(`vim.cmd.edit(...)`, nil, small); err != nil {
+		b.Fatal(err)
+	}
+	text, _ := os.ReadFile(loaded)
+	edited := strings.Replace(string(text), "line 00100:", "line 0010X:", 1)
+	req := func(id int, method string, params any) []byte {
+		line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		return append(line, '\n')
+	}
+	for _, c := range []struct {
+		name string
+		line func(i int) []byte
+	}{
+		{"read-100-lines", func(i int) []byte {
+			return req(i, acp.ClientMethodFsReadTextFile, acp.ReadTextFileRequest{SessionId: "bench", Path: small})
+		}},
+		{"read-10000-lines", func(i int) []byte {
+			return req(i, acp.ClientMethodFsReadTextFile, acp.ReadTextFileRequest{SessionId: "bench", Path: loaded})
+		}},
+		{"write-10000-lines-3-changed", func(i int) []byte {
+			content := string(text)
+			if i%2 == 0 {
+				content = edited
+			}
+			return req(i, acp.ClientMethodFsWriteTextFile, acp.WriteTextFileRequest{SessionId: "bench", Path: loaded, Content: content})
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			lines := make([][]byte, b.N+1)
+			for i := range lines {
+				lines[i] = c.line(i)
+			}
+			if resp := f.roundTrip(b, lines[b.N]); !bytes.Contains(resp, []byte(`"result"`)) {
+				b.Fatalf("warm-up: %.200s", resp)
+			}
+			var nvimPid int
+			if err := f.nv.ExecLua(`return vim.fn.getpid()`, &nvimPid); err != nil {
+				b.Fatal(err)
+			}
+			lat := make([]time.Duration, 0, b.N)
+			goCPU, _ := cputime.Process(0)
+			nvimCPU, _ := cputime.Process(nvimPid)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				f.roundTrip(b, lines[i])
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			goCPU2, _ := cputime.Process(0)
+			nvimCPU2, _ := cputime.Process(nvimPid)
+			reportLatency(b, lat)
+			b.ReportMetric(float64(goCPU2-goCPU)/float64(b.N)/1e3, "host-cpu-µs/op")
+			b.ReportMetric(float64(nvimCPU2-nvimCPU)/float64(b.N)/1e3, "nvim-cpu-µs/op")
 		})
 	}
 }

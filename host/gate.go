@@ -21,28 +21,51 @@ const maxLineBytes = 8 << 20
 // (whose queue closes the connection when 1024 are waiting).
 const gateLimit = 256
 
+// gateBytes bounds the bytes of those notifications: each holds its line
+// until handled, and lines may be up to maxLineBytes. One line over it
+// still passes when nothing else is queued.
+const gateBytes = 32 << 20
+
 // gate sits between an agent's stdout and acp-go-sdk's reader. It hands the
 // SDK one line per Read and blocks while gateLimit session/update
 // notifications are read but not yet handled, so a fast agent is slowed down
 // (its stdout pipe fills) instead of overflowing the SDK's queue.
+//
+// It also sorts what the SDK must not see: lines that are not JSON-RPC go
+// to onBad, and notifications other than session/update to onNotify, both
+// called on the reading goroutine. The SDK handles notifications one at a
+// time on one goroutine; handing it only session/update keeps every other
+// notification from waiting behind (or for) the updates queued after it.
 type gate struct {
-	r      *bufio.Reader
-	limit  int
-	onDrop func(size int)    // called for each line over maxLineBytes
-	trace  func(line []byte) // when set, sees every line (debug logging)
+	r        *bufio.Reader
+	limit    int
+	onDrop   func(size int)                              // called for each line over maxLineBytes
+	onBad    func(line []byte)                           // a line that is not a JSON-RPC message; dropped
+	onNotify func(method string, params json.RawMessage) // a notification other than session/update; dropped
+	trace    func(line []byte)                           // when set, sees every line (debug logging)
+	// intercept, when set, sees every line before the SDK; true means it
+	// took the line (the fs/* fast path, fastfs.go). It must not keep the
+	// line: its memory is reused.
+	intercept func(line []byte) bool
 
-	buf []byte // rest of the current line
+	buf     []byte // rest of the current line
+	counted bool   // the line being handed over is a session/update notification
 
 	mu       sync.Mutex
 	cond     *sync.Cond
 	inflight int
+	bytes    int   // bytes of the inflight notifications
+	sizes    []int // their sizes, oldest first (the SDK handles them in order)
+	maxBytes int
 	seen     uint64 // session/update notifications passed to the SDK
 	handled  uint64 // ... and handled
 	closed   bool
 }
 
 func newGate(r io.Reader, limit int, onDrop func(int)) *gate {
-	g := &gate{r: bufio.NewReaderSize(r, 64<<10), limit: limit, onDrop: onDrop}
+	// A line that fits the buffer is copied out once, at its size; a
+	// whole file (fs/write_text_file) usually does.
+	g := &gate{r: bufio.NewReaderSize(r, 1<<20), limit: limit, maxBytes: gateBytes, onDrop: onDrop}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -54,8 +77,15 @@ func (g *gate) Read(p []byte) (int, error) {
 		if len(line) > 0 && g.trace != nil {
 			g.trace(line)
 		}
+		if len(line) > 0 && g.intercept != nil && g.intercept(line) {
+			continue
+		}
 		if len(line) > 0 {
-			if isUpdateNotification(line) && !g.acquire() {
+			line = g.sort(line)
+			if line == nil {
+				continue
+			}
+			if g.counted && !g.acquire(len(line)) {
 				return 0, io.EOF
 			}
 			g.buf = line
@@ -71,13 +101,17 @@ func (g *gate) Read(p []byte) (int, error) {
 }
 
 // readLine returns the next line including its newline, dropping lines
-// longer than maxLineBytes.
+// longer than maxLineBytes. A line that fits the reader's buffer is not
+// copied: it is valid until the next readLine (Read consumes it first).
 func (g *gate) readLine() ([]byte, error) {
 	var line []byte
 	dropped := 0
 	for {
 		chunk, err := g.r.ReadSlice('\n')
 		if dropped == 0 && len(line)+len(chunk) <= maxLineBytes {
+			if line == nil && err == nil {
+				return chunk, nil
+			}
 			line = append(line, chunk...)
 		} else {
 			dropped += len(line) + len(chunk)
@@ -105,26 +139,31 @@ func (g *gate) readLine() ([]byte, error) {
 	}
 }
 
-// acquire waits for room for one more notification; false once closed.
-func (g *gate) acquire() bool {
+// acquire waits for room for one more notification of size bytes; false
+// once closed.
+func (g *gate) acquire(size int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for g.inflight >= g.limit && !g.closed {
+	for (g.inflight >= g.limit || (g.inflight > 0 && g.bytes+size > g.maxBytes)) && !g.closed {
 		g.cond.Wait()
 	}
 	if g.closed {
 		return false
 	}
 	g.inflight++
+	g.bytes += size
+	g.sizes = append(g.sizes, size)
 	g.seen++
 	return true
 }
 
-// done marks one session/update notification as handled.
+// done marks the oldest session/update notification in flight as handled.
 func (g *gate) done() {
 	g.mu.Lock()
 	if g.inflight > 0 {
 		g.inflight--
+		g.bytes -= g.sizes[0]
+		g.sizes = g.sizes[1:]
 	}
 	g.handled++
 	g.mu.Unlock()
@@ -171,17 +210,52 @@ type envelope struct {
 	Error   *acp.RequestError `json:"error,omitempty"`
 }
 
-var updateMethod = []byte(`"` + acp.ClientMethodSessionUpdate + `"`)
+// requestedUpdate replaces the method of a session/update sent as a
+// request (with an id): the client serves no such request, so the agent
+// gets -32601 for it, and the gate's count of updates stays exact.
+const requestedUpdate = "session/update (sent as a request)"
 
-func isUpdateNotification(line []byte) bool {
-	if !bytes.Contains(line, updateMethod) {
-		return false
-	}
+// sort classifies one line as acp-go-sdk will and returns what the SDK
+// gets: the line itself, a rewritten line, or nil when the line goes to
+// onBad or onNotify instead. It sets g.counted for session/update
+// notifications.
+func (g *gate) sort(line []byte) []byte {
+	g.counted = false
 	if len(bytes.TrimSpace(line)) == 0 {
-		return false
+		return line // the SDK skips blank lines
 	}
 	var m envelope
-	if err := json.Unmarshal(line, &m); err != nil {
+	if err := json.Unmarshal(line, &m); err != nil || (m.ID == nil && m.Method == "") {
+		if g.onBad != nil {
+			g.onBad(line)
+		}
+		return nil
+	}
+	switch {
+	case m.ID == nil && m.Method == acp.ClientMethodSessionUpdate:
+		g.counted = true
+	case m.ID == nil && m.Method != "$/cancel_request":
+		// The SDK handles $/cancel_request itself, at once.
+		if g.onNotify != nil {
+			g.onNotify(m.Method, m.Params)
+		}
+		return nil
+	case m.ID != nil && m.Method == acp.ClientMethodSessionUpdate:
+		m.Method = requestedUpdate
+		b, err := json.Marshal(m)
+		if err != nil {
+			return line
+		}
+		return append(b, '\n')
+	}
+	return line
+}
+
+// isUpdateNotification reports whether line is a session/update
+// notification as acp-go-sdk decodes it.
+func isUpdateNotification(line []byte) bool {
+	var m envelope
+	if len(bytes.TrimSpace(line)) == 0 || json.Unmarshal(line, &m) != nil {
 		return false
 	}
 	return m.ID == nil && m.Method == acp.ClientMethodSessionUpdate

@@ -41,7 +41,10 @@ func TestIsUpdateNotification(t *testing.T) {
 }
 
 func TestGateReadsLineByLine(t *testing.T) {
-	in := "a\nbb\n\nccc"
+	a := `{"jsonrpc":"2.0","id":1,"result":{}}`
+	b := `{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{}}`
+	c := `{"jsonrpc":"2.0","id":3,"result":null}`
+	in := a + "\n" + b + "\n\n" + c
 	g := newGate(strings.NewReader(in), 10, func(int) { t.Fatal("drop") })
 	var got []string
 	buf := make([]byte, 64)
@@ -57,7 +60,7 @@ func TestGateReadsLineByLine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := []string{"a\n", "bb\n", "\n", "ccc\n"}
+	want := []string{a + "\n", b[:64], b[64:] + "\n", "\n", c + "\n"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("reads %q, want %q", got, want)
 	}
@@ -65,14 +68,15 @@ func TestGateReadsLineByLine(t *testing.T) {
 
 func TestGateDropsOversizedLines(t *testing.T) {
 	big := strings.Repeat("x", maxLineBytes+10)
-	in := "first\n" + big + "\nlast\n"
+	first, last := `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", `{"jsonrpc":"2.0","id":2,"result":{}}`+"\n"
+	in := first + big + "\n" + last
 	var dropped int
 	g := newGate(strings.NewReader(in), 10, func(n int) { dropped = n })
 	out, err := io.ReadAll(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(out) != "first\nlast\n" {
+	if string(out) != first+last {
 		t.Fatalf("read %q", out[:min(len(out), 40)])
 	}
 	if dropped != len(big)+1 {
@@ -80,12 +84,41 @@ func TestGateDropsOversizedLines(t *testing.T) {
 	}
 }
 
-func TestGateBlocksAtLimit(t *testing.T) {
-	var in bytes.Buffer
-	for i := 0; i < 5; i++ {
-		in.WriteString(updateLine(i))
+// The gate hands the SDK requests, responses and session/update
+// notifications, and keeps the rest from it.
+func TestGateSortsLines(t *testing.T) {
+	lines := []string{
+		`not json`,
+		`{"jsonrpc":"2.0","method":"_vendor/x","params":{"a":1}}`,
+		strings.TrimSpace(updateLine(1)),
+		`{"jsonrpc":"2.0","method":"qwen/notify/session/prompt-suggestion","params":{}}`,
+		`{"jsonrpc":"2.0","id":0,"method":"session/update","params":{}}`,
+		`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0"}`,
 	}
-	g := newGate(&in, 3, nil)
+	var bad []string
+	var notes []string
+	g := newGate(strings.NewReader(strings.Join(lines, "\n")), 10, nil)
+	g.onBad = func(l []byte) { bad = append(bad, strings.TrimSpace(string(l))) }
+	g.onNotify = func(m string, p json.RawMessage) { notes = append(notes, m+" "+string(p)) }
+	out, err := io.ReadAll(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := updateLine(1) + `{"jsonrpc":"2.0","id":0,"method":"session/update (sent as a request)","params":{}}` + "\n" + lines[5] + "\n"
+	if string(out) != want {
+		t.Fatalf("passed\n%s\nwant\n%s", out, want)
+	}
+	if fmt.Sprint(bad) != fmt.Sprint([]string{"not json", `{"jsonrpc":"2.0"}`}) {
+		t.Fatalf("bad lines %q", bad)
+	}
+	if fmt.Sprint(notes) != fmt.Sprint([]string{`_vendor/x {"a":1}`, "qwen/notify/session/prompt-suggestion {}"}) {
+		t.Fatalf("notifications %q", notes)
+	}
+}
+
+// readLines reads g until it fails, one value on the channel per Read.
+func readLines(g *gate) chan struct{} {
 	lines := make(chan struct{}, 10)
 	go func() {
 		buf := make([]byte, 4096)
@@ -97,12 +130,16 @@ func TestGateBlocksAtLimit(t *testing.T) {
 			lines <- struct{}{}
 		}
 	}()
-	for i := 0; i < 3; i++ {
-		<-lines
-	}
+	return lines
+}
+
+// blockedUntilDone checks that g holds the next line back until one
+// notification is done, then closes it.
+func blockedUntilDone(t *testing.T, g *gate, lines chan struct{}, what string) {
+	t.Helper()
 	select {
 	case <-lines:
-		t.Fatal("gate let a 4th notification through with 3 in flight")
+		t.Fatal(what)
 	case <-time.After(100 * time.Millisecond): // proving a negative: the read must still be blocked
 	}
 	g.done()
@@ -114,6 +151,37 @@ func TestGateBlocksAtLimit(t *testing.T) {
 	g.close()
 	for range lines {
 	}
+}
+
+func TestGateBlocksAtLimit(t *testing.T) {
+	var in bytes.Buffer
+	for i := 0; i < 5; i++ {
+		in.WriteString(updateLine(i))
+	}
+	g := newGate(&in, 3, nil)
+	lines := readLines(g)
+	for i := 0; i < 3; i++ {
+		<-lines
+	}
+	blockedUntilDone(t, g, lines, "gate let a 4th notification through with 3 in flight")
+}
+
+// The gate also bounds the bytes in flight: big notifications wait for
+// earlier ones to be handled, however few there are.
+func TestGateBoundsBytesInFlight(t *testing.T) {
+	big := func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"n":%d,"pad":"%s"}}}`+"\n", i, strings.Repeat("x", 1000))
+	}
+	var in bytes.Buffer
+	for i := 0; i < 4; i++ {
+		in.WriteString(big(i))
+	}
+	g := newGate(&in, 100, nil)
+	g.maxBytes = 2*len(big(0)) + 10 // room for two
+	lines := readLines(g)
+	<-lines
+	<-lines
+	blockedUntilDone(t, g, lines, "gate let a third big notification through with two in flight")
 }
 
 // streamThroughSDK sends n session/update notifications through an
@@ -222,26 +290,88 @@ func BenchmarkStream20000Chunks(b *testing.B) {
 	}
 }
 
-// FuzzGate: whatever an agent writes, the gate never panics, never blocks
-// without notifications in flight beyond its limit, and passes every line
-// through unchanged (a last line without newline gets one).
+// FuzzGate: whatever an agent writes, the gate never panics and hands the
+// SDK, in order and unchanged, every request and response line; it drops
+// what is not JSON-RPC (to onBad) and notifications other than
+// session/update (to onNotify), renames session/update requests, and
+// counts exactly the session/update notifications it passes.
 func FuzzGate(f *testing.F) {
 	f.Add([]byte(updateLine(1) + "garbage\n" + updateLine(2)))
 	f.Add([]byte("no newline at all"))
 	f.Add([]byte("\n\n\n"))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"session/update","params":` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"_x/y","params":{}}` + "\n" + updateLine(3) + `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"session/update","params":{}}` + "\n" + `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		var bad, notified int
 		g := newGate(bytes.NewReader(data), 1<<30, func(int) { t.Fatal("no line here is oversized") })
-		out, err := io.ReadAll(g)
-		if err != nil {
-			t.Fatal(err)
+		g.onBad = func([]byte) { bad++ }
+		g.onNotify = func(string, json.RawMessage) { notified++ }
+		var out [][]byte
+		counted := 0
+		buf := make([]byte, 1<<16)
+		var cur []byte
+		for {
+			n, err := g.Read(buf)
+			cur = append(cur, buf[:n]...)
+			if n > 0 && cur[len(cur)-1] == '\n' {
+				out = append(out, cur)
+				if g.counted {
+					counted++
+				}
+				cur = nil
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
-		want := data
-		if len(want) > 0 && want[len(want)-1] != '\n' {
-			want = append(append([]byte{}, want...), '\n')
+		var in [][]byte
+		for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+			if len(l) > 0 {
+				if l[len(l)-1] != '\n' {
+					l = append(append([]byte{}, l...), '\n')
+				}
+				in = append(in, l)
+			}
 		}
-		if !bytes.Equal(out, want) {
-			t.Fatalf("gate changed the stream:\n in %q\nout %q", data, out)
+		if len(in) != len(out)+bad+notified {
+			t.Fatalf("%d lines in, %d out, %d bad, %d notifications", len(in), len(out), bad, notified)
+		}
+		updates := 0
+		j := 0
+		for _, l := range in {
+			var m envelope
+			blank := len(bytes.TrimSpace(l)) == 0
+			if !blank && (json.Unmarshal(l, &m) != nil || (m.ID == nil && m.Method == "")) {
+				continue // bad
+			}
+			if !blank && m.ID == nil && m.Method != acp.ClientMethodSessionUpdate && m.Method != "$/cancel_request" {
+				continue // handed to onNotify
+			}
+			if j >= len(out) {
+				t.Fatalf("line %q missing from the output", l)
+			}
+			got := out[j]
+			j++
+			if !blank && m.ID != nil && m.Method == acp.ClientMethodSessionUpdate {
+				var r envelope
+				if json.Unmarshal(got, &r) != nil || r.Method != requestedUpdate || string(*r.ID) != string(*m.ID) {
+					t.Fatalf("session/update request %q became %q", l, got)
+				}
+				continue
+			}
+			if !bytes.Equal(got, l) {
+				t.Fatalf("gate changed %q into %q", l, got)
+			}
+			if !blank && m.ID == nil && m.Method == acp.ClientMethodSessionUpdate {
+				updates++
+			}
+		}
+		if updates != counted {
+			t.Fatalf("counted %d updates, passed %d", counted, updates)
 		}
 	})
 }

@@ -4,13 +4,18 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 // Host owns the agents and sessions of one Neovim instance.
@@ -18,6 +23,11 @@ type Host struct {
 	nv  *nvim.Nvim
 	log *slog.Logger
 	ui  *UI
+	// owners is the prefix of the proctree tags of every process this host
+	// starts (agents, terminal commands): unique to this host process.
+	owners string
+
+	bufs bufCache // loaded buffers' last snapshots (bufcache.go)
 
 	mu       sync.Mutex
 	agents   map[string]*Agent
@@ -32,6 +42,7 @@ func New(nv *nvim.Nvim, log *slog.Logger) *Host {
 	h := &Host{
 		nv:       nv,
 		log:      log,
+		owners:   ownerPrefix(),
 		agents:   map[string]*Agent{},
 		sessions: map[int]*Session{},
 		answers:  map[int]pendingAnswer{},
@@ -75,7 +86,7 @@ func (h *Host) Register() error {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
-	return nil
+	return h.registerRegistry() // acp_registry_* (registry.go)
 }
 
 // Run serves Neovim until it goes away, then stops every agent.
@@ -83,10 +94,16 @@ func (h *Host) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		h.ui.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		// Orphans of our agents and commands come to us (the host is a
+		// child subreaper): reap them, and kill those whose owner ended.
+		proctree.Reap(ctx, h.owners, 2*time.Second, h.log)
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- h.nv.Serve() }()
@@ -128,6 +145,22 @@ func (h *Host) Shutdown() {
 		}(a)
 	}
 	wg.Wait()
+	// Anything of ours still running (started by an agent that is gone,
+	// escaped from a terminal) goes too.
+	if n := proctree.Kill(0, h.owners); n > 0 {
+		h.log.Info("killed leftover processes", "count", n)
+	}
+}
+
+// OwnerPrefix is the proctree tag prefix of every process this host
+// starts; a watchdog given it can end them all if the host dies.
+func (h *Host) OwnerPrefix() string { return h.owners }
+
+// ownerPrefix is a tag prefix unique to this process.
+func ownerPrefix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("nvim-acp-%d-%x/", os.Getpid(), b)
 }
 
 func (h *Host) nextID() int {

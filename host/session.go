@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"sort"
 	"sync"
 	"time"
 
@@ -52,11 +53,14 @@ type Session struct {
 	dropped bool               // the running prompt was abandoned after a cancel
 	cancels []func()           // run on every cancel (e.g. kill the turn's terminals)
 	allowed map[string]bool    // commands the user allowed in permission prompts (see guard.go)
-	perms   map[int]chan string
-	closed  bool
-	stopped chan struct{}
-	enders  []func() // run once when the session ends (close, agent exit, host exit)
-	ended   bool
+	perms   map[int]*pending
+	// cancelling: the running turn was cancelled; questions asked until
+	// it ends are answered "cancelled" at once.
+	cancelling bool
+	closed     bool
+	stopped    chan struct{}
+	enders     []func() // run once when the session ends (close, agent exit, host exit)
+	ended      bool
 
 	fsb sessionFS // fs/* state, see fs.go
 
@@ -97,7 +101,7 @@ func newSession(h *Host, sid int, opts SessionOptions) *Session {
 		h:       h,
 		log:     h.log.With("sid", sid, "agent", opts.Agent.Name),
 		opts:    opts,
-		perms:   map[int]chan string{},
+		perms:   map[int]*pending{},
 		stopped: make(chan struct{}),
 	}
 }
@@ -123,6 +127,10 @@ func (s *Session) open(ctx context.Context) {
 	ctx, cancel := a.context(ctx)
 	defer cancel()
 	if err := a.ready(ctx); err != nil {
+		if err != ctx.Err() {
+			s.fail(fmt.Errorf("start agent: %w", err)) // described already
+			return
+		}
 		s.fail(a.describe("start agent", err))
 		return
 	}
@@ -221,6 +229,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	})
 	s.mu.Lock()
 	s.turn, s.turnEnd = nil, nil
+	s.cancelling = false
 	dropped := s.dropped
 	s.mu.Unlock()
 	close(end)
@@ -256,21 +265,29 @@ func (s *Session) onCancel(fn func()) {
 	s.mu.Unlock()
 }
 
-// cancel sends session/cancel, answers pending permission requests
-// "cancelled", runs the cancel hooks, and stops waiting for a turn that does
-// not end within cancelGrace.
+// cancel sends session/cancel, then answers pending permission requests
+// "cancelled" (in that order: an agent may read a lone "cancelled" outcome
+// as the user's refusal), runs the cancel hooks, and stops waiting for a
+// turn that does not end within cancelGrace.
 func (s *Session) cancel() {
-	s.settleQuestions()
 	s.mu.Lock()
 	a, id := s.agent, s.id
 	hooks := append([]func(){}, s.cancels...)
 	turn, end := s.turn, s.turnEnd
 	s.mu.Unlock()
+	if a != nil && id != "" {
+		if err := a.conn.SendNotification(context.Background(), acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
+			s.log.Warn("session/cancel", "err", err)
+		}
+	}
+	s.mu.Lock()
+	if s.turnEnd != nil && s.turnEnd == end {
+		s.cancelling = true
+	}
+	s.mu.Unlock()
+	s.settleQuestions()
 	if a == nil || id == "" {
 		return
-	}
-	if err := a.conn.SendNotification(context.Background(), acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
-		s.log.Warn("session/cancel", "err", err)
 	}
 	for _, fn := range hooks {
 		fn()
@@ -333,7 +350,10 @@ func (s *Session) update(u map[string]any) {
 	if !knownUpdates[kind] {
 		s.log.Info("unknown session update kind", "kind", kind)
 	}
-	s.emit(updateEvent(clean(u)))
+	// Waits while Neovim is behind, which slows the agent through the gate.
+	ev := updateEvent(clean(u))
+	ev["sid"] = s.sid
+	s.h.ui.EmitWait(ev)
 }
 
 // knownUpdates are the sessionUpdate kinds the chat renders.
@@ -400,13 +420,17 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 // no answer. The UI gets q.done with the id once it is settled either way.
 func (s *Session) ask(ctx context.Context, q question, ev Event) (string, error) {
 	id := s.h.nextID()
-	ch := make(chan string, 1)
+	p := &pending{ch: make(chan string, 1), kind: q}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return "", errors.New("the session is closed")
 	}
-	s.perms[id] = ch
+	if s.cancelling {
+		s.mu.Unlock()
+		return "", nil // the turn was cancelled: no more questions in it
+	}
+	s.perms[id] = p
 	s.mu.Unlock()
 	s.h.registerAnswer(id, s, q)
 	defer s.h.unregisterAnswer(id)
@@ -414,13 +438,18 @@ func (s *Session) ask(ctx context.Context, q question, ev Event) (string, error)
 	s.emit(ev)
 	var choice string
 	select {
-	case choice = <-ch:
+	case choice = <-p.ch:
 	case <-ctx.Done():
 		s.mu.Lock()
 		delete(s.perms, id)
 		s.mu.Unlock()
 	}
-	s.emit(doneEvent(q, id))
+	s.mu.Lock()
+	settled := p.settled
+	s.mu.Unlock()
+	if !settled {
+		s.emit(doneEvent(q, id))
+	}
 	if choice == "" && ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -430,12 +459,19 @@ func (s *Session) ask(ctx context.Context, q question, ev Event) (string, error)
 // answer delivers the user's choice for permission request id; "" cancels.
 func (s *Session) answer(id int, choice string) {
 	s.mu.Lock()
-	ch, ok := s.perms[id]
+	p, ok := s.perms[id]
 	delete(s.perms, id)
 	s.mu.Unlock()
 	if ok {
-		ch <- choice
+		p.ch <- choice
 	}
+}
+
+// pending is one question waiting for the user.
+type pending struct {
+	ch      chan string // gets the answer
+	kind    question
+	settled bool // settleQuestions answered it (and told the UI)
 }
 
 func deref(p *string) string {
@@ -493,13 +529,29 @@ func (s *Session) shutdown() {
 	s.end()
 }
 
-// settleQuestions answers every pending question "" (cancelled).
+// settleQuestions answers every pending question "" (cancelled) and tells
+// the UI in one batch, however many there are.
 func (s *Session) settleQuestions() {
 	s.mu.Lock()
 	perms := s.perms
-	s.perms = map[int]chan string{}
+	s.perms = map[int]*pending{}
+	ids := make([]int, 0, len(perms))
+	for id, p := range perms {
+		p.settled = true
+		ids = append(ids, id)
+	}
 	s.mu.Unlock()
-	for _, ch := range perms {
-		ch <- ""
+	if len(ids) == 0 {
+		return
+	}
+	sort.Ints(ids)
+	evs := make([]Event, len(ids))
+	for i, id := range ids {
+		evs[i] = doneEvent(perms[id].kind, id)
+		evs[i]["sid"] = s.sid
+	}
+	s.h.ui.EmitAll(evs)
+	for _, p := range perms {
+		p.ch <- ""
 	}
 }

@@ -8,19 +8,21 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
-// livePendingLimit bounds the live-view output waiting to be handed to the
-// UI per session. Past it, the oldest waiting output is dropped from the
-// live view only (the agent's text capture keeps it) and the view says so.
-const livePendingLimit = 4 << 20
+// liveFrameBytes bounds the raw output a live view gets per frame (about
+// 16 ms): 4 MB/s, far more than a terminal window can show. A command
+// printing faster is never slowed by its view: the view skips to the
+// newest output (saying so), the agent's text capture keeps every byte.
+const liveFrameBytes = 64 << 10
 
-// skippedNotice is written into a live view where output was dropped.
-const skippedNotice = "\r\n\x1b[2m[nvim-acp: output skipped, Neovim fell behind]\x1b[0m\r\n"
+// skippedNotice is written into a live view where output was skipped.
+const skippedNotice = "\r\n\x1b[2m[nvim-acp: output skipped]\x1b[0m\r\n"
 
 // sessionTerminals is the terminal state of one session: a
 // terminal.Manager and a livePump, both created on first use and closed
@@ -45,8 +47,9 @@ func (s *Session) terminals() (*terminal.Manager, *livePump) {
 		OutputByteLimit: s.opts.Terminal.OutputByteLimit,
 		MaxTerminals:    s.opts.Terminal.MaxTerminals,
 		Logger:          s.log.With("component", "terminal"),
+		Tag:             fmt.Sprintf("%ss%d/", s.h.owners, s.sid),
 	})
-	st.pump = newLivePump(s)
+	st.pump = newLivePump(s, st.m)
 	go st.pump.run()
 	m := st.m
 	// A cancelled turn takes its commands with it (their output stays
@@ -191,7 +194,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 		Cwd:             cwd,
 		Env:             env,
 		OutputByteLimit: limit,
-		OnOutput:        func(raw []byte) { pump.output(view, raw) },
+		OnActivity:      func() { pump.activity(view) },
 		OnExit:          func(st terminal.ExitStatus) { pump.exit(view, st) },
 	})
 	line := commandLine(p.Command, p.Args)
@@ -307,34 +310,35 @@ func (h *Host) rpcTerminalResize(sid int, id string, rows, cols int) error {
 	return m.Resize(id, uint16(rows), uint16(cols))
 }
 
-// liveTerm is the pump's view of one terminal. Output and exit reported
-// before Create returned (so before the id is known) wait in early until
-// start.
+// liveTerm is the pump's view of one terminal.
 type liveTerm struct {
 	id      string // set by start
 	started bool
-	early   [][]byte
+	dirty   bool  // output not shown yet
+	off     int64 // raw output shown so far
 	exitEv  Event // an exit seen before start
 }
 
-// liveItem is one queued piece of live-view data: raw output of a
-// terminal, or an event.
+// liveItem is one queued event; term, when set, is the terminal whose
+// output must be shown before it.
 type liveItem struct {
-	id   string
-	data []byte
 	ev   Event
+	term *liveTerm
 }
 
-// livePump forwards terminals' raw output and exits to the UI, in order,
-// from its own goroutine: the terminal callbacks must not block, and the
-// UI's Stream blocks while Neovim is behind.
+// livePump forwards terminals' output and events to the UI, in order, from
+// its own goroutine, at most once per frame. The terminals' reader
+// goroutines only mark a view dirty (they never wait on the UI or copy
+// output for it); each frame the pump takes what is new from the
+// terminal's raw tail (terminal.Manager.RawSince), at most liveFrameBytes
+// per terminal.
 type livePump struct {
 	s *Session
+	m *terminal.Manager
 
 	mu      sync.Mutex
 	items   []liveItem
-	bytes   int             // output bytes in items
-	dropped map[string]bool // terminals whose next output follows a gap
+	dirty   []*liveTerm
 	stopped bool
 
 	wake chan struct{}
@@ -342,88 +346,44 @@ type livePump struct {
 	done chan struct{}
 }
 
-func newLivePump(s *Session) *livePump {
-	return &livePump{s: s, dropped: map[string]bool{}, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+func newLivePump(s *Session, m *terminal.Manager) *livePump {
+	return &livePump{s: s, m: m, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
-// start publishes a created terminal: its event, then whatever it did
-// before its id was known.
+// start publishes a created terminal: its event, then its output so far.
 func (p *livePump) start(t *liveTerm, id string, ev Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t.id = id
 	t.started = true
 	p.pushLocked(liveItem{ev: ev})
-	for _, b := range t.early {
-		p.outputLocked(t, b)
-	}
-	t.early = nil
+	p.markLocked(t)
 	if t.exitEv != nil {
 		t.exitEv["id"] = id
-		p.pushLocked(liveItem{ev: t.exitEv})
+		p.pushLocked(liveItem{ev: t.exitEv, term: t})
 		t.exitEv = nil
 	}
 	p.signal()
 }
 
-// output queues raw bytes of t; it never blocks.
-func (p *livePump) output(t *liveTerm, raw []byte) {
+// activity notes new output of t; it never blocks.
+func (p *livePump) activity(t *liveTerm) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !t.started {
-		t.early = append(t.early, raw)
+	if t.dirty {
 		return
 	}
-	p.outputLocked(t, raw)
-	p.signal()
+	if t.started {
+		p.markLocked(t)
+		p.signal()
+	}
 }
 
-func (p *livePump) outputLocked(t *liveTerm, raw []byte) {
-	if p.stopped {
-		return
+func (p *livePump) markLocked(t *liveTerm) {
+	if !t.dirty && !p.stopped {
+		t.dirty = true
+		p.dirty = append(p.dirty, t)
 	}
-	// Over the limit, the oldest queued output goes: a live view shows the
-	// newest, with a notice where the gap is.
-	for p.bytes+len(raw) > livePendingLimit {
-		i := 0
-		for i < len(p.items) && p.items[i].ev != nil {
-			i++
-		}
-		if i == len(p.items) {
-			break
-		}
-		gone := p.items[i]
-		p.bytes -= len(gone.data)
-		p.items = append(p.items[:i], p.items[i+1:]...)
-		p.noticeLocked(gone.id, i)
-	}
-	if p.dropped[t.id] {
-		delete(p.dropped, t.id)
-		raw = append([]byte(skippedNotice), raw...)
-	}
-	p.bytes += len(raw)
-	if n := len(p.items); n > 0 && p.items[n-1].ev == nil && p.items[n-1].id == t.id {
-		p.items[n-1].data = append(p.items[n-1].data, raw...)
-		return
-	}
-	p.items = append(p.items, liveItem{id: t.id, data: raw})
-}
-
-// noticeLocked marks the gap left by dropping output of id at index from:
-// the next queued output of id starts with the notice (or, when none is
-// queued, the next output of that terminal does).
-func (p *livePump) noticeLocked(id string, from int) {
-	for j := from; j < len(p.items); j++ {
-		it := &p.items[j]
-		if it.ev == nil && it.id == id {
-			if !bytes.HasPrefix(it.data, []byte(skippedNotice)) {
-				it.data = append([]byte(skippedNotice), it.data...)
-				p.bytes += len(skippedNotice)
-			}
-			return
-		}
-	}
-	p.dropped[id] = true
 }
 
 // exit queues t's exit event after its output.
@@ -436,7 +396,7 @@ func (p *livePump) exit(t *liveTerm, st terminal.ExitStatus) {
 		return
 	}
 	ev["id"] = t.id
-	p.pushLocked(liveItem{ev: ev})
+	p.pushLocked(liveItem{ev: ev, term: t})
 	p.signal()
 }
 
@@ -461,7 +421,7 @@ func (p *livePump) signal() {
 	}
 }
 
-// run forwards queued items until stop.
+// run forwards queued events and new output, once per frame, until stop.
 func (p *livePump) run() {
 	defer close(p.done)
 	for {
@@ -470,18 +430,47 @@ func (p *livePump) run() {
 			return
 		case <-p.wake:
 		}
+		start := time.Now()
 		p.mu.Lock()
-		items := p.items
-		p.items = nil
-		p.bytes = 0
+		items, dirty := p.items, p.dirty
+		p.items, p.dirty = nil, nil
+		for _, t := range dirty {
+			t.dirty = false
+		}
 		p.mu.Unlock()
 		for _, it := range items {
-			if it.ev != nil {
-				p.s.emit(it.ev)
-			} else {
-				p.s.h.ui.Stream(p.s.sid, EventTerminalOutput, it.id, string(it.data))
+			if it.term != nil {
+				p.flush(it.term)
 			}
+			p.s.emit(it.ev)
 		}
+		for _, t := range dirty {
+			p.flush(t)
+		}
+		select {
+		case <-p.quit:
+			return
+		case <-time.After(frame - time.Since(start)):
+		}
+	}
+}
+
+// flush shows t's output that is new since the last flush.
+func (p *livePump) flush(t *liveTerm) {
+	data, next, skipped, err := p.m.RawSince(t.id, t.off, liveFrameBytes)
+	if err != nil {
+		return // released
+	}
+	t.off = next
+	if skipped > 0 {
+		// Start the shown part on a new line when one begins soon.
+		if i := bytes.IndexByte(data[:min(len(data), 4096)], '\n'); i >= 0 {
+			data = data[i+1:]
+		}
+		data = append([]byte(skippedNotice), data...)
+	}
+	if len(data) > 0 {
+		p.s.h.ui.Stream(p.s.sid, EventTerminalOutput, t.id, string(data))
 	}
 }
 
@@ -495,6 +484,7 @@ func (p *livePump) stop() {
 	}
 	p.stopped = true
 	p.items = nil
+	p.dirty = nil
 	p.mu.Unlock()
 	close(p.quit)
 	<-p.done

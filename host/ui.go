@@ -54,14 +54,37 @@ func NewUI(call Caller, log *slog.Logger) *UI {
 	return u
 }
 
-// Emit queues an event.
-func (u *UI) Emit(ev Event) {
+// Emit queues an event, first bounded to what Neovim can take (see
+// boundEvent): every event that carries agent JSON passes here.
+func (u *UI) Emit(ev Event) { u.queue([]Event{ev}, false) }
+
+// EmitAll queues events together: they reach Neovim in one batch.
+func (u *UI) EmitAll(evs []Event) { u.queue(evs, false) }
+
+// EmitWait is Emit, but first waits while the text and events waiting for
+// Neovim are over maxPendingBytes, as Stream does: the caller must hold no
+// lock a Neovim round trip may need.
+func (u *UI) EmitWait(ev Event) { u.queue([]Event{ev}, true) }
+
+// queue bounds evs and queues them, counting their bytes as pending; with
+// wait, first waits for room.
+func (u *UI) queue(evs []Event, wait bool) {
+	total := 0
+	for i, ev := range evs {
+		var n int
+		evs[i], n = boundEvent(ev)
+		total += n
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	for wait && u.pending > maxPendingBytes && !u.closed {
+		u.cond.Wait()
+	}
 	if u.closed {
 		return
 	}
-	u.events = append(u.events, ev)
+	u.pending += total
+	u.events = append(u.events, evs...)
 	u.signal()
 }
 

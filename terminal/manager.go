@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 // Defaults used when the corresponding Options field is zero.
@@ -61,6 +63,10 @@ type Options struct {
 	Rows, Cols      uint16        // initial window size
 	RawTail         int           // raw bytes kept for Raw; negative disables
 	Logger          *slog.Logger  // debug logging (default: discarded)
+	// Tag, when set, is the prefix of the proctree owner tag given to each
+	// command (Tag + its id): kill, release and close then also reach the
+	// processes that left the command's process group or session.
+	Tag string
 }
 
 // CreateOptions describes one command to start.
@@ -72,6 +78,7 @@ type CreateOptions struct {
 	OutputByteLimit int               // text limit in bytes (default: Options.OutputByteLimit)
 	Rows, Cols      uint16            // window size (default: Options.Rows/Cols)
 	OnOutput        func(raw []byte)  // gets a copy of each raw PTY read, on the reader goroutine: must not block
+	OnActivity      func()            // called after each PTY read is captured (see RawSince), on the reader goroutine: must not block
 	OnExit          func(ExitStatus)  // called once after exit and drain; neither callback runs after Release/Close
 }
 
@@ -106,6 +113,7 @@ type Manager struct {
 	terms    map[string]*term
 	starting int // Create calls past the cap check, not yet registered
 	closed   bool
+	quit     chan struct{} // closed by Close
 	seq      uint64
 	wg       sync.WaitGroup // reader, waiter and kill-escalation goroutines
 }
@@ -113,10 +121,12 @@ type Manager struct {
 // term is one terminal. Fields above mu are immutable after Create.
 type term struct {
 	id       string
+	tag      string // proctree owner tag ("" without Options.Tag)
 	cmd      *exec.Cmd
 	pid      int
 	pty      *os.File
 	onOutput func([]byte)
+	onActive func()
 	onExit   func(ExitStatus)
 
 	readerDone chan struct{} // closed when the reader goroutine returns
@@ -155,7 +165,7 @@ func NewManager(opts Options) *Manager {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Manager{opts: opts, log: log, terms: make(map[string]*term)}
+	return &Manager{opts: opts, log: log, terms: make(map[string]*term), quit: make(chan struct{})}
 }
 
 // Create starts a command on a new PTY and returns its terminal id at once.
@@ -192,12 +202,19 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		m.mu.Unlock()
 		_ = syscall.Kill(-t.pid, syscall.SIGKILL)
 		_ = t.cmd.Wait()
+		proctree.Exited(t.pid)
+		if t.tag != "" {
+			proctree.Kill(0, t.tag)
+		}
 		_ = t.pty.Close()
 		return "", ErrClosed
 	}
 	m.terms[id] = t
 	m.wg.Add(2)
 	m.mu.Unlock()
+	if t.tag != "" {
+		proctree.Own(t.tag)
+	}
 
 	go m.read(t)
 	go m.wait(t)
@@ -229,7 +246,17 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 	if base == nil {
 		base = os.Environ()
 	}
-	env := buildEnv(base, o.Env)
+	overrides := o.Env
+	tag := ""
+	if m.opts.Tag != "" {
+		tag = m.opts.Tag + id
+		overrides = make(map[string]string, len(o.Env)+1)
+		for k, v := range o.Env {
+			overrides[k] = v
+		}
+		overrides[proctree.EnvKey] = tag
+	}
+	env := buildEnv(base, overrides)
 	path, argv, err := resolveArgv(o.Command, o.Args, env, cwd)
 	if err != nil {
 		return nil, err
@@ -255,10 +282,12 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 	}
 	return &term{
 		id:         id,
+		tag:        tag,
 		cmd:        cmd,
 		pid:        cmd.Process.Pid,
 		pty:        master,
 		onOutput:   o.OnOutput,
+		onActive:   o.OnActivity,
 		onExit:     o.OnExit,
 		readerDone: make(chan struct{}),
 		done:       make(chan struct{}),
@@ -279,13 +308,16 @@ func (m *Manager) read(t *term) {
 			t.mu.Lock()
 			_, _ = t.text.Write(buf[:n])
 			t.raw.write(buf[:n])
-			cb := t.onOutput
+			cb, active := t.onOutput, t.onActive
 			if t.released {
-				cb = nil
+				cb, active = nil, nil
 			}
 			t.mu.Unlock()
 			if cb != nil {
 				cb(append([]byte(nil), buf[:n]...))
+			}
+			if active != nil {
+				active()
 			}
 		}
 		if err != nil {
@@ -305,6 +337,7 @@ func (m *Manager) wait(t *term) {
 	t.mu.Lock()
 	t.reaped = true
 	t.mu.Unlock()
+	proctree.Exited(t.pid)
 	st := exitStatusOf(t.cmd.ProcessState)
 
 	timer := time.NewTimer(drainTimeout)
@@ -333,14 +366,39 @@ func (m *Manager) wait(t *term) {
 }
 
 // signal sends sig to the terminal's process group unless the leader has
-// been reaped (its pid may then be reused). It reports whether it did.
+// been reaped (its pid may then be reused), and to every process carrying
+// the terminal's tag and their descendants (those that left the group:
+// setsid, daemons). It reports whether there was anything to signal.
 func (t *term) signal(sig syscall.Signal) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	pgid := t.pid
 	if t.reaped {
-		return false
+		pgid = 0
 	}
-	return syscall.Kill(-t.pid, sig) == nil
+	if t.tag == "" {
+		return pgid > 0 && syscall.Kill(-pgid, sig) == nil
+	}
+	n := proctree.Signal(pgid, t.tag, sig)
+	return n > 0 || (pgid > 0 && syscall.Kill(-pgid, 0) == nil)
+}
+
+// killAll sends SIGKILL to the terminal's processes, the escaped ones
+// included, until none is left.
+func (t *term) killAll() {
+	t.mu.Lock()
+	pgid := t.pid
+	if t.reaped {
+		pgid = 0
+	}
+	t.mu.Unlock()
+	if t.tag == "" {
+		if pgid > 0 {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		return
+	}
+	proctree.Kill(pgid, t.tag)
 }
 
 // lookup returns the terminal with id.
@@ -448,10 +506,23 @@ func (m *Manager) terminateLocked(t *term) {
 		defer timer.Stop()
 		select {
 		case <-t.done:
-		case <-timer.C:
-			if t.signal(syscall.SIGKILL) {
-				m.log.Debug("terminal kill escalated", "id", t.id, "pid", t.pid)
+			if t.tag == "" {
+				return
 			}
+			// The command is gone; what it left outside its group gets
+			// the rest of the grace period.
+			select {
+			case <-timer.C:
+			case <-m.quit:
+				return // Close kills everything
+			}
+		case <-timer.C:
+		case <-m.quit:
+			return
+		}
+		if t.signal(syscall.SIGKILL) {
+			m.log.Debug("terminal kill escalated", "id", t.id, "pid", t.pid)
+			t.killAll()
 		}
 	}()
 }
@@ -470,6 +541,9 @@ func (m *Manager) Release(id string) error {
 	t.released = true
 	t.mu.Unlock()
 	m.terminateLocked(t)
+	if t.tag != "" {
+		proctree.Disown(t.tag) // its orphans go as soon as they are seen
+	}
 	m.log.Debug("terminal released", "id", id)
 	return nil
 }
@@ -530,6 +604,7 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
+	close(m.quit)
 	terms := make([]*term, 0, len(m.terms))
 	for id, t := range m.terms {
 		terms = append(terms, t)
@@ -553,10 +628,14 @@ func (m *Manager) Close() error {
 			continue
 		case <-timer.C:
 		}
-		for _, u := range terms {
-			u.signal(syscall.SIGKILL)
-		}
 		break
+	}
+	// Whatever is left, in the groups or escaped from them, goes now.
+	for _, t := range terms {
+		t.killAll()
+		if t.tag != "" {
+			proctree.Disown(t.tag)
+		}
 	}
 	m.wg.Wait()
 	m.log.Debug("terminal manager closed", "terminals", len(terms))

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/creack/pty"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 // shellMeta are the characters that make a lone command string a shell
@@ -160,8 +162,17 @@ func resolveArgv(command string, args, env []string, cwd string) (string, []stri
 // is non-blocking and registered with the runtime poller, so read
 // deadlines work and Close unblocks a pending Read.
 func startPTY(cmd *exec.Cmd, rows, cols uint16) (*os.File, error) {
-	master, err := pty.StartWithAttrs(cmd, &pty.Winsize{Rows: rows, Cols: cols},
-		&syscall.SysProcAttr{Setsid: true, Setctty: true})
+	var master *os.File
+	// Registered with proctree, whose reaper leaves the reaping to cmd.Wait.
+	err := proctree.Start(func() (int, error) {
+		var err error
+		master, err = pty.StartWithAttrs(cmd, &pty.Winsize{Rows: rows, Cols: cols},
+			&syscall.SysProcAttr{Setsid: true, Setctty: true})
+		if err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +194,7 @@ func startPTY(cmd *exec.Cmd, rows, cols uint16) (*os.File, error) {
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
+		proctree.Exited(cmd.Process.Pid)
 		return nil, fmt.Errorf("pty: %w", err)
 	}
 	return os.NewFile(uintptr(fd), master.Name()), nil

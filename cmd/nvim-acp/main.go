@@ -4,6 +4,7 @@
 //
 //	nvim-acp [--log FILE]   run as Neovim's RPC child
 //	nvim-acp demo-agent     run the bundled demo agent on stdio (ACP)
+//	nvim-acp watchdog ...   (internal) ends what a dead host left, see watchdog.go
 //	nvim-acp --version
 package main
 
@@ -16,15 +17,21 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/neovim/go-client/nvim"
 
 	"github.com/nvim-acp/nvim-acp/demoagent"
 	"github.com/nvim-acp/nvim-acp/host"
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 func main() {
+	if len(os.Args) > 1 && (os.Args[1] == "watchdog" || os.Args[1] == "watchdog-run") {
+		watchdog(os.Args[1:])
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "demo-agent" {
 		if err := demoagent.Run(context.Background(), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "demo-agent:", err)
@@ -56,9 +63,9 @@ func run(logPath, level string) error {
 		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
 			return fmt.Errorf("log dir: %w", err)
 		}
-		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		f, err := openLog(logPath, maxLogBytes)
 		if err != nil {
-			return fmt.Errorf("open log %s: %w", logPath, err)
+			return err
 		}
 		defer f.Close()
 		w = f
@@ -76,9 +83,32 @@ func run(logPath, level string) error {
 	if err != nil {
 		return fmt.Errorf("rpc: %w", err)
 	}
+	if p := os.Getenv("NVIM_ACP_CPUPROFILE"); p != "" {
+		// Profiling (make bench, issue hunting): a CPU profile of the whole
+		// run, written when Neovim goes away.
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	h := host.New(nv, log)
 	if err := h.Register(); err != nil {
 		return err
+	}
+	// The watchdog first (it must not be our child), then the subreaper:
+	// orphans of what we start stay ours, and the host reaps them.
+	if wd, err := startWatchdog(h.OwnerPrefix(), logPath); err != nil {
+		log.Warn("no watchdog: what the host starts may outlive a host crash", "err", err)
+	} else {
+		defer wd.Close()
+	}
+	if err := proctree.Subreaper(); err != nil {
+		log.Warn("not a child subreaper: orphans of agents and commands go to init", "err", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()

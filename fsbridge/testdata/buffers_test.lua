@@ -265,6 +265,46 @@ test('list_loaded and setup_autocmds notify the host', function()
   assert(ok, err)
 end)
 
+test('key: moves with text, final newline, modified and the buffer it names', function()
+  local p = tmp .. '/key.txt'
+  write(p, 'a\nb\n')
+  vim.cmd('edit ' .. p)
+  local s = B.snapshot(p)
+  local k = B.key(s.bufnr, p)
+  eq(s.tick * 4 + 1, k, 'tick, unmodified, eol')
+  eq(k, B.key(s.bufnr, p), 'unchanged')
+  api.nvim_buf_set_text(s.bufnr, 0, 0, 0, 0, { 'x' })
+  local k2 = B.key(s.bufnr, p)
+  assert(k2 ~= k and k2 % 4 == 3, 'an edit moves the tick and sets modified')
+  vim.bo[s.bufnr].fixeol = false
+  vim.bo[s.bufnr].eol = false
+  eq(k2 - 1, B.key(s.bufnr, p), 'final newline off: same tick, eol bit cleared')
+  eq(-1, B.key(s.bufnr, tmp .. '/other.txt'), 'another path')
+  vim.cmd('enew')
+  vim.cmd('bunload! ' .. s.bufnr)
+  eq(-1, B.key(s.bufnr, p), 'unloaded')
+end)
+
+test('apply_keyed: the key after the write, or none when the text changed while writing', function()
+  local p = tmp .. '/keyed.txt'
+  write(p, 'a\nb\nc\n')
+  vim.cmd('edit ' .. p)
+  local s = B.snapshot(p)
+  local r = B.apply_keyed(s.bufnr, s.tick, { { start = 1, count = 1, lines = { 'B' } } }, true)
+  eq(B.key(s.bufnr, p), r.key, 'key after apply')
+  eq({ 'a', 'B', 'c' }, api.nvim_buf_get_lines(s.bufnr, 0, -1, true))
+  eq('buffer changed', B.apply_keyed(s.bufnr, s.tick, {}, true), 'stale tick')
+  -- A BufWritePost hook that edits the buffer: the host cannot know the text.
+  local g = api.nvim_create_augroup('keyed', {})
+  api.nvim_create_autocmd('BufWritePost', { group = g, buffer = s.bufnr, callback = function()
+    api.nvim_buf_set_lines(s.bufnr, 0, 1, true, { 'formatted' })
+  end })
+  s = B.snapshot(p)
+  r = B.apply_keyed(s.bufnr, s.tick, { { start = 2, count = 1, lines = { 'C' } } }, true)
+  eq(nil, r.key, 'no key when the text changed during the write')
+  api.nvim_del_augroup_by_id(g)
+end)
+
 vim.fn.delete(tmp, 'rf')
 if failed > 0 then
   print(failed .. ' failed')

@@ -29,6 +29,9 @@ local disk = {}
 --- bufnr -> {name, realpath}, so lookups do not resolve every name each time.
 local rp_cache = {}
 
+--- key() of the buffer the last apply() wrote, when known (see apply_keyed).
+local applied
+
 local function stat_of(path)
   local st = path and uv.fs_stat(path)
   if not st then
@@ -149,29 +152,151 @@ local function reload_if_stale(b)
   return reloaded
 end
 
+local watch -- defined with the change signal below
+
+local function opt(b, name)
+  return api.nvim_get_option_value(name, { buf = b })
+end
+
+--- Whether writing buffer b ends the file with a newline. lines, when given,
+--- are b's lines (saves fetching the first one).
+local function final_eol(b, lines)
+  local empty
+  if lines then
+    empty = #lines == 1 and lines[1] == ""
+  else
+    empty = api.nvim_buf_line_count(b) == 1 and api.nvim_buf_get_lines(b, 0, 1, false)[1] == ""
+  end
+  if empty and api.nvim_buf_call(b, function()
+    return vim.fn.line2byte(vim.fn.line("$") + 1)
+  end) == -1 then
+    return false -- truly empty buffer: writing it makes an empty file
+  elseif opt(b, "binary") then
+    return opt(b, "eol")
+  end
+  return opt(b, "eol") or opt(b, "fixeol")
+end
+
+-- Whatever describe() reports besides the lines must be covered by key()
+-- below: the host reuses its copy of a buffer while key() is unchanged.
 local function describe(b)
   local lines = api.nvim_buf_get_lines(b, 0, -1, false)
-  local eol
-  if
-    #lines == 1
-    and lines[1] == ""
-    and api.nvim_buf_call(b, function()
-      return vim.fn.line2byte(vim.fn.line("$") + 1)
-    end) == -1
-  then
-    eol = false -- truly empty buffer: writing it makes an empty file
-  elseif vim.bo[b].binary then
-    eol = vim.bo[b].eol
-  else
-    eol = vim.bo[b].eol or vim.bo[b].fixeol
-  end
   return {
     bufnr = b,
     lines = lines,
-    eol = eol,
+    eol = final_eol(b, lines),
     modified = vim.bo[b].modified,
     tick = api.nvim_buf_get_changedtick(b),
   }
+end
+
+-- The change signal. The host reuses its copy of a buffer without asking
+-- while nothing may have changed it: every change of a buffer the host
+-- copied writes a byte to a pipe the host drains before each read (see
+-- host/bufcache.go). The byte is written before the change returns, so a
+-- read that follows any change finds it.
+local signal_fd
+local watched = {} -- bufnr -> true while attached
+
+local quiet -- the buffer apply() is changing: it reports its key itself
+
+--- Tell the host something changed (b: the buffer, when known).
+local function ping(b)
+  if signal_fd and (b == nil or b ~= quiet) then
+    uv.fs_write(signal_fd, "!") -- a full pipe (EAGAIN) is as good as a byte
+  end
+end
+
+--- Attach to b so that every change of its text (and of b:changedtick,
+--- reload and unload) pings the host. Options that change what a read
+--- returns (final newline, 'modified', 'buftype') ping through the
+--- OptionSet autocmd of M.signal.
+watch = function(b)
+  if watched[b] or not signal_fd then
+    return
+  end
+  local ok = api.nvim_buf_attach(b, false, {
+    on_lines = function()
+      ping(b)
+    end,
+    on_changedtick = function()
+      ping(b)
+    end,
+    on_reload = function()
+      ping()
+    end,
+    on_detach = function()
+      watched[b] = nil
+      ping()
+    end,
+  })
+  watched[b] = ok or nil
+end
+
+--- Open the host's change pipe (a FIFO at path, opened for writing without
+--- blocking) and ping it on changes from now on. Returns true on success;
+--- the host asks Neovim about every read otherwise.
+---@param path string
+---@return boolean
+function M.signal(path)
+  if signal_fd then
+    uv.fs_close(signal_fd)
+    signal_fd = nil
+  end
+  local c = uv.constants or {}
+  local fd = uv.fs_open(path, (c.O_WRONLY or 1) + (c.O_NONBLOCK or 2048), 0)
+  if not fd then
+    return false
+  end
+  signal_fd = fd
+  local group = api.nvim_create_augroup("acp_buffers_signal", { clear = true })
+  api.nvim_create_autocmd("OptionSet", {
+    group = group,
+    pattern = { "endofline", "fixendofline", "binary", "modified", "buftype", "fileformat" },
+    callback = function()
+      ping()
+    end,
+  })
+  api.nvim_create_autocmd({ "BufFilePost", "BufUnload", "BufWipeout", "BufDelete" }, {
+    group = group,
+    callback = function()
+      ping()
+    end,
+  })
+  api.nvim_create_autocmd("BufModifiedSet", {
+    group = group,
+    callback = function(args)
+      ping(args.buf)
+    end,
+  })
+  return true
+end
+
+local function pack(b)
+  return api.nvim_buf_get_changedtick(b) * 4 + (opt(b, "modified") and 2 or 0) + (final_eol(b) and 1 or 0)
+end
+
+--- The state of bufnr as the host caches it, in one cheap call: what
+--- describe() reports besides the lines, packed as
+--- tick * 4 + (modified and 2 or 0) + (eol and 1 or 0), or -1 when bufnr is
+--- no longer the loaded file buffer of realpath.
+--- b:changedtick moves with every change of the text, including undo,
+--- :edit!, reloads and unloading, so while key() returns the same value the
+--- host's copy of describe(bufnr) is exact. It reloads nothing: the host
+--- calls snapshot() instead when the file changed on disk.
+---@param bufnr integer
+---@param realpath string
+---@return integer
+function M.key(bufnr, realpath)
+  if not api.nvim_buf_is_loaded(bufnr) or opt(bufnr, "buftype") ~= "" then
+    return -1
+  end
+  local c = rp_cache[bufnr]
+  if not c or c[2] ~= realpath or c[1] ~= api.nvim_buf_get_name(bufnr) then
+    return -1
+  end
+  watch(bufnr)
+  return pack(bufnr)
 end
 
 --- The loaded buffer for realpath, reloaded first if it is unmodified and its
@@ -188,6 +313,7 @@ function M.snapshot(realpath)
   if not vim.bo[b].modified then
     reload_if_stale(b)
   end
+  watch(b)
   return describe(b)
 end
 
@@ -257,12 +383,25 @@ function M.apply(bufnr, tick, hunks, eol)
     end
   end
   local name = api.nvim_buf_get_name(bufnr)
+  local touched = false -- the text changed while writing (BufWritePost hooks)
   if vim.bo[bufnr].modified or not uv.fs_stat(name) then
     local ei = vim.o.eventignore
     vim.o.eventignore = (ei == "" and "" or ei .. ",") .. "BufWritePre,FileWritePre"
+    local watching = true
+    -- Detaches itself on the buffer's next change.
+    api.nvim_buf_attach(bufnr, false, {
+      on_lines = function()
+        touched = touched or watching
+        return true
+      end,
+      on_reload = function()
+        touched = touched or watching
+      end,
+    })
     local ok, err = pcall(api.nvim_buf_call, bufnr, function()
       vim.cmd("silent keepalt lockmarks write!")
     end)
+    watching = false
     vim.o.eventignore = ei
     if not ok then
       if #hunks > 0 then
@@ -275,7 +414,36 @@ function M.apply(bufnr, tick, hunks, eol)
     end
   end
   disk[bufnr] = stat_of(name)
+  applied = nil
+  if not touched and api.nvim_buf_is_loaded(bufnr) then
+    applied = pack(bufnr)
+  end
   return true
+end
+
+--- apply(), then the buffer's key() when its text is now exactly the
+--- hunks applied to the text as of tick (nothing else changed it while it
+--- was written), so the host can update its copy without reading the
+--- buffer back.
+---@return {key: integer|nil}|string the table on success, else apply()'s error
+function M.apply_keyed(bufnr, tick, hunks, eol)
+  applied = nil
+  -- The host learns this buffer's new key from the result, so its own
+  -- changes need not be signalled (other buffers' still are; a hook that
+  -- changes this one while it is written leaves no key).
+  quiet = bufnr
+  local ok, r = pcall(M.apply, bufnr, tick, hunks, eol)
+  quiet = nil
+  if not ok or r ~= true or not applied then
+    ping() -- whatever happened, the host must look again
+  end
+  if not ok then
+    error(r, 0)
+  end
+  if r ~= true then
+    return r
+  end
+  return { key = applied }
 end
 
 --- Reload realpath's buffer if it is unmodified and its file changed on disk,

@@ -8,6 +8,7 @@ local M = {}
 ---@field title string|nil name shown in the chat
 ---@field mcp_servers table[]|nil passed to session/new (default: the global list)
 ---@field quirks { missing_file_as_empty: boolean|nil }|nil per-agent workarounds
+---@field start_timeout_ms integer|nil how long initialize may take before the agent is stopped (default 60000)
 
 ---@class acp.Config
 ---@field agents table<string, acp.AgentSpec> name -> how to start it; presets merged in
@@ -182,6 +183,7 @@ local agent_schema = {
   end,
   title = checks.string,
   mcp_servers = checks.tables,
+  start_timeout_ms = checks.positive,
   quirks = function(v)
     return type(v) ~= "table" and "a table" or nil
   end,

@@ -224,7 +224,13 @@ function S:start(how, on_sid)
   end
   local o = config.options
   local opts = {
-    agent = { name = self.agent, cmd = cmd, env = spec.env or vim.empty_dict(), cwd = vim.fn.getcwd() },
+    agent = {
+      name = self.agent,
+      cmd = cmd,
+      env = spec.env or vim.empty_dict(),
+      cwd = vim.fn.getcwd(),
+      start_timeout_ms = spec.start_timeout_ms,
+    },
     mcp_servers = spec.mcp_servers or o.mcp_servers,
     auto_allow = o.permissions.auto_allow,
     fs = {

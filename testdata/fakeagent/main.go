@@ -6,14 +6,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -33,6 +37,18 @@ type Scenario struct {
 	LoadSteps []Step           `json:"load_steps"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
 	EchoMode bool `json:"echo_mode"`
+	// LogWire logs every line received, in arrival order, as "wire" events
+	// (method, id, error code, permission outcome).
+	LogWire bool `json:"log_wire"`
+	// InitHang: initialize is never answered. InitRaw: written instead of
+	// the answer to initialize ("$id" becomes the request's id), which is
+	// then never answered properly.
+	InitHang bool   `json:"init_hang"`
+	InitRaw  string `json:"init_raw"`
+	// IgnoreSignals: the agent ignores SIGTERM, SIGINT and SIGHUP.
+	IgnoreSignals bool `json:"ignore_signals"`
+	// Start steps run as soon as the agent starts (before initialize).
+	Start []Step `json:"start"`
 }
 
 // Step is one action of a turn; exactly one field is set.
@@ -61,7 +77,6 @@ type Step struct {
 	BigLine    int            `json:"big_line,omitempty"` // write one line of this many bytes
 	Garbage    string         `json:"garbage,omitempty"`
 	SleepMS    int            `json:"sleep_ms,omitempty"`
-	WaitFile   string         `json:"wait_file,omitempty"` // wait (30 s at most) until this file exists
 	Stop       string         `json:"stop,omitempty"`      // ends the turn with this stop reason
 	// With request: Save names the result's terminalId for later "$name"
 	// params (the last one is always "$terminalId"); Until repeats the
@@ -71,6 +86,27 @@ type Step struct {
 	Until     string            `json:"until,omitempty"`
 	TimeoutMS int               `json:"timeout_ms,omitempty"`
 	Error     *acp.RequestError `json:"error,omitempty"` // ends the turn with this error
+	// Raw writes this text as is (a newline added), "$sessionId" replaced.
+	Raw string `json:"raw,omitempty"`
+	// Notify sends a notification of this method with Params.
+	Notify string `json:"notify,omitempty"`
+	// Stderr writes this many bytes to stderr, in 100-byte lines.
+	Stderr int `json:"stderr,omitempty"`
+	// Spawn starts a child of the agent (see sleeper) that writes its pid
+	// to this file and sleeps; with Setsid in its own session, with
+	// IgnoreSignals deaf to SIGTERM/SIGINT/SIGHUP; Orphan makes it a
+	// grandchild whose parent exits at once.
+	Spawn         string `json:"spawn,omitempty"`
+	Setsid        bool   `json:"setsid,omitempty"`
+	IgnoreSignals bool   `json:"ignore_signals,omitempty"`
+	Orphan        bool   `json:"orphan,omitempty"`
+	// Flood sends this many agent_message_chunks of FloodBytes bytes each
+	// to session ids "<FloodSession>-<i mod 8>" (default: the turn's session).
+	Flood        int    `json:"flood,omitempty"`
+	FloodBytes   int    `json:"flood_bytes,omitempty"`
+	FloodSession string `json:"flood_session,omitempty"`
+	// WaitFile waits (up to 10 s) until this file exists and is not empty.
+	WaitFile string `json:"wait_file,omitempty"`
 }
 
 type agent struct {
@@ -86,6 +122,7 @@ type agent struct {
 	cancel   chan struct{}
 	sessions int
 	vars     map[string]any // saved results for "$name" params
+	initID   string         // raw id of the initialize request (with init_raw)
 }
 
 type lockedWriter struct {
@@ -100,6 +137,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sleeper" {
+		sleeper(os.Args[2:])
+		return
+	}
 	a := &agent{out: &lockedWriter{w: os.Stdout}, logW: io.Discard, cancel: make(chan struct{})}
 	if p := os.Getenv("FAKE_AGENT_SCENARIO"); p != "" {
 		b, err := os.ReadFile(p)
@@ -122,8 +163,23 @@ func main() {
 		a.logW = f
 	}
 	fmt.Fprintln(os.Stderr, "fakeagent: started")
-	a.conn = acp.NewConnection(a.handle, a.out, os.Stdin)
+	if a.sc.IgnoreSignals {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	}
+	if len(a.sc.Start) > 0 {
+		a.run(context.Background(), "", a.sc.Start)
+	}
+	var in io.Reader = os.Stdin
+	if a.sc.LogWire || a.sc.InitRaw != "" {
+		in = &wireReader{a: a, r: bufio.NewReaderSize(os.Stdin, 1<<20)}
+	}
+	a.conn = acp.NewConnection(a.handle, a.out, in)
 	<-a.conn.Done()
+	if a.sc.IgnoreSignals {
+		for {
+			time.Sleep(time.Hour) // even stdin's end does not stop it
+		}
+	}
 }
 
 func (a *agent) log(event string, fields map[string]any) {
@@ -146,6 +202,16 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	a.log("recv", map[string]any{"method": method, "params": p})
 	switch method {
 	case acp.AgentMethodInitialize:
+		if a.sc.InitHang {
+			select {}
+		}
+		if a.sc.InitRaw != "" {
+			a.mu.Lock()
+			id := a.initID
+			a.mu.Unlock()
+			a.out.Write([]byte(strings.ReplaceAll(a.sc.InitRaw, "$id", id) + "\n"))
+			select {}
+		}
 		res := map[string]any{
 			"protocolVersion":   1,
 			"agentCapabilities": map[string]any{"loadSession": false},
@@ -383,14 +449,37 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			a.out.Write(line)
 		case st.Garbage != "":
 			a.out.Write([]byte(st.Garbage + "\n"))
-		case st.SleepMS > 0:
-			time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
+		case st.Raw != "":
+			a.out.Write([]byte(strings.ReplaceAll(st.Raw, "$sessionId", sid) + "\n"))
+		case st.Notify != "":
+			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
 		case st.WaitFile != "":
-			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				if _, err := os.Stat(st.WaitFile); err == nil {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if fi, err := os.Stat(st.WaitFile); err == nil && fi.Size() > 0 {
 					break
 				}
 			}
+		case st.Flood > 0:
+			chunk := strings.Repeat("f", st.FloodBytes)
+			for i := 0; i < st.Flood; i++ {
+				to := sid
+				if st.FloodSession != "" {
+					to = fmt.Sprintf("%s-%d", st.FloodSession, i%8)
+				}
+				a.notify(ctx, to, map[string]any{"sessionUpdate": "agent_message_chunk",
+					"content": map[string]any{"type": "text", "text": chunk}})
+			}
+		case st.Stderr > 0:
+			line := []byte(strings.Repeat("e", 99) + "\n")
+			for n := 0; n < st.Stderr; n += len(line) {
+				os.Stderr.Write(line)
+			}
+		case st.Spawn != "":
+			if err := spawn(st); err != nil {
+				fmt.Fprintln(os.Stderr, "fakeagent: spawn:", err)
+			}
+		case st.SleepMS > 0:
+			time.Sleep(time.Duration(st.SleepMS) * time.Millisecond)
 		case st.Error != nil:
 			return "", st.Error
 		case st.Stop != "":
@@ -403,4 +492,180 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 	default:
 	}
 	return "end_turn", nil
+}
+
+// wireReader passes stdin to the SDK and, with LogWire, logs each line in
+// arrival order; it also notes the id of the initialize request.
+type wireReader struct {
+	a   *agent
+	r   *bufio.Reader
+	buf []byte
+}
+
+func (w *wireReader) Read(p []byte) (int, error) {
+	if len(w.buf) == 0 {
+		line, err := w.r.ReadBytes('\n')
+		if len(line) == 0 {
+			return 0, err
+		}
+		w.note(line)
+		w.buf = line
+	}
+	n := copy(p, w.buf)
+	w.buf = w.buf[n:]
+	return n, nil
+}
+
+func (w *wireReader) note(line []byte) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+		Result struct {
+			Outcome struct {
+				Outcome string `json:"outcome"`
+			} `json:"outcome"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	if m.Method == acp.AgentMethodInitialize {
+		w.a.mu.Lock()
+		w.a.initID = string(m.ID)
+		w.a.mu.Unlock()
+	}
+	if !w.a.sc.LogWire {
+		return
+	}
+	ev := map[string]any{"method": m.Method, "id": string(m.ID)}
+	if m.Error != nil {
+		ev["error_code"] = m.Error.Code
+	}
+	if m.Result.Outcome.Outcome != "" {
+		ev["outcome"] = m.Result.Outcome.Outcome
+	}
+	w.a.log("wire", ev)
+}
+
+// spawn starts "fakeagent sleeper" as st says.
+func spawn(st Step) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := []string{"sleeper", "-pidfile", st.Spawn}
+	if st.IgnoreSignals {
+		args = append(args, "-ignore")
+	}
+	if st.Setsid {
+		args = append(args, "-setsid")
+	}
+	if st.Orphan {
+		args = append(args, "-orphan")
+	}
+	cmd := exec.Command(self, args...)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if st.Orphan {
+		return cmd.Wait() // returns once the grandchild is started
+	}
+	go cmd.Wait()
+	return nil
+}
+
+// sleeper is a helper process for tests of process cleanup:
+//
+//	fakeagent sleeper -pidfile F [-setsid] [-ignore] [-orphan]
+//
+// It writes its pid to F (appending a line) and sleeps forever; -setsid
+// puts it in a new session, -ignore makes it ignore SIGTERM, SIGINT and
+// SIGHUP, -orphan starts the sleeper as a child and exits once it wrote
+// its pid. Terminal commands use it too (it needs no shell).
+func sleeper(args []string) {
+	var pidfile string
+	var setsid, ignore, orphan bool
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-pidfile":
+			i++
+			pidfile = args[i]
+		case "-setsid":
+			setsid = true
+		case "-ignore":
+			ignore = true
+		case "-orphan":
+			orphan = true
+		}
+	}
+	if orphan {
+		self, _ := os.Executable()
+		child := []string{"sleeper", "-pidfile", pidfile}
+		if ignore {
+			child = append(child, "-ignore")
+		}
+		if setsid {
+			child = append(child, "-setsid")
+		}
+		cmd := exec.Command(self, child...)
+		cmd.Env = append(os.Environ(), "FAKE_SLEEPER_FD=3")
+		r, w, err := os.Pipe()
+		if err != nil {
+			os.Exit(2)
+		}
+		cmd.ExtraFiles = []*os.File{w}
+		if err := cmd.Start(); err != nil {
+			os.Exit(2)
+		}
+		w.Close()
+		io.ReadAll(r) // until the child wrote its pid and closed fd 3
+		os.Exit(0)
+	}
+	if setsid {
+		if _, err := syscall.Setsid(); err != nil {
+			// Already a group leader (e.g. a terminal's command): re-exec in a child.
+			self, _ := os.Executable()
+			cmd := exec.Command(self, append([]string{"sleeper", "-pidfile", pidfile}, flagIf(ignore, "-ignore")...)...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			cmd.ExtraFiles = passFD3()
+			if err := cmd.Start(); err != nil {
+				os.Exit(2)
+			}
+			cmd.Wait()
+			os.Exit(0)
+		}
+	}
+	if ignore {
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	}
+	f, err := os.OpenFile(pidfile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		os.Exit(2)
+	}
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	f.Close()
+	if os.Getenv("FAKE_SLEEPER_FD") == "3" {
+		syscall.Close(3) // tells an -orphan parent the pid is written
+	}
+	for {
+		time.Sleep(time.Hour) // a bare select{} would be a deadlock to the runtime
+	}
+}
+
+func flagIf(b bool, f string) []string {
+	if b {
+		return []string{f}
+	}
+	return nil
+}
+
+// passFD3 hands fd 3 (an -orphan parent's pipe), if there is one, to a child.
+func passFD3() []*os.File {
+	if os.Getenv("FAKE_SLEEPER_FD") != "3" {
+		return nil
+	}
+	return []*os.File{os.NewFile(3, "ready")}
 }

@@ -1,0 +1,82 @@
+package fsbridge
+
+import (
+	"context"
+	"sync"
+	"unsafe"
+)
+
+// sameString reports whether a and b are the same string value: the same
+// bytes in memory, not merely equal. Go strings are immutable, so while a
+// is kept alive, identity means equal content without looking at it.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// textMemo remembers, per path, the last text that passed checkText, so the
+// same buffer text read again (the host reuses its copy of an unchanged
+// buffer) is not scanned again. It holds that text, which keeps the
+// identity check sound.
+type textMemo struct {
+	mu sync.Mutex
+	ok map[string]string
+}
+
+func (m *textMemo) seen(path, text string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.ok[path]
+	return ok && sameString(t, text)
+}
+
+func (m *textMemo) remember(path, text string) {
+	if len(text) < 4096 {
+		return // scanning it is cheaper than remembering it
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ok == nil {
+		m.ok = map[string]string{}
+	}
+	m.ok[path] = text
+}
+
+// FileVersion identifies one version of a file on disk (size, mtime,
+// inode); all files that do not exist have the same zero version.
+type FileVersion struct{ st fileState }
+
+// StatVersion returns the version of the file at path now.
+func StatVersion(path string) FileVersion { return FileVersion{statFile(path)} }
+
+// ResultEditor is an Editor that keeps a copy of the buffers it reports:
+// the bridge calls ApplyResult instead of Apply, with what the buffer holds
+// once the hunks are applied (lines, and text = their Text()), so the copy
+// needs no reading back.
+type ResultEditor interface {
+	Editor
+	ApplyResult(ctx context.Context, bufnr, tick int, hunks []Hunk, eol bool, lines []string, text string) error
+}
+
+// apply applies the edit from buf's lines to target through ed.
+func apply(ctx context.Context, ed Editor, buf *Buffer, target []string, eol bool, text string) error {
+	hunks := Diff(buf.Lines, target)
+	if re, ok := ed.(ResultEditor); ok {
+		return re.ApplyResult(ctx, buf.Bufnr, buf.Tick, hunks, eol, target, text)
+	}
+	return ed.Apply(ctx, buf.Bufnr, buf.Tick, hunks, eol)
+}
+
+// FreezeWith is Freeze when Text() is already known: text must be exactly
+// what Text() returns.
+func (b *Buffer) FreezeWith(text string) {
+	b.text = text
+	b.frozen = true
+}
+
+// Freeze computes b's Text once and keeps it: Text on b (and on copies of
+// it made afterwards) returns the same string without joining the lines
+// again. The lines must not change afterwards.
+func (b *Buffer) Freeze() {
+	b.text = b.Text()
+	b.frozen = true
+}

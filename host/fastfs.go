@@ -1,0 +1,215 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+	"unicode/utf8"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// The fs/* fast path. fs/read_text_file and fs/write_text_file carry whole
+// files as JSON strings; through acp-go-sdk a 660 KB buffer crossed
+// encoding/json four to six times per request (the SDK's envelope, our
+// params, the result, the SDK's RawMessage compaction) and that cost
+// several times what the agent itself spends. So the gate hands every
+// line to fastFS.intercept before the SDK sees it: a well-formed fs/*
+// request (parseFSRequest: one pass, declining anything encoding/json might
+// read differently) is served here and its response written straight to
+// the agent's stdin, a read's content as the escaped text of the buffer,
+// escaped once per buffer version (jsonText, kept in the buffer cache).
+// Everything else, including fs/* requests the parser declines, goes
+// through the SDK as before and is served by the same code (serveRead,
+// serveWrite).
+//
+// The path keeps the SDK's semantics: each request runs in its own
+// goroutine after the session/update notifications read before it
+// (gate.barrier), $/cancel_request cancels it, the agent's exit cancels
+// it, and responses are whole lines written under the same lock as the
+// SDK's own messages (agentWriter).
+type fastFS struct {
+	a *Agent
+
+	mu       sync.Mutex
+	inflight map[string]context.CancelFunc // by raw JSON id
+}
+
+// agentWriter serializes whole messages to the agent's stdin: acp-go-sdk's
+// (one Write per message) and the fast path's.
+type agentWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	whole bool // w must get each message in one Write (tracing)
+}
+
+func (w *agentWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+// writeMessage writes the concatenation of parts as one message. Small
+// messages go out in one write; a large content part is written in place,
+// not copied.
+func (w *agentWriter) writeMessage(parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.whole || n <= 64<<10 {
+		buf := make([]byte, 0, n)
+		for _, p := range parts {
+			buf = append(buf, p...)
+		}
+		_, err := w.w.Write(buf)
+		return err
+	}
+	for _, p := range parts {
+		if _, err := w.w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var cancelMethod = []byte(`"$/cancel_request"`)
+
+// intercept serves line if it is an fs/* request the fast path takes, and
+// reports whether it did (the SDK must then not see it).
+func (f *fastFS) intercept(line []byte) bool {
+	if len(line) < 4096 && bytes.Contains(line, cancelMethod) {
+		f.cancelFrom(line) // and the SDK sees it too, for its own requests
+		return false
+	}
+	// The method comes first in every agent's requests we know; a line
+	// without "fs/ near its start is left to the SDK without a full scan.
+	if !bytes.Contains(line[:min(len(line), 256)], []byte(`"fs/`)) {
+		return false
+	}
+	req, ok := parseFSRequest(line)
+	if !ok {
+		return false
+	}
+	ctx, cancel := f.a.context(context.Background())
+	key := string(req.id)
+	f.mu.Lock()
+	if f.inflight == nil {
+		f.inflight = map[string]context.CancelFunc{}
+	}
+	f.inflight[key] = cancel
+	f.mu.Unlock()
+	go func() {
+		defer func() {
+			f.mu.Lock()
+			delete(f.inflight, key)
+			f.mu.Unlock()
+			cancel()
+		}()
+		f.serve(ctx, req)
+	}()
+	return true
+}
+
+// cancelFrom cancels the fast request a $/cancel_request names.
+func (f *fastFS) cancelFrom(line []byte) {
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != "$/cancel_request" {
+		return
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, m.Params.RequestID) != nil {
+		return
+	}
+	f.mu.Lock()
+	cancel := f.inflight[buf.String()]
+	f.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// serve answers one fast request, as Agent.handle and Session.handle would.
+func (f *fastFS) serve(ctx context.Context, req fsRequest) {
+	a := f.a
+	a.gate.barrier(ctx)
+	var rerr *acp.RequestError
+	var parts [][]byte
+	if s := a.session(acp.SessionId(req.sessionID)); s == nil {
+		rerr = acp.NewInvalidParams(map[string]any{"error": "unknown session \"" + req.sessionID + "\""})
+	} else if req.method == acp.ClientMethodFsReadTextFile {
+		var res acp.ReadTextFileResponse
+		res, rerr = s.serveRead(ctx, acp.ReadTextFileRequest{SessionId: acp.SessionId(req.sessionID), Path: req.path, Line: req.line, Limit: req.limit})
+		if rerr == nil {
+			parts = [][]byte{[]byte(`{"content":"`), s.h.bufs.encode(res.Content), []byte(`"}`)}
+		}
+	} else {
+		_, rerr = s.serveWrite(ctx, acp.WriteTextFileRequest{SessionId: acp.SessionId(req.sessionID), Path: req.path, Content: req.content})
+		if rerr == nil {
+			parts = [][]byte{[]byte(`{}`)}
+		}
+	}
+	head := make([]byte, 0, 64+len(req.id))
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, req.id...)
+	if rerr != nil {
+		b, err := json.Marshal(rerr)
+		if err != nil {
+			b = []byte(`{"code":-32603,"message":"internal error"}`)
+		}
+		head = append(head, `,"error":`...)
+		parts = [][]byte{b}
+	} else {
+		head = append(head, `,"result":`...)
+	}
+	msg := append([][]byte{head}, parts...)
+	msg = append(msg, []byte("}\n"))
+	if err := a.out.writeMessage(msg...); err != nil {
+		a.log.Debug("fs response not written", "method", req.method, "err", err)
+	}
+}
+
+// encode returns s as the inside of a JSON string: from the cached
+// encoding of a buffer's text when s is (a line slice of) one, else
+// encoded now.
+func (c *bufCache) encode(s string) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	var hit *bufEntry
+	for _, e := range c.entries {
+		if contains(e.buf.Text(), s) {
+			hit = e
+			break
+		}
+	}
+	c.mu.Unlock()
+	if hit != nil {
+		if enc, ok := hit.encoded().slice(s); ok {
+			return enc
+		}
+	}
+	if !utf8.ValidString(s) {
+		// Not from fs/read_text_file, which only returns UTF-8; encoding/json
+		// replaces invalid bytes.
+		b, _ := json.Marshal(s)
+		return b[1 : len(b)-1]
+	}
+	return appendEscaped(make([]byte, 0, len(s)+len(s)/8+16), s)
+}
+
+// encoded is the entry's text as JSON, built on first use.
+func (e *bufEntry) encoded() *jsonText {
+	e.encOnce.Do(func() { e.enc = newJSONText(e.buf.Text()) })
+	return e.enc
+}

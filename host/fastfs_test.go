@@ -1,0 +1,95 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// TestFastFSCancel: a fast-path request waiting on the user (a read outside
+// the workspace) ends with a cancelled error when the agent sends
+// $/cancel_request for it, as requests through acp-go-sdk do.
+func TestFastFSCancel(t *testing.T) {
+	f := newFastBench(t)
+	defer f.closer()
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	if err := os.WriteFile(outside, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": acp.ClientMethodFsReadTextFile,
+		"params": acp.ReadTextFileRequest{SessionId: "bench", Path: outside}})
+	if _, err := f.toHost.Write(append(req, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the question is asked, so the request is really waiting.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.s.mu.Lock()
+		asked := len(f.s.perms) > 0
+		f.s.mu.Unlock()
+		if asked {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the read never asked about the outside path")
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+	cancel := `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":7}}` + "\n"
+	if _, err := f.toHost.Write([]byte(cancel)); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		resp, _ := f.fromHost.ReadSlice('\n')
+		got <- resp
+	}()
+	var resp []byte
+	select {
+	case resp = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer 10 s after $/cancel_request")
+	}
+	var m struct {
+		ID    json.RawMessage   `json:"id"`
+		Error *acp.RequestError `json:"error"`
+	}
+	if err := json.Unmarshal(resp, &m); err != nil {
+		t.Fatalf("response %q: %v", resp, err)
+	}
+	if string(m.ID) != "7" || m.Error == nil || m.Error.Code != -32800 {
+		t.Fatalf("response %s: want id 7 and a cancelled (-32800) error", bytes.TrimSpace(resp))
+	}
+}
+
+// TestFastFSDeclinedGoesThroughSDK: a request the fast path does not take
+// (a key spelled in another case, which encoding/json still matches) is
+// served the ordinary way, with the same answer.
+func TestFastFSDeclinedGoesThroughSDK(t *testing.T) {
+	f := newFastBench(t)
+	defer f.closer()
+	p := filepath.Join(f.ws, "plain.txt")
+	if err := os.WriteFile(p, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"bench","path":` + quote(p) + `,"line":2}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{"sessionId":"bench","Path":` + quote(p) + `,"Line":2}}`,
+	} {
+		resp := f.roundTrip(t, []byte(line+"\n"))
+		if !strings.Contains(string(resp), `"result":{"content":"two\nthree\n"}`) {
+			t.Fatalf("%s\nanswered %s", line, resp)
+		}
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

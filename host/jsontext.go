@@ -1,0 +1,639 @@
+package host
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"sort"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// This file is the JSON of the fs/* fast path (fastfs.go): file text goes
+// into and out of JSON strings in one pass over its bytes, eight at a time
+// where nothing needs escaping. encoding/json makes four to six passes over
+// a file's text per request (validate, unquote, escape, compact, validate
+// again), which for a 660 KB buffer cost more than everything else a read
+// or write does.
+
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// byteMask flags (0x80 in that byte) the bytes of w equal to c. The lowest
+// flag is always exact; flags above it may be false (borrows), so callers
+// use only the lowest.
+func byteMask(w uint64, c byte) uint64 {
+	x := w ^ (lo8 * uint64(c))
+	return (x - lo8) &^ x & hi8
+}
+
+// lessMask flags the bytes of w below c (c <= 0x80), lowest flag exact.
+func lessMask(w uint64, c byte) uint64 {
+	return (w - lo8*uint64(c)) &^ w & hi8
+}
+
+// firstFlag is the index of the byte of the lowest flag of m (m != 0).
+func firstFlag(m uint64) int { return bits.TrailingZeros64(m) >> 3 }
+
+func load8(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i : i+8]) }
+
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+const hexDigits = "0123456789abcdef"
+
+// escapeLen[c] is how many bytes ASCII byte c takes inside a JSON string;
+// shortEscape[c] is the letter of its two-byte escape (\n), if any.
+var (
+	escapeLen   [256]uint8
+	shortEscape [256]byte
+)
+
+func init() {
+	for c := 0; c < 256; c++ {
+		escapeLen[c] = 1
+	}
+	for c := 0; c < 0x20; c++ {
+		escapeLen[c] = 6 // \u00XX
+	}
+	for c, e := range map[byte]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'} {
+		escapeLen[c] = 2
+		shortEscape[c] = e
+	}
+}
+
+// appendEscaped appends s as the inside of a JSON string (no quotes). s must
+// be valid UTF-8. Besides what JSON requires, U+2028 and U+2029 are escaped
+// (as encoding/json does) so the text is also valid JavaScript.
+func appendEscaped(dst []byte, s string) []byte {
+	b := bytesOf(s)
+	start, i := 0, 0
+	for i < len(b) {
+		for i+8 <= len(b) {
+			w := load8(b, i)
+			if m := lessMask(w, 0x20) | byteMask(w, '"') | byteMask(w, '\\') | byteMask(w, 0xE2); m != 0 {
+				i += firstFlag(m)
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
+		c := b[i]
+		if c == 0xE2 {
+			if i+2 < len(b) && b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9) {
+				dst = append(dst, b[start:i]...)
+				dst = append(dst, `\u202`...)
+				dst = append(dst, hexDigits[b[i+2]&0xF])
+				i += 3
+				start = i
+				continue
+			}
+			i++
+			continue
+		}
+		if escapeLen[c] == 1 {
+			i++
+			continue
+		}
+		dst = append(dst, b[start:i]...)
+		if e := shortEscape[c]; e != 0 {
+			dst = append(dst, '\\', e)
+		} else {
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		i++
+		start = i
+	}
+	return append(dst, b[start:]...)
+}
+
+// escapedLen is len(appendEscaped(nil, s)).
+func escapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+			n += 6
+			i += 2
+			continue
+		}
+		n += int(escapeLen[c])
+	}
+	return n
+}
+
+// jsonText is a text and its JSON string encoding, with checkpoints to
+// find the encoding of any substring that starts and ends on character
+// boundaries (a line/limit slice of a file) without encoding it again.
+type jsonText struct {
+	src string
+	enc []byte // appendEscaped(src), no quotes
+	// Checkpoints: src[srcAt[k]:] is encoded at enc[encAt[k]:]; every
+	// srcAt is a character boundary, about checkpointBytes apart.
+	srcAt, encAt []int
+}
+
+const checkpointBytes = 512
+
+func newJSONText(src string) *jsonText {
+	t := &jsonText{src: src}
+	n := len(src)/checkpointBytes + 1
+	t.srcAt = make([]int, 0, n)
+	t.encAt = make([]int, 0, n)
+	t.enc = make([]byte, 0, len(src)+len(src)/8+16)
+	for at := 0; at < len(src); {
+		end := min(at+checkpointBytes, len(src))
+		for end < len(src) && !utf8.RuneStart(src[end]) {
+			end++
+		}
+		t.srcAt = append(t.srcAt, at)
+		t.encAt = append(t.encAt, len(t.enc))
+		t.enc = appendEscaped(t.enc, src[at:end])
+		at = end
+	}
+	return t
+}
+
+// offset is where src[i:] starts in enc; i must be a character boundary.
+func (t *jsonText) offset(i int) int {
+	if i >= len(t.src) {
+		return len(t.enc)
+	}
+	k := sort.SearchInts(t.srcAt, i+1) - 1
+	return t.encAt[k] + escapedLen(t.src[t.srcAt[k]:i])
+}
+
+// contains reports whether s lies in t's memory: a substring of t itself,
+// not merely equal to one.
+func contains(t, s string) bool {
+	if len(s) == 0 || len(s) > len(t) {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.StringData(t)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	return p >= base && p+uintptr(len(s)) <= base+uintptr(len(t))
+}
+
+// slice returns the encoding of s if s is a substring of t.src starting
+// and ending on character boundaries.
+func (t *jsonText) slice(s string) ([]byte, bool) {
+	if len(s) == 0 {
+		return nil, true
+	}
+	if !contains(t.src, s) {
+		return nil, false
+	}
+	i := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(t.src))))
+	j := i + len(s)
+	if !utf8.RuneStart(t.src[i]) || (j < len(t.src) && !utf8.RuneStart(t.src[j])) {
+		return nil, false
+	}
+	return t.enc[t.offset(i):t.offset(j)], true
+}
+
+// unquote decodes the JSON string starting at data[i] (a '"') and returns
+// it and the index after its closing quote. ok is false for anything
+// encoding/json would reject or decode differently (invalid UTF-8, lone
+// surrogates): the caller leaves those to encoding/json. The result never
+// shares data's memory.
+func unquote(data []byte, i int) (s string, next int, ok bool) {
+	if i >= len(data) || data[i] != '"' {
+		return "", 0, false
+	}
+	i++
+	start := i
+	// A Builder grows without zeroing memory it is about to overwrite.
+	var buf strings.Builder
+	escaped := false
+	for {
+		for i+8 <= len(data) {
+			w := load8(data, i)
+			if m := lessMask(w, 0x20) | byteMask(w, '"') | byteMask(w, '\\') | w&hi8; m != 0 {
+				i += firstFlag(m)
+				break
+			}
+			i += 8
+		}
+		if i >= len(data) {
+			return "", 0, false
+		}
+		c := data[i]
+		switch {
+		case c == '"':
+			if !escaped {
+				return string(data[start:i]), i + 1, true
+			}
+			buf.Write(data[start:i])
+			return buf.String(), i + 1, true
+		case c == '\\':
+			if !escaped {
+				escaped = true
+				buf.Grow(len(data) - start)
+			}
+			buf.Write(data[start:i])
+			if i+1 >= len(data) {
+				return "", 0, false
+			}
+			e := data[i+1]
+			i += 2
+			switch e {
+			case '"', '\\', '/':
+				buf.WriteByte(e)
+			case 'n':
+				buf.WriteByte('\n')
+			case 'r':
+				buf.WriteByte('\r')
+			case 't':
+				buf.WriteByte('\t')
+			case 'b':
+				buf.WriteByte('\b')
+			case 'f':
+				buf.WriteByte('\f')
+			case 'u':
+				r, ok := hex4(data, i)
+				if !ok {
+					return "", 0, false
+				}
+				i += 4
+				if r >= 0xD800 && r < 0xE000 {
+					// A surrogate pair; anything else is left to encoding/json.
+					if r >= 0xDC00 || i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+						return "", 0, false
+					}
+					r2, ok := hex4(data, i+2)
+					if !ok || r2 < 0xDC00 || r2 >= 0xE000 {
+						return "", 0, false
+					}
+					i += 6
+					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+				}
+				buf.WriteRune(r)
+			default:
+				return "", 0, false
+			}
+			start = i
+		case c < 0x20:
+			return "", 0, false
+		case c >= 0x80:
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return "", 0, false
+			}
+			i += size
+		default:
+			i++
+		}
+	}
+}
+
+func hex4(data []byte, i int) (rune, bool) {
+	if i+4 > len(data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range data[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// jsonScanner reads one JSON value the way encoding/json would accept it,
+// answering false for anything it does not handle (the caller then lets
+// encoding/json decide).
+type jsonScanner struct {
+	data  []byte
+	i     int
+	depth int
+}
+
+func (s *jsonScanner) ws() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte (0 at the end).
+func (s *jsonScanner) peek() byte {
+	s.ws()
+	if s.i >= len(s.data) {
+		return 0
+	}
+	return s.data[s.i]
+}
+
+func (s *jsonScanner) consume(c byte) bool {
+	if s.peek() != c {
+		return false
+	}
+	s.i++
+	return true
+}
+
+func (s *jsonScanner) str() (string, bool) {
+	if s.peek() != '"' {
+		return "", false
+	}
+	v, next, ok := unquote(s.data, s.i)
+	if !ok {
+		return "", false
+	}
+	s.i = next
+	return v, true
+}
+
+// number returns the raw bytes of a JSON number.
+func (s *jsonScanner) number() ([]byte, bool) {
+	s.ws()
+	d := s.data
+	start := s.i
+	i := s.i
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	default:
+		return nil, false
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return nil, false
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			return nil, false
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	}
+	s.i = i
+	return d[start:i], true
+}
+
+// integer reads a JSON number that is an int (no fraction or exponent, no
+// overflow), as encoding/json decodes into an int.
+func (s *jsonScanner) integer() (int, bool) {
+	raw, ok := s.number()
+	if !ok || len(raw) > 18 {
+		return 0, false
+	}
+	neg := raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	n := 0
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func (s *jsonScanner) literal(word string) bool {
+	s.ws()
+	if len(s.data)-s.i < len(word) || string(s.data[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+// skip reads over one value.
+func (s *jsonScanner) skip() bool {
+	switch s.peek() {
+	case '"':
+		_, ok := s.str()
+		return ok
+	case '{':
+		return s.object(func(string) bool { return s.skip() })
+	case '[':
+		if s.depth++; s.depth > 64 {
+			return false
+		}
+		defer func() { s.depth-- }()
+		s.i++
+		if s.consume(']') {
+			return true
+		}
+		for {
+			if !s.skip() {
+				return false
+			}
+			if s.consume(']') {
+				return true
+			}
+			if !s.consume(',') {
+				return false
+			}
+		}
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	default:
+		_, ok := s.number()
+		return ok
+	}
+}
+
+// object reads an object, calling field for each key with the scanner at
+// its value; field must read the value. A repeated key is refused.
+func (s *jsonScanner) object(field func(key string) bool) bool {
+	if !s.consume('{') {
+		return false
+	}
+	if s.depth++; s.depth > 64 {
+		return false
+	}
+	defer func() { s.depth-- }()
+	if s.consume('}') {
+		return true
+	}
+	var seen []string
+	for {
+		k, ok := s.str()
+		if !ok || !s.consume(':') {
+			return false
+		}
+		for _, p := range seen {
+			if p == k {
+				return false
+			}
+		}
+		seen = append(seen, k)
+		if !field(k) {
+			return false
+		}
+		if s.consume('}') {
+			return true
+		}
+		if !s.consume(',') {
+			return false
+		}
+	}
+}
+
+// fsRequest is an fs/read_text_file or fs/write_text_file request decoded
+// by parseFSRequest.
+type fsRequest struct {
+	id         []byte // raw JSON: a number or a string
+	method     string
+	sessionID  string
+	path       string
+	line       *int
+	limit      *int
+	content    string
+	hasContent bool
+}
+
+// knownKey reports whether k is one of keys, and refuses (ok false) a key
+// that only matches one of them ignoring case: encoding/json would take it
+// for that field, so the request is left to it.
+func knownKey(k string, keys ...string) (known, ok bool) {
+	for _, want := range keys {
+		if k == want {
+			return true, true
+		}
+		if strings.EqualFold(k, want) {
+			return false, false
+		}
+	}
+	return false, true
+}
+
+// parseFSRequest decodes line when it is a well-formed fs/read_text_file or
+// fs/write_text_file request, in one pass. ok is false for everything
+// else, and for any request it is not sure to decode exactly as
+// encoding/json would: those go the ordinary way, through acp-go-sdk.
+func parseFSRequest(line []byte) (req fsRequest, ok bool) {
+	s := &jsonScanner{data: line}
+	var hasID, hasParams bool
+	ok = s.object(func(k string) bool {
+		known, fine := knownKey(k, "jsonrpc", "id", "method", "params", "result", "error")
+		if !fine {
+			return false
+		}
+		if !known {
+			return s.skip()
+		}
+		switch k {
+		case "jsonrpc":
+			_, ok := s.str()
+			return ok
+		case "id":
+			start := s.peek()
+			from := s.i
+			switch {
+			case start == '"':
+				if _, ok := s.str(); !ok {
+					return false
+				}
+			case start == '-' || (start >= '0' && start <= '9'):
+				if _, ok := s.number(); !ok {
+					return false
+				}
+			default:
+				return false
+			}
+			req.id = append([]byte(nil), line[from:s.i]...)
+			hasID = true
+			return true
+		case "method":
+			m, ok := s.str()
+			req.method = m
+			return ok
+		case "params":
+			hasParams = true
+			return s.object(func(k string) bool { return req.param(s, k) })
+		}
+		return false // result, error: not a request
+	})
+	if !ok || s.peek() != 0 || !hasID || !hasParams || req.sessionID == "" || req.path == "" {
+		return fsRequest{}, false
+	}
+	switch req.method {
+	case acp.ClientMethodFsReadTextFile:
+		return req, true
+	case acp.ClientMethodFsWriteTextFile:
+		return req, req.hasContent
+	}
+	return fsRequest{}, false
+}
+
+// param reads the value of params key k.
+func (req *fsRequest) param(s *jsonScanner, k string) bool {
+	known, ok := knownKey(k, "sessionId", "path", "line", "limit", "content")
+	if !ok {
+		return false
+	}
+	if !known {
+		return s.skip()
+	}
+	switch k {
+	case "sessionId":
+		req.sessionID, ok = s.str()
+	case "path":
+		req.path, ok = s.str()
+	case "content":
+		req.content, ok = s.str()
+		req.hasContent = ok
+	case "line", "limit":
+		var p *int
+		if !s.literal("null") {
+			n, fine := s.integer()
+			if !fine {
+				return false
+			}
+			p = &n
+		}
+		ok = true
+		if k == "line" {
+			req.line = p
+		} else {
+			req.limit = p
+		}
+	}
+	return ok
+}

@@ -1,0 +1,142 @@
+package proctree
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// proc is one process as /proc/PID/stat shows it.
+type proc struct {
+	pid, ppid, pgid int
+	state           byte
+}
+
+// list reads every process of /proc.
+func list() []proc {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]proc, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if p, ok := stat(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// stat reads /proc/pid/stat.
+func stat(pid int) (proc, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	i := bytes.LastIndexByte(b, ')') // the command name may hold anything
+	if i < 0 || i+2 >= len(b) {
+		return proc{}, false
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 3 {
+		return proc{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgid, _ := strconv.Atoi(f[2])
+	return proc{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]}, true
+}
+
+// owner is the EnvKey value in pid's environment ("" when absent or not
+// readable).
+func owner(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return ""
+	}
+	key := []byte(EnvKey + "=")
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if bytes.HasPrefix(kv, key) {
+			return string(kv[len(key):])
+		}
+	}
+	return ""
+}
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.
+const prSetChildSubreaper = 36
+
+// Subreaper makes this process a child subreaper: orphaned descendants are
+// reparented to it instead of to init, so they stay where Find sees them
+// and the Reaper can end them.
+func Subreaper() error {
+	_, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// Reap runs until ctx ends, looking at this process's children on every
+// SIGCHLD and every interval. Its adopted orphans (children it did not
+// Start) are those tagged under prefix, and those outside its own process
+// group: children that other code of this program started without Start
+// share its group and are left alone. Exited orphans are reaped; live
+// ones are killed unless they carry a live owner's tag (an orphan whose
+// owner ended, or that hid its tag, goes at once). log may be nil.
+func Reap(ctx context.Context, prefix string, interval time.Duration, log *slog.Logger) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGCHLD)
+	defer signal.Stop(sig)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		reapOnce(prefix, log)
+		select {
+		case <-ctx.Done():
+			return
+		case <-sig:
+		case <-t.C:
+		}
+	}
+}
+
+// reapOnce is one look at the children.
+func reapOnce(prefix string, log *slog.Logger) {
+	childMu.Lock()
+	defer childMu.Unlock()
+	self, group := os.Getpid(), syscall.Getpgrp()
+	for _, p := range list() {
+		if p.ppid != self || children[p.pid] {
+			continue
+		}
+		tag := owner(p.pid)
+		tagged := matches(tag, prefix)
+		if !tagged && p.pgid == group {
+			continue // started by this program (os/exec waits for it)
+		}
+		if p.state == 'Z' {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+			continue
+		}
+		if tagged && isLive(tag) {
+			continue
+		}
+		if log != nil {
+			log.Info("killing an orphaned process", "pid", p.pid, "owner", tag)
+		}
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,249 @@
+//go:build linux
+
+package proctree
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the processes of the tests:
+//
+//	PROCTREE_HELPER=sleep   ignore SIGTERM/SIGHUP/SIGINT, write the pid, sleep
+//	PROCTREE_HELPER=tree    start a "setsid" child that starts a child
+//	                        with an empty environment, then sleep
+//	PROCTREE_HELPER=orphan  start a setsid, signal-deaf child and exit
+//
+// Each writes its pid as a line of $PROCTREE_PIDS.
+func TestMain(m *testing.M) {
+	switch os.Getenv("PROCTREE_HELPER") {
+	case "":
+		os.Exit(m.Run())
+	case "sleep":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+		note()
+		sleepForever()
+	case "tree":
+		note()
+		child := helper("sleep", os.Getenv("PROCTREE_PIDS"), "")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		child.Env = append(child.Env, "PROCTREE_HELPER=treechild")
+		must(child.Start())
+		sleepForever()
+	case "treechild":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+		note()
+		bare := helper("sleep", os.Getenv("PROCTREE_PIDS"), "")
+		bare.Env = []string{"PROCTREE_HELPER=sleep", "PROCTREE_PIDS=" + os.Getenv("PROCTREE_PIDS")} // no tag
+		must(bare.Start())
+		sleepForever()
+	case "orphan":
+		child := helper("sleep", os.Getenv("PROCTREE_PIDS"), "")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if os.Getenv("PROCTREE_BARE") != "" {
+			child.Env = []string{"PROCTREE_HELPER=sleep", "PROCTREE_PIDS=" + os.Getenv("PROCTREE_PIDS")}
+		}
+		must(child.Start())
+		waitPids(os.Getenv("PROCTREE_PIDS"), 1)
+		os.Exit(0)
+	}
+}
+
+// sleepForever sleeps (a bare select{} would be a deadlock to the runtime).
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}
+
+func note() {
+	f, err := os.OpenFile(os.Getenv("PROCTREE_PIDS"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	must(err)
+	fmt.Fprintln(f, os.Getpid())
+	f.Close()
+}
+
+// helper is the test binary in mode, writing pids to file, tagged tag.
+func helper(mode, file, tag string) *exec.Cmd {
+	self, _ := os.Executable()
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "PROCTREE_HELPER="+mode, "PROCTREE_PIDS="+file)
+	if tag != "" {
+		cmd.Env = append(cmd.Env, Env(tag))
+	}
+	return cmd
+}
+
+// waitPids waits until file lists n pids and returns them.
+func waitPids(file string, n int) []int {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		var pids []int
+		for _, f := range strings.Fields(string(b)) {
+			p, _ := strconv.Atoi(f)
+			pids = append(pids, p)
+		}
+		if len(pids) >= n || time.Now().After(deadline) {
+			return pids
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+}
+
+// alive reports whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	p, ok := stat(pid)
+	return ok && p.state != 'Z'
+}
+
+func waitGone(t *testing.T, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d still runs", pid)
+			}
+			time.Sleep(5 * time.Millisecond) // polling interval
+		}
+	}
+}
+
+func TestFindAndKillEscapedDescendants(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pids")
+	tag := "test-" + strconv.Itoa(os.Getpid()) + "/t1"
+	cmd := helper("tree", file, tag)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	pids := waitPids(file, 3) // the leader, its setsid child, that one's untagged child
+	if len(pids) != 3 {
+		t.Fatalf("pids %v", pids)
+	}
+	found := Find(cmd.Process.Pid, tag)
+	for _, p := range pids {
+		if !slices.Contains(found, p) {
+			t.Fatalf("Find = %v, lacks %d of %v", found, p, pids)
+		}
+	}
+	if slices.Contains(found, os.Getpid()) {
+		t.Fatal("Find includes the caller")
+	}
+	// By tag alone (the group leader gone, say), the whole tree still shows.
+	byTag := Find(0, tag)
+	if len(byTag) != 3 {
+		t.Fatalf("Find by tag = %v, want %v", byTag, pids)
+	}
+	if other := Find(0, "test-other/"); len(other) != 0 {
+		t.Fatalf("another tag finds %v", other)
+	}
+	if n := Kill(cmd.Process.Pid, tag); n != 3 {
+		t.Fatalf("Kill found %d", n)
+	}
+	waitGone(t, pids...)
+}
+
+func TestReaperKillsOrphansOfEndedOwners(t *testing.T) {
+	if err := Subreaper(); err != nil {
+		t.Skipf("no subreaper: %v", err)
+	}
+	prefix := "test-" + strconv.Itoa(os.Getpid()) + "/"
+	for _, tc := range []struct {
+		name string
+		bare bool // the orphan dropped its tag
+	}{{"tagged", false}, {"untagged", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "pids")
+			tag := prefix + tc.name
+			Own(tag)
+			cmd := helper("orphan", file, tag)
+			if tc.bare {
+				cmd.Env = append(cmd.Env, "PROCTREE_BARE=1")
+			}
+			if err := Start(func() (int, error) { err := cmd.Start(); return pidOf(cmd), err }); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			Exited(cmd.Process.Pid)
+			orphan := waitPids(file, 1)[0]
+			if p, _ := stat(orphan); p.ppid != os.Getpid() {
+				t.Fatalf("orphan %d has parent %d, not this subreaper %d", orphan, p.ppid, os.Getpid())
+			}
+			reapOnce(prefix, nil)
+			if tc.bare {
+				waitGone(t, orphan) // no tag: no owner can claim it
+			} else {
+				if !alive(orphan) {
+					t.Fatal("the orphan of a live owner was killed")
+				}
+				Disown(tag)
+				reapOnce(prefix, nil)
+				waitGone(t, orphan)
+			}
+			// The zombie is reaped (the Reaper looks again on SIGCHLD).
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				reapOnce(prefix, nil)
+				if _, err := os.Stat(fmt.Sprintf("/proc/%d", orphan)); err != nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("orphan %d left a zombie", orphan)
+				}
+				time.Sleep(5 * time.Millisecond) // polling interval
+			}
+		})
+	}
+}
+
+func pidOf(cmd *exec.Cmd) int {
+	if cmd.Process == nil {
+		return 0
+	}
+	return cmd.Process.Pid
+}
+
+// A child that other code started without Start (in this program's own
+// process group, untagged) is neither killed nor reaped: os/exec waits
+// for it.
+func TestReaperLeavesOtherChildrenAlone(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "pids")
+	cmd := helper("sleep", file, "")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := waitPids(file, 1)[0]
+	reapOnce("test-"+strconv.Itoa(os.Getpid())+"/", nil)
+	if !alive(pid) {
+		t.Fatal("the reaper killed a child it did not adopt")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+	reapOnce("test-"+strconv.Itoa(os.Getpid())+"/", nil)
+	if err := cmd.Wait(); err != nil && !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("os/exec lost its child's status: %v", err)
+	}
+}

@@ -1,0 +1,274 @@
+// Command benchagent is the ACP agent of nvim-acp's client benchmarks
+// (e2e/acp_bench_test.go, `make bench`). It is a plain acp-go-sdk agent, as
+// a Go agent would be, and each prompt is one measurement, given as words:
+//
+//	read PATH N [LINE LIMIT]   N sequential fs/read_text_file
+//	readc PATH BATCH N         N batches of BATCH concurrent reads
+//	write PATH N               read PATH, then N fs/write_text_file of a
+//	                           3-line change (lines 100-102, alternating)
+//	term BYTES N               N times: terminal/create `head -c BYTES
+//	                           /dev/zero`, wait_for_exit, output, release
+//
+// It appends one JSON line per prompt to $BENCH_AGENT_OUT:
+// {"op", "n", "bytes", "lat_ns": [...], "cpu_ns"} with one latency per
+// request (per batch for readc, per command for term: create to exit),
+// measured from the request sent to its response decoded, and the agent's
+// own CPU time for the whole prompt. Errors end the turn with
+// "refusal" and an "error" field in the output line.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
+)
+
+type agent struct {
+	conn *acp.Connection
+	out  string
+}
+
+type result struct {
+	Op    string  `json:"op"`
+	N     int     `json:"n"`
+	Bytes int     `json:"bytes"`
+	Lat   []int64 `json:"lat_ns"`
+	CPU   int64   `json:"cpu_ns"` // the agent's own CPU time over the timed requests
+	Error string  `json:"error,omitempty"`
+}
+
+func main() {
+	a := &agent{out: os.Getenv("BENCH_AGENT_OUT")}
+	a.conn = acp.NewConnection(a.handle, os.Stdout, os.Stdin)
+	<-a.conn.Done()
+}
+
+func (a *agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
+	switch method {
+	case acp.AgentMethodInitialize:
+		return acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersionNumber}, nil
+	case acp.AgentMethodSessionNew:
+		return acp.NewSessionResponse{SessionId: "bench"}, nil
+	case acp.AgentMethodSessionCancel:
+		return nil, nil
+	case acp.AgentMethodSessionPrompt:
+		var p acp.PromptRequest
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		var text string
+		for _, b := range p.Prompt {
+			if b.Text != nil {
+				text += b.Text.Text
+			}
+		}
+		res := a.run(ctx, p.SessionId, strings.Fields(text))
+		stop := acp.StopReasonEndTurn
+		if res.Error != "" {
+			stop = acp.StopReasonRefusal
+		}
+		if err := a.record(res); err != nil {
+			return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
+		}
+		return acp.PromptResponse{StopReason: stop}, nil
+	}
+	return nil, acp.NewMethodNotFound(method)
+}
+
+func (a *agent) record(r result) error {
+	if a.out == "" {
+		return nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(a.out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write(append(b, '\n'))
+	return err
+}
+
+func atoi(words []string, i int) int {
+	if i >= len(words) {
+		return 0
+	}
+	n, _ := strconv.Atoi(words[i])
+	return n
+}
+
+func (a *agent) run(ctx context.Context, sid acp.SessionId, w []string) (res result) {
+	if len(w) == 0 {
+		return result{Error: "empty prompt"}
+	}
+	res = result{Op: w[0]}
+	var err error
+	cpu0, _ := cputime.Process(0)
+	defer func() {
+		if cpu1, err := cputime.Process(0); err == nil {
+			res.CPU = int64(cpu1 - cpu0)
+		}
+	}()
+	switch w[0] {
+	case "read":
+		res.N = atoi(w, 2)
+		err = a.reads(ctx, sid, w[1], res.N, atoi(w, 3), atoi(w, 4), &res)
+	case "readc":
+		res.N = atoi(w, 3)
+		err = a.concurrentReads(ctx, sid, w[1], atoi(w, 2), res.N, &res)
+	case "write":
+		res.N = atoi(w, 2)
+		err = a.writes(ctx, sid, w[1], res.N, &res)
+	case "term":
+		res.N = atoi(w, 2)
+		err = a.terminals(ctx, sid, atoi(w, 1), res.N, &res)
+	default:
+		err = fmt.Errorf("unknown op %q", w[0])
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res
+}
+
+func (a *agent) read(ctx context.Context, sid acp.SessionId, path string, line, limit int) (string, error) {
+	req := acp.ReadTextFileRequest{SessionId: sid, Path: path}
+	if line > 0 {
+		req.Line = &line
+	}
+	if limit > 0 {
+		req.Limit = &limit
+	}
+	r, err := acp.SendRequest[acp.ReadTextFileResponse](a.conn, ctx, acp.ClientMethodFsReadTextFile, req)
+	return r.Content, err
+}
+
+func (a *agent) reads(ctx context.Context, sid acp.SessionId, path string, n, line, limit int, res *result) error {
+	first, err := a.read(ctx, sid, path, line, limit)
+	if err != nil {
+		return err
+	}
+	res.Bytes = len(first)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		got, err := a.read(ctx, sid, path, line, limit)
+		d := time.Since(t0)
+		if err != nil {
+			return err
+		}
+		if got != first {
+			return fmt.Errorf("read %d: %d bytes differ from the first read's %d", i, len(got), len(first))
+		}
+		res.Lat = append(res.Lat, int64(d))
+	}
+	return nil
+}
+
+func (a *agent) concurrentReads(ctx context.Context, sid acp.SessionId, path string, batch, n int, res *result) error {
+	first, err := a.read(ctx, sid, path, 0, 0)
+	if err != nil {
+		return err
+	}
+	res.Bytes = len(first)
+	for i := 0; i < n; i++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, batch)
+		t0 := time.Now()
+		for j := 0; j < batch; j++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := a.read(ctx, sid, path, 0, 0)
+				if err == nil && got != first {
+					err = errors.New("concurrent read differs from the first read")
+				}
+				if err != nil {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		res.Lat = append(res.Lat, int64(time.Since(t0)))
+		close(errs)
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *agent) writes(ctx context.Context, sid acp.SessionId, path string, n int, res *result) error {
+	text, err := a.read(ctx, sid, path, 0, 0)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) < 110 {
+		return fmt.Errorf("%s has %d lines; write needs at least 110", path, len(lines))
+	}
+	res.Bytes = len(text)
+	orig := append([]string(nil), lines[100:103]...)
+	for i := 0; i < n; i++ {
+		for k := 0; k < 3; k++ {
+			if i%2 == 0 {
+				lines[100+k] = fmt.Sprintf("edited by the bench agent, line %d\n", 101+k)
+			} else {
+				lines[100+k] = orig[k]
+			}
+		}
+		content := strings.Join(lines, "")
+		t0 := time.Now()
+		err := a.conn.SendRequestNoResult(ctx, acp.ClientMethodFsWriteTextFile,
+			acp.WriteTextFileRequest{SessionId: sid, Path: path, Content: content})
+		d := time.Since(t0)
+		if err != nil {
+			return err
+		}
+		res.Lat = append(res.Lat, int64(d))
+	}
+	return nil
+}
+
+func (a *agent) terminals(ctx context.Context, sid acp.SessionId, size, n int, res *result) error {
+	res.Bytes = size
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		c, err := acp.SendRequest[acp.CreateTerminalResponse](a.conn, ctx, acp.ClientMethodTerminalCreate,
+			acp.CreateTerminalRequest{SessionId: sid, Command: "head", Args: []string{"-c", strconv.Itoa(size), "/dev/zero"}})
+		if err != nil {
+			return fmt.Errorf("terminal/create: %w", err)
+		}
+		w, err := acp.SendRequest[acp.WaitForTerminalExitResponse](a.conn, ctx, acp.ClientMethodTerminalWaitForExit,
+			acp.WaitForTerminalExitRequest{SessionId: sid, TerminalId: c.TerminalId})
+		d := time.Since(t0)
+		if err != nil {
+			return fmt.Errorf("terminal/wait_for_exit: %w", err)
+		}
+		if w.ExitCode == nil || *w.ExitCode != 0 {
+			return fmt.Errorf("head exited with %v (signal %v)", w.ExitCode, w.Signal)
+		}
+		if _, err := acp.SendRequest[acp.TerminalOutputResponse](a.conn, ctx, acp.ClientMethodTerminalOutput,
+			acp.TerminalOutputRequest{SessionId: sid, TerminalId: c.TerminalId}); err != nil {
+			return fmt.Errorf("terminal/output: %w", err)
+		}
+		if err := a.conn.SendRequestNoResult(ctx, acp.ClientMethodTerminalRelease,
+			acp.ReleaseTerminalRequest{SessionId: sid, TerminalId: c.TerminalId}); err != nil {
+			return fmt.Errorf("terminal/release: %w", err)
+		}
+		res.Lat = append(res.Lat, int64(d))
+	}
+	return nil
+}

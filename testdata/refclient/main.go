@@ -1,0 +1,218 @@
+// Command refclient is the reference ACP client of nvim-acp's benchmarks: the
+// floor an editor's client cannot go below. It starts an agent, opens one
+// session, sends one prompt and answers the agent's requests with the least
+// work a client can do: fs/read_text_file from bytes encoded once per
+// (path, line, limit) and kept, fs/write_text_file with an empty result
+// (nothing written), nothing else. It exits when the prompt is answered.
+//
+//	refclient -cwd DIR -prompt TEXT [-cpu FILE] -- AGENT [ARGS...]
+//
+// With -cpu it writes its own CPU time over the prompt, in nanoseconds, to
+// FILE (benchmarks compare it with nvim-acp's).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
+)
+
+func main() {
+	cwd := flag.String("cwd", ".", "session cwd")
+	prompt := flag.String("prompt", "", "prompt text")
+	cpuFile := flag.String("cpu", "", "write the CPU time used over the prompt (ns) to this file")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: refclient -cwd DIR -prompt TEXT -- AGENT [ARGS...]")
+		os.Exit(2)
+	}
+	if err := run(*cwd, *prompt, *cpuFile, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "refclient:", err)
+		os.Exit(1)
+	}
+}
+
+type client struct {
+	w     *os.File
+	cache map[readKey][]byte // encoded ReadTextFileResponse
+	buf   []byte
+}
+
+type readKey struct {
+	path        string
+	line, limit int
+}
+
+func run(cwd, prompt, cpuFile string, argv []string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = cwd
+	cmd.Stderr = os.Stderr
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	inR.Close()
+	outW.Close()
+	defer func() {
+		inW.Close()
+		_ = cmd.Wait()
+	}()
+	c := &client{w: inW, cache: map[readKey][]byte{}}
+	r := bufio.NewReaderSize(outR, 16<<20)
+	steps := []struct {
+		method string
+		params any
+	}{
+		{acp.AgentMethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
+			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true}}},
+		{acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}}},
+		{acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionId: "bench", Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}},
+	}
+	var cpu0 time.Duration
+	for i, s := range steps {
+		id := i + 1
+		if s.method == acp.AgentMethodSessionPrompt {
+			cpu0, _ = cputime.Process(0)
+		}
+		line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": s.method, "params": s.params})
+		if err != nil {
+			return err
+		}
+		if _, err := c.w.Write(append(line, '\n')); err != nil {
+			return err
+		}
+		if err := c.serveUntil(r, id); err != nil {
+			return fmt.Errorf("%s: %w", s.method, err)
+		}
+	}
+	if cpuFile != "" {
+		cpu1, err := cputime.Process(0)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(cpuFile, []byte(fmt.Sprint(int64(cpu1-cpu0))), 0o644)
+	}
+	return nil
+}
+
+// message is the part of a JSON-RPC message the client looks at.
+type message struct {
+	ID     json.RawMessage   `json:"id"`
+	Method string            `json:"method"`
+	Params json.RawMessage   `json:"params"`
+	Error  *acp.RequestError `json:"error"`
+}
+
+// serveUntil answers requests until the response to id arrives.
+func (c *client) serveUntil(r *bufio.Reader, id int) error {
+	want := []byte(fmt.Sprint(id))
+	for {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if m, ok := bigRequest(line); ok {
+			if err := c.reply(m.ID, []byte("null")); err != nil {
+				return err
+			}
+			continue
+		}
+		var m message
+		if err := json.Unmarshal(line, &m); err != nil {
+			return fmt.Errorf("bad line from agent: %v", err)
+		}
+		switch {
+		case m.Method == "" && bytes.Equal(m.ID, want):
+			if m.Error != nil {
+				return m.Error
+			}
+			return nil
+		case m.Method == acp.ClientMethodFsReadTextFile:
+			var p acp.ReadTextFileRequest
+			if err := json.Unmarshal(m.Params, &p); err != nil {
+				return err
+			}
+			if err := c.reply(m.ID, c.read(p)); err != nil {
+				return err
+			}
+		case m.Method != "" && m.ID != nil:
+			if err := c.reply(m.ID, []byte("null")); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// bigRequest recognizes the agent's large requests without decoding them:
+// acp-go-sdk writes {"jsonrpc":"2.0","id":N,"method":"..." in this order.
+func bigRequest(line []byte) (message, bool) {
+	const prefix = `{"jsonrpc":"2.0","id":`
+	if len(line) < 64<<10 || !bytes.HasPrefix(line, []byte(prefix)) {
+		return message{}, false
+	}
+	rest := line[len(prefix):]
+	end := bytes.IndexByte(rest, ',')
+	if end < 0 || !bytes.HasPrefix(rest[end:], []byte(`,"method":"fs/write_text_file"`)) {
+		return message{}, false
+	}
+	return message{ID: rest[:end], Method: acp.ClientMethodFsWriteTextFile}, true
+}
+
+func (c *client) read(p acp.ReadTextFileRequest) []byte {
+	k := readKey{path: p.Path}
+	if p.Line != nil {
+		k.line = *p.Line
+	}
+	if p.Limit != nil {
+		k.limit = *p.Limit
+	}
+	if b, ok := c.cache[k]; ok {
+		return b
+	}
+	data, err := os.ReadFile(p.Path)
+	if err != nil {
+		b, _ := json.Marshal(map[string]any{"error": err.Error()})
+		return b
+	}
+	text := string(data)
+	if k.line > 1 || k.limit > 0 {
+		lines := strings.SplitAfter(text, "\n")
+		from := max(k.line, 1) - 1
+		to := len(lines)
+		if k.limit > 0 {
+			to = min(from+k.limit, to)
+		}
+		text = strings.Join(lines[min(from, to):to], "")
+	}
+	b, _ := json.Marshal(acp.ReadTextFileResponse{Content: text})
+	c.cache[k] = b
+	return b
+}
+
+func (c *client) reply(id json.RawMessage, result []byte) error {
+	c.buf = append(c.buf[:0], `{"jsonrpc":"2.0","id":`...)
+	c.buf = append(c.buf, id...)
+	c.buf = append(c.buf, `,"result":`...)
+	c.buf = append(c.buf, result...)
+	c.buf = append(c.buf, "}\n"...)
+	_, err := c.w.Write(c.buf)
+	return err
+}
