@@ -41,6 +41,7 @@ type UI struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	events  []Event
+	sizes   []int                    // bytes counted as pending for each event, its text aside
 	text    map[int]*strings.Builder // index in events -> text being merged
 	pending int
 	closed  bool
@@ -70,10 +71,10 @@ func (u *UI) EmitWait(ev Event) { u.queue([]Event{ev}, true) }
 // wait, first waits for room.
 func (u *UI) queue(evs []Event, wait bool) {
 	total := 0
+	sizes := make([]int, len(evs))
 	for i, ev := range evs {
-		var n int
-		evs[i], n = boundEvent(ev)
-		total += n
+		evs[i], sizes[i] = boundEvent(ev)
+		total += sizes[i]
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -85,6 +86,7 @@ func (u *UI) queue(evs []Event, wait bool) {
 	}
 	u.pending += total
 	u.events = append(u.events, evs...)
+	u.sizes = append(u.sizes, sizes...)
 	u.signal()
 }
 
@@ -121,6 +123,7 @@ func (u *UI) Stream(sid int, typ, kind, text string) {
 	b.WriteString(text)
 	u.text[len(u.events)] = b
 	u.events = append(u.events, Event{"type": typ, "sid": sid, "kind": kind})
+	u.sizes = append(u.sizes, 0)
 	u.signal()
 }
 
@@ -178,6 +181,7 @@ func (u *UI) take() []Event {
 	for n < len(u.events) && n < maxCallEvents && bytes < maxCallBytes {
 		ev := u.events[n]
 		b, ok := u.text[n]
+		bytes += u.sizes[n]
 		n++
 		if !ok {
 			batch = append(batch, ev)
@@ -219,9 +223,10 @@ func (u *UI) take() []Event {
 		text[0] = rest
 	}
 	if len(left) == 0 {
-		u.events, u.pending = nil, 0
+		u.events, u.sizes, u.pending = nil, nil, 0
 	} else {
 		u.events = append([]Event(nil), left...)
+		u.sizes = append([]int(nil), u.sizes[n:]...)
 		u.pending = max(0, u.pending-bytes)
 	}
 	u.text = text
