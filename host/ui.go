@@ -19,8 +19,10 @@ const maxPendingBytes = 8 << 20
 // One call to Neovim carries at most maxCallBytes of streamed text and
 // maxCallEvents events; the rest goes in the next frame. Neovim is busy for
 // the whole call (it cannot redraw or answer anyone meanwhile), so a call
-// must stay short however far behind Neovim is: 64 KiB of text and 256
-// events take it a few ms each (BENCHMARKS.md, streaming).
+// must stay short however far behind Neovim is: 64 KiB of text takes it a
+// few ms, and it stops handling events when its time for the call is up
+// (the Caller says how many it handled; the rest go first in the next
+// frame). BENCHMARKS.md, streaming.
 const (
 	maxCallBytes  = 64 << 10
 	maxCallEvents = 256
@@ -29,8 +31,9 @@ const (
 // Event is one message to the Lua UI: a map with at least "type" and "sid".
 type Event map[string]any
 
-// Caller delivers a batch of events to Neovim (nvim_exec_lua in the host).
-type Caller func(ctx context.Context, events []Event) error
+// Caller delivers a batch of events to Neovim (nvim_exec_lua in the host)
+// and returns how many of them, from the first, Neovim handled.
+type Caller func(ctx context.Context, events []Event) (int, error)
 
 // UI batches events for Neovim: at most one call per frame, consecutive text
 // chunks of one session merged into one event.
@@ -144,15 +147,18 @@ func (u *UI) Run(ctx context.Context) {
 		case <-u.wake:
 		}
 		start := time.Now()
-		batch := u.take()
+		batch, sizes := u.take()
 		if batch == nil {
 			if u.isClosed() {
 				return
 			}
 			continue
 		}
-		if err := u.call(ctx, batch); err != nil {
+		n, err := u.call(ctx, batch)
+		if err != nil {
 			u.log.Warn("deliver events to neovim", "err", err, "events", len(batch))
+		} else if n >= 0 && n < len(batch) {
+			u.requeue(batch[n:], sizes[n:])
 		}
 		if u.hasMore() {
 			u.signal() // the rest goes in the next frame
@@ -168,14 +174,16 @@ func (u *UI) Run(ctx context.Context) {
 
 // take removes the next call's events from the queue: at most
 // maxCallEvents events and maxCallBytes of text (a longer text is cut at a
-// UTF-8 boundary, the rest staying first in the queue).
-func (u *UI) take() []Event {
+// UTF-8 boundary, the rest staying first in the queue). It returns them
+// with the bytes each counted in pending.
+func (u *UI) take() ([]Event, []int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.events) == 0 {
-		return nil
+		return nil, nil
 	}
 	var batch []Event
+	var sizes []int
 	bytes, n := 0, 0
 	var rest *strings.Builder // text left of the last event taken
 	for n < len(u.events) && n < maxCallEvents && bytes < maxCallBytes {
@@ -184,7 +192,7 @@ func (u *UI) take() []Event {
 		bytes += u.sizes[n]
 		n++
 		if !ok {
-			batch = append(batch, ev)
+			batch, sizes = append(batch, ev), append(sizes, u.sizes[n-1])
 			continue
 		}
 		s := b.String()
@@ -207,7 +215,7 @@ func (u *UI) take() []Event {
 		}
 		ev["text"] = s
 		bytes += len(s)
-		batch = append(batch, ev)
+		batch, sizes = append(batch, ev), append(sizes, len(s))
 		if rest != nil {
 			break
 		}
@@ -231,7 +239,28 @@ func (u *UI) take() []Event {
 	}
 	u.text = text
 	u.cond.Broadcast()
-	return batch
+	return batch, sizes
+}
+
+// requeue puts events Neovim did not handle back first in the queue (each
+// with the bytes it counts in pending, its text included).
+func (u *UI) requeue(evs []Event, sizes []int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.closed {
+		return
+	}
+	n := len(evs)
+	text := make(map[int]*strings.Builder, len(u.text))
+	for i, b := range u.text {
+		text[i+n] = b
+	}
+	u.text = text
+	u.events = append(append(make([]Event, 0, n+len(u.events)), evs...), u.events...)
+	u.sizes = append(append(make([]int, 0, n+len(u.sizes)), sizes...), u.sizes...)
+	for _, size := range sizes {
+		u.pending += size
+	}
 }
 
 func (u *UI) hasMore() bool {

@@ -16,16 +16,21 @@ func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Disca
 
 type recorder struct {
 	mu      sync.Mutex
-	batches [][]Event
+	batches [][]Event // what Neovim handled, call by call
 	delay   time.Duration
+	handles int // events handled per call (0: all)
 }
 
-func (r *recorder) call(ctx context.Context, events []Event) error {
+func (r *recorder) call(ctx context.Context, events []Event) (int, error) {
 	time.Sleep(r.delay) // simulates Neovim's time per call
 	r.mu.Lock()
-	r.batches = append(r.batches, events)
-	r.mu.Unlock()
-	return nil
+	defer r.mu.Unlock()
+	n := len(events)
+	if r.handles > 0 && n > r.handles {
+		n = r.handles // Neovim's time was up: the rest come again
+	}
+	r.batches = append(r.batches, events[:n])
+	return n, nil
 }
 
 func (r *recorder) all() []Event {
@@ -161,8 +166,44 @@ func TestUICallsAreBounded(t *testing.T) {
 	}
 }
 
+// Events Neovim did not handle in a call (its time was up) come first in
+// the next one: nothing lost, nothing twice, the order kept.
+func TestUIRequeuesWhatNeovimDidNotHandle(t *testing.T) {
+	rec := &recorder{handles: 7}
+	u := NewUI(rec.call, discardLogger())
+	var want []string
+	for i := 0; i < 100; i++ {
+		u.Emit(Event{"type": "update", "sid": 1, "n": i})
+		want = append(want, fmt.Sprint("update ", i))
+		if i%10 == 0 {
+			u.Chunk(1, "agent", fmt.Sprint("text ", i))
+			want = append(want, fmt.Sprint("text ", i))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go u.Run(ctx)
+	waitFor(t, func() bool { return len(rec.all()) >= len(want) })
+	var got []string
+	for _, ev := range rec.all() {
+		if s, ok := ev["text"].(string); ok {
+			got = append(got, s)
+		} else {
+			got = append(got, fmt.Sprint("update ", ev["n"]))
+		}
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("delivered %q, want %q", got, want)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.pending != 0 || len(u.events) != 0 {
+		t.Fatalf("after delivery: %d bytes pending, %d events queued", u.pending, len(u.events))
+	}
+}
+
 func TestUICloseReleasesBlockedSender(t *testing.T) {
-	u := NewUI(func(context.Context, []Event) error { return nil }, discardLogger())
+	u := NewUI(func(_ context.Context, evs []Event) (int, error) { return len(evs), nil }, discardLogger())
 	// Without Run nothing drains: fill past the limit, then Close must release.
 	done := make(chan struct{})
 	go func() {
@@ -182,5 +223,17 @@ func TestUICloseReleasesBlockedSender(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Chunk still blocked after Close")
+	}
+}
+
+// takeAll empties the queue (tests read what would go to Neovim).
+func (u *UI) takeAll() []Event {
+	var all []Event
+	for {
+		batch, _ := u.take()
+		if batch == nil {
+			return all
+		}
+		all = append(all, batch...)
 	}
 }
