@@ -183,3 +183,59 @@ func TestRenderReaderScrolledUpIsNotMoved(t *testing.T) {
 		t.Fatalf("the reader was moved: cursor line/top line %v before the stream went on, %v after", before, after)
 	}
 }
+
+func TestRenderFiletypeCodeBlocksAndRenderOption(t *testing.T) {
+	turn := []any{text("Two blocks:\n\n```lua\nlocal x = 1\n```\n\nand\n\n  ~~~sh\n  echo hi\n")}
+	for _, render := range []string{"acp", "markdown", "plain"} {
+		t.Run(render, func(t *testing.T) {
+			e := startEditor(t)
+			e.Lua(`vim.api.nvim_create_autocmd("FileType", { pattern = "acp-chat",
+				callback = function(ev) vim.b[ev.buf].seen_by_autocmd = true end })`, nil)
+			e.SetupFake(M{"turns": []any{turn}}, M{"chat": M{"render": render}})
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("code")
+			e.WaitState("ready")
+			var got struct {
+				Ft     string           `msgpack:"ft"`
+				Seen   bool             `msgpack:"seen"`
+				TS     bool             `msgpack:"ts"`
+				Spans  int              `msgpack:"spans"`
+				Blocks []map[string]any `msgpack:"blocks"`
+				Lines  []string         `msgpack:"lines"`
+			}
+			e.Lua(`local s = require("acp")._session()
+				local b = s.chat_buf
+				local out = { ft = vim.bo[b].filetype, seen = vim.b[b].seen_by_autocmd == true,
+					ts = vim.treesitter.highlighter.active[b] ~= nil, blocks = s.transcript:code_blocks(),
+					lines = vim.api.nvim_buf_get_lines(b, 0, -1, false) }
+				out.spans = #s.transcript:decorations(0, #out.lines - 1)
+				return out`, &got)
+			if got.Ft != "acp-chat" || !got.Seen {
+				t.Fatalf("filetype %q, FileType acp-chat autocmd ran: %v", got.Ft, got.Seen)
+			}
+			if got.TS != (render == "markdown") {
+				t.Fatalf("render %q: tree-sitter highlighter active = %v", render, got.TS)
+			}
+			if len(got.Blocks) != 2 {
+				t.Fatalf("code blocks %v", got.Blocks)
+			}
+			// Rows, languages and closing of each block, as the buffer has them.
+			for i, want := range []struct {
+				fence, lang string
+				closed      bool
+				last        string
+			}{{"```lua", "lua", true, "```"}, {"  ~~~sh", "sh", false, "  echo hi"}} {
+				b := got.Blocks[i]
+				row, end := toInt(b["row"]), toInt(b["end_row"])
+				if got.Lines[row] != want.fence || b["lang"] != want.lang || b["closed"] != want.closed || got.Lines[end] != want.last {
+					t.Fatalf("block %d: %v (rows %q .. %q)", i, b, got.Lines[row], got.Lines[end])
+				}
+			}
+			// Only "acp" draws markdown itself.
+			if (got.Spans > 0) != (render == "acp") {
+				t.Fatalf("render %q: %d spans drawn by the plugin", render, got.Spans)
+			}
+		})
+	}
+}

@@ -10,11 +10,13 @@ package e2e
 // Each iteration runs in a fresh Neovim; the metrics are the worst of the
 // iterations: max-block-ms (longest ping), marker-ms (from the agent sending
 // the last text to it being on the attached screen), peak-rss-MiB (VmHWM of
-// Neovim). ACP_BENCH_FLOOR=1 measures the floor: the chat drawn as plain
-// text (no markdown styling at all).
+// Neovim), and Neovim's CPU time over the window. ACP_BENCH_FLOOR=1
+// measures the floor: the chat drawn as plain text (no markdown styling at
+// all); ACP_BENCH_RENDER=markdown the chat.render = "markdown" option.
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -474,6 +476,15 @@ func (w *worst) report(b *testing.B) {
 	b.ReportMetric(float64(w.f.cpu.Milliseconds()), "nvim-cpu-ms")
 }
 
+// benchOptions: setup options of the benchmarks; ACP_BENCH_RENDER sets
+// chat.render (e.g. "markdown", to measure what that option costs).
+func benchOptions() map[string]any {
+	if r := os.Getenv("ACP_BENCH_RENDER"); r != "" {
+		return map[string]any{"chat": map[string]any{"render": r}}
+	}
+	return nil
+}
+
 // floorSetup is the setup for ACP_BENCH_FLOOR=1: no markdown styling.
 func floorSetup(b *testing.B, u *uiEditor) {
 	if os.Getenv("ACP_BENCH_FLOOR") == "" {
@@ -547,7 +558,7 @@ func BenchmarkUIStream(b *testing.B) {
 				if c.prefill > 0 {
 					turns = []any{append(prefillTurn(c.prefill), marked("PREFILL-DONE")...), burst}
 				}
-				u.SetupFake(M{"turns": turns}, nil)
+				u.SetupFake(M{"turns": turns}, benchOptions())
 				u.Chat("fake")
 				u.WaitState("ready")
 				floorSetup(b, u)
@@ -572,7 +583,7 @@ func BenchmarkUIToolCalls(b *testing.B) {
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
 		u := startUIEditor(b)
-		u.SetupFake(M{"turns": []any{append([]any{M{"tools": 4000, "prefix": "tc-"}}, marked("TOOLS-DONE")...)}}, nil)
+		u.SetupFake(M{"turns": []any{append([]any{M{"tools": 4000, "prefix": "tc-"}}, marked("TOOLS-DONE")...)}}, benchOptions())
 		u.Chat("fake")
 		u.WaitState("ready")
 		floorSetup(b, u)
@@ -599,7 +610,7 @@ func BenchmarkUICancelPermissions(b *testing.B) {
 			steps = append(steps, r)
 		}
 		steps = append(steps, M{"wait_cancel": true})
-		u.SetupFake(M{"turns": []any{steps}}, nil)
+		u.SetupFake(M{"turns": []any{steps}}, benchOptions())
 		u.Chat("fake")
 		u.WaitState("ready")
 		floorSetup(b, u)
@@ -633,4 +644,72 @@ func BenchmarkUICancelPermissions(b *testing.B) {
 		w.add(b, uiFigures{maxBlock: max, blockedPct: pct, marker: took, rss: u.peakRSS(), cpu: cpu})
 	}
 	w.report(b)
+}
+
+// opsLua times, inside Neovim and with the UI redrawn each time, what a
+// user does with the chat: page up through it, type in the input area,
+// hide and open it. Each figure is the slowest of its repeats, in ms.
+const opsLua = `
+local s = require("acp")._session()
+local function ms(f)
+  local t = vim.uv.hrtime()
+  f()
+  vim.cmd("redraw")
+  return (vim.uv.hrtime() - t) / 1e6
+end
+local out = { scroll = 0, type = 0, open = 0 }
+vim.api.nvim_set_current_win(s.chat_win)
+vim.cmd("normal! G")
+vim.cmd("redraw")
+for _ = 1, 20 do
+  out.scroll = math.max(out.scroll, ms(function() vim.cmd("normal! \2") end))
+end
+vim.api.nvim_set_current_win(s.input_win)
+for _, c in ipairs(vim.split("hello there", "")) do
+  out.type = math.max(out.type, ms(function() vim.api.nvim_feedkeys("A" .. c .. "\27", "xt", false) end))
+end
+for _ = 1, 5 do
+  require("acp.chat").hide(s)
+  vim.cmd("redraw")
+  out.open = math.max(out.open, ms(function() require("acp").chat() end))
+end
+return out`
+
+// BenchmarkUIChatOps: a transcript of 100,000 lines costs what an empty
+// one does: a chunk shown (agent to screen), a page scrolled, a key typed
+// in the input area, the chat opened.
+func BenchmarkUIChatOps(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		prefill int
+	}{{"empty", 0}, {"100k-lines", 100000}} {
+		b.Run(c.name, func(b *testing.B) {
+			var chunk, scroll, typing, open float64
+			b.StopTimer()
+			for i := 0; i < b.N; i++ {
+				u := startUIEditor(b)
+				turns := []any{marked("ONE-CHUNK")}
+				if c.prefill > 0 {
+					turns = []any{append(prefillTurn(c.prefill), marked("PREFILL-DONE")...), marked("ONE-CHUNK")}
+				}
+				u.SetupFake(M{"turns": turns}, benchOptions())
+				u.Chat("fake")
+				u.WaitState("ready")
+				if c.prefill > 0 {
+					u.runMarked(b, "prefill", "PREFILL-DONE")
+				}
+				f := u.runMarked(b, "one", "ONE-CHUNK")
+				var ops map[string]float64
+				u.Lua(opsLua, &ops)
+				b.Logf("chunk on screen %v, page up %.1f ms, key typed %.1f ms, chat opened %.1f ms (slowest), load %s",
+					f.marker.Round(time.Millisecond), ops["scroll"], ops["type"], ops["open"], loadavg())
+				chunk = math.Max(chunk, float64(f.marker.Microseconds())/1000)
+				scroll, typing, open = math.Max(scroll, ops["scroll"]), math.Max(typing, ops["type"]), math.Max(open, ops["open"])
+			}
+			b.ReportMetric(chunk, "chunk-ms")
+			b.ReportMetric(scroll, "scroll-ms")
+			b.ReportMetric(typing, "type-ms")
+			b.ReportMetric(open, "open-ms")
+		})
+	}
 }

@@ -936,6 +936,9 @@ end
 ---@param row integer
 ---@param out any[]
 function T:row_spans(row, out)
+  if self.render ~= "acp" then
+    return -- chat.render: someone else draws the markdown, or nobody
+  end
   local c = self.cursor
   if not c or (c.s and row < c.s) then
     self:begin_draw(row)

@@ -161,15 +161,9 @@ end
 ---@return acp.DrawSpan[]
 function Doc:spans(off, line)
   local b = self:block_at(off)
-  if not b then
-    local spans = markdown.line(line)
-    for _, s in ipairs(spans) do
-      s[5] = M.PRIORITY
-    end
-    return spans
-  end
-  if off == b.s or (off == b.e and not b.unclosed) then
-    local spans = markdown.fence_spans(line)
+  local fence = b and (off == b.s or (off == b.e and not b.unclosed))
+  if not b or fence then
+    local spans = fence and markdown.fence_spans(line) or markdown.line(line)
     for _, s in ipairs(spans) do
       s[5] = M.PRIORITY
     end
