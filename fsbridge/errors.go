@@ -6,14 +6,16 @@ import (
 	"io/fs"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/internal/acperr"
 )
 
 // JSON-RPC error codes used for the agent's errors.
 const (
-	CodeInvalidParams    = -32602
-	CodeInternal         = -32603
-	CodeResourceNotFound = -32002 // ACP "Resource not found"
-	CodeCancelled        = -32800
+	CodeInvalidParams    = acperr.InvalidParams
+	CodeInternal         = acperr.Internal
+	CodeResourceNotFound = acperr.ResourceNotFound // ACP "Resource not found"
+	CodeCancelled        = acperr.Cancelled
 )
 
 // Reasons carried in RequestError.Data["reason"], stable for tests and UIs.
@@ -40,12 +42,10 @@ const (
 // bridge then recomputes and retries.
 var ErrBufferChanged = errors.New("buffer changed")
 
+// reqErr is the agent's error about path (acperr.New with the path in its
+// data).
 func reqErr(code int, path, reason, format string, args ...any) *acp.RequestError {
-	return &acp.RequestError{
-		Code:    code,
-		Message: fmt.Sprintf(format, args...),
-		Data:    map[string]any{"path": path, "reason": reason},
-	}
+	return acperr.New(code, reason, fmt.Sprintf(format, args...), map[string]any{"path": path})
 }
 
 // osErr converts an OS error about path into the agent's error.
@@ -62,13 +62,4 @@ func osErr(path string, err error) *acp.RequestError {
 
 // ReasonOf returns the reason of an error returned by the bridge ("" if it
 // carries none).
-func ReasonOf(err error) string {
-	var re *acp.RequestError
-	if errors.As(err, &re) {
-		if m, ok := re.Data.(map[string]any); ok {
-			s, _ := m["reason"].(string)
-			return s
-		}
-	}
-	return ""
-}
+func ReasonOf(err error) string { return acperr.ReasonOf(err) }

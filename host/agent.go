@@ -476,22 +476,10 @@ func endLeftovers(pgid int, tag string, log *slog.Logger) {
 	}
 }
 
-// clientRequests are the requests the client serves; any other request
-// from the agent is -32601 at once.
-var clientRequests = map[string]bool{
-	acp.ClientMethodSessionRequestPermission: true,
-	acp.ClientMethodFsReadTextFile:           true,
-	acp.ClientMethodFsWriteTextFile:          true,
-	acp.ClientMethodTerminalCreate:           true,
-	acp.ClientMethodTerminalOutput:           true,
-	acp.ClientMethodTerminalRelease:          true,
-	acp.ClientMethodTerminalWaitForExit:      true,
-	acp.ClientMethodTerminalKill:             true,
-}
-
 // handle serves every message the agent sends to the client that the gate
 // passes on: session/update notifications (on the SDK's one notification
-// goroutine, in order) and requests (each on its own goroutine).
+// goroutine, in order) and requests (each on its own goroutine), through
+// the table of dispatch.go.
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 	if method == acp.ClientMethodSessionUpdate {
 		// The gate passes session/update only as a notification.
@@ -506,7 +494,8 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		return nil, nil
 	}
-	if !clientRequests[method] {
+	serve := requests[method]
+	if serve == nil {
 		a.log.Debug("unknown request from agent", "method", method)
 		return nil, acp.NewMethodNotFound(method)
 	}
@@ -514,17 +503,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	// requests wait: each runs on its own goroutine, while the updates it
 	// waits for are handled on the notification goroutine.
 	a.gate.barrier(ctx)
-	var probe struct {
-		SessionId acp.SessionId `json:"sessionId"`
-	}
-	if err := json.Unmarshal(params, &probe); err != nil {
-		return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
-	}
-	s := a.session(probe.SessionId)
-	if s == nil {
-		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", probe.SessionId)})
-	}
-	return s.handle(ctx, method, params)
+	return serve(ctx, a, params)
 }
 
 // decodeUpdate decodes session/update params generically: the update stays

@@ -13,7 +13,7 @@ import (
 // and walks what it gets, so events stay well under that.
 const (
 	maxEventDepth = 16       // maps and lists nested in an event, the event itself included
-	maxEventItems = 50000    // map entries and list items in an event
+	maxEventItems = 50000    // map entries and list items in an event, plus a marker per list cut
 	maxEventBytes = 16 << 20 // bytes of strings (keys included) in an event
 	maxCutText    = 2000     // bytes of JSON text kept for a value that was cut
 )
@@ -35,9 +35,13 @@ func boundEvent(ev Event) (Event, int) {
 }
 
 func boundMap(m map[string]any, depth int, b *budget) {
-	for k, v := range m {
+	// Keys are paid for before any value is walked, so what a value may
+	// use does not depend on the order maps are walked in.
+	for k := range m {
 		b.items--
 		b.bytes -= len(k)
+	}
+	for k, v := range m {
 		m[k] = boundValue(v, depth, b)
 	}
 }

@@ -108,7 +108,7 @@ func TestBoundEvent(t *testing.T) {
 			if d := depth(ev); d > maxEventDepth {
 				t.Fatalf("depth %d", d)
 			}
-			if items, b := size(ev); items > maxEventItems+2 || b > maxEventBytes+100 {
+			if items, b := size(ev); items > maxEventItems+maxEventDepth || b > maxEventBytes+100 {
 				t.Fatalf("%d items, %d bytes", items, b)
 			}
 			tc.check(t, ev["update"].(map[string]any))
@@ -138,7 +138,7 @@ func FuzzUpdateDecoder(f *testing.F) {
 			if d := depth(ev); d > maxEventDepth {
 				t.Fatalf("event nested %d deep: %v", d, ev)
 			}
-			if items, b := size(ev); items > maxEventItems+2 || b > maxEventBytes+100 {
+			if items, b := size(ev); items > maxEventItems+maxEventDepth || b > maxEventBytes+100 {
 				t.Fatalf("event of %d items, %d bytes", items, b)
 			}
 			var buf bytes.Buffer

@@ -138,22 +138,22 @@ func (f *fastFS) cancelFrom(line []byte) {
 	}
 }
 
-// serve answers one fast request, as Agent.handle and Session.handle would.
+// serve answers one fast request, through the same routes as Agent.handle
+// (dispatch.go).
 func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 	a := f.a
 	a.gate.barrier(ctx)
 	var rerr *acp.RequestError
 	var parts [][]byte
-	if s := a.session(acp.SessionId(req.sessionID)); s == nil {
-		rerr = acp.NewInvalidParams(map[string]any{"error": "unknown session \"" + req.sessionID + "\""})
-	} else if req.method == acp.ClientMethodFsReadTextFile {
+	id := acp.SessionId(req.sessionID)
+	if req.method == acp.ClientMethodFsReadTextFile {
 		var res acp.ReadTextFileResponse
-		res, rerr = s.serveRead(ctx, acp.ReadTextFileRequest{SessionId: acp.SessionId(req.sessionID), Path: req.path, Line: req.line, Limit: req.limit})
+		res, rerr = readFile.call(ctx, a, acp.ReadTextFileRequest{SessionId: id, Path: req.path, Line: req.line, Limit: req.limit})
 		if rerr == nil {
-			parts = [][]byte{[]byte(`{"content":"`), s.h.bufs.encode(res.Content), []byte(`"}`)}
+			parts = [][]byte{[]byte(`{"content":"`), a.h.bufs.encode(res.Content), []byte(`"}`)}
 		}
 	} else {
-		_, rerr = s.serveWrite(ctx, acp.WriteTextFileRequest{SessionId: acp.SessionId(req.sessionID), Path: req.path, Content: req.content})
+		_, rerr = writeFile.call(ctx, a, acp.WriteTextFileRequest{SessionId: id, Path: req.path, Content: req.content})
 		if rerr == nil {
 			parts = [][]byte{[]byte(`{}`)}
 		}
@@ -164,7 +164,8 @@ func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 	if rerr != nil {
 		b, err := json.Marshal(rerr)
 		if err != nil {
-			b = []byte(`{"code":-32603,"message":"internal error"}`)
+			// Data that does not encode.
+			b, _ = json.Marshal(acp.NewInternalError(map[string]any{"error": rerr.Message}))
 		}
 		head = append(head, `,"error":`...)
 		parts = [][]byte{b}

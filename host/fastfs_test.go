@@ -93,3 +93,34 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestFastFSErrorsAsSDK: the fast path and the SDK's path answer a failing
+// fs/* request with the same error (one route serves both).
+func TestFastFSErrorsAsSDK(t *testing.T) {
+	f := newFastBench(t)
+	defer f.closer()
+	for _, c := range []struct{ name, params, declined string }{
+		{"unknown session", `{"sessionId":"nope","path":"/x"}`, `{"sessionId":"nope","Path":"/x"}`},
+		{"relative path", `{"sessionId":"bench","path":"rel.txt"}`, `{"sessionId":"bench","Path":"rel.txt"}`},
+		{"write unknown session", `{"sessionId":"nope","path":"/x","content":"y"}`, `{"sessionId":"nope","Path":"/x","content":"y"}`},
+	} {
+		method := acp.ClientMethodFsReadTextFile
+		if strings.Contains(c.params, "content") {
+			method = acp.ClientMethodFsWriteTextFile
+		}
+		var errs [2]string
+		for i, params := range []string{c.params, c.declined} {
+			resp := f.roundTrip(t, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+"}\n"))
+			var m struct {
+				Error json.RawMessage `json:"error"`
+			}
+			if err := json.Unmarshal(resp, &m); err != nil || m.Error == nil {
+				t.Fatalf("%s: response %s: want an error", c.name, resp)
+			}
+			errs[i] = string(m.Error)
+		}
+		if errs[0] != errs[1] {
+			t.Errorf("%s: fast path answered %s, the SDK's path %s", c.name, errs[0], errs[1])
+		}
+	}
+}

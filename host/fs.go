@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -121,36 +120,9 @@ func (s *Session) bufferEvent(path string, loaded bool) {
 	}
 }
 
-// serveFS implements fs/read_text_file and fs/write_text_file for requests
-// that come through acp-go-sdk (the fast path, fastfs.go, takes the
-// well-formed ones first). Params are decoded without Validate: an empty
-// content is a valid write.
-func (s *Session) serveFS(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	switch method {
-	case acp.ClientMethodFsReadTextFile:
-		var req acp.ReadTextFileRequest
-		if err := json.Unmarshal(params, &req); err != nil {
-			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
-		}
-		return wrapResult(s.serveRead(ctx, req))
-	case acp.ClientMethodFsWriteTextFile:
-		var req acp.WriteTextFileRequest
-		if err := json.Unmarshal(params, &req); err != nil {
-			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
-		}
-		return wrapResult(s.serveWrite(ctx, req))
-	}
-	return nil, acp.NewMethodNotFound(method)
-}
-
-func wrapResult[T any](res T, rerr *acp.RequestError) (any, *acp.RequestError) {
-	if rerr != nil {
-		return nil, rerr
-	}
-	return res, nil
-}
-
-// serveRead implements fs/read_text_file.
+// serveRead implements fs/read_text_file, for requests through acp-go-sdk
+// (dispatch.go) and the fast path (fastfs.go), which takes the
+// well-formed ones first.
 func (s *Session) serveRead(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, *acp.RequestError) {
 	return serveBridge(ctx, s, "read", req, (*fsbridge.Bridge).ReadTextFile)
 }

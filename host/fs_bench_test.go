@@ -196,8 +196,8 @@ func BenchmarkFSReadRoundTrip(b *testing.B) {
 }
 
 // BenchmarkFSReadHandler is BenchmarkFSReadRoundTrip without the ACP
-// transport: the session's handler called directly (bridge, Neovim round
-// trip for loaded buffers, no JSON).
+// transport: the request's handler called directly (params decoding, the
+// bridge, a Neovim round trip for loaded buffers; no response encoding).
 func BenchmarkFSReadHandler(b *testing.B) {
 	f := newFSBench(b)
 	defer f.closer()
@@ -212,7 +212,7 @@ func BenchmarkFSReadHandler(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				if _, err := f.s.handleFS(ctx, acp.ClientMethodFsReadTextFile, params); err != nil {
+				if _, err := requests[acp.ClientMethodFsReadTextFile](ctx, f.s.agent, params); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(start))

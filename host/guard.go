@@ -184,6 +184,5 @@ func (s *Session) guardCommand(ctx context.Context, line string) *acp.RequestErr
 	if err == nil && choice == "allow_once" {
 		return nil
 	}
-	return &acp.RequestError{Code: -32603, Message: "the user refused to run this command: " + line,
-		Data: map[string]any{"command": line, "reason": "refused_by_user"}}
+	return refusedErr(line)
 }

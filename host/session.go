@@ -218,13 +218,14 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.fail(errors.New("session is not ready"))
 		return
 	}
-	ctx, cancel := s.agent.context(context.Background())
+	a, id := s.agent, s.id
+	ctx, cancel := a.context(context.Background())
 	end := make(chan struct{})
 	s.turn, s.turnEnd, s.dropped = cancel, end, false
 	s.mu.Unlock()
 	defer cancel()
-	resp, err := acp.SendRequest[acp.PromptResponse](s.agent.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
-		SessionId: s.id,
+	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
+		SessionId: id,
 		Prompt:    blocks,
 	})
 	s.mu.Lock()
@@ -241,12 +242,12 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	}
 	if err != nil {
 		select {
-		case <-s.agent.exited:
+		case <-a.exited:
 			// agentExited reports it.
 			return
 		default:
 		}
-		err = s.agent.describe("session/prompt", err)
+		err = a.describe("session/prompt", err)
 		s.log.Warn("prompt failed", "err", err)
 		s.emit(turnErrorEvent(err))
 		return
@@ -372,24 +373,24 @@ var chunkKind = map[string]string{
 	"user_message_chunk":  "user",
 }
 
-// handle serves the agent's requests for this session.
-func (s *Session) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	switch method {
-	case acp.ClientMethodSessionRequestPermission:
-		var p acp.RequestPermissionRequest
-		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
-		}
-		var raw map[string]any
-		_ = json.Unmarshal(params, &raw)
-		return s.requestPermission(ctx, p, raw), nil
+// permissionRequest is session/request_permission's params, typed and as
+// the JSON object the UI is shown (with what the SDK's type drops).
+type permissionRequest struct {
+	acp.RequestPermissionRequest
+	raw map[string]any
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *permissionRequest) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &p.RequestPermissionRequest); err != nil {
+		return err
 	}
-	return s.handleTools(ctx, method, params)
+	return json.Unmarshal(b, &p.raw)
 }
 
 // requestPermission asks the user (or the auto_allow list) and returns the
 // agent's answer.
-func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermissionRequest, raw map[string]any) acp.RequestPermissionResponse {
+func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (acp.RequestPermissionResponse, *acp.RequestError) {
 	if p.ToolCall.Kind != nil {
 		for _, k := range s.opts.AutoAllow {
 			if k != string(*p.ToolCall.Kind) {
@@ -398,21 +399,21 @@ func (s *Session) requestPermission(ctx context.Context, p acp.RequestPermission
 			for _, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
 					s.emit(messageEvent("info", fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))))
-					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
+					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
 				}
 			}
 		}
 	}
-	choice, _ := s.ask(ctx, permissionQuestion, permissionEvent(clean(raw)))
+	choice, _ := s.ask(ctx, permissionQuestion, permissionEvent(clean(p.raw)))
 	for _, o := range p.Options {
 		if choice != "" && string(o.OptionId) == choice {
 			if o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways {
-				s.allowCommand(raw)
+				s.allowCommand(p.raw)
 			}
-			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}
+			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
 		}
 	}
-	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
 }
 
 // ask shows the user question ev of kind q (given a fresh "id") and waits

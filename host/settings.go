@@ -12,8 +12,9 @@ import (
 // settingTimeout bounds how long a mode/model/option change may take.
 const settingTimeout = 30 * time.Second
 
-// call sends a request of the session's agent and decodes the raw result.
-func (s *Session) call(method string, params any) (json.RawMessage, error) {
+// call sends the session's agent a request, its params built for the
+// session's id, and returns the raw result.
+func (s *Session) call(method string, params func(acp.SessionId) any) (json.RawMessage, error) {
 	s.mu.Lock()
 	a, id := s.agent, s.id
 	s.mu.Unlock()
@@ -24,7 +25,7 @@ func (s *Session) call(method string, params any) (json.RawMessage, error) {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, settingTimeout)
 	defer cancelT()
-	res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, method, params)
+	res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, method, params(id))
 	if err != nil {
 		return nil, a.describe(method, err)
 	}
@@ -33,7 +34,9 @@ func (s *Session) call(method string, params any) (json.RawMessage, error) {
 
 // setMode switches the session mode (session/set_mode).
 func (s *Session) setMode(mode string) {
-	if _, err := s.call(acp.AgentMethodSessionSetMode, acp.SetSessionModeRequest{SessionId: s.id, ModeId: acp.SessionModeId(mode)}); err != nil {
+	if _, err := s.call(acp.AgentMethodSessionSetMode, func(id acp.SessionId) any {
+		return acp.SetSessionModeRequest{SessionId: id, ModeId: acp.SessionModeId(mode)}
+	}); err != nil {
 		s.emit(messageEvent("error", err.Error()))
 		return
 	}
@@ -42,7 +45,9 @@ func (s *Session) setMode(mode string) {
 
 // setModel switches the model (session/set_model, unstable in ACP).
 func (s *Session) setModel(model string) {
-	if _, err := s.call(acp.AgentMethodSessionSetModel, acp.UnstableSetSessionModelRequest{SessionId: s.id, ModelId: acp.UnstableModelId(model)}); err != nil {
+	if _, err := s.call(acp.AgentMethodSessionSetModel, func(id acp.SessionId) any {
+		return acp.UnstableSetSessionModelRequest{SessionId: id, ModelId: acp.UnstableModelId(model)}
+	}); err != nil {
 		s.emit(messageEvent("error", err.Error()))
 		return
 	}
@@ -52,14 +57,16 @@ func (s *Session) setModel(model string) {
 // setConfigOption sets a config option (session/set_config_option); value
 // is a bool for boolean options, else a value id.
 func (s *Session) setConfigOption(option string, value any) {
-	var req acp.SetSessionConfigOptionRequest
-	switch v := value.(type) {
-	case bool:
-		req.Boolean = &acp.SetSessionConfigOptionBoolean{SessionId: s.id, ConfigId: acp.SessionConfigId(option), Type: "boolean", Value: v}
-	default:
-		req.ValueId = &acp.SetSessionConfigOptionValueId{SessionId: s.id, ConfigId: acp.SessionConfigId(option), Value: acp.SessionConfigValueId(fmt.Sprint(v))}
-	}
-	res, err := s.call(acp.AgentMethodSessionSetConfigOption, req)
+	res, err := s.call(acp.AgentMethodSessionSetConfigOption, func(id acp.SessionId) any {
+		var req acp.SetSessionConfigOptionRequest
+		switch v := value.(type) {
+		case bool:
+			req.Boolean = &acp.SetSessionConfigOptionBoolean{SessionId: id, ConfigId: acp.SessionConfigId(option), Type: "boolean", Value: v}
+		default:
+			req.ValueId = &acp.SetSessionConfigOptionValueId{SessionId: id, ConfigId: acp.SessionConfigId(option), Value: acp.SessionConfigValueId(fmt.Sprint(v))}
+		}
+		return req
+	})
 	if err != nil {
 		s.emit(messageEvent("error", err.Error()))
 		return

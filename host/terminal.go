@@ -3,8 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -73,87 +71,6 @@ func (s *Session) existingTerminals() *terminal.Manager {
 	return s.terms.m
 }
 
-// handleTerminal serves terminal/* requests from the agent.
-func (s *Session) handleTerminal(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
-	switch method {
-	case acp.ClientMethodTerminalCreate:
-		var p acp.CreateTerminalRequest
-		if rerr := decodeParams(method, params, &p); rerr != nil {
-			return nil, rerr
-		}
-		return s.createTerminal(ctx, p)
-	case acp.ClientMethodTerminalOutput:
-		var p acp.TerminalOutputRequest
-		if rerr := decodeParams(method, params, &p); rerr != nil {
-			return nil, rerr
-		}
-		return s.terminalOutput(p.TerminalId)
-	case acp.ClientMethodTerminalWaitForExit:
-		var p acp.WaitForTerminalExitRequest
-		if rerr := decodeParams(method, params, &p); rerr != nil {
-			return nil, rerr
-		}
-		return s.waitForTerminalExit(ctx, p.TerminalId)
-	case acp.ClientMethodTerminalKill:
-		var p acp.KillTerminalRequest
-		if rerr := decodeParams(method, params, &p); rerr != nil {
-			return nil, rerr
-		}
-		m := s.existingTerminals()
-		if m == nil {
-			return nil, terminalErr(p.TerminalId, terminal.ErrUnknownTerminal)
-		}
-		if err := m.Kill(p.TerminalId); err != nil {
-			return nil, terminalErr(p.TerminalId, err)
-		}
-		return acp.KillTerminalResponse{}, nil
-	case acp.ClientMethodTerminalRelease:
-		var p acp.ReleaseTerminalRequest
-		if rerr := decodeParams(method, params, &p); rerr != nil {
-			return nil, rerr
-		}
-		return s.releaseTerminal(p.TerminalId)
-	}
-	return nil, acp.NewMethodNotFound(method)
-}
-
-// validator is implemented by the SDK's request types.
-type validator interface{ Validate() error }
-
-// decodeParams unmarshals and validates the params of method into v.
-func decodeParams(method string, params json.RawMessage, v validator) *acp.RequestError {
-	if err := json.Unmarshal(params, v); err != nil {
-		return &acp.RequestError{Code: -32602, Message: fmt.Sprintf("%s: invalid params: %v", method, err),
-			Data: map[string]any{"error": err.Error()}}
-	}
-	if err := v.Validate(); err != nil {
-		return &acp.RequestError{Code: -32602, Message: fmt.Sprintf("%s: invalid params: %v", method, err),
-			Data: map[string]any{"error": err.Error()}}
-	}
-	return nil
-}
-
-// terminalErr converts a terminal package error about id into the agent's
-// error: unknown ids are invalid params, the rest internal errors.
-func terminalErr(id string, err error) *acp.RequestError {
-	code := -32603
-	reason := "error"
-	switch {
-	case errors.Is(err, terminal.ErrUnknownTerminal):
-		code, reason = -32602, "unknown_terminal"
-	case errors.Is(err, terminal.ErrClosed):
-		reason = "session_closed"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		code, reason = -32800, "cancelled"
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, id) {
-		msg = fmt.Sprintf("terminal %s: %s", id, msg)
-	}
-	return &acp.RequestError{Code: code, Message: msg,
-		Data: map[string]any{"terminalId": id, "reason": reason}}
-}
-
 // commandLine formats command and args for display.
 func commandLine(command string, args []string) string {
 	if len(args) == 0 {
@@ -170,7 +87,7 @@ func commandLine(command string, args []string) string {
 }
 
 // createTerminal starts the command and announces its live view.
-func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalRequest) (any, *acp.RequestError) {
+func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalRequest) (acp.CreateTerminalResponse, *acp.RequestError) {
 	m, pump := s.terminals()
 	env := make(map[string]string, len(p.Env))
 	for _, e := range p.Env {
@@ -185,7 +102,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 		limit = *p.OutputByteLimit
 	}
 	if rerr := s.guardCommand(ctx, commandLine(p.Command, p.Args)); rerr != nil {
-		return nil, rerr
+		return acp.CreateTerminalResponse{}, rerr
 	}
 	view := &liveTerm{}
 	id, err := m.Create(ctx, terminal.CreateOptions{
@@ -200,19 +117,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	line := commandLine(p.Command, p.Args)
 	if err != nil {
 		s.log.Info("terminal/create failed", "command", line, "err", err)
-		code, reason := -32603, "start_failed"
-		switch {
-		case errors.Is(err, terminal.ErrTooManyTerminals):
-			reason = "too_many_terminals"
-		case errors.Is(err, terminal.ErrClosed):
-			reason = "session_closed"
-		}
-		msg := err.Error()
-		if !strings.Contains(msg, p.Command) {
-			msg = fmt.Sprintf("terminal create %q: %s", line, msg)
-		}
-		return nil, &acp.RequestError{Code: code, Message: msg,
-			Data: map[string]any{"command": line, "reason": reason}}
+		return acp.CreateTerminalResponse{}, createErr(line, p.Command, err)
 	}
 	s.log.Info("terminal created", "id", id, "command", line, "cwd", cwd)
 	pump.start(view, id, terminalEvent(id, line, cwd))
@@ -232,43 +137,59 @@ func exitStatus(st *terminal.ExitStatus) *acp.TerminalExitStatus {
 	return out
 }
 
-func (s *Session) terminalOutput(id string) (any, *acp.RequestError) {
-	m := s.existingTerminals()
-	if m == nil {
-		return nil, terminalErr(id, terminal.ErrUnknownTerminal)
+// terminalOutput implements terminal/output.
+func (s *Session) terminalOutput(_ context.Context, p acp.TerminalOutputRequest) (acp.TerminalOutputResponse, *acp.RequestError) {
+	m, rerr := s.terminalManager(p.TerminalId)
+	if rerr != nil {
+		return acp.TerminalOutputResponse{}, rerr
 	}
-	out, err := m.Output(id)
+	out, err := m.Output(p.TerminalId)
 	if err != nil {
-		return nil, terminalErr(id, err)
+		return acp.TerminalOutputResponse{}, terminalErr(p.TerminalId, err)
 	}
 	return acp.TerminalOutputResponse{Output: out.Text, Truncated: out.Truncated, ExitStatus: exitStatus(out.Exit)}, nil
 }
 
-// waitForTerminalExit blocks until the command exits or ctx ends (the SDK
-// cancels it on $/cancel_request and when the connection drops).
-func (s *Session) waitForTerminalExit(ctx context.Context, id string) (any, *acp.RequestError) {
-	m := s.existingTerminals()
-	if m == nil {
-		return nil, terminalErr(id, terminal.ErrUnknownTerminal)
+// waitForTerminalExit implements terminal/wait_for_exit: it blocks until
+// the command exits or ctx ends (the SDK cancels it on $/cancel_request and
+// when the connection drops).
+func (s *Session) waitForTerminalExit(ctx context.Context, p acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, *acp.RequestError) {
+	m, rerr := s.terminalManager(p.TerminalId)
+	if rerr != nil {
+		return acp.WaitForTerminalExitResponse{}, rerr
 	}
-	st, err := m.WaitForExit(ctx, id)
+	st, err := m.WaitForExit(ctx, p.TerminalId)
 	if err != nil {
-		return nil, terminalErr(id, err)
+		return acp.WaitForTerminalExitResponse{}, terminalErr(p.TerminalId, err)
 	}
 	es := exitStatus(&st)
 	return acp.WaitForTerminalExitResponse{ExitCode: es.ExitCode, Signal: es.Signal}, nil
 }
 
-func (s *Session) releaseTerminal(id string) (any, *acp.RequestError) {
-	m := s.existingTerminals()
-	if m == nil {
-		return nil, terminalErr(id, terminal.ErrUnknownTerminal)
+// killTerminal implements terminal/kill.
+func (s *Session) killTerminal(_ context.Context, p acp.KillTerminalRequest) (acp.KillTerminalResponse, *acp.RequestError) {
+	m, rerr := s.terminalManager(p.TerminalId)
+	if rerr != nil {
+		return acp.KillTerminalResponse{}, rerr
+	}
+	if err := m.Kill(p.TerminalId); err != nil {
+		return acp.KillTerminalResponse{}, terminalErr(p.TerminalId, err)
+	}
+	return acp.KillTerminalResponse{}, nil
+}
+
+// releaseTerminal implements terminal/release.
+func (s *Session) releaseTerminal(_ context.Context, p acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, *acp.RequestError) {
+	id := p.TerminalId
+	m, rerr := s.terminalManager(id)
+	if rerr != nil {
+		return acp.ReleaseTerminalResponse{}, rerr
 	}
 	// Callbacks stop at Release, so a still running command gets no exit
 	// event: tell the view.
 	out, _ := m.Output(id)
 	if err := m.Release(id); err != nil {
-		return nil, terminalErr(id, err)
+		return acp.ReleaseTerminalResponse{}, terminalErr(id, err)
 	}
 	if out.Exit == nil {
 		s.terms.mu.Lock()
@@ -277,6 +198,16 @@ func (s *Session) releaseTerminal(id string) (any, *acp.RequestError) {
 		pump.event(terminalReleasedEvent(id))
 	}
 	return acp.ReleaseTerminalResponse{}, nil
+}
+
+// terminalManager returns the session's terminal manager for a request
+// about terminal id: none yet means the id is unknown.
+func (s *Session) terminalManager(id string) (*terminal.Manager, *acp.RequestError) {
+	m := s.existingTerminals()
+	if m == nil {
+		return nil, terminalErr(id, terminal.ErrUnknownTerminal)
+	}
+	return m, nil
 }
 
 // rpcTerminalInput writes keystrokes typed into a live view to the

@@ -4,9 +4,9 @@
 // Each terminal is a process started on its own PTY as the leader of a new
 // session and process group. Its output is captured twice: as plain text
 // for the agent (escape sequences stripped, bounded, oldest bytes dropped)
-// and as a bounded tail of raw bytes for a live view, which can also follow
-// the output as it arrives via CreateOptions.OnOutput. The package knows
-// nothing of Neovim; it is Unix-only.
+// and as a bounded tail of raw bytes that a live view follows by offset
+// (RawSince, woken by CreateOptions.OnActivity). The package knows nothing
+// of Neovim; it is Unix-only.
 package terminal
 
 import (
@@ -61,7 +61,7 @@ type Options struct {
 	MaxTerminals    int           // live (not released) terminals allowed at once
 	KillGrace       time.Duration // SIGTERM to SIGKILL delay for Kill, Release, Close
 	Rows, Cols      uint16        // initial window size
-	RawTail         int           // raw bytes kept for Raw; negative disables
+	RawTail         int           // raw bytes kept for RawSince; negative disables
 	Logger          *slog.Logger  // debug logging (default: discarded)
 	// Tag, when set, is the prefix of the proctree owner tag given to each
 	// command (Tag + its id): kill, release and close then also reach the
@@ -77,7 +77,6 @@ type CreateOptions struct {
 	Env             map[string]string // variables set over the base environment
 	OutputByteLimit int               // text limit in bytes (default: Options.OutputByteLimit)
 	Rows, Cols      uint16            // window size (default: Options.Rows/Cols)
-	OnOutput        func(raw []byte)  // gets a copy of each raw PTY read, on the reader goroutine: must not block
 	OnActivity      func()            // called after each PTY read is captured (see RawSince), on the reader goroutine: must not block
 	OnExit          func(ExitStatus)  // called once after exit and drain; neither callback runs after Release/Close
 }
@@ -125,7 +124,6 @@ type term struct {
 	cmd      *exec.Cmd
 	pid      int
 	pty      *os.File
-	onOutput func([]byte)
 	onActive func()
 	onExit   func(ExitStatus)
 
@@ -286,7 +284,6 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 		cmd:        cmd,
 		pid:        cmd.Process.Pid,
 		pty:        master,
-		onOutput:   o.OnOutput,
 		onActive:   o.OnActivity,
 		onExit:     o.OnExit,
 		readerDone: make(chan struct{}),
@@ -308,14 +305,11 @@ func (m *Manager) read(t *term) {
 			t.mu.Lock()
 			_, _ = t.text.Write(buf[:n])
 			t.raw.write(buf[:n])
-			cb, active := t.onOutput, t.onActive
+			active := t.onActive
 			if t.released {
-				cb, active = nil, nil
+				active = nil
 			}
 			t.mu.Unlock()
-			if cb != nil {
-				cb(append([]byte(nil), buf[:n]...))
-			}
 			if active != nil {
 				active()
 			}
@@ -428,19 +422,6 @@ func (m *Manager) Output(id string) (Output, error) {
 		out.Exit = &st
 	}
 	return out, nil
-}
-
-// Raw returns a copy of the last raw PTY bytes (up to Options.RawTail), for
-// a live view opened late; it may start in the middle of an escape sequence.
-func (m *Manager) Raw(id string) ([]byte, error) {
-	t, err := m.lookup(id)
-	if err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b, _ := t.raw.content()
-	return append([]byte(nil), b...), nil
 }
 
 // WaitForExit blocks until the command exited and its output was drained,

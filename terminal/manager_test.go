@@ -454,8 +454,8 @@ func TestReleaseForgets(t *testing.T) {
 	_, err = m.Write(id, []byte("x"))
 	check("Write", err)
 	check("Resize", m.Resize(id, 10, 10))
-	_, err = m.Raw(id)
-	check("Raw", err)
+	_, _, _, err = m.RawSince(id, 0, 0)
+	check("RawSince", err)
 	eventually(t, testTimeout, "released process to die", func() bool { return !alive(pid) })
 	if _, err = m.Output("term-nonexistent"); !errors.Is(err, ErrUnknownTerminal) {
 		t.Fatalf("Output of unknown id: %v", err)
@@ -578,16 +578,19 @@ func TestCloseKillsEverything(t *testing.T) {
 	}
 }
 
-func TestOnOutputRawBytes(t *testing.T) {
+// TestRawBytesAndExit: the live view's raw bytes are the PTY's, escape
+// sequences and CRLF included, while the agent's text is stripped;
+// OnActivity and OnExit are called.
+func TestRawBytesAndExit(t *testing.T) {
 	t.Parallel()
 	m := newManager(t, Options{})
 	var mu sync.Mutex
-	var raw []byte
 	var exit *ExitStatus
+	var wakes int
 	o := sh(`printf '\033[31mred\033[0m\n'`)
-	o.OnOutput = func(p []byte) {
+	o.OnActivity = func() {
 		mu.Lock()
-		raw = append(raw, p...)
+		wakes++
 		mu.Unlock()
 	}
 	o.OnExit = func(st ExitStatus) {
@@ -597,15 +600,9 @@ func TestOnOutputRawBytes(t *testing.T) {
 	}
 	id := create(t, m, o)
 	waitExit(t, m, id)
-	mu.Lock()
-	got := string(raw)
-	mu.Unlock()
 	want := "\x1b[31mred\x1b[0m\r\n"
-	if got != want {
-		t.Fatalf("OnOutput got %q want %q", got, want)
-	}
-	if r, err := m.Raw(id); err != nil || string(r) != want {
-		t.Fatalf("Raw = %q, %v", r, err)
+	if r, next, skipped, err := m.RawSince(id, 0, 0); err != nil || string(r) != want || next != int64(len(want)) || skipped != 0 {
+		t.Fatalf("RawSince = %q, %d, %d, %v; want %q", r, next, skipped, err, want)
 	}
 	if text := output(t, m, id).Text; text != "red\n" {
 		t.Fatalf("text %q", text)
@@ -615,22 +612,13 @@ func TestOnOutputRawBytes(t *testing.T) {
 		defer mu.Unlock()
 		return exit != nil
 	})
+	mu.Lock()
+	defer mu.Unlock()
 	if exit.ExitCode == nil || *exit.ExitCode != 0 {
 		t.Fatalf("OnExit status %v", exit)
 	}
-}
-
-func TestRawTailBounded(t *testing.T) {
-	t.Parallel()
-	m := newManager(t, Options{RawTail: 1000})
-	id := create(t, m, CreateOptions{Command: "seq", Args: []string{"1", "10000"}})
-	waitExit(t, m, id)
-	r, err := m.Raw(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r) != 1000 || !strings.HasSuffix(string(r), "9999\r\n10000\r\n") {
-		t.Fatalf("raw tail %d bytes, ends %q", len(r), r[max(0, len(r)-20):])
+	if wakes == 0 {
+		t.Fatal("OnActivity never called")
 	}
 }
 

@@ -114,6 +114,9 @@ func run(logPath, level string) error {
 	defer stop()
 	log.Info("host started", "version", host.Version)
 	err = h.Run(ctx)
-	log.Info("host exiting")
+	log.Info("host exiting", "err", err)
+	if err != nil {
+		return fmt.Errorf("rpc: %w", err)
+	}
 	return nil
 }

@@ -1,0 +1,102 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// capabilities is what the client advertises in initialize.
+func (h *Host) capabilities() acp.ClientCapabilities {
+	return acp.ClientCapabilities{
+		Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+
+		Terminal: true,
+		// Agents that run commands themselves report them in tool call
+		// _meta (terminal_info/output/exit); we render those.
+		Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true},
+	}
+}
+
+// requestHandler serves one request from the agent (after the gate's
+// barrier, see Agent.handle).
+type requestHandler func(ctx context.Context, a *Agent, params json.RawMessage) (any, *acp.RequestError)
+
+// requests is every request the client serves, method -> handler: params
+// decoded once into the method's SDK type, then served on the session they
+// name. Any other request from the agent is -32601 at once.
+var requests = map[string]requestHandler{
+	acp.ClientMethodSessionRequestPermission: newRoute(asSent, (*Session).requestPermission).handle,
+	acp.ClientMethodFsReadTextFile:           readFile.handle,
+	acp.ClientMethodFsWriteTextFile:          writeFile.handle,
+	acp.ClientMethodTerminalCreate:           newRoute(validated, (*Session).createTerminal).handle,
+	acp.ClientMethodTerminalOutput:           newRoute(validated, (*Session).terminalOutput).handle,
+	acp.ClientMethodTerminalWaitForExit:      newRoute(validated, (*Session).waitForTerminalExit).handle,
+	acp.ClientMethodTerminalKill:             newRoute(validated, (*Session).killTerminal).handle,
+	acp.ClientMethodTerminalRelease:          newRoute(validated, (*Session).releaseTerminal).handle,
+}
+
+// The fs/* routes, shared with the fast path (fastfs.go), which decodes
+// its own params. Their params are not validated: an empty content is a
+// valid write.
+var (
+	readFile  = newRoute(asSent, (*Session).serveRead)
+	writeFile = newRoute(asSent, (*Session).serveWrite)
+)
+
+// Whether a route runs the SDK's Validate on the decoded params.
+const (
+	asSent    = false
+	validated = true
+)
+
+// route serves requests whose params are a P (an SDK request type, or one
+// embedding it) with serve, on the session P's SessionId names.
+type route[P, R any] struct {
+	serve    func(*Session, context.Context, P) (R, *acp.RequestError)
+	validate bool
+	session  []int // index of P's SessionId field
+}
+
+// newRoute returns the route of serve; it panics (at init) when P names
+// no session.
+func newRoute[P, R any](validate bool, serve func(*Session, context.Context, P) (R, *acp.RequestError)) route[P, R] {
+	t := reflect.TypeFor[P]()
+	f, ok := t.FieldByName("SessionId")
+	if !ok || f.Type != reflect.TypeFor[acp.SessionId]() {
+		panic(fmt.Sprintf("host: request type %v has no SessionId field", t))
+	}
+	return route[P, R]{serve: serve, validate: validate, session: f.Index}
+}
+
+// handle decodes params and serves them.
+func (r route[P, R]) handle(ctx context.Context, a *Agent, params json.RawMessage) (any, *acp.RequestError) {
+	var p P
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	res, rerr := r.call(ctx, a, p)
+	if rerr != nil {
+		return nil, rerr
+	}
+	return res, nil
+}
+
+// call serves decoded params p on the session they name.
+func (r route[P, R]) call(ctx context.Context, a *Agent, p P) (R, *acp.RequestError) {
+	var zero R
+	id := acp.SessionId(reflect.ValueOf(&p).Elem().FieldByIndex(r.session).String())
+	s := a.session(id)
+	if s == nil {
+		return zero, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", id)})
+	}
+	if v, ok := any(&p).(interface{ Validate() error }); ok && r.validate {
+		if err := v.Validate(); err != nil {
+			return zero, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+	}
+	return r.serve(s, ctx, p)
+}
