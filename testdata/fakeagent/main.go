@@ -77,7 +77,7 @@ type Step struct {
 	BigLine    int            `json:"big_line,omitempty"` // write one line of this many bytes
 	Garbage    string         `json:"garbage,omitempty"`
 	SleepMS    int            `json:"sleep_ms,omitempty"`
-	Stop       string         `json:"stop,omitempty"`      // ends the turn with this stop reason
+	Stop       string         `json:"stop,omitempty"` // ends the turn with this stop reason
 	// With request: Save names the result's terminalId for later "$name"
 	// params (the last one is always "$terminalId"); Until repeats the
 	// request every 20 ms until its result or error (as JSON) contains the
