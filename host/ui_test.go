@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand"
 	"strings"
 	"sync"
 	"testing"
@@ -236,4 +237,80 @@ func (u *UI) takeAll() []Event {
 		}
 		all = append(all, batch...)
 	}
+}
+
+// The handled-count contract under load: while the agent goes on
+// streaming, Neovim handles any number of each call's events (from one to
+// all) and the host delivers the rest first next time, long texts cut
+// across calls too. What Neovim handled, call after call, is exactly what
+// was emitted: nothing lost, nothing twice, in order.
+func TestUIHandledCountKeepsOrderWhileStreaming(t *testing.T) {
+	var mu sync.Mutex
+	var got strings.Builder
+	calls := 0
+	rng := rand.New(rand.NewSource(1))
+	call := func(_ context.Context, evs []Event) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		n := 1 + rng.Intn(len(evs))
+		for _, ev := range evs[:n] {
+			if s, ok := ev["text"].(string); ok {
+				got.WriteString(s)
+			} else {
+				fmt.Fprintf(&got, "<%v %v>", ev["type"], ev["n"])
+			}
+		}
+		return n, nil
+	}
+	u := NewUI(call, discardLogger())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go u.Run(ctx)
+	var want strings.Builder
+	for i := 0; i < 3000; i++ {
+		switch {
+		case i%500 == 7: // longer than a call carries: cut across calls
+			s := strings.Repeat(fmt.Sprintf("big %d é€😀 ", i), maxCallBytes/10)
+			want.WriteString(s)
+			u.Chunk(1, "agent", s)
+		case i%3 == 0:
+			fmt.Fprintf(&want, "<update %d>", i)
+			u.Emit(Event{"type": "update", "sid": 1, "n": i})
+		default:
+			s := fmt.Sprintf("chunk %d ü\n", i)
+			want.WriteString(s)
+			u.Chunk(1, "agent", s)
+		}
+	}
+	u.Emit(Event{"type": "end", "sid": 1, "n": 0})
+	want.WriteString("<end 0>")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		done := strings.HasSuffix(got.String(), "<end 0>")
+		mu.Unlock()
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the last event never came")
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if g, w := got.String(), want.String(); g != w {
+		i := 0
+		for i < len(g) && i < len(w) && g[i] == w[i] {
+			i++
+		}
+		t.Fatalf("delivered %d bytes, want %d; first difference at %d: %q vs %q", len(g), len(w), i, g[i:min(len(g), i+60)], w[i:min(len(w), i+60)])
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.pending != 0 || len(u.events) != 0 {
+		t.Fatalf("after delivery: %d bytes pending, %d events queued", u.pending, len(u.events))
+	}
+	t.Logf("%d calls", calls)
 }
