@@ -239,3 +239,36 @@ func TestRenderFiletypeCodeBlocksAndRenderOption(t *testing.T) {
 		})
 	}
 }
+
+// The handled-count contract with a real Neovim: with no time for a call
+// (budget 0) Lua handles one event per call and says so; the host sends
+// the others again, first, next frame. Tool calls, their updates and text
+// in between all show, each once, in the order the agent sent them.
+func TestRenderEventsHandledOneAtATimeArriveInOrder(t *testing.T) {
+	const n = 150
+	e := startEditor(t)
+	steps := []any{text("before\n"), M{"tools": n, "prefix": "tc-"}, M{"chunks": 40, "prefix": "line-"}, text("THE END")}
+	e.SetupFake(M{"turns": []any{steps}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Lua(`require("acp.events").budget_ms = 0`, nil)
+	e.Send("go")
+	e.Eventually("the end of the turn", 60*time.Second, func() bool { return strings.Contains(e.ChatText(), "THE END") })
+	e.WaitState("ready")
+	txt := e.ChatText()
+	wants := []string{"before\n"}
+	for i := 0; i < n; i++ {
+		title := fmt.Sprintf("Run check %d  (execute, completed)", i)
+		if c := strings.Count(txt, title+"\n"); c != 1 {
+			t.Fatalf("%q shows %d times:\n%s", title, c, txt)
+		}
+		wants = append(wants, title+"\n", fmt.Sprintf("check %d passed\n", i))
+	}
+	for i := 0; i < 40; i++ {
+		wants = append(wants, fmt.Sprintf("line-%d\n", i))
+	}
+	indexOrder(t, txt, append(wants, "THE END")...)
+	if c := strings.Count(txt, "line-"); c != 40 {
+		t.Fatalf("%d streamed lines, want 40:\n%s", c, txt)
+	}
+}
