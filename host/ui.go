@@ -155,9 +155,15 @@ func (u *UI) Run(ctx context.Context) {
 			continue
 		}
 		n, err := u.call(ctx, batch)
-		if err != nil {
+		switch {
+		case err != nil:
 			u.log.Warn("deliver events to neovim", "err", err, "events", len(batch))
-		} else if n >= 0 && n < len(batch) {
+		case n < 1 || n > len(batch):
+			// Lua handles at least one event per call: anything else (a
+			// Lua side that returns nothing) counts as all handled, or
+			// the same events would come again every frame forever.
+			u.log.Warn("neovim answered a count outside the batch; taken as all handled", "handled", n, "events", len(batch))
+		case n < len(batch):
 			u.requeue(batch[n:], sizes[n:])
 		}
 		if u.hasMore() {

@@ -314,3 +314,71 @@ func TestUIHandledCountKeepsOrderWhileStreaming(t *testing.T) {
 	}
 	t.Logf("%d calls", calls)
 }
+
+// A Lua side that answers a count outside the batch (nothing handled, or
+// no count at all) has the batch taken as handled: sending the same events
+// again would repeat them every frame forever.
+func TestUICountOutsideTheBatchIsNotRetried(t *testing.T) {
+	for _, answer := range []int{0, -1, 1000} {
+		t.Run(fmt.Sprint(answer), func(t *testing.T) {
+			var mu sync.Mutex
+			var got []Event
+			calls := 0
+			u := NewUI(func(_ context.Context, evs []Event) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls++
+				got = append(got, evs...)
+				return answer, nil
+			}, discardLogger())
+			for i := 0; i < 10; i++ {
+				u.Emit(Event{"type": "update", "sid": 1, "n": i})
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go u.Run(ctx)
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= 10 })
+			// More frames pass: nothing comes again.
+			for deadline := time.Now().Add(10 * frame); time.Now().Before(deadline); {
+				time.Sleep(frame) // letting frames pass is what is tested
+			}
+			u.Emit(Event{"type": "end", "sid": 1})
+			waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) >= 11 })
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 11 || got[10]["type"] != "end" {
+				t.Fatalf("%d events delivered in %d calls, want the 10 once and the end", len(got), calls)
+			}
+		})
+	}
+}
+
+// A Neovim that handles one event per call and answers at once still gets
+// one call per frame, never a call straight after the last: the rest wait
+// for the next frame (Neovim redraws and serves others in between).
+func TestUIRetriesWaitAFrame(t *testing.T) {
+	var mu sync.Mutex
+	var starts []time.Time
+	u := NewUI(func(_ context.Context, evs []Event) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		starts = append(starts, time.Now())
+		return 1, nil
+	}, discardLogger())
+	const n = 8
+	for i := 0; i < n; i++ {
+		u.Emit(Event{"type": "update", "sid": 1, "n": i})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go u.Run(ctx)
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(starts) >= n })
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(starts); i++ {
+		// A lower bound only: a loaded machine makes gaps longer, never shorter.
+		if gap := starts[i].Sub(starts[i-1]); gap < frame/2 {
+			t.Fatalf("call %d came %v after the one before: not paced by frames", i, gap)
+		}
+	}
+}
