@@ -8,6 +8,5 @@ require (
 	github.com/fsnotify/fsnotify v1.9.0
 	github.com/google/uuid v1.6.0
 	github.com/neovim/go-client v1.2.1
+	golang.org/x/sys v0.13.0
 )
-
-require golang.org/x/sys v0.13.0 // indirect

@@ -181,6 +181,11 @@ func TestQueuedPermissionRequestsInOrder(t *testing.T) {
 	if st := e.Status(); st.State != "awaiting_permission" {
 		t.Fatalf("state with a queued request = %q", st.State)
 	}
+	// The fake agent logs each answer from its own goroutine: wait for the
+	// first before giving the second, so the log's order is the answers'.
+	if got := waitOutcomes(e, 1); got[0] != "reject" {
+		t.Fatalf("first outcome %v, want reject", got)
+	}
 	e.nv.Input("a")
 	got := waitOutcomes(e, 2)
 	if got[0] != "reject" || got[1] != "allow" {

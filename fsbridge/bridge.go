@@ -36,12 +36,20 @@ type Buffer struct {
 	EOL      bool `json:"eol" msgpack:"eol"`
 	Modified bool `json:"modified" msgpack:"modified"`
 	Tick     int  `json:"tick" msgpack:"tick"` // b:changedtick
+	// Stale: the file on disk is not the one the buffer was last read from
+	// or written to (changed since, or replaced). An unmodified stale buffer
+	// is not trusted for reads: the disk is read instead.
+	Stale bool `json:"stale" msgpack:"stale"`
+	// FileFormat is the buffer's 'fileformat' ("unix", "dos", "mac"; "unix"
+	// when 'binary'): how its lines end on disk.
+	FileFormat string `json:"ff" msgpack:"ff"`
 
 	text   string // Text(), when frozen (see Freeze)
 	frozen bool
 }
 
-// Text is the file content writing the buffer would produce.
+// Text is the file content writing the buffer would produce, line ends
+// included: the agent reads a CRLF file's buffer as CRLF text, as on disk.
 func (b Buffer) Text() string {
 	if b.frozen {
 		return b.text
@@ -49,23 +57,27 @@ func (b Buffer) Text() string {
 	if len(b.Lines) == 1 && b.Lines[0] == "" && !b.EOL {
 		return ""
 	}
-	return joinLines(b.Lines, b.EOL)
+	return joinText(b.Lines, b.EOL, b.lineEnding())
 }
 
 // Editor is the bridge's view of Neovim. Paths are real (symlink-free,
 // absolute) paths. Implementations must be safe for concurrent use.
 type Editor interface {
-	// Snapshot returns the loaded buffer for realPath, after reloading it
-	// (view kept) if it is unmodified and the file changed on disk since it
-	// was read; ok is false if no buffer is loaded for it. At most one round
-	// trip (the host answers from its copy of an unchanged buffer).
+	// Snapshot returns the loaded buffer for realPath: a buffer that was
+	// read from (or written to) realPath and whose name still resolves to
+	// it; ok is false if there is none. It never reads the disk (Stale says
+	// the file changed since). At most one round trip (the host answers
+	// from its copy of an unchanged buffer).
 	Snapshot(ctx context.Context, realPath string) (b Buffer, ok bool, err error)
 	// Apply applies hunks (0-based, against the buffer as of tick, sorted;
 	// apply bottom-up) to bufnr as one undo step, keeping every window's
 	// view and the marks outside the changed lines, sets the buffer's final
 	// newline to eol, and writes the buffer. If b:changedtick is no longer
 	// tick it changes nothing and returns an error wrapping ErrBufferChanged.
-	Apply(ctx context.Context, bufnr, tick int, hunks []Hunk, eol bool) error
+	// If the buffer's name no longer resolves to realPath, or its file is
+	// not a regular file, it writes nothing (undoing the change) and returns
+	// an error wrapping ErrPathChanged or ErrNotRegular.
+	Apply(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error
 	// Reload reloads realPath's buffer from disk keeping views if it is
 	// unmodified and stale. modified is true when the buffer has unsaved
 	// changes and the file on disk differs from what the buffer was read
@@ -178,7 +190,9 @@ type Bridge struct {
 	written   []string
 	decisions map[string]bool // outside-workspace answers remembered for the session
 	locks     map[string]*sync.Mutex
-	checked   textMemo // texts that passed checkText
+	announced map[string]announcement // edits the agent announced, by real path (see Announce)
+	annOrder  []string                // keys of announced, oldest first
+	checked   textMemo                // texts that passed checkText
 
 	w *watcher // nil when not watching
 }
@@ -215,6 +229,7 @@ func New(cfg Config, ed Editor, ask Asker, log *slog.Logger) (*Bridge, error) {
 		originals: map[string]Change{},
 		decisions: map[string]bool{},
 		locks:     map[string]*sync.Mutex{},
+		announced: map[string]announcement{},
 	}
 	for _, r := range append([]string{cfg.Root}, cfg.AllowRoots...) {
 		if !filepath.IsAbs(r) {
@@ -332,29 +347,37 @@ func (b *Bridge) inWorkspace(p string) bool {
 	return false
 }
 
-// check validates path, resolves it and applies the workspace policy.
-func (b *Bridge) check(ctx context.Context, path, op string) (string, error) {
+// check validates path, resolves it the way the kernel will (see resolve)
+// and applies the workspace policy to where it leads. The file is opened
+// later by its resolved path and verified to be the one checked (see
+// openRegular, writeRegular): a path that changes in between is checked
+// again.
+func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error) {
 	if !filepath.IsAbs(path) {
-		return "", reqErr(CodeInvalidParams, path, ReasonRelative, "path must be absolute: %q", path)
+		return resolution{}, reqErr(CodeInvalidParams, path, ReasonRelative, "path must be absolute: %q", path)
 	}
-	real, err := realPath(path)
+	if len(path) > 1 && strings.HasSuffix(path, string(filepath.Separator)) {
+		return resolution{}, reqErr(CodeInvalidParams, path, ReasonIsDir, "path ends with %q, so it names a directory, not a file: %q", string(filepath.Separator), path)
+	}
+	r, err := resolve(path)
 	if err != nil {
-		return "", osErr(path, err)
+		return r, osErr(path, err)
 	}
+	real := r.Path
 	if b.inWorkspace(real) {
-		return real, nil
+		return r, nil
 	}
 	b.mu.Lock()
 	allowed, decided := b.decisions[real]
 	b.mu.Unlock()
 	if decided {
 		if allowed {
-			return real, nil
+			return r, nil
 		}
-		return "", refused(path, real, op)
+		return r, refused(path, real, op)
 	}
 	if b.ask == nil {
-		return "", refused(path, real, op)
+		return r, refused(path, real, op)
 	}
 	shown := real
 	if filepath.Clean(path) != real {
@@ -377,18 +400,18 @@ func (b *Bridge) check(ctx context.Context, path, op string) (string, error) {
 	}
 	ans, err := b.ask.Ask(ctx, q)
 	if err != nil {
-		return "", reqErr(CodeCancelled, path, ReasonCancelled, "no answer from the user about %s outside the workspace: %v", real, err)
+		return r, reqErr(CodeCancelled, path, ReasonCancelled, "no answer from the user about %s outside the workspace: %v", real, err)
 	}
 	switch ans {
 	case OptAllowAlways:
 		b.remember(real, true)
-		return real, nil
+		return r, nil
 	case OptAllowOnce:
-		return real, nil
+		return r, nil
 	case OptRejectAlways:
 		b.remember(real, false)
 	}
-	return "", refused(path, real, op)
+	return r, refused(path, real, op)
 }
 
 func (b *Bridge) remember(real string, allow bool) {
@@ -411,8 +434,11 @@ type state struct {
 	notText bool // (non-strict only) the disk content is binary or too large; text is ""
 }
 
-// current loads real's current content. strict rejects non-text and
-// oversized content; otherwise such content is reported with notText.
+// current loads real's current content: its loaded buffer (unless the
+// buffer is unmodified and stale: then the disk), else the disk, opened
+// with openRegular. strict rejects non-text and oversized content;
+// otherwise such content is reported with notText. ErrPathChanged is
+// returned as is (the caller resolves and checks the path again).
 func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, error) {
 	var st state
 	if b.ed != nil && b.isLoaded(real) {
@@ -423,33 +449,42 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 			}
 			return st, reqErr(CodeInternal, real, ReasonEditorFailed, "cannot read the Neovim buffer of %s: %v", real, err)
 		}
+		if ok && (buf.Modified || !buf.Stale) {
+			return b.bufferState(real, buf, strict)
+		}
 		if ok {
+			// Unmodified but stale: the agent gets the disk, read here
+			// (verified); the buffer is reloaded below for the user, but
+			// its reloaded text never reaches the agent. A write goes to
+			// the buffer.
 			st.buf = &buf
-			st.text = buf.Text()
-			st.disk = statFile(real)
-			st.exists = st.disk.Exists
-			if err := b.checkText(real, st.text); err != nil {
-				if strict {
-					return st, err
-				}
-				st.notText = true
-			}
-			return st, nil
 		}
 	}
-	fi, err := os.Stat(real)
+	f, fi, err := openRegular(real)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var nr *notRegularError
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && st.buf != nil:
+			return b.bufferState(real, *st.buf, strict) // deleted: the buffer has the text
+		case errors.Is(err, fs.ErrNotExist):
 			return st, nil
+		case errors.Is(err, ErrPathChanged):
+			return st, err
+		case errors.As(err, &nr) && nr.Mode.IsDir():
+			return st, reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
+		case errors.As(err, &nr):
+			return st, notRegular(real, nr.Mode)
 		}
 		return st, osErr(real, err)
 	}
-	if fi.IsDir() {
-		return st, reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
-	}
+	defer f.Close()
 	st.exists = true
 	st.disk = stateOf(fi)
 	st.mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	if st.buf != nil {
+		b.reloadStale(ctx, real)
+		st.buf.Stale = false
+	}
 	if fi.Size() > b.cfg.MaxBytes {
 		if strict {
 			return st, tooLarge(real, fi.Size(), b.cfg.MaxBytes)
@@ -457,11 +492,6 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		st.notText = true
 		return st, nil
 	}
-	f, err := os.Open(real)
-	if err != nil {
-		return st, osErr(real, err)
-	}
-	defer f.Close()
 	data, err := readCapped(f, fi.Size(), b.cfg.MaxBytes)
 	if err != nil {
 		return st, osErr(real, err)
@@ -487,6 +517,39 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	return st, nil
 }
 
+// reloadStale has Neovim reload real's unmodified, stale buffer now (as
+// the watcher would), so that the user sees what the agent read and the
+// next :write of it does not find the file changed. Its text is not used.
+func (b *Bridge) reloadStale(ctx context.Context, real string) {
+	if _, err := b.ed.Reload(ctx, real); err != nil {
+		b.log.Debug("fsbridge: reload of a stale buffer failed", "path", real, "err", err)
+		b.w.refresh(real) // the watcher tries again
+	}
+}
+
+// bufferState is the state of real given by its loaded buffer.
+func (b *Bridge) bufferState(real string, buf Buffer, strict bool) (state, error) {
+	st := state{buf: &buf, text: buf.Text(), disk: statFile(real)}
+	st.exists = st.disk.Exists
+	if err := b.checkText(real, st.text); err != nil {
+		if strict {
+			return st, err
+		}
+		st.notText = true
+	}
+	return st, nil
+}
+
+func notRegular(path string, m fs.FileMode) error {
+	return reqErr(CodeInvalidParams, path, ReasonNotRegular,
+		"%s is a %s, not a regular file: the agent can only read and write regular files", path, fileKind(m))
+}
+
+func pathChanged(path string) error {
+	return reqErr(CodeInternal, path, ReasonPathChanged,
+		"%s kept changing (a symlink or directory on its path was replaced) while it was being opened; nothing was read or written", path)
+}
+
 func (b *Bridge) checkText(path, text string) error {
 	if int64(len(text)) > b.cfg.MaxBytes {
 		return tooLarge(path, int64(len(text)), b.cfg.MaxBytes)
@@ -508,38 +571,57 @@ func tooLarge(path string, size, max int64) error {
 	return reqErr(CodeInvalidParams, path, ReasonTooLarge, "file too large: %s is %d bytes, the limit is %d", path, size, max)
 }
 
+// maxPathAttempts bounds how often one request resolves, checks and opens
+// its path again when the path changes under it.
+const maxPathAttempts = 3
+
 // ReadTextFile implements fs/read_text_file.
 func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
 	var resp acp.ReadTextFileResponse
 	if (req.Line != nil && *req.Line < 0) || (req.Limit != nil && *req.Limit < 0) {
 		return resp, reqErr(CodeInvalidParams, req.Path, ReasonBadRange, "line and limit must not be negative (reading %s)", req.Path)
 	}
-	real, err := b.check(ctx, req.Path, "read")
-	if err != nil {
+	for attempt := 1; ; attempt++ {
+		r, err := b.check(ctx, req.Path, "read")
+		if err != nil {
+			return resp, err
+		}
+		real := r.Path
+		if r.Phantom { // "missing/..": the OS finds nothing there
+			if b.cfg.MissingAsEmpty {
+				return resp, nil
+			}
+			return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s (the path goes through a missing directory)", req.Path)
+		}
+		st, err := b.current(ctx, real, true)
+		if errors.Is(err, ErrPathChanged) {
+			if attempt < maxPathAttempts {
+				continue
+			}
+			return resp, pathChanged(real)
+		}
+		if err != nil {
+			return resp, err
+		}
+		if !st.exists && st.buf == nil && !b.cfg.MissingAsEmpty {
+			return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s", real)
+		}
+		b.mu.Lock()
+		tick := 0
+		if st.buf != nil {
+			tick = st.buf.Tick
+		}
+		b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
+		if _, ok := b.originals[real]; !ok {
+			b.originals[real] = Change{Path: real, Original: st.text, Existed: st.exists}
+		}
+		b.mu.Unlock()
+		if st.exists {
+			b.w.track(real, reasonAgent)
+		}
+		resp.Content, err = sliceLines(real, st.text, req.Line, req.Limit)
 		return resp, err
 	}
-	st, err := b.current(ctx, real, true)
-	if err != nil {
-		return resp, err
-	}
-	if !st.exists && st.buf == nil && !b.cfg.MissingAsEmpty {
-		return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s", real)
-	}
-	b.mu.Lock()
-	tick := 0
-	if st.buf != nil {
-		tick = st.buf.Tick
-	}
-	b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
-	if _, ok := b.originals[real]; !ok {
-		b.originals[real] = Change{Path: real, Original: st.text, Existed: st.exists}
-	}
-	b.mu.Unlock()
-	if st.exists {
-		b.w.track(real, reasonAgent)
-	}
-	resp.Content, err = sliceLines(real, st.text, req.Line, req.Limit)
-	return resp, err
 }
 
 // sliceLines returns limit lines of text from the 1-based line, each with its
@@ -598,51 +680,77 @@ func (b *Bridge) pathLock(p string) *sync.Mutex {
 // WriteTextFile implements fs/write_text_file.
 func (b *Bridge) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	var resp acp.WriteTextFileResponse
-	real, err := b.check(ctx, req.Path, "write")
-	if err != nil {
-		return resp, err
-	}
-	if int64(len(req.Content)) > b.cfg.MaxBytes {
-		return resp, reqErr(CodeInvalidParams, real, ReasonTooLarge, "content too large for %s: %d bytes, the limit is %d", real, len(req.Content), b.cfg.MaxBytes)
-	}
-	if strings.IndexByte(req.Content, 0) >= 0 || !utf8.ValidString(req.Content) {
-		return resp, reqErr(CodeInvalidParams, real, ReasonBinary, "content for %s is not UTF-8 text", real)
-	}
-	mu := b.pathLock(real)
-	mu.Lock()
-	defer mu.Unlock()
-	for attempt := 0; ; attempt++ {
-		err := b.writeOnce(ctx, real, req.Content)
-		if errors.Is(err, ErrBufferChanged) {
-			if attempt < 3 {
+	for attempt := 1; ; attempt++ {
+		r, err := b.check(ctx, req.Path, "write")
+		if err != nil {
+			return resp, err
+		}
+		err = b.write(ctx, r, req.Content)
+		if errors.Is(err, ErrPathChanged) {
+			if attempt < maxPathAttempts {
 				continue
 			}
-			return resp, reqErr(CodeInternal, real, ReasonBufferChanging, "the buffer of %s kept changing while the edit was applied; nothing was written", real)
+			return resp, pathChanged(r.Path)
 		}
 		return resp, err
 	}
 }
 
-func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
+// write writes content to the checked resolution r.
+func (b *Bridge) write(ctx context.Context, r resolution, content string) error {
+	real := r.Path
+	if r.Phantom {
+		return reqErr(CodeInvalidParams, real, ReasonNotFound,
+			"cannot create a file through a missing directory followed by \"..\" (the OS would not either): give the path without it, %s", real)
+	}
+	if int64(len(content)) > b.cfg.MaxBytes {
+		return reqErr(CodeInvalidParams, real, ReasonTooLarge, "content too large for %s: %d bytes, the limit is %d", real, len(content), b.cfg.MaxBytes)
+	}
+	if strings.IndexByte(content, 0) >= 0 || !utf8.ValidString(content) {
+		return reqErr(CodeInvalidParams, real, ReasonBinary, "content for %s is not UTF-8 text", real)
+	}
+	mu := b.pathLock(real)
+	mu.Lock()
+	defer mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		err := b.writeOnce(ctx, r, content)
+		if errors.Is(err, ErrBufferChanged) {
+			if attempt < 3 {
+				continue
+			}
+			return reqErr(CodeInternal, real, ReasonBufferChanging, "the buffer of %s kept changing while the edit was applied; nothing was written", real)
+		}
+		return err
+	}
+}
+
+func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) error {
+	real := r.Path
 	st, err := b.current(ctx, real, false)
 	if err != nil {
 		return err
 	}
-	b.mu.Lock()
-	snap, hasSnap := b.snaps[real]
-	b.mu.Unlock()
-
-	theirs, theirsEOL := splitLines(content)
+	// Lines as the buffer holds them (a CRLF buffer's lines have no "\r").
+	sep := st.buf.lineEnding()
+	theirs, theirsEOL := splitText(content, sep)
 	var result []string
 	var eol bool
 	var kept []mergeConflict
-	resultText := content // joinLines(result, eol)
-	if st.notText || !(st.exists || st.buf != nil) || !hasSnap || snap.text == st.text {
+	var note string
+	resultText := content // joinText(result, eol, sep)
+	baseText, kind, err := b.mergeBase(real, content, st)
+	if err != nil {
+		return err
+	}
+	if kind == baseNone || baseText == st.text {
 		// Nothing to merge: the agent's content replaces what is there.
 		result, eol = theirs, theirsEOL
+		if sep != "\n" { // the buffer writes its own line ends
+			resultText = joinText(result, eol, sep)
+		}
 	} else {
-		ours, oursEOL := splitLines(st.text)
-		base, baseEOL := splitLines(snap.text)
+		ours, oursEOL := splitText(st.text, sep)
+		base, baseEOL := splitText(baseText, sep)
 		eol = theirsEOL
 		if theirsEOL == baseEOL && len(ours) > 0 && len(base) > 0 {
 			eol = oursEOL
@@ -651,7 +759,8 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 		result, conflicts = merge3(base, ours, theirs, false)
 		if len(conflicts) > 0 {
 			take, _ := merge3(base, ours, theirs, true)
-			choice, err := b.askConflict(ctx, real, st.text, joinLines(take, eol), conflicts)
+			unsaved := st.buf != nil && st.buf.Modified
+			choice, err := b.askConflict(ctx, real, st.text, joinText(take, eol, sep), conflicts, unsaved)
 			if err != nil {
 				return err
 			}
@@ -660,8 +769,10 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 			} else {
 				kept = conflicts
 			}
+		} else {
+			note = mergeNote(real, kind)
 		}
-		resultText = joinLines(result, eol)
+		resultText = joinText(result, eol, sep)
 	}
 
 	if b.cfg.WriteMode == WriteReview && resultText != st.text {
@@ -670,44 +781,42 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 		}
 	}
 
-	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
-		return osErr(filepath.Dir(real), err)
-	}
 	b.w.beginWrite(real)
 	if st.buf != nil {
 		target, tEOL := result, eol
 		if len(target) == 0 {
 			target, tEOL = []string{""}, false
 		}
-		err = apply(ctx, b.ed, st.buf, target, tEOL, resultText)
+		err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
 		b.w.endWrite(real)
 		if err != nil {
-			if errors.Is(err, ErrBufferChanged) {
+			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) {
 				return err
+			}
+			if errors.Is(err, ErrNotRegular) {
+				return reqErr(CodeInvalidParams, real, ReasonNotRegular, "%s is not a regular file: the agent can only read and write regular files", real)
 			}
 			return reqErr(CodeInternal, real, ReasonEditorFailed, "cannot apply the edit to the Neovim buffer of %s: %v", real, err)
 		}
 	} else {
-		mode := fs.FileMode(0o644)
-		if st.exists {
-			mode = st.mode
-			// Respect a read-only file even though the rename would succeed.
-			f, err := os.OpenFile(real, os.O_WRONLY, 0)
-			if err != nil {
-				b.w.endWrite(real)
-				return osErr(real, err)
-			}
-			f.Close()
-		}
-		err = writeAtomic(real, []byte(resultText), mode)
+		err = writeRegular(r, []byte(resultText), 0o644)
 		b.w.endWrite(real)
-		if err != nil {
+		var nr *notRegularError
+		switch {
+		case errors.Is(err, ErrPathChanged):
+			return err
+		case errors.As(err, &nr) && nr.Mode.IsDir():
+			return reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
+		case errors.As(err, &nr):
+			return notRegular(real, nr.Mode)
+		case err != nil:
 			return osErr(real, err)
 		}
 	}
 
 	b.mu.Lock()
 	b.snaps[real] = snapshot{text: content, state: statFile(real)}
+	delete(b.announced, real)
 	if _, ok := b.originals[real]; !ok {
 		orig := st.text
 		b.originals[real] = Change{Path: real, Original: orig, Existed: st.exists}
@@ -724,6 +833,9 @@ func (b *Bridge) writeOnce(ctx context.Context, real, content string) error {
 	}
 	b.mu.Unlock()
 	b.w.track(real, reasonAgent)
+	if note != "" && b.ed != nil {
+		b.ed.Warn(ctx, note)
+	}
 
 	if len(kept) > 0 {
 		return reqErr(CodeInternal, real, ReasonKeptMine,
@@ -748,13 +860,21 @@ func describeRanges(cs []mergeConflict) string {
 	return strings.Join(parts, ", ")
 }
 
-func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []mergeConflict) (string, error) {
+func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []mergeConflict, unsaved bool) (string, error) {
 	if b.ask == nil {
 		return OptKeepMine, nil
 	}
+	keep := "Keep mine: your version of those lines stays, the agent's other changes are applied, and the file is saved."
+	keepLabel := "Keep mine (saves the file)"
+	if unsaved {
+		keep = "Keep mine: your version of those lines stays, the agent's other changes are applied, and the buffer is saved to disk, your unsaved edits included."
+		keepLabel = "Keep mine (saves your unsaved edits too)"
+	}
 	body := []string{
 		fmt.Sprintf("The agent's edit of %s overlaps changes made since the agent read it, at %s.", real, describeRanges(cs)),
-		"Take the agent's version there, keep yours (the agent's other changes are applied), or open a diff.",
+		"Take the agent's version: its lines replace yours there, and the file is saved.",
+		keep,
+		"Open a diff: see both side by side first.",
 		"",
 	}
 	body = append(body, strings.Split(strings.TrimSuffix(UnifiedDiff(real, cur, take), "\n"), "\n")...)
@@ -767,7 +887,7 @@ func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []m
 		New:   take,
 		Options: []Option{
 			{OptTakeAgent, "Take the agent's version", "a"},
-			{OptKeepMine, "Keep mine", "k"},
+			{OptKeepMine, keepLabel, "k"},
 			{OptOpenDiff, "Open a diff", "d"},
 		},
 	}

@@ -35,6 +35,8 @@ const (
 	ReasonIO             = "io_error"
 	ReasonCancelled      = "cancelled"
 	ReasonBufferChanging = "buffer_changing"
+	ReasonNotRegular     = "not_regular_file"
+	ReasonPathChanged    = "path_changed"
 )
 
 // ErrBufferChanged is what Editor.Apply returns (possibly wrapped) when the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,25 +34,32 @@ type fakeBuf struct {
 	eol      bool
 	modified bool
 	tick     int
+	ff       string // 'fileformat': "" (unix) or "dos"
+	stale    bool   // the file changed on disk since the buffer was read
 }
 
 func newFakeEditor() *fakeEditor {
 	return &fakeEditor{bufs: map[string]*fakeBuf{}, reloads: map[string]int{}, nextNr: 1}
 }
 
-// load opens path (a real path) like :edit.
+// load opens path (a real path) like :edit; a file whose first line ends
+// with "\r\n" is read as 'fileformat' dos.
 func (e *fakeEditor) load(t *testing.T, b *Bridge, path string) *fakeBuf {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
-	lines, eol := splitLines(string(data))
+	ff := ""
+	if i := strings.IndexByte(string(data), '\n'); i > 0 && data[i-1] == '\r' {
+		ff = "dos"
+	}
+	lines, eol := splitText(string(data), (&Buffer{FileFormat: ff}).lineEnding())
 	if len(lines) == 0 {
 		lines, eol = []string{""}, false
 	}
 	e.mu.Lock()
-	fb := &fakeBuf{path: path, nr: e.nextNr, lines: lines, eol: eol, tick: 1}
+	fb := &fakeBuf{path: path, nr: e.nextNr, lines: lines, eol: eol, tick: 1, ff: ff}
 	e.nextNr++
 	e.bufs[path] = fb
 	e.mu.Unlock()
@@ -82,10 +90,10 @@ func (e *fakeEditor) Snapshot(ctx context.Context, p string) (Buffer, bool, erro
 	if !ok {
 		return Buffer{}, false, nil
 	}
-	return Buffer{Bufnr: fb.nr, Lines: append([]string(nil), fb.lines...), EOL: fb.eol, Modified: fb.modified, Tick: fb.tick}, true, nil
+	return Buffer{Bufnr: fb.nr, Lines: append([]string(nil), fb.lines...), EOL: fb.eol, Modified: fb.modified, Tick: fb.tick, FileFormat: fb.ff, Stale: fb.stale}, true, nil
 }
 
-func (e *fakeEditor) Apply(ctx context.Context, bufnr, tick int, hunks []Hunk, eol bool) error {
+func (e *fakeEditor) Apply(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error {
 	var fb *fakeBuf
 	e.mu.Lock()
 	for _, b := range e.bufs {
@@ -111,7 +119,7 @@ func (e *fakeEditor) Apply(ctx context.Context, bufnr, tick int, hunks []Hunk, e
 	fb.eol = eol
 	fb.tick++
 	fb.modified = false
-	text := Buffer{Lines: fb.lines, EOL: fb.eol}.Text()
+	text := Buffer{Lines: fb.lines, EOL: fb.eol, FileFormat: fb.ff}.Text()
 	return os.WriteFile(fb.path, []byte(text), 0o644)
 }
 

@@ -2,7 +2,7 @@ package fsbridge
 
 import (
 	"os"
-	"path/filepath"
+	"strings"
 )
 
 // fileState identifies one version of a file on disk well enough to tell our
@@ -28,41 +28,50 @@ func stateOf(fi os.FileInfo) fileState {
 	return st
 }
 
-// writeAtomic replaces path with data without ever leaving a partly written
-// file: a temp file in the same directory is written, fsynced, given mode and
-// renamed over path; the directory is fsynced (best effort). On error the temp
-// file is removed and path is untouched.
-func writeAtomic(path string, data []byte, mode os.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	f, err := os.CreateTemp(dir, "."+base+".acp-*.tmp")
-	if err != nil {
-		return err
+// lineEnding is how the lines of b's file end: its 'fileformat' ("dos":
+// "\r\n", "mac": "\r", else "\n").
+func (b *Buffer) lineEnding() string {
+	if b == nil {
+		return "\n"
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
+	switch b.FileFormat {
+	case "dos":
+		return "\r\n"
+	case "mac":
+		return "\r"
+	}
+	return "\n"
+}
+
+// splitText splits file text into lines the way a buffer whose lines end
+// with sep holds them, and reports whether the text ends with a line end.
+// With "\r\n" a bare "\n" ends a line too (Neovim writes it back as "\r\n").
+func splitText(text, sep string) ([]string, bool) {
+	switch sep {
+	case "\r\n":
+		lines, eol := splitLines(text)
+		for i, l := range lines {
+			lines[i] = strings.TrimSuffix(l, "\r")
 		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
+		return lines, eol
+	case "\r":
+		if text == "" {
+			return nil, false
+		}
+		eol := strings.HasSuffix(text, "\r")
+		return strings.Split(strings.TrimSuffix(text, "\r"), "\r"), eol
 	}
-	if err = f.Chmod(mode); err != nil {
-		return err
+	return splitLines(text)
+}
+
+// joinText is the inverse of splitText: the file text of lines.
+func joinText(lines []string, eol bool, sep string) string {
+	if len(lines) == 0 {
+		return ""
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	s := strings.Join(lines, sep)
+	if eol {
+		s += sep
 	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return s
 }

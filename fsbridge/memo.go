@@ -54,16 +54,17 @@ func StatVersion(path string) FileVersion { return FileVersion{statFile(path)} }
 // needs no reading back.
 type ResultEditor interface {
 	Editor
-	ApplyResult(ctx context.Context, bufnr, tick int, hunks []Hunk, eol bool, lines []string, text string) error
+	ApplyResult(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool, lines []string, text string) error
 }
 
-// apply applies the edit from buf's lines to target through ed.
-func apply(ctx context.Context, ed Editor, buf *Buffer, target []string, eol bool, text string) error {
+// apply applies the edit from buf's lines to target through ed (realPath:
+// the file the buffer must still stand for, see Editor.Apply).
+func apply(ctx context.Context, ed Editor, realPath string, buf *Buffer, target []string, eol bool, text string) error {
 	hunks := Diff(buf.Lines, target)
 	if re, ok := ed.(ResultEditor); ok {
-		return re.ApplyResult(ctx, buf.Bufnr, buf.Tick, hunks, eol, target, text)
+		return re.ApplyResult(ctx, realPath, buf.Bufnr, buf.Tick, hunks, eol, target, text)
 	}
-	return ed.Apply(ctx, buf.Bufnr, buf.Tick, hunks, eol)
+	return ed.Apply(ctx, realPath, buf.Bufnr, buf.Tick, hunks, eol)
 }
 
 // FreezeWith is Freeze when Text() is already known: text must be exactly

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -36,7 +37,8 @@ type watcher struct {
 	inflight map[string]int             // our own writes in progress
 	timers   map[string]*time.Timer
 	warned   map[string]bool
-	handled  map[string]int // settled event bursts handled per path (tests)
+	special  map[string]bool // warned that the file is not a regular file
+	handled  map[string]int  // settled event bursts handled per path (tests)
 	fires    sync.WaitGroup
 }
 
@@ -54,6 +56,7 @@ func newWatcher(b *Bridge) (*watcher, error) {
 		inflight: map[string]int{},
 		timers:   map[string]*time.Timer{},
 		warned:   map[string]bool{},
+		special:  map[string]bool{},
 		handled:  map[string]int{},
 	}
 	go w.loop()
@@ -130,6 +133,7 @@ func (w *watcher) untrack(p string, reason int) {
 	delete(w.files, p)
 	delete(w.known, p)
 	delete(w.warned, p)
+	delete(w.special, p)
 	if t, ok := w.timers[p]; ok {
 		t.Stop()
 		delete(w.timers, p)
@@ -199,6 +203,21 @@ func (w *watcher) event(ev fsnotify.Event) {
 	w.scheduleLocked(p)
 }
 
+// refresh has p's buffer reloaded if it is stale, even without a new event
+// (a read found it unmodified but stale).
+func (w *watcher) refresh(p string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	delete(w.known, p)
+	w.scheduleLocked(p)
+}
+
 func (w *watcher) scheduleLocked(p string) {
 	if t, ok := w.timers[p]; ok {
 		t.Reset(w.b.cfg.Debounce)
@@ -241,6 +260,21 @@ func (w *watcher) fire(p string) {
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, 10*time.Second)
 	defer cancel()
+	// Neovim is never asked to reload from a FIFO, device or socket: it
+	// would block in open(2) (a FIFO with no writer) for good.
+	if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+		w.mu.Lock()
+		warn := !w.special[p] && !w.closed
+		w.special[p] = true
+		w.mu.Unlock()
+		if warn {
+			w.b.ed.Warn(ctx, fmt.Sprintf("%s is now a %s, not a regular file: its buffer was not reloaded (Neovim would wait on it)", p, fileKind(fi.Mode())))
+		}
+		return
+	}
+	w.mu.Lock()
+	delete(w.special, p)
+	w.mu.Unlock()
 	modified, err := w.b.ed.Reload(ctx, p)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) {

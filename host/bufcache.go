@@ -66,9 +66,10 @@ func (e *bufEntry) confirm(epoch int64) {
 	}
 }
 
-// packKey is buffers.lua's key() of a described buffer.
+// packKey is buffers.lua's key() of a described buffer: tick * 16 +
+// fileformat * 4 + modified * 2 + eol (fileformat: 0 unix, 1 dos, 2 mac).
 func packKey(b *fsbridge.Buffer) int {
-	k := b.Tick * 4
+	k := b.Tick*16 + ffCodes[b.FileFormat]*4
 	if b.Modified {
 		k += 2
 	}
@@ -77,6 +78,12 @@ func packKey(b *fsbridge.Buffer) int {
 	}
 	return k
 }
+
+// ffCodes and ffNames map 'fileformat' to its code in a key and back.
+var (
+	ffCodes = map[string]int{"unix": 0, "dos": 1, "mac": 2}
+	ffNames = [4]string{"unix", "dos", "mac", "unix"}
+)
 
 func (c *bufCache) get(path string) *bufEntry {
 	c.mu.Lock()
@@ -170,9 +177,14 @@ func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge
 	if err := h.execLua(ctx, "return require('acp.buffers').snapshot(...)", &b, path); err != nil {
 		return fsbridge.Buffer{}, false, fmt.Errorf("buffers.snapshot: %w", err)
 	}
-	if b == nil {
+	if b == nil || b.Stale {
+		// A stale buffer is not kept: the next read asks again, and finds
+		// it fresh once the watcher has dealt with the file's change.
 		c.put(path, nil)
-		return fsbridge.Buffer{}, false, nil
+		if b == nil {
+			return fsbridge.Buffer{}, false, nil
+		}
+		return *b, true, nil
 	}
 	b.Freeze()
 	c.put(path, newEntry(*b, packKey(b), disk, epoch, sigOK))
@@ -212,11 +224,12 @@ func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int, epoc
 		return
 	}
 	nb := fsbridge.Buffer{
-		Bufnr:    bufnr,
-		Lines:    res.lines,
-		EOL:      key&1 != 0,
-		Modified: key&2 != 0,
-		Tick:     key >> 2,
+		Bufnr:      bufnr,
+		Lines:      res.lines,
+		EOL:        key&1 != 0,
+		Modified:   key&2 != 0,
+		FileFormat: ffNames[key>>2&3],
+		Tick:       key >> 4,
 	}
 	if nb.Lines == nil {
 		if nb.Lines = applyHunks(e.buf.Lines, hunks); nb.Lines == nil {

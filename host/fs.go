@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -40,7 +41,18 @@ type sessionFS struct {
 	b       *fsbridge.Bridge
 	seeding bool       // the bridge is being seeded with the loaded buffers
 	pending []bufEvent // buffer events that arrived while seeding
+	diffs   []diffNote // diffs announced before the bridge existed (bounded)
 }
+
+// diffNote is a diff an agent announced in a tool call.
+type diffNote struct {
+	path    string
+	oldText *string
+	newText string
+}
+
+// maxPendingDiffs bounds the diffs kept for a bridge not created yet.
+const maxPendingDiffs = 64
 
 type bufEvent struct {
 	path   string
@@ -95,6 +107,10 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 		}
 	}
 	f.pending = nil
+	for _, d := range f.diffs {
+		b.Announce(d.path, d.oldText, d.newText)
+	}
+	f.diffs = nil
 	f.seeding = false
 	f.b = b
 	f.mu.Unlock()
@@ -117,6 +133,43 @@ func (s *Session) bufferEvent(path string, loaded bool) {
 		}
 	case f.seeding:
 		f.pending = append(f.pending, bufEvent{path, loaded})
+	}
+}
+
+// noteDiffs hands the diffs a tool call announces (content blocks {type =
+// "diff", path, oldText, newText}, from session/update tool_call and
+// tool_call_update, or session/request_permission) to the session's bridge:
+// the agent's later write of newText is merged against oldText, so the
+// user's edits made meanwhile survive (see fsbridge.Bridge.Announce).
+func (s *Session) noteDiffs(toolCall map[string]any) {
+	content, _ := toolCall["content"].([]any)
+	for _, c := range content {
+		m, _ := c.(map[string]any)
+		if m == nil || m["type"] != "diff" {
+			continue
+		}
+		path, _ := m["path"].(string)
+		newText, ok := m["newText"].(string)
+		if path == "" || !ok {
+			continue
+		}
+		var oldText *string
+		if o, ok := m["oldText"].(string); ok {
+			oldText = &o
+		}
+		f := &s.fsb
+		f.mu.Lock()
+		if f.b != nil {
+			b := f.b
+			f.mu.Unlock()
+			b.Announce(path, oldText, newText)
+			continue
+		}
+		f.diffs = append(f.diffs, diffNote{path, oldText, newText})
+		if len(f.diffs) > maxPendingDiffs {
+			f.diffs = f.diffs[1:]
+		}
+		f.mu.Unlock()
 	}
 }
 
@@ -200,13 +253,13 @@ func (e *nvimEditor) Snapshot(ctx context.Context, realPath string) (fsbridge.Bu
 }
 
 // Apply implements fsbridge.Editor.
-func (e *nvimEditor) Apply(ctx context.Context, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
-	return e.ApplyResult(ctx, bufnr, tick, hunks, eol, nil, "")
+func (e *nvimEditor) Apply(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
+	return e.ApplyResult(ctx, realPath, bufnr, tick, hunks, eol, nil, "")
 }
 
 // ApplyResult implements fsbridge.ResultEditor: the host's copy of the
 // buffer becomes lines and text (when given) without reading them back.
-func (e *nvimEditor) ApplyResult(ctx context.Context, bufnr, tick int, hunks []fsbridge.Hunk, eol bool, lines []string, text string) error {
+func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool, lines []string, text string) error {
 	if hunks == nil {
 		hunks = []fsbridge.Hunk{} // nil would reach Lua as a hole in the arguments
 	}
@@ -220,7 +273,7 @@ func (e *nvimEditor) ApplyResult(ctx context.Context, bufnr, tick int, hunks []f
 	// current in it (apply_keyed does not signal its own changes).
 	epoch, sigOK := e.s.h.bufs.sig.current(ctx, e.s.h)
 	var res any
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply_keyed(...)", &res, bufnr, tick, hunks, eol); err != nil {
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply_keyed(...)", &res, bufnr, tick, hunks, eol, realPath); err != nil {
 		return fmt.Errorf("buffers.apply: %w", err)
 	}
 	switch r := res.(type) {
@@ -235,8 +288,13 @@ func (e *nvimEditor) ApplyResult(ctx context.Context, bufnr, tick int, hunks []f
 		e.s.h.bufs.applied(bufnr, tick, hunks, key, epoch, sigOK, appliedBuffer{lines, text, eol})
 		return nil
 	case string:
-		if r == "buffer changed" {
+		switch {
+		case r == "buffer changed":
 			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrBufferChanged)
+		case r == "path changed":
+			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrPathChanged)
+		case strings.HasPrefix(r, "not a regular file"):
+			return fmt.Errorf("buffer %d: %s: %w", bufnr, r, fsbridge.ErrNotRegular)
 		}
 		return fmt.Errorf("buffer %d: %s", bufnr, r)
 	}

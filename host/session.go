@@ -351,6 +351,9 @@ func (s *Session) update(u map[string]any) {
 	if !knownUpdates[kind] {
 		s.log.Info("unknown session update kind", "kind", kind)
 	}
+	if kind == "tool_call" || kind == "tool_call_update" {
+		s.noteDiffs(u) // fs.go: announced diffs are merge bases
+	}
 	// Waits while Neovim is behind, which slows the agent through the gate.
 	ev := updateEvent(clean(u))
 	ev["sid"] = s.sid
@@ -391,6 +394,9 @@ func (p *permissionRequest) UnmarshalJSON(b []byte) error {
 // requestPermission asks the user (or the auto_allow list) and returns the
 // agent's answer.
 func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (acp.RequestPermissionResponse, *acp.RequestError) {
+	if tc, ok := p.raw["toolCall"].(map[string]any); ok {
+		s.noteDiffs(tc) // fs.go: announced diffs are merge bases
+	}
 	if p.ToolCall.Kind != nil {
 		for _, k := range s.opts.AutoAllow {
 			if k != string(*p.ToolCall.Kind) {

@@ -15,18 +15,35 @@
 --- * apply() uses :write! so a file changed on disk behind a modified buffer
 ---   does not block the host on a W12 prompt; the bridge has already warned
 ---   the user about such files.
---- * Buffers are reloaded with :checktime {buf} plus a temporary buffer-local
----   FileChangedShell autocmd choosing "reload", so Neovim never prompts.
+--- * Buffers are reloaded with :checktime {buf}, 'autoread' off for it and
+---   a temporary buffer-local FileChangedShell autocmd deciding: "reload"
+---   when the text changed, nothing when only the time did (no empty undo
+---   step), so Neovim never prompts.
+--- * Neovim is never made to open anything but a regular file: reload() and
+---   apply() check the file's type first (a FIFO would block Neovim in
+---   open(2) for good) and leave such a buffer alone (see guard()).
+--- * A buffer stands for a file only while it was read from (or written to)
+---   that file and its name still resolves to it: a symlink turned to point
+---   elsewhere does not make a buffer read from one file pass for another.
 local M = {}
 
 local api = vim.api
 local uv = vim.uv or vim.loop
 
---- Disk state {sec, nsec, size} of each buffer's file when it was last read
---- or written; tells "stale" from "the user wrote it" for modified buffers.
+--- Disk state {sec, nsec, size, ino, dev} of each buffer's file when it was
+--- last read or written; tells "stale" from "the user wrote it" for
+--- modified buffers, and a replaced file from the one the buffer came from.
 local disk = {}
 
---- bufnr -> {name, realpath}, so lookups do not resolve every name each time.
+--- bufnr -> real path of the file the buffer was last read from or written
+--- to (see find()); false after a rename, until written.
+local origin = {}
+
+--- bufnr -> true when origin[bufnr] is only assumed: the buffer was loaded
+--- before these autocmds ran, so where its text came from is unknown.
+local assumed = {}
+
+--- bufnr -> {name, realpath}, for the load/unload notifications.
 local rp_cache = {}
 
 --- key() of the buffer the last apply() wrote, when known (see apply_keyed).
@@ -37,19 +54,28 @@ local function stat_of(path)
   if not st then
     return nil
   end
-  return { st.mtime.sec, st.mtime.nsec, st.size }
+  return { st.mtime.sec, st.mtime.nsec, st.size, st.ino, st.dev }
 end
 
 local function same_stat(a, b)
   if a == nil or b == nil then
     return a == b
   end
-  return a[1] == b[1] and a[2] == b[2] and a[3] == b[3]
+  for i = 1, 5 do
+    if a[i] ~= b[i] then
+      return false
+    end
+  end
+  return true
 end
 
---- Real path of a file name: absolute, symlinks resolved. For a file that
---- does not exist yet, the nearest existing parent is resolved and the rest
---- appended. Returns nil for "".
+local MAX_SYMLINKS = 40
+
+--- Real path of a file name: absolute, symlinks resolved the way the kernel
+--- (and the host's fsbridge) resolves them: component by component, ".."
+--- after resolving what precedes it. For a file that does not exist yet,
+--- the missing components are kept as directories to create ("new/.."
+--- cancels out). Returns nil for "".
 ---@param name string
 ---@return string|nil
 function M.realpath(name)
@@ -61,20 +87,44 @@ function M.realpath(name)
   if rp then
     return rp
   end
-  local rest = {}
-  local dir = name:gsub("/+$", "")
-  while true do
-    local parent = vim.fs.dirname(dir)
-    table.insert(rest, 1, vim.fs.basename(dir))
-    if parent == dir or parent == nil then
-      return name
+  local pending = vim.split(name, "/", { plain = true })
+  local parts, missing, links = {}, 0, 0
+  local i = 1
+  while i <= #pending do
+    local c = pending[i]
+    i = i + 1
+    if c == ".." then
+      parts[#parts] = nil
+      missing = math.max(0, missing - 1)
+    elseif c ~= "" and c ~= "." then
+      if missing > 0 then
+        parts[#parts + 1] = c
+        missing = missing + 1
+      else
+        local path = "/" .. table.concat(parts, "/") .. (#parts > 0 and "/" or "") .. c
+        local st = uv.fs_lstat(path)
+        if not st then
+          parts[#parts + 1] = c
+          missing = 1
+        elseif st.type == "link" then
+          links = links + 1
+          local target = uv.fs_readlink(path)
+          if not target or target == "" or links > MAX_SYMLINKS then
+            return name
+          end
+          if target:sub(1, 1) == "/" then
+            parts = {}
+          end
+          local rest = vim.list_slice(pending, i)
+          pending = vim.list_extend(vim.split(target, "/", { plain = true }), rest)
+          i = 1
+        else
+          parts[#parts + 1] = c
+        end
+      end
     end
-    local prp = uv.fs_realpath(parent)
-    if prp then
-      return (prp:gsub("/$", "")) .. "/" .. table.concat(rest, "/")
-    end
-    dir = parent
   end
+  return "/" .. table.concat(parts, "/")
 end
 
 --- Whether bufnr is a loaded buffer for a file (normal buftype, has a name).
@@ -93,14 +143,89 @@ local function buf_realpath(b)
   return rp
 end
 
---- The loaded file buffer whose real path is realpath, or nil.
+--- Record that buffer b's text is now its file's (read or written).
+local function sync_origin(b)
+  local name = api.nvim_buf_get_name(b)
+  origin[b] = M.realpath(name)
+  disk[b] = stat_of(name)
+  assumed[b] = nil
+end
+
+--- Take buffer b, loaded before we watched, as its file's: an assumption
+--- (see find() and M.snapshot()).
+local function assume_origin(b)
+  sync_origin(b)
+  assumed[b] = true
+end
+
+--- The loaded file buffer for realpath, or nil: a buffer read from (or
+--- written to) realpath whose name, resolved now, still leads there. A
+--- buffer loaded before we watched counts only when its name involves no
+--- symlink (a link may have pointed elsewhere when it was read).
 local function find(realpath)
   for _, b in ipairs(api.nvim_list_bufs()) do
-    if is_file_buf(b) and buf_realpath(b) == realpath then
-      return b
+    if is_file_buf(b) then
+      if origin[b] == nil then
+        assume_origin(b)
+      end
+      local name = api.nvim_buf_get_name(b)
+      if
+        origin[b] == realpath
+        and M.realpath(name) == realpath
+        and not (assumed[b] and vim.fn.fnamemodify(name, ":p") ~= realpath)
+      then
+        return b
+      end
     end
   end
   return nil
+end
+
+--- The type of the file at name as uv.fs_stat reports it ("file",
+--- "directory", "fifo", "char", "block", "socket", ...), nil if missing.
+local function file_type(name)
+  local st = uv.fs_stat(name)
+  return st and st.type
+end
+
+--- Restore buffer b's local 'autoread' as getbufvar(b, '&l:autoread')
+--- returned it (-1 or nil: no local value).
+local function restore_autoread(b, had_local)
+  api.nvim_buf_call(b, function()
+    if had_local == -1 or had_local == vim.NIL or had_local == nil then
+      vim.cmd("setlocal autoread<")
+    else
+      vim.bo[b].autoread = had_local == 1 or had_local == true
+    end
+  end)
+end
+
+local guard_group = api.nvim_create_augroup("acp_buffers_guard", { clear = true })
+
+--- Keep Neovim from opening buffer b's file while it is not a regular file
+--- (FIFO, device, socket): 'autoread' off and a FileChangedShell autocmd
+--- that leaves the buffer alone, so :checktime (also Neovim's own, on focus)
+--- never reloads from it. Both go away once it is a regular file again.
+function M.guard(b)
+  if vim.b[b].acp_guarded then
+    return
+  end
+  vim.b[b].acp_guarded = true
+  local had_local = vim.fn.getbufvar(b, "&l:autoread")
+  vim.bo[b].autoread = false
+  api.nvim_create_autocmd("FileChangedShell", {
+    group = guard_group,
+    buffer = b,
+    callback = function()
+      if file_type(api.nvim_buf_get_name(b)) == "file" then
+        vim.b[b].acp_guarded = nil
+        restore_autoread(b, had_local)
+        vim.v.fcs_choice = vim.v.fcs_reason == "changed" and "reload" or ""
+        return true -- delete this autocmd
+      end
+      vim.v.fcs_choice = ""
+    end,
+  })
 end
 
 local function save_views(b)
@@ -121,30 +246,51 @@ local function restore_views(views)
   end
 end
 
---- Reload unmodified buffer b from disk if the file changed since it was
---- read, keeping every window's view. Returns true if it reloaded.
+--- Reload unmodified buffer b from disk if the file's text changed since it
+--- was read, keeping every window's view: one undo step, none when only the
+--- file's time changed. Returns true if it reloaded, false and the file's
+--- type when that is not a regular file (the buffer is then guarded).
 local function reload_if_stale(b)
+  local name = api.nvim_buf_get_name(b)
+  local ftype = file_type(name)
+  if ftype ~= nil and ftype ~= "file" then
+    M.guard(b)
+    return false, ftype
+  end
   local views = save_views(b)
   local tick = api.nvim_buf_get_changedtick(b)
-  -- With 'autoread' (Neovim's default) checktime reloads an unmodified buffer
-  -- by itself; without it, this autocmd answers the question Neovim asks.
+  -- 'autoread' would reload without asking, also when only the time
+  -- changed (an empty undo step); the autocmd decides instead.
+  local had_local = vim.fn.getbufvar(b, "&l:autoread")
+  vim.bo[b].autoread = false
   local id = api.nvim_create_autocmd("FileChangedShell", {
     buffer = b,
     callback = function()
       local reason = vim.v.fcs_reason
-      if reason == "changed" or reason == "time" or reason == "mode" then
+      if file_type(name) ~= "file" then
+        vim.v.fcs_choice = "" -- swapped for a FIFO meanwhile: never open it
+      elseif reason == "changed" then
         vim.v.fcs_choice = "reload"
-      else -- 'deleted', 'conflict': leave the buffer alone
+      elseif reason == "time" then
+        vim.v.fcs_choice = "ask" -- same text: only records the new time
+      else -- 'deleted', 'conflict', 'mode': leave the buffer alone
         vim.v.fcs_choice = ""
       end
     end,
   })
   local ok, err = pcall(vim.cmd, "silent checktime " .. b)
   pcall(api.nvim_del_autocmd, id)
+  if api.nvim_buf_is_valid(b) then
+    restore_autoread(b, had_local)
+  end
   local reloaded = api.nvim_buf_get_changedtick(b) ~= tick
   if reloaded then
     restore_views(views)
-    disk[b] = stat_of(api.nvim_buf_get_name(b))
+  end
+  if reloaded or not ok then
+    sync_origin(b)
+  else
+    disk[b] = stat_of(name)
   end
   if not ok then
     error(err, 0)
@@ -187,6 +333,9 @@ local function describe(b)
     eol = final_eol(b, lines),
     modified = vim.bo[b].modified,
     tick = api.nvim_buf_get_changedtick(b),
+    -- how the lines end on disk: the host presents the file's text as
+    -- written ("\r\n" for dos), and splits the agent's text the same way
+    ff = vim.bo[b].binary and "unix" or vim.bo[b].fileformat,
   }
 end
 
@@ -272,14 +421,18 @@ function M.signal(path)
   return true
 end
 
+local ff_code = { unix = 0, dos = 1, mac = 2 }
+
 local function pack(b)
-  return api.nvim_buf_get_changedtick(b) * 4 + (opt(b, "modified") and 2 or 0) + (final_eol(b) and 1 or 0)
+  local ff = opt(b, "binary") and 0 or (ff_code[opt(b, "fileformat")] or 0)
+  return api.nvim_buf_get_changedtick(b) * 16 + ff * 4 + (opt(b, "modified") and 2 or 0) + (final_eol(b) and 1 or 0)
 end
 
 --- The state of bufnr as the host caches it, in one cheap call: what
---- describe() reports besides the lines, packed as
---- tick * 4 + (modified and 2 or 0) + (eol and 1 or 0), or -1 when bufnr is
---- no longer the loaded file buffer of realpath.
+--- describe() reports besides the lines, packed as tick * 16 + ff * 4 +
+--- (modified and 2 or 0) + (eol and 1 or 0) (ff: 0 unix, 1 dos, 2 mac), or
+--- -1 when bufnr is no longer the loaded file buffer of realpath (see
+--- find(): read from realpath, and not an assumed buffer named otherwise).
 --- b:changedtick moves with every change of the text, including undo,
 --- :edit!, reloads and unloading, so while key() returns the same value the
 --- host's copy of describe(bufnr) is exact. It reloads nothing: the host
@@ -291,30 +444,35 @@ function M.key(bufnr, realpath)
   if not api.nvim_buf_is_loaded(bufnr) or opt(bufnr, "buftype") ~= "" then
     return -1
   end
-  local c = rp_cache[bufnr]
-  if not c or c[2] ~= realpath or c[1] ~= api.nvim_buf_get_name(bufnr) then
+  if origin[bufnr] ~= realpath then
     return -1
+  end
+  if assumed[bufnr] and vim.fn.fnamemodify(api.nvim_buf_get_name(bufnr), ":p") ~= realpath then
+    return -1 -- as find(): loaded before we watched, named through a link
   end
   watch(bufnr)
   return pack(bufnr)
 end
 
---- The loaded buffer for realpath, reloaded first if it is unmodified and its
---- file changed on disk (view kept).
+--- The loaded buffer for realpath (see find()). It never reads the file:
+--- stale says the file on disk is no longer what the buffer was read from
+--- or written to (changed, replaced), and the host reads the disk instead
+--- of an unmodified stale buffer.
 ---@param realpath string
----@return {bufnr: integer, lines: string[], eol: boolean, modified: boolean, tick: integer}|nil
+---@return {bufnr: integer, lines: string[], eol: boolean, modified: boolean, tick: integer, stale: boolean, ff: string}|nil
 ---  nil if no buffer is loaded for realpath. eol: writing the buffer ends the
----  file with a newline. An empty buffer is lines {""}, eol false.
+---  file with a newline. An empty buffer is lines {""}, eol false. ff: the
+---  'fileformat' ("unix" when 'binary').
 function M.snapshot(realpath)
   local b = find(realpath)
   if not b then
     return nil
   end
-  if not vim.bo[b].modified then
-    reload_if_stale(b)
-  end
   watch(b)
-  return describe(b)
+  local d = describe(b)
+  -- An unmodified buffer whose origin is only assumed is read from disk.
+  d.stale = assumed[b] == true or not same_stat(disk[b], stat_of(api.nvim_buf_get_name(b)))
+  return d
 end
 
 local function hunk_parts(h)
@@ -337,6 +495,22 @@ local function map_line(idx, hunks)
   return idx + shift
 end
 
+--- Why buffer b's file must not be written for realpath now, or nil: its
+--- name no longer resolves to realpath ("path changed"), or the file there
+--- is not a regular file ("not a regular file: fifo"). Writing a FIFO
+--- would block Neovim until a reader comes.
+local function unwritable(b, realpath)
+  local name = api.nvim_buf_get_name(b)
+  if realpath ~= nil and M.realpath(name) ~= realpath then
+    return "path changed"
+  end
+  local ftype = file_type(name)
+  if ftype ~= nil and ftype ~= "file" then
+    return "not a regular file: " .. ftype
+  end
+  return nil
+end
+
 --- Apply the agent's hunks to bufnr as one undo step and write the buffer.
 ---@param bufnr integer
 ---@param tick integer b:changedtick the hunks were computed against
@@ -344,15 +518,22 @@ end
 ---  start in the buffer as of tick, sorted, non-overlapping; each replaces
 ---  count lines from start with lines. ({start, count, lines} lists work too.)
 ---@param eol boolean|nil whether the file must end with a newline (nil: keep)
+---@param realpath string|nil the real path the host checked: the buffer's
+---  file must still resolve to it and be a regular file (or missing)
 ---@return true|string true, or an error message: "buffer changed" when
----  b:changedtick is not tick (nothing was done), "buffer not loaded", or
+---  b:changedtick is not tick (nothing was done), "buffer not loaded",
+---  "path changed" or "not a regular file: <type>" (nothing was done), or
 ---  "write failed: ..." (the change is undone then).
-function M.apply(bufnr, tick, hunks, eol)
+function M.apply(bufnr, tick, hunks, eol, realpath)
   if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
     return "buffer not loaded"
   end
   if api.nvim_buf_get_changedtick(bufnr) ~= tick then
     return "buffer changed"
+  end
+  local why = unwritable(bufnr, realpath)
+  if why then
+    return why
   end
   hunks = hunks or {}
   local views = save_views(bufnr)
@@ -371,6 +552,14 @@ function M.apply(bufnr, tick, hunks, eol)
       v.topline = math.max(1, math.min(map_line(v.topline - 1, hunks) + 1, n))
     end
     restore_views(views)
+  end
+  local function undo()
+    if #hunks > 0 then
+      pcall(api.nvim_buf_call, bufnr, function()
+        vim.cmd("silent undo")
+      end)
+      restore_views(views)
+    end
   end
   if eol ~= nil and not vim.bo[bufnr].binary then
     if eol then
@@ -398,22 +587,25 @@ function M.apply(bufnr, tick, hunks, eol)
         touched = touched or watching
       end,
     })
+    -- Checked again right before Neovim opens the file.
+    why = unwritable(bufnr, realpath)
+    if why then
+      watching = false
+      vim.o.eventignore = ei
+      undo()
+      return why
+    end
     local ok, err = pcall(api.nvim_buf_call, bufnr, function()
       vim.cmd("silent keepalt lockmarks write!")
     end)
     watching = false
     vim.o.eventignore = ei
     if not ok then
-      if #hunks > 0 then
-        pcall(api.nvim_buf_call, bufnr, function()
-          vim.cmd("silent undo")
-        end)
-        restore_views(views)
-      end
+      undo()
       return "write failed: " .. tostring(err)
     end
   end
-  disk[bufnr] = stat_of(name)
+  sync_origin(bufnr)
   applied = nil
   if not touched and api.nvim_buf_is_loaded(bufnr) then
     applied = pack(bufnr)
@@ -426,13 +618,13 @@ end
 --- was written), so the host can update its copy without reading the
 --- buffer back.
 ---@return {key: integer|nil}|string the table on success, else apply()'s error
-function M.apply_keyed(bufnr, tick, hunks, eol)
+function M.apply_keyed(bufnr, tick, hunks, eol, realpath)
   applied = nil
   -- The host learns this buffer's new key from the result, so its own
   -- changes need not be signalled (other buffers' still are; a hook that
   -- changes this one while it is written leaves no key).
   quiet = bufnr
-  local ok, r = pcall(M.apply, bufnr, tick, hunks, eol)
+  local ok, r = pcall(M.apply, bufnr, tick, hunks, eol, realpath)
   quiet = nil
   if not ok or r ~= true or not applied then
     ping() -- whatever happened, the host must look again
@@ -446,16 +638,24 @@ function M.apply_keyed(bufnr, tick, hunks, eol)
   return { key = applied }
 end
 
---- Reload realpath's buffer if it is unmodified and its file changed on disk,
---- keeping views. A modified buffer is left untouched.
+--- Reload realpath's buffer if it is unmodified and its file's text changed
+--- on disk, keeping views. A modified buffer is left untouched, and so is a
+--- buffer whose file is no longer a regular file (it is guarded instead).
 ---@param realpath string
----@return {modified: boolean, reloaded: boolean} modified: the buffer has
----  unsaved changes AND the file differs from what the buffer was read or
----  written from (the user should be warned). false when no buffer is loaded.
+---@return {modified: boolean, reloaded: boolean, special: string|nil}
+---  modified: the buffer has unsaved changes AND the file differs from what
+---  the buffer was read or written from (the user should be warned). false
+---  when no buffer is loaded. special: the file's type when it is not a
+---  regular file (not reloaded).
 function M.reload(realpath)
   local b = find(realpath)
   if not b then
     return { modified = false, reloaded = false }
+  end
+  local ftype = file_type(api.nvim_buf_get_name(b))
+  if ftype ~= nil and ftype ~= "file" then
+    M.guard(b)
+    return { modified = false, reloaded = false, special = ftype }
   end
   if vim.bo[b].modified then
     local now = stat_of(realpath)
@@ -474,8 +674,8 @@ function M.list_loaded()
       local rp = buf_realpath(b)
       if rp then
         out[#out + 1] = rp
-        if disk[b] == nil and not vim.bo[b].modified then
-          disk[b] = stat_of(rp)
+        if origin[b] == nil then
+          assume_origin(b)
         end
       end
     end
@@ -518,19 +718,31 @@ function M.setup_autocmds(chan)
   for _, b in ipairs(api.nvim_list_bufs()) do
     if is_file_buf(b) then
       sent[b] = buf_realpath(b)
+      if origin[b] == nil then
+        assume_origin(b)
+      end
     end
   end
   api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
     group = group,
     callback = function(args)
-      disk[args.buf] = stat_of(api.nvim_buf_get_name(args.buf))
+      if args.event == "BufFilePost" then
+        -- Renamed: its text was not read from the new name (until written).
+        origin[args.buf], disk[args.buf] = false, nil
+      else
+        sync_origin(args.buf)
+      end
       notify("acp_buf_loaded", args.buf)
     end,
   })
   api.nvim_create_autocmd({ "BufWritePost", "FileChangedShellPost" }, {
     group = group,
     callback = function(args)
-      disk[args.buf] = stat_of(api.nvim_buf_get_name(args.buf))
+      local name = api.nvim_buf_get_name(args.buf)
+      -- ":write other.txt" does not make the buffer other.txt's.
+      if args.event == "FileChangedShellPost" or M.realpath(args.file) == M.realpath(name) then
+        sync_origin(args.buf)
+      end
     end,
   })
   api.nvim_create_autocmd({ "BufFilePre", "BufUnload", "BufDelete", "BufWipeout" }, {
@@ -539,6 +751,8 @@ function M.setup_autocmds(chan)
       notify("acp_buf_unloaded", args.buf)
       if args.event ~= "BufFilePre" then
         disk[args.buf] = nil
+        origin[args.buf] = nil
+        assumed[args.buf] = nil
         rp_cache[args.buf] = nil
       end
     end,

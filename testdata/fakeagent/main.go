@@ -86,6 +86,9 @@ type Step struct {
 	Until     string            `json:"until,omitempty"`
 	TimeoutMS int               `json:"timeout_ms,omitempty"`
 	Error     *acp.RequestError `json:"error,omitempty"` // ends the turn with this error
+	// With request: Repeat sends it this many times in a row (each answer
+	// logged), e.g. to race the client; with Async, all at once.
+	Repeat int `json:"repeat,omitempty"`
 	// Raw writes this text as is (a newline added), "$sessionId" replaced.
 	Raw string `json:"raw,omitempty"`
 	// Notify sends a notification of this method with Params.
@@ -412,13 +415,17 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				params[k] = a.substitute(v)
 			}
 			if st.Async {
-				async.Add(1)
-				go func(st Step) {
-					defer async.Done()
-					a.request(ctx, st, params)
-				}(st)
+				for i := 0; i < max(st.Repeat, 1); i++ {
+					async.Add(1)
+					go func(st Step) {
+						defer async.Done()
+						a.request(ctx, st, params)
+					}(st)
+				}
 			} else {
-				a.request(ctx, st, params)
+				for i := 0; i < max(st.Repeat, 1) && ctx.Err() == nil; i++ {
+					a.request(ctx, st, params)
+				}
 			}
 		case st.WaitAsync:
 			async.Wait()
