@@ -318,6 +318,12 @@ func (p *pinger) close() {
 	default:
 		close(p.stop)
 	}
+	// Let the ping in flight come back first (closing under it makes
+	// go-client log "no pending call for reply"), unless Neovim is stuck.
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+	}
 	p.nv.Close()
 	<-p.done
 }
