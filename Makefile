@@ -2,11 +2,15 @@
 GO ?= go
 BIN := bin/nvim-acp
 
-.PHONY: all build test bench demo clean
-all: build
+.PHONY: all build tags test bench demo clean
+all: build tags
 
 build:
 	$(GO) build -o $(BIN) ./cmd/nvim-acp
+
+# doc/tags for :help acp (skipped with a note when there is no nvim on PATH).
+tags:
+	./scripts/helptags
 
 test:
 	./scripts/test

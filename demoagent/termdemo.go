@@ -10,6 +10,45 @@ import (
 	"github.com/google/uuid"
 )
 
+// startCommand starts command args in the session's cwd through
+// terminal/create, under a new execute tool call titled title that shows
+// the terminal. It returns the tool call, the terminal, and a function
+// that releases the terminal (even after a cancel); on failure the tool
+// call says why.
+func (t *turn) startCommand(title, command string, args []string, limit *int) (acp.ToolCallId, string, func(), error) {
+	cwd := t.cwd()
+	id := acp.ToolCallId("demo-cmd-" + uuid.NewString()[:8])
+	shown := strings.TrimSpace(command + " " + strings.Join(args, " "))
+	if !t.send(acp.StartToolCall(id, title,
+		acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress),
+		acp.WithStartRawInput(map[string]any{"command": shown, "cwd": cwd}))) {
+		return id, "", nil, t.ctx.Err()
+	}
+	req := acp.CreateTerminalRequest{SessionId: t.sid, Command: command, Args: args, OutputByteLimit: limit}
+	if cwd != "" {
+		req.Cwd = &cwd
+	}
+	created, err := t.a.conn.CreateTerminal(t.ctx, req)
+	if err != nil {
+		t.failTool(id, fmt.Errorf("terminal/create: %w", err))
+		return id, "", nil, err
+	}
+	term := created.TerminalId
+	release := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = t.a.conn.ReleaseTerminal(ctx, acp.ReleaseTerminalRequest{SessionId: t.sid, TerminalId: term})
+	}
+	t.send(acp.UpdateToolCall(id, acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolTerminalRef(term)})))
+	return id, term, release, nil
+}
+
+// failTool marks tool call id failed with err's message.
+func (t *turn) failTool(id acp.ToolCallId, err error) {
+	t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
+		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(errText(err)))})))
+}
+
 // runTerminal shows a command run through the client's terminal: `ls -la`
 // in the session's cwd, live in an execute tool call, then a summary of its
 // output. It does nothing unless the client advertised terminal support.
@@ -17,48 +56,20 @@ func (t *turn) runTerminal() {
 	if !t.a.caps.Terminal || t.ctx.Err() != nil {
 		return
 	}
-	t.a.mu.Lock()
-	var cwd string
-	if s := t.a.sessions[t.sid]; s != nil {
-		cwd = s.cwd
-	}
-	t.a.mu.Unlock()
-	id := acp.ToolCallId("demo-ls-" + uuid.NewString()[:8])
-	if !t.send(acp.StartToolCall(id, "Run `ls -la`",
-		acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress),
-		acp.WithStartRawInput(map[string]any{"command": "ls -la", "cwd": cwd}))) {
-		return
-	}
-	fail := func(err error) {
-		t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed),
-			acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(err.Error()))})))
-	}
 	limit := 64 << 10
-	req := acp.CreateTerminalRequest{SessionId: t.sid, Command: "ls", Args: []string{"-la"}, OutputByteLimit: &limit}
-	if cwd != "" {
-		req.Cwd = &cwd
-	}
-	created, err := t.a.conn.CreateTerminal(t.ctx, req)
+	id, term, release, err := t.startCommand("Run `ls -la`", "ls", []string{"-la"}, &limit)
 	if err != nil {
-		fail(fmt.Errorf("terminal/create: %w", err))
 		return
 	}
-	term := created.TerminalId
-	defer func() {
-		// Release even when the turn was cancelled.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _ = t.a.conn.ReleaseTerminal(ctx, acp.ReleaseTerminalRequest{SessionId: t.sid, TerminalId: term})
-	}()
-	t.send(acp.UpdateToolCall(id, acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolTerminalRef(term)})))
+	defer release()
 	exit, err := t.a.conn.WaitForTerminalExit(t.ctx, acp.WaitForTerminalExitRequest{SessionId: t.sid, TerminalId: term})
 	if err != nil {
-		fail(fmt.Errorf("terminal/wait_for_exit: %w", err))
+		t.failTool(id, fmt.Errorf("terminal/wait_for_exit: %w", err))
 		return
 	}
 	out, err := t.a.conn.TerminalOutput(t.ctx, acp.TerminalOutputRequest{SessionId: t.sid, TerminalId: term})
 	if err != nil {
-		fail(fmt.Errorf("terminal/output: %w", err))
+		t.failTool(id, fmt.Errorf("terminal/output: %w", err))
 		return
 	}
 	status := acp.ToolCallStatusCompleted
@@ -78,4 +89,38 @@ func (t *turn) runTerminal() {
 		}
 	}
 	t.stream(fmt.Sprintf("I ran `ls -la` in a terminal (%s): %d entries. <CR> on it opens the live view.\n\n", result, entries))
+}
+
+// runSlow runs a command that takes 8 seconds, printing a line a second:
+// the tool call shows its last lines live, <CR> opens the terminal, <C-c>
+// (or :AcpCancel) cancels the turn and kills it.
+func (t *turn) runSlow() {
+	if !t.a.caps.Terminal {
+		t.stream("Your editor did not offer terminal/*: no command to run.")
+		return
+	}
+	if !t.stream("A long command: its output shows live in the tool call (`<CR>` on it opens the terminal), " +
+		"the winbar counts the seconds, `<C-c>` cancels the turn and kills it.\n\n") {
+		return
+	}
+	script := `for i in 1 2 3 4 5 6 7 8; do echo "step $i of 8"; sleep 1; done; echo built`
+	id, term, release, err := t.startCommand("Run a long build (8 s)", "sh", []string{"-c", script}, nil)
+	if err != nil {
+		return
+	}
+	defer release()
+	exit, err := t.a.conn.WaitForTerminalExit(t.ctx, acp.WaitForTerminalExitRequest{SessionId: t.sid, TerminalId: term})
+	if err != nil || t.ctx.Err() != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = t.a.conn.KillTerminal(ctx, acp.KillTerminalRequest{SessionId: t.sid, TerminalId: term})
+		t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+		return
+	}
+	status := acp.ToolCallStatusCompleted
+	if exit.ExitCode == nil || *exit.ExitCode != 0 {
+		status = acp.ToolCallStatusFailed
+	}
+	t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(status)))
+	t.stream("The build finished.")
 }

@@ -97,11 +97,27 @@ func startEditor(t testing.TB) *Editor {
 }
 
 // startEditorArgs starts Neovim in a fresh workspace with extra arguments
-// (e.g. --listen for a second client).
+// (e.g. "-c", "AcpChat demo": commands run before VimEnter, as a user's
+// `nvim +AcpChat` does).
 func startEditorArgs(t testing.TB, extra ...string) *Editor {
 	t.Helper()
+	return startEditorIn(t, t.TempDir(), t.TempDir(), extra...)
+}
+
+// Restart quits Neovim (:qa!, so VimLeavePre runs) and starts another in
+// the same workspace with the same XDG directories (data, state...).
+func (e *Editor) Restart() *Editor {
+	e.t.Helper()
+	_ = e.nv.Command("qa!") // the connection closes: no answer
+	e.nv.Close()
+	return startEditorIn(e.t, e.Dir, e.state)
+}
+
+// startEditorIn starts Neovim in workspace dir with XDG directories under state.
+func startEditorIn(t testing.TB, dir, state string, extra ...string) *Editor {
+	t.Helper()
 	bin := nvimBin(t)
-	e := &Editor{t: t, Dir: t.TempDir(), state: t.TempDir()}
+	e := &Editor{t: t, Dir: dir, state: state}
 	e.AgentLog = filepath.Join(e.state, "agent.log")
 	env := append(os.Environ(),
 		"NVIM_ACP_BIN="+hostBin,
@@ -111,9 +127,14 @@ func startEditorArgs(t testing.TB, extra ...string) *Editor {
 		"XDG_CACHE_HOME="+filepath.Join(e.state, "cache"),
 		"NVIM_LOG_FILE="+filepath.Join(e.state, "nvim.log"),
 	)
+	args := []string{"--embed", "--headless", "--clean", "-n", "-i", "NONE"}
+	if len(extra) > 0 {
+		// The plugin must be on the runtimepath before the extra commands run.
+		args = append(append(args, "--cmd", "set rtp^="+strings.ReplaceAll(root, " ", `\ `)), extra...)
+	}
 	nv, err := nvim.NewChildProcess(
 		nvim.ChildProcessCommand(bin),
-		nvim.ChildProcessArgs(append([]string{"--embed", "--headless", "--clean", "-n", "-i", "NONE"}, extra...)...),
+		nvim.ChildProcessArgs(args...),
 		nvim.ChildProcessDir(e.Dir),
 		nvim.ChildProcessEnv(env),
 		nvim.ChildProcessServe(true),
@@ -128,11 +149,17 @@ func startEditorArgs(t testing.TB, extra ...string) *Editor {
 		}
 		e.nv.Close()
 	})
-	e.Lua(`vim.opt.rtp:prepend(...); vim.cmd("runtime plugin/acp.lua")`, nil, root)
+	if len(extra) == 0 {
+		e.Lua(`vim.opt.rtp:prepend(...)`, nil, root)
+	}
+	e.Lua(`vim.cmd("runtime plugin/acp.lua")`, nil)
 	return e
 }
 
 func (e *Editor) dumpOnFailure() {
+	if m, err := e.nv.Mode(); err == nil && m.Blocking {
+		_, _ = e.nv.Input("<C-c><Esc>") // a picker waits for input: nothing else would answer
+	}
 	var lines []string
 	_ = e.nv.ExecLua(`local s = require("acp").status(); if not s then return {} end
 		local n = vim.api.nvim_buf_line_count(s.chat_buf)

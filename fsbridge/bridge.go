@@ -677,6 +677,23 @@ func (b *Bridge) pathLock(p string) *sync.Mutex {
 	return m
 }
 
+// proposalKey marks a write the user proposes (a code block applied from
+// the chat): its content is based on the file as it is now, so nothing is
+// merged, and it is always shown for review first, under its own title.
+type proposalKey struct{}
+
+// WithProposal makes WriteTextFile calls with the returned context user
+// proposals: reviewed first (title heads the review), never merged.
+func WithProposal(ctx context.Context, title string) context.Context {
+	return context.WithValue(ctx, proposalKey{}, title)
+}
+
+// proposal is the review title of a user proposal, or "".
+func proposal(ctx context.Context) string {
+	t, _ := ctx.Value(proposalKey{}).(string)
+	return t
+}
+
 // WriteTextFile implements fs/write_text_file.
 func (b *Bridge) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	var resp acp.WriteTextFileResponse
@@ -738,9 +755,12 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	var kept []mergeConflict
 	var note string
 	resultText := content // joinText(result, eol, sep)
-	baseText, kind, err := b.mergeBase(real, content, st)
-	if err != nil {
-		return err
+	baseText, kind := "", baseNone
+	if proposal(ctx) == "" { // a user's proposal is based on the file as it is now: nothing to merge
+		baseText, kind, err = b.mergeBase(real, content, st)
+		if err != nil {
+			return err
+		}
 	}
 	if kind == baseNone || baseText == st.text {
 		// Nothing to merge: the agent's content replaces what is there.
@@ -775,7 +795,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		resultText = joinText(result, eol, sep)
 	}
 
-	if b.cfg.WriteMode == WriteReview && resultText != st.text {
+	if (b.cfg.WriteMode == WriteReview || proposal(ctx) != "") && resultText != st.text {
 		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
 			return err
 		}
@@ -911,9 +931,13 @@ func (b *Bridge) askReview(ctx context.Context, real, cur, proposed string) erro
 	if b.ask == nil {
 		return reqErr(CodeInternal, real, ReasonDeclined, "the user declined the edit of %s (no one to review it); nothing was written", real)
 	}
+	title := proposal(ctx)
+	if title == "" {
+		title = fmt.Sprintf("Review the agent's edit of %s", real)
+	}
 	q := Question{
 		Kind:  KindReview,
-		Title: fmt.Sprintf("Review the agent's edit of %s", real),
+		Title: title,
 		Path:  real,
 		Body:  strings.Split(strings.TrimSuffix(UnifiedDiff(real, cur, proposed), "\n"), "\n"),
 		Old:   cur,

@@ -77,7 +77,8 @@ type Agent struct {
 	initAbort context.CancelCauseFunc // ends initialize early with a cause
 	notACP    *time.Timer             // armed by the first non-JSON-RPC line during initialize
 
-	stderr *stderrLog
+	stderr  *stderrLog
+	stderrR *os.File // the read end of the agent's stderr
 
 	exited  chan struct{}
 	exitErr error // why it ended, set before exited closes
@@ -134,17 +135,24 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stdout: %w", spec.Name, err)
 	}
-	stderr, err := cmd.StderrPipe()
+	// Our own pipe rather than StderrPipe: Wait closes that one, and the
+	// lines an agent prints just before it exits (why it failed) would be
+	// lost unread. wait() reads them to the end first.
+	stderr, stderrW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stderr: %w", spec.Name, err)
 	}
+	cmd.Stderr = stderrW
 	proctree.Own(tag)
-	if err := proctree.Start(func() (int, error) {
+	err = proctree.Start(func() (int, error) {
 		if err := cmd.Start(); err != nil {
 			return 0, err
 		}
 		return cmd.Process.Pid, nil
-	}); err != nil {
+	})
+	stderrW.Close() // the agent has its copy
+	if err != nil {
+		stderr.Close()
 		proctree.Disown(tag)
 		return nil, fmt.Errorf("start agent %s (%s): %w", spec.Name, path, err)
 	}
@@ -161,6 +169,7 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 		sessions: map[acp.SessionId]*Session{},
 	}
 	a.stderr = newStderrLog(log)
+	a.stderrR = stderr
 	go a.stderr.drain(stderr)
 	a.gate = newGate(stdout, gateLimit, func(n int) {
 		log.Error("dropped oversized message from agent", "bytes", n)
@@ -208,6 +217,13 @@ func (a *Agent) badLine(line []byte) {
 
 func (a *Agent) wait() {
 	err := a.cmd.Wait()
+	// What it wrote last, to its end; a child still holding stderr open
+	// gets a second.
+	select {
+	case <-a.stderr.done:
+	case <-time.After(time.Second):
+	}
+	a.stderrR.Close()
 	proctree.Exited(a.cmd.Process.Pid)
 	// Whatever the agent started goes with it, however it ended: its
 	// group, and what left the group (setsid, daemons).
@@ -319,13 +335,42 @@ func (a *Agent) context(ctx context.Context) (context.Context, context.CancelFun
 	return ctx, cancel
 }
 
+// exitGrace is how long a failed request waits for the agent's exit once
+// the agent closed its end of the connection or a write to it failed: it
+// is ending (an agent may close its pipes, then run exit handlers), and its
+// exit status and stderr say more than "peer disconnected".
+const exitGrace = 5 * time.Second
+
+// exitsSoon reports whether the agent has exited, or exits within 50 ms, or
+// within exitGrace when its connection is gone.
+func (a *Agent) exitsSoon() bool {
+	wait, gone := 50*time.Millisecond, (<-chan struct{})(nil)
+	if a.conn != nil {
+		gone = a.conn.Done()
+	}
+	if a.out != nil && a.out.failed.Load() {
+		wait, gone = exitGrace, nil
+	}
+	for {
+		timer := time.NewTimer(wait)
+		select {
+		case <-a.exited:
+			timer.Stop()
+			return true
+		case <-timer.C:
+			return false
+		case <-gone: // the agent closed its end: it is ending
+			timer.Stop()
+			wait, gone = exitGrace, nil
+		}
+	}
+}
+
 // describe turns a request error into a message for the user, preferring
 // the agent's exit over a generic disconnect.
 func (a *Agent) describe(what string, err error) error {
-	select {
-	case <-a.exited:
+	if a.exitsSoon() {
 		return fmt.Errorf("%s: %w", what, a.exitErr)
-	case <-time.After(50 * time.Millisecond):
 	}
 	var re *acp.RequestError
 	if errors.As(err, &re) {

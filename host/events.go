@@ -105,9 +105,9 @@ func modeUpdateEvent(mode string) Event {
 
 // readyEvent says the session opened: the agent's session id, the
 // session/new (or load) response, agentInfo and prompt capabilities.
-func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any) Event {
+func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any, loadSession bool) Event {
 	return Event{"type": EventState, "state": "ready", "session_id": sessionID,
-		"info": info, "agent_info": agentInfo, "prompt_capabilities": promptCaps}
+		"info": info, "agent_info": agentInfo, "prompt_capabilities": promptCaps, "load_session": loadSession}
 }
 
 // errorEvent says the session failed; the chat shows err.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -40,15 +41,24 @@ type fastFS struct {
 // agentWriter serializes whole messages to the agent's stdin: acp-go-sdk's
 // (one Write per message) and the fast path's.
 type agentWriter struct {
-	mu    sync.Mutex
-	w     io.Writer
-	whole bool // w must get each message in one Write (tracing)
+	mu     sync.Mutex
+	w      io.Writer
+	whole  bool        // w must get each message in one Write (tracing)
+	failed atomic.Bool // a write failed: the agent's stdin is closed
 }
 
 func (w *agentWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.w.Write(p)
+	return w.note(w.w.Write(p))
+}
+
+// note records a failed write (see failed).
+func (w *agentWriter) note(n int, err error) (int, error) {
+	if err != nil {
+		w.failed.Store(true)
+	}
+	return n, err
 }
 
 // writeMessage writes the concatenation of parts as one message. Small
@@ -66,11 +76,11 @@ func (w *agentWriter) writeMessage(parts ...[]byte) error {
 		for _, p := range parts {
 			buf = append(buf, p...)
 		}
-		_, err := w.w.Write(buf)
+		_, err := w.note(w.w.Write(buf))
 		return err
 	}
 	for _, p := range parts {
-		if _, err := w.w.Write(p); err != nil {
+		if _, err := w.note(w.w.Write(p)); err != nil {
 			return err
 		}
 	}

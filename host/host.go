@@ -80,6 +80,7 @@ func (h *Host) Register() error {
 		"acp_buf_loaded":   h.rpcBufLoaded,
 		"acp_buf_unloaded": h.rpcBufUnloaded,
 		"acp_changes":      h.rpcChanges,
+		"acp_apply":        h.rpcApply, // apply.go
 
 		// Live terminal views (terminal.go).
 		"acp_terminal_input":  h.rpcTerminalInput,

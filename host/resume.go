@@ -8,15 +8,19 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// resume lets the user pick one of the agent's past sessions (session/list,
-// or an id typed by the user when the agent cannot list) and loads it
-// (session/load), its history replayed into the chat. An empty id means the
-// user chose a new session instead.
+// resume loads one of the agent's past sessions (session/load), its
+// history replayed into the chat: the one opts.LoadID names (a saved chat
+// resumed from :AcpHistory), else the one the user picks (session/list, or
+// an id typed by the user when the agent cannot list). An empty id means
+// the user chose a new session instead.
 func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer) (acp.SessionId, json.RawMessage, error) {
 	caps := a.initResp.AgentCapabilities
 	if !caps.LoadSession {
 		s.emit(messageEvent("warn", a.spec.Name+" cannot load past sessions; starting a new one"))
 		return "", nil, nil
+	}
+	if s.opts.LoadID != "" {
+		return s.load(ctx, a, servers, acp.SessionId(s.opts.LoadID))
 	}
 	choices := []map[string]any{} // never nil: Lua must get a list, not vim.NIL
 	if caps.SessionCapabilities.List != nil {
@@ -50,7 +54,11 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 	if choice == "" {
 		return "", nil, nil
 	}
-	id := acp.SessionId(choice)
+	return s.load(ctx, a, servers, acp.SessionId(choice))
+}
+
+// load runs session/load for id.
+func (s *Session) load(ctx context.Context, a *Agent, servers []acp.McpServer, id acp.SessionId) (acp.SessionId, json.RawMessage, error) {
 	// Registered first: the agent replays the history as session/update
 	// notifications before it answers.
 	s.mu.Lock()

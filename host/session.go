@@ -20,7 +20,8 @@ type SessionOptions struct {
 	McpServers []map[string]any `msgpack:"mcp_servers"`
 	AutoAllow  []string         `msgpack:"auto_allow"`
 	Fs         FsOptions        `msgpack:"fs"`
-	Resume     bool             `msgpack:"resume"` // pick a past session to load instead of a new one
+	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
+	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
 }
 
@@ -146,7 +147,7 @@ func (s *Session) open(ctx context.Context) {
 	}
 	var resp json.RawMessage
 	var id acp.SessionId
-	if s.opts.Resume {
+	if s.opts.Resume || s.opts.LoadID != "" {
 		id, resp, err = s.resume(ctx, a, servers)
 		if err != nil {
 			s.fail(err)
@@ -207,7 +208,7 @@ func (s *Session) open(ctx context.Context) {
 	s.emit(readyEvent(string(id), clean(info), agentInfo, map[string]any{
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
-	}))
+	}, a.initResp.AgentCapabilities.LoadSession))
 }
 
 // prompt runs one turn.
@@ -241,11 +242,20 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		return
 	}
 	if err != nil {
+		// The connection ends as the agent dies, a little before its exit
+		// is seen: give that a moment, so agentExited alone reports it
+		// (with its stderr) rather than a second, bare error.
+		wait := time.Duration(0)
+		select {
+		case <-s.agent.conn.Done():
+			wait = 2 * time.Second
+		default:
+		}
 		select {
 		case <-a.exited:
 			// agentExited reports it.
 			return
-		default:
+		case <-time.After(wait):
 		}
 		err = a.describe("session/prompt", err)
 		s.log.Warn("prompt failed", "err", err)

@@ -28,6 +28,8 @@ type stderrLog struct {
 	log *slog.Logger
 	now func() time.Time
 
+	done chan struct{} // closed when drain returns
+
 	mu      sync.Mutex
 	tail    []byte  // last stderrTail bytes
 	tokens  float64 // bytes that may be logged now
@@ -38,11 +40,12 @@ type stderrLog struct {
 }
 
 func newStderrLog(log *slog.Logger) *stderrLog {
-	return &stderrLog{log: log, now: time.Now, tokens: stderrBurst}
+	return &stderrLog{log: log, now: time.Now, tokens: stderrBurst, done: make(chan struct{})}
 }
 
 // drain reads r to its end.
 func (l *stderrLog) drain(r io.Reader) {
+	defer close(l.done)
 	buf := make([]byte, 32<<10)
 	var partial []byte
 	for {

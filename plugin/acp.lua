@@ -28,6 +28,10 @@ cmd("AcpResume", function(o)
   require("acp").resume(o.args ~= "" and o.args or nil)
 end, { nargs = "?", complete = agents, desc = "Load one of the agent's past sessions" })
 
+cmd("AcpHistory", function()
+  require("acp").history()
+end, { desc = "Open or resume a saved chat of this project" })
+
 cmd("AcpSend", function(o)
   require("acp").send(o.args)
 end, { nargs = "+", desc = "Send a prompt to the agent" })

@@ -38,7 +38,17 @@ M["a bad option raises a message naming it"] = function(t)
       "acp: setup: terminal.max_terminals must be a positive integer, got number",
     },
     { { chat = { position = "top" } }, 'acp: setup: chat.position must be one of "left", "right", got string' },
-    { { ui = { icons = "yes" } }, "acp: setup: ui.icons must be a boolean, got string" },
+    {
+      { chat = { width = 1.5 } },
+      "acp: setup: chat.width must be a positive integer (columns) or a fraction between 0 and 1, got number",
+    },
+    { { ui = { icons = "yes" } }, 'acp: setup: ui.icons must be true, false or "auto", got string' },
+    {
+      { keymaps = { chat = { help = 1 } } },
+      "acp: setup: keymaps.chat.help must be a key, a list of keys, or false, got number",
+    },
+    { { keymaps = { chat = { halp = "?" } } }, "acp: setup: unknown option keymaps.chat.halp" },
+    { { keymaps = { menu = {} } }, "acp: setup: unknown option keymaps.menu" },
     { { default_agent = 1 }, "acp: setup: default_agent must be a string, got number" },
     { { log_level = "loud" }, 'acp: setup: log_level must be one of "debug", "info", "warn", "error", got string' },
     { { mcp_servers = { "x" } }, "acp: setup: mcp_servers must be a list of tables, got a list" },
@@ -58,6 +68,29 @@ M["a bad option raises a message naming it"] = function(t)
   for _, c in ipairs(cases) do
     t.eq(err_of(c[1]), c[2], vim.inspect(c[1]))
   end
+end
+
+M["a key list replaces the default list; false turns a key off"] = function(t)
+  local o = config.setup({ keymaps = { prompt = { hide = { "x" } }, chat = { help = false } } })
+  t.eq(o.keymaps.prompt.hide, { "x" })
+  t.eq(o.keymaps.chat.help, false)
+  t.eq(o.keymaps.chat.hide, "q")
+  t.eq(require("acp.keymaps").keys("chat", "help"), {})
+  config.setup({})
+end
+
+M["icons: auto means a Nerd Font is known to be there"] = function(t)
+  config.setup({})
+  vim.g.have_nerd_font = nil
+  t.eq(config.icons(), package.loaded["nvim-web-devicons"] ~= nil or package.loaded["mini.icons"] ~= nil)
+  vim.g.have_nerd_font = true
+  t.eq(config.icons(), true)
+  vim.g.have_nerd_font = false
+  t.eq(config.icons(), false)
+  config.setup({ ui = { icons = true } })
+  t.eq(config.icons(), true)
+  vim.g.have_nerd_font = nil
+  config.setup({})
 end
 
 M["a rejected setup keeps the options in force"] = function(t)

@@ -1,9 +1,11 @@
 --- Chat windows: a vertical split with the transcript above an input area.
 --- This module owns a session's chat_buf, input_buf, chat_win and input_win.
 local actions = require("acp.actions")
+local codeblocks = require("acp.codeblocks")
 local config = require("acp.config")
+local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
-local texts = require("acp.text")
+local winbar = require("acp.winbar")
 
 local M = {}
 
@@ -53,6 +55,20 @@ end
 
 local hint_ns = api.nvim_create_namespace("acp_input_hint")
 
+--- "<CR>/<C-s> send" for the configured keys (prefixed with sep), or "".
+---@param sep string
+---@return string
+function M.send_hint(sep)
+  local keys = {}
+  for _, action in ipairs({ "send", "send_insert" }) do
+    local k = keymaps.first("input", action)
+    if k and not vim.tbl_contains(keys, k) then
+      keys[#keys + 1] = k
+    end
+  end
+  return #keys > 0 and (sep .. table.concat(keys, "/") .. " send") or ""
+end
+
 --- Show how to send while the input area is empty.
 function M.input_hint(s)
   local buf = s.input_buf
@@ -64,7 +80,9 @@ function M.input_hint(s)
     local lines = api.nvim_buf_get_lines(buf, 0, 2, false)
     if #lines == 1 and lines[1] == "" then
       api.nvim_buf_set_extmark(buf, hint_ns, 0, 0, {
-        virt_text = { { "Ask " .. (s.title or s.agent) .. " · <CR>/<C-s> send · /cmd <C-x><C-o>", "AcpInputHint" } },
+        virt_text = {
+          { "Ask " .. (s.title or s.agent) .. M.send_hint(" · ") .. " · /cmd <C-x><C-o>", "AcpInputHint" },
+        },
         virt_text_pos = "overlay",
       })
     end
@@ -73,39 +91,66 @@ function M.input_hint(s)
   update()
 end
 
-local function map(buf, mode, lhs, rhs, desc)
-  vim.keymap.set(mode, lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = desc })
+--- Go to the session's waiting prompt (permission request, file question).
+function M.focus_prompt(s)
+  if vim.fn.mode() ~= "n" then
+    vim.cmd("stopinsert")
+  end
+  if not s.prompts:reopen() then
+    vim.notify("acp: no pending permission request", vim.log.levels.INFO)
+  end
 end
 
---- Buffer-local keys of a chat (documented in :help acp-keys).
+--- Buffer-local keys of a chat (config keymaps; :help acp-keys).
 function M.keymaps(s)
   local function send()
     M.submit(s)
   end
-  local function cancel()
-    s:cancel()
-  end
-  map(s.input_buf, "n", "<CR>", send, "acp: send prompt")
-  map(s.input_buf, "i", "<C-s>", send, "acp: send prompt")
-  map(s.input_buf, "n", "<C-s>", send, "acp: send prompt")
-  for _, buf in ipairs({ s.input_buf, s.chat_buf }) do
-    map(buf, { "n", "i" }, "<C-c>", cancel, "acp: cancel the turn")
-    map(buf, "n", "q", function()
+  local common = {
+    cancel = function()
+      s:cancel()
+    end,
+    hide = function()
       M.hide(s)
-    end, "acp: hide the chat")
-  end
-  map(s.chat_buf, "n", "gf", function()
-    actions.open_location(s)
-  end, "acp: open the location under the cursor")
-  map(s.chat_buf, "n", "gd", function()
-    actions.open_diff(s)
-  end, "acp: side-by-side diff of the edit under the cursor")
-  map(s.chat_buf, "n", "<CR>", function()
-    -- On a "… N lines, <CR> to expand" marker: the whole content.
-    if not s.transcript:expand_at(api.nvim_win_get_cursor(0)[1] - 1) then
-      actions.activate(s)
-    end
-  end, "acp: expand the output, or open the location or diff under the cursor")
+    end,
+    permission = function()
+      M.focus_prompt(s)
+    end,
+  }
+  keymaps.apply(s.input_buf, "input", vim.tbl_extend("force", common, { send = send, send_insert = send }))
+  keymaps.apply(
+    s.chat_buf,
+    "chat",
+    vim.tbl_extend("force", common, {
+      open = function()
+        -- On a "… N lines, <CR> to expand" marker: the whole content.
+        if not s.transcript:expand_at(api.nvim_win_get_cursor(0)[1] - 1) then
+          actions.activate(s)
+        end
+      end,
+      goto_file = function()
+        actions.open_location(s)
+      end,
+      diff = function()
+        actions.open_diff(s)
+      end,
+      next_block = function()
+        codeblocks.jump(s, 1, vim.v.count1)
+      end,
+      prev_block = function()
+        codeblocks.jump(s, -1, vim.v.count1)
+      end,
+      yank_block = function()
+        codeblocks.yank(s, vim.v.register)
+      end,
+      apply_block = function()
+        codeblocks.apply(s)
+      end,
+      help = function()
+        keymaps.show_help()
+      end,
+    })
+  )
 end
 
 --- Send what is in the input area.
@@ -133,14 +178,72 @@ function M.find_role(role)
   end
 end
 
+--- Whether win is a normal (not floating) window showing a chat's
+--- transcript or input area.
+---@param win integer
+---@return boolean
+local function is_chat_win(win)
+  return api.nvim_win_is_valid(win)
+    and api.nvim_win_get_config(win).relative == ""
+    and vim.b[api.nvim_win_get_buf(win)].acp_role ~= nil
+end
+
+--- Whether win is a normal window a command may show other buffers in.
+local function is_edit_win(win)
+  if not api.nvim_win_is_valid(win) or api.nvim_win_get_config(win).relative ~= "" or is_chat_win(win) then
+    return false
+  end
+  local ok, fixed = pcall(function()
+    return vim.wo[win].winfixbuf
+  end)
+  return not (ok and fixed)
+end
+
+local last_edit_win = {} ---@type table<integer, integer> per tab: the editing window last entered
+
+--- Keep the previous window an editing window while a chat window is
+--- current. :windo, :bufdo, :argdo, :cdo... run from a 'winfixbuf' window go
+--- to the previous window, and split the current one when that has
+--- 'winfixbuf' too: a second chat window (netrw's VimEnter runs :windo).
+--- <C-w>p from the chat therefore goes to the editing window.
+function M.keep_prevwin()
+  local cur = api.nvim_get_current_win()
+  if not is_chat_win(cur) then
+    if is_edit_win(cur) then
+      last_edit_win[api.nvim_get_current_tabpage()] = cur
+    end
+    return
+  end
+  local prev = vim.fn.win_getid(vim.fn.winnr("#"))
+  if prev ~= cur and is_edit_win(prev) then
+    return
+  end
+  local target = last_edit_win[api.nvim_get_current_tabpage()]
+  if not (target and is_edit_win(target) and api.nvim_win_get_tabpage(target) == api.nvim_get_current_tabpage()) then
+    target = nil
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if is_edit_win(w) then
+        target = w
+        break
+      end
+    end
+  end
+  if target then
+    vim.cmd(("noautocmd call win_gotoid(%d) | noautocmd call win_gotoid(%d)"):format(target, cur))
+  end
+end
+
 local augroup
 --- Autocmds for all chats (installed once): :q on the last editing window
---- also closes the chat windows, so Neovim exits as users expect.
+--- also closes the chat windows, so Neovim exits as users expect; the
+--- previous window of a chat window stays an editing window (keep_prevwin).
 function M.setup_autocmds()
   if augroup then
     return
   end
   augroup = api.nvim_create_augroup("acp_chat", { clear = true })
+  api.nvim_create_autocmd("WinEnter", { group = augroup, callback = M.keep_prevwin })
+  api.nvim_create_autocmd("VimResized", { group = augroup, callback = M.resize })
   api.nvim_create_autocmd("QuitPre", {
     group = augroup,
     callback = function()
@@ -207,9 +310,7 @@ function M.show(s, opts)
   end
   if not chat_win then
     local pos = cfg.position == "left" and "topleft" or "botright"
-    -- Never more than about half of a small screen.
-    local width = math.min(cfg.width, math.max(30, math.floor(vim.o.columns * 0.45)))
-    vim.cmd(("%s vertical %dsplit"):format(pos, width))
+    vim.cmd(("%s vertical %dsplit"):format(pos, M.width()))
     chat_win = api.nvim_get_current_win()
     api.nvim_win_set_buf(chat_win, s.chat_buf)
     for opt, v in pairs({
@@ -236,7 +337,7 @@ function M.show(s, opts)
   local input_win = win_for(s.input_buf)
   if not input_win then
     api.nvim_set_current_win(chat_win)
-    vim.cmd(("belowright %dsplit"):format(cfg.input_height))
+    vim.cmd(("belowright %dsplit"):format(M.input_height()))
     input_win = api.nvim_get_current_win()
     api.nvim_win_set_buf(input_win, s.input_buf)
     for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", winfixheight = true, wrap = true }) do
@@ -249,6 +350,42 @@ function M.show(s, opts)
   s.context:show()
   if opts.focus ~= false then
     api.nvim_set_current_win(input_win)
+  end
+  M.keep_prevwin()
+end
+
+--- Columns of a size option: a fraction of total when below 1.
+local function columns(v, total)
+  return v < 1 and math.floor(v * total) or v
+end
+
+--- The chat's width for the editor's current size: chat.width, at most
+--- chat.max_width, at least chat.min_width (and never the whole screen).
+---@return integer
+function M.width()
+  local cfg = config.options.chat
+  local total = vim.o.columns
+  local w = math.min(columns(cfg.width, total), math.max(columns(cfg.min_width, total), columns(cfg.max_width, total)))
+  return math.max(1, math.min(w, total - 2))
+end
+
+--- The input area's height: chat.input_height, at most a quarter of the screen.
+---@return integer
+function M.input_height()
+  return math.max(1, math.min(config.options.chat.input_height, math.floor(vim.o.lines / 4)))
+end
+
+--- The editor was resized: chat windows take the width the options give
+--- for the new size ('winfixwidth' would keep the old one).
+function M.resize()
+  local width, height = M.width(), M.input_height()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    local role = is_chat_win(win) and vim.b[api.nvim_win_get_buf(win)].acp_role
+    if role == "chat" then
+      pcall(api.nvim_win_set_width, win, width)
+    elseif role == "input" then
+      pcall(api.nvim_win_set_height, win, height)
+    end
   end
 end
 
@@ -265,55 +402,9 @@ function M.hide(s)
   end
 end
 
---- Refresh the winbar: agent, mode, model, title and state.
+--- Refresh the winbar: agent, mode, model, title and state (acp.winbar).
 function M.update_winbar(s)
-  if not s.chat_buf or not api.nvim_buf_is_valid(s.chat_buf) then
-    return
-  end
-  local esc = texts.statusline
-  local parts = { "%#AcpAgent#" .. esc(s.title or s.agent) .. "%*" }
-  if s.session_title then
-    parts[#parts + 1] = esc(s.session_title)
-  end
-  local st = s.settings
-  if st.mode_name then
-    parts[#parts + 1] = "mode: " .. esc(st.mode_name)
-  end
-  if st.model_name then
-    parts[#parts + 1] = "model: " .. esc(st.model_name)
-  end
-  if type(s.plan) == "table" and #s.plan > 0 then
-    local done, active = 0, nil
-    for _, e in ipairs(s.plan) do
-      if type(e) == "table" and e.status == "completed" then
-        done = done + 1
-      elseif type(e) == "table" and e.status == "in_progress" and not active then
-        active = e.content
-      end
-    end
-    parts[#parts + 1] = ("plan %d/%d%s"):format(done, #s.plan, active and (": " .. esc(active)) or "")
-  end
-  local u = s.usage
-  if type(u) == "table" and tonumber(u.used) and tonumber(u.size) and tonumber(u.size) > 0 then
-    local usage = ("ctx %d%%%%"):format(math.floor(100 * tonumber(u.used) / tonumber(u.size) + 0.5))
-    if type(u.cost) == "table" and tonumber(u.cost.amount) then
-      usage = usage .. (" %.2f %s"):format(tonumber(u.cost.amount), esc(u.cost.currency or ""))
-    end
-    parts[#parts + 1] = usage
-  end
-  local state_hl = {
-    ready = "AcpStateReady",
-    busy = "AcpStateBusy",
-    awaiting_permission = "AcpStateAwaiting",
-    error = "AcpStateError",
-    starting = "AcpStateStarting",
-    closed = "AcpStateStarting",
-  }
-  parts[#parts + 1] = ("%%#%s#[%s]%%*"):format(state_hl[s.state] or "AcpStateStarting", s.state)
-  local bar = table.concat(parts, " | ")
-  for _, win in ipairs(vim.fn.win_findbuf(s.chat_buf)) do
-    vim.wo[win].winbar = bar
-  end
+  winbar.refresh(s)
 end
 
 return M

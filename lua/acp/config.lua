@@ -18,6 +18,8 @@ local M = {}
 ---@field terminal acp.Config.Terminal
 ---@field chat acp.Config.Chat
 ---@field ui acp.Config.Ui
+---@field keymaps acp.Config.Keymaps
+---@field history acp.Config.History
 ---@field mcp_servers table[] MCP servers passed to session/new
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
 
@@ -36,14 +38,29 @@ local M = {}
 ---@field tail_lines integer lines of a terminal shown in the chat
 
 ---@class acp.Config.Chat
----@field width integer width of the chat split
+---@field width number width of the chat split: columns, or a fraction of the editor's width (below 1)
+---@field min_width number the chat is never narrower (columns or fraction)...
+---@field max_width number ...nor wider than this (columns or fraction); both follow the editor's size
 ---@field input_height integer height of the input area
 ---@field position "left"|"right" side of the chat split
 ---@field render "acp"|"markdown"|"plain" who draws the chat's markdown (see :help acp-render)
 ---@field collapse_lines integer tool output longer than this shows its first and last lines (0: never)
+---@field start_notice_ms integer an agent still starting after this long: the chat says what to do
+
+---@class acp.Config.History
+---@field enabled boolean save chats per project (:AcpHistory)
+---@field max_sessions integer saved chats kept per project (the oldest go)
+---@field max_bytes integer of one saved transcript (its oldest lines go)
+
+---@alias acp.Keys string|string[]|false one key, several, or none
+
+---@class acp.Config.Keymaps keys by action (lua/acp/keymaps.lua lists the actions)
+---@field input table<string, acp.Keys> in the input area
+---@field chat table<string, acp.Keys> in the transcript
+---@field prompt table<string, acp.Keys> in permission prompts and file questions
 
 ---@class acp.Config.Ui
----@field icons boolean Nerd Font icons (false: ASCII status marks)
+---@field icons boolean|"auto" Nerd Font icons; false: ASCII; "auto": icons when a Nerd Font is known to be there
 
 --- Agent presets; users override or extend them through setup({ agents = ... }).
 ---@type table<string, acp.AgentSpec>
@@ -64,8 +81,46 @@ M.defaults = {
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
   terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
-  chat = { width = 80, input_height = 6, position = "right", render = "acp", collapse_lines = 40 },
-  ui = { icons = true },
+  chat = {
+    width = 80,
+    min_width = 30,
+    max_width = 0.45,
+    input_height = 6,
+    position = "right",
+    start_notice_ms = 30000,
+    render = "acp",
+    collapse_lines = 40,
+  },
+  ui = { icons = "auto" },
+  keymaps = {
+    input = { send = "<CR>", send_insert = "<C-s>", cancel = "<C-c>", permission = "<C-g>", hide = "q" },
+    chat = {
+      open = "<CR>",
+      goto_file = "gf",
+      diff = "gd",
+      next_block = "]]",
+      prev_block = "[[",
+      yank_block = "gy",
+      apply_block = "ga",
+      cancel = "<C-c>",
+      permission = "<C-g>",
+      help = "?",
+      hide = "q",
+    },
+    prompt = {
+      allow_once = "a",
+      allow_always = "A",
+      reject_once = "r",
+      reject_always = "R",
+      accept = "a",
+      reject = "r",
+      take_agent = "t",
+      keep_mine = "k",
+      open_diff = "d",
+      hide = { "<Esc>", "q" },
+    },
+  },
+  history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
   mcp_servers = {},
   log_level = "info",
 }
@@ -114,12 +169,22 @@ function checks.positive(v)
   return not is_int(v, 1) and "a positive integer" or nil
 end
 
+function checks.size(v)
+  local ok = type(v) == "number" and ((v > 0 and v < 1) or is_int(v, 1))
+  return not ok and "a positive integer (columns) or a fraction between 0 and 1" or nil
+end
+
 function checks.non_negative(v)
   return not is_int(v, 0) and "an integer >= 0" or nil
 end
 
 function checks.strings(v)
   return not is_list_of(v, "string") and "a list of strings" or nil
+end
+
+function checks.keys(v)
+  local ok = v == false or (type(v) == "string" and v ~= "") or (is_list_of(v, "string") and #v > 0)
+  return not ok and "a key, a list of keys, or false" or nil
 end
 
 function checks.tables(v)
@@ -153,16 +218,33 @@ local schema = {
     tail_lines = checks.non_negative,
   },
   chat = {
-    width = checks.positive,
+    width = checks.size,
+    min_width = checks.size,
+    max_width = checks.size,
     input_height = checks.positive,
     position = one_of("left", "right"),
+    start_notice_ms = checks.positive,
     render = one_of("acp", "markdown", "plain"),
     collapse_lines = checks.non_negative,
   },
-  ui = { icons = checks.boolean },
+  ui = {
+    icons = function(v)
+      return type(v) ~= "boolean" and v ~= "auto" and 'true, false or "auto"' or nil
+    end,
+  },
+  history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
   mcp_servers = checks.tables,
   log_level = one_of("debug", "info", "warn", "error"),
 }
+
+--- keymaps.<section>.<action>: every action of the defaults takes keys.
+local keymap_schema = {}
+for section, actions in pairs(M.defaults.keymaps) do
+  keymap_schema[section] = {}
+  for action in pairs(actions) do
+    keymap_schema[section][action] = checks.keys
+  end
+end
 
 local agent_schema = {
   cmd = function(v)
@@ -231,6 +313,20 @@ function M.validate(opts)
         end
         err = err or check_fields(prefix, spec, agent_schema)
       end
+    elseif key == "keymaps" then
+      if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+        return problem(key, "a table", v)
+      end
+      for section, maps in pairs(v) do
+        local name = "keymaps." .. tostring(section)
+        if not keymap_schema[section] then
+          return ("acp: setup: unknown option %s"):format(name)
+        end
+        if type(maps) ~= "table" or (next(maps) ~= nil and vim.islist(maps)) then
+          return problem(name, "a table", maps)
+        end
+        err = err or check_fields(name, maps, keymap_schema[section])
+      end
     elseif check == nil then
       err = ("acp: setup: unknown option %s"):format(tostring(key))
     elseif type(check) == "table" then
@@ -269,8 +365,29 @@ function M.setup(opts)
   if opts.mcp_servers then
     options.mcp_servers = opts.mcp_servers
   end
+  -- A key list replaces the default one (a merge would keep its tail).
+  for section, maps in pairs(opts.keymaps or {}) do
+    for action, keys in pairs(maps) do
+      options.keymaps[section][action] = keys
+    end
+  end
   M.options = options
   return M.options
+end
+
+--- Whether to draw Nerd Font icons: ui.icons, or with "auto" whether a
+--- Nerd Font is known to be there (vim.g.have_nerd_font, as kickstart.nvim
+--- sets it, or an icon plugin loaded); else ASCII marks any terminal shows.
+---@return boolean
+function M.icons()
+  local v = M.options.ui.icons
+  if v ~= "auto" then
+    return v == true
+  end
+  if vim.g.have_nerd_font ~= nil then
+    return vim.g.have_nerd_font == true or vim.g.have_nerd_font == 1
+  end
+  return package.loaded["nvim-web-devicons"] ~= nil or package.loaded["mini.icons"] ~= nil
 end
 
 --- All agent names, presets and user-defined.

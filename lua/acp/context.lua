@@ -1,6 +1,8 @@
 --- Context for the next prompt (:[range]AcpAdd [file]): files as resource
 --- links, line ranges as embedded resources (or fenced text when the agent
 --- does not take embedded context). Each session owns one acp.Context.
+local config = require("acp.config")
+
 local M = {}
 
 local api = vim.api
@@ -16,6 +18,7 @@ end
 ---@class acp.Context
 ---@field items acp.ContextItem[] pending for the next prompt
 ---@field embedded boolean the agent takes embedded context (resources with text)
+---@field image boolean the agent takes image blocks
 ---@field input_buf integer|nil the chat's input buffer (its windows' winbar lists the items)
 local C = {}
 C.__index = C
@@ -23,13 +26,79 @@ C.__index = C
 --- The pending context of a session.
 ---@return acp.Context
 function M.new()
-  return setmetatable({ items = {}, embedded = false }, C)
+  return setmetatable({ items = {}, embedded = false, image = false }, C)
 end
 
---- Whether the agent takes embedded context (its promptCapabilities).
+--- What the agent takes in prompts (its promptCapabilities): embedded
+--- context, images.
 ---@param caps table|nil
 function C:set_capabilities(caps)
   self.embedded = type(caps) == "table" and caps.embedded_context and true or false
+  self.image = type(caps) == "table" and caps.image and true or false
+end
+
+--- Image types by their first bytes.
+local magic = {
+  { "^\137PNG\r\n\26\n", "image/png" },
+  { "^\255\216\255", "image/jpeg" },
+  { "^GIF8[79]a", "image/gif" },
+  { "^RIFF....WEBP", "image/webp" },
+}
+
+local image_ext = { png = true, jpg = true, jpeg = true, gif = true, webp = true }
+
+--- Whether path names an image (by its extension).
+---@param path string
+---@return boolean
+function M.is_image_path(path)
+  return image_ext[(vim.fn.fnamemodify(path, ":e")):lower()] == true
+end
+
+--- An ACP image block of the file at path (its type from its first bytes),
+--- or nil and why not.
+---@param path string absolute
+---@return table|nil, string|nil
+function M.image_block(path)
+  local max = config.options.fs.max_bytes
+  local size = vim.fn.getfsize(path)
+  if size < 0 then
+    return nil, "not a readable file: " .. path
+  elseif size > max then
+    return nil, ("%s is %d bytes, over fs.max_bytes (%d)"):format(path, size, max)
+  end
+  local f = io.open(path, "rb")
+  if not f then
+    return nil, "cannot read " .. path
+  end
+  local data = f:read("*a")
+  f:close()
+  for _, m in ipairs(magic) do
+    if data:find(m[1]) then
+      return { type = "image", mimeType = m[2], data = vim.base64.encode(data), uri = uri(path) }
+    end
+  end
+  return nil, path .. " is not a PNG, JPEG, GIF or WebP image"
+end
+
+--- The item for an image file: an image block when the agent takes
+--- images, else a link (and a warning that says so).
+---@param path string absolute
+---@return acp.ContextItem|nil, string|nil err, string|nil warning
+function C:_image(path)
+  local label = vim.fn.fnamemodify(path, ":~:.")
+  if not self.image then
+    return {
+      label = label,
+      block = { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") },
+    },
+      nil,
+      "the agent does not take images: " .. label .. " goes as a link"
+  end
+  local block, err = M.image_block(path)
+  if not block then
+    return nil, err
+  end
+  return { label = label .. " (image)", block = block }
 end
 
 --- Where the pending context is shown (the input area's winbar).
@@ -41,13 +110,22 @@ end
 --- Add context: opts.file (a path) or the current buffer, and
 --- opts.line1/opts.line2 when a range was given.
 ---@param opts { file: string|nil, line1: integer|nil, line2: integer|nil, range: boolean|nil }
----@return acp.ContextItem|nil item, string|nil err
+---@return acp.ContextItem|nil item, string|nil err, string|nil warning
 function C:add(opts)
   local item
   if opts.file and opts.file ~= "" then
     local path = vim.fn.fnamemodify(vim.fn.expand(opts.file), ":p")
     if vim.fn.filereadable(path) ~= 1 then
       return nil, "not a readable file: " .. opts.file
+    end
+    if M.is_image_path(path) then
+      local img, err, warning = self:_image(path)
+      if not img then
+        return nil, err
+      end
+      table.insert(self.items, img)
+      self:show()
+      return img, nil, warning
     end
     item = {
       label = vim.fn.fnamemodify(path, ":~:."),
@@ -110,7 +188,14 @@ function C:mentions(text)
     word = word:gsub("[,.;:!?%)%]]+$", "")
     local path = vim.fn.fnamemodify(vim.fn.expand(word), ":p")
     local rel = vim.fn.fnamemodify(path, ":~:.")
-    if not seen[rel] and vim.fn.filereadable(path) == 1 then
+    if not seen[rel] and vim.fn.filereadable(path) == 1 and M.is_image_path(path) then
+      seen[rel] = true
+      local img = self:_image(path)
+      if img then
+        blocks[#blocks + 1] = img.block
+        labels[#labels + 1] = img.label
+      end
+    elseif not seen[rel] and vim.fn.filereadable(path) == 1 then
       seen[rel] = true
       local block
       local bufnr = vim.fn.bufnr(path)
@@ -134,7 +219,57 @@ function C:mentions(text)
       labels[#labels + 1] = rel
     end
   end
+  -- Image files pasted (or dropped) into the prompt as paths.
+  if self.image then
+    for _, path in ipairs(M.image_paths(text)) do
+      local img = self:_image(path)
+      local rel = vim.fn.fnamemodify(path, ":~:.")
+      if img and not seen[rel] then
+        seen[rel] = true
+        blocks[#blocks + 1] = img.block
+        labels[#labels + 1] = img.label
+      end
+    end
+  end
   return blocks, labels
+end
+
+--- Paths of readable image files written out in text, as a terminal pastes
+--- a dropped file: absolute, ~/..., or file:// URIs; quoted, or with
+--- backslash-escaped spaces. Never expanded otherwise (no $VAR, no `cmd`).
+---@param text string
+---@return string[] absolute paths
+function M.image_paths(text)
+  local out, seen = {}, {}
+  local function try(word)
+    if word:sub(1, 7) == "file://" then
+      word = word:sub(8):gsub("%%(%x%x)", function(h)
+        return string.char(tonumber(h, 16))
+      end)
+    end
+    if word:sub(1, 2) == "~/" then
+      word = (vim.env.HOME or "") .. word:sub(2)
+    end
+    if word:sub(1, 1) == "/" and M.is_image_path(word) and not seen[word] and vim.fn.filereadable(word) == 1 then
+      seen[word] = true
+      out[#out + 1] = word
+    end
+  end
+  -- Quoted paths may hold spaces: a quote followed by a path, to the same
+  -- quote (apostrophes elsewhere in the text do not pair with it).
+  for q, start in text:gmatch("(['\"])()[/~f]") do
+    local stop = text:find(q, start, true)
+    if stop then
+      try(text:sub(start, stop - 1))
+    end
+  end
+  -- "\ " is a space inside a path.
+  local rest = text:gsub("\\ ", "\0")
+  for word in rest:gmatch("%S+") do
+    word = word:gsub("%z", " "):gsub("[,;:!?%)%]]+$", "")
+    try(word)
+  end
+  return out
 end
 
 --- Take (and clear) the pending context: blocks and labels.

@@ -4,29 +4,26 @@
 --- vs the agent's proposal) with one key per answer. acp.prompt shows it;
 --- the host settles a question with `fs_question_done`.
 local diff = require("acp.diff")
+local keymaps = require("acp.keymaps")
+local permission = require("acp.permission")
 
 local M = {}
 
---- Keys per fsbridge option id (the option's own `key` is the fallback).
-M.keys = {
-  accept = "a",
-  reject = "r",
-  take_agent = "t",
-  keep_mine = "k",
-  open_diff = "d",
-}
+--- fsbridge option ids whose keys are configured (keymaps.prompt).
+local known = { accept = true, reject = true, take_agent = true, keep_mine = true, open_diff = true }
 
---- Keys for the options of a question: M.keys, else the option's key, else
---- its 1-based index; the index works too.
+--- Keys for the options of a question: the configured keys of its id, the
+--- option's own key, and its 1-based index (each key once).
 ---@param options {id: string, label: string, key: string}[]
 ---@return string[][]
 function M.keys_for(options)
   local out, used = {}, {}
   for i, o in ipairs(options) do
     local ks = {}
-    local cands = { M.keys[o.id], o.key, tostring(i) } -- may hold nils: no ipairs
-    for j = 1, 3 do
-      local k = cands[j]
+    local cands = known[o.id] and vim.list_slice(keymaps.keys("prompt", o.id)) or {}
+    cands[#cands + 1] = o.key
+    cands[#cands + 1] = tostring(i)
+    for _, k in ipairs(cands) do
       if type(k) == "string" and k ~= "" and not used[k] then
         used[k] = true
         ks[#ks + 1] = k
@@ -61,7 +58,7 @@ function M.lines(q, keys)
   for i, o in ipairs(q.options or {}) do
     add(("[%s] %s"):format(table.concat(keys[i], "/"), o.label or o.id), "AcpPermissionKey")
   end
-  add("[<Esc>] decide later (the agent keeps waiting)")
+  add(("[%s] decide later (the agent keeps waiting)"):format(permission.hide_keys()))
   return lines, hls
 end
 
@@ -74,8 +71,12 @@ end
 ---@param q table
 function M.added(s, q)
   if not q.show_diff then
-    local text = q.kind == "conflict" and "The agent's edit conflicts with your changes" or "Review the agent's edit"
-    s.transcript:message("info", ("%s: %s"):format(text, q.path or "?"))
+    if q.kind == "conflict" then
+      s.transcript:message("info", ("The agent's edit conflicts with your changes: %s"):format(q.path or "?"))
+    else
+      -- "Review the agent's edit of <path>", or a code block you apply.
+      s.transcript:message("info", q.title or ("Review the agent's edit of " .. (q.path or "?")))
+    end
   end
 end
 

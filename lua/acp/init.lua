@@ -2,14 +2,17 @@
 ---
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
---- focus, toggle. `User AcpState` fires on every state change.
+--- focus, toggle, statusline, history. `User AcpState` fires on every state change,
+--- `User AcpProgress` about once a second while an agent starts or works.
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local config = require("acp.config")
 local events = require("acp.events")
 local highlights = require("acp.highlights")
+local history = require("acp.history")
 local host = require("acp.host")
 local session = require("acp.session")
+local winbar = require("acp.winbar")
 
 local M = {}
 
@@ -26,6 +29,8 @@ local function setup_once()
   highlights.setup()
   local group = api.nvim_create_augroup("acp", { clear = true })
   api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights.setup })
+  -- Chats are saved after each turn; this saves what came since.
+  api.nvim_create_autocmd("VimLeavePre", { group = group, callback = session.save_all })
   if hooked then
     return
   end
@@ -80,15 +85,30 @@ function M.chat(agent)
 end
 
 --- Start a new session with agent and show its chat. how.resume: pick one
---- of the agent's past sessions to load instead (see :AcpResume).
+--- of the agent's past sessions to load instead (see :AcpResume); how.load:
+--- load that session id; how.history: the saved chat it continues.
 ---@param agent string
----@param how { resume: boolean|nil }|nil
+---@param how { resume: boolean|nil, load: string|nil, history: acp.HistoryMeta|nil }|nil
 ---@return acp.Status
 function M.new_session(agent, how)
   setup_once()
+  how = how or {}
   local s = session.new(agent)
-  s:start(how or {}, events.bind)
+  if how.history then
+    s:set_history(how.history)
+    s.transcript:message("info", ("Resuming the saved chat %q (session/load)..."):format(how.history.title or "?"))
+  end
+  s:start(how, events.bind)
   return s:status()
+end
+
+--- :AcpHistory: pick one of this project's saved chats, then open it
+--- read-only or resume it (session/load) when its agent can.
+function M.history()
+  setup_once()
+  history.pick(function(meta)
+    M.new_session(meta.agent, { load = meta.session_id, history = meta })
+  end)
 end
 
 --- Pick one of agent's past sessions and load it, history included.
@@ -175,13 +195,30 @@ function M.add(opts)
   if not s then
     return false
   end
-  local item, err = s.context:add(opts or {})
+  local item, err, warning = s.context:add(opts or {})
   if not item then
     vim.notify("acp: " .. err, vim.log.levels.WARN)
     return false
   end
+  if warning then
+    vim.notify("acp: " .. warning, vim.log.levels.WARN)
+  end
   vim.notify("acp: added " .. item.label .. " to the next prompt", vim.log.levels.INFO)
   return true
+end
+
+--- A short status of the current (or opts.session) session for
+--- statuslines: "Claude [⠹ busy 12s]", "Claude [permission pending (<C-g>)]",
+--- "" without a session. Redraw on `User AcpState` and `User AcpProgress`
+--- (see :help acp-statusline).
+---@param opts { session: integer|nil }|nil
+---@return string
+function M.statusline(opts)
+  local s = resolve(opts)
+  if not s then
+    return ""
+  end
+  return ("%s %s"):format(s.title or s.agent, winbar.state_text(s, vim.uv.now()))
 end
 
 --- Hide the current chat if it is visible in this tab, else open it.

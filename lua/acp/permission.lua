@@ -2,6 +2,7 @@
 --- client's own question shaped like one) shows in its prompt, the keys of
 --- its options, and what answering it means. acp.prompt shows it.
 local diff = require("acp.diff")
+local keymaps = require("acp.keymaps")
 local rules = require("acp.rules")
 local texts = require("acp.text")
 local transcript = require("acp.transcript")
@@ -10,9 +11,10 @@ local M = {}
 
 local one_line = texts.one_line
 
-local kind_keys = { allow_once = "a", allow_always = "A", reject_once = "r", reject_always = "R" }
+local kinds = { allow_once = true, allow_always = true, reject_once = true, reject_always = true }
 
---- Keys for each option: 1..n, plus a/A/r/R for the first option of each kind.
+--- Keys for each option: 1..n, plus the keys of its kind (keymaps.prompt:
+--- a/A/r/R by default) for the first option of each kind.
 ---@param options table[] PermissionOption list
 ---@return string[][]
 function M.keys_for(options)
@@ -20,13 +22,20 @@ function M.keys_for(options)
   local used = {}
   for i, o in ipairs(options) do
     keys[i] = { tostring(i) }
-    local k = kind_keys[o.kind]
-    if k and not used[k] then
-      used[k] = true
-      table.insert(keys[i], k)
+    for _, k in ipairs(kinds[o.kind] and keymaps.keys("prompt", o.kind) or {}) do
+      if not used[k] then
+        used[k] = true
+        table.insert(keys[i], k)
+      end
     end
   end
   return keys
+end
+
+--- The key that hides a prompt, for its text ("<Esc>").
+---@return string
+function M.hide_keys()
+  return keymaps.first("prompt", "hide") or ":q"
 end
 
 --- Body lines describing a request, and their highlights ({row, group}).
@@ -50,7 +59,7 @@ function M.lines(req, keys)
     )
     hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
   end
-  lines[#lines + 1] = "[<Esc>] decide later (:AcpPermission; the agent keeps waiting)"
+  lines[#lines + 1] = ("[%s] decide later (:AcpPermission; the agent keeps waiting)"):format(M.hide_keys())
   lines[#lines + 1] = ""
   -- What the tool does comes after the keys, so long diffs never hide them.
   local cmd = rules.command(tc)

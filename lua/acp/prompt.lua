@@ -8,6 +8,7 @@ local actions = require("acp.actions")
 local config = require("acp.config")
 local fsprompt = require("acp.fsprompt")
 local host = require("acp.host")
+local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local permission = require("acp.permission")
 local resume = require("acp.resume")
@@ -50,6 +51,7 @@ local kinds = {
 ---@field session acp.Session the owner (read; its state is set through set_state)
 ---@field items acp.PromptItem[] oldest first
 ---@field shown acp.PromptShown|nil what is on screen
+---@field state_before acp.State|nil the session's state before it awaited the user
 local Q = {}
 Q.__index = Q
 
@@ -252,9 +254,11 @@ function Q:_sync_state()
     awaits = awaits or kinds[item.kind].awaits == true
   end
   if awaits and s.state ~= "awaiting_permission" and s.state ~= "error" and s.state ~= "closed" then
+    self.state_before = s.state -- "ready" for a question outside a turn (a code block applied)
     s:set_state("awaiting_permission")
   elseif not awaits and s.state == "awaiting_permission" then
-    s:set_state("busy")
+    s:set_state(self.state_before == "ready" and "ready" or "busy")
+    self.state_before = nil
   end
 end
 
@@ -333,7 +337,7 @@ function Q:_float(item, opts)
       end, { buffer = buf, nowait = true, desc = "acp: " .. a.desc })
     end
   end
-  for _, key in ipairs({ "<Esc>", "q" }) do
+  for _, key in ipairs(keymaps.keys("prompt", "hide")) do
     vim.keymap.set("n", key, function()
       self:hide()
     end, { buffer = buf, nowait = true, desc = "acp: hide the prompt (:AcpPermission shows it again)" })
@@ -343,7 +347,9 @@ function Q:_float(item, opts)
     if view.message then
       s.transcript:message("info", view.message)
     end
-    if not focus and view.notify then
+    -- With the chat in view its message and winbar say it (a long
+    -- notification would stop the user with a hit-enter prompt).
+    if not focus and view.notify and not layout.tab_window(s.chat_buf) then
       vim.notify(view.notify, vim.log.levels.WARN)
     end
   end

@@ -8,11 +8,14 @@
 local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
+local history = require("acp.history")
 local host = require("acp.host")
+local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
 local transcript = require("acp.transcript")
+local winbar = require("acp.winbar")
 
 local M = {}
 
@@ -34,6 +37,7 @@ local api = vim.api
 ---@field agent string the agent's name in the config
 ---@field title string|nil the agent's display name (preset, else agentInfo.title)
 ---@field state acp.State
+---@field since integer vim.uv.now() when the session started, or its turn (winbar's elapsed time)
 ---@field sid integer|nil the host's session id, once acp_open returned
 ---@field session_id string|nil the agent's session id
 ---@field stop_reason string|nil of the last turn
@@ -43,6 +47,11 @@ local api = vim.api
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
 ---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
+---@field cwd string the session's working directory
+---@field first_prompt string|nil the first prompt sent (saved chats are titled by it)
+---@field can_load boolean|nil the agent can load sessions (session/load)
+---@field history acp.HistoryMeta|nil where the chat is saved (acp.history)
+---@field save_failed boolean|nil saving failed once (said in the chat)
 ---@field transcript acp.Transcript
 ---@field prompts acp.PromptQueue
 ---@field terminals acp.Terminals
@@ -143,6 +152,8 @@ function M.new(agent)
     agent = agent,
     title = spec and spec.title or nil,
     state = "starting",
+    since = vim.uv.now(),
+    cwd = vim.fn.getcwd(),
     tool_changes = {},
     settings = settings.new(),
     context = context.new(),
@@ -158,7 +169,7 @@ function M.new(agent)
   s.transcript = transcript.new(s.chat_buf, {
     agent = agent,
     title = s.title,
-    icons = config.options.ui.icons,
+    icons = config.icons(),
     terminals = s.terminals,
   })
   chat.show(s)
@@ -190,6 +201,10 @@ end
 --- Change state: the winbar shows it and `User AcpState` fires.
 ---@param state acp.State
 function S:set_state(state)
+  local working = { busy = true, awaiting_permission = true }
+  if not (working[state] and working[self.state]) and state ~= self.state then
+    self.since = vim.uv.now() -- a turn (or the start) begins: its time counts from now
+  end
   self.state = state
   if state == "closed" or state == "error" then
     -- The session's commands end with it.
@@ -199,17 +214,43 @@ function S:set_state(state)
   api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
 end
 
+--- The chat's text of an error: the host appends an agent's last stderr
+--- lines ("\nlast stderr:\n..."); they show as a block, and an agent that
+--- exited points to :AcpLog, which has all it wrote.
+---@param msg string
+---@return string
+function M.error_text(msg)
+  local head, tail = msg:match("^(.-)\nlast stderr:\n(.*)$")
+  if head then
+    return ("%s\nThe last lines it wrote to stderr (`:AcpLog` has all of them):\n```text\n%s\n```"):format(
+      head,
+      (tail:gsub("```", "'''"))
+    )
+  end
+  if msg:find("exited", 1, true) then
+    return msg .. "\n`:AcpLog` has what it wrote to stderr."
+  end
+  return msg
+end
+
 --- End the session with an error (shown in the chat).
 ---@param msg string
 function S:fail(msg)
   self.error = msg
-  self.transcript:message("error", msg)
+  local text = M.error_text(msg)
+  if self.history and not self.session_id then
+    -- A saved chat that could not be resumed (session/load failed): it is
+    -- kept as it was, and readable.
+    text = text .. "\nThe saved chat is kept as it was: `:AcpHistory`, then Open read-only, shows it."
+  end
+  self.transcript:message("error", text)
   self:set_state("error")
+  self:save()
 end
 
 --- Start the host (building it if needed) and open the session there.
 --- on_sid(s, sid) registers the host's session id (acp.events.bind).
----@param how { resume: boolean|nil }
+---@param how { resume: boolean|nil, load: string|nil }
 ---@param on_sid fun(s: acp.Session, sid: integer)
 function S:start(how, on_sid)
   local spec, spec_err = config.agent(self.agent)
@@ -228,7 +269,7 @@ function S:start(how, on_sid)
       name = self.agent,
       cmd = cmd,
       env = spec.env or vim.empty_dict(),
-      cwd = vim.fn.getcwd(),
+      cwd = self.cwd,
       start_timeout_ms = spec.start_timeout_ms,
     },
     mcp_servers = spec.mcp_servers or o.mcp_servers,
@@ -243,6 +284,7 @@ function S:start(how, on_sid)
     },
     terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
     resume = how.resume or false,
+    load_session_id = how.load,
   }
   self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
   host.start(function(err)
@@ -260,7 +302,34 @@ function S:start(how, on_sid)
     self.terminals:set_sid(res)
     by_sid[res] = self
     on_sid(self, res)
+    self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
   end)
+end
+
+--- An agent that takes long to start (installing itself, waiting for a
+--- login, or not an ACP agent at all) leaves the chat at "starting": after
+--- chat.start_notice_ms the chat says so and what to do, and keeps waiting.
+function S:_watch_start()
+  local since, from = self.since, vim.uv.now()
+  vim.defer_fn(function()
+    if self.state ~= "starting" or self.since ~= since or self.prompts:count() > 0 then
+      return -- started, restarted, or waiting for the user (a resume picker)
+    end
+    local spec = config.agent(self.agent) or {}
+    local msg = (
+      "%s has not answered for %s. Still waiting, up to %s (`agents.%s.start_timeout_ms`): "
+      .. "`:AcpLog` shows what it printed, `:AcpStop` gives up."
+    ):format(
+      self.title or self.agent,
+      winbar.elapsed(vim.uv.now() - from),
+      winbar.elapsed(spec.start_timeout_ms or 60000),
+      self.agent
+    )
+    self.transcript:message("warn", msg)
+    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
+      vim.notify("acp: " .. msg, vim.log.levels.WARN)
+    end
+  end, config.options.chat.start_notice_ms)
 end
 
 --- Send a prompt (with the pending context and @mentions). Prompts sent
@@ -269,6 +338,7 @@ end
 ---@param text string
 ---@return boolean
 function S:send(text)
+  self.first_prompt = self.first_prompt or text
   if self.state == "starting" or (self.state == "busy" and self.queued) then
     -- Queue it: sent as soon as the session is ready; the state is "busy"
     -- already, as for any prompt.
@@ -331,19 +401,29 @@ function S:stop()
     self.transcript:message("info", "Session stopped.")
   end
   self:set_state("closed")
+  self:save()
 end
 
 --- The host opened the session (event `state`, state "ready").
 ---@param ev { session_id: string, prompt_capabilities: table|nil, info: table|nil, agent_info: table|nil }
 function S:on_ready(ev)
   self.session_id = ev.session_id
+  self.can_load = ev.load_session == true
   self.context:set_capabilities(ev.prompt_capabilities)
   if type(ev.agent_info) == "table" and ev.agent_info.title and not self.title then
     self.title = ev.agent_info.title
     self.transcript:set_title(self.title)
   end
   self.settings:load(type(ev.info) == "table" and ev.info or {})
-  self.transcript:message("info", ("Session ready (%s). Type below, <CR> to send."):format(self.session_id))
+  local help = keymaps.first("chat", "help")
+  self.transcript:message(
+    "info",
+    ("Session ready (%s). Type below%s%s."):format(
+      self.session_id,
+      chat.send_hint(", "),
+      help and ("; %s in the chat lists the keys"):format(help) or ""
+    )
+  )
   self:set_state("ready")
   local queued = self.queued
   self.queued = nil
@@ -389,6 +469,37 @@ function S:on_turn_end(ev)
   if self:alive() then
     self:set_state("ready")
   end
+  self:save()
+end
+
+local exiting = false -- Neovim exits: chats were saved by save_all
+
+--- Save the chat (acp.history); a failure is said once in the chat.
+function S:save()
+  if exiting then
+    return -- the host's exit (after VimLeavePre) finds buffers emptied
+  end
+  local _, err = history.save(self)
+  if err and err ~= "nothing to save" and not self.save_failed then
+    self.save_failed = true
+    self.transcript:message("warn", err)
+  end
+end
+
+--- Where the chat is saved (acp.history sets it on the first save; a chat
+--- resumed from :AcpHistory keeps saving into its record).
+---@param meta acp.HistoryMeta
+function S:set_history(meta)
+  self.history = meta
+end
+
+--- Save every session's chat (Neovim exits: VimLeavePre); later saves
+--- are skipped.
+function M.save_all()
+  for _, s in pairs(sessions) do
+    pcall(s.save, s)
+  end
+  exiting = true
 end
 
 --- Show the latest plan (in the chat and the winbar).

@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// historyMetas lists the saved chats' meta files under the editor's data dir.
+func (e *Editor) historyMetas() []string {
+	e.t.Helper()
+	m, _ := filepath.Glob(filepath.Join(e.state, "data", "nvim", "acp", "history", "*", "*.meta.json"))
+	return m
+}
+
+// savedDemoChat runs a turn of the demo in a fresh editor and waits for
+// its chat to be saved.
+func savedDemoChat(t *testing.T) *Editor {
+	e, _ := fsEditor(t)
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	e.demoTurn("remember the parser refactoring", "reject_once")
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	return e
+}
+
+// resumeFirstSavedChat picks the newest saved chat in :AcpHistory and
+// resumes it with the demo (session/load).
+func (e *Editor) resumeFirstSavedChat() {
+	e.t.Helper()
+	e.setupDemo(nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil) // the picker blocks
+	e.AnswerBlockingPrompt("1<CR>")                                  // the chat
+	e.AnswerBlockingPrompt("1<CR>")                                  // Resume with demo (session/load)
+}
+
+// Chats are saved per project after each turn; after a restart :AcpHistory
+// lists them and one opens read-only.
+func TestHistorySavedAndReopenedReadOnly(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("the answer is 42")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("what is the answer?")
+	e.Eventually("the answer", 30*time.Second, func() bool { return strings.Contains(e.ChatText(), "the answer is 42") })
+	e.WaitState("ready")
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+
+	e = e.Restart()
+	var listed []string
+	e.Lua(`local h = require("acp.history"); return vim.tbl_map(h.format, h.list())`, &listed)
+	if len(listed) != 1 || !strings.Contains(listed[0], "  fake  what is the answer?") {
+		t.Fatalf("the picker's items do not show date, agent and first prompt: %q", listed)
+	}
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil) // the picker blocks
+	e.AnswerBlockingPrompt("1<CR>")
+	// fake cannot load sessions: Open read-only, Delete.
+	e.AnswerBlockingPrompt("1<CR>")
+	var view struct {
+		Lines      []string `msgpack:"lines"`
+		Modifiable bool     `msgpack:"modifiable"`
+		Name       string   `msgpack:"name"`
+	}
+	e.Eventually("the saved chat on screen", 30*time.Second, func() bool {
+		e.Lua(`local b = vim.api.nvim_get_current_buf()
+			return { lines = vim.api.nvim_buf_get_lines(b, 0, -1, false), modifiable = vim.bo[b].modifiable, name = vim.api.nvim_buf_get_name(b) }`, &view)
+		return strings.HasPrefix(view.Name, "acp://history/")
+	})
+	txt := strings.Join(view.Lines, "\n")
+	indexOrder(t, txt, "## You", "what is the answer?", "the answer is 42", "_stop: end_turn_")
+	if view.Modifiable {
+		t.Fatal("the saved chat is modifiable")
+	}
+}
+
+// A chat whose agent can load sessions resumes through session/load after a
+// restart, and goes on saving into the same record.
+func TestHistoryResumesThroughSessionLoad(t *testing.T) {
+	e := savedDemoChat(t)
+	sid := e.Status().SessionID
+	e = e.Restart()
+	e.resumeFirstSavedChat()
+	st := e.WaitState("ready")
+	if st.SessionID != sid {
+		t.Fatalf("resumed session %q, want %q", st.SessionID, sid)
+	}
+	e.Eventually("the replayed history", 30*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "remember the parser refactoring")
+	})
+	e.demoTurn("and then?", "reject_once")
+	if n := len(e.historyMetas()); n != 1 {
+		t.Fatalf("%d saved chats after resuming one, want it updated in place", n)
+	}
+	b, err := os.ReadFile(strings.TrimSuffix(e.historyMetas()[0], ".meta.json") + ".txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexOrder(t, string(b), "remember the parser refactoring", "and then?")
+}
+
+// Saved chats are bounded: history.max_sessions per project (the oldest
+// go) and history.max_bytes per transcript (its oldest lines go).
+func TestHistoryIsBounded(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{M{"chunks": 200, "prefix": "line of output number "}}}},
+		M{"history": M{"max_sessions": 2, "max_bytes": 2000}})
+	for i := 0; i < 3; i++ {
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		e.WaitState("ready")
+		e.Send("prompt " + string(rune('A'+i)))
+		e.Eventually("the turn's end", 20*time.Second, func() bool {
+			st := e.Status()
+			return st.State == "ready" && st.StopReason != ""
+		})
+	}
+	e.Eventually("two saved chats", 30*time.Second, func() bool { return len(e.historyMetas()) == 2 })
+	for _, m := range e.historyMetas() {
+		b, err := os.ReadFile(strings.TrimSuffix(m, ".meta.json") + ".txt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > 2000 || !strings.Contains(string(b), "older lines not saved") || !strings.Contains(string(b), "line of output number 199") {
+			t.Fatalf("saved transcript of %d bytes:\n%s", len(b), b)
+		}
+		meta, _ := os.ReadFile(m)
+		if strings.Contains(string(meta), `"prompt A"`) {
+			t.Fatalf("the oldest chat was kept: %s", meta)
+		}
+	}
+}
+
+// A saved chat its agent cannot load any more (the agent lost the session,
+// or the turn never ended there) says so and how to see what was saved;
+// the saved chat stays as it was.
+func TestHistoryResumeThatFailsKeepsTheSavedChat(t *testing.T) {
+	e := savedDemoChat(t)
+	saved := strings.TrimSuffix(e.historyMetas()[0], ".meta.json") + ".txt"
+	before, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e = e.Restart()
+	if err := os.RemoveAll(filepath.Join(e.state, "state", "nvim-acp", "demo-sessions")); err != nil {
+		t.Fatal(err)
+	}
+	e.resumeFirstSavedChat()
+	e.WaitState("error")
+	indexOrder(t, e.ChatText(), "session/load failed", ":AcpHistory", "Open read-only")
+	after, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Fatalf("the saved chat changed:\n%s\nwas:\n%s", after, before)
+	}
+}

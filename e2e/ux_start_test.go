@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Bug: an agent that never answers initialize left "[starting]" forever.
+// After chat.start_notice_ms the chat says so and what to do, and keeps
+// waiting; :AcpStop gives up.
+func TestSlowStartSaysWhatToDo(t *testing.T) {
+	e := startEditor(t)
+	e.Lua(`require("acp").setup({
+		agents = { mute = { cmd = { "sleep", "60" } } },
+		default_agent = "mute",
+		chat = { start_notice_ms = 300 },
+	})`, nil)
+	e.Chat("mute")
+	e.Eventually("the start notice", 30*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "has not answered for")
+	})
+	txt := e.ChatText()
+	for _, want := range []string{"mute has not answered for", "Still waiting", ":AcpLog", ":AcpStop"} {
+		if !strings.Contains(txt, want) {
+			t.Fatalf("chat lacks %q:\n%s", want, txt)
+		}
+	}
+	if st := e.Status(); st.State != "starting" {
+		t.Fatalf("state after the notice = %q, want still starting", st.State)
+	}
+	e.Lua(`vim.cmd("AcpStop")`, nil)
+	e.WaitState("closed")
+}
+
+// Bug: an agent's exit showed only "exit status 3". The chat shows the last
+// lines of its stderr (bounded) and names :AcpLog, whether it dies at start
+// or in a turn.
+func TestAgentExitShowsItsStderr(t *testing.T) {
+	t.Run("at start", func(t *testing.T) {
+		e := startEditor(t)
+		e.Lua(`require("acp").setup({
+			agents = { dying = { cmd = { "sh", "-c", "for i in 1 2 3 4 5 6 7 8 9; do echo noise $i >&2; done; echo 'Error: OPENAI_API_KEY is not set' >&2; echo '    at main (cli.js:12)' >&2; exit 3" } } },
+			default_agent = "dying",
+		})`, nil)
+		e.Chat("dying")
+		e.WaitState("error")
+		txt := e.ChatText()
+		indexOrder(t, txt, "exit status 3", ":AcpLog", "Error: OPENAI_API_KEY is not set", "at main (cli.js:12)")
+		if strings.Contains(txt, "noise 1\n") {
+			t.Fatalf("more than the last lines of stderr in the chat:\n%s", txt)
+		}
+	})
+	// An agent that closes its pipes, then takes a while to exit (a Node
+	// process running its exit handlers): the host's failed write or the
+	// closed connection must not hide the exit status and stderr.
+	t.Run("pipes closed before it exits", func(t *testing.T) {
+		e := startEditor(t)
+		e.Lua(`require("acp").setup({
+			agents = { closing = { cmd = { "sh", "-c", "exec 0<&- 1>&-; echo 'Error: the token expired' >&2; sleep 0.5; exit 3" } } },
+			default_agent = "closing",
+		})`, nil)
+		e.Chat("closing")
+		e.WaitState("error")
+		indexOrder(t, e.ChatText(), "exit status 3", ":AcpLog", "Error: the token expired")
+	})
+	t.Run("in a turn", func(t *testing.T) {
+		e := startEditor(t)
+		e.SetupFake(M{"turns": []any{[]any{text("working"), M{"stderr": 1 << 20}, M{"exit": 3}}}}, nil)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("go")
+		e.WaitState("error")
+		txt := e.ChatText()
+		indexOrder(t, txt, "working", "exit status 3", ":AcpLog", "eeeeeeeeee")
+		n := 0
+		for _, l := range e.ChatLines() {
+			if strings.HasPrefix(l, "eeeeeeeeee") {
+				n++
+			}
+		}
+		if n == 0 || n > 10 || strings.Count(txt, "exit status 3") != 1 {
+			t.Fatalf("%d stderr lines in the chat, want a few:\n%s", n, txt)
+		}
+	})
+}

@@ -1,0 +1,90 @@
+-- acp.winbar: what the chat's winbar says in each state, and how it is cut
+-- when the window is narrow (the agent's name and the state stay).
+local config = require("acp.config")
+local winbar = require("acp.winbar")
+
+local M = {}
+
+local function session(fields)
+  return vim.tbl_extend("force", {
+    agent = "claude",
+    title = "Claude Agent",
+    state = "ready",
+    since = 0,
+    settings = { mode_name = "Default", model_name = "Sonnet" },
+  }, fields or {})
+end
+
+--- The winbar as drawn in a window width columns wide.
+local function drawn(s, now, width)
+  vim.cmd("silent! only")
+  local win = vim.api.nvim_get_current_win()
+  vim.o.columns = math.max(width, 20)
+  vim.cmd("vsplit")
+  vim.api.nvim_win_set_width(0, width)
+  local out =
+    vim.api.nvim_eval_statusline(winbar.text(s, now, width), { winid = 0, use_winbar = true, maxwidth = width })
+  vim.cmd("close")
+  vim.api.nvim_set_current_win(win)
+  return out.str
+end
+
+M["states: spinner and elapsed time while starting or busy"] = function(t)
+  config.setup({ ui = { icons = false } })
+  t.eq(winbar.state_text(session(), 5000), "[ready]")
+  t.eq(
+    winbar.state_text(session({ state = "busy", since = 1000 }), 13000),
+    "[" .. winbar.frame(13000, true) .. " busy 12s]"
+  )
+  t.ok(winbar.frame(0, true) ~= winbar.frame(winbar.interval, true), "the spinner turns")
+  t.eq(
+    winbar.state_text(session({ state = "starting", since = 0 }), 65000),
+    "[" .. winbar.frame(65000, true) .. " starting 1m05s]"
+  )
+  t.eq(
+    winbar.state_text(session({ state = "awaiting_permission", since = 0 }), 3000),
+    "[permission pending (<C-g>) 3s]"
+  )
+  config.setup({ keymaps = { input = { permission = "<M-p>" } } })
+  t.eq(winbar.state_text(session({ state = "awaiting_permission" }), 0), "[permission pending (<M-p>) 0s]")
+  config.setup({ keymaps = { input = { permission = false }, chat = { permission = false } } })
+  t.eq(winbar.state_text(session({ state = "awaiting_permission" }), 0), "[permission pending (:AcpPermission) 0s]")
+  config.setup({})
+  t.ok(winbar.animated("busy") and winbar.animated("starting") and not winbar.animated("ready"))
+end
+
+M["a narrow winbar keeps the agent's name and the state"] = function(t)
+  config.setup({ ui = { icons = false } })
+  local s = session({ session_title = "Refactor the parser into smaller functions", state = "busy", since = 0 })
+  local wide = drawn(s, 2000, 120)
+  t.ok(wide:find("Claude Agent | Refactor the parser", 1, true), wide)
+  t.ok(wide:find("mode: Default | model: Sonnet", 1, true), wide)
+  local state = "[" .. winbar.frame(2000, true) .. " busy 2s]"
+  t.ok(wide:find(state, 1, true), wide)
+  local narrow = drawn(s, 2000, 40)
+  t.ok(vim.startswith(narrow, "Claude Agent "), narrow)
+  t.ok(vim.endswith(vim.trim(narrow), state), narrow)
+  t.ok(not narrow:find("Refactor the parser", 1, true), "the middle is cut: " .. narrow)
+  config.setup({})
+end
+
+M["a window too narrow for name and state gets the short state"] = function(t)
+  local s = session({ title = "demo (no AI)", state = "awaiting_permission", since = 0 })
+  local narrow = drawn(s, 13000, 36)
+  t.ok(vim.endswith(vim.trim(narrow), "[permission: <C-g>]"), narrow)
+  t.ok(vim.startswith(narrow, "demo (no AI) "), narrow)
+  local wide = drawn(s, 13000, 80)
+  t.ok(vim.endswith(vim.trim(wide), "[permission pending (<C-g>) 13s]"), wide)
+end
+
+M["the winbar shows usage and plan; % is escaped"] = function(t)
+  local s = session({
+    session_title = "100% done",
+    plan = { { content = "a", status = "completed" }, { content = "b", status = "in_progress" } },
+    usage = { used = 25, size = 100 },
+  })
+  local out = drawn(s, 0, 150)
+  t.ok(out:find("100% done | mode: Default | model: Sonnet | plan 1/2: b | ctx 25%", 1, true), out)
+end
+
+return M
