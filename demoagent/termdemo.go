@@ -2,6 +2,7 @@ package demoagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,12 +19,33 @@ import (
 func (t *turn) startCommand(title, command string, args []string, limit *int) (acp.ToolCallId, string, func(), error) {
 	cwd := t.cwd()
 	id := acp.ToolCallId("demo-cmd-" + uuid.NewString()[:8])
-	shown := strings.TrimSpace(command + " " + strings.Join(args, " "))
+	// The command as argv: nvim-acp shows `sh -c script` as the script and
+	// runs without asking again exactly the command allowed here.
+	raw := map[string]any{"command": append([]string{command}, args...), "cwd": cwd}
 	if !t.send(acp.StartToolCall(id, title,
-		acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusInProgress),
-		acp.WithStartRawInput(map[string]any{"command": shown, "cwd": cwd}))) {
+		acp.WithStartKind(acp.ToolKindExecute), acp.WithStartStatus(acp.ToolCallStatusPending),
+		acp.WithStartRawInput(raw))) {
 		return id, "", nil, t.ctx.Err()
 	}
+	// Like a real agent, ask before running it.
+	kind := acp.ToolKindExecute
+	perm, err := t.a.conn.RequestPermission(t.ctx, acp.RequestPermissionRequest{
+		SessionId: t.sid,
+		ToolCall:  acp.ToolCallUpdate{ToolCallId: id, Title: &title, Kind: &kind, RawInput: raw},
+		Options: []acp.PermissionOption{
+			{OptionId: "allow", Name: "Run it", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionId: "reject", Name: "Skip it", Kind: acp.PermissionOptionKindRejectOnce},
+		},
+	})
+	if err != nil || perm.Outcome.Selected == nil || perm.Outcome.Selected.OptionId != "allow" {
+		t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusFailed)))
+		t.stream("Fine, I did not run it.\n\n")
+		if err == nil {
+			err = errors.New("the user did not allow the command")
+		}
+		return id, "", nil, err
+	}
+	t.send(acp.UpdateToolCall(id, acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
 	req := acp.CreateTerminalRequest{SessionId: t.sid, Command: command, Args: args, OutputByteLimit: limit}
 	if cwd != "" {
 		req.Cwd = &cwd

@@ -670,13 +670,13 @@ func TestFsDemoAgent(t *testing.T) {
 	demo := filepath.Join(ws, "nvim-acp-demo.txt")
 
 	// No path in the prompt: README.md; the edit of the demo file is allowed.
+	// (The demo's `ls -la` is not this test's business: skipped.)
 	e.Send("hello")
-	e.WaitState("awaiting_permission")
-	var ok bool
-	e.Lua(`return require("acp").respond_permission("allow_once")`, &ok)
-	e.Eventually("end of turn", 30*time.Second, func() bool {
-		st := e.Status()
-		return st.State == "ready" && st.StopReason == "end_turn"
+	answerUntilTurnEnd(e, func(prompt string) string {
+		if strings.Contains(prompt, "$ ls -la") {
+			return "reject_once"
+		}
+		return "allow_once"
 	})
 	txt := e.ChatText()
 	for _, want := range []string{"`" + readme + "` has **3 lines**", "I edited `nvim-acp-demo.txt`"} {
@@ -691,12 +691,10 @@ func TestFsDemoAgent(t *testing.T) {
 
 	// @path: the buffer with its unsaved line; a skipped edit writes nothing.
 	e.Send("count @notes.txt please")
-	e.WaitState("awaiting_permission")
-	e.Lua(`return require("acp").respond_permission("reject_once")`, &ok)
-	e.Eventually("end of second turn", 30*time.Second, func() bool {
-		st := e.Status()
-		return st.State == "ready" && st.StopReason == "end_turn" && strings.Contains(e.ChatText(), "left `nvim-acp-demo.txt` alone")
-	})
+	answerUntilTurnEnd(e, func(string) string { return "reject_once" })
+	if !strings.Contains(e.ChatText(), "left `nvim-acp-demo.txt` alone") {
+		t.Fatalf("the skipped edit is not in the chat:\n%s", e.ChatText())
+	}
 	if !strings.Contains(e.ChatText(), "`"+notes+"` has **6 lines**") {
 		t.Fatalf("chat lacks the line count of notes.txt:\n%s", e.ChatText())
 	}

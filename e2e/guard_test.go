@@ -31,7 +31,8 @@ func TestDestructiveCommandAsksFirst(t *testing.T) {
 	// Refused: the agent gets an error, nothing runs.
 	e.Send("clean up")
 	e.WaitState("awaiting_permission")
-	if p := promptText(e); !strings.Contains(p, "Run a destructive command") || !strings.Contains(p, "$ "+cmd) {
+	if p := promptText(e); !strings.Contains(p, "Run a command in a terminal") || !strings.Contains(p, "$ "+cmd) ||
+		!strings.Contains(p, "⚠ it looks destructive") {
 		t.Fatalf("prompt:\n%s", p)
 	}
 	e.nv.Input("r")

@@ -231,14 +231,7 @@ func (e *Editor) HostLog() string {
 // SetupFake configures agent "fake" playing scenario sc, plus extra setup options.
 func (e *Editor) SetupFake(sc any, extra map[string]any) {
 	e.t.Helper()
-	b, err := json.Marshal(sc)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	path := filepath.Join(e.state, "scenario.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		e.t.Fatal(err)
-	}
+	path := e.writeScenario(sc)
 	opts := map[string]any{
 		"agents": map[string]any{
 			"fake": map[string]any{
@@ -262,6 +255,20 @@ func (e *Editor) SetupFake(sc any, extra map[string]any) {
 	}
 	opts["permissions"] = perms
 	e.Lua(`require("acp").setup(...)`, nil, opts)
+}
+
+// writeScenario writes the fake agent's scenario sc and returns its path.
+func (e *Editor) writeScenario(sc any) string {
+	e.t.Helper()
+	b, err := json.Marshal(sc)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	path := filepath.Join(e.state, "scenario.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return path
 }
 
 // Status is acp.status().

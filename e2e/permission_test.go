@@ -216,15 +216,15 @@ func TestAutoAllow(t *testing.T) {
 func TestPermissionRuleRemembered(t *testing.T) {
 	e := startEditor(t)
 	e.SetupFake(M{"turns": []any{
-		[]any{permRequest("p1", "Run git status", "execute", "git status")},
-		[]any{permRequest("p2", "Run git status -s", "execute", "git status -s"), permRequest("p3", "Run git push", "execute", "git push")},
+		[]any{permRequest("p1", "Run git status", "execute", "git status -s")},
+		[]any{permRequest("p2", "Run git status --short", "execute", "git status --short"), permRequest("p3", "Run git push", "execute", "git push")},
 	}}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("status")
 	e.WaitState("awaiting_permission")
 	e.nv.Input("A")
-	// 1: no, 2: any execute, 3: commands starting with "git status".
+	// 1: no, 2: exactly "git status -s", 3: "git status" with plain arguments.
 	e.AnswerBlockingPrompt("3<CR>")
 	e.WaitState("ready")
 	var rules []map[string]any
@@ -243,7 +243,7 @@ func TestPermissionRuleRemembered(t *testing.T) {
 	if got[0] != "allow-always" || got[1] != "allow" || got[2] != "reject" {
 		t.Fatalf("outcomes %v", got)
 	}
-	if !strings.Contains(e.ChatText(), "Rule (allow execute commands starting with `git status`) answered allow_once") {
+	if !strings.Contains(e.ChatText(), "Rule (allow execute commands starting with `git status` (plain arguments only)) answered allow_once") {
 		t.Fatalf("chat does not name the rule:\n%s", e.ChatText())
 	}
 }

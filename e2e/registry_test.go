@@ -1,13 +1,7 @@
 package e2e
 
 import (
-	"archive/tar"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,11 +10,10 @@ import (
 	"time"
 
 	"github.com/nvim-acp/nvim-acp/registry"
-	"github.com/nvim-acp/nvim-acp/registry/registrytest"
 )
 
 // recordRegistryEvents makes the editor keep the registry events the host
-// sends (their UI is not built yet: acp.events drops sid-less events).
+// sends (as well as routing them to acp.registry).
 func recordRegistryEvents(e *Editor) {
 	e.Lua(`_G.registry_events = {}
 local router = require("acp.events")
@@ -59,47 +52,10 @@ func waitRegistryEvent(e *Editor, typ, key string, id int) map[string]any {
 // the spec the install returned.
 func TestRegistryInstallThenChat(t *testing.T) {
 	plat := registry.Platform(runtime.GOOS, runtime.GOARCH)
-	if plat == "" || runtime.GOOS == "windows" {
-		t.Skip("no registry platform for this machine")
-	}
 	e := startEditor(t)
 	recordRegistryEvents(e)
-
-	bin, err := os.ReadFile(fakeBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	archive := registrytest.TarGz(t, []registrytest.Entry{
-		{Name: "fake-acp/", Type: tar.TypeDir, Mode: 0o755},
-		{Name: "fake-acp/bin/fake-acp", Body: string(bin), Mode: 0o755},
-	})
-	sum := sha256.Sum256(archive)
-	scenario := filepath.Join(e.state, "scenario.json")
-	sc, _ := json.Marshal(M{"turns": []any{[]any{text("hello from an installed agent")}}})
-	if err := os.WriteFile(scenario, sc, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/registry.json":
-			reg := M{"version": "1.0.0", "extensions": []any{}, "agents": []any{M{
-				"id": "fake-acp", "name": "Fake ACP", "version": "1.0.0", "description": "the scripted fake agent",
-				"distribution": M{"binary": M{plat: M{
-					"archive": srv.URL + "/releases/v1.0.0/fake-acp.tar.gz", "sha256": hex.EncodeToString(sum[:]),
-					"cmd": "./fake-acp/bin/fake-acp",
-					"env": M{"FAKE_AGENT_SCENARIO": scenario, "FAKE_AGENT_LOG": e.AgentLog},
-				}}},
-			}}}
-			json.NewEncoder(w).Encode(reg)
-		case "/releases/v1.0.0/fake-acp.tar.gz":
-			w.Write(archive)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	defer srv.Close()
-	opts := M{"url": srv.URL + "/registry.json"}
+	url := fakeRegistry(t, e, "hello from an installed agent")
+	opts := M{"url": url}
 
 	// Nothing fetched yet: the bundled snapshot, cached under stdpath dirs.
 	var list map[string]any

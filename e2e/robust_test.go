@@ -199,7 +199,7 @@ func TestCodexShapes(t *testing.T) {
 		t.Fatalf("prompt shows the shell wrapper, not the script:\n%s", p)
 	}
 	e.nv.Input("A")
-	// The offered rules never start with the shell: 1 no, 2 any execute, 3 prefix of the script.
+	// The offered rules never start with the shell: 1 no, 2 the script exactly, 3 its prefix.
 	e.AnswerBlockingPrompt("3<CR>")
 	e.WaitState("ready")
 	var rules []map[string]any

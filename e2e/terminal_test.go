@@ -63,7 +63,7 @@ func TestTerminalLifecycle(t *testing.T) {
 		request("terminal/release", M{"terminalId": "$t"}),
 		request("terminal/output", M{"terminalId": "$t"}),
 		request("terminal/kill", M{"terminalId": "term-99"}),
-	}}}, nil)
+	}}}, allowCommands)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("run it")
@@ -142,7 +142,7 @@ func TestTerminalInputAndOpen(t *testing.T) {
 		terminalTool("x1", "Ask a question", "t"),
 		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
 		request("terminal/output", M{"terminalId": "$t"}),
-	}}}, nil)
+	}}}, allowCommands)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("ask")
@@ -202,7 +202,7 @@ func TestTerminalFromToolCallMeta(t *testing.T) {
 			"_meta": M{"terminal_output_delta": M{"terminal_id": "call-7", "data": "\x1b[31mred\x1b[0m line\n"}}}),
 		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "call-7", "status": "completed",
 			"_meta": M{"terminal_exit": M{"terminal_id": "call-7", "exit_code": 0, "signal": nil}}}),
-	}}}, nil)
+	}}}, allowCommands)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("list")
@@ -235,7 +235,7 @@ func TestTerminalQuitLeavesNoProcess(t *testing.T) {
 		M{"request": "terminal/create", "params": M{"command": "echo pid:$$; exec sleep 1000"}, "save": "t"},
 		terminalTool("x1", "Sleep", "t"),
 		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
-	}}}, nil)
+	}}}, allowCommands)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("sleep")
@@ -267,7 +267,7 @@ func TestTerminalCap(t *testing.T) {
 		request("terminal/release", M{"terminalId": "$a"}),
 		request("terminal/release", M{"terminalId": "$b"}),
 		request("terminal/create", M{"command": "/no/such/program"}),
-	}}}, M{"terminal": M{"max_terminals": 2, "tail_lines": 3}})
+	}}}, M{"terminal": M{"max_terminals": 2, "tail_lines": 3}, "permissions": allowCommands["permissions"]})
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("spawn")
@@ -296,12 +296,12 @@ func TestTerminalDemoAgent(t *testing.T) {
 	e.Chat("demo")
 	e.WaitState("ready")
 	e.Send("hello")
-	e.Eventually("end of turn", 30*time.Second, func() bool {
-		st := e.Status()
-		if st.State == "awaiting_permission" { // the fs demo's edit: not this test's business
-			e.Lua(`require("acp").respond_permission("reject_once")`, nil)
+	// The fs demo's edit is not this test's business; `ls -la` is allowed.
+	answerUntilTurnEnd(e, func(prompt string) string {
+		if strings.Contains(prompt, "$ ls -la") {
+			return "allow_once"
 		}
-		return st.State == "ready" && st.StopReason == "end_turn"
+		return "reject_once"
 	})
 	e.Eventually("the terminal's exit in the transcript", 5*time.Second, func() bool {
 		return strings.Contains(e.ChatText(), "] (exit 0) <CR> to open")
@@ -322,7 +322,7 @@ func TestTerminalStopSessionKillsCommand(t *testing.T) {
 	e.SetupFake(M{"turns": []any{[]any{
 		M{"request": "terminal/create", "params": M{"command": "echo pid:$$; exec sleep 1000"}, "save": "t"},
 		terminalTool("x1", "Sleep", "t"), // the turn ends, the command runs on
-	}}}, nil)
+	}}}, allowCommands)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("sleep")
@@ -346,7 +346,7 @@ func TestTerminalCancelKillsCommand(t *testing.T) {
 		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
 		request("terminal/output", M{"terminalId": "$t"}),
 		M{"wait_cancel": true},
-	}}}, nil)
+	}}}, allowCommands)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("sleep")
@@ -378,7 +378,7 @@ func TestTerminalFloodOfOutput(t *testing.T) {
 		terminalTool("x1", "Flood", "t"),
 		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
 		request("terminal/output", M{"terminalId": "$t"}),
-	}}}, nil)
+	}}}, allowCommands)
 	e.Chat("fake")
 	e.WaitState("ready")
 	start := time.Now()

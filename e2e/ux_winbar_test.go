@@ -18,13 +18,14 @@ func TestWinbarAndStatuslineWhileBusy(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("work")
-	busy := regexp.MustCompile(`^fake \[[|/\\-] busy \d+s\]$`)
+	// Labelled with what the agent says it is: the fake's agentInfo.name.
+	busy := regexp.MustCompile(`^fakeagent \[[|/\\-] busy \d+s\]$`)
 	var line, bar string
 	e.Eventually("busy statusline and winbar", 30*time.Second, func() bool {
 		e.Lua(`return require("acp").statusline()`, &line)
 		e.Lua(`local s = require("acp")._session()
 			return vim.api.nvim_eval_statusline(vim.wo[s.chat_win].winbar, { winid = s.chat_win, use_winbar = true }).str`, &bar)
-		return busy.MatchString(line) && strings.Contains(bar, line[len("fake "):])
+		return busy.MatchString(line) && strings.Contains(bar, line[len("fakeagent "):])
 	})
 	e.Eventually("the turn's end", 20*time.Second, func() bool { return strings.Contains(e.ChatText(), "done") })
 	e.WaitState("ready")
@@ -34,7 +35,7 @@ func TestWinbarAndStatuslineWhileBusy(t *testing.T) {
 		t.Fatalf("User AcpProgress fired %d times during a 2.5 s turn", progress)
 	}
 	e.Lua(`return require("acp").statusline()`, &line)
-	if line != "fake [ready]" {
+	if line != "fakeagent [ready]" {
 		t.Fatalf("statusline after the turn: %q", line)
 	}
 	e.Eventually("the spinner's timer stops", 30*time.Second, func() bool {

@@ -72,7 +72,7 @@ type Agent struct {
 
 	initDone  chan struct{}
 	initResp  acp.InitializeResponse
-	authHint  string // how the agent says one can authenticate, for errors
+	auth      []authMethod // the agent's auth methods (auth.go)
 	initErr   error
 	initAbort context.CancelCauseFunc // ends initialize early with a cause
 	notACP    *time.Timer             // armed by the first non-JSON-RPC line during initialize
@@ -298,8 +298,15 @@ func (a *Agent) initialize() {
 		a.initErr = a.describe("initialize", err)
 		return
 	}
+	// authMethods are decoded leniently (auth.go): the SDK's types reject
+	// shapes agents send (codex-acp's string vars).
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &fields)
+	a.auth = parseAuthMethods(fields["authMethods"], a.spec.Cmd)
+	delete(fields, "authMethods")
+	typed, _ := json.Marshal(fields)
 	var resp acp.InitializeResponse
-	if err := json.Unmarshal(raw, &resp); err != nil || resp.ProtocolVersion == 0 {
+	if err := json.Unmarshal(typed, &resp); err != nil || resp.ProtocolVersion == 0 {
 		if err == nil {
 			err = errors.New("no protocolVersion")
 		}
@@ -307,7 +314,6 @@ func (a *Agent) initialize() {
 			a.spec.Name, err, truncate(string(raw), 200))
 		return
 	}
-	a.authHint = authHint(raw)
 	a.initResp = resp
 	a.log.Info("initialized", "protocol", resp.ProtocolVersion, "agent", resp.AgentInfo)
 }
@@ -573,49 +579,6 @@ func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error)
 // the gate calls it on the reading goroutine, so it must not block.
 func (a *Agent) notification(method string, params json.RawMessage) {
 	a.log.Debug("agent notification ignored", "method", method, "params", truncate(string(params), 500))
-}
-
-// authHint describes the authMethods of an initialize response in one line
-// ("" when there are none), to go with an "authentication required" error.
-func authHint(initialize json.RawMessage) string {
-	var r struct {
-		AuthMethods []struct {
-			ID          string         `json:"id"`
-			Name        string         `json:"name"`
-			Description string         `json:"description"`
-			Vars        []string       `json:"vars"`
-			Meta        map[string]any `json:"_meta"`
-		} `json:"authMethods"`
-	}
-	if json.Unmarshal(initialize, &r) != nil || len(r.AuthMethods) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, m := range r.AuthMethods {
-		p := m.Name
-		if p == "" {
-			p = m.ID
-		}
-		if m.Description != "" {
-			p += " (" + m.Description + ")"
-		}
-		if len(m.Vars) > 0 {
-			p += ": set " + strings.Join(m.Vars, ", ")
-		}
-		parts = append(parts, p)
-	}
-	return "The agent can authenticate with: " + strings.Join(parts, "; ") +
-		". Log in with the agent's own CLI or set its API key in agents.<name>.env, then :AcpChat again."
-}
-
-// isAuthError reports whether err is the agent asking for authentication.
-func isAuthError(err error) bool {
-	var re *acp.RequestError
-	if errors.As(err, &re) && re.Code == -32000 {
-		return true
-	}
-	s := strings.ToLower(err.Error())
-	return strings.Contains(s, "auth") || strings.Contains(s, "api key") || strings.Contains(s, "log in") || strings.Contains(s, "login")
 }
 
 // tracingWriter logs each message written to the agent (acp-go-sdk writes

@@ -15,9 +15,12 @@ func (h *Host) capabilities() acp.ClientCapabilities {
 		Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 
 		Terminal: true,
+		// Terminal logins (auth.go): typed terminal methods, and Zed's
+		// _meta["terminal-auth"] ones (claude-code-acp).
+		Auth: acp.AuthCapabilities{Terminal: true},
 		// Agents that run commands themselves report them in tool call
 		// _meta (terminal_info/output/exit); we render those.
-		Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true},
+		Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true, "terminal-auth": true},
 	}
 }
 

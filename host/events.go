@@ -1,5 +1,7 @@
 package host
 
+import "encoding/json"
+
 // Events are the host's messages to the Lua UI, delivered in batches by UI
 // (ui.go) to lua/acp/events.lua, which routes each by its "type" to one
 // handler. Every event is built by one constructor below; Session.emit adds
@@ -24,6 +26,8 @@ const (
 	EventFsWarning      = "fs_warning"       // a file the agent touched changed behind it
 	EventMessage        = "message"          // a line for the chat
 	EventModel          = "model"            // the model was switched
+	EventAuth           = "auth"             // the agent needs a login: pick one of its methods
+	EventAuthDone       = "auth_done"        // the auth question was settled
 )
 
 // eventTypes lists every event type the host sends.
@@ -33,13 +37,14 @@ var eventTypes = []string{
 	EventResume, EventResumeDone,
 	EventTerminal, EventTerminalOutput, EventTerminalExit,
 	EventFsWarning, EventMessage, EventModel,
+	EventAuth, EventAuthDone,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
-// but to the agent registry UI (:AcpAgents), whose Lua side is not written
-// yet. They are kept out of eventTypes, which lists the types
-// lua/acp/events.lua routes to a session's handler; the registry UI adds a
-// sid-less route for these.
+// but to the agent registry UI (:AcpAgents, lua/acp/registry.lua). They are
+// kept out of eventTypes, which lists the types lua/acp/events.lua routes to
+// a session's handler; events.lua routes these through its global table
+// (TestRegistryEventTypesHaveGlobalLuaHandlers).
 const (
 	EventRegistryList      = "registry_list"      // acp_registry_refresh's result
 	EventRegistryProgress  = "registry_progress"  // an install's progress
@@ -90,7 +95,14 @@ var (
 	permissionQuestion = question{EventPermission, EventPermissionDone, "acp_answer_permission"}
 	fsQuestion         = question{EventFsQuestion, EventFsQuestionDone, "acp_answer_fs_question"}
 	resumeQuestion     = question{EventResume, EventResumeDone, "acp_answer_resume"}
+	authQuestion       = question{EventAuth, EventAuthDone, "acp_answer_auth"}
 )
+
+// messageStartEvent says the next chunk of kind starts another message of
+// the agent (a new messageId): the chat starts a new paragraph.
+func messageStartEvent(kind string) Event {
+	return Event{"type": EventChunk, "kind": kind, "new_message": true}
+}
 
 // updateEvent carries one session/update (cleaned for msgpack).
 func updateEvent(update map[string]any) Event {
@@ -129,6 +141,19 @@ func turnErrorEvent(err error) Event {
 // (the agent's, or the client's own with "client_question" set).
 func permissionEvent(request map[string]any) Event {
 	return Event{"type": EventPermission, "request": request}
+}
+
+// authEvent asks how to log in to agent (label: what the agent says it
+// is): one of methods (auth.go), why saying what went wrong so far.
+func authEvent(agent, label string, methods []authMethod, why string) Event {
+	list := make([]map[string]any, 0, len(methods))
+	for _, m := range methods {
+		b, _ := json.Marshal(m)
+		var v map[string]any
+		_ = json.Unmarshal(b, &v)
+		list = append(list, v)
+	}
+	return Event{"type": EventAuth, "agent": agent, "label": label, "methods": list, "error": why}
 }
 
 // fsQuestionEvent asks the user a question of the fs bridge.

@@ -10,13 +10,16 @@ import (
 )
 
 // luaHandlers are the event types lua/acp/events.lua has a handler for.
-func luaHandlers(t *testing.T) []string {
+func luaHandlers(t *testing.T) []string { return luaTable(t, "handlers") }
+
+// luaTable are the names of the functions of table name in lua/acp/events.lua.
+func luaTable(t *testing.T, name string) []string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("..", "lua", "acp", "events.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`(?m)^(?:function handlers\.(\w+)\(|handlers\.(\w+) =)`)
+	re := regexp.MustCompile(`(?m)^(?:function ` + name + `\.(\w+)\(|` + name + `\.(\w+) =)`)
 	var out []string
 	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
 		out = append(out, m[1]+m[2])
@@ -39,6 +42,17 @@ func TestEventTypesHaveLuaHandlers(t *testing.T) {
 		if !slices.Contains(eventTypes, h) {
 			t.Errorf("lua/acp/events.lua handles %q, which the host never sends (host/events.go)", h)
 		}
+	}
+}
+
+// Events of no session (the registry's) have their own route in
+// lua/acp/events.lua (the global table), and it handles nothing else.
+func TestRegistryEventTypesHaveGlobalLuaHandlers(t *testing.T) {
+	lua := luaTable(t, "global")
+	want := slices.Clone(registryEventTypes)
+	slices.Sort(want)
+	if !slices.Equal(lua, want) {
+		t.Fatalf("lua/acp/events.lua global handlers %v, host registry events %v", lua, registryEventTypes)
 	}
 }
 

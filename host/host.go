@@ -75,6 +75,7 @@ func (h *Host) Register() error {
 		permissionQuestion.answer: h.answerer(permissionQuestion),
 		fsQuestion.answer:         h.answerer(fsQuestion),
 		resumeQuestion.answer:     h.answerer(resumeQuestion),
+		authQuestion.answer:       h.rpcAnswerAuth, // auth.go
 
 		// fs/* (fs.go).
 		"acp_buf_loaded":   h.rpcBufLoaded,

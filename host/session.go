@@ -23,6 +23,9 @@ type SessionOptions struct {
 	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
 	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
+	// Quirks the user set for this agent (quirks.go); the others follow
+	// what the agent says it is.
+	Quirks map[string]bool `msgpack:"quirks"`
 }
 
 // FsOptions configures fs/* for a session.
@@ -30,7 +33,7 @@ type FsOptions struct {
 	Write          string   `msgpack:"write"` // "apply" or "review"
 	AllowRoots     []string `msgpack:"allow_roots"`
 	MaxBytes       int64    `msgpack:"max_bytes"`
-	MissingAsEmpty bool     `msgpack:"missing_as_empty"`
+	MissingAsEmpty bool     `msgpack:"-"` // the quirk (quirks.go), set once the agent is known
 }
 
 // TerminalOptions configures terminal/* for a session.
@@ -48,13 +51,13 @@ type Session struct {
 	opts  SessionOptions
 	id    acp.SessionId
 
-	mu      sync.Mutex
-	turn    context.CancelFunc // cancels the running prompt's local waits
-	turnEnd chan struct{}      // closed when the running prompt returns
-	dropped bool               // the running prompt was abandoned after a cancel
-	cancels []func()           // run on every cancel (e.g. kill the turn's terminals)
-	allowed map[string]bool    // commands the user allowed in permission prompts (see guard.go)
-	perms   map[int]*pending
+	mu       sync.Mutex
+	turn     context.CancelFunc // cancels the running prompt's local waits
+	turnEnd  chan struct{}      // closed when the running prompt returns
+	dropped  bool               // the running prompt was abandoned after a cancel
+	cancels  []func()           // run on every cancel (e.g. kill the turn's terminals)
+	approved map[string]int     // command lines allowed in this turn's permission requests (consent.go)
+	perms    map[int]*pending
 	// cancelling: the running turn was cancelled; questions asked until
 	// it ends are answered "cancelled" at once.
 	cancelling bool
@@ -64,6 +67,8 @@ type Session struct {
 	ended      bool
 
 	fsb sessionFS // fs/* state, see fs.go
+
+	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
 	terms sessionTerminals // terminal/* state, see terminal.go
 }
@@ -124,7 +129,10 @@ func (s *Session) open(ctx context.Context) {
 		s.fail(err)
 		return
 	}
+	s.mu.Lock()
 	s.agent = a
+	s.mu.Unlock()
+	base := ctx // a login may replace the agent: not bound to this one
 	ctx, cancel := a.context(ctx)
 	defer cancel()
 	if err := a.ready(ctx); err != nil {
@@ -135,6 +143,7 @@ func (s *Session) open(ctx context.Context) {
 		s.fail(a.describe("start agent", err))
 		return
 	}
+	s.applyQuirks(a)
 	servers := []acp.McpServer{}
 	for _, m := range s.opts.McpServers {
 		var srv acp.McpServer
@@ -155,18 +164,13 @@ func (s *Session) open(ctx context.Context) {
 		}
 	}
 	if id == "" {
-		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
-			Cwd:        s.opts.Agent.Cwd,
-			McpServers: servers,
-		})
+		// Logs in when the agent asks (auth.go), which may restart it.
+		a, resp, err = s.newSession(base, a, servers)
 		if err != nil {
-			msg := a.describe("session/new", err)
-			if isAuthError(err) && a.authHint != "" {
-				msg = fmt.Errorf("%w\n%s", msg, a.authHint)
-			}
-			s.fail(msg)
+			s.fail(err)
 			return
 		}
+		s.applyQuirks(a) // a restarted agent may be another version
 		var nr acp.NewSessionResponse
 		if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
 			s.fail(fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200)))
@@ -234,6 +238,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.cancelling = false
 	dropped := s.dropped
 	s.mu.Unlock()
+	s.endApprovals()
 	close(end)
 	if dropped {
 		s.emit(messageEvent("warn", fmt.Sprintf(
@@ -354,6 +359,10 @@ func (s *Session) update(u map[string]any) {
 				s.emit(modeUpdateEvent(m[1]))
 				return
 			}
+			if s.newMessage(kind, u) {
+				// Another message of the agent: its own paragraph.
+				s.emit(messageStartEvent(chunkKind[kind]))
+			}
 			s.h.ui.Chunk(s.sid, chunkKind[kind], text)
 			return
 		}
@@ -368,6 +377,24 @@ func (s *Session) update(u map[string]any) {
 	ev := updateEvent(clean(u))
 	ev["sid"] = s.sid
 	s.h.ui.EmitWait(ev)
+}
+
+// newMessage reports whether chunk u of kind starts another message than
+// the previous chunk of that kind: both carry a messageId and they differ
+// (claude-agent-acp sends each message of a turn with its own id).
+func (s *Session) newMessage(kind string, u map[string]any) bool {
+	id, _ := u["messageId"].(string)
+	if id == "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.msgIDs == nil {
+		s.msgIDs = map[string]string{}
+	}
+	last := s.msgIDs[kind]
+	s.msgIDs[kind] = id
+	return last != "" && last != id
 }
 
 // knownUpdates are the sessionUpdate kinds the chat renders.
@@ -407,14 +434,19 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 	if tc, ok := p.raw["toolCall"].(map[string]any); ok {
 		s.noteDiffs(tc) // fs.go: announced diffs are merge bases
 	}
-	if p.ToolCall.Kind != nil {
+	// auto_allow trusts no kind label: a tool call that runs a command is
+	// auto-allowed only as "execute".
+	in, _ := p.ToolCall.RawInput.(map[string]any)
+	_, runs := rawCommand(in)
+	if kind := p.ToolCall.Kind; kind != nil && (!runs || *kind == acp.ToolKindExecute) {
 		for _, k := range s.opts.AutoAllow {
-			if k != string(*p.ToolCall.Kind) {
+			if k != string(*kind) {
 				continue
 			}
 			for _, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
 					s.emit(messageEvent("info", fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))))
+					s.approve(p.raw)
 					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
 				}
 			}
@@ -424,7 +456,7 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 	for _, o := range p.Options {
 		if choice != "" && string(o.OptionId) == choice {
 			if o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways {
-				s.allowCommand(p.raw)
+				s.approve(p.raw)
 			}
 			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
 		}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -71,21 +71,6 @@ func (s *Session) existingTerminals() *terminal.Manager {
 	return s.terms.m
 }
 
-// commandLine formats command and args for display.
-func commandLine(command string, args []string) string {
-	if len(args) == 0 {
-		return command
-	}
-	parts := []string{command}
-	for _, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;&|<>()*?[]{}~#!") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		parts = append(parts, a)
-	}
-	return strings.Join(parts, " ")
-}
-
 // createTerminal starts the command and announces its live view.
 func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalRequest) (acp.CreateTerminalResponse, *acp.RequestError) {
 	m, pump := s.terminals()
@@ -96,12 +81,15 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	cwd := s.opts.Agent.Cwd
 	if p.Cwd != nil && *p.Cwd != "" {
 		cwd = *p.Cwd
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(s.opts.Agent.Cwd, cwd) // the session's, not the host's
+		}
 	}
 	limit := 0
 	if p.OutputByteLimit != nil {
 		limit = *p.OutputByteLimit
 	}
-	if rerr := s.guardCommand(ctx, commandLine(p.Command, p.Args)); rerr != nil {
+	if rerr := s.consentTerminal(ctx, termSpec{line: commandLine(p.Command, p.Args), cwd: cwd, env: env}); rerr != nil {
 		return acp.CreateTerminalResponse{}, rerr
 	}
 	view := &liveTerm{}

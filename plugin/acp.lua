@@ -9,7 +9,7 @@ local function cmd(name, fn, opts)
 end
 
 local function agents()
-  return require("acp.config").agent_names()
+  return require("acp.agents").names()
 end
 
 cmd("AcpChat", function(o)
@@ -21,8 +21,16 @@ cmd("AcpToggle", function()
 end, { desc = "Show or hide the agent chat" })
 
 cmd("AcpNew", function(o)
-  require("acp").new_session(o.args ~= "" and o.args or require("acp.config").options.default_agent)
+  require("acp").new_session(o.args ~= "" and o.args or nil)
 end, { nargs = "?", complete = agents, desc = "Start a new agent session" })
+
+cmd("AcpSwitch", function(o)
+  require("acp").switch(o.args ~= "" and o.args or nil)
+end, { nargs = "?", complete = agents, desc = "Switch the chat to another agent (a picker without argument)" })
+
+cmd("AcpAgents", function()
+  require("acp").agents()
+end, { desc = "Browse and install agents of the ACP registry" })
 
 cmd("AcpResume", function(o)
   require("acp").resume(o.args ~= "" and o.args or nil)
@@ -109,6 +117,9 @@ end, { desc = "Open the nvim-acp log" })
 vim.keymap.set("n", "<Plug>(AcpChat)", function()
   require("acp").chat()
 end, { desc = "acp: open the chat" })
+vim.keymap.set("n", "<Plug>(AcpPickAgent)", function()
+  require("acp").pick_agent()
+end, { desc = "acp: pick an agent and switch the chat to it" })
 vim.keymap.set("n", "<Plug>(AcpToggle)", function()
   require("acp").toggle()
 end, { desc = "acp: show or hide the chat" })

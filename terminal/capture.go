@@ -243,7 +243,8 @@ func (c *textCapture) Write(p []byte) (int, error) {
 // text returns the captured text as valid UTF-8 of at most limit bytes and
 // whether older output was dropped. The start is cut on a character
 // boundary; while the process runs an incomplete trailing character is
-// held back; remaining invalid bytes become '?', one per byte.
+// held back; remaining invalid bytes become '?', one per byte; C1 controls
+// are dropped.
 func (c *textCapture) text(running bool) (string, bool) {
 	b, truncated := c.tail.content()
 	if truncated {
@@ -256,20 +257,37 @@ func (c *textCapture) text(running bool) (string, bool) {
 	if running {
 		b = trimIncompleteRune(b)
 	}
-	if utf8.Valid(b) {
+	if utf8.Valid(b) && !hasC1(b) {
 		return string(b), truncated
 	}
 	out := make([]byte, 0, len(b))
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)
-		if r == utf8.RuneError && n == 1 {
+		switch {
+		case r == utf8.RuneError && n == 1:
 			out = append(out, '?')
-		} else {
+		case r >= 0x80 && r <= 0x9f:
+			// A C1 control (U+009B is CSI to some emulators): no text.
+		default:
 			out = append(out, b[:n]...)
 		}
 		b = b[n:]
 	}
 	return string(out), truncated
+}
+
+// hasC1 reports whether b holds a UTF-8 encoded C1 control (U+0080-U+009F).
+func hasC1(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, 0xc2)
+		if i < 0 || i+1 >= len(b) {
+			return false
+		}
+		if b[i+1] >= 0x80 && b[i+1] <= 0x9f {
+			return true
+		}
+		b = b[i+1:]
+	}
 }
 
 // trimIncompleteRune drops a trailing partial UTF-8 sequence (a character

@@ -44,6 +44,7 @@ func TestStripEscapes(t *testing.T) {
 		{"backspace at line start", "a\n\bb", "a\nb"},
 		{"utf8 kept", "h\u00e9llo \u4e16\u754c \U0001F600\n", "h\u00e9llo \u4e16\u754c \U0001F600\n"},
 		{"lone esc then text", "\x1bx", ""},
+		{"c1 controls dropped", "\u009b31mx\u009d0;t\u009c", "31mx0;t"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,7 +49,12 @@ M["a bad option raises a message naming it"] = function(t)
     },
     { { keymaps = { chat = { halp = "?" } } }, "acp: setup: unknown option keymaps.chat.halp" },
     { { keymaps = { menu = {} } }, "acp: setup: unknown option keymaps.menu" },
-    { { default_agent = 1 }, "acp: setup: default_agent must be a string, got number" },
+    { { default_agent = 1 }, "acp: setup: default_agent must be a string or false, got number" },
+    {
+      { agents = { mine = { cmd = "x", quirks = { missing_file_as_empty = 1 } } } },
+      'acp: setup: agents["mine"].quirks must be a table of { missing_file_as_empty = boolean }, got a table',
+    },
+    { { registry = { timeout_ms = 0 } }, "acp: setup: registry.timeout_ms must be a positive integer, got number" },
     { { log_level = "loud" }, 'acp: setup: log_level must be one of "debug", "info", "warn", "error", got string' },
     { { mcp_servers = { "x" } }, "acp: setup: mcp_servers must be a list of tables, got a list" },
     {
@@ -112,7 +117,9 @@ M["options merge over the defaults; lists replace"] = function(t)
   t.eq(o.fs.write, "apply")
   t.eq(o.terminal, { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 2 })
   t.eq(config.agent("mine").cmd, { "my-agent" })
-  t.eq(config.agent("gemini").quirks, { missing_file_as_empty = true })
+  -- Quirks follow what the agent says it is (host/quirks.go), not a preset.
+  t.eq(config.agent("gemini").quirks, nil)
+  t.eq(config.agent("claude").cmd, { "claude-agent-acp" })
   local spec, err = config.agent("nope")
   t.eq(spec, nil)
   t.ok(err:find('unknown agent "nope"', 1, true), err)

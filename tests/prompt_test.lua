@@ -1,6 +1,7 @@
 -- acp.prompt: one queue for permission requests, fs questions and pickers.
 local config = require("acp.config")
 local prompt = require("acp.prompt")
+local layout = require("acp.layout")
 
 local M = {}
 
@@ -16,8 +17,11 @@ local function floats()
   return out
 end
 
---- A session as acp.prompt sees it.
+--- A session as acp.prompt sees it (floats of earlier tests closed).
 local function session()
+  for _, w in ipairs(floats()) do
+    api.nvim_win_close(w, true)
+  end
   local s = { agent = "fake", state = "busy", states = {}, messages = {} }
   s.chat_buf = api.nvim_create_buf(false, true)
   s.input_buf = api.nvim_create_buf(false, true)
@@ -29,6 +33,9 @@ local function session()
       return true
     end,
     tool = function() end,
+    tool_data = function(_, id)
+      return s.tools and s.tools[id]
+    end,
   }
   function s:set_state(state)
     self.state = state
@@ -64,11 +71,11 @@ M["one float at a time, in order; the session waits meanwhile"] = function(t)
   s.prompts:add("permission", 1, permission_request("First"))
   s.prompts:add("fs_question", 2, fs_question())
   t.eq(t.notes[notes + 1], "acp: fake asks permission: First (:AcpPermission to answer)", "not focused: notified")
-  t.eq(#floats(), 1)
+  t.eq(#floats(), 2, "the body and its keys")
   t.ok(s.prompts:text():find("Permission: First", 1, true), s.prompts:text())
   t.eq(s.state, "awaiting_permission")
   t.ok(s.prompts:respond("permission", "reject_once"))
-  t.eq(#floats(), 1)
+  t.eq(#floats(), 2)
   t.ok(s.prompts:text():find("Review x", 1, true), s.prompts:text())
   t.eq(s.state, "awaiting_permission")
   s.prompts:done(2)
@@ -144,6 +151,207 @@ M["a blocking picker answers at once"] = function(t)
   vim.ui.select = select
   t.eq(s.messages, { "Loading Two..." })
   t.eq(s.prompts:count(), 0)
+end
+
+--- The prompt's floats: body (the focusable one) and keys.
+local function prompt_wins(s)
+  local body = s.prompts:window()
+  local keys
+  for _, w in ipairs(floats()) do
+    if w ~= body then
+      keys = w
+    end
+  end
+  return body, keys
+end
+
+M["a prompt over a narrow chat reaches left to a readable width"] = function(t)
+  vim.o.columns, vim.o.lines = 80, 24
+  vim.cmd("botright 36vsplit")
+  local chat = api.nvim_get_current_win()
+  local spec = { max_width = 80, title = "t", body = { "x" }, keys = { "k" }, hint = "h" }
+  local body, keys = layout.prompt(chat, spec)
+  t.eq(body.width, 60)
+  t.eq(keys.width, 60)
+  local pos = api.nvim_win_get_position(chat)
+  t.eq(body.col + body.width + 2, pos[2] + api.nvim_win_get_width(chat), "right edges line up")
+  vim.cmd("vertical resize 70")
+  body = layout.prompt(chat, spec)
+  t.eq(body.width, api.nvim_win_get_width(chat) - 2, "a wide chat: as wide as it")
+  -- A tall prompt leaves the chat's winbar (which names the prompt's key) visible.
+  -- (the chat above an input area, shorter than the prompt)
+  vim.wo[chat].winbar = "chat"
+  vim.cmd("belowright split")
+  local input = api.nvim_get_current_win()
+  api.nvim_win_set_height(chat, 10)
+  spec.body = vim.split(string.rep("line\n", 100), "\n")
+  body, keys = layout.prompt(chat, spec)
+  t.ok(body.row >= pos[1] + 1, ("row %d under the winbar at %d"):format(body.row, pos[1]))
+  t.ok(keys.row + keys.height + 2 <= vim.o.lines - vim.o.cmdheight, "on screen")
+  api.nvim_win_close(input, true)
+  api.nvim_win_close(chat, true)
+end
+
+M["at 80 columns every row of a long request fits or scrolls, the keys always show"] = function(t)
+  vim.o.columns, vim.o.lines = 80, 24
+  local s = session()
+  local long = string.rep("word ", 40) -- 200 columns: 3 rows at 78
+  local req = permission_request("Wrapped")
+  req.toolCall.rawInput = { command = long .. "\n" .. long .. "\nrm -rf D" }
+  s.prompts:add("permission", 1, req)
+  local body, keys = prompt_wins(s)
+  t.ok(body and keys, "two floats")
+  t.eq(api.nvim_win_get_width(body), 76)
+  local rows = api.nvim_win_text_height and api.nvim_win_text_height(body, {}).all or 9
+  t.eq(api.nvim_win_get_height(body), rows, "the height counts wrapped rows")
+  local klines = api.nvim_buf_get_lines(api.nvim_win_get_buf(keys), 0, -1, false)
+  t.eq(klines[1], "[1/a] Allow (allow_once)")
+  t.eq(api.nvim_win_get_height(keys), #klines)
+  s.prompts:cancel_all()
+
+  -- Too long to fit: the body scrolls, a line over the keys says so.
+  req = permission_request("Huge")
+  local cmd = {}
+  for i = 1, 60 do
+    cmd[i] = "echo line " .. i
+  end
+  req.toolCall.rawInput = { command = table.concat(cmd, "\n") }
+  s.prompts:add("permission", 2, req)
+  body, keys = prompt_wins(s)
+  local kbuf = api.nvim_win_get_buf(keys)
+  klines = api.nvim_buf_get_lines(kbuf, 0, -1, false)
+  t.ok(klines[1]:find("lines 1%-%d+ of 62, %d+ more below"), klines[1])
+  t.eq(klines[2], "[1/a] Allow (allow_once)")
+  t.ok(api.nvim_win_get_height(body) + api.nvim_win_get_height(keys) + 4 <= 23, "fits the editor")
+  api.nvim_win_call(body, function()
+    vim.cmd("normal! G")
+  end)
+  vim.cmd("redraw")
+  vim.api.nvim_exec_autocmds("WinScrolled", { pattern = tostring(body) })
+  t.ok(api.nvim_buf_get_lines(kbuf, 0, 1, false)[1]:find("of 62, end"), api.nvim_buf_get_lines(kbuf, 0, 1, false)[1])
+  s.prompts:cancel_all()
+  t.eq(#floats(), 0, "both floats closed")
+
+  -- One line taller than the window: j scrolls it row by row to its end
+  -- (without 'smoothscroll' its last rows never show, only "@@@").
+  req = permission_request("One long line")
+  req.toolCall.rawInput = { command = string.rep("--flag-number-x ", 200) .. "&& rm -rf ~/important" }
+  s.prompts:add("permission", 3, req)
+  body, keys = prompt_wins(s)
+  kbuf = api.nvim_win_get_buf(keys)
+  local first = api.nvim_buf_get_lines(kbuf, 0, 1, false)[1]
+  local total = tonumber(first:match("of (%d+)"))
+  t.ok(total and total > api.nvim_win_get_height(body), first)
+  api.nvim_set_current_win(body)
+  for _ = 1, total do
+    api.nvim_feedkeys("j", "x", false)
+  end
+  vim.cmd("redraw")
+  vim.api.nvim_exec_autocmds("WinScrolled", { pattern = tostring(body) })
+  local hint = api.nvim_buf_get_lines(kbuf, 0, 1, false)[1]
+  t.ok(hint:find(("of %d, end"):format(total)), hint)
+  t.ok(api.nvim_win_call(body, vim.fn.winsaveview).skipcol > 0, "scrolled within the long line")
+  s.prompts:cancel_all()
+end
+
+M["at every width the scroll hint and all keys show, however long a line"] = function(t)
+  local s = session()
+  for columns = 40, 100 do
+    vim.o.columns, vim.o.lines = columns, 24
+    local req = permission_request("Long")
+    req.toolCall.rawInput = { command = string.rep("x", 30000) }
+    s.prompts:add("permission", columns, req)
+    local body, keys = prompt_wins(s)
+    -- Scrolled to the middle of the line: the hint at its longest.
+    api.nvim_win_call(body, function()
+      vim.fn.winrestview({ topline = 3, skipcol = api.nvim_win_get_width(body) * 250 })
+    end)
+    api.nvim_exec_autocmds("WinScrolled", { pattern = tostring(body) })
+    t.ok(api.nvim_buf_get_lines(api.nvim_win_get_buf(keys), 0, 1, false)[1]:find("lines 25%d%-"), "scrolled")
+    local rows = api.nvim_win_text_height and api.nvim_win_text_height(keys, {}).all
+      or layout.wrapped_rows(
+        api.nvim_buf_get_lines(api.nvim_win_get_buf(keys), 0, -1, false),
+        api.nvim_win_get_width(keys)
+      )
+    t.ok(
+      rows <= api.nvim_win_get_height(keys),
+      ("%d columns: %d key rows in %d"):format(columns, rows, api.nvim_win_get_height(keys))
+    )
+    s.prompts:cancel_all()
+  end
+end
+
+M["a conflict question whose k keeps your lines scrolls with <C-e>/<C-y> and says so"] = function(t)
+  vim.o.columns, vim.o.lines = 80, 24
+  local s = session()
+  local q = fs_question()
+  q.kind = "conflict"
+  q.options = { { id = "take_agent", label = "Take the agent's" }, { id = "keep_mine", label = "Keep mine" } }
+  q.body = {}
+  for i = 1, 60 do
+    q.body[i] = "+line " .. i
+  end
+  s.prompts:add("fs_question", 1, q)
+  local body, keys = prompt_wins(s)
+  local hint = api.nvim_buf_get_lines(api.nvim_win_get_buf(keys), 0, 1, false)[1]
+  t.ok(hint:find("more below: <C-e>/<C-y> <C-d>/<C-u> scroll", 1, true), hint)
+  api.nvim_set_current_win(body)
+  local m = vim.fn.maparg("k", "n", false, true)
+  t.ok(m.desc and m.desc:find("Keep mine", 1, true), vim.inspect(m))
+  s.prompts:cancel_all()
+end
+
+M["a request shows the tool call the agent announced, diff included"] = function(t)
+  local s = session()
+  s.tools = {
+    w1 = {
+      toolCallId = "w1",
+      title = "Write /p/a.txt",
+      kind = "edit",
+      content = { { type = "diff", path = "/p/a.txt", oldText = "old\n", newText = "new\n" } },
+    },
+  }
+  s.prompts:add("permission", 1, {
+    toolCall = { toolCallId = "w1", title = "Write a.txt" },
+    options = { { optionId = "y", name = "Allow", kind = "allow_once" } },
+  })
+  local text = s.prompts:text()
+  for _, want in ipairs({ "Permission: Write a.txt", "kind: edit", "-old", "+new", "[1/a] Allow" }) do
+    t.ok(text:find(want, 1, true), want .. " in:\n" .. text)
+  end
+  s.prompts:cancel_all()
+end
+
+M["closing the body with :q closes its keys"] = function(t)
+  local s = session()
+  s.prompts:add("permission", 1, permission_request("Q"))
+  t.eq(#floats(), 2)
+  api.nvim_win_close(s.prompts:window(), true)
+  vim.wait(100, function()
+    return #floats() == 0
+  end)
+  t.eq(#floats(), 0)
+  s.prompts:cancel_all()
+end
+
+M["rules planted from outside are shown first, used only once accepted"] = function(t)
+  local rules = require("acp.rules")
+  local project = rules.project()
+  local path = rules.path(project)
+  vim.fn.mkdir(vim.fs.dirname(path), "p")
+  vim.fn.writefile({
+    vim.json.encode({ project = project, rules = { { kind = "execute", action = "allow", command = "rm -rf x" } } }),
+  }, path)
+  local s = session()
+  local req = permission_request("Remove")
+  req.toolCall.rawInput = { command = "rm -rf x" }
+  s.prompts:add("permission", 1, req)
+  t.eq(s.prompts:count("permission"), 1, "the planted rule did not answer")
+  t.ok(s.prompts:text():find("Permission rules nvim-acp did not write", 1, true), s.prompts:text())
+  t.ok(s.prompts:text():find("allow execute of exactly `rm -rf x`", 1, true), s.prompts:text())
+  t.ok(s.prompts:respond("rules_review", "accept"))
+  t.eq(s.prompts:count(), 0, "accepted: the waiting request is answered by it")
+  rules.delete(1, project)
 end
 
 return M

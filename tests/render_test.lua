@@ -102,7 +102,7 @@ M["fs question keys: known ids, the option's key, the index"] = function(t)
   )
 end
 
-M["permission prompt lines: keys before the diff, diff highlighted"] = function(t)
+M["permission prompt lines: the tool call, diff highlighted; keys apart"] = function(t)
   local req = {
     toolCall = {
       title = "Edit x",
@@ -111,30 +111,64 @@ M["permission prompt lines: keys before the diff, diff highlighted"] = function(
     },
     options = { { optionId = "ok", name = "Allow", kind = "allow_once" } },
   }
-  local lines, hls = permission.lines(req, permission.keys_for(req.options))
+  local lines, hls = permission.lines(req)
   t.eq(lines, {
     "Permission: Edit x",
     "kind: edit",
-    "[1/a] Allow (allow_once)",
-    "[<Esc>] decide later (:AcpPermission; the agent keeps waiting)",
-    "",
     "--- /abs/x",
     "+++ /abs/x",
     "@@ -1 +1 @@",
     "-a",
     "+b",
   })
-  t.eq(hls, { { 0, "AcpPermissionTitle" }, { 2, "AcpPermissionKey" }, { 8, "AcpDiffDelete" }, { 9, "AcpDiffAdd" } })
+  t.eq(hls, { { 0, "AcpPermissionTitle" }, { 5, "AcpDiffDelete" }, { 6, "AcpDiffAdd" } })
+  local keys, khls = permission.key_lines(req, permission.keys_for(req.options))
+  t.eq(keys, { "[1/a] Allow (allow_once)", "[<Esc>] decide later (:AcpPermission; the agent keeps waiting)" })
+  t.eq(khls, { { 0, "AcpPermissionKey" } })
 end
 
-M["fs question lines: headers as info, changes highlighted"] = function(t)
+M["permission prompt lines: command whole, cwd, env, warnings; nothing hidden"] = function(t)
+  local cmd = "ls -la" .. string.rep("\n", 81) .. "rm -rf D\27[2K\rok \226\128\174txt"
+  local req = {
+    toolCall = {
+      title = "Run\27[8m",
+      kind = "read",
+      rawInput = { command = cmd, cwd = "/tmp/out", env = { { name = "PATH", value = "/evil" } } },
+    },
+    warnings = { "cwd is outside the workspace" },
+  }
+  local lines = permission.lines(req)
+  t.eq(lines, {
+    "Permission: Run␛[8m",
+    "kind: read",
+    '⚠ its kind is "read", but it runs a command',
+    "⚠ cwd is outside the workspace",
+    "$ ls -la",
+    "  … 80 blank lines …",
+    "  rm -rf D␛[2K␍ok ⟨U+202E⟩txt",
+    "cwd: /tmp/out",
+    "env: PATH=/evil",
+  })
+end
+
+M["text made visible: controls, invisible characters, blank runs"] = function(t)
+  t.eq(texts.visible("a\0b\7c\127d\tz"), "a␀b␇c␡d\tz")
+  t.eq(texts.visible("\194\155x\239\187\191"), "⟨U+009B⟩x⟨U+FEFF⟩")
+  t.eq(texts.visible("é ü 日本"), "é ü 日本")
+  t.eq(texts.visible_lines("a\n\n\nb\n"), { "a", "", "", "b" })
+  t.eq(texts.visible_lines("a\n \n\t\n\nb"), { "a", "… 3 blank lines …", "b" })
+  t.eq(texts.visible_lines("a" .. string.rep(" ", 100) .. "b"), { "a … 100 blanks … b" })
+  t.eq(texts.visible_lines("    indented"), { "    indented" })
+end
+
+M["fs question lines: headers as info, changes highlighted; keys apart"] = function(t)
   local q = {
     title = "Review",
-    body = { "--- a/x", "+++ b/x", "@@ -1 +1 @@", "-a", "+b" },
+    body = { "--- a/x", "+++ b/x", "@@ -1 +1 @@", "-a", "+b\27]52;c;x\7" },
     options = { { id = "accept", label = "Accept" } },
   }
-  local lines, hls = fsprompt.lines(q, fsprompt.keys_for(q.options))
-  t.eq(lines[#lines - 1], "[a/1] Accept")
+  local lines, hls = fsprompt.lines(q)
+  t.eq(lines[#lines], "+b␛]52;c;x␇")
   t.eq(hls, {
     { 0, "AcpPermissionTitle" },
     { 2, "AcpInfo" },
@@ -142,8 +176,9 @@ M["fs question lines: headers as info, changes highlighted"] = function(t)
     { 4, "AcpInfo" },
     { 5, "AcpDiffDelete" },
     { 6, "AcpDiffAdd" },
-    { 8, "AcpPermissionKey" },
   })
+  local keys = fsprompt.key_lines(q, fsprompt.keys_for(q.options))
+  t.eq(keys, { "[a/1] Accept", "[<Esc>] decide later (the agent keeps waiting)" })
 end
 
 return M

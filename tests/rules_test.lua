@@ -73,24 +73,165 @@ M["the option a rule answers with"] = function(t)
   t.eq(rules.option_for({ action = "reject" }, { options[1] }), nil)
 end
 
-M["candidates never offer a prefix that runs anything"] = function(t)
+M["candidates: the exact command, a prefix only when its arguments cannot change what runs"] = function(t)
   local p = "/proj"
   t.eq(rules.candidates(exec("make test"), "allow", p), {
-    { kind = "execute", action = "allow" },
-    { kind = "execute", action = "allow", prefix = "make test" },
+    { kind = "execute", action = "allow", command = "make test" },
   })
-  for _, cmd in ipairs({ "bash -c x", "env X=1 rm", "sudo ls", "git -c a=b push", "ls; rm x" }) do
+  t.eq(rules.candidates(exec("git status -s"), "allow", p), {
+    { kind = "execute", action = "allow", command = "git status -s" },
+    { kind = "execute", action = "allow", prefix = "git status" },
+  })
+  t.eq(rules.candidates(exec("ls -la src"), "reject", p)[2], { kind = "execute", action = "reject", prefix = "ls" })
+  for _, cmd in ipairs({ "bash -c x", "env X=1 rm", "sudo ls", "git -c a=b push", "ls; rm x", "git checkout ." }) do
     t.eq(#rules.candidates(exec(cmd), "allow", p), 1, cmd)
+    t.eq(rules.candidates(exec(cmd), "allow", p)[1].command, cmd)
   end
   t.eq(rules.candidates({ kind = "edit", locations = { { path = "/proj/src/a.go" } } }, "allow", p)[2].glob, "src/**")
   t.eq(rules.candidates({}, "allow", p), {})
 end
 
+M["a rule never covers a different command"] = function(t)
+  local p = project()
+  vim.fn.mkdir(p, "p")
+  -- Rules as older versions saved them: prefixes on any command.
+  rules.add({ kind = "execute", action = "allow", prefix = "git checkout" }, p)
+  rules.add({ kind = "execute", action = "allow", prefix = "rm foo.txt" }, p)
+  rules.add({ kind = "execute", action = "allow", command = "make test" }, p)
+  rules.add({ kind = "execute", action = "allow", prefix = "find" }, p)
+  rules.add({ kind = "execute", action = "allow", prefix = "cat" }, p)
+  rules.add({ kind = "execute", action = "allow", prefix = "rg" }, p)
+  t.ok(rules.match(exec("git checkout"), p))
+  t.ok(rules.match(exec("rm foo.txt"), p))
+  t.ok(rules.match(exec("make test"), p))
+  t.ok(rules.match(exec("find . -name x"), p))
+  t.ok(rules.match(exec("cat src/a.go README"), p))
+  t.ok(rules.match(exec("rg -n TODO"), p))
+  for _, cmd in ipairs({
+    "git checkout .",
+    "rm foo.txt -rf DIR",
+    "make test SHELL=/tmp/x",
+    "make  test",
+    "find . -exec rm {} +",
+    "find . -delete",
+    "find . -name x -execdir sh",
+    "cat ~/.ssh/id_rsa",
+    "cat /etc/passwd",
+    "cat ../../x",
+    "cat a\nrm -rf x",
+    "cat a b'c'",
+    "cat *",
+    "rg --pre sh x",
+    "rg --pre=sh x",
+    "rg -nz x",
+  }) do
+    t.eq(rules.match(exec(cmd), p), nil, cmd)
+  end
+  -- A symlink in the project leading out does not pass as a path inside.
+  vim.uv.fs_symlink("/etc", p .. "/link")
+  t.eq(rules.match(exec("cat link/passwd"), p), nil, "symlink out")
+end
+
+M["command rules read arguments from the command's cwd and stay in the project"] = function(t)
+  local p = project()
+  vim.fn.mkdir(p .. "/sub", "p")
+  vim.uv.fs_symlink("/etc", p .. "/sub/link")
+  rules.add({ kind = "execute", action = "allow", prefix = "cat" }, p)
+  rules.add({ kind = "execute", action = "allow", prefix = "grep" }, p)
+  rules.add({ kind = "execute", action = "allow", command = "make test" }, p)
+  local function run(cmd, cwd)
+    return { kind = "execute", rawInput = { command = cmd, cwd = cwd } }
+  end
+  t.ok(rules.match(run("cat a.txt", p .. "/sub"), p))
+  t.ok(rules.match(run("make test", "sub"), p), "a cwd relative to the project")
+  -- project/link does not exist: the path is read from the cwd, where it leads out.
+  t.eq(rules.match(run("cat link/passwd", p .. "/sub"), p), nil, "symlink out of the cwd")
+  t.eq(rules.match(run("make test", vim.fn.tempname()), p), nil, "a cwd outside the project")
+  t.eq(rules.match(run("cat a.txt", "/"), p), nil, "prefix in a cwd outside")
+  t.eq(rules.match(run("grep -f/etc/shadow -r x", p), p), nil, "a path glued to an option")
+  t.eq(rules.match(run("grep --file=/etc/shadow -r x", p), p), nil, "a path as an option's value")
+  t.ok(rules.match(run("grep -rn x", p), p))
+end
+
+M["kind rules never cover a tool call that runs a command"] = function(t)
+  local p = project()
+  rules.add({ kind = "read", action = "allow" }, p)
+  t.ok(rules.match({ kind = "read", locations = { { path = p .. "/a" } } }, p))
+  t.eq(rules.match({ kind = "read", rawInput = { command = "rm -rf x" } }, p), nil)
+  rules.add({ kind = "execute", action = "allow" }, p)
+  t.ok(rules.match(exec("anything at all"), p), "an explicit any-execute rule")
+end
+
+M["projects never share a rules file"] = function(t)
+  local a, b, c = "/w/a/b-c", "/w/a_b-c", "/w/a b-c"
+  t.ok(rules.path(a) ~= rules.path(b) and rules.path(b) ~= rules.path(c) and rules.path(a) ~= rules.path(c))
+  rules.add({ kind = "execute", action = "allow", command = "a" }, a)
+  rules.add({ kind = "execute", action = "allow", command = "b" }, b)
+  t.eq(#rules.list(a), 1)
+  t.eq(rules.list(b)[1].command, "b")
+  t.eq(rules.list(c), {})
+  t.eq(vim.json.decode(table.concat(vim.fn.readfile(rules.path(a)), "\n")).project, a)
+end
+
+local function plant(p, list)
+  vim.fn.mkdir(vim.fs.dirname(rules.path(p)), "p")
+  vim.fn.writefile({ vim.json.encode({ project = p, rules = list }) }, rules.path(p))
+end
+
+M["rules written from outside are not used until accepted"] = function(t)
+  local p = project()
+  rules.add({ kind = "execute", action = "allow", command = "make" }, p)
+  t.ok(rules.match(exec("make"), p))
+  t.eq(rules.needs_review(p), false)
+  -- An agent's command rewrites the file with a rule of its own.
+  plant(p, { { kind = "execute", action = "allow", command = "make" }, { kind = "execute", action = "allow" } })
+  t.eq(rules.match(exec("rm -rf ~"), p), nil, "the planted rule is not used")
+  t.ok(rules.match(exec("make"), p), "ours still is")
+  t.eq(rules.pending(p), { { kind = "execute", action = "allow" } })
+  t.ok(rules.needs_review(p))
+  rules.review("later", p)
+  t.eq(rules.needs_review(p), false)
+  t.eq(rules.match(exec("rm -rf ~"), p), nil)
+  rules.review("accept", p)
+  t.ok(rules.match(exec("rm -rf ~"), p), "accepted")
+  t.eq(rules.pending(p), {})
+  -- Removing rules from outside only takes them away.
+  plant(p, {})
+  t.eq(rules.list(p), {})
+  -- A file that was there before this Neovim, not sealed by nvim-acp.
+  local q = project()
+  plant(q, { { kind = "read", action = "allow" } })
+  t.eq(rules.list(q), {})
+  t.ok(rules.needs_review(q))
+  rules.review("reject", q)
+  t.eq(rules.list(q), {})
+  t.eq(rules.pending(q), {})
+  t.eq(vim.json.decode(table.concat(vim.fn.readfile(rules.path(q)), "\n")).rules, {})
+end
+
+M["an old-style rules file migrates through review"] = function(t)
+  local p = vim.fn.tempname() .. "/my proj"
+  local old = vim.fn.stdpath("state") .. "/acp/permissions/" .. p:gsub("[^%w%-_.]", "_") .. ".json"
+  vim.fn.mkdir(vim.fs.dirname(old), "p")
+  vim.fn.writefile(
+    { vim.json.encode({ project = p, rules = { { kind = "execute", action = "allow", prefix = "ls" } } }) },
+    old
+  )
+  t.eq(rules.list(p), {})
+  t.eq(rules.pending(p), { { kind = "execute", action = "allow", prefix = "ls" } })
+  rules.review("accept", p)
+  t.eq(rules.list(p), { { kind = "execute", action = "allow", prefix = "ls" } })
+  t.eq(vim.fn.filereadable(old), 0, "the old file is gone")
+  t.eq(vim.fn.filereadable(rules.path(p)), 1)
+end
+
 M["rules describe themselves"] = function(t)
   t.eq(
-    rules.describe({ kind = "execute", action = "allow", prefix = "make" }),
-    "allow execute commands starting with `make`"
+    rules.describe({ kind = "execute", action = "allow", prefix = "git status" }),
+    "allow execute commands starting with `git status` (plain arguments only)"
   )
+  t.eq(rules.describe({ kind = "execute", action = "allow", prefix = "make" }), "allow execute of exactly `make`")
+  t.eq(rules.describe({ kind = "execute", action = "allow", command = "a\nb" }), "allow execute of exactly `a␊b`")
   t.eq(rules.describe({ kind = "edit", action = "reject", glob = "src/**" }), "reject edit of paths matching `src/**`")
   t.eq(rules.describe({ kind = "read", action = "allow" }), "allow any read")
 end

@@ -5,7 +5,76 @@ local M = {}
 
 local api = vim.api
 
---- The path and line of a `path:line` location on the cursor line, if any.
+--- path as a file name taken literally: "~/" at its start is the home
+--- directory and a relative path is under the cwd; nothing else ($VAR,
+--- `cmd`, wildcards, %, #) is interpreted. Agent text goes through here,
+--- never through expand() (which runs backticks through the shell).
+---@param path string
+---@return string absolute, "." and ".." resolved lexically
+function M.literal_path(path)
+  if path == "~" or vim.startswith(path, "~/") then
+    path = (vim.uv.os_homedir() or "") .. path:sub(2)
+  end
+  if path:sub(1, 1) ~= "/" then
+    path = vim.fn.getcwd() .. "/" .. path
+  end
+  local parts = {}
+  for part in path:gmatch("[^/]+") do
+    if part == ".." then
+      parts[#parts] = nil
+    elseif part ~= "." then
+      parts[#parts + 1] = part
+    end
+  end
+  return "/" .. table.concat(parts, "/")
+end
+
+--- Whether path is a regular file (after symlinks): the only thing the
+--- plugin opens for the agent. A FIFO, device or socket would block Neovim
+--- in open(2) or act when opened.
+---@param path string
+---@return boolean
+function M.regular_file(path)
+  local st = vim.uv.fs_stat(path)
+  return st ~= nil and st.type == "file"
+end
+
+--- The loaded buffer named path, if any (bufnr() would read path as a
+--- pattern).
+---@param path string
+---@return integer|nil
+function M.loaded_buffer(path)
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(b) and api.nvim_buf_get_name(b) == path then
+      return b
+    end
+  end
+end
+
+--- Show file path in the current window: its buffer as it is when loaded
+--- (unsaved edits included), else the file read into a new buffer, with no
+--- Ex command line parsed (no expansion of any kind). Only regular files.
+---@param path string absolute
+---@return boolean ok, string|nil err
+function M.edit(path)
+  local buf = M.loaded_buffer(path)
+  if not buf then
+    if not M.regular_file(path) then
+      return false, "not a regular file"
+    end
+    buf = vim.fn.bufadd(path)
+    local ok, err = pcall(vim.fn.bufload, buf)
+    if not ok then
+      return false, tostring(err)
+    end
+    vim.bo[buf].buflisted = true
+  end
+  local ok, err = pcall(api.nvim_win_set_buf, 0, buf)
+  return ok, not ok and tostring(err) or nil
+end
+
+--- The path and line of a `path:line` location on the cursor line, if any:
+--- an existing regular file (the path taken literally, see literal_path).
 ---@return string|nil, integer|nil
 function M.location_at_cursor()
   local line = api.nvim_get_current_line()
@@ -16,8 +85,8 @@ function M.location_at_cursor()
   if not path then
     return nil
   end
-  local full = vim.fn.fnamemodify(vim.fn.expand(path), ":p")
-  if vim.fn.filereadable(full) ~= 1 then
+  local full = M.literal_path(path)
+  if not M.regular_file(full) then
     return nil
   end
   return full, lnum and tonumber(lnum) or nil
@@ -50,14 +119,7 @@ function M.open_location(s)
     vim.cmd("topleft vsplit")
     layout.unfix()
   end
-  -- A buffer with unsaved edits is shown as it is (":edit" would refuse).
-  local bufnr = vim.fn.bufnr(path)
-  local ok, err
-  if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
-    ok, err = pcall(api.nvim_win_set_buf, 0, bufnr)
-  else
-    ok, err = pcall(vim.cmd.edit, vim.fn.fnameescape(path))
-  end
+  local ok, err = M.edit(path)
   if not ok then
     vim.notify("acp: cannot open " .. path .. ": " .. tostring(err), vim.log.levels.ERROR)
     return false
@@ -97,7 +159,12 @@ function M.open_diff(s, c)
     vim.notify("acp: no diff under the cursor", vim.log.levels.INFO)
     return false
   end
-  local name = vim.fn.fnamemodify(c.path or "edit", ":t")
+  local path = type(c.path) == "string" and c.path or "edit"
+  if c.live and not (M.loaded_buffer(path) or M.regular_file(path)) then
+    vim.notify(("acp: cannot open %s: not a regular file"):format(path), vim.log.levels.ERROR)
+    return false
+  end
+  local name = vim.fs.basename(path)
   vim.cmd("tabnew")
   layout.unfix()
   local function side(label, text)
@@ -111,7 +178,7 @@ function M.open_diff(s, c)
     end
     api.nvim_buf_set_lines(buf, 0, -1, false, lines)
     pcall(api.nvim_buf_set_name, buf, ("acp://diff/%s/%s"):format(label, name))
-    local ft = vim.filetype.match({ filename = c.path or "" })
+    local ft = vim.filetype.match({ filename = path })
     if ft then
       vim.bo[buf].filetype = ft
     end
@@ -124,11 +191,11 @@ function M.open_diff(s, c)
     -- The file itself on the right: do/dp take hunks back and forth, and
     -- what you change is what gets saved.
     vim.cmd("rightbelow vsplit")
-    local bufnr = vim.fn.bufnr(c.path)
-    if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
-      api.nvim_win_set_buf(0, bufnr)
-    else
-      vim.cmd.edit(vim.fn.fnameescape(c.path))
+    local ok, err = M.edit(path)
+    if not ok then
+      vim.notify(("acp: cannot open %s: %s"):format(path, err), vim.log.levels.ERROR)
+      vim.cmd("tabclose")
+      return false
     end
     vim.cmd("diffthis")
   else

@@ -53,6 +53,13 @@ function M.current_text(path)
       return table.concat(lines, "\n") .. (eol and "\n" or ""), true
     end
   end
+  local st = vim.uv.fs_stat(path)
+  if not st then
+    return "", false
+  end
+  if st.type ~= "file" then
+    return "", true -- a FIFO or device: never opened (it could block Neovim)
+  end
   local f = io.open(path, "rb")
   if not f then
     return "", false
@@ -90,7 +97,10 @@ function M.items(s)
     local now, exists = M.current_text(c.path)
     local add, del = stat(c.original or "", now)
     local what
-    if not exists then
+    local regular = not exists or actions.regular_file(c.path)
+    if not regular then
+      what = "not a regular file now"
+    elseif not exists then
       what = "deleted since"
     elseif not c.existed then
       what = ("created (+%d)"):format(add)
@@ -98,10 +108,12 @@ function M.items(s)
       what = ("modified (+%d -%d)"):format(add, del)
     end
     items[#items + 1] = {
-      filename = c.path,
+      -- Only files the quickfix list can open without blocking Neovim.
+      filename = regular and c.path or nil,
       lnum = exists and first_change(c.original or "", now) or 1,
       col = 1,
-      text = ("%s by %s; :AcpDiff to compare"):format(what, s.agent or "the agent"),
+      text = regular and ("%s by %s; :AcpDiff to compare"):format(what, s.agent or "the agent")
+        or ("%s: %s (not opened)"):format(c.path, what),
       user_data = { acp_original = c.original, acp_existed = c.existed },
     }
   end

@@ -5,14 +5,19 @@ local M = {}
 ---@class acp.AgentSpec
 ---@field cmd string|string[] command and arguments; "{bin}" is the host binary
 ---@field env table<string, string>|nil variables set for the agent
----@field title string|nil name shown in the chat
+---@field title string|nil name shown in the chat (default: the agent's agentInfo.title, else its name, else the config key)
 ---@field mcp_servers table[]|nil passed to session/new (default: the global list)
----@field quirks { missing_file_as_empty: boolean|nil }|nil per-agent workarounds
+---@field quirks acp.Quirks|nil per-agent workarounds; unset ones follow what the agent says it is (see :help acp-quirks)
 ---@field start_timeout_ms integer|nil how long initialize may take before the agent is stopped (default 60000)
+---@field install string|nil how to install the command (shown when it is missing)
+---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
+
+---@class acp.Quirks
+---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
 
 ---@class acp.Config
 ---@field agents table<string, acp.AgentSpec> name -> how to start it; presets merged in
----@field default_agent string agent of :AcpChat without argument
+---@field default_agent string|false|nil agent of :AcpChat without argument (none: a picker)
 ---@field permissions acp.Config.Permissions
 ---@field fs acp.Config.Fs
 ---@field terminal acp.Config.Terminal
@@ -22,6 +27,7 @@ local M = {}
 ---@field history acp.Config.History
 ---@field mcp_servers table[] MCP servers passed to session/new
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
+---@field registry acp.Config.Registry the ACP agent registry (:AcpAgents)
 
 ---@class acp.Config.Permissions
 ---@field auto_allow string[] tool kinds allowed without asking, e.g. { "read" }
@@ -59,25 +65,54 @@ local M = {}
 ---@field chat table<string, acp.Keys> in the transcript
 ---@field prompt table<string, acp.Keys> in permission prompts and file questions
 
+---@class acp.Config.Registry
+---@field url string|nil registry.json to use (default: the published one)
+---@field timeout_ms integer network timeout of a refresh
+
 ---@class acp.Config.Ui
 ---@field icons boolean|"auto" Nerd Font icons; false: ASCII; "auto": icons when a Nerd Font is known to be there
 
 --- Agent presets; users override or extend them through setup({ agents = ... }).
+--- Each runs the command its users install today (README's agent table, kept
+--- in step by tests/agents_test.lua); `registry` names the same agent in the
+--- ACP registry, which :AcpAgents can install when the command is missing.
 ---@type table<string, acp.AgentSpec>
 M.presets = {
   demo = { cmd = { "{bin}", "demo-agent" }, title = "demo (no AI)" },
-  claude = { cmd = { "claude-code-acp" } },
-  ["claude-agent"] = { cmd = { "claude-agent-acp" } },
-  gemini = { cmd = { "gemini", "--acp" }, quirks = { missing_file_as_empty = true } },
-  codex = { cmd = { "codex-acp" } },
-  goose = { cmd = { "goose", "acp" } },
-  opencode = { cmd = { "opencode", "acp" } },
+  claude = { cmd = { "claude-agent-acp" }, install = "npm install -g @agentclientprotocol/claude-agent-acp" },
+  ["claude-code-acp"] = {
+    cmd = { "claude-code-acp" },
+    install = "npm install -g @zed-industries/claude-code-acp",
+    registry = "claude-code-acp",
+  },
+  codex = { cmd = { "codex-acp" }, install = "npm install -g @agentclientprotocol/codex-acp", registry = "codex-acp" },
+  gemini = { cmd = { "gemini", "--acp" }, install = "npm install -g @google/gemini-cli", registry = "gemini" },
+  qwen = { cmd = { "qwen", "--acp" }, install = "npm install -g @qwen-code/qwen-code", registry = "qwen-code" },
+  opencode = { cmd = { "opencode", "acp" }, install = "npm install -g opencode-ai", registry = "opencode" },
+  goose = {
+    cmd = { "goose", "acp" },
+    install = "curl -fsSL https://github.com/block/goose/releases/download/stable/download_cli.sh | CONFIGURE=false bash",
+  },
+  kimi = { cmd = { "kimi", "acp" }, install = "uv tool install kimi-cli", registry = "kimi" },
+  auggie = { cmd = { "auggie", "--acp" }, install = "npm install -g @augmentcode/auggie", registry = "auggie" },
+  copilot = {
+    cmd = { "copilot-language-server", "--acp" },
+    install = "npm install -g @github/copilot-language-server",
+    registry = "github-copilot",
+  },
+  qoder = { cmd = { "qodercli", "--acp" }, install = "npm install -g @qoder-ai/qodercli", registry = "qoder" },
+  vibe = { cmd = { "vibe-acp" }, install = "uv tool install mistral-vibe", registry = "mistral-vibe" },
+  droid = {
+    cmd = { "droid", "exec", "--output-format", "acp" },
+    install = "curl -fsSL https://app.factory.ai/cli | sh",
+    registry = "factory-droid",
+  },
 }
 
 ---@type acp.Config
 M.defaults = {
   agents = {},
-  default_agent = "demo",
+  default_agent = false,
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
   terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
@@ -123,6 +158,7 @@ M.defaults = {
   history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
   mcp_servers = {},
   log_level = "info",
+  registry = { timeout_ms = 10000 },
 }
 
 ---@type acp.Config
@@ -209,7 +245,9 @@ end
 
 --- The type of every option, by section (a section is a table of options).
 local schema = {
-  default_agent = checks.string,
+  default_agent = function(v)
+    return v ~= false and type(v) ~= "string" and "a string or false" or nil
+  end,
   permissions = { auto_allow = checks.strings, focus_guard_ms = checks.non_negative },
   fs = { write = one_of("apply", "review"), allow_roots = checks.strings, max_bytes = checks.positive },
   terminal = {
@@ -235,6 +273,7 @@ local schema = {
   history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
   mcp_servers = checks.tables,
   log_level = one_of("debug", "info", "warn", "error"),
+  registry = { url = checks.string, timeout_ms = checks.positive },
 }
 
 --- keymaps.<section>.<action>: every action of the defaults takes keys.
@@ -267,8 +306,17 @@ local agent_schema = {
   mcp_servers = checks.tables,
   start_timeout_ms = checks.positive,
   quirks = function(v)
-    return type(v) ~= "table" and "a table" or nil
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return "a table"
+    end
+    for k, x in pairs(v) do
+      if k ~= "missing_file_as_empty" or type(x) ~= "boolean" then
+        return "a table of { missing_file_as_empty = boolean }"
+      end
+    end
   end,
+  install = checks.string,
+  registry = checks.string,
 }
 
 local function problem(name, want, v)

@@ -1,6 +1,7 @@
 --- Context for the next prompt (:[range]AcpAdd [file]): files as resource
 --- links, line ranges as embedded resources (or fenced text when the agent
 --- does not take embedded context). Each session owns one acp.Context.
+local actions = require("acp.actions")
 local config = require("acp.config")
 
 local M = {}
@@ -186,16 +187,19 @@ function C:mentions(text)
   end
   for word in text:gmatch("@([^%s@]+)") do
     word = word:gsub("[,.;:!?%)%]]+$", "")
-    local path = vim.fn.fnamemodify(vim.fn.expand(word), ":p")
+    -- Taken literally (expand() would run `backticks`), regular files only
+    -- (reading a FIFO would block Neovim).
+    local path = actions.literal_path(word)
     local rel = vim.fn.fnamemodify(path, ":~:.")
-    if not seen[rel] and vim.fn.filereadable(path) == 1 and M.is_image_path(path) then
+    local readable = actions.regular_file(path) and vim.fn.filereadable(path) == 1
+    if not seen[rel] and readable and M.is_image_path(path) then
       seen[rel] = true
       local img = self:_image(path)
       if img then
         blocks[#blocks + 1] = img.block
         labels[#labels + 1] = img.label
       end
-    elseif not seen[rel] and vim.fn.filereadable(path) == 1 then
+    elseif not seen[rel] and readable then
       seen[rel] = true
       local block
       local bufnr = vim.fn.bufnr(path)

@@ -4,7 +4,9 @@
 ---
 --- Every event type the host sends (host/events.go) has a handler here and
 --- every handler has an event type there: host/events_test.go checks it.
+local auth = require("acp.auth")
 local chat = require("acp.chat")
+local registry = require("acp.registry")
 local session = require("acp.session")
 local updates = require("acp.updates")
 
@@ -23,8 +25,12 @@ end
 local handlers = {}
 M.handlers = handlers
 
---- Streamed text: kind "agent", "thought" or "user".
+--- Streamed text: kind "agent", "thought" or "user"; new_message: another
+--- message of the agent starts (a new paragraph).
 function handlers.chunk(s, ev)
+  if ev.new_message then
+    s.transcript:close_stream()
+  end
   s.transcript:append_text(ev.kind, ev.text or "")
 end
 
@@ -61,6 +67,16 @@ end
 --- The choice of a past session to load (:AcpResume).
 function handlers.resume(s, ev)
   s.prompts:add("resume", ev.id, { sessions = table_or_empty(ev.sessions) })
+end
+
+--- The agent needs the user to log in: pick one of its auth methods.
+function handlers.auth(s, ev)
+  auth.ask(s, ev)
+end
+
+--- The auth question was settled (answered, or the session ended).
+function handlers.auth_done(_, ev)
+  auth.done(ev)
 end
 
 --- The host settled a question (answered, cancelled, the agent gave up).
@@ -111,6 +127,18 @@ function handlers.model(s, ev)
   chat.update_winbar(s)
 end
 
+--- Handlers of the events that belong to no session (no sid): the agent
+--- registry's (host/events.go's registryEventTypes), by type.
+---@type table<string, fun(ev: table)>
+local global = {}
+M.global = global
+
+function global.registry_list(ev)
+  registry.on_event(ev)
+end
+global.registry_progress = global.registry_list
+global.registry_installed = global.registry_list
+
 --- Route one event to its session's handler; a failing handler is
 --- reported, never raised into the host's call.
 ---@param s acp.Session
@@ -160,6 +188,13 @@ function M.dispatch(events)
         if #orphans[ev.sid] < max_orphans then
           table.insert(orphans[ev.sid], ev)
         end
+      elseif not ev.sid and global[ev.type] then
+        local ok, err = pcall(global[ev.type], ev)
+        if not ok then
+          vim.schedule(function()
+            vim.notify("acp: " .. tostring(ev.type) .. " failed: " .. tostring(err), vim.log.levels.ERROR)
+          end)
+        end
       end
       i = i + 1
     end
@@ -188,6 +223,7 @@ end
 --- The host exited: events kept for unbound sessions are dropped.
 function M.reset()
   orphans = {}
+  registry.reset()
 end
 
 return M

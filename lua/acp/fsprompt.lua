@@ -6,6 +6,7 @@
 local diff = require("acp.diff")
 local keymaps = require("acp.keymaps")
 local permission = require("acp.permission")
+local texts = require("acp.text")
 
 local M = {}
 
@@ -34,15 +35,15 @@ function M.keys_for(options)
   return out
 end
 
---- Lines and highlights ({row, group}) of the window for question q.
+--- Body lines and highlights ({row, group}) of the prompt of question q:
+--- its title and diff (agent text made visible, see acp.text).
 ---@param q table fsbridge.Question
----@param keys string[][] from keys_for
 ---@return string[], {[1]: integer, [2]: string}[]
-function M.lines(q, keys)
+function M.lines(q)
   local lines, hls = {}, {}
   local function add(l, hl)
     for _, part in ipairs(vim.split(l, "\n", { plain = true })) do
-      lines[#lines + 1] = part
+      lines[#lines + 1] = texts.visible(part)
       if hl then
         hls[#hls + 1] = { #lines - 1, hl }
       end
@@ -54,11 +55,20 @@ function M.lines(q, keys)
     local kind = diff.classify(l)
     add(l, kind == "header" and "AcpInfo" or diff.highlight(l))
   end
-  add("")
+  return lines, hls
+end
+
+--- The option lines (always on screen under the body) and their highlights.
+---@param q table
+---@param keys string[][] from keys_for
+---@return string[], {[1]: integer, [2]: string}[]
+function M.key_lines(q, keys)
+  local lines, hls = {}, {}
   for i, o in ipairs(q.options or {}) do
-    add(("[%s] %s"):format(table.concat(keys[i], "/"), o.label or o.id), "AcpPermissionKey")
+    lines[#lines + 1] = ("[%s] %s"):format(table.concat(keys[i], "/"), texts.visible(texts.one_line(o.label or o.id)))
+    hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
   end
-  add(("[%s] decide later (the agent keeps waiting)"):format(permission.hide_keys()))
+  lines[#lines + 1] = ("[%s] decide later (the agent keeps waiting)"):format(permission.hide_keys())
   return lines, hls
 end
 
@@ -86,7 +96,8 @@ end
 function M.view(s, q)
   local options = q.options or {}
   local keys = M.keys_for(options)
-  local lines, hls = M.lines(q, keys)
+  local lines, hls = M.lines(q)
+  local klines, khls = M.key_lines(q, keys)
   local answers = {}
   for i, o in ipairs(options) do
     answers[i] = { keys = keys[i], choice = o.id, desc = o.label or o.id }
@@ -94,12 +105,11 @@ function M.view(s, q)
   return {
     lines = lines,
     hls = hls,
+    keys = { lines = klines, hls = khls },
     answers = answers,
     filetype = "acp_fsprompt",
     title = (" %s: %s "):format(s.agent or "agent", what(q)),
     max_width = 100,
-    height = math.max(3, math.min(#lines, math.floor(vim.o.lines * 0.6))),
-    wrap = false,
     -- Shown side by side first ("d" in the prompt asks for it); the prompt
     -- then takes focus, since the user is looking at it.
     diff = q.show_diff and { path = q.path, oldText = q.old, newText = q.new } or nil,

@@ -1,8 +1,50 @@
 --- :checkhealth acp
+local agents = require("acp.agents")
 local config = require("acp.config")
 local host = require("acp.host")
 
 local M = {}
+
+--- Check agent name: the command it runs (through node/npx too), with an
+--- install hint when it is missing (an error for the default agent, a
+--- warning for the other agents the user configured, information for the
+--- presets left as they are), and the root/IS_SANDBOX rule of the Claude
+--- adapters.
+---@param h table vim.health
+---@param name string
+---@param is_default boolean
+local function check_agent(h, name, is_default)
+  local spec, err = config.agent(name)
+  if not spec then
+    h.error(err)
+    return
+  end
+  local label = name .. (is_default and " (default_agent)" or "")
+  if spec.cmd[1] == "{bin}" then
+    h.ok(label .. ": bundled demo agent")
+    return
+  end
+  local problem = agents.problem(spec)
+  if problem then
+    local msg, hint = ("%s: %s"):format(label, problem), agents.install_hint(name, spec)
+    if is_default then
+      h.error(msg, { hint })
+    elseif config.options.agents[name] then
+      h.warn(msg, { hint })
+    else
+      h.info(("%s (%s)"):format(msg, hint))
+    end
+    return
+  end
+  local path = agents.find(spec.cmd[1])
+  local runs = agents.runs(spec.cmd)
+  local what = runs.script or runs.package
+  h.ok(("%s: %s%s"):format(label, path, what and (" " .. what) or ""))
+  local root = agents.root_problem(spec)
+  if root then
+    h.error(name .. ": " .. root)
+  end
+end
 
 function M.check()
   local h = vim.health
@@ -23,23 +65,16 @@ function M.check()
   end
   h.info("log: " .. host.log_path())
   h.start("nvim-acp agents")
+  local default = config.options.default_agent
+  if type(default) == "string" and default ~= "" and not config.agent(default) then
+    h.error(("default_agent %q is not a configured agent or preset"):format(default), {
+      "Set default_agent to one of: " .. table.concat(config.agent_names(), ", "),
+    })
+  elseif not default then
+    h.info("no default_agent: :AcpChat asks which agent to use")
+  end
   for _, name in ipairs(config.agent_names()) do
-    local spec = config.agent(name)
-    if spec then
-      local exe = spec.cmd[1]
-      if exe == "{bin}" then
-        h.ok(name .. ": bundled demo agent")
-      elseif vim.fn.executable(exe) == 1 then
-        h.ok(("%s: %s"):format(name, vim.fn.exepath(exe)))
-        if exe:match("claude") and vim.uv.getuid() == 0 and not (spec.env and spec.env.IS_SANDBOX) then
-          h.warn(name .. ": Claude Code refuses to run as root and session/new fails with an internal error", {
-            ('In a container or sandbox, set agents.%s.env = { IS_SANDBOX = "1" }'):format(name),
-          })
-        end
-      else
-        h.info(("%s: `%s` not on PATH"):format(name, exe))
-      end
-    end
+    check_agent(h, name, name == default)
   end
 end
 

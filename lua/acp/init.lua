@@ -2,8 +2,10 @@
 ---
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
---- focus, toggle, statusline, history. `User AcpState` fires on every state change,
---- `User AcpProgress` about once a second while an agent starts or works.
+--- focus, toggle, statusline, history, switch, pick_agent, agents.
+--- `User AcpState` fires on every state change, `User AcpProgress` about
+--- once a second while an agent starts or works.
+local agents = require("acp.agents")
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local config = require("acp.config")
@@ -62,18 +64,39 @@ function M.setup(opts)
   setup_once()
 end
 
+--- The agent to use when none is named: default_agent, else the current
+--- session's; nil when there is neither (then the user picks one).
+---@return string|nil
+local function default_agent()
+  local d = config.options.default_agent
+  if type(d) == "string" and d ~= "" then
+    return d
+  end
+  local s = resolve()
+  return s and s.agent or nil
+end
+
 --- Open the chat for agent (default: the current session's, else
---- default_agent), starting a session when there is none running for it.
+--- default_agent, else a picker), starting a session when there is none
+--- running for it. Returns nil while the picker is open.
 ---@param agent string|nil
 ---@return acp.Status|nil
 function M.chat(agent)
   setup_once()
   local s = resolve()
-  if s and (agent == nil or agent == "" or agent == s.agent) and s:alive() then
+  if s and (agent == nil or agent == "") and s:alive() then
     chat.show(s)
     return s:status()
   end
-  agent = (agent and agent ~= "") and agent or config.options.default_agent
+  agent = (agent and agent ~= "") and agent or default_agent()
+  if not agent then
+    M.pick_agent(M.chat)
+    return nil
+  end
+  if s and agent == s.agent and s:alive() then
+    chat.show(s)
+    return s:status()
+  end
   -- Reuse a live session of that agent.
   local live = session.live(agent)
   if live then
@@ -84,14 +107,23 @@ function M.chat(agent)
   return M.new_session(agent)
 end
 
---- Start a new session with agent and show its chat. how.resume: pick one
---- of the agent's past sessions to load instead (see :AcpResume); how.load:
---- load that session id; how.history: the saved chat it continues.
----@param agent string
+--- Start a new session with agent (default: default_agent, else a picker)
+--- and show its chat. how.resume: pick one of the agent's past sessions to
+--- load instead (see :AcpResume); how.load: load that session id;
+--- how.history: the saved chat it continues. Returns nil while the picker
+--- is open.
+---@param agent string|nil
 ---@param how { resume: boolean|nil, load: string|nil, history: acp.HistoryMeta|nil }|nil
----@return acp.Status
+---@return acp.Status|nil
 function M.new_session(agent, how)
   setup_once()
+  agent = (agent and agent ~= "") and agent or default_agent()
+  if not agent then
+    M.pick_agent(function(name)
+      M.new_session(name, how)
+    end)
+    return nil
+  end
   how = how or {}
   local s = session.new(agent)
   if how.history then
@@ -111,12 +143,67 @@ function M.history()
   end)
 end
 
---- Pick one of agent's past sessions and load it, history included.
+--- Pick one of the agent's past sessions and load it, history included.
 ---@param agent string|nil
----@return acp.Status
+---@return acp.Status|nil
 function M.resume(agent)
-  agent = (agent and agent ~= "") and agent or config.options.default_agent
   return M.new_session(agent, { resume = true })
+end
+
+--- Pick an agent with vim.ui.select (configured agents and presets,
+--- installed ones first, and the installed agents of the ACP registry),
+--- then call on_choice(name) (default: switch the chat to it).
+---@param on_choice fun(name: string)|nil
+function M.pick_agent(on_choice)
+  setup_once()
+  agents.pick(on_choice or M.switch)
+end
+
+--- Switch the chat to agent (a picker without one) in place: the chat's
+--- windows show that agent's session (its live one, else a new one) and
+--- the text typed in the input area goes along. The previous session keeps
+--- running (:AcpSessions goes back to it, :AcpStop ends it).
+---@param agent string|nil
+---@return acp.Status|nil
+function M.switch(agent)
+  setup_once()
+  if not agent or agent == "" then
+    agents.pick(M.switch, { prompt = "Switch the chat to" })
+    return nil
+  end
+  local prev = resolve()
+  if prev and prev.agent == agent and prev:alive() then
+    chat.show(prev)
+    return prev:status()
+  end
+  local typed = prev and api.nvim_buf_is_valid(prev.input_buf) and api.nvim_buf_get_lines(prev.input_buf, 0, -1, false)
+    or {}
+  local live = session.live(agent)
+  local st
+  if live then
+    session.set_current(live)
+    chat.show(live)
+    st = live:status()
+  else
+    st = M.new_session(agent)
+  end
+  local s = st and session.get(st.key)
+  if s and prev and s ~= prev and vim.trim(table.concat(typed, "\n")) ~= "" then
+    local now = api.nvim_buf_get_lines(s.input_buf, 0, -1, false)
+    if #now <= 1 and (now[1] or "") == "" then
+      api.nvim_buf_set_lines(s.input_buf, 0, -1, false, typed)
+      api.nvim_buf_set_lines(prev.input_buf, 0, -1, false, {})
+    end
+  end
+  return st
+end
+
+--- :AcpAgents: browse the ACP registry (installed or not, version,
+--- description); choosing an agent installs it when needed, with progress
+--- shown, and opens a chat with it (usable by its id in :AcpChat).
+function M.agents()
+  setup_once()
+  agents.browse(M.chat)
 end
 
 --- Send a prompt to the current (or opts.session) session. Returns with the

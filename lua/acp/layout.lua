@@ -42,32 +42,69 @@ function M.tab_window(buf)
   end
 end
 
---- Configuration of a prompt float: anchored to the bottom of the chat
---- window when there is one in this tab (as wide as it), else centred.
----@param anchor integer|nil the chat window
----@param spec { max_width: integer, height: integer, title: string }
----@return table config for nvim_open_win
-function M.float(anchor, spec)
-  local width = anchor and math.max(20, api.nvim_win_get_width(anchor) - 2)
-    or math.max(20, math.min(spec.max_width, vim.o.columns - 4))
-  local cfg
-  if anchor then
-    cfg = { relative = "win", win = anchor, anchor = "SW", row = api.nvim_win_get_height(anchor), col = 0 }
-  else
-    cfg = {
-      relative = "editor",
-      row = math.max(0, math.floor((vim.o.lines - spec.height) / 2)),
-      col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-    }
+--- Rows lines take in a window width columns wide with 'wrap' on.
+---@param lines string[]
+---@param width integer
+---@return integer
+function M.wrapped_rows(lines, width)
+  local n = 0
+  for _, l in ipairs(lines) do
+    n = n + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / math.max(1, width)))
   end
-  return vim.tbl_extend("force", cfg, {
-    width = width,
-    height = spec.height,
-    style = "minimal",
-    border = "rounded",
-    title = spec.title,
-    focusable = true,
-  })
+  return n
+end
+
+--- Configurations of a prompt's two floats: the body (what is asked; it
+--- scrolls) right above the keys (the answers; always whole on screen).
+--- Anchored to the bottom of the chat window when there is one in this tab
+--- (as wide as it, and wider, reaching left over the editor, when the chat
+--- is narrower than min_width), else centred. Heights count wrapped rows;
+--- together the floats take at most 80% of the editor's rows unless the
+--- keys need more.
+---@param anchor integer|nil the chat window
+---@param spec { max_width: integer, title: string, body: string[], keys: string[], hint: string }
+---@return table body config for nvim_open_win, table keys config, boolean overflow (the body scrolls)
+--- The narrowest a prompt anchored to the chat is (if the editor is as wide).
+M.min_width = 60
+
+function M.prompt(anchor, spec)
+  local want = math.max(20, math.min(spec.max_width, vim.o.columns - 4))
+  local width = anchor and math.max(api.nvim_win_get_width(anchor) - 2, math.min(want, M.min_width)) or want
+  width = math.min(width, math.max(1, vim.o.columns - 2))
+  -- The chat's winbar stays visible (it says which key reaches the prompt).
+  local floor_row = 0
+  if anchor and vim.wo[anchor].winbar ~= "" then
+    floor_row = api.nvim_win_get_position(anchor)[1] + 1
+  end
+  local avail = math.max(6, vim.o.lines - vim.o.cmdheight - floor_row)
+  local body_rows = M.wrapped_rows(spec.body, width)
+  local keys_rows = M.wrapped_rows(spec.keys, width)
+  local cap = math.min(avail, math.max(math.floor(avail * 0.8), keys_rows + 7))
+  local body_h = math.max(1, math.min(body_rows, cap - keys_rows - 4))
+  local overflow = body_rows > body_h
+  if overflow then
+    -- A line above the keys (spec.hint at its longest) says where the body
+    -- is scrolled to.
+    keys_rows = keys_rows + M.wrapped_rows({ spec.hint }, width)
+    body_h = math.max(1, math.min(body_rows, cap - keys_rows - 4))
+  end
+  local total = body_h + keys_rows + 4
+  local top, col
+  if anchor then
+    local pos = api.nvim_win_get_position(anchor)
+    top = pos[1] + api.nvim_win_get_height(anchor) - total
+    -- The right edges line up: a prompt wider than the chat reaches left.
+    col = pos[2] + api.nvim_win_get_width(anchor) - width - 2
+  else
+    top = math.floor((avail - total) / 2)
+    col = math.floor((vim.o.columns - width - 2) / 2)
+  end
+  top = math.max(floor_row, math.min(top, floor_row + avail - total))
+  col = math.max(0, col)
+  local common = { relative = "editor", col = col, width = width, style = "minimal", border = "rounded" }
+  local body = vim.tbl_extend("force", common, { row = top, height = body_h, title = spec.title, focusable = true })
+  local keys = vim.tbl_extend("force", common, { row = top + body_h + 2, height = keys_rows, focusable = false })
+  return body, keys, overflow
 end
 
 return M

@@ -1,6 +1,11 @@
 --- Permission request content: what a session/request_permission (or the
 --- client's own question shaped like one) shows in its prompt, the keys of
 --- its options, and what answering it means. acp.prompt shows it.
+---
+--- Everything the agent sent is shown as it would act: control and
+--- invisible characters made visible, long blank runs counted (see
+--- acp.text's visible_lines), the tool call as the agent announced it
+--- merged with the request (same toolCallId), diff included.
 local diff = require("acp.diff")
 local keymaps = require("acp.keymaps")
 local rules = require("acp.rules")
@@ -9,7 +14,9 @@ local transcript = require("acp.transcript")
 
 local M = {}
 
-local one_line = texts.one_line
+local function one_line(v)
+  return texts.visible(texts.one_line(v))
+end
 
 local kinds = { allow_once = true, allow_always = true, reject_once = true, reject_always = true }
 
@@ -38,19 +45,108 @@ function M.hide_keys()
   return keymaps.first("prompt", "hide") or ":q"
 end
 
---- Body lines describing a request, and their highlights ({row, group}).
+--- The tool call of req as the user should judge it: the request's fields
+--- over what the agent announced of that tool call before (a Write's diff,
+--- say), when the session knows it.
+---@param s acp.Session|nil
+---@param req table
+---@return table
+function M.tool_call(s, req)
+  local tc = type(req.toolCall) == "table" and req.toolCall or {}
+  local t = s and s.transcript
+  local known = tc.toolCallId and t and t.tool_data and t:tool_data(tc.toolCallId)
+  if type(known) ~= "table" then
+    return tc
+  end
+  local merged = vim.deepcopy(known)
+  for k, v in pairs(tc) do
+    merged[k] = v
+  end
+  return merged
+end
+
+--- The variables of an env value: a map, or ACP's list of {name, value}.
+local function env_lines(env)
+  local out = {}
+  if type(env) ~= "table" then
+    return out
+  end
+  for k, v in pairs(env) do
+    if type(k) == "number" and type(v) == "table" then
+      out[#out + 1] = ("%s=%s"):format(one_line(v.name), one_line(v.value))
+    elseif type(k) == "string" then
+      out[#out + 1] = ("%s=%s"):format(one_line(k), one_line(v))
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+--- Body lines describing what a request would do, and their highlights
+--- ({row, group}): title, kind, warnings, the command whole with its cwd and
+--- env, locations, content (diffs highlighted).
 ---@param req table RequestPermissionRequest
+---@param tc table|nil its tool call (default: req.toolCall; see tool_call)
+---@return string[], table[]
+function M.lines(req, tc)
+  tc = tc or (type(req.toolCall) == "table" and req.toolCall or {})
+  local lines, hls = {}, {}
+  local function add(l, group)
+    lines[#lines + 1] = l
+    if group then
+      hls[#hls + 1] = { #lines - 1, group }
+    end
+  end
+  add(("Permission: %s"):format(one_line(tc.title or tc.toolCallId or "tool call")), "AcpPermissionTitle")
+  if tc.kind then
+    add("kind: " .. one_line(tc.kind))
+  end
+  local cmd = rules.command(tc)
+  local warnings = vim.list_slice(type(req.warnings) == "table" and req.warnings or {})
+  if cmd and tc.kind ~= "execute" then
+    table.insert(warnings, 1, ("its kind is %q, but it runs a command"):format(texts.one_line(tc.kind or "none")))
+  end
+  for _, w in ipairs(warnings) do
+    add("⚠ " .. one_line(w), "AcpPermissionWarning")
+  end
+  if cmd then
+    -- Multi-line commands (heredocs) are shown whole: this is what runs.
+    for i, l in ipairs(texts.visible_lines(cmd)) do
+      add((i == 1 and "$ " or "  ") .. l)
+    end
+  end
+  local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
+  if type(raw.cwd) == "string" then
+    add("cwd: " .. one_line(raw.cwd))
+  end
+  for _, e in ipairs(env_lines(raw.env)) do
+    add("env: " .. e)
+  end
+  for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
+    if type(loc) == "table" and type(loc.path) == "string" then
+      local line = tonumber(loc.line)
+      add("  " .. one_line(loc.path) .. (line and (":" .. math.floor(line)) or ""))
+    end
+  end
+  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+    if type(c) == "table" and c.type == "diff" then
+      -- The prompt is not markdown: no fences, highlighted lines.
+      for _, l in ipairs(diff.unified(tostring(c.path or "?"), c.oldText, tostring(c.newText or ""))) do
+        add(texts.visible(l), diff.highlight(l))
+      end
+    elseif type(c) == "table" then
+      vim.list_extend(lines, texts.visible_lines(table.concat(transcript.content_lines(c), "\n")))
+    end
+  end
+  return lines, hls
+end
+
+--- The option lines (always on screen under the body) and their highlights.
+---@param req table
 ---@param keys string[][] from keys_for
 ---@return string[], table[]
-function M.lines(req, keys)
-  local tc = type(req.toolCall) == "table" and req.toolCall or {}
-  local lines = {}
-  local hls = {}
-  lines[1] = ("Permission: %s"):format(one_line(tc.title or tc.toolCallId or "tool call"))
-  hls[#hls + 1] = { 0, "AcpPermissionTitle" }
-  if tc.kind then
-    lines[#lines + 1] = "kind: " .. one_line(tc.kind)
-  end
+function M.key_lines(req, keys)
+  local lines, hls = {}, {}
   for i, o in ipairs(req.options or {}) do
     lines[#lines + 1] = ("[%s] %s (%s)"):format(
       table.concat(keys[i], "/"),
@@ -60,66 +156,51 @@ function M.lines(req, keys)
     hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
   end
   lines[#lines + 1] = ("[%s] decide later (:AcpPermission; the agent keeps waiting)"):format(M.hide_keys())
-  lines[#lines + 1] = ""
-  -- What the tool does comes after the keys, so long diffs never hide them.
-  local cmd = rules.command(tc)
-  if cmd then
-    -- Multi-line commands (heredocs) are shown whole: this is what runs.
-    for i, l in ipairs(vim.split(cmd, "\r?\n")) do
-      lines[#lines + 1] = (i == 1 and "$ " or "  ") .. l
-    end
-  end
-  for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
-    if type(loc) == "table" and type(loc.path) == "string" then
-      local line = tonumber(loc.line)
-      lines[#lines + 1] = "  " .. one_line(loc.path) .. (line and (":" .. math.floor(line)) or "")
-    end
-  end
-  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
-    if type(c) == "table" and c.type == "diff" then
-      -- The prompt is not markdown: no fences, highlighted lines.
-      for _, l in ipairs(diff.unified(c.path or "?", c.oldText, c.newText or "")) do
-        lines[#lines + 1] = l
-        local group = diff.highlight(l)
-        if group then
-          hls[#hls + 1] = { #lines - 1, group }
-        end
-      end
-    elseif type(c) == "table" then
-      vim.list_extend(lines, transcript.content_lines(c))
-    end
-  end
   return lines, hls
 end
 
 local function title_of(req)
-  return one_line((type(req.toolCall) == "table" and req.toolCall.title) or "tool call")
+  return texts.one_line((type(req.toolCall) == "table" and req.toolCall.title) or "tool call")
 end
 
---- A request arrived: some agents send no tool_call before asking, so the
---- tool call's block is made now.
+--- A request arrived: its tool call joins the chat (some agents send no
+--- tool_call before asking), or updates the block the agent announced.
 ---@param s acp.Session
 ---@param req table
 function M.added(s, req)
   local tc = type(req.toolCall) == "table" and req.toolCall or {}
-  if tc.toolCallId and not s.transcript:has_tool(tc.toolCallId) then
+  if not tc.toolCallId then
+    return
+  end
+  if not s.transcript:has_tool(tc.toolCallId) then
     local u = vim.deepcopy(tc)
     u.status = u.status or "pending"
     s.transcript:tool(u)
+    return
   end
+  -- The request's toolCall is an update of that tool call; empty lists
+  -- add nothing (some agents send content = {} with the question).
+  local u = {}
+  for k, v in pairs(tc) do
+    if not (type(v) == "table" and next(v) == nil) then
+      u[k] = v
+    end
+  end
+  s.transcript:tool(u)
 end
 
 --- The option a project rule answers req with, if one applies. The
---- client's own questions (file access outside the workspace, destructive
---- commands) are never answered by rules made for the agent's tool calls.
+--- client's own questions are answered by rules only where the host says
+--- a rule may (a terminal command with no risky cwd or env); file access
+--- outside the workspace never.
 ---@param s acp.Session
 ---@param req table
 ---@return string|nil optionId
 function M.preanswer(s, req)
-  if req.client_question then
+  if req.client_question and not (req.client_question == "terminal" and req.rules_apply == true) then
     return nil
   end
-  local tc = type(req.toolCall) == "table" and req.toolCall or {}
+  local tc = M.tool_call(s, req)
   local rule = rules.match(tc)
   local opt = rule and rules.option_for(rule, req.options)
   if not opt then
@@ -144,7 +225,8 @@ end
 function M.view(s, req, pending)
   local options = req.options or {}
   local keys = M.keys_for(options)
-  local lines, hls = M.lines(req, keys)
+  local lines, hls = M.lines(req, M.tool_call(s, req))
+  local klines, khls = M.key_lines(req, keys)
   local answers = {}
   for i, o in ipairs(options) do
     answers[i] = { keys = keys[i], choice = o.optionId, desc = o.name or o.optionId }
@@ -152,12 +234,11 @@ function M.view(s, req, pending)
   return {
     lines = lines,
     hls = hls,
+    keys = { lines = klines, hls = khls },
     answers = answers,
     filetype = "acp_permission",
     title = M.title(s, pending),
     max_width = 80,
-    height = math.min(#lines, math.max(5, math.floor(vim.o.lines / 2))),
-    wrap = true,
     message = ("Permission requested: %s"):format(title_of(req)),
     notify = ("acp: %s asks permission: %s (:AcpPermission to answer)"):format(s.agent, title_of(req)),
   }
@@ -181,7 +262,8 @@ function M.option(req, choice)
 end
 
 --- req was answered with option opt: the chat says so, a rejected tool call
---- shows it, and an "always" answer typed in the prompt offers a project rule.
+--- shows it, and an "always" answer typed in the prompt offers a project rule
+--- (for the agent's requests and the client's terminal questions).
 ---@param s acp.Session
 ---@param req table
 ---@param opt table
@@ -202,8 +284,9 @@ function M.answered(s, req, opt, interactive)
     "info",
     ("Answered %s: %s (%s)"):format(title_of(req), opt.name or opt.optionId, opt.kind or "?")
   )
-  if interactive and not req.client_question and (opt.kind == "allow_always" or opt.kind == "reject_always") then
-    return { toolCall = tc, action = opt.kind == "allow_always" and "allow" or "reject" }
+  local may_offer = not req.client_question or req.client_question == "terminal"
+  if interactive and may_offer and (opt.kind == "allow_always" or opt.kind == "reject_always") then
+    return { toolCall = M.tool_call(s, req), action = opt.kind == "allow_always" and "allow" or "reject" }
   end
 end
 

@@ -13,13 +13,15 @@ local layout = require("acp.layout")
 local permission = require("acp.permission")
 local resume = require("acp.resume")
 local rules = require("acp.rules")
+local rulesreview = require("acp.rulesreview")
+local texts = require("acp.text")
 
 local M = {}
 
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -29,6 +31,7 @@ local kinds = {
   fs_question = { method = "acp_answer_fs_question", awaits = true, content = fsprompt },
   resume = { method = "acp_answer_resume", picker = true },
   rule_offer = { picker = true },
+  rules_review = { content = rulesreview },
 }
 
 ---@class acp.PromptItem
@@ -102,6 +105,7 @@ function Q:add(kind, id, data)
     content.added(s, data)
   end
   if kind == "permission" then
+    self:_review_rules()
     local choice = permission.preanswer(s, data)
     if choice then
       return send({ kind = kind, id = id }, choice)
@@ -142,7 +146,11 @@ function Q:answer(item, choice, opts)
   if offer then
     table.insert(self.items, 1, { kind = "rule_offer", data = offer })
   end
+  if item.kind == "rules_review" then
+    self:_preanswer_waiting()
+  end
   self:_show_next()
+  self:_retitle()
   return true
 end
 
@@ -227,14 +235,19 @@ function Q:reopen()
   return true
 end
 
---- The text of the float on screen, or "" (tests, statuslines).
+--- The text of the prompt on screen, body then keys, or "" (tests,
+--- statuslines).
 ---@return string
 function Q:text()
   local p = self.shown
   if not p or not p.buf or not api.nvim_buf_is_valid(p.buf) then
     return ""
   end
-  return table.concat(api.nvim_buf_get_lines(p.buf, 0, -1, false), "\n")
+  local lines = api.nvim_buf_get_lines(p.buf, 0, -1, false)
+  if p.keys_buf and api.nvim_buf_is_valid(p.keys_buf) then
+    vim.list_extend(lines, api.nvim_buf_get_lines(p.keys_buf, 0, -1, false))
+  end
+  return table.concat(lines, "\n")
 end
 
 --- The float on screen, if any.
@@ -245,6 +258,32 @@ function Q:window()
 end
 
 -- Private ----------------------------------------------------------------
+
+--- Rules nvim-acp did not write wait in the project's file: the user sees
+--- them first (they are not used meanwhile).
+function Q:_review_rules()
+  local project = rules.project()
+  if self:count("rules_review") > 0 or not rules.needs_review(project) then
+    return
+  end
+  local q = rulesreview.question(project)
+  rulesreview.added(self.session, q)
+  table.insert(self.items, 1, { kind = "rules_review", data = q })
+end
+
+--- The rules changed (a review accepted some): the permission requests
+--- waiting behind are answered by them where they apply.
+function Q:_preanswer_waiting()
+  for _, item in ipairs(vim.list_slice(self.items)) do
+    if item.kind == "permission" and not (self.shown and self.shown.item == item) then
+      local choice = permission.preanswer(self.session, item.data)
+      if choice then
+        table.remove(self.items, index_of(self.items, item))
+        send(item, choice)
+      end
+    end
+  end
+end
 
 --- The session waits for the user while a question for it is open.
 function Q:_sync_state()
@@ -288,6 +327,52 @@ function Q:_may_focus()
   return (buf == s.chat_buf or buf == s.input_buf) and vim.fn.mode() == "n"
 end
 
+--- A scratch buffer holding lines, highlighted with hls ({row, group}).
+local function scratch(lines, hls, filetype)
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = filetype
+  for _, h in ipairs(hls) do
+    api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #lines[h[1] + 1], hl_group = h[2] })
+  end
+  return buf
+end
+
+--- Window options of a prompt float: wrapped, the marks of hidden
+--- characters highlighted.
+local function dress(win)
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = false
+  vim.wo[win].breakindent = false
+  pcall(vim.fn.matchadd, "AcpPermissionControl", texts.visible_marks, 10, -1, { window = win })
+end
+
+--- The line above the keys of a body that scrolls: which lines show (screen
+--- lines: a wrapped line counts each of its rows).
+---@param rows string the keys that scroll by one row ("j/k")
+local function hint_text(first, last, total, rows)
+  local more = last < total and ("%d more below"):format(total - last) or "end"
+  return ("↕ lines %d-%d of %d, %s: %s <C-d>/<C-u> scroll"):format(first, last, total, more, rows)
+end
+
+local function scroll_hint(win, buf, rows)
+  local width = api.nvim_win_get_width(win)
+  local view = api.nvim_win_call(win, vim.fn.winsaveview)
+  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
+  local total = layout.wrapped_rows(lines, width)
+  -- Rows above the window: whole lines, then the rows of the top line
+  -- scrolled past ('smoothscroll').
+  local above = layout.wrapped_rows(vim.list_slice(lines, 1, view.topline - 1), width)
+    + math.floor((view.skipcol or 0) / math.max(1, width))
+  local last = math.min(total, above + api.nvim_win_get_height(win))
+  return hint_text(math.min(above + 1, total), last, total, rows)
+end
+
+--- Show item in two floats: its body (scrollable, focused when safe) above
+--- its keys (always whole on screen, with a scroll hint when the body does
+--- not fit).
 function Q:_float(item, opts)
   local s = self.session
   local content = kinds[item.kind].content
@@ -298,35 +383,90 @@ function Q:_float(item, opts)
     actions.open_diff(s, view.diff)
     diff_tab = api.nvim_get_current_tabpage()
   end
-  local buf = api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = "wipe"
-  api.nvim_buf_set_lines(buf, 0, -1, false, view.lines)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = view.filetype
-  for _, h in ipairs(view.hls) do
-    api.nvim_buf_set_extmark(buf, ns, h[1], 0, { end_row = h[1], end_col = #view.lines[h[1] + 1], hl_group = h[2] })
+  local keys_view = view.keys or { lines = {}, hls = {} }
+  -- j/k scroll by a row unless they answer (the conflict question's k).
+  local taken = {}
+  for _, a in ipairs(view.answers) do
+    for _, key in ipairs(a.keys) do
+      taken[key] = true
+    end
   end
+  local row_keys = (taken.j or taken.k) and "<C-e>/<C-y>" or "j/k"
+  local bound = layout.wrapped_rows(view.lines, 20)
   -- Anchored to the chat when it is in this tab, else centred.
-  local cfg = layout.float(layout.tab_window(s.chat_buf), {
+  local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(s.chat_buf), {
     max_width = view.max_width,
-    height = view.height,
     title = view.title,
+    body = view.lines,
+    keys = keys_view.lines,
+    -- The hint at its longest for this body: no window is narrower than
+    -- 20 columns, so it has at most bound rows.
+    hint = hint_text(bound, bound, 2 * bound, row_keys),
   })
+  local buf = scratch(view.lines, view.hls, view.filetype)
   -- Focus where the next keys are meant for the prompt: in the chat in
   -- normal mode, with a diff opened for it, or from :AcpPermission.
   local focus = opts.focus or view.diff ~= nil or self:_may_focus()
   local guarded = focus and not opts.focus and not view.diff
-  local win = api.nvim_open_win(buf, focus, cfg)
-  vim.wo[win].wrap = view.wrap
+  local win = api.nvim_open_win(buf, focus, body_cfg)
+  dress(win)
+  -- A wrapped line taller than the window scrolls row by row: its end can
+  -- be read (without this Neovim shows "@@@" and never its last rows).
+  vim.wo[win].smoothscroll = true
+  vim.wo[win].scrolloff = 0
+  local klines, khls = keys_view.lines, keys_view.hls
+  if overflow then
+    klines = vim.list_extend({ "" }, klines)
+    khls = vim.tbl_map(function(h)
+      return { h[1] + 1, h[2] }
+    end, khls)
+  end
+  local keys_buf = scratch(klines, khls, view.filetype .. "_keys")
+  local keys_win = api.nvim_open_win(keys_buf, false, keys_cfg)
+  dress(keys_win)
   local shown = {
     item = item,
     buf = buf,
     win = win,
+    keys_buf = keys_buf,
+    keys_win = keys_win,
     prev_win = prev,
     diff_tab = diff_tab,
     guard_until = guarded and (vim.uv.now() + config.options.permissions.focus_guard_ms) or 0,
   }
   self.shown = shown
+  if overflow then
+    local function update()
+      if api.nvim_win_is_valid(win) and api.nvim_buf_is_valid(keys_buf) then
+        local hint = scroll_hint(win, buf, row_keys)
+        vim.bo[keys_buf].modifiable = true
+        api.nvim_buf_set_lines(keys_buf, 0, 1, false, { hint })
+        vim.bo[keys_buf].modifiable = false
+        api.nvim_buf_clear_namespace(keys_buf, ns, 0, 1)
+        api.nvim_buf_set_extmark(
+          keys_buf,
+          ns,
+          0,
+          0,
+          { end_row = 0, end_col = #hint, hl_group = "AcpPermissionWarning" }
+        )
+      end
+    end
+    update()
+    api.nvim_create_autocmd("WinScrolled", { pattern = tostring(win), callback = update })
+  end
+  -- Closed by other means than ours (:q, :close): its keys go too.
+  api.nvim_create_autocmd("WinClosed", {
+    pattern = tostring(win),
+    once = true,
+    callback = function()
+      vim.schedule(function()
+        if api.nvim_win_is_valid(keys_win) then
+          pcall(api.nvim_win_close, keys_win, true)
+        end
+      end)
+    end,
+  })
   for _, a in ipairs(view.answers) do
     for _, key in ipairs(a.keys) do
       vim.keymap.set("n", key, function()
@@ -341,6 +481,12 @@ function Q:_float(item, opts)
     vim.keymap.set("n", key, function()
       self:hide()
     end, { buffer = buf, nowait = true, desc = "acp: hide the prompt (:AcpPermission shows it again)" })
+  end
+  -- j/k scroll the text one screen row, as a pager does.
+  for key, scroll in pairs({ j = "<C-e>", k = "<C-y>", ["<Down>"] = "<C-e>", ["<Up>"] = "<C-y>" }) do
+    if not taken[key] then
+      vim.keymap.set("n", key, scroll, { buffer = buf, nowait = true, desc = "acp: scroll the prompt" })
+    end
   end
   if not item.announced then
     item.announced = true
@@ -419,8 +565,13 @@ function Q:_close()
   if p.win and api.nvim_win_is_valid(p.win) then
     pcall(api.nvim_win_close, p.win, true)
   end
-  if p.buf and api.nvim_buf_is_valid(p.buf) then
-    pcall(api.nvim_buf_delete, p.buf, { force = true })
+  if p.keys_win and api.nvim_win_is_valid(p.keys_win) then
+    pcall(api.nvim_win_close, p.keys_win, true)
+  end
+  for _, b in ipairs({ p.buf, p.keys_buf }) do
+    if api.nvim_buf_is_valid(b) then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
   end
   if p.diff_tab and api.nvim_tabpage_is_valid(p.diff_tab) and #api.nvim_list_tabpages() > 1 then
     pcall(vim.cmd, "tabclose " .. api.nvim_tabpage_get_number(p.diff_tab))

@@ -5,6 +5,8 @@
 --- Each part writes only its own fields; the session writes the fields
 --- declared on acp.Session, except chat_buf, input_buf, chat_win and
 --- input_win, which belong to acp.chat (the windows of the session).
+local agents = require("acp.agents")
+local auth = require("acp.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
@@ -35,7 +37,8 @@ local api = vim.api
 ---@class acp.Session
 ---@field key integer local id (buffer names, :AcpSessions)
 ---@field agent string the agent's name in the config
----@field title string|nil the agent's display name (preset, else agentInfo.title)
+---@field title string|nil the agent's display name: the config's title, else agentInfo.title, else agentInfo.name (nil: the config key)
+---@field spec acp.AgentSpec|nil what the session runs, once resolved
 ---@field state acp.State
 ---@field since integer vim.uv.now() when the session started, or its turn (winbar's elapsed time)
 ---@field sid integer|nil the host's session id, once acp_open returned
@@ -253,40 +256,6 @@ end
 ---@param how { resume: boolean|nil, load: string|nil }
 ---@param on_sid fun(s: acp.Session, sid: integer)
 function S:start(how, on_sid)
-  local spec, spec_err = config.agent(self.agent)
-  if not spec then
-    return self:fail(spec_err)
-  end
-  local cmd = vim.deepcopy(spec.cmd)
-  for i, part in ipairs(cmd) do
-    cmd[i] = part:gsub("{bin}", function()
-      return host.bin()
-    end)
-  end
-  local o = config.options
-  local opts = {
-    agent = {
-      name = self.agent,
-      cmd = cmd,
-      env = spec.env or vim.empty_dict(),
-      cwd = self.cwd,
-      start_timeout_ms = spec.start_timeout_ms,
-    },
-    mcp_servers = spec.mcp_servers or o.mcp_servers,
-    auto_allow = o.permissions.auto_allow,
-    fs = {
-      write = o.fs.write,
-      allow_roots = vim.tbl_map(function(p)
-        return vim.fn.fnamemodify(vim.fn.expand(p), ":p")
-      end, o.fs.allow_roots),
-      max_bytes = o.fs.max_bytes,
-      missing_as_empty = spec.quirks and spec.quirks.missing_file_as_empty or false,
-    },
-    terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
-    resume = how.resume or false,
-    load_session_id = how.load,
-  }
-  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
   host.start(function(err)
     if err then
       return self:fail(err)
@@ -294,7 +263,13 @@ function S:start(how, on_sid)
     if not self:alive() then
       return -- stopped meanwhile
     end
-    local ok, res = pcall(host.request, "acp_open", opts)
+    -- The name resolves once the host runs: registry agents are known there.
+    local spec, spec_err = agents.resolve(self.agent)
+    if not spec then
+      return self:fail(spec_err)
+    end
+    self.spec = spec
+    local ok, res = pcall(host.request, "acp_open", self:open_opts(spec, how))
     if not ok then
       return self:fail(tostring(res))
     end
@@ -306,14 +281,53 @@ function S:start(how, on_sid)
   end)
 end
 
+--- The options of acp_open for spec (see host's SessionOptions).
+---@param spec acp.AgentSpec
+---@param how { resume: boolean|nil }
+---@return table
+function S:open_opts(spec, how)
+  local cmd = vim.deepcopy(spec.cmd)
+  for i, part in ipairs(cmd) do
+    cmd[i] = part:gsub("{bin}", function()
+      return host.bin()
+    end)
+  end
+  local o = config.options
+  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
+  local env = vim.tbl_extend("force", spec.env or {}, auth.env(self.agent))
+  return {
+    agent = {
+      name = self.agent,
+      cmd = cmd,
+      env = next(env) and env or vim.empty_dict(),
+      cwd = self.cwd,
+      start_timeout_ms = spec.start_timeout_ms,
+    },
+    mcp_servers = spec.mcp_servers or o.mcp_servers,
+    auto_allow = o.permissions.auto_allow,
+    fs = {
+      write = o.fs.write,
+      allow_roots = vim.tbl_map(function(p)
+        return vim.fn.fnamemodify(vim.fn.expand(p), ":p")
+      end, o.fs.allow_roots),
+      max_bytes = o.fs.max_bytes,
+    },
+    -- Only the quirks the user set: the host picks the others by agentInfo.
+    quirks = spec.quirks and next(spec.quirks) and spec.quirks or vim.empty_dict(),
+    terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
+    resume = how.resume or false,
+    load_session_id = how.load,
+  }
+end
+
 --- An agent that takes long to start (installing itself, waiting for a
 --- login, or not an ACP agent at all) leaves the chat at "starting": after
 --- chat.start_notice_ms the chat says so and what to do, and keeps waiting.
 function S:_watch_start()
   local since, from = self.since, vim.uv.now()
   vim.defer_fn(function()
-    if self.state ~= "starting" or self.since ~= since or self.prompts:count() > 0 then
-      return -- started, restarted, or waiting for the user (a resume picker)
+    if self.state ~= "starting" or self.since ~= since or self.prompts:count() > 0 or auth.waiting(self.key) then
+      return -- started, restarted, or waiting for the user (a resume picker, a login)
     end
     local spec = config.agent(self.agent) or {}
     local msg = (
@@ -410,8 +424,13 @@ function S:on_ready(ev)
   self.session_id = ev.session_id
   self.can_load = ev.load_session == true
   self.context:set_capabilities(ev.prompt_capabilities)
-  if type(ev.agent_info) == "table" and ev.agent_info.title and not self.title then
-    self.title = ev.agent_info.title
+  local info = type(ev.agent_info) == "table" and ev.agent_info or {}
+  local function text(v)
+    return type(v) == "string" and v ~= "" and v or nil
+  end
+  local title = text(info.title) or text(info.name)
+  if not self.title and title then
+    self.title = title
     self.transcript:set_title(self.title)
   end
   self.settings:load(type(ev.info) == "table" and ev.info or {})
@@ -437,7 +456,20 @@ end
 ---@param msg string|nil
 function S:on_error(msg)
   self.prompts:cancel_all()
-  self:fail(msg or "unknown error")
+  msg = msg or "unknown error"
+  local hint = agents.error_hint(self.spec)
+  if hint then
+    msg = msg .. "\n" .. hint
+  end
+  self:fail(msg)
+end
+
+--- The name to show for the session's agent: the config's title, else
+--- what the agent says it is (agentInfo.title, else agentInfo.name), else
+--- the config key.
+---@return string
+function S:label()
+  return self.title or self.agent
 end
 
 --- A turn ended (event `turn_end`): a stop reason, or an error.

@@ -31,6 +31,78 @@ function M.split(text)
   end
 end
 
+-- Bytes of invisible or reordering characters: C1 controls, zero-width and
+-- bidi marks, the BOM, soft hyphen, line/paragraph separators, Unicode tags.
+local invisible = {
+  "\194[\128-\159\173]", -- C1 controls, soft hyphen
+  "\216\156", -- U+061C arabic letter mark
+  "\225\160\142", -- U+180E mongolian vowel separator
+  "\226\128[\139-\143\168-\174]", -- U+200B-200F, U+2028-202E
+  "\226\129[\160-\164\166-\169]", -- U+2060-2064, U+2066-2069
+  "\239\187\191", -- U+FEFF
+  "\239\191[\185-\187]", -- U+FFF9-FFFB
+  "\243\160[\128\129][\128-\191]", -- U+E0000-E007F tags
+}
+
+--- s with every character that would hide or rewrite text made visible:
+--- C0 controls (but tab) as their control pictures (ESC as "␛", CR as "␍",
+--- LF as "␊"), DEL as "␡", and invisible or bidi characters as "⟨U+202E⟩".
+---@param s string
+---@return string
+function M.visible(s)
+  s = s:gsub("[%z\1-\8\10-\31]", function(c)
+    return vim.fn.nr2char(0x2400 + c:byte())
+  end)
+  s = s:gsub("\127", "␡")
+  for _, pat in ipairs(invisible) do
+    s = s:gsub(pat, function(c)
+      return ("⟨U+%04X⟩"):format(vim.fn.char2nr(c, true))
+    end)
+  end
+  return s
+end
+
+--- Runs of more blank characters than this in one line are shown as a count.
+local max_blank_run = 64
+
+--- The lines of text as a prompt shows them: each made visible (see
+--- visible), a run of three or more blank lines as one "… N blank lines …"
+--- line, and a run of over 64 blanks within a line as "… N blanks …", so
+--- nothing can be pushed out of sight.
+---@param text string
+---@return string[]
+function M.visible_lines(text)
+  local out = {}
+  local blank = 0
+  local function flush()
+    if blank >= 3 then
+      out[#out + 1] = ("… %d blank lines …"):format(blank)
+    else
+      for _ = 1, blank do
+        out[#out + 1] = ""
+      end
+    end
+    blank = 0
+  end
+  for _, l in ipairs(vim.split((text:gsub("\r?\n$", "")), "\r?\n")) do
+    if l:find("^%s*$") then
+      blank = blank + 1
+    else
+      flush()
+      l = l:gsub("[ \t]+", function(run)
+        return #run > max_blank_run and (" … %d blanks … "):format(#run) or run
+      end)
+      out[#out + 1] = M.visible(l)
+    end
+  end
+  flush()
+  return out
+end
+
+--- A Vim regex matching the marks visible and visible_lines insert (for
+--- highlighting them with matchadd()).
+M.visible_marks = [[[\u2400-\u2421]\|⟨U+\x\+⟩\|… \d\+ blank\%(s\| lines\) …]]
+
 --- v on one line with "%" doubled, for 'winbar' and 'statusline'.
 ---@param v any
 ---@return string

@@ -680,8 +680,10 @@ function T:tool_lines(tc, expanded, collapsed)
   local his = { { 0, 0, #icon, hl }, { 0, #icon + 1, #head, "AcpToolTitle" }, { 0, #head, -1, "AcpToolKind" } }
   for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
     if type(loc) == "table" and type(loc.path) == "string" then
+      -- Lines are 1-based: a line 0 (codex, gemini) means the file.
       local line = tonumber(loc.line)
-      local l = "    " .. one_line(vim.fn.fnamemodify(loc.path, ":~:.")) .. (line and (":" .. math.floor(line)) or "")
+      line = line and line >= 1 and math.floor(line) or nil
+      local l = "    " .. one_line(vim.fn.fnamemodify(loc.path, ":~:.")) .. (line and (":" .. line) or "")
       lines[#lines + 1] = l
       his[#his + 1] = { #lines - 1, 4, -1, "AcpLocation" }
     end

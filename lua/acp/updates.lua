@@ -11,9 +11,59 @@ local M = {}
 local handlers = {}
 M.handlers = handlers
 
+local meta_terminal_keys = { "terminal_info", "terminal_output", "terminal_output_delta", "terminal_exit" }
+
+--- u with a terminal content block for each terminal its `_meta` feeds
+--- that the tool call does not show: codex-acp 2.6.0 sends a read tool's
+--- output only as `_meta.terminal_output_delta` on a tool call without
+--- terminal content. The blocks added stay when a later update replaces
+--- the content.
+---@param s acp.Session
+---@param u table the update
+---@param before table|nil the tool call's fields before it
+---@return table
+local function with_meta_terminals(s, u, before)
+  local content = type(u.content) == "table" and u.content
+    or before and type(before.content) == "table" and before.content
+    or {}
+  local shown, added = {}, {}
+  for _, c in ipairs(content) do
+    if type(c) == "table" and c.type == "terminal" then
+      shown[c.terminalId or ""] = true
+    end
+  end
+  local function add(id)
+    if type(id) == "string" and id ~= "" and not shown[id] and s.terminals:get(id) then
+      shown[id] = true
+      added[#added + 1] = { type = "terminal", terminalId = id, _acp_meta = true }
+    end
+  end
+  -- Blocks added for earlier updates, when this one replaces the content.
+  if type(u.content) == "table" and before and type(before.content) == "table" then
+    for _, c in ipairs(before.content) do
+      if type(c) == "table" and c._acp_meta then
+        add(c.terminalId)
+      end
+    end
+  end
+  local meta = type(u._meta) == "table" and u._meta or {}
+  for _, k in ipairs(meta_terminal_keys) do
+    if type(meta[k]) == "table" then
+      add(meta[k].terminal_id or u.toolCallId)
+    end
+  end
+  if #added == 0 then
+    return u
+  end
+  local out = vim.tbl_extend("force", {}, u)
+  out.content = vim.list_extend(vim.list_extend({}, content), added)
+  return out
+end
+
 function handlers.tool_call(s, u)
   local before = type(u.toolCallId) == "string" and s.transcript:tool_data(u.toolCallId) or nil
   s.terminals:from_update(u, transcript.raw_output_text, before)
+  u = with_meta_terminals(s, u, before)
   local b = s.transcript:tool(u)
   if b and b.data then
     s:record_tool_changes(b.data, buffers.realpath)

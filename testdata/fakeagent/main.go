@@ -49,6 +49,20 @@ type Scenario struct {
 	IgnoreSignals bool `json:"ignore_signals"`
 	// Start steps run as soon as the agent starts (before initialize).
 	Start []Step `json:"start"`
+	// Auth makes session/new need a login (see authenticate).
+	Auth struct {
+		// Required: session/new fails "Authentication required" until
+		// authenticate succeeded on this process, or File exists.
+		Required bool `json:"required"`
+		// Env: authenticate succeeds only with this variable set in the
+		// agent's environment (to Value, when given).
+		Env   string `json:"env"`
+		Value string `json:"value"`
+		// File: a terminal login ("fakeagent login FILE") wrote it.
+		File string `json:"file"`
+		// Error: authenticate answers it.
+		Error *acp.RequestError `json:"error"`
+	} `json:"auth"`
 }
 
 // Step is one action of a turn; exactly one field is set.
@@ -126,6 +140,7 @@ type agent struct {
 	sessions int
 	vars     map[string]any // saved results for "$name" params
 	initID   string         // raw id of the initialize request (with init_raw)
+	authed   bool           // authenticate succeeded
 }
 
 type lockedWriter struct {
@@ -142,6 +157,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "sleeper" {
 		sleeper(os.Args[2:])
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "login" {
+		login(os.Args[2:])
 		return
 	}
 	a := &agent{out: &lockedWriter{w: os.Stdout}, logW: io.Discard, cancel: make(chan struct{})}
@@ -224,9 +243,32 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			res[k] = v
 		}
 		return res, nil
+	case acp.AgentMethodAuthenticate:
+		au := a.sc.Auth
+		if au.Error != nil {
+			return nil, au.Error
+		}
+		if v := os.Getenv(au.Env); au.Env != "" && (v == "" || au.Value != "" && v != au.Value) {
+			return nil, &acp.RequestError{Code: -32000, Message: "Authentication required: " + au.Env + " is not set or wrong"}
+		}
+		a.mu.Lock()
+		a.authed = true
+		a.mu.Unlock()
+		return map[string]any{}, nil
 	case acp.AgentMethodSessionNew:
 		if a.sc.NewSession.Error != nil {
 			return nil, a.sc.NewSession.Error
+		}
+		if au := a.sc.Auth; au.Required {
+			a.mu.Lock()
+			ok := a.authed
+			a.mu.Unlock()
+			if _, err := os.Stat(au.File); au.File != "" && err == nil {
+				ok = true
+			}
+			if !ok {
+				return nil, acp.NewAuthRequired(nil)
+			}
 		}
 		a.mu.Lock()
 		a.sessions++
@@ -675,4 +717,22 @@ func passFD3() []*os.File {
 		return nil
 	}
 	return []*os.File{os.NewFile(3, "ready")}
+}
+
+// login is a terminal login: "fakeagent login FILE [CODE]" writes FILE
+// (the credentials a fresh agent finds) and exits with CODE (default 0;
+// non-zero writes nothing).
+func login(args []string) {
+	fmt.Println("fakeagent: logging in")
+	code := 0
+	if len(args) > 1 {
+		fmt.Sscan(args[1], &code)
+	}
+	if code == 0 && len(args) > 0 {
+		if err := os.WriteFile(args[0], []byte("logged in\n"), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent login:", err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(code)
 }

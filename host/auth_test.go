@@ -1,0 +1,150 @@
+package host
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// The authMethods real agents send, decoded the way the UI needs them.
+func TestParseAuthMethods(t *testing.T) {
+	agentCmd := []string{"/usr/bin/claude-agent-acp"}
+	for _, tc := range []struct {
+		name string
+		raw  string
+		want []authMethod
+	}{
+		{"codex-acp 0.16.0: env_var with object vars", `[{"type":"env_var","id":"openai-api-key","name":"OpenAI API key","vars":[{"name":"OPENAI_API_KEY"}]}]`,
+			[]authMethod{{ID: "openai-api-key", Name: "OpenAI API key", Type: "env_var", Vars: []authVar{{Name: "OPENAI_API_KEY", Secret: true}}}}},
+		{"vars as strings, label, optional, secret false", `[{"type":"env_var","id":"k","name":"Key","vars":["A",{"name":"B","label":"Base URL","optional":true,"secret":false},{"label":"no name"}]}]`,
+			[]authMethod{{ID: "k", Name: "Key", Type: "env_var", Vars: []authVar{{Name: "A", Secret: true}, {Name: "B", Label: "Base URL", Optional: true}}}}},
+		{"codex-acp 2.6.0 / gemini: an agent method with _meta api-key", `[{"id":"api-key","name":"API Key","_meta":{"api-key":{"provider":"openai"}}},{"id":"chat-gpt","name":"ChatGPT","description":"Use ChatGPT to authenticate"}]`,
+			[]authMethod{
+				{ID: "api-key", Name: "API Key", Type: "agent", APIKey: true, Vars: []authVar{
+					{Name: "OPENAI_API_KEY", Label: "OPENAI_API_KEY (openai API key)", Secret: true}, {Name: "CODEX_API_KEY", Optional: true, Secret: true}}},
+				{ID: "chat-gpt", Name: "ChatGPT", Description: "Use ChatGPT to authenticate", Type: "agent"},
+			}},
+		{"claude-agent-acp: terminal args appended to the agent's command", `[{"id":"claude-ai-login","name":"Claude Subscription","type":"terminal","args":["--cli","auth","login"],"env":{"X":"1","N":2}}]`,
+			[]authMethod{{ID: "claude-ai-login", Name: "Claude Subscription", Type: "terminal", Args: []string{"--cli", "auth", "login"}, Env: map[string]string{"X": "1"},
+				Command: []string{"/usr/bin/claude-agent-acp", "--cli", "auth", "login"}}}},
+		{"terminal env as a list (ACP v2)", `[{"methodId":"t","name":"T","type":"terminal","env":[{"name":"A","value":"b"}]}]`,
+			[]authMethod{{ID: "t", Name: "T", Type: "terminal", Env: map[string]string{"A": "b"}, Command: []string{"/usr/bin/claude-agent-acp"}}}},
+		{"claude-code-acp: Zed's _meta terminal-auth", `[{"id":"claude-login","name":"Log in with Claude Code","_meta":{"terminal-auth":{"command":"node","args":["/x/cli.js"],"label":"Claude Code Login"}}}]`,
+			[]authMethod{{ID: "claude-login", Name: "Log in with Claude Code", Type: "terminal", Command: []string{"node", "/x/cli.js"}}}},
+		{"qwen-code 0.24: terminal in _meta, the variable named in the description", `[{"id":"openai","name":"Use OpenAI API key","description":"Requires setting the ` + "`OPENAI_API_KEY`" + ` environment variable","_meta":{"type":"terminal","args":["--auth-type=openai"]}}]`,
+			[]authMethod{{ID: "openai", Name: "Use OpenAI API key", Description: "Requires setting the `OPENAI_API_KEY` environment variable", Type: "terminal",
+				Args: []string{"--auth-type=openai"}, Command: []string{"/usr/bin/claude-agent-acp", "--auth-type=openai"}, Vars: []authVar{{Name: "OPENAI_API_KEY", Secret: true}}}}},
+		{"no id, no name, junk", `[{"name":"nameless"},{"id":"only-id"},3,"x"]`,
+			[]authMethod{{ID: "only-id", Name: "only-id", Type: "agent"}}},
+		{"not a list", `{"id":"x"}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := parseAuthMethods(json.RawMessage(tc.raw), agentCmd)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A method is tried without asking only when the environment serves it.
+func TestAuthMethodServed(t *testing.T) {
+	env := map[string]string{"OPENAI_API_KEY": "k", "A": "1"}
+	get := func(k string) string { return env[k] }
+	methods := parseAuthMethods(json.RawMessage(`[
+		{"id":"api-key","name":"API Key","_meta":{"api-key":{"provider":"openai"}}},
+		{"id":"anthropic","name":"A","_meta":{"api-key":{"provider":"anthropic"}}},
+		{"id":"both","name":"B","type":"env_var","vars":["A","B"]},
+		{"id":"one","name":"O","type":"env_var","vars":["A",{"name":"B","optional":true}]},
+		{"id":"oauth-personal","name":"Log in with Google"},
+		{"id":"t","name":"T","type":"terminal"}]`), nil)
+	want := map[string]bool{"api-key": true, "anthropic": false, "both": false, "one": true, "oauth-personal": false, "t": false}
+	for _, m := range methods {
+		if got := m.served(get); got != want[m.ID] {
+			t.Errorf("%s served = %v, want %v", m.ID, got, want[m.ID])
+		}
+	}
+}
+
+// The spec's env wins over the host's.
+func TestAgentSpecEnv(t *testing.T) {
+	t.Setenv("NVIM_ACP_TEST_VAR", "host")
+	if got := (AgentSpec{}).env("NVIM_ACP_TEST_VAR"); got != "host" {
+		t.Fatalf("host env: %q", got)
+	}
+	if got := (AgentSpec{Env: map[string]string{"NVIM_ACP_TEST_VAR": "spec"}}).env("NVIM_ACP_TEST_VAR"); got != "spec" {
+		t.Fatalf("spec env: %q", got)
+	}
+}
+
+func TestQuirksByAgentInfo(t *testing.T) {
+	gemini := &acp.Implementation{Name: "gemini-cli", Version: "0.61.0"}
+	other := &acp.Implementation{Name: "qwen-code", Version: "0.24.4"}
+	for _, tc := range []struct {
+		info     *acp.Implementation
+		override map[string]bool
+		want     bool
+	}{
+		{gemini, nil, true},
+		{other, nil, false},
+		{nil, nil, false},
+		{gemini, map[string]bool{QuirkMissingFileAsEmpty: false}, false},
+		{other, map[string]bool{QuirkMissingFileAsEmpty: true}, true},
+	} {
+		if got := quirkOn(QuirkMissingFileAsEmpty, tc.info, tc.override); got != tc.want {
+			t.Errorf("quirkOn(%+v, %v) = %v, want %v", tc.info, tc.override, got, tc.want)
+		}
+	}
+	// Version ranges.
+	saved := knownQuirks
+	defer func() { knownQuirks = saved }()
+	knownQuirks = []agentQuirk{{Name: "q", Agent: "a", Min: "0.10", Max: "1.2.0"}}
+	for v, want := range map[string]bool{"0.9.9": false, "0.10.0": true, "v1.2.0-rc1": true, "1.2.1": false, "": false} {
+		if got := quirkOn("q", &acp.Implementation{Name: "a", Version: v}, nil); got != want {
+			t.Errorf("version %q: %v, want %v", v, got, want)
+		}
+	}
+}
+
+func TestCompareVersions(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"0.9", "0.10", -1}, {"1.0.0", "1", 0}, {"v2.6.0", "2.6.0", 0}, {"0.61.0-nightly", "0.61.0", 0}, {"1.10", "1.9.9", 1},
+	} {
+		if got := compareVersions(tc.a, tc.b); got != tc.want {
+			t.Errorf("compareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// qwen-code names its methods in the error's data.
+func TestAuthMethodsOfError(t *testing.T) {
+	err := acp.NewAuthRequired(map[string]any{"authMethods": []any{map[string]any{"id": "openai", "name": "Use OpenAI API key"}}})
+	got := authMethodsOf(err, nil)
+	if len(got) != 1 || got[0].ID != "openai" || got[0].Type != "agent" {
+		t.Fatalf("got %+v", got)
+	}
+	if got := authMethodsOf(acp.NewAuthRequired(nil), nil); got != nil {
+		t.Fatalf("no data: %+v", got)
+	}
+}
+
+// A terminal method's args go to the agent program, not to its ACP mode.
+func TestLoginBase(t *testing.T) {
+	for _, tc := range []struct{ cmd, want []string }{
+		{[]string{"qwen", "--acp"}, []string{"qwen"}},
+		{[]string{"claude-agent-acp"}, []string{"claude-agent-acp"}},
+		{[]string{"/usr/bin/node", "/opt/claude-agent-acp/dist/index.js", "--flag"}, []string{"/usr/bin/node", "/opt/claude-agent-acp/dist/index.js"}},
+		{[]string{"npx", "-y", "@qwen-code/qwen-code@0.24.4", "--acp"}, []string{"npx", "-y", "@qwen-code/qwen-code@0.24.4"}},
+		{[]string{"droid", "exec", "--output-format", "acp"}, []string{"droid"}},
+		{nil, nil},
+	} {
+		if got := loginBase(tc.cmd); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("loginBase(%q) = %q, want %q", tc.cmd, got, tc.want)
+		}
+	}
+}
