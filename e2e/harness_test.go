@@ -162,8 +162,9 @@ func (e *Editor) dumpOnFailure() {
 	}
 	var lines []string
 	_ = e.nv.ExecLua(`local s = require("acp").status(); if not s then return {} end
-		return vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)`, &lines)
-	e.t.Logf("chat buffer at failure:\n%s", strings.Join(lines, "\n"))
+		local n = vim.api.nvim_buf_line_count(s.chat_buf)
+		return vim.api.nvim_buf_get_lines(s.chat_buf, math.max(0, n - 200), -1, false)`, &lines)
+	e.t.Logf("chat buffer at failure (its last 200 lines):\n%s", strings.Join(lines, "\n"))
 	if b, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log")); err == nil {
 		s := string(b)
 		if len(s) > 6000 {

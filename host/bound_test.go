@@ -134,7 +134,7 @@ func FuzzUpdateDecoder(f *testing.F) {
 		h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		s := newSession(h, 1, SessionOptions{})
 		s.update(u)
-		for _, ev := range h.ui.take() {
+		for _, ev := range h.ui.takeAll() {
 			if d := depth(ev); d > maxEventDepth {
 				t.Fatalf("event nested %d deep: %v", d, ev)
 			}

@@ -51,8 +51,12 @@ func New(nv *nvim.Nvim, log *slog.Logger) *Host {
 	return h
 }
 
-func (h *Host) deliver(ctx context.Context, events []Event) error {
-	return h.nv.ExecLua("require('acp.events').dispatch(...)", nil, events)
+// deliver hands events to Lua, which handles them until its time for the
+// call is up and says how many it handled.
+func (h *Host) deliver(ctx context.Context, events []Event) (int, error) {
+	var n int
+	err := h.nv.ExecLua("return require('acp.events').dispatch(...)", &n, events)
+	return n, err
 }
 
 // Register installs the RPC methods Lua calls.

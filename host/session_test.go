@@ -126,10 +126,10 @@ func TestCancelSettlesInOneBatch(t *testing.T) {
 	h, s := cancelSession(t, io.Discard)
 	const n = 1000
 	askN(t, s, n)
-	h.ui.take() // the questions themselves
+	h.ui.takeAll() // the questions themselves
 	s.cancel()
 	done := 0
-	for _, ev := range h.ui.take() {
+	for _, ev := range h.ui.takeAll() {
 		if ev["type"] == "permission_done" {
 			done++
 		}

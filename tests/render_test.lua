@@ -62,6 +62,13 @@ M["rawOutput text"] = function(t)
   t.eq(transcript.raw_output_text(3), nil)
 end
 
+M["lines of a text"] = function(t)
+  t.eq(texts.split(""), { "" })
+  t.eq(texts.split("a"), { "a" })
+  t.eq(texts.split("a\n"), { "a", "" })
+  t.eq(texts.split("\na\n\nb"), { "", "a", "", "b" })
+end
+
 M["values on one line, and for statuslines"] = function(t)
   t.eq(texts.one_line("a\r\nb\nc"), "a ⏎ b ⏎ c")
   t.eq(texts.one_line(vim.NIL), "")

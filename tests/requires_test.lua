@@ -5,9 +5,10 @@ local M = {}
 --- Module name -> { file, requires = { name... }, misplaced = { line... } }.
 local function modules(root)
   local out = {}
-  for _, file in ipairs(vim.fn.glob(root .. "/lua/acp/*.lua", false, true)) do
-    local base = vim.fn.fnamemodify(file, ":t:r")
-    local name = base == "init" and "acp" or ("acp." .. base)
+  for _, file in ipairs(vim.fn.glob(root .. "/lua/acp/**/*.lua", false, true)) do
+    -- lua/acp/render/doc.lua is acp.render.doc; an init.lua names its directory.
+    local rel = file:sub(#root + #"/lua/" + 1):gsub("%.lua$", ""):gsub("/init$", "")
+    local name = rel:gsub("/", ".")
     local mod = { file = file, requires = {}, misplaced = {} }
     local at_top = true
     for i, line in ipairs(vim.fn.readfile(file)) do

@@ -21,11 +21,26 @@ local function scratch(name, ft)
   return buf
 end
 
+--- The chat buffer's filetype: markdown drawn by the plugin (see
+--- :help acp-render), and a name of its own for FileType autocmds.
+M.filetype = "acp-chat"
+
 --- Create the buffers of a chat for session s (s.key names them).
 ---@param s acp.Session
 function M.create(s)
-  s.chat_buf = scratch(("acp://chat/%d"):format(s.key), "markdown")
+  local render = config.options.chat.render
+  if render == "markdown" then
+    -- Tree-sitter's markdown for markdown plugins (render-markdown.nvim,
+    -- markview.nvim): they find the parser through the filetype.
+    vim.treesitter.language.register("markdown", M.filetype)
+  end
+  s.chat_buf = scratch(("acp://chat/%d"):format(s.key), M.filetype)
   vim.bo[s.chat_buf].modifiable = false
+  -- The transcript is written by the plugin only: no undo history to keep.
+  vim.bo[s.chat_buf].undolevels = -1
+  if render == "markdown" then
+    pcall(vim.treesitter.start, s.chat_buf, "markdown")
+  end
   s.input_buf = scratch(("acp://input/%d"):format(s.key), "markdown")
   vim.bo[s.input_buf].omnifunc = "v:lua.require'acp.complete'.omnifunc"
   vim.bo[s.input_buf].completefunc = "v:lua.require'acp.complete'.omnifunc"
@@ -108,7 +123,10 @@ function M.keymaps(s)
     "chat",
     vim.tbl_extend("force", common, {
       open = function()
-        actions.activate(s)
+        -- On a "… N lines, <CR> to expand" marker: the whole content.
+        if not s.transcript:expand_at(api.nvim_win_get_cursor(0)[1] - 1) then
+          actions.activate(s)
+        end
       end,
       goto_file = function()
         actions.open_location(s)

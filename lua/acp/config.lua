@@ -49,6 +49,8 @@ local M = {}
 ---@field max_width number ...nor wider than this (columns or fraction); both follow the editor's size
 ---@field input_height integer height of the input area
 ---@field position "left"|"right" side of the chat split
+---@field render "acp"|"markdown"|"plain" who draws the chat's markdown (see :help acp-render)
+---@field collapse_lines integer tool output longer than this shows its first and last lines (0: never)
 ---@field start_notice_ms integer an agent still starting after this long: the chat says what to do
 
 ---@class acp.Config.History
@@ -121,6 +123,8 @@ M.defaults = {
     input_height = 6,
     position = "right",
     start_notice_ms = 30000,
+    render = "acp",
+    collapse_lines = 40,
   },
   ui = { icons = "auto" },
   keymaps = {
@@ -258,6 +262,8 @@ local schema = {
     input_height = checks.positive,
     position = one_of("left", "right"),
     start_notice_ms = checks.positive,
+    render = one_of("acp", "markdown", "plain"),
+    collapse_lines = checks.non_negative,
   },
   ui = {
     icons = function(v)

@@ -156,41 +156,53 @@ function M.handle(s, ev)
   end
 end
 
---- Deliver a batch of host events (the host's one call per frame). Each
---- session's events run in one transcript batch; events of a session whose
---- acp_open has not returned yet wait for bind().
+--- Time the events of one host call may take (ms). The rest are left to
+--- the host, which delivers them first in its next call: Neovim redraws
+--- and answers everyone in between (see host/ui.go).
+M.budget_ms = 8
+
+--- Deliver a batch of host events (the host's one call per frame), in
+--- order; consecutive events of a session run in one transcript batch.
+--- Events of a session whose acp_open has not returned yet wait for
+--- bind(). Returns how many events were handled: at least one, and no
+--- more once M.budget_ms is spent.
 ---@param events table[]
+---@return integer
 function M.dispatch(events)
-  local groups, order = {}, {}
-  for _, ev in ipairs(events) do
+  local t0 = vim.uv.hrtime()
+  local budget = M.budget_ms * 1e6
+  local i, n = 1, #events
+  while i <= n do
+    local ev = events[i]
     local s = ev.sid and session.from_sid(ev.sid)
     if s then
-      if not groups[s] then
-        groups[s] = {}
-        order[#order + 1] = s
+      s.transcript:batch(function()
+        repeat
+          M.handle(s, events[i])
+          i = i + 1
+        until i > n or vim.uv.hrtime() - t0 >= budget or (events[i].sid and session.from_sid(events[i].sid)) ~= s
+      end)
+    else
+      if ev.sid and not session.was_closed(ev.sid) then
+        orphans[ev.sid] = orphans[ev.sid] or {}
+        if #orphans[ev.sid] < max_orphans then
+          table.insert(orphans[ev.sid], ev)
+        end
+      elseif not ev.sid and global[ev.type] then
+        local ok, err = pcall(global[ev.type], ev)
+        if not ok then
+          vim.schedule(function()
+            vim.notify("acp: " .. tostring(ev.type) .. " failed: " .. tostring(err), vim.log.levels.ERROR)
+          end)
+        end
       end
-      table.insert(groups[s], ev)
-    elseif ev.sid and not session.was_closed(ev.sid) then
-      orphans[ev.sid] = orphans[ev.sid] or {}
-      if #orphans[ev.sid] < max_orphans then
-        table.insert(orphans[ev.sid], ev)
-      end
-    elseif not ev.sid and global[ev.type] then
-      local ok, err = pcall(global[ev.type], ev)
-      if not ok then
-        vim.schedule(function()
-          vim.notify("acp: " .. tostring(ev.type) .. " failed: " .. tostring(err), vim.log.levels.ERROR)
-        end)
-      end
+      i = i + 1
+    end
+    if vim.uv.hrtime() - t0 >= budget then
+      break
     end
   end
-  for _, s in ipairs(order) do
-    s.transcript:batch(function()
-      for _, ev in ipairs(groups[s]) do
-        M.handle(s, ev)
-      end
-    end)
-  end
+  return i - 1
 end
 
 --- Session s got host session id sid: deliver the events that came first.

@@ -33,6 +33,30 @@ M.links = {
   AcpStateStarting = "Comment",
   AcpDiffAdd = "DiffAdd",
   AcpDiffDelete = "DiffDelete",
+  -- Markdown in the chat (chat.render = "acp"), linked to the groups of
+  -- Neovim's tree-sitter markdown so colorschemes style both alike.
+  AcpMdH1 = "@markup.heading.1.markdown",
+  AcpMdH2 = "@markup.heading.2.markdown",
+  AcpMdH3 = "@markup.heading.3.markdown",
+  AcpMdH4 = "@markup.heading.4.markdown",
+  AcpMdH5 = "@markup.heading.5.markdown",
+  AcpMdH6 = "@markup.heading.6.markdown",
+  AcpMdStrong = "@markup.strong",
+  AcpMdEmphasis = "@markup.italic",
+  AcpMdStrike = "@markup.strikethrough",
+  AcpMdCode = "@markup.raw.markdown_inline",
+  AcpMdCodeBlock = "@markup.raw.block.markdown",
+  AcpMdFence = "@punctuation.delimiter.markdown",
+  AcpMdLang = "@label.markdown",
+  AcpMdLink = "@markup.link.label.markdown_inline",
+  AcpMdUrl = "@markup.link.url.markdown_inline",
+  AcpMdListMarker = "@markup.list.markdown",
+  AcpMdTask = "@markup.list.unchecked.markdown",
+  AcpMdTaskDone = "@markup.list.checked.markdown",
+  AcpMdQuote = "@markup.quote.markdown",
+  AcpMdRule = "@punctuation.special.markdown",
+  AcpMdTablePipe = "@punctuation.special.markdown",
+  AcpMdEscape = "@string.escape.markdown_inline",
 }
 
 --- Define the groups (safe to call repeatedly, e.g. on ColorScheme).

@@ -24,7 +24,7 @@ M.actions = {
     { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
   },
   chat = {
-    { name = "open", modes = { "n" }, desc = "open the location, diff or terminal under the cursor" },
+    { name = "open", modes = { "n" }, desc = "expand output, or open the location, diff or terminal under the cursor" },
     { name = "goto_file", modes = { "n" }, desc = "open the path:line under the cursor" },
     { name = "diff", modes = { "n" }, desc = "side-by-side diff of the edit under the cursor" },
     { name = "next_block", modes = { "n", "x" }, desc = "next code block" },

@@ -2,8 +2,18 @@
 --- that streamed text is appended to and that tool calls update in place.
 --- Only this module writes the chat buffer and the transcript's fields;
 --- the rest of the plugin calls its methods.
+---
+--- Every update costs what it changes, never the length of the transcript:
+--- text is appended at the end, a block updated in place rewrites only its
+--- changed lines, and markdown is drawn for the rows on screen only
+--- (acp.render.view) from each text block's structure (acp.render.doc),
+--- which is fed each line once as it completes. Big tool output shows its
+--- first and last lines until expanded.
+local config = require("acp.config")
 local diff = require("acp.diff")
+local doc = require("acp.render.doc")
 local texts = require("acp.text")
+local view = require("acp.render.view")
 
 local M = {}
 
@@ -13,19 +23,39 @@ M.ns = ns
 
 local split, one_line = texts.split, texts.one_line
 
---- Lines of rawOutput shown under a tool call (the rest is counted).
-local RAW_OUTPUT_LINES = 8
+--- Of content longer than the chat.collapse_lines option, the first HEAD
+--- and last TAIL lines show until the user expands it.
+local HEAD, TAIL = 8, 4
+
+--- Time one tick of queued block redraws may take.
+local REDRAW_BUDGET_NS = 4e6
+
+--- Blocks whose text is markdown (drawn by acp.render.view).
+local markdown_kinds = {
+  agent = true,
+  thought = true,
+  user = true,
+  user_text = true,
+  message = true,
+  plan = true,
+  stop = true,
+  placeholder = true,
+}
 
 ---@class acp.Block
 ---@field kind "header"|"user_text"|"agent"|"thought"|"user"|"message"|"stop"|"tool"|"plan"|"placeholder"
 ---@field n integer number of lines
 ---@field mark integer|nil extmark at the block's first line
 ---@field hl string|table[]|nil a group for the whole block, or {row, col0, col1, group} items
----@field hl_ids integer[]|nil highlight extmarks
+---@field hl_ids table[]|nil highlight extmarks: {id, row offset}
 ---@field open boolean|nil a text stream still being appended to
 ---@field data table|nil a tool call's merged fields
 ---@field rejected boolean|nil the user rejected the tool call
 ---@field folded_in table<integer, true>|nil windows where the thought is folded
+---@field doc acp.Doc|nil markdown structure of a text block
+---@field lines string[]|nil the lines of a block updated in place (tool, plan)
+---@field expanded table<string, true>|nil collapsed content the user expanded
+---@field collapsed table<integer, string>|nil line offset of a collapse marker -> its content key
 
 ---@class acp.Transcript
 ---@field buf integer the chat buffer
@@ -41,6 +71,12 @@ local RAW_OUTPUT_LINES = 8
 ---@field agent string
 ---@field icons boolean
 ---@field terminals acp.Terminals|nil the session's terminals (terminal content)
+---@field thoughts acp.Block[] thought blocks (folded in new windows)
+---@field term_tools table<string, table<string, true>> terminal id -> ids of tool calls showing it
+---@field render "acp"|"markdown"|"plain" how markdown is drawn (chat.render)
+---@field editing boolean|nil in a batch, the buffer is open for edits
+---@field redraws acp.Block[]|nil tool blocks waiting to be drawn again (see _redraw_later)
+---@field cursor { i: integer, s: integer|nil, next_s: integer|nil }|nil the block being drawn (row_spans)
 local T = {}
 T.__index = T
 
@@ -49,16 +85,28 @@ T.__index = T
 ---@param opts { agent: string, title: string|nil, icons: boolean, terminals: acp.Terminals|nil }
 ---@return acp.Transcript
 function M.new(buf, opts)
-  return setmetatable({
+  local t = setmetatable({
     buf = buf,
     blocks = {},
     tools = {},
     turn_tools = {},
+    thoughts = {},
+    term_tools = {},
     agent = opts.agent,
     title = opts.title,
     icons = opts.icons,
     terminals = opts.terminals,
+    render = config.options.chat.render,
   }, T)
+  t:_attach()
+  return t
+end
+
+-- Draw the buffer's markdown (chat.render = "acp").
+function T:_attach()
+  if self.render == "acp" and api.nvim_buf_is_valid(self.buf) then
+    view.attach(self.buf, self)
+  end
 end
 
 --- Set the name shown in the agent's headers from now on.
@@ -76,10 +124,35 @@ function T:batch(fn)
   local ok, err = pcall(fn)
   self.batching = outer
   if not outer then
+    pcall(self._close_edits, self)
     pcall(self.follow, self)
   end
   if not ok then
     error(err, 0)
+  end
+end
+
+-- Windows whose cursor is on the last line follow the end of the
+-- transcript; the others are never moved.
+function T:_note_following(buf)
+  local last = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if api.nvim_win_get_cursor(win)[1] >= last then
+      self.following = self.following or {}
+      self.following[win] = true
+    end
+  end
+end
+
+-- The end of a batch of edits: the buffer is read-only again.
+function T:_close_edits()
+  if not self.editing then
+    return
+  end
+  self.editing = false
+  if api.nvim_buf_is_valid(self.buf) then
+    vim.bo[self.buf].modifiable = false
+    vim.bo[self.buf].modified = false
   end
 end
 
@@ -88,20 +161,16 @@ function T:_edit(fn)
   if not api.nvim_buf_is_valid(buf) then
     return
   end
-  -- Windows following the end of the transcript keep following it; the
-  -- cursor moves once per batch of events (see follow()).
-  local last = api.nvim_buf_line_count(buf)
-  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-    if api.nvim_win_get_cursor(win)[1] >= last then
-      self.following = self.following or {}
-      self.following[win] = true
-    end
+  -- In a batch, the buffer opens for edits once and the windows
+  -- following the end are noted once (the cursor moves at its end).
+  if not self.editing then
+    self:_note_following(buf)
+    vim.bo[buf].modifiable = true
+    self.editing = true
   end
-  vim.bo[buf].modifiable = true
   local ok, err = pcall(fn, buf)
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].modified = false
   if not self.batching then
+    self:_close_edits()
     self:follow()
   end
   if not ok then
@@ -133,13 +202,27 @@ function T:_start(b)
   return api.nvim_buf_get_extmark_by_id(self.buf, ns, b.mark, {})[1]
 end
 
---- Append a new block of lines at the end; returns the block.
-function T:_append(kind, lines, hl)
+-- A markdown structure for text block b; code blocks highlighted later
+-- redraw their rows.
+function T:_new_doc(b)
+  b.doc = doc.new(function(cb)
+    if b.mark and api.nvim_buf_is_valid(self.buf) then
+      local s = self:_start(b)
+      if s then
+        view.redraw(self.buf, s + cb.s, s + (cb.e or b.n))
+      end
+    end
+  end)
+end
+
+--- Append a new block of lines at the end; returns the block. An open
+--- block is a text stream: its last line may still grow.
+function T:_append(kind, lines, hl, open)
   if not api.nvim_buf_is_loaded(self.buf) then
     return { kind = kind, n = #lines } -- the chat buffer is gone; see chat.show
   end
   self:close_stream()
-  local b = { kind = kind, n = #lines, hl = hl }
+  local b = { kind = kind, n = #lines, hl = hl, open = open or nil }
   self:_edit(function(buf)
     local start
     if self:_empty() then
@@ -162,53 +245,111 @@ function T:_append(kind, lines, hl)
     b.mark = api.nvim_buf_set_extmark(buf, ns, start, 0, { right_gravity = false })
   end)
   self.blocks[#self.blocks + 1] = b
-  self:_highlight(b)
+  if markdown_kinds[kind] then
+    self:_new_doc(b)
+    if open then
+      b.doc:feed(vim.list_slice(lines, 1, #lines - 1))
+    else
+      b.doc:feed(lines)
+      b.doc:finish()
+    end
+  end
+  if kind == "tool" or kind == "plan" then
+    b.lines = lines
+  end
+  if kind == "thought" then
+    self.thoughts[#self.thoughts + 1] = b
+  end
+  self:_highlight(b, lines)
   return b
 end
 
---- Replace a block's lines in place.
+--- Replace a block's lines in place: only the lines that differ are
+--- rewritten, so a status change rewrites one line and a reader's view
+--- does not move.
 function T:_replace(b, lines, hl)
   if not b.mark or not api.nvim_buf_is_loaded(self.buf) then
     return
   end
   b.hl = hl or b.hl
+  local old = b.lines
+  local changed -- rows {first, old end, new end} of the lines rewritten
   self:_edit(function(buf)
     local s = self:_start(b)
-    api.nvim_buf_set_lines(buf, s, s + b.n, false, lines)
+    if not old or #old ~= b.n then
+      api.nvim_buf_set_lines(buf, s, s + b.n, false, lines)
+    else
+      local p, q = 0, 0
+      local no, nn = #old, #lines
+      while p < no and p < nn and old[p + 1] == lines[p + 1] do
+        p = p + 1
+      end
+      while q < no - p and q < nn - p and old[no - q] == lines[nn - q] do
+        q = q + 1
+      end
+      if p < no or p < nn then
+        api.nvim_buf_set_lines(buf, s + p, s + no - q, false, vim.list_slice(lines, p + 1, nn - q))
+      end
+      changed = { p, no - q, nn - q }
+    end
     b.n = #lines
   end)
-  self:_highlight(b)
+  b.lines = lines
+  if b.doc then
+    self:_new_doc(b)
+    b.doc:feed(lines)
+    b.doc:finish()
+  end
+  -- A highlight is a function of its line: only rewritten lines get new ones.
+  self:_highlight(b, lines, type(b.hl) == "table" and changed or nil)
 end
 
--- hl: a group for the whole block, or a list of {row, col_start, col_end, group}.
-function T:_highlight(b)
-  if not b.mark or not api.nvim_buf_is_loaded(self.buf) then
-    return
-  end
-  if not b.hl then
+-- hl: a group for the whole block, or a list of {row, col_start, col_end,
+-- group}; lines: the block's lines when the caller has them; changed:
+-- {first, old_end, new_end} when only those rows were rewritten (the
+-- highlights of the other rows stay, moved with their lines).
+function T:_highlight(b, lines, changed)
+  if not b.mark or not b.hl or not api.nvim_buf_is_loaded(self.buf) then
     return
   end
   local buf = self.buf
   local s = self:_start(b)
-  for _, id in ipairs(b.hl_ids or {}) do
-    api.nvim_buf_del_extmark(buf, ns, id)
+  local first, old_end, new_end = 0, math.huge, math.huge
+  if changed then
+    first, old_end, new_end = changed[1], changed[2], changed[3]
   end
-  b.hl_ids = {}
-  local function mark(row, c0, c1, group)
-    local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ""
-    c1 = (c1 == -1 or c1 > #line) and #line or c1
-    b.hl_ids[#b.hl_ids + 1] =
-      api.nvim_buf_set_extmark(buf, ns, row, c0, { end_row = row, end_col = c1, hl_group = group })
+  local kept = {}
+  for _, m in ipairs(b.hl_ids or {}) do
+    local row = m[2]
+    if row >= first and row < old_end then
+      api.nvim_buf_del_extmark(buf, ns, m[1])
+    else
+      kept[#kept + 1] = { m[1], row >= old_end and row + new_end - old_end or row }
+    end
   end
+  b.hl_ids = kept
   if type(b.hl) == "string" then
     local last = s + b.n - 1
-    local line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
-    b.hl_ids[1] = api.nvim_buf_set_extmark(buf, ns, s, 0, { end_row = last, end_col = #line, hl_group = b.hl })
-  else
-    for _, h in ipairs(b.hl) do
-      if h[1] < b.n then
-        mark(s + h[1], h[2], h[3], h[4])
-      end
+    local line = lines and lines[b.n] or api.nvim_buf_get_lines(buf, last, last + 1, false)[1] or ""
+    -- Text streamed onto the block's end extends the highlight.
+    local id = api.nvim_buf_set_extmark(
+      buf,
+      ns,
+      s,
+      0,
+      { end_row = last, end_col = #line, hl_group = b.hl, end_right_gravity = true }
+    )
+    b.hl_ids = { { id, 0 } }
+    return
+  end
+  lines = lines or api.nvim_buf_get_lines(buf, s, s + b.n, false)
+  for _, h in ipairs(b.hl) do
+    local line = lines[h[1] + 1]
+    if line and h[1] >= first and h[1] < new_end then
+      local c1 = (h[3] == -1 or h[3] > #line) and #line or h[3]
+      local id =
+        api.nvim_buf_set_extmark(buf, ns, s + h[1], h[2], { end_row = s + h[1], end_col = c1, hl_group = h[4] })
+      b.hl_ids[#b.hl_ids + 1] = { id, h[1] }
     end
   end
 end
@@ -226,6 +367,11 @@ function T:close_stream()
   local b = self.blocks[#self.blocks]
   if b and b.open then
     b.open = false
+    if b.doc and b.mark and api.nvim_buf_is_valid(self.buf) then
+      local last = self:_start(b) + b.n - 1
+      b.doc:feed(api.nvim_buf_get_lines(self.buf, last, last + 1, false))
+      b.doc:finish()
+    end
     self:_fold_thought(b)
   end
   local deferred = self.deferred
@@ -263,19 +409,24 @@ function T:append_text(kind, text)
     elseif not self.turn_header then
       self:agent_header()
     end
-    b = self:_append(kind, split(text), stream_hl[kind])
-    b.open = true
+    self:_append(kind, split(text), stream_hl[kind], true)
     return
   end
+  local pieces = split(text)
+  local lastline
   self:_edit(function(buf)
     local n = api.nvim_buf_line_count(buf)
-    local lastline = api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
-    local pieces = split(text)
+    lastline = api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
     api.nvim_buf_set_text(buf, n - 1, #lastline, n - 1, #lastline, pieces)
     b.n = b.n + #pieces - 1
   end)
-  if b.hl then
-    self:_highlight(b)
+  if b.doc and #pieces > 1 then
+    -- The lines this text completed, each fed once.
+    local done = { lastline .. pieces[1] }
+    for i = 2, #pieces - 1 do
+      done[i] = pieces[i]
+    end
+    b.doc:feed(done)
   end
 end
 
@@ -299,7 +450,7 @@ end
 
 --- Fold the finished thoughts in a window newly showing the chat.
 function T:refold(win)
-  for _, b in ipairs(self.blocks) do
+  for _, b in ipairs(self.thoughts) do
     self:_fold_thought(b, win)
   end
 end
@@ -328,8 +479,49 @@ function T:user_message(text, context)
   self.turn_tools = {}
 end
 
+--- Draw tool block b again soon: blocks queued so are drawn a few ms'
+--- worth per event-loop tick (a thousand blocks marked at once would keep
+--- Neovim busy for tens of ms).
+function T:_redraw_later(b)
+  local queue = self.redraws
+  if not queue then
+    queue = {}
+    self.redraws = queue
+    vim.defer_fn(function()
+      self:_drain_redraws(queue)
+    end, 0)
+  end
+  queue[#queue + 1] = b
+end
+
+function T:_drain_redraws(queue)
+  if self.redraws ~= queue then
+    return -- the buffer was replaced (reset)
+  end
+  local t0 = vim.uv.hrtime()
+  local i = queue.next or 1
+  self:batch(function()
+    while queue[i] and (vim.uv.hrtime() - t0) < REDRAW_BUDGET_NS do
+      local b = queue[i]
+      if b.data then
+        self:_replace(b, self:_tool_view(b))
+      end
+      i = i + 1
+    end
+  end)
+  queue.next = i
+  if queue[i] then
+    vim.defer_fn(function()
+      self:_drain_redraws(queue)
+    end, 0)
+  else
+    self.redraws = nil
+  end
+end
+
 --- Mark the turn's unfinished tool calls cancelled (the agent may never
---- update them after a cancel); returns their ids.
+--- update them after a cancel); returns their ids. Their blocks are
+--- redrawn over the next event-loop ticks.
 ---@return string[]
 function T:cancel_unfinished()
   local ids = {}
@@ -337,8 +529,7 @@ function T:cancel_unfinished()
     local b = self.tools[id]
     if b and (b.data.status == nil or b.data.status == "pending" or b.data.status == "in_progress") then
       b.data.status = "cancelled"
-      local lines, his = self:tool_lines(b.data)
-      self:_replace(b, lines, his)
+      self:_redraw_later(b)
       ids[#ids + 1] = id
     end
   end
@@ -445,8 +636,39 @@ function M.content_lines(c, terminals)
   return { ("[unsupported content: %s]"):format(tostring(t)) }
 end
 
---- Lines and highlights for a tool call.
-function T:tool_lines(tc)
+--- "9800" -> "9,800".
+local function thousands(n)
+  local s = tostring(n)
+  local out = s:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (out:gsub("^,", ""))
+end
+
+--- Lines of content that is long shown as its first and last lines around
+--- a marker, unless expanded; returns the lines and the marker's index.
+---@param lines string[]
+---@param expanded boolean|nil
+---@param limit integer collapse above this many lines (0: never)
+---@return string[] lines, integer|nil marker
+function M.collapse(lines, expanded, limit)
+  if expanded or limit <= 0 or #lines <= math.max(limit, HEAD + TAIL + 1) then
+    return lines, nil
+  end
+  local out = vim.list_slice(lines, 1, HEAD)
+  out[#out + 1] = ("… %s lines, <CR> to expand"):format(thousands(#lines - HEAD - TAIL))
+  vim.list_extend(out, lines, #lines - TAIL + 1, #lines)
+  return out, HEAD + 1
+end
+
+--- Lines and highlights for a tool call; collapsed (optional) gets the
+--- line offset of each collapse marker -> its content key, expanded the
+--- keys of content the user expanded.
+---@param tc table the tool call's merged fields
+---@param expanded table<string, true>|nil
+---@param collapsed table<integer, string>|nil
+---@return string[] lines, table[] highlights
+function T:tool_lines(tc, expanded, collapsed)
+  expanded = expanded or {}
+  local limit = config.options.chat.collapse_lines
   local icon, hl = self:icon(tc.status)
   -- Without a title, the kind says more than an id like "write_file__1795_0".
   local head = ("%s %s"):format(
@@ -466,37 +688,39 @@ function T:tool_lines(tc)
       his[#his + 1] = { #lines - 1, 4, -1, "AcpLocation" }
     end
   end
-  local shows_output = false
-  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
-    if type(c) ~= "table" then
-      goto continue
-    end
-    if c.type == "terminal" or c.type == "content" or c.type == "text" then
-      shows_output = true
-    end
+  -- Content of any length: its first and last lines until expanded.
+  local function add(key, content, is_diff)
+    local shown, marker = M.collapse(content, expanded[key], limit)
     local first = #lines
-    vim.list_extend(lines, indent(M.content_lines(c, self.terminals), "    "))
-    if c.type == "diff" then
-      for row = first + 1, #lines do
-        local group = diff.highlight(lines[row]:sub(5))
+    vim.list_extend(lines, indent(shown, "    "))
+    for i, l in ipairs(shown) do
+      local row = first + i - 1
+      if i == marker then
+        his[#his + 1] = { row, 4, -1, "AcpPlaceholder" }
+        if collapsed then
+          collapsed[row] = key
+        end
+      elseif is_diff then
+        local group = diff.highlight(l)
         if group then
-          his[#his + 1] = { row - 1, 4, -1, group }
+          his[#his + 1] = { row, 4, -1, group }
         end
       end
     end
-    ::continue::
+  end
+  local shows_output = false
+  for i, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+    if type(c) == "table" then
+      if c.type == "terminal" or c.type == "content" or c.type == "text" then
+        shows_output = true
+      end
+      add("content" .. i, M.content_lines(c, self.terminals), c.type == "diff")
+    end
   end
   -- Agents that run commands themselves (codex) may report output only here.
   local out = not shows_output and M.raw_output_text(tc.rawOutput)
   if out then
-    local tail = split((out:gsub("\n+$", "")))
-    local n = RAW_OUTPUT_LINES
-    if #tail > n then
-      lines[#lines + 1] = ("    ... (%d more lines)"):format(#tail - n)
-      his[#his + 1] = { #lines - 1, 4, -1, "AcpPlaceholder" }
-      tail = vim.list_slice(tail, #tail - n + 1)
-    end
-    vim.list_extend(lines, indent(tail, "    "))
+    add("raw", split((out:gsub("\n+$", ""))))
   end
   return lines, his
 end
@@ -517,6 +741,23 @@ function M.raw_output_text(raw)
   end
 end
 
+-- Lines of tool block b; its collapse markers are noted.
+function T:_tool_view(b)
+  b.collapsed = {}
+  return self:tool_lines(b.data, b.expanded, b.collapsed)
+end
+
+-- Remember which terminals tool block id shows (refresh_terminal).
+function T:_index_terminals(id, data)
+  for _, c in ipairs(type(data.content) == "table" and data.content or {}) do
+    if type(c) == "table" and c.type == "terminal" and c.terminalId then
+      local ids = self.term_tools[c.terminalId] or {}
+      self.term_tools[c.terminalId] = ids
+      ids[id] = true
+    end
+  end
+end
+
 --- Create or update the block of a tool call (tool_call or tool_call_update).
 ---@param u table the update
 ---@return acp.Block
@@ -527,11 +768,13 @@ function T:tool(u)
     self:close_stream()
     self:_ensure_header()
     local data = vim.deepcopy(u)
-    local lines, his = self:tool_lines(data)
+    local proto = { data = data }
+    local lines, his = self:_tool_view(proto)
     b = self:_append("tool", lines, his)
-    b.data = data
+    b.data, b.collapsed = data, proto.collapsed
     self.tools[id] = b
     self.turn_tools[id] = true
+    self:_index_terminals(id, data)
     return b
   end
   for k, v in pairs(u) do
@@ -544,8 +787,8 @@ function T:tool(u)
   elseif u.status == "rejected" then
     b.rejected = true
   end
-  local lines, his = self:tool_lines(b.data)
-  self:_replace(b, lines, his)
+  self:_index_terminals(id, b.data)
+  self:_replace(b, self:_tool_view(b))
   return b
 end
 
@@ -577,22 +820,32 @@ end
 function T:refresh_tool(id)
   local b = self.tools[id]
   if b and b.data then
-    local lines, his = self:tool_lines(b.data)
-    self:_replace(b, lines, his)
+    self:_replace(b, self:_tool_view(b))
   end
 end
 
 --- Draw again every tool call showing terminal id.
 ---@param id string
 function T:refresh_terminal(id)
-  for tcid, b in pairs(self.tools) do
-    for _, c in ipairs(b.data and type(b.data.content) == "table" and b.data.content or {}) do
-      if type(c) == "table" and c.type == "terminal" and c.terminalId == id then
-        self:refresh_tool(tcid)
-        break
-      end
-    end
+  for tcid in pairs(self.term_tools[id] or {}) do
+    self:refresh_tool(tcid)
   end
+end
+
+--- Expand the collapsed content whose marker is on 0-based row (one
+--- redraw of its block). Returns false when row shows no marker.
+---@param row integer
+---@return boolean
+function T:expand_at(row)
+  local b = self:block_at(row)
+  local key = b and b.kind == "tool" and b.collapsed and b.collapsed[row - self:_start(b)]
+  if not key then
+    return false
+  end
+  b.expanded = b.expanded or {}
+  b.expanded[key] = true
+  self:_replace(b, self:_tool_view(b))
+  return true
 end
 
 --- The merged fields of the tool call at 0-based row, if there is one.
@@ -640,18 +893,150 @@ function T:placeholder(text)
   self:_append("placeholder", { text }, "AcpPlaceholder")
 end
 
---- The block containing 0-based row, if any.
-function T:block_at(row)
-  for i = #self.blocks, 1, -1 do
-    local b = self.blocks[i]
-    local start = self:_start(b)
-    if row >= start and row < start + b.n then
-      return b
-    end
-    if start < row then
-      return nil
+-- The index of the last block starting at or before 0-based row (blocks
+-- are in buffer order; a binary search over their start marks).
+function T:_index_at(row)
+  local blocks = self.blocks
+  local lo, hi, found = 1, #blocks, nil
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    if self:_start(blocks[mid]) <= row then
+      found, lo = mid, mid + 1
+    else
+      hi = mid - 1
     end
   end
+  return found
+end
+
+--- The block containing 0-based row, if any.
+function T:block_at(row)
+  local i = self:_index_at(row)
+  local b = i and self.blocks[i]
+  if b and row < self:_start(b) + b.n then
+    return b
+  end
+end
+
+--- A redraw of rows from top on begins: the block of each row drawn next
+--- is found from here, walking forward (see row_spans).
+---@param top integer
+function T:begin_draw(top)
+  local i = self:_index_at(top) or 1
+  local blocks = self.blocks
+  self.cursor = {
+    i = i,
+    s = blocks[i] and self:_start(blocks[i]),
+    next_s = blocks[i + 1] and self:_start(blocks[i + 1]),
+  }
+end
+
+--- What to draw on 0-based row row, appended to out as row, col_start,
+--- col_end, group|false, conceal|false, priority, ... (see
+--- acp.render.view). Rows are asked in order after begin_draw(); each
+--- costs its own line, never the transcript.
+---@param row integer
+---@param out any[]
+function T:row_spans(row, out)
+  if self.render ~= "acp" then
+    return -- chat.render: someone else draws the markdown, or nobody
+  end
+  local c = self.cursor
+  if not c or (c.s and row < c.s) then
+    self:begin_draw(row)
+    c = self.cursor
+  end
+  local blocks = self.blocks
+  while c.next_s and c.next_s <= row do
+    c.i, c.s = c.i + 1, c.next_s
+    c.next_s = blocks[c.i + 1] and self:_start(blocks[c.i + 1])
+  end
+  local b = blocks[c.i]
+  if not (b and b.doc and c.s and row >= c.s and row < c.s + b.n) then
+    return
+  end
+  local line = api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1]
+  if not line or line == "" then
+    return
+  end
+  local off = row - c.s
+  local cb = b.doc:unhighlighted_at(off)
+  if cb then
+    self:_highlight_code(b, cb)
+  end
+  for _, sp in ipairs(b.doc:spans(off, line)) do
+    local n = #out
+    out[n + 1], out[n + 2], out[n + 3] = row, sp[1], math.min(sp[2], #line)
+    out[n + 4], out[n + 5], out[n + 6] = sp[3] or false, sp[4] or false, sp[5]
+  end
+end
+
+--- What to draw on rows [top, bot] (see row_spans).
+---@param top integer
+---@param bot integer
+---@return any[]
+function T:decorations(top, bot)
+  local out = {}
+  self:begin_draw(top)
+  for row = top, math.min(bot, api.nvim_buf_line_count(self.buf) - 1) do
+    self:row_spans(row, out)
+  end
+  return out
+end
+
+-- Highlight code block cb of text block b in its language, in the
+-- background, if it is still on screen when its turn comes.
+function T:_highlight_code(b, cb)
+  local buf = self.buf
+  local function rows()
+    local s = b.mark and api.nvim_buf_is_valid(buf) and self:_start(b)
+    return s and s + cb.s, s and s + cb.e
+  end
+  b.doc:highlight(cb, function()
+    local first, last = rows()
+    return first and api.nvim_buf_get_lines(buf, first, last + 1, false)
+  end, function()
+    local first, last = rows()
+    if not first then
+      return false
+    end
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      local top, bot = vim.fn.line("w0", win) - 1, vim.fn.line("w$", win) - 1
+      if first <= bot and last >= top then
+        return true
+      end
+    end
+    return false
+  end)
+end
+
+---@class acp.CodeBlockRange
+---@field row integer 0-based row of the opening fence
+---@field end_row integer row of the closing fence (while open: the block's last row)
+---@field closed boolean the closing fence arrived
+---@field lang string|nil the info string's first word ("lua")
+---@field info string the whole info string
+
+--- The fenced code blocks of the transcript, in order (for jumping to,
+--- yanking or applying them): rows of their fences, language, info.
+---@return acp.CodeBlockRange[]
+function T:code_blocks()
+  local out = {}
+  for _, b in ipairs(self.blocks) do
+    if b.doc and b.mark then
+      local s = self:_start(b)
+      for _, cb in ipairs(b.doc:code_blocks()) do
+        out[#out + 1] = {
+          row = s + cb.s,
+          end_row = s + math.min(cb.e or (b.n - 1), b.n - 1),
+          closed = cb.closed,
+          lang = cb.lang,
+          info = cb.info,
+        }
+      end
+    end
+  end
+  return out
 end
 
 --- 'foldtext' of the chat window.
@@ -667,8 +1052,10 @@ end
 --- Start over on a new buffer (the old one was wiped out).
 function T:reset(buf)
   self.buf = buf
-  self.blocks, self.tools, self.turn_tools = {}, {}, {}
-  self.plan_block, self.turn_header, self.following, self.deferred = nil, nil, nil, nil
+  self.blocks, self.tools, self.turn_tools, self.thoughts, self.term_tools = {}, {}, {}, {}, {}
+  self.plan_block, self.turn_header, self.following, self.deferred, self.editing = nil, nil, nil, nil, nil
+  self.redraws = nil
+  self:_attach()
 end
 
 --- All lines (for tests and debugging).

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,10 +67,19 @@ type Scenario struct {
 
 // Step is one action of a turn; exactly one field is set.
 type Step struct {
-	Update     map[string]any `json:"update,omitempty"`
-	Text       string         `json:"text,omitempty"`
-	Chunks     int            `json:"chunks,omitempty"` // n agent_message_chunks "<prefix><i>\n"
-	Prefix     string         `json:"prefix,omitempty"`
+	Update map[string]any `json:"update,omitempty"`
+	Text   string         `json:"text,omitempty"`
+	Chunks int            `json:"chunks,omitempty"` // n agent_message_chunks "<prefix><i>\n"
+	Prefix string         `json:"prefix,omitempty"`
+	// With chunks: chunk i is Cycle[i % len(Cycle)] with "{i}" replaced by i
+	// (instead of "<prefix><i>\n").
+	Cycle []string `json:"cycle,omitempty"`
+	// Mark logs {"event": "mark", "name": Mark, "ns": <unix ns>} just before
+	// the next step runs (benchmarks time what follows against it).
+	Mark string `json:"mark,omitempty"`
+	// Tools sends n tool_calls ("<prefix><i>", pending), then a
+	// tool_call_update for each (completed, one line of output).
+	Tools      int            `json:"tools,omitempty"`
 	Request    string         `json:"request,omitempty"`    // method of a request to the client
 	Async      bool           `json:"async,omitempty"`      // with request: do not wait for the answer
 	WaitAsync  bool           `json:"wait_async,omitempty"` // wait for every async request's answer
@@ -422,8 +432,24 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				"content": map[string]any{"type": "text", "text": st.Text}})
 		case st.Chunks > 0:
 			for i := 0; i < st.Chunks; i++ {
+				t := fmt.Sprintf("%s%d\n", st.Prefix, i)
+				if len(st.Cycle) > 0 {
+					t = strings.ReplaceAll(st.Cycle[i%len(st.Cycle)], "{i}", strconv.Itoa(i))
+				}
 				a.notify(ctx, sid, map[string]any{"sessionUpdate": "agent_message_chunk",
-					"content": map[string]any{"type": "text", "text": fmt.Sprintf("%s%d\n", st.Prefix, i)}})
+					"content": map[string]any{"type": "text", "text": t}})
+			}
+		case st.Mark != "":
+			a.log("mark", map[string]any{"name": st.Mark, "ns": time.Now().UnixNano()})
+		case st.Tools > 0:
+			for i := 0; i < st.Tools; i++ {
+				a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": fmt.Sprintf("%s%d", st.Prefix, i),
+					"title": fmt.Sprintf("Run check %d", i), "kind": "execute", "status": "pending"})
+			}
+			for i := 0; i < st.Tools; i++ {
+				a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": fmt.Sprintf("%s%d", st.Prefix, i),
+					"status": "completed", "content": []any{map[string]any{"type": "content",
+						"content": map[string]any{"type": "text", "text": fmt.Sprintf("check %d passed", i)}}}})
 			}
 		case st.Request != "":
 			params := map[string]any{"sessionId": sid}
