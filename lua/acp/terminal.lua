@@ -134,6 +134,14 @@ function Terminals:_new(id, opts)
   -- nvim_open_term sizes the terminal after the current window.
   t.chan = api.nvim_open_term(buf, { on_input = on_input })
   t.buf = buf
+  -- The terminal draws into its buffer after nvim_chan_send has returned,
+  -- on a timer of its own (later still on a busy machine): views refresh
+  -- when it has drawn, so the last lines shown are the last lines drawn.
+  api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      self:_changed(t)
+    end,
+  })
   vim.bo[buf].bufhidden = "hide"
   vim.b[buf].acp_session = self.key
   vim.b[buf].acp_terminal = id
