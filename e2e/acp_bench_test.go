@@ -47,7 +47,10 @@ func BenchmarkACP(b *testing.B) {
 			"env": map[string]string{"BENCH_AGENT_OUT": out},
 		}},
 		"default_agent": "bench",
-		"permissions":   map[string]any{"focus_guard_ms": 0},
+		// The terminal case's command runs unasked, as for a user who
+		// allows commands (auto_allow "execute"): the benchmark times the
+		// terminal, not a prompt.
+		"permissions": map[string]any{"focus_guard_ms": 0, "auto_allow": []string{"execute"}},
 	})
 	// Both files loaded in buffers, each with an unsaved edit on its last
 	// line, so a read that went to the disk would differ.
