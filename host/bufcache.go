@@ -177,9 +177,12 @@ func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge
 	if err := h.execLua(ctx, "return require('acp.buffers').snapshot(...)", &b, path); err != nil {
 		return fsbridge.Buffer{}, false, fmt.Errorf("buffers.snapshot: %w", err)
 	}
-	if b == nil || b.Stale {
-		// A stale buffer is not kept: the next read asks again, and finds
-		// it fresh once the watcher has dealt with the file's change.
+	if b == nil || (b.Stale && !b.Modified) {
+		// An unmodified stale buffer is not kept (the bridge reads the
+		// disk instead): the next read asks again, and finds it fresh once
+		// the watcher has dealt with the file's change. A modified one is
+		// what the agent reads, stale or not (for example a buffer loaded
+		// before the plugin watched it): kept, so its reads stay cheap.
 		c.put(path, nil)
 		if b == nil {
 			return fsbridge.Buffer{}, false, nil
