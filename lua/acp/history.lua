@@ -6,6 +6,7 @@
 --- session/load when its agent can load sessions.
 local chat = require("acp.chat")
 local config = require("acp.config")
+local files = require("acp.files")
 
 local M = {}
 
@@ -55,31 +56,6 @@ function M.dir(project)
   return ("%s/acp/history/%s-%s"):format(vim.fn.stdpath("data"), name, vim.fn.sha256(project):sub(1, 12))
 end
 
-local function write(path, data)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then
-    return nil, err
-  end
-  f:write(data)
-  f:close()
-  local ok, rerr = os.rename(tmp, path)
-  if not ok then
-    return nil, rerr
-  end
-  return true
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local data = f:read("*a")
-  f:close()
-  return data
-end
-
 --- The saved chats of project, newest first.
 ---@param project string|nil default: the cwd's
 ---@return acp.HistoryMeta[]
@@ -87,7 +63,7 @@ function M.list(project)
   local dir = M.dir(project or M.project())
   local out = {}
   for _, path in ipairs(vim.fn.glob(dir .. "/*.meta.json", false, true)) do
-    local ok, meta = pcall(vim.json.decode, read(path) or "")
+    local ok, meta = pcall(vim.json.decode, files.read(path) or "")
     if ok and type(meta) == "table" and type(meta.id) == "string" then
       out[#out + 1] = meta
     end
@@ -106,7 +82,7 @@ end
 ---@param meta acp.HistoryMeta
 ---@return string[]
 function M.lines(meta)
-  local data = read(("%s/%s.txt"):format(M.dir(meta.project), meta.id)) or ""
+  local data = files.read(("%s/%s.txt"):format(M.dir(meta.project), meta.id)) or ""
   return vim.split(data, "\n", { plain = true })
 end
 
@@ -190,9 +166,9 @@ function M.save(s)
     truncated = truncated or nil,
   })
   local base = ("%s/%s"):format(dir, meta.id)
-  local ok, err = write(base .. ".txt", table.concat(lines, "\n"))
+  local ok, err = files.write(base .. ".txt", table.concat(lines, "\n"))
   if ok then
-    ok, err = write(base .. ".meta.json", vim.json.encode(meta))
+    ok, err = files.write(base .. ".meta.json", vim.json.encode(meta))
   end
   if not ok then
     return nil, ("cannot save the chat in %s: %s"):format(dir, tostring(err))

@@ -13,6 +13,7 @@
 --- again only when its stat changed; rules nvim-acp did not write (another
 --- program, an agent's command, an older version's file) are pending: never
 --- used until the user accepts them (acp.rulesreview asks).
+local files = require("acp.files")
 local texts = require("acp.text")
 
 local M = {}
@@ -53,24 +54,6 @@ end
 local function legacy_path(project)
   local name = project:gsub("[^%w%-_.]", "_")
   return dir() .. "/" .. name .. ".json"
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local text = f:read("*a")
-  f:close()
-  return text
-end
-
-local function write(path, text)
-  local tmp = path .. ".tmp"
-  local f = assert(io.open(tmp, "wb"))
-  f:write(text)
-  f:close()
-  assert(os.rename(tmp, path))
 end
 
 local function valid(r)
@@ -138,16 +121,16 @@ local function state(project)
   if st and same_stat(stat, st.stat) then
     return st
   end
-  local text = read(path)
+  local text = files.read(path)
   local rules, pending = decode(text, project)
-  local sealed = text ~= nil and read(path .. ".sha256") == vim.fn.sha256(text)
+  local sealed = text ~= nil and files.read(path .. ".sha256") == vim.fn.sha256(text)
   if not st then
     st = { rules = {}, pending = {} }
     states[project] = st
     if text == nil then
       -- An old-style file: its rules are reviewed before they are used.
       local old = legacy_path(project)
-      local old_rules = decode(read(old), project)
+      local old_rules = decode(files.read(old), project)
       if #old_rules > 0 then
         st.pending, st.legacy = old_rules, old
       end
@@ -180,8 +163,8 @@ local function save(project, st)
   local path = M.path(project)
   vim.fn.mkdir(dir(), "p")
   local text = vim.json.encode({ project = project, rules = st.rules, pending = st.pending })
-  write(path .. ".sha256", vim.fn.sha256(text))
-  write(path, text)
+  assert(files.write(path .. ".sha256", vim.fn.sha256(text)))
+  assert(files.write(path, text))
   st.stat = vim.uv.fs_stat(path)
 end
 
