@@ -87,6 +87,15 @@ type Editor interface {
 	Warn(ctx context.Context, msg string)
 }
 
+// Confirmer is an Editor that can take a buffer it reported as stale (its
+// origin unknown, or its file touched) as its file's again, once the bridge
+// found the buffer's text byte for byte equal to the file in version v.
+// Confirm reports whether it did; it refuses when the buffer or the file
+// moved since.
+type Confirmer interface {
+	Confirm(ctx context.Context, realPath string, buf Buffer, v FileVersion) bool
+}
+
 // Asker asks the user a question, through the chat's permission prompt UI.
 type Asker interface {
 	// Ask shows q and returns the ID of the option the user chose, or an
@@ -496,8 +505,15 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	st.exists = true
 	st.disk = stateOf(fi)
 	st.mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	var data []byte
 	if st.buf != nil {
-		b.reloadStale(ctx, real)
+		// The stale buffer: taken as the file's again when it holds
+		// exactly the bytes read, else reloaded.
+		defer func(buf Buffer) {
+			if data == nil || !b.confirm(ctx, real, buf, st.disk, data) {
+				b.reloadStale(ctx, real)
+			}
+		}(*st.buf)
 		st.buf.Stale = false
 	}
 	if fi.Size() > b.cfg.MaxBytes {
@@ -507,7 +523,7 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		st.notText = true
 		return st, nil
 	}
-	data, err := readCapped(f, fi.Size(), b.cfg.MaxBytes)
+	data, err = readCapped(f, fi.Size(), b.cfg.MaxBytes)
 	if err != nil {
 		return st, osErr(real, err)
 	}
@@ -535,6 +551,16 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 // reloadStale has Neovim reload real's unmodified, stale buffer now (as
 // the watcher would), so that the user sees what the agent read and the
 // next :write of it does not find the file changed. Its text is not used.
+// confirm tells an Editor that is a Confirmer that buf, reported stale,
+// holds exactly data, the content of real's file in version disk.
+func (b *Bridge) confirm(ctx context.Context, real string, buf Buffer, disk fileState, data []byte) bool {
+	c, ok := b.ed.(Confirmer)
+	if !ok || buf.Modified || buf.Text() != string(data) {
+		return false
+	}
+	return c.Confirm(ctx, real, buf, FileVersion{disk})
+}
+
 func (b *Bridge) reloadStale(ctx context.Context, real string) {
 	if _, err := b.ed.Reload(ctx, real); err != nil {
 		b.log.Debug("fsbridge: reload of a stale buffer failed", "path", real, "err", err)

@@ -45,6 +45,12 @@ func (m *textMemo) remember(path, text string) {
 // inode); all files that do not exist have the same zero version.
 type FileVersion struct{ st fileState }
 
+// Stat returns v's modification time (Unix seconds and nanoseconds), size
+// and inode.
+func (v FileVersion) Stat() (sec, nsec, size int64, ino uint64) {
+	return v.st.MTime / 1e9, v.st.MTime % 1e9, v.st.Size, v.st.Ino
+}
+
 // StatVersion returns the version of the file at path now.
 func StatVersion(path string) FileVersion { return FileVersion{statFile(path)} }
 

@@ -301,6 +301,25 @@ func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, ti
 	return fmt.Errorf("buffers.apply: unexpected result %v", res)
 }
 
+// Confirm implements fsbridge.Confirmer: buffers.confirm takes the buffer
+// as its file's, and the host's copy of it is the buffer as the bridge saw
+// it, so the next read needs no snapshot.
+func (e *nvimEditor) Confirm(ctx context.Context, realPath string, buf fsbridge.Buffer, v fsbridge.FileVersion) bool {
+	sec, nsec, size, ino := v.Stat()
+	epoch, sigOK := e.s.h.bufs.sig.current(ctx, e.s.h)
+	var ok bool
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').confirm(...)", &ok, buf.Bufnr, buf.Tick, realPath, []int64{sec, nsec, size, int64(ino)}); err != nil {
+		e.s.log.Debug("fs: buffers.confirm failed", "path", realPath, "err", err)
+		return false
+	}
+	if ok {
+		buf.Stale = false
+		buf.Freeze()
+		e.s.h.bufs.put(realPath, newEntry(buf, packKey(&buf), v, epoch, sigOK))
+	}
+	return ok
+}
+
 // Reload implements fsbridge.Editor.
 func (e *nvimEditor) Reload(ctx context.Context, realPath string) (bool, error) {
 	var r struct {

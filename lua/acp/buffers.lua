@@ -475,6 +475,32 @@ function M.snapshot(realpath)
   return d
 end
 
+--- Take buffer bufnr as the file realpath's from now on: the host found its
+--- text, as of b:changedtick tick and unmodified, byte for byte equal to
+--- the file, which still has the given disk state (the buffer was loaded
+--- before we watched, or the file was touched without changing). Its reads
+--- then come from the buffer (and the host's copy of it) instead of the
+--- disk. Refused when anything moved since the host compared.
+---@param bufnr integer
+---@param tick integer
+---@param realpath string
+---@param state integer[] {mtime sec, mtime nsec, size, inode} of the file the host read
+---@return boolean taken
+function M.confirm(bufnr, tick, realpath, state)
+  if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
+    return false
+  end
+  if api.nvim_buf_get_changedtick(bufnr) ~= tick or vim.bo[bufnr].modified or find(realpath) ~= bufnr then
+    return false
+  end
+  local now = stat_of(api.nvim_buf_get_name(bufnr))
+  if not now or now[1] ~= state[1] or now[2] ~= state[2] or now[3] ~= state[3] or now[4] ~= state[4] then
+    return false
+  end
+  sync_origin(bufnr)
+  return true
+end
+
 local function hunk_parts(h)
   return h.start or h[1], h.count or h[2], h.lines or h[3] or {}
 end
