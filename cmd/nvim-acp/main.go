@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/neovim/go-client/nvim"
@@ -85,8 +87,9 @@ func run(logPath, level string) error {
 	}
 	if p := os.Getenv("NVIM_ACP_CPUPROFILE"); p != "" {
 		// Profiling (make bench, issue hunting): a CPU profile of the whole
-		// run, written when Neovim goes away.
-		f, err := os.Create(p)
+		// run, written when Neovim goes away. "%p" in the name is the pid
+		// (a bench starts several hosts).
+		f, err := os.Create(strings.ReplaceAll(p, "%p", strconv.Itoa(os.Getpid())))
 		if err != nil {
 			return fmt.Errorf("cpu profile: %w", err)
 		}
