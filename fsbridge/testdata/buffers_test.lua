@@ -394,6 +394,29 @@ test('apply_keyed: the key after the write, or none when the text changed while 
   api.nvim_del_augroup_by_id(g)
 end)
 
+test('confirm: a stale buffer found equal to its file is the file\'s again, unless something moved', function()
+  local p = tmp .. '/confirm.txt'
+  write(p, 'one\ntwo\n')
+  vim.cmd('edit ' .. p)
+  write_later(p, 'one\ntwo\n') -- touched, same text
+  local s = B.snapshot(p)
+  eq(true, s.stale, 'stale after the touch')
+  local st = uv.fs_stat(p)
+  local state = { st.mtime.sec, st.mtime.nsec, st.size, st.ino }
+  eq(false, B.confirm(s.bufnr, s.tick - 1, p, state), 'an older tick')
+  eq(false, B.confirm(s.bufnr, s.tick, p, { state[1], state[2], state[3] + 1, state[4] }), 'another file state')
+  eq(false, B.confirm(s.bufnr, s.tick, tmp .. '/other.txt', state), 'another path')
+  eq(true, B.confirm(s.bufnr, s.tick, p, state), 'unchanged')
+  eq(false, B.snapshot(p).stale, 'not stale once confirmed')
+  write_later(p, 'one\ntwo\n')
+  api.nvim_buf_set_lines(s.bufnr, 0, 1, true, { 'ONE' })
+  s = B.snapshot(p)
+  st = uv.fs_stat(p)
+  eq(false, B.confirm(s.bufnr, s.tick, p, { st.mtime.sec, st.mtime.nsec, st.size, st.ino }), 'modified')
+  vim.cmd('bwipeout! ' .. s.bufnr)
+  eq(false, B.confirm(s.bufnr, s.tick, p, state), 'wiped out')
+end)
+
 vim.fn.delete(tmp, 'rf')
 if failed > 0 then
   print(failed .. ' failed')
