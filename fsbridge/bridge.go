@@ -548,9 +548,6 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	return st, nil
 }
 
-// reloadStale has Neovim reload real's unmodified, stale buffer now (as
-// the watcher would), so that the user sees what the agent read and the
-// next :write of it does not find the file changed. Its text is not used.
 // confirm tells an Editor that is a Confirmer that buf, reported stale,
 // holds exactly data, the content of real's file in version disk.
 func (b *Bridge) confirm(ctx context.Context, real string, buf Buffer, disk fileState, data []byte) bool {
@@ -561,6 +558,9 @@ func (b *Bridge) confirm(ctx context.Context, real string, buf Buffer, disk file
 	return c.Confirm(ctx, real, buf, FileVersion{disk})
 }
 
+// reloadStale has Neovim reload real's unmodified, stale buffer now (as
+// the watcher would), so that the user sees what the agent read and the
+// next :write of it does not find the file changed. Its text is not used.
 func (b *Bridge) reloadStale(ctx context.Context, real string) {
 	if _, err := b.ed.Reload(ctx, real); err != nil {
 		b.log.Debug("fsbridge: reload of a stale buffer failed", "path", real, "err", err)

@@ -408,6 +408,10 @@ test('confirm: a stale buffer found equal to its file is the file\'s again, unle
   eq(false, B.confirm(s.bufnr, s.tick, tmp .. '/other.txt', state), 'another path')
   eq(true, B.confirm(s.bufnr, s.tick, p, state), 'unchanged')
   eq(false, B.snapshot(p).stale, 'not stale once confirmed')
+  -- Neovim knows the file's new time too: its own check reloads nothing.
+  vim.o.autoread = true
+  vim.cmd('checktime ' .. s.bufnr)
+  eq(s.tick, api.nvim_buf_get_changedtick(s.bufnr), 'no reload after confirm')
   write_later(p, 'one\ntwo\n')
   api.nvim_buf_set_lines(s.bufnr, 0, 1, true, { 'ONE' })
   s = B.snapshot(p)

@@ -497,6 +497,12 @@ function M.confirm(bufnr, tick, realpath, state)
   if not now or now[1] ~= state[1] or now[2] ~= state[2] or now[3] ~= state[3] or now[4] ~= state[4] then
     return false
   end
+  -- Neovim records the file's time too (a stat when it has it already), so
+  -- its own next check finds nothing to reload (no empty undo step).
+  local ok, reloaded = pcall(reload_if_stale, bufnr)
+  if not ok or reloaded or api.nvim_buf_get_changedtick(bufnr) ~= tick then
+    return false
+  end
   sync_origin(bufnr)
   return true
 end
