@@ -8,9 +8,9 @@
 --- merged with the request (same toolCallId), diff included.
 local diff = require("acp.diff")
 local keymaps = require("acp.keymaps")
+local render = require("acp.render.acp")
 local rules = require("acp.rules")
 local texts = require("acp.text")
-local transcript = require("acp.transcript")
 
 local M = {}
 
@@ -135,7 +135,7 @@ function M.lines(req, tc)
         add(texts.visible(l), diff.highlight(l))
       end
     elseif type(c) == "table" then
-      vim.list_extend(lines, texts.visible_lines(table.concat(transcript.content_lines(c), "\n")))
+      vim.list_extend(lines, texts.visible_lines(table.concat(render.content_lines(c), "\n")))
     end
   end
   return lines, hls
