@@ -31,7 +31,8 @@ func (t termSpec) key() string {
 	return t.line + "\x00" + filepath.Clean(t.cwd)
 }
 
-// plainArg is an argument shown without quotes (rules.lua quotes the same way).
+// plainArg is an argument shown without quotes (the UI takes the line from
+// the host: withCommandLine, events.go).
 func plainArg(a string) bool {
 	if a == "" {
 		return false

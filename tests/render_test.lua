@@ -158,6 +158,7 @@ M["permission prompt lines: command whole, cwd, env, warnings; nothing hidden"] 
       title = "Run\27[8m",
       kind = "read",
       rawInput = { command = cmd, cwd = "/tmp/out", env = { { name = "PATH", value = "/evil" } } },
+      _nvim_acp = { command = cmd, runs = true },
     },
     warnings = { "cwd is outside the workspace" },
   }
