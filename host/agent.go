@@ -29,9 +29,10 @@ type AgentSpec struct {
 	Cmd  []string          `msgpack:"cmd"`
 	Env  map[string]string `msgpack:"env"`
 	Cwd  string            `msgpack:"cwd"`
-	// StartTimeoutMS bounds how long the agent may take to answer
-	// initialize (default 60 s); past it the agent is stopped and the next
-	// session starts a fresh one.
+	// StartTimeoutMS bounds how long the agent may take to answer each
+	// step of starting (initialize, session/new, session/load, session/list;
+	// default 60 s); past it the agent is stopped and the next session
+	// starts a fresh one.
 	StartTimeoutMS int `msgpack:"start_timeout_ms"`
 }
 

@@ -228,11 +228,23 @@ function M.root_problem(spec, as_root)
 end
 
 --- A hint for an error of agent spec, or nil: the root/IS_SANDBOX rule of
---- the Claude adapters.
+--- the Claude adapters, also when what the agent printed (text) says it
+--- refuses root (`--dangerously-skip-permissions cannot be used with
+--- root/sudo privileges`: a Claude adapter without IS_SANDBOX=1).
 ---@param spec acp.AgentSpec|nil
+---@param text string|nil the error and what the agent printed
 ---@return string|nil
-function M.error_hint(spec)
-  return spec and M.root_problem(spec) or nil
+function M.error_hint(spec, text)
+  local problem = spec and M.root_problem(spec)
+  if problem then
+    return problem
+  end
+  if text and text:find("cannot be used with root/sudo", 1, true) then
+    local name = spec and spec.name or "<agent>"
+    return ('It refuses to run as root: set agents[%q].env.IS_SANDBOX = "1" (in a container or sandbox), or run Neovim as another user.'):format(
+      name
+    )
+  end
 end
 
 -- Pickers --------------------------------------------------------------------

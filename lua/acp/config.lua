@@ -8,7 +8,7 @@ local M = {}
 ---@field title string|nil name shown in the chat (default: the agent's agentInfo.title, else its name, else the config key)
 ---@field mcp_servers table[]|nil passed to session/new (default: the global list)
 ---@field quirks acp.Quirks|nil per-agent workarounds; unset ones follow what the agent says it is (see :help acp-quirks)
----@field start_timeout_ms integer|nil how long initialize may take before the agent is stopped (default 60000)
+---@field start_timeout_ms integer|nil how long each step of starting (initialize, session/new, session/load, session/list) may take before the agent is stopped (default 60000)
 ---@field install string|nil how to install the command (shown when it is missing)
 ---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
 

@@ -330,9 +330,9 @@ function S:_watch_start()
     if self.state ~= "starting" or self.since ~= since or self.prompts:count() > 0 or auth.waiting(self.key) then
       return -- started, restarted, or waiting for the user (a resume picker, a login)
     end
-    local spec = config.agent(self.agent) or {}
+    local spec = self.spec or config.agent(self.agent) or {}
     local msg = (
-      "%s has not answered for %s. Still waiting, up to %s (`agents.%s.start_timeout_ms`): "
+      "%s has not answered for %s. Still waiting, up to %s a step (`agents.%s.start_timeout_ms`): "
       .. "`:AcpLog` shows what it printed, `:AcpStop` gives up."
     ):format(
       self.title or self.agent,
@@ -340,6 +340,16 @@ function S:_watch_start()
       winbar.elapsed(spec.start_timeout_ms or 60000),
       self.agent
     )
+    -- What it printed last often says why (a login it waits for, a refusal
+    -- to run as root): shown here, not only in :AcpLog.
+    local ok, stderr = pcall(host.request, "acp_stderr", self.sid)
+    if ok and type(stderr) == "string" and stderr ~= "" then
+      msg = M.error_text(msg .. "\nlast stderr:\n" .. stderr)
+      local hint = agents.error_hint(spec, stderr)
+      if hint then
+        msg = msg .. "\n" .. hint
+      end
+    end
     self.transcript:message("warn", msg)
     if #vim.fn.win_findbuf(self.chat_buf) == 0 then
       vim.notify("acp: " .. msg, vim.log.levels.WARN)
@@ -458,7 +468,7 @@ end
 function S:on_error(msg)
   self.prompts:cancel_all()
   msg = msg or "unknown error"
-  local hint = agents.error_hint(self.spec)
+  local hint = agents.error_hint(self.spec, msg)
   if hint then
     msg = msg .. "\n" .. hint
   end
