@@ -49,6 +49,8 @@ local kinds = {
 ---@field prev_win integer|nil the window current before the float opened
 ---@field guard_until integer keys typed before this (vim.uv.now()) are ignored
 ---@field diff_tab integer|nil the tab of the diff shown with a file question
+---@field spec table|nil what layout.prompt lays out (relayout)
+---@field overflow boolean|nil the body scrolls: a hint line tops the keys
 
 ---@class acp.PromptQueue
 ---@field session acp.Session the owner (read; its state is set through set_state)
@@ -58,11 +60,28 @@ local kinds = {
 local Q = {}
 Q.__index = Q
 
+local queues = setmetatable({}, { __mode = "k" }) ---@type table<acp.PromptQueue, true>
+
 --- The prompt queue of session.
 ---@param session acp.Session
 ---@return acp.PromptQueue
 function M.new(session)
-  return setmetatable({ session = session, items = {} }, Q)
+  if not next(queues) and not M._resize_au then
+    -- Every prompt on screen follows the editor's size (after the chat's
+    -- own windows were resized: scheduled).
+    M._resize_au = api.nvim_create_autocmd("VimResized", {
+      callback = function()
+        vim.schedule(function()
+          for q in pairs(queues) do
+            q:relayout()
+          end
+        end)
+      end,
+    })
+  end
+  local q = setmetatable({ session = session, items = {} }, Q)
+  queues[q] = true
+  return q
 end
 
 --- How many prompts of kind (default: any) wait.
@@ -223,6 +242,7 @@ function Q:reopen()
   end
   local p = self.shown
   if p and p.win and api.nvim_win_is_valid(p.win) then
+    self:relayout()
     api.nvim_set_current_win(p.win)
     p.guard_until = 0 -- focused on purpose
     return true
@@ -370,6 +390,43 @@ local function scroll_hint(win, buf, rows)
   return hint_text(math.min(above + 1, total), last, total, rows)
 end
 
+--- The scroll hint above the keys of a body that scrolls, where it is
+--- scrolled to now.
+---@param p acp.PromptShown
+local function update_hint(p)
+  if not p.overflow or not api.nvim_win_is_valid(p.win) or not api.nvim_buf_is_valid(p.keys_buf) then
+    return
+  end
+  local hint = scroll_hint(p.win, p.buf, p.row_keys)
+  vim.bo[p.keys_buf].modifiable = true
+  api.nvim_buf_set_lines(p.keys_buf, 0, 1, false, { hint })
+  vim.bo[p.keys_buf].modifiable = false
+  api.nvim_buf_clear_namespace(p.keys_buf, ns, 0, 1)
+  api.nvim_buf_set_extmark(p.keys_buf, ns, 0, 0, { end_row = 0, end_col = #hint, hl_group = "AcpPermissionWarning" })
+end
+
+--- Fill the keys float: the answers, below a scroll hint when the body
+--- does not fit.
+---@param p acp.PromptShown
+local function fill_keys(p)
+  local klines, khls = p.keys_view.lines, p.keys_view.hls
+  if p.overflow then
+    klines = vim.list_extend({ "" }, klines)
+    khls = vim.tbl_map(function(h)
+      return { h[1] + 1, h[2] }
+    end, khls)
+  end
+  local b = p.keys_buf
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, 0, -1, false, klines)
+  vim.bo[b].modifiable = false
+  api.nvim_buf_clear_namespace(b, ns, 0, -1)
+  for _, h in ipairs(khls) do
+    api.nvim_buf_set_extmark(b, ns, h[1], 0, { end_row = h[1], end_col = #klines[h[1] + 1], hl_group = h[2] })
+  end
+  update_hint(p)
+end
+
 --- Show item in two floats: its body (scrollable, focused when safe) above
 --- its keys (always whole on screen, with a scroll hint when the body does
 --- not fit).
@@ -393,8 +450,7 @@ function Q:_float(item, opts)
   end
   local row_keys = (taken.j or taken.k) and "<C-e>/<C-y>" or "j/k"
   local bound = layout.wrapped_rows(view.lines, 20)
-  -- Anchored to the chat when it is in this tab, else centred.
-  local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(s.chat_buf), {
+  local spec = {
     max_width = view.max_width,
     title = view.title,
     body = view.lines,
@@ -402,7 +458,9 @@ function Q:_float(item, opts)
     -- The hint at its longest for this body: no window is narrower than
     -- 20 columns, so it has at most bound rows.
     hint = hint_text(bound, bound, 2 * bound, row_keys),
-  })
+  }
+  -- Anchored to the chat when it is in this tab, else centred.
+  local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(s.chat_buf), spec)
   local buf = scratch(view.lines, view.hls, view.filetype)
   -- Focus where the next keys are meant for the prompt: in the chat in
   -- normal mode, with a diff opened for it, or from :AcpPermission.
@@ -414,17 +472,14 @@ function Q:_float(item, opts)
   -- be read (without this Neovim shows "@@@" and never its last rows).
   vim.wo[win].smoothscroll = true
   vim.wo[win].scrolloff = 0
-  local klines, khls = keys_view.lines, keys_view.hls
-  if overflow then
-    klines = vim.list_extend({ "" }, klines)
-    khls = vim.tbl_map(function(h)
-      return { h[1] + 1, h[2] }
-    end, khls)
-  end
-  local keys_buf = scratch(klines, khls, view.filetype .. "_keys")
+  local keys_buf = scratch({}, {}, view.filetype .. "_keys")
   local keys_win = api.nvim_open_win(keys_buf, false, keys_cfg)
   dress(keys_win)
   local shown = {
+    spec = spec,
+    overflow = overflow,
+    keys_view = keys_view,
+    row_keys = row_keys,
     item = item,
     buf = buf,
     win = win,
@@ -435,26 +490,13 @@ function Q:_float(item, opts)
     guard_until = guarded and (vim.uv.now() + config.options.permissions.focus_guard_ms) or 0,
   }
   self.shown = shown
-  if overflow then
-    local function update()
-      if api.nvim_win_is_valid(win) and api.nvim_buf_is_valid(keys_buf) then
-        local hint = scroll_hint(win, buf, row_keys)
-        vim.bo[keys_buf].modifiable = true
-        api.nvim_buf_set_lines(keys_buf, 0, 1, false, { hint })
-        vim.bo[keys_buf].modifiable = false
-        api.nvim_buf_clear_namespace(keys_buf, ns, 0, 1)
-        api.nvim_buf_set_extmark(
-          keys_buf,
-          ns,
-          0,
-          0,
-          { end_row = 0, end_col = #hint, hl_group = "AcpPermissionWarning" }
-        )
-      end
-    end
-    update()
-    api.nvim_create_autocmd("WinScrolled", { pattern = tostring(win), callback = update })
-  end
+  fill_keys(shown)
+  api.nvim_create_autocmd("WinScrolled", {
+    pattern = tostring(win),
+    callback = function()
+      update_hint(shown)
+    end,
+  })
   -- Closed by other means than ours (:q, :close): its keys go too.
   api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(win),
@@ -585,6 +627,24 @@ function Q:_close()
   then
     pcall(api.nvim_set_current_win, prev)
   end
+end
+
+--- Lay the float out again for the editor's and the chat's size now
+--- (VimResized, <C-g>): a prompt laid out at 200x50 would have its keys off
+--- an 80x24 screen.
+function Q:relayout()
+  local p = self.shown
+  if not p or p.picker or not (p.win and api.nvim_win_is_valid(p.win)) then
+    return
+  end
+  local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(self.session.chat_buf), p.spec)
+  body_cfg.title = nil -- kept as it is (it counts the requests waiting)
+  pcall(api.nvim_win_set_config, p.win, body_cfg)
+  if p.keys_win and api.nvim_win_is_valid(p.keys_win) then
+    pcall(api.nvim_win_set_config, p.keys_win, keys_cfg)
+  end
+  p.overflow = overflow
+  fill_keys(p)
 end
 
 --- The float's title says how many requests wait.
