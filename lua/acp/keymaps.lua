@@ -3,6 +3,7 @@
 --- :help acp-keys). Every key can be changed or turned off (false); `?` in
 --- the chat lists them all.
 local config = require("acp.config")
+local layout = require("acp.layout")
 
 local M = {}
 
@@ -165,7 +166,7 @@ function M.show_help()
   end
   local float = api.nvim_open_win(buf, true, vim.tbl_extend("force", cfg(), { focusable = true }))
   vim.wo[float].wrap = true
-  require("acp.layout").follow_resize(float, cfg)
+  layout.follow_resize(float, cfg)
   for _, lhs in ipairs({ "q", "<Esc>", "?" }) do
     vim.keymap.set("n", lhs, function()
       pcall(api.nvim_win_close, float, true)
