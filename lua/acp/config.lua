@@ -53,6 +53,7 @@ local M = {}
 ---@field render "acp"|"markdown"|"plain" who draws the chat's markdown (see :help acp-render)
 ---@field collapse_lines integer tool output longer than this shows its first and last lines (0: never)
 ---@field start_notice_ms integer an agent still starting after this long: the chat says what to do
+---@field start_insert boolean the input area starts in Insert mode when the chat opens with the cursor in it
 
 ---@class acp.Config.History
 ---@field enabled boolean save chats per project (:AcpHistory)
@@ -124,6 +125,7 @@ M.defaults = {
     input_height = 6,
     position = "right",
     start_notice_ms = 30000,
+    start_insert = true,
     render = "acp",
     collapse_lines = 40,
   },
@@ -266,6 +268,7 @@ local schema = {
     input_height = checks.positive,
     position = one_of("left", "right"),
     start_notice_ms = checks.positive,
+    start_insert = checks.boolean,
     render = one_of("acp", "markdown", "plain"),
     collapse_lines = checks.non_negative,
   },
