@@ -131,9 +131,35 @@ function Terminals:_new(id, opts)
       M.input(t, data)
     end
   end
-  -- nvim_open_term sizes the terminal after the current window.
-  t.chan = api.nvim_open_term(buf, { on_input = on_input })
+  -- nvim_open_term sizes the terminal after the current window (at 80x24,
+  -- the 37-column chat): made in a hidden float as wide as the editor (up
+  -- to 120 columns), so output is cut into lines by the command's own
+  -- width, not the chat's.
+  local width = math.max(M.min_cols(), math.min(vim.o.columns, 120)) -- 120: the host's default
+  local ok, float = pcall(api.nvim_open_win, buf, false, {
+    relative = "editor",
+    row = 0,
+    col = 0,
+    width = width,
+    height = 24,
+    hide = true,
+    noautocmd = true,
+    style = "minimal",
+  })
+  if ok then
+    api.nvim_win_call(float, function()
+      t.chan = api.nvim_open_term(buf, { on_input = on_input })
+    end)
+    api.nvim_win_close(float, true)
+  else
+    t.chan = api.nvim_open_term(buf, { on_input = on_input })
+  end
   t.buf = buf
+  if not t.readonly and t.sid then
+    -- The command's width from its start (the host made it 120).
+    t.rows, t.cols = 24, width
+    pcall(host.notify, "acp_terminal_resize", t.sid, id, t.rows, t.cols)
+  end
   -- The terminal draws into its buffer after nvim_chan_send has returned,
   -- on a timer of its own (later still on a busy machine): views refresh
   -- when it has drawn, so the last lines shown are the last lines drawn.
@@ -193,7 +219,16 @@ function M.input(t, data)
   pcall(host.notify, "acp_terminal_input", t.sid, t.id, data)
 end
 
---- Tell the command its window's size (when it changed).
+--- The narrowest a command's terminal is: 80 columns, or the editor's
+--- width when it is narrower. A window narrower than that wraps the
+--- output; the command never writes for fewer columns.
+---@return integer
+function M.min_cols()
+  return math.max(1, math.min(80, vim.o.columns))
+end
+
+--- Tell the command its window's size (when it changed), never narrower
+--- than M.min_cols().
 ---@param t acp.Terminal
 ---@param win integer
 function M.resize(t, win)
@@ -201,7 +236,7 @@ function M.resize(t, win)
     return
   end
   local info = vim.fn.getwininfo(win)[1] or {}
-  local cols = api.nvim_win_get_width(win) - (info.textoff or 0)
+  local cols = math.max(api.nvim_win_get_width(win) - (info.textoff or 0), M.min_cols())
   local rows = api.nvim_win_get_height(win)
   if rows > 0 and cols > 0 and (rows ~= t.rows or cols ~= t.cols) then
     t.rows, t.cols = rows, cols
@@ -489,7 +524,10 @@ function Terminals:open(id, chat_bufs)
     return win
   end
   local target = target_window(chat_bufs)
-  if target then
+  -- Below the previous window when it is wide enough for the command's
+  -- lines, else across the whole editor (at 80x24 the editing window beside
+  -- the chat has 42 columns).
+  if target and api.nvim_win_get_width(target) >= M.min_cols() then
     api.nvim_set_current_win(target)
     vim.cmd("belowright 15split")
   else
