@@ -54,3 +54,77 @@ func TestChatOpensForTyping(t *testing.T) {
 		})
 	}
 }
+
+// Bug: :AcpSwitch/:AcpChat to a missing or unknown agent put an error-only
+// chat in place of the working one, and dead sessions piled up in
+// :AcpSessions. A failed start leaves the current chat where it was, says
+// why once, and keeps no dead session; a chat that failed before it
+// started gives its place to the next one.
+func TestFailedStartKeepsTheChat(t *testing.T) {
+	for _, cmd := range []string{"AcpSwitch nosuch-agent", "AcpChat nosuch-agent", "AcpNew ghost", "AcpSwitch ghost"} {
+		t.Run(cmd, func(t *testing.T) {
+			e := startEditor(t)
+			setupWithGhost(e)
+			e.Lua(`_G.errors = {}
+				local notify = vim.notify
+				vim.notify = function(msg, level, o)
+					if level == vim.log.levels.ERROR then table.insert(_G.errors, msg); return end
+					return notify(msg, level, o)
+				end`, nil)
+			before := e.Chat("fake")
+			e.WaitState("ready")
+			e.Lua(`vim.cmd(...)`, nil, cmd)
+			st := e.Status()
+			if st.Key != before.Key || st.State != "ready" {
+				t.Fatalf("current session after %s: %+v (was %+v)", cmd, st, before)
+			}
+			var shown bool
+			e.Lua(`return #vim.fn.win_findbuf(...) == 1`, &shown, st.ChatBuf)
+			if !shown {
+				t.Fatalf("the working chat is no longer shown")
+			}
+			var errs []string
+			e.Lua(`return _G.errors`, &errs)
+			if len(errs) != 1 || !(strings.Contains(errs[0], "nosuch-agent") || strings.Contains(errs[0], "ghost-agent")) {
+				t.Fatalf("errors said: %q", errs)
+			}
+			var n int
+			e.Lua(`return #require("acp").sessions()`, &n)
+			if n != 1 {
+				t.Fatalf("%d sessions, want the working one only", n)
+			}
+		})
+	}
+	t.Run("no chat yet", func(t *testing.T) {
+		e := startEditor(t)
+		setupWithGhost(e)
+		e.Chat("ghost")
+		st := e.WaitState("error")
+		if !strings.Contains(st.Error, "ghost-agent") {
+			t.Fatalf("error %q", st.Error)
+		}
+		e.Chat("fake")
+		e.WaitState("ready")
+		var n, wins int
+		e.Lua(`return #require("acp").sessions()`, &n)
+		e.Lua(`local n = 0
+			for _, w in ipairs(vim.api.nvim_list_wins()) do
+				if vim.b[vim.api.nvim_win_get_buf(w)].acp_role == "chat" then n = n + 1 end
+			end
+			return n`, &wins)
+		if n != 1 || wins != 1 {
+			t.Fatalf("%d sessions, %d chat windows after a failed first start", n, wins)
+		}
+	})
+}
+
+// setupWithGhost configures the fake agent and "ghost", whose command is
+// missing.
+func setupWithGhost(e *Editor) {
+	e.t.Helper()
+	e.Lua(`local fake, scenario, log = ...
+		require("acp").setup({ agents = {
+			fake = { cmd = { fake }, env = { FAKE_AGENT_SCENARIO = scenario, FAKE_AGENT_LOG = log } },
+			ghost = { cmd = { "/nonexistent/ghost-agent" } },
+		}, permissions = { focus_guard_ms = 0 } })`, nil, fakeBin, e.writeScenario(M{"turns": []any{[]any{text("ok")}}}), e.AgentLog)
+}

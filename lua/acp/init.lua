@@ -125,6 +125,16 @@ function M.new_session(agent, how)
     return nil
   end
   how = how or {}
+  -- A chat is on: an agent that cannot start (unknown, not installed) must
+  -- not replace it with an error-only chat. Said once; no session is made.
+  local prev = resolve()
+  if prev and (prev.session_id or prev:alive()) and (host.channel() or vim.fn.executable(host.bin()) == 1) then
+    local ok, spec, err = pcall(agents.resolve, agent)
+    if ok and not spec then
+      vim.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+      return nil
+    end
+  end
   local s = session.new(agent)
   if how.history then
     s:set_history(how.history)

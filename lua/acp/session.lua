@@ -99,17 +99,47 @@ function M.was_closed(sid)
   return closed_sids[sid] == true
 end
 
---- Open sessions (not closed), oldest first.
+--- Whether s failed before it ever started (no session id): nothing to go
+--- back to.
+---@param s acp.Session
+---@return boolean
+local function stillborn(s)
+  return s.state == "error" and not s.session_id and not s.history
+end
+
+--- Open sessions (not closed, nor failed before they started unless
+--- current), oldest first.
 ---@return acp.Session[]
 function M.list()
   local out = {}
   for _, key in ipairs(order) do
     local s = sessions[key]
-    if s and s.state ~= "closed" then
+    if s and s.state ~= "closed" and not (stillborn(s) and key ~= current) then
       out[#out + 1] = s
     end
   end
   return out
+end
+
+--- Forget the current session when it failed before it started: the next
+--- one takes its windows and it leaves no trace in :AcpSessions.
+local function drop_stillborn()
+  local s = sessions[current]
+  if not s or not stillborn(s) then
+    return
+  end
+  sessions[s.key] = nil
+  order = vim.tbl_filter(function(k)
+    return k ~= s.key
+  end, order)
+  current = nil
+  vim.schedule(function()
+    for _, b in ipairs({ s.chat_buf, s.input_buf }) do
+      if b and api.nvim_buf_is_valid(b) and #vim.fn.win_findbuf(b) == 0 then
+        pcall(api.nvim_buf_delete, b, { force = true })
+      end
+    end
+  end)
 end
 
 --- The newest live session of agent (not ended), if any.
@@ -149,6 +179,7 @@ end
 ---@param agent string
 ---@return acp.Session
 function M.new(agent)
+  drop_stillborn()
   next_key = next_key + 1
   local spec = config.agent(agent)
   local s = setmetatable({
