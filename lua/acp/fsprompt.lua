@@ -97,6 +97,13 @@ function M.view(s, q)
   local options = q.options or {}
   local keys = M.keys_for(options)
   local lines, hls = M.lines(q)
+  if q.show_diff then
+    -- The diff is on screen above the question: its title says which side
+    -- is which, the diff is not repeated.
+    lines =
+      { texts.visible(texts.one_line(q.title or "The agent's edit")), "Yours on the left, the agent's on the right." }
+    hls = { { 0, "AcpPermissionTitle" } }
+  end
   local klines, khls = M.key_lines(q, keys)
   local answers = {}
   for i, o in ipairs(options) do

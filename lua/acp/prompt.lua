@@ -39,6 +39,8 @@ local kinds = {
 ---@field id integer|nil the host's question id (nil: a local question)
 ---@field data table the request, question, or picker data
 ---@field announced boolean|nil the chat (or a notification) said it waits
+---@field diff_tab integer|nil the tab of the diff shown with a file question (its own)
+---@field diff_reserve integer|nil the window below that diff where the question shows
 
 ---@class acp.PromptShown
 ---@field item acp.PromptItem
@@ -48,7 +50,7 @@ local kinds = {
 ---@field win integer|nil the float
 ---@field prev_win integer|nil the window current before the float opened
 ---@field guard_until integer keys typed before this (vim.uv.now()) are ignored
----@field diff_tab integer|nil the tab of the diff shown with a file question
+---@field anchor integer|nil the window the floats cover (below a question's diff)
 ---@field spec table|nil what layout.prompt lays out (relayout)
 ---@field overflow boolean|nil the body scrolls: a hint line tops the keys
 
@@ -135,6 +137,16 @@ function Q:add(kind, id, data)
   self:_retitle()
 end
 
+--- Close the diff tab of item (settled, or gone from the queue).
+---@param item acp.PromptItem
+local function close_diff(item)
+  local tab = item.diff_tab
+  item.diff_tab = nil
+  if tab and api.nvim_tabpage_is_valid(tab) and #api.nvim_list_tabpages() > 1 then
+    pcall(vim.cmd, "tabclose " .. api.nvim_tabpage_get_number(tab))
+  end
+end
+
 --- Answer item with choice (an option id, or for permissions an option
 --- kind). opts.interactive: typed in the prompt (offers to remember
 --- "always" answers).
@@ -160,6 +172,7 @@ function Q:answer(item, choice, opts)
   if self.shown and self.shown.item == item then
     self:_close()
   end
+  close_diff(item)
   local offer = content.answered(self.session, item.data, opt, opts and opts.interactive)
   send(item, opt.optionId or opt.id)
   if offer then
@@ -196,6 +209,7 @@ function Q:done(id)
       if self.shown and self.shown.item == item then
         self:_close()
       end
+      close_diff(item)
       if item.kind == "permission" then
         self.session.transcript:message("info", "Permission request cancelled.")
       end
@@ -210,15 +224,20 @@ end
 --- (a turn cancelled or ended, the session stopped or failed).
 ---@param kind acp.PromptKind|nil
 function Q:cancel_all(kind)
-  local keep = {}
+  local keep, gone = {}, {}
   for _, item in ipairs(self.items) do
     if kind and item.kind ~= kind then
       keep[#keep + 1] = item
+    else
+      gone[#gone + 1] = item
     end
   end
   self.items = keep
   if self.shown and not index_of(keep, self.shown.item) then
     self:_close()
+  end
+  for _, item in ipairs(gone) do
+    close_diff(item)
   end
   self:_sync_state()
 end
@@ -228,7 +247,6 @@ end
 function Q:hide()
   local p = self.shown
   if p and not p.picker then
-    p.diff_tab = nil
     self:_close()
   end
 end
@@ -427,6 +445,33 @@ local function fill_keys(p)
   update_hint(p)
 end
 
+--- The window kept free below a question's diff for its floats (made once
+--- in the diff tab, as tall as the floats need), so that they cover no
+--- line of the diff.
+---@param item acp.PromptItem
+---@param spec table what layout.prompt lays out
+---@return integer|nil
+local function diff_reserve(item, spec)
+  local w = item.diff_reserve
+  if not (w and api.nvim_win_is_valid(w)) then
+    local body, keys = layout.prompt(nil, spec)
+    local rows = body.height + keys.height + 4
+    local cur = api.nvim_get_current_win()
+    vim.cmd(("botright %dnew"):format(rows))
+    w = api.nvim_get_current_win()
+    local b = api.nvim_get_current_buf()
+    vim.bo[b].buftype = "nofile"
+    vim.bo[b].bufhidden = "wipe"
+    vim.bo[b].swapfile = false
+    vim.wo[w].winfixheight = true
+    vim.wo[w].winbar = ""
+    vim.wo[w].statusline = " "
+    item.diff_reserve = w
+    api.nvim_set_current_win(cur)
+  end
+  return w
+end
+
 --- Show item in two floats: its body (scrollable, focused when safe) above
 --- its keys (always whole on screen, with a scroll hint when the body does
 --- not fit).
@@ -435,10 +480,16 @@ function Q:_float(item, opts)
   local content = kinds[item.kind].content
   local view = content.view(s, item.data, self:count(item.kind))
   local prev = api.nvim_get_current_win()
-  local diff_tab
   if view.diff then
-    actions.open_diff(s, view.diff)
-    diff_tab = api.nvim_get_current_tabpage()
+    -- The question's own diff tab: made once, gone back to when the
+    -- question shows again (:AcpPermission), closed when it is settled.
+    if item.diff_tab and api.nvim_tabpage_is_valid(item.diff_tab) then
+      api.nvim_set_current_tabpage(item.diff_tab)
+    else
+      actions.open_diff(s, view.diff)
+      item.diff_tab = api.nvim_get_current_tabpage()
+      item.diff_reserve = nil
+    end
   end
   local keys_view = view.keys or { lines = {}, hls = {} }
   -- j/k scroll by a row unless they answer (the conflict question's k).
@@ -459,8 +510,10 @@ function Q:_float(item, opts)
     -- 20 columns, so it has at most bound rows.
     hint = hint_text(bound, bound, 2 * bound, row_keys),
   }
-  -- Anchored to the chat when it is in this tab, else centred.
-  local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(s.chat_buf), spec)
+  -- Anchored to the chat when it is in this tab, else centred; below the
+  -- diff it asks about, over a window kept free for it.
+  local anchor = view.diff and diff_reserve(item, spec) or layout.tab_window(s.chat_buf)
+  local body_cfg, keys_cfg, overflow = layout.prompt(anchor, spec)
   local buf = scratch(view.lines, view.hls, view.filetype)
   -- Focus where the next keys are meant for the prompt: in the chat in
   -- normal mode, with a diff opened for it, or from :AcpPermission.
@@ -486,7 +539,7 @@ function Q:_float(item, opts)
     keys_buf = keys_buf,
     keys_win = keys_win,
     prev_win = prev,
-    diff_tab = diff_tab,
+    anchor = view.diff and anchor or nil,
     guard_until = guarded and (vim.uv.now() + config.options.permissions.focus_guard_ms) or 0,
   }
   self.shown = shown
@@ -615,9 +668,6 @@ function Q:_close()
       pcall(api.nvim_buf_delete, b, { force = true })
     end
   end
-  if p.diff_tab and api.nvim_tabpage_is_valid(p.diff_tab) and #api.nvim_list_tabpages() > 1 then
-    pcall(vim.cmd, "tabclose " .. api.nvim_tabpage_get_number(p.diff_tab))
-  end
   local prev = p.prev_win
   if
     was_current
@@ -637,7 +687,8 @@ function Q:relayout()
   if not p or p.picker or not (p.win and api.nvim_win_is_valid(p.win)) then
     return
   end
-  local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(self.session.chat_buf), p.spec)
+  local anchor = p.anchor and api.nvim_win_is_valid(p.anchor) and p.anchor or layout.tab_window(self.session.chat_buf)
+  local body_cfg, keys_cfg, overflow = layout.prompt(anchor, p.spec)
   body_cfg.title = nil -- kept as it is (it counts the requests waiting)
   pcall(api.nvim_win_set_config, p.win, body_cfg)
   if p.keys_win and api.nvim_win_is_valid(p.keys_win) then
