@@ -128,3 +128,58 @@ func setupWithGhost(e *Editor) {
 			ghost = { cmd = { "/nonexistent/ghost-agent" } },
 		}, permissions = { focus_guard_ms = 0 } })`, nil, fakeBin, e.writeScenario(M{"turns": []any{[]any{text("ok")}}}), e.AgentLog)
 }
+
+// Bug: a permission of a background session did not say which session,
+// and the session picker showed ids only. Sessions are named by their
+// title, else their first prompt: in :AcpSessions (no ids), in a prompt's
+// title and in the winbar.
+func TestSessionsAreNamed(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{
+		[]any{text("parsed")},
+		[]any{M{"sleep_ms": 1500}, permRequest("p1", "Edit docs", "edit", ""), text("done")},
+	}}, nil)
+	first := e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("fix the parser")
+	e.WaitState("ready")
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.Eventually("the second session", 10*time.Second, func() bool {
+		st := e.Status()
+		return st.Key != first.Key && st.State == "ready"
+	})
+	e.Send("write the docs please")
+	scriptPicks(e, 1)
+	e.Lua(`vim.cmd("AcpSessions")`, nil)
+	calls := pickCalls(e)
+	if len(calls) != 1 || len(calls[0].Items) != 2 {
+		t.Fatalf("picker: %+v", calls)
+	}
+	items := strings.Join(calls[0].Items, "\n")
+	indexOrder(t, items, "fix the parser", "write the docs please")
+	if strings.Contains(items, "fake-session-") {
+		t.Fatalf("the picker shows session ids:\n%s", items)
+	}
+	if st := e.Status(); st.Key != first.Key {
+		t.Fatalf("picked session 1, current is %d", st.Key)
+	}
+	if !strings.Contains(e.chatBar(), "fix the parser") {
+		t.Fatalf("winbar: %q", e.chatBar())
+	}
+	var title string
+	e.Eventually("the background session's prompt, named", 10*time.Second, func() bool {
+		e.Lua(`for _, w in ipairs(vim.api.nvim_list_wins()) do
+				local c = vim.api.nvim_win_get_config(w)
+				if c.relative ~= "" and c.title then
+					local t = {}
+					for _, chunk in ipairs(c.title) do t[#t + 1] = chunk[1] end
+					return table.concat(t)
+				end
+			end
+			return ""`, &title)
+		return title != ""
+	})
+	if !strings.Contains(title, "write the docs please") {
+		t.Fatalf("prompt title %q does not name the session", title)
+	}
+}

@@ -17,6 +17,7 @@ local prompt = require("acp.prompt")
 local render = require("acp.render.acp")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
+local texts = require("acp.text")
 local transcript = require("acp.transcript")
 local winbar = require("acp.winbar")
 
@@ -504,6 +505,14 @@ function S:on_error(msg)
     msg = msg .. "\n" .. hint
   end
   self:fail(msg)
+end
+
+--- The session's name (acp.text.session_name): its title, else its first
+--- prompt; nil before either.
+---@param max integer|nil
+---@return string|nil
+function S:name(max)
+  return texts.session_name(self, max)
 end
 
 --- The name to show for the session's agent: the config's title, else

@@ -110,4 +110,23 @@ function M.statusline(v)
   return (M.one_line(v):gsub("%%", "%%%%"))
 end
 
+--- A session's name: the agent's title of the conversation
+--- (s.session_title), else its first prompt, else its saved chat's title;
+--- one line of at most max columns (default 40), nil before any of them.
+---@param s { session_title: string|nil, first_prompt: string|nil, history: table|nil }
+---@param max integer|nil
+---@return string|nil
+function M.session_name(s, max)
+  local name = s.session_title or s.first_prompt or (type(s.history) == "table" and s.history.title or nil)
+  if type(name) ~= "string" or vim.trim(name) == "" then
+    return nil
+  end
+  name = vim.trim((name:gsub("%s+", " ")))
+  max = max or 40
+  if vim.fn.strchars(name) > max then
+    name = vim.fn.strcharpart(name, 0, max - 1) .. "…"
+  end
+  return name
+end
+
 return M

@@ -87,8 +87,9 @@ end
 function M.text(s, now, width)
   local esc = texts.statusline
   local middle = {}
-  if s.session_title then
-    middle[#middle + 1] = esc(s.session_title)
+  local conv = texts.session_name(s, 60)
+  if conv then
+    middle[#middle + 1] = esc(conv)
   end
   local st = s.settings
   if st and st.mode_name then
