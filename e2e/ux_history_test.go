@@ -158,3 +158,65 @@ func TestHistoryResumeThatFailsKeepsTheSavedChat(t *testing.T) {
 		t.Fatalf("the saved chat changed:\n%s\nwas:\n%s", after, before)
 	}
 }
+
+// Bug: :AcpResume offered and reopened a session already open (two chats
+// on one session), and the read-only view of a saved chat stayed beside
+// the chat resumed from it. An open session is not offered again; resumed
+// from :AcpHistory it is that chat shown; a resumed saved chat replaces its
+// read-only view.
+func TestResumeNeverOpensASessionTwice(t *testing.T) {
+	t.Run(":AcpResume", func(t *testing.T) {
+		e := startEditor(t)
+		e.SetupFake(M{
+			"initialize": M{"agentCapabilities": M{"loadSession": true, "sessionCapabilities": M{"list": M{}}}},
+			"sessions": []any{
+				M{"sessionId": "old-1", "cwd": "/x", "title": "Fix the parser", "updatedAt": "2026-11-20T10:00:00Z"},
+				M{"sessionId": "old-2", "cwd": "/x", "title": "Write docs", "updatedAt": "2026-11-22T10:00:00Z"},
+			},
+		}, nil)
+		scriptPicks(e, 2, 0) // Write docs, then cancel
+		e.Lua(`require("acp").resume("fake")`, nil)
+		if st := e.WaitState("ready"); st.SessionID != "old-2" {
+			t.Fatalf("loaded %q", st.SessionID)
+		}
+		e.Lua(`require("acp").resume("fake")`, nil)
+		e.Eventually("the second picker", 10*time.Second, func() bool { return len(pickCalls(e)) == 2 })
+		items := strings.Join(pickCalls(e)[1].Items, "\n")
+		if strings.Contains(items, "Write docs") || !strings.Contains(items, "Fix the parser") {
+			t.Fatalf("the picker offers the open session:\n%s", items)
+		}
+	})
+	t.Run(":AcpHistory of an open chat", func(t *testing.T) {
+		e := savedDemoChat(t)
+		before := e.Status()
+		e.resumeFirstSavedChat()
+		var n int
+		e.Lua(`return #require("acp").sessions()`, &n)
+		if st := e.Status(); n != 1 || st.Key != before.Key {
+			t.Fatalf("%d sessions, current %+v (was %+v): a second chat on one session", n, st, before)
+		}
+	})
+	t.Run("the read-only view goes", func(t *testing.T) {
+		e := savedDemoChat(t)
+		e = e.Restart()
+		e.setupDemo(nil)
+		e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+		e.AnswerBlockingPrompt("1<CR>")
+		e.AnswerBlockingPrompt("2<CR>") // Open read-only
+		views := func() int {
+			var n int
+			e.Lua(`local n = 0
+				for _, w in ipairs(vim.api.nvim_list_wins()) do
+					if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)):find("^acp://history/") then n = n + 1 end
+				end
+				return n`, &n)
+			return n
+		}
+		e.Eventually("the read-only view", 10*time.Second, func() bool { return views() == 1 })
+		e.resumeFirstSavedChat()
+		e.WaitState("ready")
+		if n := views(); n != 0 {
+			t.Fatalf("%d read-only views beside the resumed chat", n)
+		}
+	})
+}

@@ -236,6 +236,20 @@ function M.open(meta)
   return buf
 end
 
+--- Close the read-only views of saved chat meta (it is being resumed).
+---@param meta acp.HistoryMeta|nil
+function M.close_views(meta)
+  local buf = meta and vim.fn.bufnr(("acp://history/%s"):format(meta.id)) or -1
+  if buf < 1 then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if #api.nvim_list_wins() > 1 then
+      pcall(api.nvim_win_close, win, true)
+    end
+  end
+end
+
 --- :AcpHistory: pick a saved chat of this project, then open it read-only
 --- or resume it. resume(meta) starts the session that loads it.
 ---@param resume fun(meta: acp.HistoryMeta)

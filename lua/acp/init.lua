@@ -125,6 +125,15 @@ function M.new_session(agent, how)
     return nil
   end
   how = how or {}
+  -- That session is open in a chat already: that chat, not a second one.
+  local open = how.load and session.open_on(agent, how.load)
+  if open then
+    session.set_current(open)
+    chat.show(open)
+    history.close_views(how.history)
+    vim.notify(("acp: %s is open already"):format(open:name() or how.load), vim.log.levels.INFO)
+    return open:status()
+  end
   -- A chat is on: an agent that cannot start (unknown, not installed) must
   -- not replace it with an error-only chat. Said once; no session is made.
   local prev = resolve()
@@ -137,6 +146,7 @@ function M.new_session(agent, how)
   end
   local s = session.new(agent)
   if how.history then
+    history.close_views(how.history) -- the resumed chat replaces its read-only view
     s:set_history(how.history)
     s.transcript:message("info", ("Resuming the saved chat %q (session/load)..."):format(how.history.title or "?"))
   end

@@ -16,7 +16,10 @@ function M.pick(s, sessions, answer)
     end)
     return
   end
-  sessions = vim.list_slice(sessions)
+  -- Those open in a chat already are not offered again.
+  sessions = vim.tbl_filter(function(it)
+    return not (s.open_elsewhere and s:open_elsewhere(it.id))
+  end, sessions)
   table.sort(sessions, function(a, b)
     return (a.updated_at or "") > (b.updated_at or "")
   end)

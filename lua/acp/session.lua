@@ -576,6 +576,30 @@ function S:set_history(meta)
   self.history = meta
 end
 
+--- The live session (not this one) of the same agent on the agent's
+--- session id, if one is open: a second chat on one session must not be.
+---@param session_id string
+---@return acp.Session|nil
+function S:open_elsewhere(session_id)
+  for _, o in pairs(sessions) do
+    if o ~= self and o.agent == self.agent and o.session_id == session_id and o:alive() then
+      return o
+    end
+  end
+end
+
+--- The live session of agent on session_id, if one is open.
+---@param agent string
+---@param session_id string
+---@return acp.Session|nil
+function M.open_on(agent, session_id)
+  for _, o in pairs(sessions) do
+    if o.agent == agent and o.session_id == session_id and o:alive() then
+      return o
+    end
+  end
+end
+
 --- Save every session's chat (Neovim exits: VimLeavePre); later saves
 --- are skipped.
 function M.save_all()
