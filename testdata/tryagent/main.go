@@ -29,13 +29,15 @@ import (
 )
 
 type options struct {
-	agent, scenario, prompt string
-	root, nvimBin, hostBin  string
-	permission              string
-	timeout                 time.Duration
-	tmux                    string // WxH: run Neovim in a tmux session of that size
-	runDir                  string
-	fsWrite                 string
+	agent, scenario        string
+	prompts                []string
+	root, nvimBin, hostBin string
+	permission             string
+	timeout                time.Duration
+	tmux                   string // WxH: run Neovim in a tmux session of that size
+	runDir                 string
+	fsWrite                string
+	cancelAfter            time.Duration
 }
 
 func main() {
@@ -48,17 +50,18 @@ func main() {
 	flag.StringVar(&o.tmux, "tmux", "", "run Neovim in a tmux session of this size (e.g. 200x50) and leave it open")
 	flag.StringVar(&o.runDir, "dir", "", "run directory (default: a new one under /tmp/nvim-acp-try)")
 	flag.StringVar(&o.fsWrite, "fs-write", "apply", "fs.write option: apply or review (review: the write waits for the answer to -permission)")
+	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
 	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
+		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() < 2 || flag.NArg() > 3 {
+	if flag.NArg() < 2 {
 		flag.Usage()
 		os.Exit(2)
 	}
 	o.agent, o.scenario = flag.Arg(0), flag.Arg(1)
-	o.prompt = flag.Arg(2)
+	o.prompts = flag.Args()[2:]
 	ok, err := run(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tryagent:", err)
@@ -102,11 +105,11 @@ func run(o options) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if o.prompt == "" {
-		o.prompt = sc.Prompt
+	if len(o.prompts) == 0 && sc.Prompt != "" {
+		o.prompts = []string{sc.Prompt}
 	}
-	if o.prompt == "" {
-		o.prompt = "Hello!"
+	if len(o.prompts) == 0 {
+		o.prompts = []string{"Hello!"}
 	}
 	dir := o.runDir
 	if dir == "" {
@@ -163,8 +166,8 @@ func run(o options) (bool, error) {
 	if err := json.Unmarshal(out, &spec); err != nil {
 		return false, fmt.Errorf("real-agents env %s: %w", o.agent, err)
 	}
-	fmt.Printf("== %s %s (%s), scenario %s, mock %s\n== run dir %s\n== prompt: %s\n",
-		spec.Name, spec.Version, spec.Package, sc.Name, url, dir, o.prompt)
+	fmt.Printf("== %s %s (%s), scenario %s, mock %s\n== run dir %s\n== prompts: %q\n",
+		spec.Name, spec.Version, spec.Package, sc.Name, url, dir, o.prompts)
 
 	ed, err := startNvim(ctx, o, root, dir, ws)
 	if err != nil {
@@ -405,18 +408,31 @@ func (t *turn) play(spec agentSpec) bool {
 		return false
 	}
 	t.notes = append(t.notes, fmt.Sprintf("session ready after %.1fs", time.Since(start).Seconds()))
-	if err := t.lua(`require("acp").send(...)`, nil, t.o.prompt); err != nil {
-		t.end = "send failed: " + err.Error()
-		return false
+	var ends []string
+	for i, prompt := range t.o.prompts {
+		var sent bool
+		if err := t.lua(`return require("acp").send(...)`, &sent, prompt); err != nil || !sent {
+			t.end = fmt.Sprintf("send of prompt %d refused (%v)", i+1, err)
+			return false
+		}
+		start = time.Now()
+		cancelled := false
+		s, err := t.waitFor("the turn's end", func(s status) bool {
+			if t.o.cancelAfter > 0 && !cancelled && time.Since(start) >= t.o.cancelAfter {
+				cancelled = true
+				_ = t.lua(`require("acp").cancel()`, nil)
+				t.notes = append(t.notes, fmt.Sprintf("turn %d cancelled after %v", i+1, t.o.cancelAfter))
+			}
+			return s.State == "ready"
+		})
+		if err != nil {
+			t.end = strings.Join(append(ends, err.Error()), "; ")
+			_ = t.lua(`require("acp").cancel()`, nil)
+			return false
+		}
+		ends = append(ends, fmt.Sprintf("turn %d: stop reason %q after %.1fs", i+1, s.StopReason, time.Since(start).Seconds()))
 	}
-	start = time.Now()
-	s, err := t.waitFor("the turn's end", func(s status) bool { return s.State == "ready" })
-	if err != nil {
-		t.end = err.Error()
-		_ = t.lua(`require("acp").cancel()`, nil)
-		return false
-	}
-	t.end = fmt.Sprintf("stop reason %q after %.1fs", s.StopReason, time.Since(start).Seconds())
+	t.end = strings.Join(ends, "; ")
 	return true
 }
 
