@@ -162,6 +162,16 @@ func TestAPIsPlayScenario(t *testing.T) {
 				if e.API != c.name || e.Rule != "fix" || len(e.Tools) != len(srvTools(c)) || len(e.Messages) != 5 {
 					t.Errorf("log entry %+v", e)
 				}
+				if e.ToolSchemas != nil {
+					t.Errorf("tool schemas logged again for the same tools: %v", e.ToolSchemas)
+				}
+				var first LogEntry
+				if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+					t.Fatal(err)
+				}
+				if len(first.ToolSchemas) != len(e.Tools) {
+					t.Errorf("first request logs %d tool schemas, want %d", len(first.ToolSchemas), len(e.Tools))
+				}
 				if r := e.Messages[4].Results; len(r) != 1 || r[0].Name != c.wantEdit.Name || r[0].Output != "ok" {
 					t.Errorf("logged result %+v, want %s's output", r, c.wantEdit.Name)
 				}

@@ -31,6 +31,9 @@ type Server struct {
 
 	seq atomic.Int64 // requests
 	ids atomic.Int64 // tool call ids
+
+	seenMu sync.Mutex
+	seen   map[string]bool // tool sets whose schemas were logged
 }
 
 // New returns a server playing sc; vars fill placeholders (e.g. "cwd");
@@ -57,21 +60,24 @@ func (s *Server) Start(ctx context.Context, addr string) (string, error) {
 
 // LogEntry is one line of the request log.
 type LogEntry struct {
-	Seq       int64     `json:"seq"`
-	Time      string    `json:"time"`
-	Method    string    `json:"method"`
-	Path      string    `json:"path"`
-	API       string    `json:"api,omitempty"`
-	Model     string    `json:"model,omitempty"`
-	Stream    bool      `json:"stream,omitempty"`
-	UserAgent string    `json:"user_agent,omitempty"`
-	Tools     []string  `json:"tools,omitempty"`
-	Messages  []Message `json:"messages,omitempty"`
-	Rule      string    `json:"rule,omitempty"`
-	Reply     []string  `json:"reply,omitempty"`
-	Calls     []Call    `json:"calls,omitempty"`
-	Status    int       `json:"status"`
-	Error     string    `json:"error,omitempty"`
+	Seq       int64    `json:"seq"`
+	Time      string   `json:"time"`
+	Method    string   `json:"method"`
+	Path      string   `json:"path"`
+	API       string   `json:"api,omitempty"`
+	Model     string   `json:"model,omitempty"`
+	Stream    bool     `json:"stream,omitempty"`
+	UserAgent string   `json:"user_agent,omitempty"`
+	Tools     []string `json:"tools,omitempty"`
+	// ToolSchemas are the argument schemas of the tools, logged the first
+	// time a set of tools is offered.
+	ToolSchemas map[string]any `json:"tool_schemas,omitempty"`
+	Messages    []Message      `json:"messages,omitempty"`
+	Rule        string         `json:"rule,omitempty"`
+	Reply       []string       `json:"reply,omitempty"`
+	Calls       []Call         `json:"calls,omitempty"`
+	Status      int            `json:"status"`
+	Error       string         `json:"error,omitempty"`
 }
 
 func (s *Server) write(e *LogEntry) {
@@ -82,6 +88,24 @@ func (s *Server) write(e *LogEntry) {
 	s.logMu.Lock()
 	defer s.logMu.Unlock()
 	_, _ = s.log.Write(append(b, '\n'))
+}
+
+// firstSight reports whether this set of tools is new to the log.
+func (s *Server) firstSight(tools []string) bool {
+	if len(tools) == 0 {
+		return false
+	}
+	key := strings.Join(tools, "\x00")
+	s.seenMu.Lock()
+	defer s.seenMu.Unlock()
+	if s.seen[key] {
+		return false
+	}
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	s.seen[key] = true
+	return true
 }
 
 func (s *Server) newID(prefix string) func() string {
@@ -174,6 +198,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, e *LogEntry, body
 	}
 	c.resolveResultNames()
 	e.Model, e.Stream, e.Tools = c.Model, c.Stream, c.toolNames()
+	if s.firstSight(e.Tools) {
+		e.ToolSchemas = map[string]any{}
+		for _, t := range c.Tools {
+			e.ToolSchemas[t.Name] = t.Schema
+		}
+	}
 	e.Messages = logMessages(c.Messages)
 	rep := s.sc.Reply(c, s.vars, s.newID(a.prefix))
 	e.Rule, e.Calls = rep.Rule, rep.Calls()
