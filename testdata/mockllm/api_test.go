@@ -654,7 +654,7 @@ func geminiRead(t *testing.T, resp *http.Response, stream bool) got {
 			case p.FunctionCall != nil:
 				g.Calls = append(g.Calls, Call{Name: p.FunctionCall.Name, Args: string(p.FunctionCall.Args)})
 			case p.Thought:
-				g.Thinking += p.Text
+				g.Thinking += strings.TrimPrefix(p.Text, "**Thinking**\n\n")
 			default:
 				g.Text += p.Text
 			}

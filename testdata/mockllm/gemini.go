@@ -150,8 +150,13 @@ func geminiParts(rep Reply) ([]map[string]any, []int) {
 		case "text", "thinking":
 			pieces := chunks(p.Text)
 			if p.Kind == "thinking" {
-				// Gemini CLI reads a thought's "**subject**" from each part.
-				pieces = []string{p.Text}
+				// Gemini's thought summaries open with a bold subject, which
+				// Gemini CLI reads from each part.
+				text := p.Text
+				if !strings.HasPrefix(text, "**") {
+					text = "**Thinking**\n\n" + text
+				}
+				pieces = []string{text}
 			}
 			for i, t := range pieces {
 				part := map[string]any{"text": t}
