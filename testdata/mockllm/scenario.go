@@ -40,7 +40,7 @@ type Rule struct {
 	When  When   `json:"when"`
 	Steps []Step `json:"steps"`
 
-	user, toolResult, model, api *regexp.Regexp
+	user, toolResult, result, model, api *regexp.Regexp
 }
 
 // When holds regular expressions (Go syntax); all that are set must match.
@@ -51,8 +51,15 @@ type When struct {
 	// ToolResult matches the name of a tool whose result is the last
 	// message. Such a rule answers with its first segment every time.
 	ToolResult string `json:"tool_result,omitempty"`
-	Model      string `json:"model,omitempty"`
-	API        string `json:"api,omitempty"`
+	// Result matches the output of a tool result that is the last message
+	// (e.g. "(?i)reject|denied|cancel" for a refused call); like
+	// ToolResult, such a rule answers with its first segment.
+	Result string `json:"result,omitempty"`
+	// ResultError, when set, requires the last tool result to be marked
+	// as an error (true) or not (false).
+	ResultError *bool  `json:"result_error,omitempty"`
+	Model       string `json:"model,omitempty"`
+	API         string `json:"api,omitempty"`
 }
 
 // Step is one part of a reply; set one of Text, Thinking, Tool, Any, Error.
@@ -136,7 +143,7 @@ func Parse(b []byte) (*Scenario, error) {
 		for _, c := range []struct {
 			expr string
 			re   **regexp.Regexp
-		}{{r.When.User, &r.user}, {r.When.ToolResult, &r.toolResult}, {r.When.Model, &r.model}, {r.When.API, &r.api}} {
+		}{{r.When.User, &r.user}, {r.When.ToolResult, &r.toolResult}, {r.When.Result, &r.result}, {r.When.Model, &r.model}, {r.When.API, &r.api}} {
 			if c.expr == "" {
 				continue
 			}
@@ -230,6 +237,8 @@ type state struct {
 	prompt    string   // the newest user prompt
 	rounds    int      // assistant turns with tool calls since it
 	lastTools []string // names of the tools whose results are the last message
+	lastOuts  []string // their outputs
+	lastErrs  []bool   // whether each is an error
 	lastOut   string   // the last tool result's output
 }
 
@@ -251,6 +260,8 @@ func inspect(c *Conversation) state {
 	if n := len(c.Messages); n > 0 {
 		for _, r := range c.Messages[n-1].Results {
 			st.lastTools = append(st.lastTools, r.Name)
+			st.lastOuts = append(st.lastOuts, r.Output)
+			st.lastErrs = append(st.lastErrs, r.Error)
 			st.lastOut = r.Output
 		}
 	}
@@ -272,7 +283,7 @@ func (sc *Scenario) Reply(c *Conversation, vars map[string]string, newID func() 
 			continue
 		}
 		seg := st.rounds
-		if r.toolResult != nil {
+		if r.reacts() {
 			seg = 0
 		}
 		segs := segments(r.Steps)
@@ -300,6 +311,11 @@ func (sc *Scenario) Reply(c *Conversation, vars map[string]string, newID func() 
 	return Reply{Rule: "default", Parts: []Part{{Kind: "text", Text: "Done."}}}
 }
 
+// reacts reports whether the rule answers the last tool result.
+func (r *Rule) reacts() bool {
+	return r.toolResult != nil || r.result != nil || r.When.ResultError != nil
+}
+
 func (r *Rule) match(c *Conversation, st state) (map[string]string, bool) {
 	if r.api != nil && !r.api.MatchString(c.API) {
 		return nil, false
@@ -307,10 +323,13 @@ func (r *Rule) match(c *Conversation, st state) (map[string]string, bool) {
 	if r.model != nil && !r.model.MatchString(c.Model) {
 		return nil, false
 	}
-	if r.toolResult != nil {
+	if r.reacts() {
+		// One of the last results must meet every result condition.
 		hit := false
-		for _, name := range st.lastTools {
-			hit = hit || r.toolResult.MatchString(name)
+		for i, name := range st.lastTools {
+			hit = hit || (r.toolResult == nil || r.toolResult.MatchString(name)) &&
+				(r.result == nil || r.result.MatchString(st.lastOuts[i])) &&
+				(r.When.ResultError == nil || *r.When.ResultError == st.lastErrs[i])
 		}
 		if !hit {
 			return nil, false

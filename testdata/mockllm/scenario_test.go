@@ -30,6 +30,8 @@ func TestReply(t *testing.T) {
 	sc := mustParse(t, `{
 	  "name": "s",
 	  "rules": [
+	    {"name": "refused", "when": {"result": "(?i)denied"}, "steps": [{"text": "refused"}]},
+	    {"name": "failed", "when": {"result_error": true}, "steps": [{"text": "failed"}]},
 	    {"name": "after shell", "when": {"tool_result": "shell"}, "steps": [{"text": "shell said {{last_result}}"}]},
 	    {"name": "read", "when": {"user": "read (?P<f>\\S+)"}, "steps": [
 	      {"tool": "(^|__)Read$", "args": {"file_path": "{{prompt_path}}", "other": "{{f}} {{nope}}"}},
@@ -97,6 +99,26 @@ func TestReply(t *testing.T) {
 			}},
 			rule: "after shell",
 			want: []Part{{Kind: "text", Text: "shell said ok"}},
+		},
+		{
+			name: "a result matching \"result\"",
+			conv: Conversation{Tools: []Tool{shell}, Messages: []Message{
+				{Role: "user", Text: "hi"},
+				{Role: "assistant", Calls: []Call{{ID: "1", Name: "run_shell_command"}}},
+				{Role: "user", Results: []Result{{ID: "1", Name: "run_shell_command", Output: "Permission denied by the user"}}},
+			}},
+			rule: "refused",
+			want: []Part{{Kind: "text", Text: "refused"}},
+		},
+		{
+			name: "a result marked as an error",
+			conv: Conversation{Tools: []Tool{shell}, Messages: []Message{
+				{Role: "user", Text: "hi"},
+				{Role: "assistant", Calls: []Call{{ID: "1", Name: "run_shell_command"}}},
+				{Role: "user", Results: []Result{{ID: "1", Name: "run_shell_command", Output: "exit 1", Error: true}}},
+			}},
+			rule: "failed",
+			want: []Part{{Kind: "text", Text: "failed"}},
 		},
 		{
 			name: "model condition",
