@@ -45,7 +45,7 @@ func main() {
 	flag.StringVar(&o.root, "root", ".", "repository root (the plugin)")
 	flag.StringVar(&o.nvimBin, "nvim", os.Getenv("NVIM_BIN"), "Neovim binary (default $NVIM_BIN, else nvim)")
 	flag.StringVar(&o.hostBin, "host", "", "nvim-acp host binary (default ROOT/bin/nvim-acp)")
-	flag.StringVar(&o.permission, "permission", "allow", "answer to permission prompts: allow, allow_always, reject, reject_always")
+	flag.StringVar(&o.permission, "permission", "allow", "answer to permission requests (and file questions: accept/reject): allow, allow_always, reject, reject_always")
 	flag.DurationVar(&o.timeout, "timeout", 4*time.Minute, "deadline of the whole run")
 	flag.StringVar(&o.tmux, "tmux", "", "run Neovim in a tmux session of this size (e.g. 200x50) and leave it open")
 	flag.StringVar(&o.runDir, "dir", "", "run directory (default: a new one under /tmp/nvim-acp-try)")
@@ -376,19 +376,35 @@ func (t *turn) waitFor(what string, done func(status) bool) (status, error) {
 	}
 }
 
+// answerLua answers the first waiting prompt: a permission request with
+// the option of that kind, else a file question (a review, a path outside
+// the workspace, a conflict) with the first of alts it offers.
+const answerLua = `
+local choice, alts = ...
+if require("acp").respond_permission(choice) then return "permission request: " .. choice end
+local s = require("acp.session").get()
+for _, alt in ipairs(alts) do
+  if s and s.prompts:respond("fs_question", alt) then return "file question: " .. alt end
+end
+return ""`
+
 func (t *turn) answerPermission() {
 	choice := t.o.permission
 	if choice == "allow" || choice == "reject" {
 		choice += "_once"
 	}
-	var ok bool
-	err := t.lua(`return require("acp").respond_permission(...)`, &ok, choice)
-	msg := fmt.Sprintf("permission asked: answered %s", choice)
+	alts := []string{"accept", choice, "take_agent"}
+	if strings.HasPrefix(choice, "reject") {
+		alts = []string{"reject", choice, "keep_mine"}
+	}
+	var answered string
+	err := t.lua(answerLua, &answered, choice, alts)
+	msg := "answered " + answered
 	switch {
 	case err != nil:
-		msg += fmt.Sprintf(" (failed: %v)", err)
-	case !ok:
-		msg += " (refused: no such option, or not a permission prompt)"
+		msg = fmt.Sprintf("answering %s failed: %v", choice, err)
+	case answered == "":
+		msg = fmt.Sprintf("a prompt waits that takes none of %s, %v", choice, alts)
 	}
 	if n := len(t.notes); n == 0 || t.notes[n-1] != msg {
 		t.notes = append(t.notes, msg)
