@@ -213,7 +213,6 @@ func run(o options) (bool, error) {
 type editor struct {
 	nv       *nvim.Nvim
 	tmuxName string
-	cmd      *exec.Cmd
 }
 
 func (e *editor) close() {
@@ -272,7 +271,7 @@ func startNvim(ctx context.Context, o options, root, dir, ws string) (*editor, e
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("Neovim in tmux session %s did not listen on %s: %w", name, sock, err)
+			return nil, fmt.Errorf("nvim in tmux session %s did not listen on %s: %w", name, sock, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -298,7 +297,7 @@ func (t *turn) lua(code string, result any, args ...any) error {
 	case err := <-done:
 		return err
 	case <-time.After(30 * time.Second):
-		return fmt.Errorf("Neovim did not answer in 30s")
+		return fmt.Errorf("nvim did not answer in 30s")
 	}
 }
 
