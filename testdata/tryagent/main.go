@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -469,11 +470,26 @@ func (t *turn) chat() string {
 	return strings.Join(lines, "\n")
 }
 
-var (
-	methodRe = regexp.MustCompile(`\\"method\\":\\"([^"\\]+)\\"`)
-	updateRe = regexp.MustCompile(`\\"sessionUpdate\\":\\"([^"\\]+)\\"`)
-	titleRe  = regexp.MustCompile(`\\"sessionUpdate\\":\\"tool_call\\".*?\\"title\\":\\"((?:[^"\\]|\\\\[^"])*)\\"`)
-)
+var methodRe = regexp.MustCompile(`"method":"([^"]+)"`)
+
+// acpMessage is the ACP message a host log line carries ("acp <-" from
+// the agent, "acp ->" to it; the message is the line's last attribute,
+// msg="...", quoted by slog), or ok false.
+func acpMessage(line string) (msg string, fromAgent, ok bool) {
+	switch {
+	case strings.Contains(line, `msg="acp <-"`):
+		fromAgent = true
+	case strings.Contains(line, `msg="acp ->"`):
+	default:
+		return "", false, false
+	}
+	i := strings.LastIndex(line, ` msg="`)
+	if i < 0 {
+		return "", false, false
+	}
+	msg, err := strconv.Unquote(line[i+len(" msg="):])
+	return msg, fromAgent, err == nil
+}
 
 // acpSummary counts the methods each side called, the session updates
 // and the tool call titles, from the host's debug log.
@@ -488,24 +504,38 @@ func acpSummary(path string) string {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		var counts map[string]int
-		switch {
-		case strings.Contains(line, `msg="acp <-"`):
-			counts = fromAgent
-		case strings.Contains(line, `msg="acp ->"`):
-			counts = toAgent
-		default:
+		text, agent, ok := acpMessage(sc.Text())
+		if !ok {
 			continue
 		}
-		if m := methodRe.FindStringSubmatch(line); m != nil {
-			counts[m[1]]++
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Update struct {
+					SessionUpdate string `json:"sessionUpdate"`
+					Title         string `json:"title"`
+				} `json:"update"`
+			} `json:"params"`
 		}
-		if m := updateRe.FindStringSubmatch(line); m != nil && strings.Contains(line, `msg="acp <-"`) {
-			updates[m[1]]++
+		if json.Unmarshal([]byte(text), &m) != nil {
+			// Cut at 4 KiB by the host: the method still shows.
+			if g := methodRe.FindStringSubmatch(text); g != nil {
+				m.Method = g[1]
+			}
 		}
-		if m := titleRe.FindStringSubmatch(line); m != nil {
-			titles = append(titles, m[1])
+		if m.Method == "" {
+			continue // a response
+		}
+		if !agent {
+			toAgent[m.Method]++
+			continue
+		}
+		fromAgent[m.Method]++
+		if u := m.Params.Update; u.SessionUpdate != "" {
+			updates[u.SessionUpdate]++
+			if u.SessionUpdate == "tool_call" && u.Title != "" {
+				titles = append(titles, u.Title)
+			}
 		}
 	}
 	var b strings.Builder
