@@ -316,7 +316,20 @@ func (a *Agent) initialize() {
 		return
 	}
 	a.initResp = resp
-	a.log.Info("initialized", "protocol", resp.ProtocolVersion, "agent", resp.AgentInfo)
+	a.log.Info("initialized", "protocol", resp.ProtocolVersion, agentInfoAttr(resp.AgentInfo))
+}
+
+// agentInfoAttr is agentInfo as the log shows it: its strings, not a Go
+// struct with pointers (`Title:0x3c0393f08e50`).
+func agentInfoAttr(info *acp.Implementation) slog.Attr {
+	if info == nil {
+		return slog.String("agent", "")
+	}
+	title := ""
+	if info.Title != nil {
+		title = *info.Title
+	}
+	return slog.Group("agent", "name", info.Name, "version", info.Version, "title", title)
 }
 
 // hasExited reports whether the agent process has ended.
