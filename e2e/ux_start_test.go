@@ -131,3 +131,18 @@ func TestStartStepsHaveALimit(t *testing.T) {
 		})
 	}
 }
+
+// Bug: a command that is not an ACP agent (`echo hello`) failed as
+// "exited". The chat says it does not speak ACP and what it printed.
+func TestNotAnAgentSaysSo(t *testing.T) {
+	e := startEditor(t)
+	e.Lua(`require("acp").setup({ agents = { echo = { cmd = { "echo", "hello" } } } })`, nil)
+	e.Chat("echo")
+	st := e.WaitState("error")
+	if !strings.Contains(st.Error, "does not speak ACP (it printed: hello)") {
+		t.Fatalf("error %q", st.Error)
+	}
+	if !strings.Contains(e.ChatText(), "does not speak ACP (it printed: hello)") {
+		t.Fatalf("chat:\n%s", e.ChatText())
+	}
+}

@@ -85,7 +85,8 @@ type Agent struct {
 	exitErr error // why it ended, set before exited closes
 
 	mu       sync.Mutex
-	badLines int // lines on stdout that were not JSON-RPC
+	badLines int    // lines on stdout that were not JSON-RPC
+	firstBad string // the first of them (cut)
 	sessions map[acp.SessionId]*Session
 	early    map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
 	earlyN   int                             // their bytes (as JSON)
@@ -201,6 +202,9 @@ func (a *Agent) badLine(line []byte) {
 	text := truncate(strings.TrimRight(string(line), "\r\n"), 200)
 	a.mu.Lock()
 	first := a.badLines == 0
+	if first {
+		a.firstBad = text
+	}
 	a.badLines++
 	n := a.badLines
 	abort := a.initAbort
@@ -297,6 +301,14 @@ func (a *Agent) initialize() {
 			return
 		}
 		a.initErr = a.describe("initialize", err)
+		a.mu.Lock()
+		bad := a.firstBad
+		a.mu.Unlock()
+		if bad != "" && a.hasExited() {
+			// `echo hello` as an agent: "exited" says nothing of why.
+			a.initErr = fmt.Errorf("agent %s does not speak ACP (it printed: %s) and exited; is agents.%s.cmd an ACP agent? (some need a flag, as `gemini --acp`)\n%w",
+				a.spec.Name, bad, a.spec.Name, a.initErr)
+		}
 		return
 	}
 	// authMethods are decoded leniently (auth.go): the SDK's types reject

@@ -142,6 +142,18 @@ func (s *Session) open(ctx context.Context) {
 			s.fail(fmt.Errorf("start agent: %w", err)) // described already
 			return
 		}
+		// The agent exited: initialize ends with it and says why best
+		// (what the agent printed when it does not speak ACP).
+		if base.Err() == nil {
+			select {
+			case <-a.initDone:
+				if a.initErr != nil {
+					s.fail(fmt.Errorf("start agent: %w", a.initErr))
+					return
+				}
+			case <-time.After(exitGrace):
+			}
+		}
 		s.fail(a.describe("start agent", err))
 		return
 	}
