@@ -572,6 +572,20 @@ function Q:_float(item, opts)
       end, { buffer = buf, nowait = true, desc = "acp: " .. a.desc })
     end
   end
+  -- A prompt key this prompt has no option for says so: unmapped, `R`
+  -- would start Replace mode in the float (E21).
+  for _, action in ipairs(keymaps.actions.prompt) do
+    if action.name ~= "hide" then
+      for _, key in ipairs(keymaps.keys("prompt", action.name)) do
+        local scrolls = ({ j = true, k = true, ["<Down>"] = true, ["<Up>"] = true })[key]
+        if not taken[key] and not scrolls then
+          vim.keymap.set("n", key, function()
+            vim.notify(("acp: this prompt has no %q option"):format(action.desc), vim.log.levels.INFO)
+          end, { buffer = buf, nowait = true, desc = "acp: no such option here" })
+        end
+      end
+    end
+  end
   for _, key in ipairs(keymaps.keys("prompt", "hide")) do
     vim.keymap.set("n", key, function()
       self:hide()

@@ -1,0 +1,45 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Bug: `R` in a permission prompt with no "reject always" option fell
+// through to Replace mode (E21: the float is not modifiable). A prompt key
+// with no option here says so, and the prompt keeps waiting.
+func TestPromptKeyWithoutOption(t *testing.T) {
+	e := startEditor(t)
+	tc := M{"toolCallId": "p1", "title": "Build", "kind": "execute", "rawInput": M{"command": "make"}}
+	e.SetupFake(M{"turns": []any{[]any{M{"request": "session/request_permission", "params": M{"toolCall": tc, "options": []any{
+		M{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+		M{"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+	}}}, text("done")}}}, nil)
+	e.Lua(`_G.notes = {}
+		vim.notify = function(msg) table.insert(_G.notes, msg) end`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("awaiting_permission")
+	e.Eventually("the prompt focused", 10*time.Second, func() bool {
+		var in bool
+		e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &in)
+		return in
+	})
+	e.input("R")
+	m, err := e.nv.Mode()
+	if err != nil || m.Mode != "n" {
+		t.Fatalf("mode after R: %+v %v", m, err)
+	}
+	var notes []string
+	e.Lua(`return _G.notes`, &notes)
+	if !strings.Contains(strings.Join(notes, "\n"), `no "reject always" option`) {
+		t.Fatalf("notes: %q", notes)
+	}
+	if st := e.Status(); st.State != "awaiting_permission" {
+		t.Fatalf("state %q", st.State)
+	}
+	e.input("r")
+	e.WaitState("ready")
+}
