@@ -244,4 +244,13 @@ func TestModeAndModelRoundTrip(t *testing.T) {
 	if gotMode != "code" || gotModel != "m2" {
 		t.Fatalf("agent got set_mode %q, set_model %q", gotMode, gotModel)
 	}
+	// Bug: :AcpMode and :AcpModel said nothing. The chat confirms each
+	// switch once the agent made it, once.
+	e.Eventually("the confirmations", 10*time.Second, func() bool {
+		txt := e.ChatText()
+		return strings.Contains(txt, "Mode: Code.") && strings.Contains(txt, "Model: Model Two.")
+	})
+	if n := strings.Count(e.ChatText(), "Mode: Code."); n != 1 {
+		t.Fatalf("mode confirmed %d times:\n%s", n, e.ChatText())
+	}
 }

@@ -102,6 +102,8 @@ function M.diff(path)
 end
 
 local function set(s, what, choice)
+  s.settings:ask(what, choice.id)
+  vim.notify(("acp: switching the %s to %s..."):format(what, choice.name or choice.id), vim.log.levels.INFO)
   if choice.option then
     notify_host("acp_set_option", s.sid, choice.option, choice.id)
   elseif what == "mode" then

@@ -125,6 +125,7 @@ end
 function handlers.model(s, ev)
   s.settings:set_model(ev.model_id)
   chat.update_winbar(s)
+  updates.confirm(s, "model")
 end
 
 --- Handlers of the events that belong to no session (no sid): the agent
