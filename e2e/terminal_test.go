@@ -366,9 +366,37 @@ func TestTerminalCancelKillsCommand(t *testing.T) {
 	if o := e.responseJSON("terminal/output", 0); !strings.Contains(o, `"exitStatus":{"signal":"SIGTERM"}`) {
 		t.Fatalf("output after cancel answered %s", o)
 	}
-	e.Eventually("the terminal shown as killed", 5*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), "] (SIGTERM) <CR> to open")
+	e.Eventually("the terminal shown as cancelled", 5*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "] (cancelled: SIGTERM) <CR> to open")
 	})
+}
+
+// Bug: a command cancelled with its turn, then released by the agent (as
+// claude-code-acp does), read "(released)". It reads "(cancelled)".
+func TestTerminalCancelledThenReleased(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "sleep", "args": []any{"1000"}}, "save": "t"},
+		terminalTool("x1", "Sleep", "t"),
+		M{"wait_cancel": true},
+		request("terminal/release", M{"terminalId": "$t"}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "x1", "status": "failed"}),
+		M{"stop": "cancelled"},
+	}}}, allowCommands)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("sleep")
+	e.Eventually("the terminal", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "(running) <CR> to open")
+	})
+	e.Lua(`require("acp").cancel()`, nil)
+	e.WaitState("ready")
+	e.Eventually("the terminal shown as cancelled", 5*time.Second, func() bool {
+		return regexp.MustCompile(`\] \(cancelled(: SIG[A-Z]+)?\) <CR> to open`).MatchString(e.ChatText())
+	})
+	if strings.Contains(e.ChatText(), "(released)") {
+		t.Fatalf("chat:\n%s", e.ChatText())
+	}
 }
 
 func TestTerminalFloodOfOutput(t *testing.T) {

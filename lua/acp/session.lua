@@ -440,6 +440,7 @@ function S:cancel()
     return
   end
   self.prompts:cancel_all("permission")
+  self.terminals:cancelled()
   pcall(host.notify, "acp_cancel", self.sid)
 end
 

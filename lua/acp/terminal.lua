@@ -44,6 +44,7 @@ local did_autocmds = false
 ---@field running boolean
 ---@field ended boolean|nil the session ended while it ran
 ---@field released boolean|nil
+---@field cancelled boolean|nil stopped with a turn the user cancelled
 ---@field exit_code integer|nil
 ---@field signal string|nil
 ---@field buf integer the terminal buffer
@@ -98,6 +99,16 @@ end
 ---@param sid integer|nil
 function Terminals:set_sid(sid)
   self.sid = sid
+end
+
+--- The user cancelled the turn: its running commands are stopped with it,
+--- and say so rather than "released" or a signal's name.
+function Terminals:cancelled()
+  for _, t in pairs(self.by_id) do
+    if t.running then
+      t.cancelled = true
+    end
+  end
 end
 
 --- The session ended: its commands are gone, stop showing them as running.
@@ -409,12 +420,15 @@ function M.tail(t, n)
   return out
 end
 
---- A short status: "running", "exit 3", "SIGKILL", "released", "ended".
+--- A short status: "running", "exit 3", "SIGKILL", "cancelled", "released",
+--- "ended".
 ---@param t acp.Terminal
 ---@return string
 function M.status(t)
   if t.running then
     return "running"
+  elseif t.cancelled and not t.exit_code then
+    return t.signal and ("cancelled: " .. t.signal) or "cancelled"
   elseif t.exit_code then
     return "exit " .. math.floor(t.exit_code)
   elseif t.signal then
