@@ -509,3 +509,36 @@ func TestTerminalAtLeast80Columns(t *testing.T) {
 		}
 	}
 }
+
+// Bug: `q` in a terminal view opened from the chat closed it and left the
+// cursor in the editing window. It goes back to the chat.
+func TestTerminalQReturnsToTheChat(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "echo done"}, "save": "t"},
+		terminalTool("x1", "Echo", "t"),
+		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "x1", "status": "completed"}),
+	}}}, allowCommands)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("run")
+	e.WaitState("ready")
+	var opened bool
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.chat_win)
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l:find("[terminal ", 1, true) then vim.api.nvim_win_set_cursor(0, { i, 0 }) end
+		end
+		require("acp.actions").activate(s)
+		return vim.b.acp_terminal ~= nil`, &opened)
+	if !opened {
+		t.Fatal("the terminal view did not open")
+	}
+	e.input("q")
+	var back bool
+	e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().chat_win`, &back)
+	if !back {
+		t.Fatal("q did not go back to the chat")
+	}
+}

@@ -183,9 +183,7 @@ function Terminals:_new(id, opts)
   vim.b[buf].acp_session = self.key
   vim.b[buf].acp_terminal = id
   vim.keymap.set("n", "q", function()
-    if #api.nvim_list_wins() > 1 then
-      api.nvim_win_close(0, false)
-    end
+    M.close_view()
   end, { buffer = buf, nowait = true, silent = true, desc = "acp: close the terminal window" })
   -- In terminal mode "q" is typed into a running command; once it has ended
   -- (or the terminal is read-only) it closes the window, as in normal mode.
@@ -199,12 +197,25 @@ function Terminals:_new(id, opts)
         normal = normal + 1
       end
     end
-    return normal > 1 and [[<C-\><C-n><cmd>close<cr>]] or [[<C-\><C-n>]]
+    return normal > 1 and [[<C-\><C-n><cmd>lua require("acp.terminal").close_view()<cr>]] or [[<C-\><C-n>]]
   end, { buffer = buf, expr = true, nowait = true, desc = "acp: close the ended terminal's window" })
   by_buf[buf] = t
   self.by_id[id] = t
   table.insert(self.order, id)
   return t
+end
+
+--- Close the current window (a terminal view) and go back to the window
+--- it was opened from (the chat, for a terminal opened there).
+function M.close_view()
+  if #api.nvim_list_wins() <= 1 then
+    return
+  end
+  local back = vim.w.acp_opened_from
+  api.nvim_win_close(0, false)
+  if back and api.nvim_win_is_valid(back) and api.nvim_win_get_tabpage(back) == api.nvim_get_current_tabpage() then
+    api.nvim_set_current_win(back)
+  end
 end
 
 --- The terminal id (or nil).
@@ -537,6 +548,7 @@ function Terminals:open(id, chat_bufs)
     api.nvim_set_current_win(win)
     return win
   end
+  local from = api.nvim_get_current_win()
   local target = target_window(chat_bufs)
   -- Below the previous window when it is wide enough for the command's
   -- lines, else across the whole editor (at 80x24 the editing window beside
@@ -550,6 +562,7 @@ function Terminals:open(id, chat_bufs)
   layout.unfix()
   win = api.nvim_get_current_win()
   api.nvim_win_set_buf(win, t.buf)
+  vim.w[win].acp_opened_from = from -- q goes back there
   for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0", spell = false }) do
     vim.wo[win][opt] = v
   end
