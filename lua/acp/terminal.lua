@@ -197,7 +197,10 @@ function Terminals:_new(id, opts)
         normal = normal + 1
       end
     end
-    return normal > 1 and [[<C-\><C-n><cmd>lua require("acp.terminal").close_view()<cr>]] or [[<C-\><C-n>]]
+    if normal > 1 then
+      vim.schedule(M.close_view) -- once out of terminal mode
+    end
+    return [[<C-\><C-n>]]
   end, { buffer = buf, expr = true, nowait = true, desc = "acp: close the ended terminal's window" })
   by_buf[buf] = t
   self.by_id[id] = t
