@@ -43,3 +43,22 @@ func TestPromptKeyWithoutOption(t *testing.T) {
 	e.input("r")
 	e.WaitState("ready")
 }
+
+// Bug: agent messages sent before the first turn (right after session/new)
+// carried the config key as their heading, or none. They are headed by the
+// agent's name, as in a turn.
+func TestMessageBeforeFirstTurnHeaded(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{
+		"initialize":  M{"agentInfo": M{"name": "fakeagent", "title": "Fake Agent", "version": "1"}},
+		"new_session": M{"before": []any{text("Welcome! Ask me anything.")}},
+		"turns":       []any{[]any{text("answer")}},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Eventually("the welcome", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "Welcome!") })
+	indexOrder(t, e.ChatText(), "## Fake Agent", "Welcome! Ask me anything.")
+	if strings.Contains(e.ChatText(), "## fake\n") {
+		t.Fatalf("headed by the config key:\n%s", e.ChatText())
+	}
+}

@@ -158,6 +158,7 @@ func (s *Session) open(ctx context.Context) {
 		return
 	}
 	s.applyQuirks(a)
+	s.emit(initializedEvent(agentInfoMap(a)))
 	servers := []acp.McpServer{}
 	for _, m := range s.opts.McpServers {
 		var srv acp.McpServer
@@ -205,14 +206,7 @@ func (s *Session) open(ctx context.Context) {
 	}
 	var info map[string]any
 	_ = json.Unmarshal(resp, &info)
-	agentInfo := map[string]any{}
-	if ai := a.initResp.AgentInfo; ai != nil {
-		agentInfo["name"] = ai.Name
-		agentInfo["version"] = ai.Version
-		if ai.Title != nil {
-			agentInfo["title"] = *ai.Title
-		}
-	}
+	agentInfo := agentInfoMap(a)
 	s.log = s.log.With("session", id)
 	s.log.Info("session ready")
 	// Start the fs bridge now, not on the first fs request: its watcher keeps
@@ -227,6 +221,19 @@ func (s *Session) open(ctx context.Context) {
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
 	}, a.initResp.AgentCapabilities.LoadSession))
+}
+
+// agentInfoMap is what a's agentInfo says, for Lua.
+func agentInfoMap(a *Agent) map[string]any {
+	m := map[string]any{}
+	if ai := a.initResp.AgentInfo; ai != nil {
+		m["name"] = ai.Name
+		m["version"] = ai.Version
+		if ai.Title != nil {
+			m["title"] = *ai.Title
+		}
+	}
+	return m
 }
 
 // prompt runs one turn.

@@ -41,7 +41,9 @@ end
 
 --- The session opened ("ready") or failed ("error").
 function handlers.state(s, ev)
-  if ev.state == "ready" then
+  if ev.state == "initialized" then
+    s:on_initialized(ev)
+  elseif ev.state == "ready" then
     s:on_ready(ev)
   elseif ev.state == "error" then
     s:on_error(ev.error)

@@ -462,12 +462,12 @@ function S:stop()
   self:save()
 end
 
---- The host opened the session (event `state`, state "ready").
----@param ev { session_id: string, prompt_capabilities: table|nil, info: table|nil, agent_info: table|nil }
-function S:on_ready(ev)
-  self.session_id = ev.session_id
-  self.can_load = ev.load_session == true
-  self.context:set_capabilities(ev.prompt_capabilities)
+--- The agent answered initialize (event `state`, state "initialized"; again
+--- with "ready"): the chat is labelled with what it says it is
+--- (agentInfo.title, else its name) unless the config sets a title, before
+--- anything it sends.
+---@param ev { agent_info: table|nil }
+function S:on_initialized(ev)
   local info = type(ev.agent_info) == "table" and ev.agent_info or {}
   local function text(v)
     return type(v) == "string" and v ~= "" and v or nil
@@ -476,7 +476,17 @@ function S:on_ready(ev)
   if not self.title and title then
     self.title = title
     self.transcript:set_title(self.title)
+    chat.update_winbar(self)
   end
+end
+
+--- The host opened the session (event `state`, state "ready").
+---@param ev { session_id: string, prompt_capabilities: table|nil, info: table|nil, agent_info: table|nil }
+function S:on_ready(ev)
+  self.session_id = ev.session_id
+  self.can_load = ev.load_session == true
+  self.context:set_capabilities(ev.prompt_capabilities)
+  self:on_initialized(ev)
   self.settings:load(type(ev.info) == "table" and ev.info or {})
   local help = keymaps.first("chat", "help")
   self.transcript:message(

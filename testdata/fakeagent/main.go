@@ -29,8 +29,9 @@ type Scenario struct {
 	NewSession struct {
 		Result map[string]any    `json:"result"`
 		Error  *acp.RequestError `json:"error"`
-		Steps  []Step            `json:"steps"` // run after session/new answers
-		Hang   bool              `json:"hang"`  // session/new is never answered
+		Steps  []Step            `json:"steps"`  // run after session/new answers
+		Hang   bool              `json:"hang"`   // session/new is never answered
+		Before []Step            `json:"before"` // run before session/new answers (its id known)
 	} `json:"new_session"`
 	Turns [][]Step `json:"turns"` // turn i answers the i-th prompt; the last repeats
 	// Sessions answers session/list; LoadSteps replay a session's history on session/load.
@@ -280,6 +281,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.sessions++
 		id := fmt.Sprintf("fake-session-%d", a.sessions)
 		a.mu.Unlock()
+		if len(a.sc.NewSession.Before) > 0 {
+			a.run(ctx, id, a.sc.NewSession.Before)
+		}
 		res := map[string]any{"sessionId": id}
 		for k, v := range a.sc.NewSession.Result {
 			res[k] = v
