@@ -68,7 +68,8 @@ function M.key_lines(q, keys)
     lines[#lines + 1] = ("[%s] %s"):format(table.concat(keys[i], "/"), texts.visible(texts.one_line(o.label or o.id)))
     hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
   end
-  lines[#lines + 1] = ("[%s] decide later (the agent keeps waiting)"):format(permission.hide_keys())
+  lines[#lines + 1] = q.by_user and ("[%s] decide later (:AcpPermission)"):format(permission.hide_keys())
+    or ("[%s] decide later (the agent keeps waiting)"):format(permission.hide_keys())
   return lines, hls
 end
 
