@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +220,42 @@ func TestResumeNeverOpensASessionTwice(t *testing.T) {
 			t.Fatalf("%d read-only views beside the resumed chat", n)
 		}
 	})
+}
+
+// Bug: the read-only view of a saved chat showed raw markdown (`**bold**`,
+// fences) and the resume picker another date format than :AcpHistory's
+// ("2026-11-22T10:00:00Z" against "2026-11-22 10:00"). The view is drawn
+// as the chat is, and dates read the same everywhere.
+func TestHistoryViewDrawnAsTheChat(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("It is **very** important.")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("how important?")
+	e.WaitState("ready")
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e = e.Restart()
+	u := attachUI(e, 120, 40)
+	e.Lua(`local h = require("acp.history"); h.open(h.list()[1])`, nil)
+	var ft string
+	e.Lua(`return vim.bo.filetype`, &ft)
+	if ft != "acp-chat" {
+		t.Fatalf("filetype %q", ft)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		row, _ := u.screen.groupsAt("very important")
+		if strings.Contains(row, "It is very important.") {
+			break // drawn: the ** markup concealed
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bold word not drawn:\n%s", u.screen.text())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var d string
+	e.Lua(`return require("acp.text").date("2026-11-22T10:00:00Z")`, &d)
+	if !regexp.MustCompile(`^2026-11-2[12] \d\d:00$`).MatchString(d) {
+		t.Fatalf("date %q", d)
+	}
 }

@@ -31,7 +31,7 @@ function M.pick(s, sessions, answer)
         return "New session"
       end
       local title = texts.one_line(it.title or it.id)
-      return it.updated_at and ("%s  (%s)"):format(title, it.updated_at) or title
+      return it.updated_at and ("%s  (%s)"):format(title, texts.date(it.updated_at)) or title
     end,
   }, function(it)
     if not it or it.new then

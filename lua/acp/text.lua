@@ -129,4 +129,44 @@ function M.session_name(s, max)
   return name
 end
 
+--- An ISO 8601 time ("2026-11-22T10:00:00Z", "...+02:00") as the other
+--- dates of the plugin show ("2026-11-22 11:00", local time); v itself when
+--- it is not one.
+---@param v any
+---@return string
+function M.date(v)
+  if type(v) ~= "string" then
+    return tostring(v or "")
+  end
+  local y, mo, d, h, mi, sec, rest = v:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)[T ](%d%d):(%d%d):?(%d?%d?)(.*)$")
+  if not y then
+    return v
+  end
+  local t = {
+    year = tonumber(y),
+    month = tonumber(mo),
+    day = tonumber(d),
+    hour = tonumber(h),
+    min = tonumber(mi),
+    sec = tonumber(sec) or 0,
+  }
+  local zone = rest:gsub("^%.%d+", "")
+  local off -- seconds east of UTC; nil: local time already
+  if zone == "Z" then
+    off = 0
+  else
+    local sign, zh, zm = zone:match("^([+-])(%d%d):?(%d%d)$")
+    if sign then
+      off = (tonumber(zh) * 3600 + tonumber(zm) * 60) * (sign == "-" and -1 or 1)
+    end
+  end
+  local stamp = os.time(t) -- t read as local time
+  if off then
+    local now = os.time()
+    local utc_as_local = os.time(os.date("!*t", now))
+    stamp = stamp + (now - utc_as_local) - off
+  end
+  return os.date("%Y-%m-%d %H:%M", stamp)
+end
+
 return M
