@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -257,5 +258,43 @@ func TestHistoryViewDrawnAsTheChat(t *testing.T) {
 	e.Lua(`return require("acp.text").date("2026-11-22T10:00:00Z")`, &d)
 	if !regexp.MustCompile(`^2026-11-2[12] \d\d:00$`).MatchString(d) {
 		t.Fatalf("date %q", d)
+	}
+}
+
+// Bug: a 5,000-line prompt was shown whole in the transcript and stored
+// twice, whole, in the history index (title and first_prompt). It is
+// collapsed as long tool output is (<CR> expands it), and the index keeps
+// a short name of it.
+func TestLongPromptCollapsedAndIndexedShort(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("read it all")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	var b strings.Builder
+	for i := 1; i <= 5000; i++ {
+		fmt.Fprintf(&b, "log line %d of the build\n", i)
+	}
+	e.Send(b.String())
+	e.WaitState("ready")
+	if n := len(e.ChatLines()); n > 200 {
+		t.Fatalf("%d chat lines for a 5,000-line prompt", n)
+	}
+	indexOrder(t, e.ChatText(), "log line 1 of the build", "lines, <CR> to expand", "log line 5000 of the build")
+	var expanded bool
+	e.Lua(`local s = require("acp")._session()
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l:find("<CR> to expand", 1, true) then return s.transcript:expand_at(i - 1) end
+		end
+		return false`, &expanded)
+	if !expanded || !strings.Contains(e.ChatText(), "log line 2500 of the build") {
+		t.Fatalf("not expanded (%v)", expanded)
+	}
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	meta, err := os.ReadFile(e.historyMetas()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(meta) > 2000 || strings.Count(string(meta), "log line 3") > 2 {
+		t.Fatalf("history index of %d bytes:\n%.500s", len(meta), meta)
 	}
 }

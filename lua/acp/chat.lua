@@ -48,6 +48,16 @@ function M.create(s)
   vim.b[s.input_buf].acp_session = s.key
   vim.b[s.chat_buf].acp_role = "chat"
   vim.b[s.input_buf].acp_role = "input"
+  -- Insert mode belongs to the input area: leaving it (for the transcript,
+  -- a prompt, another window) leaves Insert mode too.
+  api.nvim_create_autocmd("WinLeave", {
+    buffer = s.input_buf,
+    callback = function()
+      if vim.fn.mode() == "i" then
+        vim.cmd("stopinsert")
+      end
+    end,
+  })
   s.context:set_input_buf(s.input_buf)
   M.keymaps(s)
   M.input_hint(s)

@@ -8,6 +8,7 @@ local chat = require("acp.chat")
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local files = require("acp.files")
+local texts = require("acp.text")
 local view = require("acp.render.view")
 
 local M = {}
@@ -158,8 +159,10 @@ function M.save(s)
     created = now,
   }, {
     agent = s.agent,
-    title = s.session_title or s.first_prompt,
-    first_prompt = s.first_prompt,
+    -- The index names the chat; the prompt itself is in the transcript
+    -- (a 5,000-line prompt was stored twice here, whole).
+    title = texts.session_name(s, 120),
+    first_prompt = texts.session_name({ first_prompt = s.first_prompt }, 200),
     updated = now,
     saved_ms = now_ms(),
     session_id = s.session_id,
