@@ -302,6 +302,11 @@ func TestAgentsRegistryOfflineFallback(t *testing.T) {
 	if !strings.Contains(c.Prompt, "bundled") || !strings.Contains(c.Prompt, "offline") || len(c.Items) < 5 {
 		t.Fatalf("offline picker: %q, %d items", c.Prompt, len(c.Items))
 	}
+	// Bug: the title carried the raw Go error (`Get "http://...": dial tcp
+	// ...: connect: connection refused`).
+	if strings.Contains(c.Prompt, `Get "`) || strings.Contains(c.Prompt, "dial tcp") || !strings.Contains(c.Prompt, "unreachable (connection refused)") {
+		t.Fatalf("offline picker title: %q", c.Prompt)
+	}
 	found := false
 	for _, it := range c.Items {
 		found = found || strings.Contains(it, "(codex-acp)")

@@ -309,6 +309,23 @@ function M.pick(on_choice, opts)
   end)
 end
 
+--- A network error as a person reads it: `Get "https://x/r.json": dial
+--- tcp: lookup x: no such host` becomes "x unreachable (no such host)".
+---@param err string
+---@return string
+function M.short_error(err)
+  local url, rest = tostring(err):match('%u%l+ "([^"]+)": (.*)$')
+  if not url then
+    return vim.fn.strcharpart(tostring(err), 0, 80)
+  end
+  local host = url:match("^%a+://([^/]+)") or url
+  local cause = vim.trim(rest:match("([^:]+)$") or rest)
+  if rest:find("Client.Timeout", 1, true) or rest:find("deadline exceeded", 1, true) then
+    cause = "timed out"
+  end
+  return ("%s unreachable (%s)"):format(host, cause)
+end
+
 --- The line of a registry entry in :AcpAgents.
 ---@param e table an Entry of the registry list
 ---@return string
@@ -405,7 +422,7 @@ function M.browse(on_chat)
       end
       local origin = list.origin or "?"
       if list.error then
-        origin = origin .. ", offline: " .. list.error
+        origin = origin .. ", offline: " .. M.short_error(list.error)
       end
       vim.ui.select(list.agents, {
         prompt = ("ACP agents (%s)"):format(origin),
