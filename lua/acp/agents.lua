@@ -318,12 +318,12 @@ function M.short_error(err)
   if not url then
     return vim.fn.strcharpart(tostring(err), 0, 80)
   end
-  local host = url:match("^%a+://([^/]+)") or url
+  local where = url:match("^%a+://([^/]+)") or url
   local cause = vim.trim(rest:match("([^:]+)$") or rest)
   if rest:find("Client.Timeout", 1, true) or rest:find("deadline exceeded", 1, true) then
     cause = "timed out"
   end
-  return ("%s unreachable (%s)"):format(host, cause)
+  return ("%s unreachable (%s)"):format(where, cause)
 end
 
 --- The line of a registry entry in :AcpAgents.
