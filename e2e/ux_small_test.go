@@ -62,3 +62,36 @@ func TestMessageBeforeFirstTurnHeaded(t *testing.T) {
 		t.Fatalf("headed by the config key:\n%s", e.ChatText())
 	}
 }
+
+// Bug: "Always allow edits of X (this session)" was followed by an offer to
+// remember "allow any edit" for the project, forever, and a second,
+// identical "**" rule. The offer is that file only; the question speaks of
+// the project, not "the client".
+func TestRuleOfferIsThatFile(t *testing.T) {
+	e := startEditor(t)
+	p := e.Dir + "/notes.txt"
+	tc := M{"toolCallId": "e1", "title": "Edit notes.txt", "kind": "edit",
+		"locations": []any{M{"path": p}},
+		"content":   []any{M{"type": "diff", "path": p, "oldText": "a\n", "newText": "b\n"}}}
+	e.SetupFake(M{"turns": []any{[]any{M{"request": "session/request_permission", "params": M{"toolCall": tc, "options": []any{
+		M{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+		M{"optionId": "always", "name": "Always allow edits of notes.txt (this session)", "kind": "allow_always"},
+		M{"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+	}}}, text("done")}}}, nil)
+	scriptPicks(e) // cancel: remember nothing
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("edit")
+	e.WaitState("awaiting_permission")
+	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().prompts:window())`, nil)
+	e.input("A")
+	e.WaitState("ready")
+	calls := pickCalls(e)
+	if len(calls) != 1 {
+		t.Fatalf("offers: %+v", calls)
+	}
+	if strings.Contains(calls[0].Prompt, "client") || len(calls[0].Items) != 2 ||
+		!strings.Contains(calls[0].Items[1], "allow edit of `notes.txt`") {
+		t.Fatalf("offer: %+v", calls[0])
+	}
+}

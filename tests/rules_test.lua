@@ -120,6 +120,10 @@ M["candidates: a file's rule is that file, never its kind or directory"] = funct
   t.eq(rules.candidates(edit("/proj/src/a.go"), "reject", p), {
     { kind = "edit", action = "reject", glob = "src/a.go" },
   })
+  -- The same file as a location and as a diff (as agents send an edit).
+  local both = edit("/proj/notes.md")
+  both.content = { { type = "diff", path = "/proj/notes.md", oldText = "", newText = "x" } }
+  t.eq(rules.candidates(both, "allow", p), { { kind = "edit", action = "allow", glob = "notes.md" } })
   -- A name that would read as a pattern, or several files: nothing to offer.
   t.eq(rules.candidates(edit("/proj/src/[id].tsx"), "allow", p), {})
   t.eq(rules.candidates(edit("/proj/a.go", "/proj/b.go"), "allow", p), {})

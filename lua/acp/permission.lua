@@ -220,7 +220,7 @@ end
 ---@return string
 function M.title(s, pending)
   local name = texts.session_name(s, 30)
-  return (" %s%s asks (%d pending) "):format(s.agent, name and (" · " .. name) or "", pending)
+  return (" %s asks (%d pending)%s "):format(s.agent, pending, name and (" · " .. name) or "")
 end
 
 --- What the prompt of req shows: see acp.prompt's view.

@@ -507,7 +507,13 @@ function M.candidates(tc, action, project)
     end
     return out
   end
-  local paths = M.paths(tc)
+  local paths, seen = {}, {}
+  for _, p in ipairs(M.paths(tc)) do -- a location and a diff name the same file
+    if not seen[p] then
+      seen[p] = true
+      paths[#paths + 1] = p
+    end
+  end
   if #paths == 0 then
     out[#out + 1] = { kind = tc.kind, action = action }
   elseif #paths == 1 then
