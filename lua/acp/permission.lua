@@ -195,7 +195,7 @@ end
 --- outside the workspace never.
 ---@param s acp.Session
 ---@param req table
----@return string|nil optionId
+---@return table|nil option one of req.options
 function M.preanswer(s, req)
   if req.client_question and not (req.client_question == "terminal" and req.rules_apply == true) then
     return nil
@@ -207,7 +207,7 @@ function M.preanswer(s, req)
     return nil
   end
   s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, title_of(req)))
-  return opt.optionId
+  return opt
 end
 
 --- The prompt's title: who asks, how many requests wait.
@@ -229,7 +229,7 @@ function M.view(s, req, pending)
   local klines, khls = M.key_lines(req, keys)
   local answers = {}
   for i, o in ipairs(options) do
-    answers[i] = { keys = keys[i], choice = o.optionId, desc = o.name or o.optionId }
+    answers[i] = { keys = keys[i], choice = i, desc = o.name or o.optionId }
   end
   return {
     lines = lines,
@@ -244,21 +244,52 @@ function M.view(s, req, pending)
   }
 end
 
---- The option choice names: an optionId, else the first option of that kind.
+--- The option choice names: its number in req.options, an option kind
+--- (the first option of that kind; never an option whose id is that
+--- word), or an optionId that no other option has (agents may give several
+--- options one id: such an id names none).
 ---@param req table
----@param choice string
----@return table|nil option
+---@param choice string|integer
+---@return table|nil option, string|nil why none
 function M.option(req, choice)
-  for _, o in ipairs(req.options or {}) do
+  local options = type(req.options) == "table" and req.options or {}
+  if type(choice) == "number" then
+    return options[choice]
+  end
+  if kinds[choice] then
+    -- A kind never falls back to an id: an agent may name an allow
+    -- option "reject_once".
+    for _, o in ipairs(options) do
+      if o.kind == choice then
+        return o
+      end
+    end
+    return nil, ("no option of kind %s in this request"):format(choice)
+  end
+  local found, n = nil, 0
+  for _, o in ipairs(options) do
     if o.optionId == choice then
-      return o
+      found, n = found or o, n + 1
     end
   end
-  for _, o in ipairs(req.options or {}) do
-    if o.kind == choice then
-      return o
+  if n > 1 then
+    return nil, ("%d options share the id %q: answer with a kind or the option's number"):format(n, choice)
+  end
+  return found
+end
+
+--- What the host is answered for option opt of req: its number in the
+--- list (answers are bound to the option picked, never to its id).
+---@param req table
+---@param opt table one of req.options
+---@return integer
+function M.reply(req, opt)
+  for i, o in ipairs(req.options or {}) do
+    if o == opt then
+      return i
     end
   end
+  return 0 -- not one of them: cancels
 end
 
 --- req was answered with option opt: the chat says so, a rejected tool call

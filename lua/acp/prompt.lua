@@ -106,9 +106,9 @@ function Q:add(kind, id, data)
   end
   if kind == "permission" then
     self:_review_rules()
-    local choice = permission.preanswer(s, data)
-    if choice then
-      return send({ kind = kind, id = id }, choice)
+    local opt = permission.preanswer(s, data)
+    if opt then
+      return send({ kind = kind, id = id }, permission.reply(data, opt))
     end
   end
   table.insert(self.items, { kind = kind, id = id, data = data })
@@ -116,11 +116,11 @@ function Q:add(kind, id, data)
   self:_retitle()
 end
 
---- Answer item with choice (an option id, or for permissions an option
---- kind). opts.interactive: typed in the prompt (offers to remember
---- "always" answers).
+--- Answer item with choice (an option id; for permissions also an option
+--- kind or the option's number). opts.interactive: typed in the prompt
+--- (offers to remember "always" answers).
 ---@param item acp.PromptItem
----@param choice string
+---@param choice string|integer
 ---@param opts { interactive: boolean|nil }|nil
 ---@return boolean answered
 function Q:answer(item, choice, opts)
@@ -129,10 +129,11 @@ function Q:answer(item, choice, opts)
   if not pos or not content then
     return false
   end
-  local opt = content.option(item.data, choice)
+  local opt, why = content.option(item.data, choice)
   if not opt then
     vim.notify(
-      ("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"),
+      why and ("acp: " .. why)
+        or ("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"),
       vim.log.levels.WARN
     )
     return false
@@ -142,7 +143,7 @@ function Q:answer(item, choice, opts)
     self:_close()
   end
   local offer = content.answered(self.session, item.data, opt, opts and opts.interactive)
-  send(item, opt.optionId or opt.id)
+  send(item, content.reply and content.reply(item.data, opt) or opt.id)
   if offer then
     table.insert(self.items, 1, { kind = "rule_offer", data = offer })
   end
@@ -276,10 +277,10 @@ end
 function Q:_preanswer_waiting()
   for _, item in ipairs(vim.list_slice(self.items)) do
     if item.kind == "permission" and not (self.shown and self.shown.item == item) then
-      local choice = permission.preanswer(self.session, item.data)
-      if choice then
+      local opt = permission.preanswer(self.session, item.data)
+      if opt then
         table.remove(self.items, index_of(self.items, item))
-        send(item, choice)
+        send(item, permission.reply(item.data, opt))
       end
     end
   end

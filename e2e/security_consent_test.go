@@ -1,0 +1,151 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// permAsk is a session/request_permission for command with the given
+// options (the agent's, as it sends them).
+func permAsk(id, command string, options []any) M {
+	return M{"request": "session/request_permission", "params": M{
+		"toolCall": M{"toolCallId": id, "title": "Run " + command, "kind": "execute", "rawInput": M{"command": command}},
+		"options":  options,
+	}}
+}
+
+// The agent gives its allow and its reject option the same optionId: the
+// user's reject stays a reject (the agent is answered "cancelled", no
+// approval is recorded) and the prompt says the options are ambiguous; the
+// terminal/create of that command that follows asks again.
+func TestSecurityRejectSharingAllowsID(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		options []any
+		key     string // what the user presses
+		want    string // the outcome the agent gets
+	}{
+		{"allow first, reject pressed", []any{
+			M{"optionId": "proceed", "name": "Allow", "kind": "allow_once"},
+			M{"optionId": "proceed", "name": "Reject", "kind": "reject_once"},
+		}, "r", "cancelled"},
+		{"reject first, reject pressed", []any{
+			M{"optionId": "proceed", "name": "Reject", "kind": "reject_once"},
+			M{"optionId": "proceed", "name": "Allow", "kind": "allow_once"},
+		}, "r", "cancelled"},
+		{"allow first, allow pressed", []any{
+			M{"optionId": "proceed", "name": "Allow", "kind": "allow_once"},
+			M{"optionId": "proceed", "name": "Reject", "kind": "reject_once"},
+		}, "a", "proceed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			attackWorkspace(t, e.Dir)
+			e.SetupFake(M{"turns": []any{[]any{
+				permAsk("p1", "rm -rf victim", tc.options),
+				M{"request": "terminal/create", "params": M{"command": "rm -rf victim"}, "save": "t"},
+				M{"request": "terminal/wait_for_exit", "params": M{"terminalId": "$t"}},
+			}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("clean up")
+			e.WaitState("awaiting_permission")
+			p := promptText(e)
+			for _, w := range []string{"$ rm -rf victim", "the agent's options are ambiguous", `share the id "proceed", an allow and a reject`} {
+				if !strings.Contains(p, w) {
+					t.Fatalf("prompt lacks %q:\n%s", w, p)
+				}
+			}
+			e.nv.Input(tc.key)
+			if got := waitOutcomes(e, 1); got[0] != tc.want {
+				t.Errorf("pressing %q answered %q, want %q", tc.key, got[0], tc.want)
+			}
+			// Whatever was pressed, the command asks again: an ambiguous
+			// answer approves nothing.
+			if !waitAskedOrAnswered(e, "terminal/create", 1) {
+				e.WaitState("ready")
+				untouched(t, e, e.Dir, tc.name)
+				t.Fatalf("terminal/create ran unasked after %q: %s", tc.key, e.responseJSON("terminal/create", 0))
+			}
+			if p := promptText(e); !strings.Contains(p, "$ rm -rf victim") {
+				t.Fatalf("question:\n%s", p)
+			}
+			e.nv.Input("r")
+			e.WaitState("ready")
+			if !createRefused(e, 0) {
+				t.Errorf("terminal/create answered %s", e.responseJSON("terminal/create", 0))
+			}
+			untouched(t, e, e.Dir, tc.name)
+		})
+	}
+}
+
+// respond_permission by an optionId that several options share is refused
+// (the caller must say which: a kind or the option's number); by kind it
+// picks that kind, whatever ids the agent chose.
+func TestSecurityRespondPermissionAmbiguousID(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{permAsk("p1", "ls", []any{
+		M{"optionId": "allow_once", "name": "Reject (named like an allow)", "kind": "reject_once"},
+		M{"optionId": "x", "name": "Allow", "kind": "allow_once"},
+		M{"optionId": "x", "name": "Reject", "kind": "reject_always"},
+	})}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("ls")
+	e.WaitState("awaiting_permission")
+	var ok bool
+	e.Lua(`return require("acp").respond_permission("x")`, &ok)
+	if ok {
+		t.Fatal(`respond_permission("x") answered though two options share that id`)
+	}
+	e.Lua(`return require("acp").respond_permission("reject_always")`, &ok)
+	if !ok {
+		t.Fatal(`respond_permission("reject_always") refused`)
+	}
+	if got := waitOutcomes(e, 1); got[0] != "cancelled" {
+		t.Fatalf("a reject sharing an allow's id answered %q", got[0])
+	}
+	e.WaitState("ready")
+	if !strings.Contains(e.ChatText(), "Answered Run ls: Reject (reject_always)") {
+		t.Fatalf("chat:\n%s", e.ChatText())
+	}
+}
+
+// An approval belongs to the turn that asked. A request the agent sends
+// between turns (here right after session/new), allowed by the user,
+// approves nothing: the next turn's terminal/create of that command asks.
+func TestSecurityApprovalOutsideTurn(t *testing.T) {
+	e := startEditor(t)
+	attackWorkspace(t, e.Dir)
+	sc := M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "rm -rf victim"}, "save": "t"},
+		M{"request": "terminal/wait_for_exit", "params": M{"terminalId": "$t"}},
+	}}}
+	sc["new_session"] = M{"steps": []any{M{"request": "session/request_permission", "async": true, "params": M{
+		"toolCall": M{"toolCallId": "p0", "title": "Tidy up", "kind": "execute", "rawInput": M{"command": "rm -rf victim"}},
+		"options":  permOptions,
+	}}}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("awaiting_permission")
+	e.nv.Input("a")
+	if got := waitOutcomes(e, 1); got[0] != "allow" {
+		t.Fatalf("answered %q", got[0])
+	}
+	e.WaitState("ready")
+	e.Send("go on")
+	if !waitAskedOrAnswered(e, "terminal/create", 1) {
+		e.WaitState("ready")
+		untouched(t, e, e.Dir, "approval outside a turn")
+		t.Fatal("an approval given between turns ran the next turn's command unasked")
+	}
+	e.nv.Input("r")
+	e.WaitState("ready")
+	untouched(t, e, e.Dir, "approval outside a turn")
+	if _, err := os.Stat(filepath.Join(e.Dir, "victim")); err != nil {
+		t.Fatal(err)
+	}
+}
