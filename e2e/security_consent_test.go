@@ -149,3 +149,49 @@ func TestSecurityApprovalOutsideTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The working directory the user (or auto_allow) judged is the one the
+// command runs in. Here the agent's cwd is a link to a directory of the
+// workspace when it asks, and is flipped to a link to "home" while the
+// question is open: the allowed command still runs in the workspace's
+// directory (it was opened when asked), never in home.
+func TestSecurityTerminalCwdFlipsWhileAsking(t *testing.T) {
+	e := startEditor(t)
+	ws := e.Dir
+	home := t.TempDir()
+	sub := filepath.Join(ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(ws, "cwd")
+	if err := os.Symlink(sub, link); err != nil {
+		t.Fatal(err)
+	}
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "touch planted", "cwd": link}, "save": "t"},
+		M{"request": "terminal/wait_for_exit", "params": M{"terminalId": "$t"}},
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("awaiting_permission")
+	if p := promptText(e); !strings.Contains(p, "cwd: "+link) || strings.Contains(p, "outside the workspace") {
+		t.Fatalf("question:\n%s", p)
+	}
+	// The flip, atomically (a new link renamed over the old one).
+	tmp := filepath.Join(ws, "cwd.new")
+	if err := os.Symlink(home, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
+	}
+	e.nv.Input("a")
+	e.WaitState("ready")
+	if _, err := os.Stat(filepath.Join(home, "planted")); err == nil {
+		t.Fatal("the command ran in home: its cwd was looked up again after the question")
+	}
+	if _, err := os.Stat(filepath.Join(sub, "planted")); err != nil {
+		t.Fatalf("the allowed command did not run in the directory asked about: %v (%s)", err, e.responseJSON("terminal/create", 0))
+	}
+}

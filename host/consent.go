@@ -24,7 +24,8 @@ import (
 // termSpec is what a terminal/create would run.
 type termSpec struct {
 	line string            // the command line, as the user reads and approves it
-	cwd  string            // absolute working directory
+	cwd  string            // absolute working directory, as the agent named it
+	real string            // where the directory the command will run in is (terminal.WorkDir), if known
 	env  map[string]string // variables the agent sets
 }
 
@@ -200,6 +201,12 @@ func (s *Session) insideWorkspace(dir string) bool {
 	if err != nil {
 		return false
 	}
+	return s.realInsideWorkspace(real)
+}
+
+// realInsideWorkspace is insideWorkspace for a path with no symlinks (an
+// opened directory's, as the kernel names it), taken as it is.
+func (s *Session) realInsideWorkspace(real string) bool {
 	for _, root := range append([]string{s.opts.Agent.Cwd}, s.opts.Fs.AllowRoots...) {
 		r, err := filepath.EvalSymlinks(root)
 		if err != nil {
@@ -216,8 +223,17 @@ func (s *Session) insideWorkspace(dir string) bool {
 // accept silently.
 func (s *Session) terminalRisks(spec termSpec) []string {
 	var out []string
-	if !s.insideWorkspace(spec.cwd) {
-		out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", spec.cwd))
+	switch {
+	case spec.real == "":
+		if !s.insideWorkspace(spec.cwd) {
+			out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", spec.cwd))
+		}
+	case !s.realInsideWorkspace(spec.real):
+		where := spec.cwd
+		if spec.real != filepath.Clean(spec.cwd) {
+			where += " (which is " + spec.real + ")"
+		}
+		out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", where))
 	}
 	for _, k := range riskyEnv(spec.env) {
 		out = append(out, fmt.Sprintf("it sets %s, which can change what runs or what it loads", k))

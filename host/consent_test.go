@@ -259,3 +259,90 @@ func TestPermissionAnswerByPlace(t *testing.T) {
 		})
 	}
 }
+
+// The reported attack: auto_allow "execute", and a working directory that
+// flips between a directory of the workspace and a link to home while the
+// agent runs commands in it. No command may run in home unasked (it did in
+// 39-44 of 150 when the cwd was checked by name and entered by name; here
+// about one in five of those that pass the check).
+func TestTerminalCwdFlipRace(t *testing.T) {
+	h, s := testSession(t)
+	a := testAgent(t, s)
+	s.opts.AutoAllow = []string{"execute"}
+	// Every question is refused at once, as in a cancelled turn: only
+	// what runs unasked runs.
+	s.cancelling = true
+	ws, home := s.opts.Agent.Cwd, t.TempDir()
+	realHome, _ := filepath.EvalSymlinks(home)
+	sub := filepath.Join(ws, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(ws, "cwd")
+	if err := os.Symlink(sub, link); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	flipped := make(chan struct{})
+	go func() {
+		defer close(flipped)
+		targets := []string{home, sub}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp := link + ".new"
+			_ = os.Symlink(targets[i%2], tmp)
+			_ = os.Rename(tmp, link)
+		}
+	}()
+	defer func() { close(stop); <-flipped }()
+	ctx := context.Background()
+	call := func(method string, params map[string]any) (map[string]any, *acp.RequestError) {
+		params["sessionId"] = "s1"
+		b, _ := json.Marshal(params)
+		res, rerr := a.handle(ctx, method, b)
+		var m map[string]any
+		if rerr == nil {
+			out, _ := json.Marshal(res)
+			_ = json.Unmarshal(out, &m)
+		}
+		return m, rerr
+	}
+	inHome, ran := 0, 0
+	refused := 0
+	// Until 40 commands ran (those whose check saw the workspace), at
+	// most 5,000 tries.
+	for i := 0; i < 5000 && ran < 40; i++ {
+		res, rerr := call("terminal/create", map[string]any{"command": "pwd -P", "cwd": link})
+		if rerr != nil {
+			refused++
+			continue // asked (and refused): fine
+		}
+		id := res["terminalId"]
+		if _, rerr := call("terminal/wait_for_exit", map[string]any{"terminalId": id}); rerr != nil {
+			t.Fatal(rerr)
+		}
+		out, rerr := call("terminal/output", map[string]any{"terminalId": id})
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		ran++
+		if strings.TrimSpace(out["output"].(string)) == realHome {
+			inHome++
+		}
+		if _, rerr := call("terminal/release", map[string]any{"terminalId": id}); rerr != nil {
+			t.Fatal(rerr)
+		}
+	}
+	_ = h
+	t.Logf("%d ran unasked, %d asked", ran, refused)
+	if inHome > 0 {
+		t.Fatalf("%d of %d commands ran in home unasked", inHome, ran)
+	}
+	if ran == 0 {
+		t.Fatal("no command ran: the race was not exercised")
+	}
+}
