@@ -195,3 +195,80 @@ func TestSecurityTerminalCwdFlipsWhileAsking(t *testing.T) {
 		t.Fatalf("the allowed command did not run in the directory asked about: %v (%s)", err, e.responseJSON("terminal/create", 0))
 	}
 }
+
+// mcpArgs are the arguments of the MCP tool calls below: each must show in
+// the prompt, whatever field the agent put them in.
+var mcpArgs = M{"path": "/home/u/.ssh/id_rsa", "note": "first\nsecond", "opts": M{"recursive": true}}
+
+// A permission prompt for an MCP tool names the server, the tool and every
+// argument, in each shape real agents send (offline, 2026-11-24):
+// claude adapters (title mcp__<server>__<tool>, kind other, arguments only
+// in rawInput), qwen (the arguments as JSON in the title, the tool named
+// nowhere), codex-acp 2.6 (a tool call with no title and {server, tool,
+// arguments} in rawInput; a request carrying only its toolCallId; the
+// result only in rawOutput, which reaches the chat).
+func TestSecurityMCPPromptShowsToolAndArguments(t *testing.T) {
+	allow := []any{M{"optionId": "allow-once", "name": "Yes", "kind": "allow_once"}, M{"optionId": "reject", "name": "No", "kind": "reject_once"}}
+	for _, tc := range []struct {
+		name  string
+		steps []any
+		shows []string // in the prompt
+		chat  []string // in the chat once answered
+	}{
+		{"claude", []any{
+			update(M{"sessionUpdate": "tool_call", "toolCallId": "toolu_1", "title": "mcp__probe__nvim_probe", "kind": "other",
+				"status": "pending", "content": []any{}, "_meta": M{"claudeCode": M{"toolName": "mcp__probe__nvim_probe"}, "is_mcp_tool_call": true}}),
+			update(M{"sessionUpdate": "tool_call_update", "toolCallId": "toolu_1", "rawInput": mcpArgs}),
+			M{"request": "session/request_permission", "params": M{"options": allow, "toolCall": M{"toolCallId": "toolu_1",
+				"title": "mcp__probe__nvim_probe", "rawInput": mcpArgs, "_meta": M{"claudeCode": M{"mcpServer": M{"name": "probe", "source": "project"}}}}}},
+			update(M{"sessionUpdate": "tool_call_update", "toolCallId": "toolu_1", "status": "completed",
+				"content": []any{M{"type": "content", "content": M{"type": "text", "text": "probe result 1"}}}}),
+		}, []string{"tool: nvim_probe, of MCP server probe"}, []string{"probe result 1"}},
+		{"qwen", []any{
+			M{"request": "session/request_permission", "params": M{"options": []any{
+				M{"optionId": "proceed_always", "name": "Always Allow", "kind": "allow_always"},
+				M{"optionId": "proceed_once", "name": "Allow", "kind": "allow_once"},
+				M{"optionId": "cancel", "name": "Reject", "kind": "reject_once"},
+			}, "toolCall": M{"toolCallId": "call_8f2", "status": "pending", "title": toJSON(mcpArgs), "content": []any{},
+				"locations": []any{}, "kind": "other", "rawInput": mcpArgs}}},
+		}, []string{"the agent does not say which tool this is"}, nil},
+		{"qwen with _meta.toolName", []any{
+			M{"request": "session/request_permission", "params": M{"options": allow, "toolCall": M{"toolCallId": "call_9",
+				"title": toJSON(mcpArgs), "kind": "other", "rawInput": mcpArgs, "_meta": M{"toolName": "mcp__probe__nvim_probe"}}}},
+		}, []string{"tool: nvim_probe, of MCP server probe"}, nil},
+		{"codex 2.6", []any{
+			update(M{"sessionUpdate": "tool_call", "toolCallId": "call_c1", "status": "in_progress",
+				"rawInput": M{"server": "probe", "tool": "nvim_probe", "arguments": mcpArgs}, "_meta": M{"is_mcp_tool_call": true}}),
+			M{"request": "session/request_permission", "params": M{"options": []any{
+				M{"optionId": "approved", "name": "Allow", "kind": "allow_once"},
+				M{"optionId": "cancel", "name": "Cancel", "kind": "reject_once"},
+			}, "toolCall": M{"toolCallId": "call_c1", "kind": "execute", "status": "pending"}, "_meta": M{"is_mcp_tool_approval": true}}},
+			update(M{"sessionUpdate": "tool_call_update", "toolCallId": "call_c1", "status": "completed",
+				"rawOutput": M{"result": M{"content": []any{M{"type": "text", "text": "probe result from codex"}}}, "error": nil}}),
+		}, []string{"tool: nvim_probe, of MCP server probe"}, []string{"probe/nvim_probe", "probe result from codex"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"turns": []any{tc.steps}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("probe")
+			e.WaitState("awaiting_permission")
+			p := promptText(e)
+			want := append([]string{"path: /home/u/.ssh/id_rsa", "note: first", "    second", `opts: {"recursive": true}`}, tc.shows...)
+			for _, w := range want {
+				if !strings.Contains(p, w) {
+					t.Errorf("prompt lacks %q:\n%s", w, p)
+				}
+			}
+			e.Lua(`return require("acp").respond_permission("allow_once")`, nil)
+			e.WaitState("ready")
+			chat := e.ChatText()
+			for _, w := range tc.chat {
+				if !strings.Contains(chat, w) {
+					t.Errorf("chat lacks %q:\n%s", w, chat)
+				}
+			}
+		})
+	}
+}

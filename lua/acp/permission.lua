@@ -10,6 +10,7 @@ local diff = require("acp.diff")
 local keymaps = require("acp.keymaps")
 local rules = require("acp.rules")
 local texts = require("acp.text")
+local toolinfo = require("acp.toolinfo")
 local transcript = require("acp.transcript")
 
 local M = {}
@@ -102,9 +103,30 @@ function M.lines(req, tc)
     add("kind: " .. one_line(tc.kind))
   end
   local cmd = rules.command(tc)
+  local content = type(tc.content) == "table" and tc.content or {}
+  local diffs = {}
+  for _, c in ipairs(content) do
+    if type(c) == "table" and c.type == "diff" then
+      diffs[#diffs + 1] = tostring(c.newText or "")
+      diffs[#diffs + 1] = type(c.oldText) == "string" and c.oldText or nil
+    end
+  end
+  local mcp = toolinfo.mcp(tc)
+  local name = toolinfo.name(tc)
+  if mcp then
+    add(
+      ("tool: %s, of MCP server %s"):format(one_line(mcp.tool or "(not named)"), one_line(mcp.server or "(not named)")),
+      "AcpPermissionTitle"
+    )
+  elseif name then
+    add("tool: " .. one_line(name))
+  end
   local warnings = vim.list_slice(type(req.warnings) == "table" and req.warnings or {})
   if cmd and tc.kind ~= "execute" then
     table.insert(warnings, 1, ("its kind is %q, but it runs a command"):format(texts.one_line(tc.kind or "none")))
+  end
+  if not (mcp and mcp.tool) and not name and not cmd and #diffs == 0 and (tc.kind == nil or tc.kind == "other") then
+    warnings[#warnings + 1] = "the agent does not say which tool this is: judge it by its title and arguments"
   end
   for _, w in ipairs(warnings) do
     add("⚠ " .. one_line(w), "AcpPermissionWarning")
@@ -122,13 +144,19 @@ function M.lines(req, tc)
   for _, e in ipairs(env_lines(raw.env)) do
     add("env: " .. e)
   end
+  -- Every other argument, whatever the tool: what is asked is all here.
+  local args = toolinfo.args(tc, cmd and { command = true, cmd = true, cwd = true, env = true } or nil)
+  if #args > 0 then
+    add(cmd and "other arguments:" or "arguments:")
+    vim.list_extend(lines, toolinfo.arg_lines(args, diffs))
+  end
   for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
     if type(loc) == "table" and type(loc.path) == "string" then
       local line = tonumber(loc.line)
       add("  " .. one_line(loc.path) .. (line and (":" .. math.floor(line)) or ""))
     end
   end
-  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+  for _, c in ipairs(content) do
     if type(c) == "table" and c.type == "diff" then
       -- The prompt is not markdown: no fences, highlighted lines.
       for _, l in ipairs(diff.unified(tostring(c.path or "?"), c.oldText, tostring(c.newText or ""))) do
