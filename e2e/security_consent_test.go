@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // permAsk is a session/request_permission for command with the given
@@ -270,5 +271,93 @@ func TestSecurityMCPPromptShowsToolAndArguments(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// promptsReceived is how many session/prompt requests the agent got.
+func promptsReceived(e *Editor) int {
+	n := 0
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "recv" && ev["method"] == "session/prompt" {
+			n++
+		}
+	}
+	return n
+}
+
+// A file mentioned as @path outside the workspace (here ~/.ssh/id_rsa, and
+// a link in the workspace leading to it) is sent only once the user allows
+// it, as an fs read outside the workspace asks; a file of the workspace
+// goes unasked.
+func TestSecurityMentionOutsideWorkspaceAsks(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	key := filepath.Join(home, ".ssh", "id_rsa")
+	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, []byte("SECRET-KEY-MATERIAL\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := startEditor(t)
+	if err := os.WriteFile(filepath.Join(e.Dir, "notes.txt"), []byte("my notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(key, filepath.Join(e.Dir, "innocent.txt")); err != nil {
+		t.Fatal(err)
+	}
+	e.SetupFake(M{"initialize": M{"agentCapabilities": M{"promptCapabilities": M{"embeddedContext": true}}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	sent := func() string { return toJSON(promptBlocks(e)) }
+
+	// Inside the workspace: no question.
+	e.Send("read @notes.txt")
+	e.WaitState("ready")
+	if !strings.Contains(sent(), "my notes") {
+		t.Fatalf("a workspace file was not embedded: %s", sent())
+	}
+	for _, tc := range []struct {
+		mention, key string
+		want     string // what the agent got: "key", "no key", "nothing"
+	}{
+		{"@~/.ssh/id_rsa", "r", "no key"},
+		{"@innocent.txt", "r", "no key"},
+		{"@~/.ssh/id_rsa", "R", "nothing"},
+		{"@~/.ssh/id_rsa", "a", "key"},
+	} {
+		before := promptsReceived(e)
+		e.Send("please look at " + tc.mention)
+		e.WaitState("awaiting_permission")
+		p := promptText(e)
+		for _, w := range []string{"Your prompt sends files from outside the workspace", "~/.ssh/id_rsa", "Workspace: " + e.Dir} {
+			if !strings.Contains(p, w) {
+				t.Fatalf("%s: question lacks %q:\n%s", tc.mention, w, p)
+			}
+		}
+		e.nv.Input(tc.key)
+		e.WaitState("ready")
+		switch tc.want {
+		case "nothing":
+			if promptsReceived(e) != before {
+				t.Fatalf("%s, %s: a prompt was sent", tc.mention, tc.key)
+			}
+			var input []string
+			e.Lua(`local s = require("acp")._session(); return vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false)`, &input)
+			if strings.Join(input, "\n") != "please look at "+tc.mention {
+				t.Fatalf("the text did not go back to the input: %q", input)
+			}
+			e.Lua(`local s = require("acp")._session(); vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, {})`, nil)
+		case "no key":
+			e.Eventually("the prompt", 10*time.Second, func() bool { return promptsReceived(e) > before })
+			if strings.Contains(sent(), "SECRET-KEY") || !strings.Contains(sent(), "please look at") {
+				t.Fatalf("%s, %s: the agent got %s", tc.mention, tc.key, sent())
+			}
+		case "key":
+			e.Eventually("the prompt", 10*time.Second, func() bool { return promptsReceived(e) > before })
+			if !strings.Contains(sent(), "SECRET-KEY") {
+				t.Fatalf("%s, allowed: the agent got %s", tc.mention, sent())
+			}
+		}
 	}
 }

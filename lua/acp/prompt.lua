@@ -10,6 +10,7 @@ local fsprompt = require("acp.fsprompt")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
+local mentionask = require("acp.mentionask")
 local permission = require("acp.permission")
 local resume = require("acp.resume")
 local rules = require("acp.rules")
@@ -21,7 +22,7 @@ local M = {}
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -32,6 +33,8 @@ local kinds = {
   resume = { method = "acp_answer_resume", picker = true },
   rule_offer = { picker = true },
   rules_review = { content = rulesreview },
+  -- A prompt of the user's that would send files from outside the workspace.
+  mention = { awaits = true, content = mentionask },
 }
 
 ---@class acp.PromptItem
