@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -319,7 +320,7 @@ func TestSecurityMentionOutsideWorkspaceAsks(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		mention, key string
-		want     string // what the agent got: "key", "no key", "nothing"
+		want         string // what the agent got: "key", "no key", "nothing"
 	}{
 		{"@~/.ssh/id_rsa", "r", "no key"},
 		{"@innocent.txt", "r", "no key"},
@@ -359,5 +360,67 @@ func TestSecurityMentionOutsideWorkspaceAsks(t *testing.T) {
 				t.Fatalf("%s, allowed: the agent got %s", tc.mention, sent())
 			}
 		}
+	}
+}
+
+// agentEnv is the environment of the running agent process.
+func (e *Editor) agentEnv() string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", e.agentPid()))
+	return strings.ReplaceAll(string(b), "\x00", "\n")
+}
+
+// stopAgent stops the session and waits for its agent to be gone (a chat
+// opened meanwhile could land on the agent being stopped).
+func (e *Editor) stopAgent() {
+	e.t.Helper()
+	pid := e.agentPid()
+	e.Lua(`require("acp").stop()`, nil)
+	e.Eventually("the agent stopped", 10*time.Second, func() bool { return !alive(pid) })
+}
+
+// A registry entry's env that can change what runs (here LD_PRELOAD) is
+// shown before the agent first starts and used only once accepted:
+// "without" starts it without them, accepted values are remembered.
+func TestSecurityRegistryEnvAsksBeforeStart(t *testing.T) {
+	e := startEditor(t)
+	recordRegistryEvents(e)
+	url := fakeRegistryEnv(t, e, "hi", M{"LD_PRELOAD": "/nonexistent/evil.so"})
+	var req, install int
+	e.Lua(`return require("acp.host").request("acp_registry_refresh", ...)`, &req, M{"url": url})
+	waitRegistryEvent(e, "registry_list", "request", req)
+	e.Lua(`return require("acp.host").request("acp_registry_install", "fake-acp", ...)`, &install, M{"url": url})
+	if done := waitRegistryEvent(e, "registry_installed", "install", install); done["ok"] != true {
+		t.Fatalf("install: %v", done)
+	}
+	e.Lua(`require("acp").setup({ registry = { url = ... }, permissions = { focus_guard_ms = 0 } })`, nil, url)
+
+	e.Lua(`vim.cmd("AcpChat fake-acp")`, nil)
+	p := e.answerRegistryEnv("without")
+	for _, w := range []string{"LD_PRELOAD=/nonexistent/evil.so", "FAKE_AGENT_SCENARIO=", "They come from the registry"} {
+		if !strings.Contains(p, w) {
+			t.Fatalf("question lacks %q:\n%s", w, p)
+		}
+	}
+	e.WaitState("ready")
+	if env := e.agentEnv(); strings.Contains(env, "LD_PRELOAD") {
+		t.Fatalf("started without them, yet:\n%s", env)
+	}
+
+	e.stopAgent()
+	e.Lua(`vim.cmd("AcpChat fake-acp")`, nil)
+	e.answerRegistryEnv("accept")
+	e.WaitState("ready")
+	if env := e.agentEnv(); !strings.Contains(env, "LD_PRELOAD=/nonexistent/evil.so") {
+		t.Fatalf("accepted, yet:\n%s", env)
+	}
+
+	// Accepted: the next start does not ask.
+	e.stopAgent()
+	e.Lua(`vim.cmd("AcpChat fake-acp")`, nil)
+	e.WaitState("ready")
+	var asked int
+	e.Lua(`return require("acp")._session().prompts:count("registry_env")`, &asked)
+	if asked != 0 {
+		t.Fatal("asked again about accepted values")
 	}
 }

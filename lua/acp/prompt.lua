@@ -12,6 +12,7 @@ local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local mentionask = require("acp.mentionask")
 local permission = require("acp.permission")
+local registryenv = require("acp.registryenv")
 local resume = require("acp.resume")
 local rules = require("acp.rules")
 local rulesreview = require("acp.rulesreview")
@@ -22,7 +23,7 @@ local M = {}
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"|"registry_env"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -35,6 +36,8 @@ local kinds = {
   rules_review = { content = rulesreview },
   -- A prompt of the user's that would send files from outside the workspace.
   mention = { awaits = true, content = mentionask },
+  -- Variables an agent's registry entry sets, before its first start.
+  registry_env = { content = registryenv },
 }
 
 ---@class acp.PromptItem

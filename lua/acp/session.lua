@@ -11,6 +11,7 @@ local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
 local mentionask = require("acp.mentionask")
+local registryenv = require("acp.registryenv")
 local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
@@ -269,17 +270,44 @@ function S:start(how, on_sid)
     if not spec then
       return self:fail(spec_err)
     end
-    self.spec = spec
-    local ok, res = pcall(host.request, "acp_open", self:open_opts(spec, how))
-    if not ok then
-      return self:fail(tostring(res))
+    -- Variables the registry sets that can change what runs: the user's.
+    local risky = registryenv.pending(spec)
+    if #risky == 0 then
+      return self:_open(spec, how, on_sid)
     end
-    self.sid = res
-    self.terminals:set_sid(res)
-    by_sid[res] = self
-    on_sid(self, res)
-    self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
+    self.prompts:add(
+      "registry_env",
+      nil,
+      registryenv.question(spec, risky, function(answer)
+        if answer == "cancel" then
+          return self:fail("not started: the registry's environment for " .. spec.registry .. " was refused")
+        end
+        if answer == "without" then
+          for _, v in ipairs(risky) do
+            spec.env[v.name] = nil
+          end
+        end
+        self:_open(spec, how, on_sid)
+      end)
+    )
   end)
+end
+
+--- Open the session on the host with spec (see start).
+function S:_open(spec, how, on_sid)
+  if not self:alive() then
+    return -- stopped meanwhile
+  end
+  self.spec = spec
+  local ok, res = pcall(host.request, "acp_open", self:open_opts(spec, how))
+  if not ok then
+    return self:fail(tostring(res))
+  end
+  self.sid = res
+  self.terminals:set_sid(res)
+  by_sid[res] = self
+  on_sid(self, res)
+  self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
 end
 
 --- The options of acp_open for spec (see host's SessionOptions).
