@@ -234,7 +234,10 @@ function M.preanswer(s, req)
   if not opt then
     return nil
   end
-  s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, title_of(req)))
+  s.transcript:message(
+    "info",
+    ("Rule (%s) answered %s: %s (a rule %s)"):format(rules.describe(rule), opt.kind, title_of(req), rules.origin(rule))
+  )
   return opt
 end
 
