@@ -8,10 +8,10 @@
 --- merged with the request (same toolCallId), diff included.
 local diff = require("acp.diff")
 local keymaps = require("acp.keymaps")
+local render = require("acp.render.acp")
 local rules = require("acp.rules")
 local texts = require("acp.text")
 local toolinfo = require("acp.toolinfo")
-local transcript = require("acp.transcript")
 
 local M = {}
 
@@ -122,22 +122,32 @@ function M.lines(req, tc)
     add("tool: " .. one_line(name))
   end
   local warnings = vim.list_slice(type(req.warnings) == "table" and req.warnings or {})
-  if cmd and tc.kind ~= "execute" then
+  if rules.runs(tc) and tc.kind ~= "execute" then
     table.insert(warnings, 1, ("its kind is %q, but it runs a command"):format(texts.one_line(tc.kind or "none")))
   end
-  if not (mcp and mcp.tool) and not name and not cmd and #diffs == 0 and (tc.kind == nil or tc.kind == "other") then
+  if
+    not (mcp and mcp.tool)
+    and not name
+    and not rules.runs(tc)
+    and #diffs == 0
+    and (tc.kind == nil or tc.kind == "other")
+  then
     warnings[#warnings + 1] = "the agent does not say which tool this is: judge it by its title and arguments"
   end
   for _, w in ipairs(warnings) do
     add("⚠ " .. one_line(w), "AcpPermissionWarning")
   end
+  local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
   if cmd then
     -- Multi-line commands (heredocs) are shown whole: this is what runs.
     for i, l in ipairs(texts.visible_lines(cmd)) do
       add((i == 1 and "$ " or "  ") .. l)
     end
+  elseif rules.runs(tc) then
+    -- Not a line the host can read (an argv of other than strings): as sent.
+    local ok, json = pcall(vim.json.encode, raw.command or raw.cmd)
+    add("$ (as sent) " .. one_line(ok and json or "?"))
   end
-  local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
   if type(raw.cwd) == "string" then
     add("cwd: " .. one_line(raw.cwd))
   end
@@ -145,9 +155,10 @@ function M.lines(req, tc)
     add("env: " .. e)
   end
   -- Every other argument, whatever the tool: what is asked is all here.
-  local args = toolinfo.args(tc, cmd and { command = true, cmd = true, cwd = true, env = true } or nil)
+  local runs = rules.runs(tc)
+  local args = toolinfo.args(tc, runs and { command = true, cmd = true, cwd = true, env = true } or nil)
   if #args > 0 then
-    add(cmd and "other arguments:" or "arguments:")
+    add(runs and "other arguments:" or "arguments:")
     vim.list_extend(lines, toolinfo.arg_lines(args, diffs))
   end
   for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
@@ -163,7 +174,7 @@ function M.lines(req, tc)
         add(texts.visible(l), diff.highlight(l))
       end
     elseif type(c) == "table" then
-      vim.list_extend(lines, texts.visible_lines(table.concat(transcript.content_lines(c), "\n")))
+      vim.list_extend(lines, texts.visible_lines(table.concat(render.content_lines(c), "\n")))
     end
   end
   return lines, hls
