@@ -111,3 +111,16 @@ func TestOpenWorkDirErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkOpenWorkDir is what terminal/create now pays to open the
+// working directory once and ask the kernel where it is.
+func BenchmarkOpenWorkDir(b *testing.B) {
+	dir := b.TempDir()
+	for i := 0; i < b.N; i++ {
+		d, err := OpenWorkDir(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+	}
+}

@@ -599,10 +599,11 @@ function M.match(tc, project)
   end
   local cmd = M.command(tc)
   local cwd = cmd and command_cwd(tc, project)
+  local in_project = cmd and inside(cwd, project) -- once, not per rule (it resolves paths)
   for _, r in ipairs(M.list(project)) do
     if r.kind == tc.kind then
       if r.command or r.prefix then
-        if cmd and inside(cwd, project) and M.allows(r, cmd, project, cwd) then
+        if in_project and M.allows(r, cmd, project, cwd) then
           return r
         end
       elseif not (M.runs(tc) and tc.kind ~= "execute") then -- a "read" that runs a command is no read
