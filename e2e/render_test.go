@@ -103,6 +103,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 		}},
 	}
 	e.SetupFake(sc, M{"ui": M{"icons": false}})
+	e.wideChat()
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("show me everything")
@@ -217,6 +218,7 @@ func TestModeAndModelRoundTrip(t *testing.T) {
 			"models": M{"currentModelId": "m1", "availableModels": []any{M{"modelId": "m1", "name": "Model One"}, M{"modelId": "m2", "name": "Model Two"}}},
 		}},
 	}, nil)
+	e.wideChat()
 	e.Chat("fake")
 	e.WaitState("ready")
 	var modes []string
