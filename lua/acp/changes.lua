@@ -6,6 +6,7 @@
 --- side-by-side diff of that original against the file as it is now.
 local actions = require("acp.actions")
 local buffers = require("acp.buffers")
+local files = require("acp.files")
 local host = require("acp.host")
 local layout = require("acp.layout")
 
@@ -53,20 +54,11 @@ function M.current_text(path)
       return table.concat(lines, "\n") .. (eol and "\n" or ""), true
     end
   end
-  local st = vim.uv.fs_stat(path)
-  if not st then
+  if not vim.uv.fs_stat(path) then
     return "", false
   end
-  if st.type ~= "file" then
-    return "", true -- a FIFO or device: never opened (it could block Neovim)
-  end
-  local f = io.open(path, "rb")
-  if not f then
-    return "", false
-  end
-  local text = f:read("*a")
-  f:close()
-  return text, true
+  -- A FIFO or device is never opened (it could block Neovim).
+  return files.read_regular(path) or "", true
 end
 
 --- First 1-based line where a and b differ (1 when equal).
