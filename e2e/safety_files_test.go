@@ -104,3 +104,69 @@ func TestSafetyFIFONeverReadForUser(t *testing.T) {
 		})
 	}
 }
+
+// `ga` on a block naming a file over fs.max_bytes (a 300 MB log on disk
+// with the default 8 MiB, a loaded buffer over a lowered limit) reads none
+// of it: a message names the size and the limit, and no placement is
+// offered (before: Neovim stalled seconds and grew by 600 MiB).
+func TestSafetyApplyToHugeFileBounded(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		size   int64
+		max    int // fs.max_bytes (0: the default)
+		loaded bool
+		want   string
+	}{
+		{"300 MB on disk", 300 << 20, 0, false, "big.log is 300 MiB, over the 8 MiB limit (fs.max_bytes): not read"},
+		{"2 MiB loaded, limit 1 MiB", 2 << 20, 1 << 20, true, "big.log is 2 MiB in its buffer, over the 1 MiB limit (fs.max_bytes): not read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			big := filepath.Join(ws, "big.log")
+			f, err := os.Create(big)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := []byte(strings.Repeat("x", 1023) + "\n")
+			if c.loaded {
+				for n := int64(0); n < c.size; n += int64(len(line)) {
+					f.Write(line)
+				}
+			} else if err := f.Truncate(c.size); err != nil { // sparse: reads as zeros
+				t.Fatal(err)
+			}
+			f.Close()
+			if c.loaded {
+				e.loadBuffer(big)
+			}
+			var extra M
+			if c.max > 0 {
+				extra = M{"fs": M{"max_bytes": c.max}}
+			}
+			e.SetupFake(M{"turns": []any{[]any{text("Here:\n\n```txt big.log\nnew text\n```\n\nDone.")}}}, extra)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("show me")
+			e.WaitState("ready")
+			stubPickAndInput(e, "big.log", "big.log")
+			e.Lua(`_G.offered = {}
+				local select = vim.ui.select
+				vim.ui.select = function(items, opts, cb)
+				  table.insert(_G.offered, opts.prompt)
+				  return select(items, opts, cb)
+				end
+				local s = require("acp")._session()
+				vim.api.nvim_set_current_win(s.chat_win)
+				vim.api.nvim_win_set_cursor(0, { 1, 0 })`, nil)
+			e.input("]]ga")
+			e.Eventually("a message naming the size and the limit", 30*time.Second, func() bool {
+				return strings.Contains(e.Messages(), c.want)
+			})
+			var offered []string
+			e.Lua(`return _G.offered`, &offered)
+			if len(offered) != 1 {
+				t.Fatalf("pickers shown: %q (want only the file's)", offered)
+			}
+		})
+	}
+}

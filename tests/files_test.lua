@@ -44,4 +44,16 @@ M["read_regular stops at the size cap and says so"] = function(t)
   t.eq(#files.read_regular(path), 3 * 1024 * 1024 - 1, "no cap: read whole, in pieces")
 end
 
+M[":AcpChanges compares no file over fs.max_bytes"] = function(t)
+  local config = require("acp.config")
+  local changes = require("acp.changes")
+  local path = scratch() .. "/big"
+  vim.fn.writefile({ ("x"):rep(2 * 1024 * 1024) }, path, "b")
+  config.setup({ fs = { max_bytes = 1024 * 1024 } })
+  local text, exists, err = changes.current_text(path)
+  config.setup({})
+  t.eq({ text, exists }, { "", true })
+  t.eq(err, path .. " is 2 MiB, over the 1 MiB limit (fs.max_bytes): not read")
+end
+
 return M

@@ -1,6 +1,7 @@
 --- Code blocks of the chat: jump between them (]] and [[), yank one (gy),
 --- apply one to a file (ga) through the review path of the agent's writes
 --- (a diff to accept or reject; then one undo step in the buffer).
+local config = require("acp.config")
 local files = require("acp.files")
 local host = require("acp.host")
 
@@ -155,18 +156,28 @@ end
 
 --- The current text of path: its loaded buffer, else the disk ({} when
 --- there is no such file); nil and why when it cannot be read (not a
---- regular file).
+--- regular file, over fs.max_bytes).
 ---@param path string
 ---@return string[]|nil lines, integer|string|nil buf or the error
 local function current_lines(path)
+  local max = config.options.fs.max_bytes
   local buf = vim.fn.bufnr(path)
   if buf > 0 and api.nvim_buf_is_loaded(buf) then
+    local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
+    if size > max then
+      return nil,
+        ("%s is %s in its buffer, over the %s limit (fs.max_bytes): not read"):format(
+          path,
+          files.size(size),
+          files.size(max)
+        )
+    end
     return api.nvim_buf_get_lines(buf, 0, -1, false), buf
   end
   if not (vim.uv or vim.loop).fs_stat(path) then
     return {}, nil
   end
-  local data, err = files.read_regular(path)
+  local data, err = files.read_regular(path, max)
   if not data then
     return nil, err
   end
