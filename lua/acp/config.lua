@@ -40,6 +40,7 @@ local M = {}
 
 ---@class acp.Config.Terminal
 ---@field output_byte_limit integer what the agent keeps of a command's output
+---@field output_budget integer what the agent keeps of all a session's commands together
 ---@field max_terminals integer live terminals per session
 ---@field tail_lines integer lines of a terminal shown in the chat
 
@@ -115,7 +116,12 @@ M.defaults = {
   default_agent = false,
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
-  terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
+  terminal = {
+    output_byte_limit = 1024 * 1024,
+    output_budget = 32 * 1024 * 1024,
+    max_terminals = 16,
+    tail_lines = 5,
+  },
   chat = {
     width = 80,
     min_width = 30,
@@ -252,6 +258,7 @@ local schema = {
   fs = { write = one_of("apply", "review"), allow_roots = checks.strings, max_bytes = checks.positive },
   terminal = {
     output_byte_limit = checks.positive,
+    output_budget = checks.positive,
     max_terminals = checks.positive,
     tail_lines = checks.non_negative,
   },
