@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,6 +167,84 @@ func TestSafetyApplyToHugeFileBounded(t *testing.T) {
 			e.Lua(`return _G.offered`, &offered)
 			if len(offered) != 1 {
 				t.Fatalf("pickers shown: %q (want only the file's)", offered)
+			}
+		})
+	}
+}
+
+// termViews counts the terminal buffers of the session (acp://terminal/...).
+func (e *Editor) termViews() int {
+	e.t.Helper()
+	var n int
+	e.Lua(`local n = 0
+		for _, b in ipairs(vim.api.nvim_list_bufs()) do
+		  if vim.api.nvim_buf_is_valid(b) and vim.startswith(vim.api.nvim_buf_get_name(b), "acp://terminal/") then n = n + 1 end
+		end
+		return n`, &n)
+	return n
+}
+
+// metaTerminal is a tool call whose command the agent ran itself, shown by
+// _meta: its output, and its exit when finished.
+func metaTerminal(id string, finished bool) M {
+	meta := M{"terminal_info": M{"terminal_id": id}, "terminal_output": M{"terminal_id": id, "data": "output of " + id + "\n"}}
+	status := "in_progress"
+	if finished {
+		meta["terminal_exit"] = M{"terminal_id": id, "exit_code": 0}
+		status = "completed"
+	}
+	return update(M{"sessionUpdate": "tool_call", "toolCallId": id, "title": "run " + id, "kind": "execute", "status": status,
+		"content": []any{M{"type": "terminal", "terminalId": id}}, "_meta": meta})
+}
+
+// An agent reporting hundreds of its own commands through _meta gets at
+// most terminal.max_views terminal views in Neovim (each at most
+// terminal.scrollback lines): the oldest finished views are closed for new
+// ones, a terminal that finds every view still running gets none, and the
+// chat says so once (before: one terminal buffer per id, 3,000 ids took
+// Neovim to 480 MiB).
+func TestSafetyMetaTerminalViewsBounded(t *testing.T) {
+	const ids, views = 200, 20 // views: the default terminal.max_views
+	for _, finished := range []bool{true, false} {
+		t.Run(map[bool]string{true: "finished ones give way", false: "all running"}[finished], func(t *testing.T) {
+			e := startEditor(t)
+			var turn []any
+			for i := 1; i <= ids; i++ {
+				turn = append(turn, metaTerminal(fmt.Sprintf("c%d", i), finished))
+			}
+			turn = append(turn, text("all ran"))
+			e.SetupFake(M{"turns": []any{turn}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("run them")
+			e.Eventually("the turn", 60*time.Second, func() bool { return strings.Contains(e.ChatText(), "all ran") })
+			e.WaitState("ready")
+			if n := e.termViews(); n > views {
+				t.Fatalf("%d terminal buffers for %d ids, want at most %d", n, ids, views)
+			}
+			shown, gone := fmt.Sprintf("c%d", ids), "c1"
+			if !finished {
+				shown, gone = fmt.Sprintf("c%d", views), fmt.Sprintf("c%d", views+1)
+			}
+			e.Eventually("the view kept shows its output", 10*time.Second, func() bool {
+				return strings.Contains(e.termLines(shown), "output of "+shown)
+			})
+			var hasView bool
+			e.Lua(`local t = require("acp")._session().terminals:get(...); return t ~= nil and t.buf ~= nil`, &hasView, gone)
+			if hasView {
+				t.Fatalf("terminal %s has a view", gone)
+			}
+			chat := e.ChatText()
+			if n := strings.Count(chat, "terminal.max_views"); n < 1 || !strings.Contains(chat, "at most 20 terminal views") {
+				t.Fatalf("the chat does not say why views are missing:\n%s", chat)
+			}
+			if n := strings.Count(chat, "This chat keeps at most"); n != 1 {
+				t.Fatalf("the chat says it %d times, want once", n)
+			}
+			e.Lua(`vim.schedule(function() vim.cmd("AcpTerminal `+gone+`") end)`, nil)
+			e.responsive(":AcpTerminal on a terminal without a view")
+			if !strings.Contains(e.Messages(), "no view") {
+				t.Fatalf(":AcpTerminal %s says %q", gone, e.Messages())
 			}
 		})
 	}

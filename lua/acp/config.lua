@@ -42,6 +42,8 @@ local M = {}
 ---@field output_byte_limit integer what the agent keeps of a command's output
 ---@field output_budget integer what the agent keeps of all a session's commands together
 ---@field max_terminals integer live terminals per session
+---@field max_views integer terminal views per session (the oldest finished close for new ones)
+---@field scrollback integer lines each terminal view keeps
 ---@field tail_lines integer lines of a terminal shown in the chat
 
 ---@class acp.Config.Chat
@@ -120,6 +122,8 @@ M.defaults = {
     output_byte_limit = 1024 * 1024,
     output_budget = 32 * 1024 * 1024,
     max_terminals = 16,
+    max_views = 20,
+    scrollback = 2000,
     tail_lines = 5,
   },
   chat = {
@@ -260,6 +264,8 @@ local schema = {
     output_byte_limit = checks.positive,
     output_budget = checks.positive,
     max_terminals = checks.positive,
+    max_views = checks.positive,
+    scrollback = checks.positive,
     tail_lines = checks.non_negative,
   },
   chat = {

@@ -168,6 +168,8 @@ function M.new(agent)
   chat.create(s)
   s.terminals = terminal.new(s.key, function(id)
     s.transcript:refresh_terminal(id)
+  end, function(text)
+    s.transcript:message("info", text)
   end)
   s.transcript = transcript.new(s.chat_buf, {
     agent = agent,
