@@ -7,6 +7,7 @@
 local chat = require("acp.chat")
 local config = require("acp.config")
 local files = require("acp.files")
+local host = require("acp.host")
 
 local M = {}
 
@@ -130,6 +131,20 @@ function M.bounded(lines, max)
   return out, true
 end
 
+--- lines with the secrets the host knows masked (keys typed at a login
+--- prompt, which the agent may have echoed across two messages); lines as
+--- they are when no host runs (it would know no secret).
+---@param lines string[]
+---@return string[]
+function M.scrub(lines)
+  local chan = host.channel()
+  if not chan then
+    return lines
+  end
+  local ok, out = pcall(vim.rpcrequest, chan, "acp_scrub", lines)
+  return ok and type(out) == "table" and out or lines
+end
+
 --- Save session s's chat (nothing before its first prompt, or when
 --- history.enabled is false). Returns the meta, or nil and why not.
 ---@param s acp.Session
@@ -148,6 +163,7 @@ function M.save(s)
     return nil, "cannot create " .. dir
   end
   local lines, truncated = M.bounded(api.nvim_buf_get_lines(s.chat_buf, 0, -1, false), opts.max_bytes)
+  lines = M.scrub(lines)
   local now = os.time()
   local meta = vim.tbl_extend("force", s.history or {
     version = 1,

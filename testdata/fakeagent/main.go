@@ -109,6 +109,9 @@ type Step struct {
 	Notify string `json:"notify,omitempty"`
 	// Stderr writes this many bytes to stderr, in 100-byte lines.
 	Stderr int `json:"stderr,omitempty"`
+	// StderrText writes this line to stderr, ${VAR} replaced by the
+	// agent's environment (an agent echoing its API key).
+	StderrText string `json:"stderr_text,omitempty"`
 	// Spawn starts a child of the agent (see sleeper) that writes its pid
 	// to this file and sleeps; with Setsid in its own session, with
 	// IgnoreSignals deaf to SIGTERM/SIGINT/SIGHUP; Orphan makes it a
@@ -518,6 +521,8 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				a.notify(ctx, to, map[string]any{"sessionUpdate": "agent_message_chunk",
 					"content": map[string]any{"type": "text", "text": chunk}})
 			}
+		case st.StderrText != "":
+			fmt.Fprintln(os.Stderr, os.ExpandEnv(st.StderrText))
 		case st.Stderr > 0:
 			line := []byte(strings.Repeat("e", 99) + "\n")
 			for n := 0; n < st.Stderr; n += len(line) {
