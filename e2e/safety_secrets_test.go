@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -77,4 +78,74 @@ func TestSafetySecretScrubbed(t *testing.T) {
 			return nil
 		})
 	}
+}
+
+// Saved chats and the log hold what tools printed (an allowed `cat .env`):
+// they are private, files -rw------- and folders drwx------, from their
+// creation; those an older nvim-acp left readable to others are made
+// private too.
+func TestSafetyHistoryAndLogPrivate(t *testing.T) {
+	e := startEditor(t)
+	histRoot := filepath.Join(e.state, "data", "nvim", "acp", "history")
+	oldDir := filepath.Join(histRoot, "old-project-0123456789ab")
+	oldChat := filepath.Join(oldDir, "20260101-000000-1-1.txt")
+	logPath := filepath.Join(e.state, "state", "nvim", "acp.log")
+	for _, d := range []string{oldDir, filepath.Dir(logPath)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{oldChat, logPath} {
+		if err := os.WriteFile(f, []byte("API_KEY=from an old cat .env\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{histRoot, oldDir, oldChat, logPath} {
+		os.Chmod(p, map[bool]os.FileMode{true: 0o755, false: 0o644}[p != oldChat && p != logPath])
+	}
+	e.SetupFake(M{"turns": []any{[]any{text("API_KEY=printed by a tool")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("cat .env")
+	e.WaitState("ready")
+	var newChat string
+	e.Eventually("the chat saved", 30*time.Second, func() bool {
+		filepath.WalkDir(histRoot, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(p, ".txt") && p != oldChat {
+				newChat = p
+			}
+			return nil
+		})
+		return newChat != ""
+	})
+	modes := map[string]os.FileMode{
+		histRoot: 0o700, filepath.Dir(newChat): 0o700, newChat: 0o600,
+		strings.TrimSuffix(newChat, ".txt") + ".meta.json": 0o600,
+		oldDir: 0o700, oldChat: 0o600, logPath: 0o600,
+	}
+	// The log is tightened when the host opens it, the chats when saved.
+	var wrong []string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		wrong = nil
+		for p, want := range modes {
+			if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+				wrong = append(wrong, fmt.Sprintf("%s: %v (want %v)", p, modeOf(fi), want))
+			}
+		}
+		if len(wrong) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not private:\n%s", strings.Join(wrong, "\n"))
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval
+	}
+}
+
+// modeOf is fi's permissions ("missing" without fi).
+func modeOf(fi os.FileInfo) string {
+	if fi == nil {
+		return "missing"
+	}
+	return fi.Mode().Perm().String()
 }

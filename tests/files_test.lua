@@ -56,4 +56,30 @@ M[":AcpChanges compares no file over fs.max_bytes"] = function(t)
   t.eq(err, path .. " is 2 MiB, over the 1 MiB limit (fs.max_bytes): not read")
 end
 
+M["the plugin's own files and folders are private from their creation; old ones are made so"] = function(t)
+  local root = scratch()
+  local function mode(p)
+    return ("%o"):format(vim.uv.fs_stat(p).mode % 512)
+  end
+  t.ok(files.mkdir_private(root .. "/a/b"))
+  t.eq({ mode(root .. "/a"), mode(root .. "/a/b") }, { "700", "700" })
+  t.ok(files.write(root .. "/a/b/chat.txt", "API_KEY=x\n"))
+  t.eq(mode(root .. "/a/b/chat.txt"), "600")
+  t.eq(files.read(root .. "/a/b/chat.txt"), "API_KEY=x\n")
+  -- A stale temp file readable by others does not lend its mode.
+  vim.fn.writefile({ "old" }, root .. "/a/b/chat.txt.tmp")
+  vim.uv.fs_chmod(root .. "/a/b/chat.txt.tmp", tonumber("644", 8))
+  t.ok(files.write(root .. "/a/b/chat.txt", "new"))
+  t.eq({ mode(root .. "/a/b/chat.txt"), files.read(root .. "/a/b/chat.txt") }, { "600", "new" })
+  -- What an older version left readable.
+  local old = root .. "/old"
+  vim.fn.mkdir(old .. "/p", "p")
+  vim.fn.writefile({ "x" }, old .. "/p/c.txt")
+  for p, m in pairs({ [old] = "755", [old .. "/p"] = "755", [old .. "/p/c.txt"] = "644" }) do
+    vim.uv.fs_chmod(p, tonumber(m, 8))
+  end
+  files.tighten(old)
+  t.eq({ mode(old), mode(old .. "/p"), mode(old .. "/p/c.txt") }, { "700", "700", "600" })
+end
+
 return M

@@ -65,7 +65,7 @@ func run(logPath, level string) error {
 	secrets := scrub.New()
 	var w io.Writer = io.Discard
 	if logPath != "" {
-		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 			return fmt.Errorf("log dir: %w", err)
 		}
 		f, err := openLog(logPath, maxLogBytes)

@@ -118,28 +118,94 @@ function M.read(path)
   return (M.read_regular(path, M.own_max_bytes))
 end
 
---- Replace path with data: written to path .. ".tmp", then renamed over it.
+--- Permissions of the plugin's own files and folders: saved chats and
+--- rules hold what tools printed (an allowed `cat .env`), so only the user
+--- reads them.
+M.private_file = tonumber("600", 8)
+M.private_dir = tonumber("700", 8)
+
+--- Replace path with data, privately (M.private_file from its creation):
+--- written to a fresh path .. ".tmp", then renamed over it.
 ---@param path string
 ---@param data string
 ---@return true|nil ok
 ---@return string|nil err
 function M.write(path, data)
   local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then
+  os.remove(tmp) -- a stale one (a crash) would keep its mode
+  local fd, err = uv.fs_open(tmp, "wx", M.private_file)
+  if not fd then
     return nil, err
   end
-  local ok, werr = f:write(data)
-  f:close()
-  if not ok then
+  local n, werr = uv.fs_write(fd, data, 0)
+  uv.fs_close(fd)
+  if n ~= #data then
     os.remove(tmp)
-    return nil, werr
+    return nil, werr or ("short write to " .. tmp)
   end
   local renamed, rerr = os.rename(tmp, path)
   if not renamed then
+    os.remove(tmp)
     return nil, rerr
   end
   return true
+end
+
+--- Make dir (and its missing parents) private from their creation
+--- (M.private_dir); an existing dir readable by others is made private.
+---@param dir string
+---@return true|nil ok
+---@return string|nil err
+function M.mkdir_private(dir)
+  local st = uv.fs_stat(dir)
+  if not st then
+    if vim.fn.mkdir(dir, "p", M.private_dir) == 0 then
+      return nil, "cannot create " .. dir
+    end
+    return true
+  end
+  if st.type ~= "directory" then
+    return nil, dir .. " is not a directory"
+  end
+  if st.mode % 64 ~= 0 then
+    local ok, err = uv.fs_chmod(dir, M.private_dir)
+    if not ok then
+      return nil, ("cannot make %s private: %s"):format(dir, err)
+    end
+  end
+  return true
+end
+
+local tightened = {} ---@type table<string, true> roots made private in this Neovim
+
+--- Make everything under root private (folders M.private_dir, files
+--- M.private_file) where an older nvim-acp left it readable by others;
+--- once per root and Neovim. Symlinks are not followed.
+---@param root string
+function M.tighten(root)
+  if tightened[root] then
+    return
+  end
+  tightened[root] = true
+  local function walk(dir, depth)
+    for name, kind in vim.fs.dir(dir) do
+      local p = dir .. "/" .. name
+      local st = uv.fs_lstat(p)
+      if st and st.mode % 64 ~= 0 then
+        if kind == "directory" then
+          uv.fs_chmod(p, M.private_dir)
+        elseif kind == "file" then
+          uv.fs_chmod(p, M.private_file)
+        end
+      end
+      if kind == "directory" and depth < 4 then
+        walk(p, depth + 1)
+      end
+    end
+  end
+  if M.mkdir_private(root) then
+    walk(root, 1)
+  end
 end
 
 return M

@@ -49,12 +49,18 @@ function M.project(dir)
   return (ok and root) or dir
 end
 
+--- The directory of every project's saved chats.
+---@return string
+function M.root()
+  return vim.fn.stdpath("data") .. "/acp/history"
+end
+
 --- The directory of project's saved chats.
 ---@param project string
 ---@return string
 function M.dir(project)
   local name = vim.fn.fnamemodify(project, ":t"):gsub("[^%w._-]", "_")
-  return ("%s/acp/history/%s-%s"):format(vim.fn.stdpath("data"), name, vim.fn.sha256(project):sub(1, 12))
+  return ("%s/%s-%s"):format(M.root(), name, vim.fn.sha256(project):sub(1, 12))
 end
 
 --- The saved chats of project, newest first.
@@ -159,8 +165,11 @@ function M.save(s)
   end
   local project = s.history and s.history.project or M.project(s.cwd)
   local dir = M.dir(project)
-  if vim.fn.isdirectory(dir) == 0 and vim.fn.mkdir(dir, "p") == 0 then
-    return nil, "cannot create " .. dir
+  -- Private: the chats hold what tools printed.
+  files.tighten(M.root())
+  local made, merr = files.mkdir_private(dir)
+  if not made then
+    return nil, merr
   end
   local lines, truncated = M.bounded(api.nvim_buf_get_lines(s.chat_buf, 0, -1, false), opts.max_bytes)
   lines = M.scrub(lines)
