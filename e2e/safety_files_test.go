@@ -249,3 +249,81 @@ func TestSafetyMetaTerminalViewsBounded(t *testing.T) {
 		})
 	}
 }
+
+// termText is the text of terminal id's view, its lines joined (a view
+// wraps long lines at its width).
+func (e *Editor) termText(id string) string {
+	var out strings.Builder
+	for _, l := range strings.Split(e.termLines(id), "\n") {
+		out.WriteString(strings.TrimRight(l, " "))
+	}
+	return out.String()
+}
+
+// The escapes of a deceptive hyperlink (text naming one URL, target
+// another) and of a clipboard write, as commands print them.
+const (
+	deceptiveLink = "\x1b]8;;https://evil.example/x\x1b\\https://good.example/docs\x1b]8;;\x1b\\"
+	clipboardOSC  = "\x1b]52;c;cm0gLXJmIH4K\x07"
+	titleOSC      = "\x1b]2;my title\x07"
+)
+
+// Bytes fed to terminal views (a command run through terminal/create, and
+// one an agent reports in _meta) carry no hyperlink (OSC 8: the text
+// stays, unlinked) and no clipboard write (OSC 52) to the user's real
+// terminal; colours and titles still do.
+func TestSafetyTerminalOSCSanitised(t *testing.T) {
+	e := startEditor(t)
+	printed := "see " + deceptiveLink + " now" + clipboardOSC + titleOSC + "\x1b[31mred\x1b[0m end\n"
+	printf := strings.NewReplacer("\x1b", `\033`, "\x07", `\007`, `\`, `\\`).Replace(printed)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "printf '" + printf + "'"}, "save": "t"},
+		terminalTool("x1", "Print", "t"),
+		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "m1", "title": "meta", "kind": "execute", "status": "in_progress",
+			"content": []any{M{"type": "terminal", "terminalId": "m1"}},
+			"_meta":   M{"terminal_output": M{"terminal_id": "m1", "data": printed}}}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "m1", "status": "completed",
+			"_meta": M{"terminal_exit": M{"terminal_id": "m1", "exit_code": 0}}}),
+	}}}, allowCommands)
+	// Every byte sent to a terminal channel, by channel.
+	e.Lua(`_G.fed = {}
+		local send = vim.api.nvim_chan_send
+		vim.api.nvim_chan_send = function(chan, data)
+		  _G.fed[#_G.fed + 1] = data
+		  return send(chan, data)
+		end`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("print")
+	e.WaitState("ready")
+	var ids []string
+	e.Eventually("both views show the text", 10*time.Second, func() bool {
+		ids = e.termIDs()
+		if len(ids) != 2 {
+			return false
+		}
+		for _, id := range ids {
+			if !strings.Contains(e.termText(id), "red end") {
+				return false
+			}
+		}
+		return true
+	})
+	var fed []string
+	e.Lua(`return _G.fed`, &fed)
+	all := strings.Join(fed, "")
+	for _, bad := range []string{"\x1b]8;", "\x1b]52;", "evil.example"} {
+		if strings.Contains(all, bad) {
+			t.Errorf("%q reached a terminal view: %q", bad, all)
+		}
+	}
+	for _, id := range ids {
+		if v := e.termText(id); !strings.Contains(v, "see https://good.example/docs nowred end") {
+			t.Errorf("terminal %s lost the link's text:\n%s", id, v)
+		}
+	}
+	if strings.Count(all, "\x1b[31m") != 2 || strings.Count(all, "\x1b]2;my title") != 2 {
+		t.Errorf("colours or titles were dropped: %q", all)
+	}
+}

@@ -24,6 +24,7 @@ local config = require("acp.config")
 local host = require("acp.host")
 local layout = require("acp.layout")
 local rules = require("acp.rules")
+local termsafe = require("acp.termsafe")
 local texts = require("acp.text")
 
 local M = {}
@@ -55,6 +56,7 @@ local did_autocmds = false
 ---@field chan integer|nil its nvim_open_term channel
 ---@field no_view "closed"|"none"|nil why there is no view: closed for a newer one, or never had one
 ---@field fed boolean|nil some output was shown
+---@field safe acp.TermSafe|nil what acp.termsafe carries between chunks
 ---@field rows integer|nil size last sent to the host
 ---@field cols integer|nil
 
@@ -277,11 +279,16 @@ function M.resize(t, win)
   end
 end
 
--- Feed data to the view.
+-- Feed data to the view, without the control strings that would reach
+-- past it (acp.termsafe: hyperlinks, clipboard writes, ...).
 local function feed(t, data)
   if data ~= "" and t.chan then
     t.fed = true
-    pcall(api.nvim_chan_send, t.chan, data)
+    t.safe = t.safe or termsafe.new()
+    data = termsafe.filter(t.safe, data)
+    if data ~= "" then
+      pcall(api.nvim_chan_send, t.chan, data)
+    end
   end
 end
 
