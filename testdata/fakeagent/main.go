@@ -7,7 +7,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -105,6 +107,9 @@ type Step struct {
 	Repeat int `json:"repeat,omitempty"`
 	// Raw writes this text as is (a newline added), "$sessionId" replaced.
 	Raw string `json:"raw,omitempty"`
+	// RawBase64 is Raw given in base64: bytes a JSON scenario cannot hold
+	// (invalid UTF-8).
+	RawBase64 string `json:"raw_base64,omitempty"`
 	// Notify sends a notification of this method with Params.
 	Notify string `json:"notify,omitempty"`
 	// Stderr writes this many bytes to stderr, in 100-byte lines.
@@ -503,6 +508,12 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			a.out.Write([]byte(st.Garbage + "\n"))
 		case st.Raw != "":
 			a.out.Write([]byte(strings.ReplaceAll(st.Raw, "$sessionId", sid) + "\n"))
+		case st.RawBase64 != "":
+			raw, err := base64.StdEncoding.DecodeString(st.RawBase64)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "fakeagent: raw_base64:", err)
+			}
+			a.out.Write(append(bytes.ReplaceAll(raw, []byte("$sessionId"), []byte(sid)), '\n'))
 		case st.Notify != "":
 			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
 		case st.WaitFile != "":
@@ -575,7 +586,8 @@ func (w *wireReader) note(line []byte) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Error  *struct {
-			Code int `json:"code"`
+			Code    int    `json:"code"`
+			Message string `json:"message"`
 		} `json:"error"`
 		Result struct {
 			Outcome struct {
@@ -597,6 +609,7 @@ func (w *wireReader) note(line []byte) {
 	ev := map[string]any{"method": m.Method, "id": string(m.ID)}
 	if m.Error != nil {
 		ev["error_code"] = m.Error.Code
+		ev["error_message"] = m.Error.Message
 	}
 	if m.Result.Outcome.Outcome != "" {
 		ev["outcome"] = m.Result.Outcome.Outcome

@@ -1,0 +1,58 @@
+package e2e
+
+import (
+	"encoding/base64"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fs/write_text_file whose content is not valid UTF-8 (raw bytes, or a lone
+// surrogate escape, which JSON decoders turn into U+FFFD) is refused with
+// a clear error and writes nothing: before, the file got U+FFFD in place of
+// those bytes and the agent was told it went well.
+func TestSafetyWriteNotUTF8Refused(t *testing.T) {
+	for _, tc := range []struct{ name, content string }{
+		{"raw byte", "caf\xe9 au lait\\n"},
+		{"lone surrogate escape", `caf\ud800 au lait\n`},
+		{"invalid path", "ok\\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			target := filepath.Join(ws, "a.txt")
+			fsPutFile(t, target, "old\n")
+			path := target
+			if tc.name == "invalid path" {
+				path = filepath.Join(ws, "a\xff.txt")
+			}
+			raw := `{"jsonrpc":"2.0","id":"w1","method":"fs/write_text_file","params":{"sessionId":"$sessionId","path":"` +
+				path + `","content":"` + tc.content + `"}}`
+			e.SetupFake(M{"log_wire": true, "turns": []any{[]any{
+				M{"raw_base64": base64.StdEncoding.EncodeToString([]byte(raw))},
+				M{"sleep_ms": 50},
+				text("after."),
+			}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("write")
+			e.WaitState("ready")
+			var answer map[string]any
+			e.Eventually("the answer", 10*time.Second, func() bool {
+				for _, ev := range e.AgentEvents() {
+					if ev["event"] == "wire" && ev["id"] == `"w1"` {
+						answer = ev
+					}
+				}
+				return answer != nil
+			})
+			if fmt.Sprint(answer["error_code"]) != "-32602" || !strings.Contains(fmt.Sprint(answer["error_message"]), "not valid UTF-8") {
+				t.Fatalf("answer %v, want -32602 saying the text is not valid UTF-8", answer)
+			}
+			if got := fsGetFile(t, target); got != "old\n" {
+				t.Fatalf("the file was written: %q", got)
+			}
+		})
+	}
+}
