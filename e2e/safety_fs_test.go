@@ -56,3 +56,40 @@ func TestSafetyWriteNotUTF8Refused(t *testing.T) {
 		})
 	}
 }
+
+// A read reflects the buffer's options however they were set: with
+// autocommands off (:noautocmd, or a plugin setting them from inside an
+// autocommand) no OptionSet tells the host's copy of a buffer with unsaved
+// changes (whose 'modified' does not move either), which served the old
+// line endings and final newline until the buffer's next change.
+func TestSafetyReadsFollowOptionsSetWithoutAutocmds(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{"setlocal ff=dos", "a\r\nB\r\n"},
+		{"setlocal noeol nofixeol", "a\nB"},
+		{"setlocal ff=mac", "a\rB\r"},
+		{"setlocal binary noeol", "a\nB"},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "a.txt")
+			fsPutFile(t, p, "a\nb\n")
+			b := e.loadBuffer(p)
+			e.setLines(b, 1, 2, []string{"B"}) // unsaved
+			// Both reads in one turn: nothing else happens in Neovim between
+			// them (a turn's own buffers would signal a change).
+			goOn := filepath.Join(ws, "go-on")
+			e.SetupFake(M{"turns": []any{[]any{fsRead(p, nil), M{"wait_file": goOn}, fsRead(p, nil)}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("read")
+			if r := e.waitFS("fs/read_text_file", 1)[0]; r.Content != "a\nB\n" {
+				t.Fatalf("first read %+v", r)
+			}
+			e.Lua(`local b, cmd = ...; vim.api.nvim_buf_call(b, function() vim.cmd("noautocmd " .. cmd) end)`, nil, b, tc.set)
+			fsPutFile(t, goOn, "1")
+			if r := e.waitFS("fs/read_text_file", 2)[1]; r.Content != tc.want {
+				t.Fatalf("read after :noautocmd %s = %q, want %q", tc.set, r.Content, tc.want)
+			}
+		})
+	}
+}
