@@ -73,6 +73,10 @@ M["views are bounded: the oldest finished not shown closes, none when all run"] 
     terms:content_lines({ terminalId = "c" })[1],
     "[terminal c] (running) no view: too many running (terminal.max_views)"
   )
+  terms:output("b", "built b\r\n")
+  vim.wait(2000, function()
+    return terminal.tail(terms:get("b"))[1] == "built b"
+  end)
   terms:exited("a", { exit_code = 0 })
   terms:exited("b", { exit_code = 0 })
   vim.cmd("new")
@@ -83,6 +87,11 @@ M["views are bounded: the oldest finished not shown closes, none when all run"] 
   t.eq(terms:get("b").buf, nil, "b, finished and not shown, gave way")
   t.eq(terms:get("b").no_view, "closed")
   t.ok(not vim.api.nvim_buf_is_valid(terms:get("b").buf or -1), "its buffer is gone")
+  t.eq(terms:content_lines({ terminalId = "b" }), {
+    "[terminal b] (exit 0) view closed for newer ones (terminal.max_views)",
+    "$ make b",
+    "  built b",
+  }, "its last lines stay in its block")
   t.eq(terms:get("a").buf, a_buf, "a, shown in a window, stays")
   t.eq(#notes, 1, "said once")
   vim.cmd("close")

@@ -55,6 +55,7 @@ local did_autocmds = false
 ---@field buf integer|nil the terminal buffer (nil: no view, see no_view)
 ---@field chan integer|nil its nvim_open_term channel
 ---@field no_view "closed"|"none"|nil why there is no view: closed for a newer one, or never had one
+---@field last_lines string[]|nil its last lines when its view was closed
 ---@field fed boolean|nil some output was shown
 ---@field safe acp.TermSafe|nil what acp.termsafe carries between chunks
 ---@field rows integer|nil size last sent to the host
@@ -128,6 +129,7 @@ end
 -- Close the view of terminal t (its buffer goes; the terminal stays known).
 function Terminals:_close_view(t)
   local buf = t.buf
+  t.last_lines = M.tail(t) -- the block keeps showing them
   t.buf, t.chan, t.no_view = nil, nil, "closed"
   if buf then
     by_buf[buf] = nil
@@ -479,6 +481,9 @@ function Terminals:content_lines(c)
     local lines = { ("[terminal %s] (%s) %s (terminal.max_views)"):format(id, M.status(t), why) }
     if t.command and t.command ~= "" then
       lines[#lines + 1] = "$ " .. texts.one_line(t.command)
+    end
+    for _, l in ipairs(t.last_lines or {}) do
+      lines[#lines + 1] = "  " .. l
     end
     return lines
   end
