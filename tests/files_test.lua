@@ -16,8 +16,11 @@ M["read_regular reads regular files and refuses FIFOs, directories, devices, mis
   vim.fn.writefile({ "one", "two" }, file)
   t.eq(vim.fn.system({ "mkfifo", fifo }), "")
   vim.uv.fs_symlink(fifo, dir .. "/link")
-  t.eq({ files.read_regular(file) }, { "one\ntwo\n" })
-  t.eq({ files.read_regular(file, 8) }, { "one\ntwo\n" }, "exactly at the cap")
+  local real = vim.uv.fs_realpath(file)
+  t.eq({ files.read_regular(file) }, { "one\ntwo\n", nil, real })
+  t.eq({ files.read_regular(file, 8) }, { "one\ntwo\n", nil, real }, "exactly at the cap")
+  vim.uv.fs_symlink(file, dir .. "/to-file")
+  t.eq({ files.read_regular(dir .. "/to-file") }, { "one\ntwo\n", nil, real }, "real: the file read, not the link")
   local cases = {
     { fifo, fifo .. " is a FIFO, not a regular file: not read" },
     { dir .. "/link", dir .. "/link is a FIFO, not a regular file: not read" },

@@ -170,11 +170,13 @@ function C:add(opts)
 end
 
 --- Context blocks for the files mentioned as @path in a prompt (relative to
---- the cwd or absolute; trailing punctuation ignored), not already pending.
+--- the cwd or absolute; trailing punctuation ignored), not already pending,
+--- and for each block the file it holds or links to (symlinks resolved),
+--- for the workspace check (acp.mentionask).
 ---@param text string
----@return table[] blocks, string[] labels
+---@return table[] blocks, string[] labels, string[] paths
 function C:mentions(text)
-  local blocks, labels, seen = {}, {}, {}
+  local blocks, labels, seen, paths = {}, {}, {}, {}
   for _, item in ipairs(self.items) do
     seen[item.label] = true
   end
@@ -191,10 +193,12 @@ function C:mentions(text)
       if img then
         blocks[#blocks + 1] = img.block
         labels[#labels + 1] = img.label
+        paths[#paths + 1] = vim.uv.fs_realpath(path) or path
       end
     elseif not seen[rel] and readable then
       seen[rel] = true
       local block
+      local real = vim.uv.fs_realpath(path) or path
       local bufnr = vim.fn.bufnr(path)
       if self.embedded and (vim.fn.getfsize(path) < 1024 * 1024) then
         -- Embedded as the user sees it (the buffer, unsaved edits included).
@@ -202,7 +206,8 @@ function C:mentions(text)
         if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
           text_now = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
         else
-          text_now = files.read_regular(path, 1024 * 1024) or ""
+          local data, _, read_real = files.read_regular(path, 1024 * 1024)
+          text_now, real = data or "", read_real or real
         end
         if not text_now:find("%z") then
           block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text_now } }
@@ -210,6 +215,7 @@ function C:mentions(text)
       end
       blocks[#blocks + 1] = block or { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") }
       labels[#labels + 1] = rel
+      paths[#paths + 1] = real
     end
   end
   -- Image files pasted (or dropped) into the prompt as paths.
@@ -221,10 +227,11 @@ function C:mentions(text)
         seen[rel] = true
         blocks[#blocks + 1] = img.block
         labels[#labels + 1] = img.label
+        paths[#paths + 1] = vim.uv.fs_realpath(path) or path
       end
     end
   end
-  return blocks, labels
+  return blocks, labels, paths
 end
 
 --- Paths of readable image files (regular files only) written out in text, as a terminal pastes

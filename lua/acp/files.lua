@@ -63,10 +63,13 @@ end
 --- before it is opened (a FIFO would block Neovim in open(2) for good, a
 --- device could act), the open does not block (O_NONBLOCK) and the opened
 --- file is checked again, so a FIFO swapped in meanwhile is refused too; a
---- file growing past max while read is refused, never read whole.
+--- file growing past max while read is refused, never read whole. real
+--- is where the file read is: the kernel's name for the descriptor read
+--- from, so no symlink swapped in between a check of the name and the read
+--- can pass another file off as the one checked.
 ---@param path string
 ---@param max integer|nil size cap in bytes (nil: none)
----@return string|nil data, string|nil err
+---@return string|nil data, string|nil err, string|nil real
 function M.read_regular(path, max)
   local why = M.check_regular(path, max)
   if why then
@@ -105,8 +108,9 @@ function M.read_regular(path, max)
     end
     chunks[#chunks + 1] = chunk
   end
+  local real = uv.fs_readlink("/proc/self/fd/" .. fd) or uv.fs_realpath(path)
   uv.fs_close(fd)
-  return table.concat(chunks)
+  return table.concat(chunks), nil, real
 end
 
 --- The contents of one of the plugin's own files (rules, saved chats), or
