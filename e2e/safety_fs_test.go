@@ -61,7 +61,9 @@ func TestSafetyWriteNotUTF8Refused(t *testing.T) {
 // autocommands off (:noautocmd, or a plugin setting them from inside an
 // autocommand) no OptionSet tells the host's copy of a buffer with unsaved
 // changes (whose 'modified' does not move either), which served the old
-// line endings and final newline until the buffer's next change.
+// line endings and final newline until the buffer's next change. The
+// change is noticed when Neovim next waits for input, microseconds after
+// the command (a read served within them still finds the old options).
 func TestSafetyReadsFollowOptionsSetWithoutAutocmds(t *testing.T) {
 	for _, tc := range []struct{ set, want string }{
 		{"setlocal ff=dos", "a\r\nB\r\n"},
@@ -85,7 +87,18 @@ func TestSafetyReadsFollowOptionsSetWithoutAutocmds(t *testing.T) {
 			if r := e.waitFS("fs/read_text_file", 1)[0]; r.Content != "a\nB\n" {
 				t.Fatalf("first read %+v", r)
 			}
-			e.Lua(`local b, cmd = ...; vim.api.nvim_buf_call(b, function() vim.cmd("noautocmd " .. cmd) end)`, nil, b, tc.set)
+			// The change is noticed when Neovim next waits for input
+			// (SafeState); the agent reads once that moment has passed (an
+			// autocmd made after nvim-acp's runs after it).
+			e.Lua(`local b, cmd = ...
+				vim.api.nvim_buf_call(b, function() vim.cmd("noautocmd " .. cmd) end)
+				_G.waited = false
+				vim.api.nvim_create_autocmd("SafeState", { once = true, callback = function() _G.waited = true end })`, nil, b, tc.set)
+			e.Eventually("Neovim waiting for input again", 10*time.Second, func() bool {
+				var waited bool
+				e.Lua(`return _G.waited`, &waited)
+				return waited
+			})
 			fsPutFile(t, goOn, "1")
 			if r := e.waitFS("fs/read_text_file", 2)[1]; r.Content != tc.want {
 				t.Fatalf("read after :noautocmd %s = %q, want %q", tc.set, r.Content, tc.want)
