@@ -25,20 +25,26 @@ func TestSafetySecretScrubbed(t *testing.T) {
 		}},
 		"auth":  M{"required": true, "env": "FAKE_KEY", "value": secret},
 		"start": []any{M{"stderr_text": "fakeagent: starting with FAKE_KEY=${FAKE_KEY}"}},
-		"turns": []any{[]any{
-			text("your key is " + secret + "."),
-			text("\n\nagain: " + secret[:10]),
-			M{"sleep_ms": 200}, // the rest comes in a frame of its own
-			text(secret[10:] + " done"),
-			M{"stderr_text": "fatal: key ${FAKE_KEY} was revoked"},
-			M{"exit": 1},
-		}},
+		"turns": []any{
+			[]any{
+				text("your key is " + secret + "."),
+				text("\n\nagain: " + secret[:10]),
+				M{"sleep_ms": 200}, // the rest comes in a frame of its own
+				text(secret[10:] + " done"),
+			},
+			[]any{
+				M{"stderr_text": "fatal: key ${FAKE_KEY} was revoked"},
+				M{"exit": 1},
+			},
+		},
 	}, nil)
 	e.Chat("fake")
 	e.AnswerBlockingPrompt("1\r") // the picker: the env_var method
 	e.AnswerBlockingPrompt(secret + "\r")
 	e.WaitState("ready")
 	e.Send("hi")
+	e.WaitState("ready")
+	e.Send("again")
 	e.Eventually("the agent's death in the chat", 30*time.Second, func() bool {
 		return strings.Contains(e.ChatText(), "was revoked")
 	})
