@@ -102,7 +102,7 @@ func TestStartStepsHaveALimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEditor(t)
 			sc := tc.sc
-			sc["start"] = []any{M{"stderr_line": "Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"}}
+			sc["start"] = []any{M{"stderr_text": "Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"}}
 			setupNamedFake(e, "stuck", sc, M{"start_timeout_ms": 2500}, nil)
 			e.Lua(`require("acp.config").options.chat.start_notice_ms = 300`, nil)
 			e.Chat("stuck")

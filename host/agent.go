@@ -316,6 +316,7 @@ func (a *Agent) initialize() {
 	var fields map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &fields)
 	a.auth = parseAuthMethods(fields["authMethods"], a.spec.Cmd)
+	a.h.learnSecrets(a.auth, a.spec.env, authMethod{}, nil)
 	delete(fields, "authMethods")
 	typed, _ := json.Marshal(fields)
 	var resp acp.InitializeResponse

@@ -20,7 +20,10 @@ package host
 //     failed, and the user may pick again, up to maxAuthAttempts.
 //
 // Values the user enters are never logged: they travel in the answer and
-// the agent's environment only.
+// the agent's environment only. Secret ones, and the values of an agent's
+// secret variables found in its environment, seed the host's scrubber:
+// an agent echoing them (on stderr, in a message, in an error) gets them
+// masked in the log, the chat and saved chats (learnSecrets, rpcScrub).
 
 import (
 	"context"
@@ -455,11 +458,45 @@ func (s *Session) chooseAuth(ctx context.Context, a *Agent, methods []authMethod
 	}
 	for _, m := range methods {
 		if ans.Method != "" && m.ID == ans.Method {
+			s.h.learnSecrets(methods, a.spec.env, m, ans.Env)
 			s.log.Info("auth: the user picked a method", "method", m.ID, "type", m.Type, "vars", sortedKeys(ans.Env))
 			return m, ans, nil
 		}
 	}
 	return authMethod{}, authAnswer{}, errLoginCancelled
+}
+
+// learnSecrets adds to the host's scrubber the values of the secret
+// variables of methods that env sets, and values (the user's answer to m,
+// nil for none): any of those the user gave as no secret is left out.
+func (h *Host) learnSecrets(methods []authMethod, env func(string) string, m authMethod, values map[string]string) {
+	plain := map[string]bool{}
+	for _, mm := range methods {
+		for _, v := range mm.Vars {
+			if !v.Secret {
+				plain[v.Name] = true
+				continue
+			}
+			if x := env(v.Name); x != "" {
+				h.secrets.Add(x)
+			}
+		}
+	}
+	for _, v := range m.Vars {
+		plain[v.Name] = !v.Secret
+	}
+	for k, v := range values {
+		if !plain[k] {
+			h.secrets.Add(v)
+		}
+	}
+}
+
+// rpcScrub returns lines with the secrets the host knows masked
+// (acp_scrub): Lua passes a chat through it before saving it, which
+// catches a secret the agent split across messages.
+func (h *Host) rpcScrub(lines []string) ([]string, error) {
+	return h.secrets.Strings(lines), nil
 }
 
 // setVars are the variables of m set in env.

@@ -131,7 +131,7 @@ func FuzzUpdateDecoder(f *testing.F) {
 		if err != nil {
 			return
 		}
-		h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 		s := newSession(h, 1, SessionOptions{})
 		s.update(u)
 		for _, ev := range h.ui.takeAll() {

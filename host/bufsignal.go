@@ -17,9 +17,11 @@ import (
 // confirmed by buffers.key() in the current epoch is still exact, so a read
 // of it needs no call into Neovim at all.
 //
-// Known limit: an option change made with autocommands off (:noautocmd set
-// noeol) is not signalled; a read then reports the final newline as it was
-// until the buffer's next change.
+// An option change made with autocommands off (:noautocmd set noeol, or a
+// plugin setting 'fileformat' from inside an autocommand) fires no
+// OptionSet: buffers.lua compares those options again whenever Neovim is
+// about to wait for input (SafeState) and signals then, microseconds after
+// the command that changed them.
 type changeSignal struct {
 	once  sync.Once
 	mu    sync.Mutex

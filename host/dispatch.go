@@ -7,6 +7,9 @@ import (
 	"reflect"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/internal/acperr"
+	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 // capabilities is what the client advertises in initialize.
@@ -33,8 +36,8 @@ type requestHandler func(ctx context.Context, a *Agent, params json.RawMessage) 
 // name. Any other request from the agent is -32601 at once.
 var requests = map[string]requestHandler{
 	acp.ClientMethodSessionRequestPermission: newRoute(asSent, (*Session).requestPermission).handle,
-	acp.ClientMethodFsReadTextFile:           readFile.handle,
-	acp.ClientMethodFsWriteTextFile:          writeFile.handle,
+	acp.ClientMethodFsReadTextFile:           utf8Only(readFile.handle),
+	acp.ClientMethodFsWriteTextFile:          utf8Only(writeFile.handle),
 	acp.ClientMethodTerminalCreate:           newRoute(validated, (*Session).createTerminal).handle,
 	acp.ClientMethodTerminalOutput:           newRoute(validated, (*Session).terminalOutput).handle,
 	acp.ClientMethodTerminalWaitForExit:      newRoute(validated, (*Session).waitForTerminalExit).handle,
@@ -49,6 +52,22 @@ var (
 	readFile  = newRoute(asSent, (*Session).serveRead)
 	writeFile = newRoute(asSent, (*Session).serveWrite)
 )
+
+// utf8Only refuses fs/* params whose text is not valid UTF-8 (raw bytes,
+// or a \u escape of half a surrogate pair), before they are decoded:
+// encoding/json would put U+FFFD in their place, and the file written (or
+// the path read) would silently not be what the agent sent. The fast path
+// (fastfs.go) never takes such text, so every such request comes here.
+func utf8Only(h requestHandler) requestHandler {
+	return func(ctx context.Context, a *Agent, params json.RawMessage) (any, *acp.RequestError) {
+		if at := jsontext.InvalidText(params); at >= 0 {
+			return nil, acperr.New(acperr.InvalidParams, reasonNotUTF8, fmt.Sprintf(
+				"the request's text is not valid UTF-8 (byte %d of its params): nothing was read or written; "+
+					"fs/* carries UTF-8 text only (JSON strings), so send the text as UTF-8", at), nil)
+		}
+		return h(ctx, a, params)
+	}
+}
 
 // Whether a route runs the SDK's Validate on the decoded params.
 const (

@@ -25,6 +25,7 @@ const (
 	reasonCancelled        = fsbridge.ReasonCancelled
 	reasonRefused          = fsbridge.ReasonRefused
 	reasonError            = "error"
+	reasonNotUTF8          = "not_utf8"
 )
 
 // terminalErr converts a terminal package error about id into the agent's

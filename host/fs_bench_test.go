@@ -65,7 +65,7 @@ func newFSBench(b testing.TB) *fsBench {
 		b.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := New(nv, log)
+	h := New(nv, log, nil)
 	s := newSession(h, 1, SessionOptions{Agent: AgentSpec{Name: "bench", Cwd: ws}})
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()

@@ -13,7 +13,7 @@ import (
 // testSession is a session of a host with no Neovim: events queue in the UI.
 func testSession(t *testing.T) (*Host, *Session) {
 	t.Helper()
-	h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	s := newSession(h, 1, SessionOptions{Agent: AgentSpec{Name: "test", Cwd: t.TempDir()}})
 	h.sessions[1] = s
 	return h, s

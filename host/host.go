@@ -16,6 +16,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
 
+	"github.com/nvim-acp/nvim-acp/internal/scrub"
 	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
@@ -24,6 +25,9 @@ type Host struct {
 	nv  *nvim.Nvim
 	log *slog.Logger
 	ui  *UI
+	// secrets are masked in every event Lua gets and in saved chats
+	// (acp_scrub); the log's writer masks them too (cmd/nvim-acp).
+	secrets *scrub.Set
 	// owners is the prefix of the proctree tags of every process this host
 	// starts (agents, terminal commands): unique to this host process.
 	owners string
@@ -38,11 +42,16 @@ type Host struct {
 	closing  bool
 }
 
-// New returns a Host talking to nv.
-func New(nv *nvim.Nvim, log *slog.Logger) *Host {
+// New returns a Host talking to nv, masking secrets (nil: a Set of its
+// own) in what it sends Neovim; the log should write through secrets.Writer.
+func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
+	if secrets == nil {
+		secrets = scrub.New()
+	}
 	h := &Host{
 		nv:       nv,
 		log:      log,
+		secrets:  secrets,
 		owners:   ownerPrefix(),
 		agents:   map[string]*Agent{},
 		sessions: map[int]*Session{},
@@ -55,6 +64,11 @@ func New(nv *nvim.Nvim, log *slog.Logger) *Host {
 // deliver hands events to Lua, which handles them until its time for the
 // call is up and says how many it handled.
 func (h *Host) deliver(ctx context.Context, events []Event) (int, error) {
+	if !h.secrets.Empty() {
+		for i, ev := range events {
+			events[i] = h.secrets.Value(ev).(Event)
+		}
+	}
 	var n int
 	err := h.nv.ExecLua("return require('acp.events').dispatch(...)", &n, events)
 	return n, err
@@ -72,6 +86,7 @@ func (h *Host) Register() error {
 		"acp_set_option": h.rpcSetOption,
 		"acp_ping":       func() (string, error) { return Version, nil },
 		"acp_stderr":     h.rpcStderr, // startstep.go
+		"acp_scrub":      h.rpcScrub,  // auth.go
 
 		// Answers to the questions the host asks (events.go).
 		permissionQuestion.answer: h.rpcAnswerPermission,

@@ -44,7 +44,7 @@ func newRegistryFixture(t *testing.T) *registryFixture {
 	if registry.Platform(runtime.GOOS, runtime.GOARCH) == "" || runtime.GOOS == "windows" {
 		t.Skip("needs a registry platform and sh")
 	}
-	f := &registryFixture{h: New(nil, slog.New(slog.NewTextHandler(io.Discard, nil))), version: "1.2.3"}
+	f := &registryFixture{h: New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil), version: "1.2.3"}
 	f.r = newRegistryRPC(f.h)
 	f.archive = registrytest.TarGz(t, registrytest.Agent())
 	s := sha256.Sum256(f.archive)
@@ -327,7 +327,7 @@ func TestParseRegistryOptions(t *testing.T) {
 		}
 	}
 	// With no Neovim to ask stdpath, dirs must be given.
-	r := newRegistryRPC(New(nil, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	r := newRegistryRPC(New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil))
 	if _, err := r.list(nil); err == nil || !strings.Contains(err.Error(), "no cache_dir given") {
 		t.Fatalf("list without dirs: %v", err)
 	}

@@ -42,6 +42,7 @@ type FsOptions struct {
 // TerminalOptions configures terminal/* for a session.
 type TerminalOptions struct {
 	OutputByteLimit int `msgpack:"output_byte_limit"`
+	OutputBudget    int `msgpack:"output_budget"`
 	MaxTerminals    int `msgpack:"max_terminals"`
 }
 

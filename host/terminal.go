@@ -43,6 +43,7 @@ func (s *Session) terminals() (*terminal.Manager, *livePump) {
 	st.m = terminal.NewManager(terminal.Options{
 		Cwd:             s.opts.Agent.Cwd,
 		OutputByteLimit: s.opts.Terminal.OutputByteLimit,
+		OutputBudget:    s.opts.Terminal.OutputBudget,
 		MaxTerminals:    s.opts.Terminal.MaxTerminals,
 		Logger:          s.log.With("component", "terminal"),
 		Tag:             fmt.Sprintf("%ss%d/", s.h.owners, s.sid),

@@ -70,6 +70,23 @@ func (t *tailBuffer) grow(b []byte, n int) []byte {
 	return nb
 }
 
+// shrink lowers the limit to n, keeping the last n bytes of the content in
+// a buffer of their own (the old one is freed), and returns by how much
+// the limit went down (0 when it was n or less already). Only for a
+// capture that is written no more: erased bytes do not come back.
+func (t *tailBuffer) shrink(n int) int {
+	if t.limit <= n {
+		return 0
+	}
+	freed := t.limit - n
+	t.limit = n
+	if len(t.buf) > n {
+		t.lost += int64(len(t.buf) - n)
+		t.buf = append(make([]byte, 0, n), t.buf[len(t.buf)-n:]...)
+	}
+	return freed
+}
+
 // content returns the logical content (aliasing the buffer) and whether
 // anything was dropped before it.
 func (t *tailBuffer) content() ([]byte, bool) {

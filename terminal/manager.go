@@ -10,6 +10,7 @@
 package terminal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +39,10 @@ const (
 	DefaultRawTail         = 256 << 10
 	// MaxOutputByteLimit caps a per-terminal OutputByteLimit request.
 	MaxOutputByteLimit = 16 << 20
+	// DefaultOutputBudget is the text all of a manager's terminals keep together.
+	DefaultOutputBudget = 32 << 20
+	// MinOutputByteLimit is what a terminal keeps once the budget is spent.
+	MinOutputByteLimit = 64 << 10
 )
 
 // drainTimeout bounds how long output is still read after the command
@@ -60,6 +66,7 @@ type Options struct {
 	Cwd             string        // default working directory (default: the process's)
 	Env             []string      // base environment (default: os.Environ())
 	OutputByteLimit int           // default text limit per terminal in bytes
+	OutputBudget    int           // text limit of all terminals together (see Create)
 	MaxTerminals    int           // live (not released) terminals allowed at once
 	KillGrace       time.Duration // SIGTERM to SIGKILL delay for Kill, Release, Close
 	Rows, Cols      uint16        // initial window size
@@ -114,6 +121,7 @@ type Manager struct {
 	mu       sync.Mutex
 	terms    map[string]*term
 	starting int // Create calls past the cap check, not yet registered
+	reserved int // text limits granted to those calls (see grantLocked)
 	closed   bool
 	quit     chan struct{} // closed by Close
 	seq      uint64
@@ -123,6 +131,7 @@ type Manager struct {
 // term is one terminal. Fields above mu are immutable after Create.
 type term struct {
 	id       string
+	seq      uint64 // creation order
 	tag      string // proctree owner tag ("" without Options.Tag)
 	cmd      *exec.Cmd
 	pid      int
@@ -162,6 +171,9 @@ func NewManager(opts Options) *Manager {
 	if opts.RawTail == 0 {
 		opts.RawTail = DefaultRawTail
 	}
+	if opts.OutputBudget <= 0 {
+		opts.OutputBudget = DefaultOutputBudget
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -188,13 +200,17 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	}
 	m.starting++
 	m.seq++
-	id := "term-" + strconv.FormatUint(m.seq, 10)
+	seq := m.seq
+	id := "term-" + strconv.FormatUint(seq, 10)
+	limit := m.grantLocked(m.requestedLimit(o))
+	m.reserved += limit
 	m.mu.Unlock()
 
-	t, err := m.start(id, o)
+	t, err := m.start(id, o, limit)
 
 	m.mu.Lock()
 	m.starting--
+	m.reserved -= limit
 	if err != nil {
 		m.mu.Unlock()
 		return "", fmt.Errorf("terminal create %q: %w", o.Command, err)
@@ -210,6 +226,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		_ = t.pty.Close()
 		return "", ErrClosed
 	}
+	t.seq = seq
 	m.terms[id] = t
 	m.wg.Add(2)
 	m.mu.Unlock()
@@ -223,8 +240,51 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 	return id, nil
 }
 
-// start resolves and starts the process.
-func (m *Manager) start(id string, o CreateOptions) (*term, error) {
+// requestedLimit is the text limit o asks for: its own, else the
+// manager's default, at most MaxOutputByteLimit.
+func (m *Manager) requestedLimit(o CreateOptions) int {
+	limit := o.OutputByteLimit
+	if limit <= 0 {
+		limit = m.opts.OutputByteLimit
+	}
+	return min(limit, MaxOutputByteLimit)
+}
+
+// grantLocked returns the text limit a new terminal asking for want gets
+// within Options.OutputBudget, shared by every terminal of m: what the
+// others (and the Create calls under way) have not taken, where the
+// oldest finished terminals give way first (their text is cut to its last
+// MinOutputByteLimit bytes, and says it was truncated); at least
+// MinOutputByteLimit once the budget is spent (at most want). So the
+// terminals keep at most the budget plus MinOutputByteLimit each, however
+// many agents ask for the cap. m.mu is held.
+func (m *Manager) grantLocked(want int) int {
+	used := m.reserved
+	var finished []*term
+	for _, t := range m.terms {
+		t.mu.Lock()
+		used += t.text.tail.limit
+		if t.exit != nil && t.text.tail.limit > MinOutputByteLimit {
+			finished = append(finished, t)
+		}
+		t.mu.Unlock()
+	}
+	slices.SortFunc(finished, func(a, b *term) int { return cmp.Compare(a.seq, b.seq) })
+	for _, t := range finished {
+		if used+want <= m.opts.OutputBudget {
+			break
+		}
+		t.mu.Lock()
+		freed := t.text.tail.shrink(MinOutputByteLimit)
+		t.mu.Unlock()
+		used -= freed
+		m.log.Debug("terminal output cut to its tail for a new terminal", "id", t.id, "freed", freed)
+	}
+	return min(want, max(m.opts.OutputBudget-used, MinOutputByteLimit))
+}
+
+// start resolves and starts the process; its text keeps limit bytes.
+func (m *Manager) start(id string, o CreateOptions, limit int) (*term, error) {
 	cwd := o.Cwd
 	if cwd == "" {
 		cwd = m.opts.Cwd
@@ -276,13 +336,6 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 		// /proc/self/fd/N closes at exec, and a script's interpreter
 		// could not open it by that name.
 		path = "./" + rel
-	}
-	limit := o.OutputByteLimit
-	if limit <= 0 {
-		limit = m.opts.OutputByteLimit
-	}
-	if limit > MaxOutputByteLimit {
-		limit = MaxOutputByteLimit
 	}
 	rows, cols := o.Rows, o.Cols
 	if rows == 0 {

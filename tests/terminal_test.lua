@@ -57,4 +57,45 @@ M["an agent's own command: read-only, ended with its tool call"] = function(t)
   t.ok(term.fed, "rawOutput shown when nothing streamed")
 end
 
+M["views are bounded: the oldest finished not shown closes, none when all run"] = function(t)
+  local config = require("acp.config")
+  config.setup({ terminal = { max_views = 2, scrollback = 50 } })
+  local notes = {}
+  local terms = terminal.new(4, nil, function(text)
+    notes[#notes + 1] = text
+  end)
+  terms:created("a", "make a", "/")
+  terms:created("b", "make b", "/")
+  t.eq(vim.bo[terms:get("a").buf].scrollback, 50)
+  terms:created("c", "make c", "/")
+  t.eq(terms:get("c").buf, nil, "both views running: none for c")
+  t.eq(
+    terms:content_lines({ terminalId = "c" })[1],
+    "[terminal c] (running) no view: too many running (terminal.max_views)"
+  )
+  terms:output("b", "built b\r\n")
+  vim.wait(2000, function()
+    return terminal.tail(terms:get("b"))[1] == "built b"
+  end)
+  terms:exited("a", { exit_code = 0 })
+  terms:exited("b", { exit_code = 0 })
+  vim.cmd("new")
+  vim.api.nvim_win_set_buf(0, terms:get("a").buf)
+  local a_buf = terms:get("a").buf
+  terms:created("d", "make d", "/")
+  t.ok(terms:get("d").buf, "d has a view")
+  t.eq(terms:get("b").buf, nil, "b, finished and not shown, gave way")
+  t.eq(terms:get("b").no_view, "closed")
+  t.ok(not vim.api.nvim_buf_is_valid(terms:get("b").buf or -1), "its buffer is gone")
+  t.eq(terms:content_lines({ terminalId = "b" }), {
+    "[terminal b] (exit 0) view closed for newer ones (terminal.max_views)",
+    "$ make b",
+    "  built b",
+  }, "its last lines stay in its block")
+  t.eq(terms:get("a").buf, a_buf, "a, shown in a window, stays")
+  t.eq(#notes, 1, "said once")
+  vim.cmd("close")
+  config.setup({})
+end
+
 return M

@@ -6,6 +6,10 @@ import (
 	"sync"
 )
 
+// logMode is the log's permissions: it holds what tools printed (an
+// allowed `cat .env`), so it is readable by the user alone.
+const logMode = 0o600
+
 // maxLogBytes is the size past which the log file is rotated: it becomes
 // FILE.1 (replacing the previous one) and a new FILE starts, so the log
 // never takes more than twice this.
@@ -24,23 +28,35 @@ type logFile struct {
 }
 
 // openLog opens (creating) the log file at path, rotated past max bytes.
+// The log is private (logMode) from its creation; an existing log or
+// rotated log readable by others (an older nvim-acp made them 0644) is
+// made private.
 func openLog(path string, max int64) (*logFile, error) {
 	l := &logFile{path: path, max: max}
 	if err := l.open(); err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(path + ".1"); err == nil && fi.Mode().Perm()&^logMode != 0 {
+		if err := os.Chmod(path+".1", logMode); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("make log %s.1 private: %w", path, err)
+		}
+	}
 	return l, nil
 }
 
 func (l *logFile) open() error {
-	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, logMode)
 	if err != nil {
 		return fmt.Errorf("open log %s: %w", l.path, err)
 	}
 	fi, err := f.Stat()
+	if err == nil && fi.Mode().Perm()&^logMode != 0 {
+		err = f.Chmod(logMode)
+	}
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("stat log %s: %w", l.path, err)
+		return fmt.Errorf("log %s: %w", l.path, err)
 	}
 	l.f, l.size = f, fi.Size()
 	return nil

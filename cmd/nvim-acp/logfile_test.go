@@ -66,3 +66,40 @@ func TestLogFileSharedRotation(t *testing.T) {
 		t.Fatalf("acp.log.1 %d bytes, acp.log %d bytes", len(old), len(cur))
 	}
 }
+
+// The log holds tool output (an allowed `cat .env`): it is private from
+// its creation (0600 whatever the umask lets through), and a log or rotated
+// log left world-readable by an older nvim-acp is made private on open.
+func TestLogFilePrivate(t *testing.T) {
+	for _, existing := range []bool{false, true} {
+		t.Run(map[bool]string{false: "new", true: "existing 0644"}[existing], func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "acp.log")
+			if existing {
+				for _, p := range []string{path, path + ".1"} {
+					if err := os.WriteFile(p, []byte("old line\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					os.Chmod(p, 0o644) // whatever the umask
+				}
+			}
+			l, err := openLog(path, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			files := []string{path}
+			if existing {
+				files = append(files, path+".1")
+			}
+			for _, p := range files {
+				fi, err := os.Stat(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s is %v, want -rw-------", filepath.Base(p), fi.Mode().Perm())
+				}
+			}
+		})
+	}
+}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/nvim-acp/nvim-acp/demoagent"
 	"github.com/nvim-acp/nvim-acp/host"
+	"github.com/nvim-acp/nvim-acp/internal/scrub"
 	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
@@ -60,9 +61,11 @@ func run(logPath, level string) error {
 	rpcOut := os.Stdout
 	os.Stdout = os.Stderr
 
+	// Secrets (keys typed at a login prompt) are masked in every log line.
+	secrets := scrub.New()
 	var w io.Writer = io.Discard
 	if logPath != "" {
-		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
 			return fmt.Errorf("log dir: %w", err)
 		}
 		f, err := openLog(logPath, maxLogBytes)
@@ -70,7 +73,7 @@ func run(logPath, level string) error {
 			return err
 		}
 		defer f.Close()
-		w = f
+		w = secrets.Writer(f)
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(level)); err != nil {
@@ -99,7 +102,7 @@ func run(logPath, level string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	h := host.New(nv, log)
+	h := host.New(nv, log, secrets)
 	if err := h.Register(); err != nil {
 		return err
 	}

@@ -1,4 +1,5 @@
 --- Actions on the transcript: jump to locations, open diffs and terminals.
+local files = require("acp.files")
 local layout = require("acp.layout")
 
 local M = {}
@@ -35,8 +36,7 @@ end
 ---@param path string
 ---@return boolean
 function M.regular_file(path)
-  local st = vim.uv.fs_stat(path)
-  return st ~= nil and st.type == "file"
+  return files.check_regular(path) == nil
 end
 
 --- The loaded buffer named path, if any (bufnr() would read path as a

@@ -6,6 +6,8 @@
 --- side-by-side diff of that original against the file as it is now.
 local actions = require("acp.actions")
 local buffers = require("acp.buffers")
+local config = require("acp.config")
+local files = require("acp.files")
 local host = require("acp.host")
 local layout = require("acp.layout")
 
@@ -39,9 +41,11 @@ function M.list(s)
   return res
 end
 
---- The text of path as the user sees it now: its loaded buffer, else the disk.
+--- The text of path as the user sees it now: its loaded buffer, else the
+--- disk; err says why the disk's text is not there (not a regular file, too
+--- big).
 ---@param path string
----@return string text, boolean exists
+---@return string text, boolean exists, string|nil err
 function M.current_text(path)
   for _, b in ipairs(api.nvim_list_bufs()) do
     if api.nvim_buf_is_loaded(b) and vim.bo[b].buftype == "" and buffers.realpath(api.nvim_buf_get_name(b)) == path then
@@ -53,20 +57,13 @@ function M.current_text(path)
       return table.concat(lines, "\n") .. (eol and "\n" or ""), true
     end
   end
-  local st = vim.uv.fs_stat(path)
-  if not st then
+  if not vim.uv.fs_stat(path) then
     return "", false
   end
-  if st.type ~= "file" then
-    return "", true -- a FIFO or device: never opened (it could block Neovim)
-  end
-  local f = io.open(path, "rb")
-  if not f then
-    return "", false
-  end
-  local text = f:read("*a")
-  f:close()
-  return text, true
+  -- A FIFO or device is never opened (it could block Neovim), nor a file
+  -- over fs.max_bytes read.
+  local text, err = files.read_regular(path, config.options.fs.max_bytes)
+  return text or "", true, err
 end
 
 --- First 1-based line where a and b differ (1 when equal).
@@ -94,12 +91,14 @@ end
 function M.items(s)
   local items = {}
   for _, c in ipairs(M.list(s)) do
-    local now, exists = M.current_text(c.path)
+    local now, exists, err = M.current_text(c.path)
     local add, del = stat(c.original or "", now)
     local what
     local regular = not exists or actions.regular_file(c.path)
     if not regular then
       what = "not a regular file now"
+    elseif err then
+      what = "too big to compare"
     elseif not exists then
       what = "deleted since"
     elseif not c.existed then

@@ -1,6 +1,8 @@
 --- Code blocks of the chat: jump between them (]] and [[), yank one (gy),
 --- apply one to a file (ga) through the review path of the agent's writes
 --- (a diff to accept or reject; then one undo step in the buffer).
+local config = require("acp.config")
+local files = require("acp.files")
 local host = require("acp.host")
 
 local M = {}
@@ -136,40 +138,67 @@ function M.yank(s, reg)
 end
 
 --- A path the block's info string names ("lua src/x.lua", "src/x.lua",
---- "lua:src/x.lua"), if that file exists or its directory does.
+--- "lua:src/x.lua"), if that is a regular file or a missing file whose
+--- directory exists.
 ---@param info string
 ---@return string|nil absolute path
 function M.named_path(info)
   for word in info:gmatch("[^%s:]+") do
     if word:find("[/.]") then
       local path = vim.fn.fnamemodify(word, ":p")
-      if vim.fn.filereadable(path) == 1 or vim.fn.isdirectory(vim.fn.fnamemodify(path, ":h")) == 1 then
+      local st = (vim.uv or vim.loop).fs_stat(path)
+      if st and st.type == "file" or not st and vim.fn.isdirectory(vim.fn.fnamemodify(path, ":h")) == 1 then
         return path
       end
     end
   end
 end
 
---- The current text of path: its loaded buffer, else the disk ("" if none).
+--- The current text of path: its loaded buffer, else the disk ({} when
+--- there is no such file); nil and why when it cannot be read (not a
+--- regular file, over fs.max_bytes).
 ---@param path string
----@return string[] lines, integer|nil buf
+---@return string[]|nil lines, integer|string|nil buf or the error
 local function current_lines(path)
+  local max = config.options.fs.max_bytes
   local buf = vim.fn.bufnr(path)
   if buf > 0 and api.nvim_buf_is_loaded(buf) then
+    local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
+    if size > max then
+      return nil,
+        ("%s is %s in its buffer, over the %s limit (fs.max_bytes): not read"):format(
+          path,
+          files.size(size),
+          files.size(max)
+        )
+    end
     return api.nvim_buf_get_lines(buf, 0, -1, false), buf
   end
-  if vim.fn.filereadable(path) == 1 then
-    return vim.fn.readfile(path), nil
+  if not (vim.uv or vim.loop).fs_stat(path) then
+    return {}, nil
   end
-  return {}, nil
+  local data, err = files.read_regular(path, max)
+  if not data then
+    return nil, err
+  end
+  local lines = vim.split(data, "\n", { plain = true })
+  if lines[#lines] == "" then
+    lines[#lines] = nil
+  end
+  return lines, nil
 end
 
 --- Where in path the block goes: the whole file, the last visual selection
---- in its buffer, or below the cursor line of a window showing it.
+--- in its buffer, or below the cursor line of a window showing it; nil and
+--- why when path cannot be read.
 ---@param path string
----@return { id: string, label: string, first: integer, last: integer }[] 1-based lines replaced (last < first: insert)
+---@return { id: string, label: string, first: integer, last: integer }[]|nil 1-based lines replaced (last < first: insert)
+---@return string|nil err
 function M.placements(path)
   local lines, buf = current_lines(path)
+  if not lines then
+    return nil, buf --[[@as string]]
+  end
   local out =
     { { id = "file", label = ("Replace the whole file (%d lines)"):format(#lines), first = 1, last = #lines } }
   if buf then
@@ -198,7 +227,7 @@ end
 ---@param p { first: integer, last: integer }
 ---@return string
 function M.proposal(path, block, p)
-  local lines = current_lines(path)
+  local lines = current_lines(path) or {}
   local out = vim.list_slice(lines, 1, p.first - 1)
   vim.list_extend(out, block)
   vim.list_extend(out, lines, p.last + 1)
@@ -255,7 +284,12 @@ function M.apply(s)
   local block = M.text(s, b)
   local function place(path)
     path = vim.fn.fnamemodify(path, ":p")
-    vim.ui.select(M.placements(path), {
+    local placements, err = M.placements(path)
+    if not placements then
+      vim.notify("acp: " .. err, vim.log.levels.WARN)
+      return
+    end
+    vim.ui.select(placements, {
       prompt = ("Apply the %d-line block to %s"):format(#block, vim.fn.fnamemodify(path, ":~:.")),
       format_item = function(p)
         return p.label
@@ -266,10 +300,10 @@ function M.apply(s)
       end
     end)
   end
-  local files = candidates(b)
+  local targets = candidates(b)
   local other = "Another file..."
-  files[#files + 1] = other
-  vim.ui.select(files, {
+  targets[#targets + 1] = other
+  vim.ui.select(targets, {
     prompt = "Apply the code block to",
     format_item = function(p)
       return p == other and p or vim.fn.fnamemodify(p, ":~:.")

@@ -41,7 +41,10 @@ local M = {}
 
 ---@class acp.Config.Terminal
 ---@field output_byte_limit integer what the agent keeps of a command's output
+---@field output_budget integer what the agent keeps of all a session's commands together
 ---@field max_terminals integer live terminals per session
+---@field max_views integer terminal views per session (the oldest finished close for new ones)
+---@field scrollback integer lines each terminal view keeps
 ---@field tail_lines integer lines of a terminal shown in the chat
 
 ---@class acp.Config.Chat
@@ -117,7 +120,14 @@ M.defaults = {
   default_agent = false,
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
-  terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
+  terminal = {
+    output_byte_limit = 1024 * 1024,
+    output_budget = 32 * 1024 * 1024,
+    max_terminals = 16,
+    max_views = 20,
+    scrollback = 2000,
+    tail_lines = 5,
+  },
   chat = {
     width = 80,
     min_width = 30,
@@ -258,7 +268,10 @@ local schema = {
   fs = { write = one_of("apply", "review"), allow_roots = checks.strings, max_bytes = checks.positive },
   terminal = {
     output_byte_limit = checks.positive,
+    output_budget = checks.positive,
     max_terminals = checks.positive,
+    max_views = checks.positive,
+    scrollback = checks.positive,
     tail_lines = checks.non_negative,
   },
   chat = {

@@ -3,6 +3,7 @@
 --- does not take embedded context). Each session owns one acp.Context.
 local actions = require("acp.actions")
 local config = require("acp.config")
+local files = require("acp.files")
 
 local M = {}
 
@@ -60,19 +61,10 @@ end
 ---@param path string absolute
 ---@return table|nil, string|nil
 function M.image_block(path)
-  local max = config.options.fs.max_bytes
-  local size = vim.fn.getfsize(path)
-  if size < 0 then
-    return nil, "not a readable file: " .. path
-  elseif size > max then
-    return nil, ("%s is %d bytes, over fs.max_bytes (%d)"):format(path, size, max)
+  local data, err = files.read_regular(path, config.options.fs.max_bytes)
+  if not data then
+    return nil, err
   end
-  local f = io.open(path, "rb")
-  if not f then
-    return nil, "cannot read " .. path
-  end
-  local data = f:read("*a")
-  f:close()
   for _, m in ipairs(magic) do
     if data:find(m[1]) then
       return { type = "image", mimeType = m[2], data = vim.base64.encode(data), uri = uri(path) }
@@ -116,8 +108,9 @@ function C:add(opts)
   local item
   if opts.file and opts.file ~= "" then
     local path = vim.fn.fnamemodify(vim.fn.expand(opts.file), ":p")
-    if vim.fn.filereadable(path) ~= 1 then
-      return nil, "not a readable file: " .. opts.file
+    local why = files.check_regular(path)
+    if why then
+      return nil, why
     end
     if M.is_image_path(path) then
       local img, err, warning = self:_image(path)
@@ -176,23 +169,6 @@ function C:add(opts)
   return item
 end
 
---- The text of the file at path and where the file read is (the kernel's
---- name for the descriptor read from: no symlink swapped in between a
---- check of the name and the read can pass another file off as it), or nil.
----@param path string
----@return string|nil text, string|nil real
-local function read_file(path)
-  local fd = vim.uv.fs_open(path, vim.uv.constants.O_RDONLY + vim.uv.constants.O_NONBLOCK, 0)
-  if not fd then
-    return nil
-  end
-  local st = vim.uv.fs_fstat(fd)
-  local text = st and st.type == "file" and vim.uv.fs_read(fd, st.size, 0) or nil
-  local real = vim.uv.fs_readlink("/proc/self/fd/" .. fd) or vim.uv.fs_realpath(path)
-  vim.uv.fs_close(fd)
-  return text, real
-end
-
 --- Context blocks for the files mentioned as @path in a prompt (relative to
 --- the cwd or absolute; trailing punctuation ignored), not already pending,
 --- and for each block the file it holds or links to (symlinks resolved),
@@ -230,9 +206,8 @@ function C:mentions(text)
         if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
           text_now = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
         else
-          local read_real
-          text_now, read_real = read_file(path)
-          text_now, real = text_now or "", read_real or real
+          local data, _, read_real = files.read_regular(path, 1024 * 1024)
+          text_now, real = data or "", read_real or real
         end
         if not text_now:find("%z") then
           block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text_now } }
@@ -259,7 +234,7 @@ function C:mentions(text)
   return blocks, labels, paths
 end
 
---- Paths of readable image files written out in text, as a terminal pastes
+--- Paths of readable image files (regular files only) written out in text, as a terminal pastes
 --- a dropped file: absolute, ~/..., or file:// URIs; quoted, or with
 --- backslash-escaped spaces. Never expanded otherwise (no $VAR, no `cmd`).
 ---@param text string
@@ -275,7 +250,7 @@ function M.image_paths(text)
     if word:sub(1, 2) == "~/" then
       word = (vim.env.HOME or "") .. word:sub(2)
     end
-    if word:sub(1, 1) == "/" and M.is_image_path(word) and not seen[word] and vim.fn.filereadable(word) == 1 then
+    if word:sub(1, 1) == "/" and M.is_image_path(word) and not seen[word] and not files.check_regular(word) then
       seen[word] = true
       out[#out + 1] = word
     end

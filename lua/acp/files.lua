@@ -1,43 +1,215 @@
---- Small files the plugin keeps for itself (rules, saved chats): read
---- whole, written whole through a temp file and a rename, so a reader never
+--- Files the plugin reads and writes itself: every file opened on the
+--- user's behalf (a code block's target, an image, a changed file, saved
+--- chats, rules) is read through M.read_regular, which opens regular files
+--- only, never blocks, and stops at a size cap; the plugin's own small files
+--- are written whole through a temp file and a rename, so a reader never
 --- sees half a file.
 local M = {}
 
---- The contents of path, or nil when it cannot be read.
+local uv = vim.uv or vim.loop
+
+--- What a file the plugin keeps for itself may weigh when read back (saved
+--- chats are capped at history.max_bytes when written).
+M.own_max_bytes = 16 * 1024 * 1024
+
+--- n bytes for people: "300 MiB", "12 KiB", "512 bytes".
+---@param n integer
+---@return string
+function M.size(n)
+  if n >= 1024 * 1024 then
+    return ("%.0f MiB"):format(n / (1024 * 1024))
+  elseif n >= 1024 then
+    return ("%.0f KiB"):format(n / 1024)
+  end
+  return ("%d bytes"):format(n)
+end
+
+local kinds = {
+  directory = "a directory",
+  fifo = "a FIFO",
+  char = "a device",
+  block = "a device",
+  socket = "a socket",
+  link = "a symlink",
+}
+
+--- Why st (a stat of path) is not something to read, or nil when it is a
+--- regular file within max bytes.
+local function refusal(path, st, max)
+  if st.type ~= "file" then
+    return ("%s is %s, not a regular file: not read"):format(path, kinds[st.type] or st.type)
+  end
+  if max and st.size > max then
+    return ("%s is %s, over the %s limit (fs.max_bytes): not read"):format(path, M.size(st.size), M.size(max))
+  end
+end
+
+--- Why path cannot be read (not there, not a regular file, over max bytes),
+--- or nil when read_regular would read it. Opens nothing.
+---@param path string
+---@param max integer|nil size cap in bytes (nil: none)
+---@return string|nil why not
+function M.check_regular(path, max)
+  local st, err = uv.fs_stat(path)
+  if not st then
+    return ("cannot read %s: %s"):format(path, err or "no such file")
+  end
+  return refusal(path, st, max)
+end
+
+--- The contents of path, when it is a regular file (after symlinks) of at
+--- most max bytes; else nil and a message for the user. As the host's fs
+--- path does (fsbridge openRegular), anything but a regular file is refused
+--- before it is opened (a FIFO would block Neovim in open(2) for good, a
+--- device could act), the open does not block (O_NONBLOCK) and the opened
+--- file is checked again, so a FIFO swapped in meanwhile is refused too; a
+--- file growing past max while read is refused, never read whole. real
+--- is where the file read is: the kernel's name for the descriptor read
+--- from, so no symlink swapped in between a check of the name and the read
+--- can pass another file off as the one checked.
+---@param path string
+---@param max integer|nil size cap in bytes (nil: none)
+---@return string|nil data, string|nil err, string|nil real
+function M.read_regular(path, max)
+  local why = M.check_regular(path, max)
+  if why then
+    return nil, why
+  end
+  local c = uv.constants or {}
+  local flags = (c.O_RDONLY or 0) + (c.O_NONBLOCK or 2048) + (c.O_NOCTTY or 256)
+  local fd, err = uv.fs_open(path, flags, 0)
+  if not fd then
+    return nil, ("cannot read %s: %s"):format(path, err)
+  end
+  local st = uv.fs_fstat(fd)
+  if st then
+    why = refusal(path, st, max)
+  else
+    why = ("cannot read %s"):format(path)
+  end
+  if why then
+    uv.fs_close(fd)
+    return nil, why
+  end
+  local chunks, total = {}, 0
+  while true do
+    local chunk, rerr = uv.fs_read(fd, 1024 * 1024, total)
+    if not chunk then
+      uv.fs_close(fd)
+      return nil, ("cannot read %s: %s"):format(path, rerr)
+    end
+    if chunk == "" then
+      break
+    end
+    total = total + #chunk
+    if max and total > max then
+      uv.fs_close(fd)
+      return nil, ("%s grew past the %s limit (fs.max_bytes) while read: not read"):format(path, M.size(max))
+    end
+    chunks[#chunks + 1] = chunk
+  end
+  local real = uv.fs_readlink("/proc/self/fd/" .. fd) or uv.fs_realpath(path)
+  uv.fs_close(fd)
+  return table.concat(chunks), nil, real
+end
+
+--- The contents of one of the plugin's own files (rules, saved chats), or
+--- nil when it cannot be read (missing, not a regular file, over
+--- M.own_max_bytes).
 ---@param path string
 ---@return string|nil
 function M.read(path)
-  local f = io.open(path, "rb")
-  if not f then
-    return nil
-  end
-  local data = f:read("*a")
-  f:close()
-  return data
+  return (M.read_regular(path, M.own_max_bytes))
 end
 
---- Replace path with data: written to path .. ".tmp", then renamed over it.
+--- Permissions of the plugin's own files and folders: saved chats and
+--- rules hold what tools printed (an allowed `cat .env`), so only the user
+--- reads them.
+M.private_file = tonumber("600", 8)
+M.private_dir = tonumber("700", 8)
+
+--- Replace path with data, privately (M.private_file from its creation):
+--- written to a fresh path .. ".tmp", then renamed over it.
 ---@param path string
 ---@param data string
 ---@return true|nil ok
 ---@return string|nil err
 function M.write(path, data)
   local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then
+  os.remove(tmp) -- a stale one (a crash) would keep its mode
+  local fd, err = uv.fs_open(tmp, "wx", M.private_file)
+  if not fd then
     return nil, err
   end
-  local ok, werr = f:write(data)
-  f:close()
-  if not ok then
+  local n, werr = uv.fs_write(fd, data, 0)
+  uv.fs_close(fd)
+  if n ~= #data then
     os.remove(tmp)
-    return nil, werr
+    return nil, werr or ("short write to " .. tmp)
   end
   local renamed, rerr = os.rename(tmp, path)
   if not renamed then
+    os.remove(tmp)
     return nil, rerr
   end
   return true
+end
+
+--- Make dir (and its missing parents) private from their creation
+--- (M.private_dir); an existing dir readable by others is made private.
+---@param dir string
+---@return true|nil ok
+---@return string|nil err
+function M.mkdir_private(dir)
+  local st = uv.fs_stat(dir)
+  if not st then
+    if vim.fn.mkdir(dir, "p", M.private_dir) == 0 then
+      return nil, "cannot create " .. dir
+    end
+    return true
+  end
+  if st.type ~= "directory" then
+    return nil, dir .. " is not a directory"
+  end
+  if st.mode % 64 ~= 0 then
+    local ok, err = uv.fs_chmod(dir, M.private_dir)
+    if not ok then
+      return nil, ("cannot make %s private: %s"):format(dir, err)
+    end
+  end
+  return true
+end
+
+local tightened = {} ---@type table<string, true> roots made private in this Neovim
+
+--- Make everything under root private (folders M.private_dir, files
+--- M.private_file) where an older nvim-acp left it readable by others;
+--- once per root and Neovim. Symlinks are not followed.
+---@param root string
+function M.tighten(root)
+  if tightened[root] then
+    return
+  end
+  tightened[root] = true
+  local function walk(dir, depth)
+    for name, kind in vim.fs.dir(dir) do
+      local p = dir .. "/" .. name
+      local st = uv.fs_lstat(p)
+      if st and st.mode % 64 ~= 0 then
+        if kind == "directory" then
+          uv.fs_chmod(p, M.private_dir)
+        elseif kind == "file" then
+          uv.fs_chmod(p, M.private_file)
+        end
+      end
+      if kind == "directory" and depth < 4 then
+        walk(p, depth + 1)
+      end
+    end
+  end
+  if M.mkdir_private(root) then
+    walk(root, 1)
+  end
 end
 
 return M

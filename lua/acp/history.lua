@@ -10,6 +10,7 @@ local doc = require("acp.render.doc")
 local files = require("acp.files")
 local texts = require("acp.text")
 local view = require("acp.render.view")
+local host = require("acp.host")
 
 local M = {}
 
@@ -51,12 +52,18 @@ function M.project(dir)
   return (ok and root) or dir
 end
 
+--- The directory of every project's saved chats.
+---@return string
+function M.root()
+  return vim.fn.stdpath("data") .. "/acp/history"
+end
+
 --- The directory of project's saved chats.
 ---@param project string
 ---@return string
 function M.dir(project)
   local name = vim.fn.fnamemodify(project, ":t"):gsub("[^%w._-]", "_")
-  return ("%s/acp/history/%s-%s"):format(vim.fn.stdpath("data"), name, vim.fn.sha256(project):sub(1, 12))
+  return ("%s/%s-%s"):format(M.root(), name, vim.fn.sha256(project):sub(1, 12))
 end
 
 --- The saved chats of project, newest first.
@@ -133,6 +140,20 @@ function M.bounded(lines, max)
   return out, true
 end
 
+--- lines with the secrets the host knows masked (keys typed at a login
+--- prompt, which the agent may have echoed across two messages); lines as
+--- they are when no host runs (it would know no secret).
+---@param lines string[]
+---@return string[]
+function M.scrub(lines)
+  local chan = host.channel()
+  if not chan then
+    return lines
+  end
+  local ok, out = pcall(vim.rpcrequest, chan, "acp_scrub", lines)
+  return ok and type(out) == "table" and out or lines
+end
+
 --- Save session s's chat (nothing before its first prompt, or when
 --- history.enabled is false). Returns the meta, or nil and why not.
 ---@param s acp.Session
@@ -147,10 +168,14 @@ function M.save(s)
   end
   local project = s.history and s.history.project or M.project(s.cwd)
   local dir = M.dir(project)
-  if vim.fn.isdirectory(dir) == 0 and vim.fn.mkdir(dir, "p") == 0 then
-    return nil, "cannot create " .. dir
+  -- Private: the chats hold what tools printed.
+  files.tighten(M.root())
+  local made, merr = files.mkdir_private(dir)
+  if not made then
+    return nil, merr
   end
   local lines, truncated = M.bounded(api.nvim_buf_get_lines(s.chat_buf, 0, -1, false), opts.max_bytes)
+  lines = M.scrub(lines)
   local now = os.time()
   local meta = vim.tbl_extend("force", s.history or {
     version = 1,

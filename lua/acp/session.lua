@@ -203,6 +203,8 @@ function M.new(agent)
   chat.create(s)
   s.terminals = terminal.new(s.key, function(id)
     s.transcript:refresh_terminal(id)
+  end, function(text)
+    s.transcript:message("info", text)
   end)
   s.transcript = transcript.new(s.chat_buf, {
     agent = agent,
@@ -376,7 +378,11 @@ function S:open_opts(spec, how)
     },
     -- Only the quirks the user set: the host picks the others by agentInfo.
     quirks = spec.quirks and next(spec.quirks) and spec.quirks or vim.empty_dict(),
-    terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
+    terminal = {
+      output_byte_limit = o.terminal.output_byte_limit,
+      output_budget = o.terminal.output_budget,
+      max_terminals = o.terminal.max_terminals,
+    },
     resume = how.resume or false,
     load_session_id = how.load,
   }

@@ -15,10 +15,16 @@
 ---
 --- Each session owns one acp.Terminals; it writes only its own fields and
 --- tells its owner through on_change which terminal to draw again.
+---
+--- Views are bounded: at most terminal.max_views per session, each keeping
+--- terminal.scrollback lines. A new terminal takes the view of the oldest
+--- finished one (closed); when every view is still running it gets none
+--- (its block says so); the owner hears of it once (on_notice).
 local config = require("acp.config")
 local host = require("acp.host")
 local layout = require("acp.layout")
 local rules = require("acp.rules")
+local termsafe = require("acp.termsafe")
 local texts = require("acp.text")
 
 local M = {}
@@ -47,9 +53,12 @@ local did_autocmds = false
 ---@field cancelled boolean|nil stopped with a turn the user cancelled
 ---@field exit_code integer|nil
 ---@field signal string|nil
----@field buf integer the terminal buffer
----@field chan integer its nvim_open_term channel
+---@field buf integer|nil the terminal buffer (nil: no view, see no_view)
+---@field chan integer|nil its nvim_open_term channel
+---@field no_view "closed"|"none"|nil why there is no view: closed for a newer one, or never had one
+---@field last_lines string[]|nil its last lines when its view was closed
 ---@field fed boolean|nil some output was shown
+---@field safe acp.TermSafe|nil what acp.termsafe carries between chunks
 ---@field rows integer|nil size last sent to the host
 ---@field cols integer|nil
 
@@ -61,15 +70,21 @@ local did_autocmds = false
 ---@field dirty table<string, true> terminals to draw again
 ---@field timer boolean|nil a refresh is scheduled
 ---@field on_change fun(id: string)|nil called when terminal id's output or status changed
+---@field on_notice fun(text: string)|nil told once when views are closed or not made (terminal.max_views)
+---@field noticed boolean|nil on_notice was called
 local Terminals = {}
 Terminals.__index = Terminals
 
 --- The terminals of a session.
 ---@param key integer the session's key
 ---@param on_change fun(id: string)|nil
+---@param on_notice fun(text: string)|nil
 ---@return acp.Terminals
-function M.new(key, on_change)
-  return setmetatable({ key = key, by_id = {}, order = {}, dirty = {}, on_change = on_change }, Terminals)
+function M.new(key, on_change, on_notice)
+  return setmetatable(
+    { key = key, by_id = {}, order = {}, dirty = {}, on_change = on_change, on_notice = on_notice },
+    Terminals
+  )
 end
 
 local function setup_autocmds()
@@ -122,7 +137,54 @@ function Terminals:end_all()
   end
 end
 
--- Make a terminal (buffer and channel) for id.
+-- Close the view of terminal t (its buffer goes; the terminal stays known).
+function Terminals:_close_view(t)
+  local buf = t.buf
+  t.last_lines = M.tail(t) -- the block keeps showing them
+  t.buf, t.chan, t.no_view = nil, nil, "closed"
+  if buf then
+    by_buf[buf] = nil
+    pcall(api.nvim_buf_delete, buf, { force = true })
+  end
+  self:_changed(t)
+end
+
+-- Whether a new view may be made: under terminal.max_views, or after
+-- closing the oldest finished view not shown in a window. Tells the owner
+-- once when the limit is reached.
+function Terminals:_room()
+  local max = config.options.terminal.max_views
+  local views, oldest_done = 0, nil
+  for _, id in ipairs(self.order) do
+    local t = self.by_id[id]
+    if t.buf then
+      views = views + 1
+      -- One you are looking at stays.
+      if not t.running and not oldest_done and #vim.fn.win_findbuf(t.buf) == 0 then
+        oldest_done = t
+      end
+    end
+  end
+  if views < max then
+    return true
+  end
+  if not self.noticed and self.on_notice then
+    self.noticed = true
+    self.on_notice(
+      ("This chat keeps at most %d terminal views (terminal.max_views): the oldest finished ones close for new ones, and a command that finds all %d still running gets none (the agent still gets its output)."):format(
+        max,
+        max
+      )
+    )
+  end
+  if oldest_done then
+    self:_close_view(oldest_done)
+    return true
+  end
+  return false
+end
+
+-- Make a terminal for id, with a view (buffer and channel) when there is room.
 function Terminals:_new(id, opts)
   setup_autocmds()
   local t = {
@@ -134,6 +196,12 @@ function Terminals:_new(id, opts)
     readonly = opts.readonly or false,
     running = true,
   }
+  self.by_id[id] = t
+  table.insert(self.order, id)
+  if not self:_room() then
+    t.no_view = "none"
+    return t
+  end
   local buf = api.nvim_create_buf(false, true)
   pcall(api.nvim_buf_set_name, buf, ("acp://terminal/%d/%s"):format(self.key, id))
   local on_input
@@ -171,11 +239,17 @@ function Terminals:_new(id, opts)
     t.rows, t.cols = 24, width
     pcall(host.notify, "acp_terminal_resize", t.sid, id, t.rows, t.cols)
   end
+  pcall(function()
+    vim.bo[buf].scrollback = config.options.terminal.scrollback
+  end)
   -- The terminal draws into its buffer after nvim_chan_send has returned,
   -- on a timer of its own (later still on a busy machine): views refresh
   -- when it has drawn, so the last lines shown are the last lines drawn.
   api.nvim_buf_attach(buf, false, {
     on_lines = function()
+      if t.buf ~= buf then
+        return true -- the view was closed: detach
+      end
       self:_changed(t)
     end,
   })
@@ -203,8 +277,6 @@ function Terminals:_new(id, opts)
     return [[<C-\><C-n>]]
   end, { buffer = buf, expr = true, nowait = true, desc = "acp: close the ended terminal's window" })
   by_buf[buf] = t
-  self.by_id[id] = t
-  table.insert(self.order, id)
   return t
 end
 
@@ -269,11 +341,16 @@ function M.resize(t, win)
   end
 end
 
--- Feed data to the view.
+-- Feed data to the view, without the control strings that would reach
+-- past it (acp.termsafe: hyperlinks, clipboard writes, ...).
 local function feed(t, data)
   if data ~= "" and t.chan then
     t.fed = true
-    pcall(api.nvim_chan_send, t.chan, data)
+    t.safe = t.safe or termsafe.new()
+    data = termsafe.filter(t.safe, data)
+    if data ~= "" then
+      pcall(api.nvim_chan_send, t.chan, data)
+    end
   end
 end
 
@@ -462,6 +539,17 @@ function Terminals:content_lines(c)
   if not t then
     return { ("[terminal %s] (no output yet)"):format(id) }
   end
+  if t.no_view then
+    local why = t.no_view == "closed" and "view closed for newer ones" or "no view: too many running"
+    local lines = { ("[terminal %s] (%s) %s (terminal.max_views)"):format(id, M.status(t), why) }
+    if t.command and t.command ~= "" then
+      lines[#lines + 1] = "$ " .. texts.one_line(t.command)
+    end
+    for _, l in ipairs(t.last_lines or {}) do
+      lines[#lines + 1] = "  " .. l
+    end
+    return lines
+  end
   local lines = { ("[terminal %s] (%s) <CR> to open"):format(id, M.status(t)) }
   if t.command and t.command ~= "" then
     lines[#lines + 1] = "$ " .. texts.one_line(t.command)
@@ -542,7 +630,17 @@ end
 ---@return integer|nil window
 function Terminals:open(id, chat_bufs)
   local t = self:get(id)
-  if not t or not api.nvim_buf_is_valid(t.buf) then
+  if t and t.no_view then
+    vim.notify(
+      ("acp: terminal %s has no view (%s; terminal.max_views)"):format(
+        id,
+        t.no_view == "closed" and "closed for newer ones" or "too many were running"
+      ),
+      vim.log.levels.WARN
+    )
+    return nil
+  end
+  if not t or not (t.buf and api.nvim_buf_is_valid(t.buf)) then
     vim.notify(("acp: no terminal %s"):format(tostring(id)), vim.log.levels.WARN)
     return nil
   end

@@ -7,7 +7,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -107,12 +109,16 @@ type Step struct {
 	Repeat int `json:"repeat,omitempty"`
 	// Raw writes this text as is (a newline added), "$sessionId" replaced.
 	Raw string `json:"raw,omitempty"`
+	// RawBase64 is Raw given in base64: bytes a JSON scenario cannot hold
+	// (invalid UTF-8).
+	RawBase64 string `json:"raw_base64,omitempty"`
 	// Notify sends a notification of this method with Params.
 	Notify string `json:"notify,omitempty"`
 	// Stderr writes this many bytes to stderr, in 100-byte lines.
 	Stderr int `json:"stderr,omitempty"`
-	// StderrLine writes this line to stderr.
-	StderrLine string `json:"stderr_line,omitempty"`
+	// StderrText writes this line to stderr, ${VAR} replaced by the
+	// agent's environment (an agent echoing its API key).
+	StderrText string `json:"stderr_text,omitempty"`
 	// Spawn starts a child of the agent (see sleeper) that writes its pid
 	// to this file and sleeps; with Setsid in its own session, with
 	// IgnoreSignals deaf to SIGTERM/SIGINT/SIGHUP; Orphan makes it a
@@ -510,6 +516,12 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			a.out.Write([]byte(st.Garbage + "\n"))
 		case st.Raw != "":
 			a.out.Write([]byte(strings.ReplaceAll(st.Raw, "$sessionId", sid) + "\n"))
+		case st.RawBase64 != "":
+			raw, err := base64.StdEncoding.DecodeString(st.RawBase64)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "fakeagent: raw_base64:", err)
+			}
+			a.out.Write(append(bytes.ReplaceAll(raw, []byte("$sessionId"), []byte(sid)), '\n'))
 		case st.Notify != "":
 			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
 		case st.WaitFile != "":
@@ -528,8 +540,8 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				a.notify(ctx, to, map[string]any{"sessionUpdate": "agent_message_chunk",
 					"content": map[string]any{"type": "text", "text": chunk}})
 			}
-		case st.StderrLine != "":
-			fmt.Fprintln(os.Stderr, st.StderrLine)
+		case st.StderrText != "":
+			fmt.Fprintln(os.Stderr, os.ExpandEnv(st.StderrText))
 		case st.Stderr > 0:
 			line := []byte(strings.Repeat("e", 99) + "\n")
 			for n := 0; n < st.Stderr; n += len(line) {
@@ -582,7 +594,8 @@ func (w *wireReader) note(line []byte) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Error  *struct {
-			Code int `json:"code"`
+			Code    int    `json:"code"`
+			Message string `json:"message"`
 		} `json:"error"`
 		Result struct {
 			Outcome struct {
@@ -604,6 +617,7 @@ func (w *wireReader) note(line []byte) {
 	ev := map[string]any{"method": m.Method, "id": string(m.ID)}
 	if m.Error != nil {
 		ev["error_code"] = m.Error.Code
+		ev["error_message"] = m.Error.Message
 	}
 	if m.Result.Outcome.Outcome != "" {
 		ev["outcome"] = m.Result.Outcome.Outcome
