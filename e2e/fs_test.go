@@ -482,12 +482,15 @@ func TestFsSymlinkOutOfWorkspaceIsOutside(t *testing.T) {
 	}
 }
 
-func TestFsExternalChangeReloadsOrWarns(t *testing.T) {
+// A change on disk by another process reloads an unmodified buffer and is
+// merged into a modified one (which keeps the user's unsaved edit, unsaved),
+// said once in the chat and in vim.notify.
+func TestFsExternalChangeReloadsOrMerges(t *testing.T) {
 	e, ws := fsEditor(t)
 	clean := filepath.Join(ws, "clean.txt")
 	dirty := filepath.Join(ws, "dirty.txt")
 	fsPutFile(t, clean, "clean v1\n")
-	fsPutFile(t, dirty, "dirty v1\n")
+	fsPutFile(t, dirty, "dirty v1\nsecond line\n")
 	bc := e.loadBuffer(clean)
 	bd := e.loadBuffer(dirty)
 	e.setLines(bd, 0, 1, []string{"user's unsaved edit"})
@@ -502,16 +505,16 @@ func TestFsExternalChangeReloadsOrWarns(t *testing.T) {
 	e.waitFS("fs/read_text_file", 1)
 
 	fsPutFile(t, clean, "clean v2, from another process\n")
-	fsPutFile(t, dirty, "dirty v2, from another process\n")
+	fsPutFile(t, dirty, "dirty v1\nsecond line, from another process\n")
 	e.Eventually("clean buffer reloaded", 10*time.Second, func() bool {
 		l := e.bufLines(bc)
 		return len(l) == 1 && l[0] == "clean v2, from another process"
 	})
-	e.Eventually("warning in the chat", 10*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), "**Warning:** "+dirty+" changed on disk")
+	e.Eventually("merge said in the chat", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "**Warning:** "+dirty+" changed on disk; the change was merged")
 	})
-	if l := e.bufLines(bd); len(l) != 1 || l[0] != "user's unsaved edit" {
-		t.Fatalf("modified buffer was touched: %q", l)
+	if l := strings.Join(e.bufLines(bd), "|"); l != "user's unsaved edit|second line, from another process" || !e.bufModified(bd) {
+		t.Fatalf("modified buffer = %q (modified %v)", l, e.bufModified(bd))
 	}
 	var notes []struct {
 		Msg   string `msgpack:"msg"`
