@@ -361,8 +361,10 @@ func TestFsChangesAndDiff(t *testing.T) {
 		Lnum int    `msgpack:"lnum"`
 		Text string `msgpack:"text"`
 	}
+	// One item per pending change (hunk) of the review record.
 	e.Lua(`vim.cmd("AcpChanges"); return vim.fn.getqflist()`, &qf)
-	if len(qf) != 1 || qf[0].Lnum != 2 || !strings.Contains(qf[0].Text, "modified (+2 -1)") {
+	if len(qf) != 2 || qf[0].Lnum != 2 || qf[0].Text != "pending change +1 -1 (was: second)" ||
+		qf[1].Lnum != 4 || qf[1].Text != "pending change +1" {
 		t.Fatalf("quickfix = %+v", qf)
 	}
 	// The entry jumps to the file.

@@ -804,7 +804,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	var note string
 	resultText := content // joinText(result, eol, sep)
 	baseText, kind := "", baseNone
-	if proposal(ctx) == "" { // a user's proposal is based on the file as it is now: nothing to merge
+	if proposal(ctx) == "" && origin(ctx) != ByUser { // the user's writes are based on the file as it is now: nothing to merge
 		baseText, kind, err = b.mergeBase(real, content, st)
 		if err != nil {
 			return err
@@ -843,7 +843,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		resultText = joinText(result, eol, sep)
 	}
 
-	if (b.cfg.WriteMode == WriteReview || proposal(ctx) != "") && resultText != st.text {
+	if (b.cfg.WriteMode == WriteReview && origin(ctx) != ByUser || proposal(ctx) != "") && resultText != st.text {
 		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
 			return err
 		}
@@ -916,6 +916,9 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	if st.buf != nil && st.buf.Modified && len(kept) == 0 && proposal(ctx) == "" {
 		// Saving the buffer saved the user's unsaved lines too: say so.
 		saved := fmt.Sprintf("Your unsaved changes to %s were saved to disk with the agent's edit.", real)
+		if origin(ctx) == ByUser {
+			saved = fmt.Sprintf("Your unsaved changes to %s were saved to disk with it.", real)
+		}
 		if note == "" {
 			note = saved
 		} else {

@@ -307,21 +307,24 @@ func (b *Bridge) mergeDisk(ctx context.Context, p, base, mine, theirs, sep strin
 	return result, eol, conflicts, nil
 }
 
-// Shown is the text of path as the user sees it now (its loaded buffer,
-// else the disk), for showing the user, never the agent: no workspace
-// policy applies. ok is false when there is no such file, or it is not
-// text.
-func (b *Bridge) Shown(ctx context.Context, path string) (text string, ok bool) {
+// Shown is path's text as the user sees it now (its loaded buffer, else
+// the disk), for showing the user or the review, never the agent: no
+// workspace policy applies. exists is false when there is neither file nor
+// buffer; an error says it is not text (or cannot be read).
+func (b *Bridge) Shown(ctx context.Context, path string) (text string, exists bool, err error) {
 	real, err := realPath(path)
 	if err != nil {
-		return "", false
+		real = path
 	}
 	st, err := b.current(ctx, real, true)
-	if err != nil || !(st.exists || st.buf != nil) {
-		return "", false
+	if err != nil {
+		return "", false, err
+	}
+	if !(st.exists || st.buf != nil) {
+		return "", false, nil
 	}
 	if st.stale {
-		return st.shown, true
+		return st.shown, true, nil
 	}
-	return st.text, true
+	return st.text, true, nil
 }

@@ -15,6 +15,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
+	"github.com/nvim-acp/nvim-acp/review"
 )
 
 // This file wires fsbridge into the host: fs/read_text_file and
@@ -95,6 +96,7 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.SetSink(s.rev)
 	f.mu.Lock()
 	f.seeding = true
 	f.mu.Unlock()
@@ -203,7 +205,8 @@ func (s *Session) shownText(path string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return b.Shown(ctx, path)
+	text, exists, err := b.Shown(ctx, path)
+	return text, exists && err == nil
 }
 
 // serveRead implements fs/read_text_file, for requests through acp-go-sdk
@@ -236,19 +239,6 @@ func serveBridge[Req, Res any](ctx context.Context, s *Session, op string, req R
 		return res, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return res, nil
-}
-
-// changes lists the files the session's agent wrote (none when the agent
-// never used fs/*).
-func (s *Session) changes() []fsbridge.Change {
-	f := &s.fsb
-	f.mu.Lock()
-	b := f.b
-	f.mu.Unlock()
-	if b == nil {
-		return []fsbridge.Change{}
-	}
-	return b.Changes()
 }
 
 // execLua runs code in Neovim and decodes its result into result, giving up
@@ -493,14 +483,15 @@ func (h *Host) rpcBufUnloaded(path string) {
 	}
 }
 
-// rpcChanges is acp_changes(sid): the files the session's agent wrote, each
-// with its content from before the session first touched it.
-func (h *Host) rpcChanges(sid int) ([]fsbridge.Change, error) {
+// rpcChanges is acp_changes(sid): the files the session's agent changed,
+// each with its content from before the agent's first change (the review
+// record, review.go).
+func (h *Host) rpcChanges(sid int) ([]review.Change, error) {
 	s, err := h.session(sid)
 	if err != nil {
 		return nil, err
 	}
-	return s.changes(), nil
+	return s.rev.Rec.Changes(), nil
 }
 
 func (h *Host) allSessions() []*Session {

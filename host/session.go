@@ -12,6 +12,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/review"
 )
 
 // SessionOptions is what Lua sends to open a session.
@@ -66,7 +68,8 @@ type Session struct {
 	enders     []func() // run once when the session ends (close, agent exit, host exit)
 	ended      bool
 
-	fsb sessionFS // fs/* state, see fs.go
+	fsb sessionFS       // fs/* state, see fs.go
+	rev *review.Tracker // the agent's changes, see review.go
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
@@ -102,7 +105,7 @@ func (s *Session) end() {
 }
 
 func newSession(h *Host, sid int, opts SessionOptions) *Session {
-	return &Session{
+	s := &Session{
 		sid:     sid,
 		h:       h,
 		log:     h.log.With("sid", sid, "agent", opts.Agent.Name),
@@ -110,6 +113,8 @@ func newSession(h *Host, sid int, opts SessionOptions) *Session {
 		perms:   map[int]*pending{},
 		stopped: make(chan struct{}),
 	}
+	s.rev = s.newTracker()
+	return s
 }
 
 func (s *Session) emit(ev Event) {
@@ -229,6 +234,8 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.turn, s.turnEnd, s.dropped = cancel, end, false
 	s.mu.Unlock()
 	defer cancel()
+	s.rev.TurnStarted()
+	defer s.rev.TurnEnded()
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
 		SessionId: id,
 		Prompt:    blocks,

@@ -22,10 +22,7 @@ import (
 )
 
 // Text is a file's content, or its absence.
-type Text struct {
-	S      string
-	Exists bool
-}
+type Text = fsbridge.FileText
 
 // Hunk is one pending change of the agent's in a file's current text:
 // Count lines from the 0-based line Start replaced Old, the base's lines.
@@ -35,6 +32,8 @@ type Hunk struct {
 	Count   int      `msgpack:"count" json:"count"`
 	Old     []string `msgpack:"old" json:"old"`
 	Comment string   `msgpack:"comment,omitempty" json:"comment,omitempty"`
+	// New: the Count lines of the file now (only from Record.Detailed).
+	New []string `msgpack:"new,omitempty" json:"new,omitempty"`
 }
 
 func (h Hunk) end() int { return h.Start + h.Count }
@@ -78,7 +77,7 @@ func joinText(lines []string, eol bool) string {
 
 func newFile(path string, t Text) *file {
 	f := &file{path: path, baseline: t}
-	f.cur, f.curEOL = splitText(t.S)
+	f.cur, f.curEOL = splitText(t.Text)
 	f.exists = t.Exists
 	f.baseExists, f.baseEOL = t.Exists, f.curEOL
 	return f
@@ -86,7 +85,7 @@ func newFile(path string, t Text) *file {
 
 // text is the file's text now.
 func (f *file) text() Text {
-	return Text{S: joinText(f.cur, f.curEOL), Exists: f.exists}
+	return Text{Text: joinText(f.cur, f.curEOL), Exists: f.exists}
 }
 
 // base is the file with every pending hunk undone.
@@ -94,7 +93,7 @@ func (f *file) base() Text {
 	if !f.baseExists {
 		return Text{}
 	}
-	return Text{S: joinText(f.undo(f.hunks), f.baseEOL), Exists: true}
+	return Text{Text: joinText(f.undo(f.hunks), f.baseEOL), Exists: true}
 }
 
 // undo is cur with hunks (some of f.hunks, sorted) undone.
@@ -117,7 +116,7 @@ func (f *file) pending() bool {
 // change moves the record to now: the agent's change when agent, else
 // the user's (or anyone's but the agent's), which the base follows.
 func (f *file) change(now Text, agent bool) {
-	nl, neol := splitText(now.S)
+	nl, neol := splitText(now.Text)
 	if !now.Exists {
 		nl, neol = nil, false
 	}
@@ -323,5 +322,5 @@ func (f *file) rejected(i int) Text {
 	if len(f.hunks) == 1 && !f.baseExists {
 		return Text{} // the agent created it: rejecting its last change deletes it
 	}
-	return Text{S: joinText(lines, eol), Exists: true}
+	return Text{Text: joinText(lines, eol), Exists: true}
 }

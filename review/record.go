@@ -140,6 +140,24 @@ func (r *Record) Pending() []FileView {
 	return out
 }
 
+// Detailed is Pending with each hunk's New lines.
+func (r *Record) Detailed() []FileView {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := []FileView{}
+	for _, p := range r.order {
+		if f := r.files[p]; f.pending() {
+			v := f.view()
+			for i := range v.Hunks {
+				h := &v.Hunks[i]
+				h.New = append([]string{}, f.cur[h.Start:h.end()]...)
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // Change is a file the agent changed in the session: its text before the
 // agent's first change, and whether it existed then.
 type Change struct {
@@ -157,7 +175,7 @@ func (r *Record) Changes() []Change {
 	out := make([]Change, 0, len(r.order))
 	for _, p := range r.order {
 		f := r.files[p]
-		out = append(out, Change{Path: p, Original: f.baseline.S, Existed: f.baseline.Exists, Pending: f.pending()})
+		out = append(out, Change{Path: p, Original: f.baseline.Text, Existed: f.baseline.Exists, Pending: f.pending()})
 	}
 	return out
 }

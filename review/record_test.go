@@ -13,7 +13,7 @@ func tx(lines ...string) Text {
 	if len(lines) == 0 {
 		return Text{Exists: true}
 	}
-	return Text{S: strings.Join(lines, "\n") + "\n", Exists: true}
+	return Text{Text: strings.Join(lines, "\n") + "\n", Exists: true}
 }
 
 const p = "/ws/f.txt"
@@ -75,7 +75,7 @@ func TestRecordFollowsUserEdits(t *testing.T) {
 			}
 			target, ds, err := r.Reject(p, -1)
 			if err != nil || target != c.reject || len(ds) != len(c.want) {
-				t.Fatalf("reject all: %q %v %+v, want %q", target.S, err, ds, c.reject.S)
+				t.Fatalf("reject all: %q %v %+v, want %q", target.Text, err, ds, c.reject.Text)
 			}
 		})
 	}
@@ -94,7 +94,7 @@ func TestRecordRejectOneHunk(t *testing.T) {
 	}
 	target, ds, err := r.Reject(p, 1)
 	if err != nil || target != tx("a", "b", "c user", "d") {
-		t.Fatalf("reject line 2: %q %v", target.S, err)
+		t.Fatalf("reject line 2: %q %v", target.Text, err)
 	}
 	if len(ds) != 1 || ds[0].Kept || ds[0].Line != 1 || !reflect.DeepEqual(ds[0].New, []string{"A1", "A2"}) {
 		t.Fatalf("decision %+v", ds)
@@ -107,7 +107,7 @@ func TestRecordRejectOneHunk(t *testing.T) {
 	// The deletion at the end: selected from the last line.
 	target, _, err = r.Reject(p, 3)
 	if err != nil || target != tx("a", "b", "c user", "d", "e") {
-		t.Fatalf("reject the deletion: %q %v", target.S, err)
+		t.Fatalf("reject the deletion: %q %v", target.Text, err)
 	}
 	if _, _, err := r.Reject(p, 1); !errors.Is(err, ErrNoChange) {
 		t.Fatalf("reject where nothing changed: %v", err)
@@ -124,7 +124,7 @@ func TestRecordKeep(t *testing.T) {
 	}
 	target, _, err := r.Reject(p, -1)
 	if err != nil || target != tx("A", "b", "c") {
-		t.Fatalf("reject after keeping line 1: %q %v", target.S, err)
+		t.Fatalf("reject after keeping line 1: %q %v", target.Text, err)
 	}
 	if _, err := r.Keep(p, -1); err != nil {
 		t.Fatal(err)
@@ -193,20 +193,20 @@ func TestRecordCreateDelete(t *testing.T) {
 // puts it back.
 func TestRecordFinalNewline(t *testing.T) {
 	r := New()
-	r.Agent(p, Text{S: "a\nb\n", Exists: true}, Text{S: "a\nB", Exists: true})
+	r.Agent(p, Text{Text: "a\nb\n", Exists: true}, Text{Text: "a\nB", Exists: true})
 	target, _, err := r.Reject(p, 1)
-	if err != nil || target.S != "a\nb\n" {
-		t.Fatalf("reject: %q %v", target.S, err)
+	if err != nil || target.Text != "a\nb\n" {
+		t.Fatalf("reject: %q %v", target.Text, err)
 	}
 	r2 := New()
-	r2.Agent(p, Text{S: "a\nb\n", Exists: true}, Text{S: "a\nb", Exists: true})
+	r2.Agent(p, Text{Text: "a\nb\n", Exists: true}, Text{Text: "a\nb", Exists: true})
 	v, _ := r2.View(p)
 	if !v.EOLChange || !v.Pending() {
 		t.Fatalf("view %+v", v)
 	}
 	target, _, _ = r2.Reject(p, -1)
-	if target.S != "a\nb\n" {
-		t.Fatalf("reject all: %q", target.S)
+	if target.Text != "a\nb\n" {
+		t.Fatalf("reject all: %q", target.Text)
 	}
 }
 
@@ -307,7 +307,7 @@ func TestRecordUserEditsApartProperty(t *testing.T) {
 		}
 		target, _, err := r.Reject(p, -1)
 		if err != nil || target != tx(want...) {
-			t.Fatalf("iter %d: reject all = %q %v, want %q", iter, target.S, err, strings.Join(want, "|"))
+			t.Fatalf("iter %d: reject all = %q %v, want %q", iter, target.Text, err, strings.Join(want, "|"))
 		}
 	}
 }
@@ -316,7 +316,7 @@ func TestRecordUserEditsApartProperty(t *testing.T) {
 func hunkContents(r *Record) []string {
 	v, _ := r.View(p)
 	cur, _ := r.Text(p)
-	lines, _ := splitText(cur.S)
+	lines, _ := splitText(cur.Text)
 	var out []string
 	for _, h := range v.Hunks {
 		out = append(out, strings.Join(h.Old, ",")+" -> "+strings.Join(lines[h.Start:h.Start+h.Count], ","))
@@ -421,7 +421,7 @@ func TestRecordAgentOnlyBaseIsTheStart(t *testing.T) {
 		}
 		target, _, _ := r.Reject(p, -1)
 		if target != tx(start...) {
-			t.Fatalf("iter %d: base %q, want %q", iter, target.S, strings.Join(start, "\n"))
+			t.Fatalf("iter %d: base %q, want %q", iter, target.Text, strings.Join(start, "\n"))
 		}
 	}
 }

@@ -64,6 +64,7 @@ local M = {}
 ---@field input table<string, acp.Keys> in the input area
 ---@field chat table<string, acp.Keys> in the transcript
 ---@field prompt table<string, acp.Keys> in permission prompts and file questions
+---@field review table<string, acp.Keys> in buffers with the agent's pending changes, and :AcpReview
 
 ---@class acp.Config.Registry
 ---@field url string|nil registry.json to use (default: the published one)
@@ -153,6 +154,16 @@ M.defaults = {
       keep_mine = "k",
       open_diff = "d",
       hide = { "<Esc>", "q" },
+    },
+    review = {
+      next_hunk = "]h",
+      prev_hunk = "[h",
+      keep = "<LocalLeader>y",
+      reject = "<LocalLeader>n",
+      keep_file = "<LocalLeader>Y",
+      reject_file = "<LocalLeader>N",
+      comment = "<LocalLeader>c",
+      view = "<LocalLeader>r",
     },
   },
   history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
