@@ -49,11 +49,8 @@ func TestDiskAgentWritesAgainAfterFsWrite(t *testing.T) {
 	if d := fsGetFile(t, p); d != agent {
 		t.Fatalf("disk %q, want the agent's own write %q", d, agent)
 	}
-	chat := e.ChatText()
 	for _, w := range []string{"were saved to disk with the agent's edit", "changed on disk again"} {
-		if !strings.Contains(chat, w) {
-			t.Fatalf("chat lacks %q:\n%s", w, chat)
-		}
+		e.Eventually("chat says "+w, 10*time.Second, func() bool { return strings.Contains(e.ChatText(), w) })
 	}
 	// The user writes the buffer: no "changed since reading" question.
 	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("write") end)`, nil, b)
@@ -84,8 +81,10 @@ func TestDiskWriteMergedIntoModifiedBuffer(t *testing.T) {
 	if d := fsGetFile(t, p); d != agent {
 		t.Fatalf("disk %q, want the agent's %q", d, agent)
 	}
-	chat := e.ChatText()
-	if strings.Contains(chat, "will overwrite") || !strings.Contains(chat, "merged into its buffer") {
+	e.Eventually("the merge said in the chat", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "merged into its buffer")
+	})
+	if chat := e.ChatText(); strings.Contains(chat, "will overwrite") {
 		t.Fatalf("chat:\n%s", chat)
 	}
 	// One undo takes the agent's change back out of the buffer.

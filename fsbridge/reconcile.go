@@ -1,6 +1,7 @@
 package fsbridge
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -113,16 +114,23 @@ func readDiskText(p string, max int64) diskText {
 		return d
 	}
 	data, err := readCapped(f, fi.Size(), max)
-	if err != nil || int64(len(data)) > max || !utf8.Valid(data) {
+	if err != nil || int64(len(data)) > max || !IsText(data) {
 		return d
-	}
-	for _, c := range data {
-		if c == 0 {
-			return d
-		}
 	}
 	d.text, d.ok = string(data), true
 	return d
+}
+
+// ReadText reads p if it is a regular file (not through a symlink) of
+// UTF-8 text within max bytes; a missing file is ok, not existing.
+func ReadText(p string, max int64) (FileText, bool) {
+	d := readDiskText(p, max)
+	return d.fileText(), d.ok
+}
+
+// IsText reports whether data is text the bridge serves: UTF-8, no NUL.
+func IsText(data []byte) bool {
+	return utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
 }
 
 // reconcile handles a change of p on disk that the bridge did not make:
@@ -327,4 +335,19 @@ func (b *Bridge) Shown(ctx context.Context, path string) (text string, exists bo
 		return st.shown, true, nil
 	}
 	return st.text, true, nil
+}
+
+// Loaded reports whether path (a real path) is loaded in a buffer.
+func (b *Bridge) Loaded(path string) bool {
+	rp, ok := b.norm(path)
+	return ok && b.isLoaded(rp)
+}
+
+// Reconcile brings path's buffer in step with a change on disk now (as the
+// watcher does after a change's events settle): for a change found
+// another way (a scan after a tool call).
+func (b *Bridge) Reconcile(ctx context.Context, path string) {
+	if rp, ok := b.norm(path); ok {
+		b.reconcile(ctx, rp)
+	}
 }

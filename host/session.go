@@ -14,6 +14,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/review"
+	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
 // SessionOptions is what Lua sends to open a session.
@@ -70,6 +71,10 @@ type Session struct {
 
 	fsb sessionFS       // fs/* state, see fs.go
 	rev *review.Tracker // the agent's changes, see review.go
+
+	scanOnce sync.Once         // scan.go
+	scan     *turnscan.Scanner // the files a turn changes behind the client
+	scanKick chan struct{}     // asks the check loop for a check
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
@@ -234,8 +239,10 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.turn, s.turnEnd, s.dropped = cancel, end, false
 	s.mu.Unlock()
 	defer cancel()
+	s.scanStart()
 	s.rev.TurnStarted()
 	defer s.rev.TurnEnded()
+	defer s.scanCheck() // what the turn changed, before the turn counts as ended
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
 		SessionId: id,
 		Prompt:    blocks,
@@ -379,6 +386,7 @@ func (s *Session) update(u map[string]any) {
 	}
 	if kind == "tool_call" || kind == "tool_call_update" {
 		s.noteDiffs(u) // fs.go: announced diffs are merge bases
+		s.scanNote(u)  // scan.go: the files it names, checked once it ends
 	}
 	// Waits while Neovim is behind, which slows the agent through the gate.
 	ev := updateEvent(clean(u))
@@ -440,6 +448,7 @@ func (p *permissionRequest) UnmarshalJSON(b []byte) error {
 func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (acp.RequestPermissionResponse, *acp.RequestError) {
 	if tc, ok := p.raw["toolCall"].(map[string]any); ok {
 		s.noteDiffs(tc) // fs.go: announced diffs are merge bases
+		s.scanNote(tc)  // scan.go: the files it names
 	}
 	// auto_allow trusts no kind label: a tool call that runs a command is
 	// auto-allowed only as "execute".
