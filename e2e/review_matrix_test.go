@@ -122,3 +122,88 @@ func TestReviewEveryWayEveryBuffer(t *testing.T) {
 		}
 	}
 }
+
+// viewCursorTo puts the cursor on the first line of the :AcpReview view
+// containing text.
+func (e *Editor) viewCursorTo(text string) {
+	e.t.Helper()
+	var ok bool
+	e.Lua(`local text = ...
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+			if l:find(text, 1, true) then
+				vim.api.nvim_win_set_cursor(0, { i, 0 })
+				return true
+			end
+		end
+		return false`, &ok, text)
+	if !ok {
+		e.t.Fatalf("no line with %q in the review view:\n%s", text, e.viewText())
+	}
+}
+
+func (e *Editor) viewText() string {
+	var lines []string
+	e.Lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+	return strings.Join(lines, "\n")
+}
+
+// Files the agent creates, deletes and renames are listed by :AcpReview;
+// rejecting a creation deletes the file (asked first), rejecting a
+// deletion brings the file back (into its open buffer too), a rename is
+// both.
+func TestReviewCreateDeleteRename(t *testing.T) {
+	e, ws := fsEditor(t)
+	gitWorkspace(t, ws, map[string]string{"old.txt": "old 1\nold 2\n", "r.txt": "renamed\n", "keep.txt": "k\n"})
+	oldP, newP, rP, r2P := filepath.Join(ws, "old.txt"), filepath.Join(ws, "new.txt"), filepath.Join(ws, "r.txt"), filepath.Join(ws, "r2.txt")
+	ob := e.loadBuffer(oldP)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"disk": M{"op": "write", "path": newP, "content": "brand new\n"}},
+		M{"disk": M{"op": "delete", "path": oldP}},
+		M{"disk": M{"op": "rename", "path": rP, "to": r2P}},
+		text("done"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("reorganise")
+	e.Eventually("four files pending", 10*time.Second, func() bool {
+		var n int
+		e.Lua(`return #require("acp.review").all()`, &n)
+		return n == 4
+	})
+	e.Lua(`vim.cmd("AcpReview")`, nil)
+	view := e.viewText()
+	for _, w := range []string{"4 files", "A new.txt (created, 1 lines)", "D old.txt (deleted)", "D r.txt (deleted)", "A r2.txt (created, 1 lines)"} {
+		if !strings.Contains(view, w) {
+			t.Fatalf("view lacks %q:\n%s", w, view)
+		}
+	}
+	// Reject the creation: asked, then deleted.
+	e.viewCursorTo("A new.txt")
+	e.fsInput(`<Bslash>n`)
+	e.AnswerBlockingPrompt("1<CR>")
+	e.Eventually("new.txt deleted", 10*time.Second, func() bool { _, err := os.Stat(newP); return os.IsNotExist(err) })
+	// Reject the deletion: back on disk, its buffer unchanged.
+	e.viewCursorTo("D old.txt")
+	e.fsInput(`<Bslash>n`)
+	e.Eventually("old.txt back", 10*time.Second, func() bool {
+		b, err := os.ReadFile(oldP)
+		return err == nil && string(b) == "old 1\nold 2\n"
+	})
+	if got := strings.Join(e.bufLines(ob), "|"); got != "old 1|old 2" {
+		t.Fatalf("old.txt's buffer: %q", got)
+	}
+	// The rename: both halves.
+	e.viewCursorTo("D r.txt")
+	e.fsInput(`<Bslash>n`)
+	e.viewCursorTo("A r2.txt")
+	e.fsInput(`<Bslash>n`)
+	e.AnswerBlockingPrompt("1<CR>")
+	e.Eventually("rename undone", 10*time.Second, func() bool {
+		_, err := os.Stat(r2P)
+		b, rerr := os.ReadFile(rP)
+		return os.IsNotExist(err) && rerr == nil && string(b) == "renamed\n"
+	})
+	e.Eventually("nothing left to review", 10*time.Second, func() bool {
+		return strings.Contains(e.viewText(), "Nothing to review.")
+	})
+}

@@ -317,8 +317,9 @@ func (b *Bridge) mergeDisk(ctx context.Context, p, base, mine, theirs, sep strin
 
 // Shown is path's text as the user sees it now (its loaded buffer, else
 // the disk), for showing the user or the review, never the agent: no
-// workspace policy applies. exists is false when there is neither file nor
-// buffer; an error says it is not text (or cannot be read).
+// workspace policy applies. exists is false when the file is not on disk
+// (its buffer, if any, does not make it exist); an error says it is not
+// text (or cannot be read).
 func (b *Bridge) Shown(ctx context.Context, path string) (text string, exists bool, err error) {
 	real, err := realPath(path)
 	if err != nil {
@@ -328,7 +329,7 @@ func (b *Bridge) Shown(ctx context.Context, path string) (text string, exists bo
 	if err != nil {
 		return "", false, err
 	}
-	if !(st.exists || st.buf != nil) {
+	if !st.exists {
 		return "", false, nil
 	}
 	if st.stale {
