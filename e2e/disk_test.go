@@ -165,3 +165,64 @@ func TestDiskAnnouncedWriteWithoutOldText(t *testing.T) {
 	e.nv.Input("r")
 	e.WaitState("ready")
 }
+
+// An agent that reads the disk (never calls fs/read_text_file) would not
+// see unsaved buffers: sending a prompt says so and offers one key to
+// save them first (fs.save_before_prompt = "ask"); "always" saves them;
+// an agent that reads through the editor is not asked about.
+func TestSaveBeforePrompt(t *testing.T) {
+	for _, c := range []struct {
+		name, mode, key string
+		readsFirst      bool
+		saved, sent     bool
+	}{
+		{"ask, save", "ask", "s", false, true, true},
+		{"ask, send without saving", "ask", "w", false, false, true},
+		{"ask, cancel", "ask", "c", false, false, false},
+		{"always", "always", "", false, true, true},
+		{"never", "never", "", false, false, true},
+		{"agent reads through the editor", "ask", "", true, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "unsaved.txt")
+			outside := filepath.Join(t.TempDir(), "elsewhere.txt")
+			fsPutFile(t, p, "on disk\n")
+			fsPutFile(t, outside, "elsewhere\n")
+			b := e.loadBuffer(p)
+			ob := e.loadBuffer(outside)
+			turns := []any{[]any{text("ok")}}
+			if c.readsFirst {
+				turns = []any{[]any{fsRead(p, nil)}, []any{text("ok")}}
+			}
+			e.SetupFake(M{"turns": turns}, M{"fs": M{"save_before_prompt": c.mode}})
+			e.Chat("fake")
+			e.WaitState("ready")
+			if c.readsFirst {
+				e.runTurn("read it")
+			}
+			e.setLines(b, 0, 1, []string{"typed, unsaved"})
+			e.setLines(ob, 0, 1, []string{"outside the workspace, unsaved"})
+			// The key is typed after the command that sends, so the
+			// question reads it (Neovim 0.10 does not report getchar() as
+			// blocking).
+			e.fsInput(`<Esc>:lua _G.acp_test_sent = require("acp").send("look at unsaved.txt")<CR>` + c.key)
+			var sent bool
+			e.Eventually("send returned", 15*time.Second, func() bool {
+				var v any
+				e.Lua(`return _G.acp_test_sent`, &v)
+				sent, _ = v.(bool)
+				return v != nil
+			})
+			if sent != c.sent {
+				t.Fatalf("sent = %v, want %v", sent, c.sent)
+			}
+			if got := fsGetFile(t, p) == "typed, unsaved\n"; got != c.saved {
+				t.Fatalf("saved = %v, want %v (disk %q)", got, c.saved, fsGetFile(t, p))
+			}
+			if fsGetFile(t, outside) != "elsewhere\n" {
+				t.Fatal("a buffer outside the workspace was saved")
+			}
+		})
+	}
+}

@@ -213,6 +213,7 @@ func (s *Session) shownText(path string) (string, bool) {
 // (dispatch.go) and the fast path (fastfs.go), which takes the
 // well-formed ones first.
 func (s *Session) serveRead(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, *acp.RequestError) {
+	s.fsReads.Store(true)
 	return serveBridge(ctx, s, "read", req, (*fsbridge.Bridge).ReadTextFile)
 }
 

@@ -88,6 +88,7 @@ func (h *Host) Register() error {
 		"acp_review_decide":   h.rpcReviewDecide,
 		"acp_review_comment":  h.rpcReviewComment,
 		"acp_review_feedback": h.rpcReviewFeedback,
+		"acp_reads_disk":      h.rpcReadsDisk, // quirks.go
 
 		// Live terminal views (terminal.go).
 		"acp_terminal_input":  h.rpcTerminalInput,

@@ -18,6 +18,13 @@ const (
 	// "" instead of an error. Gemini CLI reads through the client before it
 	// creates a file and treats any error as fatal (DESIGN.md).
 	QuirkMissingFileAsEmpty = "missing_file_as_empty"
+	// QuirkReadsDisk: the agent reads files from disk with its own tools,
+	// not through fs/read_text_file, so a buffer's unsaved changes are
+	// not what it sees (sending a prompt offers to save them first). An
+	// agent with no known quirk counts as reading the disk until it calls
+	// fs/read_text_file. Gemini CLI reads through the client only to
+	// create or overwrite a file.
+	QuirkReadsDisk = "reads_disk"
 )
 
 // agentQuirk turns quirk Name on for the agents whose agentInfo.name is
@@ -29,6 +36,7 @@ type agentQuirk struct {
 // knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0).
 var knownQuirks = []agentQuirk{
 	{Name: QuirkMissingFileAsEmpty, Agent: "gemini-cli"},
+	{Name: QuirkReadsDisk, Agent: "gemini-cli"},
 }
 
 // quirkOn reports whether quirk name applies to the agent that says it is
@@ -83,6 +91,31 @@ func compareVersions(a, b string) int {
 		}
 	}
 	return 0
+}
+
+// readsDisk reports whether the session's agent reads files from disk
+// (QuirkReadsDisk, or it never called fs/read_text_file in this session).
+func (s *Session) readsDisk() bool {
+	s.mu.Lock()
+	a := s.agent
+	s.mu.Unlock()
+	var info *acp.Implementation
+	if a != nil {
+		info = a.initResp.AgentInfo
+	}
+	if on, ok := s.opts.Quirks[QuirkReadsDisk]; ok {
+		return on
+	}
+	return quirkOn(QuirkReadsDisk, info, nil) || !s.fsReads.Load()
+}
+
+// rpcReadsDisk is acp_reads_disk(sid) (see readsDisk).
+func (h *Host) rpcReadsDisk(sid int) (bool, error) {
+	s, err := h.session(sid)
+	if err != nil {
+		return true, err
+	}
+	return s.readsDisk(), nil
 }
 
 // applyQuirks sets the session's workarounds for agent a (before its fs

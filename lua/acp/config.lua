@@ -37,6 +37,7 @@ local M = {}
 ---@field write "apply"|"review" apply the agent's writes, or review each first
 ---@field allow_roots string[] readable/writable roots besides the session's cwd
 ---@field max_bytes integer size cap of one read or write
+---@field save_before_prompt "ask"|"always"|"never" unsaved buffers of the workspace when a prompt goes to an agent that reads the disk
 
 ---@class acp.Config.Terminal
 ---@field output_byte_limit integer what the agent keeps of a command's output
@@ -115,7 +116,7 @@ M.defaults = {
   agents = {},
   default_agent = false,
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
-  fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
+  fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024, save_before_prompt = "ask" },
   terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
   chat = {
     width = 80,
@@ -260,7 +261,12 @@ local schema = {
     return v ~= false and type(v) ~= "string" and "a string or false" or nil
   end,
   permissions = { auto_allow = checks.strings, focus_guard_ms = checks.non_negative },
-  fs = { write = one_of("apply", "review"), allow_roots = checks.strings, max_bytes = checks.positive },
+  fs = {
+    write = one_of("apply", "review"),
+    allow_roots = checks.strings,
+    max_bytes = checks.positive,
+    save_before_prompt = one_of("ask", "always", "never"),
+  },
   terminal = {
     output_byte_limit = checks.positive,
     max_terminals = checks.positive,

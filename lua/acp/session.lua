@@ -17,6 +17,7 @@ local prompt = require("acp.prompt")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
 local transcript = require("acp.transcript")
+local unsaved = require("acp.unsaved")
 local winbar = require("acp.winbar")
 
 local M = {}
@@ -372,6 +373,9 @@ function S:send(text)
       ("acp: session is %s%s"):format(self.state, self.error and (": " .. self.error) or ""),
       vim.log.levels.ERROR
     )
+    return false
+  end
+  if not unsaved.before_prompt(self) then
     return false
   end
   local mblocks, mlabels = self.context:mentions(text)
