@@ -86,7 +86,7 @@ func TestCheckFindsEveryKindOfChange(t *testing.T) {
 	if cs, err := s.Check(ctx); err != nil || len(cs) != 0 {
 		t.Fatalf("nothing changed yet: %v %v", summary(dir, cs), err)
 	}
-	put(t, filepath.Join(dir, "a.txt"), "a2\n")                     // clean at start
+	put(t, filepath.Join(dir, "a.txt"), "a2\n")                    // clean at start
 	put(t, filepath.Join(dir, "d", "dirty.txt"), "dirty, again\n") // dirty at start
 	put(t, filepath.Join(dir, "u.txt"), "untracked, changed\n")    // untracked at start
 	put(t, filepath.Join(dir, "new", "n.txt"), "created\n")        // new
