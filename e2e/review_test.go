@@ -119,3 +119,51 @@ func TestReviewHunksKeepRejectInBuffer(t *testing.T) {
 		t.Fatalf("after one u: %q", got)
 	}
 }
+
+// A comment on a hunk and a rejected hunk reach the agent in one prompt
+// (:AcpReview send), with the file, lines and hunk of each.
+func TestReviewCommentsSentToAgent(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "a\nb\nc\nd\ne\n")
+	b := e.loadBuffer(p)
+	e.SetupFake(M{"turns": []any{
+		[]any{diskWrite(p, "A (agent)\nb\nc\nd\nE (agent)\n"), text("edited")},
+		[]any{text("thanks for the review")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("edit")
+	e.Eventually("two hunks", 10*time.Second, func() bool { return len(e.signRows(b)) == 2 })
+	e.showBuffer(b, 1)
+	e.fsInput(`<Bslash>c`)
+	e.AnswerBlockingPrompt("keep the lowercase a<CR>")
+	e.Eventually("the comment shown", 10*time.Second, func() bool {
+		var c string
+		e.Lua(`for _, f in pairs(require("acp.review").of(...)) do return f.hunks[1].comment or "" end return ""`, &c, p)
+		return c == "keep the lowercase a"
+	})
+	e.Lua(`vim.api.nvim_win_set_cursor(0, { 5, 0 })`, nil)
+	e.fsInput(`<Bslash>n`)
+	e.Eventually("rejected", 10*time.Second, func() bool { return len(e.signRows(b)) == 1 })
+	e.Lua(`vim.cmd("AcpReview send")`, nil)
+	e.Eventually("the review prompt answered", 15*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "thanks for the review")
+	})
+	var prompt string
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "recv" && ev["method"] == "session/prompt" {
+			params, _ := ev["params"].(map[string]any)
+			blocks, _ := params["prompt"].([]any)
+			if len(blocks) > 0 {
+				b0, _ := blocks[0].(map[string]any)
+				prompt, _ = b0["text"].(string)
+			}
+		}
+	}
+	for _, w := range []string{"1 comment, 1 rejected change", p + ", line 5: rejected", "-e\n+E (agent)", p + ", line 1: still pending", "-a\n+A (agent)", "> keep the lowercase a"} {
+		if !strings.Contains(prompt, w) {
+			t.Fatalf("review prompt lacks %q:\n%s", w, prompt)
+		}
+	}
+}
