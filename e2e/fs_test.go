@@ -572,6 +572,12 @@ func TestFsReview(t *testing.T) {
 				if !got[0].OK || fsGetFile(t, p) != "keep\nnew line\n" {
 					t.Fatalf("accepted: %+v, disk %q", got[0], fsGetFile(t, p))
 				}
+				// Approved before it landed: in the record, kept, nothing pending.
+				var changed int
+				e.Lua(`return #require("acp.changes").list(require("acp")._session())`, &changed)
+				if n := e.pendingHunks(p); n != 0 || changed != 1 {
+					t.Fatalf("approved edit: %d pending hunks, %d files changed; want 0, 1", n, changed)
+				}
 			} else {
 				if got[0].OK || got[0].Reason != "declined_by_user" || fsGetFile(t, p) != "keep\nold line\n" {
 					t.Fatalf("rejected: %+v, disk %q", got[0], fsGetFile(t, p))

@@ -843,9 +843,13 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		resultText = joinText(result, eol, sep)
 	}
 
-	if (b.cfg.WriteMode == WriteReview && origin(ctx) != ByUser || proposal(ctx) != "") && resultText != st.text {
+	by := origin(ctx)
+	if (b.cfg.WriteMode == WriteReview && by != ByUser || proposal(ctx) != "") && resultText != st.text {
 		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
 			return err
+		}
+		if by == ByAgent {
+			by = ByApproved
 		}
 	}
 
@@ -911,7 +915,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		if st.buf != nil {
 			before = FileText{Text: st.buf.Text(), Exists: true}
 		}
-		b.report(real, before, FileText{Text: resultText, Exists: true}, origin(ctx))
+		b.report(real, before, FileText{Text: resultText, Exists: true}, by)
 	}
 	if st.buf != nil && st.buf.Modified && len(kept) == 0 && proposal(ctx) == "" {
 		// Saving the buffer saved the user's unsaved lines too: say so.

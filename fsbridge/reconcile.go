@@ -28,6 +28,9 @@ const (
 	// ByUser: the user had the bridge write it (a code block applied,
 	// an agent's change rejected).
 	ByUser
+	// ByApproved: the agent wrote it through the bridge and the user
+	// approved the change first (fs.write = "review").
+	ByApproved
 )
 
 // ChangeSink learns every change the bridge makes to a file or sees in it,

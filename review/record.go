@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 )
 
 // Decision is a change of the agent's the user kept or rejected: a hunk,
@@ -80,6 +82,43 @@ func (r *Record) Agent(path string, before, after Text) bool {
 	}
 	f.change(after, true)
 	f.turn = r.turn
+	return true
+}
+
+// Approved records the agent's change of path that the user approved
+// before it landed (fs.write = "review"): it is kept at once; what else
+// is pending in the file stays pending.
+func (r *Record) Approved(path string, before, after Text) bool {
+	if !r.Agent(path, before, after) {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.files[path]
+	bl, _ := splitText(before.Text)
+	al, _ := splitText(after.Text)
+	var changed [][2]int // the change's regions in the file now
+	shift := 0
+	for _, h := range fsbridge.Diff(bl, al) {
+		s := h.Start + shift
+		changed = append(changed, [2]int{s, s + len(h.Lines)})
+		shift += len(h.Lines) - h.Count
+	}
+	var ds []Decision
+	for i := len(f.hunks) - 1; i >= 0; i-- {
+		h := f.hunks[i]
+		for _, c := range changed {
+			if h.Start <= c[1] && c[0] <= h.end() {
+				ds = append(ds, f.decision(h, true))
+				f.keep(i)
+				break
+			}
+		}
+	}
+	if before.Exists != after.Exists && f.exists {
+		f.baseExists = true
+	}
+	r.log = append(r.log, ds...)
 	return true
 }
 

@@ -425,3 +425,21 @@ func TestRecordAgentOnlyBaseIsTheStart(t *testing.T) {
 		}
 	}
 }
+
+// A change the user approved before it landed (fs.write = "review") is
+// kept at once; an earlier pending change stays pending.
+func TestRecordApproved(t *testing.T) {
+	r := New()
+	r.Agent(p, tx("a", "b", "c", "d"), tx("A", "b", "c", "d"))
+	r.Approved(p, tx("A", "b", "c", "d"), tx("A", "b", "c", "D"))
+	if hs := hunks(t, r); !reflect.DeepEqual(hs, []Hunk{{Start: 0, Count: 1, Old: []string{"a"}}}) {
+		t.Fatalf("hunks %+v", hs)
+	}
+	if c := r.Changes(); len(c) != 1 || c[0].Original != "a\nb\nc\nd\n" {
+		t.Fatalf("changes %+v", c)
+	}
+	r.Approved("/ws/new.txt", Text{}, tx("n"))
+	if v, _ := r.View("/ws/new.txt"); v.Pending() {
+		t.Fatalf("approved creation pending: %+v", v)
+	}
+}

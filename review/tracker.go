@@ -97,6 +97,10 @@ func (t *Tracker) FileChanged(path string, before, after Text, by int) {
 		t.Agent(path, before, after)
 	case fsbridge.ByDisk:
 		t.Disk(path, before, after)
+	case fsbridge.ByApproved:
+		if t.Rec.Approved(path, before, after) {
+			t.changed(path)
+		}
 	default:
 		t.User(path, after)
 	}
