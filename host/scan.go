@@ -53,35 +53,69 @@ func (s *Session) scanStart() {
 	}
 }
 
-// scanSoon asks for a check of what changed (a tool call ended).
-func (s *Session) scanSoon() {
+// scanSoon asks for a check of what changed (a tool call ended): of the
+// files noted only when light, else a full one.
+func (s *Session) scanSoon(light bool) {
 	s.scanner()
+	if !light {
+		s.scanFull.Store(true)
+	}
 	select {
 	case s.scanKick <- struct{}{}:
 	default: // one is queued already
 	}
 }
 
+// scanEnd is the full check at a turn's end.
+func (s *Session) scanEnd() {
+	s.scanner()
+	s.scanFull.Store(true)
+	s.scanCheck()
+}
+
+// maxNamedCalls bounds the tool calls remembered as naming their files.
+const maxNamedCalls = 256
+
 // scanNote hands the files a tool call names (locations, diffs) to the
 // scanner before the tool runs, and asks for a check once it ended.
 func (s *Session) scanNote(toolCall map[string]any) {
 	status, _ := toolCall["status"].(string)
+	kind, _ := toolCall["kind"].(string)
+	id, _ := toolCall["toolCallId"].(string)
 	if status == "completed" || status == "failed" {
-		if kind, _ := toolCall["kind"].(string); !readOnlyKinds[kind] {
-			s.scanSoon()
+		if !readOnlyKinds[kind] {
+			// An edit that named its files: only they are looked at;
+			// anything else (a command) may have changed any file.
+			s.scanMu.Lock()
+			light := s.scanNamed[id]
+			delete(s.scanNamed, id)
+			s.scanMu.Unlock()
+			s.scanSoon(light)
 		}
 		return
 	}
-	if kind, _ := toolCall["kind"].(string); readOnlyKinds[kind] {
+	if readOnlyKinds[kind] {
 		return
 	}
 	sc := s.scanner()
+	named := false
+	defer func() {
+		if named && fileKinds[kind] && id != "" {
+			s.scanMu.Lock()
+			if s.scanNamed == nil || len(s.scanNamed) >= maxNamedCalls {
+				s.scanNamed = map[string]bool{}
+			}
+			s.scanNamed[id] = true
+			s.scanMu.Unlock()
+		}
+	}()
 	locs, _ := toolCall["locations"].([]any)
 	content, _ := toolCall["content"].([]any)
 	for _, l := range append(locs, content...) {
 		if m, ok := l.(map[string]any); ok && (m["type"] == nil || m["type"] == "diff") {
 			if p, ok := m["path"].(string); ok {
 				sc.Note(p)
+				named = true
 			}
 		}
 	}
@@ -90,11 +124,18 @@ func (s *Session) scanNote(toolCall map[string]any) {
 // readOnlyKinds are the tool kinds that change no file.
 var readOnlyKinds = map[string]bool{"read": true, "search": true, "think": true, "fetch": true, "switch_mode": true}
 
+// fileKinds are the tool kinds that change the files they name.
+var fileKinds = map[string]bool{"edit": true, "delete": true, "move": true}
+
 // scanCheck hands what changed since the last check to the review.
 func (s *Session) scanCheck() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	changes, err := s.scanner().Check(ctx)
+	check := s.scanner().CheckNoted
+	if s.scanFull.Swap(false) {
+		check = s.scan.Check
+	}
+	changes, err := check(ctx)
 	if err != nil {
 		s.log.Info("turn scan", "err", err)
 	}

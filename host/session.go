@@ -73,9 +73,12 @@ type Session struct {
 	fsReads atomic.Bool     // the agent called fs/read_text_file (quirks.go readsDisk)
 	rev     *review.Tracker // the agent's changes, see review.go
 
-	scanOnce sync.Once         // scan.go
-	scan     *turnscan.Scanner // the files a turn changes behind the client
-	scanKick chan struct{}     // asks the check loop for a check
+	scanOnce  sync.Once         // scan.go
+	scan      *turnscan.Scanner // the files a turn changes behind the client
+	scanKick  chan struct{}     // asks the check loop for a check
+	scanFull  atomic.Bool       // the next check is a full one (not the noted files only)
+	scanMu    sync.Mutex
+	scanNamed map[string]bool // tool calls (ids) that named the files they change
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
@@ -245,7 +248,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.scanStart()
 	s.rev.TurnStarted()
 	defer s.rev.TurnEnded()
-	defer s.scanCheck() // what the turn changed, before the turn counts as ended
+	defer s.scanEnd() // what the turn changed, before the turn counts as ended
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
 		SessionId: id,
 		Prompt:    blocks,

@@ -43,9 +43,10 @@ type file struct {
 	path     string
 	baseline Text // the file before the agent's first recorded change
 
-	cur    []string // the file's lines as last seen
-	curEOL bool     // they end with a newline
-	exists bool
+	cur     []string // the file's lines as last seen
+	curEOL  bool     // they end with a newline
+	exists  bool
+	curText string // joinText(cur, curEOL), kept (cur never changes apart from it)
 
 	baseExists bool // the base (cur with every pending hunk undone) exists
 	baseEOL    bool
@@ -68,16 +69,38 @@ func joinText(lines []string, eol bool) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	s := strings.Join(lines, "\n")
-	if eol {
-		s += "\n"
+	n := len(lines)
+	for _, l := range lines {
+		n += len(l)
 	}
-	return s
+	var b strings.Builder
+	b.Grow(n)
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(l)
+	}
+	if eol {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// lineOffset is the byte offset of the 0-based line k in text (whose lines
+// all end with "\n" up to k).
+func lineOffset(text string, k int) int {
+	off := 0
+	for ; k > 0; k-- {
+		off += strings.IndexByte(text[off:], '\n') + 1
+	}
+	return off
 }
 
 func newFile(path string, t Text) *file {
 	f := &file{path: path, baseline: t}
 	f.cur, f.curEOL = splitText(t.Text)
+	f.curText = t.Text
 	f.exists = t.Exists
 	f.baseExists, f.baseEOL = t.Exists, f.curEOL
 	return f
@@ -85,7 +108,7 @@ func newFile(path string, t Text) *file {
 
 // text is the file's text now.
 func (f *file) text() Text {
-	return Text{Text: joinText(f.cur, f.curEOL), Exists: f.exists}
+	return Text{Text: f.curText, Exists: f.exists}
 }
 
 // base is the file with every pending hunk undone.
@@ -133,6 +156,10 @@ func (f *file) change(now Text, agent bool) {
 		}
 	}
 	f.cur, f.curEOL, f.exists = nl, neol, now.Exists
+	f.curText = ""
+	if now.Exists {
+		f.curText = now.Text
+	}
 	if !f.baseExists && !f.exists {
 		f.hunks = nil // created by the agent, then gone: nothing left of it
 	}
@@ -314,13 +341,22 @@ func (f *file) keepAll() {
 // rejected is the text with hunk i undone: what a reject writes.
 func (f *file) rejected(i int) Text {
 	h := f.hunks[i]
-	lines := f.undo([]Hunk{h})
-	eol := f.curEOL
-	if f.touchesEnd(h) {
-		eol = f.baseEOL
-	}
 	if len(f.hunks) == 1 && !f.baseExists {
 		return Text{} // the agent created it: rejecting its last change deletes it
 	}
-	return Text{Text: joinText(lines, eol), Exists: true}
+	if !f.touchesEnd(h) {
+		// The text around the hunk as it is, its old lines in between.
+		a := lineOffset(f.curText, h.Start)
+		z := a + lineOffset(f.curText[a:], h.Count)
+		var b strings.Builder
+		b.Grow(len(f.curText))
+		b.WriteString(f.curText[:a])
+		for _, l := range h.Old {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+		b.WriteString(f.curText[z:])
+		return Text{Text: b.String(), Exists: true}
+	}
+	return Text{Text: joinText(f.undo([]Hunk{h}), f.baseEOL), Exists: true}
 }

@@ -239,11 +239,22 @@ func (s *Scanner) Note(path string) {
 // Check (each once per change): what git status calls dirty or was dirty
 // at the start, what HEAD's move touched, and the files noted.
 func (s *Scanner) Check(ctx context.Context) ([]Change, error) {
+	return s.check(ctx, true)
+}
+
+// CheckNoted is Check of the files noted and seen so far only, without
+// git: after a tool call that named the files it changes (an edit), whose
+// cost must not grow with the workspace.
+func (s *Scanner) CheckNoted(ctx context.Context) ([]Change, error) {
+	return s.check(ctx, false)
+}
+
+func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
 	cands := map[string]bool{}
 	var err error
-	if s.top != "" {
+	if s.top != "" && full {
 		var dirty map[string]bool
 		var head string
 		dirty, head, err = s.status(ctx)
@@ -266,8 +277,10 @@ func (s *Scanner) Check(ctx context.Context) ([]Change, error) {
 		}
 	}
 	s.mu.Lock()
-	for p := range s.start {
-		cands[p] = true
+	if full {
+		for p := range s.start {
+			cands[p] = true
+		}
 	}
 	for p := range s.seen {
 		cands[p] = true

@@ -193,3 +193,22 @@ func TestCheckNotedOutsideGit(t *testing.T) {
 		t.Fatalf("changes %v, want %v", got, want)
 	}
 }
+
+// CheckNoted looks at the files noted only: no git, whatever else changed.
+func TestCheckNotedOnly(t *testing.T) {
+	dir := repo(t)
+	s := New(context.Background(), dir, 1<<20)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Note(filepath.Join(dir, "a.txt"))
+	put(t, filepath.Join(dir, "a.txt"), "a by an edit\n")
+	put(t, filepath.Join(dir, "keep.txt"), "k by a command\n")
+	cs, err := s.CheckNoted(context.Background())
+	if got := summary(dir, cs); err != nil || len(got) != 1 || got[0] != "a.txt: a1 -> a by an edit" {
+		t.Fatalf("noted check: %v %v", got, err)
+	}
+	if got := summary(dir, mustCheck(t, s)); len(got) != 1 || got[0] != "keep.txt: k -> k by a command" {
+		t.Fatalf("full check after: %v", got)
+	}
+}
