@@ -10,7 +10,7 @@ import (
 )
 
 // gitWorkspace makes the workspace a git repository with files committed.
-func gitWorkspace(t *testing.T, ws string, files map[string]string) {
+func gitWorkspace(t testing.TB, ws string, files map[string]string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")

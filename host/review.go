@@ -65,10 +65,18 @@ func (h *Host) rpcReviewSync(sid int, path string) error {
 	return s.rev.Sync(ctx, fs, path)
 }
 
+// reviewDecided is what acp_review_decide answers: the decisions taken,
+// and the file's changes now (the UI draws them at once; the "review"
+// event with the same version that follows is then skipped).
+type reviewDecided struct {
+	Decisions []review.Decision `msgpack:"decisions"`
+	Files     []review.FileView `msgpack:"files"`
+}
+
 // rpcReviewDecide is acp_review_decide(sid, action, path, line): keep or
-// reject (review.Keep, ...) the change at 0-based line of path; the
-// decisions taken, or an error the UI shows.
-func (h *Host) rpcReviewDecide(sid int, action, path string, line int) ([]review.Decision, error) {
+// reject (review.Keep, ...) the change at 0-based line of path, or an
+// error the UI shows.
+func (h *Host) rpcReviewDecide(sid int, action, path string, line int) (*reviewDecided, error) {
 	s, err := h.session(sid)
 	if err != nil {
 		return nil, err
@@ -81,13 +89,17 @@ func (h *Host) rpcReviewDecide(sid int, action, path string, line int) ([]review
 		return nil, err
 	}
 	ds, err := s.rev.Decide(ctx, fs, action, path, line)
-	if ds == nil {
-		ds = []review.Decision{}
-	}
 	if errors.Is(err, review.ErrNoChange) {
-		err = fmt.Errorf("no pending change of the agent's at line %d of %s", line+1, path)
+		return nil, fmt.Errorf("no pending change of the agent's at line %d of %s", line+1, path)
 	}
-	return ds, err
+	res := &reviewDecided{Decisions: ds, Files: []review.FileView{}}
+	if ds == nil {
+		res.Decisions = []review.Decision{}
+	}
+	if v, ok := s.rev.Rec.View(path); ok {
+		res.Files = append(res.Files, v)
+	}
+	return res, err
 }
 
 // rpcReviewComment is acp_review_comment(sid, path, line, text): the

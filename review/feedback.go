@@ -36,6 +36,7 @@ func (r *Record) Feedback() (text string, ok bool) {
 			comments++
 			items = append(items, describe(f.decision(h, false), "still pending"))
 			f.hunks[i].Comment = ""
+			r.touch(f)
 		}
 	}
 	r.log = nil

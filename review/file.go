@@ -52,6 +52,7 @@ type file struct {
 	baseEOL    bool
 	hunks      []Hunk // sorted, apart, in cur's lines
 	turn       int    // the turn of the agent's last change
+	version    int    // see FileView.Version
 }
 
 // splitText splits text into lines without their "\n" and says whether

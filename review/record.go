@@ -32,6 +32,9 @@ type FileView struct {
 	Hunks     []Hunk `msgpack:"hunks"`
 	Lines     int    `msgpack:"lines"` // lines the file has now
 	Turn      int    `msgpack:"turn"`  // the turn of the agent's last change
+	// Version grows with every change of the file's record: the UI draws
+	// a view once, whichever way it comes.
+	Version int `msgpack:"version"`
 }
 
 // Pending reports whether anything in v is still to keep or reject.
@@ -50,6 +53,13 @@ type Record struct {
 	order []string // paths, first changed first
 	log   []Decision
 	turn  int
+	seq   int // the last version given (touch)
+}
+
+// touch gives f a new version (its record changed).
+func (r *Record) touch(f *file) {
+	r.seq++
+	f.version = r.seq
 }
 
 // New returns an empty record.
@@ -82,6 +92,7 @@ func (r *Record) Agent(path string, before, after Text) bool {
 	}
 	f.change(after, true)
 	f.turn = r.turn
+	r.touch(f)
 	return true
 }
 
@@ -118,6 +129,7 @@ func (r *Record) Approved(path string, before, after Text) bool {
 	if before.Exists != after.Exists && f.exists {
 		f.baseExists = true
 	}
+	r.touch(f)
 	r.log = append(r.log, ds...)
 	return true
 }
@@ -133,6 +145,7 @@ func (r *Record) Observe(path string, now Text) bool {
 		return false
 	}
 	f.change(now, false)
+	r.touch(f)
 	return true
 }
 
@@ -144,7 +157,7 @@ func (r *Record) Tracked(path string) bool {
 }
 
 func (f *file) view() FileView {
-	v := FileView{Path: f.path, Exists: f.exists, Existed: f.baseExists, Lines: len(f.cur), Turn: f.turn,
+	v := FileView{Path: f.path, Exists: f.exists, Existed: f.baseExists, Lines: len(f.cur), Turn: f.turn, Version: f.version,
 		EOLChange: f.exists && f.baseExists && f.baseEOL != f.curEOL && len(f.cur) > 0}
 	v.Hunks = make([]Hunk, len(f.hunks))
 	for i, h := range f.hunks {
@@ -273,6 +286,7 @@ func (r *Record) Keep(path string, line int) ([]Decision, error) {
 		ds = append(ds, f.decision(f.hunks[i], true))
 		f.keep(i)
 	}
+	r.touch(f)
 	r.log = append(r.log, ds...)
 	return ds, nil
 }
@@ -348,5 +362,6 @@ func (r *Record) Comment(path string, line int, text string) error {
 		return fmt.Errorf("%s line %d: %w", path, line+1, ErrNoChange)
 	}
 	f.hunks[i].Comment = strings.TrimSpace(text)
+	r.touch(f)
 	return nil
 }

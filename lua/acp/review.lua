@@ -39,6 +39,10 @@ M.ns = api.nvim_create_namespace("acp_review")
 ---@type table<string, table<integer, acp.ReviewFile>>
 local files = {}
 
+--- versions[path][sid]: the version of path's changes last drawn.
+---@type table<string, table<integer, integer>>
+local versions = {}
+
 --- Listeners called (scheduled) after any file's changes changed: the
 --- review view and the quickfix list refresh themselves.
 local listeners = {}
@@ -134,6 +138,11 @@ local function expand_tabs(s)
   return table.concat(out)
 end
 
+--- deleted_banner[b]: the mark of buffer b's "deleted on disk" line.
+local deleted_banner = {}
+
+local sign_hl = { add = "AcpReviewSignAdd", change = "AcpReviewSignChange", delete = "AcpReviewSignDelete" }
+
 local function signs()
   if config.icons() then
     return { add = "▎", change = "▎", delete = "▁" }
@@ -141,70 +150,116 @@ local function signs()
   return { add = "+", change = "~", delete = "_" }
 end
 
---- Draw the pending hunks of every session in buffer b.
+--- drawn[b]: the marks drawn for each hunk of buffer b with the hunk's
+--- identity (its size, old lines and comment): a hunk still pending at the
+--- same place (its mark moved along with the edits) is not drawn again.
+---@type table<integer, {id: string, ids: integer[]}[]>
+local drawn = {}
+
+--- What a hunk is, wherever it is (see drawn).
+local function identity(h)
+  return table.concat({ h.count, #h.old, table.concat(h.old, "\n"), h.comment or "" }, "\0")
+end
+
+--- Draw hunk h (of a file whose buffer b has n lines); returns its marks.
+local function draw_hunk(b, h, n, sg, cols, pad)
+  local ids = {}
+  local start = math.min(h.start, n)
+  local kind = h.count == 0 and "delete" or (#h.old == 0 and "add" or "change")
+  -- One mark: the sign, and the added lines' highlight.
+  local mark = { sign_text = sg[kind], sign_hl_group = sign_hl[kind], priority = 150 }
+  if h.count > 0 and start < n then
+    mark.end_row = math.min(start + h.count, n) - 1
+    mark.line_hl_group = "AcpReviewAdd"
+  end
+  if h.comment and h.comment ~= "" then
+    mark.virt_text = { { "  " .. h.comment:gsub("\n", " ⏎ "), "AcpReviewComment" } }
+  end
+  ids[1] = api.nvim_buf_set_extmark(b, M.ns, math.min(start, n - 1), 0, mark)
+  if #h.old > 0 then
+    local vl = {}
+    for i, l in ipairs(h.old) do
+      if i > M.max_removed_lines then
+        vl[#vl + 1] = { { ("  … %d more lines removed"):format(#h.old - M.max_removed_lines), "AcpReviewDelete" } }
+        break
+      end
+      l = expand_tabs((l:gsub("\r$", "")))
+      vl[#vl + 1] = { { l .. pad:sub(1, math.max(0, cols - api.nvim_strwidth(l))), "AcpReviewDelete" } }
+    end
+    if start < n then
+      ids[2] = api.nvim_buf_set_extmark(b, M.ns, start, 0, { virt_lines = vl, virt_lines_above = true })
+    else
+      ids[2] = api.nvim_buf_set_extmark(b, M.ns, n - 1, 0, { virt_lines = vl })
+    end
+  end
+  return ids
+end
+
+--- Draw the pending hunks of every session in buffer b: only what changed
+--- since the last drawing (a kept hunk's marks go, the others stay).
 ---@param b integer
 function M.render(b)
   if not api.nvim_buf_is_valid(b) then
+    drawn[b] = nil
     return
   end
-  api.nvim_buf_clear_namespace(b, M.ns, 0, -1)
   local path = path_of(b)
   local by = path and files[path]
-  local any = false
-  if by then
-    local n = api.nvim_buf_line_count(b)
-    local sg = signs()
-    local pad = (" "):rep(vim.o.columns)
-    for _, f in pairs(by) do
-      for _, h in ipairs(f.hunks) do
-        any = true
-        local start = math.min(h.start, n)
-        local kind = h.count == 0 and "delete" or (#h.old == 0 and "add" or "change")
-        if h.count > 0 and start < n then
-          api.nvim_buf_set_extmark(b, M.ns, start, 0, {
-            end_row = math.min(start + h.count, n) - 1,
-            line_hl_group = "AcpReviewAdd",
-            priority = 150,
-          })
-        end
-        local sign_row = math.min(start, n - 1)
-        local mark = {
-          sign_text = sg[kind],
-          sign_hl_group = "AcpReviewSign" .. kind:sub(1, 1):upper() .. kind:sub(2),
-          priority = 150,
-        }
-        if h.comment and h.comment ~= "" then
-          mark.virt_text = { { "  " .. h.comment:gsub("\n", " ⏎ "), "AcpReviewComment" } }
-        end
-        api.nvim_buf_set_extmark(b, M.ns, sign_row, 0, mark)
-        if #h.old > 0 then
-          local vl = {}
-          for i, l in ipairs(h.old) do
-            if i > M.max_removed_lines then
-              vl[#vl + 1] =
-                { { ("  … %d more lines removed"):format(#h.old - M.max_removed_lines), "AcpReviewDelete" } }
-              break
-            end
-            l = expand_tabs((l:gsub("\r$", "")))
-            vl[#vl + 1] =
-              { { l .. pad:sub(1, math.max(0, vim.o.columns - vim.fn.strdisplaywidth(l))), "AcpReviewDelete" } }
-          end
-          if start < n then
-            api.nvim_buf_set_extmark(b, M.ns, start, 0, { virt_lines = vl, virt_lines_above = true })
-          else
-            api.nvim_buf_set_extmark(b, M.ns, n - 1, 0, { virt_lines = vl })
-          end
-        end
-      end
-      if not f.exists and f.existed then
-        any = true
-        api.nvim_buf_set_extmark(b, M.ns, 0, 0, {
-          virt_lines = { { { "  deleted on disk by the agent (reject restores it)", "AcpReviewDelete" } } },
-          virt_lines_above = true,
-        })
+  local n = api.nvim_buf_line_count(b)
+  -- The marks drawn before, by where they are now and what they show.
+  local old = {}
+  for _, d in ipairs(drawn[b] or {}) do
+    local pos = api.nvim_buf_get_extmark_by_id(b, M.ns, d.ids[1], {})
+    local key = pos[1] and (pos[1] .. "\0" .. d.id)
+    if key and not old[key] then
+      old[key] = d.ids
+    else
+      for _, m in ipairs(d.ids) do
+        api.nvim_buf_del_extmark(b, M.ns, m)
       end
     end
   end
+  local now = {}
+  local any = false
+  local deleted = false
+  if by then
+    local sg = signs()
+    local cols = vim.o.columns
+    local pad = (" "):rep(cols)
+    for _, f in pairs(by) do
+      for _, h in ipairs(f.hunks) do
+        any = true
+        local id = identity(h)
+        local key = math.min(h.start, n - 1) .. "\0" .. id
+        local ids = old[key]
+        if ids then
+          old[key] = nil
+        else
+          ids = draw_hunk(b, h, n, sg, cols, pad)
+        end
+        now[#now + 1] = { id = id, ids = ids }
+      end
+      deleted = deleted or (not f.exists and f.existed)
+    end
+  end
+  for _, ids in pairs(old) do
+    for _, m in ipairs(ids) do
+      api.nvim_buf_del_extmark(b, M.ns, m)
+    end
+  end
+  -- The banner of a file the agent deleted is drawn afresh each time.
+  if deleted_banner[b] then
+    api.nvim_buf_del_extmark(b, M.ns, deleted_banner[b])
+    deleted_banner[b] = nil
+  end
+  if deleted then
+    any = true
+    deleted_banner[b] = api.nvim_buf_set_extmark(b, M.ns, 0, 0, {
+      virt_lines = { { { "  deleted on disk by the agent (reject restores it)", "AcpReviewDelete" } } },
+      virt_lines_above = true,
+    })
+  end
+  drawn[b] = now
   M.set_keys(b, any)
 end
 
@@ -269,11 +324,24 @@ function M.decide(path, action, row)
   for _, sid in ipairs(sids_for(path, row, n)) do
     local ok, res = pcall(host.request, "acp_review_decide", sid, action, path, row)
     if ok then
-      return res, nil
+      return M.decided(sid, res), nil
     end
     last = tostring(res)
   end
   return nil, last or ("no pending change of the agent's in " .. path)
+end
+
+--- Take acp_review_decide's answer for session sid: the files' changes
+--- drawn at once; returns its decisions.
+---@param sid integer
+---@param res {decisions: table[], files: acp.ReviewFile[]}|nil
+---@return table[]
+function M.decided(sid, res)
+  res = type(res) == "table" and res or {}
+  for _, f in ipairs(type(res.files) == "table" and res.files or {}) do
+    M.on_file({ sid = sid }, f)
+  end
+  return type(res.decisions) == "table" and res.decisions or {}
 end
 
 --- Whether rejecting at row of path deletes the file (the agent created it
@@ -487,6 +555,16 @@ function M.on_file(s, f)
   if type(f) ~= "table" or type(f.path) ~= "string" or not s.sid then
     return
   end
+  -- Each version is drawn once, whether it came as an answer or an event;
+  -- an older one arriving late is dropped.
+  local seen = versions[f.path] or {}
+  versions[f.path] = seen
+  if type(f.version) == "number" then
+    if seen[s.sid] and f.version <= seen[s.sid] then
+      return
+    end
+    seen[s.sid] = f.version
+  end
   f.hunks = type(f.hunks) == "table" and f.hunks or {}
   local by = files[f.path] or {}
   by[s.sid] = pending(f) and f or nil
@@ -500,6 +578,9 @@ end
 --- Session sid ended: its changes are no longer reviewed here.
 ---@param sid integer
 function M.forget(sid)
+  for _, seen in pairs(versions) do
+    seen[sid] = nil
+  end
   for path, by in pairs(files) do
     if by[sid] then
       by[sid] = nil
@@ -605,9 +686,12 @@ end
 --- buffers renamed away.
 function M.setup()
   local group = api.nvim_create_augroup("acp_review", { clear = true })
-  api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost" }, {
+  api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufFilePost", "FileChangedShellPost" }, {
     group = group,
     callback = function(args)
+      -- Read again: the marks drawn before no longer sit on their lines.
+      api.nvim_buf_clear_namespace(args.buf, M.ns, 0, -1)
+      drawn[args.buf], deleted_banner[args.buf] = nil, nil
       local path = path_of(args.buf)
       if (path and files[path]) or vim.b[args.buf].acp_review_keys then
         M.render(args.buf)

@@ -191,9 +191,11 @@ local function act(action)
     action = action .. "_file"
   end
   local function run()
-    local ok, err = pcall(host.request, "acp_review_decide", r.sid, action, r.path, r.line or -1)
-    if not ok then
-      vim.notify("acp: " .. tostring(err), vim.log.levels.WARN)
+    local ok, res = pcall(host.request, "acp_review_decide", r.sid, action, r.path, r.line or -1)
+    if ok then
+      review.decided(r.sid, res)
+    else
+      vim.notify("acp: " .. tostring(res), vim.log.levels.WARN)
     end
     M.refresh()
   end
