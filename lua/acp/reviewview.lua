@@ -66,7 +66,13 @@ local function build()
       keys[#keys + 1] = k .. " " .. a:gsub("_", " ")
     end
   end
-  add(("The agent's pending changes: %d files, %d hunks"):format(#entries, nhunks), "AcpPermissionTitle")
+  local function count(n, what)
+    return ("%d %s%s"):format(n, what, n == 1 and "" or "s")
+  end
+  add(
+    ("The agent's pending changes: %s, %s"):format(count(#entries, "file"), count(nhunks, "hunk")),
+    "AcpPermissionTitle"
+  )
   add("<CR> open · " .. table.concat(keys, " · ") .. " · q close · :AcpReview keep|reject|send", "Comment")
   if #entries == 0 then
     add("")
