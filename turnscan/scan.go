@@ -14,8 +14,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,7 +44,45 @@ const (
 	MaxSnapshotBytes = 64 << 20
 	// MaxNoted bounds the files tool calls named that are kept.
 	MaxNoted = 512
+	// MaxWalk bounds the files of a workspace outside git that is walked
+	// (at the turn's start and at each full check); a bigger one is not
+	// walked: only the files tool calls name are checked there.
+	MaxWalk = 5000
 )
+
+// maxWalk is MaxWalk (tests lower it).
+var maxWalk = MaxWalk
+
+// skipDirs are the directories a walk never enters.
+var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_modules": true, "__pycache__": true, ".venv": true}
+
+// errTooBig stops a walk of a workspace over MaxWalk files.
+var errTooBig = errors.New("workspace too big to walk")
+
+// walk lists the regular files of the workspace (outside git), or false
+// when there are more than MaxWalk.
+func (s *Scanner) walk() (map[string]bool, bool) {
+	files := map[string]bool{}
+	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != s.root && skipDirs[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			if len(files) >= maxWalk {
+				return errTooBig
+			}
+			files[p] = true
+		}
+		return nil
+	})
+	return files, err == nil
+}
 
 // stat is p's version on disk (size, mtime, inode; zero when missing).
 func stat(p string) fsbridge.FileVersion { return fsbridge.StatVersion(p) }
@@ -69,6 +109,9 @@ type Scanner struct {
 	start map[string]known // files dirty at the start (git), by path
 	seen  map[string]known // files reported or noted since, by path
 	noted []string         // paths noted, oldest first (bounded)
+	// walked: outside git, the workspace was small enough to walk at the
+	// turn's start (start then holds every file).
+	walked bool
 }
 
 // New returns a scanner for the workspace root (absolute); files over max
@@ -168,12 +211,24 @@ func (s *Scanner) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.start, s.seen, s.noted, s.head = map[string]known{}, map[string]known{}, nil, ""
 	s.mu.Unlock()
+	var dirty map[string]bool
+	var head string
 	if s.top == "" {
-		return nil
-	}
-	dirty, head, err := s.status(ctx)
-	if err != nil {
-		return err
+		// Outside git: a small workspace is walked, every file read.
+		files, ok := s.walk()
+		s.mu.Lock()
+		s.walked = ok
+		s.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		dirty = files
+	} else {
+		var err error
+		dirty, head, err = s.status(ctx)
+		if err != nil {
+			return err
+		}
 	}
 	start := make(map[string]known, len(dirty))
 	var n int
@@ -254,6 +309,14 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	defer s.checkMu.Unlock()
 	cands := map[string]bool{}
 	var err error
+	s.mu.Lock()
+	walked := s.walked
+	s.mu.Unlock()
+	if s.top == "" && full && walked {
+		if files, ok := s.walk(); ok {
+			cands = files
+		}
+	}
 	if s.top != "" && full {
 		var dirty map[string]bool
 		var head string
@@ -312,6 +375,20 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 			continue
 		}
 		fromIndex = append(fromIndex, p)
+	}
+	if len(fromIndex) > 0 && s.top == "" {
+		// Outside git, a file neither there at the start nor seen since
+		// is new.
+		for _, p := range fromIndex {
+			cur, _ := s.read(p)
+			if cur.ok && cur.text.Exists {
+				changes = append(changes, Change{Path: p, After: cur.text})
+			}
+			s.mu.Lock()
+			s.seen[p] = cur
+			s.mu.Unlock()
+		}
+		fromIndex = nil
 	}
 	if len(fromIndex) > 0 {
 		base := s.baselines(ctx, fromIndex, startHead)

@@ -170,27 +170,44 @@ func TestCheckStaysInTheWorkspace(t *testing.T) {
 	}
 }
 
-// Outside git, the files tool calls named are checked.
-func TestCheckNotedOutsideGit(t *testing.T) {
-	dir, _ := filepath.EvalSymlinks(t.TempDir())
-	put(t, filepath.Join(dir, "x.txt"), "x1\n")
-	put(t, filepath.Join(dir, "y.txt"), "y1\n")
-	s := New(context.Background(), dir, 1<<20)
-	if s.Git() {
-		t.Skip("the temp dir is inside a git repository")
-	}
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	s.Note(filepath.Join(dir, "x.txt"))
-	s.Note(filepath.Join(dir, "new.txt"))
-	s.Note("/etc/passwd") // outside: ignored
-	put(t, filepath.Join(dir, "x.txt"), "x2\n")
-	put(t, filepath.Join(dir, "y.txt"), "y2\n") // not named: not seen
-	put(t, filepath.Join(dir, "new.txt"), "n\n")
-	want := []string{"new.txt: ∅ -> n", "x.txt: x1 -> x2"}
-	if got := summary(dir, mustCheck(t, s)); strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Fatalf("changes %v, want %v", got, want)
+// Outside git, a small workspace is walked: every change is found; in a
+// bigger one, the files tool calls name are.
+func TestCheckOutsideGit(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		maxWalk int
+		want    []string
+	}{
+		{"walked", MaxWalk, []string{"new.txt: ∅ -> n", "sub/z.txt: z1 -> ∅", "x.txt: x1 -> x2", "y.txt: y1 -> y2"}},
+		{"too big to walk", 2, []string{"new.txt: ∅ -> n", "x.txt: x1 -> x2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			maxWalk = c.maxWalk
+			defer func() { maxWalk = MaxWalk }()
+			dir, _ := filepath.EvalSymlinks(t.TempDir())
+			put(t, filepath.Join(dir, "x.txt"), "x1\n")
+			put(t, filepath.Join(dir, "y.txt"), "y1\n")
+			put(t, filepath.Join(dir, "sub", "z.txt"), "z1\n")
+			put(t, filepath.Join(dir, "node_modules", "m.js"), "m1\n")
+			s := New(context.Background(), dir, 1<<20)
+			if s.Git() {
+				t.Skip("the temp dir is inside a git repository")
+			}
+			if err := s.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			s.Note(filepath.Join(dir, "x.txt"))
+			s.Note(filepath.Join(dir, "new.txt"))
+			s.Note("/etc/passwd") // outside: ignored
+			put(t, filepath.Join(dir, "x.txt"), "x2\n")
+			put(t, filepath.Join(dir, "y.txt"), "y2\n") // not named
+			put(t, filepath.Join(dir, "new.txt"), "n\n")
+			put(t, filepath.Join(dir, "node_modules", "m.js"), "m2\n") // never looked at
+			os.Remove(filepath.Join(dir, "sub", "z.txt"))
+			if got := summary(dir, mustCheck(t, s)); strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Fatalf("changes %v, want %v", got, c.want)
+			}
+		})
 	}
 }
 
