@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/nvim-acp/nvim-acp/fsbridge"
 )
 
 func git(t *testing.T, dir string, args ...string) {
@@ -53,8 +51,6 @@ func repo(t *testing.T) string {
 	put(t, filepath.Join(dir, "build", "out.txt"), "o1\n")
 	return dir
 }
-
-func text(s string) fsbridge.FileText { return fsbridge.FileText{Text: s, Exists: true} }
 
 func summary(root string, cs []Change) []string {
 	var out []string
