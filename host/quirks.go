@@ -42,6 +42,11 @@ type agentQuirk struct {
 var knownQuirks = []agentQuirk{
 	{Name: QuirkMissingFileAsEmpty, Agent: "gemini-cli"},
 	{Name: QuirkReadsDisk, Agent: "gemini-cli"},
+	// Observed 2026-11-24: they read and write the disk with their own tools.
+	{Name: QuirkReadsDisk, Agent: "@agentclientprotocol/claude-agent-acp"},
+	{Name: QuirkReadsDisk, Agent: "@agentclientprotocol/codex-acp"},
+	{Name: QuirkReadsDisk, Agent: "codex-acp"},
+	{Name: QuirkReadsDisk, Agent: "OpenCode"},
 	{Name: QuirkModeMarker, Agent: "gemini-cli"},
 }
 
@@ -112,8 +117,19 @@ func (s *Session) readsDisk() bool {
 	if on, ok := s.opts.Quirks[QuirkReadsDisk]; ok {
 		return on
 	}
-	return quirkOn(QuirkReadsDisk, info, nil) || !s.fsReads.Load()
+	if quirkOn(QuirkReadsDisk, info, nil) {
+		return true
+	}
+	if info != nil && readsThroughEditor[info.Name] {
+		return false
+	}
+	return !s.fsReads.Load()
 }
+
+// readsThroughEditor are the agents (agentInfo.name) known to read files
+// through fs/read_text_file (observed: qwen-code 0.24, claude-code-acp
+// 0.16, and the demo agent).
+var readsThroughEditor = map[string]bool{"qwen-code": true, "@zed-industries/claude-code-acp": true, "nvim-acp-demo": true}
 
 // rpcReadsDisk is acp_reads_disk(sid) (see readsDisk).
 func (h *Host) rpcReadsDisk(sid int) (bool, error) {
