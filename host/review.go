@@ -18,6 +18,9 @@ import (
 // newTracker is a session's review tracker, telling the UI of each change.
 func (s *Session) newTracker() *review.Tracker {
 	return review.NewTracker(func(path string) {
+		if s.deciding.Load() == path {
+			return // the decision's answer carries the file's changes
+		}
 		v, _ := s.rev.Rec.View(path)
 		s.emit(reviewEvent(v))
 	})
@@ -88,7 +91,11 @@ func (h *Host) rpcReviewDecide(sid int, action, path string, line int) (*reviewD
 	if err != nil {
 		return nil, err
 	}
+	if action != review.KeepAll && action != review.RejectAll {
+		s.deciding.Store(path)
+	}
 	ds, err := s.rev.Decide(ctx, fs, action, path, line)
+	s.deciding.Store("")
 	if errors.Is(err, review.ErrNoChange) {
 		return nil, fmt.Errorf("no pending change of the agent's at line %d of %s", line+1, path)
 	}

@@ -71,9 +71,10 @@ type Session struct {
 	enders     []func() // run once when the session ends (close, agent exit, host exit)
 	ended      bool
 
-	fsb     sessionFS       // fs/* state, see fs.go
-	fsReads atomic.Bool     // the agent called fs/read_text_file (quirks.go readsDisk)
-	rev     *review.Tracker // the agent's changes, see review.go
+	fsb      sessionFS       // fs/* state, see fs.go
+	fsReads  atomic.Bool     // the agent called fs/read_text_file (quirks.go readsDisk)
+	rev      *review.Tracker // the agent's changes, see review.go
+	deciding atomic.Value    // the path a review decision is being taken on (review.go)
 
 	scanOnce  sync.Once         // scan.go
 	scan      *turnscan.Scanner // the files a turn changes behind the client
