@@ -260,6 +260,31 @@ function M.render(b)
     })
   end
   drawn[b] = now
+  -- Lines removed above the first line show only when scrolled above it:
+  -- windows at the top of the buffer scroll there.
+  local above = 0
+  for _, f in pairs(by or {}) do
+    local h = f.hunks[1]
+    if h and h.start == 0 and #h.old > 0 then
+      above = math.max(above, math.min(#h.old, M.max_removed_lines + 1))
+    end
+  end
+  if deleted then
+    above = above + 1
+  end
+  if above > 0 then
+    -- Scheduled: a buffer read again gets its view back after BufReadPost.
+    vim.schedule(function()
+      for _, w in ipairs(api.nvim_buf_is_valid(b) and vim.fn.win_findbuf(b) or {}) do
+        api.nvim_win_call(w, function()
+          local v = vim.fn.winsaveview()
+          if v.topline == 1 and (v.topfill or 0) < above then
+            vim.fn.winrestview({ topfill = above })
+          end
+        end)
+      end
+    end)
+  end
   M.set_keys(b, any)
 end
 
