@@ -70,9 +70,14 @@ func WithUserWrite(ctx context.Context) context.Context {
 	return context.WithValue(ctx, originKey{}, ByUser)
 }
 
+// origin is who makes a write with ctx: the user for their own writes and
+// proposals (a code block applied), else the agent.
 func origin(ctx context.Context) int {
 	if o, ok := ctx.Value(originKey{}).(int); ok {
 		return o
+	}
+	if proposal(ctx) != "" {
+		return ByUser
 	}
 	return ByAgent
 }

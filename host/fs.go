@@ -15,7 +15,6 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
-	"github.com/nvim-acp/nvim-acp/review"
 )
 
 // This file wires fsbridge into the host: fs/read_text_file and
@@ -488,15 +487,37 @@ func (h *Host) rpcBufUnloaded(path string) {
 	}
 }
 
-// rpcChanges is acp_changes(sid): the files the session's agent changed,
-// each with its content from before the agent's first change (the review
-// record, review.go).
-func (h *Host) rpcChanges(sid int) ([]review.Change, error) {
+// rpcChanges is acp_changes(sid): the files changed in the session, each
+// with its content from before the first change: the agent's (the review
+// record, review.go), and the user's own writes through the bridge (code
+// blocks applied), with who wrote each (by_agent, by_user).
+func (h *Host) rpcChanges(sid int) ([]map[string]any, error) {
 	s, err := h.session(sid)
 	if err != nil {
 		return nil, err
 	}
-	return s.rev.Rec.Changes(), nil
+	out := []map[string]any{}
+	at := map[string]int{}
+	for _, c := range s.rev.Rec.Changes() {
+		at[c.Path] = len(out)
+		out = append(out, map[string]any{"path": c.Path, "original": c.Original, "existed": c.Existed, "pending": c.Pending, "by_agent": true})
+	}
+	s.fsb.mu.Lock()
+	b := s.fsb.b
+	s.fsb.mu.Unlock()
+	if b != nil {
+		for _, c := range b.Changes() {
+			if !c.ByUser {
+				continue
+			}
+			if i, ok := at[c.Path]; ok {
+				out[i]["by_user"] = true
+				continue
+			}
+			out = append(out, map[string]any{"path": c.Path, "original": c.Original, "existed": c.Existed, "by_user": true, "by_agent": c.ByAgent})
+		}
+	}
+	return out, nil
 }
 
 func (h *Host) allSessions() []*Session {
