@@ -85,7 +85,7 @@ func (e *Editor) runTurn(prompt string) {
 	})
 }
 
-func fsPutFile(t *testing.T, path, content string) {
+func fsPutFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -361,8 +361,10 @@ func TestFsChangesAndDiff(t *testing.T) {
 		Lnum int    `msgpack:"lnum"`
 		Text string `msgpack:"text"`
 	}
+	// One item per pending change (hunk) of the review record.
 	e.Lua(`vim.cmd("AcpChanges"); return vim.fn.getqflist()`, &qf)
-	if len(qf) != 1 || qf[0].Lnum != 2 || !strings.Contains(qf[0].Text, "modified (+2 -1)") {
+	if len(qf) != 2 || qf[0].Lnum != 2 || qf[0].Text != "pending change +1 -1 (was: second)" ||
+		qf[1].Lnum != 4 || qf[1].Text != "pending change +1" {
 		t.Fatalf("quickfix = %+v", qf)
 	}
 	// The entry jumps to the file.
@@ -482,12 +484,15 @@ func TestFsSymlinkOutOfWorkspaceIsOutside(t *testing.T) {
 	}
 }
 
-func TestFsExternalChangeReloadsOrWarns(t *testing.T) {
+// A change on disk by another process reloads an unmodified buffer and is
+// merged into a modified one (which keeps the user's unsaved edit, unsaved),
+// said once in the chat and in vim.notify.
+func TestFsExternalChangeReloadsOrMerges(t *testing.T) {
 	e, ws := fsEditor(t)
 	clean := filepath.Join(ws, "clean.txt")
 	dirty := filepath.Join(ws, "dirty.txt")
 	fsPutFile(t, clean, "clean v1\n")
-	fsPutFile(t, dirty, "dirty v1\n")
+	fsPutFile(t, dirty, "dirty v1\nsecond line\n")
 	bc := e.loadBuffer(clean)
 	bd := e.loadBuffer(dirty)
 	e.setLines(bd, 0, 1, []string{"user's unsaved edit"})
@@ -502,16 +507,16 @@ func TestFsExternalChangeReloadsOrWarns(t *testing.T) {
 	e.waitFS("fs/read_text_file", 1)
 
 	fsPutFile(t, clean, "clean v2, from another process\n")
-	fsPutFile(t, dirty, "dirty v2, from another process\n")
+	fsPutFile(t, dirty, "dirty v1\nsecond line, from another process\n")
 	e.Eventually("clean buffer reloaded", 10*time.Second, func() bool {
 		l := e.bufLines(bc)
 		return len(l) == 1 && l[0] == "clean v2, from another process"
 	})
-	e.Eventually("warning in the chat", 10*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), "**Warning:** "+dirty+" changed on disk")
+	e.Eventually("merge said in the chat", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "**Warning:** "+dirty+" changed on disk; the change was merged")
 	})
-	if l := e.bufLines(bd); len(l) != 1 || l[0] != "user's unsaved edit" {
-		t.Fatalf("modified buffer was touched: %q", l)
+	if l := strings.Join(e.bufLines(bd), "|"); l != "user's unsaved edit|second line, from another process" || !e.bufModified(bd) {
+		t.Fatalf("modified buffer = %q (modified %v)", l, e.bufModified(bd))
 	}
 	var notes []struct {
 		Msg   string `msgpack:"msg"`
@@ -566,6 +571,12 @@ func TestFsReview(t *testing.T) {
 			if tc.accept {
 				if !got[0].OK || fsGetFile(t, p) != "keep\nnew line\n" {
 					t.Fatalf("accepted: %+v, disk %q", got[0], fsGetFile(t, p))
+				}
+				// Approved before it landed: in the record, kept, nothing pending.
+				var changed int
+				e.Lua(`return #require("acp.changes").list(require("acp")._session())`, &changed)
+				if n := e.pendingHunks(p); n != 0 || changed != 1 {
+					t.Fatalf("approved edit: %d pending hunks, %d files changed; want 0, 1", n, changed)
 				}
 			} else {
 				if got[0].OK || got[0].Reason != "declined_by_user" || fsGetFile(t, p) != "keep\nold line\n" {

@@ -265,6 +265,16 @@ func (e *Editor) SetupFake(sc any, extra map[string]any) {
 		perms["focus_guard_ms"] = 0
 	}
 	opts["permissions"] = perms
+	// Prompts go without the question about unsaved buffers an agent
+	// reading the disk cannot see (TestSaveBeforePrompt asks it).
+	fsOpts, _ := opts["fs"].(map[string]any)
+	if fsOpts == nil {
+		fsOpts = map[string]any{}
+	}
+	if _, ok := fsOpts["save_before_prompt"]; !ok {
+		fsOpts["save_before_prompt"] = "never"
+	}
+	opts["fs"] = fsOpts
 	e.Lua(`require("acp").setup(...)`, nil, opts)
 }
 

@@ -212,6 +212,7 @@ type Bridge struct {
 	announced map[string]announcement // edits the agent announced, by real path (see Announce)
 	annOrder  []string                // keys of announced, oldest first
 	checked   textMemo                // texts that passed checkText
+	sink      ChangeSink              // told of every change (SetSink)
 
 	w *watcher // nil when not watching
 }
@@ -463,6 +464,10 @@ type state struct {
 	disk    fileState
 	mode    fs.FileMode
 	notText bool // (non-strict only) the disk content is binary or too large; text is ""
+	// stale: buf is unmodified but its file changed on disk (text is the
+	// disk's); shown is the buffer's text, what the user still sees.
+	stale bool
+	shown string
 }
 
 // current loads real's current content: its loaded buffer (unless the
@@ -485,10 +490,11 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		}
 		if ok {
 			// Unmodified but stale: the agent gets the disk, read here
-			// (verified); the buffer is reloaded below for the user, but
-			// its reloaded text never reaches the agent. A write goes to
-			// the buffer.
+			// (verified); the buffer follows the disk for the user (see
+			// reconcile), but its text never reaches the agent. A write
+			// goes to the buffer.
 			st.buf = &buf
+			st.stale, st.shown = true, buf.Text()
 		}
 	}
 	f, fi, err := openRegular(real)
@@ -515,10 +521,18 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 	var data []byte
 	if st.buf != nil {
 		// The stale buffer: taken as the file's again when it holds
-		// exactly the bytes read, else reloaded.
+		// exactly the bytes read, else brought in step (reconcile, which
+		// shows the change as the disk's): at once for a read, so the
+		// user sees what the agent read and a :write of the buffer right
+		// after does not find the file changed; by the watcher otherwise
+		// (a write brings the buffer in step itself).
 		defer func(buf Buffer) {
 			if data == nil || !b.confirm(ctx, real, buf, st.disk, data) {
-				b.reloadStale(ctx, real)
+				if strict && ctx.Value(readKey{}) != nil {
+					b.reconcile(ctx, real)
+				} else {
+					b.w.refresh(real)
+				}
 			}
 		}(*st.buf)
 		st.buf.Stale = false
@@ -563,16 +577,6 @@ func (b *Bridge) confirm(ctx context.Context, real string, buf Buffer, disk file
 		return false
 	}
 	return c.Confirm(ctx, real, buf, FileVersion{disk})
-}
-
-// reloadStale has Neovim reload real's unmodified, stale buffer now (as
-// the watcher would), so that the user sees what the agent read and the
-// next :write of it does not find the file changed. Its text is not used.
-func (b *Bridge) reloadStale(ctx context.Context, real string) {
-	if _, err := b.ed.Reload(ctx, real); err != nil {
-		b.log.Debug("fsbridge: reload of a stale buffer failed", "path", real, "err", err)
-		b.w.refresh(real) // the watcher tries again
-	}
 }
 
 // bufferState is the state of real given by its loaded buffer.
@@ -641,7 +645,7 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 			}
 			return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s (the path goes through a missing directory)", req.Path)
 		}
-		st, err := b.current(ctx, real, true)
+		st, err := b.current(context.WithValue(ctx, readKey{}, true), real, true)
 		if errors.Is(err, ErrPathChanged) {
 			if attempt < maxPathAttempts {
 				continue
@@ -725,6 +729,9 @@ func (b *Bridge) pathLock(p string) *sync.Mutex {
 	return m
 }
 
+// readKey marks the context of an agent's read (see current).
+type readKey struct{}
+
 // proposalKey marks a write the user proposes (a code block applied from
 // the chat): its content is based on the file as it is now, so nothing is
 // merged, and it is always shown for review first, under its own title.
@@ -804,7 +811,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	var note string
 	resultText := content // joinText(result, eol, sep)
 	baseText, kind := "", baseNone
-	if proposal(ctx) == "" { // a user's proposal is based on the file as it is now: nothing to merge
+	if proposal(ctx) == "" && origin(ctx) != ByUser { // the user's writes are based on the file as it is now: nothing to merge
 		baseText, kind, err = b.mergeBase(real, content, st)
 		if err != nil {
 			return err
@@ -828,7 +835,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		if len(conflicts) > 0 {
 			take, _ := merge3(base, ours, theirs, true)
 			unsaved := st.buf != nil && st.buf.Modified
-			choice, err := b.askConflict(ctx, real, st.text, joinText(take, eol, sep), conflicts, unsaved)
+			choice, err := b.askConflict(ctx, real, st.text, joinText(take, eol, sep), conflicts, unsaved, false)
 			if err != nil {
 				return err
 			}
@@ -843,12 +850,21 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		resultText = joinText(result, eol, sep)
 	}
 
-	if (b.cfg.WriteMode == WriteReview || proposal(ctx) != "") && resultText != st.text {
+	by := origin(ctx)
+	if (b.cfg.WriteMode == WriteReview && by != ByUser || proposal(ctx) != "") && resultText != st.text {
 		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
 			return err
 		}
+		if by == ByAgent {
+			by = ByApproved
+		}
 	}
 
+	if st.stale && !st.notText && st.shown != st.text {
+		// The file changed on disk behind the unmodified buffer and the
+		// buffer has not followed yet: that change first, then the write.
+		b.report(real, FileText{Text: st.shown, Exists: true}, FileText{Text: st.text, Exists: st.exists}, ByDisk)
+	}
 	b.w.beginWrite(real)
 	if st.buf != nil {
 		target, tEOL := result, eol
@@ -856,7 +872,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 			target, tEOL = []string{""}, false
 		}
 		err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
-		b.w.endWrite(real)
+		b.w.endWrite(real, resultText, err == nil)
 		if err != nil {
 			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) {
 				return err
@@ -868,7 +884,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		}
 	} else {
 		err = writeRegular(r, []byte(resultText), 0o644)
-		b.w.endWrite(real)
+		b.w.endWrite(real, resultText, err == nil)
 		var nr *notRegularError
 		switch {
 		case errors.Is(err, ErrPathChanged):
@@ -907,6 +923,25 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	}
 	b.mu.Unlock()
 	b.w.track(real, reasonAgent)
+	if !st.notText {
+		before := FileText{Text: st.text, Exists: st.exists}
+		if st.buf != nil {
+			before = FileText{Text: st.buf.Text(), Exists: true}
+		}
+		b.report(real, before, FileText{Text: resultText, Exists: true}, by)
+	}
+	if st.buf != nil && st.buf.Modified && len(kept) == 0 && proposal(ctx) == "" {
+		// Saving the buffer saved the user's unsaved lines too: say so.
+		saved := fmt.Sprintf("Your unsaved changes to %s were saved to disk with the agent's edit.", real)
+		if origin(ctx) == ByUser {
+			saved = fmt.Sprintf("Your unsaved changes to %s were saved to disk with it.", real)
+		}
+		if note == "" {
+			note = saved
+		} else {
+			note += " " + saved
+		}
+	}
 	if note != "" && b.ed != nil {
 		b.ed.Warn(ctx, note)
 	}
@@ -934,7 +969,9 @@ func describeRanges(cs []mergeConflict) string {
 	return strings.Join(parts, ", ")
 }
 
-func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []mergeConflict, unsaved bool) (string, error) {
+// askConflict asks which side wins where the agent's change (its write, or
+// onDisk a change on disk) overlaps the user's.
+func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []mergeConflict, unsaved, onDisk bool) (string, error) {
 	if b.ask == nil {
 		return OptKeepMine, nil
 	}
@@ -944,9 +981,21 @@ func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []m
 		keep = "Keep mine: your version of those lines stays, the agent's other changes are applied, and the buffer is saved to disk, your unsaved edits included."
 		keepLabel = "Keep mine (saves your unsaved edits too)"
 	}
+	what := fmt.Sprintf("The agent's edit of %s overlaps changes made since the agent read it, at %s.", real, describeRanges(cs))
+	takeLine := "Take the agent's version: its lines replace yours there, and the file is saved."
+	title := fmt.Sprintf("The agent's edit conflicts with your changes to %s", real)
+	takeLabel := "Take the agent's version"
+	if onDisk {
+		what = fmt.Sprintf("%s changed on disk (the agent's own tools, a command or another program) where its buffer has your changes, at %s.", real, describeRanges(cs))
+		takeLine = "Take the disk's version: its lines replace yours there in the buffer."
+		keep = "Keep mine: your version of those lines stays in the buffer (unsaved), the disk's other changes are merged in; the disk keeps its version until you write the buffer."
+		keepLabel = "Keep mine (in the buffer, unsaved)"
+		title = fmt.Sprintf("%s changed on disk where you changed it too", real)
+		takeLabel = "Take the disk's version"
+	}
 	body := []string{
-		fmt.Sprintf("The agent's edit of %s overlaps changes made since the agent read it, at %s.", real, describeRanges(cs)),
-		"Take the agent's version: its lines replace yours there, and the file is saved.",
+		what,
+		takeLine,
 		keep,
 		"Open a diff: see both side by side first.",
 		"",
@@ -954,13 +1003,13 @@ func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []m
 	body = append(body, strings.Split(strings.TrimSuffix(UnifiedDiff(real, cur, take), "\n"), "\n")...)
 	q := Question{
 		Kind:  KindConflict,
-		Title: fmt.Sprintf("The agent's edit conflicts with your changes to %s", real),
+		Title: title,
 		Path:  real,
 		Body:  body,
 		Old:   cur,
 		New:   take,
 		Options: []Option{
-			{OptTakeAgent, "Take the agent's version", "a"},
+			{OptTakeAgent, takeLabel, "a"},
 			{OptKeepMine, keepLabel, "k"},
 			{OptOpenDiff, "Open a diff", "d"},
 		},
@@ -968,6 +1017,9 @@ func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []m
 	for i := 0; ; i++ {
 		ans, err := b.ask.Ask(ctx, q)
 		if err != nil {
+			if onDisk {
+				return "", fmt.Errorf("no answer from the user about the change of %s on disk: %w", real, err)
+			}
 			return "", reqErr(CodeCancelled, real, ReasonCancelled, "no answer from the user about the conflicting edit of %s; nothing was written: %v", real, err)
 		}
 		if ans == OptOpenDiff && i < 5 {

@@ -20,8 +20,9 @@ type fakeEditor struct {
 	bufs    map[string]*fakeBuf
 	nextNr  int
 	applied [][]Hunk
-	reloads map[string]int
+	reloads map[string]int // Reload and Sync calls: the buffer followed the disk
 	warns   []string
+	synced  int // Sync calls
 	// onApply, if set, runs before Apply checks the tick (to simulate the
 	// user typing while the agent's edit is computed).
 	onApply func(path string)
@@ -35,7 +36,8 @@ type fakeBuf struct {
 	modified bool
 	tick     int
 	ff       string // 'fileformat': "" (unix) or "dos"
-	stale    bool   // the file changed on disk since the buffer was read
+	stale    bool   // the file changed on disk since the buffer was read (forced)
+	disk     fileState
 }
 
 func newFakeEditor() *fakeEditor {
@@ -59,7 +61,7 @@ func (e *fakeEditor) load(t *testing.T, b *Bridge, path string) *fakeBuf {
 		lines, eol = []string{""}, false
 	}
 	e.mu.Lock()
-	fb := &fakeBuf{path: path, nr: e.nextNr, lines: lines, eol: eol, tick: 1, ff: ff}
+	fb := &fakeBuf{path: path, nr: e.nextNr, lines: lines, eol: eol, tick: 1, ff: ff, disk: statFile(path)}
 	e.nextNr++
 	e.bufs[path] = fb
 	e.mu.Unlock()
@@ -90,7 +92,7 @@ func (e *fakeEditor) Snapshot(ctx context.Context, p string) (Buffer, bool, erro
 	if !ok {
 		return Buffer{}, false, nil
 	}
-	return Buffer{Bufnr: fb.nr, Lines: append([]string(nil), fb.lines...), EOL: fb.eol, Modified: fb.modified, Tick: fb.tick, FileFormat: fb.ff, Stale: fb.stale}, true, nil
+	return Buffer{Bufnr: fb.nr, Lines: append([]string(nil), fb.lines...), EOL: fb.eol, Modified: fb.modified, Tick: fb.tick, FileFormat: fb.ff, Stale: fb.stale || statFile(p) != fb.disk}, true, nil
 }
 
 func (e *fakeEditor) Apply(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error {
@@ -120,7 +122,40 @@ func (e *fakeEditor) Apply(ctx context.Context, realPath string, bufnr, tick int
 	fb.tick++
 	fb.modified = false
 	text := Buffer{Lines: fb.lines, EOL: fb.eol, FileFormat: fb.ff}.Text()
-	return os.WriteFile(fb.path, []byte(text), 0o644)
+	err := os.WriteFile(fb.path, []byte(text), 0o644)
+	fb.disk = statFile(fb.path)
+	return err
+}
+
+// Sync implements Syncer: the buffer is read from disk again (which must
+// hold theirs) and the hunks land on top, unsaved.
+func (e *fakeEditor) Sync(ctx context.Context, realPath string, bufnr, tick int, theirs []string, hunks, moved []Hunk, eol bool, result []string, text string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fb := e.bufs[realPath]
+	if fb == nil || fb.nr != bufnr {
+		return fmt.Errorf("no buffer %d", bufnr)
+	}
+	if fb.tick != tick {
+		return fmt.Errorf("sync: %w", ErrBufferChanged)
+	}
+	data, err := os.ReadFile(realPath)
+	if err != nil {
+		return err
+	}
+	disk, _ := bufLines(splitText(string(data), (&Buffer{FileFormat: fb.ff}).lineEnding()))
+	if strings.Join(disk, "\n") != strings.Join(theirs, "\n") {
+		return fmt.Errorf("sync: disk changed: %w", ErrBufferChanged)
+	}
+	e.synced++
+	e.reloads[realPath]++ // the buffer followed the disk, as a reload does
+	fb.lines = ApplyHunks(theirs, hunks)
+	fb.eol = eol
+	fb.tick++
+	fb.modified = len(hunks) > 0
+	fb.stale = false
+	fb.disk = statFile(realPath)
+	return nil
 }
 
 func (e *fakeEditor) Reload(ctx context.Context, p string) (bool, error) {
@@ -143,6 +178,8 @@ func (e *fakeEditor) Reload(ctx context.Context, p string) (bool, error) {
 		fb.lines, fb.eol = []string{""}, false
 	}
 	fb.tick++
+	fb.stale = false
+	fb.disk = statFile(p)
 	return false, nil
 }
 

@@ -100,6 +100,9 @@ func TestReadStaleBufferConfirmed(t *testing.T) {
 			if err != nil || resp.Content != c.disk {
 				t.Fatalf("read %q %v, want the disk %q", resp.Content, err, c.disk)
 			}
+			if c.wantReloads > 0 { // the watcher brings the buffer in step
+				eventually(t, "reload", func() bool { r, _ := ed.counts(p); return r >= c.wantReloads })
+			}
 			ed.mu.Lock()
 			defer ed.mu.Unlock()
 			if len(ed.confirms) != c.wantConfirms || ed.reloads[p] != c.wantReloads {

@@ -2,7 +2,6 @@ package fsbridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,6 +33,8 @@ type watcher struct {
 	files    map[string]int             // real path -> reasons
 	dirs     map[string]map[string]bool // dir -> watched names
 	known    map[string]fileState       // last state we saw or produced
+	texts    map[string]diskText        // each watched file's last known text (see reconcile)
+	forced   map[string]bool            // handle p's next burst even if its state looks known (refresh)
 	inflight map[string]int             // our own writes in progress
 	timers   map[string]*time.Timer
 	warned   map[string]bool
@@ -53,6 +54,8 @@ func newWatcher(b *Bridge) (*watcher, error) {
 		files:    map[string]int{},
 		dirs:     map[string]map[string]bool{},
 		known:    map[string]fileState{},
+		texts:    map[string]diskText{},
+		forced:   map[string]bool{},
 		inflight: map[string]int{},
 		timers:   map[string]*time.Timer{},
 		warned:   map[string]bool{},
@@ -113,6 +116,34 @@ func (w *watcher) track(p string, reason int) {
 	if _, ok := w.known[p]; !ok {
 		w.known[p] = statFile(p)
 	}
+	if _, ok := w.texts[p]; !ok {
+		// What the file holds now is the base the next change of it is
+		// merged against (reconcile): read once, when first watched.
+		w.texts[p] = readDiskText(p, w.b.cfg.MaxBytes)
+	}
+}
+
+// lastText is p's text on disk as last seen or written by the bridge.
+func (w *watcher) lastText(p string) (diskText, bool) {
+	if w == nil {
+		return diskText{}, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.texts[p]
+	return t, ok
+}
+
+// setText records t as p's text on disk now (kept only while p is watched).
+func (w *watcher) setText(p string, t diskText) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.files[p] != 0 {
+		w.texts[p] = t
+	}
 }
 
 // untrack drops reason for p and the directory watch when nothing in it is
@@ -132,6 +163,8 @@ func (w *watcher) untrack(p string, reason int) {
 	}
 	delete(w.files, p)
 	delete(w.known, p)
+	delete(w.texts, p)
+	delete(w.forced, p)
 	delete(w.warned, p)
 	delete(w.special, p)
 	if t, ok := w.timers[p]; ok {
@@ -161,7 +194,9 @@ func (w *watcher) beginWrite(p string) {
 	w.mu.Unlock()
 }
 
-func (w *watcher) endWrite(p string) {
+// text is what the write left in the file (ok false: unknown, e.g. the
+// write failed): the base the next change of it is merged against.
+func (w *watcher) endWrite(p string, text string, ok bool) {
 	if w == nil {
 		return
 	}
@@ -172,6 +207,11 @@ func (w *watcher) endWrite(p string) {
 		delete(w.inflight, p)
 	}
 	w.known[p] = st
+	if ok && st.Exists {
+		w.texts[p] = diskText{state: st, text: text, ok: true}
+	} else {
+		delete(w.texts, p) // read again when next seen
+	}
 	w.mu.Unlock()
 }
 
@@ -214,7 +254,7 @@ func (w *watcher) refresh(p string) {
 	if w.closed {
 		return
 	}
-	delete(w.known, p)
+	w.forced[p] = true
 	w.scheduleLocked(p)
 }
 
@@ -240,7 +280,9 @@ func (w *watcher) fire(p string) {
 	}
 	delete(w.timers, p)
 	st := statFile(p)
-	if old, ok := w.known[p]; ok && old == st {
+	forced := w.forced[p]
+	delete(w.forced, p)
+	if old, ok := w.known[p]; ok && old == st && !forced {
 		w.handled[p]++
 		w.mu.Unlock()
 		return // nothing new (our own write, or already handled)
@@ -255,14 +297,14 @@ func (w *watcher) fire(p string) {
 		w.mu.Unlock()
 	}()
 
-	if w.b.ed == nil || !w.b.isLoaded(p) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(w.ctx, 10*time.Second)
-	defer cancel()
 	// Neovim is never asked to reload from a FIFO, device or socket: it
 	// would block in open(2) (a FIFO with no writer) for good.
 	if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+		if w.b.ed == nil || !w.b.isLoaded(p) {
+			return
+		}
+		ctx, cancel := context.WithTimeout(w.ctx, 10*time.Second)
+		defer cancel()
 		w.mu.Lock()
 		warn := !w.special[p] && !w.closed
 		w.special[p] = true
@@ -275,24 +317,26 @@ func (w *watcher) fire(p string) {
 	w.mu.Lock()
 	delete(w.special, p)
 	w.mu.Unlock()
-	modified, err := w.b.ed.Reload(ctx, p)
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			w.b.log.Debug("fsbridge: reload failed", "path", p, "err", err)
-		}
-		return
-	}
+	// The context of the whole reconcile, questions included: a conflict
+	// waits for the user as long as the session lives.
+	w.b.reconcile(w.ctx, p)
+}
+
+// warnOnce warns about p once until cleared (clearWarned).
+func (w *watcher) warnOnce(ctx context.Context, p, msg string) {
 	w.mu.Lock()
-	warn := modified && !w.warned[p] && !w.closed
-	if modified {
-		w.warned[p] = true
-	} else {
-		delete(w.warned, p)
-	}
+	warn := !w.warned[p] && !w.closed
+	w.warned[p] = true
 	w.mu.Unlock()
 	if warn {
-		w.b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk, but its buffer has unsaved changes: not reloaded (writing the buffer will overwrite the change on disk)", p))
+		w.b.ed.Warn(ctx, msg)
 	}
+}
+
+func (w *watcher) clearWarned(p string) {
+	w.mu.Lock()
+	delete(w.warned, p)
+	w.mu.Unlock()
 }
 
 // handledCount is how many settled event bursts for p were handled.

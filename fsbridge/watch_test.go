@@ -44,26 +44,6 @@ func TestWatchReloadsUnmodifiedBuffer(t *testing.T) {
 	}
 }
 
-func TestWatchWarnsOnceForModifiedBuffer(t *testing.T) {
-	e := newEnv(t, nil)
-	p := e.file("f.txt", "old\n")
-	e.ed.load(t, e.b, p)
-	e.ed.edit(p, func(l []string) []string { return append(l, "unsaved") })
-	os.WriteFile(p, []byte("external 1\n"), 0o644)
-	eventually(t, "first reload attempt", func() bool { r, _ := e.ed.counts(p); return r >= 1 })
-	replaceFile(t, p, "external 2\n")
-	eventually(t, "second reload attempt", func() bool { r, _ := e.ed.counts(p); return r >= 2 })
-	if _, w := e.ed.counts(p); w != 1 {
-		t.Fatalf("warned %d times, want 1", w)
-	}
-	if !strings.Contains(e.ed.warns[0], p) {
-		t.Fatalf("warning does not name the file: %q", e.ed.warns[0])
-	}
-	if l := e.ed.lines(p); len(l) != 2 || l[1] != "unsaved" {
-		t.Fatalf("modified buffer touched: %q", l)
-	}
-}
-
 func TestWatchIgnoresOwnWrites(t *testing.T) {
 	for _, loaded := range []bool{true, false} {
 		e := newEnv(t, nil)

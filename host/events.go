@@ -28,6 +28,7 @@ const (
 	EventModel          = "model"            // the model was switched
 	EventAuth           = "auth"             // the agent needs a login: pick one of its methods
 	EventAuthDone       = "auth_done"        // the auth question was settled
+	EventReview         = "review"           // a file's pending changes of the agent's (review.go)
 )
 
 // eventTypes lists every event type the host sends.
@@ -37,7 +38,7 @@ var eventTypes = []string{
 	EventResume, EventResumeDone,
 	EventTerminal, EventTerminalOutput, EventTerminalExit,
 	EventFsWarning, EventMessage, EventModel,
-	EventAuth, EventAuthDone,
+	EventAuth, EventAuthDone, EventReview,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -267,4 +268,10 @@ func messageEvent(level, text string) Event {
 // modelEvent says the model is now modelID.
 func modelEvent(modelID string) Event {
 	return Event{"type": EventModel, "model_id": modelID}
+}
+
+// reviewEvent carries one file's pending changes of the agent's
+// (review.go).
+func reviewEvent(file any) Event {
+	return Event{"type": EventReview, "file": file}
 }

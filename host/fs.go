@@ -2,10 +2,15 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -90,6 +95,7 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.SetSink(s.rev)
 	f.mu.Lock()
 	f.seeding = true
 	f.mu.Unlock()
@@ -141,8 +147,13 @@ func (s *Session) bufferEvent(path string, loaded bool) {
 // tool_call_update, or session/request_permission) to the session's bridge:
 // the agent's later write of newText is merged against oldText, so the
 // user's edits made meanwhile survive (see fsbridge.Bridge.Announce).
+//
+// A diff with no oldText for a file that exists (claude adapters announce
+// every Write so) gets the file's text, before the tool runs: the user is
+// shown what the write replaces, not a new file.
 func (s *Session) noteDiffs(toolCall map[string]any) {
 	content, _ := toolCall["content"].([]any)
+	status, _ := toolCall["status"].(string)
 	for _, c := range content {
 		m, _ := c.(map[string]any)
 		if m == nil || m["type"] != "diff" {
@@ -156,6 +167,11 @@ func (s *Session) noteDiffs(toolCall map[string]any) {
 		var oldText *string
 		if o, ok := m["oldText"].(string); ok {
 			oldText = &o
+		} else if status != "completed" && status != "failed" {
+			if o, ok := s.shownText(path); ok && o != newText {
+				m["oldText"] = o
+				oldText = &o
+			}
 		}
 		f := &s.fsb
 		f.mu.Lock()
@@ -173,10 +189,30 @@ func (s *Session) noteDiffs(toolCall map[string]any) {
 	}
 }
 
+// shownText is path's text as the user sees it, when it is an existing
+// text file (see fsbridge.Bridge.Shown).
+func (s *Session) shownText(path string) (string, bool) {
+	if !filepath.IsAbs(path) {
+		return "", false
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	b, err := s.bridge(ctx)
+	if err != nil {
+		return "", false
+	}
+	text, exists, err := b.Shown(ctx, path)
+	return text, exists && err == nil
+}
+
 // serveRead implements fs/read_text_file, for requests through acp-go-sdk
 // (dispatch.go) and the fast path (fastfs.go), which takes the
 // well-formed ones first.
 func (s *Session) serveRead(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, *acp.RequestError) {
+	s.fsReads.Store(true)
 	return serveBridge(ctx, s, "read", req, (*fsbridge.Bridge).ReadTextFile)
 }
 
@@ -203,19 +239,6 @@ func serveBridge[Req, Res any](ctx context.Context, s *Session, op string, req R
 		return res, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	return res, nil
-}
-
-// changes lists the files the session's agent wrote (none when the agent
-// never used fs/*).
-func (s *Session) changes() []fsbridge.Change {
-	f := &s.fsb
-	f.mu.Lock()
-	b := f.b
-	f.mu.Unlock()
-	if b == nil {
-		return []fsbridge.Change{}
-	}
-	return b.Changes()
 }
 
 // execLua runs code in Neovim and decodes its result into result, giving up
@@ -260,15 +283,7 @@ func (e *nvimEditor) Apply(ctx context.Context, realPath string, bufnr, tick int
 // ApplyResult implements fsbridge.ResultEditor: the host's copy of the
 // buffer becomes lines and text (when given) without reading them back.
 func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool, lines []string, text string) error {
-	if hunks == nil {
-		hunks = []fsbridge.Hunk{} // nil would reach Lua as a hole in the arguments
-	}
-	for i := range hunks {
-		if hunks[i].Lines == nil {
-			// A deletion: nil would reach Lua as vim.NIL, not a list.
-			hunks[i].Lines = []string{}
-		}
-	}
+	hunks = luaHunks(hunks)
 	// The change signal's epoch before the apply: the buffer's new key is
 	// current in it (apply_keyed does not signal its own changes).
 	epoch, sigOK := e.s.h.bufs.sig.current(ctx, e.s.h)
@@ -299,6 +314,43 @@ func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, ti
 		return fmt.Errorf("buffer %d: %s", bufnr, r)
 	}
 	return fmt.Errorf("buffers.apply: unexpected result %v", res)
+}
+
+// Sync implements fsbridge.Syncer through buffers.sync_keyed.
+func (e *nvimEditor) Sync(ctx context.Context, realPath string, bufnr, tick int, theirs []string, hunks, moved []fsbridge.Hunk, eol bool, result []string, text string) error {
+	sum := sha256.Sum256([]byte(strings.Join(theirs, "\n")))
+	expect := map[string]any{"count": len(theirs), "sha": hex.EncodeToString(sum[:])}
+	var res any
+	err := e.s.h.execLua(ctx, "return require('acp.buffers').sync_keyed(...)", &res, bufnr, tick, realPath, expect, luaHunks(hunks), luaHunks(moved), eol)
+	// The host's copy is read again (the buffer was reloaded).
+	e.s.h.bufs.forget(realPath)
+	if err != nil {
+		return fmt.Errorf("buffers.sync: %w", err)
+	}
+	if r, ok := res.(string); ok {
+		switch r {
+		case "buffer changed", "disk changed":
+			return fmt.Errorf("buffer %d: %s: %w", bufnr, r, fsbridge.ErrBufferChanged)
+		case "path changed":
+			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrPathChanged)
+		}
+		return fmt.Errorf("buffer %d: %s", bufnr, r)
+	}
+	return nil
+}
+
+// luaHunks makes hunks safe to send to Lua (nil lists would arrive as
+// holes or vim.NIL).
+func luaHunks(hunks []fsbridge.Hunk) []fsbridge.Hunk {
+	if hunks == nil {
+		return []fsbridge.Hunk{}
+	}
+	for i := range hunks {
+		if hunks[i].Lines == nil {
+			hunks[i].Lines = []string{}
+		}
+	}
+	return hunks
 }
 
 // Confirm implements fsbridge.Confirmer: buffers.confirm takes the buffer
@@ -435,14 +487,37 @@ func (h *Host) rpcBufUnloaded(path string) {
 	}
 }
 
-// rpcChanges is acp_changes(sid): the files the session's agent wrote, each
-// with its content from before the session first touched it.
-func (h *Host) rpcChanges(sid int) ([]fsbridge.Change, error) {
+// rpcChanges is acp_changes(sid): the files changed in the session, each
+// with its content from before the first change: the agent's (the review
+// record, review.go), and the user's own writes through the bridge (code
+// blocks applied), with who wrote each (by_agent, by_user).
+func (h *Host) rpcChanges(sid int) ([]map[string]any, error) {
 	s, err := h.session(sid)
 	if err != nil {
 		return nil, err
 	}
-	return s.changes(), nil
+	out := []map[string]any{}
+	at := map[string]int{}
+	for _, c := range s.rev.Rec.Changes() {
+		at[c.Path] = len(out)
+		out = append(out, map[string]any{"path": c.Path, "original": c.Original, "existed": c.Existed, "pending": c.Pending, "by_agent": true})
+	}
+	s.fsb.mu.Lock()
+	b := s.fsb.b
+	s.fsb.mu.Unlock()
+	if b != nil {
+		for _, c := range b.Changes() {
+			if !c.ByUser {
+				continue
+			}
+			if i, ok := at[c.Path]; ok {
+				out[i]["by_user"] = true
+				continue
+			}
+			out = append(out, map[string]any{"path": c.Path, "original": c.Original, "existed": c.Existed, "by_user": true, "by_agent": c.ByAgent})
+		}
+	}
+	return out, nil
 }
 
 func (h *Host) allSessions() []*Session {

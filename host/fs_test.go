@@ -116,7 +116,7 @@ func TestBufferEventsBeforeBridgeAreIgnored(t *testing.T) {
 	h, s := testSession(t)
 	h.rpcBufLoaded("/tmp/a")
 	h.rpcBufUnloaded("/tmp/a")
-	if c := s.changes(); len(c) != 0 {
+	if c := s.rev.Rec.Changes(); len(c) != 0 {
 		t.Fatalf("changes = %v", c)
 	}
 }

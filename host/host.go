@@ -99,6 +99,13 @@ func (h *Host) Register() error {
 		"acp_buf_unloaded": h.rpcBufUnloaded,
 		"acp_changes":      h.rpcChanges,
 		"acp_apply":        h.rpcApply, // apply.go
+		// review.go
+		"acp_review_list":     h.rpcReviewList,
+		"acp_review_sync":     h.rpcReviewSync,
+		"acp_review_decide":   h.rpcReviewDecide,
+		"acp_review_comment":  h.rpcReviewComment,
+		"acp_review_feedback": h.rpcReviewFeedback,
+		"acp_reads_disk":      h.rpcReadsDisk, // quirks.go
 
 		// Live terminal views (terminal.go).
 		"acp_terminal_input":  h.rpcTerminalInput,

@@ -19,6 +19,13 @@ const (
 	// "" instead of an error. Gemini CLI reads through the client before it
 	// creates a file and treats any error as fatal (DESIGN.md).
 	QuirkMissingFileAsEmpty = "missing_file_as_empty"
+	// QuirkReadsDisk: the agent reads files from disk with its own tools,
+	// not through fs/read_text_file, so a buffer's unsaved changes are
+	// not what it sees (sending a prompt offers to save them first). An
+	// agent with no known quirk counts as reading the disk until it calls
+	// fs/read_text_file. Gemini CLI reads through the client only to
+	// create or overwrite a file.
+	QuirkReadsDisk = "reads_disk"
 	// QuirkModeMarker: an agent message chunk that is only
 	// "[MODE_UPDATE] <mode>" is a mode change, not text. Gemini CLI reports
 	// mode changes only so (DESIGN.md); from any other agent it is text.
@@ -34,6 +41,12 @@ type agentQuirk struct {
 // knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0).
 var knownQuirks = []agentQuirk{
 	{Name: QuirkMissingFileAsEmpty, Agent: "gemini-cli"},
+	{Name: QuirkReadsDisk, Agent: "gemini-cli"},
+	// Observed 2026-11-24: they read and write the disk with their own tools.
+	{Name: QuirkReadsDisk, Agent: "@agentclientprotocol/claude-agent-acp"},
+	{Name: QuirkReadsDisk, Agent: "@agentclientprotocol/codex-acp"},
+	{Name: QuirkReadsDisk, Agent: "codex-acp"},
+	{Name: QuirkReadsDisk, Agent: "OpenCode"},
 	{Name: QuirkModeMarker, Agent: "gemini-cli"},
 }
 
@@ -89,6 +102,42 @@ func compareVersions(a, b string) int {
 		}
 	}
 	return 0
+}
+
+// readsDisk reports whether the session's agent reads files from disk
+// (QuirkReadsDisk, or it never called fs/read_text_file in this session).
+func (s *Session) readsDisk() bool {
+	s.mu.Lock()
+	a := s.agent
+	s.mu.Unlock()
+	var info *acp.Implementation
+	if a != nil {
+		info = a.initResp.AgentInfo
+	}
+	if on, ok := s.opts.Quirks[QuirkReadsDisk]; ok {
+		return on
+	}
+	if quirkOn(QuirkReadsDisk, info, nil) {
+		return true
+	}
+	if info != nil && readsThroughEditor[info.Name] {
+		return false
+	}
+	return !s.fsReads.Load()
+}
+
+// readsThroughEditor are the agents (agentInfo.name) known to read files
+// through fs/read_text_file (observed: qwen-code 0.24, claude-code-acp
+// 0.16, and the demo agent).
+var readsThroughEditor = map[string]bool{"qwen-code": true, "@zed-industries/claude-code-acp": true, "nvim-acp-demo": true}
+
+// rpcReadsDisk is acp_reads_disk(sid) (see readsDisk).
+func (h *Host) rpcReadsDisk(sid int) (bool, error) {
+	s, err := h.session(sid)
+	if err != nil {
+		return true, err
+	}
+	return s.readsDisk(), nil
 }
 
 // applyQuirks sets the session's workarounds for agent a (before its fs

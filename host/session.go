@@ -15,6 +15,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/approval"
+	"github.com/nvim-acp/nvim-acp/review"
+	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
 // SessionOptions is what Lua sends to open a session.
@@ -70,7 +72,17 @@ type Session struct {
 	enders     []func() // run once when the session ends (close, agent exit, host exit)
 	ended      bool
 
-	fsb sessionFS // fs/* state, see fs.go
+	fsb      sessionFS       // fs/* state, see fs.go
+	fsReads  atomic.Bool     // the agent called fs/read_text_file (quirks.go readsDisk)
+	rev      *review.Tracker // the agent's changes, see review.go
+	deciding atomic.Value    // the path a review decision is being taken on (review.go)
+
+	scanOnce  sync.Once         // scan.go
+	scan      *turnscan.Scanner // the files a turn changes behind the client
+	scanKick  chan struct{}     // asks the check loop for a check
+	scanFull  atomic.Bool       // the next check is a full one (not the noted files only)
+	scanMu    sync.Mutex
+	scanNamed map[string]bool // tool calls (ids) that named the files they change
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
@@ -108,7 +120,7 @@ func (s *Session) end() {
 }
 
 func newSession(h *Host, sid int, opts SessionOptions) *Session {
-	return &Session{
+	s := &Session{
 		sid:     sid,
 		h:       h,
 		log:     h.log.With("sid", sid, "agent", opts.Agent.Name),
@@ -116,6 +128,8 @@ func newSession(h *Host, sid int, opts SessionOptions) *Session {
 		perms:   map[int]*pending{},
 		stopped: make(chan struct{}),
 	}
+	s.rev = s.newTracker()
+	return s
 }
 
 func (s *Session) emit(ev Event) {
@@ -255,6 +269,10 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	s.mu.Unlock()
 	turn := s.approvals.Begin()
 	defer cancel()
+	s.scanStart()
+	s.rev.TurnStarted()
+	defer s.rev.TurnEnded()
+	defer s.scanEnd() // what the turn changed, before the turn counts as ended
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
 		SessionId: id,
 		Prompt:    blocks,
@@ -397,6 +415,7 @@ func (s *Session) update(u map[string]any) {
 	}
 	if kind == "tool_call" || kind == "tool_call_update" {
 		s.noteDiffs(u) // fs.go: announced diffs are merge bases
+		s.scanNote(u)  // scan.go: the files it names, checked once it ends
 	}
 	// Waits while Neovim is behind, which slows the agent through the gate.
 	ev := updateEvent(clean(u))
@@ -458,6 +477,7 @@ func (p *permissionRequest) UnmarshalJSON(b []byte) error {
 func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (acp.RequestPermissionResponse, *acp.RequestError) {
 	if tc, ok := p.raw["toolCall"].(map[string]any); ok {
 		s.noteDiffs(tc) // fs.go: announced diffs are merge bases
+		s.scanNote(tc)  // scan.go: the files it names
 	}
 	turn, inTurn := s.approvals.Current()
 	opts := make([]approval.Option, len(p.Options))

@@ -104,11 +104,21 @@ end, {
 
 cmd("AcpChanges", function()
   require("acp.commands").changes()
-end, { desc = "Quickfix list of the files the agent wrote this session" })
+end, { desc = "Quickfix list of the agent's pending changes (and the files it changed)" })
+
+cmd("AcpReview", function(o)
+  require("acp.commands").review(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "keep", "reject", "send", "quickfix" }
+  end,
+  desc = "Review the agent's pending changes: a view of them, or keep|reject all, send comments, quickfix",
+})
 
 cmd("AcpDiff", function(o)
   require("acp.commands").diff(o.args ~= "" and vim.fn.fnamemodify(vim.fn.expand(o.args), ":p") or nil)
-end, { nargs = "?", complete = "file", desc = "Diff a file the agent wrote against its content before the session" })
+end, { nargs = "?", complete = "file", desc = "Diff a file the agent changed against its text before" })
 
 cmd("AcpLog", function()
   vim.cmd.split(vim.fn.fnameescape(require("acp.host").log_path()))

@@ -679,6 +679,98 @@ function M.apply(bufnr, tick, hunks, eol, realpath)
   return true
 end
 
+--- Bring buffer bufnr (as of b:changedtick tick) in step with its file,
+--- which someone else changed on disk (the host merged the change): the
+--- buffer is reloaded from the file, which must then hold exactly the
+--- lines the host merged (expect: {count, sha256 of the lines joined with
+--- "\n"}), and hunks (against those lines) are applied on top in the same
+--- undo step, so one undo gives back the buffer as it was. The buffer ends
+--- modified exactly when the hunks change something (the user's unsaved
+--- lines the disk lacks); Neovim has read the file, so writing the buffer
+--- later does not warn that it changed.
+---@param bufnr integer
+---@param tick integer
+---@param realpath string
+---@param expect {count: integer, sha: string}
+---@param hunks {start: integer, count: integer, lines: string[]}[] against the reloaded lines
+---@param moved {start: integer, count: integer, lines: string[]}[] from the buffer's lines before to after (views follow them)
+---@param eol boolean whether the result ends with a newline
+---@return true|string true, or "buffer changed" (tick moved: nothing done),
+---  "disk changed" (the file is not what the host merged: reload undone),
+---  "buffer not loaded", "path changed", "not a regular file: <type>"
+function M.sync(bufnr, tick, realpath, expect, hunks, moved, eol)
+  if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
+    return "buffer not loaded"
+  end
+  if api.nvim_buf_get_changedtick(bufnr) ~= tick then
+    return "buffer changed"
+  end
+  local why = unwritable(bufnr, realpath)
+  if why then
+    return why
+  end
+  local views = save_views(bufnr)
+  local ul = vim.o.undoreload
+  local n = api.nvim_buf_line_count(bufnr)
+  local ok, err = pcall(api.nvim_buf_call, bufnr, function()
+    -- Close the user's pending undo block; keep undo across the reload.
+    vim.cmd("let &l:undolevels = &l:undolevels")
+    vim.o.undoreload = math.max(ul, n + 1, expect.count + 1)
+    vim.cmd("silent keepalt keepjumps edit!")
+  end)
+  vim.o.undoreload = ul
+  if not ok then
+    return "reload failed: " .. tostring(err)
+  end
+  local lines = api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  if #lines ~= expect.count or vim.fn.sha256(table.concat(lines, "\n")) ~= expect.sha then
+    pcall(api.nvim_buf_call, bufnr, function()
+      vim.cmd("silent undo")
+    end)
+    restore_views(views)
+    return "disk changed"
+  end
+  if #hunks > 0 then
+    api.nvim_buf_call(bufnr, function()
+      vim.cmd("undojoin")
+    end)
+    for i = #hunks, 1, -1 do
+      local s, c, ls = hunk_parts(hunks[i])
+      api.nvim_buf_set_lines(bufnr, s, s + c, true, ls)
+    end
+  end
+  if not vim.bo[bufnr].binary and (vim.bo[bufnr].eol or vim.bo[bufnr].fixeol) ~= eol then
+    vim.bo[bufnr].eol = eol
+    if not eol then
+      vim.bo[bufnr].fixeol = false
+    end
+  end
+  local count = api.nvim_buf_line_count(bufnr)
+  for _, v in pairs(views) do
+    v.lnum = math.min(map_line(v.lnum - 1, moved) + 1, count)
+    v.topline = math.max(1, math.min(map_line(v.topline - 1, moved) + 1, count))
+  end
+  restore_views(views)
+  sync_origin(bufnr)
+  return true
+end
+
+--- sync(), then the buffer's key() (see apply_keyed).
+---@return {key: integer}|string
+function M.sync_keyed(bufnr, tick, realpath, expect, hunks, moved, eol)
+  quiet = bufnr
+  local ok, r = pcall(M.sync, bufnr, tick, realpath, expect, hunks, moved, eol)
+  quiet = nil
+  ping()
+  if not ok then
+    error(r, 0)
+  end
+  if r ~= true then
+    return r
+  end
+  return { key = pack(bufnr) }
+end
+
 --- apply(), then the buffer's key() when its text is now exactly the
 --- hunks applied to the text as of tick (nothing else changed it while it
 --- was written), so the host can update its copy without reading the

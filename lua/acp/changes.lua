@@ -1,8 +1,8 @@
---- The files an agent wrote in a session (:AcpChanges, :AcpDiff).
----
---- The host keeps, per session, each file the agent wrote through
---- fs/write_text_file with its content from before the session first touched
---- it (acp_changes). This module lists them in the quickfix list and opens a
+--- The files an agent changed in a session (:AcpChanges, :AcpDiff): views
+--- of the host's review record (package review), which keeps each file the
+--- agent changed, whatever way it wrote it, with its content from before
+--- the agent's first change (acp_changes) and its pending hunks
+--- (acp.review). This module lists them in the quickfix list and opens a
 --- side-by-side diff of that original against the file as it is now.
 local actions = require("acp.actions")
 local buffers = require("acp.buffers")
@@ -10,6 +10,7 @@ local config = require("acp.config")
 local files = require("acp.files")
 local host = require("acp.host")
 local layout = require("acp.layout")
+local review = require("acp.review")
 
 local M = {}
 
@@ -134,15 +135,27 @@ function M.by(s, c)
   return agent
 end
 
---- :AcpChanges: the files the session's agent wrote, in the quickfix list
---- (opened when not empty).
+--- :AcpChanges: every pending change of the agent's (one item per hunk,
+--- from the review record, acp.review), then each file of the session's
+--- with nothing pending any more, in the quickfix list (opened when not
+--- empty).
 ---@param s acp.Session
----@return integer number of files
+---@return integer number of items
 function M.quickfix(s)
-  local items = M.items(s)
-  vim.fn.setqflist({}, " ", { title = ("acp: files %s wrote"):format(s.agent or "the agent"), items = items })
+  local items = review.qf_items()
+  local listed = {}
+  for _, it in ipairs(items) do
+    listed[it.filename] = true
+  end
+  for _, it in ipairs(M.items(s)) do
+    if not it.filename or not listed[it.filename] then
+      it.text = it.text:gsub("; :AcpDiff to compare$", ", nothing pending; :AcpDiff to compare")
+      items[#items + 1] = it
+    end
+  end
+  vim.fn.setqflist({}, " ", { title = ("acp: changes of %s"):format(s.agent or "the agent"), items = items })
   if #items == 0 then
-    vim.notify("acp: the agent has written no files in this session", vim.log.levels.INFO)
+    vim.notify("acp: the agent has changed no files in this session", vim.log.levels.INFO)
     return 0
   end
   -- Not from the chat: the list and its jumps belong to the editing windows.

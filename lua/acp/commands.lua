@@ -3,6 +3,8 @@
 local changes = require("acp.changes")
 local chat = require("acp.chat")
 local host = require("acp.host")
+local review = require("acp.review")
+local reviewview = require("acp.reviewview")
 local session = require("acp.session")
 local settings = require("acp.settings")
 
@@ -89,6 +91,35 @@ function M.changes()
   local s = current()
   if s then
     changes.quickfix(s)
+  end
+end
+
+--- :AcpReview [keep|reject|send|quickfix]: the review view; keep or reject
+--- every pending change; send the comments and rejected changes to the
+--- current session's agent; the quickfix list of pending changes.
+---@param arg string
+function M.review(arg)
+  if arg == "" or arg == nil then
+    reviewview.open()
+  elseif arg == "keep" or arg == "reject" then
+    review.all_action(arg .. "_all")
+  elseif arg == "quickfix" then
+    review.quickfix()
+  elseif arg == "send" then
+    local s = current(true)
+    if not s then
+      return
+    end
+    local ok, text = pcall(host.request, "acp_review_feedback", s.sid)
+    if not ok then
+      vim.notify("acp: " .. tostring(text), vim.log.levels.ERROR)
+    elseif text == "" then
+      vim.notify("acp: no comments or rejected changes to send", vim.log.levels.INFO)
+    else
+      s:send(text)
+    end
+  else
+    vim.notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
   end
 end
 

@@ -15,6 +15,7 @@ local M = {}
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
 ---@field mode_marker boolean|nil a message "[MODE_UPDATE] <mode>" is a mode change, not text (Gemini CLI; on by agentInfo.name)
+---@field reads_disk boolean|nil the agent reads files from disk, not through the editor (Gemini CLI; else until it reads through the editor)
 
 ---@class acp.Config
 ---@field agents table<string, acp.AgentSpec> name -> how to start it; presets merged in
@@ -38,6 +39,7 @@ local M = {}
 ---@field write "apply"|"review" apply the agent's writes, or review each first
 ---@field allow_roots string[] readable/writable roots besides the session's cwd
 ---@field max_bytes integer size cap of one read or write
+---@field save_before_prompt "ask"|"always"|"never" unsaved buffers of the workspace when a prompt goes to an agent that reads the disk
 
 ---@class acp.Config.Terminal
 ---@field output_byte_limit integer what the agent keeps of a command's output
@@ -69,6 +71,7 @@ local M = {}
 ---@field input table<string, acp.Keys> in the input area
 ---@field chat table<string, acp.Keys> in the transcript
 ---@field prompt table<string, acp.Keys> in permission prompts and file questions
+---@field review table<string, acp.Keys> in buffers with the agent's pending changes, and :AcpReview
 
 ---@class acp.Config.Registry
 ---@field url string|nil registry.json to use (default: the published one)
@@ -119,7 +122,7 @@ M.defaults = {
   agents = {},
   default_agent = false,
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
-  fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
+  fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024, save_before_prompt = "ask" },
   terminal = {
     output_byte_limit = 1024 * 1024,
     output_budget = 32 * 1024 * 1024,
@@ -167,6 +170,16 @@ M.defaults = {
       open_diff = "d",
       hide = { "<Esc>", "q" },
     },
+    review = {
+      next_hunk = "]h",
+      prev_hunk = "[h",
+      keep = "<LocalLeader>y",
+      reject = "<LocalLeader>n",
+      keep_file = "<LocalLeader>Y",
+      reject_file = "<LocalLeader>N",
+      comment = "<LocalLeader>c",
+      view = "<LocalLeader>r",
+    },
   },
   history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
   mcp_servers = {},
@@ -205,7 +218,7 @@ end
 
 -- A check returns nil when v is fine, else what it must be.
 --- The quirks an agent spec may set (host/quirks.go).
-local quirk_names = { missing_file_as_empty = true, mode_marker = true }
+local quirk_names = { missing_file_as_empty = true, mode_marker = true, reads_disk = true }
 
 local checks = {}
 
@@ -265,7 +278,12 @@ local schema = {
     return v ~= false and type(v) ~= "string" and "a string or false" or nil
   end,
   permissions = { auto_allow = checks.strings, focus_guard_ms = checks.non_negative },
-  fs = { write = one_of("apply", "review"), allow_roots = checks.strings, max_bytes = checks.positive },
+  fs = {
+    write = one_of("apply", "review"),
+    allow_roots = checks.strings,
+    max_bytes = checks.positive,
+    save_before_prompt = one_of("ask", "always", "never"),
+  },
   terminal = {
     output_byte_limit = checks.positive,
     output_budget = checks.positive,
@@ -331,7 +349,7 @@ local agent_schema = {
     end
     for k, x in pairs(v) do
       if not quirk_names[k] or type(x) ~= "boolean" then
-        return "a table of { missing_file_as_empty = boolean, mode_marker = boolean }"
+        return "a table of { missing_file_as_empty = boolean, mode_marker = boolean, reads_disk = boolean }"
       end
     end
   end,

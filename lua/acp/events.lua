@@ -7,6 +7,7 @@
 local auth = require("acp.auth")
 local chat = require("acp.chat")
 local registry = require("acp.registry")
+local review = require("acp.review")
 local session = require("acp.session")
 local updates = require("acp.updates")
 
@@ -116,6 +117,11 @@ function handlers.fs_warning(s, ev)
       fs_warned[text] = nil
     end, 2000)
   end
+end
+
+--- One file's pending changes of the agent's (the review, acp.review).
+function handlers.review(s, ev)
+  review.on_file(s, table_or_empty(ev.file))
 end
 
 --- A line for the chat: level "info", "warn" or "error".

@@ -33,6 +33,14 @@ M.links = {
   AcpStateStarting = "Comment",
   AcpDiffAdd = "DiffAdd",
   AcpDiffDelete = "DiffDelete",
+  -- The agent's pending changes in the files' buffers (acp.review).
+  AcpReviewAdd = "DiffAdd",
+  AcpReviewDelete = "DiffDelete",
+  AcpReviewSignAdd = "Added",
+  AcpReviewSignChange = "Changed",
+  AcpReviewSignDelete = "Removed",
+  AcpReviewComment = "DiagnosticInfo",
+  AcpReviewHunkHeader = "Title",
   -- Markdown in the chat (chat.render = "acp"), linked to the groups of
   -- Neovim's tree-sitter markdown so colorschemes style both alike.
   AcpMdH1 = "@markup.heading.1.markdown",

@@ -13,6 +13,7 @@ local events = require("acp.events")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
 local host = require("acp.host")
+local review = require("acp.review")
 local session = require("acp.session")
 local winbar = require("acp.winbar")
 
@@ -46,6 +47,7 @@ local function setup_once()
     session.host_exited(code)
     events.reset()
   end)
+  review.setup()
 end
 
 --- The session opts.session names, else the current one.

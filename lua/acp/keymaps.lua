@@ -49,10 +49,20 @@ M.actions = {
     { name = "open_diff", modes = { "n" }, desc = "open a side-by-side diff first (conflict)" },
     { name = "hide", modes = { "n" }, desc = "hide the prompt (:AcpPermission shows it again)" },
   },
+  review = {
+    { name = "next_hunk", modes = { "n" }, desc = "next change of the agent's" },
+    { name = "prev_hunk", modes = { "n" }, desc = "previous change of the agent's" },
+    { name = "keep", modes = { "n" }, desc = "keep the agent's change under the cursor" },
+    { name = "reject", modes = { "n" }, desc = "reject the agent's change under the cursor (its old lines back)" },
+    { name = "keep_file", modes = { "n" }, desc = "keep all of the agent's changes to the file" },
+    { name = "reject_file", modes = { "n" }, desc = "reject all of the agent's changes to the file" },
+    { name = "comment", modes = { "n" }, desc = "comment on the change (:AcpReview send tells the agent)" },
+    { name = "view", modes = { "n" }, desc = "list every pending change (:AcpReview)" },
+  },
 }
 
 --- The keys configured for section.action ({} when turned off).
----@param section "input"|"chat"|"prompt"
+---@param section "input"|"chat"|"prompt"|"review"
 ---@param action string
 ---@return string[]
 function M.keys(section, action)
@@ -89,14 +99,19 @@ function M.apply(buf, section, handlers)
   end
 end
 
-local titles = { chat = "In the transcript", input = "In the input area", prompt = "In a prompt" }
+local titles = {
+  chat = "In the transcript",
+  input = "In the input area",
+  prompt = "In a prompt",
+  review = "In a buffer with the agent's pending changes, and :AcpReview",
+}
 
 --- The lines of the key help: every section's keys and what they do.
 ---@return string[]
 function M.help_lines()
   local rows = {}
   local keyw = 0
-  for _, section in ipairs({ "chat", "input", "prompt" }) do
+  for _, section in ipairs({ "chat", "input", "prompt", "review" }) do
     rows[#rows + 1] = { title = titles[section] }
     for _, a in ipairs(M.actions[section]) do
       local keys = table.concat(M.keys(section, a.name), " ")
@@ -135,7 +150,7 @@ function M.show_help()
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   for i, l in ipairs(lines) do
-    if titles.chat == l or titles.input == l or titles.prompt == l then
+    if titles.chat == l or titles.input == l or titles.prompt == l or titles.review == l then
       api.nvim_buf_set_extmark(buf, help_ns, i - 1, 0, { end_col = #l, hl_group = "AcpPermissionTitle" })
     elseif l:match("^  ") then
       local key_end = #(l:match("^(  .-)  ") or "")

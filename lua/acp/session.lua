@@ -21,6 +21,7 @@ local settings = require("acp.settings")
 local terminal = require("acp.terminal")
 local texts = require("acp.text")
 local transcript = require("acp.transcript")
+local unsaved = require("acp.unsaved")
 local winbar = require("acp.winbar")
 
 local M = {}
@@ -450,6 +451,9 @@ function S:send(text)
       ("acp: session is %s%s"):format(self.state, self.error and (": " .. self.error) or ""),
       vim.log.levels.ERROR
     )
+    return false
+  end
+  if not unsaved.before_prompt(self) then
     return false
   end
   local mblocks, mlabels, mpaths = self.context:mentions(text)

@@ -134,6 +134,48 @@ type Step struct {
 	FloodSession string `json:"flood_session,omitempty"`
 	// WaitFile waits (up to 10 s) until this file exists and is not empty.
 	WaitFile string `json:"wait_file,omitempty"`
+	// Disk changes a file behind the client's back, as agents that edit
+	// with their own tools do (claude-agent-acp, codex).
+	Disk *DiskOp `json:"disk,omitempty"`
+	// Sh runs a command line with sh -c in the agent's working directory,
+	// as an agent's own shell tool does; its output is logged ("sh").
+	Sh string `json:"sh,omitempty"`
+}
+
+// DiskOp is a change of the disk made by the agent itself: Op "write"
+// (Content to Path, in place, creating it), "replace" (Content to a
+// temporary file renamed over Path), "delete" (Path) or "rename" (Path to
+// To).
+type DiskOp struct {
+	Op      string `json:"op"`
+	Path    string `json:"path"`
+	To      string `json:"to,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// do applies op and logs it ("disk", with the error if any).
+func (a *agent) do(op DiskOp) {
+	var err error
+	switch op.Op {
+	case "write":
+		err = os.WriteFile(op.Path, []byte(op.Content), 0o644)
+	case "replace":
+		tmp := op.Path + ".fakeagent~"
+		if err = os.WriteFile(tmp, []byte(op.Content), 0o644); err == nil {
+			err = os.Rename(tmp, op.Path)
+		}
+	case "delete":
+		err = os.Remove(op.Path)
+	case "rename":
+		err = os.Rename(op.Path, op.To)
+	default:
+		err = fmt.Errorf("unknown disk op %q", op.Op)
+	}
+	ev := map[string]any{"op": op.Op, "path": op.Path}
+	if err != nil {
+		ev["error"] = err.Error()
+	}
+	a.log("disk", ev)
 }
 
 type agent struct {
@@ -530,6 +572,15 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 					break
 				}
 			}
+		case st.Disk != nil:
+			a.do(*st.Disk)
+		case st.Sh != "":
+			out, err := exec.Command("sh", "-c", st.Sh).CombinedOutput()
+			ev := map[string]any{"command": st.Sh, "output": string(out)}
+			if err != nil {
+				ev["error"] = err.Error()
+			}
+			a.log("sh", ev)
 		case st.Flood > 0:
 			chunk := strings.Repeat("f", st.FloodBytes)
 			for i := 0; i < st.Flood; i++ {

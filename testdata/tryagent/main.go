@@ -185,6 +185,8 @@ func run(o options) (bool, error) {
 			fmt.Printf("\n== tmux screen (%s)\n%s", o.tmux, b)
 		}
 	}
+	fmt.Println("\n== the agent's pending changes (the review, lua/acp/review.lua)")
+	fmt.Println(t.review())
 	fmt.Println("\n== files changed (diff -ruN before workspace)")
 	d, _ := exec.Command("diff", "-ruN", "--exclude=.git", before, ws).CombinedOutput()
 	if len(d) == 0 {
@@ -466,6 +468,28 @@ func (t *turn) chat() string {
 	var lines []string
 	if err := t.lua(`return vim.api.nvim_buf_get_lines(..., 0, -1, false)`, &lines, t.buf); err != nil {
 		return "(cannot read the chat: " + err.Error() + ")"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// review lists the review's pending changes: each file and its hunks.
+func (t *turn) review() string {
+	var lines []string
+	err := t.lua(`local out = {}
+		for _, e in ipairs(require("acp.review").all()) do
+			local f = e.file
+			local what = f.exists and (f.existed and "modified" or "created") or "deleted"
+			out[#out + 1] = ("%s (%s, %d hunks)"):format(e.path, what, #f.hunks)
+			for _, h in ipairs(f.hunks) do
+				out[#out + 1] = ("  line %d: +%d -%d%s"):format(h.start + 1, h.count, #h.old, h.old[1] and (" was: " .. h.old[1]) or "")
+			end
+		end
+		return out`, &lines)
+	if err != nil {
+		return "(cannot read the review: " + err.Error() + ")"
+	}
+	if len(lines) == 0 {
+		return "(none)"
 	}
 	return strings.Join(lines, "\n")
 }

@@ -1,0 +1,228 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// diskWrite is a fake-agent step writing content to path itself, behind
+// the client's back (as claude-agent-acp and codex edit).
+func diskWrite(path, content string) M {
+	return M{"disk": M{"op": "write", "path": path, "content": content}}
+}
+
+// bufModified is 'modified' of buffer b.
+func (e *Editor) bufModified(b int) bool {
+	e.t.Helper()
+	var m bool
+	e.Lua(`return vim.bo[...].modified`, &m, b)
+	return m
+}
+
+// opencode 1.18 in "ask" mode: fs/write_text_file of a version made from
+// the disk, merged into the modified buffer and saved; then its own write
+// of that version to disk. The user's line must survive both, and the
+// chat must say the unsaved lines were saved.
+func TestDiskAgentWritesAgainAfterFsWrite(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "notes.txt")
+	fsPutFile(t, p, "one\ntwo\nthree\n")
+	b := e.loadBuffer(p)
+	e.setLines(b, 3, 3, []string{"user's unsaved line"})
+	agent := "one\nTWO (agent)\nthree\n"
+	e.SetupFake(M{"turns": []any{[]any{fsWrite(p, agent), diskWrite(p, agent), text("done")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("edit")
+	if got := e.waitFS("fs/write_text_file", 1); !got[0].OK {
+		t.Fatalf("write: %+v", got[0])
+	}
+	want := "one|TWO (agent)|three|user's unsaved line"
+	e.Eventually("the agent's disk write handled", 10*time.Second, func() bool {
+		return e.bufModified(b) // the disk lacks the user's line again
+	})
+	if got := strings.Join(e.bufLines(b), "|"); got != want {
+		t.Fatalf("buffer %q, want %q", got, want)
+	}
+	if d := fsGetFile(t, p); d != agent {
+		t.Fatalf("disk %q, want the agent's own write %q", d, agent)
+	}
+	for _, w := range []string{"were saved to disk with the agent's edit", "changed on disk again"} {
+		e.Eventually("chat says "+w, 10*time.Second, func() bool { return strings.Contains(e.ChatText(), w) })
+	}
+	// The user writes the buffer: no "changed since reading" question.
+	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("write") end)`, nil, b)
+	if d := fsGetFile(t, p); d != strings.ReplaceAll(want, "|", "\n")+"\n" {
+		t.Fatalf("disk after :write %q", d)
+	}
+}
+
+// An agent's write to disk behind a buffer with unsaved changes is merged
+// into the buffer: the user's lines stay (unsaved), the agent's land; the
+// "writing the buffer will overwrite the change" dead end is gone.
+func TestDiskWriteMergedIntoModifiedBuffer(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "target.txt")
+	fsPutFile(t, p, "a\nb\nc\nd\ne\n")
+	b := e.loadBuffer(p)
+	e.setLines(b, 0, 1, []string{"A (user, unsaved)"})
+	agent := "a\nb\nc\nd\nE (agent)\n"
+	e.SetupFake(M{"turns": []any{[]any{diskWrite(p, agent), text("edited")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("edit")
+	want := "A (user, unsaved)|b|c|d|E (agent)"
+	e.Eventually("merged", 10*time.Second, func() bool { return strings.Join(e.bufLines(b), "|") == want })
+	if !e.bufModified(b) {
+		t.Fatal("the buffer's unsaved line was saved behind the user's back")
+	}
+	if d := fsGetFile(t, p); d != agent {
+		t.Fatalf("disk %q, want the agent's %q", d, agent)
+	}
+	e.Eventually("the merge said in the chat", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "merged into its buffer")
+	})
+	if chat := e.ChatText(); strings.Contains(chat, "will overwrite") {
+		t.Fatalf("chat:\n%s", chat)
+	}
+	// One undo takes the agent's change back out of the buffer.
+	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("undo") end)`, nil, b)
+	if got := strings.Join(e.bufLines(b), "|"); got != "A (user, unsaved)|b|c|d|e" {
+		t.Fatalf("after one undo: %q", got)
+	}
+}
+
+// Where the agent's disk write overlaps the user's unsaved change, the user
+// is asked; keeping theirs leaves the buffer modified with their lines.
+func TestDiskWriteConflictAsked(t *testing.T) {
+	for _, c := range []struct{ key, want string }{
+		{"k", "a|B (user)|c"},
+		{"t", "a|B (agent)|c"},
+	} {
+		t.Run(c.key, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "c.txt")
+			fsPutFile(t, p, "a\nb\nc\n")
+			b := e.loadBuffer(p)
+			e.setLines(b, 1, 2, []string{"B (user)"})
+			e.SetupFake(M{"turns": []any{[]any{diskWrite(p, "a\nB (agent)\nc\n"), text("edited")}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("edit")
+			var q string
+			e.Eventually("conflict window", 15*time.Second, func() bool {
+				q = e.fsPromptText()
+				return q != ""
+			})
+			for _, w := range []string{"changed on disk", "Take the disk's version", "Keep mine (in the buffer, unsaved)"} {
+				if !strings.Contains(q, w) {
+					t.Fatalf("conflict window lacks %q:\n%s", w, q)
+				}
+			}
+			e.fsInput(c.key)
+			e.Eventually("answered", 10*time.Second, func() bool { return strings.Join(e.bufLines(b), "|") == c.want })
+			if m := e.bufModified(b); m != (c.key == "k") {
+				t.Fatalf("modified = %v", m)
+			}
+			if d := fsGetFile(t, p); d != "a\nB (agent)\nc\n" {
+				t.Fatalf("disk %q", d)
+			}
+		})
+	}
+}
+
+// claude adapters announce a Write of an existing file with no oldText:
+// the permission prompt shows the diff against the file's real text, not
+// a new file.
+func TestDiskAnnouncedWriteWithoutOldText(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "existing.txt")
+	fsPutFile(t, p, "first\nsecond\n")
+	b := e.loadBuffer(p)
+	e.setLines(b, 2, 2, []string{"third (unsaved)"})
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "w1", "title": "Write existing.txt", "kind": "edit", "status": "pending",
+			"locations": []any{M{"path": p}},
+			"content":   []any{M{"type": "diff", "path": p, "oldText": nil, "newText": "replaced\n"}}}),
+		M{"request": "session/request_permission", "params": M{
+			"toolCall": M{"toolCallId": "w1", "title": "Write existing.txt"}, "options": permOptions}},
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("write")
+	e.WaitState("awaiting_permission")
+	p2 := promptText(e)
+	for _, w := range []string{"-first", "-second", "-third (unsaved)", "+replaced"} {
+		if !strings.Contains(p2, w) {
+			t.Errorf("prompt lacks %q:\n%s", w, p2)
+		}
+	}
+	if strings.Contains(p2, "/dev/null") {
+		t.Errorf("prompt shows a new file:\n%s", p2)
+	}
+	e.nv.Input("r")
+	e.WaitState("ready")
+}
+
+// An agent that reads the disk (never calls fs/read_text_file) would not
+// see unsaved buffers: sending a prompt says so and offers one key to
+// save them first (fs.save_before_prompt = "ask"); "always" saves them;
+// an agent that reads through the editor is not asked about.
+func TestSaveBeforePrompt(t *testing.T) {
+	for _, c := range []struct {
+		name, mode, key string
+		readsFirst      bool
+		saved, sent     bool
+	}{
+		{"ask, save", "ask", "s", false, true, true},
+		{"ask, send without saving", "ask", "w", false, false, true},
+		{"ask, cancel", "ask", "c", false, false, false},
+		{"always", "always", "", false, true, true},
+		{"never", "never", "", false, false, true},
+		{"agent reads through the editor", "ask", "", true, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "unsaved.txt")
+			outside := filepath.Join(t.TempDir(), "elsewhere.txt")
+			fsPutFile(t, p, "on disk\n")
+			fsPutFile(t, outside, "elsewhere\n")
+			b := e.loadBuffer(p)
+			ob := e.loadBuffer(outside)
+			turns := []any{[]any{text("ok")}}
+			if c.readsFirst {
+				turns = []any{[]any{fsRead(p, nil)}, []any{text("ok")}}
+			}
+			e.SetupFake(M{"turns": turns}, M{"fs": M{"save_before_prompt": c.mode}})
+			e.Chat("fake")
+			e.WaitState("ready")
+			if c.readsFirst {
+				e.runTurn("read it")
+			}
+			e.setLines(b, 0, 1, []string{"typed, unsaved"})
+			e.setLines(ob, 0, 1, []string{"outside the workspace, unsaved"})
+			// The key is typed after the command that sends, so the
+			// question reads it (Neovim 0.10 does not report getchar() as
+			// blocking).
+			e.fsInput(`<Esc>:lua _G.acp_test_sent = require("acp").send("look at unsaved.txt")<CR>` + c.key)
+			var sent bool
+			e.Eventually("send returned", 15*time.Second, func() bool {
+				var v any
+				e.Lua(`return _G.acp_test_sent`, &v)
+				sent, _ = v.(bool)
+				return v != nil
+			})
+			if sent != c.sent {
+				t.Fatalf("sent = %v, want %v", sent, c.sent)
+			}
+			if got := fsGetFile(t, p) == "typed, unsaved\n"; got != c.saved {
+				t.Fatalf("saved = %v, want %v (disk %q)", got, c.saved, fsGetFile(t, p))
+			}
+			if fsGetFile(t, outside) != "elsewhere\n" {
+				t.Fatal("a buffer outside the workspace was saved")
+			}
+		})
+	}
+}

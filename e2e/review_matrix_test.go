@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gitWorkspace makes the workspace a git repository with files committed.
+func gitWorkspace(t testing.TB, ws string, files map[string]string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for name, content := range files {
+		fsPutFile(t, filepath.Join(ws, name), content)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// pendingHunks is how many pending hunks the review has for path.
+func (e *Editor) pendingHunks(path string) int {
+	var n int
+	e.Lua(`local n = 0
+		for _, f in pairs(require("acp.review").of(...)) do n = n + #f.hunks end
+		return n`, &n, path)
+	return n
+}
+
+// Whatever way the agent changes a file (fs/write_text_file, its own write
+// to disk, sed -i in our terminal, sed -i in its own shell), and whatever
+// the file's buffer (modified, clean, not loaded): the change shows as
+// hunks, keeping one and rejecting the other work, the user's unsaved line
+// survives, and one u undoes the reject.
+func TestReviewEveryWayEveryBuffer(t *testing.T) {
+	const before = "a\nb\nc\nd\ne\n"
+	const after = "a\nb\nC (agent)\nd\nE (agent)\n"
+	sedCmd := `sed -i -e 's/^c$/C (agent)/' -e 's/^e$/E (agent)/' f.txt`
+	ways := []struct {
+		name  string
+		steps func(p string) []any
+	}{
+		{"fs write", func(p string) []any { return []any{fsWrite(p, after)} }},
+		{"disk write", func(p string) []any { return []any{diskWrite(p, after)} }},
+		{"sed in our terminal", func(p string) []any {
+			return []any{
+				update(M{"sessionUpdate": "tool_call", "toolCallId": "s1", "title": "sed", "kind": "execute", "status": "in_progress"}),
+				M{"request": "terminal/create", "params": M{"command": sedCmd}, "save": "t"},
+				M{"request": "terminal/wait_for_exit", "params": M{"terminalId": "$t"}},
+				update(M{"sessionUpdate": "tool_call_update", "toolCallId": "s1", "status": "completed"}),
+			}
+		}},
+		{"sed in its own shell", func(p string) []any { return []any{M{"sh": sedCmd}} }},
+	}
+	for _, w := range ways {
+		for _, state := range []string{"modified", "clean", "not loaded"} {
+			t.Run(w.name+", "+state, func(t *testing.T) {
+				e, ws := fsEditor(t)
+				gitWorkspace(t, ws, map[string]string{"f.txt": before})
+				p := filepath.Join(ws, "f.txt")
+				b := 0
+				if state != "not loaded" {
+					b = e.loadBuffer(p)
+				}
+				if state == "modified" {
+					e.setLines(b, 0, 0, []string{"user's unsaved line"})
+				}
+				e.SetupFake(M{"turns": []any{append(w.steps(p), text("done"))}},
+					M{"permissions": M{"auto_allow": []any{"execute"}}})
+				e.Chat("fake")
+				e.WaitState("ready")
+				e.Send("change it")
+				answerUntilTurnEnd(e, func(string) string { return "allow_once" })
+				e.Eventually("two pending hunks", 10*time.Second, func() bool { return e.pendingHunks(p) == 2 })
+				if b == 0 {
+					b = e.loadBuffer(p) // the marks are drawn when the file is opened
+				}
+				off := 0
+				if state == "modified" {
+					off = 1
+				}
+				e.Eventually("two hunks marked", 10*time.Second, func() bool {
+					r := e.signRows(b)
+					return len(r) == 2 && r[0] == 2+off && r[1] == 4+off
+				})
+				e.showBuffer(b, 3+off)
+				e.fsInput(`<Bslash>y`)
+				e.Eventually("one hunk left", 10*time.Second, func() bool { return len(e.signRows(b)) == 1 })
+				e.Lua(`vim.api.nvim_win_set_cursor(0, { ... , 0 })`, nil, 5+off)
+				e.fsInput(`<Bslash>n`)
+				e.Eventually("rejected", 10*time.Second, func() bool { return len(e.signRows(b)) == 0 })
+				want := "a|b|C (agent)|d|e"
+				if off == 1 {
+					want = "user's unsaved line|" + want
+				}
+				if got := strings.Join(e.bufLines(b), "|"); got != want {
+					t.Fatalf("buffer %q, want %q", got, want)
+				}
+				disk := fsGetFile(t, p)
+				if !strings.HasSuffix(disk, "a\nb\nC (agent)\nd\ne\n") {
+					t.Fatalf("disk %q lacks the reject", disk)
+				}
+				if state == "modified" && w.name != "fs write" && !e.bufModified(b) {
+					t.Fatal("the user's unsaved line was saved by the review")
+				}
+				e.undoOnce(b)
+				wantUndo := strings.Replace(want, "|e", "|E (agent)", 1)
+				if got := strings.Join(e.bufLines(b), "|"); got != wantUndo {
+					t.Fatalf("after one u: %q, want %q", got, wantUndo)
+				}
+			})
+		}
+	}
+}
+
+// viewCursorTo puts the cursor on the first line of the :AcpReview view
+// containing text.
+func (e *Editor) viewCursorTo(text string) {
+	e.t.Helper()
+	var ok bool
+	e.Lua(`local text = ...
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+			if l:find(text, 1, true) then
+				vim.api.nvim_win_set_cursor(0, { i, 0 })
+				return true
+			end
+		end
+		return false`, &ok, text)
+	if !ok {
+		e.t.Fatalf("no line with %q in the review view:\n%s", text, e.viewText())
+	}
+}
+
+func (e *Editor) viewText() string {
+	var lines []string
+	e.Lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &lines)
+	return strings.Join(lines, "\n")
+}
+
+// Files the agent creates, deletes and renames are listed by :AcpReview;
+// rejecting a creation deletes the file (asked first), rejecting a
+// deletion brings the file back (into its open buffer too), a rename is
+// both.
+func TestReviewCreateDeleteRename(t *testing.T) {
+	e, ws := fsEditor(t)
+	gitWorkspace(t, ws, map[string]string{"old.txt": "old 1\nold 2\n", "r.txt": "renamed\n", "keep.txt": "k\n"})
+	oldP, newP, rP, r2P := filepath.Join(ws, "old.txt"), filepath.Join(ws, "new.txt"), filepath.Join(ws, "r.txt"), filepath.Join(ws, "r2.txt")
+	ob := e.loadBuffer(oldP)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"disk": M{"op": "write", "path": newP, "content": "brand new\n"}},
+		M{"disk": M{"op": "delete", "path": oldP}},
+		M{"disk": M{"op": "rename", "path": rP, "to": r2P}},
+		text("done"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("reorganise")
+	e.Eventually("four files pending", 10*time.Second, func() bool {
+		var n int
+		e.Lua(`return #require("acp.review").all()`, &n)
+		return n == 4
+	})
+	e.Lua(`vim.cmd("AcpReview")`, nil)
+	view := e.viewText()
+	for _, w := range []string{"4 files", "A new.txt (created, 1 lines)", "D old.txt (deleted)", "D r.txt (deleted)", "A r2.txt (created, 1 lines)"} {
+		if !strings.Contains(view, w) {
+			t.Fatalf("view lacks %q:\n%s", w, view)
+		}
+	}
+	// Reject the creation: asked, then deleted.
+	e.viewCursorTo("A new.txt")
+	e.fsInput(`<Bslash>n`)
+	e.AnswerBlockingPrompt("1<CR>")
+	e.Eventually("new.txt deleted", 10*time.Second, func() bool { _, err := os.Stat(newP); return os.IsNotExist(err) })
+	// Reject the deletion: back on disk, its buffer unchanged.
+	e.viewCursorTo("D old.txt")
+	e.fsInput(`<Bslash>n`)
+	e.Eventually("old.txt back", 10*time.Second, func() bool {
+		b, err := os.ReadFile(oldP)
+		return err == nil && string(b) == "old 1\nold 2\n"
+	})
+	if got := strings.Join(e.bufLines(ob), "|"); got != "old 1|old 2" {
+		t.Fatalf("old.txt's buffer: %q", got)
+	}
+	// The rename: both halves.
+	e.viewCursorTo("D r.txt")
+	e.fsInput(`<Bslash>n`)
+	e.viewCursorTo("A r2.txt")
+	e.fsInput(`<Bslash>n`)
+	e.AnswerBlockingPrompt("1<CR>")
+	e.Eventually("rename undone", 10*time.Second, func() bool {
+		_, err := os.Stat(r2P)
+		b, rerr := os.ReadFile(rP)
+		return os.IsNotExist(err) && rerr == nil && string(b) == "renamed\n"
+	})
+	e.Eventually("nothing left to review", 10*time.Second, func() bool {
+		return strings.Contains(e.viewText(), "Nothing to review.")
+	})
+}

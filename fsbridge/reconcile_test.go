@@ -1,0 +1,186 @@
+package fsbridge
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recSink records what a ChangeSink is told.
+type recSink struct {
+	mu  sync.Mutex
+	got []sinkCall
+}
+
+type sinkCall struct {
+	path          string
+	before, after FileText
+	by            int
+}
+
+func (r *recSink) FileChanged(path string, before, after FileText, by int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, sinkCall{path, before, after, by})
+}
+
+func (r *recSink) calls() []sinkCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]sinkCall(nil), r.got...)
+}
+
+func (e *fakeEditor) buf(p string) fakeBuf {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return *e.bufs[p]
+}
+
+func (e *fakeEditor) warnings() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.warns...)
+}
+
+// A change on disk behind a loaded buffer is merged into it: nothing the
+// user typed is lost or saved behind their back, overlaps are asked.
+func TestReconcileMergesDiskChangeIntoBuffer(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		user      func([]string) []string // nil: the buffer stays unmodified
+		disk      string
+		answer    string // to a conflict question ("": none expected)
+		want      string // the buffer's lines joined by "|"
+		modified  bool
+		warnWants string // in the one warning ("": no warning)
+	}{
+		{"unmodified follows the disk", nil, "a\nb\nc\nd\nE disk\n", "", "a|b|c|d|E disk", false, ""},
+		{"apart", func(l []string) []string { l[0] = "A user"; return l }, "a\nb\nc\nd\nE disk\n", "",
+			"A user|b|c|d|E disk", true, "merged into its buffer, which keeps your unsaved changes"},
+		{"overlap, take the disk's", func(l []string) []string { l[2] = "C user"; return l }, "a\nb\nC disk\nd\ne\n", OptTakeAgent,
+			"a|b|C disk|d|e", false, ""},
+		{"overlap, keep mine", func(l []string) []string { l[2] = "C user"; l[0] = "A user"; return l }, "a\nb\nC disk\nd\nE disk\n", OptKeepMine,
+			"A user|b|C user|d|E disk", true, "your version of those lines stays in the buffer"},
+		{"same as the disk", func(l []string) []string { l[4] = "E same"; return l }, "a\nb\nc\nd\nE same\n", "",
+			"a|b|c|d|E same", false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			sink := &recSink{}
+			e.b.SetSink(sink)
+			p := e.file("f.txt", "a\nb\nc\nd\ne\n")
+			e.ed.load(t, e.b, p)
+			if c.user != nil {
+				e.ed.edit(p, c.user)
+			}
+			e.ask.answer = answer(c.answer)
+			replaceFile(t, p, c.disk)
+			eventually(t, "buffer in step", func() bool { r, _ := e.ed.counts(p); return r >= 1 })
+			fb := e.ed.buf(p)
+			if got := strings.Join(fb.lines, "|"); got != c.want || fb.modified != c.modified {
+				t.Fatalf("buffer %q modified=%v, want %q modified=%v", got, fb.modified, c.want, c.modified)
+			}
+			if d := e.disk(p); d != c.disk {
+				t.Fatalf("disk = %q, want the change %q untouched", d, c.disk)
+			}
+			qs := e.ask.questions()
+			if (c.answer != "") != (len(qs) == 1) || len(qs) > 1 {
+				t.Fatalf("%d questions, want one only if answered %q", len(qs), c.answer)
+			}
+			if len(qs) == 1 && (qs[0].Kind != KindConflict || !strings.Contains(qs[0].Title, "changed on disk")) {
+				t.Fatalf("question %+v", qs[0])
+			}
+			w := e.ed.warnings()
+			switch {
+			case c.warnWants == "" && len(w) != 0:
+				t.Fatalf("warnings %q, want none", w)
+			case c.warnWants != "" && (len(w) != 1 || !strings.Contains(w[0], c.warnWants)):
+				t.Fatalf("warnings %q, want one with %q", w, c.warnWants)
+			}
+			for _, w := range w {
+				if strings.Contains(w, "will overwrite") {
+					t.Fatalf("the dead end is back: %q", w)
+				}
+			}
+			calls := sink.calls()
+			if c.want == strings.Join(strings.Split(strings.TrimSuffix(c.disk, "\n"), "\n"), "|") && c.user != nil && c.answer == "" {
+				return // the buffer already had the disk's text: no change to report
+			}
+			if len(calls) != 1 || calls[0].by != ByDisk || calls[0].after.Text != strings.ReplaceAll(c.want, "|", "\n")+"\n" {
+				t.Fatalf("sink told %+v", calls)
+			}
+		})
+	}
+}
+
+// opencode in "ask" mode writes through fs/write_text_file, then writes its
+// own version to disk again: the user's unsaved line, merged and saved by
+// the first write, must survive the second.
+func TestReconcileAgentDiskWriteAfterFsWrite(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "one\ntwo\nthree\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append(l, "user's unsaved line") })
+	agent := "one\nTWO (agent)\nthree\n" // made from the disk, never read through the client
+	if err := e.write(p, agent); err != nil {
+		t.Fatal(err)
+	}
+	want := "one|TWO (agent)|three|user's unsaved line"
+	if got := strings.Join(e.ed.lines(p), "|"); got != want {
+		t.Fatalf("after the fs write: %q, want %q", got, want)
+	}
+	w := e.ed.warnings()
+	if len(w) != 1 || !strings.Contains(w[0], "were saved to disk with the agent's edit") {
+		t.Fatalf("the save of the user's unsaved lines is not said: %q", w)
+	}
+	reloads, _ := e.ed.counts(p)
+	if err := os.WriteFile(p, []byte(agent), 0o644); err != nil { // the agent's own write
+		t.Fatal(err)
+	}
+	eventually(t, "disk change handled", func() bool { r, _ := e.ed.counts(p); return r > reloads })
+	fb := e.ed.buf(p)
+	if got := strings.Join(fb.lines, "|"); got != want || !fb.modified {
+		t.Fatalf("after the agent's disk write: %q modified=%v, want %q, modified (the disk lacks the user's line)", got, fb.modified, want)
+	}
+	if len(e.ask.questions()) != 0 {
+		t.Fatalf("asked %+v", e.ask.questions())
+	}
+}
+
+// Every change the bridge makes or sees reaches the sink, in order, with
+// the text the user saw before it.
+func TestSinkToldOfChanges(t *testing.T) {
+	e := newEnv(t, nil)
+	sink := &recSink{}
+	e.b.SetSink(sink)
+	loaded := e.file("loaded.txt", "l1\n")
+	e.ed.load(t, e.b, loaded)
+	e.ed.edit(loaded, func(l []string) []string { return append([]string{"l0 user"}, l...) })
+	free := e.file("free.txt", "f1\n")
+	if err := e.write(loaded, "l1\nl2 agent\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.read(free, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.write(free, "f2\n"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(free, []byte("f3 by a command\n"), 0o644)
+	eventually(t, "disk change of free.txt", func() bool { return len(sink.calls()) >= 3 })
+	got := sink.calls()
+	want := []sinkCall{
+		{loaded, FileText{"l0 user\nl1\n", true}, FileText{"l0 user\nl1\nl2 agent\n", true}, ByAgent},
+		{free, FileText{"f1\n", true}, FileText{"f2\n", true}, ByAgent},
+		{free, FileText{"f2\n", true}, FileText{"f3 by a command\n", true}, ByDisk},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("sink told %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("call %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package fsbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// WriteUser writes t to path for the user (an agent's change the user
+// rejected, put back), through the agent's write path: the same policy
+// checks and per-file lock, never merged nor reviewed, reported to the
+// sink ByUser. A loaded buffer gets the change as one undo step; if it has
+// unsaved changes, they stay unsaved: the disk gets the same change made
+// to its own text. A t that does not exist deletes the file (the caller
+// asked the user first); its buffer, if any, keeps the text.
+func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
+	ctx = WithUserWrite(ctx)
+	for attempt := 1; ; attempt++ {
+		r, err := b.check(ctx, path, "write")
+		if err != nil {
+			return err
+		}
+		if !t.Exists {
+			err = b.deleteUser(r.Path)
+		} else {
+			err = b.writeUser(ctx, r, t.Text)
+		}
+		if errors.Is(err, ErrPathChanged) && attempt < maxPathAttempts {
+			continue
+		}
+		return err
+	}
+}
+
+func (b *Bridge) writeUser(ctx context.Context, r resolution, content string) error {
+	real := r.Path
+	mu := b.pathLock(real)
+	mu.Lock()
+	for attempt := 0; attempt < 3; attempt++ {
+		err := b.writeUserOnce(ctx, r, content)
+		if !errors.Is(err, ErrBufferChanged) {
+			mu.Unlock()
+			return err
+		}
+	}
+	mu.Unlock()
+	return fmt.Errorf("the buffer of %s kept changing; nothing was written", real)
+}
+
+func (b *Bridge) writeUserOnce(ctx context.Context, r resolution, content string) error {
+	real := r.Path
+	st, err := b.current(ctx, real, false)
+	if err != nil {
+		return err
+	}
+	sy, canSync := b.ed.(Syncer)
+	if st.buf == nil || !st.buf.Modified || !canSync || st.notText {
+		return b.writeOnce(ctx, r, content)
+	}
+	// A buffer with unsaved changes: the disk gets the change made to its
+	// own text, the buffer the change alone (its other lines unsaved).
+	disk := readDiskText(real, b.cfg.MaxBytes)
+	sep := st.buf.lineEnding()
+	mine, _ := splitText(st.text, sep)
+	if !disk.ok || !disk.state.Exists {
+		return b.writeOnce(ctx, r, content)
+	}
+	ours, oursEOL := splitText(disk.text, sep)
+	theirs, theirsEOL := splitText(content, sep)
+	merged, conflicts := merge3(mine, ours, theirs, false)
+	if len(conflicts) > 0 {
+		return b.writeOnce(ctx, r, content) // saves the buffer, and says so
+	}
+	eol := oursEOL
+	if _, mineEOL := splitText(st.text, sep); mineEOL != theirsEOL {
+		eol = theirsEOL
+	}
+	diskNew := joinText(merged, eol, sep)
+	b.w.beginWrite(real)
+	err = writeRegular(r, []byte(diskNew), 0o644)
+	b.w.endWrite(real, diskNew, err == nil)
+	if err != nil {
+		return osErr(real, err)
+	}
+	dl, _ := bufLines(merged, eol)
+	target, tEOL := bufLines(theirs, theirsEOL)
+	if err := sy.Sync(ctx, real, st.buf.Bufnr, st.buf.Tick, dl, Diff(dl, target), Diff(st.buf.Lines, target), tEOL, target, content); err != nil {
+		return err
+	}
+	b.report(real, FileText{Text: st.text, Exists: true}, FileText{Text: content, Exists: true}, ByUser)
+	return nil
+}
+
+// deleteUser deletes real for the user (an agent's created file rejected).
+func (b *Bridge) deleteUser(real string) error {
+	mu := b.pathLock(real)
+	mu.Lock()
+	defer mu.Unlock()
+	before := readDiskText(real, b.cfg.MaxBytes)
+	if err := checkRegular(real); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return osErr(real, err)
+	}
+	b.w.beginWrite(real)
+	err := os.Remove(real)
+	b.w.endWrite(real, "", false)
+	if err != nil {
+		return osErr(real, err)
+	}
+	if before.ok {
+		b.report(real, before.fileText(), FileText{}, ByUser)
+	}
+	return nil
+}

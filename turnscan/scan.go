@@ -1,0 +1,456 @@
+// Package turnscan finds the files of a workspace an agent's turn changed,
+// whatever changed them (the agent's own tools, a command it ran), without
+// watching the tree or walking it: in a git workspace, `git status` at the
+// turn's start (the files dirty then are read: their text is their
+// baseline) and at each check (after each tool call, at the turn's end);
+// a file clean at the start has the index's text as its baseline. Files a
+// tool call names (Note) are read before the tool runs, which also covers
+// workspaces outside git. Ignored files (build output) are never looked at.
+//
+// turnscan reads files and runs git; it knows nothing of Neovim or ACP.
+package turnscan
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nvim-acp/nvim-acp/fsbridge"
+)
+
+// Change is a file that changed since the scanner last saw it: its text
+// then (the baseline, the first time) and now.
+type Change struct {
+	Path          string
+	Before, After fsbridge.FileText
+}
+
+// Limits of what a scanner keeps.
+const (
+	// MaxSnapshots bounds the files read at a turn's start (dirty ones),
+	// MaxSnapshotBytes their total size; past them a file's change is
+	// still found, with no text before (not reviewable as hunks).
+	MaxSnapshots     = 2000
+	MaxSnapshotBytes = 64 << 20
+	// MaxNoted bounds the files tool calls named that are kept.
+	MaxNoted = 512
+	// MaxWalk bounds the files of a workspace outside git that is walked
+	// (at the turn's start and at each full check); a bigger one is not
+	// walked: only the files tool calls name are checked there.
+	MaxWalk = 5000
+)
+
+// maxWalk is MaxWalk (tests lower it).
+var maxWalk = MaxWalk
+
+// skipDirs are the directories a walk never enters.
+var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_modules": true, "__pycache__": true, ".venv": true}
+
+// errTooBig stops a walk of a workspace over MaxWalk files.
+var errTooBig = errors.New("workspace too big to walk")
+
+// walk lists the regular files of the workspace (outside git), or false
+// when there are more than MaxWalk.
+func (s *Scanner) walk() (map[string]bool, bool) {
+	files := map[string]bool{}
+	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p != s.root && skipDirs[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			if len(files) >= maxWalk {
+				return errTooBig
+			}
+			files[p] = true
+		}
+		return nil
+	})
+	return files, err == nil
+}
+
+// stat is p's version on disk (size, mtime, inode; zero when missing).
+func stat(p string) fsbridge.FileVersion { return fsbridge.StatVersion(p) }
+
+// known is a file as the scanner last saw it.
+type known struct {
+	v    fsbridge.FileVersion
+	text fsbridge.FileText
+	ok   bool // text is known
+}
+
+// Scanner finds one session's changed files. Its methods are safe for
+// concurrent use; Check calls are serialized.
+type Scanner struct {
+	root    string // the workspace (real path)
+	top     string // the git repository's top level ("" outside git)
+	rel     string // root relative to top ("." when equal)
+	max     int64  // a file's size cap
+	git     string // the git binary ("" when none)
+	checkMu sync.Mutex
+
+	mu    sync.Mutex
+	head  string           // HEAD at the turn's start ("" unknown)
+	start map[string]known // files dirty at the start (git), by path
+	seen  map[string]known // files reported or noted since, by path
+	noted []string         // paths noted, oldest first (bounded)
+	// walked: outside git, the workspace was small enough to walk at the
+	// turn's start (start then holds every file).
+	walked bool
+}
+
+// New returns a scanner for the workspace root (absolute); files over max
+// bytes are not read. Outside a git repository (or without git) only the
+// files noted are checked.
+func New(ctx context.Context, root string, max int64) *Scanner {
+	s := &Scanner{root: root, max: max, start: map[string]known{}, seen: map[string]known{}}
+	if rr, err := filepath.EvalSymlinks(root); err == nil {
+		s.root = rr
+	}
+	if g, err := exec.LookPath("git"); err == nil {
+		s.git = g
+		out, err := s.run(ctx, s.root, nil, "rev-parse", "--show-toplevel")
+		if err == nil {
+			top := strings.TrimSpace(string(out))
+			if rt, err := filepath.EvalSymlinks(top); err == nil {
+				top = rt
+			}
+			if rel, err := filepath.Rel(top, s.root); err == nil && !strings.HasPrefix(rel, "..") {
+				s.top, s.rel = top, rel
+			}
+		}
+	}
+	return s
+}
+
+// Git reports whether the workspace is in a git repository.
+func (s *Scanner) Git() bool { return s.top != "" }
+
+// run runs git in dir with GIT_OPTIONAL_LOCKS=0 (a scan never takes the
+// index lock away from the user's own git commands).
+func (s *Scanner) run(ctx context.Context, dir string, stdin io.Reader, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, s.git, append([]string{"-c", "core.quotePath=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Stdin = stdin
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// status is `git status` of the workspace: the dirty paths (absolute) and
+// HEAD.
+func (s *Scanner) status(ctx context.Context) (map[string]bool, string, error) {
+	out, err := s.run(ctx, s.top, nil, "status", "--porcelain=v2", "-z", "--branch",
+		"--untracked-files=all", "--no-renames", "--ignore-submodules=all", "--", s.rel)
+	if err != nil {
+		return nil, "", err
+	}
+	dirty := map[string]bool{}
+	head := ""
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		line := string(rec)
+		switch {
+		case strings.HasPrefix(line, "# branch.oid "):
+			head = strings.TrimPrefix(line, "# branch.oid ")
+			if head == "(initial)" {
+				head = ""
+			}
+		case strings.HasPrefix(line, "1 "):
+			// 1 XY sub mH mI mW hH hI path
+			if f := strings.SplitN(line, " ", 9); len(f) == 9 {
+				dirty[filepath.Join(s.top, f[8])] = true
+			}
+		case strings.HasPrefix(line, "u "):
+			// u XY sub m1 m2 m3 mW h1 h2 h3 path
+			if f := strings.SplitN(line, " ", 11); len(f) == 11 {
+				dirty[filepath.Join(s.top, f[10])] = true
+			}
+		case strings.HasPrefix(line, "? "):
+			dirty[filepath.Join(s.top, line[2:])] = true
+		}
+	}
+	return dirty, head, nil
+}
+
+// read is p's text now (ok false: not a regular text file within max).
+func (s *Scanner) read(p string) (known, bool) {
+	v := stat(p)
+	t, ok := fsbridge.ReadText(p, s.max)
+	if ok && !t.Exists {
+		v = fsbridge.FileVersion{}
+	}
+	return known{v: v, text: t, ok: ok}, ok
+}
+
+// Start begins a turn: in a git workspace, the files dirty now are read
+// (their baselines), within MaxSnapshots and MaxSnapshotBytes. What the
+// scanner saw in earlier turns is forgotten.
+func (s *Scanner) Start(ctx context.Context) error {
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	s.mu.Lock()
+	s.start, s.seen, s.noted, s.head = map[string]known{}, map[string]known{}, nil, ""
+	s.mu.Unlock()
+	var dirty map[string]bool
+	var head string
+	if s.top == "" {
+		// Outside git: a small workspace is walked, every file read.
+		files, ok := s.walk()
+		s.mu.Lock()
+		s.walked = ok
+		s.mu.Unlock()
+		if !ok {
+			return nil
+		}
+		dirty = files
+	} else {
+		var err error
+		dirty, head, err = s.status(ctx)
+		if err != nil {
+			return err
+		}
+	}
+	start := make(map[string]known, len(dirty))
+	var n int
+	var total int64
+	for p := range dirty {
+		k := known{v: stat(p)}
+		if _, _, size, _ := k.v.Stat(); n < MaxSnapshots && total+size <= MaxSnapshotBytes {
+			if r, ok := s.read(p); ok {
+				k = r
+				n++
+				total += int64(len(k.text.Text))
+			}
+		}
+		start[p] = k
+	}
+	s.mu.Lock()
+	s.start, s.head = start, head
+	s.mu.Unlock()
+	return nil
+}
+
+// Note remembers path (a file a tool call names, before the tool runs):
+// its text now is its baseline if it changes, and Check looks at it even
+// outside git. Paths outside the workspace are ignored.
+func (s *Scanner) Note(path string) {
+	if !filepath.IsAbs(path) {
+		return
+	}
+	p := filepath.Clean(path)
+	if rp, err := filepath.EvalSymlinks(p); err == nil {
+		p = rp
+	} else if rd, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(rd, filepath.Base(p))
+	}
+	if rel, err := filepath.Rel(s.root, p); err != nil || strings.HasPrefix(rel, "..") {
+		return
+	}
+	s.mu.Lock()
+	_, seen := s.seen[p]
+	_, dirtyAtStart := s.start[p]
+	s.mu.Unlock()
+	if seen || dirtyAtStart {
+		return
+	}
+	k, ok := s.read(p)
+	if !ok {
+		k = known{v: stat(p)}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.seen[p]; dup {
+		return
+	}
+	s.seen[p] = k
+	s.noted = append(s.noted, p)
+	if len(s.noted) > MaxNoted {
+		delete(s.seen, s.noted[0])
+		s.noted = s.noted[1:]
+	}
+}
+
+// Check returns the files changed since the turn's start or the last
+// Check (each once per change): what git status calls dirty or was dirty
+// at the start, what HEAD's move touched, and the files noted.
+func (s *Scanner) Check(ctx context.Context) ([]Change, error) {
+	return s.check(ctx, true)
+}
+
+// CheckNoted is Check of the files noted and seen so far only, without
+// git: after a tool call that named the files it changes (an edit), whose
+// cost must not grow with the workspace.
+func (s *Scanner) CheckNoted(ctx context.Context) ([]Change, error) {
+	return s.check(ctx, false)
+}
+
+func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	cands := map[string]bool{}
+	var err error
+	s.mu.Lock()
+	walked := s.walked
+	s.mu.Unlock()
+	if s.top == "" && full && walked {
+		if files, ok := s.walk(); ok {
+			cands = files
+		}
+	}
+	if s.top != "" && full {
+		var dirty map[string]bool
+		var head string
+		dirty, head, err = s.status(ctx)
+		if err == nil {
+			cands = dirty
+			s.mu.Lock()
+			startHead := s.head
+			s.mu.Unlock()
+			if startHead != "" && head != startHead {
+				// The agent committed (or checked out): what the commits
+				// touched is looked at too, its baseline the start's HEAD.
+				if out, derr := s.run(ctx, s.top, nil, "diff", "--name-only", "-z", startHead, head, "--", s.rel); derr == nil {
+					for _, rel := range bytes.Split(out, []byte{0}) {
+						if len(rel) > 0 {
+							cands[filepath.Join(s.top, string(rel))] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	s.mu.Lock()
+	if full {
+		for p := range s.start {
+			cands[p] = true
+		}
+	}
+	for p := range s.seen {
+		cands[p] = true
+	}
+	startHead := s.head
+	s.mu.Unlock()
+
+	var changes []Change
+	var fromIndex []string // clean at the start, changed now: their baseline is git's
+	for p := range cands {
+		now := stat(p)
+		s.mu.Lock()
+		prev, ok := s.seen[p]
+		if !ok {
+			prev, ok = s.start[p]
+		}
+		s.mu.Unlock()
+		if ok {
+			if prev.v == now {
+				continue
+			}
+			cur, _ := s.read(p)
+			if prev.ok && cur.ok && prev.text != cur.text {
+				changes = append(changes, Change{Path: p, Before: prev.text, After: cur.text})
+			}
+			s.mu.Lock()
+			s.seen[p] = cur
+			s.mu.Unlock()
+			continue
+		}
+		fromIndex = append(fromIndex, p)
+	}
+	if len(fromIndex) > 0 && s.top == "" {
+		// Outside git, a file neither there at the start nor seen since
+		// is new.
+		for _, p := range fromIndex {
+			cur, _ := s.read(p)
+			if cur.ok && cur.text.Exists {
+				changes = append(changes, Change{Path: p, After: cur.text})
+			}
+			s.mu.Lock()
+			s.seen[p] = cur
+			s.mu.Unlock()
+		}
+		fromIndex = nil
+	}
+	if len(fromIndex) > 0 {
+		base := s.baselines(ctx, fromIndex, startHead)
+		for _, p := range fromIndex {
+			cur, _ := s.read(p)
+			b, ok := base[p]
+			if ok && cur.ok && b != cur.text {
+				changes = append(changes, Change{Path: p, Before: b, After: cur.text})
+			}
+			s.mu.Lock()
+			s.seen[p] = cur
+			s.mu.Unlock()
+		}
+	}
+	return changes, err
+}
+
+// baselines is the text of each path (clean at the turn's start) in git:
+// the index's, or the start's HEAD's when the index has none (the agent
+// committed and then changed it again); a path in neither did not exist.
+func (s *Scanner) baselines(ctx context.Context, paths []string, head string) map[string]fsbridge.FileText {
+	var in bytes.Buffer
+	for _, p := range paths {
+		rel, _ := filepath.Rel(s.top, p)
+		rel = filepath.ToSlash(rel)
+		if head != "" {
+			fmt.Fprintf(&in, "%s:%s\n", head, rel)
+		} else {
+			fmt.Fprintf(&in, ":%s\n", rel)
+		}
+	}
+	out := map[string]fsbridge.FileText{}
+	res, err := s.run(ctx, s.top, &in, "cat-file", "--batch")
+	if err != nil {
+		return out
+	}
+	r := bufio.NewReader(bytes.NewReader(res))
+	for _, p := range paths {
+		header, err := r.ReadString('\n')
+		if err != nil {
+			break
+		}
+		f := strings.Fields(header)
+		if len(f) == 2 && f[1] == "missing" {
+			out[p] = fsbridge.FileText{} // a file the turn created
+			continue
+		}
+		if len(f) != 3 {
+			break
+		}
+		size, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			break
+		}
+		data := make([]byte, size+1) // the content and its "\n"
+		if _, err := io.ReadFull(r, data); err != nil {
+			break
+		}
+		if f[1] != "blob" || size > s.max || !fsbridge.IsText(data[:size]) {
+			continue
+		}
+		out[p] = fsbridge.FileText{Text: string(data[:size]), Exists: true}
+	}
+	return out
+}

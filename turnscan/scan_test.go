@@ -1,0 +1,227 @@
+package turnscan
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func put(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// repo is a git repository with a.txt, d/b.txt, keep.txt committed, a
+// dirty d/dirty.txt, an untracked u.txt and an ignored build/out.txt.
+func repo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	git(t, dir, "init", "-q")
+	put(t, filepath.Join(dir, "a.txt"), "a1\n")
+	put(t, filepath.Join(dir, "d", "b.txt"), "b1\n")
+	put(t, filepath.Join(dir, "d", "dirty.txt"), "committed\n")
+	put(t, filepath.Join(dir, "keep.txt"), "k\n")
+	put(t, filepath.Join(dir, ".gitignore"), "build/\n")
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-qm", "init")
+	put(t, filepath.Join(dir, "d", "dirty.txt"), "dirty at start\n")
+	put(t, filepath.Join(dir, "u.txt"), "untracked at start\n")
+	put(t, filepath.Join(dir, "build", "out.txt"), "o1\n")
+	return dir
+}
+
+func summary(root string, cs []Change) []string {
+	var out []string
+	for _, c := range cs {
+		rel, _ := filepath.Rel(root, c.Path)
+		b, a := "∅", "∅"
+		if c.Before.Exists {
+			b = strings.TrimSpace(c.Before.Text)
+		}
+		if c.After.Exists {
+			a = strings.TrimSpace(c.After.Text)
+		}
+		out = append(out, rel+": "+b+" -> "+a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestCheckFindsEveryKindOfChange(t *testing.T) {
+	dir := repo(t)
+	ctx := context.Background()
+	s := New(ctx, dir, 1<<20)
+	if !s.Git() {
+		t.Fatal("not seen as a git workspace")
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := s.Check(ctx); err != nil || len(cs) != 0 {
+		t.Fatalf("nothing changed yet: %v %v", summary(dir, cs), err)
+	}
+	put(t, filepath.Join(dir, "a.txt"), "a2\n")                    // clean at start
+	put(t, filepath.Join(dir, "d", "dirty.txt"), "dirty, again\n") // dirty at start
+	put(t, filepath.Join(dir, "u.txt"), "untracked, changed\n")    // untracked at start
+	put(t, filepath.Join(dir, "new", "n.txt"), "created\n")        // new
+	os.Remove(filepath.Join(dir, "keep.txt"))                      // deleted
+	os.Rename(filepath.Join(dir, "d", "b.txt"), filepath.Join(dir, "d", "b2.txt"))
+	put(t, filepath.Join(dir, "build", "out.txt"), "o2\n") // ignored
+	cs, err := s.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"a.txt: a1 -> a2",
+		"d/b.txt: b1 -> ∅",
+		"d/b2.txt: ∅ -> b1",
+		"d/dirty.txt: dirty at start -> dirty, again",
+		"keep.txt: k -> ∅",
+		"new/n.txt: ∅ -> created",
+		"u.txt: untracked at start -> untracked, changed",
+	}
+	if got := summary(dir, cs); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if cs, _ := s.Check(ctx); len(cs) != 0 {
+		t.Fatalf("reported twice: %v", summary(dir, cs))
+	}
+	// A later change of a reported file: from what was reported.
+	put(t, filepath.Join(dir, "a.txt"), "a3, longer\n")
+	if got := summary(dir, mustCheck(t, s)); len(got) != 1 || got[0] != "a.txt: a2 -> a3, longer" {
+		t.Fatalf("second change: %v", got)
+	}
+	// The agent puts a file dirty at the start back as committed.
+	git(t, dir, "checkout", "--", "d/dirty.txt")
+	if got := summary(dir, mustCheck(t, s)); len(got) != 1 || got[0] != "d/dirty.txt: dirty, again -> committed" {
+		t.Fatalf("checkout: %v", got)
+	}
+}
+
+func mustCheck(t *testing.T, s *Scanner) []Change {
+	t.Helper()
+	cs, err := s.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// A file the agent changes and commits between two checks is found from
+// HEAD's move, its baseline the start's HEAD.
+func TestCheckSeesCommittedChanges(t *testing.T) {
+	dir := repo(t)
+	s := New(context.Background(), dir, 1<<20)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(dir, "a.txt"), "a committed by the agent\n")
+	git(t, dir, "commit", "-qam", "agent")
+	got := summary(dir, mustCheck(t, s))
+	found := false
+	for _, g := range got {
+		if g == "a.txt: a1 -> a committed by the agent" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("changes %v lack the committed a.txt", got)
+	}
+}
+
+// A workspace inside a repository sees only its own files.
+func TestCheckStaysInTheWorkspace(t *testing.T) {
+	dir := repo(t)
+	ws := filepath.Join(dir, "d")
+	s := New(context.Background(), ws, 1<<20)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(dir, "a.txt"), "outside\n")
+	put(t, filepath.Join(ws, "b.txt"), "inside\n")
+	if got := summary(dir, mustCheck(t, s)); len(got) != 1 || got[0] != "d/b.txt: b1 -> inside" {
+		t.Fatalf("changes %v", got)
+	}
+}
+
+// Outside git, a small workspace is walked: every change is found; in a
+// bigger one, the files tool calls name are.
+func TestCheckOutsideGit(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		maxWalk int
+		want    []string
+	}{
+		{"walked", MaxWalk, []string{"new.txt: ∅ -> n", "sub/z.txt: z1 -> ∅", "x.txt: x1 -> x2", "y.txt: y1 -> y2"}},
+		{"too big to walk", 2, []string{"new.txt: ∅ -> n", "x.txt: x1 -> x2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			maxWalk = c.maxWalk
+			defer func() { maxWalk = MaxWalk }()
+			dir, _ := filepath.EvalSymlinks(t.TempDir())
+			put(t, filepath.Join(dir, "x.txt"), "x1\n")
+			put(t, filepath.Join(dir, "y.txt"), "y1\n")
+			put(t, filepath.Join(dir, "sub", "z.txt"), "z1\n")
+			put(t, filepath.Join(dir, "node_modules", "m.js"), "m1\n")
+			s := New(context.Background(), dir, 1<<20)
+			if s.Git() {
+				t.Skip("the temp dir is inside a git repository")
+			}
+			if err := s.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			s.Note(filepath.Join(dir, "x.txt"))
+			s.Note(filepath.Join(dir, "new.txt"))
+			s.Note("/etc/passwd") // outside: ignored
+			put(t, filepath.Join(dir, "x.txt"), "x2\n")
+			put(t, filepath.Join(dir, "y.txt"), "y2\n") // not named
+			put(t, filepath.Join(dir, "new.txt"), "n\n")
+			put(t, filepath.Join(dir, "node_modules", "m.js"), "m2\n") // never looked at
+			os.Remove(filepath.Join(dir, "sub", "z.txt"))
+			if got := summary(dir, mustCheck(t, s)); strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Fatalf("changes %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// CheckNoted looks at the files noted only: no git, whatever else changed.
+func TestCheckNotedOnly(t *testing.T) {
+	dir := repo(t)
+	s := New(context.Background(), dir, 1<<20)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Note(filepath.Join(dir, "a.txt"))
+	put(t, filepath.Join(dir, "a.txt"), "a by an edit\n")
+	put(t, filepath.Join(dir, "keep.txt"), "k by a command\n")
+	cs, err := s.CheckNoted(context.Background())
+	if got := summary(dir, cs); err != nil || len(got) != 1 || got[0] != "a.txt: a1 -> a by an edit" {
+		t.Fatalf("noted check: %v %v", got, err)
+	}
+	if got := summary(dir, mustCheck(t, s)); len(got) != 1 || got[0] != "keep.txt: k -> k by a command" {
+		t.Fatalf("full check after: %v", got)
+	}
+}
