@@ -18,6 +18,14 @@ const (
 	// "" instead of an error. Gemini CLI reads through the client before it
 	// creates a file and treats any error as fatal (DESIGN.md).
 	QuirkMissingFileAsEmpty = "missing_file_as_empty"
+	// QuirkMcpHTTP: the agent drops stdio MCP servers given in session/new
+	// (Copilot CLI logs "Rejecting non-http/sse MCP server"; codex-acp 2.6
+	// never listed one): the editor's server goes over loopback HTTP.
+	QuirkMcpHTTP = "mcp_http"
+	// QuirkMcpTrust: the agent uses MCP servers only in folders it trusts
+	// (gemini-cli 0.61 drops them elsewhere, unless run with --skip-trust):
+	// the chat says so once.
+	QuirkMcpTrust = "mcp_trusted_folders"
 )
 
 // agentQuirk turns quirk Name on for the agents whose agentInfo.name is
@@ -26,9 +34,13 @@ type agentQuirk struct {
 	Name, Agent, Min, Max string
 }
 
-// knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0).
+// knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0,
+// Copilot CLI, codex-acp 2.6.0; issue 18).
 var knownQuirks = []agentQuirk{
 	{Name: QuirkMissingFileAsEmpty, Agent: "gemini-cli"},
+	{Name: QuirkMcpTrust, Agent: "gemini-cli"},
+	{Name: QuirkMcpHTTP, Agent: "Copilot"},
+	{Name: QuirkMcpHTTP, Agent: "codex-acp", Min: "1.0"},
 }
 
 // quirkOn reports whether quirk name applies to the agent that says it is

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/editormcp"
 )
 
 // SessionOptions is what Lua sends to open a session.
@@ -23,6 +25,7 @@ type SessionOptions struct {
 	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
 	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
+	Mcp        McpOptions       `msgpack:"mcp"` // the editor's own MCP server (mcp.go)
 	// Quirks the user set for this agent (quirks.go); the others follow
 	// what the agent says it is.
 	Quirks map[string]bool `msgpack:"quirks"`
@@ -71,6 +74,8 @@ type Session struct {
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
 	terms sessionTerminals // terminal/* state, see terminal.go
+
+	mcpEP *editormcp.Endpoint // the editor's MCP server, when passed (mcp.go)
 }
 
 // onEnd registers fn to run once when the session ends.
@@ -154,6 +159,7 @@ func (s *Session) open(ctx context.Context) {
 		}
 		servers = append(servers, srv)
 	}
+	servers = s.exposeMCP(a, servers)
 	var resp json.RawMessage
 	var id acp.SessionId
 	if s.opts.Resume || s.opts.LoadID != "" {

@@ -14,6 +14,8 @@ local M = {}
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
+---@field mcp_http boolean|nil the editor's MCP server goes over loopback HTTP, not stdio (Copilot CLI, codex-acp 2)
+---@field mcp_trusted_folders boolean|nil the agent uses MCP servers only in folders it trusts: the chat says so once (gemini)
 
 ---@class acp.Config
 ---@field agents table<string, acp.AgentSpec> name -> how to start it; presets merged in
@@ -26,8 +28,14 @@ local M = {}
 ---@field keymaps acp.Config.Keymaps
 ---@field history acp.Config.History
 ---@field mcp_servers table[] MCP servers passed to session/new
+---@field mcp acp.Config.Mcp the editor's own MCP server (:help acp-tools)
+---@field follow boolean show the file and line of the agent's current tool call in the editing window
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
 ---@field registry acp.Config.Registry the ACP agent registry (:AcpAgents)
+
+---@class acp.Config.Mcp
+---@field expose boolean pass the editor to each session's agent as an MCP server (live buffers, terminals, diagnostics, LSP)
+---@field name string the server's name, as the agent lists it (tools show as e.g. mcp__nvim__read_file)
 
 ---@class acp.Config.Permissions
 ---@field auto_allow string[] tool kinds allowed without asking, e.g. { "read" }
@@ -157,6 +165,8 @@ M.defaults = {
   },
   history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
   mcp_servers = {},
+  mcp = { expose = true, name = "nvim" },
+  follow = false,
   log_level = "info",
   registry = { timeout_ms = 10000 },
 }
@@ -272,6 +282,13 @@ local schema = {
   },
   history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
   mcp_servers = checks.tables,
+  mcp = {
+    expose = checks.boolean,
+    name = function(v)
+      return (type(v) ~= "string" or not v:match("^[%w_%-]+$")) and "a name of letters, digits, _ and -" or nil
+    end,
+  },
+  follow = checks.boolean,
   log_level = one_of("debug", "info", "warn", "error"),
   registry = { url = checks.string, timeout_ms = checks.positive },
 }
@@ -309,9 +326,10 @@ local agent_schema = {
     if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
       return "a table"
     end
+    local known = { missing_file_as_empty = true, mcp_http = true, mcp_trusted_folders = true }
     for k, x in pairs(v) do
-      if k ~= "missing_file_as_empty" or type(x) ~= "boolean" then
-        return "a table of { missing_file_as_empty = boolean }"
+      if not known[k] or type(x) ~= "boolean" then
+        return "a table of { missing_file_as_empty|mcp_http|mcp_trusted_folders = boolean }"
       end
     end
   end,

@@ -304,6 +304,7 @@ function S:open_opts(spec, how)
       start_timeout_ms = spec.start_timeout_ms,
     },
     mcp_servers = spec.mcp_servers or o.mcp_servers,
+    mcp = { expose = o.mcp.expose, name = o.mcp.name },
     auto_allow = o.permissions.auto_allow,
     fs = {
       write = o.fs.write,

@@ -1,0 +1,160 @@
+package editormcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// LuaQueries implements Queries in Neovim through lua/acp/mcp/queries.lua:
+// each query is one call of its query(name, args, id), which answers with
+// JSON at once, or later through Reply(id, json) (language server requests:
+// Neovim never waits for them).
+type LuaQueries struct {
+	// Exec runs Lua code in Neovim with args and decodes its result.
+	Exec func(ctx context.Context, code string, result any, args ...any) error
+	// Timeout bounds an asynchronous query (default 15 s).
+	Timeout time.Duration
+
+	mu      sync.Mutex
+	next    int
+	waiting map[int]chan string
+}
+
+// luaQuery is the Lua side's entry.
+const luaQuery = "return require('acp.mcp.queries').query(...)"
+
+// DefaultQueryTimeout bounds language server queries.
+const DefaultQueryTimeout = 15 * time.Second
+
+// luaAnswer is query's answer.
+type luaAnswer struct {
+	Pending bool            `json:"pending"`
+	Error   string          `json:"error"`
+	Result  json.RawMessage `json:"result"`
+}
+
+// query runs query name with args (as JSON) and decodes its result into out.
+func (l *LuaQueries) query(ctx context.Context, name string, args any, out any) error {
+	l.mu.Lock()
+	if l.waiting == nil {
+		l.waiting = map[int]chan string{}
+	}
+	l.next++
+	id := l.next
+	ch := make(chan string, 1)
+	l.waiting[id] = ch
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.waiting, id)
+		l.mu.Unlock()
+	}()
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = DefaultQueryTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	in, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var raw string
+	if err := l.Exec(ctx, luaQuery, &raw, name, string(in), id); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var a luaAnswer
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		return fmt.Errorf("%s: bad answer from Neovim: %w", name, err)
+	}
+	if a.Pending {
+		select {
+		case raw = <-ch:
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("%s: no answer within %v (is a language server attached and responsive?)", name, timeout)
+			}
+			return ctx.Err()
+		}
+		a = luaAnswer{}
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			return fmt.Errorf("%s: bad answer from Neovim: %w", name, err)
+		}
+	}
+	if a.Error != "" {
+		return errors.New(a.Error)
+	}
+	if out == nil || len(a.Result) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(a.Result, out); err != nil {
+		return fmt.Errorf("%s: bad answer from Neovim: %w", name, err)
+	}
+	return nil
+}
+
+// Reply delivers the answer of asynchronous query id (late answers are
+// dropped).
+func (l *LuaQueries) Reply(id int, answer string) {
+	l.mu.Lock()
+	ch := l.waiting[id]
+	l.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- answer:
+		default:
+		}
+	}
+}
+
+// Diagnostics implements Queries.
+func (l *LuaQueries) Diagnostics(ctx context.Context, q DiagnosticsQuery) ([]Diagnostic, error) {
+	var out []Diagnostic
+	return out, l.query(ctx, "diagnostics", q, &out)
+}
+
+// Symbols implements Queries.
+func (l *LuaQueries) Symbols(ctx context.Context, q SymbolsQuery) ([]Symbol, error) {
+	var out []Symbol
+	return out, l.query(ctx, "symbols", q, &out)
+}
+
+// Definition implements Queries.
+func (l *LuaQueries) Definition(ctx context.Context, p Position) ([]Location, error) {
+	var out []Location
+	return out, l.query(ctx, "definition", p, &out)
+}
+
+// References implements Queries.
+func (l *LuaQueries) References(ctx context.Context, p Position) ([]Location, error) {
+	var out []Location
+	return out, l.query(ctx, "references", p, &out)
+}
+
+// Hover implements Queries.
+func (l *LuaQueries) Hover(ctx context.Context, p Position) (string, error) {
+	var out string
+	return out, l.query(ctx, "hover", p, &out)
+}
+
+// Buffers implements Queries.
+func (l *LuaQueries) Buffers(ctx context.Context) ([]Buffer, error) {
+	var out []Buffer
+	return out, l.query(ctx, "buffers", map[string]any{}, &out)
+}
+
+// Selection implements Queries.
+func (l *LuaQueries) Selection(ctx context.Context) (Selection, error) {
+	var out Selection
+	return out, l.query(ctx, "selection", map[string]any{}, &out)
+}
+
+// Quickfix implements Queries.
+func (l *LuaQueries) Quickfix(ctx context.Context) ([]QuickfixItem, error) {
+	var out []QuickfixItem
+	return out, l.query(ctx, "quickfix", map[string]any{}, &out)
+}
