@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -331,5 +332,106 @@ func TestMCPReadOutsideWorkspaceAsks(t *testing.T) {
 	e.fsInput("r")
 	if r := waitTool(t, ch); !r.isErr || strings.Contains(r.text, "outside\n") {
 		t.Fatalf("refused read: %+v", r)
+	}
+}
+
+func TestMCPRunCommand(t *testing.T) {
+	e, ws := fsEditor(t)
+	cs := e.mcpClient(M{}, allowCommands)
+	got, isErr := callTool(t, cs, "run_command", M{"command": "printf 'hi\\033[31m red\\033[0m\\n'; pwd; exit 3"})
+	if want := "exit code 3\nhi red\n" + ws + "\n"; got != want || !isErr {
+		t.Fatalf("run_command = %q (error %v), want %q (an error)", got, isErr, want)
+	}
+	// The chat shows it as a terminal tool block, its output in it.
+	e.Eventually("the command's tool block with its output", 10*time.Second, func() bool {
+		text := e.ChatText()
+		return strings.Contains(text, "(nvim run_command)") && strings.Contains(text, "hi red")
+	})
+	if got, isErr := callTool(t, cs, "run_command", M{"command": "pwd", "cwd": "sub"}); !isErr || got != "cwd "+filepath.Join(ws, "sub")+" is not a directory" {
+		t.Fatalf("run in a missing cwd = %q (error %v)", got, isErr)
+	}
+	if err := os.Mkdir(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, isErr := callTool(t, cs, "run_command", M{"command": "pwd", "cwd": "sub"}); isErr || got != "exit code 0\n"+filepath.Join(ws, "sub")+"\n" {
+		t.Fatalf("run in sub = %q (error %v)", got, isErr)
+	}
+	got, isErr = callTool(t, cs, "run_command", M{"command": "echo start; sleep 30", "timeout_seconds": 1})
+	if !isErr || !strings.HasPrefix(got, "timed out after 1 s and was stopped (SIG") || !strings.Contains(got, "start\n") {
+		t.Fatalf("a command past its timeout = %q (error %v)", got, isErr)
+	}
+	got, isErr = callTool(t, cs, "run_command", M{"command": "seq 1 100000", "output_bytes": 20})
+	if isErr || !strings.HasPrefix(got, "exit code 0\n[output truncated: its last lines follow]\n") || !strings.HasSuffix(got, "\n99999\n100000\n") || strings.Contains(got, "99997") {
+		t.Fatalf("the tail of a long output = %q (error %v)", got, isErr)
+	}
+}
+
+// run_command asks as terminal/create does: refused is the tool's error
+// and nothing runs; allowed runs.
+func TestMCPRunCommandAsks(t *testing.T) {
+	e, ws := fsEditor(t)
+	cs := e.mcpClient(M{}, nil)
+	marker := filepath.Join(ws, "ran")
+	for _, answer := range []string{"r", "a"} {
+		ch := callToolAsync(t, cs, "run_command", M{"command": "touch " + marker})
+		e.WaitState("awaiting_permission")
+		if p := promptText(e); !strings.Contains(p, "$ touch "+marker) {
+			t.Fatalf("prompt:\n%s", p)
+		}
+		e.fsInput(answer)
+		r := waitTool(t, ch)
+		_, err := os.Stat(marker)
+		switch answer {
+		case "r":
+			if !r.isErr || !strings.Contains(r.text, "refused") || err == nil {
+				t.Fatalf("refused: tool %+v, marker %v", r, err)
+			}
+		case "a":
+			if r.isErr || err != nil {
+				t.Fatalf("allowed: tool %+v, marker %v", r, err)
+			}
+		}
+	}
+}
+
+// A command the user allowed in the agent's own permission request (as
+// claude-agent-acp asks before an MCP tool call) runs without a second
+// question, once, in that turn.
+func TestMCPRunCommandApprovedByTheAgentsRequest(t *testing.T) {
+	e, ws := fsEditor(t)
+	done := filepath.Join(ws, "turn-done")
+	cs := e.mcpClient(M{"turns": []any{[]any{
+		permRequest("c1", "mcp__nvim__run_command", "execute", "echo approved"),
+		M{"wait_file": done},
+	}}}, nil)
+	e.Send("run it")
+	e.WaitState("awaiting_permission")
+	e.Lua(`return require("acp").respond_permission("allow_once")`, nil)
+	e.Eventually("the permission answered", 10*time.Second, func() bool {
+		return len(e.AgentResponses("session/request_permission")) == 1
+	})
+	if got, isErr := callTool(t, cs, "run_command", M{"command": "echo approved"}); isErr || got != "exit code 0\napproved\n" {
+		t.Fatalf("approved command = %q (error %v)", got, isErr)
+	}
+	// Once: the same command again asks.
+	ch := callToolAsync(t, cs, "run_command", M{"command": "echo approved"})
+	e.WaitState("awaiting_permission")
+	e.fsInput("r")
+	if r := waitTool(t, ch); !r.isErr {
+		t.Fatalf("the second run was not asked about: %+v", r)
+	}
+	fsPutFile(t, done, "x")
+	e.WaitState("ready")
+}
+
+// run_command's ended terminals are released as more run: a session runs
+// any number of commands, whatever its terminal limit.
+func TestMCPRunCommandReleasesItsTerminals(t *testing.T) {
+	e, _ := fsEditor(t)
+	cs := e.mcpClient(M{}, M{"permissions": M{"auto_allow": []string{"execute"}}, "terminal": M{"max_terminals": 2}})
+	for i := 0; i < 6; i++ {
+		if got, isErr := callTool(t, cs, "run_command", M{"command": fmt.Sprintf("echo run %d", i)}); isErr || got != fmt.Sprintf("exit code 0\nrun %d\n", i) {
+			t.Fatalf("run %d = %q (error %v)", i, got, isErr)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +28,9 @@ func (t *tools) runCommand(ctx context.Context, _ *mcp.CallToolRequest, in RunCo
 		cwd, err := t.abs(in.Cwd)
 		if err != nil {
 			return nil, nil, err
+		}
+		if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+			return nil, nil, fmt.Errorf("cwd %s is not a directory", cwd)
 		}
 		r.Cwd = cwd
 	}
@@ -57,7 +61,11 @@ func (t *tools) runCommand(ctx context.Context, _ *mcp.CallToolRequest, in RunCo
 		res.Truncated = true
 	}
 	if res.Truncated {
-		b.WriteString("[output truncated: its last part follows]\n")
+		// From the start of a line.
+		if i := strings.IndexByte(out, '\n'); i >= 0 && i < len(out)-1 {
+			out = out[i+1:]
+		}
+		b.WriteString("[output truncated: its last lines follow]\n")
 	}
 	b.WriteString(out)
 	result := text(b.String())

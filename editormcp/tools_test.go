@@ -289,12 +289,14 @@ func TestRunCommand(t *testing.T) {
 	}{
 		{"ok", map[string]any{"command": "echo hi"}, RunResult{Output: "hi\n", ExitCode: &zero},
 			"exit code 0\nhi\n", false, RunRequest{Command: "echo hi", TimeoutSeconds: DefaultTimeout, OutputBytes: DefaultOutputBytes}},
-		{"fails", map[string]any{"command": "false", "cwd": "sub"}, RunResult{ExitCode: &two},
-			"exit code 2\n", true, RunRequest{Command: "false", Cwd: "/ws/sub", TimeoutSeconds: DefaultTimeout, OutputBytes: DefaultOutputBytes}},
+		{"fails", map[string]any{"command": "false", "cwd": "/"}, RunResult{ExitCode: &two},
+			"exit code 2\n", true, RunRequest{Command: "false", Cwd: "/", TimeoutSeconds: DefaultTimeout, OutputBytes: DefaultOutputBytes}},
 		{"timed out", map[string]any{"command": "sleep 9", "timeout_seconds": 1}, RunResult{Signal: "SIGTERM", TimedOut: true},
 			"timed out after 1 s and was stopped (SIGTERM)\n", true, RunRequest{Command: "sleep 9", TimeoutSeconds: 1, OutputBytes: DefaultOutputBytes}},
 		{"tail", map[string]any{"command": "yes", "output_bytes": 4}, RunResult{Output: "abcdéf", ExitCode: &zero},
-			"exit code 0\n[output truncated: its last part follows]\ndéf", false, RunRequest{Command: "yes", TimeoutSeconds: DefaultTimeout, OutputBytes: 4}},
+			"exit code 0\n[output truncated: its last lines follow]\ndéf", false, RunRequest{Command: "yes", TimeoutSeconds: DefaultTimeout, OutputBytes: 4}},
+		{"tail from a line", map[string]any{"command": "seq", "output_bytes": 5}, RunResult{Output: "1\n22\n333\n", ExitCode: &zero},
+			"exit code 0\n[output truncated: its last lines follow]\n333\n", false, RunRequest{Command: "seq", TimeoutSeconds: DefaultTimeout, OutputBytes: 5}},
 		{"bounds", map[string]any{"command": "x", "timeout_seconds": 99999, "output_bytes": 1 << 30}, RunResult{ExitCode: &zero},
 			"exit code 0\n", false, RunRequest{Command: "x", TimeoutSeconds: MaxTimeout, OutputBytes: MaxOutputBytes}},
 	}

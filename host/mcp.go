@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
 // This file wires editormcp: each session's editor as an MCP server passed
@@ -65,6 +67,9 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 type mcpEditor struct {
 	*editormcp.LuaQueries
 	s *Session
+
+	mu  sync.Mutex
+	ran []string // run_command's terminals not released yet
 }
 
 // block shows a tool block of the tools in the chat.
@@ -135,10 +140,27 @@ func (e *mcpEditor) RunCommand(ctx context.Context, r editormcp.RunRequest) (edi
 			out.ExitCode, out.Signal = o.Exit.ExitCode, o.Exit.Signal
 		}
 	}
-	_, _ = s.releaseTerminal(context.Background(), acp.ReleaseTerminalRequest{SessionId: s.id, TerminalId: tid})
+	// Released a few commands later: the chat's view is still taking the
+	// last of its output now.
+	e.mu.Lock()
+	e.ran = append(e.ran, tid)
+	limit := s.opts.Terminal.MaxTerminals
+	if limit <= 0 {
+		limit = terminal.DefaultMaxTerminals
+	}
+	old := e.ran[:max(0, len(e.ran)-min(keptTerminals, limit/2))]
+	e.ran = e.ran[len(old):]
+	e.mu.Unlock()
+	for _, t := range old {
+		_, _ = s.releaseTerminal(context.Background(), acp.ReleaseTerminalRequest{SessionId: s.id, TerminalId: t})
+	}
 	e.block(editormcp.DoneBlock(id, nil))
 	return out, err
 }
+
+// keptTerminals is how many of run_command's ended terminals a session
+// keeps before it releases the oldest (at most half its terminals).
+const keptTerminals = 4
 
 // reqErr is an ACP request error as the tool's error: its message, and
 // its data's "error" when it adds to it.
