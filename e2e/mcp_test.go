@@ -435,3 +435,65 @@ func TestMCPRunCommandReleasesItsTerminals(t *testing.T) {
 		}
 	}
 }
+
+// The editor's knowledge without a language server: diagnostics as
+// vim.diagnostic holds them, the listed buffers, the selection, quickfix.
+func TestMCPEditorQueries(t *testing.T) {
+	e, ws := fsEditor(t)
+	a := filepath.Join(ws, "a.go")
+	b := filepath.Join(ws, "b.go")
+	fsPutFile(t, a, "package a\n\nfunc A() {\n\tx := 1\n}\n")
+	fsPutFile(t, b, "package b\n")
+	outside := filepath.Join(t.TempDir(), "o.go")
+	fsPutFile(t, outside, "package o\n")
+	e.Lua(`vim.cmd.edit(...)`, nil, a)
+	bb := e.loadBuffer(b)
+	e.setLines(bb, 0, 1, []string{"package b // unsaved"})
+	bo := e.loadBuffer(outside)
+	e.Lua(`local a, b, o = ...
+		local ns = vim.api.nvim_create_namespace("test-lint")
+		local E, W, H = vim.diagnostic.severity.ERROR, vim.diagnostic.severity.WARN, vim.diagnostic.severity.HINT
+		vim.diagnostic.set(ns, vim.fn.bufnr(a), {
+			{ lnum = 3, col = 1, severity = E, message = "declared and not used: x", source = "compiler", code = "UnusedVar" },
+			{ lnum = 2, col = 5, severity = H, message = "a hint" },
+		})
+		vim.diagnostic.set(ns, b, { { lnum = 0, col = 0, severity = W, message = "package comment" } })
+		vim.diagnostic.set(ns, o, { { lnum = 0, col = 0, severity = E, message = "outside" } })
+		vim.fn.setqflist({ { filename = a, lnum = 4, col = 2, type = "E", text = "x declared\nand not used" }, { text = "a note" } })
+		vim.api.nvim_win_set_cursor(0, { 3, 0 })
+		vim.cmd("normal! Vj\27")
+		vim.api.nvim_win_set_cursor(0, { 1, 0 })`, nil, a, bb, bo)
+	cs := e.mcpClient(M{}, nil)
+	tests := []struct {
+		tool string
+		args M
+		want string
+	}{
+		{"diagnostics", M{}, "a.go:3:6: hint: a hint\na.go:4:2: error: declared and not used: x [compiler UnusedVar]\nb.go:1:1: warning: package comment\n"},
+		{"diagnostics", M{"severity": "warning"}, "a.go:4:2: error: declared and not used: x [compiler UnusedVar]\nb.go:1:1: warning: package comment\n"},
+		{"diagnostics", M{"path": "b.go"}, "b.go:1:1: warning: package comment\n"},
+		{"diagnostics", M{"path": outside}, outside + ":1:1: error: outside\n"},
+		{"diagnostics", M{"limit": 1}, "a.go:3:6: hint: a hint\n[more diagnostics: give a path, a severity or a larger limit]\n"},
+		{"selection", M{}, "selected a.go:3-4\nfunc A() {\n\tx := 1\n"},
+		{"quickfix", M{}, "a.go:4:2: E: x declared ⏎ and not used\na note\n"},
+	}
+	for _, tc := range tests {
+		if got, isErr := callTool(t, cs, tc.tool, tc.args); isErr || got != tc.want {
+			t.Fatalf("%s %v = %q (error %v), want %q", tc.tool, tc.args, got, isErr, tc.want)
+		}
+	}
+	got, isErr := callTool(t, cs, "open_buffers", M{})
+	for _, want := range []string{"a.go (the user is here, cursor 1:1, visible lines 1-5, 5 lines, go)", "b.go (unsaved changes, 1 lines, go)", outside + " (1 lines, go)"} {
+		if isErr || !strings.Contains(got, want) {
+			t.Fatalf("open_buffers = %q (error %v), want a line %q", got, isErr, want)
+		}
+	}
+	if strings.Contains(got, "acp") {
+		t.Fatalf("open_buffers lists the chat: %q", got)
+	}
+	// Without a visual selection: the cursor line.
+	e.Lua(`vim.api.nvim_set_current_win(require("acp.chat").edit_win()); vim.cmd.edit(...); vim.api.nvim_win_set_cursor(0, { 1, 0 })`, nil, b)
+	if got, isErr := callTool(t, cs, "selection", M{}); isErr || got != "nothing selected; the cursor is on b.go:1-1\npackage b // unsaved\n" {
+		t.Fatalf("selection without one = %q (error %v)", got, isErr)
+	}
+}

@@ -16,7 +16,7 @@ import (
 type LuaQueries struct {
 	// Exec runs Lua code in Neovim with args and decodes its result.
 	Exec func(ctx context.Context, code string, result any, args ...any) error
-	// Timeout bounds an asynchronous query (default 15 s).
+	// Timeout bounds a query (default DefaultQueryTimeout).
 	Timeout time.Duration
 
 	mu      sync.Mutex
@@ -27,8 +27,9 @@ type LuaQueries struct {
 // luaQuery is the Lua side's entry.
 const luaQuery = "return require('acp.mcp.queries').query(...)"
 
-// DefaultQueryTimeout bounds language server queries.
-const DefaultQueryTimeout = 15 * time.Second
+// DefaultQueryTimeout bounds a query: a language server's first answer
+// waits for it to load the workspace.
+const DefaultQueryTimeout = 30 * time.Second
 
 // luaAnswer is query's answer.
 type luaAnswer struct {
