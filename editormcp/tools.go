@@ -109,9 +109,7 @@ func (t *tools) abs(path string) (string, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", errors.New("path is required")
 	}
-	if strings.HasPrefix(path, "file://") {
-		path = strings.TrimPrefix(path, "file://")
-	}
+	path = strings.TrimPrefix(path, "file://")
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(t.root, path)
 	}

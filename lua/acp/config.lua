@@ -16,6 +16,7 @@ local M = {}
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
 ---@field mcp_http boolean|nil the editor's MCP server goes over loopback HTTP, not stdio (Copilot CLI, codex-acp 2)
 ---@field mcp_trusted_folders boolean|nil the agent uses MCP servers only in folders it trusts: the chat says so once (gemini)
+---@field mode_marker boolean|nil a message "[MODE_UPDATE] <mode>" is a mode change, not text (Gemini CLI; on by agentInfo.name)
 
 ---@class acp.Config
 ---@field agents table<string, acp.AgentSpec> name -> how to start it; presets merged in
@@ -201,6 +202,9 @@ local function is_int(v, min)
 end
 
 -- A check returns nil when v is fine, else what it must be.
+--- The quirks an agent spec may set (host/quirks.go).
+local quirk_names = { missing_file_as_empty = true, mode_marker = true, mcp_http = true, mcp_trusted_folders = true }
+
 local checks = {}
 
 function checks.string(v)
@@ -326,10 +330,9 @@ local agent_schema = {
     if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
       return "a table"
     end
-    local known = { missing_file_as_empty = true, mcp_http = true, mcp_trusted_folders = true }
     for k, x in pairs(v) do
-      if not known[k] or type(x) ~= "boolean" then
-        return "a table of { missing_file_as_empty|mcp_http|mcp_trusted_folders = boolean }"
+      if not quirk_names[k] or type(x) ~= "boolean" then
+        return "a table of { missing_file_as_empty|mode_marker|mcp_http|mcp_trusted_folders = boolean }"
       end
     end
   end,
