@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,36 @@ func TestMCPLanguageServerToolsWithoutOne(t *testing.T) {
 	}
 	if got, isErr := callTool(t, cs, "symbols", M{"query": "x"}); !isErr || !strings.Contains(got, "no language server of the workspace is running") {
 		t.Fatalf("workspace symbols without a language server = %q (error %v)", got, isErr)
+	}
+}
+
+// @symbol:Name adds the symbol's definition from the language server, and
+// completes symbol names.
+func TestMentionSymbol(t *testing.T) {
+	e, ws := fsEditor(t)
+	goWorkspace(t, e, ws)
+	e.Lua(`vim.cmd.edit(...)`, nil, filepath.Join(ws, "b.go"))
+	cs := e.mcpClient(M{"turns": []any{[]any{text("ok")}}}, nil)
+	// Once gopls has loaded the workspace (the tool waits for it).
+	if got, isErr := callTool(t, cs, "symbols", M{"query": "Hello"}); isErr || !strings.Contains(got, "Hello") {
+		t.Fatalf("symbols = %q (error %v)", got, isErr)
+	}
+	e.runTurn("what does @symbol:Hello do?")
+	got := promptTexts(e)["@symbol:Hello:"]
+	if !strings.Contains(got, "```go a.go:") || !strings.Contains(got, "func Hello() string {\n\treturn \"hello\"\n}\n```") {
+		t.Fatalf("@symbol:Hello block = %q", got)
+	}
+	var words []string
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.input_win)
+		vim.api.nvim_buf_set_lines(0, 0, -1, false, { "@symbol:Gree" })
+		vim.api.nvim_win_set_cursor(0, { 1, 12 })
+		local complete = require("acp.complete")
+		complete.omnifunc(1, "")
+		local out = {}
+		for _, it in ipairs(complete.omnifunc(0, "symbol:Gree")) do out[#out + 1] = it.word end
+		return out`, &words)
+	if !slices.Contains(words, "symbol:Greeter") {
+		t.Fatalf("completion of @symbol:Gree = %v", words)
 	}
 }

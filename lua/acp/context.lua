@@ -3,6 +3,7 @@
 --- does not take embedded context). Each session owns one acp.Context.
 local actions = require("acp.actions")
 local config = require("acp.config")
+local mentions = require("acp.mentions")
 
 local M = {}
 
@@ -177,50 +178,67 @@ function C:add(opts)
 end
 
 --- Context blocks for the files mentioned as @path in a prompt (relative to
---- the cwd or absolute; trailing punctuation ignored), not already pending.
+--- the cwd or absolute; trailing punctuation ignored), not already pending,
+--- and for the editor's mentions (@diagnostics, @selection... see
+--- acp.mentions), with why a mention added nothing.
 ---@param text string
----@return table[] blocks, string[] labels
-function C:mentions(text)
-  local blocks, labels, seen = {}, {}, {}
+---@param ctx { cwd: string|nil, terminals: acp.Terminals|nil }|nil
+---@return table[] blocks, string[] labels, string[] problems
+function C:mentions(text, ctx)
+  local blocks, labels, seen, problems = {}, {}, {}, {}
   for _, item in ipairs(self.items) do
     seen[item.label] = true
   end
   for word in text:gmatch("@([^%s@]+)") do
     word = word:gsub("[,.;:!?%)%]]+$", "")
-    -- Taken literally (expand() would run `backticks`), regular files only
-    -- (reading a FIFO would block Neovim).
-    local path = actions.literal_path(word)
-    local rel = vim.fn.fnamemodify(path, ":~:.")
-    local readable = actions.regular_file(path) and vim.fn.filereadable(path) == 1
-    if not seen[rel] and readable and M.is_image_path(path) then
-      seen[rel] = true
-      local img = self:_image(path)
-      if img then
-        blocks[#blocks + 1] = img.block
-        labels[#labels + 1] = img.label
-      end
-    elseif not seen[rel] and readable then
-      seen[rel] = true
-      local block
-      local bufnr = vim.fn.bufnr(path)
-      if self.embedded and (vim.fn.getfsize(path) < 1024 * 1024) then
-        -- Embedded as the user sees it (the buffer, unsaved edits included).
-        local text_now
-        if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
-          text_now = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
+    if mentions.is_mention(word) then
+      if not seen["@" .. word] then
+        seen["@" .. word] = true
+        local block, label = mentions.block(word, ctx or {})
+        if block then
+          blocks[#blocks + 1] = block
+          labels[#labels + 1] = label
         else
-          local f = io.open(path, "rb")
-          text_now = f and f:read("*a") or ""
-          if f then
-            f:close()
+          problems[#problems + 1] = label
+        end
+      end
+    else
+      -- Taken literally (expand() would run `backticks`), regular files only
+      -- (reading a FIFO would block Neovim).
+      local path = actions.literal_path(word)
+      local rel = vim.fn.fnamemodify(path, ":~:.")
+      local readable = actions.regular_file(path) and vim.fn.filereadable(path) == 1
+      if not seen[rel] and readable and M.is_image_path(path) then
+        seen[rel] = true
+        local img = self:_image(path)
+        if img then
+          blocks[#blocks + 1] = img.block
+          labels[#labels + 1] = img.label
+        end
+      elseif not seen[rel] and readable then
+        seen[rel] = true
+        local block
+        local bufnr = vim.fn.bufnr(path)
+        if self.embedded and (vim.fn.getfsize(path) < 1024 * 1024) then
+          -- Embedded as the user sees it (the buffer, unsaved edits included).
+          local text_now
+          if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
+            text_now = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
+          else
+            local f = io.open(path, "rb")
+            text_now = f and f:read("*a") or ""
+            if f then
+              f:close()
+            end
+          end
+          if not text_now:find("%z") then
+            block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text_now } }
           end
         end
-        if not text_now:find("%z") then
-          block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text_now } }
-        end
+        blocks[#blocks + 1] = block
+          or { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") }
+        labels[#labels + 1] = rel
       end
-      blocks[#blocks + 1] = block or { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") }
-      labels[#labels + 1] = rel
     end
   end
   -- Image files pasted (or dropped) into the prompt as paths.
@@ -235,7 +253,7 @@ function C:mentions(text)
       end
     end
   end
-  return blocks, labels
+  return blocks, labels, problems
 end
 
 --- Paths of readable image files written out in text, as a terminal pastes

@@ -376,7 +376,10 @@ function S:send(text)
     )
     return false
   end
-  local mblocks, mlabels = self.context:mentions(text)
+  local mblocks, mlabels, problems = self.context:mentions(text, { cwd = self.cwd, terminals = self.terminals })
+  for _, p in ipairs(problems) do
+    self.transcript:message("warn", p)
+  end
   local blocks, labels = self.context:take()
   vim.list_extend(blocks, mblocks)
   vim.list_extend(labels, mlabels)

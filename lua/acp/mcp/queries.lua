@@ -482,6 +482,15 @@ function async.symbols(args, reply)
   end)
 end
 
+--- Run query name (one answered at once: diagnostics, buffers, selection,
+--- quickfix) with args and return its result.
+---@param name string
+---@param args table
+---@return table
+function M.run(name, args)
+  return q[name](args)
+end
+
 --- Answer query name (args as JSON) now, or later through acp_mcp_reply(id).
 ---@param name string
 ---@param args_json string
