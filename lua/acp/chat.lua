@@ -146,6 +146,9 @@ function M.keymaps(s)
       apply_block = function()
         codeblocks.apply(s)
       end,
+      follow = function()
+        vim.cmd("AcpFollow") -- acp.follow (it requires this module)
+      end,
       help = function()
         keymaps.show_help()
       end,

@@ -146,6 +146,7 @@ M.defaults = {
       prev_block = "[[",
       yank_block = "gy",
       apply_block = "ga",
+      follow = "F",
       cancel = "<C-c>",
       permission = "<C-g>",
       help = "?",
