@@ -85,7 +85,7 @@ func (e *Editor) runTurn(prompt string) {
 	})
 }
 
-func fsPutFile(t *testing.T, path, content string) {
+func fsPutFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

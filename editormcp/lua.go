@@ -112,10 +112,31 @@ func (l *LuaQueries) Reply(id int, answer string) {
 	}
 }
 
+// luaDiagnostics is the diagnostics query's answer: each path once.
+type luaDiagnostics struct {
+	Paths []string `json:"paths"`
+	Items []struct {
+		P, L, C, S int
+		M          string `json:"m"`
+		Src        string `json:"src"`
+		Code       string `json:"code"`
+	} `json:"items"`
+}
+
 // Diagnostics implements Queries.
 func (l *LuaQueries) Diagnostics(ctx context.Context, q DiagnosticsQuery) ([]Diagnostic, error) {
-	var out []Diagnostic
-	return out, l.query(ctx, "diagnostics", q, &out)
+	var r luaDiagnostics
+	if err := l.query(ctx, "diagnostics", q, &r); err != nil {
+		return nil, err
+	}
+	out := make([]Diagnostic, 0, len(r.Items))
+	for _, it := range r.Items {
+		if it.P < 1 || it.P > len(r.Paths) {
+			return nil, fmt.Errorf("diagnostics: bad answer from Neovim (path %d of %d)", it.P, len(r.Paths))
+		}
+		out = append(out, Diagnostic{Path: r.Paths[it.P-1], Line: it.L, Col: it.C, Severity: it.S, Message: it.M, Source: it.Src, Code: it.Code})
+	}
+	return out, nil
 }
 
 // Symbols implements Queries.

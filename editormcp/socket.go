@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The stdio transport: the agent starts `nvim-acp mcp --socket PATH` (the
@@ -120,7 +118,7 @@ func (h *Hub) serveSocket(ctx context.Context, c net.Conn) {
 		}
 		c.Close()
 	}()
-	h.serve(ctx, e, &mcp.IOTransport{Reader: readCloser{br, c}, Writer: c}, "socket")
+	h.serve(ctx, e, newConn(br, c, c), "socket")
 	close(done)
 }
 
@@ -141,15 +139,6 @@ func readLine(br *bufio.Reader, max int) (string, error) {
 		b = append(b, c)
 	}
 }
-
-// readCloser reads through r and closes c.
-type readCloser struct {
-	r io.Reader
-	c io.Closer
-}
-
-func (r readCloser) Read(p []byte) (int, error) { return r.r.Read(p) }
-func (r readCloser) Close() error               { return r.c.Close() }
 
 func (s *sockServer) close() error {
 	s.cancel()
@@ -188,14 +177,20 @@ func RunChild(ctx context.Context, socket, token string, stdin io.Reader, stdout
 	}
 	_ = uc.SetReadDeadline(time.Time{})
 	go func() {
-		_, _ = io.Copy(uc, stdin)
-		_ = uc.CloseWrite() // the agent closed our stdin: the host ends the session
+		_, _ = io.Copy(uc, stdin) // spliced from a pipe on Linux
+		_ = uc.CloseWrite()       // the agent closed our stdin: the host ends the session
 	}()
 	go func() {
 		<-ctx.Done()
 		uc.Close()
 	}()
-	if _, err := io.Copy(stdout, br); err != nil && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+	// What came with the answer, then the socket itself (spliced to a pipe
+	// on Linux: no copy through this process).
+	_, err = io.CopyN(stdout, br, int64(br.Buffered()))
+	if err == nil {
+		_, err = io.Copy(stdout, uc)
+	}
+	if err != nil && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	return nil

@@ -63,6 +63,7 @@ const instructions = `This server is the user's Neovim editor. Files open in it 
 func NewServer(ed Editor, o Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "nvim", Title: "Neovim", Version: o.Version},
 		&mcp.ServerOptions{Instructions: instructions, Capabilities: &mcp.ServerCapabilities{}})
+	s.AddReceivingMiddleware(textResults)
 	t := &tools{ed: ed, root: o.Root}
 	mcp.AddTool(s, &mcp.Tool{Name: ToolReadFile, Title: "Read a file (live buffer)", Annotations: readOnly,
 		Description: "Read a text file as the user sees it in their editor: the open buffer's current text, unsaved edits included (the disk may be older). Prefer this to reading the disk. " +

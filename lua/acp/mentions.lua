@@ -66,17 +66,17 @@ function make.diagnostics(arg, ctx)
   local path = arg ~= "" and vim.fn.fnamemodify(arg, ":p") or nil
   local ds = queries.run("diagnostics", { path = path, root = ctx.cwd, limit = M.max_items + 1 })
   local out = {}
-  for i, d in ipairs(ds) do
+  for i, d in ipairs(ds.items) do
     if i > M.max_items then
       out[#out + 1] = "[more diagnostics]"
       break
     end
     out[#out + 1] = ("%s:%d:%d: %s: %s"):format(
-      rel(d.path, ctx.cwd),
-      d.line,
-      d.col,
-      severities[d.severity] or "diagnostic",
-      (d.message:gsub("\n", " "))
+      rel(ds.paths[d.p], ctx.cwd),
+      d.l,
+      d.c,
+      severities[d.s] or "diagnostic",
+      (d.m:gsub("\n", " "))
     )
   end
   if #out == 0 then
