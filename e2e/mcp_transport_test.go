@@ -113,3 +113,67 @@ func TestMCPOverACP(t *testing.T) {
 		t.Fatalf("a message after mcp/disconnect was served: %v", msgs[2])
 	}
 }
+
+// Agents known to lose the server: by what they say they are in
+// initialize. Copilot drops stdio servers: it gets HTTP. Gemini uses MCP
+// servers only in folders it trusts: the chat says how to fix it, once
+// (not when its command trusts the folder already).
+func TestMCPQuirksByAgent(t *testing.T) {
+	trustMsg := `uses the editor's MCP server ("nvim") only in folders it trusts`
+	tests := []struct {
+		name      string
+		info      M
+		caps      M
+		args      []string // extra agent arguments
+		wantType  string   // "" for stdio
+		wantTrust int      // times the chat says it over two sessions
+		wantHTTP  int      // times the chat says the server may not reach it
+	}{
+		{"copilot", M{"name": "Copilot", "version": "1.0.84"}, M{"http": true, "sse": true}, nil, "http", 0, 0},
+		{"copilot without http", M{"name": "Copilot", "version": "1.0.84"}, M{}, nil, "", 0, 1},
+		{"gemini", M{"name": "gemini-cli", "version": "0.61.0"}, M{}, nil, "", 1, 0},
+		{"gemini --skip-trust", M{"name": "gemini-cli", "version": "0.61.0"}, M{}, []string{"--skip-trust"}, "", 0, 0},
+		{"codex-acp 2", M{"name": "codex-acp", "version": "2.6.0"}, M{"http": true}, nil, "http", 0, 0},
+		{"codex-acp 0.16", M{"name": "codex-acp", "version": "0.16.0"}, M{"http": true}, nil, "", 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"initialize": M{"agentInfo": tc.info, "agentCapabilities": M{"mcpCapabilities": tc.caps}}}, nil)
+			if tc.args != nil {
+				e.Lua(`local a = require("acp.config").options.agents.fake; vim.list_extend(a.cmd, ...)`, nil, tc.args)
+			}
+			e.Chat("fake")
+			e.WaitState("ready")
+			entry := e.mcpEntry("nvim")
+			if typ, _ := entry["type"].(string); typ != tc.wantType {
+				t.Fatalf("entry %v: type %q, want %q", entry, typ, tc.wantType)
+			}
+			e.Lua(`require("acp").new_session()`, nil)
+			e.Eventually("the second session", 15*time.Second, func() bool {
+				n := 0
+				for _, ev := range e.AgentEvents() {
+					if ev["event"] == "recv" && ev["method"] == "session/new" {
+						n++
+					}
+				}
+				return n == 2 && e.Status().State == "ready"
+			})
+			var text string
+			e.Lua(`local out = {}
+				for _, s in ipairs(require("acp").sessions()) do
+					out[#out + 1] = table.concat(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false), "\n")
+				end
+				return table.concat(out, "\n")`, &text)
+			if got := strings.Count(text, trustMsg); got != tc.wantTrust {
+				t.Fatalf("the trust message shows %d times, want %d:\n%s", got, tc.wantTrust, text)
+			}
+			if got := strings.Count(text, "drops stdio MCP servers and does not say it takes HTTP ones"); got != tc.wantHTTP {
+				t.Fatalf("the no-HTTP message shows %d times, want %d:\n%s", got, tc.wantHTTP, text)
+			}
+			if tc.wantTrust > 0 && !strings.Contains(text, `add "--skip-trust" to agents.fake.cmd`) {
+				t.Fatalf("the message does not say how to fix it:\n%s", text)
+			}
+		})
+	}
+}

@@ -55,6 +55,9 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 	s.mcpEP = ep
 	s.mu.Unlock()
 	s.onEnd(ep.Close)
+	if srv.Stdio != nil && quirkOn(QuirkMcpHTTP, info, s.opts.Quirks) && s.h.once("mcp-http:"+a.spec.Name) {
+		s.emit(messageEvent("warn", fmt.Sprintf("%s drops stdio MCP servers and does not say it takes HTTP ones: the editor's tools (:help acp-tools) may not reach it; a newer version may take them.", a.spec.Name)))
+	}
 	if quirkOn(QuirkMcpTrust, info, s.opts.Quirks) && !slices.Contains(s.opts.Agent.Cmd, "--skip-trust") && s.h.once("mcp-trust:"+a.spec.Name) {
 		s.emit(messageEvent("info", fmt.Sprintf("%s uses the editor's MCP server (%q) only in folders it trusts: trust this folder in it, or add \"--skip-trust\" to agents.%s.cmd.", a.spec.Name, o.Name, a.spec.Name)))
 	}
