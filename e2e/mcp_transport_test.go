@@ -115,7 +115,8 @@ func TestMCPOverACP(t *testing.T) {
 }
 
 // Agents known to lose the server: by what they say they are in
-// initialize. Copilot drops stdio servers: it gets HTTP. Gemini uses MCP
+// initialize. Copilot drops stdio servers: it gets HTTP (codex, which
+// advertises HTTP too, stdio). Gemini uses MCP
 // servers only in folders it trusts: the chat says how to fix it, once
 // (not when its command trusts the folder already).
 func TestMCPQuirksByAgent(t *testing.T) {
@@ -133,8 +134,8 @@ func TestMCPQuirksByAgent(t *testing.T) {
 		{"copilot without http", M{"name": "Copilot", "version": "1.0.84"}, M{}, nil, "", 0, 1},
 		{"gemini", M{"name": "gemini-cli", "version": "0.61.0"}, M{}, nil, "", 1, 0},
 		{"gemini --skip-trust", M{"name": "gemini-cli", "version": "0.61.0"}, M{}, []string{"--skip-trust"}, "", 0, 0},
-		{"codex-acp 2", M{"name": "codex-acp", "version": "2.6.0"}, M{"http": true}, nil, "http", 0, 0},
-		{"codex-acp 0.16", M{"name": "codex-acp", "version": "0.16.0"}, M{"http": true}, nil, "", 0, 0},
+		// codex-acp 2.6 takes stdio servers (tried against the mock).
+		{"codex-acp 2.6", M{"name": "@agentclientprotocol/codex-acp", "version": "2.6.0"}, M{"http": true}, nil, "", 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,8 +20,8 @@ const (
 	// creates a file and treats any error as fatal (DESIGN.md).
 	QuirkMissingFileAsEmpty = "missing_file_as_empty"
 	// QuirkMcpHTTP: the agent drops stdio MCP servers given in session/new
-	// (Copilot CLI logs "Rejecting non-http/sse MCP server"; codex-acp 2.6
-	// never listed one): the editor's server goes over loopback HTTP.
+	// (Copilot CLI logs "Rejecting non-http/sse MCP server"): the editor's
+	// server goes over loopback HTTP.
 	QuirkMcpHTTP = "mcp_http"
 	// QuirkMcpTrust: the agent uses MCP servers only in folders it trusts
 	// (gemini-cli 0.61 drops them elsewhere, unless run with --skip-trust):
@@ -39,13 +39,12 @@ type agentQuirk struct {
 	Name, Agent, Min, Max string
 }
 
-// knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0,
-// Copilot CLI, codex-acp 2.6.0; issue 18).
+// knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0;
+// Copilot CLI, as reported, issue 18).
 var knownQuirks = []agentQuirk{
 	{Name: QuirkMissingFileAsEmpty, Agent: "gemini-cli"},
 	{Name: QuirkMcpTrust, Agent: "gemini-cli"},
 	{Name: QuirkMcpHTTP, Agent: "Copilot"},
-	{Name: QuirkMcpHTTP, Agent: "codex-acp", Min: "1.0"},
 	{Name: QuirkModeMarker, Agent: "gemini-cli"},
 }
 

@@ -14,7 +14,7 @@ local M = {}
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
----@field mcp_http boolean|nil the editor's MCP server goes over loopback HTTP, not stdio (Copilot CLI, codex-acp 2)
+---@field mcp_http boolean|nil the editor's MCP server goes over loopback HTTP, not stdio (Copilot CLI)
 ---@field mcp_trusted_folders boolean|nil the agent uses MCP servers only in folders it trusts: the chat says so once (gemini)
 ---@field mode_marker boolean|nil a message "[MODE_UPDATE] <mode>" is a mode change, not text (Gemini CLI; on by agentInfo.name)
 
