@@ -396,32 +396,46 @@ func TestMCPRunCommandAsks(t *testing.T) {
 
 // A command the user allowed in the agent's own permission request (as
 // claude-agent-acp asks before an MCP tool call) runs without a second
-// question, once, in that turn.
+// question, once, in that turn. Gemini sends the call's arguments only as
+// its text content.
 func TestMCPRunCommandApprovedByTheAgentsRequest(t *testing.T) {
-	e, ws := fsEditor(t)
-	done := filepath.Join(ws, "turn-done")
-	cs := e.mcpClient(M{"turns": []any{[]any{
-		permRequest("c1", "mcp__nvim__run_command", "execute", "echo approved"),
-		M{"wait_file": done},
-	}}}, nil)
-	e.Send("run it")
-	e.WaitState("awaiting_permission")
-	e.Lua(`return require("acp").respond_permission("allow_once")`, nil)
-	e.Eventually("the permission answered", 10*time.Second, func() bool {
-		return len(e.AgentResponses("session/request_permission")) == 1
-	})
-	if got, isErr := callTool(t, cs, "run_command", M{"command": "echo approved"}); isErr || got != "exit code 0\napproved\n" {
-		t.Fatalf("approved command = %q (error %v)", got, isErr)
+	gemini := M{"request": "session/request_permission", "params": M{"options": permOptions, "toolCall": M{
+		"toolCallId": "mcp_nvim_run_command__gemini_call_4", "title": "echo approved", "kind": "other",
+		"content": []any{M{"type": "content", "content": M{"type": "text", "text": `{"command":"echo approved","timeout_seconds":30}`}}}}}}
+	for _, tc := range []struct {
+		name string
+		ask  M
+	}{
+		{"rawInput", permRequest("c1", "mcp__nvim__run_command", "execute", "echo approved")},
+		{"gemini's content", gemini},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			done := filepath.Join(ws, "turn-done")
+			cs := e.mcpClient(M{"turns": []any{[]any{tc.ask, M{"wait_file": done}}}}, nil)
+			e.Send("run it")
+			e.WaitState("awaiting_permission")
+			if p := promptText(e); !strings.Contains(p, "echo approved") {
+				t.Fatalf("the agent's prompt does not show the command:\n%s", p)
+			}
+			e.Lua(`return require("acp").respond_permission("allow_once")`, nil)
+			e.Eventually("the permission answered", 10*time.Second, func() bool {
+				return len(e.AgentResponses("session/request_permission")) == 1
+			})
+			if got, isErr := callTool(t, cs, "run_command", M{"command": "echo approved"}); isErr || got != "exit code 0\napproved\n" {
+				t.Fatalf("approved command = %q (error %v)", got, isErr)
+			}
+			// Once: the same command again asks.
+			ch := callToolAsync(t, cs, "run_command", M{"command": "echo approved"})
+			e.WaitState("awaiting_permission")
+			e.fsInput("r")
+			if r := waitTool(t, ch); !r.isErr {
+				t.Fatalf("the second run was not asked about: %+v", r)
+			}
+			fsPutFile(t, done, "x")
+			e.WaitState("ready")
+		})
 	}
-	// Once: the same command again asks.
-	ch := callToolAsync(t, cs, "run_command", M{"command": "echo approved"})
-	e.WaitState("awaiting_permission")
-	e.fsInput("r")
-	if r := waitTool(t, ch); !r.isErr {
-		t.Fatalf("the second run was not asked about: %+v", r)
-	}
-	fsPutFile(t, done, "x")
-	e.WaitState("ready")
 }
 
 // run_command's ended terminals are released as more run: a session runs

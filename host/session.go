@@ -437,6 +437,9 @@ func (p *permissionRequest) UnmarshalJSON(b []byte) error {
 func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (acp.RequestPermissionResponse, *acp.RequestError) {
 	if tc, ok := p.raw["toolCall"].(map[string]any); ok {
 		s.noteDiffs(tc) // fs.go: announced diffs are merge bases
+		if in := contentInput(tc); in != nil && p.ToolCall.RawInput == nil {
+			p.ToolCall.RawInput = in
+		}
 	}
 	// auto_allow trusts no kind label: a tool call that runs a command is
 	// auto-allowed only as "execute".
