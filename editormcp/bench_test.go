@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 // luaEditor is an Editor whose queries are LuaQueries over a fake Exec.
@@ -52,6 +54,7 @@ func BenchmarkDiagnosticsTool(b *testing.B) {
 	})
 	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: ToolDiagnostics}}
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
 	for i := 0; i < b.N; i++ {
 		res, err := h(context.Background(), "tools/call", req)
 		if err != nil {
@@ -83,6 +86,7 @@ func BenchmarkReadFileResult(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			h := tc.mw(func(context.Context, string, mcp.Request) (mcp.Result, error) { return res, nil })
 			b.SetBytes(int64(sb.Len()))
+			defer cpuPerOp(b)()
 			for i := 0; i < b.N; i++ {
 				r, _ := h(context.Background(), "tools/call", req)
 				if _, err := json.Marshal(r); err != nil {
@@ -90,5 +94,22 @@ func BenchmarkReadFileResult(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// cpuPerOp reports the process's CPU time per op ("cpu-ns/op"), which a
+// loaded machine inflates less than the wall time; call the returned
+// function when the loop is done.
+func cpuPerOp(b *testing.B) func() {
+	c0, err := cputime.Process(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		c1, err := cputime.Process(0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 // LuaQueries implements Queries in Neovim through lua/acp/mcp/queries.lua:
@@ -40,6 +42,12 @@ type luaAnswer struct {
 
 // query runs query name with args (as JSON) and decodes its result into out.
 func (l *LuaQueries) query(ctx context.Context, name string, args any, out any) error {
+	return l.queryWith(ctx, name, args, func(b []byte) error { return json.Unmarshal(b, out) })
+}
+
+// queryWith runs query name with args (as JSON) and decodes its result with
+// decode.
+func (l *LuaQueries) queryWith(ctx context.Context, name string, args any, decode func([]byte) error) error {
 	l.mu.Lock()
 	if l.waiting == nil {
 		l.waiting = map[int]chan string{}
@@ -68,8 +76,8 @@ func (l *LuaQueries) query(ctx context.Context, name string, args any, out any) 
 	if err := l.Exec(ctx, luaQuery, &raw, name, string(in), id); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	var a luaAnswer
-	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+	a, err := decodeAnswer(raw)
+	if err != nil {
 		return fmt.Errorf("%s: bad answer from Neovim: %w", name, err)
 	}
 	if a.Pending {
@@ -81,21 +89,32 @@ func (l *LuaQueries) query(ctx context.Context, name string, args any, out any) 
 			}
 			return ctx.Err()
 		}
-		a = luaAnswer{}
-		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		if a, err = decodeAnswer(raw); err != nil {
 			return fmt.Errorf("%s: bad answer from Neovim: %w", name, err)
 		}
 	}
 	if a.Error != "" {
 		return errors.New(a.Error)
 	}
-	if out == nil || len(a.Result) == 0 {
+	if len(a.Result) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(a.Result, out); err != nil {
+	if err := decode(a.Result); err != nil {
 		return fmt.Errorf("%s: bad answer from Neovim: %w", name, err)
 	}
 	return nil
+}
+
+// decodeAnswer reads query's answer. The usual one, {"result":...} (as
+// vim.json.encode writes it), is not scanned here: its result is.
+func decodeAnswer(raw string) (luaAnswer, error) {
+	const head = `{"result":`
+	if len(raw) > len(head)+1 && raw[:len(head)] == head && raw[len(raw)-1] == '}' {
+		return luaAnswer{Result: json.RawMessage(raw[len(head) : len(raw)-1])}, nil
+	}
+	var a luaAnswer
+	err := json.Unmarshal([]byte(raw), &a)
+	return a, err
 }
 
 // Reply delivers the answer of asynchronous query id (late answers are
@@ -114,19 +133,93 @@ func (l *LuaQueries) Reply(id int, answer string) {
 
 // luaDiagnostics is the diagnostics query's answer: each path once.
 type luaDiagnostics struct {
-	Paths []string `json:"paths"`
-	Items []struct {
-		P, L, C, S int
-		M          string `json:"m"`
-		Src        string `json:"src"`
-		Code       string `json:"code"`
-	} `json:"items"`
+	Paths []string  `json:"paths"`
+	Items []luaDiag `json:"items"`
+}
+
+type luaDiag struct {
+	P, L, C, S int
+	M          string `json:"m"`
+	Src        string `json:"src"`
+	Code       string `json:"code"`
+}
+
+// decode reads the answer with jsontext's scanner (1,000 diagnostics are
+// most of the tool's time in encoding/json), or encoding/json when the
+// scanner does not take it.
+func (r *luaDiagnostics) decode(data []byte) error {
+	if r.scan(jsontext.NewScanner(data)) {
+		return nil
+	}
+	*r = luaDiagnostics{}
+	return json.Unmarshal(data, r)
+}
+
+func (r *luaDiagnostics) scan(s *jsontext.Scanner) bool {
+	list := func(item func() bool) bool {
+		if !s.Consume('[') {
+			return s.Object(func(string) bool { return false }) // {}: an empty list
+		}
+		if s.Consume(']') {
+			return true
+		}
+		for {
+			if !item() {
+				return false
+			}
+			if s.Consume(']') {
+				return true
+			}
+			if !s.Consume(',') {
+				return false
+			}
+		}
+	}
+	return s.Object(func(key string) bool {
+		switch key {
+		case "paths":
+			return list(func() bool {
+				p, ok := s.Str()
+				r.Paths = append(r.Paths, p)
+				return ok
+			})
+		case "items":
+			return list(func() bool {
+				var d luaDiag
+				ok := s.Object(func(k string) bool {
+					var ok bool
+					switch k {
+					case "p":
+						d.P, ok = s.Int()
+					case "l":
+						d.L, ok = s.Int()
+					case "c":
+						d.C, ok = s.Int()
+					case "s":
+						d.S, ok = s.Int()
+					case "m":
+						d.M, ok = s.Str()
+					case "src":
+						d.Src, ok = s.Str()
+					case "code":
+						d.Code, ok = s.Str()
+					default:
+						ok = s.Skip()
+					}
+					return ok
+				})
+				r.Items = append(r.Items, d)
+				return ok
+			})
+		}
+		return s.Skip()
+	}) && s.Peek() == 0
 }
 
 // Diagnostics implements Queries.
 func (l *LuaQueries) Diagnostics(ctx context.Context, q DiagnosticsQuery) ([]Diagnostic, error) {
 	var r luaDiagnostics
-	if err := l.query(ctx, "diagnostics", q, &r); err != nil {
+	if err := l.queryWith(ctx, "diagnostics", q, r.decode); err != nil {
 		return nil, err
 	}
 	out := make([]Diagnostic, 0, len(r.Items))

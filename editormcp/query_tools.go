@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,23 +128,33 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 	if len(ds) == 0 {
 		return text("no diagnostics in " + where), nil, nil
 	}
-	var b strings.Builder
+	b := make([]byte, 0, len(ds)*80)
+	var path, rel string // the last path and its relative form
 	for i, d := range ds {
 		if i == q.Limit-1 {
-			fmt.Fprintf(&b, "[more diagnostics: give a path, a severity or a larger limit]\n")
+			b = append(b, "[more diagnostics: give a path, a severity or a larger limit]\n"...)
 			break
 		}
 		sev := "diagnostic"
 		if d.Severity > 0 && d.Severity < len(severities) {
 			sev = severities[d.Severity]
 		}
-		fmt.Fprintf(&b, "%s:%d:%d: %s: %s", t.rel(d.Path), d.Line, d.Col, sev, oneLine(d.Message))
-		if d.Source != "" || d.Code != "" {
-			fmt.Fprintf(&b, " [%s]", strings.TrimSpace(d.Source+" "+d.Code))
+		if d.Path != path {
+			path, rel = d.Path, t.rel(d.Path)
 		}
-		b.WriteByte('\n')
+		b = append(b, rel...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(d.Line), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(d.Col), 10)
+		b = append(append(append(b, ": "...), sev...), ": "...)
+		b = append(b, oneLine(d.Message)...)
+		if d.Source != "" || d.Code != "" {
+			b = append(append(append(b, " ["...), strings.TrimSpace(d.Source+" "+d.Code)...), ']')
+		}
+		b = append(b, '\n')
 	}
-	return text(b.String()), nil, nil
+	return text(string(b)), nil, nil
 }
 
 // items is a list limit: the default for 0, at most MaxItems.
@@ -164,6 +175,9 @@ func (t *tools) rel(path string) string {
 
 // oneLine joins a multi-line message's lines.
 func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r\t") {
+		return s
+	}
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ⏎ ")), " ")
 }
 
