@@ -48,18 +48,27 @@ func child(t *testing.T, e *Endpoint, token string) (mcp.Transport, <-chan error
 	if len(s.Args) != 3 || s.Args[0] != "mcp" || s.Args[1] != "--socket" || len(s.Env) != 1 || s.Env[0].Name != EnvToken || s.Env[0].Value != e.Token() {
 		t.Fatalf("stdio entry %+v", s)
 	}
-	inR, inW := io.Pipe()   // the agent writes the child's stdin
-	outR, outW := io.Pipe() // the child's stdout
+	inR, inW, err := os.Pipe() // the agent writes the child's stdin
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe() // the child's stdout
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		err := RunChild(ctx, s.Args[2], token, inR, outW)
-		outW.CloseWithError(io.EOF)
+		// The child's own ends go with it.
+		inR.Close()
+		outW.Close()
 		done <- err
 	}()
 	t.Cleanup(func() {
 		cancel()
 		inW.Close()
+		outR.Close()
 	})
 	return &mcp.IOTransport{Reader: outR, Writer: inW}, done
 }
@@ -146,7 +155,7 @@ func TestRunChildBadSetup(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := RunChild(context.Background(), tc.socket, tc.token, strings.NewReader(""), io.Discard)
+			err := RunChild(context.Background(), tc.socket, tc.token, os.Stdin, os.Stdout)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("RunChild = %v, want %q", err, tc.want)
 			}

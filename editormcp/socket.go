@@ -10,19 +10,24 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // The stdio transport: the agent starts `nvim-acp mcp --socket PATH` (the
 // session/new entry of Endpoint.Stdio), which connects to the host's
-// socket, says hello with its token, and then passes MCP's newline
-// delimited JSON both ways unchanged.
+// socket, says hello with its token, and hands the host its own stdin and
+// stdout (SCM_RIGHTS): the host then reads and writes the agent's pipes
+// itself, as directly as it speaks ACP, and the child only waits. The
+// socket stays open as the child's life line: either end closing it ends
+// the MCP connection.
 //
-//	child → host: "NVIM-ACP-MCP 1 <token>\n"
-//	host → child: "OK\n", or "ERROR <why>\n" and the connection closes.
+//	child → host: "NVIM-ACP-MCP 2 <token>\n"
+//	host → child: "OK\n", or "ERROR <why>\n" and the connection closes
+//	child → host: one byte with the child's fds 0 and 1
 
 const (
-	helloPrefix  = "NVIM-ACP-MCP 1 "
+	helloPrefix  = "NVIM-ACP-MCP 2 "
 	helloTimeout = 10 * time.Second
 	maxHello     = 256
 )
@@ -105,21 +110,69 @@ func (h *Hub) serveSocket(ctx context.Context, c net.Conn) {
 		c.Close()
 		return
 	}
-	_ = c.SetReadDeadline(time.Time{})
 	if _, err := io.WriteString(c, "OK\n"); err != nil {
 		c.Close()
 		return
 	}
-	done := make(chan struct{})
-	go func() { // the hub's end closes the connection
+	in, out, err := receiveStdio(c.(*net.UnixConn))
+	if err != nil {
+		h.log.Warn("mcp: socket: the child's stdio", "err", err)
+		c.Close()
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	mc := newConn(bufio.NewReaderSize(in, 64<<10), closers{in, out, c}, out)
+	go func() { // the child gone, or the hub's end: the connection ends
+		done := make(chan struct{})
+		go func() {
+			_, _ = c.Read(make([]byte, 1)) // the child never writes: EOF or an error
+			close(done)
+		}()
 		select {
 		case <-ctx.Done():
 		case <-done:
 		}
-		c.Close()
+		mc.Close()
 	}()
-	h.serve(ctx, e, newConn(br, c, c), "socket")
-	close(done)
+	h.serve(ctx, e, mc, "socket")
+	mc.Close()
+}
+
+// receiveStdio reads the child's stdin and stdout from c, pollable (so
+// closing them ends a read).
+func receiveStdio(c *net.UnixConn) (in, out *os.File, err error) {
+	oob := make([]byte, syscall.CmsgSpace(2*4))
+	_, oobn, _, _, err := c.ReadMsgUnix(make([]byte, 1), oob)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs, err := syscall.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, nil, fmt.Errorf("no file descriptors (%v)", err)
+	}
+	fds, err := syscall.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 2 {
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		return nil, nil, fmt.Errorf("want 2 file descriptors, got %d (%v)", len(fds), err)
+	}
+	for _, fd := range fds {
+		syscall.CloseOnExec(fd)
+		_ = syscall.SetNonblock(fd, true)
+	}
+	return os.NewFile(uintptr(fds[0]), "mcp-agent-in"), os.NewFile(uintptr(fds[1]), "mcp-agent-out"), nil
+}
+
+// closers closes each of its members.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // readLine reads one line of at most max bytes, without its newline.
@@ -149,10 +202,10 @@ func (s *sockServer) close() error {
 }
 
 // RunChild is `nvim-acp mcp --socket PATH`, the stdio server an agent
-// starts: it connects to the host's socket with the token in $EnvToken and
-// copies MCP messages between its stdin/stdout and the host until either
-// side ends.
-func RunChild(ctx context.Context, socket, token string, stdin io.Reader, stdout io.Writer) error {
+// starts: it connects to the host's socket with the token in $EnvToken,
+// hands the host its stdin and stdout, and waits until the host ends the
+// connection (or ctx ends).
+func RunChild(ctx context.Context, socket, token string, stdin, stdout *os.File) error {
 	if socket == "" || token == "" {
 		return fmt.Errorf("mcp: --socket and $%s are required (this command is started by nvim-acp's agents)", EnvToken)
 	}
@@ -166,7 +219,7 @@ func RunChild(ctx context.Context, socket, token string, stdin io.Reader, stdout
 	if _, err := io.WriteString(uc, helloPrefix+token+"\n"); err != nil {
 		return fmt.Errorf("mcp: hello: %w", err)
 	}
-	br := bufio.NewReaderSize(uc, 64<<10)
+	br := bufio.NewReader(uc)
 	_ = uc.SetReadDeadline(time.Now().Add(helloTimeout))
 	answer, err := readLine(br, maxHello)
 	if err != nil {
@@ -176,22 +229,14 @@ func RunChild(ctx context.Context, socket, token string, stdin io.Reader, stdout
 		return fmt.Errorf("mcp: the editor refused the connection: %s", strings.TrimPrefix(answer, "ERROR "))
 	}
 	_ = uc.SetReadDeadline(time.Time{})
-	go func() {
-		_, _ = io.Copy(uc, stdin) // spliced from a pipe on Linux
-		_ = uc.CloseWrite()       // the agent closed our stdin: the host ends the session
-	}()
+	rights := syscall.UnixRights(int(stdin.Fd()), int(stdout.Fd()))
+	if _, _, err := uc.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
+		return fmt.Errorf("mcp: hand stdio to the editor: %w", err)
+	}
 	go func() {
 		<-ctx.Done()
 		uc.Close()
 	}()
-	// What came with the answer, then the socket itself (spliced to a pipe
-	// on Linux: no copy through this process).
-	_, err = io.CopyN(stdout, br, int64(br.Buffered()))
-	if err == nil {
-		_, err = io.Copy(stdout, uc)
-	}
-	if err != nil && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
-		return fmt.Errorf("mcp: %w", err)
-	}
+	_, _ = br.ReadByte() // the host never writes again: its end, or ctx's
 	return nil
 }
