@@ -81,7 +81,7 @@ function q.diagnostics(args)
     end
   end
   local root = args.root and args.root ~= "" and vim.fs.normalize(args.root) or nil
-  local prefix = root and root .. "/"
+  local prefix = root and (root:sub(-1) == "/" and root or root .. "/")
   local min = args.min_severity or 0
   local groups, paths = {}, {} -- by buffer: its diagnostics, its path (false: not wanted)
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
