@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // promptTexts are the text blocks of the last prompt after its first (the
@@ -104,5 +105,39 @@ func TestMentionsComplete(t *testing.T) {
 		return out`, &words)
 	if strings.Join(words, " ") != "diagnostics diff diffs.txt symbol:" {
 		t.Fatalf("completion of @di, @sy = %v", words)
+	}
+}
+
+// An editor mention that shows a file outside the workspace (a selection
+// in it, its diff) asks as an @path of that file does; what comes from no
+// file (@buffers) goes unasked.
+func TestMentionsOutsideWorkspaceAsk(t *testing.T) {
+	e, _ := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(out, "secret.txt")
+	fsPutFile(t, secret, "SECRET-LINE\nother\n")
+	e.Lua(`vim.cmd.edit(...); vim.cmd("normal! V\27")`, nil, secret)
+	e.SetupFake(M{"turns": []any{[]any{text("ok")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("what is open? @buffers")
+	if !strings.Contains(promptTexts(e)["@buffers:"], secret) {
+		t.Fatalf("@buffers block: %v", promptTexts(e))
+	}
+	e.Send("look at @selection")
+	e.WaitState("awaiting_permission")
+	if p := promptText(e); !strings.Contains(p, "Your prompt sends files from outside the workspace") || !strings.Contains(p, "secret.txt") {
+		t.Fatalf("question:\n%s", p)
+	}
+	e.nv.Input("r")
+	e.WaitState("ready")
+	e.Eventually("the prompt without the selection", 10*time.Second, func() bool {
+		return strings.Contains(toJSON(promptBlocks(e)), "look at @selection")
+	})
+	if s := toJSON(promptBlocks(e)); strings.Contains(s, "SECRET-LINE") {
+		t.Fatalf("the refused selection was sent: %s", s)
 	}
 }

@@ -64,6 +64,7 @@ local make = {}
 
 function make.diagnostics(arg, ctx)
   local path = arg ~= "" and vim.fn.fnamemodify(arg, ":p") or nil
+  local label = path and ("diagnostics of " .. rel(path, ctx.cwd)) or "diagnostics"
   local ds = queries.run("diagnostics", { path = path, root = ctx.cwd, limit = M.max_items + 1 })
   local out = {}
   for i, d in ipairs(ds.items) do
@@ -82,7 +83,7 @@ function make.diagnostics(arg, ctx)
   if #out == 0 then
     out[1] = "no diagnostics"
   end
-  return table.concat(out, "\n") .. "\n"
+  return table.concat(out, "\n") .. "\n", label, path
 end
 
 function make.quickfix(_, ctx)
@@ -130,13 +131,15 @@ function make.selection(_, ctx)
   end
   local ft = vim.filetype.match({ filename = sel.path }) or ""
   return ("```%s %s:%d-%d\n%s```\n"):format(ft, rel(sel.path, ctx.cwd), sel.start_line, sel.end_line, sel.text),
-    ("selection (%s:%d-%d)"):format(rel(sel.path, ctx.cwd), sel.start_line, sel.end_line)
+    ("selection (%s:%d-%d)"):format(rel(sel.path, ctx.cwd), sel.start_line, sel.end_line),
+    sel.path
 end
 
 function make.diff(arg, ctx)
   local cmd = { "git", "--no-pager", "diff", "--no-color", "--no-ext-diff" }
-  if arg ~= "" then
-    vim.list_extend(cmd, { "--", vim.fn.fnamemodify(arg, ":p") })
+  local path = arg ~= "" and vim.fn.fnamemodify(arg, ":p") or nil
+  if path then
+    vim.list_extend(cmd, { "--", path })
   end
   local ok, res = pcall(function()
     return vim.system(cmd, { cwd = ctx.cwd, text = true }):wait(5000)
@@ -147,10 +150,11 @@ function make.diff(arg, ctx)
   if res.code ~= 0 then
     return nil, "git diff: " .. vim.trim(res.stderr or ("exit " .. res.code))
   end
+  local label = path and ("diff of " .. rel(path, ctx.cwd)) or "diff"
   if res.stdout == "" then
-    return "no changes (against git's index; unsaved buffers are not on disk yet)\n"
+    return "no changes (against git's index; unsaved buffers are not on disk yet)\n", label, path
   end
-  return "```diff\n" .. bound(res.stdout) .. "```\n"
+  return "```diff\n" .. bound(res.stdout) .. "```\n", label, path
 end
 
 function make.terminal(arg, ctx)
@@ -248,17 +252,19 @@ function make.symbol(arg, ctx)
   local lines = api.nvim_buf_get_lines(buf, first, last + 1, false)
   local ft = vim.bo[buf].filetype
   return ("```%s %s:%d-%d\n%s\n```\n"):format(ft, rel(path, ctx.cwd), first + 1, last + 1, table.concat(lines, "\n")),
-    ("symbol %s (%s:%d)"):format(s.name, rel(path, ctx.cwd), first + 1)
+    ("symbol %s (%s:%d)"):format(s.name, rel(path, ctx.cwd), first + 1),
+    path
 end
 
---- The context block of mention word (after "@"), with its label; nil and
---- why when it has nothing to add.
+--- The context block of mention word (after "@"), with its label and the
+--- file it shows (nil: none, or the editor's state); nil and why when it
+--- has nothing to add.
 ---@param word string e.g. "diagnostics", "symbol:Name"
 ---@param ctx { cwd: string|nil, terminals: acp.Terminals|nil }
----@return table|nil block, string label_or_err
+---@return table|nil block, string label_or_err, string|nil path
 function M.block(word, ctx)
   local name, arg = word:match("^(%a+):?(.*)$")
-  local ok, text, label = pcall(make[name], arg, ctx)
+  local ok, text, label, path = pcall(make[name], arg, ctx)
   if not ok then
     return nil, ("@%s: %s"):format(word, text)
   end
@@ -266,7 +272,7 @@ function M.block(word, ctx)
     return nil, ("@%s: %s"):format(word, label)
   end
   label = label or word
-  return { type = "text", text = ("@%s:\n%s"):format(word, bound(text)) }, label
+  return { type = "text", text = ("@%s:\n%s"):format(word, bound(text)) }, label, path
 end
 
 --- Completion items for what was typed after "@" (mention kinds, symbol
