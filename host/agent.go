@@ -17,6 +17,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
@@ -605,6 +606,12 @@ func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error)
 // (extension notifications such as qwen's "qwen/notify/..." are normal);
 // the gate calls it on the reading goroutine, so it must not block.
 func (a *Agent) notification(method string, params json.RawMessage) {
+	if method == editormcp.MethodMessage {
+		if err := a.h.mcp.NotifyACPParams(params); err != nil {
+			a.log.Debug("mcp/message notification dropped", "err", err)
+		}
+		return
+	}
 	a.log.Debug("agent notification ignored", "method", method, "params", truncate(string(params), 500))
 }
 

@@ -37,6 +37,8 @@ import (
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/editormcp"
 )
 
 // authVar is one environment variable of an env_var method.
@@ -378,10 +380,10 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 	shown := false // why is in the chat already
 	for attempt := 0; ; attempt++ {
 		actx, cancel := a.stepContext(ctx, "session/new")
-		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
-			Cwd:        s.opts.Agent.Cwd,
-			McpServers: servers,
-		})
+		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, struct {
+			acp.NewSessionRequest
+			McpServers []json.RawMessage `json:"mcpServers"`
+		}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd}, editormcp.Wire(servers)})
 		if err == nil {
 			cancel()
 			if loggedIn != "" {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -127,6 +128,26 @@ func rawCommand(in map[string]any) (string, bool) {
 		return commandLine(argv[0], argv[1:]), true
 	}
 	return "", false
+}
+
+// contentInput gives a tool call without rawInput whose only content is a
+// JSON object as text that object as its rawInput, and returns it: gemini
+// sends an MCP tool call's arguments so (issue 18), and the command a
+// run_command call runs is then shown and approved as any other's.
+func contentInput(tc map[string]any) map[string]any {
+	content, _ := tc["content"].([]any)
+	if _, has := tc["rawInput"]; has || len(content) != 1 {
+		return nil
+	}
+	c, _ := content[0].(map[string]any)
+	block, _ := c["content"].(map[string]any)
+	text, _ := block["text"].(string)
+	var in map[string]any
+	if c["type"] != "content" || block["type"] != "text" || json.Unmarshal([]byte(text), &in) != nil || in == nil {
+		return nil
+	}
+	tc["rawInput"] = in
+	return in
 }
 
 // approve records the command of a permission request the user allowed in

@@ -49,8 +49,18 @@ func TestRequestsRejectBadParamsAndUnknownSessions(t *testing.T) {
 		acp.ClientMethodTerminalCreate, acp.ClientMethodTerminalOutput, acp.ClientMethodTerminalWaitForExit,
 		acp.ClientMethodTerminalKill, acp.ClientMethodTerminalRelease,
 	}
-	if len(requests) != len(want) {
-		t.Errorf("the client serves %d requests, want %d (%v)", len(requests), len(want), want)
+	// MCP-over-ACP's requests name a server or a connection, not a session
+	// (mcp.go): bad params and unknown ones are invalid params too.
+	mcpMethods := []string{"mcp/connect", "mcp/message", "mcp/disconnect"}
+	if len(requests) != len(want)+len(mcpMethods) {
+		t.Errorf("the client serves %d requests, want %d (%v, %v)", len(requests), len(want)+len(mcpMethods), want, mcpMethods)
+	}
+	for _, method := range mcpMethods {
+		for _, params := range []string{`{"serverId":["x"]}`, `{"serverId":"nvim-nope","acpId":"","connectionId":"nope","method":"tools/list"}`} {
+			if _, rerr := a.handle(ctx, method, json.RawMessage(params)); rerr == nil || rerr.Code != acperr.InvalidParams {
+				t.Errorf("%s %s: %v, want invalid params", method, params, rerr)
+			}
+		}
 	}
 	for _, method := range want {
 		if requests[method] == nil {

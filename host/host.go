@@ -16,6 +16,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/neovim/go-client/nvim"
 
+	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/scrub"
 	"github.com/nvim-acp/nvim-acp/proctree"
 )
@@ -33,6 +34,10 @@ type Host struct {
 	owners string
 
 	bufs bufCache // loaded buffers' last snapshots (bufcache.go)
+
+	mcp  *editormcp.Hub       // the sessions' MCP servers (mcp.go)
+	lua  editormcp.LuaQueries // their queries of Neovim
+	seen sync.Map             // keys of what the chat says once (once)
 
 	mu       sync.Mutex
 	agents   map[string]*Agent
@@ -58,6 +63,8 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 		answers:  map[int]pendingAnswer{},
 	}
 	h.ui = NewUI(h.deliver, log)
+	h.mcp = editormcp.NewHub(log.With("component", "mcp"))
+	h.lua.Exec = h.execLua
 	return h
 }
 
@@ -110,6 +117,9 @@ func (h *Host) Register() error {
 		// Live terminal views (terminal.go).
 		"acp_terminal_input":  h.rpcTerminalInput,
 		"acp_terminal_resize": h.rpcTerminalResize,
+
+		// Answers of the MCP tools' queries (mcp.go).
+		"acp_mcp_reply": h.lua.Reply,
 	}
 	for name, fn := range handlers {
 		if err := h.nv.RegisterHandler(name, fn); err != nil {
@@ -175,6 +185,7 @@ func (h *Host) Shutdown() {
 		}(a)
 	}
 	wg.Wait()
+	_ = h.mcp.Close()
 	// Anything of ours still running (started by an agent that is gone,
 	// escaped from a terminal) goes too.
 	if n := proctree.Kill(0, h.owners); n > 0 {
@@ -191,6 +202,12 @@ func ownerPrefix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("nvim-acp-%d-%x/", os.Getpid(), b)
+}
+
+// once reports whether key is new: what is said once per Neovim.
+func (h *Host) once(key string) bool {
+	_, seen := h.seen.LoadOrStore(key, true)
+	return !seen
 }
 
 func (h *Host) nextID() int {

@@ -26,6 +26,14 @@ const (
 	// fs/read_text_file. Gemini CLI reads through the client only to
 	// create or overwrite a file.
 	QuirkReadsDisk = "reads_disk"
+	// QuirkMcpHTTP: the agent drops stdio MCP servers given in session/new
+	// (Copilot CLI logs "Rejecting non-http/sse MCP server"): the editor's
+	// server goes over loopback HTTP.
+	QuirkMcpHTTP = "mcp_http"
+	// QuirkMcpTrust: the agent uses MCP servers only in folders it trusts
+	// (gemini-cli 0.61 drops them elsewhere, unless run with --skip-trust):
+	// the chat says so once.
+	QuirkMcpTrust = "mcp_trusted_folders"
 	// QuirkModeMarker: an agent message chunk that is only
 	// "[MODE_UPDATE] <mode>" is a mode change, not text. Gemini CLI reports
 	// mode changes only so (DESIGN.md); from any other agent it is text.
@@ -38,7 +46,8 @@ type agentQuirk struct {
 	Name, Agent, Min, Max string
 }
 
-// knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0).
+// knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0;
+// Copilot CLI, as reported, issue 18).
 var knownQuirks = []agentQuirk{
 	{Name: QuirkMissingFileAsEmpty, Agent: "gemini-cli"},
 	{Name: QuirkReadsDisk, Agent: "gemini-cli"},
@@ -47,6 +56,8 @@ var knownQuirks = []agentQuirk{
 	{Name: QuirkReadsDisk, Agent: "@agentclientprotocol/codex-acp"},
 	{Name: QuirkReadsDisk, Agent: "codex-acp"},
 	{Name: QuirkReadsDisk, Agent: "OpenCode"},
+	{Name: QuirkMcpTrust, Agent: "gemini-cli"},
+	{Name: QuirkMcpHTTP, Agent: "Copilot"},
 	{Name: QuirkModeMarker, Agent: "gemini-cli"},
 }
 

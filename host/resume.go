@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/editormcp"
 )
 
 // resume loads one of the agent's past sessions (session/load), its
@@ -71,11 +73,10 @@ func (s *Session) load(ctx context.Context, a *Agent, servers []acp.McpServer, i
 	a.addSession(s)
 	lctx, cancel := a.stepContext(ctx, "session/load")
 	defer cancel()
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, lctx, acp.AgentMethodSessionLoad, acp.LoadSessionRequest{
-		SessionId:  id,
-		Cwd:        s.opts.Agent.Cwd,
-		McpServers: servers,
-	})
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, lctx, acp.AgentMethodSessionLoad, struct {
+		acp.LoadSessionRequest
+		McpServers []json.RawMessage `json:"mcpServers"`
+	}{acp.LoadSessionRequest{SessionId: id, Cwd: s.opts.Agent.Cwd}, editormcp.Wire(servers)})
 	if err != nil {
 		a.removeSession(s)
 		s.mu.Lock()

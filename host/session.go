@@ -15,6 +15,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/approval"
+	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/review"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
@@ -28,6 +29,7 @@ type SessionOptions struct {
 	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
 	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
+	Mcp        McpOptions       `msgpack:"mcp"` // the editor's own MCP server (mcp.go)
 	// Quirks the user set for this agent (quirks.go); the others follow
 	// what the agent says it is.
 	Quirks map[string]bool `msgpack:"quirks"`
@@ -89,6 +91,8 @@ type Session struct {
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
 	terms sessionTerminals // terminal/* state, see terminal.go
+
+	mcpEP *editormcp.Endpoint // the editor's MCP server, when passed (mcp.go)
 }
 
 // onEnd registers fn to run once when the session ends.
@@ -187,6 +191,7 @@ func (s *Session) open(ctx context.Context) {
 		}
 		servers = append(servers, srv)
 	}
+	servers = s.exposeMCP(a, servers)
 	var resp json.RawMessage
 	var id acp.SessionId
 	if s.opts.Resume || s.opts.LoadID != "" {
@@ -478,6 +483,9 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 	if tc, ok := p.raw["toolCall"].(map[string]any); ok {
 		s.noteDiffs(tc) // fs.go: announced diffs are merge bases
 		s.scanNote(tc)  // scan.go: the files it names
+		if in := contentInput(tc); in != nil && p.ToolCall.RawInput == nil {
+			p.ToolCall.RawInput = in
+		}
 	}
 	turn, inTurn := s.approvals.Current()
 	opts := make([]approval.Option, len(p.Options))

@@ -120,6 +120,16 @@ cmd("AcpDiff", function(o)
   require("acp.commands").diff(o.args ~= "" and vim.fn.fnamemodify(vim.fn.expand(o.args), ":p") or nil)
 end, { nargs = "?", complete = "file", desc = "Diff a file the agent changed against its text before" })
 
+cmd("AcpFollow", function(o)
+  require("acp.follow").set(({ on = true, off = false })[o.args])
+end, {
+  nargs = "?",
+  complete = function()
+    return { "on", "off" }
+  end,
+  desc = "Follow the agent in the editing window: on, off, or toggle",
+})
+
 cmd("AcpLog", function()
   vim.cmd.split(vim.fn.fnameescape(require("acp.host").log_path()))
 end, { desc = "Open the nvim-acp log" })
@@ -133,6 +143,9 @@ end, { desc = "acp: pick an agent and switch the chat to it" })
 vim.keymap.set("n", "<Plug>(AcpToggle)", function()
   require("acp").toggle()
 end, { desc = "acp: show or hide the chat" })
+vim.keymap.set("n", "<Plug>(AcpFollow)", function()
+  require("acp.follow").set()
+end, { desc = "acp: follow the agent (toggle)" })
 vim.keymap.set("n", "<Plug>(AcpCancel)", function()
   require("acp").cancel()
 end, { desc = "acp: cancel the turn" })

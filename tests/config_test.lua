@@ -52,7 +52,7 @@ M["a bad option raises a message naming it"] = function(t)
     { { default_agent = 1 }, "acp: setup: default_agent must be a string or false, got 1" },
     {
       { agents = { mine = { cmd = "x", quirks = { missing_file_as_empty = 1 } } } },
-      'acp: setup: agents["mine"].quirks must be a table of { missing_file_as_empty = boolean, mode_marker = boolean, reads_disk = boolean }, got { missing_file_as_empty = 1 } (a table)',
+      'acp: setup: agents["mine"].quirks must be a table of { missing_file_as_empty|mode_marker|reads_disk|mcp_http|mcp_trusted_folders = boolean }, got { missing_file_as_empty = 1 } (a table)',
     },
     { { registry = { timeout_ms = 0 } }, "acp: setup: registry.timeout_ms must be a positive integer, got 0" },
     { { log_level = "loud" }, 'acp: setup: log_level must be one of "debug", "info", "warn", "error", got "loud"' },

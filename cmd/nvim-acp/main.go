@@ -4,6 +4,7 @@
 //
 //	nvim-acp [--log FILE]   run as Neovim's RPC child
 //	nvim-acp demo-agent     run the bundled demo agent on stdio (ACP)
+//	nvim-acp mcp --socket PATH   (started by agents) the editor's MCP server on stdio, see editormcp
 //	nvim-acp watchdog ...   (internal) ends what a dead host left, see watchdog.go
 //	nvim-acp --version
 package main
@@ -25,6 +26,7 @@ import (
 	"github.com/neovim/go-client/nvim"
 
 	"github.com/nvim-acp/nvim-acp/demoagent"
+	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/host"
 	"github.com/nvim-acp/nvim-acp/internal/scrub"
 	"github.com/nvim-acp/nvim-acp/proctree"
@@ -40,6 +42,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "demo-agent:", err)
 			os.Exit(1)
 		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "mcp" {
+		mcpChild(os.Args[2:])
 		return
 	}
 	logPath := flag.String("log", "", "log file (default: none)")
@@ -125,4 +131,18 @@ func run(logPath, level string) error {
 		return fmt.Errorf("rpc: %w", err)
 	}
 	return nil
+}
+
+// mcpChild is `nvim-acp mcp --socket PATH`: the stdio MCP server an agent
+// starts for the editor of its session (the token in $NVIM_ACP_MCP_TOKEN).
+func mcpChild(args []string) {
+	fs := flag.NewFlagSet("mcp", flag.ExitOnError)
+	socket := fs.String("socket", "", "the host's MCP socket")
+	_ = fs.Parse(args)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	if err := editormcp.RunChild(ctx, *socket, os.Getenv(editormcp.EnvToken), os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "nvim-acp", err)
+		os.Exit(1)
+	}
 }

@@ -156,6 +156,9 @@ function M.keymaps(s)
       apply_block = function()
         codeblocks.apply(s)
       end,
+      follow = function()
+        vim.cmd("AcpFollow") -- acp.follow (it requires this module)
+      end,
       help = function()
         keymaps.show_help()
       end,
@@ -210,6 +213,26 @@ local function is_edit_win(win)
 end
 
 local last_edit_win = {} ---@type table<integer, integer> per tab: the editing window last entered
+
+--- The editing window of the current tab: the current window when it is
+--- one, else the one last entered, else the first.
+---@return integer
+function M.edit_win()
+  local cur = api.nvim_get_current_win()
+  if is_edit_win(cur) then
+    return cur
+  end
+  local last = last_edit_win[api.nvim_get_current_tabpage()]
+  if last and is_edit_win(last) and api.nvim_win_get_tabpage(last) == api.nvim_get_current_tabpage() then
+    return last
+  end
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if is_edit_win(w) then
+      return w
+    end
+  end
+  return cur
+end
 
 --- Keep the previous window an editing window while a chat window is
 --- current. :windo, :bufdo, :argdo, :cdo... run from a 'winfixbuf' window go

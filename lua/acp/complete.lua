@@ -1,5 +1,6 @@
---- Completion of /commands in the chat input (omnifunc and completefunc, so
---- nvim-cmp's and blink's omni sources pick it up too).
+--- Completion of /commands and @mentions in the chat input (omnifunc and
+--- completefunc, so nvim-cmp's and blink's omni sources pick it up too).
+local mentions = require("acp.mentions")
 local session = require("acp.session")
 
 local M = {}
@@ -43,7 +44,8 @@ function M.file_items(base)
 end
 
 --- 'omnifunc' for the input buffer: /commands at the start of a word,
---- @file mentions anywhere (sent as context, see acp.context).
+--- @mentions anywhere: the editor's (@diagnostics, @symbol:Name... see
+--- acp.mentions), then files (sent as context, see acp.context).
 function M.omnifunc(findstart, base)
   local line = vim.api.nvim_get_current_line()
   local col = vim.api.nvim_win_get_cursor(0)[2]
@@ -63,7 +65,13 @@ function M.omnifunc(findstart, base)
     return -3
   end
   if mode == "file" then
-    return M.file_items(base or "")
+    base = base or ""
+    local s = session.get(vim.b.acp_session)
+    local items = mentions.items(base, { cwd = s and s.cwd or vim.fn.getcwd(), terminals = s and s.terminals })
+    if not base:find("^%a+:") then
+      vim.list_extend(items, M.file_items(base))
+    end
+    return items
   end
   local s = session.get(vim.b.acp_session)
   if not s then

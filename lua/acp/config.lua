@@ -14,6 +14,8 @@ local M = {}
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
+---@field mcp_http boolean|nil the editor's MCP server goes over loopback HTTP, not stdio (Copilot CLI)
+---@field mcp_trusted_folders boolean|nil the agent uses MCP servers only in folders it trusts: the chat says so once (gemini)
 ---@field mode_marker boolean|nil a message "[MODE_UPDATE] <mode>" is a mode change, not text (Gemini CLI; on by agentInfo.name)
 ---@field reads_disk boolean|nil the agent reads files from disk, not through the editor (Gemini CLI; else until it reads through the editor)
 
@@ -28,8 +30,14 @@ local M = {}
 ---@field keymaps acp.Config.Keymaps
 ---@field history acp.Config.History
 ---@field mcp_servers table[] MCP servers passed to session/new
+---@field mcp acp.Config.Mcp the editor's own MCP server (:help acp-tools)
+---@field follow boolean show the file and line of the agent's current tool call in the editing window
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
 ---@field registry acp.Config.Registry the ACP agent registry (:AcpAgents)
+
+---@class acp.Config.Mcp
+---@field expose boolean pass the editor to each session's agent as an MCP server (live buffers, terminals, diagnostics, LSP)
+---@field name string the server's name, as the agent lists it (tools show as e.g. mcp__nvim__read_file)
 
 ---@class acp.Config.Permissions
 ---@field auto_allow string[] tool kinds allowed without asking, e.g. { "read" }
@@ -153,6 +161,7 @@ M.defaults = {
       prev_block = "[[",
       yank_block = "gy",
       apply_block = "ga",
+      follow = "F",
       cancel = "<C-c>",
       permission = "<C-g>",
       help = "?",
@@ -183,6 +192,8 @@ M.defaults = {
   },
   history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
   mcp_servers = {},
+  mcp = { expose = true, name = "nvim" },
+  follow = false,
   log_level = "info",
   registry = { timeout_ms = 10000 },
 }
@@ -218,7 +229,8 @@ end
 
 -- A check returns nil when v is fine, else what it must be.
 --- The quirks an agent spec may set (host/quirks.go).
-local quirk_names = { missing_file_as_empty = true, mode_marker = true, reads_disk = true }
+local quirk_names =
+  { missing_file_as_empty = true, mode_marker = true, reads_disk = true, mcp_http = true, mcp_trusted_folders = true }
 
 local checks = {}
 
@@ -310,6 +322,13 @@ local schema = {
   },
   history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
   mcp_servers = checks.tables,
+  mcp = {
+    expose = checks.boolean,
+    name = function(v)
+      return (type(v) ~= "string" or not v:match("^[%w_%-]+$")) and "a name of letters, digits, _ and -" or nil
+    end,
+  },
+  follow = checks.boolean,
   log_level = one_of("debug", "info", "warn", "error"),
   registry = { url = checks.string, timeout_ms = checks.positive },
 }
@@ -349,7 +368,7 @@ local agent_schema = {
     end
     for k, x in pairs(v) do
       if not quirk_names[k] or type(x) ~= "boolean" then
-        return "a table of { missing_file_as_empty = boolean, mode_marker = boolean, reads_disk = boolean }"
+        return "a table of { missing_file_as_empty|mode_marker|reads_disk|mcp_http|mcp_trusted_folders = boolean }"
       end
     end
   end,

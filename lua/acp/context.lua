@@ -4,6 +4,7 @@
 local actions = require("acp.actions")
 local config = require("acp.config")
 local files = require("acp.files")
+local mentions = require("acp.mentions")
 
 local M = {}
 
@@ -171,51 +172,71 @@ end
 
 --- Context blocks for the files mentioned as @path in a prompt (relative to
 --- the cwd or absolute; trailing punctuation ignored), not already pending,
---- and for each block the file it holds or links to (symlinks resolved),
---- for the workspace check (acp.mentionask).
+--- and for the editor's mentions (@diagnostics, @selection... see
+--- acp.mentions); for each block the file it holds or links to (symlinks
+--- resolved; the workspace for what comes from no file), for the workspace
+--- check (acp.mentionask), and why a mention added nothing.
 ---@param text string
----@return table[] blocks, string[] labels, string[] paths
-function C:mentions(text)
-  local blocks, labels, seen, paths = {}, {}, {}, {}
+---@param ctx { cwd: string|nil, terminals: acp.Terminals|nil }|nil
+---@return table[] blocks, string[] labels, string[] paths, string[] problems
+function C:mentions(text, ctx)
+  ctx = ctx or {}
+  local blocks, labels, seen, paths, problems = {}, {}, {}, {}, {}
+  local workspace = vim.uv.fs_realpath(ctx.cwd or vim.fn.getcwd()) or ctx.cwd or vim.fn.getcwd()
   for _, item in ipairs(self.items) do
     seen[item.label] = true
   end
   for word in text:gmatch("@([^%s@]+)") do
     word = word:gsub("[,.;:!?%)%]]+$", "")
-    -- Taken literally (expand() would run `backticks`), regular files only
-    -- (reading a FIFO would block Neovim).
-    local path = actions.literal_path(word)
-    local rel = vim.fn.fnamemodify(path, ":~:.")
-    local readable = actions.regular_file(path) and vim.fn.filereadable(path) == 1
-    if not seen[rel] and readable and M.is_image_path(path) then
-      seen[rel] = true
-      local img = self:_image(path)
-      if img then
-        blocks[#blocks + 1] = img.block
-        labels[#labels + 1] = img.label
-        paths[#paths + 1] = vim.uv.fs_realpath(path) or path
-      end
-    elseif not seen[rel] and readable then
-      seen[rel] = true
-      local block
-      local real = vim.uv.fs_realpath(path) or path
-      local bufnr = vim.fn.bufnr(path)
-      if self.embedded and (vim.fn.getfsize(path) < 1024 * 1024) then
-        -- Embedded as the user sees it (the buffer, unsaved edits included).
-        local text_now
-        if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
-          text_now = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
+    if mentions.is_mention(word) then
+      if not seen["@" .. word] then
+        seen["@" .. word] = true
+        local block, label, path = mentions.block(word, ctx)
+        if block then
+          blocks[#blocks + 1] = block
+          labels[#labels + 1] = label
+          paths[#paths + 1] = path and (vim.uv.fs_realpath(path) or path) or workspace
         else
-          local data, _, read_real = files.read_regular(path, 1024 * 1024)
-          text_now, real = data or "", read_real or real
-        end
-        if not text_now:find("%z") then
-          block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text_now } }
+          problems[#problems + 1] = label
         end
       end
-      blocks[#blocks + 1] = block or { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") }
-      labels[#labels + 1] = rel
-      paths[#paths + 1] = real
+    else
+      -- Taken literally (expand() would run `backticks`), regular files only
+      -- (reading a FIFO would block Neovim).
+      local path = actions.literal_path(word)
+      local rel = vim.fn.fnamemodify(path, ":~:.")
+      local readable = actions.regular_file(path) and vim.fn.filereadable(path) == 1
+      if not seen[rel] and readable and M.is_image_path(path) then
+        seen[rel] = true
+        local img = self:_image(path)
+        if img then
+          blocks[#blocks + 1] = img.block
+          labels[#labels + 1] = img.label
+          paths[#paths + 1] = vim.uv.fs_realpath(path) or path
+        end
+      elseif not seen[rel] and readable then
+        seen[rel] = true
+        local block
+        local real = vim.uv.fs_realpath(path) or path
+        local bufnr = vim.fn.bufnr(path)
+        if self.embedded and (vim.fn.getfsize(path) < 1024 * 1024) then
+          -- Embedded as the user sees it (the buffer, unsaved edits included).
+          local text_now
+          if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
+            text_now = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
+          else
+            local data, _, read_real = files.read_regular(path, 1024 * 1024)
+            text_now, real = data or "", read_real or real
+          end
+          if not text_now:find("%z") then
+            block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text_now } }
+          end
+        end
+        blocks[#blocks + 1] = block
+          or { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") }
+        labels[#labels + 1] = rel
+        paths[#paths + 1] = real
+      end
     end
   end
   -- Image files pasted (or dropped) into the prompt as paths.
@@ -231,7 +252,7 @@ function C:mentions(text)
       end
     end
   end
-  return blocks, labels, paths
+  return blocks, labels, paths, problems
 end
 
 --- Paths of readable image files (regular files only) written out in text, as a terminal pastes

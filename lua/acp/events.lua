@@ -6,6 +6,7 @@
 --- every handler has an event type there: host/events_test.go checks it.
 local auth = require("acp.auth")
 local chat = require("acp.chat")
+local follow = require("acp.follow")
 local registry = require("acp.registry")
 local review = require("acp.review")
 local session = require("acp.session")
@@ -37,7 +38,9 @@ end
 
 --- A session/update other than streamed text.
 function handlers.update(s, ev)
-  updates.apply(s, table_or_empty(ev.update))
+  local u = table_or_empty(ev.update)
+  updates.apply(s, u)
+  follow.update(s, u)
 end
 
 --- The session opened ("ready") or failed ("error").

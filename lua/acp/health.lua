@@ -81,7 +81,7 @@ function M.check()
   elseif vim.fn.executable("go") == 1 then
     h.warn("host not built yet: " .. bin, { "It is built on first use, or run `make` in " .. host.root() })
   else
-    h.error("host not built and `go` not found", { "Install Go 1.22+ and run `make` in " .. host.root() })
+    h.error("host not built and `go` not found", { "Install Go 1.25+ and run `make` in " .. host.root() })
   end
   h.info("log: " .. host.log_path())
   h.start("nvim-acp agents")

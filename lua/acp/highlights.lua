@@ -65,6 +65,7 @@ M.links = {
   AcpMdRule = "@punctuation.special.markdown",
   AcpMdTablePipe = "@punctuation.special.markdown",
   AcpMdEscape = "@string.escape.markdown_inline",
+  AcpFollow = "CursorLine", -- the line the agent works on (acp.follow)
 }
 
 --- Define the groups (safe to call repeatedly, e.g. on ColorScheme).

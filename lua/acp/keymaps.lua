@@ -32,6 +32,7 @@ M.actions = {
     { name = "prev_block", modes = { "n", "x" }, desc = "previous code block" },
     { name = "yank_block", modes = { "n" }, desc = "yank the code block under the cursor" },
     { name = "apply_block", modes = { "n" }, desc = "apply the code block under the cursor to a file (review first)" },
+    { name = "follow", modes = { "n" }, desc = "follow the agent: show where it works in the editing window (toggle)" },
     { name = "cancel", modes = { "n" }, desc = "cancel the agent's turn" },
     { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
     { name = "help", modes = { "n" }, desc = "show these keys" },

@@ -369,6 +369,7 @@ function S:open_opts(spec, how)
       start_timeout_ms = spec.start_timeout_ms,
     },
     mcp_servers = spec.mcp_servers or o.mcp_servers,
+    mcp = { expose = o.mcp.expose, name = o.mcp.name },
     auto_allow = o.permissions.auto_allow,
     fs = {
       write = o.fs.write,
@@ -456,7 +457,10 @@ function S:send(text)
   if not unsaved.before_prompt(self) then
     return false
   end
-  local mblocks, mlabels, mpaths = self.context:mentions(text)
+  local mblocks, mlabels, mpaths, problems = self.context:mentions(text, { cwd = self.cwd, terminals = self.terminals })
+  for _, p in ipairs(problems) do
+    self.transcript:message("warn", p)
+  end
   local out = mentionask.outside(self, mpaths)
   if #out == 0 then
     self:_send_now(text, mblocks, mlabels)

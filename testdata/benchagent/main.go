@@ -8,6 +8,14 @@
 //	                           3-line change (lines 100-102, alternating)
 //	term BYTES N               N times: terminal/create `head -c BYTES
 //	                           /dev/zero`, wait_for_exit, output, release
+//	mcpread PATH N LINE LIMIT  N sequential read_file calls of the editor's
+//	                           MCP server (the stdio entry session/new gave),
+//	                           by a plain JSON-RPC client that decodes each
+//	                           answer once with encoding/json, as this agent
+//	                           decodes ACP's
+//	sdkread PATH N LINE LIMIT  the same through the official Go SDK's client
+//	mcpdiag N                  N calls of its diagnostics tool (limit 2000),
+//	                           plain client
 //
 // It appends one JSON line per prompt to $BENCH_AGENT_OUT:
 // {"op", "n", "bytes", "lat_ns": [...], "cpu_ns"} with one latency per
@@ -18,11 +26,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,12 +40,19 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 type agent struct {
 	conn *acp.Connection
 	out  string
+
+	mu      sync.Mutex
+	servers []acp.McpServer    // session/new's mcpServers
+	mcp     *mcp.ClientSession // connected on first use
+	plain   *plainClient       // connected on first use
 }
 
 type result struct {
@@ -58,6 +75,12 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	case acp.AgentMethodInitialize:
 		return acp.InitializeResponse{ProtocolVersion: acp.ProtocolVersionNumber}, nil
 	case acp.AgentMethodSessionNew:
+		var p acp.NewSessionRequest
+		if err := json.Unmarshal(params, &p); err == nil {
+			a.mu.Lock()
+			a.servers = p.McpServers
+			a.mu.Unlock()
+		}
 		return acp.NewSessionResponse{SessionId: "bench"}, nil
 	case acp.AgentMethodSessionCancel:
 		return nil, nil
@@ -135,6 +158,12 @@ func (a *agent) run(ctx context.Context, sid acp.SessionId, w []string) (res res
 	case "term":
 		res.N = atoi(w, 2)
 		err = a.terminals(ctx, sid, atoi(w, 1), res.N, &res)
+	case "mcpread", "sdkread":
+		res.N = atoi(w, 2)
+		err = a.mcpCalls(ctx, w[0] == "sdkread", res.N, "read_file", map[string]any{"path": w[1], "line": atoi(w, 3), "limit": atoi(w, 4)}, &res)
+	case "mcpdiag":
+		res.N = atoi(w, 1)
+		err = a.mcpCalls(ctx, false, res.N, "diagnostics", map[string]any{"limit": 2000}, &res)
 	default:
 		err = fmt.Errorf("unknown op %q", w[0])
 	}
@@ -267,6 +296,190 @@ func (a *agent) terminals(ctx context.Context, sid acp.SessionId, size, n int, r
 		if err := a.conn.SendRequestNoResult(ctx, acp.ClientMethodTerminalRelease,
 			acp.ReleaseTerminalRequest{SessionId: sid, TerminalId: c.TerminalId}); err != nil {
 			return fmt.Errorf("terminal/release: %w", err)
+		}
+		res.Lat = append(res.Lat, int64(d))
+	}
+	return nil
+}
+
+// nvimCommand is the command of the "nvim" stdio entry.
+func (a *agent) nvimCommand() (*exec.Cmd, error) {
+	for _, s := range a.servers {
+		if s.Stdio == nil || s.Stdio.Name != "nvim" {
+			continue
+		}
+		cmd := exec.Command(s.Stdio.Command, s.Stdio.Args...)
+		cmd.Env = os.Environ()
+		for _, e := range s.Stdio.Env {
+			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+		}
+		return cmd, nil
+	}
+	return nil, errors.New("session/new gave no stdio MCP server named nvim")
+}
+
+// client connects the Go SDK's client to the editor's MCP server on first
+// use.
+func (a *agent) client(ctx context.Context) (*mcp.ClientSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mcp != nil {
+		return a.mcp, nil
+	}
+	cmd, err := a.nvimCommand()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "benchagent"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcp connect: %w", err)
+	}
+	a.mcp = cs
+	return cs, nil
+}
+
+// plainClient speaks MCP as newline-delimited JSON-RPC to the stdio child,
+// one call at a time.
+type plainClient struct {
+	in  *json.Encoder
+	out *bufio.Reader
+	id  int
+}
+
+// plainCaller connects the plain client on first use.
+func (a *agent) plainCaller() (*plainClient, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.plain != nil {
+		return a.plain, nil
+	}
+	cmd, err := a.nvimCommand()
+	if err != nil {
+		return nil, err
+	}
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	r, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &plainClient{in: json.NewEncoder(w), out: bufio.NewReaderSize(r, 1<<20)}
+	var init json.RawMessage
+	if err := c.call("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "benchagent", "version": "0"}}, &init); err != nil {
+		return nil, fmt.Errorf("mcp initialize: %w", err)
+	}
+	if err := c.in.Encode(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); err != nil {
+		return nil, err
+	}
+	a.plain = c
+	return c, nil
+}
+
+// call sends a request and decodes its result into result.
+func (c *plainClient) call(method string, params, result any) error {
+	c.id++
+	if err := c.in.Encode(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params}); err != nil {
+		return err
+	}
+	for {
+		line, err := c.out.ReadBytes('\n')
+		if err != nil {
+			return err
+		}
+		var m struct {
+			ID     *int            `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		// One decode of the envelope; the result is decoded by the caller.
+		if err := json.Unmarshal(line, &m); err != nil {
+			return err
+		}
+		if m.ID == nil || *m.ID != c.id {
+			continue // a notification
+		}
+		if m.Error != nil {
+			return errors.New(m.Error.Message)
+		}
+		return json.Unmarshal(m.Result, result)
+	}
+}
+
+// callTool calls tool and returns its text.
+func (c *plainClient) callTool(tool string, args map[string]any) (string, error) {
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := c.call("tools/call", map[string]any{"name": tool, "arguments": args}, &r); err != nil {
+		return "", err
+	}
+	var text string
+	for _, b := range r.Content {
+		text += b.Text
+	}
+	if r.IsError {
+		return "", fmt.Errorf("%s: %s", tool, text)
+	}
+	return text, nil
+}
+
+// mcpCalls calls tool n times (after one untimed call) with the SDK's
+// client or the plain one, each answer's text the same as the first's.
+func (a *agent) mcpCalls(ctx context.Context, sdk bool, n int, tool string, args map[string]any, res *result) error {
+	var call func() (string, error)
+	if sdk {
+		cs, err := a.client(ctx)
+		if err != nil {
+			return err
+		}
+		call = func() (string, error) {
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				return "", err
+			}
+			var text string
+			for _, c := range r.Content {
+				if t, ok := c.(*mcp.TextContent); ok {
+					text += t.Text
+				}
+			}
+			if r.IsError {
+				return "", fmt.Errorf("%s: %s", tool, text)
+			}
+			return text, nil
+		}
+	} else {
+		pc, err := a.plainCaller()
+		if err != nil {
+			return err
+		}
+		call = func() (string, error) { return pc.callTool(tool, args) }
+	}
+	first, err := call()
+	if err != nil {
+		return err
+	}
+	res.Bytes = len(first)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		got, err := call()
+		d := time.Since(t0)
+		if err != nil {
+			return err
+		}
+		if got != first {
+			return fmt.Errorf("%s %d: %d bytes differ from the first call's %d", tool, i, len(got), len(first))
 		}
 		res.Lat = append(res.Lat, int64(d))
 	}

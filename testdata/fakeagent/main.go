@@ -329,6 +329,18 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.sessions++
 		id := fmt.Sprintf("fake-session-%d", a.sessions)
 		a.mu.Unlock()
+		// An MCP-over-ACP server given: its id is "$mcpServerId".
+		servers, _ := p["mcpServers"].([]any)
+		for _, srv := range servers {
+			if m, _ := srv.(map[string]any); m != nil && m["type"] == "acp" {
+				a.mu.Lock()
+				if a.vars == nil {
+					a.vars = map[string]any{}
+				}
+				a.vars["mcpServerId"] = m["serverId"]
+				a.mu.Unlock()
+			}
+		}
 		if len(a.sc.NewSession.Before) > 0 {
 			a.run(ctx, id, a.sc.NewSession.Before)
 		}
@@ -391,17 +403,24 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	return nil, acp.NewMethodNotFound(method)
 }
 
-// save remembers a result's terminalId as "$terminalId" and, when name is
-// set, as "$name".
+// save remembers a result's terminalId as "$terminalId" (and, when name
+// is set, as "$name"), and an mcp/connect's connectionId as
+// "$connectionId".
 func (a *agent) save(name string, result any) {
 	m, ok := result.(map[string]any)
-	if !ok || m["terminalId"] == nil {
+	if !ok {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.vars == nil {
 		a.vars = map[string]any{}
+	}
+	if m["connectionId"] != nil {
+		a.vars["connectionId"] = m["connectionId"]
+	}
+	if m["terminalId"] == nil {
+		return
 	}
 	a.vars["terminalId"] = m["terminalId"]
 	if name != "" {

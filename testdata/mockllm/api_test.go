@@ -667,3 +667,37 @@ func geminiRead(t *testing.T, resp *http.Response, stream bool) got {
 	}
 	return g
 }
+
+// Responses namespaces (codex offers each MCP server as namespace
+// "mcp__<server>"): their tools are offered as "<namespace>__<tool>", and a
+// call of one goes back as the namespace's function_call.
+func TestResponsesNamespaceTools(t *testing.T) {
+	body := `{"model":"gpt-5.5","input":[{"type":"message","role":"user","content":"hi"},
+		{"type":"function_call","call_id":"c1","namespace":"mcp__nvim","name":"read_file","arguments":"{}"},
+		{"type":"function_call_output","call_id":"c1","output":"text"}],
+		"tools":[{"type":"namespace","name":"mcp__nvim","tools":[{"type":"function","name":"read_file","parameters":{"type":"object"}}]},
+		{"type":"function","name":"exec_command"}]}`
+	c, err := decodeResponses([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range c.Tools {
+		names = append(names, tool.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"mcp__nvim__read_file", "exec_command"}) {
+		t.Fatalf("tools %v", names)
+	}
+	if calls := c.Messages[1].Calls; len(calls) != 1 || calls[0].Name != "mcp__nvim__read_file" {
+		t.Fatalf("history call %+v", c.Messages[1])
+	}
+	items, _ := responsesItems(Reply{Parts: []Part{{Kind: "tool", Call: Call{ID: "c2", Name: "mcp__nvim__hover", Args: "{}"}}}}, 0)
+	if items[0]["namespace"] != "mcp__nvim" || items[0]["name"] != "hover" {
+		t.Fatalf("reply item %v", items[0])
+	}
+	for _, plain := range []string{"exec_command", "mcp__x", "nvim__read_file"} {
+		if _, _, ok := splitNamespace(plain); ok {
+			t.Fatalf("%s split as a namespace's tool", plain)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -225,6 +226,7 @@ type responsesItem struct {
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
 	Input     string          `json:"input"`
+	Namespace string          `json:"namespace"`
 	Output    json.RawMessage `json:"output"`
 	Summary   []struct {
 		Text string `json:"text"`
@@ -240,6 +242,13 @@ type responsesRequest struct {
 		Type       string         `json:"type"`
 		Name       string         `json:"name"`
 		Parameters map[string]any `json:"parameters"`
+		// A namespace's tools (codex's MCP servers: namespace
+		// "mcp__<server>"), offered as "<namespace>__<tool>".
+		Tools []struct {
+			Type       string         `json:"type"`
+			Name       string         `json:"name"`
+			Parameters map[string]any `json:"parameters"`
+		} `json:"tools"`
 	} `json:"tools"`
 	Text struct {
 		Format *struct {
@@ -259,6 +268,12 @@ func decodeResponses(body []byte) (*Conversation, error) {
 		name := t.Name
 		if name == "" {
 			name = t.Type // built-in tools: web_search, local_shell...
+		}
+		if t.Type == "namespace" {
+			for _, sub := range t.Tools {
+				c.Tools = append(c.Tools, Tool{Name: name + nsSep + sub.Name, Schema: sub.Parameters, Custom: sub.Type == "custom"})
+			}
+			continue
 		}
 		c.Tools = append(c.Tools, Tool{Name: name, Schema: t.Parameters, Custom: t.Type == "custom"})
 	}
@@ -296,7 +311,11 @@ func decodeResponses(body []byte) (*Conversation, error) {
 			}
 			c.Messages = append(c.Messages, Message{Role: role, Text: openaiText(it.Content)})
 		case "function_call":
-			c.addCall(Call{ID: it.CallID, Name: it.Name, Args: it.Arguments})
+			name := it.Name
+			if it.Namespace != "" {
+				name = it.Namespace + nsSep + name
+			}
+			c.addCall(Call{ID: it.CallID, Name: name, Args: it.Arguments})
 		case "custom_tool_call":
 			c.addCall(Call{ID: it.CallID, Name: it.Name, Args: it.Input, Custom: true})
 		case "function_call_output", "custom_tool_call_output":
@@ -353,6 +372,9 @@ func responsesItems(rep Reply, in int) (items []map[string]any, events [][]any) 
 					"response.custom_tool_call_input.done", map[string]any{"item_id": "ctc_" + id, "input": p.Call.Args})
 			} else {
 				item = map[string]any{"id": "fc_" + id, "type": "function_call", "status": "completed", "call_id": p.Call.ID, "name": p.Call.Name, "arguments": p.Call.Args}
+				if ns, name, ok := splitNamespace(p.Call.Name); ok {
+					item["namespace"], item["name"] = ns, name
+				}
 				for _, t := range splitN(p.Call.Args, 3) {
 					evs = append(evs, "response.function_call_arguments.delta", map[string]any{"item_id": "fc_" + id, "delta": t})
 				}
@@ -460,4 +482,22 @@ func replyResponses(ctx context.Context, w http.ResponseWriter, c *Conversation,
 		idx++
 	}
 	return send("response.completed", map[string]any{"response": resp("completed", done, usage)})
+}
+
+// nsSep joins a Responses namespace and the name of one of its tools.
+const nsSep = "__"
+
+// splitNamespace splits the name of a namespace's tool ("mcp__nvim__read_file":
+// namespace "mcp__nvim", tool "read_file"); codex names its MCP servers'
+// namespaces "mcp__<server>".
+func splitNamespace(name string) (ns, tool string, ok bool) {
+	rest, found := strings.CutPrefix(name, "mcp"+nsSep)
+	if !found {
+		return "", "", false
+	}
+	i := strings.Index(rest, nsSep)
+	if i < 0 {
+		return "", "", false
+	}
+	return "mcp" + nsSep + rest[:i], rest[i+len(nsSep):], true
 }

@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bearerTransport sets an Authorization header on every request.
+type bearerTransport struct{ value string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.value != "" {
+		r.Header.Set("Authorization", b.value)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// An agent known to drop stdio servers (quirk mcp_http) that advertises
+// mcpCapabilities.http gets the server on loopback HTTP, reachable with
+// its bearer token only.
+func TestMCPOverHTTP(t *testing.T) {
+	e, ws := fsEditor(t)
+	path := filepath.Join(ws, "a.txt")
+	fsPutFile(t, path, "on disk\n")
+	b := e.loadBuffer(path)
+	e.setLines(b, 0, 1, []string{"live"})
+	e.SetupFake(M{"initialize": M{"agentCapabilities": M{"mcpCapabilities": M{"http": true}}}}, nil)
+	e.Lua(`require("acp.config").options.agents.fake.quirks = { mcp_http = true }`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	entry := e.mcpEntry("nvim")
+	url, _ := entry["url"].(string)
+	headers, _ := entry["headers"].([]any)
+	if entry["type"] != "http" || !strings.HasPrefix(url, "http://127.0.0.1:") || len(headers) != 1 {
+		t.Fatalf("http entry %v", entry)
+	}
+	h := headers[0].(map[string]any)
+	auth := h["value"].(string)
+	if h["name"] != "Authorization" || !strings.HasPrefix(auth, "Bearer ") {
+		t.Fatalf("http entry headers %v", headers)
+	}
+	connect := func(value string) (*mcp.ClientSession, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		return mcp.NewClient(&mcp.Implementation{Name: "e2e-agent"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+			Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{value}}, MaxRetries: -1}, nil)
+	}
+	cs, err := connect(auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got, isErr := callTool(t, cs, "read_file", M{"path": "a.txt"}); isErr || got != "live\n" {
+		t.Fatalf("read_file over http = %q (error %v)", got, isErr)
+	}
+	for _, bad := range []string{"", "Bearer wrong", auth + "0", strings.Replace(auth, "Bearer", "Basic", 1)} {
+		if c, err := connect(bad); err == nil {
+			c.Close()
+			t.Fatalf("connected with %q", bad)
+		}
+	}
+}
+
+// An agent that offers MCP-over-ACP gets the server as {type = "acp"} and
+// reaches it with mcp/connect and mcp/message over its own connection.
+func TestMCPOverACP(t *testing.T) {
+	e, ws := fsEditor(t)
+	path := filepath.Join(ws, "a.txt")
+	fsPutFile(t, path, "on disk\n")
+	b := e.loadBuffer(path)
+	e.setLines(b, 0, 1, []string{"live over acp"})
+	msg := func(method string, params M) M {
+		return M{"request": "mcp/message", "params": M{"connectionId": "$connectionId", "method": method, "params": params}}
+	}
+	e.SetupFake(M{
+		"initialize": M{"agentCapabilities": M{"mcpCapabilities": M{"acp": true, "http": true}}},
+		"turns": []any{[]any{
+			M{"request": "mcp/connect", "params": M{"serverId": "nvim-not-mine"}},
+			M{"request": "mcp/connect", "params": M{"serverId": "$mcpServerId"}},
+			msg("initialize", M{"protocolVersion": "2025-06-18", "capabilities": M{}, "clientInfo": M{"name": "fake", "version": "0"}}),
+			M{"notify": "mcp/message", "params": M{"connectionId": "$connectionId", "method": "notifications/initialized"}},
+			msg("tools/call", M{"name": "read_file", "arguments": M{"path": "a.txt"}}),
+			M{"request": "mcp/disconnect", "params": M{"connectionId": "$connectionId"}},
+			msg("tools/list", M{}),
+		}},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	entry := e.mcpEntry("nvim")
+	if entry["type"] != "acp" || !strings.HasPrefix(entry["serverId"].(string), "nvim-") || entry["id"] != entry["serverId"] {
+		t.Fatalf("acp entry %v", entry)
+	}
+	e.runTurn("go")
+	connects := e.AgentResponses("mcp/connect")
+	if len(connects) != 2 || connects[0]["error"] == nil || connects[1]["result"] == nil {
+		t.Fatalf("mcp/connect answers %v: want another server refused, ours connected", connects)
+	}
+	msgs := e.AgentResponses("mcp/message")
+	if len(msgs) != 3 {
+		t.Fatalf("mcp/message answers %v", msgs)
+	}
+	if s := toJSON(msgs[1]["result"]); !strings.Contains(s, `"text":"live over acp\n"`) {
+		t.Fatalf("tools/call read_file over acp = %s", s)
+	}
+	if msgs[2]["error"] == nil {
+		t.Fatalf("a message after mcp/disconnect was served: %v", msgs[2])
+	}
+}
+
+// Agents known to lose the server: by what they say they are in
+// initialize. Copilot drops stdio servers: it gets HTTP (codex, which
+// advertises HTTP too, stdio). Gemini uses MCP
+// servers only in folders it trusts: the chat says how to fix it, once
+// (not when its command trusts the folder already).
+func TestMCPQuirksByAgent(t *testing.T) {
+	trustMsg := `uses the editor's MCP server ("nvim") only in folders it trusts`
+	tests := []struct {
+		name      string
+		info      M
+		caps      M
+		args      []string // extra agent arguments
+		wantType  string   // "" for stdio
+		wantTrust int      // times the chat says it over two sessions
+		wantHTTP  int      // times the chat says the server may not reach it
+	}{
+		{"copilot", M{"name": "Copilot", "version": "1.0.84"}, M{"http": true, "sse": true}, nil, "http", 0, 0},
+		{"copilot without http", M{"name": "Copilot", "version": "1.0.84"}, M{}, nil, "", 0, 1},
+		{"gemini", M{"name": "gemini-cli", "version": "0.61.0"}, M{}, nil, "", 1, 0},
+		{"gemini --skip-trust", M{"name": "gemini-cli", "version": "0.61.0"}, M{}, []string{"--skip-trust"}, "", 0, 0},
+		// codex-acp 2.6 takes stdio servers (tried against the mock).
+		{"codex-acp 2.6", M{"name": "@agentclientprotocol/codex-acp", "version": "2.6.0"}, M{"http": true}, nil, "", 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"initialize": M{"agentInfo": tc.info, "agentCapabilities": M{"mcpCapabilities": tc.caps}}}, nil)
+			if tc.args != nil {
+				e.Lua(`local a = require("acp.config").options.agents.fake; vim.list_extend(a.cmd, ...)`, nil, tc.args)
+			}
+			e.Chat("fake")
+			e.WaitState("ready")
+			entry := e.mcpEntry("nvim")
+			if typ, _ := entry["type"].(string); typ != tc.wantType {
+				t.Fatalf("entry %v: type %q, want %q", entry, typ, tc.wantType)
+			}
+			e.Lua(`require("acp").new_session()`, nil)
+			e.Eventually("the second session", 15*time.Second, func() bool {
+				n := 0
+				for _, ev := range e.AgentEvents() {
+					if ev["event"] == "recv" && ev["method"] == "session/new" {
+						n++
+					}
+				}
+				return n == 2 && e.Status().State == "ready"
+			})
+			var text string
+			e.Lua(`local out = {}
+				for _, s in ipairs(require("acp").sessions()) do
+					out[#out + 1] = table.concat(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false), "\n")
+				end
+				return table.concat(out, "\n")`, &text)
+			if got := strings.Count(text, trustMsg); got != tc.wantTrust {
+				t.Fatalf("the trust message shows %d times, want %d:\n%s", got, tc.wantTrust, text)
+			}
+			if got := strings.Count(text, "drops stdio MCP servers and does not say it takes HTTP ones"); got != tc.wantHTTP {
+				t.Fatalf("the no-HTTP message shows %d times, want %d:\n%s", got, tc.wantHTTP, text)
+			}
+			if tc.wantTrust > 0 && !strings.Contains(text, `add "--skip-trust" to agents.fake.cmd`) {
+				t.Fatalf("the message does not say how to fix it:\n%s", text)
+			}
+		})
+	}
+}

@@ -1,0 +1,113 @@
+package editormcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// textResults answers what the SDK's own CallToolResult would, as JSON.
+func TestTextResultIsTheSDKsResult(t *testing.T) {
+	text := "quotes \" backslash \\ tab \t nl \n <html> & \u2028 \x01 é 😀"
+	tests := []struct {
+		name  string
+		res   *mcp.CallToolResult
+		meta  map[string]any
+		extra map[string]any // fields the SDK's result has too
+		fast  bool
+	}{
+		{"text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil, true},
+		{"error", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}, &mcp.TextContent{Text: ""}}, IsError: true}, nil, nil, true},
+		{"sessionless protocol", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}},
+			map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28"}, map[string]any{"resultType": "complete"}, true},
+		{"structured: the SDK's", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"a": 1}}, nil, nil, false},
+		{"image: the SDK's", &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}, nil, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := textResults(func(context.Context, string, mcp.Request) (mcp.Result, error) { return tc.res, nil })
+			req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "t", Meta: tc.meta}}
+			got, err := h(context.Background(), "tools/call", req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, fast := got.(*textResult); fast != tc.fast {
+				t.Fatalf("result %T, fast %v", got, tc.fast)
+			}
+			var a, b map[string]any
+			ga, _ := json.Marshal(got)
+			gb, _ := json.Marshal(tc.res)
+			if err := json.Unmarshal(ga, &a); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(gb, &b); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tc.extra {
+				b[k] = v
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("ours %s\nSDK's %s", ga, gb)
+			}
+		})
+	}
+}
+
+// conn writes a response's result unchanged in a valid JSON-RPC message,
+// and reads what it is sent, line by line.
+func TestConnRoundTrip(t *testing.T) {
+	pr, pw := io.Pipe()
+	var out strings.Builder
+	c := newConn(bufio.NewReader(pr), pr, &out)
+	id, _ := jsonrpc.MakeID("x\"1")
+	if err := c.Write(context.Background(), &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"content":[{"type":"text","text":"a\nb"}]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	nid, _ := jsonrpc.MakeID(float64(7))
+	if err := c.Write(context.Background(), &jsonrpc.Response{ID: nid, Error: &jsonrpc.Error{Code: -32602, Message: "bad"}}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("written %q", out.String())
+	}
+	for _, l := range lines {
+		m, err := jsonrpc.DecodeMessage([]byte(l))
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		if r := m.(*jsonrpc.Response); r.ID.Raw() != id.Raw() && r.ID.Raw() != nid.Raw() {
+			t.Fatalf("id %v", r.ID.Raw())
+		}
+	}
+	go func() {
+		io.WriteString(pw, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n\n"+`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		pw.Close()
+	}()
+	for _, want := range []string{"tools/list", "notifications/initialized"} {
+		m, err := c.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := m.(*jsonrpc.Request); r.Method != want {
+			t.Fatalf("read %s, want %s", r.Method, want)
+		}
+	}
+	if _, err := c.Read(context.Background()); err != io.EOF {
+		t.Fatalf("after the end: %v", err)
+	}
+}
+
+func TestReadMessageBounded(t *testing.T) {
+	r := bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 100)+"\nok\n"), 16)
+	if _, err := readMessage(r, 50); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("a 100-byte line with a 50-byte bound: %v", err)
+	}
+}

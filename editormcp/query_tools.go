@@ -1,0 +1,395 @@
+package editormcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// RunCommandArgs are run_command's arguments.
+type RunCommandArgs struct {
+	Command        string `json:"command" jsonschema:"the shell command line to run"`
+	Cwd            string `json:"cwd,omitempty" jsonschema:"working directory, absolute or relative to the workspace (default: the workspace)"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"stop the command after this many seconds (default 120)"`
+	OutputBytes    int    `json:"output_bytes,omitempty" jsonschema:"how much of the output's tail to return, in bytes (default 32768)"`
+}
+
+func (t *tools) runCommand(ctx context.Context, _ *mcp.CallToolRequest, in RunCommandArgs) (*mcp.CallToolResult, any, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return nil, nil, errors.New("command is required")
+	}
+	r := RunRequest{Command: in.Command, TimeoutSeconds: in.TimeoutSeconds, OutputBytes: in.OutputBytes}
+	if in.Cwd != "" {
+		cwd, err := t.abs(in.Cwd)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+			return nil, nil, fmt.Errorf("cwd %s is not a directory", cwd)
+		}
+		r.Cwd = cwd
+	}
+	if r.TimeoutSeconds <= 0 {
+		r.TimeoutSeconds = DefaultTimeout
+	}
+	r.TimeoutSeconds = min(r.TimeoutSeconds, MaxTimeout)
+	if r.OutputBytes <= 0 {
+		r.OutputBytes = DefaultOutputBytes
+	}
+	r.OutputBytes = min(r.OutputBytes, MaxOutputBytes)
+	res, err := t.ed.RunCommand(ctx, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, "timed out after %d s and was stopped (%s)\n", r.TimeoutSeconds, res.Signal)
+	case res.ExitCode != nil:
+		fmt.Fprintf(&b, "exit code %d\n", *res.ExitCode)
+	default:
+		fmt.Fprintf(&b, "ended by %s\n", res.Signal)
+	}
+	out := res.Output
+	if len(out) > r.OutputBytes {
+		out = tail(out, r.OutputBytes)
+		res.Truncated = true
+	}
+	if res.Truncated {
+		// From the start of a line.
+		if i := strings.IndexByte(out, '\n'); i >= 0 && i < len(out)-1 {
+			out = out[i+1:]
+		}
+		b.WriteString("[output truncated: its last lines follow]\n")
+	}
+	b.WriteString(out)
+	result := text(b.String())
+	result.IsError = res.ExitCode == nil || *res.ExitCode != 0
+	return result, nil, nil
+}
+
+// tail is s's last n bytes or fewer, starting on a UTF-8 boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && s[i]&0xC0 == 0x80 {
+		i++
+	}
+	return s[i:]
+}
+
+// DiagnosticsArgs are diagnostics' arguments.
+type DiagnosticsArgs struct {
+	Path     string `json:"path,omitempty" jsonschema:"one file (default: the whole workspace)"`
+	Severity string `json:"severity,omitempty" jsonschema:"keep this level and worse: error, warning, info or hint (default: all)"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"at most this many (default 200)"`
+}
+
+// severities are vim.diagnostic.severity's names, by number.
+var severities = []string{1: "error", 2: "warning", 3: "info", 4: "hint"}
+
+func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in DiagnosticsArgs) (*mcp.CallToolResult, any, error) {
+	q := DiagnosticsQuery{Root: t.root, Limit: items(in.Limit)}
+	if in.Path != "" {
+		p, err := t.abs(in.Path)
+		if err != nil {
+			return nil, nil, err
+		}
+		q.Path = p
+	}
+	if in.Severity != "" {
+		for i, name := range severities {
+			if name != "" && strings.HasPrefix(name, strings.ToLower(in.Severity)) {
+				q.MinSeverity = i
+			}
+		}
+		if q.MinSeverity == 0 {
+			return nil, nil, fmt.Errorf("severity %q: give error, warning, info or hint", in.Severity)
+		}
+	}
+	// One more than the limit: whether there are more.
+	q.Limit++
+	ds, err := t.ed.Diagnostics(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	where := "the workspace"
+	if q.Path != "" {
+		where = q.Path
+	}
+	if len(ds) == 0 {
+		return text("no diagnostics in " + where), nil, nil
+	}
+	b := make([]byte, 0, len(ds)*80)
+	var path, rel string // the last path and its relative form
+	for i, d := range ds {
+		if i == q.Limit-1 {
+			b = append(b, "[more diagnostics: give a path, a severity or a larger limit]\n"...)
+			break
+		}
+		sev := "diagnostic"
+		if d.Severity > 0 && d.Severity < len(severities) {
+			sev = severities[d.Severity]
+		}
+		if d.Path != path {
+			path, rel = d.Path, t.rel(d.Path)
+		}
+		b = append(b, rel...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(d.Line), 10)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(d.Col), 10)
+		b = append(append(append(b, ": "...), sev...), ": "...)
+		b = append(b, oneLine(d.Message)...)
+		if d.Source != "" || d.Code != "" {
+			b = append(append(append(b, " ["...), strings.TrimSpace(d.Source+" "+d.Code)...), ']')
+		}
+		b = append(b, '\n')
+	}
+	return text(string(b)), nil, nil
+}
+
+// items is a list limit: the default for 0, at most MaxItems.
+func items(n int) int {
+	if n <= 0 {
+		return DefaultItems
+	}
+	return min(n, MaxItems)
+}
+
+// rel is path relative to the workspace when it is inside it.
+func (t *tools) rel(path string) string {
+	if r, err := filepath.Rel(t.root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+// oneLine joins a multi-line message's lines.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r\t") {
+		return s
+	}
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ⏎ ")), " ")
+}
+
+// SymbolsArgs are symbols' arguments.
+type SymbolsArgs struct {
+	Path  string `json:"path,omitempty" jsonschema:"a file: its symbols (outline)"`
+	Query string `json:"query,omitempty" jsonschema:"without path: workspace symbols whose names match this"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many (default 200)"`
+}
+
+func (t *tools) symbols(ctx context.Context, _ *mcp.CallToolRequest, in SymbolsArgs) (*mcp.CallToolResult, any, error) {
+	q := SymbolsQuery{Query: in.Query, Root: t.root, Limit: items(in.Limit) + 1}
+	if in.Path != "" {
+		p, err := t.abs(in.Path)
+		if err != nil {
+			return nil, nil, err
+		}
+		q.Path = p
+	} else if strings.TrimSpace(in.Query) == "" {
+		return nil, nil, errors.New("give a path (a file's symbols) or a query (the workspace's)")
+	}
+	syms, err := t.ed.Symbols(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(syms) == 0 {
+		return text("no symbols found"), nil, nil
+	}
+	var b strings.Builder
+	for i, s := range syms {
+		if i == q.Limit-1 {
+			b.WriteString("[more symbols: narrow the query or give a larger limit]\n")
+			break
+		}
+		fmt.Fprintf(&b, "%s %s  %s:%d:%d", s.Kind, s.Name, t.rel(s.Path), s.Line, s.Col)
+		if s.Container != "" {
+			fmt.Fprintf(&b, "  (in %s)", s.Container)
+		}
+		b.WriteByte('\n')
+	}
+	return text(b.String()), nil, nil
+}
+
+// PositionArgs are the arguments of definition, references and hover.
+type PositionArgs struct {
+	Path   string `json:"path" jsonschema:"the file, absolute or relative to the workspace"`
+	Line   int    `json:"line" jsonschema:"1-based line"`
+	Symbol string `json:"symbol,omitempty" jsonschema:"the symbol's name on that line (its first occurrence)"`
+	Column int    `json:"column,omitempty" jsonschema:"1-based column in characters, instead of symbol"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many locations (default 200)"`
+}
+
+func (t *tools) position(in PositionArgs) (Position, error) {
+	p, err := t.abs(in.Path)
+	if err != nil {
+		return Position{}, err
+	}
+	if in.Line < 1 {
+		return Position{}, errors.New("line is required (1-based)")
+	}
+	if in.Symbol == "" && in.Column < 1 {
+		return Position{}, errors.New("give the symbol's name on that line, or its column (1-based)")
+	}
+	return Position{Path: p, Line: in.Line, Column: in.Column, Symbol: in.Symbol, Root: t.root, Limit: items(in.Limit) + 1}, nil
+}
+
+func (t *tools) locations(locs []Location, limit int, none string) *mcp.CallToolResult {
+	if len(locs) == 0 {
+		return text(none)
+	}
+	var b strings.Builder
+	for i, l := range locs {
+		if i == limit-1 {
+			b.WriteString("[more locations: give a larger limit]\n")
+			break
+		}
+		fmt.Fprintf(&b, "%s:%d:%d", t.rel(l.Path), l.Line, l.Col)
+		if l.Text != "" {
+			fmt.Fprintf(&b, ": %s", strings.TrimSpace(l.Text))
+		}
+		b.WriteByte('\n')
+	}
+	return text(b.String())
+}
+
+func (t *tools) definition(ctx context.Context, _ *mcp.CallToolRequest, in PositionArgs) (*mcp.CallToolResult, any, error) {
+	p, err := t.position(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	locs, err := t.ed.Definition(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.locations(locs, p.Limit, "no definition found"), nil, nil
+}
+
+func (t *tools) references(ctx context.Context, _ *mcp.CallToolRequest, in PositionArgs) (*mcp.CallToolResult, any, error) {
+	p, err := t.position(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	locs, err := t.ed.References(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.locations(locs, p.Limit, "no references found"), nil, nil
+}
+
+func (t *tools) hover(ctx context.Context, _ *mcp.CallToolRequest, in PositionArgs) (*mcp.CallToolResult, any, error) {
+	p, err := t.position(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := t.ed.Hover(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if strings.TrimSpace(s) == "" {
+		return text("no hover information"), nil, nil
+	}
+	if len(s) > MaxHoverBytes {
+		s = s[:MaxHoverBytes] // cut on a rune boundary below
+		for len(s) > 0 && s[len(s)-1]&0xC0 == 0x80 {
+			s = s[:len(s)-1]
+		}
+		s += "\n[cut]"
+	}
+	return text(s), nil, nil
+}
+
+// NoArgs are the arguments of tools that take none.
+type NoArgs struct{}
+
+func (t *tools) buffers(ctx context.Context, _ *mcp.CallToolRequest, _ NoArgs) (*mcp.CallToolResult, any, error) {
+	bufs, err := t.ed.Buffers(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(bufs) == 0 {
+		return text("no files are open"), nil, nil
+	}
+	var b strings.Builder
+	for i, buf := range bufs {
+		if i == MaxItems {
+			b.WriteString("[more buffers]\n")
+			break
+		}
+		b.WriteString(t.rel(buf.Path))
+		var notes []string
+		if buf.Current {
+			notes = append(notes, "the user is here")
+		}
+		if buf.Modified {
+			notes = append(notes, "unsaved changes")
+		}
+		if buf.Line > 0 {
+			notes = append(notes, fmt.Sprintf("cursor %d:%d", buf.Line, buf.Col))
+		}
+		if buf.Top > 0 {
+			notes = append(notes, fmt.Sprintf("visible lines %d-%d", buf.Top, buf.Bottom))
+		}
+		notes = append(notes, fmt.Sprintf("%d lines", buf.Lines))
+		if buf.Filetype != "" {
+			notes = append(notes, buf.Filetype)
+		}
+		fmt.Fprintf(&b, " (%s)\n", strings.Join(notes, ", "))
+	}
+	return text(b.String()), nil, nil
+}
+
+func (t *tools) selection(ctx context.Context, _ *mcp.CallToolRequest, _ NoArgs) (*mcp.CallToolResult, any, error) {
+	sel, err := t.ed.Selection(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sel.Path == "" {
+		return text("the user has no file open"), nil, nil
+	}
+	what := "selected"
+	if !sel.Visual {
+		what = "nothing selected; the cursor is on"
+	}
+	body, _, more := cutLines(sel.Text, 1<<30, MaxReadBytes)
+	if more {
+		body += "[cut]\n"
+	}
+	return text(fmt.Sprintf("%s %s:%d-%d\n%s", what, t.rel(sel.Path), sel.StartLine, sel.EndLine, body)), nil, nil
+}
+
+func (t *tools) quickfix(ctx context.Context, _ *mcp.CallToolRequest, _ NoArgs) (*mcp.CallToolResult, any, error) {
+	qf, err := t.ed.Quickfix(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(qf) == 0 {
+		return text("the quickfix list is empty"), nil, nil
+	}
+	var b strings.Builder
+	for i, it := range qf {
+		if i == MaxItems {
+			b.WriteString("[more entries]\n")
+			break
+		}
+		if it.Path != "" {
+			fmt.Fprintf(&b, "%s:%d:%d: ", t.rel(it.Path), it.Line, it.Col)
+		}
+		if it.Type != "" {
+			fmt.Fprintf(&b, "%s: ", it.Type)
+		}
+		b.WriteString(oneLine(it.Text))
+		b.WriteByte('\n')
+	}
+	return text(b.String()), nil, nil
+}

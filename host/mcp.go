@@ -1,0 +1,224 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/terminal"
+)
+
+// This file wires editormcp: each session's editor as an MCP server passed
+// in session/new (mcp.expose), its tools served by the same code as fs/*
+// and terminal/* (mcpEditor), and MCP-over-ACP's requests.
+
+// McpOptions is the mcp section of the config.
+type McpOptions struct {
+	Expose bool   `msgpack:"expose"`
+	Name   string `msgpack:"name"`
+}
+
+// exposeMCP adds the session's editor server to servers, by the transport
+// agent a takes: MCP-over-ACP when offered, else stdio (the `nvim-acp mcp`
+// child), else loopback HTTP for agents known to drop stdio servers.
+func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
+	o := s.opts.Mcp
+	if !o.Expose || o.Name == "" {
+		return servers
+	}
+	for _, m := range s.opts.McpServers {
+		if m["name"] == o.Name {
+			s.emit(messageEvent("warn", fmt.Sprintf("mcp_servers has a server named %q: the editor's own is not passed (set mcp.name to pass both)", o.Name)))
+			return servers
+		}
+	}
+	info := a.initResp.AgentInfo
+	ep, err := s.h.mcp.Add(editormcp.NewServer(&mcpEditor{LuaQueries: &s.h.lua, s: s}, editormcp.Options{Root: s.opts.Agent.Cwd, Version: Version}))
+	var srv acp.McpServer
+	if err == nil {
+		bin, _ := os.Executable()
+		srv, err = ep.Entry(o.Name, a.initResp.AgentCapabilities.McpCapabilities, quirkOn(QuirkMcpHTTP, info, s.opts.Quirks), bin)
+	}
+	if err != nil {
+		s.emit(messageEvent("warn", "the editor's MCP server is not available to the agent: "+err.Error()))
+		return servers
+	}
+	s.mu.Lock()
+	s.mcpEP = ep
+	s.mu.Unlock()
+	s.onEnd(ep.Close)
+	if srv.Stdio != nil && quirkOn(QuirkMcpHTTP, info, s.opts.Quirks) && s.h.once("mcp-http:"+a.spec.Name) {
+		s.emit(messageEvent("warn", fmt.Sprintf("%s drops stdio MCP servers and does not say it takes HTTP ones: the editor's tools (:help acp-tools) may not reach it; a newer version may take them.", a.spec.Name)))
+	}
+	if quirkOn(QuirkMcpTrust, info, s.opts.Quirks) && !slices.Contains(s.opts.Agent.Cmd, "--skip-trust") && s.h.once("mcp-trust:"+a.spec.Name) {
+		s.emit(messageEvent("info", fmt.Sprintf("%s uses the editor's MCP server (%q) only in folders it trusts: trust this folder in it, or add \"--skip-trust\" to agents.%s.cmd.", a.spec.Name, o.Name, a.spec.Name)))
+	}
+	s.log.Info("mcp: editor server passed", "name", o.Name, "acp", srv.Acp != nil, "http", srv.Http != nil)
+	return append(servers, srv)
+}
+
+// mcpEditor is editormcp.Editor for a session: fs/* and terminal/* code
+// for files and commands, Neovim's Lua for the queries.
+type mcpEditor struct {
+	*editormcp.LuaQueries
+	s *Session
+
+	mu  sync.Mutex
+	ran []string // run_command's terminals not released yet
+}
+
+// block shows a tool block of the tools in the chat.
+func (e *mcpEditor) block(u map[string]any) {
+	ev := updateEvent(u)
+	ev["sid"] = e.s.sid
+	e.s.h.ui.EmitWait(ev)
+}
+
+// ReadFile implements editormcp.Editor through fs/read_text_file's code.
+func (e *mcpEditor) ReadFile(ctx context.Context, path string, line, limit int) (string, error) {
+	req := acp.ReadTextFileRequest{SessionId: e.s.id, Path: path}
+	if line > 0 {
+		req.Line = &line
+	}
+	if limit > 0 {
+		req.Limit = &limit
+	}
+	res, rerr := e.s.serveRead(ctx, req)
+	if rerr != nil {
+		return "", reqErr(rerr)
+	}
+	return res.Content, nil
+}
+
+// WriteFile implements editormcp.Editor through fs/write_text_file's code.
+func (e *mcpEditor) WriteFile(ctx context.Context, w editormcp.Write) error {
+	id := fmt.Sprintf("nvim-mcp-%d", e.s.h.nextID())
+	e.block(editormcp.WriteBlock(id, w))
+	_, rerr := e.s.serveWrite(ctx, acp.WriteTextFileRequest{SessionId: e.s.id, Path: w.Path, Content: w.Content})
+	var err error
+	if rerr != nil {
+		err = reqErr(rerr)
+	}
+	e.block(editormcp.DoneBlock(id, err))
+	return err
+}
+
+// RunCommand implements editormcp.Editor through terminal/create's code
+// (consent, live view), then waits for the command, past its timeout
+// killing it, and releases its terminal.
+func (e *mcpEditor) RunCommand(ctx context.Context, r editormcp.RunRequest) (editormcp.RunResult, error) {
+	s := e.s
+	req := acp.CreateTerminalRequest{SessionId: s.id, Command: r.Command, OutputByteLimit: &r.OutputBytes}
+	if r.Cwd != "" {
+		req.Cwd = &r.Cwd
+	}
+	res, rerr := s.createTerminal(ctx, req)
+	if rerr != nil {
+		return editormcp.RunResult{}, reqErr(rerr)
+	}
+	tid := res.TerminalId
+	id := fmt.Sprintf("nvim-mcp-%d", s.h.nextID())
+	e.block(editormcp.RunBlock(id, r, tid))
+	m := s.existingTerminals()
+	wctx, cancel := context.WithTimeout(ctx, time.Duration(r.TimeoutSeconds)*time.Second)
+	_, werr := m.WaitForExit(wctx, tid)
+	cancel()
+	out := editormcp.RunResult{TimedOut: werr != nil && ctx.Err() == nil}
+	if werr != nil { // timed out, or the agent gave up on the call
+		_ = m.Kill(tid)
+		_, _ = m.WaitForExit(context.Background(), tid) // Kill ends it within its grace
+	}
+	o, err := m.Output(tid)
+	if err == nil {
+		out.Output, out.Truncated = o.Text, o.Truncated
+		if o.Exit != nil {
+			out.ExitCode, out.Signal = o.Exit.ExitCode, o.Exit.Signal
+		}
+	}
+	// Released a few commands later: the chat's view is still taking the
+	// last of its output now.
+	e.mu.Lock()
+	e.ran = append(e.ran, tid)
+	limit := s.opts.Terminal.MaxTerminals
+	if limit <= 0 {
+		limit = terminal.DefaultMaxTerminals
+	}
+	old := e.ran[:max(0, len(e.ran)-min(keptTerminals, limit/2))]
+	e.ran = e.ran[len(old):]
+	e.mu.Unlock()
+	for _, t := range old {
+		_, _ = s.releaseTerminal(context.Background(), acp.ReleaseTerminalRequest{SessionId: s.id, TerminalId: t})
+	}
+	e.block(editormcp.DoneBlock(id, nil))
+	return out, err
+}
+
+// keptTerminals is how many of run_command's ended terminals a session
+// keeps before it releases the oldest (at most half its terminals).
+const keptTerminals = 4
+
+// reqErr is an ACP request error as the tool's error: its message, and
+// its data's "error" when it adds to it.
+func reqErr(re *acp.RequestError) error {
+	if d, ok := re.Data.(map[string]any); ok {
+		if m, ok := d["error"].(string); ok && m != "" {
+			return errors.New(m)
+		}
+	}
+	return errors.New(re.Message)
+}
+
+// mcpPeer sends MCP-over-ACP messages to agent a.
+type mcpPeer struct{ a *Agent }
+
+func (p mcpPeer) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return acp.SendRequest[json.RawMessage](p.a.conn, ctx, method, params)
+}
+
+func (p mcpPeer) Notify(ctx context.Context, method string, params any) error {
+	return p.a.conn.SendNotification(ctx, method, params)
+}
+
+// mcpRequest serves the agent's MCP-over-ACP requests of method: to the
+// servers of its own sessions only.
+func mcpRequest(method string) requestHandler {
+	return func(ctx context.Context, a *Agent, params json.RawMessage) (any, *acp.RequestError) {
+		res, err := a.h.mcp.ServeACP(ctx, method, params, a.owns, mcpPeer{a})
+		var we *editormcp.WireError
+		switch {
+		case errors.As(err, &we):
+			return nil, &acp.RequestError{Code: int(we.Code), Message: we.Message, Data: we.Data}
+		case err != nil:
+			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+		return res, nil
+	}
+}
+
+// owns reports whether ep is the MCP server of one of a's sessions (one
+// being opened included: agents connect before session/new answers).
+func (a *Agent) owns(ep *editormcp.Endpoint) bool {
+	for _, s := range a.h.allSessions() {
+		s.mu.Lock()
+		mine := s.mcpEP == ep && s.agent == a
+		s.mu.Unlock()
+		if mine {
+			return true
+		}
+	}
+	return false
+}
+
+func init() {
+	for _, m := range []string{editormcp.MethodConnect, editormcp.MethodMessage, editormcp.MethodDisconnect} {
+		requests[m] = mcpRequest(m)
+	}
+}
