@@ -18,11 +18,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/nvim-acp/nvim-acp/proctree"
+	"github.com/nvim-acp/nvim-acp/sandbox"
 )
 
 // Defaults used when the corresponding Options field is zero.
@@ -79,12 +81,18 @@ type CreateOptions struct {
 	Rows, Cols      uint16            // window size (default: Options.Rows/Cols)
 	OnActivity      func()            // called after each PTY read is captured (see RawSince), on the reader goroutine: must not block
 	OnExit          func(ExitStatus)  // called once after exit and drain; neither callback runs after Release/Close
+	// Sandbox, when set, confines the command (bubblewrap): what it
+	// denied is in ExitStatus.Blocked and at the end of the output.
+	Sandbox *sandbox.Policy
 }
 
 // ExitStatus is how a command ended: an exit code or a signal name.
 type ExitStatus struct {
 	ExitCode *int   // set when the command exited normally
 	Signal   string // e.g. "SIGKILL" when it was killed by a signal
+	// Blocked says what the sandbox denied the command, as its output
+	// shows it ("blocked by the sandbox: write to ~/.bashrc (...)").
+	Blocked []string
 }
 
 // String formats the status as "exit 3" or "signal SIGKILL".
@@ -124,6 +132,7 @@ type term struct {
 	cmd      *exec.Cmd
 	pid      int
 	pty      *os.File
+	run      *sandbox.Run // the sandbox it runs in (nil: none)
 	onActive func()
 	onExit   func(ExitStatus)
 
@@ -273,6 +282,14 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 	if cols == 0 {
 		cols = m.opts.Cols
 	}
+	var run *sandbox.Run
+	if o.Sandbox != nil {
+		run, err = o.Sandbox.Prepare(sandbox.Command{Path: path, Args: argv, Env: env, Dir: cwd})
+		if err != nil {
+			return nil, err
+		}
+		path, argv, env = run.Path, run.Args, run.Env
+	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: cwd}
 	master, err := startPTY(cmd, rows, cols)
 	if err != nil {
@@ -284,6 +301,7 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 		cmd:        cmd,
 		pid:        cmd.Process.Pid,
 		pty:        master,
+		run:        run,
 		onActive:   o.OnActivity,
 		onExit:     o.OnExit,
 		readerDone: make(chan struct{}),
@@ -333,6 +351,12 @@ func (m *Manager) wait(t *term) {
 	t.mu.Unlock()
 	proctree.Exited(t.pid)
 	st := exitStatusOf(t.cmd.ProcessState)
+	if t.run != nil && st.ExitCode != nil {
+		// bwrap reports a command killed by signal n as exit 128+n.
+		if sig, ok := sandbox.ExitSignal(*st.ExitCode); ok {
+			st = ExitStatus{Signal: signalName(sig)}
+		}
+	}
 
 	timer := time.NewTimer(drainTimeout)
 	select {
@@ -346,6 +370,9 @@ func (m *Manager) wait(t *term) {
 	_ = t.pty.Close()
 
 	t.mu.Lock()
+	if t.run != nil {
+		st.Blocked = t.blockedLocked()
+	}
 	t.exit = &st
 	cb := t.onExit
 	if t.released {
@@ -357,6 +384,25 @@ func (m *Manager) wait(t *term) {
 	if cb != nil {
 		cb(st)
 	}
+}
+
+// blockedLocked says what the sandbox denied the command, and adds it to
+// the text the agent reads.
+func (t *term) blockedLocked() []string {
+	text, _ := t.text.text(false)
+	notes := append(t.run.Explain(text), t.run.Tampered()...)
+	if len(notes) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteString("\n")
+	}
+	for _, n := range notes {
+		b.WriteString("[nvim-acp] " + n + "\n")
+	}
+	_, _ = t.text.Write([]byte(b.String()))
+	return notes
 }
 
 // signal sends sig to the terminal's process group unless the leader has
