@@ -245,17 +245,18 @@ func (s *Session) terminalRisks(spec termSpec) []string {
 
 // consentTerminal decides whether spec may run: at once (approved, auto
 // allowed), or by asking the user (a project rule may answer for them in
-// the UI when nothing about it is risky); nil means run it.
-func (s *Session) consentTerminal(ctx context.Context, spec termSpec) *acp.RequestError {
+// the UI when nothing about it is risky); a nil error means run it, with
+// the network in its sandbox when the user chose so.
+func (s *Session) consentTerminal(ctx context.Context, spec termSpec) (network bool, rerr *acp.RequestError) {
 	risks := s.terminalRisks(spec)
 	if len(risks) == 0 {
 		if s.takeApproval(spec) {
 			s.log.Info("terminal: approved in this turn", "command", spec.line)
-			return nil
+			return false, nil
 		}
 		if s.autoAllows("execute") {
 			s.emit(messageEvent("info", "auto-allowed execute: "+strings.ReplaceAll(spec.line, "\n", " ⏎ ")))
-			return nil
+			return false, nil
 		}
 	}
 	warnings := append([]string{}, risks...)
@@ -277,17 +278,17 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) *acp.Reque
 	options = append(options, map[string]any{"optionId": "reject_once", "name": "Do not run it", "kind": "reject_once"})
 	req := map[string]any{
 		"toolCall": map[string]any{"title": "Run a command in a terminal", "kind": "execute", "rawInput": in},
-		"options":  options,
 		// The client's own question: rules answer it only when nothing is risky.
 		"client_question": "terminal",
 		"rules_apply":     len(risks) == 0,
-		"warnings":        toAny(warnings),
 	}
+	warnings, options = s.sandboxQuestion(req, warnings, options)
+	req["options"], req["warnings"] = options, toAny(warnings)
 	choice, err := s.ask(ctx, permissionQuestion, permissionEvent(req))
-	if err == nil && (choice == "allow_once" || choice == "allow_always") {
-		return nil
+	if err == nil && (choice == "allow_once" || choice == "allow_always" || choice == optionNetwork) {
+		return choice == optionNetwork, nil
 	}
-	return &acp.RequestError{Code: -32603, Message: "the user refused to run this command: " + spec.line,
+	return false, &acp.RequestError{Code: -32603, Message: "the user refused to run this command: " + spec.line,
 		Data: map[string]any{"command": spec.line, "reason": "refused_by_user"}}
 }
 

@@ -23,6 +23,7 @@ type SessionOptions struct {
 	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
 	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
+	Sandbox    SandboxOptions   `msgpack:"sandbox"`
 	// Quirks the user set for this agent (quirks.go); the others follow
 	// what the agent says it is.
 	Quirks map[string]bool `msgpack:"quirks"`
@@ -70,7 +71,8 @@ type Session struct {
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
-	terms sessionTerminals // terminal/* state, see terminal.go
+	terms       sessionTerminals // terminal/* state, see terminal.go
+	warnSandbox sync.Once        // commands run outside the sandbox: said once (sandbox.go)
 }
 
 // onEnd registers fn to run once when the session ends.

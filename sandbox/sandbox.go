@@ -116,8 +116,15 @@ var homeFiles = map[string]string{
 	".logout": whyShell, ".inputrc": whyShell, ".xprofile": whyShell, ".xsession": whyShell,
 	".pam_environment": whyShell, ".ssh/rc": whyShell, ".config/fish": whyShell,
 	".config/nushell": whyShell, ".config/environment.d": whyShell,
-	".config/nvim": "Neovim's configuration, read-only",
-	".gitconfig":   whyGitConfig, ".config/git": whyGitConfig,
+	".gitconfig": whyGitConfig, ".config/git": whyGitConfig,
+}
+
+// homeCode are places under $HOME whose files run as code later (Neovim's
+// configuration and plugins, user services): hidden with the home, and
+// read-only where a shown directory holds them (the workspace is $HOME).
+var homeCode = map[string]string{
+	".config/nvim": "Neovim's configuration, read-only", ".local/share/nvim": "Neovim's plugins and data, read-only",
+	".config/systemd": "user services, read-only", ".config/autostart": "programs started at login, read-only",
 }
 
 // secrets are credentials under $HOME, hidden even where the user shows
@@ -412,6 +419,14 @@ func (p *Policy) plan(c Command) (*Run, error) {
 	if home != "" {
 		for _, s := range secrets {
 			mask(home+"/"+s, whySecret)
+		}
+		for f, why := range homeCode {
+			if rf := real(home + "/" + f); rf != "" {
+				r.mounts = b.sorted()
+				if r.classify(rf).acc&hides == 0 {
+					b.bind(rf, readOnly, why, rankProtect)
+				}
+			}
 		}
 	}
 	for _, h := range p.Hide {

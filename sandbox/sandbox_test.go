@@ -125,9 +125,19 @@ func TestPrepareMounts(t *testing.T) {
 			},
 		},
 		{
-			name: "Neovim's configuration read-only",
-			want: func(w world) []string {
+			name: "Neovim's configuration hidden with the home",
+			notWant: func(w world) []string {
 				return []string{"--ro-bind " + w.home + "/.config/nvim " + w.home + "/.config/nvim"}
+			},
+		},
+		{
+			name: "Neovim's configuration read-only in a workspace that is the home",
+			setup: func(t *testing.T, w world, p *Policy, c *Command) {
+				p.Workspace = []string{w.home}
+				c.Dir = w.home
+			},
+			want: func(w world) []string {
+				return []string{"--bind " + w.home + " " + w.home, "--ro-bind " + w.home + "/.config/nvim " + w.home + "/.config/nvim"}
 			},
 		},
 		{

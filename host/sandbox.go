@@ -1,0 +1,102 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/nvim-acp/nvim-acp/sandbox"
+)
+
+// SandboxOptions configures the sandbox of a session's commands
+// (doc/acp.txt, acp-sandbox); Lua resolves paths and per-project values.
+type SandboxOptions struct {
+	Enabled    bool     `msgpack:"enabled"`
+	Network    bool     `msgpack:"network"` // for this project
+	AllowRead  []string `msgpack:"allow_read"`
+	AllowWrite []string `msgpack:"allow_write"`
+	Agent      bool     `msgpack:"agent"`   // the agent process runs sandboxed too
+	Protect    []string `msgpack:"protect"` // the plugin's rules
+	Hide       []string `msgpack:"hide"`    // saved chats, the log
+	Cache      string   `msgpack:"cache"`   // the project's sandbox build cache
+}
+
+// sandboxCheck is whether bubblewrap works here, tried once per host.
+var sandboxCheck = sync.OnceValues(func() (string, error) {
+	if err := sandbox.Probe(context.Background()); err != nil {
+		return "", err
+	}
+	bwrap, _, err := sandbox.Find()
+	return bwrap, err
+})
+
+// sandbox returns the policy s's commands run under (with the network
+// when the user allowed it for this one), or nil and why they run
+// outside (nil, nil: the user turned the sandbox off).
+func (s *Session) sandbox(network bool) (*sandbox.Policy, error) {
+	o := s.opts.Sandbox
+	if !o.Enabled {
+		return nil, nil
+	}
+	if _, err := sandboxCheck(); err != nil {
+		return nil, err
+	}
+	bwrap, env, err := sandbox.Find()
+	if err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	return &sandbox.Policy{
+		Bwrap: bwrap, Env: env, Home: home,
+		Workspace:  append([]string{s.opts.Agent.Cwd}, s.opts.Fs.AllowRoots...),
+		AllowRead:  o.AllowRead,
+		AllowWrite: o.AllowWrite,
+		Protect:    o.Protect,
+		Hide:       o.Hide,
+		Network:    o.Network || network,
+		Cache:      o.Cache,
+	}, nil
+}
+
+// sandboxOff is what the prompt says of a command run unconfined because
+// the user turned the sandbox off.
+const sandboxOff = "off (sandbox.enabled = false): the command runs unconfined"
+
+// outsideSandbox is the warning of a command that runs unconfined because
+// the sandbox does not work here.
+func outsideSandbox(err error) string {
+	return "it runs outside the sandbox: " + err.Error()
+}
+
+// sandboxQuestion adds to a terminal's permission request where the
+// command runs (a line of the prompt; a warning when the sandbox does not
+// work) and, when the network is off, the choice to run it with the
+// network.
+func (s *Session) sandboxQuestion(req map[string]any, warnings []string, options []any) ([]string, []any) {
+	p, err := s.sandbox(false)
+	if err != nil {
+		return append(warnings, outsideSandbox(err)), options
+	}
+	if p == nil {
+		req["sandbox"] = sandboxOff
+		return warnings, options
+	}
+	req["sandbox"] = p.Describe()
+	if !p.Network {
+		network := map[string]any{"optionId": optionNetwork, "name": "Run it with network access", "kind": "allow_once"}
+		options = append(options[:1], append([]any{network}, options[1:]...)...)
+	}
+	return warnings, options
+}
+
+// optionNetwork is the choice to run a command in the sandbox with the network.
+const optionNetwork = "allow_once_network"
+
+// sandboxWarnOnce tells the chat, once per session, that commands run
+// outside the sandbox and why.
+func (s *Session) sandboxWarnOnce(err error) {
+	s.warnSandbox.Do(func() {
+		s.emit(messageEvent("warn", fmt.Sprintf("Commands run outside the sandbox: %v (%s; or set sandbox.enabled = false). See :checkhealth acp.", err, sandbox.Install)))
+	})
+}
