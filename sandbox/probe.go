@@ -17,10 +17,14 @@ var ErrNoBwrap = errors.New("bubblewrap (bwrap) is not installed")
 // Install says how a user installs bubblewrap.
 const Install = "install bubblewrap: apt install bubblewrap (Debian, Ubuntu), dnf install bubblewrap (Fedora), pacman -S bubblewrap (Arch)"
 
-// Find returns the bwrap and env executables to use.
+// Find returns the bwrap and env executables to use: $NVIM_ACP_BWRAP
+// when set, else bwrap on $PATH or in /usr/bin.
 func Find() (bwrap, env string, err error) {
-	bwrap, err = exec.LookPath("bwrap")
-	if err != nil {
+	if b := os.Getenv("NVIM_ACP_BWRAP"); b != "" {
+		if bwrap, err = exec.LookPath(b); err != nil {
+			return "", "", fmt.Errorf("%w: NVIM_ACP_BWRAP=%s: %v", ErrNoBwrap, b, err)
+		}
+	} else if bwrap, err = exec.LookPath("bwrap"); err != nil {
 		if _, serr := os.Stat("/usr/bin/bwrap"); serr != nil {
 			return "", "", ErrNoBwrap
 		}
@@ -53,7 +57,11 @@ func Probe(ctx context.Context) error {
 	defer os.RemoveAll(dir)
 	home, _ := os.UserHomeDir()
 	p := &Policy{Bwrap: bwrap, Env: env, Home: home, Workspace: []string{dir}}
-	r, err := p.Prepare(Command{Path: "true", Args: []string{"true"}, Env: os.Environ(), Dir: dir})
+	tr := "/bin/true"
+	if _, err := os.Stat(tr); err != nil {
+		tr = "/usr/bin/true"
+	}
+	r, err := p.Prepare(Command{Path: tr, Args: []string{"true"}, Env: os.Environ(), Dir: dir})
 	if err != nil {
 		return err
 	}

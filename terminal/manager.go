@@ -146,6 +146,8 @@ type term struct {
 	exit     *ExitStatus
 	released bool // released or manager closed: no more callbacks
 	killing  bool // a SIGKILL escalation is scheduled
+	started  bool // the sandboxed command itself runs (not only bwrap), see commandStarted
+	deferred bool // a kill waits for the sandboxed command to start
 }
 
 // NewManager returns a Manager with opts, zero fields defaulted.
@@ -514,6 +516,10 @@ func (m *Manager) KillAll() {
 // terminateLocked signals t and schedules the SIGKILL escalation; m.mu is
 // held so that the WaitGroup is not grown during Close.
 func (m *Manager) terminateLocked(t *term) {
+	if !t.commandStarted() {
+		m.deferTerminateLocked(t)
+		return
+	}
 	if !t.signal(syscall.SIGTERM) {
 		return
 	}
@@ -550,6 +556,79 @@ func (m *Manager) terminateLocked(t *term) {
 		if t.signal(syscall.SIGKILL) {
 			m.log.Debug("terminal kill escalated", "id", t.id, "pid", t.pid)
 			t.killAll()
+		}
+	}()
+}
+
+// commandStarted reports whether a sandboxed command runs yet: while bwrap
+// sets the sandbox up, only its own processes exist, and they ignore
+// SIGTERM (see package sandbox), so a SIGTERM then would be lost. The
+// command has started once a process of its group no longer ignores
+// SIGTERM (env --default-signal has run). Unsandboxed commands always have.
+func (t *term) commandStarted() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.run == nil || t.started || t.reaped {
+		return true
+	}
+	for _, pid := range proctree.Find(t.pid, "") {
+		if ign, ok := ignoredSignals(pid); ok && ign&(1<<(syscall.SIGTERM-1)) == 0 {
+			t.started = true
+			return true
+		}
+	}
+	return false
+}
+
+// ignoredSignals is the SigIgn mask of /proc/pid/status.
+func ignoredSignals(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := strings.Cut(string(b), "\nSigIgn:")
+	if !ok {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	v, err := strconv.ParseUint(strings.TrimSpace(line), 16, 64)
+	return v, err == nil
+}
+
+// deferTerminateLocked terminates t once its sandboxed command has
+// started (SIGTERM once, then the usual escalation), or kills everything
+// if it has not within the grace period.
+func (m *Manager) deferTerminateLocked(t *term) {
+	t.mu.Lock()
+	already := t.deferred
+	t.deferred = true
+	t.mu.Unlock()
+	if already {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		deadline := time.NewTimer(m.opts.KillGrace)
+		defer deadline.Stop()
+		tick := time.NewTicker(5 * time.Millisecond) // polls bwrap's setup, some milliseconds
+		defer tick.Stop()
+		for !t.commandStarted() {
+			select {
+			case <-t.done:
+				return
+			case <-m.quit:
+				return // Close kills everything
+			case <-deadline.C:
+				t.killAll()
+				return
+			case <-tick.C:
+			}
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if !m.closed {
+			m.terminateLocked(t)
 		}
 	}()
 }

@@ -164,6 +164,27 @@ func TestSandboxKill(t *testing.T) {
 	})
 }
 
+// A kill that comes while bwrap still sets the sandbox up (its processes
+// ignore SIGTERM, the command does not exist yet) reaches the command once
+// it runs: it dies of SIGTERM, not of the SIGKILL after the grace period.
+func TestSandboxKillDuringSetup(t *testing.T) {
+	t.Parallel()
+	p, _, ws := sandboxed(t)
+	m := newManager(t, Options{KillGrace: 10 * time.Second})
+	for i := 0; i < 20; i++ {
+		id := create(t, m, CreateOptions{Command: "sleep", Args: []string{"100"}, Cwd: ws, Sandbox: p})
+		if err := m.Kill(id); err != nil {
+			t.Fatal(err)
+		}
+		if st := waitExit(t, m, id); st.String() != "signal SIGTERM" {
+			t.Fatalf("round %d: status %v, want signal SIGTERM", i, st)
+		}
+		if err := m.Release(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A background process ends with the command: the sandbox (its PID
 // namespace) goes when the command exits.
 func TestSandboxBackgroundEndsWithCommand(t *testing.T) {

@@ -21,6 +21,7 @@ local M = {}
 ---@field permissions acp.Config.Permissions
 ---@field fs acp.Config.Fs
 ---@field terminal acp.Config.Terminal
+---@field sandbox acp.Config.Sandbox
 ---@field chat acp.Config.Chat
 ---@field ui acp.Config.Ui
 ---@field keymaps acp.Config.Keymaps
@@ -42,6 +43,13 @@ local M = {}
 ---@field output_byte_limit integer what the agent keeps of a command's output
 ---@field max_terminals integer live terminals per session
 ---@field tail_lines integer lines of a terminal shown in the chat
+
+---@class acp.Config.Sandbox
+---@field enabled boolean run the agents' terminal commands under bubblewrap (where it works)
+---@field network boolean|string[] the network inside: true, false, or the projects (directories) that have it
+---@field allow_read string[] paths shown read-only besides the workspace (~ expands; missing ones are skipped)
+---@field allow_write string[] paths shown read-write besides the workspace
+---@field agent boolean run the agent process itself sandboxed, the workspace read-only
 
 ---@class acp.Config.Chat
 ---@field width number width of the chat split: columns, or a fraction of the editor's width (below 1)
@@ -116,6 +124,30 @@ M.defaults = {
   permissions = { auto_allow = {}, focus_guard_ms = 400 },
   fs = { write = "apply", allow_roots = {}, max_bytes = 8 * 1024 * 1024 },
   terminal = { output_byte_limit = 1024 * 1024, max_terminals = 16, tail_lines = 5 },
+  sandbox = {
+    enabled = true,
+    network = false,
+    -- Toolchains kept in the home (read-only: builds run, nothing changes
+    -- them). Credentials (~/.cargo/credentials.toml, ~/.npmrc...) stay
+    -- hidden even under these. The directories of $PATH under $HOME are
+    -- shown read-only too.
+    allow_read = {
+      "~/go",
+      "~/.cargo/bin",
+      "~/.cargo/registry",
+      "~/.cargo/git",
+      "~/.rustup",
+      "~/.nvm",
+      "~/.volta",
+      "~/.pyenv",
+      "~/.rbenv",
+      "~/.local/bin",
+      "~/.bun/bin",
+      "~/.deno/bin",
+    },
+    allow_write = {},
+    agent = false,
+  },
   chat = {
     width = 80,
     min_width = 30,
@@ -254,6 +286,15 @@ local schema = {
     output_byte_limit = checks.positive,
     max_terminals = checks.positive,
     tail_lines = checks.non_negative,
+  },
+  sandbox = {
+    enabled = checks.boolean,
+    network = function(v)
+      return type(v) ~= "boolean" and checks.strings(v) and "a boolean or a list of project directories" or nil
+    end,
+    allow_read = checks.strings,
+    allow_write = checks.strings,
+    agent = checks.boolean,
   },
   chat = {
     width = checks.size,
@@ -404,7 +445,13 @@ function M.setup(opts)
   end
   local options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   -- Lists replace rather than merge.
-  for _, path in ipairs({ { "permissions", "auto_allow" }, { "fs", "allow_roots" } }) do
+  for _, path in ipairs({
+    { "permissions", "auto_allow" },
+    { "fs", "allow_roots" },
+    { "sandbox", "network" },
+    { "sandbox", "allow_read" },
+    { "sandbox", "allow_write" },
+  }) do
     local v = vim.tbl_get(opts, unpack(path))
     if v then
       options[path[1]][path[2]] = v

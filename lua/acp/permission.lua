@@ -122,6 +122,9 @@ function M.lines(req, tc)
   for _, e in ipairs(env_lines(raw.env)) do
     add("env: " .. e)
   end
+  if type(req.sandbox) == "string" then
+    add("sandbox: " .. one_line(req.sandbox), "AcpPermissionSandbox")
+  end
   for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
     if type(loc) == "table" and type(loc.path) == "string" then
       local line = tonumber(loc.line)

@@ -14,6 +14,7 @@ local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
+local sandbox = require("acp.sandbox")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
 local transcript = require("acp.transcript")
@@ -315,6 +316,7 @@ function S:open_opts(spec, how)
     -- Only the quirks the user set: the host picks the others by agentInfo.
     quirks = spec.quirks and next(spec.quirks) and spec.quirks or vim.empty_dict(),
     terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
+    sandbox = sandbox.options(self.cwd),
     resume = how.resume or false,
     load_session_id = how.load,
   }
