@@ -17,7 +17,9 @@ const Blocked = "blocked by the sandbox: "
 // Error messages, lower-cased, as shells, coreutils, Go, Python, Node,
 // curl, git and ssh print them.
 var (
-	roErrors = []string{"read-only file system", "erofs"}
+	// A file the sandbox shows read-only is also a mount point: replacing
+	// it (git's config.lock renamed over config) is "busy".
+	roErrors = []string{"read-only file system", "erofs", "device or resource busy", "ebusy"}
 	// A hidden file reads as missing, or (a file masked by /dev/null) as
 	// not permitted.
 	enoentErrors = []string{"no such file or directory", "enoent", "cannot open", "can't open", "permission denied", "eacces"}

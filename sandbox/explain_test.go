@@ -42,6 +42,7 @@ func TestExplain(t *testing.T) {
 		{"node", "Error: EROFS: read-only file system, open '" + h + "/.bashrc'", "write to ~/.bashrc (a shell start file, read-only)", false},
 		{"go", "open " + h + "/.bashrc: read-only file system", "write to ~/.bashrc (a shell start file, read-only)", false},
 		{"through a symlink", "bash: rc: Read-only file system", "write to rc, which leads to ~/.bashrc (a shell start file, read-only)", false},
+		{"git config", "error: could not write config file .git/config: Device or resource busy", "write to .git/config (git configuration, read-only)", false},
 		{"writable place", "x: " + ws + "/src/a: Read-only file system", "", false},
 		// Reads of what the sandbox hides (and the host has).
 		{"cat hidden", "cat: " + h + "/.ssh/id_rsa: No such file or directory", "read ~/.ssh/id_rsa (your home, hidden)", false},
