@@ -402,3 +402,52 @@ func TestSandboxMissing(t *testing.T) {
 		t.Fatalf("said %d times:\n%s", n, chat)
 	}
 }
+
+// With sandbox.agent, the agent itself runs in the sandbox with the
+// workspace read-only: its own writes fail (to the workspace and to the
+// home), while a write through the editor (fs/write_text_file) and a
+// command it runs through terminal/create (in the commands' sandbox) work.
+func TestSandboxAgentReadOnly(t *testing.T) {
+	requireSandbox(t)
+	home := sandboxHome(t)
+	e := startEditor(t)
+	direct, viaEditor, byTerminal := filepath.Join(e.Dir, "direct.txt"), filepath.Join(e.Dir, "via-editor.txt"), filepath.Join(e.Dir, "by-terminal.txt")
+	steps := []any{
+		M{"write_file": direct, "content": "agent\n"},
+		M{"write_file": filepath.Join(home, ".bashrc"), "content": "evil\n"},
+		fsWrite(viaEditor, "through the editor\n"),
+		M{"request": "terminal/create", "params": M{"command": "echo made > by-terminal.txt"}, "save": "t"},
+		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
+		text("done"),
+	}
+	// The fake agent reads its scenario and writes its log under e.state.
+	e.SetupFake(M{"turns": []any{steps}}, M{
+		"permissions": M{"auto_allow": []string{"execute"}},
+		"sandbox":     M{"agent": true, "allow_write": []string{e.state}},
+	})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("ready")
+	var writes []string
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "write_file" {
+			writes = append(writes, ev["error"].(string))
+		}
+	}
+	if len(writes) != 2 || !strings.Contains(writes[0], "read-only file system") || !strings.Contains(writes[1], "read-only file system") {
+		t.Fatalf("the agent's own writes: %q", writes)
+	}
+	if _, err := os.Stat(direct); err == nil {
+		t.Fatal("the agent wrote the workspace itself")
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".bashrc")); string(b) != "# my rc\n" {
+		t.Fatalf(".bashrc: %q", b)
+	}
+	if b, err := os.ReadFile(viaEditor); err != nil || string(b) != "through the editor\n" {
+		t.Fatalf("fs/write_text_file: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(byTerminal); err != nil || string(b) != "made\n" {
+		t.Fatalf("terminal/create: %q %v", b, err)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/nvim-acp/nvim-acp/sandbox"
@@ -20,6 +23,10 @@ type SandboxOptions struct {
 	Protect    []string `msgpack:"protect"` // the plugin's rules
 	Hide       []string `msgpack:"hide"`    // saved chats, the log
 	Cache      string   `msgpack:"cache"`   // the project's sandbox build cache
+	// For an agent's own sandbox (AgentSpec.Sandbox): fs.allow_roots and
+	// the agent's own files in the home (its login, settings, sessions).
+	Roots []string `msgpack:"roots"`
+	State []string `msgpack:"state"`
 }
 
 // sandboxCheck is whether bubblewrap works here, tried once per host.
@@ -99,4 +106,56 @@ func (s *Session) sandboxWarnOnce(err error) {
 	s.warnSandbox.Do(func() {
 		s.emit(messageEvent("warn", fmt.Sprintf("Commands run outside the sandbox: %v (%s; or set sandbox.enabled = false). See :checkhealth acp.", err, sandbox.Install)))
 	})
+}
+
+// sandboxAgent makes cmd start the agent in the sandbox (sandbox.agent):
+// the workspace read-only, so that its only way to change a file is the
+// editor's (fs/*, the editor's tools); the network on (it talks to its
+// service); its own files in the home writable. Where the sandbox does not
+// work the agent does not start.
+func sandboxAgent(cmd *exec.Cmd, spec AgentSpec) error {
+	o := spec.Sandbox
+	if _, err := sandboxCheck(); err != nil {
+		return fmt.Errorf("sandbox.agent is on, but the sandbox does not work here: %w (set sandbox.agent = false to run the agent unconfined)", err)
+	}
+	bwrap, env, err := sandbox.Find()
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	reads := append(append([]string{}, o.AllowRead...), programDirs(cmd.Path)...)
+	if self, err := os.Executable(); err == nil {
+		reads = append(reads, self) // `nvim-acp mcp`, the demo agent
+	}
+	p := &sandbox.Policy{
+		Bwrap: bwrap, Env: env, Home: home,
+		Workspace:         append([]string{spec.Cwd}, o.Roots...),
+		ReadOnlyWorkspace: true,
+		AllowRead:         reads,
+		AllowWrite:        append(append([]string{}, o.AllowWrite...), o.State...),
+		Protect:           o.Protect,
+		Hide:              o.Hide,
+		Network:           true,
+		Cache:             o.Cache,
+	}
+	run, err := p.Prepare(sandbox.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir})
+	if err != nil {
+		return err
+	}
+	cmd.Path, cmd.Args, cmd.Env = run.Path, run.Args, run.Env
+	return nil
+}
+
+// programDirs are what running the program at path needs to see: its
+// directory and, for an npm package, the node_modules tree it is in.
+func programDirs(path string) []string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil
+	}
+	out := []string{filepath.Dir(real)}
+	if i := strings.LastIndex(real, "/node_modules/"); i > 0 {
+		out = append(out, real[:i]+"/node_modules")
+	}
+	return out
 }

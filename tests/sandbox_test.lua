@@ -19,7 +19,7 @@ M["the network per project: a boolean, or the projects listed"] = function(t)
   t.eq(sandbox.network(dir .. "/web"), false)
 end
 
-M["the options: paths expanded, the plugin's rules protected, its private files hidden, a cache per project"] = function(t)
+M["options: paths expanded, rules protected, private files hidden, a cache per project"] = function(t)
   config.setup({ sandbox = { allow_read = { "~/tools" }, allow_write = { "$HOME/out/" } } })
   local o = sandbox.options("/tmp")
   t.eq(o.enabled, true)
@@ -27,9 +27,22 @@ M["the options: paths expanded, the plugin's rules protected, its private files 
   t.eq(o.allow_write, { vim.env.HOME .. "/out" })
   t.eq(o.protect, { vim.fn.stdpath("state") .. "/acp" })
   t.ok(vim.fn.isdirectory(o.protect[1]) == 1, "the rules' directory exists")
-  t.ok(vim.tbl_contains(o.hide, vim.fn.stdpath("data") .. "/acp"))
+  t.ok(vim.tbl_contains(o.hide, vim.fn.stdpath("data") .. "/acp/history"), "saved chats hidden")
   t.ok(vim.startswith(o.cache, vim.fn.stdpath("cache") .. "/acp/sandbox/tmp-"), o.cache)
   t.ok(sandbox.cache("/tmp") ~= sandbox.cache("/var/tmp"), "each project its own cache")
+  config.setup({})
+end
+
+M["the agent's sandbox: only with sandbox.agent, with its files in the home and the other roots"] = function(t)
+  local spec = { cmd = { "x" }, state = { "~/.x" } }
+  t.eq(sandbox.agent_options("/tmp", spec), nil)
+  config.setup({ sandbox = { agent = true }, fs = { allow_roots = { "~/lib" } } })
+  local o = sandbox.agent_options("/tmp", spec)
+  t.eq(o.state, { vim.env.HOME .. "/.x" })
+  t.eq(o.roots, { vim.env.HOME .. "/lib" })
+  t.eq(o.enabled, true)
+  config.setup({ sandbox = { agent = true, enabled = false } })
+  t.eq(sandbox.agent_options("/tmp", spec), nil, "the sandbox off: nothing sandboxed")
   config.setup({})
 end
 

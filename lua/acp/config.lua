@@ -11,6 +11,7 @@ local M = {}
 ---@field start_timeout_ms integer|nil how long initialize may take before the agent is stopped (default 60000)
 ---@field install string|nil how to install the command (shown when it is missing)
 ---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
+---@field state string[]|nil its own files in the home (login, settings), writable when it runs sandboxed (sandbox.agent)
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
@@ -87,16 +88,41 @@ local M = {}
 ---@type table<string, acp.AgentSpec>
 M.presets = {
   demo = { cmd = { "{bin}", "demo-agent" }, title = "demo (no AI)" },
-  claude = { cmd = { "claude-agent-acp" }, install = "npm install -g @agentclientprotocol/claude-agent-acp" },
+  claude = {
+    cmd = { "claude-agent-acp" },
+    install = "npm install -g @agentclientprotocol/claude-agent-acp",
+    state = { "~/.claude", "~/.claude.json" },
+  },
   ["claude-code-acp"] = {
     cmd = { "claude-code-acp" },
     install = "npm install -g @zed-industries/claude-code-acp",
     registry = "claude-code-acp",
+    state = { "~/.claude", "~/.claude.json" },
   },
-  codex = { cmd = { "codex-acp" }, install = "npm install -g @agentclientprotocol/codex-acp", registry = "codex-acp" },
-  gemini = { cmd = { "gemini", "--acp" }, install = "npm install -g @google/gemini-cli", registry = "gemini" },
-  qwen = { cmd = { "qwen", "--acp" }, install = "npm install -g @qwen-code/qwen-code", registry = "qwen-code" },
-  opencode = { cmd = { "opencode", "acp" }, install = "npm install -g opencode-ai", registry = "opencode" },
+  codex = {
+    cmd = { "codex-acp" },
+    install = "npm install -g @agentclientprotocol/codex-acp",
+    registry = "codex-acp",
+    state = { "~/.codex" },
+  },
+  gemini = {
+    cmd = { "gemini", "--acp" },
+    install = "npm install -g @google/gemini-cli",
+    registry = "gemini",
+    state = { "~/.gemini" },
+  },
+  qwen = {
+    cmd = { "qwen", "--acp" },
+    install = "npm install -g @qwen-code/qwen-code",
+    registry = "qwen-code",
+    state = { "~/.qwen" },
+  },
+  opencode = {
+    cmd = { "opencode", "acp" },
+    install = "npm install -g opencode-ai",
+    registry = "opencode",
+    state = { "~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode" },
+  },
   goose = {
     cmd = { "goose", "acp" },
     install = "curl -fsSL https://github.com/block/goose/releases/download/stable/download_cli.sh | CONFIGURE=false bash",
@@ -358,6 +384,7 @@ local agent_schema = {
   end,
   install = checks.string,
   registry = checks.string,
+  state = checks.strings,
 }
 
 local function problem(name, want, v)

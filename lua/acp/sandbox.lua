@@ -66,9 +66,27 @@ function M.options(cwd)
     allow_write = vim.tbl_map(expand, o.allow_write),
     agent = o.agent,
     protect = { state },
-    hide = { vim.fn.stdpath("data") .. "/acp", host.log_path() },
+    hide = { vim.fn.stdpath("data") .. "/acp/history", host.log_path() },
     cache = M.cache(cwd),
   }
+end
+
+--- The agent's own sandbox (sandbox.agent), for acp_open's agent spec: the
+--- session's sandbox options with the workspace's other roots and the
+--- agent's files in the home (spec.state); nil when the agent runs
+--- unconfined.
+---@param cwd string
+---@param spec acp.AgentSpec
+---@return table|nil
+function M.agent_options(cwd, spec)
+  local o = config.options.sandbox
+  if not (o.enabled and o.agent) then
+    return nil
+  end
+  local opts = M.options(cwd)
+  opts.roots = vim.tbl_map(expand, config.options.fs.allow_roots)
+  opts.state = vim.tbl_map(expand, spec.state or {})
+  return opts
 end
 
 return M

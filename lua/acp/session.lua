@@ -303,6 +303,7 @@ function S:open_opts(spec, how)
       env = next(env) and env or vim.empty_dict(),
       cwd = self.cwd,
       start_timeout_ms = spec.start_timeout_ms,
+      sandbox = sandbox.agent_options(self.cwd, spec),
     },
     mcp_servers = spec.mcp_servers or o.mcp_servers,
     auto_allow = o.permissions.auto_allow,

@@ -124,6 +124,10 @@ type Step struct {
 	FloodSession string `json:"flood_session,omitempty"`
 	// WaitFile waits (up to 10 s) until this file exists and is not empty.
 	WaitFile string `json:"wait_file,omitempty"`
+	// WriteFile writes Content to this path itself, as agents that edit
+	// the disk do, and logs {"event": "write_file", "path", "error"}.
+	WriteFile string `json:"write_file,omitempty"`
+	Content   string `json:"content,omitempty"`
 }
 
 type agent struct {
@@ -502,6 +506,9 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			a.out.Write([]byte(strings.ReplaceAll(st.Raw, "$sessionId", sid) + "\n"))
 		case st.Notify != "":
 			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
+		case st.WriteFile != "":
+			err := os.WriteFile(st.WriteFile, []byte(st.Content), 0o644)
+			a.log("write_file", map[string]any{"path": st.WriteFile, "error": fmt.Sprint(err)})
 		case st.WaitFile != "":
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if fi, err := os.Stat(st.WaitFile); err == nil && fi.Size() > 0 {
