@@ -563,8 +563,10 @@ func (m *Manager) terminateLocked(t *term) {
 // commandStarted reports whether a sandboxed command runs yet: while bwrap
 // sets the sandbox up, only its own processes exist, and they ignore
 // SIGTERM (see package sandbox), so a SIGTERM then would be lost. The
-// command has started once a process of its group no longer ignores
-// SIGTERM (env --default-signal has run). Unsandboxed commands always have.
+// command has started once a process of its group other than the leader
+// (bwrap, or env just before it ignores the signals and becomes bwrap) no
+// longer ignores SIGTERM: env --default-signal has run. Unsandboxed
+// commands always have.
 func (t *term) commandStarted() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -572,6 +574,9 @@ func (t *term) commandStarted() bool {
 		return true
 	}
 	for _, pid := range proctree.Find(t.pid, "") {
+		if pid == t.pid {
+			continue
+		}
 		if ign, ok := ignoredSignals(pid); ok && ign&(1<<(syscall.SIGTERM-1)) == 0 {
 			t.started = true
 			return true

@@ -4,10 +4,12 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -367,4 +369,32 @@ func contains(list []string, sub string) bool {
 		}
 	}
 	return false
+}
+
+// The leader of a sandboxed command's group is bwrap (or env about to
+// ignore the signals and become bwrap): a leader that does not ignore
+// SIGTERM yet does not mean the command runs; a member that does not is it.
+func TestCommandStartedIgnoresTheLeader(t *testing.T) {
+	t.Parallel()
+	leader := exec.Command("sh", "-c", "read x")
+	leader.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := leader.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = leader.Wait() }()
+	tm := &term{pid: leader.Process.Pid, run: &sandbox.Run{}}
+	if tm.commandStarted() {
+		t.Fatal("started with only the leader in the group")
+	}
+	member := exec.Command("sleep", "100")
+	member.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: leader.Process.Pid}
+	if err := member.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = member.Process.Kill(); _ = member.Wait() }()
+	eventually(t, testTimeout, "the member seen", tm.commandStarted)
 }
