@@ -14,6 +14,7 @@ local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
+local render = require("acp.render.acp")
 local sandbox = require("acp.sandbox")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
@@ -488,7 +489,7 @@ function S:on_turn_end(ev)
     for _, id in ipairs(self.transcript:cancel_unfinished()) do
       self.terminals:from_update(
         { toolCallId = id, status = "cancelled" },
-        transcript.raw_output_text,
+        render.raw_output_text,
         self.transcript:tool_data(id)
       )
     end
