@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -59,11 +60,14 @@ func (r *Run) Explain(output string) []string {
 		}
 		notes = append(notes, s)
 	}
-	for _, line := range strings.Split(output, "\n") {
-		if len(line) > 4096 {
-			line = line[:4096]
+	low := asciiLower(output) // same offsets as output
+	for _, start := range errorLines(low, r.network) {
+		end := strings.IndexByte(low[start:], '\n')
+		if end < 0 {
+			end = len(low) - start
 		}
-		low := strings.ToLower(line)
+		end = start + min(end, 4096)
+		line, low := output[start:end], low[start:end]
 		switch {
 		case containsAny(low, roErrors):
 			if n, ok := r.explainPath(line, low, roErrors, func(p place) bool { return p.acc&readWrite == 0 }); ok {
@@ -93,6 +97,54 @@ func (r *Run) Explain(output string) []string {
 		notes = append(notes, fmt.Sprintf("%s%d more", Blocked, more))
 	}
 	return notes
+}
+
+// maxErrorLines bounds the lines of one output Explain looks at.
+const maxErrorLines = 1000
+
+// errorLines returns the offsets of the lines of low (lower-cased output)
+// that hold an error message Explain knows, in order.
+func errorLines(low string, network bool) []int {
+	lists := [][]string{roErrors, enoentErrors}
+	if !network {
+		lists = append(lists, netErrors, refusedErrors)
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, list := range lists {
+		for _, e := range list {
+			for i := 0; len(out) < maxErrorLines; {
+				j := strings.Index(low[i:], e)
+				if j < 0 {
+					break
+				}
+				start := strings.LastIndexByte(low[:i+j], '\n') + 1
+				if !seen[start] {
+					seen[start] = true
+					out = append(out, start)
+				}
+				next := strings.IndexByte(low[i+j:], '\n')
+				if next < 0 {
+					break
+				}
+				i += j + next + 1
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// asciiLower lower-cases the ASCII letters of s only, so that offsets in
+// the result are offsets in s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func containsAny(s string, subs []string) bool {

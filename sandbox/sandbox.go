@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 )
@@ -514,11 +513,9 @@ func ExitSignal(code int) (syscall.Signal, bool) {
 
 // Describe is one line saying what the sandbox allows, for prompts.
 func (p *Policy) Describe() string {
-	var parts []string
+	parts := []string{"workspace writable"}
 	if p.ReadOnlyWorkspace {
-		parts = append(parts, "workspace read-only")
-	} else {
-		parts = append(parts, "workspace writable")
+		parts[0] = "workspace read-only"
 	}
 	if p.Network {
 		parts = append(parts, "network on")
@@ -526,8 +523,8 @@ func (p *Policy) Describe() string {
 		parts = append(parts, "no network")
 	}
 	parts = append(parts, "home hidden")
-	if n := len(p.AllowRead) + len(p.AllowWrite); n > 0 {
-		parts = append(parts, strconv.Itoa(n)+" allowed paths")
+	if n := len(p.AllowWrite); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d more writable (sandbox.allow_write)", n))
 	}
 	return strings.Join(parts, ", ")
 }

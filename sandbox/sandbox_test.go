@@ -15,7 +15,7 @@ type world struct {
 	root, home, ws string
 }
 
-func newWorld(t *testing.T) world {
+func newWorld(t testing.TB) world {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -30,7 +30,7 @@ func newWorld(t *testing.T) world {
 	return w
 }
 
-func (w world) mkdir(t *testing.T, dirs ...string) {
+func (w world) mkdir(t testing.TB, dirs ...string) {
 	t.Helper()
 	for _, d := range dirs {
 		if err := os.MkdirAll(w.root+"/"+d, 0o755); err != nil {
@@ -39,7 +39,7 @@ func (w world) mkdir(t *testing.T, dirs ...string) {
 	}
 }
 
-func (w world) write(t *testing.T, files map[string]string) {
+func (w world) write(t testing.TB, files map[string]string) {
 	t.Helper()
 	for name, text := range files {
 		if err := os.MkdirAll(filepath.Dir(w.root+"/"+name), 0o755); err != nil {

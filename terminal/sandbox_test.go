@@ -398,3 +398,34 @@ func TestCommandStartedIgnoresTheLeader(t *testing.T) {
 	defer func() { _ = member.Process.Kill(); _ = member.Wait() }()
 	eventually(t, testTimeout, "the member seen", tm.commandStarted)
 }
+
+// BenchmarkStartToExit is what the sandbox adds to a command's life: from
+// Create to the exit status of `true`, plain and sandboxed.
+func BenchmarkStartToExit(b *testing.B) {
+	for _, name := range []string{"plain", "sandboxed"} {
+		b.Run(name, func(b *testing.B) {
+			o := CreateOptions{Command: "true"}
+			if name == "sandboxed" {
+				if err := sandbox.Probe(context.Background()); err != nil {
+					b.Skip(err)
+				}
+				bwrap, env, _ := sandbox.Find()
+				dir := b.TempDir()
+				o.Cwd = dir
+				o.Sandbox = &sandbox.Policy{Bwrap: bwrap, Env: env, Home: dir + "/home", Workspace: []string{dir}}
+			}
+			m := NewManager(Options{})
+			defer m.Close()
+			for i := 0; i < b.N; i++ {
+				id, err := m.Create(context.Background(), o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := m.WaitForExit(context.Background(), id); err != nil {
+					b.Fatal(err)
+				}
+				_ = m.Release(id)
+			}
+		})
+	}
+}
