@@ -32,6 +32,11 @@ func planGit(root string, writable []string, readOnlyWorkspace bool, r *Run, b *
 			return
 		}
 	}
+	if r.home != "" && under(r.home, top) && !inRoots(top, writable) {
+		// A repository of the home itself (dotfiles): showing it would show
+		// the home, and git would take the hidden files for deleted ones.
+		return
+	}
 	dotgit := top + "/.git"
 	gitdir := real(dotgit)
 	fi, err := os.Stat(dotgit)
@@ -134,6 +139,16 @@ func planGit(root string, writable []string, readOnlyWorkspace bool, r *Run, b *
 		}
 		return nil
 	})
+}
+
+// inRoots reports whether p is in one of roots.
+func inRoots(p string, roots []string) bool {
+	for _, r := range roots {
+		if under(p, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // gitdirOf reads a .git file ("gitdir: <path>") of a linked worktree or a

@@ -202,6 +202,18 @@ func TestPrepareMounts(t *testing.T) {
 			},
 		},
 		{
+			name: "a repository of the home (dotfiles) around the workspace is left hidden",
+			setup: func(t *testing.T, w world, p *Policy, c *Command) {
+				w.mkdir(t, "home/.git/hooks", "home/src/app")
+				w.write(t, map[string]string{"home/.git/config": "", "home/.git/HEAD": ""})
+				p.Workspace = []string{w.home + "/src/app"}
+				c.Dir = w.home + "/src/app"
+			},
+			notWant: func(w world) []string {
+				return []string{"--ro-bind " + w.home + " " + w.home, "--bind " + w.home + "/.git " + w.home + "/.git"}
+			},
+		},
+		{
 			name: "the home as workspace: credentials still hidden, start files read-only",
 			setup: func(t *testing.T, w world, p *Policy, c *Command) {
 				p.Workspace = []string{w.home}
