@@ -24,6 +24,7 @@ var (
 	// A hidden file reads as missing, or (a file masked by /dev/null) as
 	// not permitted.
 	enoentErrors = []string{"no such file or directory", "enoent", "cannot open", "can't open", "permission denied", "eacces"}
+	deniedErrors = []string{"permission denied", "eacces"}
 	netErrors    = []string{
 		"network is unreachable", "enetunreach", "temporary failure in name resolution",
 		"eai_again", "could not resolve host", "could not resolve hostname", "unable to resolve host",
@@ -74,8 +75,12 @@ func (r *Run) Explain(output string) []string {
 				note(Blocked + "write to " + n)
 			}
 		case containsAny(low, enoentErrors):
+			verb := "read "
+			if containsAny(low, deniedErrors) {
+				verb = "access to " // a masked file: read or write
+			}
 			if n, ok := r.explainPath(line, low, enoentErrors, func(p place) bool { return p.acc&hides != 0 }); ok {
-				note(Blocked + "read " + n)
+				note(Blocked + verb + n)
 			}
 		case !r.network && containsAny(low, netErrors):
 			what := "network access"

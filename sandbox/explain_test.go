@@ -28,6 +28,12 @@ func TestExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The home as the workspace: credentials are masked, not hidden with it.
+	homeWS, err := (&Policy{Bwrap: p.Bwrap, Env: p.Env, Home: w.home, Workspace: []string{w.home}}).Prepare(
+		Command{Path: "/bin/sh", Args: []string{"sh"}, Dir: w.home})
+	if err != nil {
+		t.Fatal(err)
+	}
 	h, ws := w.home, w.ws
 	tests := []struct {
 		name, line, want string // want "" : no line
@@ -52,6 +58,7 @@ func TestExplain(t *testing.T) {
 		{"go missing", "open " + h + "/.ssh/id_rsa: no such file or directory", "read ~/.ssh/id_rsa (your home, hidden)", false},
 		{"proc root", "cat: /proc/self/root" + h + "/notes: No such file or directory", "read ~/notes (your home, hidden)", false},
 		{"symlink out", "cat: key: No such file or directory", "read key, which leads to ~/.ssh/id_rsa (your home, hidden)", false},
+		{"masked file", "cat: " + h + "/.netrc: Permission denied", "access to .netrc (credentials, hidden)", false},
 		{"private tmp", "cat: " + w.root + "/x: No such file or directory", "", false}, // missing on the host too
 		{"missing everywhere", "cat: " + h + "/nothing: No such file or directory", "", false},
 		{"missing in the workspace", "cat: nothing.txt: No such file or directory", "", false},
@@ -73,8 +80,11 @@ func TestExplain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		run := r
-		if tt.online {
+		switch {
+		case tt.online:
 			run = online
+		case tt.name == "masked file":
+			run = homeWS
 		}
 		got := run.Explain(tt.line)
 		switch {
