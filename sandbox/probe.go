@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -20,6 +21,9 @@ const Install = "install bubblewrap: apt install bubblewrap (Debian, Ubuntu), dn
 // Find returns the bwrap and env executables to use: $NVIM_ACP_BWRAP
 // when set, else bwrap on $PATH or in /usr/bin.
 func Find() (bwrap, env string, err error) {
+	if runtime.GOOS != "linux" {
+		return "", "", fmt.Errorf("%w: the sandbox needs Linux (bubblewrap uses its namespaces)", ErrNoBwrap)
+	}
 	if b := os.Getenv("NVIM_ACP_BWRAP"); b != "" {
 		if bwrap, err = exec.LookPath(b); err != nil {
 			return "", "", fmt.Errorf("%w: NVIM_ACP_BWRAP=%s: %v", ErrNoBwrap, b, err)
