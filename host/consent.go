@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/approval"
 )
 
 // Consent for terminal/create (doc/acp.txt, acp-security-terminals). A
@@ -22,7 +24,8 @@ import (
 // termSpec is what a terminal/create would run.
 type termSpec struct {
 	line string            // the command line, as the user reads and approves it
-	cwd  string            // absolute working directory
+	cwd  string            // absolute working directory, as the agent named it
+	real string            // where the directory the command will run in is (terminal.WorkDir), if known
 	env  map[string]string // variables the agent sets
 }
 
@@ -126,10 +129,11 @@ func rawCommand(in map[string]any) (string, bool) {
 	return "", false
 }
 
-// approve records the command of a permission request the user allowed:
-// the terminal/create of exactly that command line in that cwd (the
-// request's, else the session's) may run once in this turn.
-func (s *Session) approve(raw map[string]any) {
+// approve records the command of a permission request the user allowed in
+// turn: the terminal/create of exactly that command line in that cwd (the
+// request's, else the session's) may run once in that turn, if it still
+// runs.
+func (s *Session) approve(raw map[string]any, turn approval.Turn) {
 	tc, _ := raw["toolCall"].(map[string]any)
 	in, _ := tc["rawInput"].(map[string]any)
 	line, ok := rawCommand(in)
@@ -140,35 +144,14 @@ func (s *Session) approve(raw map[string]any) {
 	if c, ok := in["cwd"].(string); ok && filepath.IsAbs(c) {
 		cwd = c
 	}
-	key := termSpec{line: line, cwd: cwd}.key()
-	s.mu.Lock()
-	if s.approved == nil {
-		s.approved = map[string]int{}
+	if !s.approvals.Grant(turn, termSpec{line: line, cwd: cwd}.key()) {
+		s.log.Info("permission answered after its turn ended: approves nothing", "command", line)
 	}
-	s.approved[key]++
-	s.mu.Unlock()
 }
 
-// takeApproval uses up an approval of spec, if there is one.
+// takeApproval uses up an approval of spec in the running turn, if there is one.
 func (s *Session) takeApproval(spec termSpec) bool {
-	key := spec.key()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.approved[key] == 0 {
-		return false
-	}
-	s.approved[key]--
-	if s.approved[key] == 0 {
-		delete(s.approved, key)
-	}
-	return true
-}
-
-// endApprovals drops what the turn's permission requests approved.
-func (s *Session) endApprovals() {
-	s.mu.Lock()
-	s.approved = nil
-	s.mu.Unlock()
+	return s.approvals.Take(spec.key())
 }
 
 // autoAllows reports whether the user's auto_allow lists kind.
@@ -219,6 +202,12 @@ func (s *Session) insideWorkspace(dir string) bool {
 	if err != nil {
 		return false
 	}
+	return s.realInsideWorkspace(real)
+}
+
+// realInsideWorkspace is insideWorkspace for a path with no symlinks (an
+// opened directory's, as the kernel names it), taken as it is.
+func (s *Session) realInsideWorkspace(real string) bool {
 	for _, root := range append([]string{s.opts.Agent.Cwd}, s.opts.Fs.AllowRoots...) {
 		r, err := filepath.EvalSymlinks(root)
 		if err != nil {
@@ -235,8 +224,17 @@ func (s *Session) insideWorkspace(dir string) bool {
 // accept silently.
 func (s *Session) terminalRisks(spec termSpec) []string {
 	var out []string
-	if !s.insideWorkspace(spec.cwd) {
-		out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", spec.cwd))
+	switch {
+	case spec.real == "":
+		if !s.insideWorkspace(spec.cwd) {
+			out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", spec.cwd))
+		}
+	case !s.realInsideWorkspace(spec.real):
+		where := spec.cwd
+		if spec.real != filepath.Clean(spec.cwd) {
+			where += " (which is " + spec.real + ")"
+		}
+		out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", where))
 	}
 	for _, k := range riskyEnv(spec.env) {
 		out = append(out, fmt.Sprintf("it sets %s, which can change what runs or what it loads", k))
@@ -272,22 +270,36 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) (network b
 		}
 		in["env"] = env
 	}
-	options := []any{map[string]any{"optionId": "allow_once", "name": "Run it", "kind": "allow_once"}}
-	if len(risks) == 0 {
-		options = append(options, map[string]any{"optionId": "allow_always", "name": "Run it, and offer to remember it", "kind": "allow_always"})
-	}
-	options = append(options, map[string]any{"optionId": "reject_once", "name": "Do not run it", "kind": "reject_once"})
 	req := map[string]any{
 		"toolCall": map[string]any{"title": "Run a command in a terminal", "kind": "execute", "rawInput": in},
 		// The client's own question: rules answer it only when nothing is risky.
 		"client_question": "terminal",
 		"rules_apply":     len(risks) == 0,
 	}
-	warnings, options = s.sandboxQuestion(req, warnings, options)
-	req["options"], req["warnings"] = options, toAny(warnings)
-	choice, err := s.ask(ctx, permissionQuestion, permissionEvent(req))
-	if err == nil && (choice == "allow_once" || choice == "allow_always" || choice == optionNetwork) {
-		return choice == optionNetwork, nil
+	warnings, offerNetwork := s.sandboxQuestion(req, warnings)
+	type option struct {
+		kind, name string // the kind is the id too...
+		network    bool   // ...but for running it in the sandbox with the network
+	}
+	options := []option{{kind: "allow_once", name: "Run it"}}
+	if offerNetwork {
+		options = append(options, option{kind: "allow_once", name: "Run it with network access", network: true})
+	}
+	if len(risks) == 0 {
+		options = append(options, option{kind: "allow_always", name: "Run it, and offer to remember it"})
+	}
+	options = append(options, option{kind: "reject_once", name: "Do not run it"})
+	shown := make([]any, len(options))
+	for i, o := range options {
+		id := o.kind
+		if o.network {
+			id = optionNetwork
+		}
+		shown[i] = map[string]any{"optionId": id, "name": o.name, "kind": o.kind}
+	}
+	req["options"], req["warnings"] = shown, toAny(warnings)
+	if i, err := s.askOption(ctx, req, len(options)); err == nil && i >= 0 && strings.HasPrefix(options[i].kind, "allow") {
+		return options[i].network, nil
 	}
 	return false, refusedErr(spec.line)
 }

@@ -78,23 +78,19 @@ func outsideSandbox(err error) string {
 
 // sandboxQuestion adds to a terminal's permission request where the
 // command runs (a line of the prompt; a warning when the sandbox does not
-// work) and, when the network is off, the choice to run it with the
-// network.
-func (s *Session) sandboxQuestion(req map[string]any, warnings []string, options []any) ([]string, []any) {
+// work), and says whether to offer running it with the network (the
+// sandbox is on and the network off).
+func (s *Session) sandboxQuestion(req map[string]any, warnings []string) ([]string, bool) {
 	p, err := s.sandbox(false)
 	if err != nil {
-		return append(warnings, outsideSandbox(err)), options
+		return append(warnings, outsideSandbox(err)), false
 	}
 	if p == nil {
 		req["sandbox"] = sandboxOff
-		return warnings, options
+		return warnings, false
 	}
 	req["sandbox"] = p.Describe()
-	if !p.Network {
-		network := map[string]any{"optionId": optionNetwork, "name": "Run it with network access", "kind": "allow_once"}
-		options = append(options[:1], append([]any{network}, options[1:]...)...)
-	}
-	return warnings, options
+	return warnings, !p.Network
 }
 
 // optionNetwork is the choice to run a command in the sandbox with the network.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestSandboxInTerminalQuestion(t *testing.T) {
 	if req["sandbox"] != sandboxOff || len(optionIDs(req)) != 3 {
 		t.Fatalf("sandbox off: %v, options %v", req["sandbox"], optionIDs(req))
 	}
-	s.answer(ev["id"].(int), "allow_once")
+	s.answer(ev["id"].(int), "1") // the option's place, 1-based (askOption)
 	<-done
 
 	s.opts.Sandbox.Enabled = true
@@ -62,7 +63,7 @@ func TestSandboxInTerminalQuestion(t *testing.T) {
 	if ids := optionIDs(req); strings.Join(ids, " ") != "allow_once "+optionNetwork+" allow_always reject_once" {
 		t.Fatalf("options %v", ids)
 	}
-	s.answer(ev["id"].(int), optionNetwork)
+	s.answer(ev["id"].(int), "2")
 	if !<-done {
 		t.Fatal("run with the network: not allowed, or without the network")
 	}
@@ -75,7 +76,7 @@ func TestSandboxInTerminalQuestion(t *testing.T) {
 	if strings.Contains(strings.Join(optionIDs(req), " "), optionNetwork) {
 		t.Fatalf("network on for the project, yet offered: %v", optionIDs(req))
 	}
-	s.answer(ev["id"].(int), "reject_once")
+	s.answer(ev["id"].(int), strconv.Itoa(len(optionIDs(req)))) // "Do not run it", the last
 	<-done
 
 	old := sandboxCheck
@@ -86,7 +87,7 @@ func TestSandboxInTerminalQuestion(t *testing.T) {
 	if len(w) != 1 || !strings.Contains(w[0].(string), "outside the sandbox: bwrap: not installed") {
 		t.Fatalf("warnings %v", w)
 	}
-	s.answer(ev["id"].(int), "reject_once")
+	s.answer(ev["id"].(int), strconv.Itoa(len(optionIDs(req)))) // "Do not run it", the last
 	<-done
 	for i := 0; i < 2; i++ {
 		if _, err := s.sandbox(false); err != nil {

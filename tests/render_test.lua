@@ -208,7 +208,12 @@ end
 
 M["permission prompt lines: where the command runs"] = function(t)
   local req = {
-    toolCall = { title = "Run a command in a terminal", kind = "execute", rawInput = { command = "make", cwd = "/w" } },
+    toolCall = {
+      title = "Run a command in a terminal",
+      kind = "execute",
+      rawInput = { command = "make", cwd = "/w" },
+      _nvim_acp = { command = "make", runs = true },
+    },
     sandbox = "workspace writable, no network, home hidden",
   }
   local lines, hls = permission.lines(req)
