@@ -90,7 +90,7 @@ func TestFaultsTerminalEscapeesDieOnEveryEnd(t *testing.T) {
 			if end == "quit" {
 				sc["ignore_signals"] = true // the agent too must not outlive Neovim
 			}
-			e.SetupFake(sc, allowCommands)
+			e.SetupFake(sc, allowUnsandboxed)
 			e.Chat("fake")
 			e.WaitState("ready")
 			agent := e.agentPid()
@@ -167,7 +167,7 @@ func TestFaultsHostKilledLeavesNothing(t *testing.T) {
 	agentChild, cmdChild := filepath.Join(dir, "agent-child"), filepath.Join(dir, "cmd-child")
 	steps := append([]any{M{"spawn": agentChild, "setsid": true, "ignore_signals": true}}, escapingCommand(cmdChild)...)
 	steps = append(steps, text("waiting"), M{"wait_cancel": true})
-	e.SetupFake(M{"ignore_signals": true, "turns": []any{steps}}, allowCommands)
+	e.SetupFake(M{"ignore_signals": true, "turns": []any{steps}}, allowUnsandboxed)
 	e.Chat("fake")
 	e.WaitState("ready")
 	agent := e.agentPid()

@@ -12,6 +12,11 @@ import (
 // auto_allow "execute", the user's explicit opt-in to run commands unasked.
 var allowCommands = M{"permissions": M{"auto_allow": []string{"execute"}}}
 
+// allowUnsandboxed is allowCommands with the sandbox off: for tests of the
+// unconfined path whose commands report their pids or write outside the
+// workspace (sandbox_test.go covers the same ends in the sandbox).
+var allowUnsandboxed = M{"permissions": M{"auto_allow": []string{"execute"}}, "sandbox": M{"enabled": false}}
+
 // answerUntilTurnEnd answers every permission prompt of the turn with what
 // choose says for its text, until the turn ends.
 func answerUntilTurnEnd(e *Editor, choose func(prompt string) string) {
@@ -327,7 +332,7 @@ func TestSecurityTerminalCwdOutside(t *testing.T) {
 		t.Fatal("ran in a cwd outside the workspace unasked")
 	}
 	p := promptText(e)
-	for _, w := range []string{"cwd: " + outside, "is outside the workspace", "[1/a] Run it", "[2/r] Do not run it"} {
+	for _, w := range []string{"cwd: " + outside, "is outside the workspace", "[1/a] Run it", "[2] Run it with network access", "[3/r] Do not run it"} {
 		if !strings.Contains(p, w) {
 			t.Fatalf("prompt lacks %q:\n%s", w, p)
 		}

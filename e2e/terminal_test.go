@@ -235,7 +235,7 @@ func TestTerminalQuitLeavesNoProcess(t *testing.T) {
 		M{"request": "terminal/create", "params": M{"command": "echo pid:$$; exec sleep 1000"}, "save": "t"},
 		terminalTool("x1", "Sleep", "t"),
 		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
-	}}}, allowCommands)
+	}}}, allowUnsandboxed)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("sleep")
@@ -322,7 +322,7 @@ func TestTerminalStopSessionKillsCommand(t *testing.T) {
 	e.SetupFake(M{"turns": []any{[]any{
 		M{"request": "terminal/create", "params": M{"command": "echo pid:$$; exec sleep 1000"}, "save": "t"},
 		terminalTool("x1", "Sleep", "t"), // the turn ends, the command runs on
-	}}}, allowCommands)
+	}}}, allowUnsandboxed)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("sleep")

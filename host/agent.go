@@ -35,6 +35,8 @@ type AgentSpec struct {
 	// default 60 s); past it the agent is stopped and the next session
 	// starts a fresh one.
 	StartTimeoutMS int `msgpack:"start_timeout_ms"`
+	// Sandbox, with Agent set, runs the agent itself in the sandbox.
+	Sandbox *SandboxOptions `msgpack:"sandbox"`
 }
 
 // defaultStartTimeout is how long an agent may take to answer initialize.
@@ -130,6 +132,11 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 	cmd.Env = append(cmd.Env, proctree.Env(tag))
 	// Own process group, so stopping the agent reaches what it started.
 	cmd.SysProcAttr = agentSysProcAttr()
+	if o := spec.Sandbox; o != nil && o.Enabled && o.Agent {
+		if err := sandboxAgent(cmd, spec); err != nil {
+			return nil, fmt.Errorf("start agent %s: %w", spec.Name, err)
+		}
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stdin: %w", spec.Name, err)

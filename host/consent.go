@@ -265,17 +265,18 @@ func (s *Session) terminalRisks(spec termSpec) []string {
 
 // consentTerminal decides whether spec may run: at once (approved, auto
 // allowed), or by asking the user (a project rule may answer for them in
-// the UI when nothing about it is risky); nil means run it.
-func (s *Session) consentTerminal(ctx context.Context, spec termSpec) *acp.RequestError {
+// the UI when nothing about it is risky); a nil error means run it, with
+// the network in its sandbox when the user chose so.
+func (s *Session) consentTerminal(ctx context.Context, spec termSpec) (network bool, rerr *acp.RequestError) {
 	risks := s.terminalRisks(spec)
 	if len(risks) == 0 {
 		if s.takeApproval(spec) {
 			s.log.Info("terminal: approved in this turn", "command", spec.line)
-			return nil
+			return false, nil
 		}
 		if s.autoAllows("execute") {
 			s.emit(messageEvent("info", "auto-allowed execute: "+strings.ReplaceAll(spec.line, "\n", " ⏎ ")))
-			return nil
+			return false, nil
 		}
 	}
 	warnings := append([]string{}, risks...)
@@ -290,28 +291,38 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) *acp.Reque
 		}
 		in["env"] = env
 	}
-	type option struct{ kind, name string } // the kind is the id too
-	options := []option{{"allow_once", "Run it"}}
-	if len(risks) == 0 {
-		options = append(options, option{"allow_always", "Run it, and offer to remember it"})
-	}
-	options = append(options, option{"reject_once", "Do not run it"})
-	shown := make([]any, len(options))
-	for i, o := range options {
-		shown[i] = map[string]any{"optionId": o.kind, "name": o.name, "kind": o.kind}
-	}
 	req := map[string]any{
 		"toolCall": map[string]any{"title": "Run a command in a terminal", "kind": "execute", "rawInput": in},
-		"options":  shown,
 		// The client's own question: rules answer it only when nothing is risky.
 		"client_question": "terminal",
 		"rules_apply":     len(risks) == 0,
-		"warnings":        toAny(warnings),
 	}
+	warnings, offerNetwork := s.sandboxQuestion(req, warnings)
+	type option struct {
+		kind, name string // the kind is the id too...
+		network    bool   // ...but for running it in the sandbox with the network
+	}
+	options := []option{{kind: "allow_once", name: "Run it"}}
+	if offerNetwork {
+		options = append(options, option{kind: "allow_once", name: "Run it with network access", network: true})
+	}
+	if len(risks) == 0 {
+		options = append(options, option{kind: "allow_always", name: "Run it, and offer to remember it"})
+	}
+	options = append(options, option{kind: "reject_once", name: "Do not run it"})
+	shown := make([]any, len(options))
+	for i, o := range options {
+		id := o.kind
+		if o.network {
+			id = optionNetwork
+		}
+		shown[i] = map[string]any{"optionId": id, "name": o.name, "kind": o.kind}
+	}
+	req["options"], req["warnings"] = shown, toAny(warnings)
 	if i, err := s.askOption(ctx, req, len(options)); err == nil && i >= 0 && strings.HasPrefix(options[i].kind, "allow") {
-		return nil
+		return options[i].network, nil
 	}
-	return refusedErr(spec.line)
+	return false, refusedErr(spec.line)
 }
 
 func toAny(ss []string) []any {

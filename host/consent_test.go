@@ -138,12 +138,12 @@ func TestConsentTerminalAsks(t *testing.T) {
 	h, s := testSession(t)
 	ws := s.opts.Agent.Cwd
 	s.approve(map[string]any{"toolCall": map[string]any{"rawInput": map[string]any{"command": "ls"}}}, s.approvals.Begin())
-	if rerr := s.consentTerminal(context.Background(), termSpec{line: "ls", cwd: ws}); rerr != nil {
+	if _, rerr := s.consentTerminal(context.Background(), termSpec{line: "ls", cwd: ws}); rerr != nil {
 		t.Fatalf("approved: %v", rerr)
 	}
 	done := make(chan error, 1)
 	go func() {
-		rerr := s.consentTerminal(context.Background(), termSpec{line: "ls", cwd: ws, env: map[string]string{"PATH": "/evil"}})
+		_, rerr := s.consentTerminal(context.Background(), termSpec{line: "ls", cwd: ws, env: map[string]string{"PATH": "/evil"}})
 		if rerr == nil {
 			done <- nil
 			return
@@ -167,7 +167,7 @@ func TestConsentTerminalAsks(t *testing.T) {
 		t.Fatal("refused, yet allowed")
 	}
 	s.opts.AutoAllow = []string{"execute"}
-	if rerr := s.consentTerminal(context.Background(), termSpec{line: "rm -rf x", cwd: ws}); rerr != nil {
+	if _, rerr := s.consentTerminal(context.Background(), termSpec{line: "rm -rf x", cwd: ws}); rerr != nil {
 		t.Fatalf("auto_allow execute: %v", rerr)
 	}
 }

@@ -30,6 +30,7 @@ type SessionOptions struct {
 	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
 	Mcp        McpOptions       `msgpack:"mcp"` // the editor's own MCP server (mcp.go)
+	Sandbox    SandboxOptions   `msgpack:"sandbox"`
 	// Quirks the user set for this agent (quirks.go); the others follow
 	// what the agent says it is.
 	Quirks map[string]bool `msgpack:"quirks"`
@@ -90,7 +91,8 @@ type Session struct {
 
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
-	terms sessionTerminals // terminal/* state, see terminal.go
+	terms       sessionTerminals // terminal/* state, see terminal.go
+	warnSandbox sync.Once        // commands run outside the sandbox: said once (sandbox.go)
 
 	mcpEP *editormcp.Endpoint // the editor's MCP server, when passed (mcp.go)
 }

@@ -100,8 +100,13 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 		return acp.CreateTerminalResponse{}, createErr(line, p.Command, err)
 	}
 	defer dir.Close()
-	if rerr := s.consentTerminal(ctx, termSpec{line: line, cwd: cwd, real: dir.Path(), env: env}); rerr != nil {
+	network, rerr := s.consentTerminal(ctx, termSpec{line: line, cwd: cwd, real: dir.Path(), env: env})
+	if rerr != nil {
 		return acp.CreateTerminalResponse{}, rerr
+	}
+	box, sbErr := s.sandbox(network)
+	if sbErr != nil {
+		s.sandboxWarnOnce(sbErr)
 	}
 	view := &liveTerm{}
 	id, err := m.Create(ctx, terminal.CreateOptions{
@@ -112,13 +117,20 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 		OutputByteLimit: limit,
 		OnActivity:      func() { pump.activity(view) },
 		OnExit:          func(st terminal.ExitStatus) { pump.exit(view, st) },
+		Sandbox:         box,
 	})
 	if err != nil {
 		s.log.Info("terminal/create failed", "command", line, "err", err)
 		return acp.CreateTerminalResponse{}, createErr(line, p.Command, err)
 	}
 	s.log.Info("terminal created", "id", id, "command", line, "cwd", cwd)
-	pump.start(view, id, terminalEvent(id, line, cwd))
+	ev := terminalEvent(id, line, cwd)
+	if box != nil {
+		ev["sandbox"] = box.Describe()
+	} else if s.opts.Sandbox.Enabled {
+		ev["outside_sandbox"] = outsideSandbox(sbErr)
+	}
+	pump.start(view, id, ev)
 	return acp.CreateTerminalResponse{TerminalId: id}, nil
 }
 
@@ -332,6 +344,9 @@ func (p *livePump) markLocked(t *liveTerm) {
 // exit queues t's exit event after its output.
 func (p *livePump) exit(t *liveTerm, st terminal.ExitStatus) {
 	ev := terminalExitEvent(st.ExitCode, st.Signal)
+	if len(st.Blocked) > 0 {
+		ev["blocked"] = toAny(st.Blocked)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !t.started {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/nvim-acp/nvim-acp/proctree"
+	"github.com/nvim-acp/nvim-acp/sandbox"
 )
 
 // Defaults used when the corresponding Options field is zero.
@@ -89,12 +90,18 @@ type CreateOptions struct {
 	Rows, Cols      uint16            // window size (default: Options.Rows/Cols)
 	OnActivity      func()            // called after each PTY read is captured (see RawSince), on the reader goroutine: must not block
 	OnExit          func(ExitStatus)  // called once after exit and drain; neither callback runs after Release/Close
+	// Sandbox, when set, confines the command (bubblewrap): what it
+	// denied is in ExitStatus.Blocked and at the end of the output.
+	Sandbox *sandbox.Policy
 }
 
 // ExitStatus is how a command ended: an exit code or a signal name.
 type ExitStatus struct {
 	ExitCode *int   // set when the command exited normally
 	Signal   string // e.g. "SIGKILL" when it was killed by a signal
+	// Blocked says what the sandbox denied the command, as its output
+	// shows it ("blocked by the sandbox: write to ~/.bashrc (...)").
+	Blocked []string
 }
 
 // String formats the status as "exit 3" or "signal SIGKILL".
@@ -136,6 +143,7 @@ type term struct {
 	cmd      *exec.Cmd
 	pid      int
 	pty      *os.File
+	run      *sandbox.Run // the sandbox it runs in (nil: none)
 	onActive func()
 	onExit   func(ExitStatus)
 
@@ -149,6 +157,8 @@ type term struct {
 	exit     *ExitStatus
 	released bool // released or manager closed: no more callbacks
 	killing  bool // a SIGKILL escalation is scheduled
+	started  bool // the sandboxed command itself runs (not only bwrap), see commandStarted
+	deferred bool // a kill waits for the sandboxed command to start
 }
 
 // NewManager returns a Manager with opts, zero fields defaulted.
@@ -344,6 +354,14 @@ func (m *Manager) start(id string, o CreateOptions, limit int) (*term, error) {
 	if cols == 0 {
 		cols = m.opts.Cols
 	}
+	var run *sandbox.Run
+	if o.Sandbox != nil {
+		run, err = o.Sandbox.Prepare(sandbox.Command{Path: path, Args: argv, Env: env, Dir: cwd})
+		if err != nil {
+			return nil, err
+		}
+		path, argv, env = run.Path, run.Args, run.Env
+	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: cwd}
 	master, err := startPTY(cmd, rows, cols)
 	if err != nil {
@@ -355,6 +373,7 @@ func (m *Manager) start(id string, o CreateOptions, limit int) (*term, error) {
 		cmd:        cmd,
 		pid:        cmd.Process.Pid,
 		pty:        master,
+		run:        run,
 		onActive:   o.OnActivity,
 		onExit:     o.OnExit,
 		readerDone: make(chan struct{}),
@@ -404,6 +423,12 @@ func (m *Manager) wait(t *term) {
 	t.mu.Unlock()
 	proctree.Exited(t.pid)
 	st := exitStatusOf(t.cmd.ProcessState)
+	if t.run != nil && st.ExitCode != nil {
+		// bwrap reports a command killed by signal n as exit 128+n.
+		if sig, ok := sandbox.ExitSignal(*st.ExitCode); ok {
+			st = ExitStatus{Signal: signalName(sig)}
+		}
+	}
 
 	timer := time.NewTimer(drainTimeout)
 	select {
@@ -417,6 +442,9 @@ func (m *Manager) wait(t *term) {
 	_ = t.pty.Close()
 
 	t.mu.Lock()
+	if t.run != nil {
+		st.Blocked = t.blockedLocked()
+	}
 	t.exit = &st
 	cb := t.onExit
 	if t.released {
@@ -428,6 +456,25 @@ func (m *Manager) wait(t *term) {
 	if cb != nil {
 		cb(st)
 	}
+}
+
+// blockedLocked says what the sandbox denied the command, and adds it to
+// the text the agent reads.
+func (t *term) blockedLocked() []string {
+	text, _ := t.text.text(false)
+	notes := append(t.run.Explain(text), t.run.Tampered()...)
+	if len(notes) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteString("\n")
+	}
+	for _, n := range notes {
+		b.WriteString("[nvim-acp] " + n + "\n")
+	}
+	_, _ = t.text.Write([]byte(b.String()))
+	return notes
 }
 
 // signal sends sig to the terminal's process group unless the leader has
@@ -539,6 +586,10 @@ func (m *Manager) KillAll() {
 // terminateLocked signals t and schedules the SIGKILL escalation; m.mu is
 // held so that the WaitGroup is not grown during Close.
 func (m *Manager) terminateLocked(t *term) {
+	if !t.commandStarted() {
+		m.deferTerminateLocked(t)
+		return
+	}
 	if !t.signal(syscall.SIGTERM) {
 		return
 	}
@@ -575,6 +626,84 @@ func (m *Manager) terminateLocked(t *term) {
 		if t.signal(syscall.SIGKILL) {
 			m.log.Debug("terminal kill escalated", "id", t.id, "pid", t.pid)
 			t.killAll()
+		}
+	}()
+}
+
+// commandStarted reports whether a sandboxed command runs yet: while bwrap
+// sets the sandbox up, only its own processes exist, and they ignore
+// SIGTERM (see package sandbox), so a SIGTERM then would be lost. The
+// command has started once a process of its group other than the leader
+// (bwrap, or env just before it ignores the signals and becomes bwrap) no
+// longer ignores SIGTERM: env --default-signal has run. Unsandboxed
+// commands always have.
+func (t *term) commandStarted() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.run == nil || t.started || t.reaped {
+		return true
+	}
+	for _, pid := range proctree.Find(t.pid, "") {
+		if pid == t.pid {
+			continue
+		}
+		if ign, ok := ignoredSignals(pid); ok && ign&(1<<(syscall.SIGTERM-1)) == 0 {
+			t.started = true
+			return true
+		}
+	}
+	return false
+}
+
+// ignoredSignals is the SigIgn mask of /proc/pid/status.
+func ignoredSignals(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	_, rest, ok := strings.Cut(string(b), "\nSigIgn:")
+	if !ok {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	v, err := strconv.ParseUint(strings.TrimSpace(line), 16, 64)
+	return v, err == nil
+}
+
+// deferTerminateLocked terminates t once its sandboxed command has
+// started (SIGTERM once, then the usual escalation), or kills everything
+// if it has not within the grace period.
+func (m *Manager) deferTerminateLocked(t *term) {
+	t.mu.Lock()
+	already := t.deferred
+	t.deferred = true
+	t.mu.Unlock()
+	if already {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		deadline := time.NewTimer(m.opts.KillGrace)
+		defer deadline.Stop()
+		tick := time.NewTicker(5 * time.Millisecond) // polls bwrap's setup, some milliseconds
+		defer tick.Stop()
+		for !t.commandStarted() {
+			select {
+			case <-t.done:
+				return
+			case <-m.quit:
+				return // Close kills everything
+			case <-deadline.C:
+				t.killAll()
+				return
+			case <-tick.C:
+			}
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if !m.closed {
+			m.terminateLocked(t)
 		}
 	}()
 }

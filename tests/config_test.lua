@@ -69,6 +69,13 @@ M["a bad option raises a message naming it"] = function(t)
     { { agents = { mine = { cmd = "x", comand = "y" } } }, 'acp: setup: unknown option agents["mine"].comand' },
     { { fs = { writ = "apply" } }, "acp: setup: unknown option fs.writ" },
     { { permisions = {} }, "acp: setup: unknown option permisions" },
+    {
+      { sandbox = { network = "yes" } },
+      'acp: setup: sandbox.network must be a boolean or a list of project directories, got "yes"',
+    },
+    { { sandbox = { allow_read = "~/x" } }, 'acp: setup: sandbox.allow_read must be a list of strings, got "~/x"' },
+    { { sandbox = { enabled = 1 } }, "acp: setup: sandbox.enabled must be a boolean, got 1" },
+    { { sandbox = { networks = true } }, "acp: setup: unknown option sandbox.networks" },
   }
   for _, c in ipairs(cases) do
     t.eq(err_of(c[1]), c[2], vim.inspect(c[1]))
@@ -134,6 +141,10 @@ M["options merge over the defaults; lists replace"] = function(t)
   t.eq(o.terminal, vim.tbl_extend("force", vim.deepcopy(config.defaults.terminal), { tail_lines = 2 }))
   t.eq(o.terminal.output_byte_limit, 1024 * 1024)
   t.eq(config.agent("mine").cmd, { "my-agent" })
+  o = config.setup({ sandbox = { allow_read = { "~/tools" }, network = { "~/web" } } })
+  t.eq(o.sandbox.allow_read, { "~/tools" }, "the toolchain defaults are replaced")
+  t.eq(o.sandbox.network, { "~/web" })
+  t.eq(o.sandbox.enabled, true)
   -- Quirks follow what the agent says it is (host/quirks.go), not a preset.
   t.eq(config.agent("gemini").quirks, nil)
   t.eq(config.agent("claude").cmd, { "claude-agent-acp" })

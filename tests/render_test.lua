@@ -206,4 +206,19 @@ M["fs question lines: headers as info, changes highlighted; keys apart"] = funct
   t.eq(keys, { "[a/1] Accept", "[<Esc>] decide later (the agent keeps waiting)" })
 end
 
+M["permission prompt lines: where the command runs"] = function(t)
+  local req = {
+    toolCall = {
+      title = "Run a command in a terminal",
+      kind = "execute",
+      rawInput = { command = "make", cwd = "/w" },
+      _nvim_acp = { command = "make", runs = true },
+    },
+    sandbox = "workspace writable, no network, home hidden",
+  }
+  local lines, hls = permission.lines(req)
+  t.eq(lines[#lines], "sandbox: workspace writable, no network, home hidden")
+  t.eq(hls[#hls], { #lines - 1, "AcpPermissionSandbox" })
+end
+
 return M

@@ -98,4 +98,20 @@ M["views are bounded: the oldest finished not shown closes, none when all run"] 
   config.setup({})
 end
 
+M["what the sandbox blocked shows under the output; a command outside it says so"] = function(t)
+  local terms = terminal.new(3)
+  terms:created("s", "echo x >> ~/.bashrc", "/src")
+  terms:exited("s", {
+    exit_code = 2,
+    blocked = { "blocked by the sandbox: write to ~/.bashrc (a shell start file, read-only)", 3 },
+  })
+  local lines = terms:content_lines({ terminalId = "s" })
+  t.eq(lines[1], "[terminal s] (exit 2) <CR> to open")
+  t.eq(lines[#lines], "! blocked by the sandbox: write to ~/.bashrc (a shell start file, read-only)")
+  terms:created("u", "make", "/src", "it runs outside the sandbox: bwrap: not installed")
+  t.eq(terms:content_lines({ terminalId = "u" })[3], "! it runs outside the sandbox: bwrap: not installed")
+  terms:created("v", "make", "/src")
+  t.eq(#terms:content_lines({ terminalId = "v" }), 2, "nothing said of a sandboxed command that was not denied")
+end
+
 return M

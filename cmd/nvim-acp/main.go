@@ -6,16 +6,19 @@
 //	nvim-acp demo-agent     run the bundled demo agent on stdio (ACP)
 //	nvim-acp mcp --socket PATH   (started by agents) the editor's MCP server on stdio, see editormcp
 //	nvim-acp watchdog ...   (internal) ends what a dead host left, see watchdog.go
+//	nvim-acp sandbox-check  try a sandboxed command (bubblewrap); say why it fails
 //	nvim-acp --version
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
@@ -30,6 +33,7 @@ import (
 	"github.com/nvim-acp/nvim-acp/host"
 	"github.com/nvim-acp/nvim-acp/internal/scrub"
 	"github.com/nvim-acp/nvim-acp/proctree"
+	"github.com/nvim-acp/nvim-acp/sandbox"
 )
 
 func main() {
@@ -48,6 +52,9 @@ func main() {
 		mcpChild(os.Args[2:])
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "sandbox-check" {
+		os.Exit(sandboxCheck())
+	}
 	logPath := flag.String("log", "", "log file (default: none)")
 	level := flag.String("log-level", "info", "debug, info, warn or error")
 	version := flag.Bool("version", false, "print the version and exit")
@@ -60,6 +67,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "nvim-acp:", err)
 		os.Exit(1)
 	}
+}
+
+// sandboxCheck runs a command in the sandbox commands get and prints
+// "ok: BWRAP (VERSION)" or "error: WHY (WHAT TO DO)"; :checkhealth acp
+// shows it.
+func sandboxCheck() int {
+	if err := sandbox.Probe(context.Background()); err != nil {
+		fmt.Println("error:", err)
+		if errors.Is(err, sandbox.ErrNoBwrap) {
+			fmt.Println("hint:", sandbox.Install)
+		}
+		return 1
+	}
+	bwrap, _, _ := sandbox.Find()
+	v, _ := exec.Command(bwrap, "--version").Output()
+	fmt.Printf("ok: %s (%s)\n", bwrap, strings.TrimSpace(string(v)))
+	return 0
 }
 
 func run(logPath, level string) error {

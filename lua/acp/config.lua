@@ -11,6 +11,7 @@ local M = {}
 ---@field start_timeout_ms integer|nil how long each step of starting (initialize, session/new, session/load, session/list) may take before the agent is stopped (default 60000)
 ---@field install string|nil how to install the command (shown when it is missing)
 ---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
+---@field state string[]|nil its own files in the home (login, settings), writable when it runs sandboxed (sandbox.agent)
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
@@ -25,6 +26,7 @@ local M = {}
 ---@field permissions acp.Config.Permissions
 ---@field fs acp.Config.Fs
 ---@field terminal acp.Config.Terminal
+---@field sandbox acp.Config.Sandbox
 ---@field chat acp.Config.Chat
 ---@field ui acp.Config.Ui
 ---@field keymaps acp.Config.Keymaps
@@ -56,6 +58,13 @@ local M = {}
 ---@field max_views integer terminal views per session (the oldest finished close for new ones)
 ---@field scrollback integer lines each terminal view keeps
 ---@field tail_lines integer lines of a terminal shown in the chat
+
+---@class acp.Config.Sandbox
+---@field enabled boolean run the agents' terminal commands under bubblewrap (where it works)
+---@field network boolean|string[] the network inside: true, false, or the projects (directories) that have it
+---@field allow_read string[] paths shown read-only besides the workspace (~ expands; missing ones are skipped)
+---@field allow_write string[] paths shown read-write besides the workspace
+---@field agent boolean run the agent process itself sandboxed, the workspace read-only
 
 ---@class acp.Config.Chat
 ---@field width number width of the chat split: columns, or a fraction of the editor's width (below 1)
@@ -95,16 +104,41 @@ local M = {}
 ---@type table<string, acp.AgentSpec>
 M.presets = {
   demo = { cmd = { "{bin}", "demo-agent" }, title = "demo (no AI)" },
-  claude = { cmd = { "claude-agent-acp" }, install = "npm install -g @agentclientprotocol/claude-agent-acp" },
+  claude = {
+    cmd = { "claude-agent-acp" },
+    install = "npm install -g @agentclientprotocol/claude-agent-acp",
+    state = { "~/.claude", "~/.claude.json" },
+  },
   ["claude-code-acp"] = {
     cmd = { "claude-code-acp" },
     install = "npm install -g @zed-industries/claude-code-acp",
     registry = "claude-code-acp",
+    state = { "~/.claude", "~/.claude.json" },
   },
-  codex = { cmd = { "codex-acp" }, install = "npm install -g @agentclientprotocol/codex-acp", registry = "codex-acp" },
-  gemini = { cmd = { "gemini", "--acp" }, install = "npm install -g @google/gemini-cli", registry = "gemini" },
-  qwen = { cmd = { "qwen", "--acp" }, install = "npm install -g @qwen-code/qwen-code", registry = "qwen-code" },
-  opencode = { cmd = { "opencode", "acp" }, install = "npm install -g opencode-ai", registry = "opencode" },
+  codex = {
+    cmd = { "codex-acp" },
+    install = "npm install -g @agentclientprotocol/codex-acp",
+    registry = "codex-acp",
+    state = { "~/.codex" },
+  },
+  gemini = {
+    cmd = { "gemini", "--acp" },
+    install = "npm install -g @google/gemini-cli",
+    registry = "gemini",
+    state = { "~/.gemini" },
+  },
+  qwen = {
+    cmd = { "qwen", "--acp" },
+    install = "npm install -g @qwen-code/qwen-code",
+    registry = "qwen-code",
+    state = { "~/.qwen" },
+  },
+  opencode = {
+    cmd = { "opencode", "acp" },
+    install = "npm install -g opencode-ai",
+    registry = "opencode",
+    state = { "~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode", "~/.local/state/opencode" },
+  },
   goose = {
     cmd = { "goose", "acp" },
     install = "curl -fsSL https://github.com/block/goose/releases/download/stable/download_cli.sh | CONFIGURE=false bash",
@@ -138,6 +172,30 @@ M.defaults = {
     max_views = 20,
     scrollback = 2000,
     tail_lines = 5,
+  },
+  sandbox = {
+    enabled = true,
+    network = false,
+    -- Toolchains kept in the home (read-only: builds run, nothing changes
+    -- them). Credentials (~/.cargo/credentials.toml, ~/.npmrc...) stay
+    -- hidden even under these. The directories of $PATH under $HOME are
+    -- shown read-only too.
+    allow_read = {
+      "~/go",
+      "~/.cargo/bin",
+      "~/.cargo/registry",
+      "~/.cargo/git",
+      "~/.rustup",
+      "~/.nvm",
+      "~/.volta",
+      "~/.pyenv",
+      "~/.rbenv",
+      "~/.local/bin",
+      "~/.bun/bin",
+      "~/.deno/bin",
+    },
+    allow_write = {},
+    agent = false,
   },
   chat = {
     width = 80,
@@ -304,6 +362,15 @@ local schema = {
     scrollback = checks.positive,
     tail_lines = checks.non_negative,
   },
+  sandbox = {
+    enabled = checks.boolean,
+    network = function(v)
+      return type(v) ~= "boolean" and checks.strings(v) and "a boolean or a list of project directories" or nil
+    end,
+    allow_read = checks.strings,
+    allow_write = checks.strings,
+    agent = checks.boolean,
+  },
   chat = {
     width = checks.size,
     min_width = checks.size,
@@ -374,6 +441,7 @@ local agent_schema = {
   end,
   install = checks.string,
   registry = checks.string,
+  state = checks.strings,
 }
 
 --- v as the message shows it: the value itself, on one line, cut.
@@ -486,7 +554,13 @@ function M.setup(opts)
   end
   local options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   -- Lists replace rather than merge.
-  for _, path in ipairs({ { "permissions", "auto_allow" }, { "fs", "allow_roots" } }) do
+  for _, path in ipairs({
+    { "permissions", "auto_allow" },
+    { "fs", "allow_roots" },
+    { "sandbox", "network" },
+    { "sandbox", "allow_read" },
+    { "sandbox", "allow_write" },
+  }) do
     local v = vim.tbl_get(opts, unpack(path))
     if v then
       options[path[1]][path[2]] = v

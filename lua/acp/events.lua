@@ -95,7 +95,7 @@ handlers.resume_done = settled
 
 --- terminal/create started a command.
 function handlers.terminal(s, ev)
-  s.terminals:created(ev.id, ev.command, ev.cwd)
+  s.terminals:created(ev.id, ev.command, ev.cwd, ev.outside_sandbox)
 end
 
 --- Raw output of a terminal (its id in `kind`: one stream per terminal).

@@ -66,6 +66,45 @@ local function check_agent(h, name, is_default)
   end
 end
 
+--- The sandbox of agents' commands (:help acp-sandbox): the host tries a
+--- sandboxed `true` and says why it fails.
+---@param h table vim.health
+---@param bin string the host binary
+local function check_sandbox(h, bin)
+  local o = config.options.sandbox
+  if not o.enabled then
+    h.info("sandbox.enabled = false: agents' commands run unconfined")
+    return
+  end
+  if vim.fn.executable(bin) ~= 1 then
+    h.warn("the host is not built: the sandbox is checked once it is")
+    return
+  end
+  local ok, res = pcall(function()
+    return vim.system({ bin, "sandbox-check" }, { text = true }):wait(15000)
+  end)
+  local out = ok and vim.trim((res.stdout or "") .. (res.stderr or "")) or tostring(res)
+  if ok and res.code == 0 then
+    h.ok(("sandbox: %s"):format(out:gsub("^ok: ", "")))
+    h.info(
+      ("network: %s; agent process sandboxed: %s"):format(
+        type(o.network) == "table" and ("on in " .. table.concat(o.network, ", ")) or (o.network and "on" or "off"),
+        o.agent and "yes" or "no"
+      )
+    )
+    return
+  end
+  local lines = vim.split(out, "\n", { trimempty = true })
+  local advice = { "Agents' commands run outside the sandbox until this is fixed (or set sandbox.enabled = false)." }
+  for i = #lines, 1, -1 do
+    if vim.startswith(lines[i], "hint: ") then
+      table.insert(advice, 1, lines[i]:sub(7))
+      table.remove(lines, i)
+    end
+  end
+  h.error(("sandbox does not work: %s"):format((table.concat(lines, " "):gsub("^error: ", ""))), advice)
+end
+
 function M.check()
   local h = vim.health
   h.start("nvim-acp")
@@ -84,6 +123,8 @@ function M.check()
     h.error("host not built and `go` not found", { "Install Go 1.25+ and run `make` in " .. host.root() })
   end
   h.info("log: " .. host.log_path())
+  h.start("nvim-acp sandbox")
+  check_sandbox(h, bin)
   h.start("nvim-acp agents")
   local default = config.options.default_agent
   if type(default) == "string" and default ~= "" and not config.agent(default) then

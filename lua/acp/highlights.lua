@@ -24,6 +24,7 @@ M.links = {
   AcpPermissionTitle = "Title",
   AcpPermissionKey = "Special",
   AcpPermissionWarning = "WarningMsg",
+  AcpPermissionSandbox = "DiagnosticInfo",
   AcpPermissionControl = "ErrorMsg",
   AcpInputHint = "NonText",
   AcpStateReady = "DiagnosticOk",

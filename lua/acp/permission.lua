@@ -154,6 +154,9 @@ function M.lines(req, tc)
   for _, e in ipairs(env_lines(raw.env)) do
     add("env: " .. e)
   end
+  if type(req.sandbox) == "string" then
+    add("sandbox: " .. one_line(req.sandbox), "AcpPermissionSandbox")
+  end
   -- Every other argument, whatever the tool: what is asked is all here.
   local runs = rules.runs(tc)
   local args = toolinfo.args(tc, runs and { command = true, cmd = true, cwd = true, env = true } or nil)

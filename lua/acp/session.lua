@@ -17,6 +17,7 @@ local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
 local render = require("acp.render.acp")
+local sandbox = require("acp.sandbox")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
 local texts = require("acp.text")
@@ -367,6 +368,7 @@ function S:open_opts(spec, how)
       env = next(env) and env or vim.empty_dict(),
       cwd = self.cwd,
       start_timeout_ms = spec.start_timeout_ms,
+      sandbox = sandbox.agent_options(self.cwd, spec),
     },
     mcp_servers = spec.mcp_servers or o.mcp_servers,
     mcp = { expose = o.mcp.expose, name = o.mcp.name },
@@ -385,6 +387,7 @@ function S:open_opts(spec, how)
       output_budget = o.terminal.output_budget,
       max_terminals = o.terminal.max_terminals,
     },
+    sandbox = sandbox.options(self.cwd),
     resume = how.resume or false,
     load_session_id = how.load,
   }

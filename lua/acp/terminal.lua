@@ -53,6 +53,8 @@ local did_autocmds = false
 ---@field cancelled boolean|nil stopped with a turn the user cancelled
 ---@field exit_code integer|nil
 ---@field signal string|nil
+---@field blocked string[]|nil what the sandbox denied the command, as its output shows it
+---@field outside string|nil why the command ran outside the sandbox
 ---@field buf integer|nil the terminal buffer (nil: no view, see no_view)
 ---@field chan integer|nil its nvim_open_term channel
 ---@field no_view "closed"|"none"|nil why there is no view: closed for a newer one, or never had one
@@ -358,13 +360,15 @@ end
 ---@param id string
 ---@param command string|nil
 ---@param cwd string|nil
-function Terminals:created(id, command, cwd)
+---@param outside string|nil why it runs outside the sandbox (when it should not)
+function Terminals:created(id, command, cwd, outside)
   local t = self:get(id)
   if t then
     t.command, t.cwd = command, cwd
   else
     t = self:_new(id, { command = command, cwd = cwd })
   end
+  t.outside = type(outside) == "string" and outside or nil
   self:_changed(t)
 end
 
@@ -382,7 +386,7 @@ end
 --- Terminal id ended (host event `terminal_exit`): an exit code, a signal,
 --- or released by the agent before it ended.
 ---@param id string
----@param ev { exit_code: integer|nil, signal: string|nil, released: boolean|nil }
+---@param ev { exit_code: integer|nil, signal: string|nil, released: boolean|nil, blocked: string[]|nil }
 function Terminals:exited(id, ev)
   local t = self:get(id)
   if not t or not t.running then
@@ -393,6 +397,11 @@ function Terminals:exited(id, ev)
     t.released = true
   else
     t.exit_code, t.signal = ev.exit_code, ev.signal
+  end
+  if type(ev.blocked) == "table" then
+    t.blocked = vim.tbl_filter(function(b)
+      return type(b) == "string"
+    end, ev.blocked)
   end
   self:_changed(t)
 end
@@ -554,8 +563,15 @@ function Terminals:content_lines(c)
   if t.command and t.command ~= "" then
     lines[#lines + 1] = "$ " .. texts.one_line(t.command)
   end
+  if t.outside then
+    lines[#lines + 1] = "! " .. texts.one_line(t.outside)
+  end
   for _, l in ipairs(M.tail(t)) do
     lines[#lines + 1] = "  " .. l
+  end
+  -- What the sandbox denied, each on its own line under the output.
+  for _, b in ipairs(t.blocked or {}) do
+    lines[#lines + 1] = "! " .. texts.one_line(b)
   end
   return lines
 end

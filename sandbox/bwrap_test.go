@@ -1,0 +1,101 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// requireBwrap skips the test where bubblewrap does not work (fails it
+// when NVIM_ACP_REQUIRE_SANDBOX is set, as in CI).
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if err := Probe(context.Background()); err != nil {
+		if os.Getenv("NVIM_ACP_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("the sandbox does not work here: %v", err)
+		}
+		t.Skipf("the sandbox does not work here: %v", err)
+	}
+}
+
+// run runs script in the sandbox of p (as the user asUser when not ""),
+// returning its output and whether it succeeded.
+func run(t *testing.T, p *Policy, w world, asUser []string, script string) (string, bool) {
+	t.Helper()
+	r, err := p.Prepare(Command{Path: "/bin/sh", Args: []string{"sh", "-c", script},
+		Env: []string{"PATH=/usr/bin:/bin", "HOME=" + w.home}, Dir: w.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := append(append([]string{}, asUser...), r.Path)
+	argv = append(argv, r.Args[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = r.Env, r.Dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	return out.String(), err == nil
+}
+
+// The sandbox confines as root (bwrap keeps a root caller's capabilities
+// unless told: without --cap-drop ALL the command could unmount the
+// hidden home or remount / read-write) and as an ordinary user (bwrap in
+// a user namespace).
+func TestSandboxConfines(t *testing.T) {
+	requireBwrap(t)
+	users := map[string][]string{"caller": nil}
+	if os.Getuid() == 0 {
+		if sp, err := exec.LookPath("setpriv"); err == nil {
+			users["nobody"] = []string{sp, "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
+		}
+	} else {
+		t.Log("not root: the ordinary user's path only")
+	}
+	for name, as := range users {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			// The other user must reach the fake machine.
+			_ = filepath.Walk(w.root, func(p string, _ os.FileInfo, _ error) error { return os.Chmod(p, 0o777) })
+			_ = os.Chmod(filepath.Dir(w.root), 0o777)
+			p := w.policy()
+			bwrap, env, _ := Find()
+			p.Bwrap, p.Env = bwrap, env
+			tests := []struct {
+				script string
+				ok     bool
+				says   string
+			}{
+				{"echo built > out && cat out", true, "built"},
+				{"grep CapEff /proc/self/status", true, "0000000000000000"},
+				{"echo x >> ~/.bashrc", false, "Read-only file system"},
+				{"cat ~/.ssh/id_rsa", false, "No such file"},
+				{"umount " + w.home + " 2>&1; cat " + w.home + "/notes", false, "No such file"},
+				{"mount -o remount,rw,bind / 2>&1; touch /usr/x", false, "Read-only file system"},
+				{"echo evil > .git/hooks/pre-commit", false, "Read-only file system"},
+				{"mv .git .git2", false, ""},
+			}
+			for _, tt := range tests {
+				out, ok := run(t, p, w, as, tt.script)
+				if ok != tt.ok || !strings.Contains(out, tt.says) {
+					t.Errorf("%s: ok %v, output %q; want ok %v and %q", tt.script, ok, out, tt.ok, tt.says)
+				}
+			}
+			if b, err := os.ReadFile(w.home + "/.bashrc"); err != nil || len(b) != 0 {
+				t.Errorf(".bashrc %q %v", b, err)
+			}
+			if _, err := os.Stat(w.ws + "/.git/HEAD"); err != nil {
+				t.Errorf(".git moved: %v", err)
+			}
+			// Only the sandbox's own processes are visible.
+			out, _ := run(t, p, w, as, "ls /proc | grep -c '^[0-9]'")
+			if n := strings.TrimSpace(out); n != "3" && n != "4" { // init, sh, ls, grep
+				t.Errorf("%s processes visible", n)
+			}
+		})
+	}
+}
