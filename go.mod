@@ -1,6 +1,6 @@
 module github.com/nvim-acp/nvim-acp
 
-go 1.22
+go 1.23
 
 require (
 	github.com/coder/acp-go-sdk v0.13.0
@@ -10,3 +10,5 @@ require (
 	github.com/neovim/go-client v1.2.1
 	golang.org/x/sys v0.13.0
 )
+
+require github.com/coder/websocket v1.8.15 // indirect

@@ -21,9 +21,10 @@ import (
 )
 
 var (
-	root    string // repository root
-	hostBin string
-	fakeBin string
+	root      string // repository root
+	hostBin   string
+	fakeBin   string
+	serverBin string // testdata/fakeserver: fakeagent over the network
 )
 
 func TestMain(m *testing.M) {
@@ -45,7 +46,8 @@ func run(m *testing.M) int {
 	defer os.RemoveAll(tmp)
 	hostBin = filepath.Join(tmp, "nvim-acp")
 	fakeBin = filepath.Join(tmp, "fakeagent")
-	for out, pkg := range map[string]string{hostBin: "./cmd/nvim-acp", fakeBin: "./testdata/fakeagent"} {
+	serverBin = filepath.Join(tmp, "fakeserver")
+	for out, pkg := range map[string]string{hostBin: "./cmd/nvim-acp", fakeBin: "./testdata/fakeagent", serverBin: "./testdata/fakeserver"} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = root
 		if b, err := cmd.CombinedOutput(); err != nil {

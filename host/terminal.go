@@ -92,10 +92,18 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	if rerr := s.consentTerminal(ctx, termSpec{line: commandLine(p.Command, p.Args), cwd: cwd, env: env}); rerr != nil {
 		return acp.CreateTerminalResponse{}, rerr
 	}
+	command, args := p.Command, p.Args
+	if s.opts.Agent.TerminalHost == "agent" {
+		// On the agent's machine, through its prefix (remote.go).
+		var err error
+		if command, args, err = s.agentCommand(p.Command, p.Args, cwd); err != nil {
+			return acp.CreateTerminalResponse{}, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+	}
 	view := &liveTerm{}
 	id, err := m.Create(ctx, terminal.CreateOptions{
-		Command:         p.Command,
-		Args:            p.Args,
+		Command:         command,
+		Args:            args,
 		Cwd:             cwd,
 		Env:             env,
 		OutputByteLimit: limit,

@@ -11,6 +11,16 @@ local M = {}
 ---@field start_timeout_ms integer|nil how long initialize may take before the agent is stopped (default 60000)
 ---@field install string|nil how to install the command (shown when it is missing)
 ---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
+---@field url string|nil an agent server to connect to instead of starting cmd (see :help acp-remote)
+---@field transport "sse"|"http"|"websocket"|nil how to reach url (default: ws:// and wss:// are WebSocket, an http(s) URL is probed)
+---@field headers table<string, string>|nil sent with every request to url (secrets: never logged or shown)
+---@field token_env string|nil environment variable holding the bearer token for url
+---@field token_prompt boolean|nil ask the bearer token for url once (hidden input, kept in memory only)
+---@field allow_insecure boolean|nil allow plain http:// or ws:// to a host that is not this machine
+---@field framing "ndjson"|"content-length"|nil how messages are delimited on the agent's stdio
+---@field prefix string[]|nil run cmd through this command (docker exec -i ..., ssh host, devcontainer exec ...)
+---@field path_map table<string, string>|nil the agent's roots -> local directories; every path is translated
+---@field terminal_host "local"|"agent"|nil where the agent's terminal commands run ("agent": through prefix)
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
@@ -317,7 +327,53 @@ local agent_schema = {
   end,
   install = checks.string,
   registry = checks.string,
+  url = function(v)
+    local ok = type(v) == "string" and (v:match("^https?://.") or v:match("^wss?://."))
+    return not ok and "an http://, https://, ws:// or wss:// URL" or nil
+  end,
+  transport = one_of("sse", "http", "websocket"),
+  headers = function(v)
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return "a table of strings"
+    end
+    for k, x in pairs(v) do
+      if type(k) ~= "string" or type(x) ~= "string" then
+        return "a table of strings"
+      end
+    end
+  end,
+  token_env = checks.string,
+  token_prompt = checks.boolean,
+  allow_insecure = checks.boolean,
+  framing = one_of("ndjson", "content-length"),
+  prefix = function(v)
+    return (not is_list_of(v, "string") or #v == 0) and "a non-empty list of strings" or nil
+  end,
+  path_map = function(v)
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return "a table of agent root = local directory"
+    end
+    for k, x in pairs(v) do
+      if type(k) ~= "string" or type(x) ~= "string" or k:sub(1, 1) ~= "/" or x == "" then
+        return "a table of absolute agent root = local directory"
+      end
+    end
+  end,
+  terminal_host = one_of("local", "agent"),
 }
+
+--- Checks across the fields of one agent; nil when fine.
+local function check_agent(name, spec)
+  if spec.terminal_host == "agent" and not spec.prefix then
+    return ('acp: setup: %s.terminal_host = "agent" needs %s.prefix (how to run a command there)'):format(name, name)
+  end
+  if spec.url and (spec.prefix or spec.framing) then
+    return ("acp: setup: %s has a url: prefix and framing are for agents started with cmd"):format(name)
+  end
+  if spec.token_env and spec.token_prompt then
+    return ("acp: setup: %s: token_env or token_prompt, not both"):format(name)
+  end
+end
 
 local function problem(name, want, v)
   return ("acp: setup: %s must be %s, got %s"):format(name, want, type_name(v))
@@ -359,7 +415,7 @@ function M.validate(opts)
         if type(spec) ~= "table" then
           return problem(prefix, "a table", spec)
         end
-        err = err or check_fields(prefix, spec, agent_schema)
+        err = err or check_fields(prefix, spec, agent_schema) or check_agent(prefix, spec)
       end
     elseif key == "keymaps" then
       if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
@@ -465,7 +521,10 @@ function M.agent(name)
   if type(spec.cmd) == "string" then
     spec.cmd = { spec.cmd }
   end
-  if type(spec.cmd) ~= "table" or #spec.cmd == 0 then
+  if user and user.url then
+    -- An agent server: nothing is started here.
+    spec.cmd = {}
+  elseif type(spec.cmd) ~= "table" or #spec.cmd == 0 then
     return nil, ("agent %q has no cmd"):format(name)
   end
   spec.name = name

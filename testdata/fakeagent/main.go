@@ -293,6 +293,8 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			return nil, rerr
 		}
 		return map[string]any{}, nil
+	case acp.AgentMethodSessionResume:
+		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
 		a.mu.Lock()
 		close(a.cancel)
