@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,4 +218,280 @@ func TestRemoteTurn(t *testing.T) {
 		}
 		indexOrder(t, e.ChatText(), "connected to "+p.scheme+"://", "hello over the wire.", "all done")
 	})
+}
+
+// TestRemoteCancel: session/cancel reaches the agent over each transport
+// and the turn ends cancelled.
+func TestRemoteCancel(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e := startEditor(t)
+		e.SetupRemote(p, M{"turns": []any{[]any{text("working on it"), M{"wait_cancel": true}}}}, nil, nil)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("long job")
+		e.waitChat("working on it")
+		e.Lua(`require("acp").cancel()`, nil)
+		st := e.WaitState("ready")
+		if st.StopReason != "cancelled" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		e.Eventually("the agent saw the cancel", 10*time.Second, func() bool {
+			for _, ev := range e.AgentEvents() {
+				if ev["event"] == "cancelled" {
+					return true
+				}
+			}
+			return false
+		})
+	})
+}
+
+// TestRemoteTwoSessions: two sessions share one connection; each gets its
+// own session id and its own answers.
+func TestRemoteTwoSessions(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e := startEditor(t)
+		e.SetupRemote(p, M{"turns": []any{[]any{text("first answer")}, []any{text("second answer")}}}, nil, nil)
+		one := e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("one")
+		e.WaitState("ready")
+		e.waitChat("first answer")
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		two := e.WaitState("ready")
+		if two.SessionID == "" || two.SessionID == e.sessionIDOf(one.Key) {
+			t.Fatalf("second session %q, first %q", two.SessionID, e.sessionIDOf(one.Key))
+		}
+		e.Send("two")
+		e.WaitState("ready")
+		e.waitChat("second answer")
+		if strings.Contains(e.ChatText(), "first answer") {
+			t.Fatalf("the second chat shows the first session's answer:\n%s", e.ChatText())
+		}
+		var n int
+		e.Lua(`return #require("acp").sessions()`, &n)
+		if n != 2 {
+			t.Fatalf("%d sessions", n)
+		}
+	})
+}
+
+// sessionIDOf is the agent's session id of the session with key.
+func (e *Editor) sessionIDOf(key int) string {
+	var id string
+	e.Lua(`for _, s in ipairs(require("acp").sessions()) do if s.key == ... then return s.session_id end end return ""`, &id, key)
+	return id
+}
+
+// TestRemoteToken: a server that wants a bearer token refuses a
+// connection without it or with a wrong one (a clear error in the chat),
+// and serves one with it; a token typed once (hidden) is kept in memory
+// only: never in the log, the chat, the history or anywhere on disk.
+func TestRemoteToken(t *testing.T) {
+	const secret = "s3cret-token-4d9f"
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e := startEditor(t)
+		sc := M{"turns": []any{[]any{text("authorized answer")}}}
+		srv := e.SetupRemote(p, sc, nil, nil, "-token", secret)
+		spec := func(extra M) M {
+			s := M{"url": p.url(srv.addr)}
+			if p.transport != "" {
+				s["transport"] = p.transport
+			}
+			for k, v := range extra {
+				s[k] = v
+			}
+			return s
+		}
+		// No token: refused.
+		e.Chat("fake")
+		st := e.WaitState("error")
+		if !strings.Contains(st.Error, "401") || !strings.Contains(st.Error, "refused the credentials") {
+			t.Fatalf("without a token: %q", st.Error)
+		}
+		// A wrong token from the environment: refused.
+		e.Lua(`vim.env.FAKE_SERVER_TOKEN = "wrong"`, nil)
+		e.setupAgent(spec(M{"token_env": "FAKE_SERVER_TOKEN"}), nil)
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		st = e.WaitState("error")
+		if !strings.Contains(st.Error, "refused the credentials") {
+			t.Fatalf("with a wrong token: %q", st.Error)
+		}
+		// Typed once, hidden: served.
+		e.setupAgent(spec(M{"token_prompt": true}), nil)
+		e.Lua(`vim.schedule(function() vim.cmd("AcpNew fake") end)`, nil)
+		e.AnswerBlockingPrompt(secret + "<CR>")
+		e.WaitState("ready")
+		e.Send("hello")
+		e.WaitState("ready")
+		e.waitChat("authorized answer")
+		// A second session does not ask again.
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		e.WaitState("ready")
+		// The secret is nowhere: chat, messages, host log, saved chats.
+		if strings.Contains(e.ChatText(), secret) || strings.Contains(e.Messages(), secret) || strings.Contains(e.HostLog(), secret) {
+			t.Fatal("the token shows in the chat, :messages or the host log")
+		}
+		e.Lua(`require("acp").stop()`, nil)
+		filepath.WalkDir(e.state, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if b, _ := os.ReadFile(path); strings.Contains(string(b), secret) {
+					t.Errorf("the token was written to %s", path)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// TestRemoteServerRestartMidTurn: the server goes away in the middle of a
+// turn with a permission request waiting: the chat says so at once, the
+// question is closed, the turn is reported interrupted; a prompt sent
+// while disconnected waits; once the server is back the session is
+// resumed (session/resume, or session/load whose replay is not shown
+// again), the transcript kept, and the waiting prompt sent.
+func TestRemoteServerRestartMidTurn(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		for _, how := range []string{"resume", "load"} {
+			t.Run(how, func(t *testing.T) {
+				e := startEditor(t)
+				caps := M{"loadSession": true}
+				if how == "resume" {
+					caps["sessionCapabilities"] = M{"resume": M{}}
+				}
+				init := M{"agentCapabilities": caps}
+				srv := e.SetupRemote(p, M{"initialize": init, "turns": []any{[]any{
+					text("before the drop"), permRequest("p1", "Edit it", "edit", ""), text("never shown"),
+				}}}, nil, nil)
+				e.Chat("fake")
+				e.WaitState("ready")
+				e.Send("first")
+				e.WaitState("awaiting_permission")
+				e.waitChat("before the drop")
+
+				srv.kill()
+				e.waitChat("lost")
+				e.waitChat("the turn was interrupted")
+				e.Eventually("the question closed", 10*time.Second, func() bool {
+					var n int
+					e.Lua(`return require("acp")._session().prompts:count()`, &n)
+					return n == 0 && e.Status().State == "ready"
+				})
+				e.Send("sent while disconnected")
+
+				again := filepath.Join(t.TempDir(), "again.json")
+				b, _ := json.Marshal(M{"initialize": init, "load_steps": []any{text("REPLAYED HISTORY")},
+					"turns": []any{[]any{text("after the restart")}}})
+				if err := os.WriteFile(again, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				srv.restart("FAKE_AGENT_SCENARIO=" + again)
+				want := map[string]string{"resume": "resumed", "load": "reloaded"}[how]
+				e.waitChat("reconnected; the session was " + want)
+				e.waitChat("after the restart")
+				st := e.WaitState("ready")
+				if st.SessionID != "fake-session-1" || st.StopReason != "end_turn" {
+					t.Fatalf("after the restart: %+v", st)
+				}
+				txt := e.ChatText()
+				if strings.Contains(txt, "REPLAYED HISTORY") || strings.Contains(txt, "never shown") {
+					t.Fatalf("the replay (or what the first server never sent) shows:\n%s", txt)
+				}
+				indexOrder(t, txt, "before the drop", "lost", "interrupted", "sent while disconnected", "reconnected", "after the restart")
+				var resumed bool
+				for _, ev := range e.AgentEvents() {
+					params, _ := ev["params"].(map[string]any)
+					if ev["event"] == "recv" && ev["method"] == "session/"+how && params["sessionId"] == "fake-session-1" {
+						resumed = true
+					}
+				}
+				if !resumed {
+					t.Fatalf("the new server got no session/%s of fake-session-1", how)
+				}
+			})
+		}
+	})
+}
+
+// TestRemoteGarbageAndOversizedEvents: what is not JSON-RPC, and a message
+// over the limit, are dropped with a clear message; the turn goes on.
+func TestRemoteGarbageAndOversizedEvents(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e := startEditor(t)
+		e.SetupRemote(p, M{"turns": []any{[]any{
+			text("before the junk. "), M{"garbage": "this is not json {{{"}, M{"big_line": 9 << 20}, text("after the junk"),
+		}}}, nil, nil)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("go")
+		st := e.WaitState("ready")
+		if st.StopReason != "end_turn" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		txt := e.ChatText()
+		indexOrder(t, txt, "before the junk.", "after the junk")
+		for _, want := range []string{"not JSON-RPC", "this is not json", "it was dropped"} {
+			if !strings.Contains(txt, want) {
+				t.Fatalf("the chat does not say %q:\n%s", want, txt)
+			}
+		}
+	})
+}
+
+// TestRemoteTransportDetected: without `transport`, an http URL is probed:
+// WebSocket, then elephant's event stream, then streamable HTTP.
+func TestRemoteTransportDetected(t *testing.T) {
+	for _, c := range []struct{ kind, want string }{{"acp", "websocket"}, {"sse", "sse"}, {"http", "http"}} {
+		t.Run(c.kind, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupRemote(remoteProfile{kind: c.kind, scheme: "http"}, M{"turns": []any{[]any{text("detected fine")}}}, nil, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.waitChat("(" + c.want + ")")
+			e.Send("hi")
+			e.WaitState("ready")
+			e.waitChat("detected fine")
+		})
+	}
+}
+
+// TestRemoteInsecure: plain http to a host that is not this machine needs
+// allow_insecure (nothing is sent without it), and the chat says so.
+func TestRemoteInsecure(t *testing.T) {
+	ip := externalIP(t)
+	e := startEditor(t)
+	path := e.writeScenario(M{"turns": []any{[]any{text("in the clear")}}})
+	srv := startServer(t, "acp", []string{"FAKE_AGENT_SCENARIO=" + path, "FAKE_AGENT_LOG=" + e.AgentLog})
+	_, port, _ := strings.Cut(srv.addr, ":")
+	srv.addr = "0.0.0.0:" + port
+	srv.restart()
+	url := "http://" + ip + ":" + port + "/acp"
+	e.setupAgent(M{"url": url}, nil)
+	e.Chat("fake")
+	st := e.WaitState("error")
+	if !strings.Contains(st.Error, "allow_insecure") {
+		t.Fatalf("error %q", st.Error)
+	}
+	if len(e.AgentEvents()) != 0 {
+		t.Fatal("something was sent without allow_insecure")
+	}
+	e.setupAgent(M{"url": url, "allow_insecure": true}, nil)
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.WaitState("ready")
+	e.waitChat("not encrypted")
+	e.Send("hi")
+	e.WaitState("ready")
+	e.waitChat("in the clear")
+}
+
+// externalIP is an address of this machine that is not loopback.
+func externalIP(t *testing.T) string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no address but loopback")
+	return ""
 }

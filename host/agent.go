@@ -96,6 +96,7 @@ type Agent struct {
 	out   *agentWriter // link's writing side, shared by the SDK and fastFS
 
 	dialCancel context.CancelFunc // ends a dial in progress (remote agents)
+	kind       transport.Kind     // how a remote agent is reached
 
 	initDone  chan struct{}
 	initResp  acp.InitializeResponse
@@ -250,23 +251,30 @@ func (a *Agent) watch() {
 		a.exitErr = a.link.Err()
 	}
 	a.log.Info("agent connection ended", "err", a.exitErr)
-	close(a.exited)
-	a.h.agentExited(a)
-	if stopping {
-		return
-	}
 	a.mu.Lock()
 	sessions := make([]*Session, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		sessions = append(sessions, s)
 	}
 	a.mu.Unlock()
-	if a.reconnects() {
-		go a.h.reconnect(a, sessions, a.exitErr)
-		return
+	reconnects := !stopping && a.reconnects()
+	if reconnects {
+		// Said before exited closes: a turn waiting on it reports itself
+		// interrupted after the chat says the connection was lost.
+		for _, s := range sessions {
+			s.connectionLost(a.exitErr)
+		}
 	}
-	for _, s := range sessions {
-		s.agentExited(a.exitErr)
+	close(a.exited)
+	a.h.agentExited(a)
+	switch {
+	case stopping:
+	case reconnects:
+		go a.h.reconnect(a, sessions)
+	default:
+		for _, s := range sessions {
+			s.agentExited(a.exitErr)
+		}
 	}
 }
 

@@ -67,9 +67,10 @@ func (a *Agent) connect(ctx context.Context) {
 		a.h.agentExited(a)
 		return
 	}
+	a.kind = transport.KindOf(link)
 	a.attach(link)
 	a.mu.Unlock()
-	a.log.Info("connected")
+	a.log.Info("connected", "transport", a.kind)
 	a.initialize()
 }
 
@@ -96,10 +97,7 @@ var (
 
 // reconnect connects again to old's server for sessions, then resumes
 // them there.
-func (h *Host) reconnect(old *Agent, sessions []*Session, cause error) {
-	for _, s := range sessions {
-		s.connectionLost(cause)
-	}
+func (h *Host) reconnect(old *Agent, sessions []*Session) {
 	delay := reconnectFirst
 	deadline := time.Now().Add(reconnectFor)
 	for attempt := 1; ; attempt++ {
@@ -330,7 +328,7 @@ func (s *Session) agentCommand(command string, args []string, cwd string) (strin
 // describeRemote is the chat's line about a remote agent once connected.
 func describeRemote(a *Agent) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "connected to %s", transport.RedactURL(a.spec.URL))
+	fmt.Fprintf(&b, "connected to %s (%s)", transport.RedactURL(a.spec.URL), a.kind)
 	if a.insecure() {
 		b.WriteString(": not encrypted (allow_insecure): prompts, files and credentials cross the network in the clear")
 	}

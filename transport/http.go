@@ -58,6 +58,9 @@ func dialHTTP(_ context.Context, r Remote, u *url.URL) Conn {
 	return c
 }
 
+// Kind is HTTP.
+func (c *httpConn) Kind() Kind { return HTTP }
+
 // Write implements Conn.
 func (c *httpConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 

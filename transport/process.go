@@ -128,6 +128,9 @@ func Start(c Command) (*Process, error) {
 	return p, nil
 }
 
+// Kind is Stdio.
+func (p *Process) Kind() Kind { return Stdio }
+
 // Pid is the process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 

@@ -225,6 +225,9 @@ func dialSSE(ctx context.Context, r Remote, u *url.URL, probe *sseProbe) (Conn, 
 	return c, nil
 }
 
+// Kind is SSE.
+func (c *sseConn) Kind() Kind { return SSE }
+
 // Write implements Conn.
 func (c *sseConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 

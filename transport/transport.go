@@ -47,6 +47,14 @@ type Conn interface {
 // Kind is how an agent is reached.
 type Kind string
 
+// KindOf is the kind of connection c is ("" when it does not say).
+func KindOf(c Conn) Kind {
+	if k, ok := c.(interface{ Kind() Kind }); ok {
+		return k.Kind()
+	}
+	return ""
+}
+
 // The kinds of connection.
 const (
 	Stdio     Kind = "stdio"     // a local process (process.go)

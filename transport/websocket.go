@@ -53,6 +53,9 @@ func dialWebSocket(ctx context.Context, r Remote, u *url.URL) (Conn, error) {
 	return wc, nil
 }
 
+// Kind is WebSocket.
+func (c *wsConn) Kind() Kind { return WebSocket }
+
 // Write implements Conn.
 func (c *wsConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 

@@ -11,9 +11,10 @@
 //	sse   elephant.ai's `alex acp serve`: GET /acp/sse?client_id=ID is an
 //	      event stream of every message of the agent's; POST
 //	      /acp/rpc?client_id=ID takes one message, answered with a status.
-//	http  ZeptoClaw's acp_http: POST /acp; session/prompt is answered with
-//	      an event stream (the session's messages, then the response),
-//	      other requests with JSON, notifications with 204. One agent.
+//	http  ZeptoClaw's acp_http: POST /acp; session/prompt (and session/load)
+//	      is answered with an event stream (the session's messages, then
+//	      the response), other requests with JSON, notifications with 204.
+//	      One agent.
 //	acp   the ACP transport RFD at /acp: a WebSocket upgrade (text frames
 //	      both ways), or streamable HTTP: POST initialize answered with JSON
 //	      and Acp-Connection-Id, then POSTs answered 202 and every message
@@ -388,7 +389,9 @@ func (z *zepto) post(w http.ResponseWriter, r *http.Request) {
 	z.wait[string(m.ID)] = resp
 	var stream chan []byte
 	var backlog [][]byte
-	if m.Method == "session/prompt" {
+	if m.Method == "session/prompt" || m.Method == "session/load" {
+		// Its updates stream with it (ZeptoClaw streams prompts; a load
+		// replays the history as updates, the same way).
 		stream = make(chan []byte, 16)
 		z.open[m.Params.SessionID] = stream
 		backlog = z.later[m.Params.SessionID]
