@@ -49,8 +49,13 @@ func (s *fakeServer) start() {
 		if err != nil {
 			s.t.Fatal(err)
 		}
-		var stderr strings.Builder
-		cmd.Stderr = &lockedBuilder{b: &stderr}
+		stderr := &lockedBuilder{b: &strings.Builder{}}
+		cmd.Stderr = stderr
+		s.t.Cleanup(func() {
+			if s.t.Failed() {
+				s.t.Logf("fake server %s stderr:\n%s", s.kind, stderr.String())
+			}
+		})
 		if err := cmd.Start(); err != nil {
 			s.t.Fatal(err)
 		}
@@ -494,4 +499,10 @@ func externalIP(t *testing.T) string {
 	}
 	t.Skip("no address but loopback")
 	return ""
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

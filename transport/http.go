@@ -9,7 +9,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"sync"
 	"time"
@@ -49,7 +48,6 @@ type httpConn struct {
 	connID  string                        // Acp-Connection-Id (the RFD)
 	session string                        // Acp-Session-Id given at initialize (Goose, MCP style)
 	streams map[string]context.CancelFunc // open answer streams, by request id
-	last    chan struct{}                 // closed when the last POST was written
 }
 
 func dialHTTP(_ context.Context, r Remote, u *url.URL) Conn {
@@ -110,20 +108,46 @@ func idAt(b []byte) json.RawMessage {
 	return b[:i]
 }
 
-// send POSTs one message. It returns once the request is written (so the
-// server gets messages in the order they were sent) and handles the answer
-// on its own goroutine: an answer may be a stream lasting a whole turn.
+// orderWait bounds how long a message waits for the status of the one
+// before it.
+var orderWait = time.Second
+
+// send POSTs one message and returns once the server has answered its
+// status, so that messages reach the server in the order they were sent:
+// servers answer at once (202, an event stream, the JSON of a quick
+// request). A server still working on its answer after orderWait gets the
+// next messages without waiting: a long request must not hold back the
+// client's answers to what the server asks meanwhile. The answer's body is
+// read on its own goroutine: it may be a stream lasting a whole turn.
 func (c *httpConn) send(msg []byte) error {
-	if c.ctx.Err() != nil {
+	status := make(chan error, 1)
+	go c.post(bytes.Clone(msg), status)
+	t := time.NewTimer(orderWait)
+	defer t.Stop()
+	select {
+	case err := <-status:
+		return err
+	case <-t.C:
+		return nil
+	case <-c.ctx.Done():
 		return c.ended()
 	}
+}
+
+// post makes the POST of msg (its own copy), says on status when its status came (or
+// why it failed), and reads its answer.
+func (c *httpConn) post(msg []byte, status chan<- error) {
+	if c.ctx.Err() != nil {
+		status <- c.ended()
+		return
+	}
 	h := readHead(msg)
-	body := bytes.Clone(msg)
 	ctx, cancel := context.WithCancel(c.ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.u.String(), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.u.String(), bytes.NewReader(msg))
 	if err != nil {
 		cancel()
-		return err
+		status <- err
+		return
 	}
 	req.Header = c.r.header("Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 	c.mu.Lock()
@@ -141,70 +165,57 @@ func (c *httpConn) send(msg []byte) error {
 	if isRequest {
 		c.streams[key] = cancel
 	}
-	prev := c.last
-	wrote := make(chan struct{})
-	c.last = wrote
 	c.mu.Unlock()
-	var once sync.Once
-	written := func() { once.Do(func() { close(wrote) }) }
-	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		WroteRequest: func(httptrace.WroteRequestInfo) { written() },
-	}))
-	if prev != nil {
-		// The previous message goes out first.
-		select {
-		case <-prev:
-		case <-c.ctx.Done():
-			cancel()
-			return c.ended()
-		}
-	}
-	go func() {
-		defer written()
-		defer cancel()
-		c.answer(req, h, isRequest, key)
-	}()
-	select {
-	case <-wrote:
-	case <-c.ctx.Done():
-		return c.ended()
-	}
-	return nil
-}
-
-// answer makes the request and reads what the server answers.
-func (c *httpConn) answer(req *http.Request, h head, isRequest bool, key string) {
-	defer func() {
+	done := func() {
+		cancel()
 		if isRequest {
 			c.mu.Lock()
 			delete(c.streams, key)
 			c.mu.Unlock()
 		}
-	}()
+	}
 	resp, err := c.r.client().Do(req)
 	if err != nil {
 		// A request whose response came (on the event stream) before the
 		// answer to its POST had its POST ended: that is no loss.
-		if c.ctx.Err() == nil && req.Context().Err() == nil {
+		answered := ctx.Err() != nil
+		done()
+		if c.ctx.Err() == nil && !answered {
 			c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("POST", c.u, err)))
 		}
+		if c.ctx.Err() != nil {
+			status <- c.ended()
+			return
+		}
+		status <- nil
 		return
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		done()
 		if resp.StatusCode == http.StatusNotFound && c.connectionID() != "" {
 			c.fail(fmt.Errorf("the agent server %s no longer knows this connection (404)", Redact(c.u)))
-			return
+		} else {
+			c.fail(statusError("POST", c.u, resp))
 		}
-		c.fail(statusError("POST", c.u, resp))
+		status <- c.ended()
 		return
 	}
-	if h.Method == "initialize" {
-		if err := c.initialized(resp); err != nil {
+	stream := h.Method == "initialize" && c.initialized(resp)
+	status <- nil
+	defer done()
+	defer resp.Body.Close()
+	c.answer(ctx, resp, h, isRequest, key)
+	if stream {
+		// After initialize's answer: what comes on the stream follows it.
+		if err := c.openStream(); err != nil {
 			c.fail(err)
-			return
 		}
 	}
+}
+
+// answer reads what the server answered to a message.
+func (c *httpConn) answer(ctx context.Context, resp *http.Response, h head, isRequest bool, key string) {
 	switch {
 	case eventStream(resp) && h.Method == "initialize":
 		// Goose: the answer to initialize carries every message of the
@@ -222,7 +233,7 @@ func (c *httpConn) answer(req *http.Request, h head, isRequest bool, key string)
 		c.fail(fmt.Errorf("connection to %s lost: %v", Redact(c.u), err))
 	case eventStream(resp):
 		err := c.readStream(resp.Body)
-		if req.Context().Err() != nil || c.ctx.Err() != nil {
+		if ctx.Err() != nil || c.ctx.Err() != nil {
 			return // we closed it: its response arrived
 		}
 		if isRequest && c.open(key) {
@@ -238,7 +249,9 @@ func (c *httpConn) answer(req *http.Request, h head, isRequest bool, key string)
 	case isJSON(resp):
 		msg, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.r.maxMessage())+1))
 		if err != nil {
-			c.fail(fmt.Errorf("connection to %s lost: reading the answer to %s: %w", Redact(c.u), h.Method, err))
+			if ctx.Err() == nil && c.ctx.Err() == nil {
+				c.fail(fmt.Errorf("connection to %s lost: reading the answer to %s: %w", Redact(c.u), h.Method, err))
+			}
 			return
 		}
 		if len(msg) > c.r.maxMessage() {
@@ -249,25 +262,28 @@ func (c *httpConn) answer(req *http.Request, h head, isRequest bool, key string)
 	}
 }
 
-// initialized takes the connection's identity from initialize's answer
-// and, for the RFD's profile, opens the connection's event stream.
-func (c *httpConn) initialized(resp *http.Response) error {
+// initialized takes the connection's identity from initialize's answer;
+// true when it is the RFD's, whose server sends everything on an event
+// stream the client opens (openStream).
+func (c *httpConn) initialized(resp *http.Response) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.connID = resp.Header.Get(headerConnection)
 	if c.connID == "" {
 		c.session = resp.Header.Get(headerSession)
 	}
-	id := c.connID
-	c.mu.Unlock()
-	if id == "" {
-		return nil
-	}
+	return c.connID != ""
+}
+
+// openStream opens the RFD's event stream of the connection.
+func (c *httpConn) openStream() error {
+	id := c.connectionID()
 	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.u.String(), nil)
 	if err != nil {
 		return err
 	}
 	req.Header = c.r.header("Accept", "text/event-stream", headerConnection, id)
-	resp, err = c.r.client().Do(req)
+	resp, err := c.r.client().Do(req)
 	if err != nil {
 		return fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("GET", c.u, err))
 	}
