@@ -27,7 +27,7 @@ func TestDeframer(t *testing.T) {
 		{"header case and other headers", "content-length: 7\r\nContent-Type: application/json\r\n\r\n{\"a\":1}", "{\"a\":1}\n", 0},
 		{"LF-only header lines", "Content-Length: 7\n\n{\"a\":1}", "{\"a\":1}\n", 0},
 		{"a line between framed messages", framed(`{"a":1}`) + "{\"b\":2}\n" + framed(`{"c":3}`), "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n", 0},
-		{"oversized framed message dropped", framed(`{"big":"` + strings.Repeat("x", 100) + `"}`) + framed(`{"a":1}`), "{\"a\":1}\n", 1},
+		{"oversized framed message dropped", framed(`{"big":"`+strings.Repeat("x", 100)+`"}`) + framed(`{"a":1}`), "{\"a\":1}\n", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			reports := 0
