@@ -506,3 +506,49 @@ func (l *lockedBuilder) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestStdioContentLength: with framing = "content-length" the host speaks
+// LSP-style framing to an agent on stdio (which answers in it, as
+// elephant.ai's does); framed output from an agent spoken NDJSON is read
+// too.
+func TestStdioContentLength(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		framing     string
+		frameOutput bool
+	}{
+		{"configured", "content-length", false},
+		{"accepted inbound", "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			file := filepath.Join(ws, "f.txt")
+			fsPutFile(t, file, "line one\nline two\n")
+			path := e.writeScenario(M{"frame_output": c.frameOutput, "turns": []any{[]any{
+				text("framed answer, "), fsRead(file, M{"line": 2}), text("read done"),
+			}}})
+			spec := M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_LOG": e.AgentLog}}
+			if c.framing != "" {
+				spec["framing"] = c.framing
+			}
+			e.setupAgent(spec, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("go")
+			if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+				t.Fatalf("turn ended %+v", st)
+			}
+			indexOrder(t, e.ChatText(), "framed answer,", "read done")
+			if got := e.waitFS("fs/read_text_file", 1); got[0].Content != "line two\n" {
+				t.Fatalf("read %+v", got[0])
+			}
+			framed := false
+			for _, ev := range e.AgentEvents() {
+				framed = framed || ev["event"] == "framing"
+			}
+			if framed != (c.framing == "content-length") {
+				t.Fatalf("the agent saw framed input: %v", framed)
+			}
+		})
+	}
+}
