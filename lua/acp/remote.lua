@@ -21,7 +21,7 @@ function M.redact(url)
   if not scheme then
     return url
   end
-  local host_end = rest:find("/", 1, true) or (#rest + 1)
+  local host_end = rest:find("[/?#]") or (#rest + 1)
   local authority = rest:sub(1, host_end - 1):gsub("^.*@", "")
   local path = rest:sub(host_end):gsub("[?#].*$", "")
   return scheme .. authority .. path
