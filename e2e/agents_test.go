@@ -77,6 +77,52 @@ func TestAgentsQuirkByAgentInfo(t *testing.T) {
 	}
 }
 
+// Gemini's "[MODE_UPDATE] <mode>" message is a mode change only from an
+// agent that says it is gemini-cli (or with the quirk set); from any other
+// agent it is text the user reads. Before: the marker was taken from every
+// agent's chunks, and the text vanished.
+func TestAgentsModeMarkerOnlyForGemini(t *testing.T) {
+	for _, tc := range []struct {
+		name, agentName string
+		quirks          M
+		mode            bool // "[MODE_UPDATE] yolo" switched the mode (else: shown as text)
+	}{
+		{"another agent's text", "fakeagent", nil, false},
+		{"gemini-cli's mode change", "gemini-cli", nil, true},
+		{"the override turns it off", "gemini-cli", M{"mode_marker": false}, false},
+		{"the override turns it on", "fakeagent", M{"mode_marker": true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			extra := M{}
+			if tc.quirks != nil {
+				extra["quirks"] = tc.quirks
+			}
+			setupNamedFake(e, "a", M{
+				"initialize": M{"agentInfo": M{"name": tc.agentName, "version": "0.61.0"}},
+				"new_session": M{"result": M{"modes": M{"currentModeId": "default", "availableModes": []any{
+					M{"id": "default", "name": "Default"}, M{"id": "yolo", "name": "YOLO"}}}}},
+				"turns": []any{[]any{
+					update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "text", "text": "[MODE_UPDATE] yolo"}}),
+					text("done"),
+				}},
+			}, extra, nil)
+			e.Chat("a")
+			e.WaitState("ready")
+			e.runTurn("go")
+			var mode string
+			e.Lua(`return require("acp")._session().settings.mode_id`, &mode)
+			shown := strings.Contains(e.ChatText(), "[MODE_UPDATE] yolo")
+			if tc.mode && (mode != "yolo" || shown) {
+				t.Fatalf("mode %q, marker shown %v:\n%s", mode, shown, e.ChatText())
+			}
+			if !tc.mode && (mode != "default" || !shown) {
+				t.Fatalf("mode %q, marker shown %v (want it as text):\n%s", mode, shown, e.ChatText())
+			}
+		})
+	}
+}
+
 // Text of separate agent messages (another messageId) starts a new
 // paragraph, and so does text after a tool call; chunks of one message
 // stay on one line. Before: "…classifier-billingNow I'll write…".

@@ -62,17 +62,16 @@ func TestRenderBurstCompleteInOrderAndCodeHighlighted(t *testing.T) {
 	if keyword == plain {
 		t.Fatalf("@keyword.lua and AcpMdCodeBlock both resolve to %q: the check below could not fail", keyword)
 	}
-	var row string
 	var groups []string
 	deadline := time.Now().Add(10 * time.Second)
-	for row, groups = u.screen.groupsAt(last); !has(groups, keyword); row, groups = u.screen.groupsAt(last) {
+	for _, groups = u.screen.groupsAt(last); !has(groups, keyword); _, groups = u.screen.groupsAt(last) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%q drawn with %v, want %s; screen:\n%s", last, groups, keyword, u.screen.text())
 		}
 		time.Sleep(20 * time.Millisecond) // polling interval
 	}
 	// Markdown around it: emphasis markers concealed, bold drawn bold.
-	row, groups = u.screen.groupsAt("reads every file")
+	row, _ := u.screen.groupsAt("reads every file")
 	if row == "" {
 		t.Fatalf("no prose with its ** concealed on screen:\n%s", u.screen.text())
 	}

@@ -220,7 +220,8 @@ func TestCodexShapes(t *testing.T) {
 	var matched bool
 	e.Lua(`local rules = require("acp.rules")
 		rules.add({ kind = "execute", action = "allow", prefix = "/bin/bash -lc" })
-		return rules.match({ kind = "execute", rawInput = { command = { "/bin/bash", "-lc", "rm -rf victim" } } }) ~= nil`, &matched)
+		return rules.match({ kind = "execute", rawInput = { command = { "/bin/bash", "-lc", "rm -rf victim" } },
+			_nvim_acp = { command = "rm -rf victim", runs = true } }) ~= nil`, &matched)
 	if matched {
 		t.Fatal("a /bin/bash -lc rule allowed rm -rf")
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
+	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 // bufCache keeps the last snapshot of each loaded buffer read through the
@@ -40,7 +41,7 @@ type bufEntry struct {
 	disk fsbridge.FileVersion // the file before the snapshot was taken
 
 	encOnce sync.Once
-	enc     *jsonText // buf.Text() as JSON, for fs/read_text_file responses
+	enc     *jsontext.Text // buf.Text() as JSON, for fs/read_text_file responses
 
 	// verified is the change signal's epoch in which key was last found
 	// current (-1: never); in that epoch the entry is used without asking.

@@ -31,7 +31,8 @@ func (t termSpec) key() string {
 	return t.line + "\x00" + filepath.Clean(t.cwd)
 }
 
-// plainArg is an argument shown without quotes (rules.lua quotes the same way).
+// plainArg is an argument shown without quotes (the UI takes the line from
+// the host: withCommandLine, events.go).
 func plainArg(a string) bool {
 	if a == "" {
 		return false
@@ -287,8 +288,7 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) *acp.Reque
 	if err == nil && (choice == "allow_once" || choice == "allow_always") {
 		return nil
 	}
-	return &acp.RequestError{Code: -32603, Message: "the user refused to run this command: " + spec.line,
-		Data: map[string]any{"command": spec.line, "reason": "refused_by_user"}}
+	return refusedErr(spec.line)
 }
 
 func toAny(ss []string) []any {

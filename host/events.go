@@ -104,8 +104,12 @@ func messageStartEvent(kind string) Event {
 	return Event{"type": EventChunk, "kind": kind, "new_message": true}
 }
 
-// updateEvent carries one session/update (cleaned for msgpack).
+// updateEvent carries one session/update (cleaned for msgpack); a tool
+// call's gets its command line (withCommandLine).
 func updateEvent(update map[string]any) Event {
+	if k := update["sessionUpdate"]; k == "tool_call" || k == "tool_call_update" {
+		withCommandLine(update)
+	}
 	return Event{"type": EventUpdate, "update": update}
 }
 
@@ -138,9 +142,58 @@ func turnErrorEvent(err error) Event {
 }
 
 // permissionEvent asks the user a RequestPermissionRequest-shaped request
-// (the agent's, or the client's own with "client_question" set).
+// (the agent's, or the client's own with "client_question" set); its tool
+// call gets its command line (withCommandLine).
 func permissionEvent(request map[string]any) Event {
+	if tc, ok := request["toolCall"].(map[string]any); ok {
+		withCommandLine(tc)
+	}
 	return Event{"type": EventPermission, "request": request}
+}
+
+// clientKey is the key of what the host adds to a tool call it sends the
+// UI: {command = the command line it runs, runs = true} (withCommandLine).
+// An agent's own value under this key is dropped.
+const clientKey = "_nvim_acp"
+
+// withCommandLine sets tc[clientKey] from tc's rawInput: the command line
+// the tool call runs, computed once here (commandLine, consent.go) so that
+// a rule the UI saves or matches (lua/acp/rules.lua) is the line consent
+// approves. "runs" is true when rawInput names a command at all, even one
+// that cannot be read as a line (an argv that is not all strings). A tool
+// call without rawInput gets no key: an update leaves the tool call's
+// rawInput, and so its command line, as they were.
+func withCommandLine(tc map[string]any) {
+	delete(tc, clientKey)
+	raw, ok := tc["rawInput"]
+	if !ok {
+		return
+	}
+	in, _ := raw.(map[string]any)
+	info := map[string]any{}
+	if line, ok := rawCommand(in); ok {
+		info["command"] = line
+		info["runs"] = true
+	} else if namesCommand(in) {
+		info["runs"] = true
+	}
+	tc[clientKey] = info
+}
+
+// namesCommand reports whether rawInput in names a command ("command" or
+// "cmd": a string, or a non-empty list), readable or not.
+func namesCommand(in map[string]any) bool {
+	c, ok := in["command"]
+	if !ok {
+		c = in["cmd"]
+	}
+	switch c := c.(type) {
+	case string:
+		return true
+	case []any:
+		return len(c) > 0
+	}
+	return false
 }
 
 // authEvent asks how to log in to agent (label: what the agent says it

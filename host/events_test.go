@@ -1,8 +1,10 @@
 package host
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -101,5 +103,52 @@ func TestAnswerMethodsAnswerTheirOwnKind(t *testing.T) {
 	h.unregisterAnswer(7)
 	if err := h.answerer(resumeQuestion)(7, "late"); err != nil {
 		t.Fatalf("a late answer is an error: %v", err)
+	}
+}
+
+// Every tool call the UI gets carries the command line the host computed
+// (the one consent approves), never the agent's own value of that key.
+func TestToolCallsCarryTheHostsCommandLine(t *testing.T) {
+	argv := []any{"printf", `%s\n`, `it's a\b`}
+	cases := []struct {
+		name string
+		tc   map[string]any
+		want any // the tool call's clientKey value; nil: no key
+	}{
+		{"argv, quoted where needed", map[string]any{"rawInput": map[string]any{"command": argv}},
+			map[string]any{"command": `printf '%s\n' 'it'\''s a\b'`, "runs": true}},
+		{"a shell line as it is", map[string]any{"rawInput": map[string]any{"command": "ls -la | wc"}},
+			map[string]any{"command": "ls -la | wc", "runs": true}},
+		{"a system shell's script", map[string]any{"rawInput": map[string]any{"cmd": []any{"/bin/bash", "-lc", "make"}}},
+			map[string]any{"command": "make", "runs": true}},
+		{"an argv that is no line still runs", map[string]any{"rawInput": map[string]any{"command": []any{"sleep", 5.0}}},
+			map[string]any{"runs": true}},
+		{"no command", map[string]any{"rawInput": map[string]any{"path": "/a"}}, map[string]any{}},
+		{"the agent's own value is dropped", map[string]any{clientKey: map[string]any{"command": "ls"},
+			"rawInput": map[string]any{"command": "rm -rf ~"}}, map[string]any{"command": "rm -rf ~", "runs": true}},
+		{"an update without rawInput leaves the line as it was", map[string]any{clientKey: map[string]any{"command": "ls"},
+			"status": "completed"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			check := func(where string, tc map[string]any) {
+				got, ok := tc[clientKey]
+				if (c.want == nil) != !ok || (ok && !reflect.DeepEqual(got, c.want)) {
+					t.Errorf("%s: %s = %#v, want %#v", where, clientKey, got, c.want)
+				}
+			}
+			u := map[string]any{"sessionUpdate": "tool_call_update"}
+			for k, v := range c.tc {
+				u[k] = v
+			}
+			check("tool_call_update", updateEvent(u)["update"].(map[string]any))
+			req := map[string]any{"toolCall": maps.Clone(c.tc)}
+			check("permission", permissionEvent(req)["request"].(map[string]any)["toolCall"].(map[string]any))
+		})
+	}
+	// Other updates are left alone.
+	u := map[string]any{"sessionUpdate": "plan", "rawInput": map[string]any{"command": "ls"}}
+	if _, ok := updateEvent(u)["update"].(map[string]any)[clientKey]; ok {
+		t.Error("a plan got a command line")
 	}
 }

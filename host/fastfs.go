@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 // The fs/* fast path. fs/read_text_file and fs/write_text_file carry whole
@@ -21,7 +23,7 @@ import (
 // request (parseFSRequest: one pass, declining anything encoding/json might
 // read differently) is served here and its response written straight to
 // the agent's stdin, a read's content as the escaped text of the buffer,
-// escaped once per buffer version (jsonText, kept in the buffer cache).
+// escaped once per buffer version (jsontext.Text, kept in the buffer cache).
 // Everything else, including fs/* requests the parser declines, goes
 // through the SDK as before and is served by the same code (serveRead,
 // serveWrite).
@@ -199,14 +201,14 @@ func (c *bufCache) encode(s string) []byte {
 	c.mu.Lock()
 	var hit *bufEntry
 	for _, e := range c.entries {
-		if contains(e.buf.Text(), s) {
+		if jsontext.Within(e.buf.Text(), s) {
 			hit = e
 			break
 		}
 	}
 	c.mu.Unlock()
 	if hit != nil {
-		if enc, ok := hit.encoded().slice(s); ok {
+		if enc, ok := hit.encoded().Slice(s); ok {
 			return enc
 		}
 	}
@@ -216,11 +218,11 @@ func (c *bufCache) encode(s string) []byte {
 		b, _ := json.Marshal(s)
 		return b[1 : len(b)-1]
 	}
-	return appendEscaped(make([]byte, 0, len(s)+len(s)/8+16), s)
+	return jsontext.AppendEscaped(make([]byte, 0, len(s)+len(s)/8+16), s)
 }
 
 // encoded is the entry's text as JSON, built on first use.
-func (e *bufEntry) encoded() *jsonText {
-	e.encOnce.Do(func() { e.enc = newJSONText(e.buf.Text()) })
+func (e *bufEntry) encoded() *jsontext.Text {
+	e.encOnce.Do(func() { e.enc = jsontext.NewText(e.buf.Text()) })
 	return e.enc
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,10 @@ const (
 	// "" instead of an error. Gemini CLI reads through the client before it
 	// creates a file and treats any error as fatal (DESIGN.md).
 	QuirkMissingFileAsEmpty = "missing_file_as_empty"
+	// QuirkModeMarker: an agent message chunk that is only
+	// "[MODE_UPDATE] <mode>" is a mode change, not text. Gemini CLI reports
+	// mode changes only so (DESIGN.md); from any other agent it is text.
+	QuirkModeMarker = "mode_marker"
 )
 
 // agentQuirk turns quirk Name on for the agents whose agentInfo.name is
@@ -29,6 +34,7 @@ type agentQuirk struct {
 // knownQuirks are the quirks of real agents (observed: gemini-cli 0.61.0).
 var knownQuirks = []agentQuirk{
 	{Name: QuirkMissingFileAsEmpty, Agent: "gemini-cli"},
+	{Name: QuirkModeMarker, Agent: "gemini-cli"},
 }
 
 // quirkOn reports whether quirk name applies to the agent that says it is
@@ -88,11 +94,32 @@ func compareVersions(a, b string) int {
 // applyQuirks sets the session's workarounds for agent a (before its fs
 // bridge starts, which reads them).
 func (s *Session) applyQuirks(a *Agent) {
-	on := quirkOn(QuirkMissingFileAsEmpty, a.initResp.AgentInfo, s.opts.Quirks)
-	if on {
-		s.log.Info("quirk on", "quirk", QuirkMissingFileAsEmpty)
+	info := a.initResp.AgentInfo
+	on := func(name string) bool {
+		q := quirkOn(name, info, s.opts.Quirks)
+		if q {
+			s.log.Info("quirk on", "quirk", name)
+		}
+		return q
 	}
+	missing := on(QuirkMissingFileAsEmpty)
+	s.modeMarker.Store(on(QuirkModeMarker))
 	s.mu.Lock()
-	s.opts.Fs.MissingAsEmpty = on
+	s.opts.Fs.MissingAsEmpty = missing
 	s.mu.Unlock()
+}
+
+// modeMarkerRE is the whole chunk of QuirkModeMarker.
+var modeMarkerRE = regexp.MustCompile(`^\s*\[MODE_UPDATE\] (\S+)\s*$`)
+
+// markedMode is the mode a chunk of kind reports under QuirkModeMarker.
+func (s *Session) markedMode(kind, text string) (string, bool) {
+	if kind != "agent_message_chunk" || !s.modeMarker.Load() {
+		return "", false
+	}
+	m := modeMarkerRE.FindStringSubmatch(text)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }

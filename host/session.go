@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -76,6 +76,8 @@ type Session struct {
 	back      chan struct{}
 	replaying bool
 	waiting   bool // the running turn waits for back
+
+	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
 	terms sessionTerminals // terminal/* state, see terminal.go
 }
@@ -427,9 +429,8 @@ func (s *Session) update(u map[string]any) {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 		if c, ok := u["content"].(map[string]any); ok && c["type"] == "text" {
 			text, _ := c["text"].(string)
-			if m := modeMarker.FindStringSubmatch(text); m != nil && kind == "agent_message_chunk" {
-				// Gemini reports mode changes only as this message.
-				s.emit(modeUpdateEvent(m[1]))
+			if mode, ok := s.markedMode(kind, text); ok {
+				s.emit(modeUpdateEvent(mode)) // quirks.go
 				return
 			}
 			if s.newMessage(kind, u) {
@@ -476,9 +477,6 @@ var knownUpdates = map[string]bool{
 	"tool_call": true, "tool_call_update": true, "plan": true, "available_commands_update": true,
 	"current_mode_update": true, "config_option_update": true, "session_info_update": true, "usage_update": true,
 }
-
-// modeMarker is how gemini reports a mode change: a whole message chunk.
-var modeMarker = regexp.MustCompile(`^\s*\[MODE_UPDATE\] (\S+)\s*$`)
 
 var chunkKind = map[string]string{
 	"agent_message_chunk": "agent",

@@ -25,22 +25,26 @@ func TestCleanDropsNulls(t *testing.T) {
 	}
 }
 
+// A "[MODE_UPDATE] <mode>" chunk is a mode change only under the quirk
+// (gemini-cli's), and only as a whole agent message chunk.
 func TestModeMarker(t *testing.T) {
 	for _, tc := range []struct {
-		text, want string
+		quirk      bool
+		kind, text string
+		want       string // the mode; "": text
 	}{
-		{"[MODE_UPDATE] yolo", "yolo"},
-		{"  [MODE_UPDATE] auto_edit\n", "auto_edit"},
-		{"text [MODE_UPDATE] yolo", ""},
-		{"[MODE_UPDATE] two words", ""},
+		{true, "agent_message_chunk", "[MODE_UPDATE] yolo", "yolo"},
+		{true, "agent_message_chunk", "  [MODE_UPDATE] auto_edit\n", "auto_edit"},
+		{true, "agent_message_chunk", "text [MODE_UPDATE] yolo", ""},
+		{true, "agent_message_chunk", "[MODE_UPDATE] two words", ""},
+		{true, "agent_thought_chunk", "[MODE_UPDATE] yolo", ""},
+		{false, "agent_message_chunk", "[MODE_UPDATE] yolo", ""},
 	} {
-		m := modeMarker.FindStringSubmatch(tc.text)
-		got := ""
-		if m != nil {
-			got = m[1]
-		}
-		if got != tc.want {
-			t.Errorf("modeMarker(%q) = %q, want %q", tc.text, got, tc.want)
+		s := &Session{}
+		s.modeMarker.Store(tc.quirk)
+		got, ok := s.markedMode(tc.kind, tc.text)
+		if ok != (tc.want != "") || got != tc.want {
+			t.Errorf("quirk %v, %s %q: mode %q %v, want %q", tc.quirk, tc.kind, tc.text, got, ok, tc.want)
 		}
 	}
 }

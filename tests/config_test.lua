@@ -52,7 +52,7 @@ M["a bad option raises a message naming it"] = function(t)
     { { default_agent = 1 }, "acp: setup: default_agent must be a string or false, got number" },
     {
       { agents = { mine = { cmd = "x", quirks = { missing_file_as_empty = 1 } } } },
-      'acp: setup: agents["mine"].quirks must be a table of { missing_file_as_empty = boolean }, got a table',
+      'acp: setup: agents["mine"].quirks must be a table of { missing_file_as_empty = boolean, mode_marker = boolean }, got a table',
     },
     { { registry = { timeout_ms = 0 } }, "acp: setup: registry.timeout_ms must be a positive integer, got number" },
     { { log_level = "loud" }, 'acp: setup: log_level must be one of "debug", "info", "warn", "error", got string' },

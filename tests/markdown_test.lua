@@ -3,7 +3,7 @@
 local code = require("acp.render.code")
 local doc = require("acp.render.doc")
 local markdown = require("acp.render.markdown")
-local transcript = require("acp.transcript")
+local render = require("acp.render.acp")
 
 local M = {}
 
@@ -121,17 +121,17 @@ M["long tool output shows its first and last lines"] = function(t)
   for i = 1, 10000 do
     lines[i] = "l" .. i
   end
-  local shown, marker = transcript.collapse(lines, false, 40)
+  local shown, marker = render.collapse(lines, false, 40)
   t.eq(#shown, 8 + 1 + 4)
   t.eq(shown[8], "l8")
   t.eq(shown[marker], "… 9,988 lines, <CR> to expand")
   t.eq(shown[10], "l9997")
   t.eq(shown[13], "l10000")
-  t.eq({ transcript.collapse(lines, true, 40) }, { lines })
-  t.eq({ transcript.collapse(vim.list_slice(lines, 1, 40), false, 40) }, { vim.list_slice(lines, 1, 40) })
-  t.eq({ transcript.collapse(lines, false, 0) }, { lines })
+  t.eq({ render.collapse(lines, true, 40) }, { lines })
+  t.eq({ render.collapse(vim.list_slice(lines, 1, 40), false, 40) }, { vim.list_slice(lines, 1, 40) })
+  t.eq({ render.collapse(lines, false, 0) }, { lines })
   -- a limit below what a collapsed view shows collapses nothing shorter
-  t.eq({ transcript.collapse(vim.list_slice(lines, 1, 13), false, 5) }, { vim.list_slice(lines, 1, 13) })
+  t.eq({ render.collapse(vim.list_slice(lines, 1, 13), false, 5) }, { vim.list_slice(lines, 1, 13) })
 end
 
 return M

@@ -55,6 +55,13 @@ local function permission_request(title)
   }
 end
 
+-- req's tool call runs command line cmd, as the host sends it: rawInput and
+-- the line the host computed (host/events.go).
+local function runs(req, cmd)
+  req.toolCall.rawInput = { command = cmd }
+  req.toolCall._nvim_acp = { command = cmd, runs = true }
+end
+
 local function fs_question()
   return {
     kind = "review",
@@ -197,7 +204,7 @@ M["at 80 columns every row of a long request fits or scrolls, the keys always sh
   local s = session()
   local long = string.rep("word ", 40) -- 200 columns: 3 rows at 78
   local req = permission_request("Wrapped")
-  req.toolCall.rawInput = { command = long .. "\n" .. long .. "\nrm -rf D" }
+  runs(req, long .. "\n" .. long .. "\nrm -rf D")
   s.prompts:add("permission", 1, req)
   local body, keys = prompt_wins(s)
   t.ok(body and keys, "two floats")
@@ -215,7 +222,7 @@ M["at 80 columns every row of a long request fits or scrolls, the keys always sh
   for i = 1, 60 do
     cmd[i] = "echo line " .. i
   end
-  req.toolCall.rawInput = { command = table.concat(cmd, "\n") }
+  runs(req, table.concat(cmd, "\n"))
   s.prompts:add("permission", 2, req)
   body, keys = prompt_wins(s)
   local kbuf = api.nvim_win_get_buf(keys)
@@ -235,7 +242,7 @@ M["at 80 columns every row of a long request fits or scrolls, the keys always sh
   -- One line taller than the window: j scrolls it row by row to its end
   -- (without 'smoothscroll' its last rows never show, only "@@@").
   req = permission_request("One long line")
-  req.toolCall.rawInput = { command = string.rep("--flag-number-x ", 200) .. "&& rm -rf ~/important" }
+  runs(req, string.rep("--flag-number-x ", 200) .. "&& rm -rf ~/important")
   s.prompts:add("permission", 3, req)
   body, keys = prompt_wins(s)
   kbuf = api.nvim_win_get_buf(keys)
@@ -259,7 +266,7 @@ M["at every width the scroll hint and all keys show, however long a line"] = fun
   for columns = 40, 100 do
     vim.o.columns, vim.o.lines = columns, 24
     local req = permission_request("Long")
-    req.toolCall.rawInput = { command = string.rep("x", 30000) }
+    runs(req, string.rep("x", 30000))
     s.prompts:add("permission", columns, req)
     local body, keys = prompt_wins(s)
     -- Scrolled to the middle of the line: the hint at its longest.
@@ -344,7 +351,7 @@ M["rules planted from outside are shown first, used only once accepted"] = funct
   }, path)
   local s = session()
   local req = permission_request("Remove")
-  req.toolCall.rawInput = { command = "rm -rf x" }
+  runs(req, "rm -rf x")
   s.prompts:add("permission", 1, req)
   t.eq(s.prompts:count("permission"), 1, "the planted rule did not answer")
   t.ok(s.prompts:text():find("Permission rules nvim-acp did not write", 1, true), s.prompts:text())

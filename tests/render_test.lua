@@ -3,8 +3,8 @@
 local diff = require("acp.diff")
 local fsprompt = require("acp.fsprompt")
 local permission = require("acp.permission")
+local render = require("acp.render.acp")
 local texts = require("acp.text")
-local transcript = require("acp.transcript")
 
 local M = {}
 
@@ -37,7 +37,7 @@ M["a unified diff of two texts"] = function(t)
 end
 
 M["plan lines and highlights"] = function(t)
-  local lines, his = transcript.plan_lines({
+  local lines, his = render.plan_lines({
     { content = "read", status = "completed", priority = "medium" },
     { content = "write\nit", status = "in_progress", priority = "high" },
     { content = "test", status = "pending" },
@@ -50,16 +50,40 @@ M["plan lines and highlights"] = function(t)
     { 2, 2, -1, "AcpPlanActive" },
     { 3, 2, 5, "AcpPlanPending" },
   })
-  t.eq(transcript.plan_lines(vim.NIL), { "**Plan**" })
+  t.eq(render.plan_lines(vim.NIL), { "**Plan**" })
+end
+
+M["tool call lines come from the call alone"] = function(t)
+  local tc = {
+    title = "Run ls",
+    kind = "execute",
+    status = "completed",
+    locations = { { path = "/abs/a.txt", line = 0 } },
+    content = {
+      { type = "content", content = { type = "text", text = "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14" } },
+    },
+  }
+  local collapsed = {}
+  local lines, his = render.tool_lines(tc, { icons = false, limit = 5, collapsed = collapsed })
+  t.eq(lines[1], "[x] Run ls  (execute, completed)")
+  t.eq(his[1], { 0, 0, 3, "AcpToolCompleted" })
+  t.eq(lines[2], "    /abs/a.txt")
+  t.eq(#lines, 2 + 8 + 1 + 4)
+  t.eq(collapsed, { [10] = "content1" })
+  t.eq(lines[11], "    … 2 lines, <CR> to expand")
+  -- expanded, or with no limit: every line
+  t.eq(#render.tool_lines(tc, { limit = 5, expanded = { content1 = true } }), 2 + 14)
+  t.eq(#render.tool_lines(tc), 2 + 14)
+  t.eq(render.tool_lines({ kind = "edit" }, { icons = true })[1], "󰄱 edit tool call  (edit)")
 end
 
 M["rawOutput text"] = function(t)
-  t.eq(transcript.raw_output_text("out"), "out")
-  t.eq(transcript.raw_output_text(""), nil)
-  t.eq(transcript.raw_output_text({ stdout = "", output = "o" }), "o")
-  t.eq(transcript.raw_output_text({ formatted_output = "f", output = "o" }), "f")
-  t.eq(transcript.raw_output_text({ exit_code = 0 }), nil)
-  t.eq(transcript.raw_output_text(3), nil)
+  t.eq(render.raw_output_text("out"), "out")
+  t.eq(render.raw_output_text(""), nil)
+  t.eq(render.raw_output_text({ stdout = "", output = "o" }), "o")
+  t.eq(render.raw_output_text({ formatted_output = "f", output = "o" }), "f")
+  t.eq(render.raw_output_text({ exit_code = 0 }), nil)
+  t.eq(render.raw_output_text(3), nil)
 end
 
 M["lines of a text"] = function(t)
@@ -134,6 +158,7 @@ M["permission prompt lines: command whole, cwd, env, warnings; nothing hidden"] 
       title = "Run\27[8m",
       kind = "read",
       rawInput = { command = cmd, cwd = "/tmp/out", env = { { name = "PATH", value = "/evil" } } },
+      _nvim_acp = { command = cmd, runs = true },
     },
     warnings = { "cwd is outside the workspace" },
   }

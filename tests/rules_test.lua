@@ -7,17 +7,28 @@ local function project()
   return vim.fn.tempname()
 end
 
-local function exec(cmd)
-  return { kind = "execute", rawInput = { command = cmd } }
+-- A tool call that runs cmd, as the host sends it: rawInput as the agent
+-- sent it, and the command line the host computed (host/events.go).
+local function exec(cmd, cwd)
+  return { kind = "execute", rawInput = { command = cmd, cwd = cwd }, _nvim_acp = { command = cmd, runs = true } }
 end
 
-M["command lines: shell scripts as they run, argv quoted"] = function(t)
-  t.eq(rules.command_line("git status"), "git status")
-  t.eq(rules.command_line({ "/bin/bash", "-lc", "echo hi && ls" }), "echo hi && ls")
-  t.eq(rules.command_line({ "./bash", "-c", "x" }), "./bash -c x")
-  t.eq(rules.command_line({ "rm", "-rf", "my dir" }), "rm -rf 'my dir'")
-  t.eq(rules.command_line({}), nil)
-  t.eq(rules.command_line(3), nil)
+M["the command line is the host's, never computed from rawInput"] = function(t)
+  local tc = { kind = "execute", rawInput = { command = { "rm", "-rf", "my dir" } } }
+  t.eq(rules.command(tc), nil, "no line without the host's")
+  t.eq(rules.runs(tc), false)
+  tc._nvim_acp = { command = "rm -rf 'my dir'", runs = true }
+  t.eq(rules.command(tc), "rm -rf 'my dir'")
+  t.eq(rules.runs(tc), true)
+  -- A command the host cannot read as a line still runs: no kind rule covers
+  -- it, and nothing is offered to remember.
+  local odd = { kind = "read", rawInput = { command = { "sleep", 5 } }, _nvim_acp = { runs = true } }
+  t.eq(rules.command(odd), nil)
+  t.eq(rules.candidates(odd, "allow", project()), {})
+  local p = project()
+  rules.add({ kind = "read", action = "allow" }, p)
+  t.eq(rules.match(odd, p), nil)
+  t.eq(rules.candidates(vim.tbl_extend("force", odd, { kind = "execute" }), "allow", p), {})
 end
 
 M["chaining is seen"] = function(t)
@@ -139,9 +150,7 @@ M["command rules read arguments from the command's cwd and stay in the project"]
   rules.add({ kind = "execute", action = "allow", prefix = "cat" }, p)
   rules.add({ kind = "execute", action = "allow", prefix = "grep" }, p)
   rules.add({ kind = "execute", action = "allow", command = "make test" }, p)
-  local function run(cmd, cwd)
-    return { kind = "execute", rawInput = { command = cmd, cwd = cwd } }
-  end
+  local run = exec
   t.ok(rules.match(run("cat a.txt", p .. "/sub"), p))
   t.ok(rules.match(run("make test", "sub"), p), "a cwd relative to the project")
   -- project/link does not exist: the path is read from the cwd, where it leads out.
@@ -157,7 +166,7 @@ M["kind rules never cover a tool call that runs a command"] = function(t)
   local p = project()
   rules.add({ kind = "read", action = "allow" }, p)
   t.ok(rules.match({ kind = "read", locations = { { path = p .. "/a" } } }, p))
-  t.eq(rules.match({ kind = "read", rawInput = { command = "rm -rf x" } }, p), nil)
+  t.eq(rules.match(vim.tbl_extend("force", exec("rm -rf x"), { kind = "read" }), p), nil)
   rules.add({ kind = "execute", action = "allow" }, p)
   t.ok(rules.match(exec("anything at all"), p), "an explicit any-execute rule")
 end

@@ -46,6 +46,7 @@ M["an agent's own command: read-only, ended with its tool call"] = function(t)
   terms:from_update({
     toolCallId = "c1",
     rawInput = { command = { "/bin/bash", "-lc", "ls" } },
+    _nvim_acp = { command = "ls", runs = true },
     _meta = { terminal_info = { terminal_id = "c1" } },
   }, raw)
   local term = terms:get("c1")

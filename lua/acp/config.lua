@@ -24,6 +24,7 @@ local M = {}
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
+---@field mode_marker boolean|nil a message "[MODE_UPDATE] <mode>" is a mode change, not text (Gemini CLI; on by agentInfo.name)
 
 ---@class acp.Config
 ---@field agents table<string, acp.AgentSpec> name -> how to start it; presets merged in
@@ -201,6 +202,9 @@ local function is_int(v, min)
 end
 
 -- A check returns nil when v is fine, else what it must be.
+--- The quirks an agent spec may set (host/quirks.go).
+local quirk_names = { missing_file_as_empty = true, mode_marker = true }
+
 local checks = {}
 
 function checks.string(v)
@@ -320,8 +324,8 @@ local agent_schema = {
       return "a table"
     end
     for k, x in pairs(v) do
-      if k ~= "missing_file_as_empty" or type(x) ~= "boolean" then
-        return "a table of { missing_file_as_empty = boolean }"
+      if not quirk_names[k] or type(x) ~= "boolean" then
+        return "a table of { missing_file_as_empty = boolean, mode_marker = boolean }"
       end
     end
   end,

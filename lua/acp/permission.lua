@@ -8,9 +8,9 @@
 --- merged with the request (same toolCallId), diff included.
 local diff = require("acp.diff")
 local keymaps = require("acp.keymaps")
+local render = require("acp.render.acp")
 local rules = require("acp.rules")
 local texts = require("acp.text")
-local transcript = require("acp.transcript")
 
 local M = {}
 
@@ -103,19 +103,23 @@ function M.lines(req, tc)
   end
   local cmd = rules.command(tc)
   local warnings = vim.list_slice(type(req.warnings) == "table" and req.warnings or {})
-  if cmd and tc.kind ~= "execute" then
+  if rules.runs(tc) and tc.kind ~= "execute" then
     table.insert(warnings, 1, ("its kind is %q, but it runs a command"):format(texts.one_line(tc.kind or "none")))
   end
   for _, w in ipairs(warnings) do
     add("⚠ " .. one_line(w), "AcpPermissionWarning")
   end
+  local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
   if cmd then
     -- Multi-line commands (heredocs) are shown whole: this is what runs.
     for i, l in ipairs(texts.visible_lines(cmd)) do
       add((i == 1 and "$ " or "  ") .. l)
     end
+  elseif rules.runs(tc) then
+    -- Not a line the host can read (an argv of other than strings): as sent.
+    local ok, json = pcall(vim.json.encode, raw.command or raw.cmd)
+    add("$ (as sent) " .. one_line(ok and json or "?"))
   end
-  local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
   if type(raw.cwd) == "string" then
     add("cwd: " .. one_line(raw.cwd))
   end
@@ -135,7 +139,7 @@ function M.lines(req, tc)
         add(texts.visible(l), diff.highlight(l))
       end
     elseif type(c) == "table" then
-      vim.list_extend(lines, texts.visible_lines(table.concat(transcript.content_lines(c), "\n")))
+      vim.list_extend(lines, texts.visible_lines(table.concat(render.content_lines(c), "\n")))
     end
   end
   return lines, hls

@@ -241,42 +241,31 @@ function M.delete(i, project)
   save(project, st)
 end
 
---- The command of a tool call, as one string.
-function M.command(tc)
-  local raw = type(tc.rawInput) == "table" and tc.rawInput or {}
-  return M.command_line(raw.command or raw.cmd)
+--- What the host says of a tool call's command (host/events.go,
+--- withCommandLine): it adds toolCall._nvim_acp = { command = line, runs =
+--- true } to every tool call and permission request it sends whose rawInput
+--- names a command, and drops the agent's own value of that key.
+local function client_info(tc)
+  local info = type(tc) == "table" and tc._nvim_acp or nil
+  return type(info) == "table" and info or {}
 end
 
-local shells = { sh = true, bash = true, zsh = true, dash = true, ksh = true, fish = true }
-
---- A command (string, or argv list) as the line that really runs: argv like
---- {"/bin/bash", "-lc", script} (codex) is the script itself, so that a rule
---- or the prompt never stops at "/bin/bash -lc"; other argv is shell-quoted.
---- (The host's consent check reads commands the same way: host/consent.go.)
----@param cmd any
+--- The command line a tool call runs, as the host computed it: the same
+--- line its consent check approves (host/consent.go commandLine), so a rule
+--- made from it matches what the host runs. nil: no command, or one the
+--- host cannot read as a line (see runs).
+---@param tc table a tool call (or a permission request's toolCall)
 ---@return string|nil
-function M.command_line(cmd)
-  if type(cmd) == "string" then
-    return cmd
-  end
-  if type(cmd) ~= "table" or #cmd == 0 then
-    return nil
-  end
-  local argv = vim.tbl_map(tostring, cmd)
-  local shell = vim.fs.basename(argv[1])
-  -- Only a real shell: a bare name or one in a system bin directory (not
-  -- "./bash", which could be any program).
-  local dir_ = vim.fs.dirname(argv[1])
-  local system = not argv[1]:find("/") or dir_ == "/bin" or dir_ == "/usr/bin" or dir_ == "/usr/local/bin"
-  if shells[shell] and system and #argv == 3 and argv[2]:match("^%-%a*c%a*$") then
-    return argv[3]
-  end
-  return table.concat(
-    vim.tbl_map(function(a)
-      return a:match("^[%w%-%._/=:,@+]+$") and a or vim.fn.shellescape(a)
-    end, argv),
-    " "
-  )
+function M.command(tc)
+  local line = client_info(tc).command
+  return type(line) == "string" and line or nil
+end
+
+--- Whether a tool call runs a command at all, readable as a line or not.
+---@param tc table
+---@return boolean
+function M.runs(tc)
+  return client_info(tc).runs == true
 end
 
 --- Whether shell text could run another command (operators, substitutions,
@@ -453,7 +442,7 @@ function M.match(tc, project)
         if cmd and inside(cwd, project) and M.allows(r, cmd, project, cwd) then
           return r
         end
-      elseif not (cmd and tc.kind ~= "execute") then -- a "read" that runs a command is no read
+      elseif not (M.runs(tc) and tc.kind ~= "execute") then -- a "read" that runs a command is no read
         if not r.glob then
           return r
         end
@@ -494,6 +483,9 @@ function M.candidates(tc, action, project)
     return out
   end
   local cmd = M.command(tc)
+  if M.runs(tc) and not cmd then
+    return out -- a command the host cannot read as a line: nothing to remember
+  end
   if cmd then
     out[#out + 1] = { kind = tc.kind, action = action, command = cmd }
     local words = vim.split(vim.trim(cmd), " +")

@@ -15,6 +15,7 @@ local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
 local remote = require("acp.remote")
+local render = require("acp.render.acp")
 local settings = require("acp.settings")
 local terminal = require("acp.terminal")
 local transcript = require("acp.transcript")
@@ -504,7 +505,7 @@ function S:on_turn_end(ev)
     for _, id in ipairs(self.transcript:cancel_unfinished()) do
       self.terminals:from_update(
         { toolCallId = id, status = "cancelled" },
-        transcript.raw_output_text,
+        render.raw_output_text,
         self.transcript:tool_data(id)
       )
     end

@@ -277,9 +277,8 @@ function Terminals:from_update(u, raw_output_text, before)
   -- terminal_exit comes (rejected, failed or cancelled commands).
   local known = type(u.toolCallId) == "string" and self:get(u.toolCallId)
   if known and known.readonly then
-    local raw = type(u.rawInput) == "table" and u.rawInput or {}
-    local cmd = rules.command_line(raw.command)
-    if type(cmd) == "string" and cmd ~= "" and cmd ~= known.command then
+    local cmd = rules.command(u)
+    if cmd and cmd ~= "" and cmd ~= known.command then
       known.command = cmd
       self:_changed(known)
     end
@@ -315,8 +314,7 @@ function Terminals:_from_meta(u, meta)
     end
     local t = self:get(id)
     if not t then
-      local raw = type(u.rawInput) == "table" and u.rawInput or {}
-      local cmd = rules.command_line(raw.command)
+      local cmd = rules.command(u)
       t = self:_new(id, {
         readonly = true,
         command = type(cmd) == "string" and cmd or (type(u.title) == "string" and u.title or nil),

@@ -10,8 +10,8 @@
 --- which is fed each line once as it completes. Big tool output shows its
 --- first and last lines until expanded.
 local config = require("acp.config")
-local diff = require("acp.diff")
 local doc = require("acp.render.doc")
+local render = require("acp.render.acp")
 local texts = require("acp.text")
 local view = require("acp.render.view")
 
@@ -21,11 +21,7 @@ local api = vim.api
 local ns = api.nvim_create_namespace("acp_transcript")
 M.ns = ns
 
-local split, one_line = texts.split, texts.one_line
-
---- Of content longer than the chat.collapse_lines option, the first HEAD
---- and last TAIL lines show until the user expands it.
-local HEAD, TAIL = 8, 4
+local split = texts.split
 
 --- Time one tick of queued block redraws may take.
 local REDRAW_BUDGET_NS = 4e6
@@ -577,174 +573,16 @@ function T:stop(reason)
   self.turn_header = false
 end
 
-local icons = {
-  pending = { "󰄱", "[ ]", "AcpToolPending" },
-  in_progress = { "󰦖", "[~]", "AcpToolInProgress" },
-  completed = { "󰄵", "[x]", "AcpToolCompleted" },
-  failed = { "󰅙", "[!]", "AcpToolFailed" },
-  cancelled = { "󰜺", "[-]", "AcpToolCancelled" },
-  rejected = { "󰜺", "[-]", "AcpToolCancelled" },
-}
-
-function T:icon(status)
-  local i = icons[status] or icons.pending
-  return self.icons and i[1] or i[2], i[3]
-end
-
-local function indent(lines, prefix)
-  local out = {}
-  for _, l in ipairs(lines) do
-    out[#out + 1] = prefix .. l
-  end
-  return out
-end
-
---- Lines for one content block (text, diff, terminal, resource, image...).
----@param c table an ACP ToolCallContent or ContentBlock
----@param terminals acp.Terminals|nil the session's terminals, for terminal content
----@return string[]
-function M.content_lines(c, terminals)
-  local t = c.type
-  if t == "content" then
-    local inner = c.content or {}
-    if inner.type == "text" then
-      return split(inner.text or "")
-    end
-    return M.content_lines(inner)
-  elseif t == "text" then
-    return split(c.text or "")
-  elseif t == "diff" then
-    local out = { "```diff" }
-    vim.list_extend(out, diff.unified(c.path or "?", c.oldText, c.newText or ""))
-    out[#out + 1] = "```"
-    return out
-  elseif t == "terminal" then
-    if terminals then
-      return terminals:content_lines(c)
-    end
-    return { ("[terminal %s] (no output yet)"):format(c.terminalId or "?") }
-  elseif t == "image" then
-    return { ("[image %s]"):format(c.mimeType or "") }
-  elseif t == "audio" then
-    return { ("[audio %s]"):format(c.mimeType or "") }
-  elseif t == "resource_link" then
-    return { ("[resource %s%s]"):format(c.uri or "?", c.mimeType and (" " .. c.mimeType) or "") }
-  elseif t == "resource" then
-    local r = c.resource or {}
-    return { ("[resource %s%s]"):format(r.uri or "?", r.mimeType and (" " .. r.mimeType) or "") }
-  end
-  return { ("[unsupported content: %s]"):format(tostring(t)) }
-end
-
---- "9800" -> "9,800".
-local function thousands(n)
-  local s = tostring(n)
-  local out = s:reverse():gsub("(%d%d%d)", "%1,"):reverse()
-  return (out:gsub("^,", ""))
-end
-
---- Lines of content that is long shown as its first and last lines around
---- a marker, unless expanded; returns the lines and the marker's index.
----@param lines string[]
----@param expanded boolean|nil
----@param limit integer collapse above this many lines (0: never)
----@return string[] lines, integer|nil marker
-function M.collapse(lines, expanded, limit)
-  if expanded or limit <= 0 or #lines <= math.max(limit, HEAD + TAIL + 1) then
-    return lines, nil
-  end
-  local out = vim.list_slice(lines, 1, HEAD)
-  out[#out + 1] = ("… %s lines, <CR> to expand"):format(thousands(#lines - HEAD - TAIL))
-  vim.list_extend(out, lines, #lines - TAIL + 1, #lines)
-  return out, HEAD + 1
-end
-
---- Lines and highlights for a tool call; collapsed (optional) gets the
---- line offset of each collapse marker -> its content key, expanded the
---- keys of content the user expanded.
----@param tc table the tool call's merged fields
----@param expanded table<string, true>|nil
----@param collapsed table<integer, string>|nil
----@return string[] lines, table[] highlights
-function T:tool_lines(tc, expanded, collapsed)
-  expanded = expanded or {}
-  local limit = config.options.chat.collapse_lines
-  local icon, hl = self:icon(tc.status)
-  -- Without a title, the kind says more than an id like "write_file__1795_0".
-  local head = ("%s %s"):format(
-    icon,
-    one_line(tc.title or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call")
-  )
-  local meta = ("  (%s%s)"):format(one_line(tc.kind or "other"), tc.status and (", " .. one_line(tc.status)) or "")
-  local lines = { head .. meta }
-  local his = { { 0, 0, #icon, hl }, { 0, #icon + 1, #head, "AcpToolTitle" }, { 0, #head, -1, "AcpToolKind" } }
-  for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
-    if type(loc) == "table" and type(loc.path) == "string" then
-      -- Lines are 1-based: a line 0 (codex, gemini) means the file.
-      local line = tonumber(loc.line)
-      line = line and line >= 1 and math.floor(line) or nil
-      local l = "    " .. one_line(vim.fn.fnamemodify(loc.path, ":~:.")) .. (line and (":" .. line) or "")
-      lines[#lines + 1] = l
-      his[#his + 1] = { #lines - 1, 4, -1, "AcpLocation" }
-    end
-  end
-  -- Content of any length: its first and last lines until expanded.
-  local function add(key, content, is_diff)
-    local shown, marker = M.collapse(content, expanded[key], limit)
-    local first = #lines
-    vim.list_extend(lines, indent(shown, "    "))
-    for i, l in ipairs(shown) do
-      local row = first + i - 1
-      if i == marker then
-        his[#his + 1] = { row, 4, -1, "AcpPlaceholder" }
-        if collapsed then
-          collapsed[row] = key
-        end
-      elseif is_diff then
-        local group = diff.highlight(l)
-        if group then
-          his[#his + 1] = { row, 4, -1, group }
-        end
-      end
-    end
-  end
-  local shows_output = false
-  for i, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
-    if type(c) == "table" then
-      if c.type == "terminal" or c.type == "content" or c.type == "text" then
-        shows_output = true
-      end
-      add("content" .. i, M.content_lines(c, self.terminals), c.type == "diff")
-    end
-  end
-  -- Agents that run commands themselves (codex) may report output only here.
-  local out = not shows_output and M.raw_output_text(tc.rawOutput)
-  if out then
-    add("raw", split((out:gsub("\n+$", ""))))
-  end
-  return lines, his
-end
-
---- The text of a tool call's rawOutput, if it has any: a string, or a table
---- with one of the fields agents use for command output.
-function M.raw_output_text(raw)
-  if type(raw) == "string" then
-    return raw ~= "" and raw or nil
-  end
-  if type(raw) ~= "table" then
-    return nil
-  end
-  for _, k in ipairs({ "formatted_output", "aggregated_output", "output", "stdout", "content" }) do
-    if type(raw[k]) == "string" and raw[k] ~= "" then
-      return raw[k]
-    end
-  end
-end
-
 -- Lines of tool block b; its collapse markers are noted.
 function T:_tool_view(b)
   b.collapsed = {}
-  return self:tool_lines(b.data, b.expanded, b.collapsed)
+  return render.tool_lines(b.data, {
+    icons = self.icons,
+    terminals = self.terminals,
+    limit = config.options.chat.collapse_lines,
+    expanded = b.expanded,
+    collapsed = b.collapsed,
+  })
 end
 
 -- Remember which terminals tool block id shows (refresh_terminal).
@@ -791,14 +629,6 @@ function T:tool(u)
   self:_replace(b, self:_tool_view(b))
   return b
 end
-
--- Markdown task boxes ("[~]" would be read as a link and concealed); the
--- entry in progress says so and is highlighted.
-local plan_marks = {
-  completed = { "[x]", "AcpPlanDone" },
-  in_progress = { "[ ]", "AcpPlanActive", " (in progress)" },
-  pending = { "[ ]", "AcpPlanPending" },
-}
 
 --- Whether a block exists for tool call id.
 ---@param id string
@@ -856,28 +686,10 @@ function T:tool_at(row)
   return b and b.kind == "tool" and b.data or nil
 end
 
---- Lines for a plan.
----@param entries table[]
----@return string[] lines, table[] highlights
-function M.plan_lines(entries)
-  local lines, his = { "**Plan**" }, { { 0, 0, -1, "AcpPlanHeader" } }
-  for _, e in ipairs(type(entries) == "table" and entries or {}) do
-    if type(e) ~= "table" then
-      goto continue
-    end
-    local m = plan_marks[e.status] or plan_marks.pending
-    local prio = e.priority and e.priority ~= "medium" and (" (" .. one_line(e.priority) .. ")") or ""
-    lines[#lines + 1] = ("- %s %s%s%s"):format(m[1], one_line(e.content), prio, m[3] or "")
-    his[#his + 1] = { #lines - 1, 2, m[3] and -1 or 5, m[2] }
-    ::continue::
-  end
-  return lines, his
-end
-
 --- Show the plan, replacing this turn's previous plan.
 ---@param entries table[]
 function T:plan(entries)
-  local lines, his = M.plan_lines(entries)
+  local lines, his = render.plan_lines(entries)
   if self.plan_block then
     self:_replace(self.plan_block, lines, his)
   else

@@ -3,7 +3,7 @@
 --- update to the part of the session that owns it.
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
-local transcript = require("acp.transcript")
+local render = require("acp.render.acp")
 
 local M = {}
 
@@ -62,7 +62,7 @@ end
 
 function handlers.tool_call(s, u)
   local before = type(u.toolCallId) == "string" and s.transcript:tool_data(u.toolCallId) or nil
-  s.terminals:from_update(u, transcript.raw_output_text, before)
+  s.terminals:from_update(u, render.raw_output_text, before)
   u = with_meta_terminals(s, u, before)
   local b = s.transcript:tool(u)
   if b and b.data then
@@ -77,7 +77,7 @@ end
 
 -- Chunks whose content is not text (images, resources...).
 local function content_placeholder(s, u)
-  local lines = transcript.content_lines(type(u.content) == "table" and u.content or {})
+  local lines = render.content_lines(type(u.content) == "table" and u.content or {})
   s.transcript:placeholder(table.concat(lines, " "))
 end
 handlers.agent_message_chunk = content_placeholder

@@ -1,4 +1,8 @@
-package host
+// Package jsontext puts text into JSON strings and reads JSON values in one
+// pass over their bytes, eight at a time where nothing needs escaping. Where
+// it is not sure to read a value exactly as encoding/json would, it declines
+// (ok false) and the caller leaves that value to encoding/json.
+package jsontext
 
 import (
 	"encoding/binary"
@@ -7,16 +11,12 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
-
-	acp "github.com/coder/acp-go-sdk"
 )
 
-// This file is the JSON of the fs/* fast path (fastfs.go): file text goes
-// into and out of JSON strings in one pass over its bytes, eight at a time
-// where nothing needs escaping. encoding/json makes four to six passes over
-// a file's text per request (validate, unquote, escape, compact, validate
-// again), which for a 660 KB buffer cost more than everything else a read
-// or write does.
+// It is the JSON of the host's fs/* fast path (host/fastfs.go): encoding/json
+// makes four to six passes over a file's text per request (validate,
+// unquote, escape, compact, validate again), which for a 660 KB buffer cost
+// more than everything else a read or write does.
 
 const (
 	lo8 = 0x0101010101010101
@@ -65,10 +65,10 @@ func init() {
 	}
 }
 
-// appendEscaped appends s as the inside of a JSON string (no quotes). s must
+// AppendEscaped appends s as the inside of a JSON string (no quotes). s must
 // be valid UTF-8. Besides what JSON requires, U+2028 and U+2029 are escaped
 // (as encoding/json does) so the text is also valid JavaScript.
-func appendEscaped(dst []byte, s string) []byte {
+func AppendEscaped(dst []byte, s string) []byte {
 	b := bytesOf(s)
 	start, i := 0, 0
 	for i < len(b) {
@@ -112,8 +112,8 @@ func appendEscaped(dst []byte, s string) []byte {
 	return append(dst, b[start:]...)
 }
 
-// escapedLen is len(appendEscaped(nil, s)).
-func escapedLen(s string) int {
+// EscapedLen is len(AppendEscaped(nil, s)).
+func EscapedLen(s string) int {
 	n := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -127,12 +127,12 @@ func escapedLen(s string) int {
 	return n
 }
 
-// jsonText is a text and its JSON string encoding, with checkpoints to
+// Text is a text and its JSON string encoding, with checkpoints to
 // find the encoding of any substring that starts and ends on character
 // boundaries (a line/limit slice of a file) without encoding it again.
-type jsonText struct {
+type Text struct {
 	src string
-	enc []byte // appendEscaped(src), no quotes
+	enc []byte // AppendEscaped(src), no quotes
 	// Checkpoints: src[srcAt[k]:] is encoded at enc[encAt[k]:]; every
 	// srcAt is a character boundary, about checkpointBytes apart.
 	srcAt, encAt []int
@@ -140,8 +140,9 @@ type jsonText struct {
 
 const checkpointBytes = 512
 
-func newJSONText(src string) *jsonText {
-	t := &jsonText{src: src}
+// NewText encodes src once, with checkpoints for Slice.
+func NewText(src string) *Text {
+	t := &Text{src: src}
 	n := len(src)/checkpointBytes + 1
 	t.srcAt = make([]int, 0, n)
 	t.encAt = make([]int, 0, n)
@@ -153,24 +154,27 @@ func newJSONText(src string) *jsonText {
 		}
 		t.srcAt = append(t.srcAt, at)
 		t.encAt = append(t.encAt, len(t.enc))
-		t.enc = appendEscaped(t.enc, src[at:end])
+		t.enc = AppendEscaped(t.enc, src[at:end])
 		at = end
 	}
 	return t
 }
 
+// Encoded is the whole text as the inside of a JSON string (no quotes).
+func (t *Text) Encoded() []byte { return t.enc }
+
 // offset is where src[i:] starts in enc; i must be a character boundary.
-func (t *jsonText) offset(i int) int {
+func (t *Text) offset(i int) int {
 	if i >= len(t.src) {
 		return len(t.enc)
 	}
 	k := sort.SearchInts(t.srcAt, i+1) - 1
-	return t.encAt[k] + escapedLen(t.src[t.srcAt[k]:i])
+	return t.encAt[k] + EscapedLen(t.src[t.srcAt[k]:i])
 }
 
-// contains reports whether s lies in t's memory: a substring of t itself,
+// Within reports whether s lies in t's memory: a substring of t itself,
 // not merely equal to one.
-func contains(t, s string) bool {
+func Within(t, s string) bool {
 	if len(s) == 0 || len(s) > len(t) {
 		return false
 	}
@@ -179,13 +183,13 @@ func contains(t, s string) bool {
 	return p >= base && p+uintptr(len(s)) <= base+uintptr(len(t))
 }
 
-// slice returns the encoding of s if s is a substring of t.src starting
+// Slice returns the encoding of s if s is a substring of t.src starting
 // and ending on character boundaries.
-func (t *jsonText) slice(s string) ([]byte, bool) {
+func (t *Text) Slice(s string) ([]byte, bool) {
 	if len(s) == 0 {
 		return nil, true
 	}
-	if !contains(t.src, s) {
+	if !Within(t.src, s) {
 		return nil, false
 	}
 	i := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(t.src))))
@@ -196,12 +200,12 @@ func (t *jsonText) slice(s string) ([]byte, bool) {
 	return t.enc[t.offset(i):t.offset(j)], true
 }
 
-// unquote decodes the JSON string starting at data[i] (a '"') and returns
+// Unquote decodes the JSON string starting at data[i] (a '"') and returns
 // it and the index after its closing quote. ok is false for anything
 // encoding/json would reject or decode differently (invalid UTF-8, lone
 // surrogates): the caller leaves those to encoding/json. The result never
 // shares data's memory.
-func unquote(data []byte, i int) (s string, next int, ok bool) {
+func Unquote(data []byte, i int) (s string, next int, ok bool) {
 	if i >= len(data) || data[i] != '"' {
 		return "", 0, false
 	}
@@ -312,16 +316,22 @@ func hex4(data []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// jsonScanner reads one JSON value the way encoding/json would accept it,
+// Scanner reads JSON values the way encoding/json would accept them,
 // answering false for anything it does not handle (the caller then lets
 // encoding/json decide).
-type jsonScanner struct {
+type Scanner struct {
 	data  []byte
 	i     int
 	depth int
 }
 
-func (s *jsonScanner) ws() {
+// NewScanner reads data from its start.
+func NewScanner(data []byte) *Scanner { return &Scanner{data: data} }
+
+// Pos is the index in data of the next byte to read.
+func (s *Scanner) Pos() int { return s.i }
+
+func (s *Scanner) ws() {
 	for s.i < len(s.data) {
 		switch s.data[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -332,8 +342,8 @@ func (s *jsonScanner) ws() {
 	}
 }
 
-// peek returns the next non-space byte (0 at the end).
-func (s *jsonScanner) peek() byte {
+// Peek returns the next non-space byte (0 at the end).
+func (s *Scanner) Peek() byte {
 	s.ws()
 	if s.i >= len(s.data) {
 		return 0
@@ -341,19 +351,21 @@ func (s *jsonScanner) peek() byte {
 	return s.data[s.i]
 }
 
-func (s *jsonScanner) consume(c byte) bool {
-	if s.peek() != c {
+// Consume reads c, the next non-space byte, if it is c.
+func (s *Scanner) Consume(c byte) bool {
+	if s.Peek() != c {
 		return false
 	}
 	s.i++
 	return true
 }
 
-func (s *jsonScanner) str() (string, bool) {
-	if s.peek() != '"' {
+// Str reads a JSON string.
+func (s *Scanner) Str() (string, bool) {
+	if s.Peek() != '"' {
 		return "", false
 	}
-	v, next, ok := unquote(s.data, s.i)
+	v, next, ok := Unquote(s.data, s.i)
 	if !ok {
 		return "", false
 	}
@@ -361,8 +373,8 @@ func (s *jsonScanner) str() (string, bool) {
 	return v, true
 }
 
-// number returns the raw bytes of a JSON number.
-func (s *jsonScanner) number() ([]byte, bool) {
+// Number reads a number and returns the raw bytes of a JSON number.
+func (s *Scanner) Number() ([]byte, bool) {
 	s.ws()
 	d := s.data
 	start := s.i
@@ -405,10 +417,10 @@ func (s *jsonScanner) number() ([]byte, bool) {
 	return d[start:i], true
 }
 
-// integer reads a JSON number that is an int (no fraction or exponent, no
+// Int reads a JSON number that is an int (no fraction or exponent, no
 // overflow), as encoding/json decodes into an int.
-func (s *jsonScanner) integer() (int, bool) {
-	raw, ok := s.number()
+func (s *Scanner) Int() (int, bool) {
+	raw, ok := s.Number()
 	if !ok || len(raw) > 18 {
 		return 0, false
 	}
@@ -429,7 +441,8 @@ func (s *jsonScanner) integer() (int, bool) {
 	return n, true
 }
 
-func (s *jsonScanner) literal(word string) bool {
+// Literal reads word (true, false, null).
+func (s *Scanner) Literal(word string) bool {
 	s.ws()
 	if len(s.data)-s.i < len(word) || string(s.data[s.i:s.i+len(word)]) != word {
 		return false
@@ -438,63 +451,63 @@ func (s *jsonScanner) literal(word string) bool {
 	return true
 }
 
-// skip reads over one value.
-func (s *jsonScanner) skip() bool {
-	switch s.peek() {
+// Skip reads over one value.
+func (s *Scanner) Skip() bool {
+	switch s.Peek() {
 	case '"':
-		_, ok := s.str()
+		_, ok := s.Str()
 		return ok
 	case '{':
-		return s.object(func(string) bool { return s.skip() })
+		return s.Object(func(string) bool { return s.Skip() })
 	case '[':
 		if s.depth++; s.depth > 64 {
 			return false
 		}
 		defer func() { s.depth-- }()
 		s.i++
-		if s.consume(']') {
+		if s.Consume(']') {
 			return true
 		}
 		for {
-			if !s.skip() {
+			if !s.Skip() {
 				return false
 			}
-			if s.consume(']') {
+			if s.Consume(']') {
 				return true
 			}
-			if !s.consume(',') {
+			if !s.Consume(',') {
 				return false
 			}
 		}
 	case 't':
-		return s.literal("true")
+		return s.Literal("true")
 	case 'f':
-		return s.literal("false")
+		return s.Literal("false")
 	case 'n':
-		return s.literal("null")
+		return s.Literal("null")
 	default:
-		_, ok := s.number()
+		_, ok := s.Number()
 		return ok
 	}
 }
 
-// object reads an object, calling field for each key with the scanner at
+// Object reads an object, calling field for each key with the scanner at
 // its value; field must read the value. A repeated key is refused.
-func (s *jsonScanner) object(field func(key string) bool) bool {
-	if !s.consume('{') {
+func (s *Scanner) Object(field func(key string) bool) bool {
+	if !s.Consume('{') {
 		return false
 	}
 	if s.depth++; s.depth > 64 {
 		return false
 	}
 	defer func() { s.depth-- }()
-	if s.consume('}') {
+	if s.Consume('}') {
 		return true
 	}
 	var seen []string
 	for {
-		k, ok := s.str()
-		if !ok || !s.consume(':') {
+		k, ok := s.Str()
+		if !ok || !s.Consume(':') {
 			return false
 		}
 		for _, p := range seen {
@@ -506,134 +519,11 @@ func (s *jsonScanner) object(field func(key string) bool) bool {
 		if !field(k) {
 			return false
 		}
-		if s.consume('}') {
+		if s.Consume('}') {
 			return true
 		}
-		if !s.consume(',') {
+		if !s.Consume(',') {
 			return false
 		}
 	}
-}
-
-// fsRequest is an fs/read_text_file or fs/write_text_file request decoded
-// by parseFSRequest.
-type fsRequest struct {
-	id         []byte // raw JSON: a number or a string
-	method     string
-	sessionID  string
-	path       string
-	line       *int
-	limit      *int
-	content    string
-	hasContent bool
-}
-
-// knownKey reports whether k is one of keys, and refuses (ok false) a key
-// that only matches one of them ignoring case: encoding/json would take it
-// for that field, so the request is left to it.
-func knownKey(k string, keys ...string) (known, ok bool) {
-	for _, want := range keys {
-		if k == want {
-			return true, true
-		}
-		if strings.EqualFold(k, want) {
-			return false, false
-		}
-	}
-	return false, true
-}
-
-// parseFSRequest decodes line when it is a well-formed fs/read_text_file or
-// fs/write_text_file request, in one pass. ok is false for everything
-// else, and for any request it is not sure to decode exactly as
-// encoding/json would: those go the ordinary way, through acp-go-sdk.
-func parseFSRequest(line []byte) (req fsRequest, ok bool) {
-	s := &jsonScanner{data: line}
-	var hasID, hasParams bool
-	ok = s.object(func(k string) bool {
-		known, fine := knownKey(k, "jsonrpc", "id", "method", "params", "result", "error")
-		if !fine {
-			return false
-		}
-		if !known {
-			return s.skip()
-		}
-		switch k {
-		case "jsonrpc":
-			_, ok := s.str()
-			return ok
-		case "id":
-			start := s.peek()
-			from := s.i
-			switch {
-			case start == '"':
-				if _, ok := s.str(); !ok {
-					return false
-				}
-			case start == '-' || (start >= '0' && start <= '9'):
-				if _, ok := s.number(); !ok {
-					return false
-				}
-			default:
-				return false
-			}
-			req.id = append([]byte(nil), line[from:s.i]...)
-			hasID = true
-			return true
-		case "method":
-			m, ok := s.str()
-			req.method = m
-			return ok
-		case "params":
-			hasParams = true
-			return s.object(func(k string) bool { return req.param(s, k) })
-		}
-		return false // result, error: not a request
-	})
-	if !ok || s.peek() != 0 || !hasID || !hasParams || req.sessionID == "" || req.path == "" {
-		return fsRequest{}, false
-	}
-	switch req.method {
-	case acp.ClientMethodFsReadTextFile:
-		return req, true
-	case acp.ClientMethodFsWriteTextFile:
-		return req, req.hasContent
-	}
-	return fsRequest{}, false
-}
-
-// param reads the value of params key k.
-func (req *fsRequest) param(s *jsonScanner, k string) bool {
-	known, ok := knownKey(k, "sessionId", "path", "line", "limit", "content")
-	if !ok {
-		return false
-	}
-	if !known {
-		return s.skip()
-	}
-	switch k {
-	case "sessionId":
-		req.sessionID, ok = s.str()
-	case "path":
-		req.path, ok = s.str()
-	case "content":
-		req.content, ok = s.str()
-		req.hasContent = ok
-	case "line", "limit":
-		var p *int
-		if !s.literal("null") {
-			n, fine := s.integer()
-			if !fine {
-				return false
-			}
-			p = &n
-		}
-		ok = true
-		if k == "line" {
-			req.line = p
-		} else {
-			req.limit = p
-		}
-	}
-	return ok
 }

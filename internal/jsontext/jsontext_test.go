@@ -1,0 +1,190 @@
+package jsontext_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/nvim-acp/nvim-acp/internal/jsontext"
+)
+
+var escapeCases = []string{
+	"",
+	"plain ascii text that is long enough for the eight-byte loop",
+	"quote \" backslash \\ newline \n tab \t cr \r bs \b ff \f nul \x00 esc \x1b del \x7f",
+	"\tlog.Printf(\"line %05d: the quick brown fox\\n\", x) // jumps over\n",
+	"unicode é ü 中文 😀 and line separators \u2028 \u2029 and \u2027 \u202a",
+	"\xe2\x80", // cut (invalid) sequences are not escaped specially
+	"<html> & </html>",
+	strings.Repeat("a\"", 100),
+}
+
+// TestAppendEscaped: what jsontext.AppendEscaped writes decodes back to the text.
+func TestAppendEscaped(t *testing.T) {
+	for _, s := range escapeCases {
+		enc := jsontext.AppendEscaped(nil, s)
+		if len(enc) != jsontext.EscapedLen(s) {
+			t.Errorf("%q: jsontext.EscapedLen %d, jsontext.AppendEscaped wrote %d", s, jsontext.EscapedLen(s), len(enc))
+		}
+		if !utf8.ValidString(s) {
+			continue
+		}
+		var got string
+		if err := json.Unmarshal([]byte(`"`+string(enc)+`"`), &got); err != nil {
+			t.Errorf("%q: encoded %q is not a JSON string: %v", s, enc, err)
+			continue
+		}
+		if got != s {
+			t.Errorf("%q: round trip gave %q", s, got)
+		}
+	}
+}
+
+func FuzzAppendEscaped(f *testing.F) {
+	for _, s := range escapeCases {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		enc := jsontext.AppendEscaped(nil, s)
+		if len(enc) != jsontext.EscapedLen(s) {
+			t.Fatalf("jsontext.EscapedLen %d, wrote %d", jsontext.EscapedLen(s), len(enc))
+		}
+		if !utf8.ValidString(s) {
+			return
+		}
+		var got string
+		if err := json.Unmarshal([]byte(`"`+string(enc)+`"`), &got); err != nil || got != s {
+			t.Fatalf("round trip of %q: %q, %v", s, got, err)
+		}
+	})
+}
+
+// TestJSONTextSlice: the encoding of every line-aligned slice of a text is
+// found inside the text's encoding.
+func TestJSONTextSlice(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&sb, "\tline %d \"quoted\" \\ é \u2028 😀\n", i)
+	}
+	text := sb.String()
+	jt := jsontext.NewText(text)
+	if string(jt.Encoded()) != string(jsontext.AppendEscaped(nil, text)) {
+		t.Fatal("checkpointed encoding differs from jsontext.AppendEscaped")
+	}
+	starts := []int{0}
+	for i, c := range text {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	for _, a := range []int{0, 1, 2, 17, 100, 1500, 2999, 3000} {
+		for _, n := range []int{0, 1, 7, 2000} {
+			i := starts[a]
+			j := len(text)
+			if n > 0 && a+n < len(starts) {
+				j = starts[a+n]
+			}
+			sub := text[i:j]
+			got, ok := jt.Slice(sub)
+			if !ok {
+				t.Fatalf("slice [%d:%d] not found", i, j)
+			}
+			if want := jsontext.AppendEscaped(nil, sub); string(got) != string(want) {
+				t.Fatalf("slice [%d:%d]: %q..., want %q...", i, j, got[:min(40, len(got))], want[:min(40, len(want))])
+			}
+		}
+	}
+	if _, ok := jt.Slice(strings.Clone(text[10:20])); ok {
+		t.Error("a copy of a substring must not be found (different memory)")
+	}
+	if _, ok := jt.Slice(text[len("\tline 0 \"quoted\" \\ \xc3"):]); ok {
+		t.Error("a slice starting inside a character must not be found")
+	}
+}
+
+var unquoteCases = []string{
+	`""`, `"abc"`, `"a\"b\\c\/d\n\r\t\b\f"`, `"\u00e9\u4e2d\ud83d\ude00"`,
+	`"\ud83d"`, `"\ude00"`, `"\ud83dx"`, `"\u12"`, `"\x"`, "\"a\x01b\"", "\"\xff\"", `"é中😀"`,
+	`"unterminated`, `"` + strings.Repeat(`long \"line\" with escapes\n`, 50) + `"`,
+}
+
+// TestUnquote: Unquote decodes exactly as encoding/json, or declines.
+func TestUnquote(t *testing.T) {
+	for _, c := range unquoteCases {
+		checkUnquote(t, c)
+	}
+	if _, _, ok := jsontext.Unquote([]byte(`"\ud83d"`), 0); ok {
+		t.Error("a lone surrogate must be left to encoding/json")
+	}
+	if _, _, ok := jsontext.Unquote([]byte("\"\xff\""), 0); ok {
+		t.Error("invalid UTF-8 must be left to encoding/json")
+	}
+	if s, next, ok := jsontext.Unquote([]byte(`"a\nb" rest`), 0); !ok || s != "a\nb" || next != 6 {
+		t.Errorf("got %q %d %v", s, next, ok)
+	}
+}
+
+func checkUnquote(t *testing.T, c string) {
+	t.Helper()
+	got, next, ok := jsontext.Unquote([]byte(c), 0)
+	var want string
+	err := json.Unmarshal([]byte(c), &want)
+	if !ok {
+		return // declining is always allowed
+	}
+	if err != nil {
+		t.Fatalf("%q: unquote accepted what encoding/json rejects (%v)", c, err)
+	}
+	if got != want || next != len(c) {
+		t.Fatalf("%q: unquote %q (next %d), encoding/json %q", c, got, next, want)
+	}
+}
+
+func FuzzUnquote(f *testing.F) {
+	for _, c := range unquoteCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, c string) {
+		if !strings.HasPrefix(c, `"`) {
+			return
+		}
+		got, next, ok := jsontext.Unquote([]byte(c), 0)
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal([]byte(c[:next]), &want); err != nil || got != want {
+			t.Fatalf("%q: unquote %q, encoding/json %q %v", c[:next], got, want, err)
+		}
+	})
+}
+
+func BenchmarkAppendEscaped(b *testing.B) {
+	text := benchText(10000)
+	b.SetBytes(int64(len(text)))
+	buf := make([]byte, 0, len(text)*2)
+	for i := 0; i < b.N; i++ {
+		buf = jsontext.AppendEscaped(buf[:0], text)
+	}
+}
+
+func BenchmarkMarshalString(b *testing.B) {
+	text := benchText(10000)
+	b.SetBytes(int64(len(text)))
+	for i := 0; i < b.N; i++ {
+		_, _ = json.Marshal(text)
+	}
+}
+
+// benchText is n lines of 66 bytes of Go-like text (as e2e's bench files).
+func benchText(n int) string {
+	var sb strings.Builder
+	for i := 0; i < n; i++ {
+		l := fmt.Sprintf("\tlog.Printf(\"line %05d: the quick brown fox\\n\", x) // jumps over the lazy dog", i)
+		sb.WriteString(l[:65])
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}

@@ -1,0 +1,619 @@
+// Command tryagent runs one turn of a real ACP agent inside headless Neovim
+// with nvim-acp, against the scripted mock LLM (testdata/mockllm), and
+// reports what happened: the chat buffer, the files changed, the ACP
+// methods the agent used and what the model was offered and called.
+// scripts/try-agent builds and runs it (see testdata/mockllm/README.md).
+//
+//	tryagent [flags] AGENT SCENARIO [PROMPT]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/neovim/go-client/nvim"
+
+	"github.com/nvim-acp/nvim-acp/testdata/mockllm"
+)
+
+type options struct {
+	agent, scenario        string
+	prompts                []string
+	root, nvimBin, hostBin string
+	permission             string
+	timeout                time.Duration
+	tmux                   string // WxH: run Neovim in a tmux session of that size
+	runDir                 string
+	fsWrite                string
+	cancelAfter            time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.root, "root", ".", "repository root (the plugin)")
+	flag.StringVar(&o.nvimBin, "nvim", os.Getenv("NVIM_BIN"), "Neovim binary (default $NVIM_BIN, else nvim)")
+	flag.StringVar(&o.hostBin, "host", "", "nvim-acp host binary (default ROOT/bin/nvim-acp)")
+	flag.StringVar(&o.permission, "permission", "allow", "answer to permission requests (and file questions: accept/reject): allow, allow_always, reject, reject_always")
+	flag.DurationVar(&o.timeout, "timeout", 4*time.Minute, "deadline of the whole run")
+	flag.StringVar(&o.tmux, "tmux", "", "run Neovim in a tmux session of this size (e.g. 200x50) and leave it open")
+	flag.StringVar(&o.runDir, "dir", "", "run directory (default: a new one under /tmp/nvim-acp-try)")
+	flag.StringVar(&o.fsWrite, "fs-write", "apply", "fs.write option: apply or review (review: the write waits for the answer to -permission)")
+	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
+	flag.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() < 2 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	o.agent, o.scenario = flag.Arg(0), flag.Arg(1)
+	o.prompts = flag.Args()[2:]
+	ok, err := run(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tryagent:", err)
+		os.Exit(1)
+	}
+	if !ok {
+		os.Exit(3)
+	}
+}
+
+// agentSpec is what `scripts/real-agents env --json` prints.
+type agentSpec struct {
+	Name    string            `json:"name"`
+	Package string            `json:"package"`
+	Version string            `json:"version"`
+	Cmd     []string          `json:"cmd"`
+	Env     map[string]string `json:"env"`
+	Notes   string            `json:"notes"`
+}
+
+// status is require("acp").status().
+type status struct {
+	State      string `msgpack:"state"`
+	StopReason string `msgpack:"stop_reason"`
+	ChatBuf    int    `msgpack:"chat_buf"`
+	Error      string `msgpack:"error"`
+}
+
+func run(o options) (bool, error) {
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return false, err
+	}
+	if o.hostBin == "" {
+		o.hostBin = filepath.Join(root, "bin", "nvim-acp")
+	}
+	if o.nvimBin == "" {
+		o.nvimBin = "nvim"
+	}
+	sc, err := mockllm.Load(o.scenario)
+	if err != nil {
+		return false, err
+	}
+	if len(o.prompts) == 0 && sc.Prompt != "" {
+		o.prompts = []string{sc.Prompt}
+	}
+	if len(o.prompts) == 0 {
+		o.prompts = []string{"Hello!"}
+	}
+	dir := o.runDir
+	if dir == "" {
+		if err := os.MkdirAll("/tmp/nvim-acp-try", 0o755); err != nil {
+			return false, err
+		}
+		dir, err = os.MkdirTemp("/tmp/nvim-acp-try", o.agent+"-"+time.Now().Format("150405")+"-")
+		if err != nil {
+			return false, err
+		}
+		// Sandboxed agents (codex's bubblewrap) may run as another user.
+		if err := os.Chmod(dir, 0o755); err != nil {
+			return false, err
+		}
+	}
+	ws := filepath.Join(dir, "workspace")
+	before := filepath.Join(dir, "before")
+	for _, d := range []string{ws, before} {
+		for name, text := range sc.Files {
+			p := filepath.Join(d, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return false, err
+			}
+			if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+				return false, err
+			}
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return false, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
+	defer cancel()
+
+	reqLog := filepath.Join(dir, "requests.jsonl")
+	lf, err := os.Create(reqLog)
+	if err != nil {
+		return false, err
+	}
+	defer lf.Close()
+	url, err := mockllm.New(sc, map[string]string{"cwd": ws}, lf).Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		return false, err
+	}
+	out, err := exec.Command(filepath.Join(root, "scripts", "real-agents"), "env", o.agent, url, filepath.Join(dir, "home"), "--json").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return false, fmt.Errorf("real-agents env %s: %s", o.agent, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return false, fmt.Errorf("real-agents env %s: %w", o.agent, err)
+	}
+	var spec agentSpec
+	if err := json.Unmarshal(out, &spec); err != nil {
+		return false, fmt.Errorf("real-agents env %s: %w", o.agent, err)
+	}
+	fmt.Printf("== %s %s (%s), scenario %s, mock %s\n== run dir %s\n== prompts: %q\n",
+		spec.Name, spec.Version, spec.Package, sc.Name, url, dir, o.prompts)
+
+	ed, err := startNvim(ctx, o, root, dir, ws)
+	if err != nil {
+		return false, err
+	}
+	defer ed.close()
+	t := &turn{o: o, ed: ed, ctx: ctx}
+	ok := t.play(spec)
+
+	fmt.Println("\n== chat buffer")
+	fmt.Println(t.chat())
+	if o.tmux != "" {
+		if b, err := exec.Command("tmux", "capture-pane", "-p", "-t", ed.tmuxName).Output(); err == nil {
+			fmt.Printf("\n== tmux screen (%s)\n%s", o.tmux, b)
+		}
+	}
+	fmt.Println("\n== files changed (diff -ruN before workspace)")
+	d, _ := exec.Command("diff", "-ruN", "--exclude=.git", before, ws).CombinedOutput()
+	if len(d) == 0 {
+		fmt.Println("(none)")
+	} else {
+		fmt.Print(string(d))
+	}
+	fmt.Println("\n== ACP messages (host log, level debug)")
+	fmt.Print(acpSummary(filepath.Join(dir, "nvim", "state", "nvim", "acp.log")))
+	fmt.Println("\n== model requests (" + reqLog + ")")
+	fmt.Print(requestSummary(reqLog))
+	if len(t.notes) > 0 {
+		fmt.Println("\n== notes")
+		for _, n := range t.notes {
+			fmt.Println("- " + n)
+		}
+	}
+	result := "ended: " + t.end
+	fmt.Printf("\n== %s %s: %s\n", spec.Name, spec.Version, result)
+	if o.tmux != "" {
+		fmt.Printf("== Neovim stays open: tmux attach -t %s (kill it with: tmux kill-session -t %s)\n", ed.tmuxName, ed.tmuxName)
+	}
+	return ok, nil
+}
+
+// editor is the Neovim the turn runs in.
+type editor struct {
+	nv       *nvim.Nvim
+	tmuxName string
+}
+
+func (e *editor) close() {
+	if e.tmuxName == "" {
+		_ = e.nv.Command("qa!")
+	}
+	e.nv.Close()
+}
+
+func startNvim(ctx context.Context, o options, root, dir, ws string) (*editor, error) {
+	state := filepath.Join(dir, "nvim")
+	env := []string{
+		"NVIM_ACP_BIN=" + o.hostBin,
+		"HOME=" + filepath.Join(dir, "home"),
+		"XDG_CONFIG_HOME=" + filepath.Join(state, "config"),
+		"XDG_DATA_HOME=" + filepath.Join(state, "data"),
+		"XDG_STATE_HOME=" + filepath.Join(state, "state"),
+		"XDG_CACHE_HOME=" + filepath.Join(state, "cache"),
+		"NVIM_LOG_FILE=" + filepath.Join(state, "nvim.log"),
+	}
+	if err := os.MkdirAll(state, 0o755); err != nil {
+		return nil, err
+	}
+	rtp := "set rtp^=" + strings.ReplaceAll(root, " ", `\ `)
+	if o.tmux == "" {
+		nv, err := nvim.NewChildProcess(
+			nvim.ChildProcessCommand(o.nvimBin),
+			nvim.ChildProcessArgs("--embed", "--headless", "--clean", "-n", "-i", "NONE", "--cmd", rtp),
+			nvim.ChildProcessDir(ws),
+			nvim.ChildProcessEnv(append(os.Environ(), env...)),
+			nvim.ChildProcessServe(true),
+			nvim.ChildProcessContext(ctx),
+		)
+		if err != nil {
+			return nil, fmt.Errorf("start nvim: %w", err)
+		}
+		return &editor{nv: nv}, nil
+	}
+	w, h, ok := strings.Cut(o.tmux, "x")
+	if !ok {
+		return nil, fmt.Errorf("-tmux %q: want WIDTHxHEIGHT", o.tmux)
+	}
+	sock := filepath.Join(dir, "nvim.sock")
+	name := "try-" + filepath.Base(dir)
+	name = strings.NewReplacer(".", "-", ":", "-").Replace(name)
+	args := []string{"new-session", "-d", "-s", name, "-x", w, "-y", h, "-c", ws, "env"}
+	args = append(args, env...)
+	args = append(args, o.nvimBin, "--clean", "-n", "-i", "NONE", "--listen", sock, "--cmd", rtp)
+	if b, err := exec.CommandContext(ctx, "tmux", args...).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("tmux new-session: %v: %s", err, b)
+	}
+	for {
+		nv, err := nvim.Dial(sock)
+		if err == nil {
+			return &editor{nv: nv, tmuxName: name}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("nvim in tmux session %s did not listen on %s: %w", name, sock, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// turn drives one prompt through the plugin's Lua API.
+type turn struct {
+	o     options
+	ed    *editor
+	ctx   context.Context
+	end   string
+	notes []string
+	buf   int
+}
+
+func (t *turn) lua(code string, result any, args ...any) error {
+	if args == nil {
+		args = []any{}
+	}
+	done := make(chan error, 1)
+	go func() { done <- t.ed.nv.ExecLua(code, result, args...) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("nvim did not answer in 30s")
+	}
+}
+
+// setupLua configures the plugin with the agent, makes pickers answer
+// themselves (an auth picker takes an env_var method) and records them.
+const setupLua = `
+local name, cmd, env, fs_write = ...
+_G.tryagent_notes = {}
+local function note(s) table.insert(_G.tryagent_notes, s) end
+vim.ui.select = function(items, opts, on_choice)
+  opts = opts or {}
+  local pick, idx = items[1], 1
+  for i, it in ipairs(items) do
+    if type(it) == "table" and (it.type == "env_var" or it.api_key) then pick, idx = it, i break end
+  end
+  local fmt = opts.format_item or vim.inspect
+  local shown = {}
+  for _, it in ipairs(items) do table.insert(shown, (fmt(it):gsub("\n", " "))) end
+  note(("picker %q (%s): took %q from %s"):format(opts.prompt or "", opts.kind or "", fmt(pick), table.concat(shown, " | ")))
+  vim.schedule(function() on_choice(pick, idx) end)
+end
+vim.ui.input = function(opts, on_confirm)
+  note(("input %q: answered empty"):format((opts or {}).prompt or ""))
+  vim.schedule(function() on_confirm("") end)
+end
+local notify = vim.notify
+vim.notify = function(msg, level, o)
+  note(("notify(%s): %s"):format(tostring(level), msg))
+  return notify(msg, level, o)
+end
+require("acp").setup({
+  agents = { [name] = { cmd = cmd, env = env } },
+  default_agent = name,
+  log_level = "debug",
+  history = { enabled = false },
+  fs = { write = fs_write },
+})
+require("acp").chat(name)
+`
+
+const statusLua = `local s = require("acp").status() or {}
+return { state = s.state or "", stop_reason = s.stop_reason or "", chat_buf = s.chat_buf or 0,
+  error = s.error and tostring(s.error) or "" }`
+
+func (t *turn) status() (status, error) {
+	var s status
+	err := t.lua(statusLua, &s)
+	if s.ChatBuf != 0 {
+		t.buf = s.ChatBuf
+	}
+	return s, err
+}
+
+// waitFor polls the session's state until done says so.
+func (t *turn) waitFor(what string, done func(status) bool) (status, error) {
+	for {
+		s, err := t.status()
+		if err != nil {
+			return s, err
+		}
+		if done(s) {
+			return s, nil
+		}
+		if s.State == "awaiting_permission" {
+			t.answerPermission()
+		}
+		if s.State == "error" || s.State == "closed" {
+			return s, fmt.Errorf("session %s while waiting for %s: %s", s.State, what, s.Error)
+		}
+		select {
+		case <-t.ctx.Done():
+			return s, fmt.Errorf("timed out waiting for %s (state %q)", what, s.State)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// answerLua answers the first waiting prompt: a permission request with
+// the option of that kind, else a file question (a review, a path outside
+// the workspace, a conflict) with the first of alts it offers.
+const answerLua = `
+local choice, alts = ...
+if require("acp").respond_permission(choice) then return "permission request: " .. choice end
+local s = require("acp.session").get()
+for _, alt in ipairs(alts) do
+  if s and s.prompts:respond("fs_question", alt) then return "file question: " .. alt end
+end
+return ""`
+
+func (t *turn) answerPermission() {
+	choice := t.o.permission
+	if choice == "allow" || choice == "reject" {
+		choice += "_once"
+	}
+	alts := []string{"accept", choice, "take_agent"}
+	if strings.HasPrefix(choice, "reject") {
+		alts = []string{"reject", choice, "keep_mine"}
+	}
+	var answered string
+	err := t.lua(answerLua, &answered, choice, alts)
+	msg := "answered " + answered
+	switch {
+	case err != nil:
+		msg = fmt.Sprintf("answering %s failed: %v", choice, err)
+	case answered == "":
+		msg = fmt.Sprintf("a prompt waits that takes none of %s, %v", choice, alts)
+	}
+	if n := len(t.notes); n == 0 || t.notes[n-1] != msg {
+		t.notes = append(t.notes, msg)
+	}
+}
+
+func (t *turn) play(spec agentSpec) bool {
+	t.end = "not started"
+	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite); err != nil {
+		t.end = "setup failed: " + err.Error()
+		return false
+	}
+	defer t.collectNotes()
+	start := time.Now()
+	if _, err := t.waitFor("the session", func(s status) bool { return s.State == "ready" }); err != nil {
+		t.end = err.Error()
+		return false
+	}
+	t.notes = append(t.notes, fmt.Sprintf("session ready after %.1fs", time.Since(start).Seconds()))
+	var ends []string
+	for i, prompt := range t.o.prompts {
+		var sent bool
+		if err := t.lua(`return require("acp").send(...)`, &sent, prompt); err != nil || !sent {
+			t.end = fmt.Sprintf("send of prompt %d refused (%v)", i+1, err)
+			return false
+		}
+		start = time.Now()
+		cancelled := false
+		s, err := t.waitFor("the turn's end", func(s status) bool {
+			if t.o.cancelAfter > 0 && !cancelled && time.Since(start) >= t.o.cancelAfter {
+				cancelled = true
+				_ = t.lua(`require("acp").cancel()`, nil)
+				t.notes = append(t.notes, fmt.Sprintf("turn %d cancelled after %v", i+1, t.o.cancelAfter))
+			}
+			return s.State == "ready"
+		})
+		if err != nil {
+			t.end = strings.Join(append(ends, err.Error()), "; ")
+			_ = t.lua(`require("acp").cancel()`, nil)
+			return false
+		}
+		ends = append(ends, fmt.Sprintf("turn %d: stop reason %q after %.1fs", i+1, s.StopReason, time.Since(start).Seconds()))
+	}
+	t.end = strings.Join(ends, "; ")
+	return true
+}
+
+func (t *turn) collectNotes() {
+	var notes []string
+	if t.lua(`return _G.tryagent_notes or {}`, &notes) == nil {
+		t.notes = append(t.notes, notes...)
+	}
+}
+
+func (t *turn) chat() string {
+	if t.buf == 0 {
+		return "(no chat buffer)"
+	}
+	var lines []string
+	if err := t.lua(`return vim.api.nvim_buf_get_lines(..., 0, -1, false)`, &lines, t.buf); err != nil {
+		return "(cannot read the chat: " + err.Error() + ")"
+	}
+	return strings.Join(lines, "\n")
+}
+
+var methodRe = regexp.MustCompile(`"method":"([^"]+)"`)
+
+// acpMessage is the ACP message a host log line carries ("acp <-" from
+// the agent, "acp ->" to it; the message is the line's last attribute,
+// msg="...", quoted by slog), or ok false.
+func acpMessage(line string) (msg string, fromAgent, ok bool) {
+	switch {
+	case strings.Contains(line, `msg="acp <-"`):
+		fromAgent = true
+	case strings.Contains(line, `msg="acp ->"`):
+	default:
+		return "", false, false
+	}
+	i := strings.LastIndex(line, ` msg="`)
+	if i < 0 {
+		return "", false, false
+	}
+	msg, err := strconv.Unquote(line[i+len(" msg="):])
+	return msg, fromAgent, err == nil
+}
+
+// acpSummary counts the methods each side called, the session updates
+// and the tool call titles, from the host's debug log.
+func acpSummary(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(no host log: %v)\n", err)
+	}
+	defer f.Close()
+	fromAgent, toAgent, updates := map[string]int{}, map[string]int{}, map[string]int{}
+	var titles []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		text, agent, ok := acpMessage(sc.Text())
+		if !ok {
+			continue
+		}
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				Update struct {
+					SessionUpdate string `json:"sessionUpdate"`
+					Title         string `json:"title"`
+				} `json:"update"`
+			} `json:"params"`
+		}
+		if json.Unmarshal([]byte(text), &m) != nil {
+			// Cut at 4 KiB by the host: the method still shows.
+			if g := methodRe.FindStringSubmatch(text); g != nil {
+				m.Method = g[1]
+			}
+		}
+		if m.Method == "" {
+			continue // a response
+		}
+		if !agent {
+			toAgent[m.Method]++
+			continue
+		}
+		fromAgent[m.Method]++
+		if u := m.Params.Update; u.SessionUpdate != "" {
+			updates[u.SessionUpdate]++
+			if u.SessionUpdate == "tool_call" && u.Title != "" {
+				titles = append(titles, u.Title)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("agent -> client: " + countLine(fromAgent) + "\n")
+	b.WriteString("client -> agent: " + countLine(toAgent) + "\n")
+	b.WriteString("session updates: " + countLine(updates) + "\n")
+	if len(titles) > 0 {
+		b.WriteString("tool calls: " + strings.Join(titles, " | ") + "\n")
+	}
+	return b.String()
+}
+
+func countLine(m map[string]int) string {
+	if len(m) == 0 {
+		return "(none)"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s x%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// requestSummary is one line per model request, the tools offered (each
+// distinct set once) and the tool results the model got back.
+func requestSummary(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err.Error() + "\n"
+	}
+	var out strings.Builder
+	seen := map[string]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var e mockllm.LogEntry
+		if json.Unmarshal([]byte(line), &e) != nil {
+			continue
+		}
+		fmt.Fprintf(&out, "#%d %s %s %s model=%s stream=%v msgs=%d status=%d rule=%q\n",
+			e.Seq, e.Method, e.Path, e.API, e.Model, e.Stream, len(e.Messages), e.Status, e.Rule)
+		if len(e.Tools) > 0 {
+			key := strings.Join(e.Tools, ",")
+			if n, ok := seen[key]; ok {
+				fmt.Fprintf(&out, "    tools: the %d of #%d\n", len(e.Tools), n)
+			} else {
+				seen[key] = e.Seq
+				fmt.Fprintf(&out, "    tools (%d): %s\n", len(e.Tools), key)
+			}
+		}
+		if n := len(e.Messages); n > 0 {
+			for _, r := range e.Messages[n-1].Results {
+				fmt.Fprintf(&out, "    got result of %s (error=%v): %q\n", r.Name, r.Error, firstLine(r.Output, 160))
+			}
+		}
+		for _, r := range e.Reply {
+			fmt.Fprintf(&out, "    -> %s\n", firstLine(r, 200))
+		}
+		if e.Error != "" {
+			fmt.Fprintf(&out, "    error: %s\n", e.Error)
+		}
+	}
+	if out.Len() == 0 {
+		return "(no requests)\n"
+	}
+	return out.String()
+}
+
+func firstLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", "⏎")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
