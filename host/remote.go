@@ -59,7 +59,7 @@ func (a *Agent) connect(ctx context.Context) {
 	}
 	if err != nil {
 		a.mu.Unlock()
-		a.initErr = fmt.Errorf("connect to agent %s at %s: %w", a.spec.Name, transport.RedactURL(a.spec.URL), err)
+		a.initErr = fmt.Errorf("connect to agent %s: %w", a.spec.Name, err)
 		a.exitErr = a.initErr
 		a.log.Error("connect failed", "err", err)
 		close(a.exited)
@@ -254,6 +254,10 @@ func (s *Session) reattach(a *Agent) {
 			}
 		}
 	}
+	why := fmt.Sprintf("%s can neither resume nor load sessions", a.spec.Name)
+	if err != nil {
+		why = a.describe("resuming the session", err).Error()
+	}
 	if how == "" || err != nil {
 		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
 			Cwd: s.opts.Agent.Cwd, McpServers: servers,
@@ -282,8 +286,8 @@ func (s *Session) reattach(a *Agent) {
 	}
 	switch how {
 	case "new":
-		s.emit(messageEvent("warn", fmt.Sprintf("reconnected, but %s can neither resume nor load sessions: "+
-			"this is a new session, which does not know the conversation above", a.spec.Name)))
+		s.emit(messageEvent("warn", fmt.Sprintf("reconnected, but %s: "+
+			"this is a new session, which does not know the conversation above", why)))
 	default:
 		s.emit(messageEvent("info", fmt.Sprintf("reconnected; the session was %s", how)))
 	}

@@ -44,6 +44,7 @@ function M.token(name, spec)
   if spec.token_prompt then
     if not typed[name] then
       local ok, v = pcall(vim.fn.inputsecret, ("Token for %s (%s): "):format(name, M.redact(spec.url or "")))
+      vim.api.nvim_echo({ { "" } }, false, {}) -- the prompt and its stars go
       if not ok or v == nil or v == "" then
         return nil, ("no token given for %s"):format(name)
       end
