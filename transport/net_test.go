@@ -601,3 +601,34 @@ func TestHTTPServerDown(t *testing.T) {
 		t.Fatalf("Err = %v", err)
 	}
 }
+
+// TestCookiesKept: a cookie the server sets (sticky sessions behind a load
+// balancer) comes back with every later request of the connection, as the
+// ACP RFD asks; another connection starts without it.
+func TestCookiesKept(t *testing.T) {
+	var mu sync.Mutex
+	var cookies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cookies = append(cookies, r.Header.Get("Cookie"))
+		mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "affinity", Value: "node7", Path: "/"})
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	for round := 0; round < 2; round++ {
+		conn, err := Dial(context.Background(), Remote{URL: srv.URL + "/acp", Kind: HTTP})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			fmt.Fprintf(conn, "{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{\"i\":%d}}\n", i)
+		}
+		conn.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"", "affinity=node7", "", "affinity=node7"}; fmt.Sprint(cookies) != fmt.Sprint(want) {
+		t.Fatalf("cookies sent %q, want %q", cookies, want)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"time"
@@ -99,6 +100,13 @@ func Dial(ctx context.Context, r Remote) (Conn, error) {
 	u, err := r.endpoint()
 	if err != nil {
 		return nil, err
+	}
+	if r.Client == nil {
+		// Cookies are kept for the connection (the ACP RFD asks clients to:
+		// servers behind load balancers use them for sticky sessions) and
+		// dropped with it.
+		jar, _ := cookiejar.New(nil)
+		r.Client = &http.Client{Transport: defaultTransport, Jar: jar}
 	}
 	kind := r.Kind
 	if kind == "" && (u.Scheme == "ws" || u.Scheme == "wss") {
@@ -223,20 +231,21 @@ func (r Remote) report(msg string) {
 	}
 }
 
-// client is r.Client or the default client: TLS verified with the
-// system's roots, no overall timeout (event streams last), a bounded dial
-// and TLS handshake.
+// client is the connection's HTTP client (Dial gives each its own, over
+// defaultTransport).
 func (r Remote) client() *http.Client {
 	if r.Client != nil {
 		return r.Client
 	}
-	return defaultClient
+	return &http.Client{Transport: defaultTransport}
 }
 
 // discard is a logger that logs nothing.
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-var defaultClient = &http.Client{Transport: &http.Transport{
+// defaultTransport verifies TLS with the system's roots; it has no overall
+// timeout (event streams last), a bounded dial and TLS handshake.
+var defaultTransport = &http.Transport{
 	Proxy:                 http.ProxyFromEnvironment,
 	DialContext:           (&net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 	ForceAttemptHTTP2:     true,
@@ -244,7 +253,7 @@ var defaultClient = &http.Client{Transport: &http.Transport{
 	ResponseHeaderTimeout: 0,
 	IdleConnTimeout:       90 * time.Second,
 	MaxIdleConnsPerHost:   8,
-}}
+}
 
 // header returns a copy of r.Header with extra set.
 func (r Remote) header(extra ...string) http.Header {
