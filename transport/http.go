@@ -48,10 +48,11 @@ type httpConn struct {
 	connID  string                        // Acp-Connection-Id (the RFD)
 	session string                        // Acp-Session-Id given at initialize (Goose, MCP style)
 	streams map[string]context.CancelFunc // open answer streams, by request id
+	asked   map[string]string             // the server's requests not answered yet: id -> session (the RFD)
 }
 
 func dialHTTP(_ context.Context, r Remote, u *url.URL) Conn {
-	c := &httpConn{base: newBase(), r: r, u: u, streams: map[string]context.CancelFunc{}}
+	c := &httpConn{base: newBase(), r: r, u: u, streams: map[string]context.CancelFunc{}, asked: map[string]string{}}
 	c.w.send = c.send
 	return c
 }
@@ -154,8 +155,13 @@ func (c *httpConn) post(msg []byte, status chan<- error) {
 	switch {
 	case c.connID != "":
 		req.Header.Set(headerConnection, c.connID)
-		if h.Params.SessionID != "" {
-			req.Header.Set(headerSession, h.Params.SessionID)
+		sid := h.Params.SessionID
+		if h.Method == "" && len(h.ID) > 0 {
+			sid = c.asked[string(h.ID)]
+			delete(c.asked, string(h.ID))
+		}
+		if sid != "" {
+			req.Header.Set(headerSession, sid)
 		}
 	case c.session != "":
 		req.Header.Set(headerSession, c.session)
@@ -369,9 +375,17 @@ func (c *httpConn) pushBody(msg []byte) {
 func (c *httpConn) deliver(msg []byte) bool {
 	var key string
 	c.mu.Lock()
-	if len(c.streams) > 0 {
-		if h := readHead(msg); h.Method == "" && len(h.ID) > 0 {
+	head := msg[:min(len(msg), 256)]
+	switch {
+	case len(c.streams) > 0 || (c.connID != "" && bytes.Contains(head, []byte(`"id"`))):
+		h := readHead(msg)
+		if h.Method == "" && len(h.ID) > 0 {
 			key = string(h.ID)
+		}
+		if h.Method != "" && len(h.ID) > 0 && h.Params.SessionID != "" && c.connID != "" {
+			// A request of the server's: the answer carries its session
+			// (the RFD's Acp-Session-Id on session-scoped POSTs).
+			c.asked[string(h.ID)] = h.Params.SessionID
 		}
 	}
 	c.mu.Unlock()

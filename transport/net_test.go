@@ -329,8 +329,10 @@ func TestConnRoundTrip(t *testing.T) {
 					time.Sleep(10 * time.Millisecond) // polling interval
 				}
 			case "http-rfd":
+				// initialize without ids; the prompt, and the answer to the
+				// server's request of that session, with both.
 				notes := strings.Join(p.notes(), ";")
-				if !strings.Contains(notes, `post conn="c1" session="s1"`) || !strings.Contains(notes, `post conn="" session=""`) {
+				if notes != `post conn="" session="";post conn="c1" session="s1";post conn="c1" session="s1"` {
 					t.Fatalf("headers sent: %s", notes)
 				}
 			case "http-goose":
