@@ -115,6 +115,9 @@ type Agent struct {
 	earlyN   int                             // their bytes (as JSON)
 	earlyOut int                             // updates dropped for unknown sessions
 	stopping bool
+	// initialized: initialize succeeded (a remote agent is then
+	// reconnected when its connection is lost, remote.go).
+	initialized bool
 }
 
 // Bounds of the updates kept for sessions not registered yet.
@@ -344,6 +347,9 @@ func (a *Agent) initialize() {
 		return
 	}
 	a.initResp = resp
+	a.mu.Lock()
+	a.initialized = true
+	a.mu.Unlock()
 	a.log.Info("initialized", "protocol", resp.ProtocolVersion, "agent", resp.AgentInfo)
 }
 

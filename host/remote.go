@@ -77,7 +77,9 @@ func (a *Agent) connect(ctx context.Context) {
 // reconnects reports whether a, whose connection ended, is reconnected
 // rather than its sessions ended: a remote agent once initialized.
 func (a *Agent) reconnects() bool {
-	return a.spec.URL != "" && a.initErr == nil
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.spec.URL != "" && a.initialized
 }
 
 // insecure reports whether a remote agent is reached in the clear.

@@ -308,14 +308,17 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		// The connection ends as the agent dies, a little before its exit
 		// is seen: give that a moment, so agentExited alone reports it
 		// (with its stderr) rather than a second, bare error.
-		wait := time.Duration(0)
 		select {
-		case <-s.agent.conn.Done():
-			wait = 2 * time.Second
+		case <-a.conn.Done():
+			if !a.hasExited() {
+				select {
+				case <-a.exited:
+				case <-time.After(2 * time.Second):
+				}
+			}
 		default:
 		}
-		select {
-		case <-a.exited:
+		if a.hasExited() {
 			if a.reconnects() {
 				// The connection was lost: reconnect says so, and the turn
 				// is reported interrupted, never silently lost.
@@ -324,7 +327,6 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 			}
 			// Else agentExited reports it.
 			return
-		case <-time.After(wait):
 		}
 		err = a.describe("session/prompt", err)
 		s.log.Warn("prompt failed", "err", err)
