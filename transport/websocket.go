@@ -60,6 +60,9 @@ func (c *wsConn) Kind() Kind { return WebSocket }
 func (c *wsConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 
 func (c *wsConn) send(msg []byte) error {
+	if c.ctx.Err() != nil {
+		return c.ended()
+	}
 	if err := c.c.Write(c.ctx, websocket.MessageText, msg); err != nil {
 		c.fail(c.lost(err))
 		return c.ended()

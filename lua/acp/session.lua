@@ -10,6 +10,8 @@ local auth = require("acp.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
+local mentionask = require("acp.mentionask")
+local registryenv = require("acp.registryenv")
 local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
@@ -270,21 +272,48 @@ function S:start(how, on_sid)
     if not spec then
       return self:fail(spec_err)
     end
-    self.spec = spec
-    local opts, opts_err = self:open_opts(spec, how)
-    if not opts then
-      return self:fail(opts_err)
+    -- Variables the registry sets that can change what runs: the user's.
+    local risky = registryenv.pending(spec)
+    if #risky == 0 then
+      return self:_open(spec, how, on_sid)
     end
-    local ok, res = pcall(host.request, "acp_open", opts)
-    if not ok then
-      return self:fail(tostring(res))
-    end
-    self.sid = res
-    self.terminals:set_sid(res)
-    by_sid[res] = self
-    on_sid(self, res)
-    self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
+    self.prompts:add(
+      "registry_env",
+      nil,
+      registryenv.question(spec, risky, function(answer)
+        if answer == "cancel" then
+          return self:fail("not started: the registry's environment for " .. spec.registry .. " was refused")
+        end
+        if answer == "without" then
+          for _, v in ipairs(risky) do
+            spec.env[v.name] = nil
+          end
+        end
+        self:_open(spec, how, on_sid)
+      end)
+    )
   end)
+end
+
+--- Open the session on the host with spec (see start).
+function S:_open(spec, how, on_sid)
+  if not self:alive() then
+    return -- stopped meanwhile
+  end
+  self.spec = spec
+  local opts, opts_err = self:open_opts(spec, how)
+  if not opts then
+    return self:fail(opts_err)
+  end
+  local ok, res = pcall(host.request, "acp_open", opts)
+  if not ok then
+    return self:fail(tostring(res))
+  end
+  self.sid = res
+  self.terminals:set_sid(res)
+  by_sid[res] = self
+  on_sid(self, res)
+  self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
 end
 
 --- The options of acp_open for spec (see host's SessionOptions).
@@ -386,7 +415,44 @@ function S:send(text)
     )
     return false
   end
-  local mblocks, mlabels = self.context:mentions(text)
+  local mblocks, mlabels, mpaths = self.context:mentions(text)
+  local out = mentionask.outside(self, mpaths)
+  if #out == 0 then
+    self:_send_now(text, mblocks, mlabels)
+    return true
+  end
+  -- Files from outside the workspace go only once the user says so.
+  local paths, labels = {}, {}
+  for _, i in ipairs(out) do
+    paths[#paths + 1], labels[#labels + 1] = mpaths[i], mlabels[i]
+  end
+  self.prompts:add(
+    "mention",
+    nil,
+    mentionask.question(paths, labels, function(answer)
+      if answer == "keep" then
+        if
+          api.nvim_buf_is_valid(self.input_buf)
+          and vim.trim(table.concat(api.nvim_buf_get_lines(self.input_buf, 0, -1, false))) == ""
+        then
+          api.nvim_buf_set_lines(self.input_buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
+        end
+        return
+      end
+      if answer == "without" then
+        for k = #out, 1, -1 do
+          table.remove(mblocks, out[k])
+          table.remove(mlabels, out[k])
+        end
+      end
+      self:_send_now(text, mblocks, mlabels)
+    end)
+  )
+  return true
+end
+
+--- Send text now with the mentions' blocks and the pending context.
+function S:_send_now(text, mblocks, mlabels)
   local blocks, labels = self.context:take()
   vim.list_extend(blocks, mblocks)
   vim.list_extend(labels, mlabels)
@@ -395,7 +461,6 @@ function S:send(text)
   self.error = nil
   self:set_state("busy")
   host.notify("acp_prompt", self.sid, text, blocks)
-  return true
 end
 
 --- Cancel the running turn: waiting permission requests are dropped (the
