@@ -152,10 +152,23 @@ func (s *Session) open(ctx context.Context) {
 			s.fail(fmt.Errorf("start agent: %w", err)) // described already
 			return
 		}
+		// The agent exited: initialize ends with it and says why best
+		// (what the agent printed when it does not speak ACP).
+		if base.Err() == nil {
+			select {
+			case <-a.initDone:
+				if a.initErr != nil {
+					s.fail(fmt.Errorf("start agent: %w", a.initErr))
+					return
+				}
+			case <-time.After(exitGrace):
+			}
+		}
 		s.fail(a.describe("start agent", err))
 		return
 	}
 	s.applyQuirks(a)
+	s.emit(initializedEvent(agentInfoMap(a)))
 	servers, err := s.mcpServers()
 	if err != nil {
 		s.fail(err)
@@ -221,14 +234,7 @@ func (s *Session) open(ctx context.Context) {
 // readyEvent is the "ready" state event of the session on agent a, info
 // the response that opened it.
 func (s *Session) readyEvent(a *Agent, info map[string]any) Event {
-	agentInfo := map[string]any{}
-	if ai := a.initResp.AgentInfo; ai != nil {
-		agentInfo["name"] = ai.Name
-		agentInfo["version"] = ai.Version
-		if ai.Title != nil {
-			agentInfo["title"] = *ai.Title
-		}
-	}
+	agentInfo := agentInfoMap(a)
 	s.mu.Lock()
 	id := s.id
 	s.mu.Unlock()
@@ -250,6 +256,19 @@ func (s *Session) mcpServers() ([]acp.McpServer, error) {
 		servers = append(servers, srv)
 	}
 	return servers, nil
+}
+
+// agentInfoMap is what a's agentInfo says, for Lua.
+func agentInfoMap(a *Agent) map[string]any {
+	m := map[string]any{}
+	if ai := a.initResp.AgentInfo; ai != nil {
+		m["name"] = ai.Name
+		m["version"] = ai.Version
+		if ai.Title != nil {
+			m["title"] = *ai.Title
+		}
+	}
+	return m
 }
 
 // prompt runs one turn.

@@ -153,6 +153,9 @@ func (p *Process) Err() error {
 	}
 }
 
+// LastStderr is the last n lines the agent wrote to stderr ("" when none).
+func (p *Process) LastStderr(n int) string { return p.stderr.lastLines(n) }
+
 // WithStderr adds the last lines the agent wrote to stderr to err.
 func (p *Process) WithStderr(err error) error { return withStderr(err, p.stderr) }
 
