@@ -26,17 +26,39 @@ type peer struct {
 	out  chan string   // messages to the client
 	quit chan struct{} // closed: the server ends every stream and socket
 	mu   sync.Mutex
-	seen []string // request paths and headers of interest
+	seen []string      // request paths and headers of interest
+	news chan struct{} // closed and replaced at each note
 }
 
 func newPeer() *peer {
-	return &peer{in: make(chan string, 100), out: make(chan string, 100), quit: make(chan struct{})}
+	return &peer{in: make(chan string, 100), out: make(chan string, 100), quit: make(chan struct{}), news: make(chan struct{})}
 }
 
 func (p *peer) note(s string) {
 	p.mu.Lock()
 	p.seen = append(p.seen, s)
+	close(p.news)
+	p.news = make(chan struct{})
 	p.mu.Unlock()
+}
+
+// waitNote waits until a note contains want (false: not within d).
+func (p *peer) waitNote(want string, d time.Duration) bool {
+	timeout := time.After(d)
+	for {
+		p.mu.Lock()
+		found := strings.Contains(strings.Join(p.seen, ";"), want)
+		news := p.news
+		p.mu.Unlock()
+		if found {
+			return true
+		}
+		select {
+		case <-news:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 func (p *peer) notes() []string {
@@ -321,12 +343,8 @@ func TestConnRoundTrip(t *testing.T) {
 			switch c.name {
 			case "http-zeptoclaw":
 				// The prompt's stream is closed once its response came.
-				deadline := time.Now().Add(10 * time.Second)
-				for !strings.Contains(strings.Join(p.notes(), ";"), "prompt stream closed") {
-					if time.Now().After(deadline) {
-						t.Fatal("the prompt's stream stayed open after its response")
-					}
-					time.Sleep(10 * time.Millisecond) // polling interval
+				if !p.waitNote("prompt stream closed", 10*time.Second) {
+					t.Fatal("the prompt's stream stayed open after its response")
 				}
 			case "http-rfd":
 				// initialize without ids; the prompt, and the answer to the
