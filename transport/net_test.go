@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -650,5 +653,65 @@ func TestCookiesKept(t *testing.T) {
 	defer mu.Unlock()
 	if want := []string{"", "affinity=node7", "", "affinity=node7"}; fmt.Sprint(cookies) != fmt.Sprint(want) {
 		t.Fatalf("cookies sent %q, want %q", cookies, want)
+	}
+}
+
+// TestConnTLS: https and wss are verified with the system's roots: a
+// server whose certificate they do not hold is refused before any request
+// reaches it (ErrUntrusted, detection included: no transport is tried in
+// its place), and served once its certificate is trusted.
+func TestConnTLS(t *testing.T) {
+	for _, c := range append(kindCases, kindCase{"detected", "", rfdServer, "http"}) {
+		t.Run(c.name, func(t *testing.T) {
+			p := newPeer()
+			var requests atomic.Int32
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				c.handler(p).ServeHTTP(w, r)
+			}))
+			var conns atomic.Int32
+			srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+				if s == http.StateNew {
+					conns.Add(1)
+				}
+			}
+			srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes refused
+			srv.StartTLS()
+			defer srv.Close()
+			url := c.scheme + "s" + strings.TrimPrefix(srv.URL, "https")
+			conn, err := Dial(context.Background(), Remote{URL: url, Kind: c.kind})
+			if err == nil {
+				conn.Write([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n"))
+				select {
+				case <-conn.Done():
+				case <-time.After(10 * time.Second):
+					t.Fatal("an untrusted server was not refused")
+				}
+				err = conn.Err()
+			}
+			if !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), "SSL_CERT_FILE") {
+				t.Fatalf("err = %v", err)
+			}
+			if n := requests.Load(); n != 0 {
+				t.Fatalf("%d requests reached the untrusted server", n)
+			}
+			if n := conns.Load(); n != 1 {
+				t.Fatalf("%d connections to the untrusted server, want 1 (nothing else tried)", n)
+			}
+			conn, err = Dial(context.Background(), Remote{URL: url, Kind: c.kind, Client: srv.Client()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			got := lines(conn)
+			p.out <- `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`
+			conn.Write([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n"))
+			if m := recv(t, p.in); !strings.Contains(m, `"initialize"`) {
+				t.Fatalf("server got %q", m)
+			}
+			if l := recv(t, got); !strings.Contains(l, "protocolVersion") {
+				t.Fatalf("client read %q", l)
+			}
+		})
 	}
 }

@@ -15,6 +15,8 @@ package transport
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -95,6 +97,10 @@ type Remote struct {
 // 401 or 403).
 var ErrUnauthorized = errors.New("the server refused the credentials")
 
+// ErrUntrusted marks a server whose TLS certificate does not verify
+// against the system's roots (or does not name the host).
+var ErrUntrusted = errors.New("the server's certificate is not trusted")
+
 // Dial connects to the agent server r names.
 func Dial(ctx context.Context, r Remote) (Conn, error) {
 	u, err := r.endpoint()
@@ -128,16 +134,17 @@ func Dial(ctx context.Context, r Remote) (Conn, error) {
 // detect finds what an http(s) URL serves by trying, in order: a WebSocket
 // upgrade (the ACP RFD's servers may serve only that), elephant's event
 // stream at <url>/sse, and else streamable HTTP. The first that answers is
-// the connection.
+// the connection; credentials refused or a certificate not trusted end the
+// probing (no other transport would fare better).
 func detect(ctx context.Context, r Remote, u *url.URL) (Conn, error) {
 	c, err := dialWebSocket(ctx, r, u)
-	if err == nil || errors.Is(err, ErrUnauthorized) || ctx.Err() != nil {
+	if err == nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrUntrusted) || ctx.Err() != nil {
 		return c, err
 	}
 	r.log().Debug("no WebSocket at the agent's URL", "url", Redact(u), "err", err)
 	var probe sseProbe
 	c, err = dialSSE(ctx, r, u, &probe)
-	if err == nil || errors.Is(err, ErrUnauthorized) || ctx.Err() != nil || probe.served {
+	if err == nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrUntrusted) || ctx.Err() != nil || probe.served {
 		return c, err
 	}
 	r.log().Debug("no event stream at the agent's URL", "url", Redact(u), "err", err)
@@ -291,5 +298,19 @@ func requestError(what string, u *url.URL, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
+	if untrusted(err) {
+		return fmt.Errorf("%s %s: %w: %v (TLS is verified with the system's roots: "+
+			"add the server's CA to them, or name a file of it in $SSL_CERT_FILE)", what, Redact(u), ErrUntrusted, err)
+	}
 	return fmt.Errorf("%s %s: %w", what, Redact(u), err)
+}
+
+// untrusted reports whether err is a failed verification of a server's
+// certificate.
+func untrusted(err error) bool {
+	var ve *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.As(err, &ve) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
 }
