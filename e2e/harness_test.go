@@ -25,6 +25,8 @@ var (
 	hostBin string
 	fakeBin string
 	goCache string // the Go build cache of the test process, kept for Neovim's children
+	// serverBin is testdata/fakeserver: fakeagent over the network.
+	serverBin string
 )
 
 func TestMain(m *testing.M) {
@@ -52,7 +54,8 @@ func run(m *testing.M) int {
 	goCache = strings.TrimSpace(string(out))
 	hostBin = filepath.Join(tmp, "nvim-acp")
 	fakeBin = filepath.Join(tmp, "fakeagent")
-	for out, pkg := range map[string]string{hostBin: "./cmd/nvim-acp", fakeBin: "./testdata/fakeagent"} {
+	serverBin = filepath.Join(tmp, "fakeserver")
+	for out, pkg := range map[string]string{hostBin: "./cmd/nvim-acp", fakeBin: "./testdata/fakeagent", serverBin: "./testdata/fakeserver"} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = root
 		if b, err := cmd.CombinedOutput(); err != nil {

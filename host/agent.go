@@ -8,23 +8,23 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/pathmap"
 	"github.com/nvim-acp/nvim-acp/proctree"
+	"github.com/nvim-acp/nvim-acp/transport"
 )
 
 // Version is the host's version, sent as clientInfo.
 var Version = "0.1.0"
 
-// AgentSpec says how to start an agent process.
+// AgentSpec says how to start an agent process, or reach an agent server.
 type AgentSpec struct {
 	Name string            `msgpack:"name"`
 	Cmd  []string          `msgpack:"cmd"`
@@ -37,6 +37,31 @@ type AgentSpec struct {
 	StartTimeoutMS int `msgpack:"start_timeout_ms"`
 	// Sandbox, with Agent set, runs the agent itself in the sandbox.
 	Sandbox *SandboxOptions `msgpack:"sandbox"`
+	// Framing of the process's stdio: "" or "ndjson", "content-length".
+	Framing string `msgpack:"framing"`
+	// Prefix runs the agent (and terminals with TerminalHost "agent")
+	// through a command: docker exec -i ..., ssh host, devcontainer exec.
+	Prefix []string `msgpack:"prefix"`
+	// PathMap maps the agent's roots to local ones (agent -> local,
+	// absolute): every path crossing the connection is translated.
+	PathMap map[string]string `msgpack:"path_map"`
+	// TerminalHost: where terminal/create runs commands, "local" (the
+	// default) or "agent" (through Prefix).
+	TerminalHost string `msgpack:"terminal_host"`
+	// A remote agent: its url and how to reach it (remote.go).
+	RemoteSpec
+}
+
+// RemoteSpec says how to reach an agent server instead of starting one
+// (remote.go).
+type RemoteSpec struct {
+	URL       string `msgpack:"url"`
+	Transport string `msgpack:"transport"` // "sse", "http", "websocket" or "" (detected)
+	// Headers and Token (sent as "Authorization: Bearer") are secrets:
+	// never logged, never shown.
+	Headers       map[string]string `msgpack:"headers"`
+	Token         string            `msgpack:"token"`
+	AllowInsecure bool              `msgpack:"allow_insecure"`
 }
 
 // defaultStartTimeout is how long an agent may take to answer initialize.
@@ -60,19 +85,22 @@ func (s AgentSpec) key() string {
 	return string(b)
 }
 
-// Agent is one running agent process and its ACP connection. It hosts any
-// number of sessions.
+// Agent is one agent, running here or reached over the network, and its
+// ACP connection. It hosts any number of sessions.
 type Agent struct {
 	spec AgentSpec
 	log  *slog.Logger
 	h    *Host
 
-	tag   string // proctree owner tag of the agent and what it starts
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	link  transport.Conn     // the agent's message streams (transport/)
+	proc  *transport.Process // the agent process, when it runs here
+	paths *pathmap.Map       // path_map (nil: none)
 	conn  *acp.Connection
 	gate  *gate
-	out   *agentWriter // the agent's stdin, shared by the SDK and fastFS
+	out   *agentWriter // link's writing side, shared by the SDK and fastFS
+
+	dialCancel context.CancelFunc // ends a dial in progress (remote agents)
+	kind       transport.Kind     // how a remote agent is reached
 
 	initDone  chan struct{}
 	initResp  acp.InitializeResponse
@@ -80,9 +108,6 @@ type Agent struct {
 	initErr   error
 	initAbort context.CancelCauseFunc // ends initialize early with a cause
 	notACP    *time.Timer             // armed by the first non-JSON-RPC line during initialize
-
-	stderr  *stderrLog
-	stderrR *os.File // the read end of the agent's stderr
 
 	exited  chan struct{}
 	exitErr error // why it ended, set before exited closes
@@ -95,6 +120,9 @@ type Agent struct {
 	earlyN   int                             // their bytes (as JSON)
 	earlyOut int                             // updates dropped for unknown sessions
 	stopping bool
+	// initialized: initialize succeeded (a remote agent is then
+	// reconnected when its connection is lost, remote.go).
+	initialized bool
 }
 
 // Bounds of the updates kept for sessions not registered yet.
@@ -108,99 +136,89 @@ const (
 // runs under the host's lock: no h.nextID there).
 var agentSeq atomic.Int64
 
-// errNotFound marks an agent command that cannot be started.
-var errNotFound = errors.New("agent command not found")
-
-// startAgent spawns the agent and starts initialize in the background.
+// startAgent starts the agent (a remote one connects in the background)
+// and initialize.
 func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
-	if len(spec.Cmd) == 0 || spec.Cmd[0] == "" {
-		return nil, fmt.Errorf("agent %q has no cmd configured", spec.Name)
-	}
-	path, err := exec.LookPath(spec.Cmd[0])
+	paths, err := pathmap.New(spec.PathMap)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s (agent %q; install it or set agents.%s.cmd)", errNotFound, spec.Cmd[0], spec.Name, spec.Name)
+		return nil, fmt.Errorf("agent %s: %w", spec.Name, err)
 	}
-	cmd := exec.Command(path, spec.Cmd[1:]...)
-	cmd.Dir = spec.Cwd
-	cmd.Env = os.Environ()
-	for k, v := range spec.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	// Tagged (last, so it wins), so that what the agent starts can be found
-	// and ended with it even when it leaves the agent's process group.
-	tag := fmt.Sprintf("%sagent-%d", h.owners, agentSeq.Add(1))
-	cmd.Env = append(cmd.Env, proctree.Env(tag))
-	// Own process group, so stopping the agent reaches what it started.
-	cmd.SysProcAttr = agentSysProcAttr()
-	if o := spec.Sandbox; o != nil && o.Enabled && o.Agent {
-		if err := sandboxAgent(cmd, spec); err != nil {
-			return nil, fmt.Errorf("start agent %s: %w", spec.Name, err)
-		}
-	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("agent %s stdin: %w", spec.Name, err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("agent %s stdout: %w", spec.Name, err)
-	}
-	// Our own pipe rather than StderrPipe: Wait closes that one, and the
-	// lines an agent prints just before it exits (why it failed) would be
-	// lost unread. wait() reads them to the end first.
-	stderr, stderrW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("agent %s stderr: %w", spec.Name, err)
-	}
-	cmd.Stderr = stderrW
-	proctree.Own(tag)
-	err = proctree.Start(func() (int, error) {
-		if err := cmd.Start(); err != nil {
-			return 0, err
-		}
-		return cmd.Process.Pid, nil
-	})
-	stderrW.Close() // the agent has its copy
-	if err != nil {
-		stderr.Close()
-		proctree.Disown(tag)
-		return nil, fmt.Errorf("start agent %s (%s): %w", spec.Name, path, err)
-	}
-	log := h.log.With("agent", spec.Name, "pid", cmd.Process.Pid)
 	a := &Agent{
 		spec:     spec,
-		log:      log,
 		h:        h,
-		tag:      tag,
-		cmd:      cmd,
-		stdin:    stdin,
+		paths:    paths,
 		initDone: make(chan struct{}),
 		exited:   make(chan struct{}),
 		sessions: map[acp.SessionId]*Session{},
 	}
-	a.stderr = newStderrLog(log)
-	a.stderrR = stderr
-	go a.stderr.drain(stderr)
-	a.gate = newGate(stdout, gateLimit, func(n int) {
+	if spec.URL != "" {
+		a.log = h.log.With("agent", spec.Name, "url", transport.RedactURL(spec.URL))
+		ctx, cancel := context.WithCancel(context.Background())
+		a.dialCancel = cancel
+		go a.connect(ctx)
+		return a, nil
+	}
+	framing, err := transport.ParseFraming(spec.Framing)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", spec.Name, err)
+	}
+	env := os.Environ()
+	for k, v := range spec.Env {
+		env = append(env, k+"="+v)
+	}
+	// Tagged (last, so it wins), so that what the agent starts can be found
+	// and ended with it even when it leaves the agent's process group.
+	tag := fmt.Sprintf("%sagent-%d", h.owners, agentSeq.Add(1))
+	env = append(env, proctree.Env(tag))
+	argv := append(append([]string{}, spec.Prefix...), spec.Cmd...)
+	if len(spec.Cmd) == 0 {
+		argv = nil
+	}
+	if o := spec.Sandbox; o != nil && o.Enabled && o.Agent && len(argv) > 0 {
+		if argv, env, err = sandboxAgent(argv, env, spec); err != nil {
+			return nil, fmt.Errorf("start agent %s: %w", spec.Name, err)
+		}
+	}
+	a.log = h.log.With("agent", spec.Name)
+	p, err := transport.Start(transport.Command{
+		Name: spec.Name, Argv: argv, Env: env, Dir: spec.Cwd, Framing: framing, Tag: tag,
+		Log: a.log, Report: a.broadcastError,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.proc = p
+	a.log = a.log.With("pid", p.Pid())
+	a.attach(p)
+	a.log.Info("agent started", "cmd", argv, "cwd", spec.Cwd)
+	go a.initialize()
+	return a, nil
+}
+
+// attach puts the gate, the fs fast path and the SDK connection on link.
+func (a *Agent) attach(link transport.Conn) {
+	if a.paths != nil {
+		// Paths are translated at this one place, both ways (pathmap).
+		link = transport.WithFilter(link, pathmap.NewRewriter(a.paths), maxLineBytes, a.broadcastError)
+	}
+	a.link = link
+	log := a.log
+	a.gate = newGate(link, gateLimit, func(n int) {
 		log.Error("dropped oversized message from agent", "bytes", n)
 		a.broadcastError(fmt.Sprintf("agent sent a message of %d bytes (limit %d); it was dropped", n, maxLineBytes))
 	})
 	a.gate.onNotify = a.notification
 	a.gate.onBad = a.badLine
-	a.out = &agentWriter{w: stdin}
+	a.out = &agentWriter{w: link}
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
 		a.gate.trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
-		a.out = &agentWriter{w: tracingWriter{w: stdin, log: log}, whole: true}
+		a.out = &agentWriter{w: tracingWriter{w: link, log: log}, whole: true}
 	}
 	a.gate.intercept = (&fastFS{a: a}).intercept
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	a.conn.SetLogger(log)
-	log.Info("agent started", "cmd", spec.Cmd, "cwd", spec.Cwd)
-
-	go a.wait()
-	go a.initialize()
-	return a, nil
+	go a.watch()
 }
 
 // badLine is a line on the agent's stdout that is not JSON-RPC. While
@@ -218,6 +236,9 @@ func (a *Agent) badLine(line []byte) {
 	abort := a.initAbort
 	if abort != nil && a.notACP == nil {
 		err := fmt.Errorf("agent %s does not speak ACP on stdout: it wrote %q", a.spec.Name, text)
+		if a.spec.URL != "" {
+			err = fmt.Errorf("agent %s does not speak ACP at %s: it sent %q", a.spec.Name, transport.RedactURL(a.spec.URL), text)
+		}
 		a.notACP = time.AfterFunc(notACPGrace, func() { abort(err) })
 	}
 	a.mu.Unlock()
@@ -225,49 +246,60 @@ func (a *Agent) badLine(line []byte) {
 	// must not flood the log.
 	if first || n%1000 == 0 {
 		a.log.Warn("agent wrote a line that is not JSON-RPC; ignored", "line", text, "count", n)
+		if a.spec.URL != "" {
+			// A server's event is no banner: the chat says so.
+			a.broadcastError(fmt.Sprintf("the agent server sent something that is not JSON-RPC (%d so far); ignored: %q", n, text))
+		}
 	}
 }
 
-func (a *Agent) wait() {
-	err := a.cmd.Wait()
-	// What it wrote last, to its end; a child still holding stderr open
-	// gets a second.
-	select {
-	case <-a.stderr.done:
-	case <-time.After(time.Second):
-	}
-	a.stderrR.Close()
-	proctree.Exited(a.cmd.Process.Pid)
-	// Whatever the agent started goes with it, however it ended: its
-	// group, and what left the group (setsid, daemons).
-	proctree.Disown(a.tag)
-	go endLeftovers(a.cmd.Process.Pid, a.tag, a.log)
+// watch waits for the end of the agent's connection (its process's exit),
+// then ends the agent's sessions, or has them reconnect (remote.go).
+func (a *Agent) watch() {
+	<-a.link.Done()
 	a.gate.close()
 	a.mu.Lock()
 	stopping := a.stopping
 	a.mu.Unlock()
-	switch {
-	case stopping:
+	if stopping {
 		a.exitErr = errors.New("agent stopped")
-	case err != nil:
-		a.exitErr = withStderr(fmt.Errorf("agent %s exited: %v", a.spec.Name, err), a.stderr)
-	default:
-		a.exitErr = withStderr(fmt.Errorf("agent %s exited", a.spec.Name), a.stderr)
+	} else {
+		a.exitErr = a.link.Err()
 	}
-	a.log.Info("agent exited", "err", err)
+	a.log.Info("agent connection ended", "err", a.exitErr)
+	a.mu.Lock()
+	sessions := make([]*Session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		sessions = append(sessions, s)
+	}
+	a.mu.Unlock()
+	reconnects := !stopping && a.reconnects()
+	if reconnects {
+		// Said before exited closes: a turn waiting on it reports itself
+		// interrupted after the chat says the connection was lost.
+		for _, s := range sessions {
+			s.connectionLost(a.exitErr)
+		}
+	}
 	close(a.exited)
 	a.h.agentExited(a)
-	if !stopping {
-		a.mu.Lock()
-		sessions := make([]*Session, 0, len(a.sessions))
-		for _, s := range a.sessions {
-			sessions = append(sessions, s)
-		}
-		a.mu.Unlock()
+	switch {
+	case stopping:
+	case reconnects:
+		go a.h.reconnect(a, sessions)
+	default:
 		for _, s := range sessions {
 			s.agentExited(a.exitErr)
 		}
 	}
+}
+
+// withStderr adds the last lines the agent process wrote to stderr.
+func (a *Agent) withStderr(err error) error {
+	if a.proc == nil {
+		return err
+	}
+	return a.proc.WithStderr(err)
 }
 
 // initialize runs ACP initialize. When it fails (an error, an answer that
@@ -305,7 +337,7 @@ func (a *Agent) initialize() {
 	})
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !a.hasExited() {
-			a.initErr = withStderr(cause, a.stderr)
+			a.initErr = a.withStderr(cause)
 			return
 		}
 		a.initErr = a.describe("initialize", err)
@@ -337,6 +369,9 @@ func (a *Agent) initialize() {
 		return
 	}
 	a.initResp = resp
+	a.mu.Lock()
+	a.initialized = true
+	a.mu.Unlock()
 	a.log.Info("initialized", "protocol", resp.ProtocolVersion, agentInfoAttr(resp.AgentInfo))
 }
 
@@ -518,8 +553,8 @@ func (a *Agent) broadcastError(msg string) {
 	}
 }
 
-// stop ends the agent: closes its stdin, then SIGTERM, then SIGKILL to its
-// process group.
+// stop ends the agent: a process is ended (its stdin closed, then
+// SIGTERM, then SIGKILL to its group), a connection closed.
 func (a *Agent) stop() {
 	a.mu.Lock()
 	if a.stopping {
@@ -528,38 +563,15 @@ func (a *Agent) stop() {
 		return
 	}
 	a.stopping = true
+	link := a.link
 	a.mu.Unlock()
-	// EOF first: many agents exit cleanly on it; then SIGTERM, then SIGKILL.
-	a.stdin.Close()
-	pgid := a.cmd.Process.Pid
-	select {
-	case <-a.exited:
-	case <-time.After(200 * time.Millisecond):
+	if a.dialCancel != nil {
+		a.dialCancel()
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-a.exited:
-	case <-time.After(2 * time.Second):
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		<-a.exited
+	if link != nil {
+		_ = link.Close()
 	}
-	// Whatever it left, in its group or not, goes too.
-	proctree.Kill(pgid, a.tag)
-}
-
-// leftoverGrace is how long what an exited agent left behind has between
-// SIGTERM and SIGKILL.
-const leftoverGrace = time.Second
-
-// endLeftovers ends what an exited agent left: SIGTERM, then SIGKILL.
-func endLeftovers(pgid int, tag string, log *slog.Logger) {
-	if proctree.Signal(pgid, tag, syscall.SIGTERM) == 0 {
-		return
-	}
-	time.Sleep(leftoverGrace)
-	if n := proctree.Kill(pgid, tag); n > 0 {
-		log.Info("killed processes the agent left behind", "count", n)
-	}
+	<-a.exited
 }
 
 // handle serves every message the agent sends to the client that the gate

@@ -104,27 +104,31 @@ func (s *Session) sandboxWarnOnce(err error) {
 	})
 }
 
-// sandboxAgent makes cmd start the agent in the sandbox (sandbox.agent):
+// sandboxAgent returns the argv and env that start the agent in the sandbox (sandbox.agent):
 // the workspace read-only, so that its only way to change a file is the
 // editor's (fs/*, the editor's tools); the network on (it talks to its
 // service); its own files in the home writable. Where the sandbox does not
 // work the agent does not start.
-func sandboxAgent(cmd *exec.Cmd, spec AgentSpec) error {
+func sandboxAgent(argv, env []string, spec AgentSpec) ([]string, []string, error) {
 	o := spec.Sandbox
 	if _, err := sandboxCheck(); err != nil {
-		return fmt.Errorf("sandbox.agent is on, but the sandbox does not work here: %w (set sandbox.agent = false to run the agent unconfined)", err)
+		return nil, nil, fmt.Errorf("sandbox.agent is on, but the sandbox does not work here: %w (set sandbox.agent = false to run the agent unconfined)", err)
 	}
-	bwrap, env, err := sandbox.Find()
+	path, err := exec.LookPath(argv[0])
 	if err != nil {
-		return err
+		return argv, env, nil // not found: said by the start itself
+	}
+	bwrap, benv, err := sandbox.Find()
+	if err != nil {
+		return nil, nil, err
 	}
 	home, _ := os.UserHomeDir()
-	reads := append(append([]string{}, o.AllowRead...), programDirs(cmd.Path)...)
+	reads := append(append([]string{}, o.AllowRead...), programDirs(path)...)
 	if self, err := os.Executable(); err == nil {
 		reads = append(reads, self) // `nvim-acp mcp`, the demo agent
 	}
 	p := &sandbox.Policy{
-		Bwrap: bwrap, Env: env, Home: home,
+		Bwrap: bwrap, Env: benv, Home: home,
 		Workspace:         append([]string{spec.Cwd}, o.Roots...),
 		ReadOnlyWorkspace: true,
 		AllowRead:         reads,
@@ -134,12 +138,11 @@ func sandboxAgent(cmd *exec.Cmd, spec AgentSpec) error {
 		Network:           true,
 		Cache:             o.Cache,
 	}
-	run, err := p.Prepare(sandbox.Command{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir})
+	run, err := p.Prepare(sandbox.Command{Path: path, Args: argv, Env: env, Dir: spec.Cwd})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	cmd.Path, cmd.Args, cmd.Env = run.Path, run.Args, run.Env
-	return nil
+	return append([]string{run.Path}, run.Args[1:]...), run.Env, nil
 }
 
 // programDirs are what running the program at path needs to see: its

@@ -89,6 +89,13 @@ type Session struct {
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
+	// back is closed when a lost connection is restored (remote.go); nil
+	// while connected. replaying: session/load after a reconnect replays
+	// the history, which the chat has already.
+	back      chan struct{}
+	replaying bool
+	waiting   bool // the running turn waits for back
+
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
 	terms       sessionTerminals // terminal/* state, see terminal.go
@@ -183,15 +190,10 @@ func (s *Session) open(ctx context.Context) {
 	}
 	s.applyQuirks(a)
 	s.emit(initializedEvent(agentInfoMap(a)))
-	servers := []acp.McpServer{}
-	for _, m := range s.opts.McpServers {
-		var srv acp.McpServer
-		b, _ := json.Marshal(m)
-		if err := json.Unmarshal(b, &srv); err != nil {
-			s.fail(fmt.Errorf("mcp_servers: %w", err))
-			return
-		}
-		servers = append(servers, srv)
+	servers, err := s.mcpServers()
+	if err != nil {
+		s.fail(err)
+		return
 	}
 	servers = s.exposeMCP(a, servers)
 	var resp json.RawMessage
@@ -231,7 +233,6 @@ func (s *Session) open(ctx context.Context) {
 	}
 	var info map[string]any
 	_ = json.Unmarshal(resp, &info)
-	agentInfo := agentInfoMap(a)
 	s.log = s.log.With("session", id)
 	s.log.Info("session ready")
 	// Start the fs bridge now, not on the first fs request: its watcher keeps
@@ -242,10 +243,41 @@ func (s *Session) open(ctx context.Context) {
 			s.log.Warn("fs bridge", "err", err)
 		}
 	}()
-	s.emit(readyEvent(string(id), clean(info), agentInfo, map[string]any{
+	if a.spec.URL != "" {
+		level := "info"
+		if a.insecure() {
+			level = "warn"
+		}
+		s.emit(messageEvent(level, describeRemote(a)))
+	}
+	s.emit(s.readyEvent(a, info))
+}
+
+// readyEvent is the "ready" state event of the session on agent a, info
+// the response that opened it.
+func (s *Session) readyEvent(a *Agent, info map[string]any) Event {
+	agentInfo := agentInfoMap(a)
+	s.mu.Lock()
+	id := s.id
+	s.mu.Unlock()
+	return readyEvent(string(id), clean(info), agentInfo, map[string]any{
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
-	}, a.initResp.AgentCapabilities.LoadSession))
+	}, a.initResp.AgentCapabilities.LoadSession)
+}
+
+// mcpServers are the MCP servers passed to session/new (and load, resume).
+func (s *Session) mcpServers() ([]acp.McpServer, error) {
+	servers := []acp.McpServer{}
+	for _, m := range s.opts.McpServers {
+		var srv acp.McpServer
+		b, _ := json.Marshal(m)
+		if err := json.Unmarshal(b, &srv); err != nil {
+			return nil, fmt.Errorf("mcp_servers: %w", err)
+		}
+		servers = append(servers, srv)
+	}
+	return servers, nil
 }
 
 // agentInfoMap is what a's agentInfo says, for Lua.
@@ -268,6 +300,30 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.mu.Unlock()
 		s.fail(errors.New("session is not ready"))
 		return
+	}
+	if s.back != nil {
+		// The connection to the agent is being restored (remote.go): the
+		// prompt waits for it, as a turn the user can cancel.
+		wctx, wcancel := context.WithCancel(context.Background())
+		end := make(chan struct{})
+		s.turn, s.turnEnd, s.dropped, s.waiting = wcancel, end, false, true
+		s.mu.Unlock()
+		ok := s.waitBack(wctx)
+		s.mu.Lock()
+		s.turn, s.turnEnd, s.waiting, s.cancelling = nil, nil, false, false
+		s.mu.Unlock()
+		close(end)
+		if !ok {
+			if wctx.Err() != nil {
+				s.emit(turnEndEvent(string(acp.StopReasonCancelled)))
+			} else {
+				s.emit(turnErrorEvent(errors.New("the prompt was not sent: the connection to the agent was not restored")))
+			}
+			wcancel()
+			return
+		}
+		wcancel()
+		s.mu.Lock()
 	}
 	a, id := s.agent, s.id
 	ctx, cancel := a.context(context.Background())
@@ -301,17 +357,25 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		// The connection ends as the agent dies, a little before its exit
 		// is seen: give that a moment, so agentExited alone reports it
 		// (with its stderr) rather than a second, bare error.
-		wait := time.Duration(0)
 		select {
-		case <-s.agent.conn.Done():
-			wait = 2 * time.Second
+		case <-a.conn.Done():
+			if !a.hasExited() {
+				select {
+				case <-a.exited:
+				case <-time.After(2 * time.Second):
+				}
+			}
 		default:
 		}
-		select {
-		case <-a.exited:
-			// agentExited reports it.
+		if a.hasExited() {
+			if a.reconnects() {
+				// The connection was lost: reconnect says so, and the turn
+				// is reported interrupted, never silently lost.
+				s.emit(turnErrorEvent(fmt.Errorf("the turn was interrupted: the connection to %s was lost while the agent worked on it, "+
+					"so what it did after that is unknown; send the prompt again once reconnected", a.spec.Name)))
+			}
+			// Else agentExited reports it.
 			return
-		case <-time.After(wait):
 		}
 		err = a.describe("session/prompt", err)
 		s.log.Warn("prompt failed", "err", err)
@@ -341,7 +405,12 @@ func (s *Session) cancel() {
 	a, id := s.agent, s.id
 	hooks := append([]func(){}, s.cancels...)
 	turn, end := s.turn, s.turnEnd
+	waiting := s.waiting
 	s.mu.Unlock()
+	if waiting {
+		turn() // a prompt waiting for the connection: not sent
+		return
+	}
 	if a != nil && id != "" {
 		if err := a.conn.SendNotification(context.Background(), acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
 			s.log.Warn("session/cancel", "err", err)
@@ -400,6 +469,12 @@ func (s *Session) agentExited(err error) {
 
 // update forwards one session/update to the UI.
 func (s *Session) update(u map[string]any) {
+	s.mu.Lock()
+	replaying := s.replaying
+	s.mu.Unlock()
+	if replaying {
+		return
+	}
 	kind, _ := u["sessionUpdate"].(string)
 	switch kind {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":

@@ -47,7 +47,7 @@ func (a *Agent) stepErr(ctx context.Context, what string, err error) error {
 			a.h.stopAgent(a)
 			msg += "; it was stopped"
 		}
-		return withStderr(errors.New(msg), a.stderr)
+		return a.withStderr(errors.New(msg))
 	}
 	return a.describe(what, err)
 }
@@ -62,8 +62,8 @@ func (h *Host) rpcStderr(sid int) (string, error) {
 	s.mu.Lock()
 	a := s.agent
 	s.mu.Unlock()
-	if a == nil || a.stderr == nil {
-		return "", nil
+	if a == nil || a.proc == nil {
+		return "", nil // not started yet, or an agent server: no stderr
 	}
-	return a.stderr.lastLines(5), nil
+	return a.proc.LastStderr(5), nil
 }

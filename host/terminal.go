@@ -10,6 +10,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/sandbox"
 	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
@@ -104,14 +105,22 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	if rerr != nil {
 		return acp.CreateTerminalResponse{}, rerr
 	}
-	box, sbErr := s.sandbox(network)
-	if sbErr != nil {
+	command, args := p.Command, p.Args
+	var box *sandbox.Policy
+	var sbErr error
+	if s.opts.Agent.TerminalHost == "agent" {
+		// On the agent's machine, through its prefix (remote.go): its
+		// container or host confines it, not a sandbox here.
+		if command, args, err = s.agentCommand(p.Command, p.Args, cwd); err != nil {
+			return acp.CreateTerminalResponse{}, acp.NewInvalidParams(map[string]any{"error": err.Error()})
+		}
+	} else if box, sbErr = s.sandbox(network); sbErr != nil {
 		s.sandboxWarnOnce(sbErr)
 	}
 	view := &liveTerm{}
 	id, err := m.Create(ctx, terminal.CreateOptions{
-		Command:         p.Command,
-		Args:            p.Args,
+		Command:         command,
+		Args:            args,
 		WorkDir:         dir,
 		Env:             env,
 		OutputByteLimit: limit,
@@ -127,7 +136,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	ev := terminalEvent(id, line, cwd)
 	if box != nil {
 		ev["sandbox"] = box.Describe()
-	} else if s.opts.Sandbox.Enabled {
+	} else if s.opts.Sandbox.Enabled && s.opts.Agent.TerminalHost != "agent" {
 		ev["outside_sandbox"] = outsideSandbox(sbErr)
 	}
 	pump.start(view, id, ev)

@@ -66,6 +66,38 @@ M["a bad option raises a message naming it"] = function(t)
       'acp: setup: agents["mine"].env must be a table of strings, got { A = 1 } (a table)',
     },
     { { agents = { mine = "x" } }, 'acp: setup: agents["mine"] must be a table, got "x"' },
+    {
+      { agents = { far = { url = "ftp://x/acp" } } },
+      'acp: setup: agents["far"].url must be an http://, https://, ws:// or wss:// URL, got "ftp://x/acp"',
+    },
+    {
+      { agents = { far = { url = "https://x/acp", transport = "grpc" } } },
+      'acp: setup: agents["far"].transport must be one of "sse", "http", "websocket", got "grpc"',
+    },
+    {
+      { agents = { far = { url = "https://x/acp", headers = { Authorization = 1 } } } },
+      'acp: setup: agents["far"].headers must be a table of strings, got { Authorization = 1 } (a table)',
+    },
+    {
+      { agents = { box = { cmd = "a", path_map = { workspace = "~/src" } } } },
+      'acp: setup: agents["box"].path_map must be a table of absolute agent root = local directory, got { workspace = "~/src" } (a table)',
+    },
+    {
+      { agents = { box = { cmd = "a", framing = "lsp" } } },
+      'acp: setup: agents["box"].framing must be one of "ndjson", "content-length", got "lsp"',
+    },
+    {
+      { agents = { box = { cmd = "a", terminal_host = "agent" } } },
+      'acp: setup: agents["box"].terminal_host = "agent" needs agents["box"].prefix (how to run a command there)',
+    },
+    {
+      { agents = { far = { url = "https://x/acp", prefix = { "ssh", "h" } } } },
+      'acp: setup: agents["far"] has a url: prefix and framing are for agents started with cmd',
+    },
+    {
+      { agents = { far = { url = "https://x/acp", token_env = "T", token_prompt = true } } },
+      'acp: setup: agents["far"]: token_env or token_prompt, not both',
+    },
     { { agents = { mine = { cmd = "x", comand = "y" } } }, 'acp: setup: unknown option agents["mine"].comand' },
     { { fs = { writ = "apply" } }, "acp: setup: unknown option fs.writ" },
     { { permisions = {} }, "acp: setup: unknown option permisions" },
@@ -96,6 +128,17 @@ M["every bad option is reported, with its value"] = function(t)
       "  unknown option permisions",
     }, "\n")
   )
+end
+
+M["an agent with a url needs no cmd, even with a preset's name"] = function(t)
+  config.setup({
+    agents = { far = { url = "wss://agents.example.com/acp" }, goose = { url = "http://127.0.0.1:3284/acp" } },
+  })
+  t.eq(config.agent("far").cmd, {})
+  t.eq(config.agent("far").url, "wss://agents.example.com/acp")
+  t.eq(config.agent("goose").cmd, {})
+  t.eq(require("acp.agents").problem(config.agent("far")), nil)
+  config.setup({})
 end
 
 M["a key list replaces the default list; false turns a key off"] = function(t)

@@ -8,6 +8,7 @@
 local config = require("acp.config")
 local host = require("acp.host")
 local registry = require("acp.registry")
+local remote = require("acp.remote")
 
 local M = {}
 
@@ -89,7 +90,7 @@ end
 ---@param spec acp.AgentSpec
 ---@return string|nil
 function M.problem(spec)
-  if spec.cmd[1] == "{bin}" then
+  if spec.url or spec.cmd[1] == "{bin}" then
     return nil -- the host binary: built on first use
   end
   local _, why = M.find(spec.cmd[1])
@@ -259,6 +260,11 @@ local function agent_item(name)
   local spec = config.agent(name)
   local item = { name = name, spec = spec }
   if not spec then
+    return item
+  end
+  if spec.url then
+    item.status = "remote"
+    item.cmd = remote.redact(spec.url)
     return item
   end
   if spec.cmd[1] == "{bin}" then

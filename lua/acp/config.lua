@@ -12,6 +12,16 @@ local M = {}
 ---@field install string|nil how to install the command (shown when it is missing)
 ---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
 ---@field state string[]|nil its own files in the home (login, settings), writable when it runs sandboxed (sandbox.agent)
+---@field url string|nil an agent server to connect to instead of starting cmd (see :help acp-remote)
+---@field transport "sse"|"http"|"websocket"|nil how to reach url (default: ws:// and wss:// are WebSocket, an http(s) URL is probed)
+---@field headers table<string, string>|nil sent with every request to url (secrets: never logged or shown)
+---@field token_env string|nil environment variable holding the bearer token for url
+---@field token_prompt boolean|nil ask the bearer token for url once (hidden input, kept in memory only)
+---@field allow_insecure boolean|nil allow plain http:// or ws:// to a host that is not this machine
+---@field framing "ndjson"|"content-length"|nil how messages are delimited on the agent's stdio
+---@field prefix string[]|nil run cmd through this command (docker exec -i ..., ssh host, devcontainer exec ...)
+---@field path_map table<string, string>|nil the agent's roots -> local directories; every path is translated
+---@field terminal_host "local"|"agent"|nil where the agent's terminal commands run ("agent": through prefix)
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
@@ -442,7 +452,53 @@ local agent_schema = {
   install = checks.string,
   registry = checks.string,
   state = checks.strings,
+  url = function(v)
+    local ok = type(v) == "string" and (v:match("^https?://.") or v:match("^wss?://."))
+    return not ok and "an http://, https://, ws:// or wss:// URL" or nil
+  end,
+  transport = one_of("sse", "http", "websocket"),
+  headers = function(v)
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return "a table of strings"
+    end
+    for k, x in pairs(v) do
+      if type(k) ~= "string" or type(x) ~= "string" then
+        return "a table of strings"
+      end
+    end
+  end,
+  token_env = checks.string,
+  token_prompt = checks.boolean,
+  allow_insecure = checks.boolean,
+  framing = one_of("ndjson", "content-length"),
+  prefix = function(v)
+    return (not is_list_of(v, "string") or #v == 0) and "a non-empty list of strings" or nil
+  end,
+  path_map = function(v)
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return "a table of agent root = local directory"
+    end
+    for k, x in pairs(v) do
+      if type(k) ~= "string" or type(x) ~= "string" or k:sub(1, 1) ~= "/" or x == "" then
+        return "a table of absolute agent root = local directory"
+      end
+    end
+  end,
+  terminal_host = one_of("local", "agent"),
 }
+
+--- Checks across the fields of one agent, adding each problem to errs.
+local function check_agent(name, spec, errs)
+  if spec.terminal_host == "agent" and not spec.prefix then
+    errs[#errs + 1] = ('%s.terminal_host = "agent" needs %s.prefix (how to run a command there)'):format(name, name)
+  end
+  if spec.url and (spec.prefix or spec.framing) then
+    errs[#errs + 1] = ("%s has a url: prefix and framing are for agents started with cmd"):format(name)
+  end
+  if spec.token_env and spec.token_prompt then
+    errs[#errs + 1] = ("%s: token_env or token_prompt, not both"):format(name)
+  end
+end
 
 --- v as the message shows it: the value itself, on one line, cut.
 local function shown(v)
@@ -499,6 +555,7 @@ function M.validate(opts)
             errs[#errs + 1] = problem(prefix, "a table", spec)
           else
             check_fields(prefix, spec, agent_schema, errs)
+            check_agent(prefix, spec, errs)
           end
         end
       end
@@ -635,7 +692,10 @@ function M.agent(name)
   if type(spec.cmd) == "string" then
     spec.cmd = M.split_cmd(spec.cmd)
   end
-  if type(spec.cmd) ~= "table" or #spec.cmd == 0 then
+  if user and user.url then
+    -- An agent server: nothing is started here.
+    spec.cmd = {}
+  elseif type(spec.cmd) ~= "table" or #spec.cmd == 0 then
     return nil, ("agent %q has no cmd"):format(name)
   end
   spec.name = name

@@ -3,8 +3,36 @@ local agents = require("acp.agents")
 local config = require("acp.config")
 local host = require("acp.host")
 local registry = require("acp.registry")
+local remote = require("acp.remote")
 
 local M = {}
+
+--- Check a remote agent: its URL (never its credentials), plain text to
+--- another machine, where its token comes from.
+---@param h table vim.health
+---@param label string
+---@param name string
+---@param spec acp.AgentSpec
+local function check_remote(h, label, name, spec)
+  local url = remote.redact(spec.url)
+  local host_part = spec.url:match("^%a+://([^/?#]*)") or ""
+  host_part = host_part:gsub("^.*@", ""):gsub(":%d+$", ""):gsub("^%[(.*)%]$", "%1")
+  local loopback = host_part == "localhost" or host_part:match("^127%.") or host_part == "::1"
+  local plain = spec.url:match("^http://") or spec.url:match("^ws://")
+  h.ok(("%s: agent server at %s (%s)"):format(label, url, spec.transport or "detected"))
+  if plain and not loopback then
+    if spec.allow_insecure then
+      h.warn(("%s: %s is not encrypted (allow_insecure)"):format(name, url))
+    else
+      h.error(("%s: %s is not encrypted and not on this machine"):format(name, url), {
+        ("use https:// or wss://, or set agents[%q].allow_insecure = true"):format(name),
+      })
+    end
+  end
+  if spec.token_env and (vim.env[spec.token_env] or "") == "" then
+    h.warn(("%s: token_env $%s is not set"):format(name, spec.token_env))
+  end
+end
 
 --- Check agent name: the command it runs (through node/npx too), with an
 --- install hint when it is missing (an error for the default agent, a
@@ -21,6 +49,10 @@ local function check_agent(h, name, is_default)
     return
   end
   local label = name .. (is_default and " (default_agent)" or "")
+  if spec.url then
+    check_remote(h, label, name, spec)
+    return
+  end
   if spec.cmd[1] == "{bin}" then
     h.ok(label .. ": bundled demo agent")
     return

@@ -16,6 +16,7 @@ local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
+local remote = require("acp.remote")
 local render = require("acp.render.acp")
 local sandbox = require("acp.sandbox")
 local settings = require("acp.settings")
@@ -336,7 +337,11 @@ function S:_open(spec, how, on_sid)
     return -- stopped meanwhile
   end
   self.spec = spec
-  local ok, res = pcall(host.request, "acp_open", self:open_opts(spec, how))
+  local opts, opts_err = self:open_opts(spec, how)
+  if not opts then
+    return self:fail(opts_err)
+  end
+  local ok, res = pcall(host.request, "acp_open", opts)
   if not ok then
     return self:fail(tostring(res))
   end
@@ -350,7 +355,7 @@ end
 --- The options of acp_open for spec (see host's SessionOptions).
 ---@param spec acp.AgentSpec
 ---@param how { resume: boolean|nil }
----@return table
+---@return table|nil opts, string|nil err why they cannot be made (no token)
 function S:open_opts(spec, how)
   local cmd = vim.deepcopy(spec.cmd)
   for i, part in ipairs(cmd) do
@@ -359,17 +364,23 @@ function S:open_opts(spec, how)
     end)
   end
   local o = config.options
-  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
+  self.transcript:message("info", remote.starting(self.agent, spec, cmd))
   local env = vim.tbl_extend("force", spec.env or {}, auth.env(self.agent))
+  local agent = {
+    name = self.agent,
+    cmd = cmd,
+    env = next(env) and env or vim.empty_dict(),
+    cwd = self.cwd,
+    start_timeout_ms = spec.start_timeout_ms,
+    sandbox = sandbox.agent_options(self.cwd, spec),
+  }
+  local fields, err = remote.open_fields(self.agent, spec)
+  if not fields then
+    return nil, err
+  end
+  agent = vim.tbl_extend("force", agent, fields)
   return {
-    agent = {
-      name = self.agent,
-      cmd = cmd,
-      env = next(env) and env or vim.empty_dict(),
-      cwd = self.cwd,
-      start_timeout_ms = spec.start_timeout_ms,
-      sandbox = sandbox.agent_options(self.cwd, spec),
-    },
+    agent = agent,
     mcp_servers = spec.mcp_servers or o.mcp_servers,
     mcp = { expose = o.mcp.expose, name = o.mcp.name },
     auto_allow = o.permissions.auto_allow,
@@ -570,6 +581,11 @@ function S:on_ready(ev)
   self.context:set_capabilities(ev.prompt_capabilities)
   self:on_initialized(ev)
   self.settings:load(type(ev.info) == "table" and ev.info or {})
+  if ev.reconnected then
+    -- The connection to the agent was restored (the host said how); the
+    -- state is the session's own.
+    return
+  end
   local help = keymaps.first("chat", "help")
   self.transcript:message(
     "info",
@@ -593,6 +609,9 @@ end
 function S:on_error(msg)
   self.prompts:cancel_all()
   msg = msg or "unknown error"
+  if remote.refused(msg) then
+    remote.forget(self.agent) -- a typed token the server refused is asked again
+  end
   local hint = agents.error_hint(self.spec, msg)
   if hint then
     msg = msg .. "\n" .. hint

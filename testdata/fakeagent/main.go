@@ -49,6 +49,9 @@ type Scenario struct {
 	// then never answered properly.
 	InitHang bool   `json:"init_hang"`
 	InitRaw  string `json:"init_raw"`
+	// FrameOutput: every message is written with Content-Length framing,
+	// whatever the client sends.
+	FrameOutput bool `json:"frame_output"`
 	// IgnoreSignals: the agent ignores SIGTERM, SIGINT and SIGHUP.
 	IgnoreSignals bool `json:"ignore_signals"`
 	// Start steps run as soon as the agent starts (before initialize).
@@ -243,9 +246,18 @@ func main() {
 	if len(a.sc.Start) > 0 {
 		a.run(context.Background(), "", a.sc.Start)
 	}
-	var in io.Reader = os.Stdin
+	// Like elephant.ai's stdio: a client that starts with Content-Length
+	// framing is answered in it (FrameOutput: always).
+	var in io.Reader
+	in, framed := readInput(os.Stdin)
+	if framed || a.sc.FrameOutput {
+		a.out = &lockedWriter{w: framedWriter{w: os.Stdout}}
+	}
+	if framed {
+		a.log("framing", map[string]any{"mode": "content-length"})
+	}
 	if a.sc.LogWire || a.sc.InitRaw != "" {
-		in = &wireReader{a: a, r: bufio.NewReaderSize(os.Stdin, 1<<20)}
+		in = &wireReader{a: a, r: bufio.NewReaderSize(in, 1<<20)}
 	}
 	a.conn = acp.NewConnection(a.handle, a.out, in)
 	<-a.conn.Done()
@@ -362,6 +374,8 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		if _, rerr := a.run(ctx, sid, a.sc.LoadSteps); rerr != nil {
 			return nil, rerr
 		}
+		return map[string]any{}, nil
+	case acp.AgentMethodSessionResume:
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
 		a.mu.Lock()
@@ -831,4 +845,55 @@ func login(args []string) {
 		}
 	}
 	os.Exit(code)
+}
+
+// readInput returns the agent's input as NDJSON, and whether the client
+// framed it with Content-Length headers (its first bytes say).
+func readInput(r io.Reader) (io.Reader, bool) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, _ := br.Peek(len("Content-Length:"))
+	if !strings.EqualFold(string(head), "Content-Length:") {
+		return br, false
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		for {
+			n := -1
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					pw.CloseWithError(err)
+					return
+				}
+				line = strings.TrimRight(line, "\r\n")
+				if line == "" {
+					break
+				}
+				if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(strings.TrimSpace(k), "content-length") {
+					n, _ = strconv.Atoi(strings.TrimSpace(v))
+				}
+			}
+			if n < 0 {
+				pw.CloseWithError(fmt.Errorf("a framed message without Content-Length"))
+				return
+			}
+			body := make([]byte, n)
+			if _, err := io.ReadFull(br, body); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+			pw.Write(append(body, '\n'))
+		}
+	}()
+	return pr, true
+}
+
+// framedWriter writes each message (one per Write, as the SDK writes
+// them) with a Content-Length header.
+type framedWriter struct{ w io.Writer }
+
+func (f framedWriter) Write(p []byte) (int, error) {
+	body := strings.TrimRight(string(p), "\n")
+	_, err := fmt.Fprintf(f.w, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	return len(p), err
 }

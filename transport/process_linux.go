@@ -1,10 +1,10 @@
-package host
+package transport
 
 import "syscall"
 
-// agentSysProcAttr puts an agent in its own process group, so stopping it
+// processSysProcAttr puts a process in its own process group, so stopping it
 // reaches what it started, and asks for SIGTERM when the host dies (the
 // watchdog ends what ignores it).
-func agentSysProcAttr() *syscall.SysProcAttr {
+func processSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }

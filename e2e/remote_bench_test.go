@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Benchmarks of agents reached over the network (issue 20), each transport
+// against stdio in the same run, in alternating rounds so that all see the
+// same machine load:
+//
+//	NVIM_BIN=... go test -run '^$' -bench 'Remote' -benchtime 1x ./e2e/
+//
+// BENCH_ROUNDS (default 3) rounds per transport.
+
+// benchTransports: stdio, then every network profile.
+var benchTransports = append([]remoteProfile{{name: "stdio"}}, remoteProfiles...)
+
+func benchRounds() int {
+	rounds := 3
+	if s := os.Getenv("BENCH_ROUNDS"); s != "" {
+		fmt.Sscan(s, &rounds)
+	}
+	return rounds
+}
+
+// BenchmarkRemoteStream is issue 9's BenchmarkUIStream/empty (20,000 chunks
+// of markdown as fast as the agent sends them, then a marker; a UI
+// attached, a second client pinging Neovim) over each transport: the
+// worst longest block of Neovim and the worst time from the agent's marker
+// to the screen.
+func BenchmarkRemoteStream(b *testing.B) {
+	rounds := benchRounds()
+	worsts := map[string]*worst{}
+	turns := map[string]time.Duration{}
+	for _, p := range benchTransports {
+		worsts[p.name] = &worst{}
+	}
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		for r := 0; r < rounds; r++ {
+			for _, p := range benchTransports {
+				u := startUIEditor(b)
+				burst := append([]any{M{"chunks": 20000, "cycle": burstCycle}}, marked("BURST-DONE")...)
+				sc := M{"turns": []any{burst}}
+				if p.name == "stdio" {
+					u.SetupFake(sc, benchOptions())
+				} else {
+					u.SetupRemote(p, sc, nil, benchOptions())
+				}
+				u.Chat("fake")
+				u.WaitState("ready")
+				start := time.Now()
+				f := u.runMarked(b, "burst", "BURST-DONE")
+				// The marker is logged when the agent has written every chunk;
+				// what the path between (a server, sockets) buffers is still
+				// on its way: the whole turn says more.
+				turn := u.markTime("BURST-DONE").Add(f.marker).Sub(start)
+				b.Logf("%s: max block %v, marker %v, send to marker %v", p.name, f.maxBlock.Round(time.Millisecond),
+					f.marker.Round(time.Millisecond), turn.Round(time.Millisecond))
+				worsts[p.name].add(b, f)
+				turns[p.name] = max(turns[p.name], turn)
+				u.nv.Close()
+			}
+		}
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n20,000 chunks then a marker, UI attached (worst of %d rounds), %d cores, load %s\n", rounds, runtime.NumCPU(), loadavg())
+	fmt.Fprintf(&sb, "%-16s %14s %12s %20s %14s\n", "transport", "max block ms", "marker ms", "send to marker ms", "peak RSS MiB")
+	for _, p := range benchTransports {
+		w := worsts[p.name].f
+		fmt.Fprintf(&sb, "%-16s %14.1f %12.1f %20.1f %14.0f\n", p.name, float64(w.maxBlock.Microseconds())/1000,
+			float64(w.marker.Microseconds())/1000, float64(turns[p.name].Microseconds())/1000, w.rss)
+	}
+	fmt.Print(sb.String())
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkRemoteRead10k: fs/read_text_file of a 10,000-line buffer with
+// an unsaved edit, 300 sequential reads timed by testdata/benchagent (sent
+// to response decoded), the agent on stdio and served over each transport
+// (testdata/fakeserver running the bench agent): p50 and p99, and the
+// ratio of each p50 to stdio's (target: within 1.5x).
+func BenchmarkRemoteRead10k(b *testing.B) {
+	bins := benchBinaries(b)
+	rounds := benchRounds()
+	type editor struct {
+		e   *Editor
+		out string
+		f   string
+	}
+	eds := map[string]editor{}
+	for _, p := range benchTransports {
+		e := startEditor(b)
+		f := filepath.Join(e.Dir, "f10k.txt")
+		writeBenchFile(b, f, 10000)
+		out := filepath.Join(e.state, "bench.jsonl")
+		spec := M{"cmd": []string{bins.agent}, "env": M{"BENCH_AGENT_OUT": out}}
+		if p.name != "stdio" {
+			srv := startServer(b, p.kind, []string{"BENCH_AGENT_OUT=" + out}, "-agent", bins.agent)
+			spec = M{"url": p.url(srv.addr)}
+			if p.transport != "" {
+				spec["transport"] = p.transport
+			}
+		}
+		e.setupAgent(spec, nil)
+		e.Lua(`vim.cmd.edit(...); vim.api.nvim_buf_set_text(0, -1, 0, -1, 0, { "// unsaved" })`, nil, f)
+		e.Chat("fake")
+		e.WaitState("ready")
+		eds[p.name] = editor{e, out, f}
+	}
+	run := func(ed editor, n int) benchResult {
+		ed.e.Send(fmt.Sprintf("read %s %d", ed.f, n))
+		ed.e.Eventually("bench turn", 10*time.Minute, func() bool { return ed.e.Status().State != "busy" })
+		if st := ed.e.Status(); st.StopReason != "end_turn" {
+			b.Fatalf("read turn ended %+v", st)
+		}
+		return lastBenchResult(b, ed.out)
+	}
+	lat := map[string][]time.Duration{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, p := range benchTransports {
+			run(eds[p.name], 5) // warm up: caches, the bridge
+		}
+		for r := 0; r < rounds; r++ {
+			for _, p := range benchTransports {
+				res := run(eds[p.name], 300/rounds)
+				if res.Bytes < 650000 {
+					b.Fatalf("%s: read %d bytes", p.name, res.Bytes)
+				}
+				lat[p.name] = append(lat[p.name], res.lat()...)
+			}
+		}
+	}
+	b.StopTimer()
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\nfs/read_text_file, 10,000-line buffer (660 KB) with an unsaved edit, %d sequential per transport, %d cores, load %s\n",
+		len(lat["stdio"]), runtime.NumCPU(), loadavg())
+	fmt.Fprintf(&sb, "%-16s %10s %10s %14s\n", "transport", "p50 ms", "p99 ms", "p50 / stdio")
+	base := percentile(lat["stdio"], 0.5)
+	for _, p := range benchTransports {
+		mid, tail := percentile(lat[p.name], 0.5), percentile(lat[p.name], 0.99)
+		fmt.Fprintf(&sb, "%-16s %10.3f %10.3f %13.2fx\n", p.name, float64(mid)/1e6, float64(tail)/1e6, float64(mid)/float64(base))
+	}
+	fmt.Print(sb.String())
+	b.ReportMetric(0, "ns/op")
+}
+
+// percentile is the p-th percentile of d.
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[min(int(p*float64(len(s))), len(s)-1)]
+}

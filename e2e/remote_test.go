@@ -1,0 +1,550 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Agents over the network (issue 20): the fake agent served by
+// testdata/fakeserver as each kind of agent server does, reached by a real
+// host from a real Neovim, playing the same scenarios as over stdio.
+
+// fakeServer is one testdata/fakeserver process.
+type fakeServer struct {
+	t    testing.TB
+	kind string
+	addr string
+	args []string
+	env  []string
+	cmd  *exec.Cmd
+}
+
+// startServer starts a fake server of kind (sse, http, acp) with env for
+// its agents.
+func startServer(t testing.TB, kind string, env []string, args ...string) *fakeServer {
+	t.Helper()
+	s := &fakeServer{t: t, kind: kind, addr: "127.0.0.1:0", args: args, env: env}
+	s.start()
+	t.Cleanup(s.kill)
+	return s
+}
+
+func (s *fakeServer) start() {
+	s.t.Helper()
+	cmd := exec.Command(serverBin, append([]string{"-kind", s.kind, "-agent", fakeBin, "-addr", s.addr}, s.args...)...)
+	cmd.Env = append(os.Environ(), s.env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	stderr := &lockedBuilder{b: &strings.Builder{}}
+	cmd.Stderr = stderr
+	s.t.Cleanup(func() {
+		if s.t.Failed() {
+			s.t.Logf("fake server %s stderr:\n%s", s.kind, stderr.String())
+		}
+	})
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	first := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		first <- line
+		io.Copy(io.Discard, out)
+	}()
+	var line string
+	select {
+	case line = <-first:
+	case <-time.After(10 * time.Second):
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		// A restart binds the address its predecessor had: the listener
+		// (SO_REUSEADDR) is free once that process has been waited for.
+		cmd.Process.Kill()
+		cmd.Wait()
+		s.t.Fatalf("fake server %s did not start on %s: %q %s", s.kind, s.addr, line, stderr.String())
+	}
+	s.addr, s.cmd = addr, cmd
+}
+
+// kill ends the server (and with it its agents) at once.
+func (s *fakeServer) kill() {
+	if s.cmd != nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		s.cmd = nil
+	}
+}
+
+// restart starts the server again on the same address, its agents playing
+// with env on top.
+func (s *fakeServer) restart(env ...string) {
+	s.t.Helper()
+	s.kill()
+	s.env = append(s.env, env...)
+	s.start()
+}
+
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  *strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// remoteProfile is one kind of agent server and how it is reached.
+type remoteProfile struct {
+	name      string
+	kind      string // fakeserver -kind
+	scheme    string
+	transport string // agents.<name>.transport ("" detects)
+}
+
+func (p remoteProfile) url(addr string) string { return p.scheme + "://" + addr + "/acp" }
+
+// remoteProfiles: every network transport, each against its server.
+var remoteProfiles = []remoteProfile{
+	{"websocket", "acp", "ws", ""},
+	{"sse-elephant", "sse", "http", "sse"},
+	{"http-zeptoclaw", "http", "http", "http"},
+	{"http-acp-rfd", "acp", "http", "http"},
+}
+
+// forProfiles runs f for every profile as a subtest.
+func forProfiles(t *testing.T, f func(t *testing.T, p remoteProfile)) {
+	for _, p := range remoteProfiles {
+		t.Run(p.name, func(t *testing.T) { f(t, p) })
+	}
+}
+
+// SetupRemote serves scenario sc with a fake server of profile p
+// (serverArgs: e.g. -token) and configures agent "fake" to reach it, with
+// agent on top of its spec and extra setup options.
+func (e *Editor) SetupRemote(p remoteProfile, sc any, agent, extra M, serverArgs ...string) *fakeServer {
+	e.t.Helper()
+	path := e.writeScenario(sc)
+	srv := startServer(e.t, p.kind, []string{"FAKE_AGENT_SCENARIO=" + path, "FAKE_AGENT_LOG=" + e.AgentLog}, serverArgs...)
+	spec := M{"url": p.url(srv.addr)}
+	if p.transport != "" {
+		spec["transport"] = p.transport
+	}
+	for k, v := range agent {
+		spec[k] = v
+	}
+	e.setupAgent(spec, extra)
+	return srv
+}
+
+// setupAgent configures agent "fake" as spec, with extra setup options.
+func (e *Editor) setupAgent(spec, extra M) {
+	e.t.Helper()
+	opts := M{"agents": M{"fake": spec}, "default_agent": "fake"}
+	for k, v := range extra {
+		opts[k] = v
+	}
+	perms, _ := opts["permissions"].(M)
+	if perms == nil {
+		perms = M{}
+	}
+	if _, ok := perms["focus_guard_ms"]; !ok {
+		perms["focus_guard_ms"] = 0
+	}
+	opts["permissions"] = perms
+	e.Lua(`require("acp").setup(...)`, nil, opts)
+}
+
+// waitChat waits until the transcript contains want.
+func (e *Editor) waitChat(want string) {
+	e.t.Helper()
+	e.Eventually(fmt.Sprintf("%q in the chat", want), 30*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), want)
+	})
+}
+
+// TestRemoteTurn: a whole turn over each transport: streamed text, a
+// permission asked and answered, a read of a buffer's unsaved text, a
+// terminal on the user's machine, all as over stdio.
+func TestRemoteTurn(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e, ws := fsEditor(t)
+		file := filepath.Join(ws, "notes.txt")
+		fsPutFile(t, file, "saved line\n")
+		b := e.loadBuffer(file)
+		e.setLines(b, 0, -1, []string{"unsaved line"})
+		e.SetupRemote(p, M{"turns": []any{[]any{
+			text("hello over the wire. "),
+			permRequest("p1", "Edit notes", "edit", ""),
+			fsRead(file, nil),
+			M{"request": "terminal/create", "params": M{"command": "echo from-the-terminal-$((40+2))"}, "save": "t"},
+			request("terminal/wait_for_exit", M{"terminalId": "$t"}),
+			request("terminal/output", M{"terminalId": "$t"}),
+			text("all done"),
+		}}}, nil, allowCommands)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("go")
+		e.WaitState("awaiting_permission")
+		if _, err := e.nv.Input("a"); err != nil {
+			t.Fatal(err)
+		}
+		st := e.WaitState("ready")
+		if st.StopReason != "end_turn" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		if got := outcomes(e); len(got) != 1 || got[0] != "allow" {
+			t.Fatalf("permission outcomes %v", got)
+		}
+		if got := e.waitFS("fs/read_text_file", 1); !got[0].OK || got[0].Content != "unsaved line\n" {
+			t.Fatalf("read answered %+v, want the buffer's unsaved text", got[0])
+		}
+		outs := e.AgentResponses("terminal/output")
+		if len(outs) != 1 || !strings.Contains(fmt.Sprint(outs[0]["result"]), "from-the-terminal-42") {
+			t.Fatalf("terminal output %v", outs)
+		}
+		indexOrder(t, e.ChatText(), "connected to "+p.scheme+"://", "hello over the wire.", "all done")
+	})
+}
+
+// TestRemoteCancel: session/cancel reaches the agent over each transport
+// and the turn ends cancelled.
+func TestRemoteCancel(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e := startEditor(t)
+		e.SetupRemote(p, M{"turns": []any{[]any{text("working on it"), M{"wait_cancel": true}}}}, nil, nil)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("long job")
+		e.waitChat("working on it")
+		e.Lua(`require("acp").cancel()`, nil)
+		st := e.WaitState("ready")
+		if st.StopReason != "cancelled" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		e.Eventually("the agent saw the cancel", 10*time.Second, func() bool {
+			for _, ev := range e.AgentEvents() {
+				if ev["event"] == "cancelled" {
+					return true
+				}
+			}
+			return false
+		})
+	})
+}
+
+// TestRemoteTwoSessions: two sessions share one connection; each gets its
+// own session id and its own answers.
+func TestRemoteTwoSessions(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e := startEditor(t)
+		e.SetupRemote(p, M{"turns": []any{[]any{text("first answer")}, []any{text("second answer")}}}, nil, nil)
+		one := e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("one")
+		e.WaitState("ready")
+		e.waitChat("first answer")
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		two := e.WaitState("ready")
+		if two.SessionID == "" || two.SessionID == e.sessionIDOf(one.Key) {
+			t.Fatalf("second session %q, first %q", two.SessionID, e.sessionIDOf(one.Key))
+		}
+		e.Send("two")
+		e.WaitState("ready")
+		e.waitChat("second answer")
+		if strings.Contains(e.ChatText(), "first answer") {
+			t.Fatalf("the second chat shows the first session's answer:\n%s", e.ChatText())
+		}
+		var n int
+		e.Lua(`return #require("acp").sessions()`, &n)
+		if n != 2 {
+			t.Fatalf("%d sessions", n)
+		}
+	})
+}
+
+// sessionIDOf is the agent's session id of the session with key.
+func (e *Editor) sessionIDOf(key int) string {
+	var id string
+	e.Lua(`for _, s in ipairs(require("acp").sessions()) do if s.key == ... then return s.session_id end end return ""`, &id, key)
+	return id
+}
+
+// TestRemoteToken: a server that wants a bearer token refuses a
+// connection without it or with a wrong one (a clear error in the chat),
+// and serves one with it; a token typed once (hidden) is kept in memory
+// only: never in the log, the chat, the history or anywhere on disk.
+func TestRemoteToken(t *testing.T) {
+	const secret = "s3cret-token-4d9f"
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e := startEditor(t)
+		sc := M{"turns": []any{[]any{text("authorized answer")}}}
+		srv := e.SetupRemote(p, sc, nil, nil, "-token", secret)
+		spec := func(extra M) M {
+			s := M{"url": p.url(srv.addr)}
+			if p.transport != "" {
+				s["transport"] = p.transport
+			}
+			for k, v := range extra {
+				s[k] = v
+			}
+			return s
+		}
+		// No token: refused.
+		e.Chat("fake")
+		st := e.WaitState("error")
+		if !strings.Contains(st.Error, "401") || !strings.Contains(st.Error, "refused the credentials") {
+			t.Fatalf("without a token: %q", st.Error)
+		}
+		// A wrong token from the environment: refused.
+		e.Lua(`vim.env.FAKE_SERVER_TOKEN = "wrong"`, nil)
+		e.setupAgent(spec(M{"token_env": "FAKE_SERVER_TOKEN"}), nil)
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		st = e.WaitState("error")
+		if !strings.Contains(st.Error, "refused the credentials") {
+			t.Fatalf("with a wrong token: %q", st.Error)
+		}
+		// Typed once, hidden: served.
+		e.setupAgent(spec(M{"token_prompt": true}), nil)
+		e.Lua(`vim.schedule(function() vim.cmd("AcpNew fake") end)`, nil)
+		e.AnswerBlockingPrompt(secret + "<CR>")
+		e.WaitState("ready")
+		e.Send("hello")
+		e.WaitState("ready")
+		e.waitChat("authorized answer")
+		// A second session does not ask again.
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		e.WaitState("ready")
+		// The secret is nowhere: chat, messages, host log, saved chats.
+		if strings.Contains(e.ChatText(), secret) || strings.Contains(e.Messages(), secret) || strings.Contains(e.HostLog(), secret) {
+			t.Fatal("the token shows in the chat, :messages or the host log")
+		}
+		e.Lua(`require("acp").stop()`, nil)
+		filepath.WalkDir(e.state, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if b, _ := os.ReadFile(path); strings.Contains(string(b), secret) {
+					t.Errorf("the token was written to %s", path)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// TestRemoteServerRestartMidTurn: the server goes away in the middle of a
+// turn with a permission request waiting: the chat says so at once, the
+// question is closed, the turn is reported interrupted; a prompt sent
+// while disconnected waits; once the server is back the session is
+// resumed (session/resume, or session/load whose replay is not shown
+// again), the transcript kept, and the waiting prompt sent.
+func TestRemoteServerRestartMidTurn(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		for _, how := range []string{"resume", "load"} {
+			t.Run(how, func(t *testing.T) {
+				e := startEditor(t)
+				caps := M{"loadSession": true}
+				if how == "resume" {
+					caps["sessionCapabilities"] = M{"resume": M{}}
+				}
+				init := M{"agentCapabilities": caps}
+				srv := e.SetupRemote(p, M{"initialize": init, "turns": []any{[]any{
+					text("before the drop"), permRequest("p1", "Edit it", "edit", ""), text("never shown"),
+				}}}, nil, nil)
+				e.Chat("fake")
+				e.WaitState("ready")
+				e.Send("first")
+				e.WaitState("awaiting_permission")
+				e.waitChat("before the drop")
+
+				srv.kill()
+				e.waitChat("lost")
+				e.waitChat("the turn was interrupted")
+				e.Eventually("the question closed", 10*time.Second, func() bool {
+					var n int
+					e.Lua(`return require("acp")._session().prompts:count()`, &n)
+					return n == 0 && e.Status().State == "ready"
+				})
+				e.Send("sent while disconnected")
+
+				again := filepath.Join(t.TempDir(), "again.json")
+				b, _ := json.Marshal(M{"initialize": init, "load_steps": []any{text("REPLAYED HISTORY")},
+					"turns": []any{[]any{text("after the restart")}}})
+				if err := os.WriteFile(again, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				srv.restart("FAKE_AGENT_SCENARIO=" + again)
+				want := map[string]string{"resume": "resumed", "load": "reloaded"}[how]
+				e.waitChat("reconnected; the session was " + want)
+				e.waitChat("after the restart")
+				st := e.WaitState("ready")
+				if st.SessionID != "fake-session-1" || st.StopReason != "end_turn" {
+					t.Fatalf("after the restart: %+v", st)
+				}
+				txt := e.ChatText()
+				if strings.Contains(txt, "REPLAYED HISTORY") || strings.Contains(txt, "never shown") {
+					t.Fatalf("the replay (or what the first server never sent) shows:\n%s", txt)
+				}
+				indexOrder(t, txt, "before the drop", "lost", "interrupted", "sent while disconnected", "reconnected", "after the restart")
+				var resumed bool
+				for _, ev := range e.AgentEvents() {
+					params, _ := ev["params"].(map[string]any)
+					if ev["event"] == "recv" && ev["method"] == "session/"+how && params["sessionId"] == "fake-session-1" {
+						resumed = true
+					}
+				}
+				if !resumed {
+					t.Fatalf("the new server got no session/%s of fake-session-1", how)
+				}
+			})
+		}
+	})
+}
+
+// TestRemoteGarbageAndOversizedEvents: what is not JSON-RPC, and a message
+// over the limit, are dropped with a clear message; the turn goes on.
+func TestRemoteGarbageAndOversizedEvents(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e := startEditor(t)
+		e.SetupRemote(p, M{"turns": []any{[]any{
+			text("before the junk. "), M{"garbage": "this is not json {{{"}, M{"big_line": 9 << 20}, text("after the junk"),
+		}}}, nil, nil)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("go")
+		st := e.WaitState("ready")
+		if st.StopReason != "end_turn" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		txt := e.ChatText()
+		indexOrder(t, txt, "before the junk.", "after the junk")
+		for _, want := range []string{"not JSON-RPC", "this is not json", "it was dropped"} {
+			if !strings.Contains(txt, want) {
+				t.Fatalf("the chat does not say %q:\n%s", want, txt)
+			}
+		}
+	})
+}
+
+// TestRemoteTransportDetected: without `transport`, an http URL is probed:
+// WebSocket, then elephant's event stream, then streamable HTTP.
+func TestRemoteTransportDetected(t *testing.T) {
+	for _, c := range []struct{ kind, want string }{{"acp", "websocket"}, {"sse", "sse"}, {"http", "http"}} {
+		t.Run(c.kind, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupRemote(remoteProfile{kind: c.kind, scheme: "http"}, M{"turns": []any{[]any{text("detected fine")}}}, nil, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.waitChat("(" + c.want + ")")
+			e.Send("hi")
+			e.WaitState("ready")
+			e.waitChat("detected fine")
+		})
+	}
+}
+
+// TestRemoteInsecure: plain http to a host that is not this machine needs
+// allow_insecure (nothing is sent without it), and the chat says so.
+func TestRemoteInsecure(t *testing.T) {
+	ip := externalIP(t)
+	e := startEditor(t)
+	path := e.writeScenario(M{"turns": []any{[]any{text("in the clear")}}})
+	srv := startServer(t, "acp", []string{"FAKE_AGENT_SCENARIO=" + path, "FAKE_AGENT_LOG=" + e.AgentLog})
+	_, port, _ := strings.Cut(srv.addr, ":")
+	srv.addr = "0.0.0.0:" + port
+	srv.restart()
+	url := "http://" + ip + ":" + port + "/acp"
+	e.setupAgent(M{"url": url}, nil)
+	e.Chat("fake")
+	st := e.WaitState("error")
+	if !strings.Contains(st.Error, "allow_insecure") {
+		t.Fatalf("error %q", st.Error)
+	}
+	if len(e.AgentEvents()) != 0 {
+		t.Fatal("something was sent without allow_insecure")
+	}
+	e.setupAgent(M{"url": url, "allow_insecure": true}, nil)
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.WaitState("ready")
+	e.waitChat("not encrypted")
+	e.Send("hi")
+	e.WaitState("ready")
+	e.waitChat("in the clear")
+}
+
+// externalIP is an address of this machine that is not loopback.
+func externalIP(t *testing.T) string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+			return n.IP.String()
+		}
+	}
+	t.Fatal("this test needs an address of this machine other than loopback (a plain-text URL to another host)")
+	return ""
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestStdioContentLength: with framing = "content-length" the host speaks
+// LSP-style framing to an agent on stdio (which answers in it, as
+// elephant.ai's does); framed output from an agent spoken NDJSON is read
+// too.
+func TestStdioContentLength(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		framing     string
+		frameOutput bool
+	}{
+		{"configured", "content-length", false},
+		{"accepted inbound", "", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			file := filepath.Join(ws, "f.txt")
+			fsPutFile(t, file, "line one\nline two\n")
+			path := e.writeScenario(M{"frame_output": c.frameOutput, "turns": []any{[]any{
+				text("framed answer, "), fsRead(file, M{"line": 2}), text("read done"),
+			}}})
+			spec := M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_LOG": e.AgentLog}}
+			if c.framing != "" {
+				spec["framing"] = c.framing
+			}
+			e.setupAgent(spec, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("go")
+			if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+				t.Fatalf("turn ended %+v", st)
+			}
+			indexOrder(t, e.ChatText(), "framed answer,", "read done")
+			if got := e.waitFS("fs/read_text_file", 1); got[0].Content != "line two\n" {
+				t.Fatalf("read %+v", got[0])
+			}
+			framed := false
+			for _, ev := range e.AgentEvents() {
+				framed = framed || ev["event"] == "framing"
+			}
+			if framed != (c.framing == "content-length") {
+				t.Fatalf("the agent saw framed input: %v", framed)
+			}
+		})
+	}
+}

@@ -1,0 +1,342 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/pathmap"
+	"github.com/nvim-acp/nvim-acp/transport"
+)
+
+// Remote agents: an agent server reached over the network (transport/),
+// and what happens when the connection to it is lost: the chat says so at
+// once, the host reconnects with backoff, and each session is resumed
+// (session/resume when the agent has it, else session/load with its replay
+// not shown again, else a new session, saying so), its transcript kept.
+
+// remote is how to reach the agent server.
+func (a *Agent) remote() transport.Remote {
+	h := http.Header{}
+	for k, v := range a.spec.Headers {
+		h.Set(k, v)
+	}
+	if a.spec.Token != "" && h.Get("Authorization") == "" {
+		h.Set("Authorization", "Bearer "+a.spec.Token)
+	}
+	return transport.Remote{
+		URL:           a.spec.URL,
+		Kind:          transport.Kind(a.spec.Transport),
+		Header:        h,
+		AllowInsecure: a.spec.AllowInsecure,
+		MaxMessage:    maxLineBytes,
+		Report:        a.broadcastError,
+		Log:           a.log,
+	}
+}
+
+// connect dials the agent server, then runs initialize; a failure ends
+// the agent (the next session tries again).
+func (a *Agent) connect(ctx context.Context) {
+	ctx, cancel := context.WithTimeoutCause(ctx, a.spec.startTimeout(),
+		fmt.Errorf("no answer within %v", a.spec.startTimeout()))
+	defer cancel()
+	link, err := transport.Dial(ctx, a.remote())
+	if err != nil && context.Cause(ctx) != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (%v)", err, context.Cause(ctx))
+	}
+	a.mu.Lock()
+	if err == nil && a.stopping {
+		_ = link.Close()
+		err = errors.New("agent stopped")
+	}
+	if err != nil {
+		a.mu.Unlock()
+		a.initErr = fmt.Errorf("connect to agent %s: %w", a.spec.Name, err)
+		a.exitErr = a.initErr
+		a.log.Error("connect failed", "err", err)
+		close(a.exited)
+		close(a.initDone)
+		a.h.agentExited(a)
+		return
+	}
+	a.kind = transport.KindOf(link)
+	a.attach(link)
+	a.mu.Unlock()
+	a.log.Info("connected", "transport", a.kind)
+	a.initialize()
+}
+
+// reconnects reports whether a, whose connection ended, is reconnected
+// rather than its sessions ended: a remote agent once initialized.
+func (a *Agent) reconnects() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.spec.URL != "" && a.initialized
+}
+
+// insecure reports whether a remote agent is reached in the clear.
+func (a *Agent) insecure() bool {
+	u, err := url.Parse(a.spec.URL)
+	return a.spec.URL != "" && err == nil && transport.Insecure(u)
+}
+
+// Reconnection's backoff: the first attempt after reconnectFirst, then
+// twice as long each time up to reconnectMax; given up after reconnectFor
+// (or at once when the server refuses the credentials).
+var (
+	reconnectFirst = 250 * time.Millisecond
+	reconnectMax   = 10 * time.Second
+	reconnectFor   = 10 * time.Minute
+)
+
+// reconnect connects again to old's server for sessions, then resumes
+// them there.
+func (h *Host) reconnect(old *Agent, sessions []*Session) {
+	delay := reconnectFirst
+	deadline := time.Now().Add(reconnectFor)
+	for attempt := 1; ; attempt++ {
+		time.Sleep(delay) // backoff between attempts
+		live := sessions[:0]
+		for _, s := range sessions {
+			if !s.isClosed() {
+				live = append(live, s)
+			}
+		}
+		sessions = live
+		if len(sessions) == 0 {
+			return
+		}
+		a, err := h.agentFor(old.spec)
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), old.spec.startTimeout()+5*time.Second)
+			err = a.ready(ctx)
+			cancel()
+		}
+		if err == nil {
+			old.log.Info("reconnected", "attempt", attempt)
+			for _, s := range sessions {
+				go s.reattach(a)
+			}
+			return
+		}
+		old.log.Info("reconnect failed", "attempt", attempt, "err", err)
+		if errors.Is(err, transport.ErrUnauthorized) || time.Now().After(deadline) {
+			for _, s := range sessions {
+				s.reconnectFailed(err)
+			}
+			return
+		}
+		if attempt == 1 || attempt%5 == 0 {
+			for _, s := range sessions {
+				s.emit(messageEvent("info", fmt.Sprintf("still reconnecting (attempt %d failed: %v)", attempt, err)))
+			}
+		}
+		delay = min(delay*2, reconnectMax)
+	}
+}
+
+// connectionLost says so in the chat at once and settles what waits on the
+// user: the agent's requests pending when the connection went are answered
+// "cancelled" (their answers cannot reach it any more).
+func (s *Session) connectionLost(cause error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if s.back == nil {
+		s.back = make(chan struct{})
+	}
+	s.mu.Unlock()
+	s.settleQuestions()
+	s.emit(messageEvent("warn", fmt.Sprintf("%v; reconnecting…", cause)))
+}
+
+// reconnectFailed ends a session whose agent could not be reached again.
+func (s *Session) reconnectFailed(err error) {
+	s.mu.Lock()
+	back := s.back
+	s.back = nil
+	s.mu.Unlock()
+	if back != nil {
+		close(back)
+	}
+	s.end()
+	s.fail(fmt.Errorf("could not reconnect: %w", err))
+}
+
+// isClosed reports whether the session was closed.
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// waitBack waits, while the connection is being restored, until it is
+// (false: it was not, or ctx ended first).
+func (s *Session) waitBack(ctx context.Context) bool {
+	s.mu.Lock()
+	back := s.back
+	s.mu.Unlock()
+	if back == nil {
+		return true
+	}
+	s.emit(messageEvent("info", "waiting for the connection to come back; the prompt is sent then"))
+	select {
+	case <-back:
+	case <-ctx.Done():
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closed && s.back == nil && s.id != ""
+}
+
+// reattach resumes the session on a, the reconnected agent: session/resume,
+// else session/load (the history it replays is not shown again: the chat
+// has it), else a new session, saying that the agent lost the
+// conversation.
+func (s *Session) reattach(a *Agent) {
+	s.mu.Lock()
+	old := s.id
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	servers, err := s.mcpServers()
+	if err != nil {
+		s.reconnectFailed(err)
+		return
+	}
+	ctx, cancel := a.context(context.Background())
+	defer cancel()
+	caps := a.initResp.AgentCapabilities
+	var resp json.RawMessage
+	how := ""
+	if caps.SessionCapabilities.Resume != nil {
+		s.mu.Lock()
+		s.agent = a
+		s.mu.Unlock()
+		a.addSession(s)
+		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionResume, acp.ResumeSessionRequest{
+			SessionId: old, Cwd: s.opts.Agent.Cwd, McpServers: servers,
+		})
+		how = "resumed"
+		if err != nil {
+			a.removeSession(s)
+			s.log.Warn("session/resume failed", "err", err)
+		}
+	}
+	if how == "" || err != nil {
+		if caps.LoadSession {
+			s.mu.Lock()
+			s.agent = a
+			s.replaying = true // the chat has the history it replays
+			s.mu.Unlock()
+			a.addSession(s)
+			resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionLoad, acp.LoadSessionRequest{
+				SessionId: old, Cwd: s.opts.Agent.Cwd, McpServers: servers,
+			})
+			s.mu.Lock()
+			s.replaying = false
+			s.mu.Unlock()
+			how = "reloaded"
+			if err != nil {
+				a.removeSession(s)
+				s.log.Warn("session/load failed", "err", err)
+			}
+		}
+	}
+	why := fmt.Sprintf("%s can neither resume nor load sessions", a.spec.Name)
+	if err != nil {
+		why = a.describe("resuming the session", err).Error()
+	}
+	if how == "" || err != nil {
+		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
+			Cwd: s.opts.Agent.Cwd, McpServers: servers,
+		})
+		var nr acp.NewSessionResponse
+		if err == nil && (json.Unmarshal(resp, &nr) != nil || nr.SessionId == "") {
+			err = fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200))
+		}
+		if err != nil {
+			s.reconnectFailed(a.describe("session/new", err))
+			return
+		}
+		s.mu.Lock()
+		s.agent, s.id = a, nr.SessionId
+		s.mu.Unlock()
+		a.addSession(s)
+		how = "new"
+	}
+	s.mu.Lock()
+	back := s.back
+	s.back = nil
+	closed = s.closed
+	s.mu.Unlock()
+	if closed {
+		s.close()
+	}
+	switch how {
+	case "new":
+		s.emit(messageEvent("warn", fmt.Sprintf("reconnected, but %s: "+
+			"this is a new session, which does not know the conversation above", why)))
+	default:
+		s.emit(messageEvent("info", fmt.Sprintf("reconnected; the session was %s", how)))
+	}
+	var info map[string]any
+	_ = json.Unmarshal(resp, &info)
+	ev := s.readyEvent(a, info)
+	ev["reconnected"] = true
+	s.emit(ev)
+	if back != nil {
+		close(back)
+	}
+}
+
+// paths is the session's path map (nil: paths are the same on both
+// sides). Other doors to the session's files that take paths from the
+// agent (the editor's MCP server) translate them with it:
+// s.paths().ToLocal(p).
+func (s *Session) paths() *pathmap.Map {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agent == nil {
+		return nil
+	}
+	return s.agent.paths
+}
+
+// agentCommand is how a terminal command runs with terminal_host
+// "agent": through the agent's prefix, in the agent's view of cwd.
+func (s *Session) agentCommand(command string, args []string, cwd string) (string, []string, error) {
+	spec := s.opts.Agent
+	if len(spec.Prefix) == 0 {
+		return "", nil, errors.New(`terminal_host = "agent" needs the agent's prefix (agents.<name>.prefix)`)
+	}
+	dir, err := s.paths().ToAgent(cwd)
+	if err != nil {
+		return "", nil, fmt.Errorf("terminal cwd: %w", err)
+	}
+	argv := transport.ThroughPrefix(spec.Prefix, command, args, dir)
+	return argv[0], argv[1:], nil
+}
+
+// describeRemote is the chat's line about a remote agent once connected.
+func describeRemote(a *Agent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "connected to %s (%s)", transport.RedactURL(a.spec.URL), a.kind)
+	if a.insecure() {
+		b.WriteString(": not encrypted (allow_insecure): prompts, files and credentials cross the network in the clear")
+	}
+	return b.String()
+}

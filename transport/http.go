@@ -1,0 +1,431 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// Streamable HTTP: every message of the client is POSTed to the endpoint,
+// and whatever the server answers is read, so that one client serves the
+// profiles found in the wild:
+//
+//   - ZeptoClaw (`acp_http`): session/prompt is answered with an event
+//     stream of updates ending with the response; other requests with a
+//     JSON body; notifications with 204.
+//   - The ACP transport RFD: initialize is answered with JSON and an
+//     Acp-Connection-Id header; everything else with 202, the server's
+//     messages coming on one long GET event stream opened with that id;
+//     session-scoped requests carry Acp-Session-Id.
+//   - Goose before the RFD's last revision: initialize is answered with an
+//     event stream (and Acp-Session-Id) that then carries every message.
+//
+// An answer's event stream is closed once the response to its request has
+// arrived (on it or elsewhere); one that ends before that ends the
+// connection: the server went away in the middle of the request.
+
+// The headers of the RFD.
+const (
+	headerConnection = "Acp-Connection-Id"
+	headerSession    = "Acp-Session-Id"
+)
+
+type httpConn struct {
+	base
+	r Remote
+	u *url.URL
+	w lineWriter
+
+	mu      sync.Mutex
+	connID  string                        // Acp-Connection-Id (the RFD)
+	session string                        // Acp-Session-Id given at initialize (Goose, MCP style)
+	streams map[string]context.CancelFunc // open answer streams, by request id
+	asked   map[string]string             // the server's requests not answered yet: id -> session (the RFD)
+}
+
+func dialHTTP(_ context.Context, r Remote, u *url.URL) Conn {
+	c := &httpConn{base: newBase(), r: r, u: u, streams: map[string]context.CancelFunc{}, asked: map[string]string{}}
+	c.w.send = c.send
+	return c
+}
+
+// Kind is HTTP.
+func (c *httpConn) Kind() Kind { return HTTP }
+
+// Write implements Conn.
+func (c *httpConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+
+// head is what the transport reads of a message.
+type head struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		SessionID string `json:"sessionId"`
+	} `json:"params"`
+}
+
+// readHead decodes what it needs of msg; only a message that looks like a
+// request or notification (a "method" near its start, as every encoder of
+// JSON-RPC writes them) is decoded, so a large response is not scanned.
+func readHead(msg []byte) head {
+	var h head
+	if bytes.Contains(msg[:min(len(msg), 256)], []byte(`"method"`)) {
+		_ = json.Unmarshal(msg, &h)
+	} else if i := bytes.Index(msg[:min(len(msg), 256)], []byte(`"id"`)); i >= 0 {
+		h.ID = idAt(msg[i+4:])
+	}
+	return h
+}
+
+// idAt reads the JSON value after `"id"` (past the colon) when it is a
+// number or a string without escapes.
+func idAt(b []byte) json.RawMessage {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != ':' {
+		return nil
+	}
+	b = bytes.TrimLeft(b[1:], " \t\r\n")
+	if len(b) > 0 && b[0] == '"' {
+		if i := bytes.IndexByte(b[1:], '"'); i >= 0 && bytes.IndexByte(b[1:i+1], '\\') < 0 {
+			return b[:i+2]
+		}
+		return nil
+	}
+	i := 0
+	for i < len(b) && (b[i] == '-' || b[i] == '.' || b[i] == '+' || b[i] == 'e' || b[i] == 'E' || (b[i] >= '0' && b[i] <= '9')) {
+		i++
+	}
+	if i == 0 {
+		return nil
+	}
+	return b[:i]
+}
+
+// orderWait bounds how long a message waits for the status of the one
+// before it.
+var orderWait = time.Second
+
+// send POSTs one message and returns once the server has answered its
+// status, so that messages reach the server in the order they were sent:
+// servers answer at once (202, an event stream, the JSON of a quick
+// request). A server still working on its answer after orderWait gets the
+// next messages without waiting: a long request must not hold back the
+// client's answers to what the server asks meanwhile. The answer's body is
+// read on its own goroutine: it may be a stream lasting a whole turn.
+func (c *httpConn) send(msg []byte) error {
+	status := make(chan error, 1)
+	go c.post(bytes.Clone(msg), status)
+	t := time.NewTimer(orderWait)
+	defer t.Stop()
+	select {
+	case err := <-status:
+		return err
+	case <-t.C:
+		return nil
+	case <-c.ctx.Done():
+		return c.ended()
+	}
+}
+
+// post makes the POST of msg (its own copy), says on status when its status came (or
+// why it failed), and reads its answer.
+func (c *httpConn) post(msg []byte, status chan<- error) {
+	if c.ctx.Err() != nil {
+		status <- c.ended()
+		return
+	}
+	h := readHead(msg)
+	ctx, cancel := context.WithCancel(c.ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.u.String(), bytes.NewReader(msg))
+	if err != nil {
+		cancel()
+		status <- err
+		return
+	}
+	req.Header = c.r.header("Content-Type", "application/json", "Accept", "application/json, text/event-stream")
+	c.mu.Lock()
+	switch {
+	case c.connID != "":
+		req.Header.Set(headerConnection, c.connID)
+		sid := h.Params.SessionID
+		if h.Method == "" && len(h.ID) > 0 {
+			sid = c.asked[string(h.ID)]
+			delete(c.asked, string(h.ID))
+		}
+		if sid != "" {
+			req.Header.Set(headerSession, sid)
+		}
+	case c.session != "":
+		req.Header.Set(headerSession, c.session)
+	}
+	isRequest := h.Method != "" && len(h.ID) > 0
+	key := string(h.ID)
+	if isRequest {
+		c.streams[key] = cancel
+	}
+	c.mu.Unlock()
+	done := func() {
+		cancel()
+		if isRequest {
+			c.mu.Lock()
+			delete(c.streams, key)
+			c.mu.Unlock()
+		}
+	}
+	resp, err := c.r.client().Do(req)
+	if err != nil {
+		// A request whose response came (on the event stream) before the
+		// answer to its POST had its POST ended: that is no loss.
+		answered := ctx.Err() != nil
+		done()
+		if c.ctx.Err() == nil && !answered {
+			c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("POST", c.u, err)))
+		}
+		if c.ctx.Err() != nil {
+			status <- c.ended()
+			return
+		}
+		status <- nil
+		return
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		done()
+		if resp.StatusCode == http.StatusNotFound && c.connectionID() != "" {
+			c.fail(fmt.Errorf("the agent server %s no longer knows this connection (404)", Redact(c.u)))
+		} else {
+			c.fail(statusError("POST", c.u, resp))
+		}
+		status <- c.ended()
+		return
+	}
+	stream := h.Method == "initialize" && c.initialized(resp)
+	status <- nil
+	defer done()
+	defer resp.Body.Close()
+	c.answer(ctx, resp, h, isRequest, key)
+	if stream {
+		// After initialize's answer: what comes on the stream follows it.
+		if err := c.openStream(); err != nil {
+			c.fail(err)
+		}
+	}
+}
+
+// answer reads what the server answered to a message.
+func (c *httpConn) answer(ctx context.Context, resp *http.Response, h head, isRequest bool, key string) {
+	switch {
+	case eventStream(resp) && h.Method == "initialize":
+		// Goose: the answer to initialize carries every message of the
+		// connection, its end is the connection's.
+		c.mu.Lock()
+		delete(c.streams, key)
+		c.mu.Unlock()
+		err := c.readStream(resp.Body)
+		if c.ctx.Err() != nil {
+			return
+		}
+		if err == nil || errors.Is(err, io.EOF) {
+			err = errors.New("the stream ended")
+		}
+		c.fail(fmt.Errorf("connection to %s lost: %v", Redact(c.u), err))
+	case eventStream(resp):
+		err := c.readStream(resp.Body)
+		if ctx.Err() != nil || c.ctx.Err() != nil {
+			return // we closed it: its response arrived
+		}
+		if isRequest && c.open(key) {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = errors.New("the stream ended")
+			}
+			c.fail(fmt.Errorf("connection to %s lost: the answer to %s ended before its response (%v)", Redact(c.u), h.Method, err))
+			return
+		}
+		if err != nil && !errors.Is(err, io.EOF) && c.isStream() {
+			c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), err))
+		}
+	case isJSON(resp):
+		msg, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.r.maxMessage())+1))
+		if err != nil {
+			if ctx.Err() == nil && c.ctx.Err() == nil {
+				c.fail(fmt.Errorf("connection to %s lost: reading the answer to %s: %w", Redact(c.u), h.Method, err))
+			}
+			return
+		}
+		if len(msg) > c.r.maxMessage() {
+			c.r.report(fmt.Sprintf("the agent server answered %s with more than %d bytes; the answer was dropped", h.Method, c.r.maxMessage()))
+			return
+		}
+		c.pushBody(msg)
+	}
+}
+
+// initialized takes the connection's identity from initialize's answer;
+// true when it is the RFD's, whose server sends everything on an event
+// stream the client opens (openStream).
+func (c *httpConn) initialized(resp *http.Response) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.connID = resp.Header.Get(headerConnection)
+	if c.connID == "" {
+		c.session = resp.Header.Get(headerSession)
+	}
+	return c.connID != ""
+}
+
+// openStream opens the RFD's event stream of the connection.
+func (c *httpConn) openStream() error {
+	id := c.connectionID()
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.u.String(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header = c.r.header("Accept", "text/event-stream", headerConnection, id)
+	resp, err := c.r.client().Do(req)
+	if err != nil {
+		return fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("GET", c.u, err))
+	}
+	if resp.StatusCode != http.StatusOK || !eventStream(resp) {
+		defer resp.Body.Close()
+		return statusError("event stream", c.u, resp)
+	}
+	go func() {
+		defer resp.Body.Close()
+		err := c.readStream(resp.Body)
+		if c.ctx.Err() != nil {
+			return
+		}
+		if err == nil || errors.Is(err, io.EOF) {
+			c.fail(fmt.Errorf("the agent server %s ended its event stream", Redact(c.u)))
+			return
+		}
+		c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), err))
+	}()
+	return nil
+}
+
+func (c *httpConn) connectionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connID
+}
+
+// isStream reports whether the server streams everything on one stream
+// (the RFD's GET, Goose's initialize answer): its end ends the connection.
+func (c *httpConn) isStream() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connID != "" || c.session != ""
+}
+
+// open reports whether request key still waits for its response.
+func (c *httpConn) open(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.streams[key]
+	return ok
+}
+
+// readStream pushes the events of an answer stream, closing the stream of
+// every request whose response it sees.
+func (c *httpConn) readStream(body io.Reader) error {
+	rd := newSSEReader(body, c.r.maxMessage())
+	for {
+		data, dropped, err := rd.next()
+		if err != nil {
+			return err
+		}
+		if dropped > 0 {
+			c.r.report(fmt.Sprintf("the agent server sent an event of %d bytes (limit %d); it was dropped", dropped, c.r.maxMessage()))
+			continue
+		}
+		if !c.deliver(data) {
+			return io.EOF
+		}
+	}
+}
+
+// pushBody pushes a JSON answer: one message, or a batch of them.
+func (c *httpConn) pushBody(msg []byte) {
+	msg = bytes.TrimSpace(msg)
+	if len(msg) > 0 && msg[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(msg, &batch) == nil {
+			for _, m := range batch {
+				if !c.deliver(bytes.Clone(m)) {
+					return
+				}
+			}
+			return
+		}
+	}
+	c.deliver(msg)
+}
+
+// deliver pushes one message of the server and, when it is the response
+// to a request whose answer is still streaming, closes that stream.
+func (c *httpConn) deliver(msg []byte) bool {
+	var key string
+	c.mu.Lock()
+	head := msg[:min(len(msg), 256)]
+	switch {
+	case len(c.streams) > 0 || (c.connID != "" && bytes.Contains(head, []byte(`"id"`))):
+		h := readHead(msg)
+		if h.Method == "" && len(h.ID) > 0 {
+			key = string(h.ID)
+		}
+		if h.Method != "" && len(h.ID) > 0 && h.Params.SessionID != "" && c.connID != "" {
+			// A request of the server's: the answer carries its session
+			// (the RFD's Acp-Session-Id on session-scoped POSTs).
+			c.asked[string(h.ID)] = h.Params.SessionID
+		}
+	}
+	c.mu.Unlock()
+	if !c.in.push(msg) {
+		return false
+	}
+	if key != "" {
+		c.mu.Lock()
+		cancel := c.streams[key]
+		delete(c.streams, key)
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+	}
+	return true
+}
+
+func isJSON(resp *http.Response) bool {
+	t, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return t == "application/json"
+}
+
+// Close implements Conn: the RFD's connection is deleted on the server.
+func (c *httpConn) Close() error {
+	id := c.connectionID()
+	c.fail(errClosed)
+	if id != "" {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.u.String(), nil)
+			if err != nil {
+				return
+			}
+			req.Header = c.r.header(headerConnection, id)
+			if resp, err := c.r.client().Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+package transport
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// A prefix runs an agent somewhere else: `docker exec -i <container>`,
+// `ssh <host>`, `devcontainer exec --workspace-folder <dir>`. The agent is
+// started as prefix + its command; a terminal command of the agent's, run
+// on the agent's side (terminal_host "agent"), is started through the same
+// prefix.
+
+// ThroughPrefix is the command line running command in dir on the machine
+// prefix reaches: prefix, then `sh -c` with a script that changes to dir
+// and runs command with args (without args, command is a shell line, as
+// agents send them). ssh joins its arguments into one line for the remote
+// shell, so for ssh the script is quoted once more.
+func ThroughPrefix(prefix []string, command string, args []string, dir string) []string {
+	script := "cd " + ShellQuote(dir) + " || exit 1; "
+	if len(args) == 0 {
+		script += command
+	} else {
+		words := []string{"exec", ShellQuote(command)}
+		for _, a := range args {
+			words = append(words, ShellQuote(a))
+		}
+		script += strings.Join(words, " ")
+	}
+	argv := append([]string{}, prefix...)
+	if len(prefix) > 0 && filepath.Base(prefix[0]) == "ssh" {
+		return append(argv, "sh -c "+ShellQuote(script))
+	}
+	return append(argv, "sh", "-c", script)
+}
+
+// ShellQuote quotes s for a POSIX shell.
+func ShellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

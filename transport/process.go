@@ -1,0 +1,236 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
+)
+
+// Command says how to start an agent process.
+type Command struct {
+	Name string   // the agent's name, for messages
+	Argv []string // program and arguments
+	Env  []string // its whole environment
+	Dir  string
+	// Framing of its stdio; its output is read as NDJSON whatever it is.
+	Framing Framing
+	// Tag is the proctree owner tag of the process and what it starts.
+	Tag        string
+	Log        *slog.Logger
+	MaxMessage int          // bound of a framed message (default MaxMessage)
+	Report     func(string) // a framed message dropped
+}
+
+// ErrNotFound marks an agent command that cannot be started.
+var ErrNotFound = errors.New("agent command not found")
+
+// Process is an agent process as a Conn: its stdout read, its stdin
+// written; its stderr logged within bounds, its last lines kept for error
+// messages. Ending it ends what it started, in its process group or not.
+type Process struct {
+	name  string
+	cmd   *exec.Cmd
+	tag   string
+	log   *slog.Logger
+	stdin io.WriteCloser
+	out   io.Reader
+	in    io.Writer
+
+	stderr  *stderrLog
+	stderrR *os.File
+
+	exited chan struct{}
+	err    error // why it ended, set before exited closes
+
+	mu       sync.Mutex
+	stopping bool
+}
+
+// Start starts c's process.
+func Start(c Command) (*Process, error) {
+	if len(c.Argv) == 0 || c.Argv[0] == "" {
+		return nil, fmt.Errorf("agent %q has no cmd configured", c.Name)
+	}
+	path, err := exec.LookPath(c.Argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s (agent %q; install it or set agents.%s.cmd)", ErrNotFound, c.Argv[0], c.Name, c.Name)
+	}
+	cmd := exec.Command(path, c.Argv[1:]...)
+	cmd.Dir = c.Dir
+	cmd.Env = c.Env
+	// Own process group, so stopping the agent reaches what it started.
+	cmd.SysProcAttr = processSysProcAttr()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("agent %s stdin: %w", c.Name, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("agent %s stdout: %w", c.Name, err)
+	}
+	// Our own pipe rather than StderrPipe: Wait closes that one, and the
+	// lines an agent prints just before it exits (why it failed) would be
+	// lost unread. wait() reads them to the end first.
+	stderr, stderrW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("agent %s stderr: %w", c.Name, err)
+	}
+	cmd.Stderr = stderrW
+	proctree.Own(c.Tag)
+	err = proctree.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	stderrW.Close() // the agent has its copy
+	if err != nil {
+		stderr.Close()
+		proctree.Disown(c.Tag)
+		return nil, fmt.Errorf("start agent %s (%s): %w", c.Name, path, err)
+	}
+	log := c.Log
+	if log == nil {
+		log = discard
+	}
+	p := &Process{
+		name:    c.Name,
+		cmd:     cmd,
+		tag:     c.Tag,
+		log:     log,
+		stdin:   stdin,
+		out:     stdout,
+		in:      stdin,
+		stderr:  newStderrLog(log),
+		stderrR: stderr,
+		exited:  make(chan struct{}),
+	}
+	max := c.MaxMessage
+	if max <= 0 {
+		max = MaxMessage
+	}
+	// Framed output is accepted whatever was configured (an agent answers
+	// in the framing it was spoken to in, or always frames).
+	p.out = newDeframer(stdout, max, c.Report)
+	if c.Framing == ContentLength {
+		p.in = &framer{w: stdin}
+	}
+	go p.stderr.drain(stderr)
+	go p.wait()
+	return p, nil
+}
+
+// Kind is Stdio.
+func (p *Process) Kind() Kind { return Stdio }
+
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Read implements Conn: the agent's stdout.
+func (p *Process) Read(b []byte) (int, error) { return p.out.Read(b) }
+
+// Write implements Conn: the agent's stdin.
+func (p *Process) Write(b []byte) (int, error) { return p.in.Write(b) }
+
+// Done implements Conn: closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.exited }
+
+// Err implements Conn: how the process ended, with its last stderr lines.
+func (p *Process) Err() error {
+	select {
+	case <-p.exited:
+		return p.err
+	default:
+		return nil
+	}
+}
+
+// LastStderr is the last n lines the agent wrote to stderr ("" when none).
+func (p *Process) LastStderr(n int) string { return p.stderr.lastLines(n) }
+
+// WithStderr adds the last lines the agent wrote to stderr to err.
+func (p *Process) WithStderr(err error) error { return withStderr(err, p.stderr) }
+
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	// What it wrote last, to its end; a child still holding stderr open
+	// gets a second.
+	select {
+	case <-p.stderr.done:
+	case <-time.After(time.Second):
+	}
+	p.stderrR.Close()
+	pid := p.cmd.Process.Pid
+	proctree.Exited(pid)
+	// Whatever the agent started goes with it, however it ended: its
+	// group, and what left the group (setsid, daemons).
+	proctree.Disown(p.tag)
+	go endLeftovers(pid, p.tag, p.log)
+	if err != nil {
+		p.err = withStderr(fmt.Errorf("agent %s exited: %v", p.name, err), p.stderr)
+	} else {
+		p.err = withStderr(fmt.Errorf("agent %s exited", p.name), p.stderr)
+	}
+	p.log.Info("agent exited", "err", err)
+	close(p.exited)
+}
+
+// Close implements Conn: it closes the agent's stdin (many agents exit on
+// it), then sends SIGTERM, then SIGKILL to its process group, and ends
+// whatever it left.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	if p.stopping {
+		p.mu.Unlock()
+		<-p.exited
+		return nil
+	}
+	p.stopping = true
+	p.mu.Unlock()
+	p.stdin.Close()
+	pgid := p.cmd.Process.Pid
+	select {
+	case <-p.exited:
+	case <-time.After(200 * time.Millisecond):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(2 * time.Second):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		<-p.exited
+	}
+	// Whatever it left, in its group or not, goes too.
+	proctree.Kill(pgid, p.tag)
+	return nil
+}
+
+// leftoverGrace is how long what an exited agent left behind has between
+// SIGTERM and SIGKILL.
+const leftoverGrace = time.Second
+
+// endLeftovers ends what an exited agent left: SIGTERM, then SIGKILL.
+func endLeftovers(pgid int, tag string, log *slog.Logger) {
+	if proctree.Signal(pgid, tag, syscall.SIGTERM) == 0 {
+		return
+	}
+	time.Sleep(leftoverGrace)
+	if n := proctree.Kill(pgid, tag); n > 0 {
+		log.Info("killed processes the agent left behind", "count", n)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
