@@ -258,6 +258,13 @@ func (e *Editor) SetupFake(sc any, extra map[string]any) {
 	for k, v := range extra {
 		opts[k] = v
 	}
+	e.setup(opts)
+}
+
+// setup is require("acp").setup(opts) with the tests' defaults where opts
+// names none.
+func (e *Editor) setup(opts map[string]any) {
+	e.t.Helper()
 	// Tests answer prompts at once: no guard against keys typed too early
 	// (TestPromptGuardIgnoresEarlyKeys sets one).
 	perms, _ := opts["permissions"].(map[string]any)

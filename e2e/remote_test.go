@@ -158,15 +158,7 @@ func (e *Editor) setupAgent(spec, extra M) {
 	for k, v := range extra {
 		opts[k] = v
 	}
-	perms, _ := opts["permissions"].(M)
-	if perms == nil {
-		perms = M{}
-	}
-	if _, ok := perms["focus_guard_ms"]; !ok {
-		perms["focus_guard_ms"] = 0
-	}
-	opts["permissions"] = perms
-	e.Lua(`require("acp").setup(...)`, nil, opts)
+	e.setup(opts)
 }
 
 // waitChat waits until the transcript contains want.

@@ -429,7 +429,9 @@ func TestSecurityRegistryEnvAsksBeforeStart(t *testing.T) {
 // rewrites the rules file with a rule of its own and seals it as nvim-acp
 // did (a hash anyone can compute); after a restart that rule must not
 // answer: the review shows it, saying where each rule came from, and the
-// command asks.
+// command asks. The sandbox would stop the script's write (the rules are
+// out of a command's reach there: TestSandbox*); the seal is the defence
+// where commands run unconfined, so this runs them so.
 func TestSecurityForgedRuleSealAfterRestart(t *testing.T) {
 	e := startEditor(t)
 	attackWorkspace(t, e.Dir)
@@ -452,7 +454,7 @@ func TestSecurityForgedRuleSealAfterRestart(t *testing.T) {
 		}
 	}
 	sc := M{"turns": []any{run("sh ./tidy.sh"), run("rm -rf victim")}}
-	e.SetupFake(sc, nil)
+	e.SetupFake(sc, M{"sandbox": M{"enabled": false}})
 	e.Lua(`require("acp.rules").add({ kind = "execute", action = "allow", command = "sh ./tidy.sh" })`, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
