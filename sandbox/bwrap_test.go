@@ -65,6 +65,10 @@ func TestSandboxConfines(t *testing.T) {
 			p := w.policy()
 			bwrap, env, _ := Find()
 			p.Bwrap, p.Env = bwrap, env
+			// nvim-acp's state stays hidden even where the user shows it.
+			st := w.root + "/state/acp"
+			p.AllowRead = []string{st}
+			p.Private = []string{st}
 			tests := []struct {
 				script string
 				ok     bool
@@ -78,12 +82,20 @@ func TestSandboxConfines(t *testing.T) {
 				{"mount -o remount,rw,bind / 2>&1; touch /usr/x", false, "Read-only file system"},
 				{"echo evil > .git/hooks/pre-commit", false, "Read-only file system"},
 				{"mv .git .git2", false, ""},
+				{"cat " + st + "/permissions/.key", false, "No such file"},
+				{"cat /proc/self/root" + st + "/registry-env.json", false, "No such file"},
+				{"echo '{}' > " + st + "/registry-env.json", false, "Read-only file system"},
+				{"mkdir " + st + "/permissions", false, "Read-only file system"},
+				{"umount " + st + " 2>&1; cat " + st + "/permissions/.key", false, "No such file"},
 			}
 			for _, tt := range tests {
 				out, ok := run(t, p, w, as, tt.script)
 				if ok != tt.ok || !strings.Contains(out, tt.says) {
 					t.Errorf("%s: ok %v, output %q; want ok %v and %q", tt.script, ok, out, tt.ok, tt.says)
 				}
+			}
+			if b, err := os.ReadFile(st + "/registry-env.json"); err != nil || string(b) != "{}" {
+				t.Errorf("registry-env.json %q %v", b, err)
 			}
 			if b, err := os.ReadFile(w.home + "/.bashrc"); err != nil || len(b) != 0 {
 				t.Errorf(".bashrc %q %v", b, err)

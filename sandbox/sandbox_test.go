@@ -25,7 +25,8 @@ func newWorld(t testing.TB) world {
 	w.mkdir(t, "home/.ssh", "home/.config/nvim", "home/bin", "home/other", "work/proj/.git/hooks", "work/proj/src")
 	w.write(t, map[string]string{
 		"home/.bashrc": "", "home/.profile": "", "home/.ssh/id_rsa": "KEY", "home/.netrc": "machine",
-		"home/notes": "n", "work/proj/.git/config": "[core]\n\tbare = false\n", "work/proj/.git/HEAD": "ref: refs/heads/main\n",
+		"home/notes": "n", "state/acp/permissions/.key": "SEAL-KEY", "state/acp/registry-env.json": "{}",
+		"work/proj/.git/config": "[core]\n\tbare = false\n", "work/proj/.git/HEAD": "ref: refs/heads/main\n",
 	})
 	return w
 }
@@ -68,7 +69,7 @@ func mountsOf(args []string) []string {
 		case "--ro-bind", "--bind":
 			out = append(out, args[i]+" "+args[i+1]+" "+args[i+2])
 			i += 2
-		case "--tmpfs", "--dev", "--proc":
+		case "--tmpfs", "--dev", "--proc", "--remount-ro":
 			out = append(out, args[i]+" "+args[i+1])
 			i++
 		case "--":
@@ -289,7 +290,7 @@ func TestPrepareMounts(t *testing.T) {
 			notWant: func(w world) []string { return []string{"--ro-bind " + w.home + " " + w.home} },
 		},
 		{
-			name: "the plugin's rules read-only and its private files hidden, even inside the workspace",
+			name: "protected places read-only and private files hidden, even inside the workspace",
 			setup: func(t *testing.T, w world, p *Policy, _ *Command) {
 				w.mkdir(t, "work/proj/state/acp", "home/.local/share/nvim/acp")
 				p.Protect = []string{w.ws + "/state/acp"}
@@ -297,6 +298,40 @@ func TestPrepareMounts(t *testing.T) {
 			},
 			want: func(w world) []string {
 				return []string{"--bind " + w.ws + " " + w.ws, "--tmpfs " + w.ws + "/src", "--ro-bind " + w.ws + "/state/acp " + w.ws + "/state/acp"}
+			},
+		},
+		{
+			name: "Neovim's configuration and data read-only where shown, not shown where hidden",
+			setup: func(t *testing.T, w world, p *Policy, _ *Command) {
+				w.mkdir(t, "work/proj/nvim-data")
+				p.Protect = []string{w.ws + "/nvim-data", w.home + "/other"}
+			},
+			want: func(w world) []string {
+				return []string{"--bind " + w.ws + " " + w.ws, "--ro-bind " + w.ws + "/nvim-data " + w.ws + "/nvim-data"}
+			},
+			notWant: func(w world) []string { return []string{"--ro-bind " + w.home + "/other " + w.home + "/other"} },
+		},
+		{
+			name: "nvim-acp's state hidden, read-only and empty, whatever shows it",
+			setup: func(t *testing.T, w world, p *Policy, c *Command) {
+				w.mkdir(t, "home/.local/state/nvim/acp/permissions")
+				w.write(t, map[string]string{"home/.local/state/nvim/acp.log": "log"})
+				st := w.home + "/.local/state/nvim/acp"
+				p.Workspace = []string{w.home}
+				c.Dir = w.home
+				p.AllowRead = []string{st + "/permissions"}
+				p.AllowWrite = []string{st}
+				p.Protect = []string{st}
+				p.Private = []string{st, w.home + "/.local/state/nvim/acp.log"}
+			},
+			want: func(w world) []string {
+				st := w.home + "/.local/state/nvim/acp"
+				return []string{"--bind " + w.home + " " + w.home, "--tmpfs " + st, "--remount-ro " + st,
+					"--ro-bind /dev/null " + st + ".log"}
+			},
+			notWant: func(w world) []string {
+				st := w.home + "/.local/state/nvim/acp"
+				return []string{"--ro-bind " + st + "/permissions " + st + "/permissions", "--bind " + st + " " + st, "--ro-bind " + st + " " + st}
 			},
 		},
 		{
@@ -410,6 +445,12 @@ func TestPrepareErrors(t *testing.T) {
 		{"no bwrap", func(p *Policy, _ *Command) { p.Bwrap = "" }, nil},
 		{"empty command", func(_ *Policy, c *Command) { c.Args = nil }, nil},
 		{"missing cwd", func(_ *Policy, c *Command) { c.Dir = w.root + "/gone" }, os.ErrNotExist},
+		{"missing private state", func(p *Policy, _ *Command) { p.Private = []string{w.root + "/gone"} }, os.ErrNotExist},
+		{"cwd in the private state", func(p *Policy, c *Command) {
+			p.Workspace = []string{w.root + "/state/acp"}
+			p.Private = []string{w.root + "/state/acp"}
+			c.Dir = w.root + "/state/acp/permissions"
+		}, nil},
 	}
 	for _, tt := range tests {
 		p, c := w.policy(), w.command()

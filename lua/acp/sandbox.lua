@@ -50,14 +50,17 @@ end
 
 --- The sandbox options of acp_open for a session in cwd (the host's
 --- SandboxOptions): the user's, with paths expanded, and the plugin's own
---- files: its rules read-only, saved chats and the log hidden.
+--- files: its state (the rules, their seal's key, the registry env
+--- answers) hidden whatever the user shows, saved chats and the log
+--- hidden, Neovim's configuration and data (plugins, installed agents)
+--- read-only where a shown directory holds them.
 ---@param cwd string
 ---@return table
 function M.options(cwd)
   local o = config.options.sandbox
   local state = vim.fn.stdpath("state") .. "/acp"
-  -- The rules' directory exists, so that there is something to show
-  -- read-only (a command could otherwise create it where it is visible).
+  -- It must exist to be hidden (the host refuses to run a command
+  -- otherwise): files made in it later stay out of the sandbox's sight.
   pcall(vim.fn.mkdir, state, "p", tonumber("700", 8))
   return {
     enabled = o.enabled,
@@ -65,7 +68,8 @@ function M.options(cwd)
     allow_read = vim.tbl_map(expand, o.allow_read),
     allow_write = vim.tbl_map(expand, o.allow_write),
     agent = o.agent,
-    protect = { state },
+    protect = { vim.fn.stdpath("config"), vim.fn.stdpath("data") },
+    private = { state },
     hide = { vim.fn.stdpath("data") .. "/acp/history", host.log_path() },
     cache = M.cache(cwd),
   }

@@ -128,6 +128,9 @@ type Step struct {
 	// the disk do, and logs {"event": "write_file", "path", "error"}.
 	WriteFile string `json:"write_file,omitempty"`
 	Content   string `json:"content,omitempty"`
+	// ReadFile reads this path itself, as agents that read the disk do,
+	// and logs {"event": "read_file", "path", "content", "error"}.
+	ReadFile string `json:"read_file,omitempty"`
 }
 
 type agent struct {
@@ -509,6 +512,9 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 		case st.WriteFile != "":
 			err := os.WriteFile(st.WriteFile, []byte(st.Content), 0o644)
 			a.log("write_file", map[string]any{"path": st.WriteFile, "error": fmt.Sprint(err)})
+		case st.ReadFile != "":
+			b, err := os.ReadFile(st.ReadFile)
+			a.log("read_file", map[string]any{"path": st.ReadFile, "content": string(b), "error": fmt.Sprint(err)})
 		case st.WaitFile != "":
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if fi, err := os.Stat(st.WaitFile); err == nil && fi.Size() > 0 {
