@@ -219,6 +219,8 @@ func TestSandboxHidesPluginState(t *testing.T) {
 		{"echo evil > " + data + "/acp/history/chat.json", ""},
 		{"ls -A " + state + " | wc -l", ""},
 	}
+	log := filepath.Join(e.state, "state", "nvim", "acp.log")
+	attacks = append(attacks, struct{ cmd, shown string }{"cat " + log, "access to " + log + " (nvim-acp's private files, hidden)"})
 	var lines []string
 	for _, a := range attacks {
 		lines = append(lines, a.cmd)
@@ -243,8 +245,11 @@ func TestSandboxHidesPluginState(t *testing.T) {
 			t.Errorf("%s: the agent read %q", a.cmd, outs[i])
 		}
 	}
-	if got := strings.TrimSpace(outs[len(outs)-1]); got != "0" {
+	if got := strings.TrimSpace(outs[len(outs)-2]); got != "0" {
 		t.Errorf("the state directory in the sandbox holds %s entries, want none", got)
+	}
+	if strings.Contains(outs[len(outs)-1], "terminal created") {
+		t.Errorf("the log was read: %q", outs[len(outs)-1])
 	}
 	all := strings.Join(outs, "\n") + e.ChatText()
 	if strings.Contains(all, key) || strings.Contains(all, "REGISTRY-ENV-ANSWER") {

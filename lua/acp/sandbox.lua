@@ -70,7 +70,7 @@ function M.options(cwd)
     agent = o.agent,
     protect = { vim.fn.stdpath("config"), vim.fn.stdpath("data") },
     private = { state },
-    hide = { vim.fn.stdpath("data") .. "/acp/history", host.log_path() },
+    hide = { vim.fn.stdpath("data") .. "/acp/history", host.log_path(), host.log_path() .. ".1" },
     cache = M.cache(cwd),
   }
 end
