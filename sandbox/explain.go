@@ -71,11 +71,13 @@ func (r *Run) Explain(output string) []string {
 		line, low := output[start:end], low[start:end]
 		switch {
 		case containsAny(low, roErrors):
-			if n, _, ok := r.explainPath(line, low, roErrors, func(p place) bool { return p.acc&readWrite == 0 }); ok {
+			if n, _, ok := r.explainPath(line, low, roErrors, func(_ string, p place) bool { return p.acc&readWrite == 0 }); ok {
 				note(Blocked + "write to " + n)
 			}
 		case containsAny(low, enoentErrors):
-			if n, pl, ok := r.explainPath(line, low, enoentErrors, func(p place) bool { return p.acc&hides != 0 }); ok {
+			if n, pl, ok := r.explainPath(line, low, enoentErrors, func(target string, p place) bool {
+				return p.acc&hides != 0 && hiddenThere(target, p) // else simply missing
+			}); ok {
 				verb := "read "
 				if containsAny(low, deniedErrors) || pl.acc == hidden {
 					verb = "access to " // a masked file, an empty read-only directory: read or write
@@ -164,7 +166,7 @@ func containsAny(s string, subs []string) bool {
 // explainPath finds the path an error line is about and says what the
 // sandbox made of it ("~/.bashrc (a shell start file, read-only)"), if
 // denied says it was the sandbox's doing.
-func (r *Run) explainPath(line, low string, errs []string, denied func(place) bool) (string, place, bool) {
+func (r *Run) explainPath(line, low string, errs []string, denied func(target string, p place) bool) (string, place, bool) {
 	for _, c := range candidates(line, low, errs) {
 		abs := r.abs(c)
 		if abs == "" {
@@ -172,11 +174,8 @@ func (r *Run) explainPath(line, low string, errs []string, denied func(place) bo
 		}
 		target := resolve(abs)
 		pl := r.classify(target)
-		if !denied(pl) {
+		if !denied(target, pl) {
 			continue
-		}
-		if pl.acc&hides != 0 && !hiddenThere(target, pl) {
-			continue // simply missing
 		}
 		shown := r.show(abs)
 		if target != abs && r.show(target) != shown {
@@ -227,9 +226,12 @@ func candidates(line, low string, errs []string) []string {
 			break
 		}
 	}
+	// The program that prints the error ("/usr/bin/bash: line 1: ...") is
+	// not what it is about.
+	prog, _, _ := strings.Cut(line, ": ")
 	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == '\'' || r == '"' || r == '`' }) {
 		f = strings.Trim(f, ":,;()[]‘’")
-		if strings.ContainsAny(f, "/~") {
+		if strings.ContainsAny(f, "/~") && f != prog {
 			out = append(out, f)
 		}
 	}
