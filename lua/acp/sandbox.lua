@@ -52,8 +52,9 @@ end
 --- SandboxOptions): the user's, with paths expanded, and the plugin's own
 --- files: its state (the rules, their seal's key, the registry env
 --- answers) hidden whatever the user shows, saved chats and the log
---- hidden, Neovim's configuration and data (plugins, installed agents)
---- read-only where a shown directory holds them.
+--- hidden, Neovim's configuration, data (plugins, installed agents) and
+--- state (ShaDa, swap and undo files) read-only where a shown directory
+--- holds them.
 ---@param cwd string
 ---@return table
 function M.options(cwd)
@@ -68,7 +69,7 @@ function M.options(cwd)
     allow_read = vim.tbl_map(expand, o.allow_read),
     allow_write = vim.tbl_map(expand, o.allow_write),
     agent = o.agent,
-    protect = { vim.fn.stdpath("config"), vim.fn.stdpath("data") },
+    protect = { vim.fn.stdpath("config"), vim.fn.stdpath("data"), vim.fn.stdpath("state") },
     private = { state },
     hide = { vim.fn.stdpath("data") .. "/acp/history", host.log_path(), host.log_path() .. ".1" },
     cache = M.cache(cwd),
