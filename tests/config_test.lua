@@ -71,10 +71,10 @@ M["a bad option raises a message naming it"] = function(t)
     { { permisions = {} }, "acp: setup: unknown option permisions" },
     {
       { sandbox = { network = "yes" } },
-      "acp: setup: sandbox.network must be a boolean or a list of project directories, got string",
+      'acp: setup: sandbox.network must be a boolean or a list of project directories, got "yes"',
     },
-    { { sandbox = { allow_read = "~/x" } }, "acp: setup: sandbox.allow_read must be a list of strings, got string" },
-    { { sandbox = { enabled = 1 } }, "acp: setup: sandbox.enabled must be a boolean, got number" },
+    { { sandbox = { allow_read = "~/x" } }, 'acp: setup: sandbox.allow_read must be a list of strings, got "~/x"' },
+    { { sandbox = { enabled = 1 } }, "acp: setup: sandbox.enabled must be a boolean, got 1" },
     { { sandbox = { networks = true } }, "acp: setup: unknown option sandbox.networks" },
   }
   for _, c in ipairs(cases) do

@@ -29,6 +29,10 @@ M["options: paths expanded, the plugin's state hidden, private files hidden, a c
   t.ok(vim.fn.isdirectory(o.private[1]) == 1, "the state directory exists (only what exists can be hidden)")
   t.eq(o.protect, { vim.fn.stdpath("config"), vim.fn.stdpath("data"), vim.fn.stdpath("state") })
   t.ok(vim.tbl_contains(o.hide, vim.fn.stdpath("data") .. "/acp/history"), "saved chats hidden")
+  t.ok(
+    vim.fn.isdirectory(vim.fn.stdpath("data") .. "/acp/history") == 1,
+    "the saved chats' directory exists (what is missing is not hidden)"
+  )
   t.ok(vim.tbl_contains(o.hide, require("acp.host").log_path() .. ".1"), "the rotated log hidden")
   t.ok(vim.startswith(o.cache, vim.fn.stdpath("cache") .. "/acp/sandbox/tmp-"), o.cache)
   t.ok(sandbox.cache("/tmp") ~= sandbox.cache("/var/tmp"), "each project its own cache")

@@ -60,9 +60,12 @@ end
 function M.options(cwd)
   local o = config.options.sandbox
   local state = vim.fn.stdpath("state") .. "/acp"
-  -- It must exist to be hidden (the host refuses to run a command
-  -- otherwise): files made in it later stay out of the sandbox's sight.
+  local chats = vim.fn.stdpath("data") .. "/acp/history"
+  -- Only what exists can be hidden (the host refuses to run a command
+  -- when the state is missing): files made in them later stay out of the
+  -- sandbox's sight.
   pcall(vim.fn.mkdir, state, "p", tonumber("700", 8))
+  pcall(vim.fn.mkdir, chats, "p", tonumber("700", 8))
   return {
     enabled = o.enabled,
     network = M.network(cwd),
@@ -71,7 +74,7 @@ function M.options(cwd)
     agent = o.agent,
     protect = { vim.fn.stdpath("config"), vim.fn.stdpath("data"), vim.fn.stdpath("state") },
     private = { state },
-    hide = { vim.fn.stdpath("data") .. "/acp/history", host.log_path(), host.log_path() .. ".1" },
+    hide = { chats, host.log_path(), host.log_path() .. ".1" },
     cache = M.cache(cwd),
   }
 end
