@@ -87,10 +87,18 @@ func planGit(root string, writable []string, readOnlyWorkspace bool, r *Run, b *
 			writable = append(writable, d)
 		}
 	}
+	wtConfig := worktreeConfig(common + "/config")
 	protect := func(p, why string, mkdir bool) {
 		if mkdir && inWritable(p) {
 			if _, err := os.Lstat(p); os.IsNotExist(err) {
 				_ = os.Mkdir(p, 0o755) // something to show read-only
+			}
+		}
+		if !mkdir && wtConfig && filepath.Base(p) == "config.worktree" && inWritable(p) {
+			// git reads it, and a command could create it: an empty one
+			// (as git would make) to show read-only.
+			if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+				f.Close()
 			}
 		}
 		// Only what the sandbox could write: a symlink leading elsewhere
@@ -173,26 +181,43 @@ func gitdirOf(dotgit, top string) string {
 // hooksPath returns core.hooksPath of a git config file ("" if unset). It
 // reads the file itself, not what it includes.
 func hooksPath(config string) string {
+	return configValue(config, "core", "hookspath")
+}
+
+// worktreeConfig reports whether a git config file turns on
+// extensions.worktreeConfig: git then reads config.worktree too.
+func worktreeConfig(config string) bool {
+	switch strings.ToLower(configValue(config, "extensions", "worktreeconfig")) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
+
+// configValue returns the value of section.key (both lower case) in a git
+// config file ("" if unset), reading the file itself, not what it
+// includes.
+func configValue(config, section, key string) string {
 	f, err := os.Open(config)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	inCore := false
+	inSection := false
 	out := ""
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") {
 			name := strings.ToLower(strings.TrimSpace(strings.Trim(line, "[]")))
-			inCore = name == "core"
+			inSection = name == section
 			continue
 		}
-		if !inCore {
+		if !inSection {
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), "hookspath") {
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), key) {
 			continue
 		}
 		v = strings.TrimSpace(v)

@@ -335,6 +335,21 @@ func TestPrepareMounts(t *testing.T) {
 			},
 		},
 		{
+			name: "config.worktree read-only, made (empty) when git reads it",
+			setup: func(t *testing.T, w world, _ *Policy, _ *Command) {
+				w.write(t, map[string]string{"work/proj/.git/config": "[core]\n\tbare = false\n[Extensions]\n\tworktreeConfig = true\n"})
+			},
+			want: func(w world) []string {
+				return []string{"--ro-bind " + w.ws + "/.git/config.worktree " + w.ws + "/.git/config.worktree"}
+			},
+		},
+		{
+			name: "no config.worktree made when git does not read it",
+			notWant: func(w world) []string {
+				return []string{"--ro-bind " + w.ws + "/.git/config.worktree " + w.ws + "/.git/config.worktree"}
+			},
+		},
+		{
 			name: "a commondir planted in the main git directory is read-only",
 			setup: func(t *testing.T, w world, _ *Policy, _ *Command) {
 				w.write(t, map[string]string{"work/proj/.git/commondir": w.ws + "/.git\n"})
