@@ -160,6 +160,9 @@ type Run struct {
 	network bool
 	roots   []string // the workspace roots (resolved), for the paths Explain shows
 	gitdirs []string // git directories that must not gain a commondir (Tampered)
+	// includes are files git's configuration includes, missing in a
+	// writable place when the command started (Tampered).
+	includes []string
 }
 
 // ErrNoWorkspace is returned when no workspace root exists.

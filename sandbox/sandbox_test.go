@@ -344,6 +344,19 @@ func TestPrepareMounts(t *testing.T) {
 			},
 		},
 		{
+			name: "files the git configuration includes, in a writable place, read-only",
+			setup: func(t *testing.T, w world, _ *Policy, _ *Command) {
+				w.write(t, map[string]string{
+					"work/proj/.git/config":    "[include]\n\tpath = ../team.gitconfig\n[includeIf \"gitdir:/x/\"]\n\tpath = " + w.ws + "/src/more.gitconfig ; note\n",
+					"work/proj/team.gitconfig": "", "work/proj/src/more.gitconfig": "",
+				})
+			},
+			want: func(w world) []string {
+				return []string{"--ro-bind " + w.ws + "/team.gitconfig " + w.ws + "/team.gitconfig",
+					"--ro-bind " + w.ws + "/src/more.gitconfig " + w.ws + "/src/more.gitconfig"}
+			},
+		},
+		{
 			name: "no config.worktree made when git does not read it",
 			notWant: func(w world) []string {
 				return []string{"--ro-bind " + w.ws + "/.git/config.worktree " + w.ws + "/.git/config.worktree"}
@@ -491,6 +504,22 @@ func TestTampered(t *testing.T) {
 	got := r.Tampered()
 	if len(got) != 1 || !strings.Contains(got[0], ".git/commondir") || !strings.Contains(got[0], "/elsewhere") {
 		t.Fatalf("after: %q", got)
+	}
+
+	// A file the configuration includes, missing when the command
+	// started, made by it.
+	w2 := newWorld(t)
+	w2.write(t, map[string]string{"work/proj/.git/config": "[include]\n\tpath = ../local.gitconfig\n"})
+	r, err = w2.policy().Prepare(w2.command())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Tampered(); len(got) != 0 {
+		t.Fatalf("before: %q", got)
+	}
+	w2.write(t, map[string]string{"work/proj/local.gitconfig": "[core]\n\tfsmonitor = evil\n"})
+	if got := r.Tampered(); len(got) != 1 || !strings.Contains(got[0], "created local.gitconfig, which git's configuration includes") {
+		t.Fatalf("after the include appeared: %q", got)
 	}
 }
 
