@@ -429,21 +429,11 @@ func (p *Policy) plan(c Command) (*Run, error) {
 			mask(home+"/"+s, whySecret)
 		}
 		for f, why := range homeCode {
-			if rf := real(home + "/" + f); rf != "" {
-				r.mounts = b.sorted()
-				if r.classify(rf).acc&hides == 0 {
-					b.bind(rf, readOnly, why, rankProtect)
-				}
-			}
+			r.protectShown(b, real(home+"/"+f), why)
 		}
 	}
 	for _, f := range p.Protect {
-		if rf := real(f); rf != "" {
-			r.mounts = b.sorted()
-			if r.classify(rf).acc&hides == 0 {
-				b.bind(rf, readOnly, whyProtected, rankProtect)
-			}
-		}
+		r.protectShown(b, real(f), whyProtected)
 	}
 	for _, h := range p.Hide {
 		mask(h, whyPrivate)
@@ -482,6 +472,24 @@ func (p *Policy) private(r *Run, b *planner) error {
 		}
 	}
 	return nil
+}
+
+// protectShown makes path read-only where a shown directory holds it,
+// unless a workspace root is path or inside it: the user works there (on
+// Neovim's configuration, say), and commands may change it.
+func (r *Run) protectShown(b *planner, path, why string) {
+	if path == "" {
+		return
+	}
+	for _, root := range r.roots {
+		if under(root, path) {
+			return
+		}
+	}
+	r.mounts = b.sorted()
+	if r.classify(path).acc&hides == 0 {
+		b.bind(path, readOnly, why, rankProtect)
+	}
 }
 
 // sortMounts orders mounts for bwrap: by depth, then by rank (stable).

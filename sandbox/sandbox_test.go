@@ -142,6 +142,21 @@ func TestPrepareMounts(t *testing.T) {
 			},
 		},
 		{
+			name: "Neovim's configuration as the workspace is writable (the user works on it)",
+			setup: func(t *testing.T, w world, p *Policy, c *Command) {
+				p.Workspace = []string{w.home + "/.config/nvim"}
+				p.Protect = []string{w.home + "/.config"}
+				c.Dir = w.home + "/.config/nvim"
+			},
+			want: func(w world) []string {
+				return []string{"--bind " + w.home + "/.config/nvim " + w.home + "/.config/nvim"}
+			},
+			notWant: func(w world) []string {
+				return []string{"--ro-bind " + w.home + "/.config/nvim " + w.home + "/.config/nvim",
+					"--ro-bind " + w.home + "/.config " + w.home + "/.config"}
+			},
+		},
+		{
 			name: "hooks created when missing",
 			setup: func(t *testing.T, w world, _ *Policy, _ *Command) {
 				if err := os.Remove(w.ws + "/.git/hooks"); err != nil {
