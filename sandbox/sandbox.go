@@ -435,6 +435,20 @@ func (p *Policy) plan(c Command) (*Run, error) {
 	for _, f := range p.Protect {
 		r.protectShown(b, real(f), whyProtected)
 	}
+	if home != "" {
+		// The user's git configuration is read-only (homeFiles), and so
+		// are the files it includes where a command could write them; one
+		// missing there is looked for after the command (Tampered).
+		for _, gc := range []string{home + "/.gitconfig", home + "/.config/git/config"} {
+			for _, inc := range configIncludes(gc, home) {
+				if ri := real(inc); ri != "" {
+					r.protectShown(b, ri, whyGitConfig)
+				} else if r.mounts = b.sorted(); r.classify(resolve(inc)).acc == readWrite {
+					r.includes = append(r.includes, inc)
+				}
+			}
+		}
+	}
 	for _, h := range p.Hide {
 		mask(h, whyPrivate)
 	}

@@ -242,6 +242,17 @@ func TestPrepareMounts(t *testing.T) {
 			},
 		},
 		{
+			name: "the home as workspace: files the user's git configuration includes read-only",
+			setup: func(t *testing.T, w world, p *Policy, c *Command) {
+				w.write(t, map[string]string{"home/.gitconfig": "[include]\n\tpath = ~/.gitconfig.local\n", "home/.gitconfig.local": ""})
+				p.Workspace = []string{w.home}
+				c.Dir = w.home
+			},
+			want: func(w world) []string {
+				return []string{"--bind " + w.home + " " + w.home, "--ro-bind " + w.home + "/.gitconfig.local " + w.home + "/.gitconfig.local"}
+			},
+		},
+		{
 			name: "credentials the user names are shown",
 			setup: func(t *testing.T, w world, p *Policy, _ *Command) {
 				p.AllowRead = []string{w.home + "/.ssh"}
@@ -535,6 +546,29 @@ func TestTampered(t *testing.T) {
 	w2.write(t, map[string]string{"work/proj/local.gitconfig": "[core]\n\tfsmonitor = evil\n"})
 	if got := r.Tampered(); len(got) != 1 || !strings.Contains(got[0], "created local.gitconfig, which git's configuration includes") {
 		t.Fatalf("after the include appeared: %q", got)
+	}
+
+	// The same for the user's own configuration, the home being the
+	// workspace; not where the home is hidden (what is made there is gone
+	// at exit).
+	w3 := newWorld(t)
+	w3.write(t, map[string]string{"home/.gitconfig": "[include]\n\tpath = .gitconfig.local\n"})
+	hidden, err := w3.policy().Prepare(w3.command())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := w3.policy()
+	p.Workspace = []string{w3.home}
+	r, err = p.Prepare(Command{Path: "/bin/sh", Args: []string{"sh"}, Dir: w3.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w3.write(t, map[string]string{"home/.gitconfig.local": "[core]\n\tfsmonitor = evil\n"})
+	if got := r.Tampered(); len(got) != 1 || !strings.Contains(got[0], "created .gitconfig.local, which git's configuration includes") {
+		t.Fatalf("the home as workspace: %q", got)
+	}
+	if got := hidden.Tampered(); len(got) != 0 {
+		t.Fatalf("the home hidden: %q", got)
 	}
 }
 
