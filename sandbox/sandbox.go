@@ -48,8 +48,9 @@ type Policy struct {
 	// Private are hidden whatever is shown around or in them, the user's
 	// own allow_read and allow_write included: a directory is an empty
 	// read-only one (files created there later stay out of sight), a
-	// file reads as empty. They must exist. nvim-acp's state: the rules'
-	// seal key, the registry env answers.
+	// file is /dev/null on a device-less mount (opening it is denied).
+	// They must exist. nvim-acp's state: the rules' seal key, the
+	// registry env answers.
 	Private []string
 	Network bool // the host's network; otherwise a private loopback only
 	// Cache, when set, is a directory shown read-write as $HOME/.cache
