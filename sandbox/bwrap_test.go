@@ -56,6 +56,11 @@ func TestSandboxConfines(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			w := newWorld(t)
+			// Git reads config.worktree and what the config includes.
+			w.write(t, map[string]string{
+				"work/proj/.git/config":    "[extensions]\n\tworktreeConfig = true\n[include]\n\tpath = ../team.gitconfig\n",
+				"work/proj/team.gitconfig": "",
+			})
 			// The other user must reach the fake machine.
 			_ = filepath.Walk(w.root, func(p string, _ os.FileInfo, _ error) error { return os.Chmod(p, 0o777) })
 			_ = os.Chmod(filepath.Dir(w.root), 0o777)
@@ -79,6 +84,8 @@ func TestSandboxConfines(t *testing.T) {
 				{"mount -o remount,rw,bind / 2>&1; touch /usr/x", false, "Read-only file system"},
 				{"echo evil > .git/hooks/pre-commit", false, "Read-only file system"},
 				{"mv .git .git2", false, ""},
+				{"echo '[core] fsmonitor = evil' > .git/config.worktree", false, "Read-only file system"},
+				{"echo '[core] fsmonitor = evil' >> team.gitconfig", false, "Read-only file system"},
 				{"cat " + st + "/permissions/.key", false, "No such file"},
 				{"cat /proc/self/root" + st + "/registry-env.json", false, "No such file"},
 				{"echo '{}' > " + st + "/registry-env.json", false, "Read-only file system"},
