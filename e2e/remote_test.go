@@ -277,6 +277,58 @@ func TestRemoteTwoSessions(t *testing.T) {
 	})
 }
 
+// TestRemoteTLS: https and wss are verified with the system's roots. A
+// server whose certificate this machine does not trust is refused with a
+// clear error before anything reaches it; once its certificate is among
+// the roots ($SSL_CERT_FILE, as a private CA is added) the session runs;
+// a server back after a drop with a certificate not trusted ends the
+// session at once instead of being retried for minutes.
+func TestRemoteTLS(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		p.scheme += "s"
+		sc := M{"turns": []any{[]any{text("sealed answer")}}}
+		cert := filepath.Join(t.TempDir(), "server.pem")
+
+		e := startEditor(t)
+		e.Lua(`vim.env.SSL_CERT_FILE = nil`, nil)
+		e.SetupRemote(p, sc, nil, nil, "-cert", cert)
+		e.Chat("fake")
+		st := e.WaitState("error")
+		for _, want := range []string{"not trusted", "SSL_CERT_FILE", p.scheme + "://"} {
+			if !strings.Contains(st.Error, want) {
+				t.Fatalf("untrusted server: error %q does not say %q", st.Error, want)
+			}
+		}
+		if evs := e.AgentEvents(); len(evs) != 0 {
+			t.Fatalf("the untrusted server's agent got %v", evs)
+		}
+
+		e = startEditor(t)
+		e.Lua(`vim.env.SSL_CERT_FILE = ...`, nil, cert) // before the host starts: it inherits it
+		srv := e.SetupRemote(p, M{"initialize": M{"agentCapabilities": M{"loadSession": true}}, "turns": sc["turns"]},
+			nil, nil, "-cert", cert)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.waitChat("connected to " + p.scheme + "://")
+		e.Send("hi")
+		e.WaitState("ready")
+		e.waitChat("sealed answer")
+
+		srv.kill()
+		// ZeptoClaw's HTTP holds no stream between turns: the next
+		// request finds the server gone.
+		e.Send("again")
+		e.waitChat("lost")
+		srv.args = []string{"-cert", filepath.Join(t.TempDir(), "other.pem")} // a new key
+		srv.restart()
+		e.Eventually("the session ended: certificate not trusted", 30*time.Second, func() bool {
+			st := e.Status()
+			return st.State == "error" && strings.Contains(st.Error, "could not reconnect") && strings.Contains(st.Error, "not trusted")
+		})
+		e.waitChat("sealed answer")
+	})
+}
+
 // sessionIDOf is the agent's session id of the session with key.
 func (e *Editor) sessionIDOf(key int) string {
 	var id string

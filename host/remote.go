@@ -89,8 +89,10 @@ func (a *Agent) insecure() bool {
 }
 
 // Reconnection's backoff: the first attempt after reconnectFirst, then
-// twice as long each time up to reconnectMax; given up after reconnectFor
-// (or at once when the server refuses the credentials).
+// twice as long each time up to reconnectMax; given up after reconnectFor,
+// or at once when the server refuses the credentials or its certificate is
+// not trusted (any more: a server that changed its certificate is not
+// simply retried).
 var (
 	reconnectFirst = 250 * time.Millisecond
 	reconnectMax   = 10 * time.Second
@@ -128,7 +130,7 @@ func (h *Host) reconnect(old *Agent, sessions []*Session) {
 			return
 		}
 		old.log.Info("reconnect failed", "attempt", attempt, "err", err)
-		if errors.Is(err, transport.ErrUnauthorized) || time.Now().After(deadline) {
+		if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrUntrusted) || time.Now().After(deadline) {
 			for _, s := range sessions {
 				s.reconnectFailed(err)
 			}

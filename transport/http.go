@@ -49,6 +49,7 @@ type httpConn struct {
 	session string                        // Acp-Session-Id given at initialize (Goose, MCP style)
 	streams map[string]context.CancelFunc // open answer streams, by request id
 	asked   map[string]string             // the server's requests not answered yet: id -> session (the RFD)
+	reached bool                          // the server answered a POST: a failure now is a loss
 }
 
 func dialHTTP(_ context.Context, r Remote, u *url.URL) Conn {
@@ -187,7 +188,14 @@ func (c *httpConn) post(msg []byte, status chan<- error) {
 		answered := ctx.Err() != nil
 		done()
 		if c.ctx.Err() == nil && !answered {
-			c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("POST", c.u, err)))
+			c.mu.Lock()
+			reached := c.reached
+			c.mu.Unlock()
+			if reached {
+				c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("POST", c.u, err)))
+			} else {
+				c.fail(fmt.Errorf("cannot reach the agent server: %w", requestError("POST", c.u, err)))
+			}
 		}
 		if c.ctx.Err() != nil {
 			status <- c.ended()
@@ -196,6 +204,9 @@ func (c *httpConn) post(msg []byte, status chan<- error) {
 		status <- nil
 		return
 	}
+	c.mu.Lock()
+	c.reached = true
+	c.mu.Unlock()
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		done()
