@@ -381,6 +381,15 @@ func TestRemoteToken(t *testing.T) {
 		// A second session does not ask again.
 		e.Lua(`vim.cmd("AcpNew fake")`, nil)
 		e.WaitState("ready")
+		// The same token in headers: served.
+		e.setupAgent(spec(M{"headers": M{"Authorization": "Bearer " + secret, "X-Team": "a"}}), nil)
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		e.WaitState("ready")
+		e.Send("with headers")
+		e.WaitState("ready")
+		e.Eventually("the answer over headers", 10*time.Second, func() bool {
+			return strings.Count(e.ChatText(), "authorized answer") == 1 && strings.Contains(e.ChatText(), "with headers")
+		})
 		// The secret is nowhere: chat, messages, host log, saved chats.
 		if strings.Contains(e.ChatText(), secret) || strings.Contains(e.Messages(), secret) || strings.Contains(e.HostLog(), secret) {
 			t.Fatal("the token shows in the chat, :messages or the host log")
