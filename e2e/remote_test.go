@@ -609,3 +609,24 @@ func TestStdioContentLength(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoteZeptoClawAnswers: what ZeptoClaw's acp_http channel really
+// sends (src/channels/acp_http.rs): "protocolVersion" as the string "1"
+// and its reply whole as a session/update of kind "agent_message" (not
+// in ACP's schema): the session starts and the reply shows.
+func TestRemoteZeptoClawAnswers(t *testing.T) {
+	e := startEditor(t)
+	p := remoteProfiles[2] // http-zeptoclaw
+	e.SetupRemote(p, M{
+		"initialize": M{"protocolVersion": "1", "agentInfo": M{"name": "zeptoclaw", "title": "ZeptoClaw", "version": "0.7.0"}},
+		"turns": []any{[]any{update(M{"sessionUpdate": "agent_message", "content": M{"type": "text", "text": "the whole reply at once"},
+			"toolCallId": nil, "title": nil, "kind": nil, "status": nil})}},
+	}, nil, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("hello")
+	if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+		t.Fatalf("turn ended %+v", st)
+	}
+	e.waitChat("the whole reply at once")
+}
