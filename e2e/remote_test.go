@@ -630,3 +630,48 @@ func TestRemoteZeptoClawAnswers(t *testing.T) {
 	}
 	e.waitChat("the whole reply at once")
 }
+
+// TestRemoteRefusedMessages: a server refusing what is over its body
+// limit (-max-body; ZeptoClaw's is ~110 KB, elephant.ai's 4 MiB) keeps
+// the session: the agent's read of a file too big for it gets an error
+// (not silence, not a lost connection) and the turn goes on; a prompt too
+// big is refused with the server's reason in the chat, and the next one
+// is answered.
+func TestRemoteRefusedMessages(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		if p.name == "websocket" {
+			return // no status per message
+		}
+		e, ws := fsEditor(t)
+		big := filepath.Join(ws, "big.txt")
+		fsPutFile(t, big, strings.Repeat("a line of a big file\n", 10000))
+		small := filepath.Join(ws, "small.txt")
+		fsPutFile(t, small, "small\n")
+		e.SetupRemote(p, M{"turns": []any{
+			[]any{fsRead(big, nil), fsRead(small, nil), text("after the refusal")},
+			[]any{text("second answer")},
+		}}, nil, nil, "-max-body", "65536")
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("read them")
+		if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		e.waitChat("after the refusal")
+		reads := e.waitFS("fs/read_text_file", 2)
+		if reads[0].OK || !strings.Contains(reads[0].Message, "refused") || !reads[1].OK || reads[1].Content != "small\n" {
+			t.Fatalf("reads answered %+v", reads)
+		}
+		e.waitChat("refused an answer")
+
+		e.Send(strings.Repeat("a long prompt ", 8000))
+		e.Eventually("the prompt refused", 30*time.Second, func() bool {
+			return strings.Contains(e.ChatText(), "413") && e.Status().State != "busy"
+		})
+		e.Send("short one")
+		if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+			t.Fatalf("after the refusal: %+v", st)
+		}
+		e.waitChat("second answer")
+	})
+}

@@ -123,7 +123,7 @@ var orderWait = time.Second
 // read on its own goroutine: it may be a stream lasting a whole turn.
 func (c *httpConn) send(msg []byte) error {
 	status := make(chan error, 1)
-	go c.post(bytes.Clone(msg), status)
+	go c.post(bytes.Clone(msg), status, true)
 	t := time.NewTimer(orderWait)
 	defer t.Stop()
 	select {
@@ -136,9 +136,11 @@ func (c *httpConn) send(msg []byte) error {
 	}
 }
 
-// post makes the POST of msg (its own copy), says on status when its status came (or
-// why it failed), and reads its answer.
-func (c *httpConn) post(msg []byte, status chan<- error) {
+// post makes the POST of msg (its own copy), says on status when its
+// status came (or why it failed), and reads its answer. A refusal other
+// than of the credentials is settled (settleRefused) when settle is set,
+// else reported.
+func (c *httpConn) post(msg []byte, status chan<- error, settle bool) {
 	if c.ctx.Err() != nil {
 		status <- c.ended()
 		return
@@ -153,10 +155,11 @@ func (c *httpConn) post(msg []byte, status chan<- error) {
 	}
 	req.Header = c.r.header("Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 	c.mu.Lock()
+	sid := ""
 	switch {
 	case c.connID != "":
 		req.Header.Set(headerConnection, c.connID)
-		sid := h.Params.SessionID
+		sid = h.Params.SessionID
 		if h.Method == "" && len(h.ID) > 0 {
 			sid = c.asked[string(h.ID)]
 			delete(c.asked, string(h.ID))
@@ -210,10 +213,27 @@ func (c *httpConn) post(msg []byte, status chan<- error) {
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		done()
-		if resp.StatusCode == http.StatusNotFound && c.connectionID() != "" {
+		err := statusError("POST", c.u, resp)
+		switch {
+		case resp.StatusCode == http.StatusNotFound && c.connectionID() != "":
 			c.fail(fmt.Errorf("the agent server %s no longer knows this connection (404)", Redact(c.u)))
-		} else {
-			c.fail(statusError("POST", c.u, resp))
+		case errors.Is(err, ErrUnauthorized):
+			c.fail(err)
+		case !settle:
+			c.r.report(err.Error())
+			status <- nil
+			return
+		default:
+			c.settleRefused(h, len(msg), err, c.r.report, func(m []byte) {
+				if sid != "" {
+					c.mu.Lock()
+					c.asked[string(h.ID)] = sid
+					c.mu.Unlock()
+				}
+				c.post(m, make(chan error, 1), false)
+			})
+			status <- nil
+			return
 		}
 		status <- c.ended()
 		return

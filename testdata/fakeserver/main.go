@@ -5,14 +5,16 @@
 // ($FAKE_AGENT_SCENARIO and $FAKE_AGENT_LOG are passed on) and the server
 // bridges its stdio.
 //
-//	fakeserver -kind KIND -agent PATH [-addr HOST:PORT] [-token T] [-cert FILE]
+//	fakeserver -kind KIND -agent PATH [-addr HOST:PORT] [-token T] [-cert FILE] [-max-body N]
 //
 // KIND is sse (elephant.ai), http (ZeptoClaw) or acp (the ACP RFD: WebSocket
 // and streamable HTTP at /acp). It prints "listening on HOST:PORT" when it
 // is ready. With -token, every request must carry "Authorization: Bearer T"
 // (401 otherwise). With -cert, it serves TLS (https, wss) with a
 // certificate of its own for 127.0.0.1 and localhost, made afresh at each
-// start and written to FILE (PEM) for clients to trust.
+// start and written to FILE (PEM) for clients to trust. With -max-body, a
+// POST of more than N bytes is refused with 413, as real servers limit
+// them (ZeptoClaw: ~110 KB, elephant.ai: 4 MiB).
 package main
 
 import (
@@ -43,10 +45,14 @@ func main() {
 	agent := flag.String("agent", "", "the agent to run")
 	token := flag.String("token", "", "bearer token every request must carry")
 	certFile := flag.String("cert", "", "serve TLS; write the certificate here")
+	maxBody := flag.Int64("max-body", 0, "refuse POSTs of more bytes (413)")
 	flag.Parse()
 	h, err := transporttest.Handler(*kind, func() (*transporttest.Agent, error) { return start(*agent) }, *token)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *maxBody > 0 {
+		h = limitBody(h, *maxBody)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -61,6 +67,17 @@ func main() {
 	}
 	fmt.Printf("listening on %s\n", ln.Addr())
 	log.Fatal((&http.Server{Handler: h}).Serve(ln))
+}
+
+// limitBody refuses POSTs of more than n bytes with 413.
+func limitBody(h http.Handler, n int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && (r.ContentLength > n || r.ContentLength < 0) {
+			http.Error(w, `{"error":"payload too large"}`, http.StatusRequestEntityTooLarge)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // selfSigned makes a certificate for 127.0.0.1 and localhost, signed by
