@@ -411,13 +411,15 @@ func TestRemoteToken(t *testing.T) {
 // question is closed, the turn is reported interrupted; a prompt sent
 // while disconnected waits; once the server is back the session is
 // resumed (session/resume, or session/load whose replay is not shown
-// again), the transcript kept, and the waiting prompt sent.
+// again; an agent that has neither gets a new session, and the chat says
+// that it does not know the conversation), the transcript kept, and the
+// waiting prompt sent.
 func TestRemoteServerRestartMidTurn(t *testing.T) {
 	forProfiles(t, func(t *testing.T, p remoteProfile) {
-		for _, how := range []string{"resume", "load"} {
+		for _, how := range []string{"resume", "load", "new"} {
 			t.Run(how, func(t *testing.T) {
 				e := startEditor(t)
-				caps := M{"loadSession": true}
+				caps := M{"loadSession": how != "new"}
 				if how == "resume" {
 					caps["sessionCapabilities"] = M{"resume": M{}}
 				}
@@ -448,8 +450,9 @@ func TestRemoteServerRestartMidTurn(t *testing.T) {
 					t.Fatal(err)
 				}
 				srv.restart("FAKE_AGENT_SCENARIO=" + again)
-				want := map[string]string{"resume": "resumed", "load": "reloaded"}[how]
-				e.waitChat("reconnected; the session was " + want)
+				want := map[string]string{"resume": "reconnected; the session was resumed", "load": "reconnected; the session was reloaded",
+					"new": "reconnected, but fake can neither resume nor load sessions: this is a new session, which does not know the conversation above"}[how]
+				e.waitChat(want)
 				e.waitChat("after the restart")
 				st := e.WaitState("ready")
 				if st.SessionID != "fake-session-1" || st.StopReason != "end_turn" {
@@ -461,14 +464,21 @@ func TestRemoteServerRestartMidTurn(t *testing.T) {
 				}
 				indexOrder(t, txt, "before the drop", "lost", "interrupted", "sent while disconnected", "reconnected", "after the restart")
 				var resumed bool
+				news := 0
 				for _, ev := range e.AgentEvents() {
 					params, _ := ev["params"].(map[string]any)
 					if ev["event"] == "recv" && ev["method"] == "session/"+how && params["sessionId"] == "fake-session-1" {
 						resumed = true
 					}
+					if ev["event"] == "recv" && ev["method"] == "session/new" {
+						news++
+					}
+				}
+				if how == "new" {
+					resumed = news == 2 // one per server
 				}
 				if !resumed {
-					t.Fatalf("the new server got no session/%s of fake-session-1", how)
+					t.Fatalf("the new server got no session/%s of fake-session-1 (%d session/new)", how, news)
 				}
 			})
 		}
