@@ -685,3 +685,41 @@ func TestRemoteRefusedMessages(t *testing.T) {
 		e.waitChat("second answer")
 	})
 }
+
+// TestRemotePathMap: an agent server on another machine sees the project
+// under its own path (path_map on a url agent): its read of its path gets
+// the user's unsaved buffer, its path outside the mapped root is refused,
+// and the session's cwd reaches it as its own path.
+func TestRemotePathMap(t *testing.T) {
+	const root = "/srv/agent/project"
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e, ws := fsEditor(t)
+		notes := filepath.Join(ws, "notes.txt")
+		fsPutFile(t, notes, "saved line\n")
+		b := e.loadBuffer(notes)
+		e.setLines(b, 0, -1, []string{"unsaved over the wire"})
+		e.SetupRemote(p, M{"turns": []any{[]any{
+			fsRead(root+"/notes.txt", nil), fsRead(notes, nil), text("mapped remote turn"),
+		}}}, M{"path_map": M{root: ws}}, nil)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("go")
+		if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		e.waitChat("mapped remote turn")
+		reads := e.waitFS("fs/read_text_file", 2)
+		if !reads[0].OK || reads[0].Content != "unsaved over the wire\n" {
+			t.Fatalf("the mapped read answered %+v", reads[0])
+		}
+		if reads[1].OK || !strings.Contains(reads[1].Message, "outside every mapped root") {
+			t.Fatalf("the local path (not the agent's) answered %+v", reads[1])
+		}
+		for _, ev := range e.AgentEvents() {
+			params, _ := ev["params"].(map[string]any)
+			if ev["event"] == "recv" && ev["method"] == "session/new" && params["cwd"] != root {
+				t.Fatalf("the agent got cwd %v", params["cwd"])
+			}
+		}
+	})
+}
