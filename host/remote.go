@@ -100,12 +100,18 @@ var (
 )
 
 // reconnect connects again to old's server for sessions, then resumes
-// them there.
+// them there; it stops when the host shuts down.
 func (h *Host) reconnect(old *Agent, sessions []*Session) {
 	delay := reconnectFirst
 	deadline := time.Now().Add(reconnectFor)
 	for attempt := 1; ; attempt++ {
-		time.Sleep(delay) // backoff between attempts
+		wait := time.NewTimer(delay) // backoff between attempts
+		select {
+		case <-wait.C:
+		case <-h.closed:
+			wait.Stop()
+			return // the host shuts its sessions down
+		}
 		live := sessions[:0]
 		for _, s := range sessions {
 			if !s.isClosed() {
