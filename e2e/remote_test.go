@@ -322,10 +322,18 @@ func TestRemoteTLS(t *testing.T) {
 		srv.args = []string{"-cert", filepath.Join(t.TempDir(), "other.pem")} // a new key
 		srv.restart()
 		e.Eventually("the session ended: certificate not trusted", 30*time.Second, func() bool {
-			st := e.Status()
-			return st.State == "error" && strings.Contains(st.Error, "could not reconnect") && strings.Contains(st.Error, "not trusted")
+			txt := e.ChatText()
+			return e.Status().State == "error" && strings.Contains(txt, "could not reconnect") && strings.Contains(txt, "not trusted")
 		})
 		e.waitChat("sealed answer")
+		// A prompt that waited for the connection was never sent: it says
+		// so, not that a turn was interrupted.
+		if txt := e.ChatText(); strings.Contains(txt, "waiting for the connection to come back") {
+			e.waitChat("the prompt was not sent")
+			if txt := e.ChatText(); strings.Contains(txt, "the turn was interrupted") {
+				t.Fatalf("a prompt never sent is reported as an interrupted turn:\n%s", txt)
+			}
+		}
 	})
 }
 

@@ -170,6 +170,8 @@ func (s *Session) connectionLost(cause error) {
 
 // reconnectFailed ends a session whose agent could not be reached again.
 func (s *Session) reconnectFailed(err error) {
+	s.end() // first: a prompt waiting for the connection sees the session ended
+	s.fail(fmt.Errorf("could not reconnect: %w", err))
 	s.mu.Lock()
 	back := s.back
 	s.back = nil
@@ -177,8 +179,6 @@ func (s *Session) reconnectFailed(err error) {
 	if back != nil {
 		close(back)
 	}
-	s.end()
-	s.fail(fmt.Errorf("could not reconnect: %w", err))
 }
 
 // isClosed reports whether the session was closed.
@@ -205,7 +205,7 @@ func (s *Session) waitBack(ctx context.Context) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.closed && s.back == nil && s.id != ""
+	return !s.closed && !s.ended && s.back == nil && s.id != ""
 }
 
 // reattach resumes the session on a, the reconnected agent: session/resume,
