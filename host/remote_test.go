@@ -41,7 +41,7 @@ func TestRemoteAgentServerDown(t *testing.T) {
 func TestReconnectStopsAtShutdown(t *testing.T) {
 	defer func(d time.Duration) { reconnectFirst = d }(reconnectFirst)
 	reconnectFirst = time.Hour
-	h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	old, err := h.agentFor(AgentSpec{Name: "remote", RemoteSpec: RemoteSpec{URL: "http://127.0.0.1:9/acp"}})
 	if err != nil {
 		t.Fatal(err)
