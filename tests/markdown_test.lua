@@ -38,7 +38,7 @@ end
 
 -- What the chat shows of a line: concealed bytes go (or become their
 -- replacement character), the rest stays.
-local function shown(l)
+local function displayed(l)
   local hide = {}
   for _, s in ipairs(markdown.line(l)) do
     if s[4] then
@@ -61,12 +61,12 @@ end
 -- label that is its target.
 M["links show their target next to their label"] = function(t)
   t.eq(
-    shown("get [https://pypi.org/p/requests](https://evil.example/requests) now"),
+    displayed("get [https://pypi.org/p/requests](https://evil.example/requests) now"),
     "get https://pypi.org/p/requests (https://evil.example/requests) now"
   )
-  t.eq(shown("see [the docs](https://x.y/d)."), "see the docs (https://x.y/d).")
-  t.eq(shown("![logo](file:///etc/passwd)"), "!logo (file:///etc/passwd)")
-  t.eq(shown("at [https://x.y/z](https://x.y/z)"), "at https://x.y/z")
+  t.eq(displayed("see [the docs](https://x.y/d)."), "see the docs (https://x.y/d).")
+  t.eq(displayed("![logo](file:///etc/passwd)"), "!logo (file:///etc/passwd)")
+  t.eq(displayed("at [https://x.y/z](https://x.y/z)"), "at https://x.y/z")
   t.eq(line("see [the docs](https://x.y/d) now"), "~[~ the docs[AcpMdLink] ~]~ (https://x.y/d)[AcpMdUrl]")
 end
 
