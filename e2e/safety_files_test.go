@@ -106,6 +106,50 @@ func TestSafetyFIFONeverReadForUser(t *testing.T) {
 	}
 }
 
+// A file is checked, then Neovim opens it by name (bufload): an agent
+// flipping the name between a regular file and a FIFO in a loop wins now
+// and then between the two. Here the flip happens at the worst moment
+// every time (BufReadPre, the last thing before Neovim's open(2)): <CR> on
+// the file's location in the chat must not leave Neovim blocked in open(2)
+// for good, and no buffer of the FIFO's (empty) contents is left to be
+// saved over the user's file.
+func TestSafetyFIFOSwappedInWhileOpened(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "flip.txt")
+	fsPutFile(t, p, "the user's text\n")
+	fifo := filepath.Join(ws, "flip.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keepReleasingFIFO(t, p)
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read flip.txt", "kind": "read", "status": "completed",
+			"locations": []any{M{"path": p, "line": 1}}}),
+	}}}, M{"ui": M{"icons": false}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("read")
+	e.WaitState("ready")
+	e.Lua(`local p, fifo = ...
+		vim.api.nvim_create_autocmd("BufReadPre", { pattern = p, once = true, callback = function()
+		  assert(os.rename(fifo, p))
+		end })`, nil, p, fifo)
+	e.chatCursorTo("flip.txt:1")
+	e.nv.Input("<CR>")
+	e.responsive("<CR> on a file swapped for a FIFO as it opens")
+	var loaded bool
+	e.Lua(`for _, b in ipairs(vim.api.nvim_list_bufs()) do
+			if vim.api.nvim_buf_get_name(b) == ... and vim.api.nvim_buf_is_loaded(b) then return true end
+		end
+		return false`, &loaded, p)
+	if loaded {
+		t.Fatal("a buffer holds what was read from the FIFO, named as the user's file")
+	}
+	e.Eventually("a message saying why", 10*time.Second, func() bool {
+		return strings.Contains(e.Messages(), "cannot open "+p+": it turned into a FIFO as it was opened")
+	})
+}
+
 // `ga` on a block naming a file over fs.max_bytes (a 300 MB log on disk
 // with the default 8 MiB, a loaded buffer over a lowered limit) reads none
 // of it: a message names the size and the limit, and no placement is

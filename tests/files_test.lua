@@ -59,6 +59,24 @@ M[":AcpChanges compares no file over fs.max_bytes"] = function(t)
   t.eq(err, path .. " is 2 MiB, over the 1 MiB limit (fs.max_bytes): not read")
 end
 
+M["open_guarded passes load's results and errors through, and leaves no fd open"] = function(t)
+  local dir = scratch()
+  local file = dir .. "/a.txt"
+  files.write(file, "text\n")
+  local function fds()
+    return #vim.fn.readdir("/proc/self/fd")
+  end
+  local before = fds()
+  t.eq({ files.open_guarded(file, function()
+    return 1, nil, "three"
+  end) }, { false, 1, nil, "three" })
+  local ok, err = pcall(files.open_guarded, file, function()
+    error("boom", 0)
+  end)
+  t.eq({ ok, err }, { false, "boom" })
+  t.eq(fds(), before, "fds open")
+end
+
 M["the plugin's own files and folders are private from their creation; old ones are made so"] = function(t)
   local root = scratch()
   local function mode(p)

@@ -113,6 +113,63 @@ function M.read_regular(path, max)
   return table.concat(chunks), nil, real
 end
 
+-- The guard's thread (its own Lua state: no upvalues): until a byte (or
+-- EOF) comes on stop, or a minute has passed, it opens for writing any
+-- FIFO found at path, without blocking. That open succeeds only while
+-- someone has the FIFO open for reading, Neovim blocked in open(2)
+-- included, and lets that reader go on to read nothing; each one is told
+-- on released.
+local function guard_thread(path, stop, released)
+  local tuv = vim.uv or vim.loop
+  local c = tuv.constants
+  local deadline = tuv.hrtime() + 60e9
+  while tuv.hrtime() < deadline do
+    local st = tuv.fs_stat(path)
+    if st and st.type == "fifo" then
+      local fd = tuv.fs_open(path, c.O_WRONLY + c.O_NONBLOCK, 0)
+      if fd then
+        tuv.fs_close(fd)
+        tuv.fs_write(released, "r", -1)
+      end
+    end
+    local b, err = tuv.fs_read(stop, 1, -1)
+    if b or not (err or ""):find("EAGAIN") then
+      return
+    end
+    tuv.sleep(2) -- the pace of the watch while Neovim opens one file
+  end
+end
+
+--- Call load, which makes Neovim open path by name (bufload()), so that a
+--- FIFO put at path after it was checked (an agent flipping the name in a
+--- loop wins now and then) cannot block Neovim in open(2) for good: while
+--- load runs, a thread releases any reader blocked opening a FIFO at path
+--- (it reads nothing). Returns whether one was (what load read is then not
+--- a file's contents), then load's results.
+---@param path string
+---@param load fun(): ...
+---@return boolean released, ...
+function M.open_guarded(path, load)
+  local stop = uv.pipe({ nonblock = true }, { nonblock = true })
+  local released = uv.pipe({ nonblock = true }, { nonblock = true })
+  local thread = stop and released and uv.new_thread(guard_thread, path, stop.read, released.write)
+  local results = vim.F.pack_len(pcall(load))
+  if thread then
+    uv.fs_write(stop.write, "s", -1)
+    thread:join()
+  end
+  local was = released and uv.fs_read(released.read, 1, -1)
+  for _, p in ipairs({ stop or {}, released or {} }) do
+    for _, fd in pairs(p) do
+      uv.fs_close(fd)
+    end
+  end
+  if not results[1] then
+    error(results[2], 0)
+  end
+  return was ~= nil and was ~= "", select(2, vim.F.unpack_len(results))
+end
+
 --- The contents of one of the plugin's own files (rules, saved chats), or
 --- nil when it cannot be read (missing, not a regular file, over
 --- M.own_max_bytes).
