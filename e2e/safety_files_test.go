@@ -150,6 +150,47 @@ func TestSafetyFIFOSwappedInWhileOpened(t *testing.T) {
 	})
 }
 
+// The same race, with no key pressed: a file the user has loaded changes
+// on disk and nvim-acp reloads its buffer (after checking it is a regular
+// file, Neovim reopens it by name); the agent flips the name to a FIFO in
+// between (here at BufReadPre, every time). Neovim must not block in
+// open(2) for good, and the buffer keeps the text it had (not the FIFO's
+// nothing, which :w would put over the file).
+func TestSafetyFIFOSwappedInWhileReloaded(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "flip.txt")
+	fsPutFile(t, p, "the user's text\n")
+	fifo := filepath.Join(ws, "flip.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keepReleasingFIFO(t, p)
+	b := e.loadBuffer(p)
+	e.SetupFake(M{"turns": []any{[]any{fsRead(p, nil)}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("look") // starts the session's file watcher
+	e.Lua(`local p, fifo = ...
+		vim.api.nvim_create_autocmd("BufReadPre", { pattern = p, once = true, callback = function()
+		  assert(os.rename(fifo, p))
+		end })`, nil, p, fifo)
+	fsPutFile(t, p, "changed on disk\n")
+	e.Eventually("the FIFO in place", 15*time.Second, func() bool {
+		e.responsive("while the buffer is reloaded")
+		fi, err := os.Lstat(p)
+		return err == nil && fi.Mode()&os.ModeNamedPipe != 0
+	})
+	e.responsive("after the reload")
+	if l := e.bufLines(b); len(l) != 1 || l[0] != "the user's text" {
+		t.Fatalf("buffer = %q, want the text it had", l)
+	}
+	var modified bool
+	e.Lua(`return vim.bo[...].modified`, &modified, b)
+	if modified {
+		t.Fatal("the buffer is marked modified")
+	}
+}
+
 // `ga` on a block naming a file over fs.max_bytes (a 300 MB log on disk
 // with the default 8 MiB, a loaded buffer over a lowered limit) reads none
 // of it: a message names the size and the limit, and no placement is

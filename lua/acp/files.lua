@@ -113,61 +113,106 @@ function M.read_regular(path, max)
   return table.concat(chunks), nil, real
 end
 
--- The guard's thread (its own Lua state: no upvalues): until a byte (or
--- EOF) comes on stop, or a minute has passed, it opens for writing any
--- FIFO found at path, without blocking. That open succeeds only while
+-- The guard's thread (its own Lua state and event loop: no upvalues), one
+-- per Neovim, started with the first guarded open. Idle, it waits on ctl
+-- for the next open: a byte (its id, never NUL) and the path. Then, every
+-- millisecond until a NUL byte comes on ctl, it opens for writing any FIFO
+-- found at that path, without blocking: that open succeeds only while
 -- someone has the FIFO open for reading, Neovim blocked in open(2)
--- included, and lets that reader go on to read nothing; each one is told
--- on released.
-local function guard_thread(path, stop, released)
+-- included, and lets that reader go on to read nothing. Before closing
+-- that writer (until then the reader's read(2) waits), it writes the id on
+-- ack: so when Neovim's read returns, the id is there to be read. EOF on
+-- ctl ends it.
+local function guard_thread(ctl, ack)
   local tuv = vim.uv or vim.loop
-  local c = tuv.constants
-  local deadline = tuv.hrtime() + 60e9
-  while tuv.hrtime() < deadline do
+  local flags = tuv.constants.O_WRONLY + tuv.constants.O_NONBLOCK
+  local id, path
+  local timer = tuv.new_timer()
+  local function check()
     local st = tuv.fs_stat(path)
     if st and st.type == "fifo" then
-      local fd = tuv.fs_open(path, c.O_WRONLY + c.O_NONBLOCK, 0)
+      local fd = tuv.fs_open(path, flags, 0)
       if fd then
+        tuv.fs_write(ack, id, -1)
         tuv.fs_close(fd)
-        tuv.fs_write(released, "r", -1)
       end
     end
-    local b, err = tuv.fs_read(stop, 1, -1)
-    if b or not (err or ""):find("EAGAIN") then
+  end
+  local poll = tuv.new_poll(ctl)
+  poll:start("r", function()
+    local chunk, err = tuv.fs_read(ctl, 8192, -1)
+    if not chunk and tostring(err):find("EAGAIN") then
+      return
+    elseif not chunk or chunk == "" then
+      poll:stop()
+      timer:stop()
       return
     end
-    tuv.sleep(2) -- the pace of the watch while Neovim opens one file
-  end
+    local i, p, nul = chunk:match("^([^%z]?)([^%z]*)(%z?)$")
+    if p and p ~= "" then
+      id, path = i, p
+      pcall(check)
+      timer:start(1, 1, function()
+        pcall(check)
+      end)
+    end
+    if nul ~= "" then
+      timer:stop()
+    end
+  end)
+  tuv.run()
 end
 
---- Call load, which makes Neovim open path by name (bufload()), so that a
---- FIFO put at path after it was checked (an agent flipping the name in a
---- loop wins now and then) cannot block Neovim in open(2) for good: while
---- load runs, a thread releases any reader blocked opening a FIFO at path
---- (it reads nothing). Returns whether one was (what load read is then not
---- a file's contents), then load's results.
+local guard ---@type {ctl: integer, ack: integer, n: integer}|false|nil the running guard; false: none can run
+
+local function start_guard()
+  local ctl = uv.pipe({ nonblock = true }, { nonblock = false })
+  local ack = uv.pipe({ nonblock = true }, { nonblock = true })
+  if ctl and ack and uv.new_thread(guard_thread, ctl.read, ack.write) then
+    guard = { ctl = ctl.write, ack = ack.read, n = 0 }
+    vim.api.nvim_create_autocmd("VimLeavePre", {
+      once = true,
+      callback = function()
+        guard = false
+        uv.fs_close(ctl.write) -- the thread ends
+      end,
+    })
+  else
+    guard = false
+  end
+  return guard
+end
+
+--- Call load, which makes Neovim open path by name (bufload(), a reload),
+--- so that a FIFO put at path after it was checked (an agent flipping the
+--- name in a loop wins now and then) cannot block Neovim in open(2) for
+--- good: while load runs, a thread releases any reader blocked opening a
+--- FIFO at path (it reads nothing). Returns whether one was (what load read
+--- is then not a file's contents), then load's results; load's error is
+--- raised again.
 ---@param path string
 ---@param load fun(): ...
 ---@return boolean released, ...
 function M.open_guarded(path, load)
-  local stop = uv.pipe({ nonblock = true }, { nonblock = true })
-  local released = uv.pipe({ nonblock = true }, { nonblock = true })
-  local thread = stop and released and uv.new_thread(guard_thread, path, stop.read, released.write)
+  local g = guard
+  if g == nil then
+    g = start_guard()
+  end
+  if not g or #path > 4000 or path:find("%z") then
+    return false, load()
+  end
+  g.n = g.n % 255 + 1
+  local id = string.char(g.n)
+  uv.fs_write(g.ctl, id .. path, -1)
   local results = vim.F.pack_len(pcall(load))
-  if thread then
-    uv.fs_write(stop.write, "s", -1)
-    thread:join()
-  end
-  local was = released and uv.fs_read(released.read, 1, -1)
-  for _, p in ipairs({ stop or {}, released or {} }) do
-    for _, fd in pairs(p) do
-      uv.fs_close(fd)
-    end
-  end
+  uv.fs_write(g.ctl, "\0", -1)
+  -- Ids of opens released: this one's is there if it was (the thread wrote
+  -- it before letting Neovim's read return); older ones are stale.
+  local acks = uv.fs_read(g.ack, 4096, -1) or ""
   if not results[1] then
     error(results[2], 0)
   end
-  return was ~= nil and was ~= "", select(2, vim.F.unpack_len(results))
+  return acks:find(id, 1, true) ~= nil, select(2, vim.F.unpack_len(results))
 end
 
 --- The contents of one of the plugin's own files (rules, saved chats), or
