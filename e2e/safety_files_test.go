@@ -191,6 +191,51 @@ func TestSafetyFIFOSwappedInWhileReloaded(t *testing.T) {
 	}
 }
 
+// The same race on the way out: the agent's write to a loaded file is
+// applied to its buffer and written by Neovim (:write!), which opens the
+// file by name after nvim-acp checked it; a FIFO swapped in between (here
+// right before the :write!, every time) would block Neovim in open(2) for
+// good waiting for a reader. Neovim goes on, the agent is told the write
+// failed, and the buffer keeps the user's text.
+func TestSafetyFIFOSwappedInWhileWritten(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "flip.txt")
+	fsPutFile(t, p, "the user's text\n")
+	fifo := filepath.Join(ws, "flip.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // a Neovim stuck opening it for writing (the bug) gets out
+		if f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	b := e.loadBuffer(p)
+	e.SetupFake(M{"turns": []any{[]any{fsRead(p, nil), fsWrite(p, "the agent's text\n")}}}, nil)
+	e.Lua(`local p, fifo = ...
+		local cmd = vim.cmd
+		vim.cmd = function(c, ...)
+		  if type(c) == "string" and c:find("write!") and vim.uv.fs_stat(fifo) then
+		    assert(os.rename(fifo, p))
+		  end
+		  return cmd(c, ...)
+		end`, nil, p, fifo)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("edit")
+	e.Eventually("the write answered", 15*time.Second, func() bool {
+		e.responsive("while the buffer is written")
+		return len(e.fsAnswers("fs/write_text_file")) == 1
+	})
+	w := e.waitFS("fs/write_text_file", 1)
+	if w[0].OK {
+		t.Fatalf("the write into a FIFO reported success: %+v", w[0])
+	}
+	if l := e.bufLines(b); len(l) != 1 || l[0] != "the user's text" {
+		t.Fatalf("buffer = %q, want the user's text", l)
+	}
+}
+
 // `ga` on a block naming a file over fs.max_bytes (a 300 MB log on disk
 // with the default 8 MiB, a loaded buffer over a lowered limit) reads none
 // of it: a message names the size and the limit, and no placement is

@@ -684,11 +684,20 @@ function M.apply(bufnr, tick, hunks, eol, realpath)
       undo()
       return why
     end
-    local ok, err = pcall(api.nvim_buf_call, bufnr, function()
-      vim.cmd("silent keepalt lockmarks write!")
-    end)
+    -- Neovim opens the file by name: a FIFO swapped in since the check
+    -- would block it in open(2) for good (see files.open_guarded).
+    local fifo, ok, err = files.open_guarded(name, function()
+      return pcall(api.nvim_buf_call, bufnr, function()
+        vim.cmd("silent keepalt lockmarks write!")
+      end)
+    end, true)
     watching = false
     vim.o.eventignore = ei
+    if fifo then
+      undo()
+      M.guard(bufnr)
+      return "write failed: " .. name .. " turned into a FIFO as it was written"
+    end
     if not ok then
       undo()
       return "write failed: " .. tostring(err)

@@ -115,28 +115,54 @@ end
 
 -- The guard's thread (its own Lua state and event loop: no upvalues), one
 -- per Neovim, started with the first guarded open. Idle, it waits on ctl
--- for the next open: a byte (its id, never NUL) and the path. Then, every
--- millisecond until a NUL byte comes on ctl, it opens for writing any FIFO
--- found at that path, without blocking: that open succeeds only while
--- someone has the FIFO open for reading, Neovim blocked in open(2)
--- included, and lets that reader go on to read nothing. Before closing
--- that writer (until then the reader's read(2) waits), it writes the id on
--- ack: so when Neovim's read returns, the id is there to be read. EOF on
--- ctl ends it.
+-- for the next open: a byte (its id, never NUL), "r" or "w" (Neovim opens
+-- the file to read or to write it) and the path. Then, every millisecond
+-- until a NUL byte comes on ctl, it looks for a FIFO at that path and
+-- frees whoever waits in open(2) on it, without ever blocking itself:
+-- - "r": it opens the FIFO for writing, which succeeds only while someone
+--   has it open for reading (Neovim blocked in open(2) included) and lets
+--   that reader go on to read nothing once it is closed;
+-- - "w": it opens the FIFO for reading, which lets a writer blocked in
+--   open(2) go on, and drains what is written.
+-- Before letting anyone go on it writes the id on ack: when Neovim's
+-- open(2) and read(2) or write(2) return, the id is there to be read. EOF
+-- on ctl ends it.
 local function guard_thread(ctl, ack)
   local tuv = vim.uv or vim.loop
-  local flags = tuv.constants.O_WRONLY + tuv.constants.O_NONBLOCK
-  local id, path
+  local c = tuv.constants
+  local id, mode, path, told, reader
   local timer = tuv.new_timer()
+  local function tell()
+    if not told then
+      told = true
+      tuv.fs_write(ack, id, -1)
+    end
+  end
+  -- The reader stays open until the open is over: closed earlier, a
+  -- writer that got in meanwhile would write into a pipe with no reader.
+  local function drain()
+    while reader do
+      local data = tuv.fs_read(reader, 65536, -1)
+      if not data or data == "" then -- nothing now, or no writer (yet)
+        return
+      end
+    end
+  end
   local function check()
     local st = tuv.fs_stat(path)
     if st and st.type == "fifo" then
-      local fd = tuv.fs_open(path, flags, 0)
-      if fd then
-        tuv.fs_write(ack, id, -1)
-        tuv.fs_close(fd)
+      if mode == "r" then
+        local fd = tuv.fs_open(path, c.O_WRONLY + c.O_NONBLOCK, 0)
+        if fd then
+          tell()
+          tuv.fs_close(fd)
+        end
+      elseif not reader then
+        tell()
+        reader = tuv.fs_open(path, c.O_RDONLY + c.O_NONBLOCK, 0)
       end
     end
+    drain()
   end
   local poll = tuv.new_poll(ctl)
   poll:start("r", function()
@@ -148,9 +174,9 @@ local function guard_thread(ctl, ack)
       timer:stop()
       return
     end
-    local i, p, nul = chunk:match("^([^%z]?)([^%z]*)(%z?)$")
+    local i, m, p, nul = chunk:match("^([^%z]?)([rw]?)([^%z]*)(%z?)$")
     if p and p ~= "" then
-      id, path = i, p
+      id, mode, path, told = i, m, p, false
       pcall(check)
       timer:start(1, 1, function()
         pcall(check)
@@ -158,6 +184,11 @@ local function guard_thread(ctl, ack)
     end
     if nul ~= "" then
       timer:stop()
+      pcall(drain)
+      if reader then
+        tuv.fs_close(reader)
+        reader = nil
+      end
     end
   end)
   tuv.run()
@@ -186,14 +217,16 @@ end
 --- Call load, which makes Neovim open path by name (bufload(), a reload),
 --- so that a FIFO put at path after it was checked (an agent flipping the
 --- name in a loop wins now and then) cannot block Neovim in open(2) for
---- good: while load runs, a thread releases any reader blocked opening a
---- FIFO at path (it reads nothing). Returns whether one was (what load read
---- is then not a file's contents), then load's results; load's error is
---- raised again.
+--- good: while load runs, a thread releases anyone blocked opening a FIFO
+--- at path (a reader reads nothing, a writer writes into nowhere). Returns
+--- whether a FIFO was met (what load read or wrote is then not a file's
+--- contents), then load's results; load's error is raised again.
 ---@param path string
 ---@param load fun(): ...
+---@param writing boolean|nil load opens path to write it (:write!): a
+---  writer blocked on a FIFO is released by reading what it writes
 ---@return boolean released, ...
-function M.open_guarded(path, load)
+function M.open_guarded(path, load, writing)
   local g = guard
   if g == nil then
     g = start_guard()
@@ -203,7 +236,7 @@ function M.open_guarded(path, load)
   end
   g.n = g.n % 255 + 1
   local id = string.char(g.n)
-  uv.fs_write(g.ctl, id .. path, -1)
+  uv.fs_write(g.ctl, id .. (writing and "w" or "r") .. path, -1)
   local results = vim.F.pack_len(pcall(load))
   uv.fs_write(g.ctl, "\0", -1)
   -- Ids of opens released: this one's is there if it was (the thread wrote
