@@ -25,9 +25,9 @@
 --- * A buffer stands for a file only while it was read from (or written to)
 ---   that file and its name still resolves to it: a symlink turned to point
 ---   elsewhere does not make a buffer read from one file pass for another.
-local M = {}
-
 local files = require("acp.files")
+
+local M = {}
 
 local api = vim.api
 local uv = vim.uv or vim.loop
