@@ -65,5 +65,5 @@ func (h *Host) rpcStderr(sid int) (string, error) {
 	if a == nil || a.stderr == nil {
 		return "", nil
 	}
-	return a.stderr.lastLines(5), nil
+	return h.secrets.String(a.stderr.lastLines(5)), nil // keys typed at a login masked (issue 21 item 11)
 }
