@@ -116,17 +116,17 @@ end
 -- The guard's thread (its own Lua state and event loop: no upvalues), one
 -- per Neovim, started with the first guarded open. Idle, it waits on ctl
 -- for the next open: a byte (its id, never NUL), "r" or "w" (Neovim opens
--- the file to read or to write it) and the path. Then, every millisecond
--- until a NUL byte comes on ctl, it looks for a FIFO at that path and
--- frees whoever waits in open(2) on it, without ever blocking itself:
+-- the file to read or to write it) and the path, then a NUL. Then, every
+-- millisecond until a lone NUL ends that open, it looks for a FIFO at that
+-- path and frees whoever waits in open(2) on it, never blocking itself:
 -- - "r": it opens the FIFO for writing, which succeeds only while someone
 --   has it open for reading (Neovim blocked in open(2) included) and lets
 --   that reader go on to read nothing once it is closed;
 -- - "w": it opens the FIFO for reading, which lets a writer blocked in
 --   open(2) go on, and drains what is written.
 -- Before letting anyone go on it writes the id on ack: when Neovim's
--- open(2) and read(2) or write(2) return, the id is there to be read. EOF
--- on ctl ends it.
+-- open(2) and read(2) or write(2) return, the id is there to be read. Done
+-- with an open, it writes a NUL on ack. EOF on ctl ends it.
 local function guard_thread(ctl, ack)
   local tuv = vim.uv or vim.loop
   local c = tuv.constants
@@ -164,6 +164,17 @@ local function guard_thread(ctl, ack)
     end
     drain()
   end
+  local function stop()
+    timer:stop()
+    pcall(drain)
+    if reader then
+      tuv.fs_close(reader)
+      reader = nil
+    end
+  end
+  -- ctl carries NUL-ended records, several at once when Neovim is quicker
+  -- than this thread: an open (id, "r" or "w", path), or its end (empty).
+  local pending = ""
   local poll = tuv.new_poll(ctl)
   poll:start("r", function()
     local chunk, err = tuv.fs_read(ctl, 8192, -1)
@@ -171,30 +182,29 @@ local function guard_thread(ctl, ack)
       return
     elseif not chunk or chunk == "" then
       poll:stop()
-      timer:stop()
+      stop()
       return
     end
-    local i, m, p, nul = chunk:match("^([^%z]?)([rw]?)([^%z]*)(%z?)$")
-    if p and p ~= "" then
-      id, mode, path, told = i, m, p, false
-      pcall(check)
-      timer:start(1, 1, function()
+    pending = pending .. chunk
+    for record in pending:gmatch("([^%z]*)%z") do
+      if record == "" then
+        stop()
+        tuv.fs_write(ack, "\0", -1)
+      else
+        stop()
+        id, mode, path, told = record:sub(1, 1), record:sub(2, 2), record:sub(3), false
         pcall(check)
-      end)
-    end
-    if nul ~= "" then
-      timer:stop()
-      pcall(drain)
-      if reader then
-        tuv.fs_close(reader)
-        reader = nil
+        timer:start(1, 1, function()
+          pcall(check)
+        end)
       end
     end
+    pending = pending:match("[^%z]*$")
   end)
   tuv.run()
 end
 
-local guard ---@type {ctl: integer, ack: integer, n: integer}|false|nil the running guard; false: none can run
+local guard ---@type {ctl: integer, ack: integer, n: integer, busy: boolean|nil}|false|nil the running guard; false: none can run
 
 local function start_guard()
   local ctl = uv.pipe({ nonblock = true }, { nonblock = false })
@@ -214,6 +224,24 @@ local function start_guard()
   return guard
 end
 
+-- Wait until the guard's thread is done with the last open (it closed the
+-- reader it may have opened, which would let a writer in unwatched): at
+-- once but when opens follow each other quicker than the thread wakes.
+-- False when it is not done within a second.
+local function settle(g)
+  local deadline = uv.hrtime() + 1e9
+  while true do
+    local acks = uv.fs_read(g.ack, 4096, -1)
+    if acks and acks:find("%z") then
+      g.busy = false
+      return true
+    elseif uv.hrtime() > deadline then
+      return false
+    end
+    uv.sleep(1)
+  end
+end
+
 --- Call load, which makes Neovim open path by name (bufload(), a reload),
 --- so that a FIFO put at path after it was checked (an agent flipping the
 --- name in a loop wins now and then) cannot block Neovim in open(2) for
@@ -231,17 +259,25 @@ function M.open_guarded(path, load, writing)
   if g == nil then
     g = start_guard()
   end
+  if g and g.busy and not settle(g) then
+    guard, g = false, false -- the thread is stuck or gone: no guard from now on
+  end
   if not g or #path > 4000 or path:find("%z") then
     return false, load()
   end
   g.n = g.n % 255 + 1
   local id = string.char(g.n)
-  uv.fs_write(g.ctl, id .. (writing and "w" or "r") .. path, -1)
+  uv.fs_write(g.ctl, id .. (writing and "w" or "r") .. path .. "\0", -1)
   local results = vim.F.pack_len(pcall(load))
   uv.fs_write(g.ctl, "\0", -1)
-  -- Ids of opens released: this one's is there if it was (the thread wrote
-  -- it before letting Neovim's read return); older ones are stale.
+  g.busy = true
+  -- Ids of opens that met a FIFO: this one's is there if it did (the
+  -- thread wrote it before letting Neovim's open return); older ones are
+  -- stale. A NUL: the thread is done with this open.
   local acks = uv.fs_read(g.ack, 4096, -1) or ""
+  if acks:find("%z") then
+    g.busy = false
+  end
   if not results[1] then
     error(results[2], 0)
   end
