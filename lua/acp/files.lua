@@ -207,7 +207,7 @@ end
 local guard ---@type {ctl: integer, ack: integer, n: integer, busy: boolean|nil}|false|nil the running guard; false: none can run
 
 local function start_guard()
-  local ctl = uv.pipe({ nonblock = true }, { nonblock = false })
+  local ctl = uv.pipe({ nonblock = true }, { nonblock = true }) -- never blocks Neovim
   local ack = uv.pipe({ nonblock = true }, { nonblock = true })
   if ctl and ack and uv.new_thread(guard_thread, ctl.read, ack.write) then
     guard = { ctl = ctl.write, ack = ack.read, n = 0 }
