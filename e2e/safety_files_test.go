@@ -106,6 +106,136 @@ func TestSafetyFIFONeverReadForUser(t *testing.T) {
 	}
 }
 
+// A file is checked, then Neovim opens it by name (bufload): an agent
+// flipping the name between a regular file and a FIFO in a loop wins now
+// and then between the two. Here the flip happens at the worst moment
+// every time (BufReadPre, the last thing before Neovim's open(2)): <CR> on
+// the file's location in the chat must not leave Neovim blocked in open(2)
+// for good, and no buffer of the FIFO's (empty) contents is left to be
+// saved over the user's file.
+func TestSafetyFIFOSwappedInWhileOpened(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "flip.txt")
+	fsPutFile(t, p, "the user's text\n")
+	fifo := filepath.Join(ws, "flip.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keepReleasingFIFO(t, p)
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read flip.txt", "kind": "read", "status": "completed",
+			"locations": []any{M{"path": p, "line": 1}}}),
+	}}}, M{"ui": M{"icons": false}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("read")
+	e.WaitState("ready")
+	e.Lua(`local p, fifo = ...
+		vim.api.nvim_create_autocmd("BufReadPre", { pattern = p, once = true, callback = function()
+		  assert(os.rename(fifo, p))
+		end })`, nil, p, fifo)
+	e.chatCursorTo("flip.txt:1")
+	e.nv.Input("<CR>")
+	e.responsive("<CR> on a file swapped for a FIFO as it opens")
+	var loaded bool
+	e.Lua(`for _, b in ipairs(vim.api.nvim_list_bufs()) do
+			if vim.api.nvim_buf_get_name(b) == ... and vim.api.nvim_buf_is_loaded(b) then return true end
+		end
+		return false`, &loaded, p)
+	if loaded {
+		t.Fatal("a buffer holds what was read from the FIFO, named as the user's file")
+	}
+	e.Eventually("a message saying why", 10*time.Second, func() bool {
+		return strings.Contains(e.Messages(), "cannot open "+p+": it turned into a FIFO as it was opened")
+	})
+}
+
+// The same race, with no key pressed: a file the user has loaded changes
+// on disk and nvim-acp reloads its buffer (after checking it is a regular
+// file, Neovim reopens it by name); the agent flips the name to a FIFO in
+// between (here at BufReadPre, every time). Neovim must not block in
+// open(2) for good, and the buffer keeps the text it had (not the FIFO's
+// nothing, which :w would put over the file).
+func TestSafetyFIFOSwappedInWhileReloaded(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "flip.txt")
+	fsPutFile(t, p, "the user's text\n")
+	fifo := filepath.Join(ws, "flip.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keepReleasingFIFO(t, p)
+	b := e.loadBuffer(p)
+	e.SetupFake(M{"turns": []any{[]any{fsRead(p, nil)}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("look") // starts the session's file watcher
+	e.Lua(`local p, fifo = ...
+		vim.api.nvim_create_autocmd("BufReadPre", { pattern = p, once = true, callback = function()
+		  assert(os.rename(fifo, p))
+		end })`, nil, p, fifo)
+	fsPutFile(t, p, "changed on disk\n")
+	e.Eventually("the FIFO in place", 15*time.Second, func() bool {
+		e.responsive("while the buffer is reloaded")
+		fi, err := os.Lstat(p)
+		return err == nil && fi.Mode()&os.ModeNamedPipe != 0
+	})
+	e.responsive("after the reload")
+	if l := e.bufLines(b); len(l) != 1 || l[0] != "the user's text" {
+		t.Fatalf("buffer = %q, want the text it had", l)
+	}
+	var modified bool
+	e.Lua(`return vim.bo[...].modified`, &modified, b)
+	if modified {
+		t.Fatal("the buffer is marked modified")
+	}
+}
+
+// The same race on the way out: the agent's write to a loaded file is
+// applied to its buffer and written by Neovim (:write!), which opens the
+// file by name after nvim-acp checked it; a FIFO swapped in between (here
+// right before the :write!, every time) would block Neovim in open(2) for
+// good waiting for a reader. Neovim goes on, the agent is told the write
+// failed, and the buffer keeps the user's text.
+func TestSafetyFIFOSwappedInWhileWritten(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "flip.txt")
+	fsPutFile(t, p, "the user's text\n")
+	fifo := filepath.Join(ws, "flip.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { // a Neovim stuck opening it for writing (the bug) gets out
+		if f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	b := e.loadBuffer(p)
+	e.SetupFake(M{"turns": []any{[]any{fsRead(p, nil), fsWrite(p, "the agent's text\n")}}}, nil)
+	e.Lua(`local p, fifo = ...
+		local cmd = vim.cmd
+		vim.cmd = function(c, ...)
+		  if type(c) == "string" and c:find("write!") and vim.uv.fs_stat(fifo) then
+		    assert(os.rename(fifo, p))
+		  end
+		  return cmd(c, ...)
+		end`, nil, p, fifo)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("edit")
+	e.Eventually("the write answered", 15*time.Second, func() bool {
+		e.responsive("while the buffer is written")
+		return len(e.fsAnswers("fs/write_text_file")) == 1
+	})
+	w := e.waitFS("fs/write_text_file", 1)
+	if w[0].OK {
+		t.Fatalf("the write into a FIFO reported success: %+v", w[0])
+	}
+	if l := e.bufLines(b); len(l) != 1 || l[0] != "the user's text" {
+		t.Fatalf("buffer = %q, want the user's text", l)
+	}
+}
+
 // `ga` on a block naming a file over fs.max_bytes (a 300 MB log on disk
 // with the default 8 MiB, a loaded buffer over a lowered limit) reads none
 // of it: a message names the size and the limit, and no placement is

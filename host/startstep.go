@@ -65,5 +65,5 @@ func (h *Host) rpcStderr(sid int) (string, error) {
 	if a == nil || a.proc == nil {
 		return "", nil // not started yet, or an agent server: no stderr
 	}
-	return a.proc.LastStderr(5), nil
+	return h.secrets.String(a.proc.LastStderr(5)), nil // keys typed at a login masked (issue 21 item 11)
 }

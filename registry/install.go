@@ -339,7 +339,7 @@ func (in *Installer) Installed(id string) ([]Command, error) {
 
 func readRecord(dir string) (Command, error) {
 	var c Command
-	b, err := os.ReadFile(filepath.Join(dir, recordFile))
+	b, err := readRegular(filepath.Join(dir, recordFile), ownFileMax)
 	if err != nil {
 		return c, err
 	}

@@ -242,7 +242,7 @@ func (s *Source) readCache() (*Registry, cacheMeta, error) {
 	if s.CacheDir == "" {
 		return nil, m, os.ErrNotExist
 	}
-	mb, err := os.ReadFile(filepath.Join(s.CacheDir, metaFile))
+	mb, err := readRegular(filepath.Join(s.CacheDir, metaFile), ownFileMax)
 	if err != nil {
 		return nil, m, err
 	}
@@ -252,7 +252,8 @@ func (s *Source) readCache() (*Registry, cacheMeta, error) {
 	if m.URL != s.url() {
 		return nil, m, os.ErrNotExist // another registry's copy
 	}
-	data, err := os.ReadFile(filepath.Join(s.CacheDir, cacheFile))
+	// What a fetch accepted, under whatever MaxSize was then.
+	data, err := readRegular(filepath.Join(s.CacheDir, cacheFile), max(s.MaxSize, DefaultMaxSize))
 	if err != nil {
 		return nil, m, err
 	}

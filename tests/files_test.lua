@@ -59,6 +59,50 @@ M[":AcpChanges compares no file over fs.max_bytes"] = function(t)
   t.eq(err, path .. " is 2 MiB, over the 1 MiB limit (fs.max_bytes): not read")
 end
 
+M["open_guarded passes load's results and errors through, and opens no more fds once running"] = function(t)
+  local dir = scratch()
+  local file = dir .. "/a.txt"
+  files.write(file, "text\n")
+  local function fds()
+    return #vim.fn.readdir("/proc/self/fd")
+  end
+  files.open_guarded(file, function() end) -- its thread started
+  local before = fds()
+  t.eq({ files.open_guarded(file, function()
+    return 1, nil, "three"
+  end) }, { false, 1, nil, "three" })
+  local ok, err = pcall(files.open_guarded, file, function()
+    error("boom", 0)
+  end)
+  t.eq({ ok, err }, { false, "boom" })
+  t.eq(fds(), before, "fds open")
+end
+
+-- A writer's open(2) of a FIFO succeeds (without blocking) once someone
+-- reads it: what the guard does for Neovim's :write! blocked on a FIFO
+-- swapped in. Opens follow each other faster than the guard's thread reads
+-- them (the end of one and the next arrive together): each is watched.
+M["open_guarded frees a writer waiting on a FIFO, open after open"] = function(t)
+  local dir = scratch()
+  local file, fifo = dir .. "/a.txt", dir .. "/pipe"
+  files.write(file, "text\n")
+  assert(vim.fn.system({ "mkfifo", fifo }) == "" and vim.v.shell_error == 0)
+  local c = vim.uv.constants
+  for i = 1, 20 do
+    files.open_guarded(file, function() end)
+    local fd
+    local released = files.open_guarded(fifo, function()
+      vim.wait(2000, function()
+        fd = vim.uv.fs_open(fifo, c.O_WRONLY + c.O_NONBLOCK, 0)
+        return fd ~= nil
+      end, 1)
+    end, true)
+    t.ok(fd, ("open %d: no one read the FIFO"):format(i))
+    vim.uv.fs_close(fd)
+    t.ok(released, ("open %d: the FIFO met is not reported"):format(i))
+  end
+end
+
 M["the plugin's own files and folders are private from their creation; old ones are made so"] = function(t)
   local root = scratch()
   local function mode(p)

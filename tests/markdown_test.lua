@@ -28,13 +28,46 @@ M["inline markup: code, strong, emphasis, strike, links, urls, escapes"] = funct
   t.eq(line("reads `load_config` **every** file"), "~`~ load_config[AcpMdCode] ~`~ ~**~ every[AcpMdStrong] ~**~")
   t.eq(line("*then* _this_ but not snake_case_name"), "~*~ then[AcpMdEmphasis] ~*~ ~_~ this[AcpMdEmphasis] ~_~")
   t.eq(line("a ~~gone~~ b"), "~~~~ gone[AcpMdStrike] ~~~~")
-  t.eq(line("see [the docs](https://x.y/d) now"), "~[~ the docs[AcpMdLink] ~](https://x.y/d)~")
   t.eq(line("at https://x.y/z. or <https://a.b>"), "https://x.y/z[AcpMdUrl] <https://a.b>[AcpMdUrl]")
   t.eq(line("\\*not em\\*"), "~\\~ *[AcpMdEscape] ~\\~ *[AcpMdEscape]")
   -- nothing inside code is markup; an unclosed run is literal
   t.eq(line("`**x**` and ``a ` b``"), "~`~ **x**[AcpMdCode] ~`~ ~``~ a ` b[AcpMdCode] ~``~")
   t.eq(line("unclosed **bold and `tick"), "")
   t.eq(line("**bold *both* x**"), "~**~ bold *both* x[AcpMdStrong] ~*~ both[AcpMdEmphasis] ~*~ ~**~")
+end
+
+-- What the chat shows of a line: concealed bytes go (or become their
+-- replacement character), the rest stays.
+local function displayed(l)
+  local hide = {}
+  for _, s in ipairs(markdown.line(l)) do
+    if s[4] then
+      hide[s[1] + 1] = s[4]
+      for x = s[1] + 2, s[2] do
+        hide[x] = ""
+      end
+    end
+  end
+  local out = {}
+  for x = 1, #l do
+    out[#out + 1] = hide[x] or l:sub(x, x)
+  end
+  return table.concat(out)
+end
+
+-- A link's label is the agent's to choose: "[https://pypi.org/requests]"
+-- may lead elsewhere. The chat has no hover to show a target, so a link
+-- shows where it leads next to its label (issue 21 item 13), but for a
+-- label that is its target.
+M["links show their target next to their label"] = function(t)
+  t.eq(
+    displayed("get [https://pypi.org/p/requests](https://evil.example/requests) now"),
+    "get https://pypi.org/p/requests (https://evil.example/requests) now"
+  )
+  t.eq(displayed("see [the docs](https://x.y/d)."), "see the docs (https://x.y/d).")
+  t.eq(displayed("![logo](file:///etc/passwd)"), "!logo (file:///etc/passwd)")
+  t.eq(displayed("at [https://x.y/z](https://x.y/z)"), "at https://x.y/z")
+  t.eq(line("see [the docs](https://x.y/d) now"), "~[~ the docs[AcpMdLink] ~]~ (https://x.y/d)[AcpMdUrl]")
 end
 
 M["line markup: headings, lists, tasks, quotes, rules, tables"] = function(t)

@@ -63,7 +63,15 @@ function M.edit(path)
       return false, "not a regular file"
     end
     buf = vim.fn.bufadd(path)
-    local ok, err = pcall(vim.fn.bufload, buf)
+    local released, ok, err = files.open_guarded(path, function()
+      return pcall(vim.fn.bufload, buf)
+    end)
+    if released then
+      -- What was read came from a FIFO swapped in after the check: no
+      -- buffer of it, named as the file, is left to be saved over it.
+      pcall(api.nvim_buf_delete, buf, { force = true })
+      return false, "it turned into a FIFO as it was opened: not read"
+    end
     if not ok then
       return false, tostring(err)
     end

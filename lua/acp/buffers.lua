@@ -25,6 +25,8 @@
 --- * A buffer stands for a file only while it was read from (or written to)
 ---   that file and its name still resolves to it: a symlink turned to point
 ---   elsewhere does not make a buffer read from one file pass for another.
+local files = require("acp.files")
+
 local M = {}
 
 local api = vim.api
@@ -263,6 +265,7 @@ local function reload_if_stale(b)
   -- changed (an empty undo step); the autocmd decides instead.
   local had_local = vim.fn.getbufvar(b, "&l:autoread")
   vim.bo[b].autoread = false
+  local before -- the buffer as it was, when it is reloaded
   local id = api.nvim_create_autocmd("FileChangedShell", {
     buffer = b,
     callback = function()
@@ -270,6 +273,11 @@ local function reload_if_stale(b)
       if file_type(name) ~= "file" then
         vim.v.fcs_choice = "" -- swapped for a FIFO meanwhile: never open it
       elseif reason == "changed" then
+        before = {
+          lines = api.nvim_buf_get_lines(b, 0, -1, false),
+          fileformat = vim.bo[b].fileformat,
+          eol = vim.bo[b].eol,
+        }
         vim.v.fcs_choice = "reload"
       elseif reason == "time" then
         vim.v.fcs_choice = "ask" -- same text: only records the new time
@@ -278,10 +286,25 @@ local function reload_if_stale(b)
       end
     end,
   })
-  local ok, err = pcall(vim.cmd, "silent checktime " .. b)
+  -- Neovim reopens the file by name after the check above: a FIFO swapped
+  -- in between would block it in open(2) for good (see files.open_guarded).
+  local released, ok, err = files.open_guarded(name, function()
+    return pcall(vim.cmd, "silent checktime " .. b)
+  end)
   pcall(api.nvim_del_autocmd, id)
   if api.nvim_buf_is_valid(b) then
     restore_autoread(b, had_local)
+  end
+  if released and before and api.nvim_buf_is_valid(b) then
+    -- What was read came from the FIFO (nothing): the buffer gets back the
+    -- text it had and is left alone while the file is not a regular file.
+    pcall(api.nvim_buf_set_lines, b, 0, -1, false, before.lines)
+    vim.bo[b].fileformat = before.fileformat
+    vim.bo[b].eol = before.eol
+    vim.bo[b].modified = false
+    restore_views(views)
+    M.guard(b)
+    return false, "fifo"
   end
   local reloaded = api.nvim_buf_get_changedtick(b) ~= tick
   if reloaded then
@@ -661,11 +684,20 @@ function M.apply(bufnr, tick, hunks, eol, realpath)
       undo()
       return why
     end
-    local ok, err = pcall(api.nvim_buf_call, bufnr, function()
-      vim.cmd("silent keepalt lockmarks write!")
-    end)
+    -- Neovim opens the file by name: a FIFO swapped in since the check
+    -- would block it in open(2) for good (see files.open_guarded).
+    local fifo, ok, err = files.open_guarded(name, function()
+      return pcall(api.nvim_buf_call, bufnr, function()
+        vim.cmd("silent keepalt lockmarks write!")
+      end)
+    end, true)
     watching = false
     vim.o.eventignore = ei
+    if fifo then
+      undo()
+      M.guard(bufnr)
+      return "write failed: " .. name .. " turned into a FIFO as it was written"
+    end
     if not ok then
       undo()
       return "write failed: " .. tostring(err)
@@ -819,7 +851,8 @@ function M.reload(realpath)
     local now = stat_of(realpath)
     return { modified = disk[b] == nil or not same_stat(disk[b], now), reloaded = false }
   end
-  return { modified = false, reloaded = reload_if_stale(b) }
+  local reloaded, special = reload_if_stale(b)
+  return { modified = false, reloaded = reloaded, special = special }
 end
 
 --- Real paths of all loaded file buffers (the host seeds the bridge with

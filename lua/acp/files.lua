@@ -113,6 +113,177 @@ function M.read_regular(path, max)
   return table.concat(chunks), nil, real
 end
 
+-- The guard's thread (its own Lua state and event loop: no upvalues), one
+-- per Neovim, started with the first guarded open. Idle, it waits on ctl
+-- for the next open: a byte (its id, never NUL), "r" or "w" (Neovim opens
+-- the file to read or to write it) and the path, then a NUL. Then, every
+-- millisecond until a lone NUL ends that open, it looks for a FIFO at that
+-- path and frees whoever waits in open(2) on it, never blocking itself:
+-- - "r": it opens the FIFO for writing, which succeeds only while someone
+--   has it open for reading (Neovim blocked in open(2) included) and lets
+--   that reader go on to read nothing once it is closed;
+-- - "w": it opens the FIFO for reading, which lets a writer blocked in
+--   open(2) go on, and drains what is written.
+-- Before letting anyone go on it writes the id on ack: when Neovim's
+-- open(2) and read(2) or write(2) return, the id is there to be read. Done
+-- with an open, it writes a NUL on ack. EOF on ctl ends it.
+local function guard_thread(ctl, ack)
+  local tuv = vim.uv or vim.loop
+  local c = tuv.constants
+  local id, mode, path, told, reader
+  local timer = tuv.new_timer()
+  local function tell()
+    if not told then
+      told = true
+      tuv.fs_write(ack, id, -1)
+    end
+  end
+  -- The reader stays open until the open is over: closed earlier, a
+  -- writer that got in meanwhile would write into a pipe with no reader.
+  local function drain()
+    while reader do
+      local data = tuv.fs_read(reader, 65536, -1)
+      if not data or data == "" then -- nothing now, or no writer (yet)
+        return
+      end
+    end
+  end
+  local function check()
+    local st = tuv.fs_stat(path)
+    if st and st.type == "fifo" then
+      if mode == "r" then
+        local fd = tuv.fs_open(path, c.O_WRONLY + c.O_NONBLOCK, 0)
+        if fd then
+          tell()
+          tuv.fs_close(fd)
+        end
+      elseif not reader then
+        tell()
+        reader = tuv.fs_open(path, c.O_RDONLY + c.O_NONBLOCK, 0)
+      end
+    end
+    drain()
+  end
+  local function stop()
+    timer:stop()
+    pcall(drain)
+    if reader then
+      tuv.fs_close(reader)
+      reader = nil
+    end
+  end
+  -- ctl carries NUL-ended records, several at once when Neovim is quicker
+  -- than this thread: an open (id, "r" or "w", path), or its end (empty).
+  local pending = ""
+  local poll = tuv.new_poll(ctl)
+  poll:start("r", function()
+    local chunk, err = tuv.fs_read(ctl, 8192, -1)
+    if not chunk and tostring(err):find("EAGAIN") then
+      return
+    elseif not chunk or chunk == "" then
+      poll:stop()
+      stop()
+      return
+    end
+    pending = pending .. chunk
+    for record in pending:gmatch("([^%z]*)%z") do
+      if record == "" then
+        stop()
+        tuv.fs_write(ack, "\0", -1)
+      else
+        stop()
+        id, mode, path, told = record:sub(1, 1), record:sub(2, 2), record:sub(3), false
+        pcall(check)
+        timer:start(1, 1, function()
+          pcall(check)
+        end)
+      end
+    end
+    pending = pending:match("[^%z]*$")
+  end)
+  tuv.run()
+end
+
+local guard ---@type {ctl: integer, ack: integer, n: integer, busy: boolean|nil}|false|nil the running guard; false: none can run
+
+local function start_guard()
+  local ctl = uv.pipe({ nonblock = true }, { nonblock = true }) -- never blocks Neovim
+  local ack = uv.pipe({ nonblock = true }, { nonblock = true })
+  if ctl and ack and uv.new_thread(guard_thread, ctl.read, ack.write) then
+    guard = { ctl = ctl.write, ack = ack.read, n = 0 }
+    vim.api.nvim_create_autocmd("VimLeavePre", {
+      once = true,
+      callback = function()
+        guard = false
+        uv.fs_close(ctl.write) -- the thread ends
+      end,
+    })
+  else
+    guard = false
+  end
+  return guard
+end
+
+-- Wait until the guard's thread is done with the last open (it closed the
+-- reader it may have opened, which would let a writer in unwatched): at
+-- once but when opens follow each other quicker than the thread wakes.
+-- False when it is not done within a second.
+local function settle(g)
+  local deadline = uv.hrtime() + 1e9
+  while true do
+    local acks = uv.fs_read(g.ack, 4096, -1)
+    if acks and acks:find("%z") then
+      g.busy = false
+      return true
+    elseif uv.hrtime() > deadline then
+      return false
+    end
+    uv.sleep(1)
+  end
+end
+
+--- Call load, which makes Neovim open path by name (bufload(), a reload),
+--- so that a FIFO put at path after it was checked (an agent flipping the
+--- name in a loop wins now and then) cannot block Neovim in open(2) for
+--- good: while load runs, a thread releases anyone blocked opening a FIFO
+--- at path (a reader reads nothing, a writer writes into nowhere). Returns
+--- whether a FIFO was met (what load read or wrote is then not a file's
+--- contents), then load's results; load's error is raised again.
+---@param path string
+---@param load fun(): ...
+---@param writing boolean|nil load opens path to write it (:write!): a
+---  writer blocked on a FIFO is released by reading what it writes
+---@return boolean released, ...
+function M.open_guarded(path, load, writing)
+  local g = guard
+  if g == nil then
+    g = start_guard()
+  end
+  if g and g.busy and not settle(g) then
+    guard, g = false, false -- the thread is stuck or gone: no guard from now on
+  end
+  if not g or #path > 4000 or path:find("%z") then
+    return false, load()
+  end
+  g.n = g.n % 255 + 1
+  local id = string.char(g.n)
+  uv.fs_write(g.ctl, id .. (writing and "w" or "r") .. path .. "\0", -1)
+  local results = vim.F.pack_len(pcall(load))
+  uv.fs_write(g.ctl, "\0", -1)
+  g.busy = true
+  -- Ids of opens that met a FIFO: this one's is there if it did (the
+  -- thread wrote it before letting Neovim's open return); older ones are
+  -- stale. A NUL: the thread is done with this open.
+  local acks = uv.fs_read(g.ack, 4096, -1) or ""
+  if acks:find("%z") then
+    g.busy = false
+  end
+  if not results[1] then
+    error(results[2], 0)
+  end
+  return acks:find(id, 1, true) ~= nil, select(2, vim.F.unpack_len(results))
+end
+
 --- The contents of one of the plugin's own files (rules, saved chats), or
 --- nil when it cannot be read (missing, not a regular file, over
 --- M.own_max_bytes).

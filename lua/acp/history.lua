@@ -8,9 +8,9 @@ local chat = require("acp.chat")
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local files = require("acp.files")
+local host = require("acp.host")
 local texts = require("acp.text")
 local view = require("acp.render.view")
-local host = require("acp.host")
 
 local M = {}
 

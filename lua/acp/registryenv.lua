@@ -5,6 +5,7 @@
 --- set (name and value) is remembered per agent id under
 --- stdpath("state")/acp/registry-env.json. acp.prompt shows the question
 --- (kind "registry_env"); acp.session starts the agent once it is answered.
+local files = require("acp.files")
 local keymaps = require("acp.keymaps")
 local texts = require("acp.text")
 
@@ -14,26 +15,19 @@ local function store_path()
   return vim.fn.stdpath("state") .. "/acp/registry-env.json"
 end
 
+-- Through acp.files, as the plugin's other files: read only when a regular
+-- file (a FIFO an agent's command planted there would block Neovim),
+-- written private from its creation.
 local function load()
-  local f = io.open(store_path(), "r")
-  if not f then
-    return {}
-  end
-  local ok, data = pcall(vim.json.decode, f:read("*a"))
-  f:close()
+  local text = files.read(store_path())
+  local ok, data = pcall(vim.json.decode, text or "")
   return ok and type(data) == "table" and data or {}
 end
 
 local function save(data)
-  vim.fn.mkdir(vim.fn.fnamemodify(store_path(), ":h"), "p")
-  local tmp = store_path() .. ".tmp"
-  local f = io.open(tmp, "w")
-  if not f then
-    return
+  if files.mkdir_private(vim.fn.fnamemodify(store_path(), ":h")) then
+    files.write(store_path(), vim.json.encode(data))
   end
-  f:write(vim.json.encode(data))
-  f:close()
-  os.rename(tmp, store_path())
 end
 
 --- The variables of spec (from the registry) that can change what runs and

@@ -236,14 +236,14 @@ function Terminals:_new(id, opts)
     t.chan = api.nvim_open_term(buf, { on_input = on_input })
   end
   t.buf = buf
+  pcall(function()
+    vim.bo[buf].scrollback = config.options.terminal.scrollback
+  end)
   if not t.readonly and t.sid then
     -- The command's width from its start (the host made it 120).
     t.rows, t.cols = 24, width
     pcall(host.notify, "acp_terminal_resize", t.sid, id, t.rows, t.cols)
   end
-  pcall(function()
-    vim.bo[buf].scrollback = config.options.terminal.scrollback
-  end)
   -- The terminal draws into its buffer after nvim_chan_send has returned,
   -- on a timer of its own (later still on a busy machine): views refresh
   -- when it has drawn, so the last lines shown are the last lines drawn.

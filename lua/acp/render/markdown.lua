@@ -211,7 +211,10 @@ function M.inline(line, from)
       i = i + 1
     end
   end
-  -- Links: [label](url) shows the label; <url> and bare URLs are styled.
+  -- Links: [label](url) shows "label (url)", or the label alone when it is
+  -- the url. The label is the agent's to choose ("[https://pypi.org/x]"
+  -- may lead elsewhere) and the chat has no hover: a link shows where it
+  -- leads (issue 21). <url> and bare URLs are styled.
   i = from or 1
   while true do
     local s, e, label_end, url_s, url_e = line:find("%[[^%]]*()%]%(()[^%s()]*()%)", i)
@@ -221,7 +224,12 @@ function M.inline(line, from)
     if not used[s] and not used[e] then
       spans[#spans + 1] = { s - 1, s, nil, "" }
       spans[#spans + 1] = { s, label_end - 1, G.link }
-      spans[#spans + 1] = { label_end - 1, e, nil, "" }
+      if line:sub(s + 1, label_end - 1) == line:sub(url_s, url_e - 1) then
+        spans[#spans + 1] = { label_end - 1, e, nil, "" }
+      else
+        spans[#spans + 1] = { label_end - 1, label_end, nil, " " }
+        spans[#spans + 1] = { label_end, e, G.url }
+      end
       used[s], used[label_end], used[label_end + 1], used[e] = true, true, true, true
       for x = url_s, url_e - 1 do
         used[x] = true
