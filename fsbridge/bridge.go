@@ -213,6 +213,7 @@ type Bridge struct {
 	annOrder  []string                // keys of announced, oldest first
 	checked   textMemo                // texts that passed checkText
 	sink      ChangeSink              // told of every change (SetSink)
+	gone      map[string]string       // a deleted file's last text, while its buffer has unsaved changes (reconcile)
 
 	w *watcher // nil when not watching
 }
@@ -246,6 +247,7 @@ func New(cfg Config, ed Editor, ask Asker, log *slog.Logger) (*Bridge, error) {
 		log:       log,
 		loaded:    map[string]bool{},
 		snaps:     map[string]snapshot{},
+		gone:      map[string]string{},
 		originals: map[string]Change{},
 		decisions: map[string]bool{},
 		locks:     map[string]*sync.Mutex{},

@@ -159,6 +159,11 @@ func (b *Bridge) reconcile(ctx context.Context, p string) {
 	old, known := b.w.lastText(p)
 	now := readDiskText(p, b.cfg.MaxBytes)
 	b.w.setText(p, now)
+	if now.state.Exists {
+		b.mu.Lock()
+		delete(b.gone, p)
+		b.mu.Unlock()
+	}
 	if b.ed == nil || !b.isLoaded(p) {
 		if known && old.ok && now.ok {
 			b.report(p, old.fileText(), now.fileText(), ByDisk)
@@ -200,7 +205,14 @@ func (b *Bridge) reconcileBuffer(ctx context.Context, p string, old diskText, kn
 	sy, canSync := b.ed.(Syncer)
 	if !now.state.Exists {
 		// Deleted: the buffer keeps the text (writing it creates the
-		// file again); Neovim notes the file is gone.
+		// file again); Neovim notes the file is gone. The file's last
+		// text is kept while the buffer has unsaved changes: bringing the
+		// file back (WriteUser) gives the disk that text, not theirs.
+		if buf.Modified && known && old.ok && old.state.Exists {
+			b.mu.Lock()
+			b.gone[p] = old.text
+			b.mu.Unlock()
+		}
 		b.report(p, FileText{Text: mine, Exists: true}, FileText{}, ByDisk)
 		_, err := b.ed.Reload(ctx, p)
 		return err
@@ -255,6 +267,11 @@ func (b *Bridge) reconcileBuffer(ctx context.Context, p string, old diskText, kn
 		base, haveBase = snap.text, true
 	case known && old.ok && old.state.Exists:
 		base, haveBase = old.text, true
+	case known && old.ok:
+		// The file did not exist (a new file's buffer the user typed
+		// into): the agent made it from nothing, so both sides' lines
+		// are new; where they meet is the user's question.
+		base, haveBase = "", true
 	case !buf.Modified:
 		base, haveBase = mine, true
 	}
@@ -273,7 +290,13 @@ func (b *Bridge) reconcileBuffer(ctx context.Context, p string, old diskText, kn
 	if err := sy.Sync(ctx, p, buf.Bufnr, buf.Tick, tl, Diff(tl, target), Diff(buf.Lines, target), tEOL, target, resultText); err != nil {
 		return err
 	}
-	b.report(p, FileText{Text: mine, Exists: true}, FileText{Text: resultText, Exists: true}, ByDisk)
+	before := FileText{Text: mine, Exists: true}
+	if mine == "" && known && old.ok && !old.state.Exists {
+		// An empty buffer of a file that did not exist: the agent
+		// created the file (rejecting it deletes the file).
+		before = FileText{}
+	}
+	b.report(p, before, FileText{Text: resultText, Exists: true}, ByDisk)
 	switch {
 	case len(kept) > 0:
 		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk where you have unsaved changes (%s): your version of those lines stays in the buffer, unsaved; the disk keeps the other. :w writes yours.", p, describeRanges(kept)))
