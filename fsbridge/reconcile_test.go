@@ -62,6 +62,8 @@ func TestReconcileMergesDiskChangeIntoBuffer(t *testing.T) {
 			"a|b|C disk|d|e", false, ""},
 		{"overlap, keep mine", func(l []string) []string { l[2] = "C user"; l[0] = "A user"; return l }, "a\nb\nC disk\nd\nE disk\n", OptKeepMine,
 			"A user|b|C user|d|E disk", true, "your version of those lines stays in the buffer"},
+		{"a line added just above the disk's change touches it: asked", func(l []string) []string { return append([]string{"user"}, l...) }, "A disk\nb\nc\nd\nE disk\n", OptKeepMine,
+			"user|a|b|c|d|E disk", true, "your version of those lines stays in the buffer"},
 		{"same as the disk", func(l []string) []string { l[4] = "E same"; return l }, "a\nb\nc\nd\nE same\n", "",
 			"a|b|c|d|E same", false, ""},
 	} {
