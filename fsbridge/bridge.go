@@ -934,9 +934,9 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	}
 	if st.buf != nil && st.buf.Modified && len(kept) == 0 && proposal(ctx) == "" {
 		// Saving the buffer saved the user's unsaved lines too: say so.
-		saved := fmt.Sprintf("Your unsaved changes to %s were saved to disk with the agent's edit.", real)
+		saved := fmt.Sprintf("%s: your unsaved edits were saved with the agent's edit", b.shortPath(real))
 		if origin(ctx) == ByUser {
-			saved = fmt.Sprintf("Your unsaved changes to %s were saved to disk with it.", real)
+			saved = fmt.Sprintf("%s: your unsaved edits were saved with it", b.shortPath(real))
 		}
 		if note == "" {
 			note = saved

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 	"unicode/utf8"
 )
@@ -297,15 +298,29 @@ func (b *Bridge) reconcileBuffer(ctx context.Context, p string, old diskText, kn
 		before = FileText{}
 	}
 	b.report(p, before, FileText{Text: resultText, Exists: true}, ByDisk)
+	// Short: a message wider than the screen stops Neovim at a
+	// hit-enter prompt (80 columns); :help acp-files says the rest.
 	switch {
 	case len(kept) > 0:
-		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk where you have unsaved changes (%s): your version of those lines stays in the buffer, unsaved; the disk keeps the other. :w writes yours.", p, describeRanges(kept)))
+		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk: yours kept where both changed (%s), unsaved", b.shortPath(p), describeRanges(kept)))
 	case modified && buf.Modified:
-		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk; the change was merged into its buffer, which keeps your unsaved changes (not saved: :w writes them).", p))
+		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk: merged, your unsaved edits kept", b.shortPath(p)))
 	case modified:
-		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk again, without lines its buffer has (yours, saved with an earlier edit of the agent's); the buffer keeps them, unsaved: :w writes them again.", p))
+		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk again without your lines: kept in the buffer, unsaved", b.shortPath(p)))
 	}
 	return nil
+}
+
+// shortPath is p relative to the workspace root it is in, for messages.
+func (b *Bridge) shortPath(p string) string {
+	for _, r := range b.roots {
+		if within(p, r) {
+			if rel, err := filepath.Rel(r, p); err == nil && rel != "." {
+				return rel
+			}
+		}
+	}
+	return p
 }
 
 // bufLines is lines as a buffer holds them: an empty text is one empty
