@@ -172,7 +172,7 @@ func TestReviewCreateDeleteRename(t *testing.T) {
 	})
 	e.Lua(`vim.cmd("AcpReview")`, nil)
 	view := e.viewText()
-	for _, w := range []string{"4 files", "A new.txt (created, 1 lines)", "D old.txt (deleted)", "D r.txt (deleted)", "A r2.txt (created, 1 lines)"} {
+	for _, w := range []string{"4 files", "A new.txt (created, 1 lines)\n+brand new\n", "D old.txt (deleted)\n-old 1\n-old 2\n", "D r.txt (deleted)\n-renamed\n", "A r2.txt (created, 1 lines)\n+renamed"} {
 		if !strings.Contains(view, w) {
 			t.Fatalf("view lacks %q:\n%s", w, view)
 		}
