@@ -118,6 +118,10 @@ func TestReviewEveryWayEveryBuffer(t *testing.T) {
 				if got := strings.Join(e.bufLines(b), "|"); got != wantUndo {
 					t.Fatalf("after one u: %q, want %q", got, wantUndo)
 				}
+				e.Eventually("the undone reject's hunk pending again", 10*time.Second, func() bool {
+					r := e.signRows(b)
+					return len(r) == 1 && r[0] == 4+off
+				})
 			})
 		}
 	}
