@@ -192,7 +192,7 @@ func (r *Record) Tracked(path string) bool {
 func (f *file) view() FileView {
 	v := FileView{Path: f.path, Exists: f.exists, Existed: f.baseExists, Lines: len(f.cur), Turn: f.turn, Version: f.version,
 		EOLChange: f.exists && f.baseExists && f.baseEOL != f.curEOL && len(f.cur) > 0,
-		Undoable: f.lastReject != nil && f.lastReject.landed}
+		Undoable:  f.lastReject != nil && f.lastReject.landed}
 	v.Hunks = make([]Hunk, len(f.hunks))
 	for i, h := range f.hunks {
 		h.Old = append([]string{}, h.Old...)
