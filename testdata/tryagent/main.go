@@ -276,7 +276,16 @@ func startNvim(ctx context.Context, o options, root, dir, ws string) (*editor, e
 	for {
 		nv, err := nvim.Dial(sock)
 		if err == nil {
-			return &editor{nv: nv, tmuxName: name}, nil
+			// Neovim listens before its --cmd ran (the plugin on the
+			// runtimepath): wait until it has started.
+			var entered int
+			if err = nv.ExecLua(`return vim.v.vim_did_enter`, &entered); err == nil && entered == 1 {
+				return &editor{nv: nv, tmuxName: name}, nil
+			}
+			nv.Close()
+			if err == nil {
+				err = errors.New("still starting")
+			}
 		}
 		select {
 		case <-ctx.Done():
