@@ -49,7 +49,7 @@ func TestDiskAgentWritesAgainAfterFsWrite(t *testing.T) {
 	if d := fsGetFile(t, p); d != agent {
 		t.Fatalf("disk %q, want the agent's own write %q", d, agent)
 	}
-	for _, w := range []string{"were saved to disk with the agent's edit", "changed on disk again"} {
+	for _, w := range []string{"your unsaved edits were saved with the agent's edit", "changed on disk again"} {
 		e.Eventually("chat says "+w, 10*time.Second, func() bool { return strings.Contains(e.ChatText(), w) })
 	}
 	// The user writes the buffer: no "changed since reading" question.
@@ -82,7 +82,7 @@ func TestDiskWriteMergedIntoModifiedBuffer(t *testing.T) {
 		t.Fatalf("disk %q, want the agent's %q", d, agent)
 	}
 	e.Eventually("the merge said in the chat", 10*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), "merged into its buffer")
+		return strings.Contains(e.ChatText(), "changed on disk: merged")
 	})
 	if chat := e.ChatText(); strings.Contains(chat, "will overwrite") {
 		t.Fatalf("chat:\n%s", chat)

@@ -513,7 +513,7 @@ func TestFsExternalChangeReloadsOrMerges(t *testing.T) {
 		return len(l) == 1 && l[0] == "clean v2, from another process"
 	})
 	e.Eventually("merge said in the chat", 10*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), "**Warning:** "+dirty+" changed on disk; the change was merged")
+		return strings.Contains(e.ChatText(), "**Warning:** "+filepath.Base(dirty)+" changed on disk: merged, your unsaved edits kept")
 	})
 	if l := strings.Join(e.bufLines(bd), "|"); l != "user's unsaved edit|second line, from another process" || !e.bufModified(bd) {
 		t.Fatalf("modified buffer = %q (modified %v)", l, e.bufModified(bd))
@@ -525,7 +525,7 @@ func TestFsExternalChangeReloadsOrMerges(t *testing.T) {
 	e.Lua(`return _G.acp_test_notes`, &notes)
 	n := 0
 	for _, x := range notes {
-		if strings.Contains(x.Msg, dirty) {
+		if strings.Contains(x.Msg, filepath.Base(dirty)) {
 			n++
 		}
 	}

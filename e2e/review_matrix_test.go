@@ -118,6 +118,10 @@ func TestReviewEveryWayEveryBuffer(t *testing.T) {
 				if got := strings.Join(e.bufLines(b), "|"); got != wantUndo {
 					t.Fatalf("after one u: %q, want %q", got, wantUndo)
 				}
+				e.Eventually("the undone reject's hunk pending again", 10*time.Second, func() bool {
+					r := e.signRows(b)
+					return len(r) == 1 && r[0] == 4+off
+				})
 			})
 		}
 	}
@@ -172,7 +176,7 @@ func TestReviewCreateDeleteRename(t *testing.T) {
 	})
 	e.Lua(`vim.cmd("AcpReview")`, nil)
 	view := e.viewText()
-	for _, w := range []string{"4 files", "A new.txt (created, 1 lines)", "D old.txt (deleted)", "D r.txt (deleted)", "A r2.txt (created, 1 lines)"} {
+	for _, w := range []string{"4 files", "A new.txt (created, 1 lines)\n+brand new\n", "D old.txt (deleted)\n-old 1\n-old 2\n", "D r.txt (deleted)\n-renamed\n", "A r2.txt (created, 1 lines)\n+renamed"} {
 		if !strings.Contains(view, w) {
 			t.Fatalf("view lacks %q:\n%s", w, view)
 		}
@@ -206,4 +210,116 @@ func TestReviewCreateDeleteRename(t *testing.T) {
 	e.Eventually("nothing left to review", 10*time.Second, func() bool {
 		return strings.Contains(e.viewText(), "Nothing to review.")
 	})
+}
+
+// Files the agent creates, deletes or renames, with the file's buffer
+// modified, clean or not loaded: the change is pending in the review, the
+// user's unsaved line survives it and its reject, and the reject puts the
+// disk back as it was (a created file deleted, a deleted one back).
+func TestReviewCreateDeleteRenameEveryBuffer(t *testing.T) {
+	const orig = "one\ntwo\n"
+	for _, op := range []string{"create", "delete", "rename"} {
+		for _, state := range []string{"modified", "clean", "not loaded"} {
+			t.Run(op+", "+state, func(t *testing.T) {
+				e, ws := fsEditor(t)
+				p, to := filepath.Join(ws, "f.txt"), filepath.Join(ws, "g.txt")
+				files := map[string]string{"keep.txt": "k\n"}
+				var step M
+				switch op {
+				case "create":
+					step = M{"disk": M{"op": "write", "path": p, "content": "agent 1\nagent 2\n"}}
+				case "delete":
+					files["f.txt"] = orig
+					step = M{"disk": M{"op": "delete", "path": p}}
+				case "rename":
+					files["f.txt"] = orig
+					step = M{"disk": M{"op": "rename", "path": p, "to": to}}
+				}
+				gitWorkspace(t, ws, files)
+				b := 0
+				if state != "not loaded" {
+					b = e.loadBuffer(p)
+				}
+				want := []string{"one", "two"}
+				if op == "create" {
+					want = []string{""}
+				}
+				if state == "modified" {
+					e.setLines(b, 0, 0, []string{"user's unsaved line"})
+					want = append([]string{"user's unsaved line"}, want...)
+				}
+				e.SetupFake(M{"turns": []any{[]any{step, text("done")}}}, nil)
+				e.Chat("fake")
+				e.WaitState("ready")
+				e.runTurn("change it")
+				// A created file over an unsaved buffer of that name is a
+				// conflict (both made the file): the user keeps theirs.
+				if op == "create" && state == "modified" {
+					e.Eventually("asked about the overlap", 10*time.Second, func() bool {
+						return strings.Contains(e.fsPromptText(), "f.txt")
+					})
+					e.fsInput("k")
+					e.Eventually("the buffer keeps the user's line, unsaved", 10*time.Second, func() bool {
+						return strings.Join(e.bufLines(b), "|") == strings.Join(want, "|") && e.bufModified(b)
+					})
+					if d := fsGetFile(t, p); d != "agent 1\nagent 2\n" {
+						t.Fatalf("disk %q, want the agent's file", d)
+					}
+					return // the user's text is the file's as they see it: nothing pending
+				}
+				if op == "create" && state == "clean" {
+					want = []string{"agent 1", "agent 2"} // a clean buffer follows the disk
+				}
+				pending := 1
+				if op == "rename" {
+					pending = 2 // a deletion and a creation
+				}
+				e.Eventually("the change pending", 10*time.Second, func() bool {
+					var n int
+					e.Lua(`return #require("acp.review").all()`, &n)
+					return n == pending
+				})
+				if b != 0 {
+					if got := e.bufLines(b); strings.Join(got, "|") != strings.Join(want, "|") {
+						t.Fatalf("buffer after the agent's change: %q, want %q", got, want)
+					}
+					if state == "modified" && !e.bufModified(b) {
+						t.Fatal("the user's unsaved line was saved by the agent's change")
+					}
+				}
+				// Reject everything.
+				var errs []string
+				e.Lua(`local out = {}
+					for _, x in ipairs(require("acp.review").all()) do
+						local _, err = require("acp.review").decide(x.path, "reject_file", -1)
+						if err then out[#out + 1] = err end
+					end
+					return out`, &errs)
+				if len(errs) > 0 {
+					t.Fatalf("reject: %v", errs)
+				}
+				e.Eventually("the disk as before", 10*time.Second, func() bool {
+					f, ferr := os.ReadFile(p)
+					_, gerr := os.Stat(to)
+					if op == "create" {
+						return os.IsNotExist(ferr) && os.IsNotExist(gerr)
+					}
+					return ferr == nil && string(f) == orig && os.IsNotExist(gerr)
+				})
+				if b != 0 && op != "create" {
+					if got := e.bufLines(b); strings.Join(got, "|") != strings.Join(want, "|") {
+						t.Fatalf("buffer after the reject: %q, want %q", got, want)
+					}
+					if state == "modified" && !e.bufModified(b) {
+						t.Fatal("the user's unsaved line was saved by the reject")
+					}
+				}
+				e.Eventually("nothing left to review", 10*time.Second, func() bool {
+					var n int
+					e.Lua(`return #require("acp.review").all()`, &n)
+					return n == 0
+				})
+			})
+		}
+	}
 }

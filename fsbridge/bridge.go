@@ -213,6 +213,7 @@ type Bridge struct {
 	annOrder  []string                // keys of announced, oldest first
 	checked   textMemo                // texts that passed checkText
 	sink      ChangeSink              // told of every change (SetSink)
+	gone      map[string]string       // a deleted file's last text, while its buffer has unsaved changes (reconcile)
 
 	w *watcher // nil when not watching
 }
@@ -246,6 +247,7 @@ func New(cfg Config, ed Editor, ask Asker, log *slog.Logger) (*Bridge, error) {
 		log:       log,
 		loaded:    map[string]bool{},
 		snaps:     map[string]snapshot{},
+		gone:      map[string]string{},
 		originals: map[string]Change{},
 		decisions: map[string]bool{},
 		locks:     map[string]*sync.Mutex{},
@@ -932,9 +934,9 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	}
 	if st.buf != nil && st.buf.Modified && len(kept) == 0 && proposal(ctx) == "" {
 		// Saving the buffer saved the user's unsaved lines too: say so.
-		saved := fmt.Sprintf("Your unsaved changes to %s were saved to disk with the agent's edit.", real)
+		saved := fmt.Sprintf("%s: your unsaved edits were saved with the agent's edit", b.shortPath(real))
 		if origin(ctx) == ByUser {
-			saved = fmt.Sprintf("Your unsaved changes to %s were saved to disk with it.", real)
+			saved = fmt.Sprintf("%s: your unsaved edits were saved with it", b.shortPath(real))
 		}
 		if note == "" {
 			note = saved

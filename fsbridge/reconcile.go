@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 	"unicode/utf8"
 )
@@ -159,6 +160,11 @@ func (b *Bridge) reconcile(ctx context.Context, p string) {
 	old, known := b.w.lastText(p)
 	now := readDiskText(p, b.cfg.MaxBytes)
 	b.w.setText(p, now)
+	if now.state.Exists {
+		b.mu.Lock()
+		delete(b.gone, p)
+		b.mu.Unlock()
+	}
 	if b.ed == nil || !b.isLoaded(p) {
 		if known && old.ok && now.ok {
 			b.report(p, old.fileText(), now.fileText(), ByDisk)
@@ -200,7 +206,14 @@ func (b *Bridge) reconcileBuffer(ctx context.Context, p string, old diskText, kn
 	sy, canSync := b.ed.(Syncer)
 	if !now.state.Exists {
 		// Deleted: the buffer keeps the text (writing it creates the
-		// file again); Neovim notes the file is gone.
+		// file again); Neovim notes the file is gone. The file's last
+		// text is kept while the buffer has unsaved changes: bringing the
+		// file back (WriteUser) gives the disk that text, not theirs.
+		if buf.Modified && known && old.ok && old.state.Exists {
+			b.mu.Lock()
+			b.gone[p] = old.text
+			b.mu.Unlock()
+		}
 		b.report(p, FileText{Text: mine, Exists: true}, FileText{}, ByDisk)
 		_, err := b.ed.Reload(ctx, p)
 		return err
@@ -255,6 +268,11 @@ func (b *Bridge) reconcileBuffer(ctx context.Context, p string, old diskText, kn
 		base, haveBase = snap.text, true
 	case known && old.ok && old.state.Exists:
 		base, haveBase = old.text, true
+	case known && old.ok:
+		// The file did not exist (a new file's buffer the user typed
+		// into): the agent made it from nothing, so both sides' lines
+		// are new; where they meet is the user's question.
+		base, haveBase = "", true
 	case !buf.Modified:
 		base, haveBase = mine, true
 	}
@@ -273,16 +291,36 @@ func (b *Bridge) reconcileBuffer(ctx context.Context, p string, old diskText, kn
 	if err := sy.Sync(ctx, p, buf.Bufnr, buf.Tick, tl, Diff(tl, target), Diff(buf.Lines, target), tEOL, target, resultText); err != nil {
 		return err
 	}
-	b.report(p, FileText{Text: mine, Exists: true}, FileText{Text: resultText, Exists: true}, ByDisk)
+	before := FileText{Text: mine, Exists: true}
+	if mine == "" && known && old.ok && !old.state.Exists {
+		// An empty buffer of a file that did not exist: the agent
+		// created the file (rejecting it deletes the file).
+		before = FileText{}
+	}
+	b.report(p, before, FileText{Text: resultText, Exists: true}, ByDisk)
+	// Short: a message wider than the screen stops Neovim at a
+	// hit-enter prompt (80 columns); :help acp-files says the rest.
 	switch {
 	case len(kept) > 0:
-		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk where you have unsaved changes (%s): your version of those lines stays in the buffer, unsaved; the disk keeps the other. :w writes yours.", p, describeRanges(kept)))
+		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk: yours kept where both changed (%s), unsaved", b.shortPath(p), describeRanges(kept)))
 	case modified && buf.Modified:
-		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk; the change was merged into its buffer, which keeps your unsaved changes (not saved: :w writes them).", p))
+		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk: merged, your unsaved edits kept", b.shortPath(p)))
 	case modified:
-		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk again, without lines its buffer has (yours, saved with an earlier edit of the agent's); the buffer keeps them, unsaved: :w writes them again.", p))
+		b.ed.Warn(ctx, fmt.Sprintf("%s changed on disk again without your lines: kept in the buffer, unsaved", b.shortPath(p)))
 	}
 	return nil
+}
+
+// shortPath is p relative to the workspace root it is in, for messages.
+func (b *Bridge) shortPath(p string) string {
+	for _, r := range b.roots {
+		if within(p, r) {
+			if rel, err := filepath.Rel(r, p); err == nil && rel != "." {
+				return rel
+			}
+		}
+	}
+	return p
 }
 
 // bufLines is lines as a buffer holds them: an empty text is one empty

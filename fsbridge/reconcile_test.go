@@ -57,11 +57,13 @@ func TestReconcileMergesDiskChangeIntoBuffer(t *testing.T) {
 	}{
 		{"unmodified follows the disk", nil, "a\nb\nc\nd\nE disk\n", "", "a|b|c|d|E disk", false, ""},
 		{"apart", func(l []string) []string { l[0] = "A user"; return l }, "a\nb\nc\nd\nE disk\n", "",
-			"A user|b|c|d|E disk", true, "merged into its buffer, which keeps your unsaved changes"},
+			"A user|b|c|d|E disk", true, "changed on disk: merged, your unsaved edits kept"},
 		{"overlap, take the disk's", func(l []string) []string { l[2] = "C user"; return l }, "a\nb\nC disk\nd\ne\n", OptTakeAgent,
 			"a|b|C disk|d|e", false, ""},
 		{"overlap, keep mine", func(l []string) []string { l[2] = "C user"; l[0] = "A user"; return l }, "a\nb\nC disk\nd\nE disk\n", OptKeepMine,
-			"A user|b|C user|d|E disk", true, "your version of those lines stays in the buffer"},
+			"A user|b|C user|d|E disk", true, "yours kept where both changed"},
+		{"a line added just above the disk's change touches it: asked", func(l []string) []string { return append([]string{"user"}, l...) }, "A disk\nb\nc\nd\nE disk\n", OptKeepMine,
+			"user|a|b|c|d|E disk", true, "yours kept where both changed"},
 		{"same as the disk", func(l []string) []string { l[4] = "E same"; return l }, "a\nb\nc\nd\nE same\n", "",
 			"a|b|c|d|E same", false, ""},
 	} {
@@ -131,7 +133,7 @@ func TestReconcileAgentDiskWriteAfterFsWrite(t *testing.T) {
 		t.Fatalf("after the fs write: %q, want %q", got, want)
 	}
 	w := e.ed.warnings()
-	if len(w) != 1 || !strings.Contains(w[0], "were saved to disk with the agent's edit") {
+	if len(w) != 1 || !strings.Contains(w[0], "your unsaved edits were saved with the agent's edit") {
 		t.Fatalf("the save of the user's unsaved lines is not said: %q", w)
 	}
 	reloads, _ := e.ed.counts(p)

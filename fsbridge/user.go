@@ -64,6 +64,17 @@ func (b *Bridge) writeUserOnce(ctx context.Context, r resolution, content string
 	disk := readDiskText(real, b.cfg.MaxBytes)
 	sep := st.buf.lineEnding()
 	mine, _ := splitText(st.text, sep)
+	if disk.ok && !disk.state.Exists {
+		// Deleted behind the buffer (the agent's change rejected): the
+		// file comes back with its own last text, changed as the buffer
+		// is changed; the buffer's other unsaved lines stay unsaved.
+		b.mu.Lock()
+		last, ok := b.gone[real]
+		b.mu.Unlock()
+		if ok {
+			disk = diskText{text: last, ok: true, state: fileState{Exists: true}}
+		}
+	}
 	if !disk.ok || !disk.state.Exists {
 		return b.writeOnce(ctx, r, content)
 	}
@@ -84,6 +95,9 @@ func (b *Bridge) writeUserOnce(ctx context.Context, r resolution, content string
 	if err != nil {
 		return osErr(real, err)
 	}
+	b.mu.Lock()
+	delete(b.gone, real)
+	b.mu.Unlock()
 	dl, _ := bufLines(merged, eol)
 	target, tEOL := bufLines(theirs, theirsEOL)
 	if err := sy.Sync(ctx, real, st.buf.Bufnr, st.buf.Tick, dl, Diff(dl, target), Diff(st.buf.Lines, target), tEOL, target, content); err != nil {

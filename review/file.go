@@ -53,6 +53,30 @@ type file struct {
 	hunks      []Hunk // sorted, apart, in cur's lines
 	turn       int    // the turn of the agent's last change
 	version    int    // see FileView.Version
+
+	lastReject *rejectUndo // the last reject, while its undo would restore it
+}
+
+// rejectUndo is f as it was before a reject: when the user's next text is
+// that one again (one u in the buffer), the rejected hunks are pending
+// again, as they were.
+type rejectUndo struct {
+	before *file
+	target Text       // what the reject writes
+	landed bool       // the record saw target
+	ds     []Decision // logged for the reject (Record.Log)
+}
+
+// clone is a copy of f that f's later changes leave alone.
+func (f *file) clone() *file {
+	c := *f
+	c.lastReject = nil
+	c.hunks = make([]Hunk, len(f.hunks))
+	for i, h := range f.hunks {
+		h.Old = append([]string(nil), h.Old...)
+		c.hunks[i] = h
+	}
+	return &c
 }
 
 // splitText splits text into lines without their "\n" and says whether

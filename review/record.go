@@ -35,6 +35,10 @@ type FileView struct {
 	// Version grows with every change of the file's record: the UI draws
 	// a view once, whichever way it comes.
 	Version int `msgpack:"version"`
+	// Undoable: a reject landed and the user's undo of it (the text
+	// before it again) would make its hunks pending again; the UI keeps
+	// following the buffer's edits.
+	Undoable bool `msgpack:"undoable"`
 }
 
 // Pending reports whether anything in v is still to keep or reject.
@@ -90,6 +94,7 @@ func (r *Record) Agent(path string, before, after Text) bool {
 	} else if before != f.text() {
 		f.change(before, false)
 	}
+	f.lastReject = nil
 	f.change(after, true)
 	f.turn = r.turn
 	r.touch(f)
@@ -144,9 +149,37 @@ func (r *Record) Observe(path string, now Text) bool {
 	if f == nil || now == f.text() {
 		return false
 	}
+	if u := f.lastReject; u != nil {
+		switch {
+		case now == u.target:
+			u.landed = true
+		case u.landed && now == u.before.text():
+			// The reject undone: its hunks are the agent's again.
+			nf := u.before.clone()
+			*f = *nf
+			r.unlog(u.ds)
+			r.touch(f)
+			return true
+		default:
+			f.lastReject = nil
+		}
+	}
 	f.change(now, false)
 	r.touch(f)
 	return true
+}
+
+// unlog drops ds (a reject undone) from the decisions logged.
+func (r *Record) unlog(ds []Decision) {
+	for _, d := range ds {
+		for i := len(r.log) - 1; i >= 0; i-- {
+			l := r.log[i]
+			if l.Path == d.Path && l.Line == d.Line && !l.Kept && l.What == d.What && len(l.Old) == len(d.Old) && len(l.New) == len(d.New) {
+				r.log = append(r.log[:i], r.log[i+1:]...)
+				break
+			}
+		}
+	}
 }
 
 // Tracked reports whether the agent changed path in this session.
@@ -158,7 +191,8 @@ func (r *Record) Tracked(path string) bool {
 
 func (f *file) view() FileView {
 	v := FileView{Path: f.path, Exists: f.exists, Existed: f.baseExists, Lines: len(f.cur), Turn: f.turn, Version: f.version,
-		EOLChange: f.exists && f.baseExists && f.baseEOL != f.curEOL && len(f.cur) > 0}
+		EOLChange: f.exists && f.baseExists && f.baseEOL != f.curEOL && len(f.cur) > 0,
+		Undoable:  f.lastReject != nil && f.lastReject.landed}
 	v.Hunks = make([]Hunk, len(f.hunks))
 	for i, h := range f.hunks {
 		h.Old = append([]string{}, h.Old...)
@@ -286,6 +320,7 @@ func (r *Record) Keep(path string, line int) ([]Decision, error) {
 		ds = append(ds, f.decision(f.hunks[i], true))
 		f.keep(i)
 	}
+	f.lastReject = nil
 	r.touch(f)
 	r.log = append(r.log, ds...)
 	return ds, nil
@@ -314,21 +349,26 @@ func (r *Record) Reject(path string, line int) (Text, []Decision, error) {
 	if f == nil || !f.pending() {
 		return Text{}, nil, fmt.Errorf("%s: %w", path, ErrNoChange)
 	}
+	var target Text
+	var ds []Decision
 	if line < 0 {
 		if what := f.fileWhat(); what != "" {
-			return f.base(), []Decision{{Path: path, What: what, Comment: joinComments(f.hunks)}}, nil
+			ds = []Decision{{Path: path, What: what, Comment: joinComments(f.hunks)}}
+		} else {
+			for _, h := range f.hunks {
+				ds = append(ds, f.decision(h, false))
+			}
 		}
-		var ds []Decision
-		for _, h := range f.hunks {
-			ds = append(ds, f.decision(h, false))
+		target = f.base()
+	} else {
+		i := f.find(line)
+		if i < 0 {
+			return Text{}, nil, fmt.Errorf("%s line %d: %w", path, line+1, ErrNoChange)
 		}
-		return f.base(), ds, nil
+		target, ds = f.rejected(i), []Decision{f.decision(f.hunks[i], false)}
 	}
-	i := f.find(line)
-	if i < 0 {
-		return Text{}, nil, fmt.Errorf("%s line %d: %w", path, line+1, ErrNoChange)
-	}
-	return f.rejected(i), []Decision{f.decision(f.hunks[i], false)}, nil
+	f.lastReject = &rejectUndo{before: f.clone(), target: target, ds: ds}
+	return target, ds, nil
 }
 
 // Log records decisions taken (see Reject).
@@ -362,6 +402,7 @@ func (r *Record) Comment(path string, line int, text string) error {
 		return fmt.Errorf("%s line %d: %w", path, line+1, ErrNoChange)
 	}
 	f.hunks[i].Comment = strings.TrimSpace(text)
+	f.lastReject = nil
 	r.touch(f)
 	return nil
 }

@@ -443,3 +443,39 @@ func TestRecordApproved(t *testing.T) {
 		t.Fatalf("approved creation pending: %+v", v)
 	}
 }
+
+// One u after a reject (the user's text back to what it was just before
+// it) makes the rejected hunk pending again, as it was, and the agent is
+// not told it was rejected; any other edit in between makes the undo the
+// user's own edit.
+func TestRecordRejectUndone(t *testing.T) {
+	r := New()
+	r.Agent(p, tx("a", "b", "c"), tx("A", "b", "C"))
+	target, ds, err := r.Reject(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Observe(p, target)
+	r.Log(ds)
+	if hs := hunks(t, r); len(hs) != 1 {
+		t.Fatalf("after the reject: %+v", hs)
+	}
+	r.Observe(p, tx("A", "b", "C")) // u
+	want := []Hunk{{Start: 0, Count: 1, Old: []string{"a"}}, {Start: 2, Count: 1, Old: []string{"c"}}}
+	if hs := hunks(t, r); !reflect.DeepEqual(hs, want) {
+		t.Fatalf("after undoing the reject: %+v, want %+v", hs, want)
+	}
+	if text, ok := r.Feedback(); ok {
+		t.Fatalf("an undone reject told to the agent:\n%s", text)
+	}
+
+	// A reject, another edit, then the same text again: the user's.
+	target, ds, _ = r.Reject(p, 0)
+	r.Observe(p, target)
+	r.Log(ds)
+	r.Observe(p, tx("a", "b", "C", "x"))
+	r.Observe(p, tx("A", "b", "C"))
+	if hs := hunks(t, r); !reflect.DeepEqual(hs, []Hunk{{Start: 2, Count: 1, Old: []string{"c"}}}) {
+		t.Fatalf("the user's own edit taken for an undone reject: %+v", hs)
+	}
+}

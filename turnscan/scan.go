@@ -112,6 +112,9 @@ type Scanner struct {
 	// walked: outside git, the workspace was small enough to walk at the
 	// turn's start (start then holds every file).
 	walked bool
+	// blind: the turn's start status failed (timed out in a big tree on
+	// a loaded machine), so which files were dirty then is unknown.
+	blind bool
 }
 
 // New returns a scanner for the workspace root (absolute); files over max
@@ -209,7 +212,7 @@ func (s *Scanner) Start(ctx context.Context) error {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
 	s.mu.Lock()
-	s.start, s.seen, s.noted, s.head = map[string]known{}, map[string]known{}, nil, ""
+	s.start, s.seen, s.noted, s.head, s.blind = map[string]known{}, map[string]known{}, nil, "", false
 	s.mu.Unlock()
 	var dirty map[string]bool
 	var head string
@@ -227,6 +230,9 @@ func (s *Scanner) Start(ctx context.Context) error {
 		var err error
 		dirty, head, err = s.status(ctx)
 		if err != nil {
+			s.mu.Lock()
+			s.blind = true
+			s.mu.Unlock()
 			return err
 		}
 	}
@@ -349,6 +355,7 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 		cands[p] = true
 	}
 	startHead := s.head
+	blind := s.blind
 	s.mu.Unlock()
 
 	var changes []Change
@@ -375,6 +382,19 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 			continue
 		}
 		fromIndex = append(fromIndex, p)
+	}
+	if len(fromIndex) > 0 && blind {
+		// Which of these files were dirty before the turn is unknown: the
+		// index is not their baseline (the user's uncommitted lines would
+		// show as the agent's, and a reject would drop them). Their text
+		// now is, for the rest of the turn.
+		for _, p := range fromIndex {
+			cur, _ := s.read(p)
+			s.mu.Lock()
+			s.seen[p] = cur
+			s.mu.Unlock()
+		}
+		fromIndex = nil
 	}
 	if len(fromIndex) > 0 && s.top == "" {
 		// Outside git, a file neither there at the start nor seen since

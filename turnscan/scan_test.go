@@ -225,3 +225,34 @@ func TestCheckNotedOnly(t *testing.T) {
 		t.Fatalf("full check after: %v", got)
 	}
 }
+
+// When the turn's start status fails (a big tree, a loaded machine), the
+// files dirty before the turn are unknown: the user's uncommitted lines
+// are never taken for the agent's change (a reject would drop them); a
+// later change of such a file is found against its text at the first
+// check.
+func TestCheckStartFailedKeepsUncommittedWork(t *testing.T) {
+	dir := repo(t)
+	s := New(context.Background(), dir, 1<<20)
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Start(expired); err == nil {
+		t.Fatal("Start with an expired context did not fail")
+	}
+	ctx := context.Background()
+	cs, err := s.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(dir, cs); len(got) != 0 {
+		t.Fatalf("the user's uncommitted work reported as changes: %q", got)
+	}
+	put(t, filepath.Join(dir, "d", "dirty.txt"), "agent\n")
+	cs, err = s.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(summary(dir, cs), ","), "d/dirty.txt: dirty at start -> agent"; got != want {
+		t.Fatalf("changes %q, want %q", got, want)
+	}
+}

@@ -34,6 +34,7 @@ M.ns = api.nvim_create_namespace("acp_review")
 ---@field hunks acp.ReviewHunk[]
 ---@field lines integer
 ---@field turn integer
+---@field undoable boolean|nil a reject landed; undoing it brings its hunks back
 
 --- files[path][sid]: the pending changes of path in session sid.
 ---@type table<string, table<integer, acp.ReviewFile>>
@@ -90,7 +91,9 @@ function M.all()
   local out = {}
   for path, by in pairs(files) do
     for sid, f in pairs(by) do
-      out[#out + 1] = { path = path, sid = sid, file = f }
+      if pending(f) then
+        out[#out + 1] = { path = path, sid = sid, file = f }
+      end
     end
   end
   table.sort(out, function(a, b)
@@ -284,6 +287,9 @@ function M.render(b)
         end)
       end
     end)
+  end
+  for _, f in pairs(by or {}) do
+    any = any or f.undoable == true -- its edits followed: u may bring hunks back
   end
   M.set_keys(b, any)
 end
@@ -592,7 +598,8 @@ function M.on_file(s, f)
   end
   f.hunks = type(f.hunks) == "table" and f.hunks or {}
   local by = files[f.path] or {}
-  by[s.sid] = pending(f) and f or nil
+  -- An undoable reject stays (no hunks): u brings its hunks back.
+  by[s.sid] = (pending(f) or f.undoable == true) and f or nil
   files[f.path] = next(by) and by or nil
   for _, b in ipairs(bufs_of(f.path)) do
     M.render(b)

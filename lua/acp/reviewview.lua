@@ -9,6 +9,9 @@ local session = require("acp.session")
 
 local M = {}
 
+--- How many lines of a created or deleted file the view shows.
+M.preview_lines = 20
+
 local api = vim.api
 
 local ns = api.nvim_create_namespace("acp_review_view")
@@ -102,7 +105,27 @@ local function build()
       head = head .. "  final newline changed"
     end
     add(head, "Directory", { path = f.path, sid = e.sid })
-    if what == "M" then
+    if what ~= "M" then
+      -- A created file's first lines, a deleted file's last text: what
+      -- keeping or rejecting it decides, without opening it.
+      local lines_of, sign, hl = "new", "+", "AcpDiffAdd"
+      if what == "D" then
+        lines_of, sign, hl = "old", "-", "AcpDiffDelete"
+      end
+      local shown, total = 0, 0
+      for _, h in ipairs(f.hunks or {}) do
+        for _, l in ipairs(h[lines_of] or {}) do
+          total = total + 1
+          if shown < M.preview_lines then
+            shown = shown + 1
+            add(sign .. l:gsub("\r$", ""), hl, { path = f.path, sid = e.sid })
+          end
+        end
+      end
+      if total > shown then
+        add(("%s… %d more"):format(sign, total - shown), hl, { path = f.path, sid = e.sid })
+      end
+    else
       for _, h in ipairs(f.hunks or {}) do
         local row = { path = f.path, sid = e.sid, line = h.start }
         add(("@@ line %d: +%d -%d @@"):format(h.start + 1, h.count, #h.old), "AcpReviewHunkHeader", row)

@@ -39,6 +39,7 @@ type options struct {
 	runDir                 string
 	fsWrite                string
 	cancelAfter            time.Duration
+	unsaved                string // a workspace file opened with an unsaved line before the prompt
 }
 
 func main() {
@@ -51,6 +52,7 @@ func main() {
 	flag.StringVar(&o.tmux, "tmux", "", "run Neovim in a tmux session of this size (e.g. 200x50) and leave it open")
 	flag.StringVar(&o.runDir, "dir", "", "run directory (default: a new one under /tmp/nvim-acp-try)")
 	flag.StringVar(&o.fsWrite, "fs-write", "apply", "fs.write option: apply or review (review: the write waits for the answer to -permission)")
+	flag.StringVar(&o.unsaved, "unsaved", "", "open this workspace file before the prompt with an unsaved line added at its end (the user's), and report its buffer after the turn")
 	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
@@ -175,7 +177,7 @@ func run(o options) (bool, error) {
 		return false, err
 	}
 	defer ed.close()
-	t := &turn{o: o, ed: ed, ctx: ctx}
+	t := &turn{o: o, ed: ed, ctx: ctx, ws: ws}
 	ok := t.play(spec)
 
 	fmt.Println("\n== chat buffer")
@@ -184,6 +186,10 @@ func run(o options) (bool, error) {
 		if b, err := exec.Command("tmux", "capture-pane", "-p", "-t", ed.tmuxName).Output(); err == nil {
 			fmt.Printf("\n== tmux screen (%s)\n%s", o.tmux, b)
 		}
+	}
+	if o.unsaved != "" {
+		fmt.Printf("\n== the buffer of %s (the user's unsaved line was added at its end)\n", o.unsaved)
+		fmt.Println(t.unsavedBuffer(filepath.Join(ws, o.unsaved)))
 	}
 	fmt.Println("\n== the agent's pending changes (the review, lua/acp/review.lua)")
 	fmt.Println(t.review())
@@ -270,7 +276,16 @@ func startNvim(ctx context.Context, o options, root, dir, ws string) (*editor, e
 	for {
 		nv, err := nvim.Dial(sock)
 		if err == nil {
-			return &editor{nv: nv, tmuxName: name}, nil
+			// Neovim listens before its --cmd ran (the plugin on the
+			// runtimepath): wait until it has started.
+			var entered int
+			if err = nv.ExecLua(`return vim.v.vim_did_enter`, &entered); err == nil && entered == 1 {
+				return &editor{nv: nv, tmuxName: name}, nil
+			}
+			nv.Close()
+			if err == nil {
+				err = errors.New("still starting")
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -288,6 +303,7 @@ type turn struct {
 	end   string
 	notes []string
 	buf   int
+	ws    string // the workspace
 }
 
 func (t *turn) lua(code string, result any, args ...any) error {
@@ -307,7 +323,7 @@ func (t *turn) lua(code string, result any, args ...any) error {
 // setupLua configures the plugin with the agent, makes pickers answer
 // themselves (an auth picker takes an env_var method) and records them.
 const setupLua = `
-local name, cmd, env, fs_write = ...
+local name, cmd, env, fs_write, save_before_prompt = ...
 _G.tryagent_notes = {}
 local function note(s) table.insert(_G.tryagent_notes, s) end
 vim.ui.select = function(items, opts, on_choice)
@@ -336,7 +352,7 @@ require("acp").setup({
   default_agent = name,
   log_level = "debug",
   history = { enabled = false },
-  fs = { write = fs_write },
+  fs = { write = fs_write, save_before_prompt = save_before_prompt },
 })
 require("acp").chat(name)
 `
@@ -415,7 +431,11 @@ func (t *turn) answerPermission() {
 
 func (t *turn) play(spec agentSpec) bool {
 	t.end = "not started"
-	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite); err != nil {
+	save := "ask"
+	if t.o.unsaved != "" {
+		save = "never"
+	}
+	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save); err != nil {
 		t.end = "setup failed: " + err.Error()
 		return false
 	}
@@ -426,6 +446,15 @@ func (t *turn) play(spec agentSpec) bool {
 		return false
 	}
 	t.notes = append(t.notes, fmt.Sprintf("session ready after %.1fs", time.Since(start).Seconds()))
+	if t.o.unsaved != "" {
+		// The user's unsaved line: fs.save_before_prompt = "never" (set
+		// with -unsaved) keeps it unsaved when the prompt goes.
+		if err := t.lua(`local b = vim.fn.bufadd(...); vim.fn.bufload(b); vim.bo[b].buflisted = true
+			vim.api.nvim_buf_set_lines(b, -1, -1, true, { "user's unsaved line" })`, nil, filepath.Join(t.ws, t.o.unsaved)); err != nil {
+			t.end = "-unsaved: " + err.Error()
+			return false
+		}
+	}
 	var ends []string
 	for i, prompt := range t.o.prompts {
 		var sent bool
@@ -470,6 +499,18 @@ func (t *turn) chat() string {
 		return "(cannot read the chat: " + err.Error() + ")"
 	}
 	return strings.Join(lines, "\n")
+}
+
+// unsavedBuffer is the lines of path's buffer and whether it is modified.
+func (t *turn) unsavedBuffer(path string) string {
+	var out string
+	err := t.lua(`local b = vim.fn.bufnr(...)
+		if b < 0 then return "(no buffer)" end
+		return ("modified=%s\n%s"):format(tostring(vim.bo[b].modified), table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n"))`, &out, path)
+	if err != nil {
+		return "(cannot read the buffer: " + err.Error() + ")"
+	}
+	return out
 }
 
 // review lists the review's pending changes: each file and its hunks.
