@@ -486,7 +486,6 @@ func TestMCPEditorQueries(t *testing.T) {
 		{"diagnostics", M{}, "a.go:3:6: hint: a hint\na.go:4:2: error: declared and not used: x [compiler UnusedVar]\nb.go:1:1: warning: package comment\n"},
 		{"diagnostics", M{"severity": "warning"}, "a.go:4:2: error: declared and not used: x [compiler UnusedVar]\nb.go:1:1: warning: package comment\n"},
 		{"diagnostics", M{"path": "b.go"}, "b.go:1:1: warning: package comment\n"},
-		{"diagnostics", M{"path": outside}, outside + ":1:1: error: outside\n"},
 		{"diagnostics", M{"limit": 1}, "a.go:3:6: hint: a hint\n[more diagnostics: give a path, a severity or a larger limit]\n"},
 		{"selection", M{}, "selected a.go:3-4\nfunc A() {\n\tx := 1\n"},
 		{"quickfix", M{}, "a.go:4:2: E: x declared ⏎ and not used\na note\n"},
@@ -509,5 +508,54 @@ func TestMCPEditorQueries(t *testing.T) {
 	e.Lua(`vim.api.nvim_set_current_win(require("acp.chat").edit_win()); vim.cmd.edit(...); vim.api.nvim_win_set_cursor(0, { 1, 0 })`, nil, b)
 	if got, isErr := callTool(t, cs, "selection", M{}); isErr || got != "nothing selected; the cursor is on b.go:1-1\npackage b // unsaved\n" {
 		t.Fatalf("selection without one = %q (error %v)", got, isErr)
+	}
+}
+
+// The queries that read a file other than by read_file (diagnostics, a
+// language server's, the selection) ask as read_file does when the file is
+// outside the workspace; the answer "always" is the fs reads' own, so
+// read_file asks no more either.
+func TestMCPQueriesOutsideWorkspaceAsk(t *testing.T) {
+	e, _ := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(out, "secret.txt")
+	fsPutFile(t, secret, "SECRET-LINE\nother\n")
+	e.Lua(`vim.cmd.edit(...); vim.cmd("normal! V\27")
+		vim.diagnostic.set(vim.api.nvim_create_namespace("e2e-lint"), 0, { { lnum = 1, col = 0, severity = 1, message = "SECRET-DIAG" } })`, nil, secret)
+	cs := e.mcpClient(M{}, nil)
+	for _, c := range []struct {
+		tool string
+		args M
+	}{
+		{"diagnostics", M{"path": secret}},
+		{"selection", M{}},
+		{"hover", M{"path": secret, "line": 1, "column": 1}},
+		{"symbols", M{"path": secret}},
+	} {
+		ch := callToolAsync(t, cs, c.tool, c.args)
+		e.WaitState("awaiting_permission")
+		if p := e.permPromptText(); !strings.Contains(p, "Read outside the workspace: "+secret) {
+			t.Fatalf("%s: prompt:\n%s", c.tool, p)
+		}
+		e.fsInput("r")
+		if r := waitTool(t, ch); !r.isErr || !strings.Contains(r.text, "refused") || strings.Contains(r.text, "SECRET") {
+			t.Fatalf("%s refused: %+v", c.tool, r)
+		}
+	}
+	// Always allowed (the prompt's second option): asked no more.
+	ch := callToolAsync(t, cs, "diagnostics", M{"path": secret})
+	e.WaitState("awaiting_permission")
+	e.fsInput("2")
+	if r := waitTool(t, ch); r.isErr || r.text != secret+":2:1: error: SECRET-DIAG\n" {
+		t.Fatalf("allowed diagnostics: %+v", r)
+	}
+	if got, isErr := callTool(t, cs, "selection", M{}); isErr || got != "selected "+secret+":1-1\nSECRET-LINE\n" {
+		t.Fatalf("selection after always = %q (error %v)", got, isErr)
+	}
+	if got, isErr := callTool(t, cs, "read_file", M{"path": secret}); isErr || got != "SECRET-LINE\nother\n" {
+		t.Fatalf("read_file after always = %q (error %v)", got, isErr)
 	}
 }
