@@ -559,3 +559,78 @@ func TestMCPQueriesOutsideWorkspaceAsk(t *testing.T) {
 		t.Fatalf("read_file after always = %q (error %v)", got, isErr)
 	}
 }
+
+// With fs.write = "review", edit_file waits while the user reviews its diff
+// in the same window as an fs/write_text_file: accepted writes, rejected
+// is the tool's error and the file is untouched.
+func TestMCPEditReviewed(t *testing.T) {
+	for _, tc := range []struct {
+		key    string
+		accept bool
+	}{{"a", true}, {"r", false}} {
+		t.Run(tc.key, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "review.txt")
+			fsPutFile(t, p, "keep\nold line\n")
+			cs := e.mcpClient(M{}, M{"fs": M{"write": "review"}})
+			ch := callToolAsync(t, cs, "edit_file", M{"path": "review.txt", "old_string": "old line", "new_string": "new line"})
+			var q string
+			e.Eventually("review window", 15*time.Second, func() bool {
+				q = e.fsPromptText()
+				return q != ""
+			})
+			for _, want := range []string{"Review the agent's edit of " + p, "-old line", "+new line", "[a/y/1] Accept", "[r/n/2] Reject"} {
+				if !strings.Contains(q, want) {
+					t.Fatalf("review window lacks %q:\n%s", want, q)
+				}
+			}
+			e.fsInput(tc.key)
+			r := waitTool(t, ch)
+			d := fsGetFile(t, p)
+			if tc.accept && (r.isErr || d != "keep\nnew line\n") {
+				t.Fatalf("accepted: tool %+v, disk %q", r, d)
+			}
+			if !tc.accept && (!r.isErr || !strings.Contains(r.text, "declined") || d != "keep\nold line\n") {
+				t.Fatalf("rejected: tool %+v, disk %q", r, d)
+			}
+			e.Eventually("review window closed", 10*time.Second, func() bool { return e.fsPromptText() == "" })
+		})
+	}
+}
+
+// A symlink in the workspace that leads out of it is outside: read_file,
+// write_file and the queries through it ask, naming where it leads.
+func TestMCPSymlinkEscapeAsks(t *testing.T) {
+	e, ws := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(out, "secret.txt")
+	fsPutFile(t, secret, "SECRET-LINE\n")
+	if err := os.Symlink(out, filepath.Join(ws, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	cs := e.mcpClient(M{}, nil)
+	for _, c := range []struct {
+		tool, prompt string
+		args         M
+	}{
+		{"read_file", "Read outside the workspace: ", M{"path": "escape/secret.txt"}},
+		{"write_file", "Write outside the workspace: ", M{"path": "escape/secret.txt", "content": "pwned\n"}},
+		{"diagnostics", "Read outside the workspace: ", M{"path": "escape/secret.txt"}},
+	} {
+		ch := callToolAsync(t, cs, c.tool, c.args)
+		e.WaitState("awaiting_permission")
+		if p := e.permPromptText(); !strings.Contains(p, c.prompt+secret) {
+			t.Fatalf("%s: prompt:\n%s", c.tool, p)
+		}
+		e.fsInput("r")
+		if r := waitTool(t, ch); !r.isErr || !strings.Contains(r.text, "refused") || strings.Contains(r.text, "SECRET") {
+			t.Fatalf("%s refused: %+v", c.tool, r)
+		}
+	}
+	if d := fsGetFile(t, secret); d != "SECRET-LINE\n" {
+		t.Fatalf("the file behind the link was written: %q", d)
+	}
+}
