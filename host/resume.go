@@ -29,10 +29,14 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 		cwd := s.opts.Agent.Cwd
 		var cursor *string
 		for page := 0; page < 10; page++ {
-			res, err := acp.SendRequest[acp.ListSessionsResponse](a.conn, ctx, acp.AgentMethodSessionList, acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
+			lctx, cancel := a.stepContext(ctx, "session/list")
+			res, err := acp.SendRequest[acp.ListSessionsResponse](a.conn, lctx, acp.AgentMethodSessionList, acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
 			if err != nil {
-				return "", nil, a.describe("session/list", err)
+				err = a.stepErr(lctx, "session/list", err)
+				cancel()
+				return "", nil, err
 			}
+			cancel()
 			for _, si := range res.Sessions {
 				c := map[string]any{"id": string(si.SessionId), "cwd": si.Cwd}
 				if si.Title != nil {
@@ -67,7 +71,9 @@ func (s *Session) load(ctx context.Context, a *Agent, servers []acp.McpServer, i
 	s.id = id
 	s.mu.Unlock()
 	a.addSession(s)
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionLoad, struct {
+	lctx, cancel := a.stepContext(ctx, "session/load")
+	defer cancel()
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, lctx, acp.AgentMethodSessionLoad, struct {
 		acp.LoadSessionRequest
 		McpServers []json.RawMessage `json:"mcpServers"`
 	}{acp.LoadSessionRequest{SessionId: id, Cwd: s.opts.Agent.Cwd}, editormcp.Wire(servers)})
@@ -76,7 +82,7 @@ func (s *Session) load(ctx context.Context, a *Agent, servers []acp.McpServer, i
 		s.mu.Lock()
 		s.id = ""
 		s.mu.Unlock()
-		return "", nil, fmt.Errorf("load session %s: %w", id, a.describe("session/load", err))
+		return "", nil, fmt.Errorf("load session %s: %w", id, a.stepErr(lctx, "session/load", err))
 	}
 	return id, resp, nil
 }

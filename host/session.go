@@ -149,10 +149,23 @@ func (s *Session) open(ctx context.Context) {
 			s.fail(fmt.Errorf("start agent: %w", err)) // described already
 			return
 		}
+		// The agent exited: initialize ends with it and says why best
+		// (what the agent printed when it does not speak ACP).
+		if base.Err() == nil {
+			select {
+			case <-a.initDone:
+				if a.initErr != nil {
+					s.fail(fmt.Errorf("start agent: %w", a.initErr))
+					return
+				}
+			case <-time.After(exitGrace):
+			}
+		}
 		s.fail(a.describe("start agent", err))
 		return
 	}
 	s.applyQuirks(a)
+	s.emit(initializedEvent(agentInfoMap(a)))
 	servers := []acp.McpServer{}
 	for _, m := range s.opts.McpServers {
 		var srv acp.McpServer
@@ -201,14 +214,7 @@ func (s *Session) open(ctx context.Context) {
 	}
 	var info map[string]any
 	_ = json.Unmarshal(resp, &info)
-	agentInfo := map[string]any{}
-	if ai := a.initResp.AgentInfo; ai != nil {
-		agentInfo["name"] = ai.Name
-		agentInfo["version"] = ai.Version
-		if ai.Title != nil {
-			agentInfo["title"] = *ai.Title
-		}
-	}
+	agentInfo := agentInfoMap(a)
 	s.log = s.log.With("session", id)
 	s.log.Info("session ready")
 	// Start the fs bridge now, not on the first fs request: its watcher keeps
@@ -223,6 +229,19 @@ func (s *Session) open(ctx context.Context) {
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
 	}, a.initResp.AgentCapabilities.LoadSession))
+}
+
+// agentInfoMap is what a's agentInfo says, for Lua.
+func agentInfoMap(a *Agent) map[string]any {
+	m := map[string]any{}
+	if ai := a.initResp.AgentInfo; ai != nil {
+		m["name"] = ai.Name
+		m["version"] = ai.Version
+		if ai.Title != nil {
+			m["title"] = *ai.Title
+		}
+	}
+	return m
 }
 
 // prompt runs one turn.
