@@ -634,3 +634,25 @@ func TestMCPSymlinkEscapeAsks(t *testing.T) {
 		t.Fatalf("the file behind the link was written: %q", d)
 	}
 }
+
+// run_command in a directory outside the workspace asks even when commands
+// are auto-allowed, as terminal/create's does, naming the directory;
+// refused, nothing runs there.
+func TestMCPRunCommandOutsideWorkspaceAsks(t *testing.T) {
+	e, _ := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := e.mcpClient(M{}, allowCommands)
+	ch := callToolAsync(t, cs, "run_command", M{"command": "touch made-here", "cwd": out})
+	e.WaitState("awaiting_permission")
+	if p := promptText(e); !strings.Contains(p, "$ touch made-here") || !strings.Contains(p, out) || !strings.Contains(p, "outside the workspace") {
+		t.Fatalf("prompt:\n%s", p)
+	}
+	e.fsInput("r")
+	r := waitTool(t, ch)
+	if _, err := os.Stat(filepath.Join(out, "made-here")); !r.isErr || !strings.Contains(r.text, "refused") || err == nil {
+		t.Fatalf("refused: tool %+v, file made: %v", r, err == nil)
+	}
+}
