@@ -656,3 +656,34 @@ func TestMCPRunCommandOutsideWorkspaceAsks(t *testing.T) {
 		t.Fatalf("refused: tool %+v, file made: %v", r, err == nil)
 	}
 }
+
+// The workspace's diagnostics leave out those of a buffer whose name is in
+// the workspace but leads out of it (a symlink): the tool says how many,
+// and their path asks as read_file does.
+func TestMCPDiagnosticsThroughSymlinkHidden(t *testing.T) {
+	e, ws := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(out, "secret.go")
+	fsPutFile(t, secret, "package secret\n")
+	link := filepath.Join(ws, "link.go")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(ws, "a.go")
+	fsPutFile(t, a, "package a\n")
+	e.Lua(`local a, link = ...
+		local ns = vim.api.nvim_create_namespace("e2e-lint")
+		for _, f in ipairs({ a, link }) do
+			local b = vim.fn.bufadd(f)
+			vim.fn.bufload(b)
+			vim.diagnostic.set(ns, b, { { lnum = 0, col = 0, severity = 1, message = "in " .. vim.fs.basename(f) .. " SECRET?" } })
+		end`, nil, a, link)
+	cs := e.mcpClient(M{}, nil)
+	got, isErr := callTool(t, cs, "diagnostics", M{})
+	if want := "a.go:1:1: error: in a.go SECRET?\n[1 diagnostics of files that lead outside the workspace not shown: give their path (the user is asked)]\n"; isErr || got != want {
+		t.Fatalf("diagnostics = %q (error %v), want %q", got, isErr, want)
+	}
+}

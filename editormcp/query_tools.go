@@ -133,6 +133,7 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 	}
 	b := make([]byte, 0, len(ds)*80)
 	var path, rel string // the last path and its relative form
+	inside, hidden := true, 0
 	for i, d := range ds {
 		if i == q.Limit-1 {
 			b = append(b, "[more diagnostics: give a path, a severity or a larger limit]\n"...)
@@ -144,6 +145,13 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 		}
 		if d.Path != path {
 			path, rel = d.Path, t.rel(d.Path)
+			// A buffer named in the workspace may lead out of it (a
+			// symlink): its messages are read only as read_file would.
+			inside = q.Path != "" || t.ed.InWorkspace(ctx, path)
+		}
+		if !inside {
+			hidden++
+			continue
 		}
 		b = append(b, rel...)
 		b = append(b, ':')
@@ -156,6 +164,9 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 			b = append(append(append(b, " ["...), strings.TrimSpace(d.Source+" "+d.Code)...), ']')
 		}
 		b = append(b, '\n')
+	}
+	if hidden > 0 {
+		b = fmt.Appendf(b, "[%d diagnostics of files that lead outside the workspace not shown: give their path (the user is asked)]\n", hidden)
 	}
 	return text(string(b)), nil, nil
 }

@@ -359,7 +359,7 @@ func TestQueryTools(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{ToolDiagnostics, map[string]any{"severity": "warn"}, "a.go:1:2: error: m0 ⏎ more [gopls]\na.go:2:2: warning: m1 ⏎ more [gopls]\na.go:5:2: error: m4 ⏎ more [gopls]\n/elsewhere/b.go:1:1: error: out\n", false},
+		{ToolDiagnostics, map[string]any{"severity": "warn"}, "a.go:1:2: error: m0 ⏎ more [gopls]\na.go:2:2: warning: m1 ⏎ more [gopls]\na.go:5:2: error: m4 ⏎ more [gopls]\n[1 diagnostics of files that lead outside the workspace not shown: give their path (the user is asked)]\n", false},
 		{ToolDiagnostics, map[string]any{"path": "a.go", "limit": 2}, "a.go:1:2: error: m0 ⏎ more [gopls]\na.go:2:2: warning: m1 ⏎ more [gopls]\n[more diagnostics: give a path, a severity or a larger limit]\n", false},
 		{ToolDiagnostics, map[string]any{"path": "none.go"}, "no diagnostics in /ws/none.go", false},
 		{ToolDiagnostics, map[string]any{"severity": "fatal"}, `severity "fatal": give error, warning, info or hint`, true},
