@@ -30,6 +30,7 @@ func TestFollowTheAgent(t *testing.T) {
 	e, ws := fsEditor(t)
 	a := filepath.Join(ws, "a.txt")
 	b := filepath.Join(ws, "b.txt")
+	c := filepath.Join(ws, "c.txt")
 	fsPutFile(t, a, "1\n2\n3\n4\n5\n")
 	fsPutFile(t, b, "1\n2\n3\n4\n5\n6\n7\n")
 	tool := func(id string, extra M) M {
@@ -45,6 +46,14 @@ func TestFollowTheAgent(t *testing.T) {
 		[]any{tool("t2", M{"rawInput": M{"file_path": a, "offset": 4}})},
 		[]any{tool("t3", M{"locations": []any{M{"path": b, "line": 2}}})},
 		[]any{tool("t4", M{"locations": []any{M{"path": b, "line": 3}}})},
+		// A file the call creates: named before it exists (the agent asks
+		// first, as agents do), never again.
+		[]any{
+			tool("t5", M{"kind": "edit", "locations": []any{M{"path": c, "line": 2}}}),
+			permRequest("t5", "Create c.txt", "edit", ""),
+			fsWrite(c, "one\ntwo\nthree\n"),
+			M{"update": M{"sessionUpdate": "tool_call_update", "toolCallId": "t5", "status": "completed"}},
+		},
 	}}, M{"follow": true})
 	e.Chat("fake")
 	e.WaitState("ready")
@@ -72,5 +81,16 @@ func TestFollowTheAgent(t *testing.T) {
 	e.runTurn("four")
 	if st := e.followState(); st.Path != a || st.Line != 4 {
 		t.Fatalf("followed while off: %+v", st)
+	}
+	e.Lua(`vim.cmd("AcpFollow on")`, nil)
+	e.Send("five")
+	e.WaitState("awaiting_permission")
+	e.nv.Input("a")
+	e.Eventually("end of turn five", 30*time.Second, func() bool {
+		st := e.Status()
+		return st.State == "ready" && st.StopReason != ""
+	})
+	if st := e.followState(); st.Path != c || st.Line != 2 || !st.InInput {
+		t.Fatalf("after creating a file: %+v, want c.txt at line 2", st)
 	}
 }

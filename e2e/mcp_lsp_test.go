@@ -20,7 +20,7 @@ func gopls(t *testing.T) string {
 	home, _ := os.UserHomeDir()
 	p := filepath.Join(home, ".cache", "nvim-acp", "tools", "bin", "gopls")
 	if _, err := os.Stat(p); err != nil {
-		t.Skip("no gopls: scripts/install-tools installs it")
+		t.Fatalf("gopls, the language server the LSP tools are tested with, is neither on PATH nor at %s: run scripts/install-tools (make test does)", p)
 	}
 	return p
 }

@@ -486,7 +486,6 @@ func TestMCPEditorQueries(t *testing.T) {
 		{"diagnostics", M{}, "a.go:3:6: hint: a hint\na.go:4:2: error: declared and not used: x [compiler UnusedVar]\nb.go:1:1: warning: package comment\n"},
 		{"diagnostics", M{"severity": "warning"}, "a.go:4:2: error: declared and not used: x [compiler UnusedVar]\nb.go:1:1: warning: package comment\n"},
 		{"diagnostics", M{"path": "b.go"}, "b.go:1:1: warning: package comment\n"},
-		{"diagnostics", M{"path": outside}, outside + ":1:1: error: outside\n"},
 		{"diagnostics", M{"limit": 1}, "a.go:3:6: hint: a hint\n[more diagnostics: give a path, a severity or a larger limit]\n"},
 		{"selection", M{}, "selected a.go:3-4\nfunc A() {\n\tx := 1\n"},
 		{"quickfix", M{}, "a.go:4:2: E: x declared ⏎ and not used\na note\n"},
@@ -509,5 +508,182 @@ func TestMCPEditorQueries(t *testing.T) {
 	e.Lua(`vim.api.nvim_set_current_win(require("acp.chat").edit_win()); vim.cmd.edit(...); vim.api.nvim_win_set_cursor(0, { 1, 0 })`, nil, b)
 	if got, isErr := callTool(t, cs, "selection", M{}); isErr || got != "nothing selected; the cursor is on b.go:1-1\npackage b // unsaved\n" {
 		t.Fatalf("selection without one = %q (error %v)", got, isErr)
+	}
+}
+
+// The queries that read a file other than by read_file (diagnostics, a
+// language server's, the selection) ask as read_file does when the file is
+// outside the workspace; the answer "always" is the fs reads' own, so
+// read_file asks no more either.
+func TestMCPQueriesOutsideWorkspaceAsk(t *testing.T) {
+	e, _ := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(out, "secret.txt")
+	fsPutFile(t, secret, "SECRET-LINE\nother\n")
+	e.Lua(`vim.cmd.edit(...); vim.cmd("normal! V\27")
+		vim.diagnostic.set(vim.api.nvim_create_namespace("e2e-lint"), 0, { { lnum = 1, col = 0, severity = 1, message = "SECRET-DIAG" } })`, nil, secret)
+	cs := e.mcpClient(M{}, nil)
+	for _, c := range []struct {
+		tool string
+		args M
+	}{
+		{"diagnostics", M{"path": secret}},
+		{"selection", M{}},
+		{"hover", M{"path": secret, "line": 1, "column": 1}},
+		{"symbols", M{"path": secret}},
+	} {
+		ch := callToolAsync(t, cs, c.tool, c.args)
+		e.WaitState("awaiting_permission")
+		if p := e.permPromptText(); !strings.Contains(p, "Read outside the workspace: "+secret) {
+			t.Fatalf("%s: prompt:\n%s", c.tool, p)
+		}
+		e.fsInput("r")
+		if r := waitTool(t, ch); !r.isErr || !strings.Contains(r.text, "refused") || strings.Contains(r.text, "SECRET") {
+			t.Fatalf("%s refused: %+v", c.tool, r)
+		}
+	}
+	// Always allowed (the prompt's second option): asked no more.
+	ch := callToolAsync(t, cs, "diagnostics", M{"path": secret})
+	e.WaitState("awaiting_permission")
+	e.fsInput("2")
+	if r := waitTool(t, ch); r.isErr || r.text != secret+":2:1: error: SECRET-DIAG\n" {
+		t.Fatalf("allowed diagnostics: %+v", r)
+	}
+	if got, isErr := callTool(t, cs, "selection", M{}); isErr || got != "selected "+secret+":1-1\nSECRET-LINE\n" {
+		t.Fatalf("selection after always = %q (error %v)", got, isErr)
+	}
+	if got, isErr := callTool(t, cs, "read_file", M{"path": secret}); isErr || got != "SECRET-LINE\nother\n" {
+		t.Fatalf("read_file after always = %q (error %v)", got, isErr)
+	}
+}
+
+// With fs.write = "review", edit_file waits while the user reviews its diff
+// in the same window as an fs/write_text_file: accepted writes, rejected
+// is the tool's error and the file is untouched.
+func TestMCPEditReviewed(t *testing.T) {
+	for _, tc := range []struct {
+		key    string
+		accept bool
+	}{{"a", true}, {"r", false}} {
+		t.Run(tc.key, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "review.txt")
+			fsPutFile(t, p, "keep\nold line\n")
+			cs := e.mcpClient(M{}, M{"fs": M{"write": "review"}})
+			ch := callToolAsync(t, cs, "edit_file", M{"path": "review.txt", "old_string": "old line", "new_string": "new line"})
+			var q string
+			e.Eventually("review window", 15*time.Second, func() bool {
+				q = e.fsPromptText()
+				return q != ""
+			})
+			for _, want := range []string{"Review the agent's edit of " + p, "-old line", "+new line", "[a/y/1] Accept", "[r/n/2] Reject"} {
+				if !strings.Contains(q, want) {
+					t.Fatalf("review window lacks %q:\n%s", want, q)
+				}
+			}
+			e.fsInput(tc.key)
+			r := waitTool(t, ch)
+			d := fsGetFile(t, p)
+			if tc.accept && (r.isErr || d != "keep\nnew line\n") {
+				t.Fatalf("accepted: tool %+v, disk %q", r, d)
+			}
+			if !tc.accept && (!r.isErr || !strings.Contains(r.text, "declined") || d != "keep\nold line\n") {
+				t.Fatalf("rejected: tool %+v, disk %q", r, d)
+			}
+			e.Eventually("review window closed", 10*time.Second, func() bool { return e.fsPromptText() == "" })
+		})
+	}
+}
+
+// A symlink in the workspace that leads out of it is outside: read_file,
+// write_file and the queries through it ask, naming where it leads.
+func TestMCPSymlinkEscapeAsks(t *testing.T) {
+	e, ws := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(out, "secret.txt")
+	fsPutFile(t, secret, "SECRET-LINE\n")
+	if err := os.Symlink(out, filepath.Join(ws, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	cs := e.mcpClient(M{}, nil)
+	for _, c := range []struct {
+		tool, prompt string
+		args         M
+	}{
+		{"read_file", "Read outside the workspace: ", M{"path": "escape/secret.txt"}},
+		{"write_file", "Write outside the workspace: ", M{"path": "escape/secret.txt", "content": "pwned\n"}},
+		{"diagnostics", "Read outside the workspace: ", M{"path": "escape/secret.txt"}},
+	} {
+		ch := callToolAsync(t, cs, c.tool, c.args)
+		e.WaitState("awaiting_permission")
+		if p := e.permPromptText(); !strings.Contains(p, c.prompt+secret) {
+			t.Fatalf("%s: prompt:\n%s", c.tool, p)
+		}
+		e.fsInput("r")
+		if r := waitTool(t, ch); !r.isErr || !strings.Contains(r.text, "refused") || strings.Contains(r.text, "SECRET") {
+			t.Fatalf("%s refused: %+v", c.tool, r)
+		}
+	}
+	if d := fsGetFile(t, secret); d != "SECRET-LINE\n" {
+		t.Fatalf("the file behind the link was written: %q", d)
+	}
+}
+
+// run_command in a directory outside the workspace asks even when commands
+// are auto-allowed, as terminal/create's does, naming the directory;
+// refused, nothing runs there.
+func TestMCPRunCommandOutsideWorkspaceAsks(t *testing.T) {
+	e, _ := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := e.mcpClient(M{}, allowCommands)
+	ch := callToolAsync(t, cs, "run_command", M{"command": "touch made-here", "cwd": out})
+	e.WaitState("awaiting_permission")
+	if p := promptText(e); !strings.Contains(p, "$ touch made-here") || !strings.Contains(p, out) || !strings.Contains(p, "outside the workspace") {
+		t.Fatalf("prompt:\n%s", p)
+	}
+	e.fsInput("r")
+	r := waitTool(t, ch)
+	if _, err := os.Stat(filepath.Join(out, "made-here")); !r.isErr || !strings.Contains(r.text, "refused") || err == nil {
+		t.Fatalf("refused: tool %+v, file made: %v", r, err == nil)
+	}
+}
+
+// The workspace's diagnostics leave out those of a buffer whose name is in
+// the workspace but leads out of it (a symlink): the tool says how many,
+// and their path asks as read_file does.
+func TestMCPDiagnosticsThroughSymlinkHidden(t *testing.T) {
+	e, ws := fsEditor(t)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(out, "secret.go")
+	fsPutFile(t, secret, "package secret\n")
+	link := filepath.Join(ws, "link.go")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	a := filepath.Join(ws, "a.go")
+	fsPutFile(t, a, "package a\n")
+	e.Lua(`local a, link = ...
+		local ns = vim.api.nvim_create_namespace("e2e-lint")
+		for _, f in ipairs({ a, link }) do
+			local b = vim.fn.bufadd(f)
+			vim.fn.bufload(b)
+			vim.diagnostic.set(ns, b, { { lnum = 0, col = 0, severity = 1, message = "in " .. vim.fs.basename(f) .. " SECRET?" } })
+		end`, nil, a, link)
+	cs := e.mcpClient(M{}, nil)
+	got, isErr := callTool(t, cs, "diagnostics", M{})
+	if want := "a.go:1:1: error: in a.go SECRET?\n[1 diagnostics of files that lead outside the workspace not shown: give their path (the user is asked)]\n"; isErr || got != want {
+		t.Fatalf("diagnostics = %q (error %v), want %q", got, isErr, want)
 	}
 }

@@ -30,6 +30,14 @@ type Editor interface {
 	// RunCommand runs a command line in a terminal as terminal/create does
 	// (the user's consent, a live view in the chat) and waits for its end.
 	RunCommand(ctx context.Context, r RunRequest) (RunResult, error)
+	// CheckRead asks the user, as ReadFile does, when path (absolute) is
+	// outside the workspace or leads out of it, without reading it: for
+	// the queries that read a file by other means (a language server, the
+	// selection). An error when the agent may not read it.
+	CheckRead(ctx context.Context, path string) error
+	// InWorkspace reports whether path (absolute) is in the workspace,
+	// asking nothing.
+	InWorkspace(ctx context.Context, path string) bool
 	Queries
 }
 

@@ -103,6 +103,9 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := t.checkRead(ctx, p); err != nil {
+			return nil, nil, err
+		}
 		q.Path = p
 	}
 	if in.Severity != "" {
@@ -130,6 +133,7 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 	}
 	b := make([]byte, 0, len(ds)*80)
 	var path, rel string // the last path and its relative form
+	inside, hidden := true, 0
 	for i, d := range ds {
 		if i == q.Limit-1 {
 			b = append(b, "[more diagnostics: give a path, a severity or a larger limit]\n"...)
@@ -141,6 +145,13 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 		}
 		if d.Path != path {
 			path, rel = d.Path, t.rel(d.Path)
+			// A buffer named in the workspace may lead out of it (a
+			// symlink): its messages are read only as read_file would.
+			inside = q.Path != "" || t.ed.InWorkspace(ctx, path)
+		}
+		if !inside {
+			hidden++
+			continue
 		}
 		b = append(b, rel...)
 		b = append(b, ':')
@@ -153,6 +164,9 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 			b = append(append(append(b, " ["...), strings.TrimSpace(d.Source+" "+d.Code)...), ']')
 		}
 		b = append(b, '\n')
+	}
+	if hidden > 0 {
+		b = fmt.Appendf(b, "[%d diagnostics of files that lead outside the workspace not shown: give their path (the user is asked)]\n", hidden)
 	}
 	return text(string(b)), nil, nil
 }
@@ -195,6 +209,9 @@ func (t *tools) symbols(ctx context.Context, _ *mcp.CallToolRequest, in SymbolsA
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := t.checkRead(ctx, p); err != nil {
+			return nil, nil, err
+		}
 		q.Path = p
 	} else if strings.TrimSpace(in.Query) == "" {
 		return nil, nil, errors.New("give a path (a file's symbols) or a query (the workspace's)")
@@ -230,7 +247,18 @@ type PositionArgs struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many locations (default 200)"`
 }
 
-func (t *tools) position(in PositionArgs) (Position, error) {
+// checkRead is the user's consent to a query reading path, as read_file
+// asks it (outside the workspace).
+func (t *tools) checkRead(ctx context.Context, path string) error {
+	if err := t.ed.CheckRead(ctx, path); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
+// position reads the position arguments, the user consenting to the
+// file's read.
+func (t *tools) position(ctx context.Context, in PositionArgs) (Position, error) {
 	p, err := t.abs(in.Path)
 	if err != nil {
 		return Position{}, err
@@ -241,13 +269,20 @@ func (t *tools) position(in PositionArgs) (Position, error) {
 	if in.Symbol == "" && in.Column < 1 {
 		return Position{}, errors.New("give the symbol's name on that line, or its column (1-based)")
 	}
+	if err := t.checkRead(ctx, p); err != nil {
+		return Position{}, err
+	}
 	return Position{Path: p, Line: in.Line, Column: in.Column, Symbol: in.Symbol, Root: t.root, Limit: items(in.Limit) + 1}, nil
 }
 
-func (t *tools) locations(locs []Location, limit int, none string) *mcp.CallToolResult {
+// locations lists locs, each with its line's text when its file is in the
+// workspace (a file outside it is read only with the user's consent:
+// read_file asks).
+func (t *tools) locations(ctx context.Context, locs []Location, limit int, none string) *mcp.CallToolResult {
 	if len(locs) == 0 {
 		return text(none)
 	}
+	inside := map[string]bool{}
 	var b strings.Builder
 	for i, l := range locs {
 		if i == limit-1 {
@@ -255,7 +290,15 @@ func (t *tools) locations(locs []Location, limit int, none string) *mcp.CallTool
 			break
 		}
 		fmt.Fprintf(&b, "%s:%d:%d", t.rel(l.Path), l.Line, l.Col)
-		if l.Text != "" {
+		in, known := inside[l.Path]
+		if !known {
+			in = t.ed.InWorkspace(ctx, l.Path)
+			inside[l.Path] = in
+		}
+		switch {
+		case !in:
+			b.WriteString(" (outside the workspace: read_file shows it, asking the user)")
+		case l.Text != "":
 			fmt.Fprintf(&b, ": %s", strings.TrimSpace(l.Text))
 		}
 		b.WriteByte('\n')
@@ -264,7 +307,7 @@ func (t *tools) locations(locs []Location, limit int, none string) *mcp.CallTool
 }
 
 func (t *tools) definition(ctx context.Context, _ *mcp.CallToolRequest, in PositionArgs) (*mcp.CallToolResult, any, error) {
-	p, err := t.position(in)
+	p, err := t.position(ctx, in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -272,11 +315,11 @@ func (t *tools) definition(ctx context.Context, _ *mcp.CallToolRequest, in Posit
 	if err != nil {
 		return nil, nil, err
 	}
-	return t.locations(locs, p.Limit, "no definition found"), nil, nil
+	return t.locations(ctx, locs, p.Limit, "no definition found"), nil, nil
 }
 
 func (t *tools) references(ctx context.Context, _ *mcp.CallToolRequest, in PositionArgs) (*mcp.CallToolResult, any, error) {
-	p, err := t.position(in)
+	p, err := t.position(ctx, in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -284,11 +327,11 @@ func (t *tools) references(ctx context.Context, _ *mcp.CallToolRequest, in Posit
 	if err != nil {
 		return nil, nil, err
 	}
-	return t.locations(locs, p.Limit, "no references found"), nil, nil
+	return t.locations(ctx, locs, p.Limit, "no references found"), nil, nil
 }
 
 func (t *tools) hover(ctx context.Context, _ *mcp.CallToolRequest, in PositionArgs) (*mcp.CallToolResult, any, error) {
-	p, err := t.position(in)
+	p, err := t.position(ctx, in)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -356,6 +399,9 @@ func (t *tools) selection(ctx context.Context, _ *mcp.CallToolRequest, _ NoArgs)
 	}
 	if sel.Path == "" {
 		return text("the user has no file open"), nil, nil
+	}
+	if err := t.checkRead(ctx, sel.Path); err != nil {
+		return nil, nil, err
 	}
 	what := "selected"
 	if !sel.Visual {

@@ -22,6 +22,9 @@ type fakeEditor struct {
 	diags  []Diagnostic
 	gotQ   any
 	fail   error // every query fails with it
+	sel    *Selection
+	locs   []Location
+	checks []string // CheckRead's paths
 }
 
 func newFake(files map[string]string) *fakeEditor {
@@ -68,6 +71,21 @@ func (f *fakeEditor) RunCommand(_ context.Context, r RunRequest) (RunResult, err
 	return f.run, f.runErr
 }
 
+// CheckRead refuses paths outside /ws/ whose name has "refused".
+func (f *fakeEditor) CheckRead(_ context.Context, path string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.checks = append(f.checks, path)
+	if !strings.HasPrefix(path, "/ws/") && strings.Contains(path, "refused") {
+		return errors.New("the user refused to let the agent read " + path + " (outside the workspace)")
+	}
+	return nil
+}
+
+func (f *fakeEditor) InWorkspace(_ context.Context, path string) bool {
+	return strings.HasPrefix(path, "/ws/")
+}
+
 func (f *fakeEditor) Diagnostics(_ context.Context, q DiagnosticsQuery) ([]Diagnostic, error) {
 	f.gotQ = q
 	var out []Diagnostic
@@ -86,12 +104,15 @@ func (f *fakeEditor) Symbols(_ context.Context, q SymbolsQuery) ([]Symbol, error
 
 func (f *fakeEditor) Definition(_ context.Context, p Position) ([]Location, error) {
 	f.gotQ = p
+	if f.locs != nil {
+		return f.locs, f.fail
+	}
 	return []Location{{Path: "/ws/a.go", Line: 3, Col: 6, Text: "func Hello() {"}}, f.fail
 }
 
 func (f *fakeEditor) References(_ context.Context, p Position) ([]Location, error) {
 	f.gotQ = p
-	return nil, f.fail
+	return f.locs, f.fail
 }
 
 func (f *fakeEditor) Hover(_ context.Context, p Position) (string, error) {
@@ -104,6 +125,9 @@ func (f *fakeEditor) Buffers(context.Context) ([]Buffer, error) {
 }
 
 func (f *fakeEditor) Selection(context.Context) (Selection, error) {
+	if f.sel != nil {
+		return *f.sel, f.fail
+	}
 	return Selection{Path: "/ws/a.go", StartLine: 2, EndLine: 3, Text: "b\nc\n", Visual: true}, f.fail
 }
 
@@ -335,7 +359,7 @@ func TestQueryTools(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{ToolDiagnostics, map[string]any{"severity": "warn"}, "a.go:1:2: error: m0 ⏎ more [gopls]\na.go:2:2: warning: m1 ⏎ more [gopls]\na.go:5:2: error: m4 ⏎ more [gopls]\n/elsewhere/b.go:1:1: error: out\n", false},
+		{ToolDiagnostics, map[string]any{"severity": "warn"}, "a.go:1:2: error: m0 ⏎ more [gopls]\na.go:2:2: warning: m1 ⏎ more [gopls]\na.go:5:2: error: m4 ⏎ more [gopls]\n[1 diagnostics of files that lead outside the workspace not shown: give their path (the user is asked)]\n", false},
 		{ToolDiagnostics, map[string]any{"path": "a.go", "limit": 2}, "a.go:1:2: error: m0 ⏎ more [gopls]\na.go:2:2: warning: m1 ⏎ more [gopls]\n[more diagnostics: give a path, a severity or a larger limit]\n", false},
 		{ToolDiagnostics, map[string]any{"path": "none.go"}, "no diagnostics in /ws/none.go", false},
 		{ToolDiagnostics, map[string]any{"severity": "fatal"}, `severity "fatal": give error, warning, info or hint`, true},
@@ -368,5 +392,61 @@ func TestQueryTools(t *testing.T) {
 	got, isErr := call(t, cs, ToolHover, map[string]any{"path": "a.go", "line": 1, "column": 1})
 	if !isErr || !strings.Contains(got, "no language server") {
 		t.Fatalf("got %q (error %v)", got, isErr)
+	}
+}
+
+// The queries that read a file by other means than read_file ask as it
+// does: the file a position or outline tool names, the file of the user's
+// selection; the lines of locations outside the workspace are not shown.
+func TestQueriesOutsideWorkspace(t *testing.T) {
+	tests := []struct {
+		name      string
+		tool      string
+		args      map[string]any
+		sel       *Selection
+		locs      []Location
+		want      string
+		wantErr   bool
+		wantCheck string
+	}{
+		{name: "hover refused", tool: ToolHover, args: map[string]any{"path": "/out/refused.go", "line": 1, "column": 1},
+			want: "the user refused to let the agent read /out/refused.go", wantErr: true, wantCheck: "/out/refused.go"},
+		{name: "definition refused", tool: ToolDefinition, args: map[string]any{"path": "/out/refused.go", "line": 1, "symbol": "x"},
+			want: "the user refused", wantErr: true, wantCheck: "/out/refused.go"},
+		{name: "references refused", tool: ToolReferences, args: map[string]any{"path": "/out/refused.go", "line": 1, "symbol": "x"},
+			want: "the user refused", wantErr: true, wantCheck: "/out/refused.go"},
+		{name: "outline refused", tool: ToolSymbols, args: map[string]any{"path": "/out/refused.go"},
+			want: "the user refused", wantErr: true, wantCheck: "/out/refused.go"},
+		{name: "diagnostics refused", tool: ToolDiagnostics, args: map[string]any{"path": "/out/refused.go"},
+			want: "the user refused", wantErr: true, wantCheck: "/out/refused.go"},
+		{name: "selection refused", tool: ToolSelection, args: map[string]any{},
+			sel:  &Selection{Path: "/out/refused.txt", StartLine: 1, EndLine: 1, Text: "SECRET\n", Visual: true},
+			want: "the user refused", wantErr: true, wantCheck: "/out/refused.txt"},
+		{name: "selection allowed", tool: ToolSelection, args: map[string]any{},
+			sel:  &Selection{Path: "/out/ok.txt", StartLine: 1, EndLine: 1, Text: "fine\n", Visual: true},
+			want: "selected /out/ok.txt:1-1\nfine\n", wantCheck: "/out/ok.txt"},
+		{name: "locations outside keep no text", tool: ToolReferences, args: map[string]any{"path": "a.go", "line": 1, "symbol": "x"},
+			locs: []Location{{Path: "/ws/a.go", Line: 1, Col: 6, Text: "x := 1"}, {Path: "/goroot/src/fmt/print.go", Line: 9, Col: 2, Text: "SECRET line"}},
+			want: "a.go:1:6: x := 1\n/goroot/src/fmt/print.go:9:2 (outside the workspace: read_file shows it, asking the user)\n", wantCheck: "/ws/a.go"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ed := newFake(nil)
+			ed.sel, ed.locs = tc.sel, tc.locs
+			cs := connect(t, ed)
+			got, isErr := call(t, cs, tc.tool, tc.args)
+			if isErr != tc.wantErr || (tc.wantErr && !strings.Contains(got, tc.want)) || (!tc.wantErr && got != tc.want) {
+				t.Fatalf("got %q (error %v), want %q (error %v)", got, isErr, tc.want, tc.wantErr)
+			}
+			if strings.Contains(got, "SECRET") {
+				t.Fatalf("text of a file outside the workspace returned: %q", got)
+			}
+			if len(ed.checks) != 1 || ed.checks[0] != tc.wantCheck {
+				t.Fatalf("CheckRead calls %v, want [%s]", ed.checks, tc.wantCheck)
+			}
+			if tc.wantErr && ed.gotQ != nil {
+				t.Fatalf("refused, yet the editor was queried: %+v", ed.gotQ)
+			}
+		})
 	}
 }

@@ -98,6 +98,26 @@ func (e *mcpEditor) ReadFile(ctx context.Context, path string, line, limit int) 
 	return res.Content, nil
 }
 
+// CheckRead implements editormcp.Editor through fs/read_text_file's
+// workspace policy (the same question, the same "always" answers).
+func (e *mcpEditor) CheckRead(ctx context.Context, path string) error {
+	b, err := e.s.bridge(ctx)
+	if err != nil {
+		return fmt.Errorf("fs: %w", err)
+	}
+	err = b.CheckRead(context.WithValue(ctx, fsOpKey{}, "read"), path)
+	if re := (*acp.RequestError)(nil); errors.As(err, &re) {
+		return reqErr(re)
+	}
+	return err
+}
+
+// InWorkspace implements editormcp.Editor.
+func (e *mcpEditor) InWorkspace(ctx context.Context, path string) bool {
+	b, err := e.s.bridge(ctx)
+	return err == nil && b.InWorkspace(path)
+}
+
 // WriteFile implements editormcp.Editor through fs/write_text_file's code.
 func (e *mcpEditor) WriteFile(ctx context.Context, w editormcp.Write) error {
 	id := fmt.Sprintf("nvim-mcp-%d", e.s.h.nextID())

@@ -237,7 +237,10 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 		case c == '\\':
 			if !escaped {
 				escaped = true
-				buf.Grow(len(data) - start)
+				// The text unescaped is no longer than the string's raw
+				// bytes (not the rest of data: a scanner's many small
+				// strings would each allocate all that follows).
+				buf.Grow(closingQuote(data, i) - start)
 			}
 			buf.Write(data[start:i])
 			if i+1 >= len(data) {
@@ -289,6 +292,31 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 				return "", 0, false
 			}
 			i += size
+		default:
+			i++
+		}
+	}
+}
+
+// closingQuote is the index of the quote ending the JSON string whose
+// content goes on at i (escapes skipped), or len(data).
+func closingQuote(data []byte, i int) int {
+	for {
+		for i+8 <= len(data) {
+			w := load8(data, i)
+			if m := byteMask(w, '"') | byteMask(w, '\\'); m != 0 {
+				i += firstFlag(m)
+				break
+			}
+			i += 8
+		}
+		switch {
+		case i >= len(data):
+			return len(data)
+		case data[i] == '"':
+			return i
+		case data[i] == '\\':
+			i += 2
 		default:
 			i++
 		}

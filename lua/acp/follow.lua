@@ -13,6 +13,9 @@ local ns = api.nvim_create_namespace("acp_follow")
 
 local enabled ---@type boolean|nil nil: config.options.follow
 
+--- By session: the tool call whose file did not exist yet, and its place.
+local waiting = setmetatable({}, { __mode = "k" })
+
 --- Whether following is on.
 ---@return boolean
 function M.enabled()
@@ -74,6 +77,11 @@ function M.update(s, u)
     return
   end
   local path, line = M.location(u)
+  if not path and waiting[s] and waiting[s].id == u.toolCallId then
+    -- A file the call creates: shown once it exists (its updates may not
+    -- name it again).
+    path, line = waiting[s].path, waiting[s].line
+  end
   if not path then
     return
   end
@@ -81,8 +89,10 @@ function M.update(s, u)
     path = vim.fs.joinpath(s.cwd or vim.fn.getcwd(), path)
   end
   if vim.fn.filereadable(path) ~= 1 then
+    waiting[s] = { id = u.toolCallId, path = path, line = line }
     return
   end
+  waiting[s] = nil
   local win = chat.edit_win()
   -- Never where the user types, never a chat window.
   if win == api.nvim_get_current_win() or vim.b[api.nvim_win_get_buf(win)].acp_role then

@@ -701,3 +701,39 @@ func TestResponsesNamespaceTools(t *testing.T) {
 		}
 	}
 }
+
+// codex's client-side tool search (a "tool_search" tool): a call of it is a
+// tool_search_call item the client runs, and the tools its
+// tool_search_output found are offered from then on.
+func TestResponsesToolSearch(t *testing.T) {
+	body := `{"model":"gpt-5.5","input":[{"type":"message","role":"user","content":"hi"},
+		{"type":"tool_search_call","call_id":"s1","execution":"client","status":"completed","arguments":{"query":"nvim","limit":20}},
+		{"type":"tool_search_output","call_id":"s1","status":"completed","execution":"client",
+		 "tools":[{"type":"namespace","name":"mcp__nvim","tools":[{"type":"function","name":"read_file","parameters":{"type":"object"}}]}]}],
+		"tools":[{"type":"function","name":"exec_command"},{"type":"tool_search","parameters":{"type":"object","properties":{"query":{"type":"string"}}}}]}`
+	c, err := decodeResponses([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range c.Tools {
+		names = append(names, tool.Name)
+		if tool.Search != (tool.Name == "tool_search") {
+			t.Fatalf("tool %+v", tool)
+		}
+	}
+	if !reflect.DeepEqual(names, []string{"exec_command", "tool_search", "mcp__nvim__read_file"}) {
+		t.Fatalf("tools %v", names)
+	}
+	if m := c.Messages[1]; len(m.Calls) != 1 || m.Calls[0].Name != "tool_search" || m.Calls[0].Args != `{"query":"nvim","limit":20}` {
+		t.Fatalf("history call %+v", m)
+	}
+	if m := c.Messages[2]; len(m.Results) != 1 || m.Results[0].Output != "found: mcp__nvim" {
+		t.Fatalf("history result %+v", m)
+	}
+	items, _ := responsesItems(Reply{Parts: []Part{{Kind: "tool", Call: Call{ID: "s2", Name: "tool_search", Args: `{"query":"nvim"}`, Search: true}}}}, 0)
+	b, _ := json.Marshal(items[0])
+	if items[0]["type"] != "tool_search_call" || items[0]["execution"] != "client" || !strings.Contains(string(b), `"arguments":{"query":"nvim"}`) {
+		t.Fatalf("reply item %s", b)
+	}
+}

@@ -32,6 +32,10 @@ type Tool struct {
 	// Custom tools take free-form text, not JSON (OpenAI Responses
 	// "custom" tools such as codex's apply_patch).
 	Custom bool `json:"custom,omitempty"`
+	// Search is a client-side tool search (a Responses "tool_search" tool:
+	// codex's): its calls are tool_search_call items, and the tools it
+	// finds are offered from then on.
+	Search bool `json:"search,omitempty"`
 }
 
 // Message is one turn of the conversation: the user's text, the model's
@@ -51,6 +55,7 @@ type Call struct {
 	Name   string `json:"name"`
 	Args   string `json:"args"`
 	Custom bool   `json:"custom,omitempty"`
+	Search bool   `json:"search,omitempty"` // a call of a Search tool
 }
 
 // Result is the output of a tool call sent back to the model.

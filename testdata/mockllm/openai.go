@@ -224,10 +224,11 @@ type responsesItem struct {
 	Content   json.RawMessage `json:"content"`
 	CallID    string          `json:"call_id"`
 	Name      string          `json:"name"`
-	Arguments string          `json:"arguments"`
+	Arguments json.RawMessage `json:"arguments"` // a string, or (tool_search_call) an object
 	Input     string          `json:"input"`
 	Namespace string          `json:"namespace"`
 	Output    json.RawMessage `json:"output"`
+	Tools     []responsesTool `json:"tools"` // tool_search_output: the tools found
 	Summary   []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
@@ -238,24 +239,62 @@ type responsesRequest struct {
 	Stream       bool            `json:"stream"`
 	Instructions string          `json:"instructions"`
 	Input        json.RawMessage `json:"input"`
-	Tools        []struct {
-		Type       string         `json:"type"`
-		Name       string         `json:"name"`
-		Parameters map[string]any `json:"parameters"`
-		// A namespace's tools (codex's MCP servers: namespace
-		// "mcp__<server>"), offered as "<namespace>__<tool>".
-		Tools []struct {
-			Type       string         `json:"type"`
-			Name       string         `json:"name"`
-			Parameters map[string]any `json:"parameters"`
-		} `json:"tools"`
-	} `json:"tools"`
-	Text struct {
+	Tools        []responsesTool `json:"tools"`
+	Text         struct {
 		Format *struct {
 			Type   string         `json:"type"`
 			Schema map[string]any `json:"schema"`
 		} `json:"format"`
 	} `json:"text"`
+}
+
+// responsesTool is a tool a Responses request offers (or a client-side
+// tool search found).
+type responsesTool struct {
+	Type       string         `json:"type"`
+	Name       string         `json:"name"`
+	Parameters map[string]any `json:"parameters"`
+	// A namespace's tools (codex's MCP servers: namespace
+	// "mcp__<server>"), offered as "<namespace>__<tool>".
+	Tools []struct {
+		Type       string         `json:"type"`
+		Name       string         `json:"name"`
+		Parameters map[string]any `json:"parameters"`
+	} `json:"tools"`
+}
+
+// addResponsesTools offers ts (once each).
+func (c *Conversation) addResponsesTools(ts []responsesTool) {
+	add := func(t Tool) {
+		for _, have := range c.Tools {
+			if have.Name == t.Name {
+				return
+			}
+		}
+		c.Tools = append(c.Tools, t)
+	}
+	for _, t := range ts {
+		name := t.Name
+		if name == "" {
+			name = t.Type // built-in tools: web_search, local_shell, tool_search...
+		}
+		if t.Type == "namespace" {
+			for _, sub := range t.Tools {
+				add(Tool{Name: name + nsSep + sub.Name, Schema: sub.Parameters, Custom: sub.Type == "custom"})
+			}
+			continue
+		}
+		add(Tool{Name: name, Schema: t.Parameters, Custom: t.Type == "custom", Search: t.Type == "tool_search"})
+	}
+}
+
+// rawString is a JSON string's text, or the raw JSON of anything else.
+func rawString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }
 
 func decodeResponses(body []byte) (*Conversation, error) {
@@ -264,19 +303,7 @@ func decodeResponses(body []byte) (*Conversation, error) {
 		return nil, fmt.Errorf("decode responses request: %w", err)
 	}
 	c := &Conversation{API: APIResponses, Model: req.Model, Stream: req.Stream, System: req.Instructions}
-	for _, t := range req.Tools {
-		name := t.Name
-		if name == "" {
-			name = t.Type // built-in tools: web_search, local_shell...
-		}
-		if t.Type == "namespace" {
-			for _, sub := range t.Tools {
-				c.Tools = append(c.Tools, Tool{Name: name + nsSep + sub.Name, Schema: sub.Parameters, Custom: sub.Type == "custom"})
-			}
-			continue
-		}
-		c.Tools = append(c.Tools, Tool{Name: name, Schema: t.Parameters, Custom: t.Type == "custom"})
-	}
+	c.addResponsesTools(req.Tools)
 	if f := req.Text.Format; f != nil && f.Type == "json_schema" {
 		c.Schema = f.Schema
 		if c.Schema == nil {
@@ -315,7 +342,17 @@ func decodeResponses(body []byte) (*Conversation, error) {
 			if it.Namespace != "" {
 				name = it.Namespace + nsSep + name
 			}
-			c.addCall(Call{ID: it.CallID, Name: name, Args: it.Arguments})
+			c.addCall(Call{ID: it.CallID, Name: name, Args: rawString(it.Arguments)})
+		case "tool_search_call":
+			c.addCall(Call{ID: it.CallID, Name: "tool_search", Args: rawString(it.Arguments), Search: true})
+		case "tool_search_output":
+			// What the search found is offered from now on.
+			c.addResponsesTools(it.Tools)
+			var names []string
+			for _, t := range it.Tools {
+				names = append(names, t.Name)
+			}
+			c.addResult(Result{ID: it.CallID, Output: "found: " + strings.Join(names, ", ")})
 		case "custom_tool_call":
 			c.addCall(Call{ID: it.CallID, Name: it.Name, Args: it.Input, Custom: true})
 		case "function_call_output", "custom_tool_call_output":
@@ -366,7 +403,11 @@ func responsesItems(rep Reply, in int) (items []map[string]any, events [][]any) 
 			evs = append(evs, "response.reasoning_summary_text.done", map[string]any{"item_id": "rs_" + id, "summary_index": 0, "text": p.Text},
 				"response.reasoning_summary_part.done", map[string]any{"item_id": "rs_" + id, "summary_index": 0, "part": map[string]any{"type": "summary_text", "text": p.Text}})
 		case "tool":
-			if p.Call.Custom {
+			if p.Call.Search {
+				// A client-side tool search: the client runs it.
+				item = map[string]any{"id": "tsc_" + id, "type": "tool_search_call", "status": "completed", "call_id": p.Call.ID,
+					"execution": "client", "arguments": json.RawMessage(p.Call.Args)}
+			} else if p.Call.Custom {
 				item = map[string]any{"id": "ctc_" + id, "type": "custom_tool_call", "status": "completed", "call_id": p.Call.ID, "name": p.Call.Name, "input": p.Call.Args}
 				evs = append(evs, "response.custom_tool_call_input.delta", map[string]any{"item_id": "ctc_" + id, "delta": p.Call.Args},
 					"response.custom_tool_call_input.done", map[string]any{"item_id": "ctc_" + id, "input": p.Call.Args})

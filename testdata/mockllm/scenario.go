@@ -520,7 +520,7 @@ func chooseTool(s Step, c *Conversation) (Call, bool) {
 				args = map[string]any{"input": a.Input}
 			}
 			b, _ := json.Marshal(fitSchema(args, t.Schema))
-			return Call{Name: t.Name, Args: string(b)}, true
+			return Call{Name: t.Name, Args: string(b), Search: t.Search}, true
 		}
 	}
 	return Call{}, false

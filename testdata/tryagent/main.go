@@ -40,6 +40,7 @@ type options struct {
 	fsWrite                string
 	cancelAfter            time.Duration
 	unsaved                string // a workspace file opened with an unsaved line before the prompt
+	gopls                  string // language server for Go buffers ("": none)
 }
 
 func main() {
@@ -54,6 +55,7 @@ func main() {
 	flag.StringVar(&o.fsWrite, "fs-write", "apply", "fs.write option: apply or review (review: the write waits for the answer to -permission)")
 	flag.StringVar(&o.unsaved, "unsaved", "", "open this workspace file before the prompt with an unsaved line added at its end (the user's), and report its buffer after the turn")
 	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
+	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
 		flag.PrintDefaults()
@@ -320,6 +322,37 @@ func (t *turn) lua(code string, result any, args ...any) error {
 	}
 }
 
+// findGopls is gopls on PATH, else scripts/install-tools' one, else "".
+func findGopls() string {
+	if p, err := exec.LookPath("gopls"); err == nil {
+		return p
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	if p := filepath.Join(cache, "nvim-acp", "tools", "bin", "gopls"); isExec(p) {
+		return p
+	}
+	return ""
+}
+
+func isExec(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
+// goplsLua starts gopls for Go buffers in the workspace, as a user's
+// config would (offline: no module proxy; the real Go build cache).
+const goplsLua = `
+local bin, gocache = ...
+vim.api.nvim_create_autocmd("FileType", { pattern = "go", callback = function(ev)
+  vim.lsp.start({ name = "gopls", cmd = { bin }, root_dir = vim.fn.getcwd(),
+    cmd_env = { GOPROXY = "off", GOFLAGS = "-mod=mod", GOCACHE = gocache } }, { bufnr = ev.buf })
+end })
+`
+
 // setupLua configures the plugin with the agent, makes pickers answer
 // themselves (an auth picker takes an env_var method) and records them.
 const setupLua = `
@@ -431,6 +464,17 @@ func (t *turn) answerPermission() {
 
 func (t *turn) play(spec agentSpec) bool {
 	t.end = "not started"
+	if g := t.o.gopls; g != "" && g != "none" {
+		gocache, err := exec.Command("go", "env", "GOCACHE").Output()
+		if err == nil {
+			err = t.lua(goplsLua, nil, g, strings.TrimSpace(string(gocache)))
+		}
+		if err != nil {
+			t.end = "gopls setup failed: " + err.Error()
+			return false
+		}
+		t.notes = append(t.notes, "gopls "+g+" starts for Go buffers")
+	}
 	save := "ask"
 	if t.o.unsaved != "" {
 		save = "never"
