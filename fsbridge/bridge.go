@@ -25,6 +25,8 @@ import (
 	"unsafe"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 // Buffer is a loaded Neovim buffer as Editor.Snapshot reports it.
@@ -173,6 +175,10 @@ type Config struct {
 	Debounce time.Duration
 	// NoWatch disables fsnotify watching.
 	NoWatch bool
+	// Texts, when set, keeps the text of files read from disk by version
+	// (shared by the sessions of a host): an unchanged file no buffer
+	// holds is not read and checked again.
+	Texts *textcache.Cache
 }
 
 // Change is a file the agent wrote in this session, with its content before
@@ -523,6 +529,14 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		}(*st.buf)
 		st.buf.Stale = false
 	}
+	key, cacheable := b.cfg.Texts.Key(fi)
+	cacheable = cacheable && st.buf == nil
+	if cacheable && fi.Size() <= b.cfg.MaxBytes {
+		if text, ok := b.cfg.Texts.Get(real, key); ok {
+			st.text = text // checked when it was cached
+			return st, nil
+		}
+	}
 	if fi.Size() > b.cfg.MaxBytes {
 		if strict {
 			return st, tooLarge(real, fi.Size(), b.cfg.MaxBytes)
@@ -551,6 +565,10 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		}
 		st.notText = true
 		st.text = ""
+		return st, nil
+	}
+	if cacheable {
+		b.cfg.Texts.Put(real, key, st.text)
 	}
 	return st, nil
 }

@@ -86,6 +86,7 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 		WriteMode:      fo.Write,
 		MaxBytes:       fo.MaxBytes,
 		MissingAsEmpty: fo.MissingAsEmpty,
+		Texts:          s.h.bufs.texts,
 	}, &nvimEditor{s: s}, &nvimAsker{s: s}, s.log.With("component", "fsbridge"))
 	if err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/neovim/go-client/nvim"
 
 	"github.com/nvim-acp/nvim-acp/proctree"
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 // Host owns the agents and sessions of one Neovim instance.
@@ -49,6 +50,7 @@ func New(nv *nvim.Nvim, log *slog.Logger) *Host {
 		answers:  map[int]pendingAnswer{},
 	}
 	h.ui = NewUI(h.deliver, log)
+	h.bufs.texts = textcache.New(fileTextCacheBytes, nil)
 	return h
 }
 
