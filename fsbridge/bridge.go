@@ -478,7 +478,7 @@ type state struct {
 // returned as is (the caller resolves and checks the path again).
 func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, error) {
 	var st state
-	if b.ed != nil && b.isLoaded(real) {
+	if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
 		buf, ok, err := b.ed.Snapshot(ctx, real)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -571,6 +571,13 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		b.cfg.Texts.Put(real, key, st.text)
 	}
 	return st, nil
+}
+
+// loadsPending reports whether the editor may hold buffers loaded that the
+// bridge was not told of yet (see LoadChecker).
+func (b *Bridge) loadsPending(ctx context.Context) bool {
+	lc, ok := b.ed.(LoadChecker)
+	return ok && lc.LoadsPending(ctx)
 }
 
 // confirm tells an Editor that is a Confirmer that buf, reported stale,

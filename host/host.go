@@ -29,7 +29,8 @@ type Host struct {
 	// starts (agents, terminal commands): unique to this host process.
 	owners string
 
-	bufs bufCache // loaded buffers' last snapshots (bufcache.go)
+	bufs  bufCache // loaded buffers' last snapshots (bufcache.go)
+	loads loadSync // buffers loaded that the bridges may not know of (bufsignal.go)
 
 	mu       sync.Mutex
 	agents   map[string]*Agent
@@ -51,6 +52,7 @@ func New(nv *nvim.Nvim, log *slog.Logger) *Host {
 	}
 	h.ui = NewUI(h.deliver, log)
 	h.bufs.texts = textcache.New(fileTextCacheBytes, nil)
+	h.loads.seen = -1
 	return h
 }
 
