@@ -346,6 +346,7 @@ end
 -- read that follows any change finds it.
 local signal_fd
 local load_gen = 0 -- see M.load_gen
+local load_chan -- the host channel load_gen counts for (a new host starts at 0)
 local watched = {} -- bufnr -> true while attached
 
 local quiet -- the buffer apply() is changing: it reports its key itself
@@ -736,6 +737,9 @@ end
 ---@return integer augroup id
 function M.setup_autocmds(chan)
   local group = api.nvim_create_augroup("acp_buffers", { clear = true })
+  if chan ~= load_chan then
+    load_chan, load_gen = chan, 0
+  end
   local sent = {} -- bufnr -> real path announced as loaded
   local function send(method, rp)
     load_gen = load_gen + 1
