@@ -25,6 +25,10 @@ import (
 // Settle is how old a file's times must be for its text to be cached.
 const Settle = time.Second
 
+// maxEntries bounds the files kept: Encoded looks through them all for a
+// line/limit slice.
+const maxEntries = 1024
+
 // Key identifies one version of a file.
 type Key struct {
 	Dev, Ino           uint64
@@ -119,7 +123,7 @@ func (c *Cache) Put(path string, k Key, text string) {
 	c.byPath[path] = c.lru.PushFront(e)
 	c.byText[unsafe.StringData(text)] = e
 	c.bytes += e.size()
-	for c.bytes > c.max {
+	for c.bytes > c.max || c.lru.Len() > maxEntries {
 		c.remove(c.lru.Back())
 	}
 }

@@ -2,6 +2,7 @@ package textcache
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,12 @@ func TestGetPutEvict(t *testing.T) {
 			}
 			return c.Get("/a", k1)
 		}, strings.Repeat("x", 60), true},
+		{"at most maxEntries files", func(c *Cache) (string, bool) {
+			for i := 0; i <= maxEntries; i++ {
+				c.Put(fmt.Sprint("/f", i), k1, "x")
+			}
+			return c.Get("/f0", k1)
+		}, "", false},
 		{"too large for the cache", func(c *Cache) (string, bool) {
 			c.Put("/a", k1, strings.Repeat("a", 200))
 			return c.Get("/a", k1)
