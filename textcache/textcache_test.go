@@ -46,7 +46,8 @@ func TestGetPutEvict(t *testing.T) {
 			}
 			return c.Get("/a", k1)
 		}, strings.Repeat("x", 60), true},
-		{"at most maxEntries files", func(c *Cache) (string, bool) {
+		{"at most maxEntries files", func(*Cache) (string, bool) {
+			c := New(1<<20, nil) // room for many more bytes
 			for i := 0; i <= maxEntries; i++ {
 				c.Put(fmt.Sprint("/f", i), k1, "x")
 			}
