@@ -25,6 +25,8 @@ import (
 	"unsafe"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 // Buffer is a loaded Neovim buffer as Editor.Snapshot reports it.
@@ -173,6 +175,10 @@ type Config struct {
 	Debounce time.Duration
 	// NoWatch disables fsnotify watching.
 	NoWatch bool
+	// Texts, when set, keeps the text of files read from disk by version
+	// (shared by the sessions of a host): an unchanged file no buffer
+	// holds is not read and checked again.
+	Texts *textcache.Cache
 }
 
 // Change is a file the agent wrote in this session, with its content before
@@ -479,7 +485,7 @@ type state struct {
 // returned as is (the caller resolves and checks the path again).
 func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, error) {
 	var st state
-	if b.ed != nil && b.isLoaded(real) {
+	if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
 		buf, ok, err := b.ed.Snapshot(ctx, real)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -539,6 +545,14 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		}(*st.buf)
 		st.buf.Stale = false
 	}
+	key, cacheable := b.cfg.Texts.Key(fi)
+	cacheable = cacheable && st.buf == nil
+	if cacheable && fi.Size() <= b.cfg.MaxBytes {
+		if text, ok := b.cfg.Texts.Get(real, key); ok {
+			st.text = text // checked when it was cached
+			return st, nil
+		}
+	}
 	if fi.Size() > b.cfg.MaxBytes {
 		if strict {
 			return st, tooLarge(real, fi.Size(), b.cfg.MaxBytes)
@@ -567,8 +581,19 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 		}
 		st.notText = true
 		st.text = ""
+		return st, nil
+	}
+	if cacheable {
+		b.cfg.Texts.Put(real, key, st.text)
 	}
 	return st, nil
+}
+
+// loadsPending reports whether the editor may hold buffers loaded that the
+// bridge was not told of yet (see LoadChecker).
+func (b *Bridge) loadsPending(ctx context.Context) bool {
+	lc, ok := b.ed.(LoadChecker)
+	return ok && lc.LoadsPending(ctx)
 }
 
 // confirm tells an Editor that is a Confirmer that buf, reported stale,

@@ -54,6 +54,15 @@ func (v FileVersion) Stat() (sec, nsec, size int64, ino uint64) {
 // StatVersion returns the version of the file at path now.
 func StatVersion(path string) FileVersion { return FileVersion{statFile(path)} }
 
+// LoadChecker is an Editor that tells the bridge when a buffer may have
+// been loaded that BufferLoaded has not reported yet (it comes
+// asynchronously, and a file opened an instant before a read must still be
+// read from its buffer): while LoadsPending is true the bridge asks
+// Snapshot about every file it reads, loaded or not as far as it knows.
+type LoadChecker interface {
+	LoadsPending(ctx context.Context) bool
+}
+
 // ResultEditor is an Editor that keeps a copy of the buffers it reports:
 // the bridge calls ApplyResult instead of Apply, with what the buffer holds
 // once the hunks are applied (lines, and text = their Text()), so the copy

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/internal/jsontext"
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 // bufCache keeps the last snapshot of each loaded buffer read through the
@@ -33,7 +34,12 @@ type bufCache struct {
 	entries map[string]*bufEntry
 	loading map[string]*sync.Mutex // serializes full snapshots per path
 	sig     changeSignal
+	texts   *textcache.Cache // files no buffer holds, as read from disk (fsbridge.Config.Texts)
 }
+
+// fileTextCacheBytes bounds the texts of files kept by version (and their
+// JSON encodings).
+const fileTextCacheBytes = 64 << 20
 
 type bufEntry struct {
 	buf  fsbridge.Buffer // frozen: Text() computed once

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -22,11 +23,15 @@ import (
 // OptionSet: buffers.lua compares those options again whenever Neovim is
 // about to wait for input (SafeState) and signals then, microseconds after
 // the command that changed them.
+//
+// The pipe also says when a buffer was loaded ("L", written before
+// acp_buf_loaded is sent): see loadSync.
 type changeSignal struct {
 	once  sync.Once
 	mu    sync.Mutex
 	fd    int // read end, non-blocking; -1 when the signal is not working
 	epoch int64
+	loads int64 // drains that found an "L" (or a full pipe, which may have lost one)
 }
 
 // start creates the FIFO and has Neovim open it; on any failure the signal
@@ -65,16 +70,22 @@ func (c *changeSignal) current(ctx context.Context, h *Host) (int64, bool) {
 		return 0, false
 	}
 	var buf [512]byte
+	total, load := 0, false
 	for {
 		n, err := syscall.Read(c.fd, buf[:])
 		if n > 0 {
 			c.epoch++
+			total += n
+			load = load || bytes.IndexByte(buf[:n], 'L') >= 0
 			continue
 		}
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if errors.Is(err, syscall.EAGAIN) {
+			if load || total >= 4096 { // a write of "L" fails only on a full pipe
+				c.loads++
+			}
 			return c.epoch, true
 		}
 		// EOF (Neovim closed its end) or an error: stop trusting it.
@@ -82,4 +93,60 @@ func (c *changeSignal) current(ctx context.Context, h *Host) (int64, bool) {
 		c.fd = -1
 		return 0, false
 	}
+}
+
+// loadCount is the number of drains that found a buffer loaded.
+func (c *changeSignal) loadCount() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.loads
+}
+
+// loadSync tells the bridges whether Neovim may have loaded a buffer they
+// have not been told of (fsbridge.LoadChecker). acp_buf_loaded is a
+// notification: the host handles it after every notification before it,
+// while the agent's reads come on their own, so a file opened an instant
+// before a read could be read from the disk, unsaved edits missed. Neovim
+// writes "L" on the change pipe before each acp_buf_loaded and numbers
+// those notifications (buffers.load_gen); a read that drains an "L" asks
+// for the number, and until the host has handled that notification every
+// read asks Neovim whether its file is loaded.
+type loadSync struct {
+	mu      sync.Mutex
+	seen    int64 // changeSignal.loads when Neovim's number was last asked (-1: never)
+	want    int64 // Neovim's number then
+	handled int64 // the highest number of acp_buf_loaded/unloaded handled
+}
+
+// handledGen records that the notification numbered gen was handled.
+func (l *loadSync) handledGen(gen int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.handled = max(l.handled, gen)
+}
+
+// pending reports whether a buffer may be loaded that the bridges do not
+// know of yet.
+func (h *Host) loadsPending(ctx context.Context) bool {
+	_, sigOK := h.bufs.sig.current(ctx, h)
+	loads := h.bufs.sig.loadCount()
+	l := &h.loads
+	l.mu.Lock()
+	ask := !sigOK || loads != l.seen
+	l.mu.Unlock()
+	if ask {
+		var gen int64
+		if err := h.execLua(ctx, "return require('acp.buffers').load_gen()", &gen); err != nil {
+			return true // not known: the bridge asks about the file itself
+		}
+		l.mu.Lock()
+		if sigOK {
+			l.seen = max(l.seen, loads)
+		}
+		l.want = max(l.want, gen)
+		l.mu.Unlock()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.handled < l.want
 }

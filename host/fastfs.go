@@ -192,8 +192,8 @@ func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 }
 
 // encode returns s as the inside of a JSON string: from the cached
-// encoding of a buffer's text when s is (a line slice of) one, else
-// encoded now.
+// encoding of a buffer's or a file's text when s is (a line slice of)
+// one, else encoded now.
 func (c *bufCache) encode(s string) []byte {
 	if len(s) == 0 {
 		return nil
@@ -211,6 +211,8 @@ func (c *bufCache) encode(s string) []byte {
 		if enc, ok := hit.encoded().Slice(s); ok {
 			return enc
 		}
+	} else if enc, ok := c.texts.Encoded(s); ok {
+		return enc
 	}
 	if !utf8.ValidString(s) {
 		// Not from fs/read_text_file, which only returns UTF-8; encoding/json

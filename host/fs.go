@@ -91,6 +91,7 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 		WriteMode:      fo.Write,
 		MaxBytes:       fo.MaxBytes,
 		MissingAsEmpty: fo.MissingAsEmpty,
+		Texts:          s.h.bufs.texts,
 	}, &nvimEditor{s: s}, &nvimAsker{s: s}, s.log.With("component", "fsbridge"))
 	if err != nil {
 		return nil, err
@@ -372,6 +373,11 @@ func (e *nvimEditor) Confirm(ctx context.Context, realPath string, buf fsbridge.
 	return ok
 }
 
+// LoadsPending implements fsbridge.LoadChecker (see loadSync).
+func (e *nvimEditor) LoadsPending(ctx context.Context) bool {
+	return e.s.h.loadsPending(ctx)
+}
+
 // Reload implements fsbridge.Editor.
 func (e *nvimEditor) Reload(ctx context.Context, realPath string) (bool, error) {
 	var r struct {
@@ -472,19 +478,22 @@ func outsideRequest(ctx context.Context, q fsbridge.Question) map[string]any {
 	}
 }
 
-// rpcBufLoaded is acp_buf_loaded(realpath), sent by lua/acp/buffers.lua.
-func (h *Host) rpcBufLoaded(path string) {
+// rpcBufLoaded is acp_buf_loaded(realpath, gen), sent by
+// lua/acp/buffers.lua (gen: see loadSync).
+func (h *Host) rpcBufLoaded(path string, gen int64) {
 	for _, s := range h.allSessions() {
 		s.bufferEvent(path, true)
 	}
+	h.loads.handledGen(gen)
 }
 
-// rpcBufUnloaded is acp_buf_unloaded(realpath).
-func (h *Host) rpcBufUnloaded(path string) {
+// rpcBufUnloaded is acp_buf_unloaded(realpath, gen).
+func (h *Host) rpcBufUnloaded(path string, gen int64) {
 	h.bufs.forget(path)
 	for _, s := range h.allSessions() {
 		s.bufferEvent(path, false)
 	}
+	h.loads.handledGen(gen)
 }
 
 // rpcChanges is acp_changes(sid): the files changed in the session, each

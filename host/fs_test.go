@@ -114,8 +114,8 @@ func TestAskGivesUpWithContext(t *testing.T) {
 
 func TestBufferEventsBeforeBridgeAreIgnored(t *testing.T) {
 	h, s := testSession(t)
-	h.rpcBufLoaded("/tmp/a")
-	h.rpcBufUnloaded("/tmp/a")
+	h.rpcBufLoaded("/tmp/a", 1)
+	h.rpcBufUnloaded("/tmp/a", 2)
 	if c := s.rev.Rec.Changes(); len(c) != 0 {
 		t.Fatalf("changes = %v", c)
 	}

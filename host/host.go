@@ -19,6 +19,7 @@ import (
 	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/scrub"
 	"github.com/nvim-acp/nvim-acp/proctree"
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 // Host owns the agents and sessions of one Neovim instance.
@@ -33,7 +34,8 @@ type Host struct {
 	// starts (agents, terminal commands): unique to this host process.
 	owners string
 
-	bufs bufCache // loaded buffers' last snapshots (bufcache.go)
+	bufs  bufCache // loaded buffers' last snapshots (bufcache.go)
+	loads loadSync // buffers loaded that the bridges may not know of (bufsignal.go)
 
 	mcp  *editormcp.Hub       // the sessions' MCP servers (mcp.go)
 	lua  editormcp.LuaQueries // their queries of Neovim
@@ -67,6 +69,8 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 	h.ui = NewUI(h.deliver, log)
 	h.mcp = editormcp.NewHub(log.With("component", "mcp"))
 	h.lua.Exec = h.execLua
+	h.bufs.texts = textcache.New(fileTextCacheBytes, nil)
+	h.loads.seen = -1
 	return h
 }
 

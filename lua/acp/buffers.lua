@@ -368,6 +368,8 @@ end
 -- host/bufcache.go). The byte is written before the change returns, so a
 -- read that follows any change finds it.
 local signal_fd
+local load_gen = 0 -- see M.load_gen
+local load_chan -- the host channel load_gen counts for (a new host starts at 0)
 local watched = {} -- bufnr -> true while attached
 
 -- Options that decide what a read returns, as last seen per watched buffer
@@ -874,23 +876,45 @@ function M.list_loaded()
   return out
 end
 
+--- Number of the last acp_buf_loaded/acp_buf_unloaded notification sent.
+--- The host asks for it when the change pipe says a buffer was loaded, and
+--- asks Neovim about every file it reads until it has handled that one.
+---@return integer
+function M.load_gen()
+  return load_gen
+end
+
 --- Install autocmds that tell the host (channel chan) which files are loaded:
---- vim.rpcnotify(chan, 'acp_buf_loaded', realpath) on BufReadPost,
+--- vim.rpcnotify(chan, 'acp_buf_loaded', realpath, gen) on BufReadPost,
 --- BufNewFile and BufFilePost (new name), and 'acp_buf_unloaded' on
---- BufUnload, BufDelete, BufWipeout and BufFilePre (old name). Also records
+--- BufUnload, BufDelete, BufWipeout and BufFilePre (old name); gen numbers
+--- them (M.load_gen), and each acp_buf_loaded is preceded by an "L" on the
+--- change pipe (M.signal). Also records
 --- each file's disk state on read and write. Only buffers with buftype ''
 --- and a name count. Calling it again replaces the previous autocmds.
 ---@param chan integer
 ---@return integer augroup id
 function M.setup_autocmds(chan)
   local group = api.nvim_create_augroup("acp_buffers", { clear = true })
+  if chan ~= load_chan then
+    load_chan, load_gen = chan, 0
+  end
   local sent = {} -- bufnr -> real path announced as loaded
+  local function send(method, rp)
+    load_gen = load_gen + 1
+    if method == "acp_buf_loaded" and signal_fd then
+      -- Before the notification, which the host handles after whatever
+      -- it received before: a read that follows finds the byte and asks.
+      uv.fs_write(signal_fd, "L") -- a full pipe (EAGAIN) tells the host too
+    end
+    pcall(vim.rpcnotify, chan, method, rp, load_gen)
+  end
   local function notify(method, b)
     if method == "acp_buf_unloaded" then
       local rp = sent[b]
       sent[b] = nil
       if rp then
-        pcall(vim.rpcnotify, chan, method, rp)
+        send(method, rp)
       end
       return
     end
@@ -900,10 +924,10 @@ function M.setup_autocmds(chan)
     local rp = buf_realpath(b)
     if rp and sent[b] ~= rp then
       if sent[b] then
-        pcall(vim.rpcnotify, chan, "acp_buf_unloaded", sent[b])
+        send("acp_buf_unloaded", sent[b])
       end
       sent[b] = rp
-      pcall(vim.rpcnotify, chan, method, rp)
+      send(method, rp)
     end
   end
   for _, b in ipairs(api.nvim_list_bufs()) do

@@ -489,8 +489,9 @@ func (a *agent) request(ctx context.Context, st Step, params map[string]any) {
 		deadline = time.Now().Add(time.Duration(st.TimeoutMS) * time.Millisecond)
 	}
 	for {
+		sent := time.Now()
 		res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, st.Request, params)
-		entry := map[string]any{"method": st.Request}
+		entry := map[string]any{"method": st.Request, "sent_ns": sent.UnixNano()}
 		var raw []byte
 		if err != nil {
 			entry["error"] = err
