@@ -52,7 +52,11 @@ func TestMentionsAddTheEditorsKnowledge(t *testing.T) {
 	e.WaitState("ready")
 	e.runTurn("run something")
 	// The command's exit reaches the chat after the agent's wait for it.
-	e.waitChat("(exit 0)")
+	e.Eventually("the command's exit in the chat", 30*time.Second, func() bool {
+		var running bool
+		e.Lua(`local t = require("acp")._session().terminals:get("term-1"); return t == nil or t.running`, &running)
+		return !running
+	})
 	e.runTurn("look: @diagnostics @selection, @quickfix @buffers @diff:a.go @terminal @nothing-here")
 	got := promptTexts(e)
 	want := map[string][]string{
