@@ -13,6 +13,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/quirks"
 	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
@@ -45,7 +46,7 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 	var srv acp.McpServer
 	if err == nil {
 		bin, _ := os.Executable()
-		srv, err = ep.Entry(o.Name, a.initResp.AgentCapabilities.McpCapabilities, quirkOn(QuirkMcpHTTP, info, s.opts.Quirks), bin)
+		srv, err = ep.Entry(o.Name, a.initResp.AgentCapabilities.McpCapabilities, quirks.On(quirks.McpHTTP, info, s.opts.Quirks), bin)
 	}
 	if err != nil {
 		s.emit(messageEvent("warn", "the editor's MCP server is not available to the agent: "+err.Error()))
@@ -55,10 +56,10 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 	s.mcpEP = ep
 	s.mu.Unlock()
 	s.onEnd(ep.Close)
-	if srv.Stdio != nil && quirkOn(QuirkMcpHTTP, info, s.opts.Quirks) && s.h.once("mcp-http:"+a.spec.Name) {
+	if srv.Stdio != nil && quirks.On(quirks.McpHTTP, info, s.opts.Quirks) && s.h.once("mcp-http:"+a.spec.Name) {
 		s.emit(messageEvent("warn", fmt.Sprintf("%s drops stdio MCP servers and does not say it takes HTTP ones: the editor's tools (:help acp-tools) may not reach it; a newer version may take them.", a.spec.Name)))
 	}
-	if quirkOn(QuirkMcpTrust, info, s.opts.Quirks) && !slices.Contains(s.opts.Agent.Cmd, "--skip-trust") && s.h.once("mcp-trust:"+a.spec.Name) {
+	if quirks.On(quirks.McpTrust, info, s.opts.Quirks) && !slices.Contains(s.opts.Agent.Cmd, "--skip-trust") && s.h.once("mcp-trust:"+a.spec.Name) {
 		s.emit(messageEvent("info", fmt.Sprintf("%s uses the editor's MCP server (%q) only in folders it trusts: trust this folder in it, or add \"--skip-trust\" to agents.%s.cmd.", a.spec.Name, o.Name, a.spec.Name)))
 	}
 	s.log.Info("mcp: editor server passed", "name", o.Name, "acp", srv.Acp != nil, "http", srv.Http != nil)
