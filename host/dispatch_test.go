@@ -9,6 +9,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
+	"github.com/nvim-acp/nvim-acp/internal/gate"
 )
 
 // testAgent is an agent connection's client side with session s
@@ -20,7 +21,7 @@ func testAgent(t *testing.T, s *Session) *Agent {
 		log:      s.log,
 		exited:   make(chan struct{}),
 		sessions: map[acp.SessionId]*Session{"s1": s},
-		gate:     newGate(strings.NewReader(""), gateLimit, func(int) {}),
+		gate:     gate.New(strings.NewReader(""), gate.Limit, func(int) {}),
 	}
 	s.agent, s.id = a, "s1"
 	return a
