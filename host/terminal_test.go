@@ -27,17 +27,17 @@ func TestLivePumpShowsOutputBeforeRelease(t *testing.T) {
 	s := newSession(h, 1, SessionOptions{Agent: AgentSpec{Cwd: t.TempDir()}})
 	defer s.end()
 	m, pump := s.terminals()
-	view := &liveTerm{}
+	view := &terminal.View{}
 	id, err := m.Create(ctx, terminal.CreateOptions{
 		Command:    "printf",
 		Args:       []string{"hello-%s\\n", "quick"},
-		OnActivity: func() { pump.activity(view) },
-		OnExit:     func(st terminal.ExitStatus) { pump.exit(view, st) },
+		OnActivity: func() { pump.Activity(view) },
+		OnExit:     func(st terminal.ExitStatus) { pump.Exit(view, exitEvent(st)) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pump.start(view, id, terminalEvent(id, "printf", ""))
+	pump.Start(view, id, terminalEvent(id, "printf", ""))
 	if _, err := m.WaitForExit(ctx, id); err != nil {
 		t.Fatal(err)
 	}
