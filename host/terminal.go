@@ -8,6 +8,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/approval"
 	"github.com/nvim-acp/nvim-acp/sandbox"
 	"github.com/nvim-acp/nvim-acp/terminal"
 )
@@ -85,7 +86,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	if p.OutputByteLimit != nil {
 		limit = *p.OutputByteLimit
 	}
-	line := commandLine(p.Command, p.Args)
+	line := approval.CommandLine(p.Command, p.Args)
 	// The directory is opened once: consent checks where that very
 	// directory is, and the command starts in it (a name flipped to a
 	// symlink meanwhile changes nothing).
