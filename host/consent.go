@@ -17,7 +17,7 @@ import (
 // "execute" or a project rule (matched in the UI) allows it; anything else
 // asks, showing the whole command, its cwd and env. A cwd outside the
 // workspace or an env variable that can change what runs always asks. The
-// destructive patterns (guard.go) only add a warning to the question.
+// destructive patterns (approval.Destructive) only add a warning to the question.
 
 // termSpec is what a terminal/create would run.
 type termSpec struct {
@@ -126,7 +126,7 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) (network b
 		}
 	}
 	warnings := append([]string{}, risks...)
-	if destructive(spec.line) {
+	if approval.Destructive(spec.line) {
 		warnings = append(warnings, "it looks destructive (deletes, overwrites, moves or escalates): read it whole")
 	}
 	in := map[string]any{"command": spec.line, "cwd": spec.cwd}
