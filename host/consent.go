@@ -9,6 +9,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/approval"
+	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
 // Consent for terminal/create (doc/acp.txt, acp-security-terminals). A
@@ -168,7 +169,7 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) (network b
 	if i, err := s.askOption(ctx, req, len(options)); err == nil && i >= 0 && strings.HasPrefix(options[i].kind, "allow") {
 		return options[i].network, nil
 	}
-	return false, refusedErr(spec.line)
+	return false, terminal.RefusedError(spec.line)
 }
 
 func toAny(ss []string) []any {

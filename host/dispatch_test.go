@@ -10,6 +10,7 @@ import (
 
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
 	"github.com/nvim-acp/nvim-acp/internal/gate"
+	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
 // testAgent is an agent connection's client side with session s
@@ -101,8 +102,8 @@ func TestTerminalRequestsTyped(t *testing.T) {
 		if rerr == nil || rerr.Code != acperr.InvalidParams {
 			t.Fatalf("%s of an unknown terminal: %v, want invalid params", method, rerr)
 		}
-		if d := errData(t, rerr); d["reason"] != reasonUnknownTerminal || d["terminalId"] != "term-9" || !strings.Contains(rerr.Message, "term-9") {
-			t.Errorf("%s of an unknown terminal: %v, want reason %s naming term-9", method, rerr, reasonUnknownTerminal)
+		if d := errData(t, rerr); d["reason"] != terminal.ReasonUnknownTerminal || d["terminalId"] != "term-9" || !strings.Contains(rerr.Message, "term-9") {
+			t.Errorf("%s of an unknown terminal: %v, want reason %s naming term-9", method, rerr, terminal.ReasonUnknownTerminal)
 		}
 	}
 	_, rerr := a.handle(ctx, acp.ClientMethodTerminalCreate, json.RawMessage(`{"sessionId":"s1","command":""}`))

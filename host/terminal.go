@@ -93,7 +93,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	dir, err := terminal.OpenWorkDir(cwd)
 	if err != nil {
 		s.log.Info("terminal/create: no working directory", "command", line, "cwd", cwd, "err", err)
-		return acp.CreateTerminalResponse{}, createErr(line, p.Command, err)
+		return acp.CreateTerminalResponse{}, terminal.CreateError(line, p.Command, err)
 	}
 	defer dir.Close()
 	network, rerr := s.consentTerminal(ctx, termSpec{line: line, cwd: cwd, real: dir.Path(), env: env})
@@ -125,7 +125,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	})
 	if err != nil {
 		s.log.Info("terminal/create failed", "command", line, "err", err)
-		return acp.CreateTerminalResponse{}, createErr(line, p.Command, err)
+		return acp.CreateTerminalResponse{}, terminal.CreateError(line, p.Command, err)
 	}
 	s.log.Info("terminal created", "id", id, "command", line, "cwd", cwd)
 	ev := terminalEvent(id, line, cwd)
@@ -168,7 +168,7 @@ func (s *Session) terminalOutput(_ context.Context, p acp.TerminalOutputRequest)
 	}
 	out, err := m.Output(p.TerminalId)
 	if err != nil {
-		return acp.TerminalOutputResponse{}, terminalErr(p.TerminalId, err)
+		return acp.TerminalOutputResponse{}, terminal.RequestError(p.TerminalId, err)
 	}
 	return acp.TerminalOutputResponse{Output: out.Text, Truncated: out.Truncated, ExitStatus: exitStatus(out.Exit)}, nil
 }
@@ -183,7 +183,7 @@ func (s *Session) waitForTerminalExit(ctx context.Context, p acp.WaitForTerminal
 	}
 	st, err := m.WaitForExit(ctx, p.TerminalId)
 	if err != nil {
-		return acp.WaitForTerminalExitResponse{}, terminalErr(p.TerminalId, err)
+		return acp.WaitForTerminalExitResponse{}, terminal.RequestError(p.TerminalId, err)
 	}
 	es := exitStatus(&st)
 	return acp.WaitForTerminalExitResponse{ExitCode: es.ExitCode, Signal: es.Signal}, nil
@@ -196,7 +196,7 @@ func (s *Session) killTerminal(_ context.Context, p acp.KillTerminalRequest) (ac
 		return acp.KillTerminalResponse{}, rerr
 	}
 	if err := m.Kill(p.TerminalId); err != nil {
-		return acp.KillTerminalResponse{}, terminalErr(p.TerminalId, err)
+		return acp.KillTerminalResponse{}, terminal.RequestError(p.TerminalId, err)
 	}
 	return acp.KillTerminalResponse{}, nil
 }
@@ -218,7 +218,7 @@ func (s *Session) releaseTerminal(_ context.Context, p acp.ReleaseTerminalReques
 	// event: tell the view.
 	out, _ := m.Output(id)
 	if err := m.Release(id); err != nil {
-		return acp.ReleaseTerminalResponse{}, terminalErr(id, err)
+		return acp.ReleaseTerminalResponse{}, terminal.RequestError(id, err)
 	}
 	if out.Exit == nil {
 		pump.Event(terminalReleasedEvent(id))
@@ -231,7 +231,7 @@ func (s *Session) releaseTerminal(_ context.Context, p acp.ReleaseTerminalReques
 func (s *Session) terminalManager(id string) (*terminal.Manager, *acp.RequestError) {
 	m := s.existingTerminals()
 	if m == nil {
-		return nil, terminalErr(id, terminal.ErrUnknownTerminal)
+		return nil, terminal.RequestError(id, terminal.ErrUnknownTerminal)
 	}
 	return m, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
@@ -54,4 +55,11 @@ func TestLivePumpShowsOutputBeforeRelease(t *testing.T) {
 		return b.String()
 	}
 	waitFor(t, func() bool { return strings.Contains(shown(), "hello-quick") })
+}
+
+// terminal/* and fs/* errors name a cancelled request and a refusal alike.
+func TestTerminalReasonsMatchFs(t *testing.T) {
+	if terminal.ReasonCancelled != fsbridge.ReasonCancelled || terminal.ReasonRefused != fsbridge.ReasonRefused {
+		t.Fatalf("terminal reasons %q %q, fsbridge's %q %q", terminal.ReasonCancelled, terminal.ReasonRefused, fsbridge.ReasonCancelled, fsbridge.ReasonRefused)
+	}
 }
