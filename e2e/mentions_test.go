@@ -51,6 +51,8 @@ func TestMentionsAddTheEditorsKnowledge(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.runTurn("run something")
+	// The command's exit reaches the chat after the agent's wait for it.
+	e.waitChat("(exit 0)")
 	e.runTurn("look: @diagnostics @selection, @quickfix @buffers @diff:a.go @terminal @nothing-here")
 	got := promptTexts(e)
 	want := map[string][]string{

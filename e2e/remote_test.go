@@ -269,6 +269,66 @@ func TestRemoteTwoSessions(t *testing.T) {
 	})
 }
 
+// TestRemoteTLS: https and wss are verified with the system's roots. A
+// server whose certificate this machine does not trust is refused with a
+// clear error before anything reaches it; once its certificate is among
+// the roots ($SSL_CERT_FILE, as a private CA is added) the session runs;
+// a server back after a drop with a certificate not trusted ends the
+// session at once instead of being retried for minutes.
+func TestRemoteTLS(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		p.scheme += "s"
+		sc := M{"turns": []any{[]any{text("sealed answer")}}}
+		cert := filepath.Join(t.TempDir(), "server.pem")
+
+		e := startEditor(t)
+		e.Lua(`vim.env.SSL_CERT_FILE = nil`, nil)
+		e.SetupRemote(p, sc, nil, nil, "-cert", cert)
+		e.Chat("fake")
+		st := e.WaitState("error")
+		for _, want := range []string{"not trusted", "SSL_CERT_FILE", p.scheme + "://"} {
+			if !strings.Contains(st.Error, want) {
+				t.Fatalf("untrusted server: error %q does not say %q", st.Error, want)
+			}
+		}
+		if evs := e.AgentEvents(); len(evs) != 0 {
+			t.Fatalf("the untrusted server's agent got %v", evs)
+		}
+
+		e = startEditor(t)
+		e.Lua(`vim.env.SSL_CERT_FILE = ...`, nil, cert) // before the host starts: it inherits it
+		srv := e.SetupRemote(p, M{"initialize": M{"agentCapabilities": M{"loadSession": true}}, "turns": sc["turns"]},
+			nil, nil, "-cert", cert)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.waitChat("connected to " + p.scheme + "://")
+		e.Send("hi")
+		e.WaitState("ready")
+		e.waitChat("sealed answer")
+
+		srv.kill()
+		// ZeptoClaw's HTTP holds no stream between turns: the next
+		// request finds the server gone.
+		e.Send("again")
+		e.waitChat("lost")
+		srv.args = []string{"-cert", filepath.Join(t.TempDir(), "other.pem")} // a new key
+		srv.restart()
+		e.Eventually("the session ended: certificate not trusted", 30*time.Second, func() bool {
+			txt := e.ChatText()
+			return e.Status().State == "error" && strings.Contains(txt, "could not reconnect") && strings.Contains(txt, "not trusted")
+		})
+		e.waitChat("sealed answer")
+		// A prompt that waited for the connection was never sent: it says
+		// so, not that a turn was interrupted.
+		if txt := e.ChatText(); strings.Contains(txt, "waiting for the connection to come back") {
+			e.waitChat("the prompt was not sent")
+			if txt := e.ChatText(); strings.Contains(txt, "the turn was interrupted") {
+				t.Fatalf("a prompt never sent is reported as an interrupted turn:\n%s", txt)
+			}
+		}
+	})
+}
+
 // sessionIDOf is the agent's session id of the session with key.
 func (e *Editor) sessionIDOf(key int) string {
 	var id string
@@ -321,6 +381,15 @@ func TestRemoteToken(t *testing.T) {
 		// A second session does not ask again.
 		e.Lua(`vim.cmd("AcpNew fake")`, nil)
 		e.WaitState("ready")
+		// The same token in headers: served.
+		e.setupAgent(spec(M{"headers": M{"Authorization": "Bearer " + secret, "X-Team": "a"}}), nil)
+		e.Lua(`vim.cmd("AcpNew fake")`, nil)
+		e.WaitState("ready")
+		e.Send("with headers")
+		e.WaitState("ready")
+		e.Eventually("the answer over headers", 10*time.Second, func() bool {
+			return strings.Count(e.ChatText(), "authorized answer") == 1 && strings.Contains(e.ChatText(), "with headers")
+		})
 		// The secret is nowhere: chat, messages, host log, saved chats.
 		if strings.Contains(e.ChatText(), secret) || strings.Contains(e.Messages(), secret) || strings.Contains(e.HostLog(), secret) {
 			t.Fatal("the token shows in the chat, :messages or the host log")
@@ -342,13 +411,15 @@ func TestRemoteToken(t *testing.T) {
 // question is closed, the turn is reported interrupted; a prompt sent
 // while disconnected waits; once the server is back the session is
 // resumed (session/resume, or session/load whose replay is not shown
-// again), the transcript kept, and the waiting prompt sent.
+// again; an agent that has neither gets a new session, and the chat says
+// that it does not know the conversation), the transcript kept, and the
+// waiting prompt sent.
 func TestRemoteServerRestartMidTurn(t *testing.T) {
 	forProfiles(t, func(t *testing.T, p remoteProfile) {
-		for _, how := range []string{"resume", "load"} {
+		for _, how := range []string{"resume", "load", "new"} {
 			t.Run(how, func(t *testing.T) {
 				e := startEditor(t)
-				caps := M{"loadSession": true}
+				caps := M{"loadSession": how != "new"}
 				if how == "resume" {
 					caps["sessionCapabilities"] = M{"resume": M{}}
 				}
@@ -379,8 +450,9 @@ func TestRemoteServerRestartMidTurn(t *testing.T) {
 					t.Fatal(err)
 				}
 				srv.restart("FAKE_AGENT_SCENARIO=" + again)
-				want := map[string]string{"resume": "resumed", "load": "reloaded"}[how]
-				e.waitChat("reconnected; the session was " + want)
+				want := map[string]string{"resume": "reconnected; the session was resumed", "load": "reconnected; the session was reloaded",
+					"new": "reconnected, but fake can neither resume nor load sessions: this is a new session, which does not know the conversation above"}[how]
+				e.waitChat(want)
 				e.waitChat("after the restart")
 				st := e.WaitState("ready")
 				if st.SessionID != "fake-session-1" || st.StopReason != "end_turn" {
@@ -392,14 +464,21 @@ func TestRemoteServerRestartMidTurn(t *testing.T) {
 				}
 				indexOrder(t, txt, "before the drop", "lost", "interrupted", "sent while disconnected", "reconnected", "after the restart")
 				var resumed bool
+				news := 0
 				for _, ev := range e.AgentEvents() {
 					params, _ := ev["params"].(map[string]any)
 					if ev["event"] == "recv" && ev["method"] == "session/"+how && params["sessionId"] == "fake-session-1" {
 						resumed = true
 					}
+					if ev["event"] == "recv" && ev["method"] == "session/new" {
+						news++
+					}
+				}
+				if how == "new" {
+					resumed = news == 2 // one per server
 				}
 				if !resumed {
-					t.Fatalf("the new server got no session/%s of fake-session-1", how)
+					t.Fatalf("the new server got no session/%s of fake-session-1 (%d session/new)", how, news)
 				}
 			})
 		}
@@ -539,4 +618,108 @@ func TestStdioContentLength(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRemoteZeptoClawAnswers: what ZeptoClaw's acp_http channel really
+// sends (src/channels/acp_http.rs): "protocolVersion" as the string "1"
+// and its reply whole as a session/update of kind "agent_message" (not
+// in ACP's schema): the session starts and the reply shows.
+func TestRemoteZeptoClawAnswers(t *testing.T) {
+	e := startEditor(t)
+	p := remoteProfiles[2] // http-zeptoclaw
+	e.SetupRemote(p, M{
+		"initialize": M{"protocolVersion": "1", "agentInfo": M{"name": "zeptoclaw", "title": "ZeptoClaw", "version": "0.7.0"}},
+		"turns": []any{[]any{update(M{"sessionUpdate": "agent_message", "content": M{"type": "text", "text": "the whole reply at once"},
+			"toolCallId": nil, "title": nil, "kind": nil, "status": nil})}},
+	}, nil, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("hello")
+	if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+		t.Fatalf("turn ended %+v", st)
+	}
+	e.waitChat("the whole reply at once")
+}
+
+// TestRemoteRefusedMessages: a server refusing what is over its body
+// limit (-max-body; ZeptoClaw's is ~110 KB, elephant.ai's 4 MiB) keeps
+// the session: the agent's read of a file too big for it gets an error
+// (not silence, not a lost connection) and the turn goes on; a prompt too
+// big is refused with the server's reason in the chat, and the next one
+// is answered.
+func TestRemoteRefusedMessages(t *testing.T) {
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		if p.name == "websocket" {
+			return // no status per message
+		}
+		e, ws := fsEditor(t)
+		big := filepath.Join(ws, "big.txt")
+		fsPutFile(t, big, strings.Repeat("a line of a big file\n", 10000))
+		small := filepath.Join(ws, "small.txt")
+		fsPutFile(t, small, "small\n")
+		e.SetupRemote(p, M{"turns": []any{
+			[]any{fsRead(big, nil), fsRead(small, nil), text("after the refusal")},
+			[]any{text("second answer")},
+		}}, nil, nil, "-max-body", "65536")
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("read them")
+		if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		e.waitChat("after the refusal")
+		reads := e.waitFS("fs/read_text_file", 2)
+		if reads[0].OK || !strings.Contains(reads[0].Message, "refused") || !reads[1].OK || reads[1].Content != "small\n" {
+			t.Fatalf("reads answered %+v", reads)
+		}
+		e.waitChat("refused an answer")
+
+		e.Send(strings.Repeat("a long prompt ", 8000))
+		e.Eventually("the prompt refused", 30*time.Second, func() bool {
+			return strings.Contains(e.ChatText(), "413") && e.Status().State != "busy"
+		})
+		e.Send("short one")
+		if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+			t.Fatalf("after the refusal: %+v", st)
+		}
+		e.waitChat("second answer")
+	})
+}
+
+// TestRemotePathMap: an agent server on another machine sees the project
+// under its own path (path_map on a url agent): its read of its path gets
+// the user's unsaved buffer, its path outside the mapped root is refused,
+// and the session's cwd reaches it as its own path.
+func TestRemotePathMap(t *testing.T) {
+	const root = "/srv/agent/project"
+	forProfiles(t, func(t *testing.T, p remoteProfile) {
+		e, ws := fsEditor(t)
+		notes := filepath.Join(ws, "notes.txt")
+		fsPutFile(t, notes, "saved line\n")
+		b := e.loadBuffer(notes)
+		e.setLines(b, 0, -1, []string{"unsaved over the wire"})
+		e.SetupRemote(p, M{"turns": []any{[]any{
+			fsRead(root+"/notes.txt", nil), fsRead(notes, nil), text("mapped remote turn"),
+		}}}, M{"path_map": M{root: ws}}, nil)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Send("go")
+		if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+			t.Fatalf("turn ended %+v", st)
+		}
+		e.waitChat("mapped remote turn")
+		reads := e.waitFS("fs/read_text_file", 2)
+		if !reads[0].OK || reads[0].Content != "unsaved over the wire\n" {
+			t.Fatalf("the mapped read answered %+v", reads[0])
+		}
+		if reads[1].OK || !strings.Contains(reads[1].Message, "outside every mapped root") {
+			t.Fatalf("the local path (not the agent's) answered %+v", reads[1])
+		}
+		for _, ev := range e.AgentEvents() {
+			params, _ := ev["params"].(map[string]any)
+			if ev["event"] == "recv" && ev["method"] == "session/new" && params["cwd"] != root {
+				t.Fatalf("the agent got cwd %v", params["cwd"])
+			}
+		}
+	})
 }

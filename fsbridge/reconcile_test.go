@@ -184,3 +184,34 @@ func TestSinkToldOfChanges(t *testing.T) {
 		}
 	}
 }
+
+// A file written in place is empty for a moment (truncated, then
+// written): when the change settles there, the merge waits for its text
+// instead of asking about a file that looks emptied.
+func TestReconcileWaitsOutInPlaceWrite(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "one\ntwo\nthree\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append(l, "user's unsaved line") })
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	waiting := func() bool {
+		e.b.w.mu.Lock()
+		defer e.b.w.mu.Unlock()
+		return e.b.w.emptied[p]
+	}
+	eventually(t, "the emptied file's change settled once", waiting)
+	if _, err := f.WriteString("one\nTWO (agent)\nthree\n"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "disk change handled", func() bool { r, _ := e.ed.counts(p); return r >= 1 })
+	if q := e.ask.questions(); len(q) != 0 {
+		t.Fatalf("asked about a write in progress: %+v", q)
+	}
+	if got, want := strings.Join(e.ed.lines(p), "|"), "one|TWO (agent)|three|user's unsaved line"; got != want {
+		t.Fatalf("buffer %q, want %q", got, want)
+	}
+}

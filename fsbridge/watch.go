@@ -39,6 +39,7 @@ type watcher struct {
 	timers   map[string]*time.Timer
 	warned   map[string]bool
 	special  map[string]bool // warned that the file is not a regular file
+	emptied  map[string]bool // p settled empty once: waiting one more interval
 	handled  map[string]int  // settled event bursts handled per path (tests)
 	fires    sync.WaitGroup
 }
@@ -58,6 +59,7 @@ func newWatcher(b *Bridge) (*watcher, error) {
 		forced:   map[string]bool{},
 		inflight: map[string]int{},
 		timers:   map[string]*time.Timer{},
+		emptied:  map[string]bool{},
 		warned:   map[string]bool{},
 		special:  map[string]bool{},
 		handled:  map[string]int{},
@@ -278,8 +280,20 @@ func (w *watcher) fire(p string) {
 		w.mu.Unlock()
 		return
 	}
-	delete(w.timers, p)
 	st := statFile(p)
+	// A file that had text and is now empty is most often being written
+	// in place (truncated, then written: os.WriteFile, most editors and
+	// agents' own tools); its text may be a moment behind on a loaded
+	// machine. It gets one more interval before it counts as emptied, so
+	// that a half-done write is never merged, nor asked about.
+	if old, ok := w.known[p]; ok && old.Size > 0 && st.Exists && st.Size == 0 && !w.emptied[p] {
+		w.emptied[p] = true
+		w.timers[p].Reset(w.b.cfg.Debounce)
+		w.mu.Unlock()
+		return
+	}
+	delete(w.emptied, p)
+	delete(w.timers, p)
 	forced := w.forced[p]
 	delete(w.forced, p)
 	if old, ok := w.known[p]; ok && old == st && !forced {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -359,6 +360,15 @@ func (a *Agent) initialize() {
 	a.auth = parseAuthMethods(fields["authMethods"], a.spec.Cmd)
 	a.h.learnSecrets(a.auth, a.spec.env, authMethod{}, nil)
 	delete(fields, "authMethods")
+	if v := fields["protocolVersion"]; len(v) > 0 && v[0] == '"' {
+		// ZeptoClaw's acp_http answers "1": a number in a string.
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			if n, err := strconv.Atoi(s); err == nil {
+				fields["protocolVersion"] = json.RawMessage(strconv.Itoa(n))
+			}
+		}
+	}
 	typed, _ := json.Marshal(fields)
 	var resp acp.InitializeResponse
 	if err := json.Unmarshal(typed, &resp); err != nil || resp.ProtocolVersion == 0 {

@@ -45,6 +45,7 @@ type Host struct {
 	answers  map[int]pendingAnswer
 	lastID   int
 	closing  bool
+	closed   chan struct{} // closed by Shutdown: background work (reconnect) stops
 }
 
 // New returns a Host talking to nv, masking secrets (nil: a Set of its
@@ -61,6 +62,7 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 		agents:   map[string]*Agent{},
 		sessions: map[int]*Session{},
 		answers:  map[int]pendingAnswer{},
+		closed:   make(chan struct{}),
 	}
 	h.ui = NewUI(h.deliver, log)
 	h.mcp = editormcp.NewHub(log.With("component", "mcp"))
@@ -162,6 +164,9 @@ func (h *Host) Run(ctx context.Context) error {
 // Shutdown stops all agents and sessions.
 func (h *Host) Shutdown() {
 	h.mu.Lock()
+	if !h.closing {
+		close(h.closed)
+	}
 	h.closing = true
 	agents := make([]*Agent, 0, len(h.agents))
 	for _, a := range h.agents {

@@ -90,8 +90,10 @@ func (a *Agent) insecure() bool {
 }
 
 // Reconnection's backoff: the first attempt after reconnectFirst, then
-// twice as long each time up to reconnectMax; given up after reconnectFor
-// (or at once when the server refuses the credentials).
+// twice as long each time up to reconnectMax; given up after reconnectFor,
+// or at once when the server refuses the credentials or its certificate is
+// not trusted (any more: a server that changed its certificate is not
+// simply retried).
 var (
 	reconnectFirst = 250 * time.Millisecond
 	reconnectMax   = 10 * time.Second
@@ -99,12 +101,18 @@ var (
 )
 
 // reconnect connects again to old's server for sessions, then resumes
-// them there.
+// them there; it stops when the host shuts down.
 func (h *Host) reconnect(old *Agent, sessions []*Session) {
 	delay := reconnectFirst
 	deadline := time.Now().Add(reconnectFor)
 	for attempt := 1; ; attempt++ {
-		time.Sleep(delay) // backoff between attempts
+		wait := time.NewTimer(delay) // backoff between attempts
+		select {
+		case <-wait.C:
+		case <-h.closed:
+			wait.Stop()
+			return // the host shuts its sessions down
+		}
 		live := sessions[:0]
 		for _, s := range sessions {
 			if !s.isClosed() {
@@ -129,7 +137,7 @@ func (h *Host) reconnect(old *Agent, sessions []*Session) {
 			return
 		}
 		old.log.Info("reconnect failed", "attempt", attempt, "err", err)
-		if errors.Is(err, transport.ErrUnauthorized) || time.Now().After(deadline) {
+		if errors.Is(err, transport.ErrUnauthorized) || errors.Is(err, transport.ErrUntrusted) || time.Now().After(deadline) {
 			for _, s := range sessions {
 				s.reconnectFailed(err)
 			}
@@ -163,6 +171,8 @@ func (s *Session) connectionLost(cause error) {
 
 // reconnectFailed ends a session whose agent could not be reached again.
 func (s *Session) reconnectFailed(err error) {
+	s.end() // first: a prompt waiting for the connection sees the session ended
+	s.fail(fmt.Errorf("could not reconnect: %w", err))
 	s.mu.Lock()
 	back := s.back
 	s.back = nil
@@ -170,8 +180,6 @@ func (s *Session) reconnectFailed(err error) {
 	if back != nil {
 		close(back)
 	}
-	s.end()
-	s.fail(fmt.Errorf("could not reconnect: %w", err))
 }
 
 // isClosed reports whether the session was closed.
@@ -198,7 +206,7 @@ func (s *Session) waitBack(ctx context.Context) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.closed && s.back == nil && s.id != ""
+	return !s.closed && !s.ended && s.back == nil && s.id != ""
 }
 
 // reattach resumes the session on a, the reconnected agent: session/resume,

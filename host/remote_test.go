@@ -35,3 +35,26 @@ func TestRemoteAgentServerDown(t *testing.T) {
 		})
 	}
 }
+
+// Reconnecting stops when the host shuts down, not at the end of its
+// backoff (10 s at most, 10 minutes in all).
+func TestReconnectStopsAtShutdown(t *testing.T) {
+	defer func(d time.Duration) { reconnectFirst = d }(reconnectFirst)
+	reconnectFirst = time.Hour
+	h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	old, err := h.agentFor(AgentSpec{Name: "remote", RemoteSpec: RemoteSpec{URL: "http://127.0.0.1:9/acp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		h.reconnect(old, []*Session{newSession(h, 1, SessionOptions{})})
+		close(done)
+	}()
+	h.Shutdown()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reconnecting went on after the host shut down")
+	}
+}

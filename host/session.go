@@ -476,6 +476,12 @@ func (s *Session) update(u map[string]any) {
 		return
 	}
 	kind, _ := u["sessionUpdate"].(string)
+	if kind == "agent_message" {
+		// ZeptoClaw's acp_http sends its reply whole so (not in ACP's
+		// schema): one chunk.
+		kind = "agent_message_chunk"
+		u["sessionUpdate"] = kind
+	}
 	switch kind {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 		if c, ok := u["content"].(map[string]any); ok && c["type"] == "text" {

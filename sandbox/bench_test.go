@@ -3,10 +3,16 @@ package sandbox
 import "testing"
 
 // BenchmarkPrepare is the cost of deciding a command's sandbox (the mounts,
-// the git repository's protections, the invocation) on every terminal/create.
+// the git repository's protections, the invocation) on every terminal/create,
+// with what nvim-acp's own files add (Neovim's data read-only where shown,
+// saved chats and the log hidden, its state hidden).
 func BenchmarkPrepare(b *testing.B) {
 	w := newWorld(b)
 	p, c := w.policy(), w.command()
+	w.mkdir(b, "home/.local/share/nvim/acp/history")
+	p.Protect = []string{w.home + "/.config/nvim", w.home + "/.local/share/nvim"}
+	p.Hide = []string{w.home + "/.local/share/nvim/acp/history", w.home + "/.local/state/nvim/acp.log"}
+	p.Private = []string{w.root + "/state/acp"}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if _, err := p.Prepare(c); err != nil {

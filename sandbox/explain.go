@@ -71,15 +71,17 @@ func (r *Run) Explain(output string) []string {
 		line, low := output[start:end], low[start:end]
 		switch {
 		case containsAny(low, roErrors):
-			if n, ok := r.explainPath(line, low, roErrors, func(p place) bool { return p.acc&readWrite == 0 }); ok {
+			if n, _, ok := r.explainPath(line, low, roErrors, func(_ string, p place) bool { return p.acc&readWrite == 0 }); ok {
 				note(Blocked + "write to " + n)
 			}
 		case containsAny(low, enoentErrors):
-			verb := "read "
-			if containsAny(low, deniedErrors) {
-				verb = "access to " // a masked file: read or write
-			}
-			if n, ok := r.explainPath(line, low, enoentErrors, func(p place) bool { return p.acc&hides != 0 }); ok {
+			if n, pl, ok := r.explainPath(line, low, enoentErrors, func(target string, p place) bool {
+				return p.acc&hides != 0 && hiddenThere(target, p) // else simply missing
+			}); ok {
+				verb := "read "
+				if containsAny(low, deniedErrors) || pl.acc == hidden {
+					verb = "access to " // a masked file, an empty read-only directory: read or write
+				}
 				note(Blocked + verb + n)
 			}
 		case !r.network && containsAny(low, netErrors):
@@ -164,7 +166,7 @@ func containsAny(s string, subs []string) bool {
 // explainPath finds the path an error line is about and says what the
 // sandbox made of it ("~/.bashrc (a shell start file, read-only)"), if
 // denied says it was the sandbox's doing.
-func (r *Run) explainPath(line, low string, errs []string, denied func(place) bool) (string, bool) {
+func (r *Run) explainPath(line, low string, errs []string, denied func(target string, p place) bool) (string, place, bool) {
 	for _, c := range candidates(line, low, errs) {
 		abs := r.abs(c)
 		if abs == "" {
@@ -172,22 +174,31 @@ func (r *Run) explainPath(line, low string, errs []string, denied func(place) bo
 		}
 		target := resolve(abs)
 		pl := r.classify(target)
-		if !denied(pl) {
+		if !denied(target, pl) {
 			continue
-		}
-		if pl.acc&hides != 0 {
-			// Missing inside, there outside: hidden (else simply missing).
-			if _, err := os.Lstat(target); err != nil {
-				continue
-			}
 		}
 		shown := r.show(abs)
 		if target != abs && r.show(target) != shown {
 			shown += ", which leads to " + r.show(target)
 		}
-		return fmt.Sprintf("%s (%s)", shown, pl.why), true
+		return fmt.Sprintf("%s (%s)", shown, pl.why), pl, true
 	}
-	return "", false
+	return "", place{}, false
+}
+
+// hiddenThere reports whether target, missing in the sandbox, is there
+// outside it: the file itself or, under an empty read-only directory
+// (nothing can be created in it), the directory a new file would go in.
+func hiddenThere(target string, pl place) bool {
+	if _, err := os.Lstat(target); err == nil {
+		return true
+	}
+	dir := filepath.Dir(target)
+	if pl.acc != hidden || dir == pl.at || !under(dir, pl.at) {
+		return false
+	}
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }
 
 // candidates are the words of line that may be the path it is about, the
@@ -215,9 +226,12 @@ func candidates(line, low string, errs []string) []string {
 			break
 		}
 	}
+	// The program that prints the error ("/usr/bin/bash: line 1: ...") is
+	// not what it is about.
+	prog, _, _ := strings.Cut(line, ": ")
 	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == '\'' || r == '"' || r == '`' }) {
 		f = strings.Trim(f, ":,;()[]‘’")
-		if strings.ContainsAny(f, "/~") {
+		if strings.ContainsAny(f, "/~") && f != prog {
 			out = append(out, f)
 		}
 	}

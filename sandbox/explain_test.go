@@ -19,6 +19,8 @@ func TestExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := w.policy()
+	st := w.root + "/state/acp"
+	p.Private = []string{st}
 	r, err := p.Prepare(w.command())
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +52,7 @@ func TestExplain(t *testing.T) {
 		{"through a symlink", "bash: rc: Read-only file system", "write to rc, which leads to ~/.bashrc (a shell start file, read-only)", false},
 		{"git config", "error: could not write config file .git/config: Device or resource busy", "write to .git/config (git configuration, read-only)", false},
 		{"writable place", "x: " + ws + "/src/a: Read-only file system", "", false},
+		{"the program is not the place", "/usr/bin/bash: line 1: src/a: Read-only file system", "", false},
 		// Reads of what the sandbox hides (and the host has).
 		{"cat hidden", "cat: " + h + "/.ssh/id_rsa: No such file or directory", "read ~/.ssh/id_rsa (your home, hidden)", false},
 		{"ls", "ls: cannot access '" + h + "/notes': No such file or directory", "read ~/notes (your home, hidden)", false},
@@ -59,6 +62,11 @@ func TestExplain(t *testing.T) {
 		{"proc root", "cat: /proc/self/root" + h + "/notes: No such file or directory", "read ~/notes (your home, hidden)", false},
 		{"symlink out", "cat: key: No such file or directory", "read key, which leads to ~/.ssh/id_rsa (your home, hidden)", false},
 		{"masked file", "cat: " + h + "/.netrc: Permission denied", "access to .netrc (credentials, hidden)", false},
+		{"private state", "cat: " + st + "/permissions/.key: No such file or directory", "access to " + st + "/permissions/.key (nvim-acp's rules, keys and answers, hidden)", false},
+		{"private state, a new file", "bash: " + st + "/permissions/new.json: No such file or directory", "access to " + st + "/permissions/new.json (nvim-acp's rules, keys and answers, hidden)", false},
+		{"private state, a write", "sh: 1: cannot create " + st + "/registry-env.json: Read-only file system", "write to " + st + "/registry-env.json (nvim-acp's rules, keys and answers, hidden)", false},
+		{"private state, a new file written", "/usr/bin/bash: line 1: " + st + "/new.json: Read-only file system", "write to " + st + "/new.json (nvim-acp's rules, keys and answers, hidden)", false},
+		{"private state, missing everywhere", "cat: " + st + "/nothing: No such file or directory", "", false},
 		{"private tmp", "cat: " + w.root + "/x: No such file or directory", "", false}, // missing on the host too
 		{"missing everywhere", "cat: " + h + "/nothing: No such file or directory", "", false},
 		{"missing in the workspace", "cat: nothing.txt: No such file or directory", "", false},

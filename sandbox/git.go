@@ -87,10 +87,18 @@ func planGit(root string, writable []string, readOnlyWorkspace bool, r *Run, b *
 			writable = append(writable, d)
 		}
 	}
+	wtConfig := worktreeConfig(common + "/config")
 	protect := func(p, why string, mkdir bool) {
 		if mkdir && inWritable(p) {
 			if _, err := os.Lstat(p); os.IsNotExist(err) {
 				_ = os.Mkdir(p, 0o755) // something to show read-only
+			}
+		}
+		if !mkdir && wtConfig && filepath.Base(p) == "config.worktree" && inWritable(p) {
+			// git reads it, and a command could create it: an empty one
+			// (as git would make) to show read-only.
+			if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+				f.Close()
 			}
 		}
 		// Only what the sandbox could write: a symlink leading elsewhere
@@ -115,6 +123,16 @@ func planGit(root string, writable []string, readOnlyWorkspace bool, r *Run, b *
 			hp = top + "/" + hp
 		}
 		protect(filepath.Clean(hp), whyHooks, true)
+	}
+	// Files the configuration includes are configuration: read-only when
+	// they are in a writable place; one missing there, which a command
+	// could create, is looked for after each command (Tampered).
+	for _, inc := range configIncludes(common+"/config", r.home) {
+		if _, err := os.Lstat(inc); err == nil {
+			protect(inc, whyGitConfig, false)
+		} else if inWritable(inc) {
+			r.includes = append(r.includes, inc)
+		}
 	}
 	// Submodules keep their git directories under modules/.
 	n := 0
@@ -173,42 +191,99 @@ func gitdirOf(dotgit, top string) string {
 // hooksPath returns core.hooksPath of a git config file ("" if unset). It
 // reads the file itself, not what it includes.
 func hooksPath(config string) string {
+	return configValue(config, "core", "hookspath")
+}
+
+// worktreeConfig reports whether a git config file turns on
+// extensions.worktreeConfig: git then reads config.worktree too.
+func worktreeConfig(config string) bool {
+	switch strings.ToLower(configValue(config, "extensions", "worktreeconfig")) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
+
+// configValue returns the value of section.key (both lower case) in a git
+// config file ("" if unset), reading the file itself, not what it
+// includes.
+func configValue(config, section, key string) string {
+	vs := configValues(config, func(s string) bool { return s == section }, key)
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[len(vs)-1] // the last one wins, as in git
+}
+
+// configIncludes returns the files a git config file includes
+// (include.path, includeIf.<condition>.path), absolute, whatever the
+// condition: git reads them as its configuration.
+func configIncludes(config, home string) []string {
+	var out []string
+	for _, p := range configValues(config, func(s string) bool {
+		return s == "include" || strings.HasPrefix(s, "includeif ") || strings.HasPrefix(s, "includeif\"")
+	}, "path") {
+		switch {
+		case p == "":
+			continue
+		case strings.HasPrefix(p, "~/"):
+			if home == "" {
+				continue
+			}
+			p = home + p[1:]
+		case !filepath.IsAbs(p):
+			p = filepath.Dir(config) + "/" + p
+		}
+		out = append(out, filepath.Clean(p))
+	}
+	return out
+}
+
+// configValues returns every value of key (lower case) in the sections of
+// a git config file whose lower-cased header section accepts, in order.
+func configValues(config string, section func(string) bool, key string) []string {
 	f, err := os.Open(config)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	inCore := false
-	out := ""
+	inSection := false
+	var out []string
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if strings.HasPrefix(line, "[") {
 			name := strings.ToLower(strings.TrimSpace(strings.Trim(line, "[]")))
-			inCore = name == "core"
+			inSection = section(name)
 			continue
 		}
-		if !inCore {
+		if !inSection {
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), "hookspath") {
+		if !ok || !strings.EqualFold(strings.TrimSpace(k), key) {
 			continue
 		}
 		v = strings.TrimSpace(v)
 		if i := strings.IndexAny(v, "#;"); i >= 0 && !strings.HasPrefix(v, `"`) {
 			v = strings.TrimSpace(v[:i])
 		}
-		out = strings.Trim(v, `"`) // the last one wins, as in git
+		out = append(out, strings.Trim(v, `"`))
 	}
 	return out
 }
 
 // Tampered lists what the command did that redirects git where the
 // sandbox does not protect it: a git directory given a commondir makes git
-// take its configuration and hooks from the directory it names.
+// take its configuration and hooks from the directory it names; a file
+// the configuration includes, missing before, is configuration now.
 func (r *Run) Tampered() []string {
 	var out []string
+	for _, inc := range r.includes {
+		if _, err := os.Lstat(inc); err == nil {
+			out = append(out, fmt.Sprintf("the command created %s, which git's configuration includes (what it sets, such as core.fsmonitor, runs with your next git command): check or remove it before running git", r.show(inc)))
+		}
+	}
 	for _, g := range r.gitdirs {
 		if b, err := os.ReadFile(g + "/commondir"); err == nil {
 			out = append(out, fmt.Sprintf("the command created %s/commondir (git now reads its configuration and hooks from %q): remove it before running git",

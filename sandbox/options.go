@@ -18,8 +18,9 @@ type Options struct {
 	AllowRead  []string `msgpack:"allow_read"`
 	AllowWrite []string `msgpack:"allow_write"`
 	Agent      bool     `msgpack:"agent"`   // the agent process runs sandboxed too
-	Protect    []string `msgpack:"protect"` // the plugin's rules
+	Protect    []string `msgpack:"protect"` // Neovim's configuration and data: read-only where shown
 	Hide       []string `msgpack:"hide"`    // saved chats, the log
+	Private    []string `msgpack:"private"` // nvim-acp's state (the rules' key): hidden always
 	Cache      string   `msgpack:"cache"`   // the project's sandbox build cache
 	// For an agent's own sandbox: fs.allow_roots and the agent's own files
 	// in the home (its login, settings, sessions).
@@ -59,6 +60,7 @@ func (o Options) CommandPolicy(workspace []string, network bool) (*Policy, error
 		AllowWrite: o.AllowWrite,
 		Protect:    o.Protect,
 		Hide:       o.Hide,
+		Private:    o.Private,
 		Network:    o.Network || network,
 		Cache:      o.Cache,
 	}, nil
@@ -94,6 +96,7 @@ func (o Options) AgentCommand(argv, env []string, cwd string) ([]string, []strin
 		AllowWrite:        append(append([]string{}, o.AllowWrite...), o.State...),
 		Protect:           o.Protect,
 		Hide:              o.Hide,
+		Private:           o.Private,
 		Network:           true,
 		Cache:             o.Cache,
 	}

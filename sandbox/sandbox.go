@@ -1,7 +1,8 @@
 // Package sandbox confines the commands agents run with bubblewrap (bwrap):
-// the workspace writable; git hooks and config, the plugin's rules and the
-// user's shell start files read-only; the rest of $HOME hidden but for what
-// the user allows; a private /tmp; no network unless allowed.
+// the workspace writable; git hooks and config and the user's shell start
+// files read-only; the plugin's state (its rules' seal key) hidden whatever
+// is shown; the rest of $HOME hidden but for what the user allows; a
+// private /tmp; no network unless allowed.
 //
 // Policy.Prepare turns a command into the bwrap invocation that runs it
 // confined (a Run); Run.Explain reads the command's output for what the
@@ -42,9 +43,16 @@ type Policy struct {
 	ReadOnlyWorkspace bool
 	AllowRead         []string // shown read-only (missing ones are skipped)
 	AllowWrite        []string // shown read-write
-	Protect           []string // read-only wherever they are (the plugin's rules)
-	Hide              []string // hidden wherever they are (saved chats, the log)
-	Network           bool     // the host's network; otherwise a private loopback only
+	Protect           []string // read-only where a shown directory holds them (Neovim's config and data)
+	Hide              []string // hidden unless the user names them (saved chats, the log)
+	// Private are hidden whatever is shown around or in them, the user's
+	// own allow_read and allow_write included: a directory is an empty
+	// read-only one (files created there later stay out of sight), a
+	// file is /dev/null on a device-less mount (opening it is denied).
+	// They must exist. nvim-acp's state: the rules' seal key, the
+	// registry env answers.
+	Private []string
+	Network bool // the host's network; otherwise a private loopback only
 	// Cache, when set, is a directory shown read-write as $HOME/.cache
 	// (GOCACHE and XDG_CACHE_HOME point there): build caches survive
 	// between commands without touching the user's own.
@@ -73,7 +81,7 @@ const (
 
 // mount is one bwrap mount option.
 type mount struct {
-	op   string // --ro-bind, --bind, --tmpfs, --dev, --proc
+	op   string // --ro-bind, --bind, --tmpfs, --remount-ro, --dev, --proc
 	src  string // bind source ("" for the others)
 	dst  string
 	acc  access
@@ -98,9 +106,10 @@ const (
 	whyShell     = "a shell start file, read-only"
 	whyHooks     = "git hooks, read-only"
 	whyGitConfig = "git configuration, read-only"
-	whyProtected = "nvim-acp's rules, read-only"
+	whyProtected = "Neovim's configuration and data, read-only"
 	whySecret    = "credentials, hidden"
 	whyPrivate   = "nvim-acp's private files, hidden"
+	whyState     = "nvim-acp's rules, keys and answers, hidden"
 	whyRun       = "the host's services in /run, hidden"
 )
 
@@ -152,6 +161,9 @@ type Run struct {
 	network bool
 	roots   []string // the workspace roots (resolved), for the paths Explain shows
 	gitdirs []string // git directories that must not gain a commondir (Tampered)
+	// includes are files git's configuration includes, missing in a
+	// writable place when the command started (Tampered).
+	includes []string
 }
 
 // ErrNoWorkspace is returned when no workspace root exists.
@@ -178,7 +190,7 @@ func (p *Policy) Prepare(c Command) (*Run, error) {
 	}
 	for _, m := range r.mounts {
 		switch m.op {
-		case "--tmpfs", "--dev", "--proc":
+		case "--tmpfs", "--dev", "--proc", "--remount-ro":
 			args = append(args, m.op, m.dst)
 		default:
 			args = append(args, m.op, m.src, m.dst)
@@ -366,12 +378,10 @@ func (p *Policy) plan(c Command) (*Run, error) {
 		}
 	}
 	if home != "" {
+		// Shown read-only even in the hidden home: shells read them.
 		for f, why := range homeFiles {
 			protect(home+"/"+f, why)
 		}
-	}
-	for _, f := range p.Protect {
-		protect(f, whyProtected)
 	}
 
 	// The working directory must be there; outside what is shown, it is
@@ -420,10 +430,22 @@ func (p *Policy) plan(c Command) (*Run, error) {
 			mask(home+"/"+s, whySecret)
 		}
 		for f, why := range homeCode {
-			if rf := real(home + "/" + f); rf != "" {
-				r.mounts = b.sorted()
-				if r.classify(rf).acc&hides == 0 {
-					b.bind(rf, readOnly, why, rankProtect)
+			r.protectShown(b, real(home+"/"+f), why)
+		}
+	}
+	for _, f := range p.Protect {
+		r.protectShown(b, real(f), whyProtected)
+	}
+	if home != "" {
+		// The user's git configuration is read-only (homeFiles), and so
+		// are the files it includes where a command could write them; one
+		// missing there is looked for after the command (Tampered).
+		for _, gc := range []string{home + "/.gitconfig", home + "/.config/git/config"} {
+			for _, inc := range configIncludes(gc, home) {
+				if ri := real(inc); ri != "" {
+					r.protectShown(b, ri, whyGitConfig)
+				} else if r.mounts = b.sorted(); r.classify(resolve(inc)).acc == readWrite {
+					r.includes = append(r.includes, inc)
 				}
 			}
 		}
@@ -431,8 +453,58 @@ func (p *Policy) plan(c Command) (*Run, error) {
 	for _, h := range p.Hide {
 		mask(h, whyPrivate)
 	}
+	if err := p.private(r, b); err != nil {
+		return nil, err
+	}
 	r.mounts = b.sorted()
 	return r, nil
+}
+
+// private hides p.Private whatever else shows them: every mount on or
+// under one is dropped, and it is covered by an empty read-only directory
+// (or /dev/null for a file).
+func (p *Policy) private(r *Run, b *planner) error {
+	for _, pv := range p.Private {
+		rp := real(pv)
+		if rp == "" || rp == "/" {
+			return fmt.Errorf("sandbox: cannot hide %s: %w", pv, fs.ErrNotExist)
+		}
+		if under(r.dir, rp) {
+			return fmt.Errorf("sandbox: the working directory %s is in nvim-acp's private state %s", r.dir, rp)
+		}
+		kept := b.ms[:0]
+		for _, m := range b.ms {
+			if !under(m.dst, rp) {
+				kept = append(kept, m)
+			}
+		}
+		b.ms = kept
+		if fi, err := os.Stat(rp); err == nil && fi.IsDir() {
+			b.add("--tmpfs", "", rp, hidden, whyState, rankMask)
+			b.add("--remount-ro", "", rp, hidden, whyState, rankMask)
+		} else {
+			b.add("--ro-bind", "/dev/null", rp, hidden, whyState, rankMask)
+		}
+	}
+	return nil
+}
+
+// protectShown makes path read-only where a shown directory holds it,
+// unless a workspace root is path or inside it: the user works there (on
+// Neovim's configuration, say), and commands may change it.
+func (r *Run) protectShown(b *planner, path, why string) {
+	if path == "" {
+		return
+	}
+	for _, root := range r.roots {
+		if under(root, path) {
+			return
+		}
+	}
+	r.mounts = b.sorted()
+	if r.classify(path).acc&hides == 0 {
+		b.bind(path, readOnly, why, rankProtect)
+	}
 }
 
 // sortMounts orders mounts for bwrap: by depth, then by rank (stable).

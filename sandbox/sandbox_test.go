@@ -25,7 +25,8 @@ func newWorld(t testing.TB) world {
 	w.mkdir(t, "home/.ssh", "home/.config/nvim", "home/bin", "home/other", "work/proj/.git/hooks", "work/proj/src")
 	w.write(t, map[string]string{
 		"home/.bashrc": "", "home/.profile": "", "home/.ssh/id_rsa": "KEY", "home/.netrc": "machine",
-		"home/notes": "n", "work/proj/.git/config": "[core]\n\tbare = false\n", "work/proj/.git/HEAD": "ref: refs/heads/main\n",
+		"home/notes": "n", "state/acp/permissions/.key": "SEAL-KEY", "state/acp/registry-env.json": "{}",
+		"work/proj/.git/config": "[core]\n\tbare = false\n", "work/proj/.git/HEAD": "ref: refs/heads/main\n",
 	})
 	return w
 }
@@ -68,7 +69,7 @@ func mountsOf(args []string) []string {
 		case "--ro-bind", "--bind":
 			out = append(out, args[i]+" "+args[i+1]+" "+args[i+2])
 			i += 2
-		case "--tmpfs", "--dev", "--proc":
+		case "--tmpfs", "--dev", "--proc", "--remount-ro":
 			out = append(out, args[i]+" "+args[i+1])
 			i++
 		case "--":
@@ -138,6 +139,21 @@ func TestPrepareMounts(t *testing.T) {
 			},
 			want: func(w world) []string {
 				return []string{"--bind " + w.home + " " + w.home, "--ro-bind " + w.home + "/.config/nvim " + w.home + "/.config/nvim"}
+			},
+		},
+		{
+			name: "Neovim's configuration as the workspace is writable (the user works on it)",
+			setup: func(t *testing.T, w world, p *Policy, c *Command) {
+				p.Workspace = []string{w.home + "/.config/nvim"}
+				p.Protect = []string{w.home + "/.config"}
+				c.Dir = w.home + "/.config/nvim"
+			},
+			want: func(w world) []string {
+				return []string{"--bind " + w.home + "/.config/nvim " + w.home + "/.config/nvim"}
+			},
+			notWant: func(w world) []string {
+				return []string{"--ro-bind " + w.home + "/.config/nvim " + w.home + "/.config/nvim",
+					"--ro-bind " + w.home + "/.config " + w.home + "/.config"}
 			},
 		},
 		{
@@ -226,6 +242,17 @@ func TestPrepareMounts(t *testing.T) {
 			},
 		},
 		{
+			name: "the home as workspace: files the user's git configuration includes read-only",
+			setup: func(t *testing.T, w world, p *Policy, c *Command) {
+				w.write(t, map[string]string{"home/.gitconfig": "[include]\n\tpath = ~/.gitconfig.local\n", "home/.gitconfig.local": ""})
+				p.Workspace = []string{w.home}
+				c.Dir = w.home
+			},
+			want: func(w world) []string {
+				return []string{"--bind " + w.home + " " + w.home, "--ro-bind " + w.home + "/.gitconfig.local " + w.home + "/.gitconfig.local"}
+			},
+		},
+		{
 			name: "credentials the user names are shown",
 			setup: func(t *testing.T, w world, p *Policy, _ *Command) {
 				p.AllowRead = []string{w.home + "/.ssh"}
@@ -289,7 +316,7 @@ func TestPrepareMounts(t *testing.T) {
 			notWant: func(w world) []string { return []string{"--ro-bind " + w.home + " " + w.home} },
 		},
 		{
-			name: "the plugin's rules read-only and its private files hidden, even inside the workspace",
+			name: "protected places read-only and private files hidden, even inside the workspace",
 			setup: func(t *testing.T, w world, p *Policy, _ *Command) {
 				w.mkdir(t, "work/proj/state/acp", "home/.local/share/nvim/acp")
 				p.Protect = []string{w.ws + "/state/acp"}
@@ -297,6 +324,68 @@ func TestPrepareMounts(t *testing.T) {
 			},
 			want: func(w world) []string {
 				return []string{"--bind " + w.ws + " " + w.ws, "--tmpfs " + w.ws + "/src", "--ro-bind " + w.ws + "/state/acp " + w.ws + "/state/acp"}
+			},
+		},
+		{
+			name: "Neovim's configuration and data read-only where shown, not shown where hidden",
+			setup: func(t *testing.T, w world, p *Policy, _ *Command) {
+				w.mkdir(t, "work/proj/nvim-data")
+				p.Protect = []string{w.ws + "/nvim-data", w.home + "/other"}
+			},
+			want: func(w world) []string {
+				return []string{"--bind " + w.ws + " " + w.ws, "--ro-bind " + w.ws + "/nvim-data " + w.ws + "/nvim-data"}
+			},
+			notWant: func(w world) []string { return []string{"--ro-bind " + w.home + "/other " + w.home + "/other"} },
+		},
+		{
+			name: "nvim-acp's state hidden, read-only and empty, whatever shows it",
+			setup: func(t *testing.T, w world, p *Policy, c *Command) {
+				w.mkdir(t, "home/.local/state/nvim/acp/permissions")
+				w.write(t, map[string]string{"home/.local/state/nvim/acp.log": "log"})
+				st := w.home + "/.local/state/nvim/acp"
+				p.Workspace = []string{w.home}
+				c.Dir = w.home
+				p.AllowRead = []string{st + "/permissions"}
+				p.AllowWrite = []string{st}
+				p.Protect = []string{st}
+				p.Private = []string{st, w.home + "/.local/state/nvim/acp.log"}
+			},
+			want: func(w world) []string {
+				st := w.home + "/.local/state/nvim/acp"
+				return []string{"--bind " + w.home + " " + w.home, "--tmpfs " + st, "--remount-ro " + st,
+					"--ro-bind /dev/null " + st + ".log"}
+			},
+			notWant: func(w world) []string {
+				st := w.home + "/.local/state/nvim/acp"
+				return []string{"--ro-bind " + st + "/permissions " + st + "/permissions", "--bind " + st + " " + st, "--ro-bind " + st + " " + st}
+			},
+		},
+		{
+			name: "config.worktree read-only, made (empty) when git reads it",
+			setup: func(t *testing.T, w world, _ *Policy, _ *Command) {
+				w.write(t, map[string]string{"work/proj/.git/config": "[core]\n\tbare = false\n[Extensions]\n\tworktreeConfig = true\n"})
+			},
+			want: func(w world) []string {
+				return []string{"--ro-bind " + w.ws + "/.git/config.worktree " + w.ws + "/.git/config.worktree"}
+			},
+		},
+		{
+			name: "files the git configuration includes, in a writable place, read-only",
+			setup: func(t *testing.T, w world, _ *Policy, _ *Command) {
+				w.write(t, map[string]string{
+					"work/proj/.git/config":    "[include]\n\tpath = ../team.gitconfig\n[includeIf \"gitdir:/x/\"]\n\tpath = " + w.ws + "/src/more.gitconfig ; note\n",
+					"work/proj/team.gitconfig": "", "work/proj/src/more.gitconfig": "",
+				})
+			},
+			want: func(w world) []string {
+				return []string{"--ro-bind " + w.ws + "/team.gitconfig " + w.ws + "/team.gitconfig",
+					"--ro-bind " + w.ws + "/src/more.gitconfig " + w.ws + "/src/more.gitconfig"}
+			},
+		},
+		{
+			name: "no config.worktree made when git does not read it",
+			notWant: func(w world) []string {
+				return []string{"--ro-bind " + w.ws + "/.git/config.worktree " + w.ws + "/.git/config.worktree"}
 			},
 		},
 		{
@@ -410,6 +499,12 @@ func TestPrepareErrors(t *testing.T) {
 		{"no bwrap", func(p *Policy, _ *Command) { p.Bwrap = "" }, nil},
 		{"empty command", func(_ *Policy, c *Command) { c.Args = nil }, nil},
 		{"missing cwd", func(_ *Policy, c *Command) { c.Dir = w.root + "/gone" }, os.ErrNotExist},
+		{"missing private state", func(p *Policy, _ *Command) { p.Private = []string{w.root + "/gone"} }, os.ErrNotExist},
+		{"cwd in the private state", func(p *Policy, c *Command) {
+			p.Workspace = []string{w.root + "/state/acp"}
+			p.Private = []string{w.root + "/state/acp"}
+			c.Dir = w.root + "/state/acp/permissions"
+		}, nil},
 	}
 	for _, tt := range tests {
 		p, c := w.policy(), w.command()
@@ -435,6 +530,45 @@ func TestTampered(t *testing.T) {
 	got := r.Tampered()
 	if len(got) != 1 || !strings.Contains(got[0], ".git/commondir") || !strings.Contains(got[0], "/elsewhere") {
 		t.Fatalf("after: %q", got)
+	}
+
+	// A file the configuration includes, missing when the command
+	// started, made by it.
+	w2 := newWorld(t)
+	w2.write(t, map[string]string{"work/proj/.git/config": "[include]\n\tpath = ../local.gitconfig\n"})
+	r, err = w2.policy().Prepare(w2.command())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Tampered(); len(got) != 0 {
+		t.Fatalf("before: %q", got)
+	}
+	w2.write(t, map[string]string{"work/proj/local.gitconfig": "[core]\n\tfsmonitor = evil\n"})
+	if got := r.Tampered(); len(got) != 1 || !strings.Contains(got[0], "created local.gitconfig, which git's configuration includes") {
+		t.Fatalf("after the include appeared: %q", got)
+	}
+
+	// The same for the user's own configuration, the home being the
+	// workspace; not where the home is hidden (what is made there is gone
+	// at exit).
+	w3 := newWorld(t)
+	w3.write(t, map[string]string{"home/.gitconfig": "[include]\n\tpath = .gitconfig.local\n"})
+	hidden, err := w3.policy().Prepare(w3.command())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := w3.policy()
+	p.Workspace = []string{w3.home}
+	r, err = p.Prepare(Command{Path: "/bin/sh", Args: []string{"sh"}, Dir: w3.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w3.write(t, map[string]string{"home/.gitconfig.local": "[core]\n\tfsmonitor = evil\n"})
+	if got := r.Tampered(); len(got) != 1 || !strings.Contains(got[0], "created .gitconfig.local, which git's configuration includes") {
+		t.Fatalf("the home as workspace: %q", got)
+	}
+	if got := hidden.Tampered(); len(got) != 0 {
+		t.Fatalf("the home hidden: %q", got)
 	}
 }
 

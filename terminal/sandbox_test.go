@@ -18,15 +18,12 @@ import (
 )
 
 // sandboxed returns a policy for a fake home and workspace (both under a
-// temporary directory), skipping the test where bubblewrap does not work
-// (failing it when NVIM_ACP_REQUIRE_SANDBOX is set, as in CI).
+// temporary directory), failing the test where bubblewrap does not work
+// (the sandbox's tests need it; scripts/install-tools installs it as root).
 func sandboxed(t *testing.T) (p *sandbox.Policy, home, ws string) {
 	t.Helper()
 	if err := sandbox.Probe(context.Background()); err != nil {
-		if os.Getenv("NVIM_ACP_REQUIRE_SANDBOX") != "" {
-			t.Fatalf("the sandbox does not work here: %v", err)
-		}
-		t.Skipf("the sandbox does not work here: %v", err)
+		t.Fatalf("the sandbox does not work here (its tests need it): %v", err)
 	}
 	bwrap, env, err := sandbox.Find()
 	if err != nil {
@@ -287,11 +284,13 @@ func TestSandboxBlocksAndSays(t *testing.T) {
 	if err := os.MkdirAll(rules, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(rules+"/p.json", []byte("{}"), 0o600); err != nil {
-		t.Fatal(err)
+	for name, text := range map[string]string{"p.json": "{}", ".key": "SEAL KEY"} {
+		if err := os.WriteFile(rules+"/"+name, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	pp := *p
-	pp.Protect = []string{home + "/.local/state/nvim/acp"}
+	pp.Private = []string{home + "/.local/state/nvim/acp"}
 	if err := os.Symlink(home+"/.ssh/id_rsa", ws+"/key"); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +301,8 @@ func TestSandboxBlocksAndSays(t *testing.T) {
 		{"bashrc", `echo evil >> ~/.bashrc`, "write to ~/.bashrc (a shell start file, read-only)", home + "/.bashrc"},
 		{"git hook", `printf '#!/bin/sh\nevil\n' > .git/hooks/pre-commit`, "write to .git/hooks/pre-commit (git hooks, read-only)", ""},
 		{"git config", `echo '[core] fsmonitor = evil' >> .git/config`, "write to .git/config (git configuration, read-only)", ws + "/.git/config"},
-		{"rules", `echo '{"evil":1}' > ` + rules + `/p.json`, "write to ~/.local/state/nvim/acp/permissions/p.json (nvim-acp's rules, read-only)", rules + "/p.json"},
+		{"rules", `echo '{"evil":1}' > ` + rules + `/p.json`, "access to ~/.local/state/nvim/acp/permissions/p.json (nvim-acp's rules, keys and answers, hidden)", rules + "/p.json"},
+		{"rules' key", `cat ` + rules + `/.key`, "access to ~/.local/state/nvim/acp/permissions/.key (nvim-acp's rules, keys and answers, hidden)", rules + "/.key"},
 		{"ssh key", `cat ~/.ssh/id_rsa`, "read ~/.ssh/id_rsa (your home, hidden)", ""},
 		{"home", `cat ` + home + `/notes.txt`, "read ~/notes.txt (your home, hidden)", ""},
 		{"symlink out", `cat key`, "read key, which leads to ~/.ssh/id_rsa (your home, hidden)", ""},
@@ -407,12 +407,17 @@ func BenchmarkStartToExit(b *testing.B) {
 			o := CreateOptions{Command: "true"}
 			if name == "sandboxed" {
 				if err := sandbox.Probe(context.Background()); err != nil {
-					b.Skip(err)
+					b.Fatalf("the sandbox does not work here (its benchmarks need it): %v", err)
 				}
 				bwrap, env, _ := sandbox.Find()
 				dir := b.TempDir()
+				if err := os.MkdirAll(dir+"/state/acp", 0o700); err != nil {
+					b.Fatal(err)
+				}
 				o.Cwd = dir
-				o.Sandbox = &sandbox.Policy{Bwrap: bwrap, Env: env, Home: dir + "/home", Workspace: []string{dir}}
+				// nvim-acp's state hidden, as every session's commands have it.
+				o.Sandbox = &sandbox.Policy{Bwrap: bwrap, Env: env, Home: dir + "/home", Workspace: []string{dir},
+					Private: []string{dir + "/state/acp"}}
 			}
 			m := NewManager(Options{})
 			defer m.Close()

@@ -6,8 +6,10 @@
 -- Prints one line per test, then "N passed, N failed"; exits 1 on a failure.
 local root = vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h:h")
 vim.opt.rtp:prepend(root)
--- Rules and logs go to a scratch state directory, not the user's.
+-- Rules, logs and saved chats go to scratch state and data directories,
+-- not the user's.
 vim.env.XDG_STATE_HOME = vim.fn.tempname()
+vim.env.XDG_DATA_HOME = vim.fn.tempname()
 
 -- Notifications are kept for the tests to read (t.notes), not printed.
 local t = { root = root, notes = {} }

@@ -19,15 +19,21 @@ M["the network per project: a boolean, or the projects listed"] = function(t)
   t.eq(sandbox.network(dir .. "/web"), false)
 end
 
-M["options: paths expanded, rules protected, private files hidden, a cache per project"] = function(t)
+M["options: paths expanded, the plugin's state hidden, private files hidden, a cache per project"] = function(t)
   config.setup({ sandbox = { allow_read = { "~/tools" }, allow_write = { "$HOME/out/" } } })
   local o = sandbox.options("/tmp")
   t.eq(o.enabled, true)
   t.eq(o.allow_read, { vim.env.HOME .. "/tools" })
   t.eq(o.allow_write, { vim.env.HOME .. "/out" })
-  t.eq(o.protect, { vim.fn.stdpath("state") .. "/acp" })
-  t.ok(vim.fn.isdirectory(o.protect[1]) == 1, "the rules' directory exists")
+  t.eq(o.private, { vim.fn.stdpath("state") .. "/acp" })
+  t.ok(vim.fn.isdirectory(o.private[1]) == 1, "the state directory exists (only what exists can be hidden)")
+  t.eq(o.protect, { vim.fn.stdpath("config"), vim.fn.stdpath("data"), vim.fn.stdpath("state") })
   t.ok(vim.tbl_contains(o.hide, vim.fn.stdpath("data") .. "/acp/history"), "saved chats hidden")
+  t.ok(
+    vim.fn.isdirectory(vim.fn.stdpath("data") .. "/acp/history") == 1,
+    "the saved chats' directory exists (what is missing is not hidden)"
+  )
+  t.ok(vim.tbl_contains(o.hide, require("acp.host").log_path() .. ".1"), "the rotated log hidden")
   t.ok(vim.startswith(o.cache, vim.fn.stdpath("cache") .. "/acp/sandbox/tmp-"), o.cache)
   t.ok(sandbox.cache("/tmp") ~= sandbox.cache("/var/tmp"), "each project its own cache")
   config.setup({})

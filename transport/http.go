@@ -49,6 +49,7 @@ type httpConn struct {
 	session string                        // Acp-Session-Id given at initialize (Goose, MCP style)
 	streams map[string]context.CancelFunc // open answer streams, by request id
 	asked   map[string]string             // the server's requests not answered yet: id -> session (the RFD)
+	reached bool                          // the server answered a POST: a failure now is a loss
 }
 
 func dialHTTP(_ context.Context, r Remote, u *url.URL) Conn {
@@ -122,7 +123,7 @@ var orderWait = time.Second
 // read on its own goroutine: it may be a stream lasting a whole turn.
 func (c *httpConn) send(msg []byte) error {
 	status := make(chan error, 1)
-	go c.post(bytes.Clone(msg), status)
+	go c.post(bytes.Clone(msg), status, true)
 	t := time.NewTimer(orderWait)
 	defer t.Stop()
 	select {
@@ -135,9 +136,11 @@ func (c *httpConn) send(msg []byte) error {
 	}
 }
 
-// post makes the POST of msg (its own copy), says on status when its status came (or
-// why it failed), and reads its answer.
-func (c *httpConn) post(msg []byte, status chan<- error) {
+// post makes the POST of msg (its own copy), says on status when its
+// status came (or why it failed), and reads its answer. A refusal other
+// than of the credentials is settled (settleRefused) when settle is set,
+// else reported.
+func (c *httpConn) post(msg []byte, status chan<- error, settle bool) {
 	if c.ctx.Err() != nil {
 		status <- c.ended()
 		return
@@ -152,10 +155,11 @@ func (c *httpConn) post(msg []byte, status chan<- error) {
 	}
 	req.Header = c.r.header("Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 	c.mu.Lock()
+	sid := ""
 	switch {
 	case c.connID != "":
 		req.Header.Set(headerConnection, c.connID)
-		sid := h.Params.SessionID
+		sid = h.Params.SessionID
 		if h.Method == "" && len(h.ID) > 0 {
 			sid = c.asked[string(h.ID)]
 			delete(c.asked, string(h.ID))
@@ -187,7 +191,14 @@ func (c *httpConn) post(msg []byte, status chan<- error) {
 		answered := ctx.Err() != nil
 		done()
 		if c.ctx.Err() == nil && !answered {
-			c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("POST", c.u, err)))
+			c.mu.Lock()
+			reached := c.reached
+			c.mu.Unlock()
+			if reached {
+				c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("POST", c.u, err)))
+			} else {
+				c.fail(fmt.Errorf("cannot reach the agent server: %w", requestError("POST", c.u, err)))
+			}
 		}
 		if c.ctx.Err() != nil {
 			status <- c.ended()
@@ -196,13 +207,33 @@ func (c *httpConn) post(msg []byte, status chan<- error) {
 		status <- nil
 		return
 	}
+	c.mu.Lock()
+	c.reached = true
+	c.mu.Unlock()
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		done()
-		if resp.StatusCode == http.StatusNotFound && c.connectionID() != "" {
+		err := statusError("POST", c.u, resp)
+		switch {
+		case resp.StatusCode == http.StatusNotFound && c.connectionID() != "":
 			c.fail(fmt.Errorf("the agent server %s no longer knows this connection (404)", Redact(c.u)))
-		} else {
-			c.fail(statusError("POST", c.u, resp))
+		case errors.Is(err, ErrUnauthorized):
+			c.fail(err)
+		case !settle:
+			c.r.report(err.Error())
+			status <- nil
+			return
+		default:
+			c.settleRefused(h, len(msg), err, c.r.report, func(m []byte) {
+				if sid != "" {
+					c.mu.Lock()
+					c.asked[string(h.ID)] = sid
+					c.mu.Unlock()
+				}
+				c.post(m, make(chan error, 1), false)
+			})
+			status <- nil
+			return
 		}
 		status <- c.ended()
 		return

@@ -620,8 +620,9 @@ func TestHTTPServerDown(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("still open")
 	}
-	if err := conn.Err(); err == nil || !strings.Contains(err.Error(), "connection refused") {
-		t.Fatalf("Err = %v", err)
+	if err := conn.Err(); err == nil || !strings.Contains(err.Error(), "connection refused") ||
+		!strings.Contains(err.Error(), "cannot reach") || strings.Contains(err.Error(), "lost") {
+		t.Fatalf("Err = %v, want it to say the server cannot be reached (it never was: nothing was lost)", err)
 	}
 }
 
@@ -711,6 +712,78 @@ func TestConnTLS(t *testing.T) {
 			}
 			if l := recv(t, got); !strings.Contains(l, "protocolVersion") {
 				t.Fatalf("client read %q", l)
+			}
+		})
+	}
+}
+
+// TestConnRefusedMessage: a server refusing a POST (413 over its body
+// limit, as ZeptoClaw past ~110 KB, elephant.ai past 4 MiB) keeps the
+// connection: a request of the client's is answered with the refusal, an
+// answer to the server's request is replaced by an error answer (the agent
+// is not left waiting), and what comes next goes through.
+func TestConnRefusedMessage(t *testing.T) {
+	const limit = 4096
+	for _, c := range kindCases {
+		if c.kind == WebSocket {
+			continue // no status per message
+		}
+		t.Run(c.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var reports []string
+			limited := c
+			limited.handler = func(p *peer) http.Handler {
+				h := c.handler(p)
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodPost && r.ContentLength > limit {
+						http.Error(w, `{"error":"payload too large"}`, http.StatusRequestEntityTooLarge)
+						return
+					}
+					h.ServeHTTP(w, r)
+				})
+			}
+			conn, p, _ := dialTest(t, limited, Remote{Report: func(s string) {
+				mu.Lock()
+				reports = append(reports, s)
+				mu.Unlock()
+			}})
+			got := lines(conn)
+			p.out <- `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`
+			conn.Write([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n"))
+			recv(t, p.in)
+			recv(t, got)
+			conn.Write([]byte("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompt\",\"params\":{\"sessionId\":\"s1\"}}\n"))
+			recv(t, p.in)
+
+			big := strings.Repeat("x", 2*limit)
+			conn.Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"prompt","params":{"sessionId":"s1","text":"` + big + "\"}}\n"))
+			if l := recv(t, got); !strings.Contains(l, `"id":7`) || !strings.Contains(l, `"error"`) || !strings.Contains(l, "413") {
+				t.Fatalf("the refused request was answered %q", l)
+			}
+
+			p.out <- `{"jsonrpc":"2.0","id":"s-9","method":"fs/read_text_file","params":{"sessionId":"s1","path":"/big"}}`
+			if l := recv(t, got); !strings.Contains(l, `"s-9"`) {
+				t.Fatalf("client read %q", l)
+			}
+			conn.Write([]byte(`{"jsonrpc":"2.0","id":"s-9","result":{"content":"` + big + "\"}}\n"))
+			if m := recv(t, p.in); !strings.Contains(m, `"s-9"`) || !strings.Contains(m, `"error"`) || !strings.Contains(m, "refused") {
+				t.Fatalf("the server got %q in place of the refused answer", m)
+			}
+			mu.Lock()
+			said := strings.Join(reports, "\n")
+			mu.Unlock()
+			if !strings.Contains(said, "refused an answer") || !strings.Contains(said, "413") {
+				t.Fatalf("reported %q", said)
+			}
+
+			p.out <- `{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}`
+			if l := recv(t, got); !strings.Contains(l, "end_turn") {
+				t.Fatalf("client read %q", l)
+			}
+			select {
+			case <-conn.Done():
+				t.Fatalf("the connection ended: %v", conn.Err())
+			default:
 			}
 		})
 	}

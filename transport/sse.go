@@ -233,7 +233,11 @@ func (c *sseConn) Write(p []byte) (int, error) { return c.w.Write(p) }
 
 // send POSTs one message; the answer is a status (the server's messages
 // come on the event stream).
-func (c *sseConn) send(msg []byte) error {
+func (c *sseConn) send(msg []byte) error { return c.post(msg, true) }
+
+// post POSTs msg; a refusal other than of the credentials is settled
+// (settleRefused) when settle is set, else reported.
+func (c *sseConn) post(msg []byte, settle bool) error {
 	if c.ctx.Err() != nil {
 		return c.ended()
 	}
@@ -249,8 +253,17 @@ func (c *sseConn) send(msg []byte) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		c.fail(statusError("POST", c.rpc, resp))
-		return c.ended()
+		err := statusError("POST", c.rpc, resp)
+		switch {
+		case errors.Is(err, ErrUnauthorized):
+			c.fail(err)
+			return c.ended()
+		case settle:
+			c.settleRefused(readHead(msg), len(msg), err, c.r.report, func(m []byte) { _ = c.post(m, false) })
+		default:
+			c.r.report(err.Error())
+		}
+		return nil
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	return nil

@@ -50,23 +50,31 @@ end
 
 --- The sandbox options of acp_open for a session in cwd (the host's
 --- SandboxOptions): the user's, with paths expanded, and the plugin's own
---- files: its rules read-only, saved chats and the log hidden.
+--- files: its state (the rules, their seal's key, the registry env
+--- answers) hidden whatever the user shows, saved chats and the log
+--- hidden, Neovim's configuration, data (plugins, installed agents) and
+--- state (ShaDa, swap and undo files) read-only where a shown directory
+--- holds them.
 ---@param cwd string
 ---@return table
 function M.options(cwd)
   local o = config.options.sandbox
   local state = vim.fn.stdpath("state") .. "/acp"
-  -- The rules' directory exists, so that there is something to show
-  -- read-only (a command could otherwise create it where it is visible).
+  local chats = vim.fn.stdpath("data") .. "/acp/history"
+  -- Only what exists can be hidden (the host refuses to run a command
+  -- when the state is missing): files made in them later stay out of the
+  -- sandbox's sight.
   pcall(vim.fn.mkdir, state, "p", tonumber("700", 8))
+  pcall(vim.fn.mkdir, chats, "p", tonumber("700", 8))
   return {
     enabled = o.enabled,
     network = M.network(cwd),
     allow_read = vim.tbl_map(expand, o.allow_read),
     allow_write = vim.tbl_map(expand, o.allow_write),
     agent = o.agent,
-    protect = { state },
-    hide = { vim.fn.stdpath("data") .. "/acp/history", host.log_path() },
+    protect = { vim.fn.stdpath("config"), vim.fn.stdpath("data"), vim.fn.stdpath("state") },
+    private = { state },
+    hide = { chats, host.log_path(), host.log_path() .. ".1" },
     cache = M.cache(cwd),
   }
 end

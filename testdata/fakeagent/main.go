@@ -148,7 +148,7 @@ type Step struct {
 // DiskOp is a change of the disk made by the agent itself: Op "write"
 // (Content to Path, in place, creating it), "replace" (Content to a
 // temporary file renamed over Path), "delete" (Path) or "rename" (Path to
-// To).
+// To); or a read of it, "read" (Path, logged with its content).
 type DiskOp struct {
 	Op      string `json:"op"`
 	Path    string `json:"path"`
@@ -171,10 +171,16 @@ func (a *agent) do(op DiskOp) {
 		err = os.Remove(op.Path)
 	case "rename":
 		err = os.Rename(op.Path, op.To)
+	case "read": // below
 	default:
 		err = fmt.Errorf("unknown disk op %q", op.Op)
 	}
 	ev := map[string]any{"op": op.Op, "path": op.Path}
+	if op.Op == "read" {
+		var b []byte
+		b, err = os.ReadFile(op.Path)
+		ev["content"] = string(b)
+	}
 	if err != nil {
 		ev["error"] = err.Error()
 	}

@@ -5,23 +5,36 @@
 // ($FAKE_AGENT_SCENARIO and $FAKE_AGENT_LOG are passed on) and the server
 // bridges its stdio.
 //
-//	fakeserver -kind KIND -agent PATH [-addr HOST:PORT] [-token T]
+//	fakeserver -kind KIND -agent PATH [-addr HOST:PORT] [-token T] [-cert FILE] [-max-body N]
 //
 // KIND is sse (elephant.ai), http (ZeptoClaw) or acp (the ACP RFD: WebSocket
 // and streamable HTTP at /acp). It prints "listening on HOST:PORT" when it
 // is ready. With -token, every request must carry "Authorization: Bearer T"
-// (401 otherwise).
+// (401 otherwise). With -cert, it serves TLS (https, wss) with a
+// certificate of its own for 127.0.0.1 and localhost, made afresh at each
+// start and written to FILE (PEM) for clients to trust. With -max-body, a
+// POST of more than N bytes is refused with 413, as real servers limit
+// them (ZeptoClaw: ~110 KB, elephant.ai: 4 MiB).
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 
 	"github.com/nvim-acp/nvim-acp/transport/transporttest"
 )
@@ -31,17 +44,70 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
 	agent := flag.String("agent", "", "the agent to run")
 	token := flag.String("token", "", "bearer token every request must carry")
+	certFile := flag.String("cert", "", "serve TLS; write the certificate here")
+	maxBody := flag.Int64("max-body", 0, "refuse POSTs of more bytes (413)")
 	flag.Parse()
 	h, err := transporttest.Handler(*kind, func() (*transporttest.Agent, error) { return start(*agent) }, *token)
 	if err != nil {
 		log.Fatal(err)
 	}
+	if *maxBody > 0 {
+		h = limitBody(h, *maxBody)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
 	}
+	if *certFile != "" {
+		cert, err := selfSigned(*certFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}})
+	}
 	fmt.Printf("listening on %s\n", ln.Addr())
 	log.Fatal((&http.Server{Handler: h}).Serve(ln))
+}
+
+// limitBody refuses POSTs of more than n bytes with 413.
+func limitBody(h http.Handler, n int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && (r.ContentLength > n || r.ContentLength < 0) {
+			http.Error(w, `{"error":"payload too large"}`, http.StatusRequestEntityTooLarge)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// selfSigned makes a certificate for 127.0.0.1 and localhost, signed by
+// its own key, and writes it to file.
+func selfSigned(file string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(time.Now().UnixNano()),
+		Subject:               pkix.Name{CommonName: "fakeserver"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	pemCert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(file, pemCert, 0o644); err != nil {
+		return tls.Certificate{}, fmt.Errorf("write the certificate: %w", err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 // start runs the agent program, ended with the server.
