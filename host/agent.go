@@ -17,6 +17,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/internal/gate"
 	"github.com/nvim-acp/nvim-acp/pathmap"
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/transport"
@@ -97,7 +98,7 @@ type Agent struct {
 	proc  *transport.Process // the agent process, when it runs here
 	paths *pathmap.Map       // path_map (nil: none)
 	conn  *acp.Connection
-	gate  *gate
+	gate  *gate.Gate
 	out   *agentWriter // link's writing side, shared by the SDK and fastFS
 
 	dialCancel context.CancelFunc // ends a dial in progress (remote agents)
@@ -200,23 +201,23 @@ func startAgent(h *Host, spec AgentSpec) (*Agent, error) {
 func (a *Agent) attach(link transport.Conn) {
 	if a.paths != nil {
 		// Paths are translated at this one place, both ways (pathmap).
-		link = transport.WithFilter(link, pathmap.NewRewriter(a.paths), maxLineBytes, a.broadcastError)
+		link = transport.WithFilter(link, pathmap.NewRewriter(a.paths), gate.MaxLineBytes, a.broadcastError)
 	}
 	a.link = link
 	log := a.log
-	a.gate = newGate(link, gateLimit, func(n int) {
+	a.gate = gate.New(link, gate.Limit, func(n int) {
 		log.Error("dropped oversized message from agent", "bytes", n)
-		a.broadcastError(fmt.Sprintf("agent sent a message of %d bytes (limit %d); it was dropped", n, maxLineBytes))
+		a.broadcastError(fmt.Sprintf("agent sent a message of %d bytes (limit %d); it was dropped", n, gate.MaxLineBytes))
 	})
-	a.gate.onNotify = a.notification
-	a.gate.onBad = a.badLine
+	a.gate.OnNotify = a.notification
+	a.gate.OnBad = a.badLine
 	a.out = &agentWriter{w: link}
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
-		a.gate.trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
+		a.gate.Trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
 		a.out = &agentWriter{w: tracingWriter{w: link, log: log}, whole: true}
 	}
-	a.gate.intercept = (&fastFS{a: a}).intercept
+	a.gate.Intercept = (&fastFS{a: a}).intercept
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	a.conn.SetLogger(log)
 	go a.watch()
@@ -258,7 +259,7 @@ func (a *Agent) badLine(line []byte) {
 // then ends the agent's sessions, or has them reconnect (remote.go).
 func (a *Agent) watch() {
 	<-a.link.Done()
-	a.gate.close()
+	a.gate.Close()
 	a.mu.Lock()
 	stopping := a.stopping
 	a.mu.Unlock()
@@ -591,7 +592,7 @@ func (a *Agent) stop() {
 func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 	if method == acp.ClientMethodSessionUpdate {
 		// The gate passes session/update only as a notification.
-		defer a.gate.done()
+		defer a.gate.Done()
 		id, u, err := decodeUpdate(params)
 		if err != nil {
 			a.log.Warn("bad session/update", "err", err, "params", truncate(string(params), 200))
@@ -610,7 +611,7 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	// Requests come after the updates the agent sent before them. Only
 	// requests wait: each runs on its own goroutine, while the updates it
 	// waits for are handled on the notification goroutine.
-	a.gate.barrier(ctx)
+	a.gate.Barrier(ctx)
 	return serve(ctx, a, params)
 }
 

@@ -79,49 +79,6 @@ func TestAgentSpecEnv(t *testing.T) {
 	}
 }
 
-func TestQuirksByAgentInfo(t *testing.T) {
-	gemini := &acp.Implementation{Name: "gemini-cli", Version: "0.61.0"}
-	other := &acp.Implementation{Name: "qwen-code", Version: "0.24.4"}
-	for _, tc := range []struct {
-		info     *acp.Implementation
-		override map[string]bool
-		want     bool
-	}{
-		{gemini, nil, true},
-		{other, nil, false},
-		{nil, nil, false},
-		{gemini, map[string]bool{QuirkMissingFileAsEmpty: false}, false},
-		{other, map[string]bool{QuirkMissingFileAsEmpty: true}, true},
-	} {
-		if got := quirkOn(QuirkMissingFileAsEmpty, tc.info, tc.override); got != tc.want {
-			t.Errorf("quirkOn(%+v, %v) = %v, want %v", tc.info, tc.override, got, tc.want)
-		}
-	}
-	// Version ranges.
-	saved := knownQuirks
-	defer func() { knownQuirks = saved }()
-	knownQuirks = []agentQuirk{{Name: "q", Agent: "a", Min: "0.10", Max: "1.2.0"}}
-	for v, want := range map[string]bool{"0.9.9": false, "0.10.0": true, "v1.2.0-rc1": true, "1.2.1": false, "": false} {
-		if got := quirkOn("q", &acp.Implementation{Name: "a", Version: v}, nil); got != want {
-			t.Errorf("version %q: %v, want %v", v, got, want)
-		}
-	}
-}
-
-func TestCompareVersions(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"0.9", "0.10", -1}, {"1.0.0", "1", 0}, {"v2.6.0", "2.6.0", 0}, {"0.61.0-nightly", "0.61.0", 0}, {"1.10", "1.9.9", 1},
-	} {
-		if got := compareVersions(tc.a, tc.b); got != tc.want {
-			t.Errorf("compareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
-
-// qwen-code names its methods in the error's data.
 func TestAuthMethodsOfError(t *testing.T) {
 	err := acp.NewAuthRequired(map[string]any{"authMethods": []any{map[string]any{"id": "openai", "name": "Use OpenAI API key"}}})
 	got := authMethodsOf(err, nil)

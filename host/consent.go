@@ -2,16 +2,14 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/approval"
+	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
 // Consent for terminal/create (doc/acp.txt, acp-security-terminals). A
@@ -20,7 +18,7 @@ import (
 // "execute" or a project rule (matched in the UI) allows it; anything else
 // asks, showing the whole command, its cwd and env. A cwd outside the
 // workspace or an env variable that can change what runs always asks. The
-// destructive patterns (guard.go) only add a warning to the question.
+// destructive patterns (approval.Destructive) only add a warning to the question.
 
 // termSpec is what a terminal/create would run.
 type termSpec struct {
@@ -31,124 +29,13 @@ type termSpec struct {
 }
 
 // key is what an approval is for: the command line in its cwd.
-func (t termSpec) key() string {
-	return t.line + "\x00" + filepath.Clean(t.cwd)
-}
+func (t termSpec) key() string { return approval.Key(t.line, t.cwd) }
 
-// plainArg is an argument shown without quotes (the UI takes the line from
-// the host: withCommandLine, events.go).
-func plainArg(a string) bool {
-	if a == "" {
-		return false
-	}
-	for _, r := range a {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("-._/=:,@+", r):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// shellQuote quotes a for a POSIX shell, as Neovim's shellescape() does.
-func shellQuote(a string) string {
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-}
-
-// systemShells are the shells whose `-c script` is the script itself.
-var systemShells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true}
-
-// shellScript returns the script of argv = [shell, -c, script] for a system
-// shell (a bare name or one in /bin, /usr/bin, /usr/local/bin; not
-// "./bash", which could be anything), as codex sends its commands.
-func shellScript(argv []string) (string, bool) {
-	if len(argv) != 3 || !systemShells[filepath.Base(argv[0])] {
-		return "", false
-	}
-	if d := filepath.Dir(argv[0]); strings.Contains(argv[0], "/") && d != "/bin" && d != "/usr/bin" && d != "/usr/local/bin" {
-		return "", false
-	}
-	f := argv[1]
-	if len(f) < 2 || f[0] != '-' || !strings.Contains(f, "c") {
-		return "", false
-	}
-	for _, r := range f[1:] {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "", false
-		}
-	}
-	return argv[2], true
-}
-
-// commandLine is the line command+args run as, for the user to read and
-// for approvals to compare: a shell line (no args) as it is, a shell's
-// `-c script` as the script, other argv shell-quoted where needed.
-func commandLine(command string, args []string) string {
-	if len(args) == 0 {
-		return command
-	}
-	argv := append([]string{command}, args...)
-	if script, ok := shellScript(argv); ok {
-		return script
-	}
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if !plainArg(a) {
-			a = shellQuote(a)
-		}
-		parts[i] = a
-	}
-	return strings.Join(parts, " ")
-}
-
-// rawCommand is the command line of a permission request's rawInput
-// ("command" or "cmd": a string, or argv).
-func rawCommand(in map[string]any) (string, bool) {
-	c, ok := in["command"]
-	if !ok {
-		c = in["cmd"]
-	}
-	switch c := c.(type) {
-	case string:
-		return c, c != ""
-	case []any:
-		argv := make([]string, 0, len(c))
-		for _, p := range c {
-			s, ok := p.(string)
-			if !ok {
-				return "", false
-			}
-			argv = append(argv, s)
-		}
-		if len(argv) == 0 {
-			return "", false
-		}
-		return commandLine(argv[0], argv[1:]), true
-	}
-	return "", false
-}
-
-// contentInput gives a tool call without rawInput whose only content is a
-// JSON object as text that object as its rawInput, and returns it: gemini
-// sends an MCP tool call's arguments so (issue 18), and the command a
-// run_command call runs is then shown and approved as any other's.
-func contentInput(tc map[string]any) map[string]any {
-	content, _ := tc["content"].([]any)
-	if _, has := tc["rawInput"]; has || len(content) != 1 {
-		return nil
-	}
-	c, _ := content[0].(map[string]any)
-	block, _ := c["content"].(map[string]any)
-	text, _ := block["text"].(string)
-	var in map[string]any
-	if c["type"] != "content" || block["type"] != "text" || json.Unmarshal([]byte(text), &in) != nil || in == nil {
-		return nil
-	}
-	tc["rawInput"] = in
-	return in
-}
+// rawCommand and contentInput: the tool call's command (approval).
+var (
+	rawCommand   = approval.RawCommand
+	contentInput = approval.ContentInput
+)
 
 // approve records the command of a permission request the user allowed in
 // turn: the terminal/create of exactly that command line in that cwd (the
@@ -185,37 +72,6 @@ func (s *Session) autoAllows(kind string) bool {
 	return false
 }
 
-// inertEnv are variables that change how output looks, never which
-// program runs or what it loads or reads as code.
-var inertEnv = map[string]bool{
-	"TERM": true, "COLORTERM": true, "COLUMNS": true, "LINES": true, "NO_COLOR": true, "FORCE_COLOR": true,
-	"CLICOLOR": true, "CLICOLOR_FORCE": true, "CI": true, "LANG": true, "LANGUAGE": true, "TZ": true,
-	"GIT_TERMINAL_PROMPT": true, "DEBIAN_FRONTEND": true, "PYTHONUNBUFFERED": true,
-	"PYTHONDONTWRITEBYTECODE": true, "CLAUDECODE": true,
-}
-
-// pagerEnv are variables naming a program; "cat" (the host's own default)
-// is the only value that passes.
-var pagerEnv = map[string]bool{"PAGER": true, "GIT_PAGER": true, "MANPAGER": true}
-
-// riskyEnv lists the variables of env that could change what runs (PATH,
-// LD_PRELOAD, BASH_ENV, ENV, SHELL, PYTHONPATH, ... anything not known to be
-// inert), leaving out those set to what the environment has already.
-func riskyEnv(env map[string]string) []string {
-	var out []string
-	for k, v := range env {
-		if cur, ok := os.LookupEnv(k); ok && cur == v {
-			continue
-		}
-		if inertEnv[k] || strings.HasPrefix(k, "LC_") || (pagerEnv[k] && v == "cat") {
-			continue
-		}
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // insideWorkspace reports whether dir (symlinks resolved) is the session's
 // cwd or under it or under an allowed root.
 func (s *Session) insideWorkspace(dir string) bool {
@@ -229,16 +85,7 @@ func (s *Session) insideWorkspace(dir string) bool {
 // realInsideWorkspace is insideWorkspace for a path with no symlinks (an
 // opened directory's, as the kernel names it), taken as it is.
 func (s *Session) realInsideWorkspace(real string) bool {
-	for _, root := range append([]string{s.opts.Agent.Cwd}, s.opts.Fs.AllowRoots...) {
-		r, err := filepath.EvalSymlinks(root)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(r, real); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return true
-		}
-	}
-	return false
+	return approval.Inside(real, append([]string{s.opts.Agent.Cwd}, s.opts.Fs.AllowRoots...))
 }
 
 // terminalRisks says what about spec no approval, rule or auto_allow may
@@ -257,7 +104,7 @@ func (s *Session) terminalRisks(spec termSpec) []string {
 		}
 		out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", where))
 	}
-	for _, k := range riskyEnv(spec.env) {
+	for _, k := range approval.RiskyEnv(spec.env) {
 		out = append(out, fmt.Sprintf("it sets %s, which can change what runs or what it loads", k))
 	}
 	return out
@@ -280,7 +127,7 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) (network b
 		}
 	}
 	warnings := append([]string{}, risks...)
-	if destructive(spec.line) {
+	if approval.Destructive(spec.line) {
 		warnings = append(warnings, "it looks destructive (deletes, overwrites, moves or escalates): read it whole")
 	}
 	in := map[string]any{"command": spec.line, "cwd": spec.cwd}
@@ -322,7 +169,7 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) (network b
 	if i, err := s.askOption(ctx, req, len(options)); err == nil && i >= 0 && strings.HasPrefix(options[i].kind, "allow") {
 		return options[i].network, nil
 	}
-	return false, refusedErr(spec.line)
+	return false, terminal.RefusedError(spec.line)
 }
 
 func toAny(ss []string) []any {

@@ -9,6 +9,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
+	"github.com/nvim-acp/nvim-acp/internal/gate"
+	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
 // testAgent is an agent connection's client side with session s
@@ -20,7 +22,7 @@ func testAgent(t *testing.T, s *Session) *Agent {
 		log:      s.log,
 		exited:   make(chan struct{}),
 		sessions: map[acp.SessionId]*Session{"s1": s},
-		gate:     newGate(strings.NewReader(""), gateLimit, func(int) {}),
+		gate:     gate.New(strings.NewReader(""), gate.Limit, func(int) {}),
 	}
 	s.agent, s.id = a, "s1"
 	return a
@@ -100,8 +102,8 @@ func TestTerminalRequestsTyped(t *testing.T) {
 		if rerr == nil || rerr.Code != acperr.InvalidParams {
 			t.Fatalf("%s of an unknown terminal: %v, want invalid params", method, rerr)
 		}
-		if d := errData(t, rerr); d["reason"] != reasonUnknownTerminal || d["terminalId"] != "term-9" || !strings.Contains(rerr.Message, "term-9") {
-			t.Errorf("%s of an unknown terminal: %v, want reason %s naming term-9", method, rerr, reasonUnknownTerminal)
+		if d := errData(t, rerr); d["reason"] != terminal.ReasonUnknownTerminal || d["terminalId"] != "term-9" || !strings.Contains(rerr.Message, "term-9") {
+			t.Errorf("%s of an unknown terminal: %v, want reason %s naming term-9", method, rerr, terminal.ReasonUnknownTerminal)
 		}
 	}
 	_, rerr := a.handle(ctx, acp.ClientMethodTerminalCreate, json.RawMessage(`{"sessionId":"s1","command":""}`))

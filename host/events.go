@@ -165,7 +165,7 @@ func permissionEvent(request map[string]any) Event {
 const clientKey = "_nvim_acp"
 
 // withCommandLine sets tc[clientKey] from tc's rawInput: the command line
-// the tool call runs, computed once here (commandLine, consent.go) so that
+// the tool call runs, computed once here (approval.CommandLine) so that
 // a rule the UI saves or matches (lua/acp/rules.lua) is the line consent
 // approves. "runs" is true when rawInput names a command at all, even one
 // that cannot be read as a line (an argv that is not all strings). A tool
@@ -239,7 +239,7 @@ func terminalEvent(id, line, cwd string) Event {
 }
 
 // terminalExitEvent says terminal id's command ended with an exit code or
-// a signal (id is set when the event is queued, see livePump.exit).
+// a signal (id is set when the event is queued, see terminal.Pump.Exit).
 func terminalExitEvent(exitCode *int, signal string) Event {
 	ev := Event{"type": EventTerminalExit}
 	if exitCode != nil {

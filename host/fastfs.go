@@ -154,7 +154,7 @@ func (f *fastFS) cancelFrom(line []byte) {
 // (dispatch.go).
 func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 	a := f.a
-	a.gate.barrier(ctx)
+	a.gate.Barrier(ctx)
 	var rerr *acp.RequestError
 	var parts [][]byte
 	id := acp.SessionId(req.sessionID)

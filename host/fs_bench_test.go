@@ -20,6 +20,7 @@ import (
 	"github.com/neovim/go-client/nvim"
 
 	"github.com/nvim-acp/nvim-acp/internal/cputime"
+	"github.com/nvim-acp/nvim-acp/internal/gate"
 )
 
 // fsBench is a real headless Neovim with the plugin loaded, a host session
@@ -95,8 +96,8 @@ func benchAgent(s *Session, r io.Reader, w io.Writer) *Agent {
 		out:      &agentWriter{w: w},
 	}
 	s.agent = a
-	a.gate = newGate(r, gateLimit, func(int) {})
-	a.gate.intercept = (&fastFS{a: a}).intercept
+	a.gate = gate.New(r, gate.Limit, func(int) {})
+	a.gate.Intercept = (&fastFS{a: a}).intercept
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	return a
 }

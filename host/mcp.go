@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
-	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
-	"github.com/nvim-acp/nvim-acp/terminal"
+	"github.com/nvim-acp/nvim-acp/quirks"
 )
 
 // This file wires editormcp: each session's editor as an MCP server passed
@@ -45,7 +43,7 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 	var srv acp.McpServer
 	if err == nil {
 		bin, _ := os.Executable()
-		srv, err = ep.Entry(o.Name, a.initResp.AgentCapabilities.McpCapabilities, quirkOn(QuirkMcpHTTP, info, s.opts.Quirks), bin)
+		srv, err = ep.Entry(o.Name, a.initResp.AgentCapabilities.McpCapabilities, quirks.On(quirks.McpHTTP, info, s.opts.Quirks), bin)
 	}
 	if err != nil {
 		s.emit(messageEvent("warn", "the editor's MCP server is not available to the agent: "+err.Error()))
@@ -55,10 +53,10 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 	s.mcpEP = ep
 	s.mu.Unlock()
 	s.onEnd(ep.Close)
-	if srv.Stdio != nil && quirkOn(QuirkMcpHTTP, info, s.opts.Quirks) && s.h.once("mcp-http:"+a.spec.Name) {
+	if srv.Stdio != nil && quirks.On(quirks.McpHTTP, info, s.opts.Quirks) && s.h.once("mcp-http:"+a.spec.Name) {
 		s.emit(messageEvent("warn", fmt.Sprintf("%s drops stdio MCP servers and does not say it takes HTTP ones: the editor's tools (:help acp-tools) may not reach it; a newer version may take them.", a.spec.Name)))
 	}
-	if quirkOn(QuirkMcpTrust, info, s.opts.Quirks) && !slices.Contains(s.opts.Agent.Cmd, "--skip-trust") && s.h.once("mcp-trust:"+a.spec.Name) {
+	if quirks.On(quirks.McpTrust, info, s.opts.Quirks) && !slices.Contains(s.opts.Agent.Cmd, "--skip-trust") && s.h.once("mcp-trust:"+a.spec.Name) {
 		s.emit(messageEvent("info", fmt.Sprintf("%s uses the editor's MCP server (%q) only in folders it trusts: trust this folder in it, or add \"--skip-trust\" to agents.%s.cmd.", a.spec.Name, o.Name, a.spec.Name)))
 	}
 	s.log.Info("mcp: editor server passed", "name", o.Name, "acp", srv.Acp != nil, "http", srv.Http != nil)
@@ -69,10 +67,8 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 // for files and commands, Neovim's Lua for the queries.
 type mcpEditor struct {
 	*editormcp.LuaQueries
-	s *Session
-
-	mu  sync.Mutex
-	ran []string // run_command's terminals not released yet
+	s   *Session
+	ran editormcp.Ran // run_command's terminals not released yet
 }
 
 // block shows a tool block of the tools in the chat.
@@ -147,43 +143,13 @@ func (e *mcpEditor) RunCommand(ctx context.Context, r editormcp.RunRequest) (edi
 	tid := res.TerminalId
 	id := fmt.Sprintf("nvim-mcp-%d", s.h.nextID())
 	e.block(editormcp.RunBlock(id, r, tid))
-	m := s.existingTerminals()
-	wctx, cancel := context.WithTimeout(ctx, time.Duration(r.TimeoutSeconds)*time.Second)
-	_, werr := m.WaitForExit(wctx, tid)
-	cancel()
-	out := editormcp.RunResult{TimedOut: werr != nil && ctx.Err() == nil}
-	if werr != nil { // timed out, or the agent gave up on the call
-		_ = m.Kill(tid)
-		_, _ = m.WaitForExit(context.Background(), tid) // Kill ends it within its grace
-	}
-	o, err := m.Output(tid)
-	if err == nil {
-		out.Output, out.Truncated = o.Text, o.Truncated
-		if o.Exit != nil {
-			out.ExitCode, out.Signal = o.Exit.ExitCode, o.Exit.Signal
-		}
-	}
-	// Released a few commands later: the chat's view is still taking the
-	// last of its output now.
-	e.mu.Lock()
-	e.ran = append(e.ran, tid)
-	limit := s.opts.Terminal.MaxTerminals
-	if limit <= 0 {
-		limit = terminal.DefaultMaxTerminals
-	}
-	old := e.ran[:max(0, len(e.ran)-min(keptTerminals, limit/2))]
-	e.ran = e.ran[len(old):]
-	e.mu.Unlock()
-	for _, t := range old {
+	out, err := editormcp.Await(ctx, s.existingTerminals(), tid, r)
+	for _, t := range e.ran.Add(tid, s.opts.Terminal.MaxTerminals) {
 		_, _ = s.releaseTerminal(context.Background(), acp.ReleaseTerminalRequest{SessionId: s.id, TerminalId: t})
 	}
 	e.block(editormcp.DoneBlock(id, nil))
 	return out, err
 }
-
-// keptTerminals is how many of run_command's ended terminals a session
-// keeps before it releases the oldest (at most half its terminals).
-const keptTerminals = 4
 
 // reqErr is an ACP request error as the tool's error: its message, and
 // its data's "error" when it adds to it.

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/quirks"
 )
 
 // Whether the agent reads the disk (so unsaved buffers are offered to be
@@ -22,7 +24,7 @@ func TestReadsDisk(t *testing.T) {
 		{"codex reads the disk", "@agentclientprotocol/codex-acp", nil, true, true},
 		{"gemini reads the disk even after fs reads", "gemini-cli", nil, true, true},
 		{"qwen reads through the editor", "qwen-code", nil, false, false},
-		{"the user says otherwise", "qwen-code", map[string]bool{QuirkReadsDisk: true}, false, true},
+		{"the user says otherwise", "qwen-code", map[string]bool{quirks.ReadsDisk: true}, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, s := testSession(t)

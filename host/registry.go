@@ -1,451 +1,49 @@
 package host
 
-// ACP agent registry over RPC (issue 12 item 6): list, refresh, install,
-// cancel, resolve. The work is done by package registry; this file is the
-// contract with the Lua side.
-//
-// Every method takes an optional opts table (nil or {} is fine):
-//
-//	url        registry.json to use (default registry.DefaultURL)
-//	cache_dir  where the registry copy is cached (default stdpath("cache").."/acp/registry")
-//	data_dir   where agents are installed (default stdpath("data").."/acp";
-//	           binaries go to <data_dir>/agents/<id>/<version>/)
-//	timeout_ms network timeout of a refresh (default 10000)
-//	max_age_s  how long a cached copy is used without asking (default 3600;
-//	           a Cache-Control max-age from the server wins)
-//	force      refresh: ask the server even if the cache is fresh
-//	kind       install: "binary" | "npx" | "uvx" (default: the first usable,
-//	           in that order)
-//
-// Synchronous (vim.rpcrequest, answers at once, never touches the network):
-//
-//	acp_registry_list(opts) -> List
-//	    The registry from the cache (even stale), else the bundled snapshot.
-//	acp_registry_resolve(id, opts) -> Spec
-//	    How to start agent id: its newest install on disk for the registry's
-//	    version, else its npx/uvx command (npx/uvx fetch on first start),
-//	    else an older install. Errors when it is not installed and cannot be
-//	    run (message says how to install it, e.g. Node.js for npx).
-//	acp_registry_cancel(install) -> nil
-//	    Cancels a running install; it ends with a registry_installed event
-//	    {ok = false, error = "...context canceled"}. Unknown ids are ignored.
-//
-// Asynchronous (answer at once with an id; the result comes as events
-// through require("acp.events").dispatch, batched like all events; these
-// events carry no sid, so dispatch needs a route for them; constructors and
-// types in events.go, registryEventTypes):
-//
-//	acp_registry_refresh(opts) -> request (integer)
-//	    Fetches the published registry (timeout, cache, fallbacks), then emits
-//	    {type = "registry_list", request = N, <every field of List>}.
-//	acp_registry_install(id, opts) -> install (integer)
-//	    Installs agent id (known to list; the version is the registry's as
-//	    refresh would see it: the cache while fresh, else the network, else
-//	    what list shows) and emits:
-//	    {type = "registry_progress", install = N, id = "kimi",
-//	     phase = "download"|"verify"|"unpack"|"prefetch"|"done",
-//	     bytes = 123, total = 456}        -- total = -1 when unknown
-//	    (about one per 1% of a download, at most every 100 ms), then once:
-//	    {type = "registry_installed", install = N, id = "kimi", ok = true,
-//	     agent = Spec}
-//	    or {type = "registry_installed", install = N, id = "kimi", ok = false,
-//	     error = "install kimi: checksum mismatch: ..."}.
-//	    A second install of an id already being installed is an error.
-//
-// Shapes:
-//
-//	List = {
-//	  origin = "network"|"cache"|"bundled", -- where this list comes from
-//	  stale = bool,           -- older than its max-age (always true for bundled)
-//	  fetched_at = integer,   -- unix seconds of the copy; 0 for bundled
-//	  error = string|nil,     -- why the network copy is not the one shown
-//	  platform = "linux-x86_64",            -- this machine's binary key
-//	  skipped = { string },   -- registry entries left out as invalid
-//	  agents = { Entry },     -- in registry order
-//	}
-//	Entry = {
-//	  id, name, version, description = string,
-//	  repository, website, license, icon = string|nil,
-//	  authors = { string },
-//	  kinds = { "binary"|"npx"|"uvx" },  -- what the registry offers
-//	  usable = { kind },      -- what can be installed here, preferred first
-//	  unusable = { string },  -- why the other kinds cannot (no build for
-//	                          -- this platform, "npx not found: install Node.js ...")
-//	  installed = Spec|nil,   -- newest install on disk
-//	  versions = { string },  -- every installed version, newest first
-//	  outdated = bool,        -- installed, but not the registry's version
-//	}
-//	Spec = {                  -- an AgentSpec for acp_open (add cwd)
-//	  name = id, cmd = { program, args... }, env = { K = V }|nil,
-//	  version = string, kind = "binary"|"npx"|"uvx",
-//	  installed = bool,       -- false: an npx/uvx command not fetched yet
-//	  dir = string|nil,       -- install directory
-//	  risky_env = { string }|nil, -- variables of env that can change what
-//	                          -- runs (registry.RiskyEnv): the user accepts
-//	                          -- them before the first start
-//	}
-
 import (
-	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
-	"runtime"
-	"sync"
-	"time"
 
 	"github.com/nvim-acp/nvim-acp/registry"
 )
 
-// registryOptions are the opts of every acp_registry_* call.
-type registryOptions struct {
-	URL      string
-	CacheDir string
-	DataDir  string
-	Timeout  time.Duration
-	MaxAge   time.Duration
-	Force    bool
-	Kind     string
-}
-
-// parseRegistryOptions reads an opts table: nil, {} (which arrives as an
-// empty array) or a map.
-func parseRegistryOptions(v any) (registryOptions, error) {
-	var o registryOptions
-	switch m := v.(type) {
-	case nil:
-		return o, nil
-	case []any:
-		if len(m) == 0 {
-			return o, nil
-		}
-	case map[string]any:
-		str := func(k string) (string, error) {
-			switch s := m[k].(type) {
-			case nil:
-				return "", nil
-			case string:
-				return s, nil
-			}
-			return "", fmt.Errorf("registry opts: %s must be a string", k)
-		}
-		num := func(k string) (int64, error) {
-			switch n := m[k].(type) {
-			case nil:
-				return 0, nil
-			case int64:
-				return n, nil
-			case uint64:
-				return int64(n), nil
-			case float64:
-				return int64(n), nil
-			}
-			return 0, fmt.Errorf("registry opts: %s must be a number", k)
-		}
-		var errs []error
-		add := func(s string, err error) string { errs = append(errs, err); return s }
-		o.URL = add(str("url"))
-		o.CacheDir = add(str("cache_dir"))
-		o.DataDir = add(str("data_dir"))
-		o.Kind = add(str("kind"))
-		ms, err := num("timeout_ms")
-		errs = append(errs, err)
-		o.Timeout = time.Duration(ms) * time.Millisecond
-		s, err := num("max_age_s")
-		errs = append(errs, err)
-		o.MaxAge = time.Duration(s) * time.Second
-		if f, ok := m["force"].(bool); ok {
-			o.Force = f
-		}
-		return o, errors.Join(errs...)
+// registryService is the registry over RPC (registry.Service, whose file
+// has the contract with Lua), its results sent as UI events.
+func (h *Host) registryService() *registry.Service {
+	r := &registry.Service{
+		OnList: func(request int, list map[string]any, err error) {
+			h.ui.Emit(registryListEvent(request, list, err))
+		},
+		OnProgress: func(install int, id, phase string, bytes, total int64) {
+			h.ui.Emit(registryProgressEvent(install, id, phase, bytes, total))
+		},
+		OnInstalled: func(install int, id string, spec map[string]any, err error) {
+			h.ui.Emit(registryInstalledEvent(install, id, spec, err))
+		},
+		Log: h.log,
 	}
-	return o, fmt.Errorf("registry opts: want a table, got %T", v)
+	if h.nv != nil {
+		r.Stdpath = func(what string) (string, error) {
+			var p string
+			err := h.nv.Call("stdpath", &p, what)
+			return p, err
+		}
+	}
+	return r
 }
 
-// registryRPC serves the acp_registry_* methods of one host.
-type registryRPC struct {
-	h *Host
-
-	mu       sync.Mutex
-	lastID   int
-	installs map[int]context.CancelFunc
-	byAgent  map[string]int // agent id -> install running
-	stdpath  map[string]string
-}
-
-func newRegistryRPC(h *Host) *registryRPC {
-	return &registryRPC{h: h, installs: map[int]context.CancelFunc{}, byAgent: map[string]int{}, stdpath: map[string]string{}}
-}
-
-// registerRegistry installs the acp_registry_* methods (see above).
+// registerRegistry installs the acp_registry_* methods (registry.Service).
 func (h *Host) registerRegistry() error {
-	r := newRegistryRPC(h)
+	r := h.registryService()
 	for name, fn := range map[string]any{
-		"acp_registry_list":    r.list,
-		"acp_registry_refresh": r.refresh,
-		"acp_registry_install": r.install,
-		"acp_registry_cancel":  r.cancel,
-		"acp_registry_resolve": r.resolve,
+		"acp_registry_list":    r.List,
+		"acp_registry_refresh": r.Refresh,
+		"acp_registry_install": r.Install,
+		"acp_registry_cancel":  r.Cancel,
+		"acp_registry_resolve": r.Resolve,
 	} {
 		if err := h.nv.RegisterHandler(name, fn); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}
 	}
 	return nil
-}
-
-// dir returns Neovim's stdpath(what), asked once.
-func (r *registryRPC) dir(what string) (string, error) {
-	r.mu.Lock()
-	p, ok := r.stdpath[what]
-	r.mu.Unlock()
-	if ok {
-		return p, nil
-	}
-	if r.h.nv == nil {
-		return "", fmt.Errorf("registry: no %s_dir given and no Neovim to ask", what)
-	}
-	if err := r.h.nv.Call("stdpath", &p, what); err != nil {
-		return "", fmt.Errorf("registry: stdpath(%q): %w", what, err)
-	}
-	r.mu.Lock()
-	r.stdpath[what] = p
-	r.mu.Unlock()
-	return p, nil
-}
-
-func (r *registryRPC) source(o registryOptions) (*registry.Source, error) {
-	cache := o.CacheDir
-	if cache == "" {
-		base, err := r.dir("cache")
-		if err != nil {
-			return nil, err
-		}
-		cache = filepath.Join(base, "acp", "registry")
-	}
-	return &registry.Source{URL: o.URL, CacheDir: cache, Timeout: o.Timeout, MaxAge: o.MaxAge}, nil
-}
-
-func (r *registryRPC) installer(o registryOptions) (*registry.Installer, error) {
-	data := o.DataDir
-	if data == "" {
-		base, err := r.dir("data")
-		if err != nil {
-			return nil, err
-		}
-		data = filepath.Join(base, "acp")
-	}
-	return &registry.Installer{Dir: data}, nil
-}
-
-// load parses opts and returns the registry as list shows it (never the
-// network) with the installer of opts' data dir.
-func (r *registryRPC) load(opts any) (registryOptions, *registry.Loaded, *registry.Installer, error) {
-	o, err := parseRegistryOptions(opts)
-	if err != nil {
-		return o, nil, nil, err
-	}
-	src, err := r.source(o)
-	if err != nil {
-		return o, nil, nil, err
-	}
-	in, err := r.installer(o)
-	if err != nil {
-		return o, nil, nil, err
-	}
-	l, err := src.Load(context.Background(), registry.LoadOptions{Offline: true})
-	return o, l, in, err
-}
-
-func (r *registryRPC) list(opts any) (map[string]any, error) {
-	_, l, in, err := r.load(opts)
-	if err != nil {
-		return nil, err
-	}
-	return listResult(l, in), nil
-}
-
-func (r *registryRPC) nextID() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lastID++
-	return r.lastID
-}
-
-func (r *registryRPC) refresh(opts any) (int, error) {
-	o, err := parseRegistryOptions(opts)
-	if err != nil {
-		return 0, err
-	}
-	src, err := r.source(o)
-	if err != nil {
-		return 0, err
-	}
-	in, err := r.installer(o)
-	if err != nil {
-		return 0, err
-	}
-	id := r.nextID()
-	go func() {
-		l, err := src.Load(context.Background(), registry.LoadOptions{Refresh: o.Force})
-		var list map[string]any
-		if err == nil {
-			list = listResult(l, in)
-		}
-		r.h.ui.Emit(registryListEvent(id, list, err))
-	}()
-	return id, nil
-}
-
-func (r *registryRPC) install(agentID string, opts any) (int, error) {
-	o, l, in, err := r.load(opts)
-	if err != nil {
-		return 0, err
-	}
-	a, ok := l.Agent(agentID)
-	if !ok {
-		return 0, fmt.Errorf("no agent %q in the registry (%s)", agentID, l.Origin)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.mu.Lock()
-	if n, busy := r.byAgent[agentID]; busy {
-		r.mu.Unlock()
-		cancel()
-		return 0, fmt.Errorf("%s is being installed already (install %d)", agentID, n)
-	}
-	r.lastID++
-	id := r.lastID
-	r.installs[id] = cancel
-	r.byAgent[agentID] = id
-	r.mu.Unlock()
-
-	go func() {
-		defer cancel()
-		// The registry as it is now (the cache while fresh, else the
-		// network within the timeout), so a stale copy does not install
-		// an old version; the copy listed when that fails.
-		if src, err := r.source(o); err == nil {
-			if now, err := src.Load(ctx, registry.LoadOptions{}); err == nil {
-				if b, ok := now.Agent(agentID); ok {
-					a = b
-				}
-			}
-		}
-		r.h.log.Info("registry install", "agent", agentID, "version", a.Version, "install", id)
-		var last time.Time
-		lastPhase := ""
-		c, err := in.Install(ctx, a, registry.InstallOptions{Kind: o.Kind, Progress: func(p registry.Progress) {
-			if p.Phase == lastPhase && time.Since(last) < 100*time.Millisecond {
-				return
-			}
-			last, lastPhase = time.Now(), p.Phase
-			r.h.ui.Emit(registryProgressEvent(id, agentID, p.Phase, p.Bytes, p.Total))
-		}})
-		r.mu.Lock()
-		delete(r.installs, id)
-		delete(r.byAgent, agentID)
-		r.mu.Unlock()
-		var spec map[string]any
-		if err != nil {
-			r.h.log.Warn("registry install failed", "agent", agentID, "err", err)
-		} else {
-			r.h.log.Info("registry installed", "agent", agentID, "cmd", c.Cmd)
-			spec = specResult(c)
-		}
-		r.h.ui.Emit(registryInstalledEvent(id, agentID, spec, err))
-	}()
-	return id, nil
-}
-
-func (r *registryRPC) cancel(install int) error {
-	r.mu.Lock()
-	cancel := r.installs[install]
-	r.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	return nil
-}
-
-func (r *registryRPC) resolve(agentID string, opts any) (map[string]any, error) {
-	_, l, in, err := r.load(opts)
-	if err != nil {
-		return nil, err
-	}
-	if a, ok := l.Agent(agentID); ok {
-		c, err := in.Resolve(a)
-		if err != nil {
-			return nil, err
-		}
-		return specResult(c), nil
-	}
-	// Gone from the registry (or another registry's): an install still runs.
-	installed, err := in.Installed(agentID)
-	if err != nil {
-		return nil, err
-	}
-	if len(installed) == 0 {
-		return nil, fmt.Errorf("no agent %q in the registry (%s) and none installed", agentID, l.Origin)
-	}
-	return specResult(installed[0]), nil
-}
-
-// specResult is a Command as an AgentSpec table (plus what Lua may show).
-func specResult(c registry.Command) map[string]any {
-	m := map[string]any{"name": c.ID, "cmd": c.Cmd, "version": c.Version, "kind": c.Kind, "installed": c.Installed}
-	if len(c.Env) > 0 {
-		m["env"] = c.Env
-		if risky := registry.RiskyEnv(c.Env); len(risky) > 0 {
-			m["risky_env"] = risky
-		}
-	}
-	if c.Dir != "" {
-		m["dir"] = c.Dir
-	}
-	return m
-}
-
-func listResult(l *registry.Loaded, in *registry.Installer) map[string]any {
-	agents := make([]any, 0, len(l.Agents))
-	for _, a := range l.Agents {
-		usable, why := in.Usable(a)
-		e := map[string]any{
-			"id": a.ID, "name": a.Name, "version": a.Version, "description": a.Description,
-			"authors": nonNil(a.Authors), "kinds": a.Kinds(), "usable": nonNil(usable), "unusable": nonNil(why),
-			"outdated": false, "versions": []string{},
-		}
-		for k, v := range map[string]string{"repository": a.Repository, "website": a.Website, "license": a.License, "icon": a.Icon} {
-			if v != "" {
-				e[k] = v
-			}
-		}
-		if installed, _ := in.Installed(a.ID); len(installed) > 0 {
-			e["installed"] = specResult(installed[0])
-			versions := make([]string, len(installed))
-			for i, c := range installed {
-				versions[i] = c.Version
-			}
-			e["versions"] = versions
-			e["outdated"] = installed[0].Version != a.Version
-		}
-		agents = append(agents, e)
-	}
-	res := map[string]any{
-		"origin": l.Origin, "stale": l.Stale, "fetched_at": int64(0),
-		"platform": registry.Platform(runtime.GOOS, runtime.GOARCH), "skipped": nonNil(l.Skipped), "agents": agents,
-	}
-	if !l.FetchedAt.IsZero() {
-		res["fetched_at"] = l.FetchedAt.Unix()
-	}
-	if l.Err != nil {
-		res["error"] = l.Err.Error()
-	}
-	return res
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

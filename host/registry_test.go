@@ -27,7 +27,7 @@ import (
 // npx agent, and the agent's archive.
 type registryFixture struct {
 	h    *Host
-	r    *registryRPC
+	r    *registry.Service
 	srv  *httptest.Server
 	opts map[string]any
 
@@ -45,7 +45,7 @@ func newRegistryFixture(t *testing.T) *registryFixture {
 		t.Skip("needs a registry platform and sh")
 	}
 	f := &registryFixture{h: New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil), version: "1.2.3"}
-	f.r = newRegistryRPC(f.h)
+	f.r = f.h.registryService()
 	f.archive = registrytest.TarGz(t, registrytest.Agent())
 	s := sha256.Sum256(f.archive)
 	f.sha = hex.EncodeToString(s[:])
@@ -134,7 +134,7 @@ func agentEntry(t *testing.T, list map[string]any, id string) map[string]any {
 // served registry, after which list shows it from the cache.
 func TestRegistryRPCListAndRefresh(t *testing.T) {
 	f := newRegistryFixture(t)
-	list, err := f.r.list(f.opts)
+	list, err := f.r.List(f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestRegistryRPCListAndRefresh(t *testing.T) {
 		t.Fatalf("gemini entry %v", gemini)
 	}
 
-	req, err := f.r.refresh(f.opts)
+	req, err := f.r.Refresh(f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestRegistryRPCListAndRefresh(t *testing.T) {
 		t.Fatalf("test-agent entry %v", e)
 	}
 
-	list, err = f.r.list(f.opts)
+	list, err = f.r.List(f.opts)
 	if err != nil || list["origin"] != registry.OriginCache || list["stale"] != false || len(list["agents"].([]any)) != 2 {
 		t.Fatalf("list after refresh: %v, %v", list, err)
 	}
@@ -169,10 +169,10 @@ func TestRegistryRPCListAndRefresh(t *testing.T) {
 // event runs the agent, and list and resolve show it installed.
 func TestRegistryRPCInstall(t *testing.T) {
 	f := newRegistryFixture(t)
-	req, _ := f.r.refresh(f.opts)
+	req, _ := f.r.Refresh(f.opts)
 	f.waitEvent(t, typed("registry_list", "request", req))
 
-	id, err := f.r.install("test-agent", f.opts)
+	id, err := f.r.Install("test-agent", f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,19 +211,19 @@ func TestRegistryRPCInstall(t *testing.T) {
 		}
 	}
 
-	list, _ := f.r.list(f.opts)
+	list, _ := f.r.List(f.opts)
 	e := agentEntry(t, list, "test-agent")
 	if inst, _ := e["installed"].(map[string]any); inst == nil || inst["version"] != "1.2.3" || !reflect.DeepEqual(e["versions"], []string{"1.2.3"}) {
 		t.Fatalf("listed %v", e)
 	}
-	got, err := f.r.resolve("test-agent", f.opts)
+	got, err := f.r.Resolve("test-agent", f.opts)
 	if err != nil || !reflect.DeepEqual(got["cmd"], cmd) {
 		t.Fatalf("resolve = %v, %v", got, err)
 	}
-	if _, err := f.r.resolve("no-such-agent", f.opts); err == nil || !strings.Contains(err.Error(), "none installed") {
+	if _, err := f.r.Resolve("no-such-agent", f.opts); err == nil || !strings.Contains(err.Error(), "none installed") {
 		t.Fatalf("resolve unknown: %v", err)
 	}
-	if _, err := f.r.install("no-such-agent", f.opts); err == nil {
+	if _, err := f.r.Install("no-such-agent", f.opts); err == nil {
 		t.Fatal("install of an unknown agent succeeded")
 	}
 }
@@ -233,12 +233,12 @@ func TestRegistryRPCInstall(t *testing.T) {
 func TestRegistryRPCInstallRevalidates(t *testing.T) {
 	f := newRegistryFixture(t)
 	f.cc = "no-cache"
-	req, _ := f.r.refresh(f.opts)
+	req, _ := f.r.Refresh(f.opts)
 	f.waitEvent(t, typed("registry_list", "request", req))
 	f.mu.Lock()
 	f.version = "1.2.4"
 	f.mu.Unlock()
-	id, err := f.r.install("test-agent", f.opts)
+	id, err := f.r.Install("test-agent", f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,12 +251,12 @@ func TestRegistryRPCInstallRevalidates(t *testing.T) {
 // A tampered archive (sha256 differs) ends with ok = false and a reason.
 func TestRegistryRPCInstallChecksumMismatch(t *testing.T) {
 	f := newRegistryFixture(t)
-	req, _ := f.r.refresh(f.opts)
+	req, _ := f.r.Refresh(f.opts)
 	f.waitEvent(t, typed("registry_list", "request", req))
 	f.mu.Lock()
 	f.archive = registrytest.TarGz(t, []registrytest.Entry{{Name: "test-agent", Body: "#!/bin/sh\necho evil\n", Mode: 0o755}})
 	f.mu.Unlock()
-	id, err := f.r.install("test-agent", f.opts)
+	id, err := f.r.Install("test-agent", f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestRegistryRPCInstallChecksumMismatch(t *testing.T) {
 	if done["ok"] != false || !strings.Contains(done["error"].(string), "checksum mismatch") {
 		t.Fatalf("event %v", done)
 	}
-	if _, err := f.r.resolve("test-agent", f.opts); err == nil || !strings.Contains(err.Error(), "not installed") {
+	if _, err := f.r.Resolve("test-agent", f.opts); err == nil || !strings.Contains(err.Error(), "not installed") {
 		t.Fatalf("resolve: %v", err)
 	}
 }
@@ -273,24 +273,24 @@ func TestRegistryRPCInstallChecksumMismatch(t *testing.T) {
 // while one runs is refused.
 func TestRegistryRPCInstallCancel(t *testing.T) {
 	f := newRegistryFixture(t)
-	req, _ := f.r.refresh(f.opts)
+	req, _ := f.r.Refresh(f.opts)
 	f.waitEvent(t, typed("registry_list", "request", req))
 	hold := make(chan struct{})
 	defer close(hold)
 	f.mu.Lock()
 	f.hold = hold
 	f.mu.Unlock()
-	id, err := f.r.install("test-agent", f.opts)
+	id, err := f.r.Install("test-agent", f.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.waitEvent(t, func(ev Event) bool {
 		return ev["type"] == "registry_progress" && ev["install"] == id && ev["phase"] == "download"
 	})
-	if _, err := f.r.install("test-agent", f.opts); err == nil || !strings.Contains(err.Error(), "being installed already") {
+	if _, err := f.r.Install("test-agent", f.opts); err == nil || !strings.Contains(err.Error(), "being installed already") {
 		t.Fatalf("second install: %v", err)
 	}
-	if err := f.r.cancel(id); err != nil {
+	if err := f.r.Cancel(id); err != nil {
 		t.Fatal(err)
 	}
 	done := f.waitEvent(t, typed("registry_installed", "install", id))
@@ -299,36 +299,10 @@ func TestRegistryRPCInstallCancel(t *testing.T) {
 	}
 }
 
-func TestParseRegistryOptions(t *testing.T) {
-	tests := []struct {
-		in   any
-		want registryOptions
-		err  string
-	}{
-		{in: nil},
-		{in: []any{}},
-		{in: map[string]any{"url": "http://x", "cache_dir": "/c", "data_dir": "/d", "timeout_ms": uint64(1500), "max_age_s": int64(60), "force": true, "kind": "npx"},
-			want: registryOptions{URL: "http://x", CacheDir: "/c", DataDir: "/d", Timeout: 1500 * time.Millisecond, MaxAge: time.Minute, Force: true, Kind: "npx"}},
-		{in: map[string]any{"url": 3}, err: "url must be a string"},
-		{in: map[string]any{"timeout_ms": "soon"}, err: "timeout_ms must be a number"},
-		{in: "nope", err: "want a table"},
-		{in: []any{"x"}, err: "want a table"},
-	}
-	for _, tt := range tests {
-		got, err := parseRegistryOptions(tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("parse(%v) err = %v, want %q", tt.in, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("parse(%v) = %+v, %v; want %+v", tt.in, got, err, tt.want)
-		}
-	}
-	// With no Neovim to ask stdpath, dirs must be given.
-	r := newRegistryRPC(New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil))
-	if _, err := r.list(nil); err == nil || !strings.Contains(err.Error(), "no cache_dir given") {
+// With no Neovim to ask stdpath, dirs must be given.
+func TestRegistryWithoutNeovim(t *testing.T) {
+	r := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil).registryService()
+	if _, err := r.List(nil); err == nil || !strings.Contains(err.Error(), "no cache_dir given") {
 		t.Fatalf("list without dirs: %v", err)
 	}
 }

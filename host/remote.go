@@ -12,6 +12,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/internal/gate"
 	"github.com/nvim-acp/nvim-acp/pathmap"
 	"github.com/nvim-acp/nvim-acp/transport"
 )
@@ -36,7 +37,7 @@ func (a *Agent) remote() transport.Remote {
 		Kind:          transport.Kind(a.spec.Transport),
 		Header:        h,
 		AllowInsecure: a.spec.AllowInsecure,
-		MaxMessage:    maxLineBytes,
+		MaxMessage:    gate.MaxLineBytes,
 		Report:        a.broadcastError,
 		Log:           a.log,
 	}

@@ -75,9 +75,9 @@ func TestSandboxInTerminalQuestion(t *testing.T) {
 	s.answer(ev["id"].(int), strconv.Itoa(len(optionIDs(req)))) // "Do not run it", the last
 	<-done
 
-	old := sandboxCheck
-	sandboxCheck = func() (string, error) { return "", errors.New("bwrap: not installed") }
-	defer func() { sandboxCheck = old }()
+	old := sandbox.Works
+	sandbox.Works = func() (string, error) { return "", errors.New("bwrap: not installed") }
+	defer func() { sandbox.Works = old }()
 	ev, req, done = askTerminal(t, h, s)
 	w, _ := req["warnings"].([]any)
 	if len(w) != 1 || !strings.Contains(w[0].(string), "outside the sandbox: bwrap: not installed") {

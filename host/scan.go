@@ -79,53 +79,32 @@ const maxNamedCalls = 256
 // scanNote hands the files a tool call names (locations, diffs) to the
 // scanner before the tool runs, and asks for a check once it ended.
 func (s *Session) scanNote(toolCall map[string]any) {
-	status, _ := toolCall["status"].(string)
-	kind, _ := toolCall["kind"].(string)
-	id, _ := toolCall["toolCallId"].(string)
-	if status == "completed" || status == "failed" {
-		if !readOnlyKinds[kind] {
-			// An edit that named its files: only they are looked at;
-			// anything else (a command) may have changed any file.
-			s.scanMu.Lock()
-			light := s.scanNamed[id]
-			delete(s.scanNamed, id)
-			s.scanMu.Unlock()
-			s.scanSoon(light)
+	tc := turnscan.ParseToolCall(toolCall)
+	switch {
+	case tc.ReadOnly:
+	case tc.Ended:
+		// An edit that named its files: only they are looked at;
+		// anything else (a command) may have changed any file.
+		s.scanMu.Lock()
+		light := s.scanNamed[tc.ID]
+		delete(s.scanNamed, tc.ID)
+		s.scanMu.Unlock()
+		s.scanSoon(light)
+	default:
+		sc := s.scanner()
+		for _, p := range tc.Paths {
+			sc.Note(p)
 		}
-		return
-	}
-	if readOnlyKinds[kind] {
-		return
-	}
-	sc := s.scanner()
-	named := false
-	defer func() {
-		if named && fileKinds[kind] && id != "" {
+		if len(tc.Paths) > 0 && tc.Named && tc.ID != "" {
 			s.scanMu.Lock()
 			if s.scanNamed == nil || len(s.scanNamed) >= maxNamedCalls {
 				s.scanNamed = map[string]bool{}
 			}
-			s.scanNamed[id] = true
+			s.scanNamed[tc.ID] = true
 			s.scanMu.Unlock()
-		}
-	}()
-	locs, _ := toolCall["locations"].([]any)
-	content, _ := toolCall["content"].([]any)
-	for _, l := range append(locs, content...) {
-		if m, ok := l.(map[string]any); ok && (m["type"] == nil || m["type"] == "diff") {
-			if p, ok := m["path"].(string); ok {
-				sc.Note(p)
-				named = true
-			}
 		}
 	}
 }
-
-// readOnlyKinds are the tool kinds that change no file.
-var readOnlyKinds = map[string]bool{"read": true, "search": true, "think": true, "fetch": true, "switch_mode": true}
-
-// fileKinds are the tool kinds that change the files they name.
-var fileKinds = map[string]bool{"edit": true, "delete": true, "move": true}
 
 // scanCheck hands what changed since the last check to the review.
 func (s *Session) scanCheck() {

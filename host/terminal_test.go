@@ -8,6 +8,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/terminal"
 )
 
@@ -27,17 +28,17 @@ func TestLivePumpShowsOutputBeforeRelease(t *testing.T) {
 	s := newSession(h, 1, SessionOptions{Agent: AgentSpec{Cwd: t.TempDir()}})
 	defer s.end()
 	m, pump := s.terminals()
-	view := &liveTerm{}
+	view := &terminal.View{}
 	id, err := m.Create(ctx, terminal.CreateOptions{
 		Command:    "printf",
 		Args:       []string{"hello-%s\\n", "quick"},
-		OnActivity: func() { pump.activity(view) },
-		OnExit:     func(st terminal.ExitStatus) { pump.exit(view, st) },
+		OnActivity: func() { pump.Activity(view) },
+		OnExit:     func(st terminal.ExitStatus) { pump.Exit(view, exitEvent(st)) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pump.start(view, id, terminalEvent(id, "printf", ""))
+	pump.Start(view, id, terminalEvent(id, "printf", ""))
 	if _, err := m.WaitForExit(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -54,4 +55,11 @@ func TestLivePumpShowsOutputBeforeRelease(t *testing.T) {
 		return b.String()
 	}
 	waitFor(t, func() bool { return strings.Contains(shown(), "hello-quick") })
+}
+
+// terminal/* and fs/* errors name a cancelled request and a refusal alike.
+func TestTerminalReasonsMatchFs(t *testing.T) {
+	if terminal.ReasonCancelled != fsbridge.ReasonCancelled || terminal.ReasonRefused != fsbridge.ReasonRefused {
+		t.Fatalf("terminal reasons %q %q, fsbridge's %q %q", terminal.ReasonCancelled, terminal.ReasonRefused, fsbridge.ReasonCancelled, fsbridge.ReasonRefused)
+	}
 }

@@ -188,7 +188,7 @@ M["options merge over the defaults; lists replace"] = function(t)
   t.eq(o.sandbox.allow_read, { "~/tools" }, "the toolchain defaults are replaced")
   t.eq(o.sandbox.network, { "~/web" })
   t.eq(o.sandbox.enabled, true)
-  -- Quirks follow what the agent says it is (host/quirks.go), not a preset.
+  -- Quirks follow what the agent says it is (quirks/quirks.go), not a preset.
   t.eq(config.agent("gemini").quirks, nil)
   t.eq(config.agent("claude").cmd, { "claude-agent-acp" })
   local spec, err = config.agent("nope")

@@ -296,7 +296,7 @@ local function is_int(v, min)
 end
 
 -- A check returns nil when v is fine, else what it must be.
---- The quirks an agent spec may set (host/quirks.go).
+--- The quirks an agent spec may set (quirks/quirks.go).
 local quirk_names =
   { missing_file_as_empty = true, mode_marker = true, reads_disk = true, mcp_http = true, mcp_trusted_folders = true }
 

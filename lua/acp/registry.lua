@@ -1,4 +1,4 @@
---- The ACP agent registry through the host (host/registry.go's
+--- The ACP agent registry through the host (registry/service.go's
 --- acp_registry_* methods): the list (cache, else the bundled snapshot),
 --- a refresh from the network, installs with progress, and how to start an
 --- agent of the registry. Its events (registry_list, registry_progress,
@@ -32,7 +32,7 @@ end
 
 --- The registry as it is on disk (the cached copy, else the bundled
 --- snapshot); never the network. Starts the host when it is built.
----@return table|nil list, string|nil err  (see host/registry.go's List)
+---@return table|nil list, string|nil err  (see registry/service.go's List)
 function M.list()
   return request("acp_registry_list", M.opts())
 end

@@ -1,4 +1,4 @@
-package host
+package approval
 
 import (
 	"regexp"
@@ -7,7 +7,7 @@ import (
 
 // destructivePatterns match shell commands that destroy data or reach past
 // the workspace. They never decide anything (a spelling defeats any list):
-// a match only adds a warning to the question consent.go asks.
+// a match only adds a warning to the question the host asks.
 var destructivePatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])rm\s+(-[a-zA-Z]*[rRf][a-zA-Z]*(\s|$)|--recursive|--force)`),
 	regexp.MustCompile(`(^|[\s;&|(/\\'"\x60])git\s+(reset\s+--hard|clean\s+-[a-zA-Z]*f|push\s+.*(--force|-f\b|--delete|\s:)|checkout\s+--\s|branch\s+-D|stash\s+(drop|clear))`),
@@ -38,8 +38,8 @@ func truncates(line string) bool {
 	return false
 }
 
-// destructive reports whether a command line looks destructive.
-func destructive(line string) bool {
+// Destructive reports whether a command line looks destructive (a warning, never a decision).
+func Destructive(line string) bool {
 	for _, re := range destructivePatterns {
 		if re.MatchString(line) {
 			return true

@@ -1,4 +1,4 @@
-package host
+package gate
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,7 +46,7 @@ func TestGateReadsLineByLine(t *testing.T) {
 	b := `{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{}}`
 	c := `{"jsonrpc":"2.0","id":3,"result":null}`
 	in := a + "\n" + b + "\n\n" + c
-	g := newGate(strings.NewReader(in), 10, func(int) { t.Fatal("drop") })
+	g := New(strings.NewReader(in), 10, func(int) { t.Fatal("drop") })
 	var got []string
 	buf := make([]byte, 64)
 	for {
@@ -67,11 +68,11 @@ func TestGateReadsLineByLine(t *testing.T) {
 }
 
 func TestGateDropsOversizedLines(t *testing.T) {
-	big := strings.Repeat("x", maxLineBytes+10)
+	big := strings.Repeat("x", MaxLineBytes+10)
 	first, last := `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", `{"jsonrpc":"2.0","id":2,"result":{}}`+"\n"
 	in := first + big + "\n" + last
 	var dropped int
-	g := newGate(strings.NewReader(in), 10, func(n int) { dropped = n })
+	g := New(strings.NewReader(in), 10, func(n int) { dropped = n })
 	out, err := io.ReadAll(g)
 	if err != nil {
 		t.Fatal(err)
@@ -98,9 +99,9 @@ func TestGateSortsLines(t *testing.T) {
 	}
 	var bad []string
 	var notes []string
-	g := newGate(strings.NewReader(strings.Join(lines, "\n")), 10, nil)
-	g.onBad = func(l []byte) { bad = append(bad, strings.TrimSpace(string(l))) }
-	g.onNotify = func(m string, p json.RawMessage) { notes = append(notes, m+" "+string(p)) }
+	g := New(strings.NewReader(strings.Join(lines, "\n")), 10, nil)
+	g.OnBad = func(l []byte) { bad = append(bad, strings.TrimSpace(string(l))) }
+	g.OnNotify = func(m string, p json.RawMessage) { notes = append(notes, m+" "+string(p)) }
 	out, err := io.ReadAll(g)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +119,7 @@ func TestGateSortsLines(t *testing.T) {
 }
 
 // readLines reads g until it fails, one value on the channel per Read.
-func readLines(g *gate) chan struct{} {
+func readLines(g *Gate) chan struct{} {
 	lines := make(chan struct{}, 10)
 	go func() {
 		buf := make([]byte, 4096)
@@ -135,20 +136,20 @@ func readLines(g *gate) chan struct{} {
 
 // blockedUntilDone checks that g holds the next line back until one
 // notification is done, then closes it.
-func blockedUntilDone(t *testing.T, g *gate, lines chan struct{}, what string) {
+func blockedUntilDone(t *testing.T, g *Gate, lines chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-lines:
 		t.Fatal(what)
 	case <-time.After(100 * time.Millisecond): // proving a negative: the read must still be blocked
 	}
-	g.done()
+	g.Done()
 	select {
 	case <-lines:
 	case <-time.After(5 * time.Second):
 		t.Fatal("gate did not release after done()")
 	}
-	g.close()
+	g.Close()
 	for range lines {
 	}
 }
@@ -158,7 +159,7 @@ func TestGateBlocksAtLimit(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		in.WriteString(updateLine(i))
 	}
-	g := newGate(&in, 3, nil)
+	g := New(&in, 3, nil)
 	lines := readLines(g)
 	for i := 0; i < 3; i++ {
 		<-lines
@@ -176,7 +177,7 @@ func TestGateBoundsBytesInFlight(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		in.WriteString(big(i))
 	}
-	g := newGate(&in, 100, nil)
+	g := New(&in, 100, nil)
 	g.maxBytes = 2*len(big(0)) + 10 // room for two
 	lines := readLines(g)
 	<-lines
@@ -191,9 +192,9 @@ func TestGateBoundsBytesInFlight(t *testing.T) {
 func streamThroughSDK(t testing.TB, n int, delay time.Duration, gated bool) (int, bool) {
 	pr, pw := io.Pipe()
 	var r io.Reader = pr
-	var g *gate
+	var g *Gate
 	if gated {
-		g = newGate(pr, gateLimit, func(int) {})
+		g = New(pr, Limit, func(int) {})
 		r = g
 	}
 	var got atomic.Int64
@@ -203,7 +204,7 @@ func streamThroughSDK(t testing.TB, n int, delay time.Duration, gated bool) (int
 	var once sync.Once
 	handler := func(ctx context.Context, method string, params json.RawMessage) (any, *acp.RequestError) {
 		if g != nil {
-			defer g.done()
+			defer g.Done()
 		}
 		var p struct {
 			Update struct {
@@ -224,7 +225,7 @@ func streamThroughSDK(t testing.TB, n int, delay time.Duration, gated bool) (int
 		return nil, nil
 	}
 	conn := acp.NewConnection(handler, io.Discard, r)
-	conn.SetLogger(discardLogger())
+	conn.SetLogger(slog.New(slog.DiscardHandler))
 	go func() {
 		for i := 0; i < n; i++ {
 			if _, err := io.WriteString(pw, updateLine(i)); err != nil {
@@ -292,8 +293,8 @@ func BenchmarkStream20000Chunks(b *testing.B) {
 
 // FuzzGate: whatever an agent writes, the gate never panics and hands the
 // SDK, in order and unchanged, every request and response line; it drops
-// what is not JSON-RPC (to onBad) and notifications other than
-// session/update (to onNotify), renames session/update requests, and
+// what is not JSON-RPC (to OnBad) and notifications other than
+// session/update (to OnNotify), renames session/update requests, and
 // counts exactly the session/update notifications it passes.
 func FuzzGate(f *testing.F) {
 	f.Add([]byte(updateLine(1) + "garbage\n" + updateLine(2)))
@@ -304,9 +305,9 @@ func FuzzGate(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":0,"method":"session/update","params":{}}` + "\n" + `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var bad, notified int
-		g := newGate(bytes.NewReader(data), 1<<30, func(int) { t.Fatal("no line here is oversized") })
-		g.onBad = func([]byte) { bad++ }
-		g.onNotify = func(string, json.RawMessage) { notified++ }
+		g := New(bytes.NewReader(data), 1<<30, func(int) { t.Fatal("no line here is oversized") })
+		g.OnBad = func([]byte) { bad++ }
+		g.OnNotify = func(string, json.RawMessage) { notified++ }
 		var out [][]byte
 		counted := 0
 		buf := make([]byte, 1<<16)
@@ -349,7 +350,7 @@ func FuzzGate(f *testing.F) {
 				continue // bad
 			}
 			if !blank && m.ID == nil && m.Method != acp.ClientMethodSessionUpdate && m.Method != "$/cancel_request" {
-				continue // handed to onNotify
+				continue // handed to OnNotify
 			}
 			if j >= len(out) {
 				t.Fatalf("line %q missing from the output", l)

@@ -1,4 +1,7 @@
-package host
+// Package gate is the flow control between an agent's stdout and
+// acp-go-sdk's reader: one line per Read, session/update notifications
+// bounded in flight, oversized and non-JSON-RPC lines kept from the SDK.
+package gate
 
 import (
 	"bufio"
@@ -12,41 +15,41 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 )
 
-// maxLineBytes is the longest message accepted from an agent. acp-go-sdk's
+// MaxLineBytes is the longest message accepted from an agent. acp-go-sdk's
 // scanner gives up on lines over 10 MiB and closes the connection with them,
 // so longer lines are dropped here, before it sees them.
-const maxLineBytes = 8 << 20
+const MaxLineBytes = 8 << 20
 
-// gateLimit bounds the session/update notifications queued inside acp-go-sdk
+// Limit bounds the session/update notifications queued inside acp-go-sdk
 // (whose queue closes the connection when 1024 are waiting).
-const gateLimit = 256
+const Limit = 256
 
 // gateBytes bounds the bytes of those notifications: each holds its line
-// until handled, and lines may be up to maxLineBytes. One line over it
+// until handled, and lines may be up to MaxLineBytes. One line over it
 // still passes when nothing else is queued.
 const gateBytes = 32 << 20
 
-// gate sits between an agent's stdout and acp-go-sdk's reader. It hands the
-// SDK one line per Read and blocks while gateLimit session/update
+// Gate sits between an agent's stdout and acp-go-sdk's reader. It hands the
+// SDK one line per Read and blocks while Limit session/update
 // notifications are read but not yet handled, so a fast agent is slowed down
 // (its stdout pipe fills) instead of overflowing the SDK's queue.
 //
 // It also sorts what the SDK must not see: lines that are not JSON-RPC go
-// to onBad, and notifications other than session/update to onNotify, both
+// to OnBad, and notifications other than session/update to OnNotify, both
 // called on the reading goroutine. The SDK handles notifications one at a
 // time on one goroutine; handing it only session/update keeps every other
 // notification from waiting behind (or for) the updates queued after it.
-type gate struct {
+type Gate struct {
 	r        *bufio.Reader
 	limit    int
-	onDrop   func(size int)                              // called for each line over maxLineBytes
-	onBad    func(line []byte)                           // a line that is not a JSON-RPC message; dropped
-	onNotify func(method string, params json.RawMessage) // a notification other than session/update; dropped
-	trace    func(line []byte)                           // when set, sees every line (debug logging)
-	// intercept, when set, sees every line before the SDK; true means it
-	// took the line (the fs/* fast path, fastfs.go). It must not keep the
+	onDrop   func(size int)                              // called for each line over MaxLineBytes
+	OnBad    func(line []byte)                           // a line that is not a JSON-RPC message; dropped
+	OnNotify func(method string, params json.RawMessage) // a notification other than session/update; dropped
+	Trace    func(line []byte)                           // when set, sees every line (debug logging)
+	// Intercept, when set, sees every line before the SDK; true means it
+	// took the line (the host's fs/* fast path). It must not keep the
 	// line: its memory is reused.
-	intercept func(line []byte) bool
+	Intercept func(line []byte) bool
 
 	buf     []byte // rest of the current line
 	counted bool   // the line being handed over is a session/update notification
@@ -62,22 +65,24 @@ type gate struct {
 	closed   bool
 }
 
-func newGate(r io.Reader, limit int, onDrop func(int)) *gate {
+// New is a gate reading r, with at most limit session/update notifications
+// in flight; onDrop gets the size of each line dropped as oversized.
+func New(r io.Reader, limit int, onDrop func(int)) *Gate {
 	// A line that fits the buffer is copied out once, at its size; a
 	// whole file (fs/write_text_file) usually does.
-	g := &gate{r: bufio.NewReaderSize(r, 1<<20), limit: limit, maxBytes: gateBytes, onDrop: onDrop}
+	g := &Gate{r: bufio.NewReaderSize(r, 1<<20), limit: limit, maxBytes: gateBytes, onDrop: onDrop}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
 
 // Read implements io.Reader for the SDK's scanner.
-func (g *gate) Read(p []byte) (int, error) {
+func (g *Gate) Read(p []byte) (int, error) {
 	for len(g.buf) == 0 {
 		line, err := g.readLine()
-		if len(line) > 0 && g.trace != nil {
-			g.trace(line)
+		if len(line) > 0 && g.Trace != nil {
+			g.Trace(line)
 		}
-		if len(line) > 0 && g.intercept != nil && g.intercept(line) {
+		if len(line) > 0 && g.Intercept != nil && g.Intercept(line) {
 			continue
 		}
 		if len(line) > 0 {
@@ -101,14 +106,14 @@ func (g *gate) Read(p []byte) (int, error) {
 }
 
 // readLine returns the next line including its newline, dropping lines
-// longer than maxLineBytes. A line that fits the reader's buffer is not
+// longer than MaxLineBytes. A line that fits the reader's buffer is not
 // copied: it is valid until the next readLine (Read consumes it first).
-func (g *gate) readLine() ([]byte, error) {
+func (g *Gate) readLine() ([]byte, error) {
 	var line []byte
 	dropped := 0
 	for {
 		chunk, err := g.r.ReadSlice('\n')
-		if dropped == 0 && len(line)+len(chunk) <= maxLineBytes {
+		if dropped == 0 && len(line)+len(chunk) <= MaxLineBytes {
 			if line == nil && err == nil {
 				return chunk, nil
 			}
@@ -141,7 +146,7 @@ func (g *gate) readLine() ([]byte, error) {
 
 // acquire waits for room for one more notification of size bytes; false
 // once closed.
-func (g *gate) acquire(size int) bool {
+func (g *Gate) acquire(size int) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for (g.inflight >= g.limit || (g.inflight > 0 && g.bytes+size > g.maxBytes)) && !g.closed {
@@ -157,8 +162,8 @@ func (g *gate) acquire(size int) bool {
 	return true
 }
 
-// done marks the oldest session/update notification in flight as handled.
-func (g *gate) done() {
+// Done marks the oldest session/update notification in flight as handled.
+func (g *Gate) Done() {
 	g.mu.Lock()
 	if g.inflight > 0 {
 		g.inflight--
@@ -170,11 +175,11 @@ func (g *gate) done() {
 	g.cond.Broadcast()
 }
 
-// barrier waits until every session/update read so far has been handled:
+// Barrier waits until every session/update read so far has been handled:
 // acp-go-sdk runs requests in their own goroutines, ahead of the
 // notifications queued before them, and the user must see an agent's
 // "I will now edit x" before the prompt asking to.
-func (g *gate) barrier(ctx context.Context) {
+func (g *Gate) Barrier(ctx context.Context) {
 	g.mu.Lock()
 	target := g.seen
 	g.mu.Unlock()
@@ -191,8 +196,8 @@ func (g *gate) barrier(ctx context.Context) {
 	}
 }
 
-// close releases a Read blocked in acquire.
-func (g *gate) close() {
+// Close releases a Read blocked in acquire.
+func (g *Gate) Close() {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
@@ -217,17 +222,17 @@ const requestedUpdate = "session/update (sent as a request)"
 
 // sort classifies one line as acp-go-sdk will and returns what the SDK
 // gets: the line itself, a rewritten line, or nil when the line goes to
-// onBad or onNotify instead. It sets g.counted for session/update
+// OnBad or OnNotify instead. It sets g.counted for session/update
 // notifications.
-func (g *gate) sort(line []byte) []byte {
+func (g *Gate) sort(line []byte) []byte {
 	g.counted = false
 	if len(bytes.TrimSpace(line)) == 0 {
 		return line // the SDK skips blank lines
 	}
 	var m envelope
 	if err := json.Unmarshal(line, &m); err != nil || (m.ID == nil && m.Method == "") {
-		if g.onBad != nil {
-			g.onBad(line)
+		if g.OnBad != nil {
+			g.OnBad(line)
 		}
 		return nil
 	}
@@ -236,8 +241,8 @@ func (g *gate) sort(line []byte) []byte {
 		g.counted = true
 	case m.ID == nil && m.Method != "$/cancel_request":
 		// The SDK handles $/cancel_request itself, at once.
-		if g.onNotify != nil {
-			g.onNotify(m.Method, m.Params)
+		if g.OnNotify != nil {
+			g.OnNotify(m.Method, m.Params)
 		}
 		return nil
 	case m.ID != nil && m.Method == acp.ClientMethodSessionUpdate:
