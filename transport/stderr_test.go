@@ -2,13 +2,10 @@ package transport
 
 import (
 	"bytes"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nvim-acp/nvim-acp/internal/scrub"
 )
 
 func TestStderrLogIsBounded(t *testing.T) {
@@ -64,26 +61,5 @@ func TestStderrLogRateAndTotal(t *testing.T) {
 	}
 	if n := logged(); n*1024 > stderrTotal {
 		t.Fatalf("%d KiB logged, cap %d KiB", n, stderrTotal/1024)
-	}
-}
-
-// The last stderr lines the chat shows when a start takes long
-// (acp_stderr) have the keys typed at a login masked, as the log and every
-// event have: an agent echoing its key while it hangs in session/new no
-// longer puts it in the chat (issue 21 item 11).
-func TestStderrRPCMasksSecrets(t *testing.T) {
-	const secret = "sk-typed-at-the-prompt-5c2e9a"
-	secrets := scrub.New()
-	secrets.Add(secret)
-	h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), secrets)
-	l := newStderrLog(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	l.drain(strings.NewReader("starting with KEY=" + secret + "\nwaiting for the server\n"))
-	h.sessions[1] = &Session{agent: &Agent{stderr: l}}
-	got, err := h.rpcStderr(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "starting with KEY=" + scrub.Mask + "\nwaiting for the server"; got != want {
-		t.Fatalf("acp_stderr = %q, want %q", got, want)
 	}
 }
