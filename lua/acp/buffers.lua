@@ -746,13 +746,34 @@ function M.sync(bufnr, tick, realpath, expect, hunks, moved, eol)
   local views = save_views(bufnr)
   local ul = vim.o.undoreload
   local n = api.nvim_buf_line_count(bufnr)
-  local ok, err = pcall(api.nvim_buf_call, bufnr, function()
-    -- Close the user's pending undo block; keep undo across the reload.
-    vim.cmd("let &l:undolevels = &l:undolevels")
-    vim.o.undoreload = math.max(ul, n + 1, expect.count + 1)
-    vim.cmd("silent keepalt keepjumps edit!")
+  local before = {
+    lines = api.nvim_buf_get_lines(bufnr, 0, -1, false),
+    fileformat = vim.bo[bufnr].fileformat,
+    eol = vim.bo[bufnr].eol,
+    modified = vim.bo[bufnr].modified,
+  }
+  -- Neovim reopens the file by name: a FIFO swapped in since the check
+  -- would block it in open(2) for good (see files.open_guarded).
+  local fifo, ok, err = files.open_guarded(api.nvim_buf_get_name(bufnr), function()
+    return pcall(api.nvim_buf_call, bufnr, function()
+      -- Close the user's pending undo block; keep undo across the reload.
+      vim.cmd("let &l:undolevels = &l:undolevels")
+      vim.o.undoreload = math.max(ul, n + 1, expect.count + 1)
+      vim.cmd("silent keepalt keepjumps edit!")
+    end)
   end)
   vim.o.undoreload = ul
+  if fifo then
+    -- What was read came from the FIFO (nothing): the buffer gets back
+    -- the text it had and is left alone while the file is no file.
+    pcall(api.nvim_buf_set_lines, bufnr, 0, -1, false, before.lines)
+    vim.bo[bufnr].fileformat = before.fileformat
+    vim.bo[bufnr].eol = before.eol
+    vim.bo[bufnr].modified = before.modified
+    restore_views(views)
+    M.guard(bufnr)
+    return "not a regular file: fifo"
+  end
   if not ok then
     return "reload failed: " .. tostring(err)
   end
