@@ -46,6 +46,8 @@ type Process struct {
 
 	stderr  *stderrLog
 	stderrR *os.File
+	stdoutR *os.File
+	outEOF  chan struct{} // closed when stdout has been read to its end
 
 	exited chan struct{}
 	err    error // why it ended, set before exited closes
@@ -72,15 +74,21 @@ func Start(c Command) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stdin: %w", c.Name, err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Our own pipe rather than StdoutPipe: Wait closes that one, and what
+	// an agent writes just before it exits (a program that is no agent
+	// prints its usage and exits) would be lost unread.
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("agent %s stdout: %w", c.Name, err)
 	}
+	cmd.Stdout = stdoutW
 	// Our own pipe rather than StderrPipe: Wait closes that one, and the
 	// lines an agent prints just before it exits (why it failed) would be
 	// lost unread. wait() reads them to the end first.
 	stderr, stderrW, err := os.Pipe()
 	if err != nil {
+		stdout.Close()
+		stdoutW.Close()
 		return nil, fmt.Errorf("agent %s stderr: %w", c.Name, err)
 	}
 	cmd.Stderr = stderrW
@@ -91,9 +99,11 @@ func Start(c Command) (*Process, error) {
 		}
 		return cmd.Process.Pid, nil
 	})
-	stderrW.Close() // the agent has its copy
+	stderrW.Close() // the agent has its copies
+	stdoutW.Close()
 	if err != nil {
 		stderr.Close()
+		stdout.Close()
 		proctree.Disown(c.Tag)
 		return nil, fmt.Errorf("start agent %s (%s): %w", c.Name, path, err)
 	}
@@ -111,6 +121,8 @@ func Start(c Command) (*Process, error) {
 		in:      stdin,
 		stderr:  newStderrLog(log),
 		stderrR: stderr,
+		stdoutR: stdout,
+		outEOF:  make(chan struct{}),
 		exited:  make(chan struct{}),
 	}
 	max := c.MaxMessage
@@ -119,7 +131,7 @@ func Start(c Command) (*Process, error) {
 	}
 	// Framed output is accepted whatever was configured (an agent answers
 	// in the framing it was spoken to in, or always frames).
-	p.out = newDeframer(stdout, max, c.Report)
+	p.out = newDeframer(&eofReader{r: stdout, eof: p.outEOF}, max, c.Report)
 	if c.Framing == ContentLength {
 		p.in = &framer{w: stdin}
 	}
@@ -174,6 +186,14 @@ func (p *Process) wait() {
 	// group, and what left the group (setsid, daemons).
 	proctree.Disown(p.tag)
 	go endLeftovers(pid, p.tag, p.log)
+	// Its stdout is read to the end before it counts as exited: what it
+	// wrote last (a message, or why it is no agent) is handled first. A
+	// child still holding it open gets a while.
+	select {
+	case <-p.outEOF:
+	case <-time.After(stdoutGrace):
+	}
+	p.stdoutR.Close()
 	if err != nil {
 		p.err = withStderr(fmt.Errorf("agent %s exited: %v", p.name, err), p.stderr)
 	} else {
@@ -233,4 +253,23 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// stdoutGrace is how long a process's stdout is read after it exited, for
+// what a child that outlived it still writes.
+const stdoutGrace = 5 * time.Second
+
+// eofReader closes eof when r's Read first fails (its end, or closed).
+type eofReader struct {
+	r    io.Reader
+	eof  chan struct{}
+	once sync.Once
+}
+
+func (e *eofReader) Read(b []byte) (int, error) {
+	n, err := e.r.Read(b)
+	if err != nil {
+		e.once.Do(func() { close(e.eof) })
+	}
+	return n, err
 }
