@@ -67,6 +67,9 @@ type authMethod struct {
 	// Foreign: Command is not the agent's own program (a terminal-auth
 	// method may name any): the UI shows it and asks before running it.
 	Foreign bool `json:"foreign,omitempty"`
+	// LoaderEnv: variables of Env that make any program load other code
+	// (LD_PRELOAD, NODE_OPTIONS, ...): the UI warns and asks as for Foreign.
+	LoaderEnv []string `json:"loader_env,omitempty"`
 	// APIKey: an agent method whose Vars come from _meta["api-key"]; it
 	// is authenticated like an env_var method.
 	APIKey bool `json:"api_key,omitempty"`
@@ -149,6 +152,9 @@ func parseAuthMethods(raw json.RawMessage, agentCmd []string) []authMethod {
 			m.Command = append([]string{ta.Command}, ta.Args...)
 			m.Env = ta.Env
 			m.Foreign = !ownProgram(m.Command, agentCmd)
+		}
+		if m.Type == "terminal" {
+			m.LoaderEnv = loaderVars(m.Env)
 		}
 		var ak struct {
 			Provider string `json:"provider"`
@@ -278,6 +284,28 @@ func shebang(path string) []string {
 func ownProgram(cmd, agentCmd []string) bool {
 	a, b := launcher(cmd), launcher(agentCmd)
 	return len(a) > 0 && slices.Equal(a, b)
+}
+
+// loaderVars are the variables of env that make a program load or run
+// code other than its own (dynamic loader, interpreter options, search
+// paths, shell startup files), sorted.
+func loaderVars(env map[string]string) []string {
+	var out []string
+	for k := range env {
+		u := strings.ToUpper(k)
+		switch {
+		case strings.HasPrefix(u, "LD_"), strings.HasPrefix(u, "DYLD_"),
+			strings.HasPrefix(u, "NODE_"), strings.HasPrefix(u, "PYTHON"),
+			strings.HasPrefix(u, "PERL5"), strings.HasPrefix(u, "RUBY"),
+			strings.HasPrefix(u, "GIT_"), strings.HasPrefix(u, "JAVA_"),
+			strings.HasPrefix(u, "BUN_"), strings.HasPrefix(u, "DENO_"),
+			u == "PATH", u == "BASH_ENV", u == "ENV", u == "ZDOTDIR", u == "PROMPT_COMMAND",
+			u == "_JAVA_OPTIONS", u == "JDK_JAVA_OPTIONS", u == "NPM_CONFIG_PREFIX", u == "HOME":
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // descVars finds the environment variables a method's description asks to set.

@@ -41,6 +41,21 @@ M["a foreign program is named with a warning"] = function(t)
   )
 end
 
+M["variables that load other code are a warning too"] = function(t)
+  t.eq(
+    auth.method_line({
+      id = "x",
+      name = "Log in",
+      type = "terminal",
+      command = { "claude-agent-acp" },
+      env = { NODE_OPTIONS = "--require /tmp/e.js" },
+      loader_env = { "NODE_OPTIONS" },
+    }),
+    "Log in  [log in in a terminal]  WARNING: runs `NODE_OPTIONS='--require /tmp/e.js' claude-agent-acp`; NODE_OPTIONS can make it run other code"
+  )
+  t.eq(auth.warning({ type = "terminal", command = { "claude-agent-acp", "--cli" } }), nil)
+end
+
 M["nothing hides in the command line"] = function(t)
   local line = auth.command_line({ command = { "sh", "-c", "ok\n\27[2Krm -rf ~", "it's" } })
   t.eq(line, [[sh -c 'ok^J^[[2Krm -rf ~' 'it'\''s']])

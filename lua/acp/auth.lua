@@ -96,6 +96,21 @@ function M.command_line(m)
   )
 end
 
+--- Why terminal method m needs a yes before it runs, nil when it does
+--- not: the host found its program is not the agent's own (foreign), or
+--- its variables make any program load other code (loader_env).
+---@param m table
+---@return string|nil
+function M.warning(m)
+  local cmd = M.command_line(m)
+  if m.foreign then
+    return ("runs `%s`, not the agent's own program"):format(cmd)
+  end
+  if type(m.loader_env) == "table" and #m.loader_env > 0 then
+    return ("runs `%s`; %s can make it run other code"):format(cmd, table.concat(m.loader_env, ", "))
+  end
+end
+
 --- One line for a method in the picker. A terminal method shows the
 --- command it runs, and warns when that is not the agent's own program.
 ---@param m table
@@ -111,13 +126,14 @@ function M.method_line(m)
   if cmd == "" then
     return ("%s  [%s]"):format(line, kinds[kind] or kind or "?")
   end
-  if m.foreign then
-    return ("%s  [%s]  WARNING: runs `%s`, not the agent's own program"):format(line, kinds.terminal, cmd)
+  local warn = M.warning(m)
+  if warn then
+    return ("%s  [%s]  WARNING: %s"):format(line, kinds.terminal, warn)
   end
   return ("%s  [%s: `%s`]"):format(line, kinds.terminal, cmd)
 end
 
---- Ask before running a foreign terminal login (default no); on_yes runs
+--- Ask before running a terminal login with a warning (default no); on_yes runs
 --- it, on_no goes back to the methods.
 ---@param label string the agent
 ---@param m table
@@ -126,10 +142,7 @@ end
 local function confirm_foreign(label, m, on_yes, on_no)
   local no, yes = "No, do not run it", "Yes, run it outside the sandbox"
   vim.ui.select({ no, yes }, {
-    prompt = ("%s's login runs `%s`, not the agent's own program, outside the sandbox. Run it?"):format(
-      label,
-      M.command_line(m)
-    ),
+    prompt = ("%s's login %s, outside the sandbox. Run it?"):format(label, M.warning(m) or M.command_line(m)),
     kind = "acp.auth_confirm",
   }, function(choice)
     if choice == yes then
@@ -226,7 +239,7 @@ function M.ask(s, ev)
       ("Log in to %s in the terminal below (`%s`%s); the agent restarts when it ends."):format(
         label,
         M.command_line(m),
-        m.foreign and ", not the agent's own program, unconfined" or ""
+        M.warning(m) and ", unconfined" or ""
       )
     )
     run_terminal(s, m, function(code)
@@ -256,7 +269,7 @@ function M.ask(s, ev)
         if type(m.command) ~= "table" or #m.command == 0 then
           return answer(id, { method = m.id, exit_code = -1 })
         end
-        if m.foreign then
+        if M.warning(m) then
           -- Another program than the agent's, unconfined: only with a yes.
           return confirm_foreign(label, m, function()
             run(m)
