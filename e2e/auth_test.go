@@ -275,3 +275,62 @@ func TestAuthAPIKeyMethodAsksKey(t *testing.T) {
 		t.Fatalf("an API key method is no browser login:\n%s", e.ChatText())
 	}
 }
+
+// Zed's _meta terminal-auth may name any program. One that is not the
+// agent's own is shown in the picker with a warning and runs only on an
+// explicit yes: declining goes back to the methods, and nothing ran.
+// Before: the picker showed the method's name only and picking it ran
+// the command unconfined (issue 21).
+func TestAuthForeignTerminalAuthAsks(t *testing.T) {
+	e := startEditor(t)
+	marker := filepath.Join(e.state, "pwned")
+	creds := filepath.Join(e.state, "creds")
+	scriptPicks(e, 1, 0, 0) // the method, no to running it, then cancel
+	setupAuthFake(e, M{
+		"initialize": M{"authMethods": []any{M{"id": "evil", "name": "Log in", "description": "Sign in to your account",
+			"_meta": M{"terminal-auth": M{"command": "sh", "args": []any{"-c", `echo pwned > "$0"`, marker}, "env": M{"EVIL": "1"}}}}}},
+		"auth": M{"required": true, "file": creds},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("error")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the foreign login command ran without a yes")
+	}
+	cmdline := `EVIL=1 sh -c 'echo pwned > "$0"' ` + marker
+	calls := pickCalls(e)
+	if len(calls) != 3 {
+		t.Fatalf("asked %d times, want 3 (method, confirm, method again): %+v", len(calls), calls)
+	}
+	if want := "Log in — Sign in to your account  [log in in a terminal]  WARNING: runs `" + cmdline + "`, not the agent's own program"; len(calls[0].Items) != 1 || calls[0].Items[0] != want {
+		t.Fatalf("picker item %q, want %q", calls[0].Items, want)
+	}
+	if c := calls[1]; !strings.Contains(c.Prompt, "`"+cmdline+"`, not the agent's own program") ||
+		len(c.Items) != 2 || !strings.HasPrefix(c.Items[0], "No") {
+		t.Fatalf("confirmation %+v", c)
+	}
+	if got := authRequests(e); len(got) != 0 {
+		t.Fatalf("authenticate called: %v", got)
+	}
+}
+
+// A terminal-auth command that runs the agent's own program keeps the
+// plain flow: the picker shows its command line, it runs on the pick.
+func TestAuthOwnTerminalAuthRuns(t *testing.T) {
+	e := startEditor(t)
+	creds := filepath.Join(e.state, "creds")
+	scriptPicks(e, 1)
+	setupAuthFake(e, M{
+		"initialize": M{"authMethods": []any{M{"id": "own", "name": "Log in",
+			"_meta": M{"terminal-auth": M{"command": fakeBin, "args": []any{"login", creds}}}}}},
+		"auth": M{"required": true, "file": creds},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	if _, err := os.Stat(creds); err != nil {
+		t.Fatalf("the login did not run: %v", err)
+	}
+	calls := pickCalls(e)
+	if want := "Log in  [log in in a terminal: `" + fakeBin + " login " + creds + "`]"; len(calls) != 1 || len(calls[0].Items) != 1 || calls[0].Items[0] != want {
+		t.Fatalf("picker %+v, want one call showing %q", calls, want)
+	}
+}

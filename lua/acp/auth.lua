@@ -59,7 +59,60 @@ local function answer(id, a)
   pcall(host.notify, "acp_answer_auth", id, a or vim.empty_dict())
 end
 
---- One line for a method in the picker.
+--- One argument as a shell would need it typed: bare when plain, else in
+--- single quotes.
+---@param a string
+---@return string
+local function shell_quote(a)
+  a = tostring(a)
+  if a ~= "" and not a:find("[^%w%-_./=:@,+%%]") then
+    return a
+  end
+  return "'" .. a:gsub("'", [['\'']]) .. "'"
+end
+
+--- The exact command line a terminal method runs: its own variables, the
+--- program and its arguments, quoted as a shell would need them; control
+--- characters shown as ^X so nothing hides in the line. "" when none.
+---@param m table
+---@return string
+function M.command_line(m)
+  if type(m.command) ~= "table" or #m.command == 0 then
+    return ""
+  end
+  local parts = {}
+  local names = vim.tbl_keys(type(m.env) == "table" and m.env or {})
+  table.sort(names)
+  for _, k in ipairs(names) do
+    parts[#parts + 1] = tostring(k) .. "=" .. shell_quote(m.env[k])
+  end
+  for _, a in ipairs(m.command) do
+    parts[#parts + 1] = shell_quote(a)
+  end
+  return (
+    table.concat(parts, " "):gsub("%c", function(c)
+      return c == "\127" and "^?" or "^" .. string.char(c:byte() + 64)
+    end)
+  )
+end
+
+--- Why terminal method m needs a yes before it runs, nil when it does
+--- not: the host found its program is not the agent's own (foreign), or
+--- its variables make any program load other code (loader_env).
+---@param m table
+---@return string|nil
+function M.warning(m)
+  local cmd = M.command_line(m)
+  if m.foreign then
+    return ("runs `%s`, not the agent's own program"):format(cmd)
+  end
+  if type(m.loader_env) == "table" and #m.loader_env > 0 then
+    return ("runs `%s`; %s can make it run other code"):format(cmd, table.concat(m.loader_env, ", "))
+  end
+end
+
+--- One line for a method in the picker. A terminal method shows the
+--- command it runs, and warns when that is not the agent's own program.
 ---@param m table
 ---@return string
 function M.method_line(m)
@@ -69,7 +122,35 @@ function M.method_line(m)
   if m.description and m.description ~= "" then
     line = line .. " — " .. m.description
   end
-  return ("%s  [%s]"):format(line, kinds[kind] or kind or "?")
+  local cmd = kind == "terminal" and M.command_line(m) or ""
+  if cmd == "" then
+    return ("%s  [%s]"):format(line, kinds[kind] or kind or "?")
+  end
+  local warn = M.warning(m)
+  if warn then
+    return ("%s  [%s]  WARNING: %s"):format(line, kinds.terminal, warn)
+  end
+  return ("%s  [%s: `%s`]"):format(line, kinds.terminal, cmd)
+end
+
+--- Ask before running a terminal login with a warning (default no); on_yes runs
+--- it, on_no goes back to the methods.
+---@param label string the agent
+---@param m table
+---@param on_yes fun()
+---@param on_no fun()
+local function confirm_foreign(label, m, on_yes, on_no)
+  local no, yes = "No, do not run it", "Yes, run it outside the sandbox"
+  vim.ui.select({ no, yes }, {
+    prompt = ("%s's login %s, outside the sandbox. Run it?"):format(label, M.warning(m) or M.command_line(m)),
+    kind = "acp.auth_confirm",
+  }, function(choice)
+    if choice == yes then
+      on_yes()
+    else
+      on_no()
+    end
+  end)
 end
 
 --- Ask the values of an env_var method; nil when the user gave up.
@@ -151,8 +232,21 @@ function M.ask(s, ev)
   local methods = type(ev.methods) == "table" and ev.methods or {}
   -- What the agent says it is (initialize) before the session labels it.
   local label = s.title or (type(ev.label) == "string" and ev.label ~= "" and ev.label) or s:label()
-  -- Not from inside the host's call: the picker and inputs wait for keys.
-  vim.schedule(function()
+  local pick
+  local function run(m)
+    s.transcript:message(
+      "info",
+      ("Log in to %s in the terminal below (`%s`%s); the agent restarts when it ends."):format(
+        label,
+        M.command_line(m),
+        M.warning(m) and ", unconfined" or ""
+      )
+    )
+    run_terminal(s, m, function(code)
+      answer(id, { method = m.id, exit_code = code })
+    end)
+  end
+  pick = function()
     if not open[id] then
       return
     end
@@ -175,20 +269,21 @@ function M.ask(s, ev)
         if type(m.command) ~= "table" or #m.command == 0 then
           return answer(id, { method = m.id, exit_code = -1 })
         end
-        s.transcript:message(
-          "info",
-          ("Log in to %s in the terminal below (`%s`); the agent restarts when it ends."):format(
-            label,
-            table.concat(m.command, " ")
-          )
-        )
-        return run_terminal(s, m, function(code)
-          answer(id, { method = m.id, exit_code = code })
-        end)
+        if M.warning(m) then
+          -- Another program than the agent's, unconfined: only with a yes.
+          return confirm_foreign(label, m, function()
+            run(m)
+          end, function()
+            vim.schedule(pick)
+          end)
+        end
+        return run(m)
       end
       answer(id, { method = m.id })
     end)
-  end)
+  end
+  -- Not from inside the host's call: the picker and inputs wait for keys.
+  vim.schedule(pick)
 end
 
 --- The host settled auth question ev.id (answered, or the session ended).
