@@ -17,6 +17,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
@@ -72,6 +73,7 @@ type Agent struct {
 
 	initDone  chan struct{}
 	initResp  acp.InitializeResponse
+	caps      acpx.Agent   // what initialize says beyond initResp (acpx)
 	auth      []authMethod // the agent's auth methods (auth.go)
 	initErr   error
 	initAbort context.CancelCauseFunc // ends initialize early with a cause
@@ -285,7 +287,7 @@ func (a *Agent) initialize() {
 			a.h.stopAgent(a)
 		}
 	}()
-	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acp.InitializeRequest{
+	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acpx.InitializeRequest{
 		ProtocolVersion:    acp.ProtocolVersionNumber,
 		ClientInfo:         &acp.Implementation{Name: "nvim-acp", Version: Version},
 		ClientCapabilities: a.h.capabilities(),
@@ -315,6 +317,7 @@ func (a *Agent) initialize() {
 		return
 	}
 	a.initResp = resp
+	a.caps = acpx.ParseAgent(raw)
 	a.log.Info("initialized", "protocol", resp.ProtocolVersion, "agent", resp.AgentInfo)
 }
 

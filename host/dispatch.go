@@ -7,11 +7,13 @@ import (
 	"reflect"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/acpx"
 )
 
 // capabilities is what the client advertises in initialize.
-func (h *Host) capabilities() acp.ClientCapabilities {
-	return acp.ClientCapabilities{
+func (h *Host) capabilities() acpx.ClientCapabilities {
+	return acpx.ClientCapabilities{ClientCapabilities: acp.ClientCapabilities{
 		Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 
 		Terminal: true,
@@ -21,7 +23,7 @@ func (h *Host) capabilities() acp.ClientCapabilities {
 		// Agents that run commands themselves report them in tool call
 		// _meta (terminal_info/output/exit); we render those.
 		Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true, "terminal-auth": true},
-	}
+	}}
 }
 
 // requestHandler serves one request from the agent (after the gate's

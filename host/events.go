@@ -1,6 +1,12 @@
 package host
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/acpx"
+)
 
 // Events are the host's messages to the Lua UI, delivered in batches by UI
 // (ui.go) to lua/acp/events.lua, which routes each by its "type" to one
@@ -28,6 +34,7 @@ const (
 	EventModel          = "model"            // the model was switched
 	EventAuth           = "auth"             // the agent needs a login: pick one of its methods
 	EventAuthDone       = "auth_done"        // the auth question was settled
+	EventSteer          = "steer"            // what became of a steered prompt
 )
 
 // eventTypes lists every event type the host sends.
@@ -37,7 +44,7 @@ var eventTypes = []string{
 	EventResume, EventResumeDone,
 	EventTerminal, EventTerminalOutput, EventTerminalExit,
 	EventFsWarning, EventMessage, EventModel,
-	EventAuth, EventAuthDone,
+	EventAuth, EventAuthDone, EventSteer,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -121,9 +128,21 @@ func modeUpdateEvent(mode string) Event {
 
 // readyEvent says the session opened: the agent's session id, the
 // session/new (or load) response, agentInfo and prompt capabilities.
-func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any, loadSession bool) Event {
+func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any, caps acpx.Agent) Event {
 	return Event{"type": EventState, "state": "ready", "session_id": sessionID,
-		"info": info, "agent_info": agentInfo, "prompt_capabilities": promptCaps, "load_session": loadSession}
+		"info": info, "agent_info": agentInfo, "prompt_capabilities": promptCaps, "load_session": caps.LoadSession,
+		"caps": capsTable(caps)}
+}
+
+// capsTable is what the UI offers of what the agent can do: steer ("method",
+// "queueing" or absent), resume, fork, close, delete, list, logout.
+func capsTable(c acpx.Agent) map[string]any {
+	t := map[string]any{"load": c.LoadSession, "resume": c.Resume, "fork": c.Fork, "close": c.Close,
+		"delete": c.Delete, "list": c.List, "logout": c.Logout}
+	if p := c.SteerPath(); p != "" {
+		t["steer"] = p
+	}
+	return t
 }
 
 // errorEvent says the session failed; the chat shows err.
@@ -131,9 +150,31 @@ func errorEvent(err error) Event {
 	return Event{"type": EventState, "state": "error", "error": err.Error()}
 }
 
-// turnEndEvent says a turn ended with stopReason.
-func turnEndEvent(stopReason string) Event {
-	return Event{"type": EventTurnEnd, "stop_reason": stopReason}
+// turnEndEvent says a turn ended with stopReason, and the tokens it took
+// when the agent says (PromptResponse.usage).
+func turnEndEvent(stopReason string, usage *acp.Usage) Event {
+	ev := Event{"type": EventTurnEnd, "stop_reason": stopReason}
+	if usage != nil {
+		u := map[string]any{"total": usage.TotalTokens, "input": usage.InputTokens, "output": usage.OutputTokens}
+		if usage.ThoughtTokens != nil {
+			u["thought"] = *usage.ThoughtTokens
+		}
+		if usage.CachedReadTokens != nil {
+			u["cached_read"] = *usage.CachedReadTokens
+		}
+		ev["usage"] = u
+	}
+	return ev
+}
+
+// steerEvent says what became of a prompt steered into the running turn
+// (acpx's outcomes), or why it could not be.
+func steerEvent(outcome string, err error) Event {
+	ev := Event{"type": EventSteer, "outcome": outcome}
+	if err != nil {
+		ev["error"] = err.Error()
+	}
+	return ev
 }
 
 // turnErrorEvent says a turn ended with an error.

@@ -64,6 +64,7 @@ func (h *Host) Register() error {
 	handlers := map[string]any{
 		"acp_open":       h.rpcOpen,
 		"acp_prompt":     h.rpcPrompt,
+		"acp_steer":      h.rpcSteer, // steer.go
 		"acp_cancel":     h.rpcCancel,
 		"acp_close":      h.rpcClose,
 		"acp_set_mode":   h.rpcSetMode,
@@ -258,20 +259,29 @@ func (h *Host) rpcPrompt(sid int, text string, context []map[string]any) error {
 	if err != nil {
 		return err
 	}
+	blocks, err := promptBlocks(text, context)
+	if err != nil {
+		return err
+	}
+	go s.prompt(blocks)
+	return nil
+}
+
+// promptBlocks is a prompt's content: text, then the context blocks.
+func promptBlocks(text string, context []map[string]any) ([]acp.ContentBlock, error) {
 	blocks := []acp.ContentBlock{acp.TextBlock(text)}
 	for _, c := range context {
 		b, err := json.Marshal(c)
 		if err != nil {
-			return fmt.Errorf("prompt context: %w", err)
+			return nil, fmt.Errorf("prompt context: %w", err)
 		}
 		var block acp.ContentBlock
 		if err := json.Unmarshal(b, &block); err != nil {
-			return fmt.Errorf("prompt context %s: %w", truncate(string(b), 100), err)
+			return nil, fmt.Errorf("prompt context %s: %w", truncate(string(b), 100), err)
 		}
 		blocks = append(blocks, block)
 	}
-	go s.prompt(blocks)
-	return nil
+	return blocks, nil
 }
 
 func (h *Host) rpcCancel(sid int) error {

@@ -51,12 +51,13 @@ type Session struct {
 	opts  SessionOptions
 	id    acp.SessionId
 
-	mu       sync.Mutex
-	turn     context.CancelFunc // cancels the running prompt's local waits
-	turnEnd  chan struct{}      // closed when the running prompt returns
-	dropped  bool               // the running prompt was abandoned after a cancel
-	cancels  []func()           // run on every cancel (e.g. kill the turn's terminals)
-	approved map[string]int     // command lines allowed in this turn's permission requests (consent.go)
+	mu sync.Mutex
+	// turns are the prompts running: usually one; more when the agent
+	// queues prompts itself (acpx.Agent.PromptQueueing) and one was sent
+	// into a running turn.
+	turns    []*turn
+	cancels  []func()       // run on every cancel (e.g. kill the turn's terminals)
+	approved map[string]int // command lines allowed in this turn's permission requests (consent.go)
 	perms    map[int]*pending
 	// cancelling: the running turn was cancelled; questions asked until
 	// it ends are answered "cancelled" at once.
@@ -214,7 +215,14 @@ func (s *Session) open(ctx context.Context) {
 	s.emit(readyEvent(string(id), clean(info), agentInfo, map[string]any{
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
-	}, a.initResp.AgentCapabilities.LoadSession))
+	}, a.caps))
+}
+
+// turn is one running prompt.
+type turn struct {
+	cancel  context.CancelFunc // cancels its local waits
+	end     chan struct{}      // closed when it returns
+	dropped bool               // abandoned after a cancel
 }
 
 // prompt runs one turn.
@@ -227,8 +235,8 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	}
 	a, id := s.agent, s.id
 	ctx, cancel := a.context(context.Background())
-	end := make(chan struct{})
-	s.turn, s.turnEnd, s.dropped = cancel, end, false
+	t := &turn{cancel: cancel, end: make(chan struct{})}
+	s.turns = append(s.turns, t)
 	s.mu.Unlock()
 	defer cancel()
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
@@ -236,16 +244,26 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		Prompt:    blocks,
 	})
 	s.mu.Lock()
-	s.turn, s.turnEnd = nil, nil
-	s.cancelling = false
-	dropped := s.dropped
+	for i, x := range s.turns {
+		if x == t {
+			s.turns = append(s.turns[:i], s.turns[i+1:]...)
+			break
+		}
+	}
+	last := len(s.turns) == 0
+	if last {
+		s.cancelling = false
+	}
+	dropped := t.dropped
 	s.mu.Unlock()
-	s.endApprovals()
-	close(end)
+	if last {
+		s.endApprovals()
+	}
+	close(t.end)
 	if dropped {
 		s.emit(messageEvent("warn", fmt.Sprintf(
 			"the agent did not end the turn within %v of the cancel; stopped waiting for it", cancelGrace)))
-		s.emit(turnEndEvent(string(acp.StopReasonCancelled)))
+		s.emit(turnEndEvent(string(acp.StopReasonCancelled), nil))
 		return
 	}
 	if err != nil {
@@ -269,7 +287,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.emit(turnErrorEvent(err))
 		return
 	}
-	s.emit(turnEndEvent(string(resp.StopReason)))
+	s.emit(turnEndEvent(string(resp.StopReason), resp.Usage))
 }
 
 // cancelGrace is how long a cancelled turn may take to end before the
@@ -291,7 +309,7 @@ func (s *Session) cancel() {
 	s.mu.Lock()
 	a, id := s.agent, s.id
 	hooks := append([]func(){}, s.cancels...)
-	turn, end := s.turn, s.turnEnd
+	turns := append([]*turn{}, s.turns...)
 	s.mu.Unlock()
 	if a != nil && id != "" {
 		if err := a.conn.SendNotification(context.Background(), acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
@@ -299,7 +317,7 @@ func (s *Session) cancel() {
 		}
 	}
 	s.mu.Lock()
-	if s.turnEnd != nil && s.turnEnd == end {
+	if len(s.turns) > 0 {
 		s.cancelling = true
 	}
 	s.mu.Unlock()
@@ -310,19 +328,17 @@ func (s *Session) cancel() {
 	for _, fn := range hooks {
 		fn()
 	}
-	if end == nil {
-		return
-	}
-	select {
-	case <-end:
-	case <-time.After(cancelGrace):
-		s.mu.Lock()
-		if s.turnEnd == end {
-			s.dropped = true
+	grace := time.After(cancelGrace)
+	for _, t := range turns {
+		select {
+		case <-t.end:
+		case <-grace:
+			s.mu.Lock()
+			t.dropped = true
+			s.mu.Unlock()
+			s.log.Warn("agent ignored session/cancel; abandoning the turn")
+			t.cancel()
 		}
-		s.mu.Unlock()
-		s.log.Warn("agent ignored session/cancel; abandoning the turn")
-		turn()
 	}
 }
 

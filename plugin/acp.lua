@@ -48,6 +48,20 @@ cmd("AcpAdd", function(o)
   require("acp").add({ file = o.args, line1 = o.line1, line2 = o.line2, range = o.range > 0 })
 end, { nargs = "?", range = true, complete = "file", desc = "Add a file or lines to the next prompt" })
 
+cmd("AcpSteer", function(o)
+  require("acp").steer(o.args)
+end, { nargs = "*", desc = "Send a prompt into the running turn (no text: the next queued prompt)" })
+
+cmd("AcpQueue", function(o)
+  require("acp.commands").queue(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "send", "clear" }
+  end,
+  desc = "Edit the queued prompts (send: the next one now, clear: drop them)",
+})
+
 cmd("AcpCancel", function()
   require("acp").cancel()
 end, { desc = "Cancel the agent's turn" })

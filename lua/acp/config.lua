@@ -65,6 +65,7 @@ local M = {}
 ---@field input table<string, acp.Keys> in the input area
 ---@field chat table<string, acp.Keys> in the transcript
 ---@field prompt table<string, acp.Keys> in permission prompts and file questions
+---@field queue table<string, acp.Keys> in the queue of prompts (:AcpQueue)
 
 ---@class acp.Config.Registry
 ---@field url string|nil registry.json to use (default: the published one)
@@ -129,7 +130,15 @@ M.defaults = {
   },
   ui = { icons = "auto" },
   keymaps = {
-    input = { send = "<CR>", send_insert = "<C-s>", cancel = "<C-c>", permission = "<C-g>", hide = "q" },
+    input = {
+      send = "<CR>",
+      send_insert = "<C-s>",
+      steer = "<M-CR>",
+      queue = "<M-q>",
+      cancel = "<C-c>",
+      permission = "<C-g>",
+      hide = "q",
+    },
     chat = {
       open = "<CR>",
       goto_file = "gf",
@@ -140,6 +149,7 @@ M.defaults = {
       apply_block = "ga",
       cancel = "<C-c>",
       permission = "<C-g>",
+      queue = "<M-q>",
       help = "?",
       hide = "q",
     },
@@ -155,6 +165,7 @@ M.defaults = {
       open_diff = "d",
       hide = { "<Esc>", "q" },
     },
+    queue = { move_up = "<M-k>", move_down = "<M-j>", remove = "X", steer = "<M-CR>", close = "q" },
   },
   history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
   mcp_servers = {},

@@ -8,6 +8,7 @@ local auth = require("acp.auth")
 local chat = require("acp.chat")
 local registry = require("acp.registry")
 local session = require("acp.session")
+local steer = require("acp.steer")
 local updates = require("acp.updates")
 
 local M = {}
@@ -67,6 +68,11 @@ end
 --- The choice of a past session to load (:AcpResume).
 function handlers.resume(s, ev)
   s.prompts:add("resume", ev.id, { sessions = table_or_empty(ev.sessions) })
+end
+
+--- What became of a prompt steered into the running turn (acp.steer).
+function handlers.steer(s, ev)
+  steer.on_event(s, ev)
 end
 
 --- The agent needs the user to log in: pick one of its auth methods.

@@ -2,7 +2,8 @@
 ---
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
---- focus, toggle, statusline, history, switch, pick_agent, agents.
+--- focus, toggle, statusline, history, switch, pick_agent, agents, steer,
+--- queued.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
 local agents = require("acp.agents")
@@ -224,6 +225,30 @@ function M.send(text, opts)
     return false
   end
   return s:send(text)
+end
+
+--- Send text into the running turn of the current (or opts.session)
+--- session now, by the way its agent offers (steering, its own queue, or
+--- cancelling the turn after asking); with no text, the next queued
+--- prompt. With the agent idle it is sent as a prompt.
+---@param text string|nil
+---@param opts { session: integer|nil }|nil
+---@return boolean taken
+function M.steer(text, opts)
+  local s = resolve(opts)
+  if not s then
+    vim.notify("acp: no session", vim.log.levels.ERROR)
+    return false
+  end
+  return s:steer(text or "")
+end
+
+--- The prompts queued in the current (or opts.session) session, oldest first.
+---@param opts { session: integer|nil }|nil
+---@return string[]
+function M.queued(opts)
+  local s = resolve(opts)
+  return s and s.queue:texts() or {}
 end
 
 --- Cancel the running turn of the current (or opts.session) session.

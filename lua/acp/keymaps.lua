@@ -19,6 +19,12 @@ M.actions = {
   input = {
     { name = "send", modes = { "n" }, desc = "send the prompt" },
     { name = "send_insert", modes = { "i", "n" }, desc = "send the prompt" },
+    {
+      name = "steer",
+      modes = { "i", "n" },
+      desc = "send it into the running turn now (empty: the next queued prompt)",
+    },
+    { name = "queue", modes = { "n", "i" }, desc = "edit the prompts queued while the agent works" },
     { name = "cancel", modes = { "n", "i" }, desc = "cancel the agent's turn" },
     { name = "permission", modes = { "n", "i" }, desc = "go to the waiting permission prompt" },
     { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
@@ -33,6 +39,7 @@ M.actions = {
     { name = "apply_block", modes = { "n" }, desc = "apply the code block under the cursor to a file (review first)" },
     { name = "cancel", modes = { "n" }, desc = "cancel the agent's turn" },
     { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
+    { name = "queue", modes = { "n" }, desc = "edit the prompts queued while the agent works" },
     { name = "help", modes = { "n" }, desc = "show these keys" },
     { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
   },
@@ -48,10 +55,17 @@ M.actions = {
     { name = "open_diff", modes = { "n" }, desc = "open a side-by-side diff first (conflict)" },
     { name = "hide", modes = { "n" }, desc = "hide the prompt (:AcpPermission shows it again)" },
   },
+  queue = {
+    { name = "move_up", modes = { "n" }, desc = "move the prompt under the cursor up" },
+    { name = "move_down", modes = { "n" }, desc = "move the prompt under the cursor down" },
+    { name = "remove", modes = { "n" }, desc = "remove the prompt under the cursor" },
+    { name = "steer", modes = { "n" }, desc = "send the prompt under the cursor now" },
+    { name = "close", modes = { "n" }, desc = "close the queue (edits are kept)" },
+  },
 }
 
 --- The keys configured for section.action ({} when turned off).
----@param section "input"|"chat"|"prompt"
+---@param section "input"|"chat"|"prompt"|"queue"
 ---@param action string
 ---@return string[]
 function M.keys(section, action)
@@ -65,7 +79,7 @@ function M.keys(section, action)
 end
 
 --- The first key of section.action, or nil when it is turned off.
----@param section "input"|"chat"|"prompt"
+---@param section "input"|"chat"|"prompt"|"queue"
 ---@param action string
 ---@return string|nil
 function M.first(section, action)
@@ -75,7 +89,7 @@ end
 --- Map the keys of section's actions in buf; handlers[name] runs an action
 --- (actions without a handler are not mapped).
 ---@param buf integer
----@param section "input"|"chat"|"prompt"
+---@param section "input"|"chat"|"prompt"|"queue"
 ---@param handlers table<string, function>
 function M.apply(buf, section, handlers)
   for _, a in ipairs(M.actions[section]) do
@@ -88,14 +102,19 @@ function M.apply(buf, section, handlers)
   end
 end
 
-local titles = { chat = "In the transcript", input = "In the input area", prompt = "In a prompt" }
+local titles = {
+  chat = "In the transcript",
+  input = "In the input area",
+  prompt = "In a prompt",
+  queue = "In the queue (:AcpQueue)",
+}
 
 --- The lines of the key help: every section's keys and what they do.
 ---@return string[]
 function M.help_lines()
   local rows = {}
   local keyw = 0
-  for _, section in ipairs({ "chat", "input", "prompt" }) do
+  for _, section in ipairs({ "chat", "input", "prompt", "queue" }) do
     rows[#rows + 1] = { title = titles[section] }
     for _, a in ipairs(M.actions[section]) do
       local keys = table.concat(M.keys(section, a.name), " ")
@@ -134,7 +153,7 @@ function M.show_help()
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   for i, l in ipairs(lines) do
-    if titles.chat == l or titles.input == l or titles.prompt == l then
+    if titles.chat == l or titles.input == l or titles.prompt == l or titles.queue == l then
       api.nvim_buf_set_extmark(buf, help_ns, i - 1, 0, { end_col = #l, hl_group = "AcpPermissionTitle" })
     elseif l:match("^  ") then
       local key_end = #(l:match("^(  .-)  ") or "")

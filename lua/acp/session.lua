@@ -14,8 +14,10 @@ local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
+local queue = require("acp.queue")
 local render = require("acp.render.acp")
 local settings = require("acp.settings")
+local steer = require("acp.steer")
 local terminal = require("acp.terminal")
 local transcript = require("acp.transcript")
 local winbar = require("acp.winbar")
@@ -47,9 +49,14 @@ local api = vim.api
 ---@field stop_reason string|nil of the last turn
 ---@field error string|nil the last error
 ---@field queued string[]|nil prompts sent while the session was starting
+---@field queue acp.Queue prompts sent while the agent works (acp.queue)
+---@field inflight integer|nil prompts sent whose turn has not ended
+---@field caps table|nil what the agent can do (the host's capsTable: steer, resume, fork...)
+---@field steering acp.QueuedPrompt[]|nil prompts sent with `_session/steering`, awaiting the outcome
 ---@field session_title string|nil the agent's title of the conversation (winbar)
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
+---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
 ---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
 ---@field cwd string the session's working directory
 ---@field first_prompt string|nil the first prompt sent (saved chats are titled by it)
@@ -163,6 +170,7 @@ function M.new(agent)
     context = context.new(),
   }, S)
   s.prompts = prompt.new(s)
+  s.queue = queue.new(s)
   sessions[s.key] = s
   order[#order + 1] = s.key
   current = s.key
@@ -248,6 +256,7 @@ function S:fail(msg)
     text = text .. "\nThe saved chat is kept as it was: `:AcpHistory`, then Open read-only, shows it."
   end
   self.transcript:message("error", text)
+  self:_keep_queue()
   self:set_state("error")
   self:save()
 end
@@ -348,8 +357,10 @@ function S:_watch_start()
 end
 
 --- Send a prompt (with the pending context and @mentions). Prompts sent
---- while starting (or after those, while busy) are queued. Returns false,
---- with a message, when the session cannot take one now.
+--- while starting (or after those, while busy) are sent once it is ready;
+--- prompts sent while the agent works wait in the queue (acp.queue), sent
+--- in order as turns end. Returns false, with a message, when the session
+--- cannot take one.
 ---@param text string
 ---@return boolean
 function S:send(text)
@@ -365,8 +376,8 @@ function S:send(text)
     return true
   end
   if self.state == "busy" or self.state == "awaiting_permission" then
-    vim.notify("acp: the agent is still working; :AcpCancel to stop it", vim.log.levels.WARN)
-    return false
+    self.queue:add(text, self.context:take())
+    return true
   end
   if self.state ~= "ready" then
     vim.notify(
@@ -375,16 +386,64 @@ function S:send(text)
     )
     return false
   end
-  local mblocks, mlabels = self.context:mentions(text)
-  local blocks, labels = self.context:take()
-  vim.list_extend(blocks, mblocks)
-  vim.list_extend(labels, mlabels)
-  self.transcript:user_message(text, labels)
-  self.stop_reason = nil
-  self.error = nil
-  self:set_state("busy")
-  host.notify("acp_prompt", self.sid, text, blocks)
+  self:submit(text, self.context:take())
   return true
+end
+
+--- Steer text into the running turn (acp.steer); with the agent idle it
+--- is sent as a prompt. Empty text sends the next queued prompt.
+---@param text string
+---@return boolean taken (false: nothing to send)
+function S:steer(text)
+  local item
+  if vim.trim(text) == "" then
+    item = self.queue:pop()
+    if not item then
+      return false
+    end
+  else
+    self.first_prompt = self.first_prompt or text
+    local blocks, labels = self.context:take()
+    item = { text = text, blocks = blocks, labels = labels }
+  end
+  self.queue.held = nil
+  steer.steer(self, item)
+  return true
+end
+
+--- A prompt's content: blocks (its context) and the files its @mentions
+--- name, with their labels.
+---@param text string
+---@param blocks table[]|nil
+---@param labels string[]|nil
+---@return table[], string[]
+function S:prompt_content(text, blocks, labels)
+  local mblocks, mlabels = self.context:mentions(text)
+  blocks = vim.list_extend(vim.list_slice(blocks or {}), mblocks)
+  labels = vim.list_extend(vim.list_slice(labels or {}), mlabels)
+  return blocks, labels
+end
+
+--- Send text now with its context blocks (and @mentions): the chat shows it
+--- (unless opts.shown) and the session is busy until its turn ends.
+--- opts.concurrent: sent into a running turn for the agent to queue.
+---@param text string
+---@param blocks table[]|nil
+---@param labels string[]|nil
+---@param opts { shown: boolean|nil, concurrent: boolean|nil }|nil
+function S:submit(text, blocks, labels, opts)
+  opts = opts or {}
+  blocks, labels = self:prompt_content(text, blocks, labels)
+  if not opts.shown then
+    self.transcript:user_message(text, labels)
+  end
+  if not opts.concurrent then
+    self.stop_reason = nil
+    self.error = nil
+    self:set_state("busy")
+  end
+  self.inflight = (self.inflight or 0) + 1
+  host.notify("acp_prompt", self.sid, text, blocks)
 end
 
 --- Cancel the running turn: waiting permission requests are dropped (the
@@ -412,6 +471,7 @@ function S:stop()
     closed_sids[self.sid] = true
   end
   self.queued = nil
+  self:_keep_queue()
   if self.state ~= "error" then
     self.transcript:message("info", "Session stopped.")
   end
@@ -419,11 +479,36 @@ function S:stop()
   self:save()
 end
 
+--- The session ended with prompts still queued: they go back to the input
+--- area (after what is typed there), and the chat says so.
+function S:_keep_queue()
+  local n = self.queue:count()
+  if n == 0 then
+    return
+  end
+  local text = self.queue:drain()
+  if api.nvim_buf_is_valid(self.input_buf) then
+    local lines = api.nvim_buf_get_lines(self.input_buf, 0, -1, false)
+    if #lines == 1 and lines[1] == "" then
+      lines = {}
+    elseif #lines > 0 then
+      lines[#lines + 1] = ""
+    end
+    vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
+    api.nvim_buf_set_lines(self.input_buf, 0, -1, false, lines)
+  end
+  self.transcript:message(
+    "info",
+    ("%d queued prompt%s not sent: back in the input area."):format(n, n == 1 and "" or "s")
+  )
+end
+
 --- The host opened the session (event `state`, state "ready").
 ---@param ev { session_id: string, prompt_capabilities: table|nil, info: table|nil, agent_info: table|nil }
 function S:on_ready(ev)
   self.session_id = ev.session_id
   self.can_load = ev.load_session == true
+  self.caps = type(ev.caps) == "table" and ev.caps or {}
   self.context:set_capabilities(ev.prompt_capabilities)
   local info = type(ev.agent_info) == "table" and ev.agent_info or {}
   local function text(v)
@@ -449,6 +534,7 @@ function S:on_ready(ev)
   self.queued = nil
   if queued and #queued > 0 then
     self:set_state("busy")
+    self.inflight = (self.inflight or 0) + 1
     host.notify("acp_prompt", self.sid, table.concat(queued, "\n\n"), (self.context:take()))
   end
 end
@@ -476,6 +562,18 @@ end
 --- A turn ended (event `turn_end`): a stop reason, or an error.
 ---@param ev { stop_reason: string|nil, error: string|nil }
 function S:on_turn_end(ev)
+  self.inflight = math.max(0, (self.inflight or 1) - 1)
+  if ev.usage then
+    self.turn_usage = ev.usage
+  end
+  if self.inflight > 0 and not ev.error then
+    -- Another prompt the agent queued itself runs on.
+    if ev.stop_reason then
+      self.transcript:stop(ev.stop_reason)
+    end
+    return
+  end
+  self.inflight = 0
   if ev.error then
     self.transcript:message("error", ev.error)
     self.error = ev.error
@@ -501,6 +599,7 @@ function S:on_turn_end(ev)
   self.prompts:cancel_all("permission")
   if self:alive() then
     self:set_state("ready")
+    self.queue:turn_ended(ev)
   end
   self:save()
 end

@@ -37,6 +37,13 @@ type Scenario struct {
 	LoadSteps []Step           `json:"load_steps"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
 	EchoMode bool `json:"echo_mode"`
+	// QueuePrompts: a session/prompt sent while a turn runs waits for it
+	// (claude's promptQueueing); else turns run at once, side by side.
+	QueuePrompts bool `json:"queue_prompts"`
+	// SteerOutcome answers every `_session/steering` with this outcome;
+	// by default "injected" while a turn runs (its wait_steer step goes on)
+	// and "promptRequired" when none does.
+	SteerOutcome string `json:"steer_outcome"`
 	// LogWire logs every line received, in arrival order, as "wire" events
 	// (method, id, error code, permission outcome).
 	LogWire bool `json:"log_wire"`
@@ -85,13 +92,16 @@ type Step struct {
 	WaitAsync  bool           `json:"wait_async,omitempty"` // wait for every async request's answer
 	Params     map[string]any `json:"params,omitempty"`
 	WaitCancel bool           `json:"wait_cancel,omitempty"`
-	Exit       *int           `json:"exit,omitempty"`
-	OnceFile   string         `json:"once_file,omitempty"` // with exit: only when this file does not exist yet (then created)
-	Hang       bool           `json:"hang,omitempty"`
-	BigLine    int            `json:"big_line,omitempty"` // write one line of this many bytes
-	Garbage    string         `json:"garbage,omitempty"`
-	SleepMS    int            `json:"sleep_ms,omitempty"`
-	Stop       string         `json:"stop,omitempty"` // ends the turn with this stop reason
+	// WaitSteer waits for a `_session/steering` (or a cancel), then says
+	// "steered: <its text>".
+	WaitSteer bool   `json:"wait_steer,omitempty"`
+	Exit      *int   `json:"exit,omitempty"`
+	OnceFile  string `json:"once_file,omitempty"` // with exit: only when this file does not exist yet (then created)
+	Hang      bool   `json:"hang,omitempty"`
+	BigLine   int    `json:"big_line,omitempty"` // write one line of this many bytes
+	Garbage   string `json:"garbage,omitempty"`
+	SleepMS   int    `json:"sleep_ms,omitempty"`
+	Stop      string `json:"stop,omitempty"` // ends the turn with this stop reason
 	// With request: Save names the result's terminalId for later "$name"
 	// params (the last one is always "$terminalId"); Until repeats the
 	// request every 20 ms until its result or error (as JSON) contains the
@@ -141,6 +151,9 @@ type agent struct {
 	vars     map[string]any // saved results for "$name" params
 	initID   string         // raw id of the initialize request (with init_raw)
 	authed   bool           // authenticate succeeded
+	running  int            // turns running
+	steers   chan string    // steered texts for wait_steer
+	turnMu   sync.Mutex     // held by each turn with QueuePrompts
 }
 
 type lockedWriter struct {
@@ -163,7 +176,7 @@ func main() {
 		login(os.Args[2:])
 		return
 	}
-	a := &agent{out: &lockedWriter{w: os.Stdout}, logW: io.Discard, cancel: make(chan struct{})}
+	a := &agent{out: &lockedWriter{w: os.Stdout}, logW: io.Discard, cancel: make(chan struct{}), steers: make(chan string, 16)}
 	if p := os.Getenv("FAKE_AGENT_SCENARIO"); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -309,11 +322,46 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionSetConfigOption:
 		return map[string]any{"configOptions": []any{}}, nil
+	case "_session/steering":
+		a.mu.Lock()
+		running := a.running
+		a.mu.Unlock()
+		outcome := a.sc.SteerOutcome
+		if outcome == "" {
+			outcome = "promptRequired"
+			if running > 0 {
+				outcome = "injected"
+			}
+		}
+		if outcome == "injected" {
+			var sp struct {
+				Prompt []struct {
+					Text string `json:"text"`
+				} `json:"prompt"`
+			}
+			_ = json.Unmarshal(params, &sp)
+			text := ""
+			if len(sp.Prompt) > 0 {
+				text = sp.Prompt[0].Text
+			}
+			a.steers <- text
+		}
+		return map[string]any{"outcome": outcome}, nil
 	case acp.AgentMethodSessionPrompt:
+		if a.sc.QueuePrompts {
+			a.turnMu.Lock()
+			defer a.turnMu.Unlock()
+		}
 		a.mu.Lock()
 		i := a.turn
 		a.turn++
+		a.running++
 		a.mu.Unlock()
+		defer func() {
+			a.mu.Lock()
+			a.running--
+			a.mu.Unlock()
+		}()
 		if len(a.sc.Turns) == 0 {
 			return map[string]any{"stopReason": "end_turn"}, nil
 		}
@@ -471,6 +519,18 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			}
 		case st.WaitAsync:
 			async.Wait()
+		case st.WaitSteer:
+			select {
+			case text := <-a.steers:
+				a.log("steered", map[string]any{"text": text})
+				a.notify(ctx, sid, map[string]any{"sessionUpdate": "agent_message_chunk",
+					"content": map[string]any{"type": "text", "text": "steered: " + text + "\n"}})
+			case <-cancelCh:
+				a.log("cancelled", nil)
+				return "cancelled", nil
+			case <-ctx.Done():
+				return "cancelled", nil
+			}
 		case st.WaitCancel:
 			select {
 			case <-cancelCh:
