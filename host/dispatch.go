@@ -23,7 +23,10 @@ func (h *Host) capabilities() acpx.ClientCapabilities {
 		// Agents that run commands themselves report them in tool call
 		// _meta (terminal_info/output/exit); we render those.
 		Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true, "terminal-auth": true},
-	}}
+	},
+		// The agent's questions: forms, and links opened once the user says so (elicit.go).
+		ElicitationForm: true, ElicitationURL: true,
+	}
 }
 
 // requestHandler serves one request from the agent (after the gate's
@@ -42,6 +45,7 @@ var requests = map[string]requestHandler{
 	acp.ClientMethodTerminalWaitForExit:      newRoute(validated, (*Session).waitForTerminalExit).handle,
 	acp.ClientMethodTerminalKill:             newRoute(validated, (*Session).killTerminal).handle,
 	acp.ClientMethodTerminalRelease:          newRoute(validated, (*Session).releaseTerminal).handle,
+	acpx.MethodElicitationCreate:             serveElicitation, // elicit.go
 }
 
 // The fs/* routes, shared with the fast path (fastfs.go), which decodes

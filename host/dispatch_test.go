@@ -8,6 +8,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
 )
 
@@ -47,7 +48,7 @@ func TestRequestsRejectBadParamsAndUnknownSessions(t *testing.T) {
 	want := []string{
 		acp.ClientMethodSessionRequestPermission, acp.ClientMethodFsReadTextFile, acp.ClientMethodFsWriteTextFile,
 		acp.ClientMethodTerminalCreate, acp.ClientMethodTerminalOutput, acp.ClientMethodTerminalWaitForExit,
-		acp.ClientMethodTerminalKill, acp.ClientMethodTerminalRelease,
+		acp.ClientMethodTerminalKill, acp.ClientMethodTerminalRelease, acpx.MethodElicitationCreate,
 	}
 	if len(requests) != len(want) {
 		t.Errorf("the client serves %d requests, want %d (%v)", len(requests), len(want), want)

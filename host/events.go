@@ -35,6 +35,10 @@ const (
 	EventAuth           = "auth"             // the agent needs a login: pick one of its methods
 	EventAuthDone       = "auth_done"        // the auth question was settled
 	EventSteer          = "steer"            // what became of a steered prompt
+	// The agent's questions (elicitation/create), and their ends.
+	EventElicitation         = "elicitation"          // a form or a link for the user
+	EventElicitationDone     = "elicitation_done"     // an elicitation was settled
+	EventElicitationComplete = "elicitation_complete" // the interaction behind a link ended
 )
 
 // eventTypes lists every event type the host sends.
@@ -45,6 +49,7 @@ var eventTypes = []string{
 	EventTerminal, EventTerminalOutput, EventTerminalExit,
 	EventFsWarning, EventMessage, EventModel,
 	EventAuth, EventAuthDone, EventSteer,
+	EventElicitation, EventElicitationDone, EventElicitationComplete,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -103,6 +108,7 @@ var (
 	fsQuestion         = question{EventFsQuestion, EventFsQuestionDone, "acp_answer_fs_question"}
 	resumeQuestion     = question{EventResume, EventResumeDone, "acp_answer_resume"}
 	authQuestion       = question{EventAuth, EventAuthDone, "acp_answer_auth"}
+	elicitQuestion     = question{EventElicitation, EventElicitationDone, "acp_answer_elicitation"}
 )
 
 // messageStartEvent says the next chunk of kind starts another message of
@@ -248,6 +254,27 @@ func authEvent(agent, label string, methods []authMethod, why string) Event {
 		list = append(list, v)
 	}
 	return Event{"type": EventAuth, "agent": agent, "label": label, "methods": list, "error": why}
+}
+
+// elicitationEvent asks the user the agent's question e: shown is its
+// form (acpx.Form) or its link (acpx.URLInfo) as the UI draws it.
+func elicitationEvent(e acpx.Elicitation, shown map[string]any) Event {
+	ev := Event{"type": EventElicitation, "mode": e.Mode, "message": e.Message}
+	if e.ToolCallID != "" {
+		ev["tool_call_id"] = e.ToolCallID
+	}
+	if e.Mode == acpx.ModeURL {
+		ev["url"] = shown
+	} else {
+		ev["form"] = shown
+	}
+	return ev
+}
+
+// elicitationCompleteEvent says the interaction behind url elicitation id
+// ended (wasOpen: its question was still open, and is closed now).
+func elicitationCompleteEvent(id string, wasOpen bool) Event {
+	return Event{"type": EventElicitationComplete, "elicitation_id": id, "was_open": wasOpen}
 }
 
 // fsQuestionEvent asks the user a question of the fs bridge.

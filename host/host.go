@@ -76,7 +76,8 @@ func (h *Host) Register() error {
 		permissionQuestion.answer: h.answerer(permissionQuestion),
 		fsQuestion.answer:         h.answerer(fsQuestion),
 		resumeQuestion.answer:     h.answerer(resumeQuestion),
-		authQuestion.answer:       h.rpcAnswerAuth, // auth.go
+		authQuestion.answer:       h.rpcAnswerAuth,        // auth.go
+		elicitQuestion.answer:     h.rpcAnswerElicitation, // elicit.go
 
 		// fs/* (fs.go).
 		"acp_buf_loaded":   h.rpcBufLoaded,

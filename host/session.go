@@ -69,6 +69,8 @@ type Session struct {
 
 	fsb sessionFS // fs/* state, see fs.go
 
+	urls map[string]bool // url elicitations accepted, awaiting elicitation/complete (elicit.go)
+
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
@@ -482,8 +484,15 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 // for the answer (q.answer), a cancel, the session's end or ctx; "" means
 // no answer. The UI gets q.done with the id once it is settled either way.
 func (s *Session) ask(ctx context.Context, q question, ev Event) (string, error) {
+	return s.askChecked(ctx, q, ev, nil, "")
+}
+
+// askChecked is ask with answers turned into the choice by check (which
+// may refuse them, see answerChecked), the question tagged (e.g. with the
+// elicitation it shows).
+func (s *Session) askChecked(ctx context.Context, q question, ev Event, check answerCheck, tag string) (string, error) {
 	id := s.h.nextID()
-	p := &pending{ch: make(chan string, 1), kind: q}
+	p := &pending{ch: make(chan string, 1), kind: q, check: check, tag: tag}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -534,7 +543,33 @@ func (s *Session) answer(id int, choice string) {
 type pending struct {
 	ch      chan string // gets the answer
 	kind    question
-	settled bool // settleQuestions answered it (and told the UI)
+	settled bool        // settleQuestions answered it (and told the UI)
+	check   answerCheck // turns a structured answer into the choice (nil: none taken)
+	tag     string      // what the question is about, for whoever settles it
+}
+
+// answerCheck turns a structured answer (an action and its content) into
+// the choice, or says what is wrong with it.
+type answerCheck func(action string, content map[string]any) (string, error)
+
+// answerChecked delivers a structured answer to question id once check
+// takes it; its error goes back to the user, the question still open.
+func (s *Session) answerChecked(id int, action string, content map[string]any) error {
+	s.mu.Lock()
+	p, ok := s.perms[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil // settled meanwhile
+	}
+	if p.check == nil {
+		return fmt.Errorf("question %d takes no structured answer", id)
+	}
+	choice, err := p.check(action, content)
+	if err != nil {
+		return err
+	}
+	s.answer(id, choice)
+	return nil
 }
 
 func deref(p *string) string {

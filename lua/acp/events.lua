@@ -75,6 +75,23 @@ function handlers.steer(s, ev)
   steer.on_event(s, ev)
 end
 
+--- A question of the agent (elicitation/create): a form, or a link to open.
+function handlers.elicitation(s, ev)
+  local q = { mode = ev.mode, message = ev.message, form = ev.form, url = ev.url, tool_call_id = ev.tool_call_id }
+  q._id = ev.id
+  s.prompts:add("elicitation", ev.id, q)
+end
+
+--- The interaction behind a link the agent asked to open ended
+--- (elicitation/complete); its question closes if it was still open.
+function handlers.elicitation_complete(s, ev)
+  s.transcript:message(
+    "info",
+    ev.was_open and "The agent says the link's interaction is done: its question is closed."
+      or "The agent says the link's interaction is done."
+  )
+end
+
 --- The agent needs the user to log in: pick one of its auth methods.
 function handlers.auth(s, ev)
   auth.ask(s, ev)
@@ -92,6 +109,7 @@ end
 handlers.permission_done = settled
 handlers.fs_question_done = settled
 handlers.resume_done = settled
+handlers.elicitation_done = settled
 
 --- terminal/create started a command.
 function handlers.terminal(s, ev)

@@ -53,6 +53,12 @@ M.actions = {
     { name = "take_agent", modes = { "n" }, desc = "take the agent's version (conflict)" },
     { name = "keep_mine", modes = { "n" }, desc = "keep your version (conflict)" },
     { name = "open_diff", modes = { "n" }, desc = "open a side-by-side diff first (conflict)" },
+    { name = "submit", modes = { "n" }, desc = "send the answers (a question of the agent)" },
+    { name = "decline", modes = { "n" }, desc = "decline (a question of the agent)" },
+    { name = "dismiss", modes = { "n" }, desc = "cancel without answering (a question of the agent)" },
+    { name = "edit_field", modes = { "n" }, desc = "edit a field of the form (1-9 edit the first nine)" },
+    { name = "open_url", modes = { "n" }, desc = "open the link the agent asks for" },
+    { name = "copy_url", modes = { "n" }, desc = "copy the link the agent asks for" },
     { name = "hide", modes = { "n" }, desc = "hide the prompt (:AcpPermission shows it again)" },
   },
   queue = {

@@ -6,6 +6,7 @@
 --- acp.fsprompt, acp.resume (and acp.rules for "remember this?").
 local actions = require("acp.actions")
 local config = require("acp.config")
+local elicit = require("acp.elicit")
 local fsprompt = require("acp.fsprompt")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
@@ -21,7 +22,7 @@ local M = {}
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"elicitation"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -32,6 +33,9 @@ local kinds = {
   resume = { method = "acp_answer_resume", picker = true },
   rule_offer = { picker = true },
   rules_review = { content = rulesreview },
+  -- The agent's questions: acp.elicit sends the answer itself (the host
+  -- checks a form's values first).
+  elicitation = { awaits = true, content = elicit },
 }
 
 ---@class acp.PromptItem
@@ -129,12 +133,25 @@ function Q:answer(item, choice, opts)
   if not pos or not content then
     return false
   end
-  local opt = content.option(item.data, choice)
+  local opt, why = content.option(item.data, choice)
   if not opt then
     vim.notify(
-      ("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"),
+      why or ("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"),
       vim.log.levels.WARN
     )
+    return false
+  end
+  if opt.stay then
+    -- Not an answer yet (a form's field edited, or values refused): the
+    -- prompt stays, drawn again once opt.run is done.
+    local function redraw()
+      self:_redraw(item)
+    end
+    if opt.run then
+      opt.run(redraw)
+    else
+      redraw()
+    end
     return false
   end
   table.remove(self.items, pos)
@@ -152,6 +169,23 @@ function Q:answer(item, choice, opts)
   self:_show_next()
   self:_retitle()
   return true
+end
+
+--- Draw item again (its content changed) when it is on screen, focused.
+---@param item acp.PromptItem
+function Q:_redraw(item)
+  if not index_of(self.items, item) then
+    return
+  end
+  if self.shown and self.shown.item == item and not self.shown.picker then
+    local row = self.shown.win and api.nvim_win_is_valid(self.shown.win) and api.nvim_win_get_cursor(self.shown.win)
+    self:_close()
+    self:_show_next({ focus = true })
+    local win = self.shown and self.shown.item == item and self.shown.win
+    if row and win and api.nvim_win_is_valid(win) then
+      pcall(api.nvim_win_set_cursor, win, row)
+    end
+  end
 end
 
 --- Answer the first waiting prompt of kind.
@@ -296,7 +330,8 @@ function Q:_sync_state()
     self.state_before = s.state -- "ready" for a question outside a turn (a code block applied)
     s:set_state("awaiting_permission")
   elseif not awaits and s.state == "awaiting_permission" then
-    s:set_state(self.state_before == "ready" and "ready" or "busy")
+    local back = self.state_before
+    s:set_state((back == "ready" or back == "starting") and back or "busy")
     self.state_before = nil
   end
 end

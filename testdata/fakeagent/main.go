@@ -86,12 +86,15 @@ type Step struct {
 	Mark string `json:"mark,omitempty"`
 	// Tools sends n tool_calls ("<prefix><i>", pending), then a
 	// tool_call_update for each (completed, one line of output).
-	Tools      int            `json:"tools,omitempty"`
-	Request    string         `json:"request,omitempty"`    // method of a request to the client
-	Async      bool           `json:"async,omitempty"`      // with request: do not wait for the answer
-	WaitAsync  bool           `json:"wait_async,omitempty"` // wait for every async request's answer
-	Params     map[string]any `json:"params,omitempty"`
-	WaitCancel bool           `json:"wait_cancel,omitempty"`
+	Tools     int            `json:"tools,omitempty"`
+	Request   string         `json:"request,omitempty"`    // method of a request to the client
+	Async     bool           `json:"async,omitempty"`      // with request: do not wait for the answer
+	WaitAsync bool           `json:"wait_async,omitempty"` // wait for every async request's answer
+	Params    map[string]any `json:"params,omitempty"`
+	// RawParams, with request: the params as this JSON text ("$sessionId"
+	// replaced), key order kept.
+	RawParams  string `json:"raw_params,omitempty"`
+	WaitCancel bool   `json:"wait_cancel,omitempty"`
 	// WaitSteer waits for a `_session/steering` (or a cancel), then says
 	// "steered: <its text>".
 	WaitSteer bool   `json:"wait_steer,omitempty"`
@@ -434,7 +437,7 @@ func (a *agent) notify(ctx context.Context, sid string, update map[string]any) e
 
 // request sends st's request, logs the answer and saves its terminalId;
 // with st.Until it repeats until the answer contains that string.
-func (a *agent) request(ctx context.Context, st Step, params map[string]any) {
+func (a *agent) request(ctx context.Context, st Step, params any) {
 	deadline := time.Now().Add(10 * time.Second)
 	if st.TimeoutMS > 0 {
 		deadline = time.Now().Add(time.Duration(st.TimeoutMS) * time.Millisecond)
@@ -500,9 +503,15 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 						"content": map[string]any{"type": "text", "text": fmt.Sprintf("check %d passed", i)}}}})
 			}
 		case st.Request != "":
-			params := map[string]any{"sessionId": sid}
-			for k, v := range st.Params {
-				params[k] = a.substitute(v)
+			var params any
+			if st.RawParams != "" {
+				params = json.RawMessage(strings.ReplaceAll(st.RawParams, "$sessionId", sid))
+			} else {
+				m := map[string]any{"sessionId": sid}
+				for k, v := range st.Params {
+					m[k] = a.substitute(v)
+				}
+				params = m
 			}
 			if st.Async {
 				for i := 0; i < max(st.Repeat, 1); i++ {
