@@ -14,6 +14,8 @@ package acpx
 import (
 	"encoding/json"
 	"strings"
+
+	acp "github.com/coder/acp-go-sdk"
 )
 
 // Methods the SDK names under "unstable" or not at all.
@@ -109,6 +111,33 @@ func (a Agent) SteerPath() string {
 		return "queueing"
 	}
 	return ""
+}
+
+// Table is what the UI offers of what a can do: steer (SteerPath, when
+// any), load, resume, fork, close, delete, list, logout.
+func (a Agent) Table() map[string]any {
+	t := map[string]any{"load": a.LoadSession, "resume": a.Resume, "fork": a.Fork, "close": a.Close,
+		"delete": a.Delete, "list": a.List, "logout": a.Logout}
+	if p := a.SteerPath(); p != "" {
+		t["steer"] = p
+	}
+	return t
+}
+
+// UsageTable is PromptResponse.usage for the UI: total, input, output,
+// thought and cached_read tokens (nil: none reported).
+func UsageTable(u *acp.Usage) map[string]any {
+	if u == nil {
+		return nil
+	}
+	t := map[string]any{"total": u.TotalTokens, "input": u.InputTokens, "output": u.OutputTokens}
+	if u.ThoughtTokens != nil {
+		t["thought"] = *u.ThoughtTokens
+	}
+	if u.CachedReadTokens != nil {
+		t["cached_read"] = *u.CachedReadTokens
+	}
+	return t
 }
 
 func isTrue(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "true" }

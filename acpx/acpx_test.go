@@ -127,3 +127,21 @@ func TestClientCapabilities(t *testing.T) {
 		}
 	}
 }
+
+func TestForkMessages(t *testing.T) {
+	b, _ := json.Marshal(ForkRequest{SessionID: "s", Cwd: "/w", McpServers: []acp.McpServer{}})
+	if string(b) != `{"sessionId":"s","cwd":"/w","mcpServers":[]}` {
+		t.Fatalf("%s", b)
+	}
+	if id, err := ParseForkResponse(json.RawMessage(`{"sessionId":"s2","modes":null}`)); id != "s2" || err != nil {
+		t.Fatalf("%q %v", id, err)
+	}
+	for _, bad := range []string{`{}`, `[]`, `{"sessionId":3}`} {
+		if _, err := ParseForkResponse(json.RawMessage(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	if b, _ := json.Marshal(LogoutRequest{}); string(b) != `{}` {
+		t.Fatalf("logout %s", b)
+	}
+}

@@ -25,6 +25,27 @@ type Elicitation struct {
 	URL           string          `json:"url,omitempty"`
 }
 
+// Answer is the agent's answer to e from the user's: action "accept"
+// (with content, checked against form when e is a form), "decline" or
+// "cancel". An error says what does not fit; nothing is answered then.
+func (e Elicitation) Answer(form Form, action string, content map[string]any) (map[string]any, error) {
+	answer := map[string]any{"action": action}
+	switch action {
+	case "accept":
+		if e.Mode == ModeForm {
+			c, err := form.Check(content)
+			if err != nil {
+				return nil, err
+			}
+			answer["content"] = c
+		}
+	case "decline", "cancel":
+	default:
+		return nil, fmt.Errorf("unknown answer %q (accept, decline or cancel)", action)
+	}
+	return answer, nil
+}
+
 // Elicitation modes.
 const (
 	ModeForm = "form"

@@ -10,9 +10,9 @@ import (
 // prompt back (outcome "promptRequired") when no turn runs, rather than
 // start a turn of its own the client would not know the end of.
 type SteerRequest struct {
-	SessionID string          `json:"sessionId"`
-	Prompt    json.RawMessage `json:"prompt"` // a ContentBlock array
-	Meta      steerMeta       `json:"_meta"`
+	SessionID string    `json:"sessionId"`
+	Prompt    any       `json:"prompt"` // ContentBlocks
+	Meta      steerMeta `json:"_meta"`
 }
 
 type steerMeta struct {
@@ -23,7 +23,7 @@ type steerMeta struct {
 
 // NewSteerRequest is a steering request that leaves an idle session's
 // prompt to the client.
-func NewSteerRequest(sessionID string, prompt json.RawMessage) SteerRequest {
+func NewSteerRequest(sessionID string, prompt any) SteerRequest {
 	r := SteerRequest{SessionID: sessionID, Prompt: prompt}
 	r.Meta.Steering.IdleBehavior = "promptRequired"
 	return r

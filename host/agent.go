@@ -34,6 +34,9 @@ type AgentSpec struct {
 	// initialize (default 60 s); past it the agent is stopped and the next
 	// session starts a fresh one.
 	StartTimeoutMS int `msgpack:"start_timeout_ms"`
+	// Restarts: how many crashes within respawn.go's window are followed by
+	// a restart, its sessions resumed (0: none).
+	Restarts int `msgpack:"restarts"`
 }
 
 // defaultStartTimeout is how long an agent may take to answer initialize.
@@ -84,6 +87,7 @@ type Agent struct {
 
 	exited  chan struct{}
 	exitErr error // why it ended, set before exited closes
+	restart bool  // it crashed and is started again (respawn.go), set before exited closes
 
 	mu       sync.Mutex
 	badLines int // lines on stdout that were not JSON-RPC
@@ -244,18 +248,20 @@ func (a *Agent) wait() {
 		a.exitErr = withStderr(fmt.Errorf("agent %s exited", a.spec.Name), a.stderr)
 	}
 	a.log.Info("agent exited", "err", err)
-	close(a.exited)
-	a.h.agentExited(a)
+	var sessions []*Session
+	attempt := 0
 	if !stopping {
 		a.mu.Lock()
-		sessions := make([]*Session, 0, len(a.sessions))
 		for _, s := range a.sessions {
 			sessions = append(sessions, s)
 		}
 		a.mu.Unlock()
-		for _, s := range sessions {
-			s.agentExited(a.exitErr)
-		}
+		a.restart, attempt = a.h.mayRestart(a, len(sessions))
+	}
+	close(a.exited)
+	a.h.agentExited(a)
+	if !stopping {
+		a.h.crashed(a, sessions, a.restart, attempt) // respawn.go
 	}
 }
 

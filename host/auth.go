@@ -376,8 +376,9 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 	for attempt := 0; ; attempt++ {
 		actx, cancel := a.context(ctx)
 		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
-			Cwd:        s.opts.Agent.Cwd,
-			McpServers: servers,
+			Cwd:                   s.opts.Agent.Cwd,
+			McpServers:            servers,
+			AdditionalDirectories: s.addDirs(a), // lifecycle.go
 		})
 		cancel()
 		if err == nil {

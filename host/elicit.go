@@ -77,19 +77,9 @@ func (s *Session) elicit(ctx context.Context, e acpx.Elicitation) (any, *acp.Req
 	}
 	ev := elicitationEvent(e, shown)
 	check := func(action string, content map[string]any) (string, error) {
-		answer := map[string]any{"action": action}
-		switch action {
-		case "accept":
-			if e.Mode == acpx.ModeForm {
-				c, err := form.Check(content)
-				if err != nil {
-					return "", err
-				}
-				answer["content"] = c
-			}
-		case "decline", "cancel":
-		default:
-			return "", fmt.Errorf("unknown answer %q (accept, decline or cancel)", action)
+		answer, err := e.Answer(form, action, content)
+		if err != nil {
+			return "", err
 		}
 		b, err := json.Marshal(answer)
 		return string(b), err

@@ -39,6 +39,7 @@ const (
 	EventElicitation         = "elicitation"          // a form or a link for the user
 	EventElicitationDone     = "elicitation_done"     // an elicitation was settled
 	EventElicitationComplete = "elicitation_complete" // the interaction behind a link ended
+	EventRestart             = "restart"              // the agent crashed and is started again
 )
 
 // eventTypes lists every event type the host sends.
@@ -49,7 +50,7 @@ var eventTypes = []string{
 	EventTerminal, EventTerminalOutput, EventTerminalExit,
 	EventFsWarning, EventMessage, EventModel,
 	EventAuth, EventAuthDone, EventSteer,
-	EventElicitation, EventElicitationDone, EventElicitationComplete,
+	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -63,8 +64,13 @@ const (
 	EventRegistryInstalled = "registry_installed" // an install ended (ok or error)
 )
 
-// registryEventTypes lists the registry's event types.
-var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled}
+// EventLifecycle ends a call on an agent outside any session
+// (acp_agent_call: session/delete, logout); routed like the registry's.
+const EventLifecycle = "lifecycle"
+
+// registryEventTypes lists the registry's event types, and the other
+// events that belong to no session.
+var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled, EventLifecycle}
 
 // registryListEvent is the result of refresh request id: list (see
 // registry.go's List) or, when nothing could be loaded, err.
@@ -137,18 +143,7 @@ func modeUpdateEvent(mode string) Event {
 func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any, caps acpx.Agent) Event {
 	return Event{"type": EventState, "state": "ready", "session_id": sessionID,
 		"info": info, "agent_info": agentInfo, "prompt_capabilities": promptCaps, "load_session": caps.LoadSession,
-		"caps": capsTable(caps)}
-}
-
-// capsTable is what the UI offers of what the agent can do: steer ("method",
-// "queueing" or absent), resume, fork, close, delete, list, logout.
-func capsTable(c acpx.Agent) map[string]any {
-	t := map[string]any{"load": c.LoadSession, "resume": c.Resume, "fork": c.Fork, "close": c.Close,
-		"delete": c.Delete, "list": c.List, "logout": c.Logout}
-	if p := c.SteerPath(); p != "" {
-		t["steer"] = p
-	}
-	return t
+		"caps": caps.Table()}
 }
 
 // errorEvent says the session failed; the chat shows err.
@@ -160,14 +155,7 @@ func errorEvent(err error) Event {
 // when the agent says (PromptResponse.usage).
 func turnEndEvent(stopReason string, usage *acp.Usage) Event {
 	ev := Event{"type": EventTurnEnd, "stop_reason": stopReason}
-	if usage != nil {
-		u := map[string]any{"total": usage.TotalTokens, "input": usage.InputTokens, "output": usage.OutputTokens}
-		if usage.ThoughtTokens != nil {
-			u["thought"] = *usage.ThoughtTokens
-		}
-		if usage.CachedReadTokens != nil {
-			u["cached_read"] = *usage.CachedReadTokens
-		}
+	if u := acpx.UsageTable(usage); u != nil {
 		ev["usage"] = u
 	}
 	return ev
@@ -283,9 +271,26 @@ func fsQuestionEvent(q any) Event {
 }
 
 // resumeEvent asks which past session to load ({id, cwd, title?, updated_at?};
-// empty: the agent cannot list them, the user types an id).
-func resumeEvent(sessions []map[string]any) Event {
-	return Event{"type": EventResume, "sessions": sessions}
+// empty: the agent cannot list them, the user types an id); more: the
+// agent has more (the answer moreSessions asks for them).
+func resumeEvent(sessions []map[string]any, more bool) Event {
+	return Event{"type": EventResume, "sessions": sessions, "more": more, "more_choice": moreSessions}
+}
+
+// restartEvent says the session's agent exited (err) and is started again,
+// the attempt-th time of at most max.
+func restartEvent(err error, attempt, max int) Event {
+	return Event{"type": EventRestart, "error": err.Error(), "attempt": attempt, "max": max}
+}
+
+// lifecycleEvent ends an acp_agent_call (method "delete" or "logout") on
+// agent: its error, or none. It belongs to no session.
+func lifecycleEvent(method, agent, sessionID string, err error) Event {
+	ev := Event{"type": EventLifecycle, "method": method, "agent": agent, "session_id": sessionID}
+	if err != nil {
+		ev["error"] = err.Error()
+	}
+	return ev
 }
 
 // doneEvent says question id of kind q is settled (answered or not).

@@ -35,6 +35,7 @@ type Host struct {
 	answers  map[int]pendingAnswer
 	lastID   int
 	closing  bool
+	crashes  map[string][]time.Time // per agent spec, its recent crashes (respawn.go)
 }
 
 // New returns a Host talking to nv.
@@ -46,6 +47,7 @@ func New(nv *nvim.Nvim, log *slog.Logger) *Host {
 		agents:   map[string]*Agent{},
 		sessions: map[int]*Session{},
 		answers:  map[int]pendingAnswer{},
+		crashes:  map[string][]time.Time{},
 	}
 	h.ui = NewUI(h.deliver, log)
 	return h
@@ -64,7 +66,8 @@ func (h *Host) Register() error {
 	handlers := map[string]any{
 		"acp_open":       h.rpcOpen,
 		"acp_prompt":     h.rpcPrompt,
-		"acp_steer":      h.rpcSteer, // steer.go
+		"acp_steer":      h.rpcSteer,     // steer.go
+		"acp_agent_call": h.rpcAgentCall, // lifecycle.go: session/delete, logout
 		"acp_cancel":     h.rpcCancel,
 		"acp_close":      h.rpcClose,
 		"acp_set_mode":   h.rpcSetMode,

@@ -22,6 +22,7 @@ type SessionOptions struct {
 	Fs         FsOptions        `msgpack:"fs"`
 	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
 	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
+	ForkOf     int              `msgpack:"fork_of"`         // fork this session (its host id) instead (lifecycle.go)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
 	// Quirks the user set for this agent (quirks.go); the others follow
 	// what the agent says it is.
@@ -70,6 +71,10 @@ type Session struct {
 	fsb sessionFS // fs/* state, see fs.go
 
 	urls map[string]bool // url elicitations accepted, awaiting elicitation/complete (elicit.go)
+
+	// replaying: session/load replays a history the chat shows already
+	// (reattach, lifecycle.go): its messages and tool calls are dropped.
+	replaying bool
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
@@ -127,9 +132,16 @@ func (s *Session) fail(err error) {
 	s.emit(errorEvent(err))
 }
 
-// open starts (or reuses) the agent and runs session/new.
+// open starts (or reuses) the agent and runs session/new, or resumes,
+// loads (resume.go) or forks (lifecycle.go) a session instead.
 func (s *Session) open(ctx context.Context) {
-	a, err := s.h.agentFor(s.opts.Agent)
+	var a *Agent
+	var err error
+	if s.opts.ForkOf != 0 {
+		a, err = s.forkParent()
+	} else {
+		a, err = s.h.agentFor(s.opts.Agent)
+	}
 	if err != nil {
 		s.fail(err)
 		return
@@ -149,21 +161,23 @@ func (s *Session) open(ctx context.Context) {
 		return
 	}
 	s.applyQuirks(a)
-	servers := []acp.McpServer{}
-	for _, m := range s.opts.McpServers {
-		var srv acp.McpServer
-		b, _ := json.Marshal(m)
-		if err := json.Unmarshal(b, &srv); err != nil {
-			s.fail(fmt.Errorf("mcp_servers: %w", err))
-			return
-		}
-		servers = append(servers, srv)
+	servers, err := s.mcpServers(a)
+	if err != nil {
+		s.fail(err)
+		return
 	}
 	var resp json.RawMessage
 	var id acp.SessionId
-	if s.opts.Resume || s.opts.LoadID != "" {
-		id, resp, err = s.resume(ctx, a, servers)
-		if err != nil {
+	how := attachNew
+	switch {
+	case s.opts.ForkOf != 0:
+		if id, resp, err = s.fork(ctx, a, servers); err != nil {
+			s.fail(err)
+			return
+		}
+		how = attachForked
+	case s.opts.Resume || s.opts.LoadID != "":
+		if id, resp, how, err = s.resume(ctx, a, servers); err != nil {
 			s.fail(err)
 			return
 		}
@@ -186,6 +200,7 @@ func (s *Session) open(ctx context.Context) {
 		s.id = id
 		s.mu.Unlock()
 		a.addSession(s)
+		how = attachNew
 	}
 	s.mu.Lock()
 	closed := s.closed
@@ -194,6 +209,30 @@ func (s *Session) open(ctx context.Context) {
 		s.close()
 		return
 	}
+	s.log = s.log.With("session", id)
+	s.log.Info("session ready", "how", how)
+	// Start the fs bridge now, not on the first fs request: its watcher keeps
+	// open buffers in step with files the agent changes with its own tools
+	// (claude-agent-acp and codex never call fs/*).
+	go func() {
+		if _, err := s.bridge(context.Background()); err != nil {
+			s.log.Warn("fs bridge", "err", err)
+		}
+	}()
+	s.emit(s.readyEvent(a, id, resp, how, false))
+}
+
+// How a session came to be on its agent (the ready event's "attached").
+const (
+	attachNew     = "new"     // session/new
+	attachLoaded  = "loaded"  // session/load: its history replayed
+	attachResumed = "resumed" // session/resume: its history kept, not replayed
+	attachForked  = "forked"  // session/fork of another session
+)
+
+// readyEvent is the ready event of session id on a, from the response of
+// the request that opened it (how), after a restart of its agent or not.
+func (s *Session) readyEvent(a *Agent, id acp.SessionId, resp json.RawMessage, how string, reattached bool) Event {
 	var info map[string]any
 	_ = json.Unmarshal(resp, &info)
 	agentInfo := map[string]any{}
@@ -204,20 +243,15 @@ func (s *Session) open(ctx context.Context) {
 			agentInfo["title"] = *ai.Title
 		}
 	}
-	s.log = s.log.With("session", id)
-	s.log.Info("session ready")
-	// Start the fs bridge now, not on the first fs request: its watcher keeps
-	// open buffers in step with files the agent changes with its own tools
-	// (claude-agent-acp and codex never call fs/*).
-	go func() {
-		if _, err := s.bridge(context.Background()); err != nil {
-			s.log.Warn("fs bridge", "err", err)
-		}
-	}()
-	s.emit(readyEvent(string(id), clean(info), agentInfo, map[string]any{
+	ev := readyEvent(string(id), clean(info), agentInfo, map[string]any{
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
-	}, a.caps))
+	}, a.caps)
+	ev["attached"] = how
+	if reattached {
+		ev["reattached"] = true
+	}
+	return ev
 }
 
 // turn is one running prompt.
@@ -274,13 +308,17 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		// (with its stderr) rather than a second, bare error.
 		wait := time.Duration(0)
 		select {
-		case <-s.agent.conn.Done():
+		case <-a.conn.Done():
 			wait = 2 * time.Second
 		default:
 		}
 		select {
 		case <-a.exited:
-			// agentExited reports it.
+			if a.restart {
+				// The agent is restarted (respawn.go): this turn is over.
+				s.emit(turnErrorEvent(fmt.Errorf("%s exited during the turn", a.spec.Name)))
+			}
+			// Else agentExited reports it.
 			return
 		case <-time.After(wait):
 		}
@@ -352,9 +390,10 @@ func (s *Session) close() {
 		return
 	}
 	s.closed = true
-	a := s.agent
+	a, id := s.agent, s.id
 	s.mu.Unlock()
 	s.cancel()
+	s.closeOnAgent(a, id) // lifecycle.go
 	s.end()
 	if a != nil && a.removeSession(s) == 0 {
 		s.h.stopAgent(a)
@@ -370,6 +409,12 @@ func (s *Session) agentExited(err error) {
 // update forwards one session/update to the UI.
 func (s *Session) update(u map[string]any) {
 	kind, _ := u["sessionUpdate"].(string)
+	s.mu.Lock()
+	replaying := s.replaying
+	s.mu.Unlock()
+	if replaying && replayed[kind] {
+		return
+	}
 	switch kind {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 		if c, ok := u["content"].(map[string]any); ok && c["type"] == "text" {
@@ -421,6 +466,14 @@ var knownUpdates = map[string]bool{
 	"agent_message_chunk": true, "agent_thought_chunk": true, "user_message_chunk": true,
 	"tool_call": true, "tool_call_update": true, "plan": true, "available_commands_update": true,
 	"current_mode_update": true, "config_option_update": true, "session_info_update": true, "usage_update": true,
+}
+
+// replayed are the update kinds of a replayed history (the rest say how
+// the session is now: its mode, commands, title...).
+var replayed = map[string]bool{
+	"agent_message_chunk": true, "agent_thought_chunk": true, "user_message_chunk": true,
+	"tool_call": true, "tool_call_update": true, "plan": true, "plan_update": true, "plan_removed": true,
+	"compaction_update": true, "compaction_summary_chunk": true, "notice": true,
 }
 
 var chunkKind = map[string]string{

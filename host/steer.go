@@ -33,27 +33,17 @@ func (s *Session) steer(blocks []acp.ContentBlock) {
 	s.mu.Lock()
 	a, id := s.agent, s.id
 	s.mu.Unlock()
-	if a == nil || id == "" {
-		s.emit(steerEvent("", errors.New("the session is not ready")))
-		return
-	}
-	if !a.caps.Steering {
-		s.emit(steerEvent("", errors.New(a.spec.Name+" cannot take a prompt into a running turn")))
-		return
-	}
-	prompt, err := json.Marshal(blocks)
-	if err != nil {
-		s.emit(steerEvent("", err))
+	if a == nil || id == "" || !a.caps.Steering {
+		s.emit(steerEvent("", errors.New("the agent takes no prompt into a running turn now")))
 		return
 	}
 	ctx, cancel := a.context(context.Background())
 	defer cancel()
-	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodSteering, acpx.NewSteerRequest(string(id), prompt))
+	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodSteering, acpx.NewSteerRequest(string(id), blocks))
 	if err != nil {
 		s.emit(steerEvent("", a.describe(acpx.MethodSteering, err)))
 		return
 	}
 	outcome, err := acpx.ParseSteerResponse(raw)
-	s.log.Info("steered", "outcome", outcome, "err", err)
 	s.emit(steerEvent(outcome, err))
 }

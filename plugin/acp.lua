@@ -40,6 +40,14 @@ cmd("AcpHistory", function()
   require("acp").history()
 end, { desc = "Open or resume a saved chat of this project" })
 
+cmd("AcpFork", function()
+  require("acp").fork()
+end, { desc = "Fork the session: a new chat from the same history" })
+
+cmd("AcpLogout", function(o)
+  require("acp").logout(o.args ~= "" and o.args or nil)
+end, { nargs = "?", complete = agents, desc = "Log out of the agent" })
+
 cmd("AcpSend", function(o)
   require("acp").send(o.args)
 end, { nargs = "+", desc = "Send a prompt to the agent" })

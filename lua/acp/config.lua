@@ -9,6 +9,7 @@ local M = {}
 ---@field mcp_servers table[]|nil passed to session/new (default: the global list)
 ---@field quirks acp.Quirks|nil per-agent workarounds; unset ones follow what the agent says it is (see :help acp-quirks)
 ---@field start_timeout_ms integer|nil how long initialize may take before the agent is stopped (default 60000)
+---@field restarts integer|nil how many crashes within 5 minutes are followed by a restart, the session resumed (default 3; 0: none)
 ---@field install string|nil how to install the command (shown when it is missing)
 ---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
 
@@ -326,6 +327,7 @@ local agent_schema = {
   title = checks.string,
   mcp_servers = checks.tables,
   start_timeout_ms = checks.positive,
+  restarts = checks.non_negative,
   quirks = function(v)
     if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
       return "a table"

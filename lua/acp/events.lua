@@ -6,6 +6,7 @@
 --- every handler has an event type there: host/events_test.go checks it.
 local auth = require("acp.auth")
 local chat = require("acp.chat")
+local lifecycle = require("acp.lifecycle")
 local registry = require("acp.registry")
 local session = require("acp.session")
 local steer = require("acp.steer")
@@ -65,9 +66,10 @@ function handlers.fs_question(s, ev)
   s.prompts:add("fs_question", ev.id, table_or_empty(ev.question))
 end
 
---- The choice of a past session to load (:AcpResume).
+--- The choice of a past session to load (:AcpResume); more: the agent
+--- lists more (answered with more_choice).
 function handlers.resume(s, ev)
-  s.prompts:add("resume", ev.id, { sessions = table_or_empty(ev.sessions) })
+  s.prompts:add("resume", ev.id, { sessions = table_or_empty(ev.sessions), more = ev.more and ev.more_choice or nil })
 end
 
 --- What became of a prompt steered into the running turn (acp.steer).
@@ -90,6 +92,11 @@ function handlers.elicitation_complete(s, ev)
     ev.was_open and "The agent says the link's interaction is done: its question is closed."
       or "The agent says the link's interaction is done."
   )
+end
+
+--- The agent crashed and is being started again.
+function handlers.restart(s, ev)
+  s:on_restart(ev)
 end
 
 --- The agent needs the user to log in: pick one of its auth methods.
@@ -162,6 +169,11 @@ function global.registry_list(ev)
 end
 global.registry_progress = global.registry_list
 global.registry_installed = global.registry_list
+
+--- A call on an agent outside a session ended (session/delete, logout).
+function global.lifecycle(ev)
+  lifecycle.on_event(ev)
+end
 
 --- Route one event to its session's handler; a failing handler is
 --- reported, never raised into the host's call.

@@ -3,7 +3,7 @@
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
 --- focus, toggle, statusline, history, switch, pick_agent, agents, steer,
---- queued.
+--- queued, fork, logout.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
 local agents = require("acp.agents")
@@ -14,6 +14,7 @@ local events = require("acp.events")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
 local host = require("acp.host")
+local lifecycle = require("acp.lifecycle")
 local session = require("acp.session")
 local winbar = require("acp.winbar")
 
@@ -141,7 +142,38 @@ function M.history()
   setup_once()
   history.pick(function(meta)
     M.new_session(meta.agent, { load = meta.session_id, history = meta })
+  end, lifecycle.delete_saved)
+end
+
+--- Fork the current (or opts.session) session (:AcpFork): a new chat with
+--- its history, on a copy of the session the agent makes (session/fork);
+--- the original goes on untouched. Returns the new session's status, or
+--- nil (with a message) when the agent cannot fork.
+---@param opts { session: integer|nil }|nil
+---@return acp.Status|nil
+function M.fork(opts)
+  setup_once()
+  local p = resolve(opts)
+  if not p then
+    vim.notify("acp: no session to fork", vim.log.levels.WARN)
+    return nil
+  end
+  local s = lifecycle.fork(p, function(s, how)
+    s:start(how, events.bind)
   end)
+  return s and s:status() or nil
+end
+
+--- Log out of agent (default: the current session's) (:AcpLogout).
+---@param agent string|nil
+function M.logout(agent)
+  setup_once()
+  agent = (agent and agent ~= "") and agent or default_agent()
+  if not agent then
+    vim.notify("acp: which agent? :AcpLogout {agent}", vim.log.levels.WARN)
+    return
+  end
+  lifecycle.logout(agent)
 end
 
 --- Pick one of the agent's past sessions and load it, history included.

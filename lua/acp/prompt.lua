@@ -563,7 +563,7 @@ function Q:_pick(item)
     self:_show_next()
   end
   if item.kind == "resume" then
-    resume.pick(s, type(item.data.sessions) == "table" and item.data.sessions or {}, answer)
+    resume.pick(s, type(item.data.sessions) == "table" and item.data.sessions or {}, answer, item.data.more)
   else
     rules.offer(s, item.data.toolCall, item.data.action, function()
       answer(nil)

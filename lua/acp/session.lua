@@ -15,6 +15,7 @@ local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
 local queue = require("acp.queue")
+local replay = require("acp.replay")
 local render = require("acp.render.acp")
 local settings = require("acp.settings")
 local steer = require("acp.steer")
@@ -291,28 +292,40 @@ function S:start(how, on_sid)
   end)
 end
 
---- The options of acp_open for spec (see host's SessionOptions).
+--- How the host starts agent name (its AgentSpec), with spec resolved
+--- (acp.agents), in directory cwd.
+---@param name string
 ---@param spec acp.AgentSpec
----@param how { resume: boolean|nil }
+---@param cwd string
 ---@return table
-function S:open_opts(spec, how)
+function M.host_spec(name, spec, cwd)
   local cmd = vim.deepcopy(spec.cmd)
   for i, part in ipairs(cmd) do
     cmd[i] = part:gsub("{bin}", function()
       return host.bin()
     end)
   end
-  local o = config.options
-  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(cmd, " ")))
-  local env = vim.tbl_extend("force", spec.env or {}, auth.env(self.agent))
+  local env = vim.tbl_extend("force", spec.env or {}, auth.env(name))
   return {
-    agent = {
-      name = self.agent,
-      cmd = cmd,
-      env = next(env) and env or vim.empty_dict(),
-      cwd = self.cwd,
-      start_timeout_ms = spec.start_timeout_ms,
-    },
+    name = name,
+    cmd = cmd,
+    env = next(env) and env or vim.empty_dict(),
+    cwd = cwd,
+    start_timeout_ms = spec.start_timeout_ms,
+    restarts = spec.restarts or 3,
+  }
+end
+
+--- The options of acp_open for spec (see host's SessionOptions).
+---@param spec acp.AgentSpec
+---@param how { resume: boolean|nil, load: string|nil, fork: integer|nil }
+---@return table
+function S:open_opts(spec, how)
+  local o = config.options
+  local agent = M.host_spec(self.agent, spec, self.cwd)
+  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(agent.cmd, " ")))
+  return {
+    agent = agent,
     mcp_servers = spec.mcp_servers or o.mcp_servers,
     auto_allow = o.permissions.auto_allow,
     fs = {
@@ -327,6 +340,7 @@ function S:open_opts(spec, how)
     terminal = { output_byte_limit = o.terminal.output_byte_limit, max_terminals = o.terminal.max_terminals },
     resume = how.resume or false,
     load_session_id = how.load,
+    fork_of = how.fork,
   }
 end
 
@@ -520,15 +534,24 @@ function S:on_ready(ev)
     self.transcript:set_title(self.title)
   end
   self.settings:load(type(ev.info) == "table" and ev.info or {})
-  local help = keymaps.first("chat", "help")
-  self.transcript:message(
-    "info",
-    ("Session ready (%s). Type below%s%s."):format(
-      self.session_id,
-      chat.send_hint(", "),
-      help and ("; %s in the chat lists the keys"):format(help) or ""
+  if ev.reattached then
+    self:_reattached(ev.attached)
+  else
+    if ev.attached == "resumed" and self.history then
+      -- session/resume replays nothing: the saved chat shows what it holds.
+      replay.show(self, history.lines(self.history))
+      self.transcript:message("info", "Resumed (session/resume): the agent keeps the conversation above.")
+    end
+    local help = keymaps.first("chat", "help")
+    self.transcript:message(
+      "info",
+      ("Session ready (%s). Type below%s%s."):format(
+        self.session_id,
+        chat.send_hint(", "),
+        help and ("; %s in the chat lists the keys"):format(help) or ""
+      )
     )
-  )
+  end
   self:set_state("ready")
   local queued = self.queued
   self.queued = nil
@@ -537,6 +560,44 @@ function S:on_ready(ev)
     self.inflight = (self.inflight or 0) + 1
     host.notify("acp_prompt", self.sid, table.concat(queued, "\n\n"), (self.context:take()))
   end
+end
+
+--- The session is back on its agent, restarted after a crash (or
+--- reconnected): how ("resumed", "loaded", "new") it was put back.
+---@param how string|nil
+function S:_reattached(how)
+  local name = self:label()
+  if how == "resumed" then
+    self.transcript:message("info", ("%s is back; the session was resumed (session/resume)."):format(name))
+  elseif how == "loaded" then
+    self.transcript:message(
+      "info",
+      ("%s is back; the session was loaded again (session/load; its replay is not shown twice)."):format(name)
+    )
+  else
+    self.transcript:message(
+      "warn",
+      ("%s is back, but it can neither resume nor load sessions: this is a new session, which does not know the conversation above."):format(
+        name
+      )
+    )
+  end
+end
+
+--- The agent crashed and is started again (event `restart`): the session
+--- waits for it ("starting"); prompts sent meanwhile go once it is back.
+---@param ev { error: string|nil, attempt: integer|nil, max: integer|nil }
+function S:on_restart(ev)
+  self.prompts:cancel_all()
+  self.transcript:message(
+    "warn",
+    ("%s\nRestarting it (%d of at most %d restarts within 5 minutes)…"):format(
+      M.error_text(ev.error or "the agent exited"),
+      ev.attempt or 1,
+      ev.max or 1
+    )
+  )
+  self:set_state("starting")
 end
 
 --- The host failed the session (event `state`, state "error").

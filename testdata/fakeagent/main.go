@@ -35,6 +35,14 @@ type Scenario struct {
 	// Sessions answers session/list; LoadSteps replay a session's history on session/load.
 	Sessions  []map[string]any `json:"sessions"`
 	LoadSteps []Step           `json:"load_steps"`
+	// SessionPages answers session/list page by page (cursors "page-1"...),
+	// instead of Sessions.
+	SessionPages [][]map[string]any `json:"session_pages"`
+	// AttachSteps run after session/new, session/load, session/resume and
+	// session/fork answer (e.g. an exit: a crash right after).
+	AttachSteps []Step `json:"attach_steps"`
+	// Fail makes these methods answer an error (session/resume, session/load...).
+	Fail map[string]*acp.RequestError `json:"fail"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
 	EchoMode bool `json:"echo_mode"`
 	// QueuePrompts: a session/prompt sent while a turn runs waits for it
@@ -238,6 +246,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	var p map[string]any
 	_ = json.Unmarshal(params, &p)
 	a.log("recv", map[string]any{"method": method, "params": p})
+	if rerr := a.sc.Fail[method]; rerr != nil {
+		return nil, rerr
+	}
 	switch method {
 	case acp.AgentMethodInitialize:
 		if a.sc.InitHang {
@@ -300,14 +311,42 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 				a.run(context.Background(), id, a.sc.NewSession.Steps)
 			}()
 		}
+		a.attached(id)
 		return res, nil
 	case acp.AgentMethodSessionList:
+		if len(a.sc.SessionPages) > 0 {
+			page := 0
+			if c, ok := p["cursor"].(string); ok {
+				fmt.Sscanf(c, "page-%d", &page)
+			}
+			if page >= len(a.sc.SessionPages) {
+				return nil, acp.NewInvalidParams(map[string]any{"error": "bad cursor"})
+			}
+			res := map[string]any{"sessions": a.sc.SessionPages[page]}
+			if page+1 < len(a.sc.SessionPages) {
+				res["nextCursor"] = fmt.Sprintf("page-%d", page+1)
+			}
+			return res, nil
+		}
 		return map[string]any{"sessions": a.sc.Sessions}, nil
 	case acp.AgentMethodSessionLoad:
 		sid := fmt.Sprint(p["sessionId"])
 		if _, rerr := a.run(ctx, sid, a.sc.LoadSteps); rerr != nil {
 			return nil, rerr
 		}
+		a.attached(sid)
+		return map[string]any{}, nil
+	case "session/resume":
+		a.attached(fmt.Sprint(p["sessionId"]))
+		return map[string]any{}, nil
+	case "session/fork":
+		a.mu.Lock()
+		a.sessions++
+		id := fmt.Sprintf("fake-fork-%d", a.sessions)
+		a.mu.Unlock()
+		a.attached(id)
+		return map[string]any{"sessionId": id}, nil
+	case "session/close", "session/delete", "logout":
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
 		a.mu.Lock()
@@ -382,6 +421,17 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		return nil, acp.NewMethodNotFound(method)
 	}
 	return nil, acp.NewMethodNotFound(method)
+}
+
+// attached runs AttachSteps for session sid once its answer is written.
+func (a *agent) attached(sid string) {
+	if len(a.sc.AttachSteps) == 0 {
+		return
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond) // after the response is written
+		a.run(context.Background(), sid, a.sc.AttachSteps)
+	}()
 }
 
 // save remembers a result's terminalId as "$terminalId" and, when name is
