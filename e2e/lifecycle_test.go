@@ -79,7 +79,9 @@ func TestHistoryResumeVersusLoad(t *testing.T) {
 				indexOrder(t, e.ChatText(), "replayed question", "Session ready")
 			}
 			e.Send("go on")
-			e.Eventually("answered", 20*time.Second, func() bool { return strings.Contains(e.ChatText(), "the answer is 42\n") || strings.Contains(e.ChatText(), "still here") })
+			e.Eventually("answered", 20*time.Second, func() bool {
+				return strings.Contains(e.ChatText(), "the answer is 42\n") || strings.Contains(e.ChatText(), "still here")
+			})
 		})
 	}
 }
