@@ -183,9 +183,11 @@ func TestHistoryDeleteDeletesAgentSession(t *testing.T) {
 	}
 	var ev map[string]any
 	e.Eventually("the answer", 10*time.Second, func() bool {
-		e.Lua(`return _G.lifecycle or vim.NIL`, &ev)
-		return ev != nil
+		var got bool
+		e.Lua(`return _G.lifecycle ~= nil`, &got)
+		return got
 	})
+	e.Lua(`return _G.lifecycle`, &ev)
 	if ev["method"] != "delete" || ev["error"] != nil {
 		t.Fatalf("lifecycle %v", ev)
 	}
@@ -251,9 +253,11 @@ func TestLogout(t *testing.T) {
 	e.Eventually("logout", 20*time.Second, func() bool { return len(e.recvs("logout")) == 1 })
 	var ev map[string]any
 	e.Eventually("the answer", 10*time.Second, func() bool {
-		e.Lua(`return _G.lifecycle or vim.NIL`, &ev)
-		return ev != nil
+		var got bool
+		e.Lua(`return _G.lifecycle ~= nil`, &got)
+		return got
 	})
+	e.Lua(`return _G.lifecycle`, &ev)
 	if ev["method"] != "logout" || ev["error"] != nil || !strings.Contains(e.Messages(), "logged out of fake") {
 		t.Fatalf("lifecycle %v; messages:\n%s", ev, e.Messages())
 	}

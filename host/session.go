@@ -466,6 +466,7 @@ var knownUpdates = map[string]bool{
 	"agent_message_chunk": true, "agent_thought_chunk": true, "user_message_chunk": true,
 	"tool_call": true, "tool_call_update": true, "plan": true, "available_commands_update": true,
 	"current_mode_update": true, "config_option_update": true, "session_info_update": true, "usage_update": true,
+	"notice": true, "compaction_update": true, "compaction_summary_chunk": true, "plan_update": true, "plan_removed": true,
 }
 
 // replayed are the update kinds of a replayed history (the rest say how

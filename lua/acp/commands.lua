@@ -194,9 +194,7 @@ function M.options()
   end
   vim.ui.select(opts, {
     prompt = "Config option",
-    format_item = function(o)
-      return ("%s: %s"):format(o.name or o.id, tostring(o.currentValue))
-    end,
+    format_item = settings.option_text,
   }, function(o)
     if not o then
       return

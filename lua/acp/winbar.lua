@@ -111,6 +111,9 @@ function M.text(s, now, width)
   if st and st.model_name then
     middle[#middle + 1] = "model: " .. esc(st.model_name)
   end
+  for _, name in ipairs(st and st.switches_on and st:switches_on() or {}) do
+    middle[#middle + 1] = (config.icons() and "✓ " or "+") .. esc(name)
+  end
   if type(s.plan) == "table" and #s.plan > 0 then
     local done, active = 0, nil
     for _, e in ipairs(s.plan) do

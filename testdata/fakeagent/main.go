@@ -45,6 +45,10 @@ type Scenario struct {
 	Fail map[string]*acp.RequestError `json:"fail"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
 	EchoMode bool `json:"echo_mode"`
+	// ConfigOptions answer session/set_config_option (default: none).
+	ConfigOptions []any `json:"config_options"`
+	// Usage goes with each session/prompt answer (PromptResponse.usage).
+	Usage map[string]any `json:"usage"`
 	// QueuePrompts: a session/prompt sent while a turn runs waits for it
 	// (claude's promptQueueing); else turns run at once, side by side.
 	QueuePrompts bool `json:"queue_prompts"`
@@ -363,7 +367,11 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	case acp.AgentMethodSessionSetModel:
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionSetConfigOption:
-		return map[string]any{"configOptions": []any{}}, nil
+		opts := a.sc.ConfigOptions
+		if opts == nil {
+			opts = []any{}
+		}
+		return map[string]any{"configOptions": opts}, nil
 	case "_session/steering":
 		a.mu.Lock()
 		running := a.running
@@ -404,18 +412,21 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			a.running--
 			a.mu.Unlock()
 		}()
-		if len(a.sc.Turns) == 0 {
-			return map[string]any{"stopReason": "end_turn"}, nil
+		stop := "end_turn"
+		if len(a.sc.Turns) > 0 {
+			if i >= len(a.sc.Turns) {
+				i = len(a.sc.Turns) - 1
+			}
+			var rerr *acp.RequestError
+			if stop, rerr = a.run(ctx, fmt.Sprint(p["sessionId"]), a.sc.Turns[i]); rerr != nil {
+				return nil, rerr
+			}
 		}
-		if i >= len(a.sc.Turns) {
-			i = len(a.sc.Turns) - 1
+		res := map[string]any{"stopReason": stop}
+		if a.sc.Usage != nil {
+			res["usage"] = a.sc.Usage
 		}
-		sid := fmt.Sprint(p["sessionId"])
-		stop, rerr := a.run(ctx, sid, a.sc.Turns[i])
-		if rerr != nil {
-			return nil, rerr
-		}
-		return map[string]any{"stopReason": stop}, nil
+		return res, nil
 	}
 	if strings.HasPrefix(method, "_") {
 		return nil, acp.NewMethodNotFound(method)
