@@ -54,6 +54,7 @@ local M = {}
 ---@field render "acp"|"markdown"|"plain" who draws the chat's markdown (see :help acp-render)
 ---@field collapse_lines integer tool output longer than this shows its first and last lines (0: never)
 ---@field start_notice_ms integer an agent still starting after this long: the chat says what to do
+---@field warm_sessions integer sessions kept started per agent once it was used, so a new chat opens at once (0: none; at most 2)
 
 ---@class acp.Config.History
 ---@field enabled boolean save chats per project (:AcpHistory)
@@ -128,6 +129,7 @@ M.defaults = {
     start_notice_ms = 30000,
     render = "acp",
     collapse_lines = 40,
+    warm_sessions = 0,
   },
   ui = { icons = "auto" },
   keymaps = {
@@ -286,6 +288,9 @@ local schema = {
     start_notice_ms = checks.positive,
     render = one_of("acp", "markdown", "plain"),
     collapse_lines = checks.non_negative,
+    warm_sessions = function(v)
+      return not (type(v) == "number" and v == math.floor(v) and v >= 0 and v <= 2) and "0, 1 or 2" or nil
+    end,
   },
   ui = {
     icons = function(v)

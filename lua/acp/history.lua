@@ -94,6 +94,7 @@ function M.delete(meta)
   local base = ("%s/%s"):format(M.dir(meta.project), meta.id)
   os.remove(base .. ".meta.json")
   os.remove(base .. ".txt")
+  os.remove(base .. ".draft")
 end
 
 --- Keep the newest max_sessions chats of project.

@@ -10,12 +10,14 @@ local agents = require("acp.agents")
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local config = require("acp.config")
+local draft = require("acp.draft")
 local events = require("acp.events")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
 local host = require("acp.host")
 local lifecycle = require("acp.lifecycle")
 local session = require("acp.session")
+local warm = require("acp.warm")
 local winbar = require("acp.winbar")
 
 local M = {}
@@ -23,6 +25,7 @@ local M = {}
 local api = vim.api
 
 local did_setup = false
+local start_warm -- defined below
 local hooked = false -- host start/exit handlers installed (once, whatever setup() does)
 
 local function setup_once()
@@ -109,6 +112,12 @@ function M.chat(agent)
   return M.new_session(agent)
 end
 
+--- Start warm session s (acp.warm).
+---@param s acp.Session
+start_warm = function(s)
+  s:start({}, events.bind)
+end
+
 --- Start a new session with agent (default: default_agent, else a picker)
 --- and show its chat. how.resume: pick one of the agent's past sessions to
 --- load instead (see :AcpResume); how.load: load that session id;
@@ -127,12 +136,23 @@ function M.new_session(agent, how)
     return nil
   end
   how = how or {}
-  local s = session.new(agent)
-  if how.history then
-    s:set_history(how.history)
-    s.transcript:message("info", ("Resuming the saved chat %q (session/load)..."):format(how.history.title or "?"))
+  local plain = not (how.history or how.resume or how.load or how.fork)
+  local s = plain and warm.take(agent, start_warm) or nil
+  if not s then
+    s = session.new(agent)
+    if how.history then
+      s:set_history(how.history)
+      s.transcript:message("info", ("Resuming the saved chat %q..."):format(how.history.title or "?"))
+    end
+    s:start(how, events.bind)
   end
-  s:start(how, events.bind)
+  draft.restore(s)
+  if plain then
+    -- Warm sessions of this agent open the next new chat at once.
+    vim.schedule(function()
+      warm.fill(agent, start_warm)
+    end)
+  end
   return s:status()
 end
 

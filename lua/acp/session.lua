@@ -10,6 +10,7 @@ local auth = require("acp.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
+local draft = require("acp.draft")
 local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
@@ -64,6 +65,7 @@ local api = vim.api
 ---@field can_load boolean|nil the agent can load sessions (session/load)
 ---@field history acp.HistoryMeta|nil where the chat is saved (acp.history)
 ---@field save_failed boolean|nil saving failed once (said in the chat)
+---@field warm boolean|nil kept started aside for the next new chat (acp.warm)
 ---@field transcript acp.Transcript
 ---@field prompts acp.PromptQueue
 ---@field terminals acp.Terminals
@@ -152,11 +154,13 @@ function M.host_exited(code)
   closed_sids = {}
 end
 
---- A new session of agent (state "starting"), current, with its chat shown.
+--- A new session of agent (state "starting"), current, with its chat shown
+--- (opts.warm: kept aside, not listed, its chat hidden, until M.adopt).
 --- It talks to no host yet: see S:start.
 ---@param agent string
+---@param opts { warm: boolean|nil }|nil
 ---@return acp.Session
-function M.new(agent)
+function M.new(agent, opts)
   next_key = next_key + 1
   local spec = config.agent(agent)
   local s = setmetatable({
@@ -173,8 +177,11 @@ function M.new(agent)
   s.prompts = prompt.new(s)
   s.queue = queue.new(s)
   sessions[s.key] = s
-  order[#order + 1] = s.key
-  current = s.key
+  s.warm = opts and opts.warm or nil
+  if not s.warm then
+    order[#order + 1] = s.key
+    current = s.key
+  end
   chat.create(s)
   s.terminals = terminal.new(s.key, function(id)
     s.transcript:refresh_terminal(id)
@@ -185,8 +192,21 @@ function M.new(agent)
     icons = config.icons(),
     terminals = s.terminals,
   })
-  chat.show(s)
+  draft.attach(s)
+  if not s.warm then
+    chat.show(s)
+  end
   return s
+end
+
+--- Make warm session s (acp.warm) a listed one, current, its chat shown.
+---@param s acp.Session
+function M.adopt(s)
+  s.warm = nil
+  s.since = s.state == "starting" and s.since or vim.uv.now()
+  order[#order + 1] = s.key
+  current = s.key
+  chat.show(s)
 end
 
 -- Session ----------------------------------------------------------------
@@ -364,7 +384,7 @@ function S:_watch_start()
       self.agent
     )
     self.transcript:message("warn", msg)
-    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
+    if #vim.fn.win_findbuf(self.chat_buf) == 0 and not self.warm then
       vim.notify("acp: " .. msg, vim.log.levels.WARN)
     end
   end, config.options.chat.start_notice_ms)
@@ -379,6 +399,7 @@ end
 ---@return boolean
 function S:send(text)
   self.first_prompt = self.first_prompt or text
+  draft.clear(self)
   if self.state == "starting" or (self.state == "busy" and self.queued) then
     -- Queue it: sent as soon as the session is ready; the state is "busy"
     -- already, as for any prompt.
@@ -417,6 +438,7 @@ function S:steer(text)
     end
   else
     self.first_prompt = self.first_prompt or text
+    draft.clear(self)
     local blocks, labels = self.context:take()
     item = { text = text, blocks = blocks, labels = labels }
   end
@@ -691,6 +713,9 @@ end
 function M.save_all()
   for _, s in pairs(sessions) do
     pcall(s.save, s)
+    if not s.warm then
+      pcall(draft.save, s)
+    end
   end
   exiting = true
 end
