@@ -193,6 +193,12 @@ func TestAgentsMetaDeltaOnNonTerminalTool(t *testing.T) {
 // turn with greeting. It returns the registry's URL.
 func fakeRegistry(t *testing.T, e *Editor, greeting string) string {
 	t.Helper()
+	return fakeRegistryEnv(t, e, greeting, nil)
+}
+
+// fakeRegistryEnv is fakeRegistry with more variables in the entry's env.
+func fakeRegistryEnv(t *testing.T, e *Editor, greeting string, env M) string {
+	t.Helper()
 	plat := registry.Platform(runtime.GOOS, runtime.GOARCH)
 	if plat == "" || runtime.GOOS == "windows" {
 		t.Skip("no registry platform for this machine")
@@ -207,6 +213,10 @@ func fakeRegistry(t *testing.T, e *Editor, greeting string) string {
 	})
 	sum := sha256.Sum256(archive)
 	scenario := e.writeScenario(M{"turns": []any{[]any{text(greeting)}}})
+	entryEnv := M{"FAKE_AGENT_SCENARIO": scenario, "FAKE_AGENT_LOG": e.AgentLog}
+	for k, v := range env {
+		entryEnv[k] = v
+	}
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -216,7 +226,7 @@ func fakeRegistry(t *testing.T, e *Editor, greeting string) string {
 				"distribution": M{"binary": M{plat: M{
 					"archive": srv.URL + "/fake-acp.tar.gz", "sha256": hex.EncodeToString(sum[:]),
 					"cmd": "./fake-acp/bin/fake-acp",
-					"env": M{"FAKE_AGENT_SCENARIO": scenario, "FAKE_AGENT_LOG": e.AgentLog},
+					"env": entryEnv,
 				}}},
 			}}})
 		case "/fake-acp.tar.gz":
@@ -242,6 +252,11 @@ func TestAgentsRegistryPickerInstallsAndChats(t *testing.T) {
 		vim.notify = function(msg, level, o) table.insert(_G.notes, msg); return notify(msg, level, o) end`, nil, url)
 	scriptPicks(e, 1)
 	e.Lua(`vim.cmd("AcpAgents")`, nil)
+	// The entry's env (the fake agent's scenario and log) is not known
+	// inert: accepted once, before the first start.
+	if p := e.answerRegistryEnv("accept"); !strings.Contains(p, "FAKE_AGENT_SCENARIO=") {
+		t.Fatalf("env question:\n%s", p)
+	}
 	e.Eventually("the chat with the installed agent", 30*time.Second, func() bool {
 		var st string
 		e.Lua(`local s = require("acp").status(); return s and (s.agent .. " " .. s.state) or ""`, &st)
@@ -469,4 +484,24 @@ func TestAgentsMissingPresetSaysHowToInstall(t *testing.T) {
 	if !strings.Contains(st.Error, "`/nonexistent/codex-acp` not found") || !strings.Contains(e.ChatText(), want) {
 		t.Fatalf("error %q\n%s", st.Error, e.ChatText())
 	}
+}
+
+// answerRegistryEnv waits for the question about a registry entry's env,
+// answers it with choice and returns its text.
+func (e *Editor) answerRegistryEnv(choice string) string {
+	e.t.Helper()
+	var text string
+	e.Eventually("the registry env question", 30*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session()
+			if not (s and s.prompts:count("registry_env") > 0) then return "" end
+			s.prompts:reopen()
+			return s.prompts:text()`, &text)
+		return text != ""
+	})
+	var ok bool
+	e.Lua(`return require("acp")._session().prompts:respond("registry_env", ...)`, &ok, choice)
+	if !ok {
+		e.t.Fatalf("registry env question not answered with %q", choice)
+	}
+	return text
 }

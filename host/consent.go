@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/approval"
 )
 
 // Consent for terminal/create (doc/acp.txt, acp-security-terminals). A
@@ -22,7 +24,8 @@ import (
 // termSpec is what a terminal/create would run.
 type termSpec struct {
 	line string            // the command line, as the user reads and approves it
-	cwd  string            // absolute working directory
+	cwd  string            // absolute working directory, as the agent named it
+	real string            // where the directory the command will run in is (terminal.WorkDir), if known
 	env  map[string]string // variables the agent sets
 }
 
@@ -126,10 +129,11 @@ func rawCommand(in map[string]any) (string, bool) {
 	return "", false
 }
 
-// approve records the command of a permission request the user allowed:
-// the terminal/create of exactly that command line in that cwd (the
-// request's, else the session's) may run once in this turn.
-func (s *Session) approve(raw map[string]any) {
+// approve records the command of a permission request the user allowed in
+// turn: the terminal/create of exactly that command line in that cwd (the
+// request's, else the session's) may run once in that turn, if it still
+// runs.
+func (s *Session) approve(raw map[string]any, turn approval.Turn) {
 	tc, _ := raw["toolCall"].(map[string]any)
 	in, _ := tc["rawInput"].(map[string]any)
 	line, ok := rawCommand(in)
@@ -140,35 +144,14 @@ func (s *Session) approve(raw map[string]any) {
 	if c, ok := in["cwd"].(string); ok && filepath.IsAbs(c) {
 		cwd = c
 	}
-	key := termSpec{line: line, cwd: cwd}.key()
-	s.mu.Lock()
-	if s.approved == nil {
-		s.approved = map[string]int{}
+	if !s.approvals.Grant(turn, termSpec{line: line, cwd: cwd}.key()) {
+		s.log.Info("permission answered after its turn ended: approves nothing", "command", line)
 	}
-	s.approved[key]++
-	s.mu.Unlock()
 }
 
-// takeApproval uses up an approval of spec, if there is one.
+// takeApproval uses up an approval of spec in the running turn, if there is one.
 func (s *Session) takeApproval(spec termSpec) bool {
-	key := spec.key()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.approved[key] == 0 {
-		return false
-	}
-	s.approved[key]--
-	if s.approved[key] == 0 {
-		delete(s.approved, key)
-	}
-	return true
-}
-
-// endApprovals drops what the turn's permission requests approved.
-func (s *Session) endApprovals() {
-	s.mu.Lock()
-	s.approved = nil
-	s.mu.Unlock()
+	return s.approvals.Take(spec.key())
 }
 
 // autoAllows reports whether the user's auto_allow lists kind.
@@ -219,6 +202,12 @@ func (s *Session) insideWorkspace(dir string) bool {
 	if err != nil {
 		return false
 	}
+	return s.realInsideWorkspace(real)
+}
+
+// realInsideWorkspace is insideWorkspace for a path with no symlinks (an
+// opened directory's, as the kernel names it), taken as it is.
+func (s *Session) realInsideWorkspace(real string) bool {
 	for _, root := range append([]string{s.opts.Agent.Cwd}, s.opts.Fs.AllowRoots...) {
 		r, err := filepath.EvalSymlinks(root)
 		if err != nil {
@@ -235,8 +224,17 @@ func (s *Session) insideWorkspace(dir string) bool {
 // accept silently.
 func (s *Session) terminalRisks(spec termSpec) []string {
 	var out []string
-	if !s.insideWorkspace(spec.cwd) {
-		out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", spec.cwd))
+	switch {
+	case spec.real == "":
+		if !s.insideWorkspace(spec.cwd) {
+			out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", spec.cwd))
+		}
+	case !s.realInsideWorkspace(spec.real):
+		where := spec.cwd
+		if spec.real != filepath.Clean(spec.cwd) {
+			where += " (which is " + spec.real + ")"
+		}
+		out = append(out, fmt.Sprintf("its working directory %s is outside the workspace", where))
 	}
 	for _, k := range riskyEnv(spec.env) {
 		out = append(out, fmt.Sprintf("it sets %s, which can change what runs or what it loads", k))
@@ -271,21 +269,25 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) *acp.Reque
 		}
 		in["env"] = env
 	}
-	options := []any{map[string]any{"optionId": "allow_once", "name": "Run it", "kind": "allow_once"}}
+	type option struct{ kind, name string } // the kind is the id too
+	options := []option{{"allow_once", "Run it"}}
 	if len(risks) == 0 {
-		options = append(options, map[string]any{"optionId": "allow_always", "name": "Run it, and offer to remember it", "kind": "allow_always"})
+		options = append(options, option{"allow_always", "Run it, and offer to remember it"})
 	}
-	options = append(options, map[string]any{"optionId": "reject_once", "name": "Do not run it", "kind": "reject_once"})
+	options = append(options, option{"reject_once", "Do not run it"})
+	shown := make([]any, len(options))
+	for i, o := range options {
+		shown[i] = map[string]any{"optionId": o.kind, "name": o.name, "kind": o.kind}
+	}
 	req := map[string]any{
 		"toolCall": map[string]any{"title": "Run a command in a terminal", "kind": "execute", "rawInput": in},
-		"options":  options,
+		"options":  shown,
 		// The client's own question: rules answer it only when nothing is risky.
 		"client_question": "terminal",
 		"rules_apply":     len(risks) == 0,
 		"warnings":        toAny(warnings),
 	}
-	choice, err := s.ask(ctx, permissionQuestion, permissionEvent(req))
-	if err == nil && (choice == "allow_once" || choice == "allow_always") {
+	if i, err := s.askOption(ctx, req, len(options)); err == nil && i >= 0 && strings.HasPrefix(options[i].kind, "allow") {
 		return nil
 	}
 	return refusedErr(spec.line)

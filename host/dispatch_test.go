@@ -133,7 +133,9 @@ func TestPermissionRequestTypedAndWhole(t *testing.T) {
 	if v, _ := tc["x_vendor"].(map[string]any); v["keep"] != "me" {
 		t.Fatalf("permission event %v: the tool call's unknown fields are missing", ev)
 	}
-	s.answer(ev["id"].(int), "ok")
+	if err := h.rpcAnswerPermission(ev["id"].(int), 1); err != nil {
+		t.Fatal(err)
+	}
 	if r, ok := (<-done).(acp.RequestPermissionResponse); !ok || r.Outcome.Selected == nil || r.Outcome.Selected.OptionId != "ok" {
 		t.Fatalf("answered ok: the agent got %#v", r)
 	}

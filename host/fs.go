@@ -20,7 +20,7 @@ import (
 //
 //   - outside-workspace questions go through the permission prompt, as a
 //     permission event with a synthesized tool call, answered by
-//     acp_answer_permission(id, optionId);
+//     acp_answer_permission(id, n), n the option's number;
 //   - conflicts and write reviews go to the prompt queue (lua/acp/prompt.lua,
 //     content from lua/acp/fsprompt.lua) as an fs_question event (a diff
 //     window with one key per answer), answered by
@@ -361,7 +361,11 @@ func (a *nvimAsker) Ask(ctx context.Context, q fsbridge.Question) (string, error
 	var choice string
 	var err error
 	if q.Kind == fsbridge.KindOutsideWorkspace {
-		choice, err = s.ask(ctx, permissionQuestion, permissionEvent(outsideRequest(ctx, q)))
+		var i int
+		i, err = s.askOption(ctx, outsideRequest(ctx, q), len(q.Options))
+		if i >= 0 {
+			choice = q.Options[i].ID
+		}
 	} else {
 		choice, err = s.ask(ctx, fsQuestion, fsQuestionEvent(q))
 	}

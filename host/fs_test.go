@@ -60,7 +60,7 @@ func TestAskOutsideWorkspaceThroughPermissionPrompt(t *testing.T) {
 	if o := opts[1].(map[string]any); o["optionId"] != "reject_always" || o["kind"] != "reject_always" || o["name"] != "Never" {
 		t.Fatalf("option = %v", o)
 	}
-	if err := h.answerer(permissionQuestion)(ev["id"].(int), fsbridge.OptAllowOnce); err != nil {
+	if err := h.rpcAnswerPermission(ev["id"].(int), 1); err != nil {
 		t.Fatal(err)
 	}
 	if a := <-got; a != fsbridge.OptAllowOnce {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -76,7 +77,7 @@ func (h *Host) Register() error {
 		"acp_ping":       func() (string, error) { return Version, nil },
 
 		// Answers to the questions the host asks (events.go).
-		permissionQuestion.answer: h.answerer(permissionQuestion),
+		permissionQuestion.answer: h.rpcAnswerPermission,
 		fsQuestion.answer:         h.answerer(fsQuestion),
 		resumeQuestion.answer:     h.answerer(resumeQuestion),
 		authQuestion.answer:       h.rpcAnswerAuth,        // auth.go
@@ -309,8 +310,8 @@ func (h *Host) rpcClose(sid int) error {
 }
 
 // answerer is the RPC method answering questions of kind q: (id, choice),
-// choice an optionId (permission, fs question) or a session id ("": a new
-// session). An id of another kind of question is an error.
+// choice an option's number (permission), an optionId (fs question) or a
+// session id ("": a new session). An id of another kind of question is an error.
 func (h *Host) answerer(q question) func(id int, choice string) error {
 	return func(id int, choice string) error {
 		h.mu.Lock()
@@ -325,6 +326,20 @@ func (h *Host) answerer(q question) func(id int, choice string) error {
 		p.s.answer(id, choice)
 		return nil
 	}
+}
+
+// rpcAnswerPermission answers permission request id with option n (1 is
+// the first of the request's options; 0 cancels): by its place in the list,
+// never by an optionId the agent may have given several options.
+func (h *Host) rpcAnswerPermission(id, n int) error {
+	if n < 0 {
+		return fmt.Errorf("%s: no option %d", permissionQuestion.answer, n)
+	}
+	choice := ""
+	if n > 0 {
+		choice = strconv.Itoa(n)
+	}
+	return h.answerer(permissionQuestion)(id, choice)
 }
 
 func (h *Host) rpcSetMode(sid int, mode string) error {

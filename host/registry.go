@@ -80,6 +80,9 @@ package host
 //	  version = string, kind = "binary"|"npx"|"uvx",
 //	  installed = bool,       -- false: an npx/uvx command not fetched yet
 //	  dir = string|nil,       -- install directory
+//	  risky_env = { string }|nil, -- variables of env that can change what
+//	                          -- runs (registry.RiskyEnv): the user accepts
+//	                          -- them before the first start
 //	}
 
 import (
@@ -392,6 +395,9 @@ func specResult(c registry.Command) map[string]any {
 	m := map[string]any{"name": c.ID, "cmd": c.Cmd, "version": c.Version, "kind": c.Kind, "installed": c.Installed}
 	if len(c.Env) > 0 {
 		m["env"] = c.Env
+		if risky := registry.RiskyEnv(c.Env); len(risky) > 0 {
+			m["risky_env"] = risky
+		}
 	}
 	if c.Dir != "" {
 		m["dir"] = c.Dir

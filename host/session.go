@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/approval"
 )
 
 // SessionOptions is what Lua sends to open a session.
@@ -55,11 +58,12 @@ type Session struct {
 	mu sync.Mutex
 	// turns are the prompts running: usually one; more when the agent
 	// queues prompts itself (acpx.Agent.PromptQueueing) and one was sent
-	// into a running turn.
-	turns    []*turn
-	cancels  []func()       // run on every cancel (e.g. kill the turn's terminals)
-	approved map[string]int // command lines allowed in this turn's permission requests (consent.go)
-	perms    map[int]*pending
+	// into a running turn. Together they are one turn of approvals.
+	turns     []*turn
+	turnID    approval.Turn   // the approvals' turn while turns run
+	cancels   []func()        // run on every cancel (e.g. kill the turn's terminals)
+	approvals approval.Ledger // command lines allowed in this turn's permission requests (consent.go)
+	perms     map[int]*pending
 	// cancelling: the running turn was cancelled; questions asked until
 	// it ends are answered "cancelled" at once.
 	cancelling bool
@@ -273,6 +277,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	ctx, cancel := a.context(context.Background())
 	t := &turn{cancel: cancel, end: make(chan struct{})}
 	s.turns = append(s.turns, t)
+	if len(s.turns) == 1 {
+		s.turnID = s.approvals.Begin()
+	}
 	s.mu.Unlock()
 	defer cancel()
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
@@ -286,14 +293,14 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 			break
 		}
 	}
-	last := len(s.turns) == 0
+	last, at := len(s.turns) == 0, s.turnID
 	if last {
 		s.cancelling = false
 	}
 	dropped := t.dropped
 	s.mu.Unlock()
 	if last {
-		s.endApprovals()
+		s.approvals.End(at) // what its permission requests approved goes with it
 	}
 	close(t.end)
 	if dropped {
@@ -499,39 +506,79 @@ func (p *permissionRequest) UnmarshalJSON(b []byte) error {
 }
 
 // requestPermission asks the user (or the auto_allow list) and returns the
-// agent's answer.
+// agent's answer. The user picks an option by its place in the list
+// (approval.AnswerFor): options sharing an id are shown as ambiguous, never
+// auto-allowed, and approve no command. What an answer approves belongs to
+// the turn the request arrived in (none between turns).
 func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (acp.RequestPermissionResponse, *acp.RequestError) {
 	if tc, ok := p.raw["toolCall"].(map[string]any); ok {
 		s.noteDiffs(tc) // fs.go: announced diffs are merge bases
+	}
+	turn, inTurn := s.approvals.Current()
+	opts := make([]approval.Option, len(p.Options))
+	for i, o := range p.Options {
+		opts[i] = approval.Option{ID: string(o.OptionId), Kind: string(o.Kind)}
+	}
+	ambiguity := approval.Ambiguity(opts)
+	approve := func(a approval.Answer) {
+		if a.Allowed && inTurn {
+			s.approve(p.raw, turn)
+		}
 	}
 	// auto_allow trusts no kind label: a tool call that runs a command is
 	// auto-allowed only as "execute".
 	in, _ := p.ToolCall.RawInput.(map[string]any)
 	_, runs := rawCommand(in)
-	if kind := p.ToolCall.Kind; kind != nil && (!runs || *kind == acp.ToolKindExecute) {
+	if kind := p.ToolCall.Kind; kind != nil && ambiguity == "" && (!runs || *kind == acp.ToolKindExecute) {
 		for _, k := range s.opts.AutoAllow {
 			if k != string(*kind) {
 				continue
 			}
-			for _, o := range p.Options {
+			for i, o := range p.Options {
 				if o.Kind == acp.PermissionOptionKindAllowOnce {
 					s.emit(messageEvent("info", fmt.Sprintf("auto-allowed %s: %s", k, deref(p.ToolCall.Title))))
-					s.approve(p.raw)
+					approve(approval.AnswerFor(opts, i))
 					return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
 				}
 			}
 		}
 	}
-	choice, _ := s.ask(ctx, permissionQuestion, permissionEvent(clean(p.raw)))
-	for _, o := range p.Options {
-		if choice != "" && string(o.OptionId) == choice {
-			if o.Kind == acp.PermissionOptionKindAllowOnce || o.Kind == acp.PermissionOptionKindAllowAlways {
-				s.approve(p.raw)
-			}
-			return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+	req := clean(p.raw)
+	// The keys the client's own questions carry are not the agent's to set;
+	// the options shown are the ones answers are read against, one for one.
+	delete(req, "client_question")
+	delete(req, "rules_apply")
+	delete(req, "warnings")
+	shown := make([]any, len(p.Options))
+	for i, o := range p.Options {
+		shown[i] = map[string]any{"optionId": string(o.OptionId), "kind": string(o.Kind)}
+		if o.Name != "" {
+			shown[i].(map[string]any)["name"] = o.Name
 		}
 	}
-	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
+	req["options"] = shown
+	if ambiguity != "" {
+		req["warnings"] = []any{ambiguity}
+	}
+	i, _ := s.askOption(ctx, req, len(p.Options))
+	a := approval.AnswerFor(opts, i)
+	if a.ID == "" {
+		return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	approve(a)
+	return acp.RequestPermissionResponse{Outcome: acp.NewRequestPermissionOutcomeSelected(acp.PermissionOptionId(a.ID))}, nil
+}
+
+// askOption shows permission request req (its options n) and returns the
+// index of the option the user picked (acp_answer_permission answers with
+// its number), -1 for none (cancelled, the session ended).
+func (s *Session) askOption(ctx context.Context, req map[string]any, n int) (int, error) {
+	choice, err := s.ask(ctx, permissionQuestion, permissionEvent(req))
+	i, convErr := strconv.Atoi(choice)
+	if err != nil || convErr != nil || i < 1 || i > n {
+		return -1, err
+	}
+	return i - 1, nil
 }
 
 // ask shows the user question ev of kind q (given a fresh "id") and waits

@@ -89,20 +89,29 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	if p.OutputByteLimit != nil {
 		limit = *p.OutputByteLimit
 	}
-	if rerr := s.consentTerminal(ctx, termSpec{line: commandLine(p.Command, p.Args), cwd: cwd, env: env}); rerr != nil {
+	line := commandLine(p.Command, p.Args)
+	// The directory is opened once: consent checks where that very
+	// directory is, and the command starts in it (a name flipped to a
+	// symlink meanwhile changes nothing).
+	dir, err := terminal.OpenWorkDir(cwd)
+	if err != nil {
+		s.log.Info("terminal/create: no working directory", "command", line, "cwd", cwd, "err", err)
+		return acp.CreateTerminalResponse{}, createErr(line, p.Command, err)
+	}
+	defer dir.Close()
+	if rerr := s.consentTerminal(ctx, termSpec{line: line, cwd: cwd, real: dir.Path(), env: env}); rerr != nil {
 		return acp.CreateTerminalResponse{}, rerr
 	}
 	view := &liveTerm{}
 	id, err := m.Create(ctx, terminal.CreateOptions{
 		Command:         p.Command,
 		Args:            p.Args,
-		Cwd:             cwd,
+		WorkDir:         dir,
 		Env:             env,
 		OutputByteLimit: limit,
 		OnActivity:      func() { pump.activity(view) },
 		OnExit:          func(st terminal.ExitStatus) { pump.exit(view, st) },
 	})
-	line := commandLine(p.Command, p.Args)
 	if err != nil {
 		s.log.Info("terminal/create failed", "command", line, "err", err)
 		return acp.CreateTerminalResponse{}, createErr(line, p.Command, err)

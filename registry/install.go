@@ -197,6 +197,14 @@ func PackageCommand(a Agent, kind string) (Command, error) {
 	if p == nil {
 		return Command{}, fmt.Errorf("%s has no %s distribution", a.ID, kind)
 	}
+	if p.Cmd != "" {
+		if err := programName(p.Cmd); err != nil {
+			return Command{}, fmt.Errorf("%s: %s cmd %w", a.ID, kind, err)
+		}
+	}
+	if strings.HasPrefix(p.Package, "-") {
+		return Command{}, fmt.Errorf("%s: %s package %q looks like an option", a.ID, kind, p.Package)
+	}
 	var cmd []string
 	spec := packageSpec(a, kind)
 	if kind == KindNpx {
@@ -546,6 +554,11 @@ func (in *Installer) installBinary(ctx context.Context, a Agent, report func(Pro
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
 		return Command{}, fmt.Errorf("install %s: archive %q is not an http(s) URL", a.ID, t.Archive)
 	}
+	// Trusted to https, or to the checksum the registry gives: a plain
+	// http archive could be anything by the time it arrives.
+	if u.Scheme != "https" && t.SHA256 == "" {
+		return Command{}, fmt.Errorf("install %s: archive %s is not https and the registry gives no sha256 to verify it: refused", a.ID, t.Archive)
+	}
 	rel, err := cleanRel(t.Cmd)
 	if err == nil && rel == "" {
 		err = errors.New("names no file")
@@ -564,7 +577,7 @@ func (in *Installer) installBinary(ctx context.Context, a Agent, report func(Pro
 	defer os.RemoveAll(tmp)
 
 	archive := filepath.Join(tmp, "archive")
-	sum, err := in.download(ctx, t.Archive, archive, report)
+	sum, err := in.download(ctx, t.Archive, archive, t.SHA256 == "", report)
 	if err != nil {
 		return Command{}, fmt.Errorf("install %s: %w", a.ID, err)
 	}
@@ -611,8 +624,9 @@ func (in *Installer) installBinary(ctx context.Context, a Agent, report func(Pro
 
 // download saves url to dst and returns its sha256, reporting progress. It
 // fails on a non-200 answer, more than MaxDownload bytes, a body shorter
-// than the announced length, or no byte for Stall.
-func (in *Installer) download(ctx context.Context, src, dst string, report func(Progress)) (string, error) {
+// than the announced length, or no byte for Stall; with httpsOnly, when
+// the answer came from anything but https (a redirect to http).
+func (in *Installer) download(ctx context.Context, src, dst string, httpsOnly bool, report func(Progress)) (string, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stall := orDefault(in.Stall, DefaultStall)
@@ -632,6 +646,9 @@ func (in *Installer) download(ctx context.Context, src, dst string, report func(
 		return "", fmt.Errorf("download: %w", err)
 	}
 	defer resp.Body.Close()
+	if httpsOnly && resp.Request.URL.Scheme != "https" {
+		return "", fmt.Errorf("download %s: redirected to %s, which is not https, and there is no sha256 to verify it: refused", src, resp.Request.URL)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("download %s: %s", src, resp.Status)
 	}

@@ -41,7 +41,7 @@ type fileServer struct {
 
 func newFileServer(t *testing.T) *fileServer {
 	fsrv := &fileServer{files: map[string][]byte{}}
-	fsrv.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	fsrv.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fsrv.mu.Lock()
 		b, ok := fsrv.files[r.URL.Path]
 		fsrv.mu.Unlock()
@@ -75,8 +75,17 @@ func binaryAgent(id, version, archiveURL, sha, cmd string) Agent {
 		}}}
 }
 
+// testClient trusts the test servers (https, as the archives of a real
+// registry are: plain http ones need a sha256).
+func testClient() *http.Client {
+	srv := httptest.NewTLSServer(nil)
+	defer srv.Close()
+	return srv.Client()
+}
+
 func testInstaller(t *testing.T) *Installer {
-	return &Installer{Dir: t.TempDir(), Platform: "linux-x86_64", LookPath: func(string) (string, error) { return "", exec.ErrNotFound }}
+	return &Installer{Dir: t.TempDir(), Platform: "linux-x86_64", Client: testClient(),
+		LookPath: func(string) (string, error) { return "", exec.ErrNotFound }}
 }
 
 // run starts an installed command and returns its output.
@@ -419,6 +428,8 @@ func TestInstallFormats(t *testing.T) {
 // goes away.
 func slowServer(t *testing.T, data []byte, withLength bool) (*httptest.Server, chan struct{}) {
 	release := make(chan struct{})
+	// Plain http (the archives served get a sha256): how a download stops
+	// is the point, not its transport.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if withLength {
 			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
@@ -445,7 +456,7 @@ func TestInstallCancel(t *testing.T) {
 	var once sync.Once
 	errc := make(chan error, 1)
 	go func() {
-		_, err := in.Install(ctx, binaryAgent("test-agent", "1.0.0", srv.URL+"/a.tar.gz", "", "./test-agent"), InstallOptions{
+		_, err := in.Install(ctx, binaryAgent("test-agent", "1.0.0", srv.URL+"/a.tar.gz", sum(data), "./test-agent"), InstallOptions{
 			Progress: func(p Progress) {
 				if p.Phase == PhaseDownload && p.Bytes > 0 {
 					once.Do(func() { close(started) })
@@ -469,7 +480,7 @@ func TestInstallStallAndTruncation(t *testing.T) {
 	srv, _ := slowServer(t, data, false)
 	in := testInstaller(t)
 	in.Stall = 200 * time.Millisecond
-	_, err := in.Install(context.Background(), binaryAgent("test-agent", "1.0.0", srv.URL+"/a.tar.gz", "", "./test-agent"), InstallOptions{})
+	_, err := in.Install(context.Background(), binaryAgent("test-agent", "1.0.0", srv.URL+"/a.tar.gz", sum(data), "./test-agent"), InstallOptions{})
 	if err == nil || !strings.Contains(err.Error(), "no data for 200ms") {
 		t.Fatalf("stalled: %v", err)
 	}
@@ -479,7 +490,7 @@ func TestInstallStallAndTruncation(t *testing.T) {
 		w.Write(data[:len(data)/2]) // then the handler returns: the body is cut short
 	}))
 	defer short.Close()
-	if _, err := in.Install(context.Background(), binaryAgent("test-agent", "1.0.0", short.URL+"/a.tar.gz", "", "./test-agent"), InstallOptions{}); err == nil ||
+	if _, err := in.Install(context.Background(), binaryAgent("test-agent", "1.0.0", short.URL+"/a.tar.gz", sum(data), "./test-agent"), InstallOptions{}); err == nil ||
 		!strings.Contains(err.Error(), "EOF") {
 		t.Fatalf("truncated: %v", err)
 	}
@@ -491,7 +502,7 @@ func TestInstallStallAndTruncation(t *testing.T) {
 // With no Content-Length, progress says the total is unknown.
 func TestInstallProgressUnknownTotal(t *testing.T) {
 	data := makeTarGz(t, []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write(data[:10])
 		w.(http.Flusher).Flush() // chunked: no length announced
 		w.Write(data[10:])
@@ -688,9 +699,9 @@ func BenchmarkInstallTarGz(b *testing.B) {
 		body[i] = byte(i * 2654435761 >> 13) // poorly compressible
 	}
 	data := makeTarGz(b, []entry{{Name: "test-agent", Body: agentScript, Mode: 0o755}, {Name: "lib/blob", Body: string(body), Mode: 0o644}})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(data) }))
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(data) }))
 	defer srv.Close()
-	in := &Installer{Dir: b.TempDir(), Platform: "linux-x86_64"}
+	in := &Installer{Dir: b.TempDir(), Platform: "linux-x86_64", Client: testClient()}
 	a := binaryAgent("bench", "1.0.0", srv.URL+"/a.tar.gz", sum(data), "./test-agent")
 	b.SetBytes(int64(len(body)))
 	b.ResetTimer()

@@ -18,9 +18,11 @@
 // it, and installs binary agents under <data>/agents/<id>/<version>/.
 //
 // What a binary install verifies: the registry entry against the schema
-// (id and version usable as directory names); the archive's sha256 when the
-// registry gives one (the schema makes it optional; few entries have it, so
-// most downloads are trusted to their https URL); always the length the
+// (id and version usable as directory names; an npx/uvx cmd that names a
+// program, never an option); the archive's sha256 when the registry gives
+// one (the schema makes it optional; few entries have it, so most
+// downloads are trusted to their https URL: an archive that is not https,
+// or is redirected off it, needs the sha256); always the length the
 // server announced, a size limit, and that the bytes are the format the URL
 // names (.zip, .tar.gz/.tgz, .tar.bz2/.tbz2; anything else is sniffed, and a
 // file that is no archive is a raw executable). Unpacking refuses absolute
@@ -30,6 +32,9 @@
 // permission bits (never setuid or group/other write) and makes the command
 // executable. The install becomes visible by one rename, so a failed or
 // cancelled install leaves nothing.
+//
+// An entry's env may set variables that change what runs (RiskyEnv): the
+// user sees them before the agent first starts with them.
 //
 // The package knows nothing of Neovim.
 package registry
@@ -182,6 +187,11 @@ func (a Agent) Validate() error {
 		if kp.p != nil && strings.HasPrefix(kp.p.Package, "-") {
 			bad("%s: package %q looks like an option", kp.kind, kp.p.Package)
 		}
+		if kp.p != nil && kp.p.Cmd != "" {
+			if err := programName(kp.p.Cmd); err != nil {
+				bad("%s: cmd %w", kp.kind, err)
+			}
+		}
 	}
 	for _, plat := range sortedKeys(d.Binary) {
 		t := d.Binary[plat]
@@ -202,6 +212,21 @@ func (a Agent) Validate() error {
 		return nil
 	}
 	return fmt.Errorf("agent %q: %w", a.ID, errors.Join(errs...))
+}
+
+// programName checks that cmd, a package's command, names a program: not
+// an option the launcher would take as its own (uvx `--index-url=...`),
+// and no spaces or control characters.
+func programName(cmd string) error {
+	if strings.HasPrefix(cmd, "-") {
+		return fmt.Errorf("%q looks like an option, not a program", cmd)
+	}
+	for _, r := range cmd {
+		if r <= ' ' || r == 0x7f {
+			return fmt.Errorf("%q is not a program name (spaces or control characters)", cmd)
+		}
+	}
+	return nil
 }
 
 func knownPlatform(p string) bool {

@@ -17,7 +17,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -74,6 +76,7 @@ type CreateOptions struct {
 	Command         string            // program, or a whole shell line when Args is empty
 	Args            []string          // arguments; none means Command may be a shell line
 	Cwd             string            // working directory (default: Options.Cwd)
+	WorkDir         *WorkDir          // when set, the working directory (Cwd is ignored); the caller closes it after Create
 	Env             map[string]string // variables set over the base environment
 	OutputByteLimit int               // text limit in bytes (default: Options.OutputByteLimit)
 	Rows, Cols      uint16            // window size (default: Options.Rows/Cols)
@@ -233,6 +236,13 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 		}
 		cwd = wd
 	}
+	pwd := cwd
+	if o.WorkDir != nil {
+		// The opened directory itself, by a name only it has: what was
+		// checked is where the command runs.
+		cwd, pwd = o.WorkDir.dirRef(), o.WorkDir.Path()
+		defer runtime.KeepAlive(o.WorkDir)
+	}
 	fi, err := os.Stat(cwd)
 	if err != nil {
 		return nil, fmt.Errorf("cwd: %w", err)
@@ -244,20 +254,28 @@ func (m *Manager) start(id string, o CreateOptions) (*term, error) {
 	if base == nil {
 		base = os.Environ()
 	}
-	overrides := o.Env
 	tag := ""
 	if m.opts.Tag != "" {
 		tag = m.opts.Tag + id
-		overrides = make(map[string]string, len(o.Env)+1)
-		for k, v := range o.Env {
-			overrides[k] = v
-		}
+	}
+	overrides := make(map[string]string, len(o.Env)+2)
+	overrides["PWD"] = pwd // where it runs, not Neovim's cwd (the agent's env may say otherwise)
+	for k, v := range o.Env {
+		overrides[k] = v
+	}
+	if tag != "" {
 		overrides[proctree.EnvKey] = tag
 	}
 	env := buildEnv(base, overrides)
 	path, argv, err := resolveArgv(o.Command, o.Args, env, cwd)
 	if err != nil {
 		return nil, err
+	}
+	if rel, ok := strings.CutPrefix(path, cwd+"/"); ok && o.WorkDir != nil {
+		// A program in the directory is run by a name relative to it:
+		// /proc/self/fd/N closes at exec, and a script's interpreter
+		// could not open it by that name.
+		path = "./" + rel
 	}
 	limit := o.OutputByteLimit
 	if limit <= 0 {

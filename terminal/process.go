@@ -100,10 +100,13 @@ func lookPath(file, pathEnv, cwd string) (string, error) {
 	if file == "" {
 		return "", errors.New("empty command")
 	}
+	// A relative name is joined to cwd without cleaning it: ".." is the
+	// kernel's to resolve (after a symlink, or /proc/self/fd/N, it is not
+	// the lexical parent).
 	if strings.Contains(file, "/") {
 		p := file
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(cwd, p)
+			p = cwd + "/" + p
 		}
 		if err := isExecutable(p); err != nil {
 			return "", fmt.Errorf("command %q: %w", file, err)
@@ -114,9 +117,9 @@ func lookPath(file, pathEnv, cwd string) (string, error) {
 		if dir == "" {
 			dir = "."
 		}
-		p := filepath.Join(dir, file)
+		p := strings.TrimRight(dir, "/") + "/" + file
 		if !filepath.IsAbs(p) {
-			p = filepath.Join(cwd, p)
+			p = cwd + "/" + p
 		}
 		if isExecutable(p) == nil {
 			return p, nil

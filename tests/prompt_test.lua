@@ -361,4 +361,40 @@ M["rules planted from outside are shown first, used only once accepted"] = funct
   rules.delete(1, project)
 end
 
+M["a permission is answered with the number of the option picked, never its id"] = function(t)
+  local host = require("acp.host")
+  local sent = {}
+  local notify = host.notify
+  host.notify = function(method, id, choice)
+    table.insert(sent, { method, id, choice })
+  end
+  local ok, err = pcall(function()
+    local s = session()
+    local req = {
+      toolCall = { title = "rm", kind = "execute" },
+      options = {
+        { optionId = "x", name = "Allow", kind = "allow_once" },
+        { optionId = "x", name = "Reject", kind = "reject_once" },
+        { optionId = "allow_always", name = "Named like an allow", kind = "reject_always" },
+      },
+    }
+    s.prompts:add("permission", 7, req)
+    api.nvim_buf_call(s.prompts.shown.buf, function()
+      vim.fn.maparg("r", "n", false, true).callback() -- the first reject, by its key
+    end)
+    t.eq(sent[#sent], { "acp_answer_permission", 7, 2 })
+    s.prompts:add("permission", 8, req)
+    t.ok(not s.prompts:respond("permission", "x"), "an id two options share names neither")
+    t.ok(t.notes[#t.notes]:find('2 options share the id "x"', 1, true), t.notes[#t.notes])
+    t.ok(not s.prompts:respond("permission", "allow_always"), "a kind none has: not the reject named like it")
+    t.ok(s.prompts:respond("permission", "reject_once"), "a kind")
+    t.eq(sent[#sent], { "acp_answer_permission", 8, 2 })
+    s.prompts:add("permission", 9, req)
+    t.ok(s.prompts:respond("permission", 3))
+    t.eq(sent[#sent], { "acp_answer_permission", 9, 3 })
+  end)
+  host.notify = notify
+  assert(ok, err)
+end
+
 return M

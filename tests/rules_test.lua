@@ -204,9 +204,14 @@ M["rules written from outside are not used until accepted"] = function(t)
   rules.review("accept", p)
   t.ok(rules.match(exec("rm -rf ~"), p), "accepted")
   t.eq(rules.pending(p), {})
-  -- Removing rules from outside only takes them away.
+  -- Removing rules from outside never takes the user's away.
   plant(p, {})
-  t.eq(rules.list(p), {})
+  t.eq(#rules.list(p), 2, "the user's rules stay")
+  t.eq(#rules.restored(p), 2, "and the review will say the file dropped them")
+  t.ok(rules.needs_review(p))
+  rules.review("ok", p)
+  t.eq(rules.restored(p), {})
+  t.eq(#vim.json.decode(table.concat(vim.fn.readfile(rules.path(p)), "\n")).rules, 2, "the file has them again")
   -- A file that was there before this Neovim, not sealed by nvim-acp.
   local q = project()
   plant(q, { { kind = "read", action = "allow" } })
@@ -243,6 +248,41 @@ M["rules describe themselves"] = function(t)
   t.eq(rules.describe({ kind = "execute", action = "allow", command = "a\nb" }), "allow execute of exactly `a␊b`")
   t.eq(rules.describe({ kind = "edit", action = "reject", glob = "src/**" }), "reject edit of paths matching `src/**`")
   t.eq(rules.describe({ kind = "read", action = "allow" }), "allow any read")
+end
+
+M["an outside rewrite keeps the user's rules, whatever it removed"] = function(t)
+  local p = project()
+  rules.add({ kind = "execute", action = "reject", command = "rm -rf victim" }, p)
+  rules.add({ kind = "execute", action = "allow", command = "ls" }, p)
+  -- Something else rewrites the file with only one of them, or deletes it.
+  plant(p, { { kind = "execute", action = "allow", command = "ls" } })
+  t.eq(rules.match(exec("rm -rf victim"), p).action, "reject", "the user's reject rule still answers")
+  t.eq(rules.restored(p), { { kind = "execute", action = "reject", command = "rm -rf victim" } })
+  os.remove(rules.path(p))
+  t.eq(#rules.list(p), 2)
+  t.eq(vim.fn.filereadable(rules.path(p)), 1, "written again")
+end
+
+M["a seal anyone can compute makes nothing trusted; each rule says where it came from"] = function(t)
+  local p = project()
+  rules.add({ kind = "execute", action = "allow", command = "make" }, p)
+  t.eq(rules.origin(rules.list(p)[1], p), "typed in this Neovim")
+  -- A script (run as the user) adds a rule and seals the file the way a
+  -- plain hash would: no key, no trust.
+  local path = rules.path(p)
+  local data = vim.json.decode(table.concat(vim.fn.readfile(path), "\n"))
+  table.insert(data.rules, { kind = "execute", action = "allow", command = "rm -rf victim" })
+  local text = vim.json.encode(data)
+  vim.fn.writefile({ text }, path, "b")
+  for _, side in ipairs({ ".sha256", ".seal" }) do
+    vim.fn.writefile({ vim.fn.sha256(text) }, path .. side, "b")
+  end
+  t.eq(rules.match(exec("rm -rf victim"), p), nil, "the forged rule is not used")
+  t.ok(rules.match(exec("make"), p), "the user's is")
+  t.eq(rules.origin(rules.pending(p)[1], p), "found in the rules file, not written by nvim-acp")
+  -- The key is the user's alone: 0600 in a 0700 directory.
+  local key = vim.uv.fs_stat(vim.fs.dirname(path) .. "/.key")
+  t.ok(key and key.mode % 512 == 384, "key mode " .. (key and ("%o"):format(key.mode) or "missing"))
 end
 
 return M

@@ -142,6 +142,11 @@ local function from_registry(name, r, over)
     version = r.version,
   })
   spec.env = vim.tbl_extend("force", r.env or {}, over and over.env or {})
+  -- What the registry (not the user's config) sets that can change what
+  -- runs: accepted before the first start (acp.registryenv).
+  spec.risky_env = vim.tbl_filter(function(k)
+    return not (over and over.env and over.env[k] ~= nil)
+  end, type(r.risky_env) == "table" and r.risky_env or {})
   return spec
 end
 

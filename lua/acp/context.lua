@@ -176,12 +176,31 @@ function C:add(opts)
   return item
 end
 
+--- The text of the file at path and where the file read is (the kernel's
+--- name for the descriptor read from: no symlink swapped in between a
+--- check of the name and the read can pass another file off as it), or nil.
+---@param path string
+---@return string|nil text, string|nil real
+local function read_file(path)
+  local fd = vim.uv.fs_open(path, vim.uv.constants.O_RDONLY + vim.uv.constants.O_NONBLOCK, 0)
+  if not fd then
+    return nil
+  end
+  local st = vim.uv.fs_fstat(fd)
+  local text = st and st.type == "file" and vim.uv.fs_read(fd, st.size, 0) or nil
+  local real = vim.uv.fs_readlink("/proc/self/fd/" .. fd) or vim.uv.fs_realpath(path)
+  vim.uv.fs_close(fd)
+  return text, real
+end
+
 --- Context blocks for the files mentioned as @path in a prompt (relative to
---- the cwd or absolute; trailing punctuation ignored), not already pending.
+--- the cwd or absolute; trailing punctuation ignored), not already pending,
+--- and for each block the file it holds or links to (symlinks resolved),
+--- for the workspace check (acp.mentionask).
 ---@param text string
----@return table[] blocks, string[] labels
+---@return table[] blocks, string[] labels, string[] paths
 function C:mentions(text)
-  local blocks, labels, seen = {}, {}, {}
+  local blocks, labels, seen, paths = {}, {}, {}, {}
   for _, item in ipairs(self.items) do
     seen[item.label] = true
   end
@@ -198,10 +217,12 @@ function C:mentions(text)
       if img then
         blocks[#blocks + 1] = img.block
         labels[#labels + 1] = img.label
+        paths[#paths + 1] = vim.uv.fs_realpath(path) or path
       end
     elseif not seen[rel] and readable then
       seen[rel] = true
       local block
+      local real = vim.uv.fs_realpath(path) or path
       local bufnr = vim.fn.bufnr(path)
       if self.embedded and (vim.fn.getfsize(path) < 1024 * 1024) then
         -- Embedded as the user sees it (the buffer, unsaved edits included).
@@ -209,11 +230,9 @@ function C:mentions(text)
         if bufnr > 0 and api.nvim_buf_is_loaded(bufnr) then
           text_now = table.concat(api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") .. "\n"
         else
-          local f = io.open(path, "rb")
-          text_now = f and f:read("*a") or ""
-          if f then
-            f:close()
-          end
+          local read_real
+          text_now, read_real = read_file(path)
+          text_now, real = text_now or "", read_real or real
         end
         if not text_now:find("%z") then
           block = { type = "resource", resource = { uri = uri(path), mimeType = "text/plain", text = text_now } }
@@ -221,6 +240,7 @@ function C:mentions(text)
       end
       blocks[#blocks + 1] = block or { type = "resource_link", uri = uri(path), name = vim.fn.fnamemodify(path, ":t") }
       labels[#labels + 1] = rel
+      paths[#paths + 1] = real
     end
   end
   -- Image files pasted (or dropped) into the prompt as paths.
@@ -232,10 +252,11 @@ function C:mentions(text)
         seen[rel] = true
         blocks[#blocks + 1] = img.block
         labels[#labels + 1] = img.label
+        paths[#paths + 1] = vim.uv.fs_realpath(path) or path
       end
     end
   end
-  return blocks, labels
+  return blocks, labels, paths
 end
 
 --- Paths of readable image files written out in text, as a terminal pastes

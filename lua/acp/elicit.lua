@@ -415,7 +415,7 @@ function M.option(q, choice)
   end
   local action = ({ accept = "accept", decline = "decline", cancel = "cancel", open = "accept", copy = "accept" })[choice]
   if not action then
-    return nil, ("acp: no answer %q to this question"):format(choice)
+    return nil, ("no answer %q to this question"):format(choice)
   end
   if not answer(q, action) then
     return { stay = true }

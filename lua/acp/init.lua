@@ -337,9 +337,11 @@ function M.sessions()
   end, session.list())
 end
 
---- Answer the pending permission request with an optionId or an option
---- kind ("allow_once", "allow_always", "reject_once", "reject_always").
----@param choice string
+--- Answer the pending permission request with an option kind
+--- ("allow_once", "allow_always", "reject_once", "reject_always": the first
+--- option of that kind), the option's number, or an optionId no other
+--- option of the request has.
+---@param choice string|integer
 ---@param opts { session: integer|nil }|nil
 ---@return boolean answered
 function M.respond_permission(choice, opts)

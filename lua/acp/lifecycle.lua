@@ -6,6 +6,7 @@ local agents = require("acp.agents")
 local auth = require("acp.auth")
 local history = require("acp.history")
 local host = require("acp.host")
+local registryenv = require("acp.registryenv")
 local replay = require("acp.replay")
 local session = require("acp.session")
 
@@ -30,6 +31,10 @@ local function agent_call(method, agent, session_id)
     local spec, spec_err = agents.resolve(agent)
     if not spec then
       return vim.notify("acp: " .. spec_err, vim.log.levels.ERROR)
+    end
+    -- Registry variables the user has not approved (acp.registryenv) stay out.
+    for _, v in ipairs(registryenv.pending(spec)) do
+      spec.env[v.name] = nil
     end
     local ok, call_err =
       pcall(host.notify, "acp_agent_call", method, session.host_spec(agent, spec, vim.fn.getcwd()), session_id or "")

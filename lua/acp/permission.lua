@@ -11,6 +11,7 @@ local keymaps = require("acp.keymaps")
 local render = require("acp.render.acp")
 local rules = require("acp.rules")
 local texts = require("acp.text")
+local toolinfo = require("acp.toolinfo")
 
 local M = {}
 
@@ -102,9 +103,36 @@ function M.lines(req, tc)
     add("kind: " .. one_line(tc.kind))
   end
   local cmd = rules.command(tc)
+  local content = type(tc.content) == "table" and tc.content or {}
+  local diffs = {}
+  for _, c in ipairs(content) do
+    if type(c) == "table" and c.type == "diff" then
+      diffs[#diffs + 1] = tostring(c.newText or "")
+      diffs[#diffs + 1] = type(c.oldText) == "string" and c.oldText or nil
+    end
+  end
+  local mcp = toolinfo.mcp(tc)
+  local name = toolinfo.name(tc)
+  if mcp then
+    add(
+      ("tool: %s, of MCP server %s"):format(one_line(mcp.tool or "(not named)"), one_line(mcp.server or "(not named)")),
+      "AcpPermissionTitle"
+    )
+  elseif name then
+    add("tool: " .. one_line(name))
+  end
   local warnings = vim.list_slice(type(req.warnings) == "table" and req.warnings or {})
   if rules.runs(tc) and tc.kind ~= "execute" then
     table.insert(warnings, 1, ("its kind is %q, but it runs a command"):format(texts.one_line(tc.kind or "none")))
+  end
+  if
+    not (mcp and mcp.tool)
+    and not name
+    and not rules.runs(tc)
+    and #diffs == 0
+    and (tc.kind == nil or tc.kind == "other")
+  then
+    warnings[#warnings + 1] = "the agent does not say which tool this is: judge it by its title and arguments"
   end
   for _, w in ipairs(warnings) do
     add("⚠ " .. one_line(w), "AcpPermissionWarning")
@@ -126,13 +154,20 @@ function M.lines(req, tc)
   for _, e in ipairs(env_lines(raw.env)) do
     add("env: " .. e)
   end
+  -- Every other argument, whatever the tool: what is asked is all here.
+  local runs = rules.runs(tc)
+  local args = toolinfo.args(tc, runs and { command = true, cmd = true, cwd = true, env = true } or nil)
+  if #args > 0 then
+    add(runs and "other arguments:" or "arguments:")
+    vim.list_extend(lines, toolinfo.arg_lines(args, diffs))
+  end
   for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
     if type(loc) == "table" and type(loc.path) == "string" then
       local line = tonumber(loc.line)
       add("  " .. one_line(loc.path) .. (line and (":" .. math.floor(line)) or ""))
     end
   end
-  for _, c in ipairs(type(tc.content) == "table" and tc.content or {}) do
+  for _, c in ipairs(content) do
     if type(c) == "table" and c.type == "diff" then
       -- The prompt is not markdown: no fences, highlighted lines.
       for _, l in ipairs(diff.unified(tostring(c.path or "?"), c.oldText, tostring(c.newText or ""))) do
@@ -199,7 +234,7 @@ end
 --- outside the workspace never.
 ---@param s acp.Session
 ---@param req table
----@return string|nil optionId
+---@return table|nil option one of req.options
 function M.preanswer(s, req)
   if req.client_question and not (req.client_question == "terminal" and req.rules_apply == true) then
     return nil
@@ -210,8 +245,11 @@ function M.preanswer(s, req)
   if not opt then
     return nil
   end
-  s.transcript:message("info", ("Rule (%s) answered %s: %s"):format(rules.describe(rule), opt.kind, title_of(req)))
-  return opt.optionId
+  s.transcript:message(
+    "info",
+    ("Rule (%s) answered %s: %s (a rule %s)"):format(rules.describe(rule), opt.kind, title_of(req), rules.origin(rule))
+  )
+  return opt
 end
 
 --- The prompt's title: who asks, how many requests wait.
@@ -233,7 +271,7 @@ function M.view(s, req, pending)
   local klines, khls = M.key_lines(req, keys)
   local answers = {}
   for i, o in ipairs(options) do
-    answers[i] = { keys = keys[i], choice = o.optionId, desc = o.name or o.optionId }
+    answers[i] = { keys = keys[i], choice = i, desc = o.name or o.optionId }
   end
   return {
     lines = lines,
@@ -248,21 +286,52 @@ function M.view(s, req, pending)
   }
 end
 
---- The option choice names: an optionId, else the first option of that kind.
+--- The option choice names: its number in req.options, an option kind
+--- (the first option of that kind; never an option whose id is that
+--- word), or an optionId that no other option has (agents may give several
+--- options one id: such an id names none).
 ---@param req table
----@param choice string
----@return table|nil option
+---@param choice string|integer
+---@return table|nil option, string|nil why none
 function M.option(req, choice)
-  for _, o in ipairs(req.options or {}) do
+  local options = type(req.options) == "table" and req.options or {}
+  if type(choice) == "number" then
+    return options[choice]
+  end
+  if kinds[choice] then
+    -- A kind never falls back to an id: an agent may name an allow
+    -- option "reject_once".
+    for _, o in ipairs(options) do
+      if o.kind == choice then
+        return o
+      end
+    end
+    return nil, ("no option of kind %s in this request"):format(choice)
+  end
+  local found, n = nil, 0
+  for _, o in ipairs(options) do
     if o.optionId == choice then
-      return o
+      found, n = found or o, n + 1
     end
   end
-  for _, o in ipairs(req.options or {}) do
-    if o.kind == choice then
-      return o
+  if n > 1 then
+    return nil, ("%d options share the id %q: answer with a kind or the option's number"):format(n, choice)
+  end
+  return found
+end
+
+--- What the host is answered for option opt of req: its number in the
+--- list (answers are bound to the option picked, never to its id).
+---@param req table
+---@param opt table one of req.options
+---@return integer
+function M.reply(req, opt)
+  for i, o in ipairs(req.options or {}) do
+    if o == opt then
+      return i
     end
   end
+  return 0 -- not one of them: cancels
 end
 
 --- req was answered with option opt: the chat says so, a rejected tool call

@@ -11,7 +11,9 @@ local fsprompt = require("acp.fsprompt")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
+local mentionask = require("acp.mentionask")
 local permission = require("acp.permission")
+local registryenv = require("acp.registryenv")
 local resume = require("acp.resume")
 local rules = require("acp.rules")
 local rulesreview = require("acp.rulesreview")
@@ -22,7 +24,7 @@ local M = {}
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"elicitation"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"|"registry_env"|"elicitation"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -33,6 +35,10 @@ local kinds = {
   resume = { method = "acp_answer_resume", picker = true },
   rule_offer = { picker = true },
   rules_review = { content = rulesreview },
+  -- A prompt of the user's that would send files from outside the workspace.
+  mention = { awaits = true, content = mentionask },
+  -- Variables an agent's registry entry sets, before its first start.
+  registry_env = { content = registryenv },
   -- The agent's questions: acp.elicit sends the answer itself (the host
   -- checks a form's values first).
   elicitation = { awaits = true, content = elicit },
@@ -110,9 +116,9 @@ function Q:add(kind, id, data)
   end
   if kind == "permission" then
     self:_review_rules()
-    local choice = permission.preanswer(s, data)
-    if choice then
-      return send({ kind = kind, id = id }, choice)
+    local opt = permission.preanswer(s, data)
+    if opt then
+      return send({ kind = kind, id = id }, permission.reply(data, opt))
     end
   end
   table.insert(self.items, { kind = kind, id = id, data = data })
@@ -120,11 +126,11 @@ function Q:add(kind, id, data)
   self:_retitle()
 end
 
---- Answer item with choice (an option id, or for permissions an option
---- kind). opts.interactive: typed in the prompt (offers to remember
---- "always" answers).
+--- Answer item with choice (an option id; for permissions also an option
+--- kind or the option's number). opts.interactive: typed in the prompt
+--- (offers to remember "always" answers).
 ---@param item acp.PromptItem
----@param choice string
+---@param choice string|integer
 ---@param opts { interactive: boolean|nil }|nil
 ---@return boolean answered
 function Q:answer(item, choice, opts)
@@ -136,7 +142,8 @@ function Q:answer(item, choice, opts)
   local opt, why = content.option(item.data, choice)
   if not opt then
     vim.notify(
-      why or ("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"),
+      why and ("acp: " .. why)
+        or ("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"),
       vim.log.levels.WARN
     )
     return false
@@ -159,7 +166,7 @@ function Q:answer(item, choice, opts)
     self:_close()
   end
   local offer = content.answered(self.session, item.data, opt, opts and opts.interactive)
-  send(item, opt.optionId or opt.id)
+  send(item, content.reply and content.reply(item.data, opt) or opt.id)
   if offer then
     table.insert(self.items, 1, { kind = "rule_offer", data = offer })
   end
@@ -310,10 +317,10 @@ end
 function Q:_preanswer_waiting()
   for _, item in ipairs(vim.list_slice(self.items)) do
     if item.kind == "permission" and not (self.shown and self.shown.item == item) then
-      local choice = permission.preanswer(self.session, item.data)
-      if choice then
+      local opt = permission.preanswer(self.session, item.data)
+      if opt then
         table.remove(self.items, index_of(self.items, item))
-        send(item, choice)
+        send(item, permission.reply(item.data, opt))
       end
     end
   end

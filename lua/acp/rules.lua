@@ -8,11 +8,16 @@
 --- of that kind that runs no command.
 ---
 --- Trust: a project's rules live in one file named by a hash of the
---- project's path (the path is stored inside and checked), sealed with the
---- SHA-256 of what nvim-acp last wrote (a sidecar file). The file is read
---- again only when its stat changed; rules nvim-acp did not write (another
---- program, an agent's command, an older version's file) are pending: never
---- used until the user accepts them (acp.rulesreview asks).
+--- project's path (the path is stored inside and checked). nvim-acp seals
+--- what it writes with a key of its own (stdpath("state")/acp/permissions/
+--- .key, 0600, read once and then kept in this Neovim's memory): the whole
+--- file (a sidecar .seal) and each rule (its mac), a keyed hash a program
+--- without the key cannot make. Rules found in the file without a valid
+--- seal (another program, an agent's command, an older version's plain
+--- hash) are pending: never used until the user accepts them
+--- (acp.rulesreview asks, saying where each rule came from). A write from
+--- outside never takes the user's rules away: those this Neovim uses stay,
+--- the file gets them back, and the review says so.
 local files = require("acp.files")
 local texts = require("acp.text")
 
@@ -21,11 +26,21 @@ local M = {}
 ---@class acp.RulesState
 ---@field rules table[] the rules in use
 ---@field pending table[] rules that appeared from outside, not used until accepted
+---@field restored table[] rules of the user's a write from outside removed (kept; the review says so)
+---@field origins table<string, string> rule id -> where it came from (M.origin)
+---@field added table<string, integer> rule id -> when it was added (os.time)
 ---@field stat table|nil the file as last written or read here
 ---@field legacy string|nil an old-style file the pending rules came from
 ---@field deferred boolean|nil the user chose to decide later (until the file changes)
 
 local states = {} ---@type table<string, acp.RulesState> project -> state
+
+-- Where a rule came from (M.origin).
+local TYPED = "typed in this Neovim"
+local ACCEPTED = "accepted in this Neovim"
+local SEALED = "from the rules file, sealed by nvim-acp"
+local FOUND = "found in the rules file, not written by nvim-acp"
+local LEGACY = "from an older nvim-acp's rules file"
 
 --- The project a rule belongs to: the git root of the cwd, else the cwd.
 ---@return string
@@ -68,17 +83,76 @@ local function valid(r)
     and str(r.glob)
 end
 
+--- A rule's identity: its fields, length-prefixed (no two rules share one).
+local function rule_id(r)
+  local out = {}
+  for _, k in ipairs({ "kind", "action", "command", "prefix", "glob" }) do
+    local v = r[k]
+    v = v == nil and "-" or ("+" .. tostring(v))
+    out[#out + 1] = #v .. ":" .. v
+  end
+  return table.concat(out, ",")
+end
+
+local key_mem ---@type string|nil the seal key, read (or made) once per Neovim
+
+--- The key nvim-acp seals rules with: read once from its file (made when
+--- missing, 0600 in a 0700 directory) and then kept in memory, so a key
+--- file replaced while this Neovim runs seals nothing for it.
+local function key()
+  if key_mem then
+    return key_mem
+  end
+  local path = dir() .. "/.key"
+  local k = files.read(path)
+  if not (k and #k == 64 and k:match("^%x+$")) then
+    local bytes = assert(vim.uv.random(32))
+    k = bytes:gsub(".", function(c)
+      return ("%02x"):format(c:byte())
+    end)
+    vim.fn.mkdir(dir(), "p", 448)
+    local tmp = path .. ".tmp"
+    local fd = assert(vim.uv.fs_open(tmp, "w", 384))
+    vim.uv.fs_write(fd, k)
+    vim.uv.fs_close(fd)
+    assert(vim.uv.fs_rename(tmp, path))
+  end
+  key_mem = k
+  return k
+end
+
+--- A keyed hash of text (text with NUL bytes escaped: vim.fn strings
+--- cannot hold them).
+local function seal(text)
+  local k = key()
+  text = text:gsub("\\", "\\\\"):gsub("%z", "\\0")
+  return vim.fn.sha256(k .. vim.fn.sha256(k .. text))
+end
+
+--- The mac of rule r of project, added at time added.
+local function mac(r, project, added)
+  return seal(("%d:%s|%s|%s"):format(#project, project, tostring(added or ""), rule_id(r)))
+end
+
 --- The rules and pending rules a file's text holds for project (none when
---- it is another project's or not ours to read).
+--- it is another project's or not ours to read), as plain rules; each
+--- entry's mac and time in meta (by rule_id).
 local function decode(text, project)
   local ok, data = pcall(vim.json.decode, text or "")
+  local meta = {}
   if not ok or type(data) ~= "table" or data.project ~= project then
-    return {}, {}
+    return {}, {}, meta
   end
   local function list(v)
-    return vim.tbl_filter(valid, type(v) == "table" and v or {})
+    local out = {}
+    for _, r in ipairs(vim.tbl_filter(valid, type(v) == "table" and v or {})) do
+      local plain = { kind = r.kind, action = r.action, command = r.command, prefix = r.prefix, glob = r.glob }
+      meta[rule_id(plain)] = { mac = r.mac, added = tonumber(r.added) }
+      out[#out + 1] = plain
+    end
+    return out
   end
-  return list(data.rules), list(data.pending)
+  return list(data.rules), list(data.pending), meta
 end
 
 local function same_rule(a, b)
@@ -110,6 +184,8 @@ local function same_stat(a, b)
     and a.ctime.nsec == b.ctime.nsec
 end
 
+local save
+
 --- The state of project's rules, read again only when the file changed
 --- since this Neovim last wrote or read it.
 ---@param project string
@@ -122,49 +198,100 @@ local function state(project)
     return st
   end
   local text = files.read(path)
-  local rules, pending = decode(text, project)
-  local sealed = text ~= nil and files.read(path .. ".sha256") == vim.fn.sha256(text)
-  if not st then
-    st = { rules = {}, pending = {} }
+  local rules, pending, meta = decode(text, project)
+  local sealed = text ~= nil and files.read(path .. ".seal") == seal(text)
+  --- Whether nvim-acp wrote rule r (the whole file sealed, or its mac).
+  local function ours(r)
+    local m = meta[rule_id(r)]
+    return sealed or (m and m.mac == mac(r, project, m.added))
+  end
+  local first = st == nil
+  if first then
+    st = { rules = {}, pending = {}, restored = {}, origins = {}, added = {} }
     states[project] = st
-    if text == nil then
-      -- An old-style file: its rules are reviewed before they are used.
-      local old = legacy_path(project)
-      local old_rules = decode(files.read(old), project)
-      if #old_rules > 0 then
-        st.pending, st.legacy = old_rules, old
+  end
+  for id, m in pairs(meta) do
+    st.added[id] = st.added[id] or m.added
+  end
+  local function use(r, origin)
+    if not contains(st.rules, r) then
+      st.rules[#st.rules + 1] = r
+      st.origins[rule_id(r)] = st.origins[rule_id(r)] or origin
+    end
+  end
+  local function hold(r, origin)
+    if not contains(st.rules, r) and not contains(st.pending, r) then
+      st.pending[#st.pending + 1] = r
+      st.origins[rule_id(r)] = origin
+    end
+  end
+  if first and text == nil then
+    -- An old-style file: its rules are reviewed before they are used.
+    local old = legacy_path(project)
+    local old_rules = decode(files.read(old), project)
+    if #old_rules > 0 then
+      for _, r in ipairs(old_rules) do
+        hold(r, LEGACY)
       end
-    elseif sealed then
-      st.rules, st.pending = rules, pending
+      st.legacy = old
+    end
+    st.stat = stat
+    return st
+  end
+  if sealed and not first then
+    -- Written by nvim-acp (this Neovim or another one): removals are real.
+    st.rules, st.pending, st.deferred = {}, {}, nil
+  elseif not first then
+    -- Written by something else: the user's rules stay, whatever it
+    -- removed (the file gets them back); new ones wait.
+    for _, r in ipairs(st.rules) do
+      if not contains(rules, r) and not contains(st.restored, r) then
+        st.restored[#st.restored + 1] = r
+      end
+    end
+    st.pending, st.deferred = {}, nil
+  end
+  for _, r in ipairs(rules) do
+    if ours(r) then
+      use(r, SEALED)
     else
-      st.pending = vim.list_extend(rules, pending)
+      hold(r, FOUND)
     end
-  elseif sealed then
-    -- Written by nvim-acp (this Neovim or another one).
-    st.rules, st.pending, st.deferred = rules, pending, nil
-  else
-    -- Changed by something else: removed rules are gone, new ones wait.
-    local kept, new = {}, {}
-    for _, r in ipairs(vim.list_extend(rules, pending)) do
-      if contains(st.rules, r) then
-        kept[#kept + 1] = r
-      elseif not contains(new, r) then
-        new[#new + 1] = r
-      end
-    end
-    st.rules, st.pending, st.deferred = kept, new, nil
+  end
+  for _, r in ipairs(pending) do
+    hold(r, st.origins[rule_id(r)] or FOUND)
   end
   st.stat = stat
+  if not sealed and text ~= nil and not first or (not sealed and text == nil and #st.rules > 0) then
+    save(project, st) -- the file is what this Neovim uses again
+  end
   return st
 end
 
---- Write project's rules (and the pending ones, kept pending) and seal them.
-local function save(project, st)
+--- Write project's rules (and the pending ones, kept pending), each rule
+--- with its mac, and seal the file.
+function save(project, st)
   local path = M.path(project)
-  vim.fn.mkdir(dir(), "p")
-  local text = vim.json.encode({ project = project, rules = st.rules, pending = st.pending })
-  assert(files.write(path .. ".sha256", vim.fn.sha256(text)))
+  vim.fn.mkdir(dir(), "p", 448)
+  local function entries(list, sign)
+    local out = {}
+    for _, r in ipairs(list) do
+      local e = vim.deepcopy(r)
+      local id = rule_id(r)
+      st.added[id] = st.added[id] or os.time()
+      e.added = st.added[id]
+      if sign then
+        e.mac = mac(r, project, e.added)
+      end
+      out[#out + 1] = e
+    end
+    return out
+  end
+  local text =
+    vim.json.encode({ project = project, rules = entries(st.rules, true), pending = entries(st.pending, false) })
+  assert(files.write(path .. ".seal", seal(text)))
   assert(files.write(path, text))
+  os.remove(path .. ".sha256") -- an older nvim-acp's seal (a plain hash): never trusted
   st.stat = vim.uv.fs_stat(path)
 end
 
@@ -182,31 +309,65 @@ function M.pending(project)
   return state(project or M.project()).pending
 end
 
---- Whether the user should be asked about project's pending rules now
---- (some wait and the user did not choose to decide later).
+--- The user's rules a write from outside removed from project's file
+--- (kept in use; the review says so).
+---@param project string|nil
+---@return table[]
+function M.restored(project)
+  return state(project or M.project()).restored
+end
+
+--- Where rule r of project came from: "typed in this Neovim", "accepted in
+--- this Neovim", "from the rules file, sealed by nvim-acp", "found in the
+--- rules file, not written by nvim-acp", "from an older nvim-acp's rules
+--- file"; with the date it was added when known.
+---@param r table
+---@param project string|nil
+---@return string
+function M.origin(r, project)
+  local st = state(project or M.project())
+  local id = rule_id(r)
+  local origin = st.origins[id] or FOUND
+  local added = st.added[id]
+  if added and origin == SEALED then
+    origin = origin .. os.date(" (added %Y-%m-%d)", added)
+  end
+  return origin
+end
+
+--- Whether the user should be asked about project's rules now: some wait
+--- (and the user did not choose to decide later), or a write from outside
+--- removed some of theirs.
 ---@param project string|nil
 ---@return boolean
 function M.needs_review(project)
   local st = state(project or M.project())
-  return #st.pending > 0 and not st.deferred
+  return (#st.pending > 0 and not st.deferred) or #st.restored > 0
 end
 
 --- The user's decision on project's pending rules: "accept" (use them),
 --- "reject" (delete them) or "later" (keep them unused; ask again when the
---- file changes or in the next Neovim).
----@param decision "accept"|"reject"|"later"
+--- file changes or in the next Neovim); "ok" only acknowledges. The rules a
+--- write from outside removed stay either way (:AcpPermissions deletes).
+---@param decision "accept"|"reject"|"later"|"ok"
 ---@param project string|nil
 function M.review(decision, project)
   project = project or M.project()
   local st = state(project)
+  st.restored = {}
   if decision == "later" then
     st.deferred = true
+    return
+  end
+  if decision == "ok" then
+    save(project, st)
     return
   end
   if decision == "accept" then
     for _, r in ipairs(st.pending) do
       if not contains(st.rules, r) then
         st.rules[#st.rules + 1] = r
+        st.origins[rule_id(r)] = ACCEPTED
       end
     end
   end
@@ -228,6 +389,8 @@ function M.add(rule, project)
     return not (r.kind == rule.kind and r.command == rule.command and r.prefix == rule.prefix and r.glob == rule.glob)
   end, st.rules)
   st.rules[#st.rules + 1] = rule
+  st.origins[rule_id(rule)] = TYPED
+  st.added[rule_id(rule)] = os.time()
   save(project, st)
 end
 
@@ -436,10 +599,11 @@ function M.match(tc, project)
   end
   local cmd = M.command(tc)
   local cwd = cmd and command_cwd(tc, project)
+  local in_project = cmd and inside(cwd, project) -- once, not per rule (it resolves paths)
   for _, r in ipairs(M.list(project)) do
     if r.kind == tc.kind then
       if r.command or r.prefix then
-        if cmd and inside(cwd, project) and M.allows(r, cmd, project, cwd) then
+        if in_project and M.allows(r, cmd, project, cwd) then
           return r
         end
       elseif not (M.runs(tc) and tc.kind ~= "execute") then -- a "read" that runs a command is no read
@@ -548,10 +712,10 @@ function M.manage()
   local project = M.project()
   local items = {}
   for i, r in ipairs(M.list(project)) do
-    items[#items + 1] = { rule = r, index = i, label = M.describe(r) }
+    items[#items + 1] = { rule = r, index = i, label = ("%s  (%s)"):format(M.describe(r), M.origin(r, project)) }
   end
   for _, r in ipairs(M.pending(project)) do
-    items[#items + 1] = { rule = r, label = "[not used: nvim-acp did not write it] " .. M.describe(r) }
+    items[#items + 1] = { rule = r, label = ("[not used] %s  (%s)"):format(M.describe(r), M.origin(r, project)) }
   end
   if #items == 0 then
     vim.notify("acp: no permission rules for " .. project, vim.log.levels.INFO)

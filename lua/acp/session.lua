@@ -11,6 +11,8 @@ local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
 local draft = require("acp.draft")
+local mentionask = require("acp.mentionask")
+local registryenv = require("acp.registryenv")
 local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
@@ -299,17 +301,44 @@ function S:start(how, on_sid)
     if not spec then
       return self:fail(spec_err)
     end
-    self.spec = spec
-    local ok, res = pcall(host.request, "acp_open", self:open_opts(spec, how))
-    if not ok then
-      return self:fail(tostring(res))
+    -- Variables the registry sets that can change what runs: the user's.
+    local risky = registryenv.pending(spec)
+    if #risky == 0 then
+      return self:_open(spec, how, on_sid)
     end
-    self.sid = res
-    self.terminals:set_sid(res)
-    by_sid[res] = self
-    on_sid(self, res)
-    self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
+    self.prompts:add(
+      "registry_env",
+      nil,
+      registryenv.question(spec, risky, function(answer)
+        if answer == "cancel" then
+          return self:fail("not started: the registry's environment for " .. spec.registry .. " was refused")
+        end
+        if answer == "without" then
+          for _, v in ipairs(risky) do
+            spec.env[v.name] = nil
+          end
+        end
+        self:_open(spec, how, on_sid)
+      end)
+    )
   end)
+end
+
+--- Open the session on the host with spec (see start).
+function S:_open(spec, how, on_sid)
+  if not self:alive() then
+    return -- stopped meanwhile
+  end
+  self.spec = spec
+  local ok, res = pcall(host.request, "acp_open", self:open_opts(spec, how))
+  if not ok then
+    return self:fail(tostring(res))
+  end
+  self.sid = res
+  self.terminals:set_sid(res)
+  by_sid[res] = self
+  on_sid(self, res)
+  self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
 end
 
 --- How the host starts agent name (its AgentSpec), with spec resolved
@@ -448,38 +477,72 @@ function S:steer(text)
 end
 
 --- A prompt's content: blocks (its context) and the files its @mentions
---- name, with their labels.
+--- name, with their labels, given to fn. Files from outside the workspace
+--- go only once the user says so (acp.mentionask): "keep" puts the text
+--- back in the input area and fn is not called.
 ---@param text string
 ---@param blocks table[]|nil
 ---@param labels string[]|nil
----@return table[], string[]
-function S:prompt_content(text, blocks, labels)
-  local mblocks, mlabels = self.context:mentions(text)
-  blocks = vim.list_extend(vim.list_slice(blocks or {}), mblocks)
-  labels = vim.list_extend(vim.list_slice(labels or {}), mlabels)
-  return blocks, labels
+---@param fn fun(blocks: table[], labels: string[])
+function S:prompt_content(text, blocks, labels, fn)
+  local mblocks, mlabels, mpaths = self.context:mentions(text)
+  local function go()
+    fn(vim.list_extend(vim.list_slice(blocks or {}), mblocks), vim.list_extend(vim.list_slice(labels or {}), mlabels))
+  end
+  local out = mentionask.outside(self, mpaths)
+  if #out == 0 then
+    return go()
+  end
+  local paths, olabels = {}, {}
+  for _, i in ipairs(out) do
+    paths[#paths + 1], olabels[#olabels + 1] = mpaths[i], mlabels[i]
+  end
+  self.prompts:add(
+    "mention",
+    nil,
+    mentionask.question(paths, olabels, function(answer)
+      if answer == "keep" then
+        if
+          api.nvim_buf_is_valid(self.input_buf)
+          and vim.trim(table.concat(api.nvim_buf_get_lines(self.input_buf, 0, -1, false))) == ""
+        then
+          api.nvim_buf_set_lines(self.input_buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
+        end
+        return
+      end
+      if answer == "without" then
+        for k = #out, 1, -1 do
+          table.remove(mblocks, out[k])
+          table.remove(mlabels, out[k])
+        end
+      end
+      go()
+    end)
+  )
 end
 
---- Send text now with its context blocks (and @mentions): the chat shows it
---- (unless opts.shown) and the session is busy until its turn ends.
---- opts.concurrent: sent into a running turn for the agent to queue.
+--- Send text now with its context blocks (and @mentions, see
+--- prompt_content): the chat shows it (unless opts.shown) and the session
+--- is busy until its turn ends. opts.concurrent: sent into a running turn
+--- for the agent to queue.
 ---@param text string
 ---@param blocks table[]|nil
 ---@param labels string[]|nil
 ---@param opts { shown: boolean|nil, concurrent: boolean|nil }|nil
 function S:submit(text, blocks, labels, opts)
   opts = opts or {}
-  blocks, labels = self:prompt_content(text, blocks, labels)
-  if not opts.shown then
-    self.transcript:user_message(text, labels)
-  end
-  if not opts.concurrent then
-    self.stop_reason = nil
-    self.error = nil
-    self:set_state("busy")
-  end
-  self.inflight = (self.inflight or 0) + 1
-  host.notify("acp_prompt", self.sid, text, blocks)
+  self:prompt_content(text, blocks, labels, function(all, all_labels)
+    if not opts.shown then
+      self.transcript:user_message(text, all_labels)
+    end
+    if not opts.concurrent then
+      self.stop_reason = nil
+      self.error = nil
+      self:set_state("busy")
+    end
+    self.inflight = (self.inflight or 0) + 1
+    host.notify("acp_prompt", self.sid, text, all)
+  end)
 end
 
 --- Cancel the running turn: waiting permission requests are dropped (the

@@ -26,13 +26,14 @@ function M.steer(s, item)
   end
   local path = s.caps and s.caps.steer
   if path == "method" and s.sid then
-    local blocks, labels = s:prompt_content(item.text, item.blocks, item.labels)
-    s.transcript:user_message(item.text, labels)
-    s.transcript:message("info", "Steering it into the running turn…")
-    item.shown = true
-    s.steering = s.steering or {}
-    table.insert(s.steering, item)
-    host.notify("acp_steer", s.sid, item.text, blocks)
+    s:prompt_content(item.text, item.blocks, item.labels, function(blocks, labels)
+      s.transcript:user_message(item.text, labels)
+      s.transcript:message("info", "Steering it into the running turn…")
+      item.shown = true
+      s.steering = s.steering or {}
+      table.insert(s.steering, item)
+      host.notify("acp_steer", s.sid, item.text, blocks)
+    end)
     return true
   elseif path == "queueing" and s.sid then
     s:submit(item.text, item.blocks, item.labels, { concurrent = true })

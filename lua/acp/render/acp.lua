@@ -4,6 +4,7 @@
 --- (acp.transcript puts their lines in the chat buffer).
 local diff = require("acp.diff")
 local texts = require("acp.text")
+local toolinfo = require("acp.toolinfo")
 
 local M = {}
 
@@ -118,7 +119,9 @@ function M.tool_lines(tc, opts)
   -- Without a title, the kind says more than an id like "write_file__1795_0".
   local head = ("%s %s"):format(
     icon,
-    one_line(tc.title or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call")
+    one_line(
+      tc.title or toolinfo.name(tc) or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call"
+    )
   )
   local meta = ("  (%s%s)"):format(one_line(tc.kind or "other"), tc.status and (", " .. one_line(tc.status)) or "")
   local lines = { head .. meta }
@@ -170,21 +173,9 @@ function M.tool_lines(tc, opts)
   return lines, his
 end
 
---- The text of a tool call's rawOutput, if it has any: a string, or a table
---- with one of the fields agents use for command output.
-function M.raw_output_text(raw)
-  if type(raw) == "string" then
-    return raw ~= "" and raw or nil
-  end
-  if type(raw) ~= "table" then
-    return nil
-  end
-  for _, k in ipairs({ "formatted_output", "aggregated_output", "output", "stdout", "content" }) do
-    if type(raw[k]) == "string" and raw[k] ~= "" then
-      return raw[k]
-    end
-  end
-end
+--- The text of a tool call's rawOutput, if it has any (acp.toolinfo:
+--- command output fields, MCP results).
+M.raw_output_text = toolinfo.output_text
 
 -- Markdown task boxes ("[~]" would be read as a link and concealed); the
 -- entry in progress says so and is highlighted.
