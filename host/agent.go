@@ -411,6 +411,11 @@ func (a *Agent) ready(ctx context.Context) error {
 	case <-a.initDone:
 		return a.initErr
 	case <-ctx.Done():
+		select {
+		case <-a.initDone: // both: why initialize ended says more
+			return a.initErr
+		default:
+		}
 		return ctx.Err()
 	}
 }
