@@ -290,3 +290,100 @@ func TestSteerByCancelAfterAsking(t *testing.T) {
 	}
 	indexOrder(t, e.ChatText(), "working", "Cancelling the turn to send the prompt", "stop: cancelled", "instead do this", "second answer")
 }
+
+// queueEditor is what the queue's editor float shows: its size, its
+// footer, and whether its last text line is on screen.
+type queueEditor struct {
+	Width      int    `msgpack:"width"`
+	Height     int    `msgpack:"height"`
+	Footer     string `msgpack:"footer"`
+	InputWidth int    `msgpack:"input_width"`
+	LastShown  bool   `msgpack:"last_shown"`
+}
+
+func (e *Editor) queueEditor() queueEditor {
+	e.t.Helper()
+	var q queueEditor
+	e.Lua(`local s = require("acp")._session()
+		local w = s.queue.win
+		vim.cmd.redraw()
+		local c = vim.api.nvim_win_get_config(w)
+		local footer = {}
+		for _, chunk in ipairs(type(c.footer) == "table" and c.footer or {}) do footer[#footer + 1] = chunk[1] end
+		local buf = vim.api.nvim_win_get_buf(w)
+		local n = vim.api.nvim_buf_line_count(buf)
+		local last = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+		local pos = vim.fn.screenpos(w, n, math.max(1, #last))
+		return { width = c.width, height = c.height, footer = table.concat(footer),
+			input_width = vim.api.nvim_win_get_width(s.input_win), last_shown = pos.row > 0 }`, &q)
+	return q
+}
+
+// Bug (tmux, 80x24): the queue's editor was as narrow as the input (34
+// columns), its keys in a title cut from the left, a wrapped prompt's end
+// off the float (@@@), and it kept that size at 200x50. It is at least 60
+// columns, lists its keys in the footer, fits its wrapped text, and
+// follows the screen.
+func TestQueueEditorFitsTheScreen(t *testing.T) {
+	e := startEditor(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	e.SetupFake(busyTurn(gate, []any{elicitStep(M{"mode": "form", "message": "Proceed?", "requestedSchema": M{
+		"type": "object", "properties": M{"ok": M{"type": "boolean", "title": "Proceed"}}}}), text("thanks")}), nil)
+	e.Lua(`vim.o.columns = 80; vim.o.lines = 24`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("first")
+	e.Eventually("the first turn works", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "working") })
+	long := "a rather long prompt " + strings.Repeat("that goes on ", 12) + "THE END"
+	for _, p := range []string{"alpha", "beta", long} {
+		e.Lua(`local s = require("acp")._session()
+			vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { ... })
+			require("acp.chat").submit(s)`, nil, p)
+	}
+	e.Lua(`require("acp")._session().queue:edit()`, nil)
+	q := e.queueEditor()
+	if q.InputWidth >= 58 {
+		t.Fatalf("the input is %d columns at 80x24: this test wants it narrower than the editor's least width", q.InputWidth)
+	}
+	if q.Width < 58 || !q.LastShown {
+		t.Fatalf("editor at 80x24: %+v", q)
+	}
+	for _, k := range []string{"<M-k>/<M-j> move", "X remove", "<M-CR> send now", "q close"} {
+		if !strings.Contains(q.Footer, k) {
+			t.Fatalf("footer %q lacks %q", q.Footer, k)
+		}
+	}
+	e.Lua(`vim.o.columns = 200; vim.o.lines = 50`, nil)
+	e.Eventually("the editor follows the screen", 5*time.Second, func() bool {
+		q = e.queueEditor()
+		return q.InputWidth > 60 && q.Width == q.InputWidth-2 && q.LastShown
+	})
+	// A question that comes while the editor is open shows over it, does
+	// not take the keys typed there, and <C-g> there goes to it.
+	if err := os.WriteFile(gate, []byte("go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.WaitState("awaiting_permission")
+	var z struct {
+		Prompt  int  `msgpack:"prompt"`
+		Queue   int  `msgpack:"queue"`
+		InQueue bool `msgpack:"in_queue"`
+	}
+	e.Eventually("the question on screen", 10*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session()
+			local p, q = s.prompts:window(), s.queue.win
+			if not (p and q and vim.api.nvim_win_is_valid(q)) then return { prompt = 0, queue = 0, in_queue = false } end
+			return { prompt = vim.api.nvim_win_get_config(p).zindex, queue = vim.api.nvim_win_get_config(q).zindex,
+				in_queue = vim.api.nvim_get_current_win() == q }`, &z)
+		return z.Prompt > 0
+	})
+	if z.Prompt <= z.Queue || !z.InQueue {
+		t.Fatalf("question zindex %d, editor zindex %d, focus still in the editor: %v", z.Prompt, z.Queue, z.InQueue)
+	}
+	e.keys("<C-g>")
+	var focused bool
+	e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &focused)
+	if !focused {
+		t.Fatal("<C-g> in the queue's editor did not go to the question")
+	}
+}

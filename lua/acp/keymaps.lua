@@ -66,6 +66,7 @@ M.actions = {
     { name = "move_down", modes = { "n" }, desc = "move the prompt under the cursor down" },
     { name = "remove", modes = { "n" }, desc = "remove the prompt under the cursor" },
     { name = "steer", modes = { "n" }, desc = "send the prompt under the cursor now" },
+    { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
     { name = "close", modes = { "n" }, desc = "close the queue (edits are kept)" },
   },
 }

@@ -6,6 +6,7 @@
 --- under the cursor. A turn that was cancelled or failed holds the queue
 --- (the chat says so) until a prompt is sent again.
 local keymaps = require("acp.keymaps")
+local layout = require("acp.layout")
 local steer = require("acp.steer")
 local winbar = require("acp.winbar")
 
@@ -259,13 +260,15 @@ function Q:_draw()
   end
   local win = self.win
   if win and api.nvim_win_is_valid(win) then
-    pcall(api.nvim_win_set_config, win, { title = self:_title(), title_pos = "left" })
+    pcall(api.nvim_win_set_config, win, self:_win_config())
     if #self.items == 0 then
       self:close_editor()
     end
   end
 end
 
+--- The editor's title (how many) and footer (its keys).
+---@return string title, string footer
 function Q:_title()
   local k = function(action)
     return keymaps.first("queue", action)
@@ -284,7 +287,47 @@ function Q:_title()
       parts[#parts + 1] = table.concat(keys, "/") .. " " .. p[3]
     end
   end
-  return (" %d queued · edit the text · %s "):format(#self.items, table.concat(parts, " · "))
+  return (" %d queued · edit the text "):format(#self.items), (" %s "):format(table.concat(parts, " · "))
+end
+
+--- Where the editor goes: right above the input area, as wide as it and at
+--- least layout.min_width (reaching left over the editor when the input is
+--- narrower), as high as its wrapped text up to half the screen; centred
+--- when the input is not shown. Computed again when the screen or the
+--- windows change size.
+---@return table config for nvim_open_win / nvim_win_set_config
+function Q:_win_config()
+  local buf = self.buf
+  local lines = buf and api.nvim_buf_is_valid(buf) and api.nvim_buf_get_lines(buf, 0, -1, false) or {}
+  local s = self.session
+  local anchor = s.input_win and api.nvim_win_is_valid(s.input_win) and s.input_win or nil
+  local want = math.min(80, vim.o.columns - 2)
+  local width = anchor and math.max(api.nvim_win_get_width(anchor), math.min(want, layout.min_width)) or want
+  width = math.max(20, math.min(width, vim.o.columns - 2))
+  local rows = layout.wrapped_rows(lines, width - 2) + 1
+  local title, footer = self:_title()
+  local cfg = {
+    relative = "editor",
+    width = width - 2,
+    title = title,
+    title_pos = "left",
+    footer = footer,
+    footer_pos = "left",
+    -- Under the prompts (50): a question that comes while it is open is seen.
+    zindex = 40,
+  }
+  local cap = math.max(12, math.floor(vim.o.lines / 2))
+  if anchor then
+    local pos = api.nvim_win_get_position(anchor)
+    cfg.height = math.max(1, math.min(rows, cap, pos[1] - 2))
+    -- The bottom border sits right above the input area; the right edges line up.
+    cfg.anchor, cfg.row = "SW", pos[1]
+    cfg.col = math.max(0, pos[2] + api.nvim_win_get_width(anchor) - width)
+  else
+    cfg.height = math.max(1, math.min(rows, cap, vim.o.lines - 4))
+    cfg.row, cfg.col = math.floor((vim.o.lines - cfg.height) / 2), 1
+  end
+  return cfg
 end
 
 --- The queued prompt the editor's cursor is in.
@@ -342,26 +385,20 @@ function Q:edit()
   vim.b[buf].acp_session = s.key
   vim.b[buf].acp_role = nil
   self:_draw()
-  local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  local anchor = s.input_win and api.nvim_win_is_valid(s.input_win) and s.input_win or nil
-  local width = anchor and api.nvim_win_get_width(anchor) or math.min(80, vim.o.columns - 4)
-  width = math.max(20, math.min(width, vim.o.columns - 2))
-  local height = math.max(1, math.min(#lines + 1, 12, vim.o.lines - 4))
-  local cfg = {
-    style = "minimal",
-    border = "rounded",
-    width = width - 2,
-    height = height,
-    title = self:_title(),
-    title_pos = "left",
-  }
-  if anchor then
-    cfg.relative, cfg.win, cfg.anchor, cfg.row, cfg.col = "win", anchor, "SW", 0, 0
-  else
-    cfg.relative, cfg.row, cfg.col = "editor", math.floor((vim.o.lines - height) / 2), 1
-  end
+  local cfg = self:_win_config()
+  cfg.style, cfg.border = "minimal", "rounded"
   self.win = api.nvim_open_win(buf, true, cfg)
   vim.wo[self.win].wrap = true
+  local win = self.win
+  local group = api.nvim_create_augroup(("acp_queue_%d"):format(win), { clear = true })
+  api.nvim_create_autocmd({ "VimResized", "WinResized" }, {
+    group = group,
+    callback = function()
+      if api.nvim_win_is_valid(win) then
+        pcall(api.nvim_win_set_config, win, self:_win_config())
+      end
+    end,
+  })
   api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
     buffer = buf,
     callback = function()
@@ -382,6 +419,7 @@ function Q:edit()
     pattern = tostring(self.win),
     once = true,
     callback = function()
+      pcall(api.nvim_del_augroup_by_id, group)
       self:_read()
       self.win = nil
       vim.schedule(function()
@@ -414,6 +452,11 @@ function Q:edit()
       local item = i and self:remove(i)
       if item then
         steer.steer(s, item)
+      end
+    end,
+    permission = function()
+      if not s.prompts:reopen() then
+        vim.notify("acp: no pending permission request", vim.log.levels.INFO)
       end
     end,
     close = function()
