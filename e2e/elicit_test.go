@@ -223,3 +223,41 @@ func TestElicitationURLCompleteClosesQuestion(t *testing.T) {
 		t.Fatalf("chat:\n%s", e.ChatText())
 	}
 }
+
+// codex-acp 2.6's ChatGPT login: authenticate asks the user to open a link
+// with an elicitation scoped to the authenticate request (requestId, no
+// session yet). The link is shown in the chat that is starting, opened on
+// 'o', and the session starts once the agent's login is done.
+func TestElicitationURLDuringLogin(t *testing.T) {
+	e := startEditor(t)
+	scriptPicks(e, 1)
+	url := "https://auth.example.com/codex/device"
+	setupAuthFake(e, M{
+		"initialize": M{"authMethods": []any{M{"id": "chat-gpt", "name": "ChatGPT", "description": "Use ChatGPT to authenticate"}}},
+		"auth": M{"required": true, "steps": []any{
+			M{"request": "elicitation/create", "raw_params": `{"mode":"url","requestId":2,"elicitationId":"login-1",` +
+				`"message":"Sign in to ChatGPT and enter this code: ABCD-1234","url":"` + url + `"}`},
+			M{"notify": "elicitation/complete", "params": M{"elicitationId": "login-1"}},
+		}},
+	}, nil)
+	e.Lua(`_G.opened = {}; vim.ui.open = function(u) table.insert(_G.opened, u) end`, nil)
+	e.Chat("fake")
+	e.focusPrompt()
+	body := strings.ReplaceAll(e.permPromptText(), "\n", "")
+	if !strings.Contains(body, url) || !strings.Contains(body, "ABCD-1234") || !strings.Contains(body, "host: auth.example.com") {
+		t.Fatalf("the login link is not shown whole:\n%s", e.permPromptText())
+	}
+	e.keys("o")
+	e.WaitState("ready")
+	var opened []string
+	e.Lua(`return _G.opened`, &opened)
+	if len(opened) != 1 || opened[0] != url {
+		t.Fatalf("opened %v", opened)
+	}
+	if a := e.elicitAnswers(); len(a) != 1 || a[0]["action"] != "accept" {
+		t.Fatalf("answers %v", a)
+	}
+	if got := authRequests(e); len(got) != 1 || got[0] != "chat-gpt" {
+		t.Fatalf("authenticate calls %v", got)
+	}
+}

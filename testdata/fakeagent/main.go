@@ -81,6 +81,10 @@ type Scenario struct {
 		File string `json:"file"`
 		// Error: authenticate answers it.
 		Error *acp.RequestError `json:"error"`
+		// Steps run during authenticate, before it answers, with no
+		// session (codex-acp 2.6's ChatGPT login asks for a link with an
+		// elicitation scoped to the authenticate request).
+		Steps []Step `json:"steps"`
 	} `json:"auth"`
 }
 
@@ -281,6 +285,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		if v := os.Getenv(au.Env); au.Env != "" && (v == "" || au.Value != "" && v != au.Value) {
 			return nil, &acp.RequestError{Code: -32000, Message: "Authentication required: " + au.Env + " is not set or wrong"}
+		}
+		if _, rerr := a.run(ctx, "", au.Steps); rerr != nil {
+			return nil, rerr
 		}
 		a.mu.Lock()
 		a.authed = true
