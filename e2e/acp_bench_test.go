@@ -40,6 +40,11 @@ func BenchmarkACP(b *testing.B) {
 	f100 := filepath.Join(ws, "f100.txt")
 	writeBenchFile(b, f10k, 10000)
 	writeBenchFile(b, f100, 100)
+	// Files no buffer holds: agents mostly read those.
+	u10k := filepath.Join(ws, "u10k.txt")
+	u100 := filepath.Join(ws, "u100.txt")
+	writeBenchFile(b, u10k, 10000)
+	writeBenchFile(b, u100, 100)
 	out := filepath.Join(e.state, "bench.jsonl")
 	e.Lua(`require("acp").setup(...)`, nil, map[string]any{
 		"agents": map[string]any{"bench": map[string]any{
@@ -115,7 +120,8 @@ func BenchmarkACP(b *testing.B) {
 		return o, r
 	}
 
-	// BENCH_CASES (default all): read10k,read100,slice,write,readc,term.
+	// BENCH_CASES (default all): read10k,read100,read10ku,read100u,slice,
+	// write,readc,term.
 	want := func(c string) bool {
 		v := os.Getenv("BENCH_CASES")
 		return v == "" || strings.Contains(","+v+",", ","+c+",")
@@ -137,6 +143,16 @@ func BenchmarkACP(b *testing.B) {
 		if want("read100") {
 			o, r := both("read "+f100+" %d", 300, 1)
 			rep.row("read, 100-line buffer (6.6 KB), 300 sequential", o, r)
+		}
+		if want("read10ku") {
+			ours(fmt.Sprintf("read %s 5", u10k))
+			o, r := both("read "+u10k+" %d", 300, 1)
+			rep.row("read, 10,000-line file no buffer holds (660 KB), 300 sequential", o, r)
+		}
+		if want("read100u") {
+			ours(fmt.Sprintf("read %s 5", u100))
+			o, r := both("read "+u100+" %d", 300, 1)
+			rep.row("read, 100-line file no buffer holds (6.6 KB), 300 sequential", o, r)
 		}
 		if want("slice") {
 			o, r := both("read "+f10k+" %d 1 2000", 300, 1)

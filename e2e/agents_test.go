@@ -317,6 +317,11 @@ func TestAgentsRegistryOfflineFallback(t *testing.T) {
 	if !strings.Contains(c.Prompt, "bundled") || !strings.Contains(c.Prompt, "offline") || len(c.Items) < 5 {
 		t.Fatalf("offline picker: %q, %d items", c.Prompt, len(c.Items))
 	}
+	// Bug: the title carried the raw Go error (`Get "http://...": dial tcp
+	// ...: connect: connection refused`).
+	if strings.Contains(c.Prompt, `Get "`) || strings.Contains(c.Prompt, "dial tcp") || !strings.Contains(c.Prompt, "unreachable (connection refused)") {
+		t.Fatalf("offline picker title: %q", c.Prompt)
+	}
 	found := false
 	for _, it := range c.Items {
 		found = found || strings.Contains(it, "(codex-acp)")
@@ -483,6 +488,40 @@ func TestAgentsMissingPresetSaysHowToInstall(t *testing.T) {
 	want := "install it: npm install -g @agentclientprotocol/codex-acp"
 	if !strings.Contains(st.Error, "`/nonexistent/codex-acp` not found") || !strings.Contains(e.ChatText(), want) {
 		t.Fatalf("error %q\n%s", st.Error, e.ChatText())
+	}
+}
+
+// Bug: :checkhealth acp said "not on PATH" for an agent :AcpAgents had
+// installed (the chat started it). An agent of the config whose command
+// is missing but whose registry install is there is OK, and an install
+// the config does not name is listed.
+func TestCheckhealthSeesRegistryInstalls(t *testing.T) {
+	e := startEditor(t)
+	url := fakeRegistry(t, e, "hi")
+	e.Lua(`require("acp").setup({ registry = { url = ... },
+		agents = { mine = { cmd = { "/nonexistent/fake-acp" }, registry = "fake-acp" } } })
+		_G.done = nil
+		require("acp.registry").refresh(function()
+			require("acp.registry").install("fake-acp", { done = function(ev) _G.done = ev end })
+		end)`, nil, url)
+	e.Eventually("the install", 30*time.Second, func() bool {
+		var ok bool
+		e.Lua(`return _G.done ~= nil and _G.done.ok == true`, &ok)
+		return ok
+	})
+	e.Lua(`vim.cmd("checkhealth acp")`, nil)
+	var text string
+	e.Eventually("health report", 20*time.Second, func() bool {
+		e.Lua(`return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`, &text)
+		return strings.Contains(text, "nvim-acp agents") && strings.Contains(text, "mine")
+	})
+	for _, want := range []string{"OK mine: installed by :AcpAgents (fake-acp 1.0.0)", "OK fake-acp: installed by :AcpAgents (1.0.0), :AcpChat fake-acp starts it"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("health lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "/nonexistent/fake-acp` not found") {
+		t.Fatalf("health says the installed agent is missing:\n%s", text)
 	}
 }
 

@@ -760,3 +760,83 @@ func TestChangesIncludeAgentToolEdits(t *testing.T) {
 		t.Fatalf("quickfix = %+v", qf)
 	}
 }
+
+// Bug: `/conflict` then `d`: the question came back as a float over the
+// diff it asked about; hidden and answered from another tab through
+// :AcpPermission, its diff tab stayed open. The question sits below the
+// diff (no float over a diff window), the diff tab is the question's own:
+// :AcpPermission goes back to it, and it closes once the question is
+// answered, wherever from.
+func TestFsConflictDiffStaysVisible(t *testing.T) {
+	for _, hide := range []bool{false, true} {
+		t.Run(map[bool]string{false: "answered in the diff", true: "hidden, answered from another tab"}[hide], func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "conflict.txt")
+			fsPutFile(t, p, "a\nb\nc\n")
+			b := e.loadBuffer(p)
+			e.SetupFake(M{"turns": []any{
+				[]any{fsRead(p, nil)},
+				[]any{fsWrite(p, "a\nB (agent)\nc\n")},
+			}}, nil)
+			e.Lua(`vim.o.columns = 80; vim.o.lines = 24`, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("read it")
+			e.setLines(b, 1, 2, []string{"B (user)"})
+			e.Send("write it")
+			e.Eventually("conflict window", 10*time.Second, func() bool { return e.fsPromptText() != "" })
+			e.fsInput("d")
+			diffWins := func() int {
+				var n int
+				e.Lua(`local n = 0
+					for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do if vim.wo[w].diff then n = n + 1 end end
+					return n`, &n)
+				return n
+			}
+			e.Eventually("diff tab", 10*time.Second, func() bool { return diffWins() == 2 && e.fsPromptText() != "" })
+			var over []string
+			e.Lua(`local out = {}
+				local function rect(w, border)
+					local pos = vim.api.nvim_win_get_position(w)
+					return pos[1], pos[2], pos[1] + vim.api.nvim_win_get_height(w) + border, pos[2] + vim.api.nvim_win_get_width(w) + border
+				end
+				for _, f in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+					if vim.api.nvim_win_get_config(f).relative ~= "" then
+						local r1, c1, r2, c2 = rect(f, 2)
+						for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+							if vim.wo[w].diff then
+								local s1, d1, s2, d2 = rect(w, 0)
+								if r1 < s2 and s1 < r2 and c1 < d2 and d1 < c2 then table.insert(out, ("float %d over diff window %d"):format(f, w)) end
+							end
+						end
+					end
+				end
+				return out`, &over)
+			if len(over) > 0 {
+				t.Fatalf("the question covers the diff: %v\n%s", over, e.fsPromptText())
+			}
+			if hide {
+				e.fsInput("<Esc>")
+				e.Lua(`vim.cmd("tabfirst")`, nil)
+				e.Lua(`vim.cmd("AcpPermission")`, nil)
+				e.Eventually("the question back", 10*time.Second, func() bool { return e.fsPromptText() != "" })
+				var tabs int
+				e.Lua(`return #vim.api.nvim_list_tabpages()`, &tabs)
+				if tabs != 2 || diffWins() != 2 {
+					t.Fatalf("%d tabs, %d diff windows here: want the question's own diff tab again", tabs, diffWins())
+				}
+			}
+			e.fsInput("t")
+			got := e.waitFS("fs/write_text_file", 1)
+			if !got[0].OK {
+				t.Fatalf("write: %+v", got[0])
+			}
+			e.WaitState("ready")
+			var tabs int
+			e.Lua(`return #vim.api.nvim_list_tabpages()`, &tabs)
+			if tabs != 1 {
+				t.Fatalf("%d tab pages left open, want the diff tab closed", tabs)
+			}
+		})
+	}
+}

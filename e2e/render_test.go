@@ -103,6 +103,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 		}},
 	}
 	e.SetupFake(sc, M{"ui": M{"icons": false}})
+	e.wideChat()
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("show me everything")
@@ -217,6 +218,7 @@ func TestModeAndModelRoundTrip(t *testing.T) {
 			"models": M{"currentModelId": "m1", "availableModels": []any{M{"modelId": "m1", "name": "Model One"}, M{"modelId": "m2", "name": "Model Two"}}},
 		}},
 	}, nil)
+	e.wideChat()
 	e.Chat("fake")
 	e.WaitState("ready")
 	var modes []string
@@ -243,5 +245,14 @@ func TestModeAndModelRoundTrip(t *testing.T) {
 	}
 	if gotMode != "code" || gotModel != "m2" {
 		t.Fatalf("agent got set_mode %q, set_model %q", gotMode, gotModel)
+	}
+	// Bug: :AcpMode and :AcpModel said nothing. The chat confirms each
+	// switch once the agent made it, once.
+	e.Eventually("the confirmations", 10*time.Second, func() bool {
+		txt := e.ChatText()
+		return strings.Contains(txt, "Mode: Code.") && strings.Contains(txt, "Model: Model Two.")
+	})
+	if n := strings.Count(e.ChatText(), "Mode: Code."); n != 1 {
+		t.Fatalf("mode confirmed %d times:\n%s", n, e.ChatText())
 	}
 }

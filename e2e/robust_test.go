@@ -160,7 +160,7 @@ func TestCancelMarksUnfinishedToolCalls(t *testing.T) {
 	}
 	e.Eventually("cancelled marks", 5*time.Second, func() bool {
 		txt := e.ChatText()
-		return strings.Contains(txt, "[-] Build  (execute, cancelled)") && strings.Contains(txt, "[terminal run1] (ended)")
+		return strings.Contains(txt, "[-] Build  (execute, cancelled)") && strings.Contains(txt, "[terminal run1] (cancelled)")
 	})
 	if !strings.Contains(e.ChatText(), "[x] Read a  (read, completed)") {
 		t.Fatalf("finished tool call changed:\n%s", e.ChatText())

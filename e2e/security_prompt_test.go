@@ -348,3 +348,72 @@ func TestSecurityRulesFilesNeverCollide(t *testing.T) {
 		t.Fatalf("rules per project %v, want [1 0 0 0]", n)
 	}
 }
+
+// floatsOnScreen fails unless every float (border included) lies within
+// the editor's screen above the command line.
+func (e *Editor) floatsOnScreen(t *testing.T, what string) {
+	t.Helper()
+	var bad []string
+	e.Lua(`local out = {}
+		for _, w in ipairs(vim.api.nvim_list_wins()) do
+			local c = vim.api.nvim_win_get_config(w)
+			if c.relative ~= "" then
+				local pos = vim.api.nvim_win_get_position(w)
+				local bottom = pos[1] + vim.api.nvim_win_get_height(w) + 2
+				local right = pos[2] + vim.api.nvim_win_get_width(w) + 2
+				if bottom > vim.o.lines - vim.o.cmdheight or right > vim.o.columns then
+					table.insert(out, ("float %d at %d,%d to %d,%d on a %dx%d screen"):format(w, pos[1], pos[2], bottom, right, vim.o.columns, vim.o.lines))
+				end
+			end
+		end
+		return out`, &bad)
+	if len(bad) > 0 {
+		t.Fatalf("%s: floats off screen: %v", what, bad)
+	}
+}
+
+// Bug: resizing 200x50 to 80x24 with a permission prompt open pushed its
+// keys off screen, and <C-g> did not lay it out again. Every float of the
+// plugin follows VimResized: the prompt (its body then scrolls and says
+// so, and stops scrolling when there is room again) and the key help.
+func TestPromptFollowsResize(t *testing.T) {
+	cmd := "make build \\\n" + strings.Repeat("  --flag-number-x \\\n", 14) + "  && echo done"
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Build", "execute", cmd), text("after")}}}, nil)
+	e.Lua(`vim.o.columns = 200; vim.o.lines = 50`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("awaiting_permission")
+	e.Eventually("the prompt", 10*time.Second, func() bool { return e.promptWindows().Floats == 2 })
+	w := e.promptWindows()
+	w.allShown(t)
+	if w.Rows > w.Height {
+		t.Fatalf("at 200x50 the body should fit: %+v", w)
+	}
+	e.Lua(`vim.o.columns = 80; vim.o.lines = 24`, nil)
+	e.Eventually("the prompt laid out for 80x24", 10*time.Second, func() bool {
+		w := e.promptWindows()
+		return w.Floats == 2 && w.Rows > w.Height && strings.Contains(w.Keys[0], "more below")
+	})
+	e.floatsOnScreen(t, "80x24")
+	e.promptWindows().allShown(t)
+	e.Lua(`vim.o.columns = 200; vim.o.lines = 50`, nil)
+	e.Eventually("the prompt laid out for 200x50", 10*time.Second, func() bool {
+		w := e.promptWindows()
+		return w.Floats == 2 && w.Rows <= w.Height && !strings.Contains(w.Keys[0], "more below")
+	})
+	e.floatsOnScreen(t, "200x50")
+	e.nv.Input("a")
+	e.WaitState("ready")
+
+	// The key help.
+	e.Lua(`require("acp.keymaps").show_help()`, nil)
+	e.Lua(`vim.o.columns = 60; vim.o.lines = 15`, nil)
+	e.Eventually("the key help laid out again", 10*time.Second, func() bool {
+		var w int
+		e.Lua(`return vim.api.nvim_win_get_width(0)`, &w)
+		return w <= 56
+	})
+	e.floatsOnScreen(t, "key help at 60x15")
+}

@@ -366,9 +366,37 @@ func TestTerminalCancelKillsCommand(t *testing.T) {
 	if o := e.responseJSON("terminal/output", 0); !strings.Contains(o, `"exitStatus":{"signal":"SIGTERM"}`) {
 		t.Fatalf("output after cancel answered %s", o)
 	}
-	e.Eventually("the terminal shown as killed", 5*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), "] (SIGTERM) <CR> to open")
+	e.Eventually("the terminal shown as cancelled", 5*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "] (cancelled: SIGTERM) <CR> to open")
 	})
+}
+
+// Bug: a command cancelled with its turn, then released by the agent (as
+// claude-code-acp does), read "(released)". It reads "(cancelled)".
+func TestTerminalCancelledThenReleased(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "sleep", "args": []any{"1000"}}, "save": "t"},
+		terminalTool("x1", "Sleep", "t"),
+		M{"wait_cancel": true},
+		request("terminal/release", M{"terminalId": "$t"}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "x1", "status": "failed"}),
+		M{"stop": "cancelled"},
+	}}}, allowCommands)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("sleep")
+	e.Eventually("the terminal", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "(running) <CR> to open")
+	})
+	e.Lua(`require("acp").cancel()`, nil)
+	e.WaitState("ready")
+	e.Eventually("the terminal shown as cancelled", 5*time.Second, func() bool {
+		return regexp.MustCompile(`\] \(cancelled(: SIG[A-Z]+)?\) <CR> to open`).MatchString(e.ChatText())
+	})
+	if strings.Contains(e.ChatText(), "(released)") {
+		t.Fatalf("chat:\n%s", e.ChatText())
+	}
 }
 
 func TestTerminalFloodOfOutput(t *testing.T) {
@@ -424,4 +452,93 @@ func (e *Editor) commandPid() int {
 		return true
 	})
 	return pid
+}
+
+// Bug: at 80x24 the terminal of `ls -la` was 37 columns wide (the chat's
+// width), so its output was hard-wrapped in the chat and the live view. A
+// command's terminal is at least 80 columns (the editor's width when it is
+// narrower); the window wraps, not the command: the live view opens across
+// the editor when the window beside the chat is narrower.
+func TestTerminalAtLeast80Columns(t *testing.T) {
+	e := startEditor(t)
+	long := strings.Repeat("0123456789", 7) + "END" // 73 columns
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "stty size; echo " + long + "; read x; stty size"}, "save": "t"},
+		terminalTool("x1", "Run it", "t"),
+		M{"request": "terminal/output", "params": M{"terminalId": "$t"}, "until": "END"},
+		M{"request": "terminal/wait_for_exit", "params": M{"terminalId": "$t"}},
+		request("terminal/output", M{"terminalId": "$t"}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "x1", "status": "completed"}),
+	}}}, allowCommands)
+	e.Lua(`vim.o.columns = 80; vim.o.lines = 24`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("run it")
+	var id string
+	e.Eventually("the terminal", 10*time.Second, func() bool {
+		ids := e.termIDs()
+		if len(ids) == 1 {
+			id = ids[0]
+		}
+		return id != "" && strings.Contains(e.termLines(id), "END")
+	})
+	// The command's lines are whole in the terminal and in the chat.
+	whole := regexp.MustCompile(`(?m)^\s*` + long + `$`)
+	if !whole.MatchString(e.termLines(id)) {
+		t.Fatalf("the 73-column line is cut in the terminal:\n%s", e.termLines(id))
+	}
+	e.Eventually("the line whole in the chat", 10*time.Second, func() bool { return whole.MatchString(e.ChatText()) })
+	// The live view: across the editor, and the command still has 80 columns.
+	e.Lua(`vim.cmd("AcpTerminal")`, nil)
+	var width int
+	e.Lua(`return vim.api.nvim_win_get_width(0)`, &width)
+	if width < 80 {
+		t.Fatalf("live view %d columns wide at 80x24", width)
+	}
+	e.Lua(`local s = require("acp")._session()
+		require("acp.terminal").input(s.terminals:get(...), "\r")`, nil, id)
+	e.WaitState("ready")
+	out := e.responseJSON("terminal/output", 1)
+	sizes := regexp.MustCompile(`(\d+) (\d+)\\n`).FindAllStringSubmatch(out, -1)
+	if len(sizes) != 2 {
+		t.Fatalf("stty size twice in the output: %s", out)
+	}
+	for _, sz := range sizes {
+		if cols, _ := strconv.Atoi(sz[2]); cols < 80 {
+			t.Fatalf("the command ran %s columns wide: %s", sz[2], out)
+		}
+	}
+}
+
+// Bug: `q` in a terminal view opened from the chat closed it and left the
+// cursor in the editing window. It goes back to the chat.
+func TestTerminalQReturnsToTheChat(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		M{"request": "terminal/create", "params": M{"command": "echo done"}, "save": "t"},
+		terminalTool("x1", "Echo", "t"),
+		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "x1", "status": "completed"}),
+	}}}, allowCommands)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("run")
+	e.WaitState("ready")
+	var opened bool
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.chat_win)
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l:find("[terminal ", 1, true) then vim.api.nvim_win_set_cursor(0, { i, 0 }) end
+		end
+		require("acp.actions").activate(s)
+		return vim.b.acp_terminal ~= nil`, &opened)
+	if !opened {
+		t.Fatal("the terminal view did not open")
+	}
+	e.input("q")
+	var back bool
+	e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().chat_win`, &back)
+	if !back {
+		t.Fatal("q did not go back to the chat")
+	}
 }

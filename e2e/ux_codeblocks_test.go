@@ -84,6 +84,11 @@ func TestCodeBlockApplyThroughReview(t *testing.T) {
 			if !strings.Contains(p, "Apply the code block to "+target) || !strings.Contains(p, "-old line") || !strings.Contains(p, "+local a = 1") {
 				t.Fatalf("review prompt:\n%s", p)
 			}
+			// Bug: it said "the agent keeps waiting": no agent waits for the
+			// user's own apply.
+			if strings.Contains(p, "agent keeps waiting") || !strings.Contains(p, "decide later (:AcpPermission)") {
+				t.Fatalf("review prompt of the user's apply:\n%s", p)
+			}
 			e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().prompts:window())`, nil)
 			if accept {
 				e.input("a")
@@ -96,6 +101,13 @@ func TestCodeBlockApplyThroughReview(t *testing.T) {
 					return vim.api.nvim_buf_get_lines(b, 0, -1, false)`, &lines, target)
 				if strings.Join(lines, "\n") != "old line" {
 					t.Fatalf("one undo in the buffer gives %q", lines)
+				}
+				// Bug: :AcpChanges credited the user's apply to the agent.
+				var qf []string
+				e.Lua(`require("acp.changes").quickfix(require("acp")._session())
+					return vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())`, &qf)
+				if len(qf) != 1 || !strings.Contains(qf[0], "by you (a code block applied)") {
+					t.Fatalf(":AcpChanges: %q", qf)
 				}
 			} else {
 				e.input("r")

@@ -78,6 +78,15 @@ func (e *Editor) chatBar() string {
 	return bar
 }
 
+// wideChat makes the chat wide enough for every part of its winbar (a
+// narrow one drops whole parts, the conversation's name first).
+func (e *Editor) wideChat() {
+	e.t.Helper()
+	e.Lua(`vim.o.columns = 250
+		local c = require("acp.config").options.chat
+		c.width, c.max_width = 200, 0.9`, nil)
+}
+
 // The demo agent covers the client's features: two modes, two models, slash
 // commands (completion), an "always" option, auto mode without questions.
 func TestDemoModesModelsCommandsAlways(t *testing.T) {
@@ -198,6 +207,7 @@ func TestDemoConflict(t *testing.T) {
 // them and session/load replays the history.
 func TestDemoSessionsListAndLoad(t *testing.T) {
 	e, _ := fsEditor(t)
+	e.wideChat()
 	e.Chat("demo")
 	e.WaitState("ready")
 	e.demoTurn("remember the parser refactoring", "reject_once")

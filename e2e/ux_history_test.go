@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,143 @@ func TestHistoryResumeThatFailsKeepsTheSavedChat(t *testing.T) {
 	}
 	if string(after) != string(before) {
 		t.Fatalf("the saved chat changed:\n%s\nwas:\n%s", after, before)
+	}
+}
+
+// Bug: :AcpResume offered and reopened a session already open (two chats
+// on one session), and the read-only view of a saved chat stayed beside
+// the chat resumed from it. An open session is not offered again; resumed
+// from :AcpHistory it is that chat shown; a resumed saved chat replaces its
+// read-only view.
+func TestResumeNeverOpensASessionTwice(t *testing.T) {
+	t.Run(":AcpResume", func(t *testing.T) {
+		e := startEditor(t)
+		e.SetupFake(M{
+			"initialize": M{"agentCapabilities": M{"loadSession": true, "sessionCapabilities": M{"list": M{}}}},
+			"sessions": []any{
+				M{"sessionId": "old-1", "cwd": "/x", "title": "Fix the parser", "updatedAt": "2026-11-20T10:00:00Z"},
+				M{"sessionId": "old-2", "cwd": "/x", "title": "Write docs", "updatedAt": "2026-11-22T10:00:00Z"},
+			},
+		}, nil)
+		scriptPicks(e, 2, 0) // Write docs, then cancel
+		e.Lua(`require("acp").resume("fake")`, nil)
+		if st := e.WaitState("ready"); st.SessionID != "old-2" {
+			t.Fatalf("loaded %q", st.SessionID)
+		}
+		e.Lua(`require("acp").resume("fake")`, nil)
+		e.Eventually("the second picker", 10*time.Second, func() bool { return len(pickCalls(e)) == 2 })
+		items := strings.Join(pickCalls(e)[1].Items, "\n")
+		if strings.Contains(items, "Write docs") || !strings.Contains(items, "Fix the parser") {
+			t.Fatalf("the picker offers the open session:\n%s", items)
+		}
+	})
+	t.Run(":AcpHistory of an open chat", func(t *testing.T) {
+		e := savedDemoChat(t)
+		before := e.Status()
+		e.resumeFirstSavedChat()
+		var n int
+		e.Lua(`return #require("acp").sessions()`, &n)
+		if st := e.Status(); n != 1 || st.Key != before.Key {
+			t.Fatalf("%d sessions, current %+v (was %+v): a second chat on one session", n, st, before)
+		}
+	})
+	t.Run("the read-only view goes", func(t *testing.T) {
+		e := savedDemoChat(t)
+		e = e.Restart()
+		e.setupDemo(nil)
+		e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+		e.AnswerBlockingPrompt("1<CR>")
+		e.AnswerBlockingPrompt("2<CR>") // Open read-only
+		views := func() int {
+			var n int
+			e.Lua(`local n = 0
+				for _, w in ipairs(vim.api.nvim_list_wins()) do
+					if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)):find("^acp://history/") then n = n + 1 end
+				end
+				return n`, &n)
+			return n
+		}
+		e.Eventually("the read-only view", 10*time.Second, func() bool { return views() == 1 })
+		e.resumeFirstSavedChat()
+		e.WaitState("ready")
+		if n := views(); n != 0 {
+			t.Fatalf("%d read-only views beside the resumed chat", n)
+		}
+	})
+}
+
+// Bug: the read-only view of a saved chat showed raw markdown (`**bold**`,
+// fences) and the resume picker another date format than :AcpHistory's
+// ("2026-11-22T10:00:00Z" against "2026-11-22 10:00"). The view is drawn
+// as the chat is, and dates read the same everywhere.
+func TestHistoryViewDrawnAsTheChat(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("It is **very** important.")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("how important?")
+	e.WaitState("ready")
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e = e.Restart()
+	u := attachUI(e, 120, 40)
+	e.Lua(`local h = require("acp.history"); h.open(h.list()[1])`, nil)
+	var ft string
+	e.Lua(`return vim.bo.filetype`, &ft)
+	if ft != "acp-chat" {
+		t.Fatalf("filetype %q", ft)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		row, _ := u.screen.groupsAt("very important")
+		if strings.Contains(row, "It is very important.") {
+			break // drawn: the ** markup concealed
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bold word not drawn:\n%s", u.screen.text())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var d string
+	e.Lua(`return require("acp.text").date("2026-11-22T10:00:00Z")`, &d)
+	if !regexp.MustCompile(`^2026-11-2[12] \d\d:00$`).MatchString(d) {
+		t.Fatalf("date %q", d)
+	}
+}
+
+// Bug: a 5,000-line prompt was shown whole in the transcript and stored
+// twice, whole, in the history index (title and first_prompt). It is
+// collapsed as long tool output is (<CR> expands it), and the index keeps
+// a short name of it.
+func TestLongPromptCollapsedAndIndexedShort(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("read it all")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	var b strings.Builder
+	for i := 1; i <= 5000; i++ {
+		fmt.Fprintf(&b, "log line %d of the build\n", i)
+	}
+	e.Send(b.String())
+	e.WaitState("ready")
+	if n := len(e.ChatLines()); n > 200 {
+		t.Fatalf("%d chat lines for a 5,000-line prompt", n)
+	}
+	indexOrder(t, e.ChatText(), "log line 1 of the build", "lines, <CR> to expand", "log line 5000 of the build")
+	var expanded bool
+	e.Lua(`local s = require("acp")._session()
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l:find("<CR> to expand", 1, true) then return s.transcript:expand_at(i - 1) end
+		end
+		return false`, &expanded)
+	if !expanded || !strings.Contains(e.ChatText(), "log line 2500 of the build") {
+		t.Fatalf("not expanded (%v)", expanded)
+	}
+	e.Eventually("a saved chat", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	meta, err := os.ReadFile(e.historyMetas()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(meta) > 2000 || strings.Count(string(meta), "log line 3") > 2 {
+		t.Fatalf("history index of %d bytes:\n%.500s", len(meta), meta)
 	}
 }

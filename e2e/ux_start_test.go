@@ -85,3 +85,65 @@ func TestAgentExitShowsItsStderr(t *testing.T) {
 		}
 	})
 }
+
+// Bug: session/new had no limit (only initialize had one): a registry
+// install of claude-code-acp sat at "starting 2m35s" under "Still waiting,
+// up to 1m00s", and why (it refuses root without IS_SANDBOX=1) was only in
+// :AcpLog. Every step of starting has the limit; the notice and the
+// failure show what the agent printed last, with the IS_SANDBOX hint; the
+// stalled agent is stopped, so the next session starts a fresh one.
+func TestStartStepsHaveALimit(t *testing.T) {
+	for _, tc := range []struct {
+		name, step string
+		sc         M
+		resume     bool
+	}{
+		{"session/new", "session/new", M{"new_session": M{"hang": true}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			sc := tc.sc
+			sc["start"] = []any{M{"stderr_line": "Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"}}
+			setupNamedFake(e, "stuck", sc, M{"start_timeout_ms": 2500}, nil)
+			e.Lua(`require("acp.config").options.chat.start_notice_ms = 300`, nil)
+			e.Chat("stuck")
+			e.Eventually("the start notice", 20*time.Second, func() bool {
+				return strings.Contains(e.ChatText(), "has not answered for")
+			})
+			indexOrder(t, e.ChatText(), "has not answered for", "cannot be used with root/sudo", `IS_SANDBOX = "1"`)
+			st := e.WaitState("error")
+			txt := e.ChatText()
+			indexOrder(t, txt, "did not answer "+tc.step+" within 2.5s; it was stopped", "cannot be used with root/sudo", `IS_SANDBOX = "1"`)
+			if !strings.Contains(st.Error, tc.step) {
+				t.Fatalf("status error = %q", st.Error)
+			}
+			inits := func() int {
+				n := 0
+				for _, ev := range e.AgentEvents() {
+					if ev["event"] == "recv" && ev["method"] == "initialize" {
+						n++
+					}
+				}
+				return n
+			}
+			before := inits()
+			e.Lua(`vim.cmd("AcpNew stuck")`, nil)
+			e.Eventually("a fresh agent for the next session", 20*time.Second, func() bool { return inits() > before })
+		})
+	}
+}
+
+// Bug: a command that is not an ACP agent (`echo hello`) failed as
+// "exited". The chat says it does not speak ACP and what it printed.
+func TestNotAnAgentSaysSo(t *testing.T) {
+	e := startEditor(t)
+	e.Lua(`require("acp").setup({ agents = { echo = { cmd = { "echo", "hello" } } } })`, nil)
+	e.Chat("echo")
+	st := e.WaitState("error")
+	if !strings.Contains(st.Error, "does not speak ACP (it printed: hello)") {
+		t.Fatalf("error %q", st.Error)
+	}
+	if !strings.Contains(e.ChatText(), "does not speak ACP (it printed: hello)") {
+		t.Fatalf("chat:\n%s", e.ChatText())
+	}
+}

@@ -140,6 +140,9 @@ type Question struct {
 	// the prompt (set when the user picked OptOpenDiff).
 	ShowDiff bool     `json:"show_diff" msgpack:"show_diff"`
 	Options  []Option `json:"options" msgpack:"options"`
+	// ByUser: the edit is the user's own (a code block applied from the
+	// chat), not the agent's: no agent waits for the answer.
+	ByUser bool `json:"by_user,omitempty" msgpack:"by_user,omitempty"`
 }
 
 // Option is one answer; Key is the suggested key to press.
@@ -178,6 +181,10 @@ type Change struct {
 	Path     string `json:"path" msgpack:"path"`
 	Original string `json:"original" msgpack:"original"`
 	Existed  bool   `json:"existed" msgpack:"existed"`
+	// ByAgent, ByUser: who wrote the file this session (the agent, the
+	// user applying a code block from the chat, or both).
+	ByAgent bool `json:"by_agent" msgpack:"by_agent"`
+	ByUser  bool `json:"by_user" msgpack:"by_user"`
 }
 
 type snapshot struct {
@@ -878,10 +885,16 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	b.mu.Lock()
 	b.snaps[real] = snapshot{text: content, state: statFile(real)}
 	delete(b.announced, real)
-	if _, ok := b.originals[real]; !ok {
-		orig := st.text
-		b.originals[real] = Change{Path: real, Original: orig, Existed: st.exists}
+	c, ok := b.originals[real]
+	if !ok {
+		c = Change{Path: real, Original: st.text, Existed: st.exists}
 	}
+	if proposal(ctx) != "" {
+		c.ByUser = true
+	} else {
+		c.ByAgent = true
+	}
+	b.originals[real] = c
 	first := true
 	for _, p := range b.written {
 		if p == real {
@@ -977,12 +990,13 @@ func (b *Bridge) askReview(ctx context.Context, real, cur, proposed string) erro
 		title = fmt.Sprintf("Review the agent's edit of %s", real)
 	}
 	q := Question{
-		Kind:  KindReview,
-		Title: title,
-		Path:  real,
-		Body:  strings.Split(strings.TrimSuffix(UnifiedDiff(real, cur, proposed), "\n"), "\n"),
-		Old:   cur,
-		New:   proposed,
+		Kind:   KindReview,
+		ByUser: proposal(ctx) != "",
+		Title:  title,
+		Path:   real,
+		Body:   strings.Split(strings.TrimSuffix(UnifiedDiff(real, cur, proposed), "\n"), "\n"),
+		Old:    cur,
+		New:    proposed,
 		Options: []Option{
 			{OptAccept, "Accept", "y"},
 			{OptReject, "Reject", "n"},

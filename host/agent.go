@@ -30,9 +30,10 @@ type AgentSpec struct {
 	Cmd  []string          `msgpack:"cmd"`
 	Env  map[string]string `msgpack:"env"`
 	Cwd  string            `msgpack:"cwd"`
-	// StartTimeoutMS bounds how long the agent may take to answer
-	// initialize (default 60 s); past it the agent is stopped and the next
-	// session starts a fresh one.
+	// StartTimeoutMS bounds how long the agent may take to answer each
+	// step of starting (initialize, session/new, session/load, session/list;
+	// default 60 s); past it the agent is stopped and the next session
+	// starts a fresh one.
 	StartTimeoutMS int `msgpack:"start_timeout_ms"`
 	// Restarts: how many crashes within respawn.go's window are followed by
 	// a restart, its sessions resumed (0: none).
@@ -90,7 +91,8 @@ type Agent struct {
 	restart bool  // it crashed and is started again (respawn.go), set before exited closes
 
 	mu       sync.Mutex
-	badLines int // lines on stdout that were not JSON-RPC
+	badLines int    // lines on stdout that were not JSON-RPC
+	firstBad string // the first of them (cut)
 	sessions map[acp.SessionId]*Session
 	early    map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
 	earlyN   int                             // their bytes (as JSON)
@@ -206,6 +208,9 @@ func (a *Agent) badLine(line []byte) {
 	text := truncate(strings.TrimRight(string(line), "\r\n"), 200)
 	a.mu.Lock()
 	first := a.badLines == 0
+	if first {
+		a.firstBad = text
+	}
 	a.badLines++
 	n := a.badLines
 	abort := a.initAbort
@@ -304,6 +309,14 @@ func (a *Agent) initialize() {
 			return
 		}
 		a.initErr = a.describe("initialize", err)
+		a.mu.Lock()
+		bad := a.firstBad
+		a.mu.Unlock()
+		if bad != "" && a.hasExited() {
+			// `echo hello` as an agent: "exited" says nothing of why.
+			a.initErr = fmt.Errorf("agent %s does not speak ACP (it printed: %s) and exited; is agents.%s.cmd an ACP agent? (some need a flag, as `gemini --acp`)\n%w",
+				a.spec.Name, bad, a.spec.Name, a.initErr)
+		}
 		return
 	}
 	// authMethods are decoded leniently (auth.go): the SDK's types reject
@@ -324,7 +337,20 @@ func (a *Agent) initialize() {
 	}
 	a.initResp = resp
 	a.caps = acpx.ParseAgent(raw)
-	a.log.Info("initialized", "protocol", resp.ProtocolVersion, "agent", resp.AgentInfo)
+	a.log.Info("initialized", "protocol", resp.ProtocolVersion, agentInfoAttr(resp.AgentInfo))
+}
+
+// agentInfoAttr is agentInfo as the log shows it: its strings, not a Go
+// struct with pointers (`Title:0x3c0393f08e50`).
+func agentInfoAttr(info *acp.Implementation) slog.Attr {
+	if info == nil {
+		return slog.String("agent", "")
+	}
+	title := ""
+	if info.Title != nil {
+		title = *info.Title
+	}
+	return slog.Group("agent", "name", info.Name, "version", info.Version, "title", title)
 }
 
 // hasExited reports whether the agent process has ended.

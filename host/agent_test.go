@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -50,6 +51,26 @@ func TestIsAuthError(t *testing.T) {
 	} {
 		if got := isAuthError(tc.err); got != tc.want {
 			t.Errorf("isAuthError(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// Bug: :AcpLog printed agentInfo as a Go struct with a pointer
+// (`Title:0x3c0393f08e50`). The log shows its strings.
+func TestAgentInfoLogged(t *testing.T) {
+	title := "Claude Code"
+	for _, tc := range []struct {
+		info *acp.Implementation
+		want string
+	}{
+		{&acp.Implementation{Name: "claude-code-acp", Version: "0.16.2", Title: &title}, `agent.name=claude-code-acp agent.version=0.16.2 agent.title="Claude Code"`},
+		{&acp.Implementation{Name: "fake", Version: "1"}, `agent.name=fake agent.version=1 agent.title=""`},
+		{nil, `agent=""`},
+	} {
+		var b strings.Builder
+		slog.New(slog.NewTextHandler(&b, nil)).Info("initialized", agentInfoAttr(tc.info))
+		if !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), "0x") {
+			t.Errorf("log line %q, want %q", b.String(), tc.want)
 		}
 	}
 }

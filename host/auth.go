@@ -374,20 +374,21 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 	loggedIn := "" // the method of the last login that went through
 	shown := false // why is in the chat already
 	for attempt := 0; ; attempt++ {
-		actx, cancel := a.context(ctx)
+		actx, cancel := a.stepContext(ctx, "session/new")
 		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
 			Cwd:                   s.opts.Agent.Cwd,
 			McpServers:            servers,
 			AdditionalDirectories: s.addDirs(a), // lifecycle.go
 		})
-		cancel()
 		if err == nil {
+			cancel()
 			if loggedIn != "" {
 				s.emit(messageEvent("info", fmt.Sprintf("Logged in to %s with %q.", name, loggedIn)))
 			}
 			return a, resp, nil
 		}
-		msg := a.describe("session/new", err)
+		msg := a.stepErr(actx, "session/new", err)
+		cancel()
 		methods := a.auth
 		if more := authMethodsOf(err, a.spec.Cmd); len(more) > 0 {
 			methods = more // qwen names them in the error

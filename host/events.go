@@ -146,6 +146,13 @@ func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any, ca
 		"caps": caps.Table()}
 }
 
+// initializedEvent says the agent answered initialize: what it says it is
+// (agentInfo), so that what it sends before session/new's answer is headed
+// by its name.
+func initializedEvent(agentInfo map[string]any) Event {
+	return Event{"type": EventState, "state": "initialized", "agent_info": agentInfo}
+}
+
 // errorEvent says the session failed; the chat shows err.
 func errorEvent(err error) Event {
 	return Event{"type": EventState, "state": "error", "error": err.Error()}

@@ -165,6 +165,13 @@ func BenchmarkFSReadRoundTrip(b *testing.B) {
 	f := newFSBench(b)
 	defer f.closer()
 	loaded, unloaded := f.files(b)
+	// Files no buffer holds, as agents mostly read (issue 22).
+	u100, u10k := filepath.Join(f.ws, "u100.txt"), filepath.Join(f.ws, "u10k.txt")
+	for path, n := range map[string]int{u100: 100, u10k: 10000} {
+		if err := os.WriteFile(path, []byte(strings.Repeat(strings.Repeat("y", 55)+"\n", n)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	ctx := context.Background()
 	for _, c := range []struct {
 		name        string
@@ -174,6 +181,8 @@ func BenchmarkFSReadRoundTrip(b *testing.B) {
 	}{
 		{"loaded-10000-lines", loaded, 0, 0, 560000},
 		{"loaded-10000-lines-limit-2000", loaded, 1, 2000, 112000},
+		{"unloaded-100-lines", u100, 0, 0, 5600},
+		{"unloaded-10000-lines", u10k, 0, 0, 560000},
 		{"unloaded-1MiB", unloaded, 0, 0, 1 << 20},
 	} {
 		b.Run(c.name, func(b *testing.B) {

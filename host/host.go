@@ -75,6 +75,7 @@ func (h *Host) Register() error {
 		"acp_set_model":  h.rpcSetModel,
 		"acp_set_option": h.rpcSetOption,
 		"acp_ping":       func() (string, error) { return Version, nil },
+		"acp_stderr":     h.rpcStderr, // startstep.go
 
 		// Answers to the questions the host asks (events.go).
 		permissionQuestion.answer: h.rpcAnswerPermission,

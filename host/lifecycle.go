@@ -68,11 +68,13 @@ func (s *Session) fork(ctx context.Context, a *Agent, servers []acp.McpServer) (
 	p.mu.Lock()
 	parent := p.id
 	p.mu.Unlock()
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodSessionFork, acpx.ForkRequest{
+	fctx, cancel := a.stepContext(ctx, acpx.MethodSessionFork)
+	defer cancel()
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
 		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: servers, AdditionalDirectories: s.addDirs(a),
 	})
 	if err != nil {
-		return "", nil, a.describe(acpx.MethodSessionFork, err)
+		return "", nil, a.stepErr(fctx, acpx.MethodSessionFork, err)
 	}
 	id, err := acpx.ParseForkResponse(resp)
 	if err != nil {
@@ -195,15 +197,20 @@ func (s *Session) reattach(ctx context.Context, a *Agent) (string, error) {
 		}
 	}
 	if how == "" {
-		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
+		nctx, cancel := a.stepContext(ctx, "session/new")
+		resp, err = acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
 			Cwd: s.opts.Agent.Cwd, McpServers: servers, AdditionalDirectories: s.addDirs(a),
 		})
+		if err != nil {
+			err = a.stepErr(nctx, "session/new", err)
+		}
+		cancel()
 		var nr acp.NewSessionResponse
 		if err == nil && (json.Unmarshal(resp, &nr) != nil || nr.SessionId == "") {
-			err = fmt.Errorf("bad response from agent: %s", truncate(string(resp), 200))
+			err = fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200))
 		}
 		if err != nil {
-			return "", a.describe("session/new", err)
+			return "", err
 		}
 		s.mu.Lock()
 		s.id = nr.SessionId

@@ -42,10 +42,14 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 		more := false
 		if caps.List && page < maxListPages {
 			cwd := s.opts.Agent.Cwd
-			res, err := acp.SendRequest[acp.ListSessionsResponse](a.conn, ctx, acp.AgentMethodSessionList, acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
+			lctx, cancel := a.stepContext(ctx, "session/list")
+			res, err := acp.SendRequest[acp.ListSessionsResponse](a.conn, lctx, acp.AgentMethodSessionList, acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
 			if err != nil {
-				return "", nil, "", a.describe("session/list", err)
+				err = a.stepErr(lctx, "session/list", err)
+				cancel()
+				return "", nil, "", err
 			}
+			cancel()
 			choices = append(choices, acpx.SessionChoices(res)...)
 			more = res.NextCursor != nil && *res.NextCursor != ""
 			cursor = res.NextCursor
@@ -85,14 +89,16 @@ func (s *Session) attach(ctx context.Context, a *Agent, servers []acp.McpServer,
 		params = acp.ResumeSessionRequest{SessionId: id, Cwd: s.opts.Agent.Cwd, McpServers: servers,
 			AdditionalDirectories: s.addDirs(a)}
 	}
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, ctx, method, params)
+	lctx, cancel := a.stepContext(ctx, method)
+	defer cancel()
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, lctx, method, params)
 	if err != nil {
 		a.removeSession(s)
 		s.mu.Lock()
 		s.id = ""
 		s.mu.Unlock()
 		verb := map[string]string{attachLoaded: "load", attachResumed: "resume"}[how]
-		return "", nil, "", fmt.Errorf("%s session %s: %w", verb, id, a.describe(method, err))
+		return "", nil, "", fmt.Errorf("%s session %s: %w", verb, id, a.stepErr(lctx, method, err))
 	}
 	return id, resp, how, nil
 }

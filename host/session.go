@@ -161,10 +161,23 @@ func (s *Session) open(ctx context.Context) {
 			s.fail(fmt.Errorf("start agent: %w", err)) // described already
 			return
 		}
+		// The agent exited: initialize ends with it and says why best
+		// (what the agent printed when it does not speak ACP).
+		if base.Err() == nil {
+			select {
+			case <-a.initDone:
+				if a.initErr != nil {
+					s.fail(fmt.Errorf("start agent: %w", a.initErr))
+					return
+				}
+			case <-time.After(exitGrace):
+			}
+		}
 		s.fail(a.describe("start agent", err))
 		return
 	}
 	s.applyQuirks(a)
+	s.emit(initializedEvent(agentInfoMap(a)))
 	servers, err := s.mcpServers(a)
 	if err != nil {
 		s.fail(err)
@@ -239,15 +252,7 @@ const (
 func (s *Session) readyEvent(a *Agent, id acp.SessionId, resp json.RawMessage, how string, reattached bool) Event {
 	var info map[string]any
 	_ = json.Unmarshal(resp, &info)
-	agentInfo := map[string]any{}
-	if ai := a.initResp.AgentInfo; ai != nil {
-		agentInfo["name"] = ai.Name
-		agentInfo["version"] = ai.Version
-		if ai.Title != nil {
-			agentInfo["title"] = *ai.Title
-		}
-	}
-	ev := readyEvent(string(id), clean(info), agentInfo, map[string]any{
+	ev := readyEvent(string(id), clean(info), agentInfoMap(a), map[string]any{
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
 	}, a.caps)
@@ -263,6 +268,19 @@ type turn struct {
 	cancel  context.CancelFunc // cancels its local waits
 	end     chan struct{}      // closed when it returns
 	dropped bool               // abandoned after a cancel
+}
+
+// agentInfoMap is what a's agentInfo says, for Lua.
+func agentInfoMap(a *Agent) map[string]any {
+	m := map[string]any{}
+	if ai := a.initResp.AgentInfo; ai != nil {
+		m["name"] = ai.Name
+		m["version"] = ai.Version
+		if ai.Title != nil {
+			m["title"] = *ai.Title
+		}
+	}
+	return m
 }
 
 // prompt runs one turn.

@@ -182,6 +182,12 @@ func (s *Session) releaseTerminal(_ context.Context, p acp.ReleaseTerminalReques
 	if rerr != nil {
 		return acp.ReleaseTerminalResponse{}, rerr
 	}
+	// What the agent could read, the user sees: the output not shown yet
+	// goes to the view before the terminal is gone.
+	s.terms.mu.Lock()
+	pump := s.terms.pump
+	s.terms.mu.Unlock()
+	pump.finish(id)
 	// Callbacks stop at Release, so a still running command gets no exit
 	// event: tell the view.
 	out, _ := m.Output(id)
@@ -189,9 +195,6 @@ func (s *Session) releaseTerminal(_ context.Context, p acp.ReleaseTerminalReques
 		return acp.ReleaseTerminalResponse{}, terminalErr(id, err)
 	}
 	if out.Exit == nil {
-		s.terms.mu.Lock()
-		pump := s.terms.pump
-		s.terms.mu.Unlock()
 		pump.event(terminalReleasedEvent(id))
 	}
 	return acp.ReleaseTerminalResponse{}, nil
@@ -252,6 +255,10 @@ type liveTerm struct {
 type liveItem struct {
 	ev   Event
 	term *liveTerm
+	// all: show every byte of term's output not shown yet (the agent
+	// releases it: nothing is read after that), then close done.
+	all  bool
+	done chan struct{}
 }
 
 // livePump forwards terminals' output and events to the UI, in order, from
@@ -267,15 +274,21 @@ type livePump struct {
 	mu      sync.Mutex
 	items   []liveItem
 	dirty   []*liveTerm
+	terms   map[string]*liveTerm // by id, from start until finish
 	stopped bool
 
-	wake chan struct{}
-	quit chan struct{}
-	done chan struct{}
+	wake   chan struct{}
+	urgent chan struct{} // finish: now, not at the next frame
+	quit   chan struct{}
+	done   chan struct{}
 }
 
+// liveFrame is how often the pump forwards output (a var: tests stretch it).
+var liveFrame = frame
+
 func newLivePump(s *Session, m *terminal.Manager) *livePump {
-	return &livePump{s: s, m: m, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	return &livePump{s: s, m: m, terms: map[string]*liveTerm{},
+		wake: make(chan struct{}, 1), urgent: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 }
 
 // start publishes a created terminal: its event, then its output so far.
@@ -284,6 +297,7 @@ func (p *livePump) start(t *liveTerm, id string, ev Event) {
 	defer p.mu.Unlock()
 	t.id = id
 	t.started = true
+	p.terms[id] = t
 	p.pushLocked(liveItem{ev: ev})
 	p.markLocked(t)
 	if t.exitEv != nil {
@@ -328,6 +342,40 @@ func (p *livePump) exit(t *liveTerm, st terminal.ExitStatus) {
 	p.signal()
 }
 
+// finishWait bounds how long a release waits for the view to be given
+// the terminal's last output (a frame, unless the UI is stuck).
+const finishWait = time.Second
+
+// finish shows every byte of terminal id's output not shown yet, in order
+// after what is queued, and returns once it is handed to the UI: the agent
+// releases the terminal next, and a command that ended within a frame
+// (`echo hello; exit 3`) must not vanish from the chat and the live view
+// while the agent got its output.
+func (p *livePump) finish(id string) {
+	p.mu.Lock()
+	t := p.terms[id]
+	delete(p.terms, id)
+	if t == nil || p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	p.pushLocked(liveItem{term: t, all: true, done: done})
+	p.signal()
+	select {
+	case p.urgent <- struct{}{}:
+	default:
+	}
+	p.mu.Unlock()
+	timer := time.NewTimer(finishWait)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-p.done:
+	case <-timer.C:
+	}
+}
+
 // event queues an event after the output queued so far.
 func (p *livePump) event(ev Event) {
 	p.mu.Lock()
@@ -357,6 +405,7 @@ func (p *livePump) run() {
 		case <-p.quit:
 			return
 		case <-p.wake:
+		case <-p.urgent:
 		}
 		start := time.Now()
 		p.mu.Lock()
@@ -368,27 +417,41 @@ func (p *livePump) run() {
 		p.mu.Unlock()
 		for _, it := range items {
 			if it.term != nil {
-				p.flush(it.term)
+				more := p.flush(it.term)
+				for more && it.all {
+					more = p.flush(it.term)
+				}
 			}
-			p.s.emit(it.ev)
+			if it.ev != nil {
+				p.s.emit(it.ev)
+			}
+			if it.done != nil {
+				close(it.done)
+			}
 		}
 		for _, t := range dirty {
 			p.flush(t)
 		}
+		timer := time.NewTimer(liveFrame - time.Since(start))
 		select {
 		case <-p.quit:
+			timer.Stop()
 			return
-		case <-time.After(frame - time.Since(start)):
+		case <-timer.C:
+		case <-p.urgent:
+			timer.Stop()
 		}
 	}
 }
 
-// flush shows t's output that is new since the last flush.
-func (p *livePump) flush(t *liveTerm) {
+// flush shows t's output that is new since the last flush, at most
+// liveFrameBytes of it; more says there may be more.
+func (p *livePump) flush(t *liveTerm) (more bool) {
 	data, next, skipped, err := p.m.RawSince(t.id, t.off, liveFrameBytes)
 	if err != nil {
-		return // released
+		return false // released
 	}
+	more = next > t.off && len(data) >= liveFrameBytes
 	t.off = next
 	if skipped > 0 {
 		// Start the shown part on a new line when one begins soon.
@@ -400,6 +463,7 @@ func (p *livePump) flush(t *liveTerm) {
 	if len(data) > 0 {
 		p.s.h.ui.Stream(p.s.sid, EventTerminalOutput, t.id, string(data))
 	}
+	return more
 }
 
 // stop ends the pump, dropping what is still queued, and waits for it.

@@ -420,6 +420,9 @@ func (in *Installer) Install(ctx context.Context, a Agent, opts InstallOptions) 
 		c, err = in.installPackage(ctx, a, kind, report)
 	}
 	if err != nil {
+		// A failed first install leaves no empty folder behind (os.Remove
+		// takes only empty directories).
+		os.Remove(filepath.Join(in.Dir, "agents", a.ID))
 		return Command{}, err
 	}
 	report(Progress{Phase: PhaseDone, Total: -1})

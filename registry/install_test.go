@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -709,5 +710,19 @@ func BenchmarkInstallTarGz(b *testing.B) {
 		if _, err := in.Install(context.Background(), a, InstallOptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Bug: a failed first download (offline) left an empty agents/<id> folder.
+// Nothing is left of an install that failed.
+func TestInstallFailureLeavesNoFolder(t *testing.T) {
+	srv := newFileServer(t)
+	in := testInstaller(t)
+	a := binaryAgent("test-agent", "1.0.0", srv.URL+"/missing.tar.gz", strings.Repeat("0", 64), "./test-agent")
+	if _, err := in.Install(context.Background(), a, InstallOptions{}); err == nil {
+		t.Fatal("installed from a missing archive")
+	}
+	if _, err := os.Stat(filepath.Join(in.Dir, "agents", "test-agent")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("agents/test-agent after a failed install: %v", err)
 	}
 }

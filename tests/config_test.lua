@@ -19,53 +19,53 @@ M["a bad option raises a message naming it"] = function(t)
   local cases = {
     {
       { permissions = { auto_allow = 3 } },
-      "acp: setup: permissions.auto_allow must be a list of strings, got number",
+      "acp: setup: permissions.auto_allow must be a list of strings, got 3",
     },
     {
       { permissions = { auto_allow = { "read", 1 } } },
-      "acp: setup: permissions.auto_allow must be a list of strings, got a list",
+      'acp: setup: permissions.auto_allow must be a list of strings, got { "read", 1 } (a list)',
     },
     {
       { permissions = { focus_guard_ms = -1 } },
-      "acp: setup: permissions.focus_guard_ms must be an integer >= 0, got number",
+      "acp: setup: permissions.focus_guard_ms must be an integer >= 0, got -1",
     },
-    { { fs = { write = "yolo" } }, 'acp: setup: fs.write must be one of "apply", "review", got string' },
-    { { fs = { max_bytes = 0 } }, "acp: setup: fs.max_bytes must be a positive integer, got number" },
-    { { fs = "apply" }, "acp: setup: fs must be a table, got string" },
-    { { terminal = { tail_lines = "5" } }, "acp: setup: terminal.tail_lines must be an integer >= 0, got string" },
+    { { fs = { write = "yolo" } }, 'acp: setup: fs.write must be one of "apply", "review", got "yolo"' },
+    { { fs = { max_bytes = 0 } }, "acp: setup: fs.max_bytes must be a positive integer, got 0" },
+    { { fs = "apply" }, 'acp: setup: fs must be a table, got "apply"' },
+    { { terminal = { tail_lines = "5" } }, 'acp: setup: terminal.tail_lines must be an integer >= 0, got "5"' },
     {
       { terminal = { max_terminals = 1.5 } },
-      "acp: setup: terminal.max_terminals must be a positive integer, got number",
+      "acp: setup: terminal.max_terminals must be a positive integer, got 1.5",
     },
-    { { chat = { position = "top" } }, 'acp: setup: chat.position must be one of "left", "right", got string' },
+    { { chat = { position = "top" } }, 'acp: setup: chat.position must be one of "left", "right", got "top"' },
     {
       { chat = { width = 1.5 } },
-      "acp: setup: chat.width must be a positive integer (columns) or a fraction between 0 and 1, got number",
+      "acp: setup: chat.width must be a positive integer (columns) or a fraction between 0 and 1, got 1.5",
     },
-    { { ui = { icons = "yes" } }, 'acp: setup: ui.icons must be true, false or "auto", got string' },
+    { { ui = { icons = "yes" } }, 'acp: setup: ui.icons must be true, false or "auto", got "yes"' },
     {
       { keymaps = { chat = { help = 1 } } },
-      "acp: setup: keymaps.chat.help must be a key, a list of keys, or false, got number",
+      "acp: setup: keymaps.chat.help must be a key, a list of keys, or false, got 1",
     },
     { { keymaps = { chat = { halp = "?" } } }, "acp: setup: unknown option keymaps.chat.halp" },
     { { keymaps = { menu = {} } }, "acp: setup: unknown option keymaps.menu" },
-    { { default_agent = 1 }, "acp: setup: default_agent must be a string or false, got number" },
+    { { default_agent = 1 }, "acp: setup: default_agent must be a string or false, got 1" },
     {
       { agents = { mine = { cmd = "x", quirks = { missing_file_as_empty = 1 } } } },
-      'acp: setup: agents["mine"].quirks must be a table of { missing_file_as_empty = boolean, mode_marker = boolean }, got a table',
+      'acp: setup: agents["mine"].quirks must be a table of { missing_file_as_empty = boolean, mode_marker = boolean }, got { missing_file_as_empty = 1 } (a table)',
     },
-    { { registry = { timeout_ms = 0 } }, "acp: setup: registry.timeout_ms must be a positive integer, got number" },
-    { { log_level = "loud" }, 'acp: setup: log_level must be one of "debug", "info", "warn", "error", got string' },
-    { { mcp_servers = { "x" } }, "acp: setup: mcp_servers must be a list of tables, got a list" },
+    { { registry = { timeout_ms = 0 } }, "acp: setup: registry.timeout_ms must be a positive integer, got 0" },
+    { { log_level = "loud" }, 'acp: setup: log_level must be one of "debug", "info", "warn", "error", got "loud"' },
+    { { mcp_servers = { "x" } }, 'acp: setup: mcp_servers must be a list of tables, got { "x" } (a list)' },
     {
       { agents = { mine = { cmd = {} } } },
-      'acp: setup: agents["mine"].cmd must be a string or a non-empty list of strings, got an empty table',
+      'acp: setup: agents["mine"].cmd must be a string or a non-empty list of strings, got {} (an empty table)',
     },
     {
       { agents = { mine = { cmd = { "x" }, env = { A = 1 } } } },
-      'acp: setup: agents["mine"].env must be a table of strings, got a table',
+      'acp: setup: agents["mine"].env must be a table of strings, got { A = 1 } (a table)',
     },
-    { { agents = { mine = "x" } }, 'acp: setup: agents["mine"] must be a table, got string' },
+    { { agents = { mine = "x" } }, 'acp: setup: agents["mine"] must be a table, got "x"' },
     { { agents = { mine = { cmd = "x", comand = "y" } } }, 'acp: setup: unknown option agents["mine"].comand' },
     { { fs = { writ = "apply" } }, "acp: setup: unknown option fs.writ" },
     { { permisions = {} }, "acp: setup: unknown option permisions" },
@@ -73,6 +73,22 @@ M["a bad option raises a message naming it"] = function(t)
   for _, c in ipairs(cases) do
     t.eq(err_of(c[1]), c[2], vim.inspect(c[1]))
   end
+end
+
+-- Bug: setup stopped at the first bad option and said "got string" instead
+-- of the value. Every problem is reported, each with its value.
+M["every bad option is reported, with its value"] = function(t)
+  t.eq(
+    err_of({ fs = { write = "yolo" }, chat = { position = "top", widht = 3 }, log_level = "loud", permisions = {} }),
+    table.concat({
+      "acp: setup: 5 problems:",
+      '  chat.position must be one of "left", "right", got "top"',
+      '  fs.write must be one of "apply", "review", got "yolo"',
+      '  log_level must be one of "debug", "info", "warn", "error", got "loud"',
+      "  unknown option chat.widht",
+      "  unknown option permisions",
+    }, "\n")
+  )
 end
 
 M["a key list replaces the default list; false turns a key off"] = function(t)
@@ -181,6 +197,22 @@ M["doc/acp.txt documents every option with its default"] = function(t)
       t.eq(doc[key], want, "doc/acp.txt: " .. key)
     end
   end
+end
+
+-- Bug: a cmd string with arguments ("gemini --acp") was accepted, then
+-- failed as "`gemini --acp` not on PATH". It is split into the program and
+-- its arguments; a string naming an executable with a space stays whole.
+M["a cmd string is split into program and arguments"] = function(t)
+  config.setup({ agents = { g = { cmd = "gemini  --acp " }, one = { cmd = "codex-acp" } } })
+  t.eq(config.agent("g").cmd, { "gemini", "--acp" })
+  t.eq(config.agent("one").cmd, { "codex-acp" })
+  local dir = vim.fn.tempname() .. " with space"
+  vim.fn.mkdir(dir, "p")
+  local exe = dir .. "/my agent"
+  vim.fn.writefile({ "#!/bin/sh" }, exe)
+  vim.fn.setfperm(exe, "rwxr-xr-x")
+  t.eq(config.split_cmd(exe), { exe })
+  config.setup({})
 end
 
 return M

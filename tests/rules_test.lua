@@ -98,8 +98,44 @@ M["candidates: the exact command, a prefix only when its arguments cannot change
     t.eq(#rules.candidates(exec(cmd), "allow", p), 1, cmd)
     t.eq(rules.candidates(exec(cmd), "allow", p)[1].command, cmd)
   end
-  t.eq(rules.candidates({ kind = "edit", locations = { { path = "/proj/src/a.go" } } }, "allow", p)[2].glob, "src/**")
   t.eq(rules.candidates({}, "allow", p), {})
+end
+
+-- Bug: "Always allow edits of nvim-acp-demo.txt (this session)" was followed
+-- by an offer to remember "allow any edit" for the project forever, and a
+-- second, identical "**" rule. A remembered rule is never broader than what
+-- was asked: that file, first and only.
+M["candidates: a file's rule is that file, never its kind or directory"] = function(t)
+  local p = "/proj"
+  local function edit(...)
+    local locs = {}
+    for _, path in ipairs({ ... }) do
+      locs[#locs + 1] = { path = path }
+    end
+    return { kind = "edit", locations = locs }
+  end
+  t.eq(rules.candidates(edit("/proj/nvim-acp-demo.txt"), "allow", p), {
+    { kind = "edit", action = "allow", glob = "nvim-acp-demo.txt" },
+  })
+  t.eq(rules.candidates(edit("/proj/src/a.go"), "reject", p), {
+    { kind = "edit", action = "reject", glob = "src/a.go" },
+  })
+  -- The same file as a location and as a diff (as agents send an edit).
+  local both = edit("/proj/notes.md")
+  both.content = { { type = "diff", path = "/proj/notes.md", oldText = "", newText = "x" } }
+  t.eq(rules.candidates(both, "allow", p), { { kind = "edit", action = "allow", glob = "notes.md" } })
+  -- A name that would read as a pattern, or several files: nothing to offer.
+  t.eq(rules.candidates(edit("/proj/src/[id].tsx"), "allow", p), {})
+  t.eq(rules.candidates(edit("/proj/a.go", "/proj/b.go"), "allow", p), {})
+  -- No path, no command: the kind is what was asked.
+  t.eq(rules.candidates({ kind = "fetch" }, "allow", p), { { kind = "fetch", action = "allow" } })
+  -- The file's rule matches that file only, and reads as it.
+  local proj = project()
+  local r = rules.candidates(edit(proj .. "/notes.txt"), "allow", proj)[1]
+  rules.add(r, proj)
+  t.ok(rules.match(edit(proj .. "/notes.txt"), proj))
+  t.eq(rules.match(edit(proj .. "/other.txt"), proj), nil)
+  t.eq(rules.describe(r), "allow edit of `notes.txt`")
 end
 
 M["a rule never covers a different command"] = function(t)

@@ -68,6 +68,23 @@ M["a narrow winbar keeps the agent's name and the state"] = function(t)
   config.setup({})
 end
 
+-- Bug: at 80 columns the winbar was cut in the middle of a word
+-- ("demo (no AI) <del: Demo Fast [ready]"). Whole parts go instead.
+M["a narrow winbar drops whole parts, never half a word"] = function(t)
+  config.setup({ ui = { icons = false } })
+  local s = session({
+    title = "demo (no AI)",
+    first_prompt = "Please tidy up @README.md",
+    settings = { mode_name = "Ask first", model_name = "Demo Fast" },
+  })
+  local out = drawn(s, 0, 44)
+  t.ok(vim.startswith(out, "demo (no AI) | model: Demo Fast ") and vim.endswith(vim.trim(out), " [ready]"), out)
+  t.ok(not out:find("<", 1, true) and not out:find("mode:", 1, true), out)
+  out = drawn(s, 0, 62)
+  t.ok(out:find("demo (no AI) | mode: Ask first | model: Demo Fast ", 1, true), out)
+  config.setup({})
+end
+
 M["a window too narrow for name and state gets the short state"] = function(t)
   local s = session({ title = "demo (no AI)", state = "awaiting_permission", since = 0 })
   local narrow = drawn(s, 13000, 36)

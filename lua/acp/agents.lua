@@ -233,11 +233,23 @@ function M.root_problem(spec, as_root)
 end
 
 --- A hint for an error of agent spec, or nil: the root/IS_SANDBOX rule of
---- the Claude adapters.
+--- the Claude adapters, also when what the agent printed (text) says it
+--- refuses root (`--dangerously-skip-permissions cannot be used with
+--- root/sudo privileges`: a Claude adapter without IS_SANDBOX=1).
 ---@param spec acp.AgentSpec|nil
+---@param text string|nil the error and what the agent printed
 ---@return string|nil
-function M.error_hint(spec)
-  return spec and M.root_problem(spec) or nil
+function M.error_hint(spec, text)
+  local problem = spec and M.root_problem(spec)
+  if problem then
+    return problem
+  end
+  if text and text:find("cannot be used with root/sudo", 1, true) then
+    local name = spec and spec.name or "<agent>"
+    return ('It refuses to run as root: set agents[%q].env.IS_SANDBOX = "1" (in a container or sandbox), or run Neovim as another user.'):format(
+      name
+    )
+  end
 end
 
 -- Pickers --------------------------------------------------------------------
@@ -300,6 +312,23 @@ function M.pick(on_choice, opts)
       on_choice(it.name)
     end
   end)
+end
+
+--- A network error as a person reads it: `Get "https://x/r.json": dial
+--- tcp: lookup x: no such host` becomes "x unreachable (no such host)".
+---@param err string
+---@return string
+function M.short_error(err)
+  local url, rest = tostring(err):match('%u%l+ "([^"]+)": (.*)$')
+  if not url then
+    return vim.fn.strcharpart(tostring(err), 0, 80)
+  end
+  local where = url:match("^%a+://([^/]+)") or url
+  local cause = vim.trim(rest:match("([^:]+)$") or rest)
+  if rest:find("Client.Timeout", 1, true) or rest:find("deadline exceeded", 1, true) then
+    cause = "timed out"
+  end
+  return ("%s unreachable (%s)"):format(where, cause)
 end
 
 --- The line of a registry entry in :AcpAgents.
@@ -398,7 +427,7 @@ function M.browse(on_chat)
       end
       local origin = list.origin or "?"
       if list.error then
-        origin = origin .. ", offline: " .. list.error
+        origin = origin .. ", offline: " .. M.short_error(list.error)
       end
       vim.ui.select(list.agents, {
         prompt = ("ACP agents (%s)"):format(origin),

@@ -112,12 +112,27 @@ function M.items(s)
       filename = regular and c.path or nil,
       lnum = exists and first_change(c.original or "", now) or 1,
       col = 1,
-      text = regular and ("%s by %s; :AcpDiff to compare"):format(what, s.agent or "the agent")
+      text = regular and ("%s by %s; :AcpDiff to compare"):format(what, M.by(s, c))
         or ("%s: %s (not opened)"):format(c.path, what),
       user_data = { acp_original = c.original, acp_existed = c.existed },
     }
   end
   return items
+end
+
+--- Who wrote change c: the agent, you (a code block applied from the chat),
+--- or both.
+---@param s acp.Session
+---@param c { by_agent: boolean|nil, by_user: boolean|nil }
+---@return string
+function M.by(s, c)
+  local agent = s.agent or "the agent"
+  if c.by_user and c.by_agent then
+    return agent .. " and you"
+  elseif c.by_user then
+    return "you (a code block applied)"
+  end
+  return agent
 end
 
 --- :AcpChanges: the files the session's agent wrote, in the quickfix list

@@ -48,6 +48,16 @@ function M.create(s)
   vim.b[s.input_buf].acp_session = s.key
   vim.b[s.chat_buf].acp_role = "chat"
   vim.b[s.input_buf].acp_role = "input"
+  -- Insert mode belongs to the input area: leaving it (for the transcript,
+  -- a prompt, another window) leaves Insert mode too.
+  api.nvim_create_autocmd("WinLeave", {
+    buffer = s.input_buf,
+    callback = function()
+      if vim.fn.mode() == "i" then
+        vim.cmd("stopinsert")
+      end
+    end,
+  })
   s.context:set_input_buf(s.input_buf)
   M.keymaps(s)
   M.input_hint(s)
@@ -55,18 +65,18 @@ end
 
 local hint_ns = api.nvim_create_namespace("acp_input_hint")
 
---- "<CR>/<C-s> send" for the configured keys (prefixed with sep), or "".
+--- "<C-s> sends (<CR> in Normal mode)" for the configured keys (prefixed
+--- with sep), or "".
 ---@param sep string
 ---@return string
 function M.send_hint(sep)
-  local keys = {}
-  for _, action in ipairs({ "send", "send_insert" }) do
-    local k = keymaps.first("input", action)
-    if k and not vim.tbl_contains(keys, k) then
-      keys[#keys + 1] = k
-    end
+  local insert, normal = keymaps.first("input", "send_insert"), keymaps.first("input", "send")
+  if insert and normal and insert ~= normal then
+    return ("%s%s sends (%s in Normal mode)"):format(sep, insert, normal)
+  elseif insert or normal then
+    return ("%s%s sends%s"):format(sep, insert or normal, insert and "" or " (Normal mode)")
   end
-  return #keys > 0 and (sep .. table.concat(keys, "/") .. " send") or ""
+  return ""
 end
 
 --- Show how to send while the input area is empty.
@@ -376,6 +386,12 @@ function M.show(s, opts)
   s.context:show()
   if opts.focus ~= false then
     api.nvim_set_current_win(input_win)
+    -- Opened for typing: the first keys are text, not Normal mode commands
+    -- ("Please tidy up" must not become "se tidy up"). Only with a UI:
+    -- a script driving a headless Neovim types nothing.
+    if cfg.start_insert and #api.nvim_list_uis() > 0 and vim.fn.mode() == "n" then
+      vim.cmd("startinsert!")
+    end
   end
   M.keep_prevwin()
 end

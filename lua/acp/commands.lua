@@ -37,7 +37,8 @@ function M.sessions()
   vim.ui.select(list, {
     prompt = "Agent sessions",
     format_item = function(s)
-      return ("%d  %s  [%s]  %s"):format(s.key, s.agent, s.state, s.session_id or "")
+      local here = s == session.get() and "* " or "  "
+      return ("%s%s  %s  [%s]"):format(here, s:label(), s:name(60) or "(no prompt yet)", s.state)
     end,
   }, function(s)
     if s then
@@ -124,6 +125,8 @@ function M.diff(path)
 end
 
 local function set(s, what, choice)
+  s.settings:ask(what, choice.id)
+  vim.notify(("acp: switching the %s to %s..."):format(what, choice.name or choice.id), vim.log.levels.INFO)
   if choice.option then
     notify_host("acp_set_option", s.sid, choice.option, choice.id)
   elseif what == "mode" then

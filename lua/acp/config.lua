@@ -8,7 +8,7 @@ local M = {}
 ---@field title string|nil name shown in the chat (default: the agent's agentInfo.title, else its name, else the config key)
 ---@field mcp_servers table[]|nil passed to session/new (default: the global list)
 ---@field quirks acp.Quirks|nil per-agent workarounds; unset ones follow what the agent says it is (see :help acp-quirks)
----@field start_timeout_ms integer|nil how long initialize may take before the agent is stopped (default 60000)
+---@field start_timeout_ms integer|nil how long each step of starting (initialize, session/new, session/load, session/list) may take before the agent is stopped (default 60000)
 ---@field restarts integer|nil how many crashes within 5 minutes are followed by a restart, the session resumed (default 3; 0: none)
 ---@field install string|nil how to install the command (shown when it is missing)
 ---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
@@ -55,6 +55,7 @@ local M = {}
 ---@field collapse_lines integer tool output longer than this shows its first and last lines (0: never)
 ---@field start_notice_ms integer an agent still starting after this long: the chat says what to do
 ---@field warm_sessions integer sessions kept started per agent once it was used, so a new chat opens at once (0: none; at most 2)
+---@field start_insert boolean the input area starts in Insert mode when the chat opens with the cursor in it
 
 ---@class acp.Config.History
 ---@field enabled boolean save chats per project (:AcpHistory)
@@ -127,6 +128,7 @@ M.defaults = {
     input_height = 6,
     position = "right",
     start_notice_ms = 30000,
+    start_insert = true,
     render = "acp",
     collapse_lines = 40,
     warm_sessions = 0,
@@ -293,6 +295,7 @@ local schema = {
     input_height = checks.positive,
     position = one_of("left", "right"),
     start_notice_ms = checks.positive,
+    start_insert = checks.boolean,
     render = one_of("acp", "markdown", "plain"),
     collapse_lines = checks.non_negative,
     warm_sessions = function(v)
@@ -354,81 +357,106 @@ local agent_schema = {
   registry = checks.string,
 }
 
-local function problem(name, want, v)
-  return ("acp: setup: %s must be %s, got %s"):format(name, want, type_name(v))
+--- v as the message shows it: the value itself, on one line, cut.
+local function shown(v)
+  local text = type(v) == "table" and vim.inspect(v, { newline = " ", indent = "" }) or vim.inspect(v)
+  if #text > 60 then
+    text = text:sub(1, 57) .. "..."
+  end
+  return type(v) == "table" and ("%s (%s)"):format(text, type_name(v)) or text
 end
 
---- Check the fields of section t (named name) against checks; nil when fine.
-local function check_fields(name, t, checks_of)
+local function problem(name, want, v)
+  return ("%s must be %s, got %s"):format(name, want, shown(v))
+end
+
+--- Check the fields of section t (named name) against checks, adding each
+--- problem to errs.
+local function check_fields(name, t, checks_of, errs)
   for field, x in pairs(t) do
     local check = checks_of[field]
     if not check then
-      return ("acp: setup: unknown option %s.%s"):format(name, tostring(field))
-    end
-    local want = check(x)
-    if want then
-      return problem(name .. "." .. field, want, x)
+      errs[#errs + 1] = ("unknown option %s.%s"):format(name, tostring(field))
+    else
+      local want = check(x)
+      if want then
+        errs[#errs + 1] = problem(name .. "." .. field, want, x)
+      end
     end
   end
+end
+
+local function is_map(v)
+  return type(v) == "table" and (next(v) == nil or not vim.islist(v))
 end
 
 --- Check opts (what the user passed to setup) against the schema.
 ---@param opts table
----@return string|nil err the first problem, naming the option
+---@return string|nil err every problem, each naming its option and value
 function M.validate(opts)
   if type(opts) ~= "table" then
-    return problem("the options", "a table", opts)
+    return "acp: setup: " .. problem("the options", "a table", opts)
   end
+  local errs = {}
   for key, v in pairs(opts) do
     local check = schema[key]
-    local err
     if key == "agents" then
-      if type(v) ~= "table" or vim.islist(v) and next(v) ~= nil then
-        return problem("agents", "a table of name = { cmd = ... }", v)
-      end
-      for name, spec in pairs(v) do
-        local prefix = ("agents[%q]"):format(tostring(name))
-        if type(name) ~= "string" then
-          return problem(prefix, "named by a string", name)
+      if not is_map(v) then
+        errs[#errs + 1] = problem("agents", "a table of name = { cmd = ... }", v)
+      else
+        for name, spec in pairs(v) do
+          local prefix = ("agents[%q]"):format(tostring(name))
+          if type(name) ~= "string" then
+            errs[#errs + 1] = problem(prefix, "named by a string", name)
+          elseif type(spec) ~= "table" then
+            errs[#errs + 1] = problem(prefix, "a table", spec)
+          else
+            check_fields(prefix, spec, agent_schema, errs)
+          end
         end
-        if type(spec) ~= "table" then
-          return problem(prefix, "a table", spec)
-        end
-        err = err or check_fields(prefix, spec, agent_schema)
       end
     elseif key == "keymaps" then
-      if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
-        return problem(key, "a table", v)
-      end
-      for section, maps in pairs(v) do
-        local name = "keymaps." .. tostring(section)
-        if not keymap_schema[section] then
-          return ("acp: setup: unknown option %s"):format(name)
+      if not is_map(v) then
+        errs[#errs + 1] = problem(key, "a table", v)
+      else
+        for section, maps in pairs(v) do
+          local name = "keymaps." .. tostring(section)
+          if not keymap_schema[section] then
+            errs[#errs + 1] = ("unknown option %s"):format(name)
+          elseif not is_map(maps) then
+            errs[#errs + 1] = problem(name, "a table", maps)
+          else
+            check_fields(name, maps, keymap_schema[section], errs)
+          end
         end
-        if type(maps) ~= "table" or (next(maps) ~= nil and vim.islist(maps)) then
-          return problem(name, "a table", maps)
-        end
-        err = err or check_fields(name, maps, keymap_schema[section])
       end
     elseif check == nil then
-      err = ("acp: setup: unknown option %s"):format(tostring(key))
+      errs[#errs + 1] = ("unknown option %s"):format(tostring(key))
     elseif type(check) == "table" then
-      if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
-        return problem(key, "a table", v)
+      if not is_map(v) then
+        errs[#errs + 1] = problem(key, "a table", v)
+      else
+        check_fields(key, v, check, errs)
       end
-      err = check_fields(key, v, check)
     else
       local want = check(v)
-      err = want and problem(key, want, v)
-    end
-    if err then
-      return err
+      if want then
+        errs[#errs + 1] = problem(key, want, v)
+      end
     end
   end
+  if #errs == 0 then
+    return nil
+  end
+  table.sort(errs)
+  if #errs == 1 then
+    return "acp: setup: " .. errs[1]
+  end
+  return ("acp: setup: %d problems:\n  %s"):format(#errs, table.concat(errs, "\n  "))
 end
 
---- Merge user options over the defaults. Raises an error naming the first
---- bad option (the options in force stay as they were).
+--- Merge user options over the defaults. Raises an error naming every
+--- bad option and its value (the options in force stay as they were).
 ---@param opts table|nil
 ---@return acp.Config
 function M.setup(opts)
@@ -484,6 +512,20 @@ function M.agent_names()
   return names
 end
 
+--- A cmd given as a string: "gemini --acp" is split at blanks into the
+--- program and its arguments (it was taken as one program name and failed
+--- as "not found"), unless the whole string names an executable (a path
+--- with spaces). Quotes are not parsed: a list says exactly what to run.
+---@param cmd string
+---@return string[]
+function M.split_cmd(cmd)
+  local trimmed = vim.trim(cmd)
+  if not trimmed:find("%s") or vim.fn.executable(trimmed) == 1 then
+    return { trimmed }
+  end
+  return vim.split(trimmed, "%s+", { trimempty = true })
+end
+
 --- The agent spec for name (preset merged with user config), or nil and an error.
 ---@param name string
 ---@return acp.AgentSpec|nil, string|nil
@@ -498,7 +540,7 @@ function M.agent(name)
     spec.cmd = user.cmd
   end
   if type(spec.cmd) == "string" then
-    spec.cmd = { spec.cmd }
+    spec.cmd = M.split_cmd(spec.cmd)
   end
   if type(spec.cmd) ~= "table" or #spec.cmd == 0 then
     return nil, ("agent %q has no cmd"):format(name)

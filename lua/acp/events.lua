@@ -43,7 +43,9 @@ end
 
 --- The session opened ("ready") or failed ("error").
 function handlers.state(s, ev)
-  if ev.state == "ready" then
+  if ev.state == "initialized" then
+    s:on_initialized(ev)
+  elseif ev.state == "ready" then
     s:on_ready(ev)
   elseif ev.state == "error" then
     s:on_error(ev.error)
@@ -156,6 +158,7 @@ end
 function handlers.model(s, ev)
   s.settings:set_model(ev.model_id)
   chat.update_winbar(s)
+  updates.confirm(s, "model")
 end
 
 --- Handlers of the events that belong to no session (no sid): the agent

@@ -68,7 +68,8 @@ function M.key_lines(q, keys)
     lines[#lines + 1] = ("[%s] %s"):format(table.concat(keys[i], "/"), texts.visible(texts.one_line(o.label or o.id)))
     hls[#hls + 1] = { #lines - 1, "AcpPermissionKey" }
   end
-  lines[#lines + 1] = ("[%s] decide later (the agent keeps waiting)"):format(permission.hide_keys())
+  lines[#lines + 1] = q.by_user and ("[%s] decide later (:AcpPermission)"):format(permission.hide_keys())
+    or ("[%s] decide later (the agent keeps waiting)"):format(permission.hide_keys())
   return lines, hls
 end
 
@@ -97,6 +98,13 @@ function M.view(s, q)
   local options = q.options or {}
   local keys = M.keys_for(options)
   local lines, hls = M.lines(q)
+  if q.show_diff then
+    -- The diff is on screen above the question: its title says which side
+    -- is which, the diff is not repeated.
+    lines =
+      { texts.visible(texts.one_line(q.title or "The agent's edit")), "Yours on the left, the agent's on the right." }
+    hls = { { 0, "AcpPermissionTitle" } }
+  end
   local klines, khls = M.key_lines(q, keys)
   local answers = {}
   for i, o in ipairs(options) do

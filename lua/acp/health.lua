@@ -2,6 +2,7 @@
 local agents = require("acp.agents")
 local config = require("acp.config")
 local host = require("acp.host")
+local registry = require("acp.registry")
 
 local M = {}
 
@@ -25,6 +26,25 @@ local function check_agent(h, name, is_default)
     return
   end
   local problem = agents.problem(spec)
+  if problem and spec.registry then
+    -- :AcpAgents installed it: the chat starts that install (agents.resolve).
+    local r = registry.resolve(spec.registry)
+    if r and r.installed then
+      h.ok(
+        ("%s: installed by :AcpAgents (%s %s): %s"):format(
+          label,
+          r.name or spec.registry,
+          r.version or "",
+          table.concat(r.cmd or {}, " ")
+        )
+      )
+      local root = agents.root_problem(spec)
+      if root then
+        h.error(name .. ": " .. root)
+      end
+      return
+    end
+  end
   if problem then
     local msg, hint = ("%s: %s"):format(label, problem), agents.install_hint(name, spec)
     if is_default then
@@ -73,8 +93,17 @@ function M.check()
   elseif not default then
     h.info("no default_agent: :AcpChat asks which agent to use")
   end
+  local seen = {}
   for _, name in ipairs(config.agent_names()) do
+    seen[name] = true
     check_agent(h, name, name == default)
+  end
+  -- Agents :AcpAgents installed that the config does not name.
+  local list = vim.fn.executable(bin) == 1 and registry.list() or nil
+  for _, e in ipairs(list and list.agents or {}) do
+    if e.installed and not seen[e.id] then
+      h.ok(("%s: installed by :AcpAgents (%s), :AcpChat %s starts it"):format(e.id, e.installed.version or "", e.id))
+    end
   end
 end
 

@@ -6,7 +6,10 @@
 --- session/load when its agent can load sessions.
 local chat = require("acp.chat")
 local config = require("acp.config")
+local doc = require("acp.render.doc")
 local files = require("acp.files")
+local texts = require("acp.text")
+local view = require("acp.render.view")
 
 local M = {}
 
@@ -159,8 +162,10 @@ function M.save(s)
     created = now,
   }, {
     agent = s.agent,
-    title = s.session_title or s.first_prompt,
-    first_prompt = s.first_prompt,
+    -- The index names the chat; the prompt itself is in the transcript
+    -- (a 5,000-line prompt was stored twice here, whole).
+    title = texts.session_name(s, 120),
+    first_prompt = texts.session_name({ first_prompt = s.first_prompt }, 200),
     updated = now,
     saved_ms = now_ms(),
     session_id = s.session_id,
@@ -201,6 +206,39 @@ function M.format(meta)
   return ("%s  %s  %s"):format(os.date("%Y-%m-%d %H:%M", meta.updated or 0), one(meta.agent), text)
 end
 
+--- Draw buf's markdown as the chat does (acp.render): headings, emphasis,
+--- code blocks in their language; for the lines on screen only.
+---@param buf integer
+function M.draw(buf)
+  local d = doc.new(function(b)
+    view.redraw(buf, b.s, b.e or b.s)
+  end)
+  d:feed(api.nvim_buf_get_lines(buf, 0, -1, false))
+  d:finish()
+  view.attach(buf, {
+    begin_draw = function() end,
+    row_spans = function(_, row, out)
+      local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+      if not line or line == "" then
+        return
+      end
+      local cb = d:unhighlighted_at(row)
+      if cb then
+        d:highlight(cb, function()
+          return api.nvim_buf_get_lines(buf, cb.s, (cb.e or cb.s) + 1, false)
+        end, function()
+          return api.nvim_buf_is_valid(buf)
+        end)
+      end
+      for _, sp in ipairs(d:spans(row, line)) do
+        local n = #out
+        out[n + 1], out[n + 2], out[n + 3] = row, sp[1], math.min(sp[2], #line)
+        out[n + 4], out[n + 5], out[n + 6] = sp[3] or false, sp[4] or false, sp[5]
+      end
+    end,
+  })
+end
+
 --- Show a saved chat read-only in a split like the chat's (q closes it).
 ---@param meta acp.HistoryMeta
 ---@return integer buf
@@ -215,8 +253,9 @@ function M.open(meta)
     api.nvim_buf_set_lines(buf, 0, -1, false, M.lines(meta))
     vim.bo[buf].modifiable = false
     vim.bo[buf].readonly = true
-    vim.bo[buf].filetype = "markdown"
+    vim.bo[buf].filetype = chat.filetype -- drawn as the chat draws it, not raw markdown
     vim.b[buf].acp_history = meta.id
+    M.draw(buf)
     vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, nowait = true, desc = "acp: close the saved chat" })
   end
   local win = vim.fn.bufwinid(buf)
@@ -232,6 +271,7 @@ function M.open(meta)
     vim.wo[win].wrap = true
     vim.wo[win].linebreak = true
     vim.wo[win].number = false
+    vim.wo[win].conceallevel = 2
     vim.wo[win].winbar = ("%%#AcpAgent#%s%%* (saved %s, read-only)"):format(
       tostring(meta.agent):gsub("%%", "%%%%"),
       os.date("%Y-%m-%d %H:%M", meta.updated or 0)
@@ -239,6 +279,20 @@ function M.open(meta)
   end
   api.nvim_set_current_win(win)
   return buf
+end
+
+--- Close the read-only views of saved chat meta (it is being resumed).
+---@param meta acp.HistoryMeta|nil
+function M.close_views(meta)
+  local buf = meta and vim.fn.bufnr(("acp://history/%s"):format(meta.id)) or -1
+  if buf < 1 then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    if #api.nvim_list_wins() > 1 then
+      pcall(api.nvim_win_close, win, true)
+    end
+  end
 end
 
 --- :AcpHistory: pick a saved chat of this project, then open it read-only,

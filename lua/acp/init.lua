@@ -136,11 +136,31 @@ function M.new_session(agent, how)
     return nil
   end
   how = how or {}
+  -- That session is open in a chat already: that chat, not a second one.
+  local open = how.load and session.open_on(agent, how.load)
+  if open then
+    session.set_current(open)
+    chat.show(open)
+    history.close_views(how.history)
+    vim.notify(("acp: %s is open already"):format(open:name() or how.load), vim.log.levels.INFO)
+    return open:status()
+  end
+  -- A chat is on: an agent that cannot start (unknown, not installed) must
+  -- not replace it with an error-only chat. Said once; no session is made.
+  local prev = resolve()
+  if prev and (prev.session_id or prev:alive()) and (host.channel() or vim.fn.executable(host.bin()) == 1) then
+    local ok, spec, err = pcall(agents.resolve, agent)
+    if ok and not spec then
+      vim.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+      return nil
+    end
+  end
   local plain = not (how.history or how.resume or how.load or how.fork)
   local s = plain and warm.take(agent, start_warm) or nil
   if not s then
     s = session.new(agent)
     if how.history then
+      history.close_views(how.history) -- the resumed chat replaces its read-only view
       s:set_history(how.history)
       s.transcript:message("info", ("Resuming the saved chat %q..."):format(how.history.title or "?"))
     end

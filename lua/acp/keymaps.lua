@@ -3,6 +3,7 @@
 --- :help acp-keys). Every key can be changed or turned off (false); `?` in
 --- the chat lists them all.
 local config = require("acp.config")
+local layout = require("acp.layout")
 
 local M = {}
 
@@ -171,24 +172,27 @@ function M.show_help()
   for _, l in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(l))
   end
-  width = math.max(20, math.min(width, vim.o.columns - 4))
-  local height = math.max(1, math.min(#lines, vim.o.lines - 4))
-  local cfg = {
-    relative = "editor",
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2) - 1),
-    width = width,
-    height = height,
-    style = "minimal",
-    border = "rounded",
-    title = " acp keys ",
-    -- A screen too short for all the keys: say there is more below.
-    footer = #lines > height and " more below: j, <C-d> · q closes " or " q closes ",
-    footer_pos = "right",
-    focusable = true,
-  }
-  local float = api.nvim_open_win(buf, true, cfg)
+  -- Laid out for the editor's size now, and again when it changes.
+  local function cfg()
+    local w = math.max(20, math.min(width, vim.o.columns - 4))
+    local height = math.max(1, math.min(#lines, vim.o.lines - 4))
+    return {
+      relative = "editor",
+      row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+      col = math.max(0, math.floor((vim.o.columns - w) / 2) - 1),
+      width = w,
+      height = height,
+      style = "minimal",
+      border = "rounded",
+      title = " acp keys ",
+      -- A screen too short for all the keys: say there is more below.
+      footer = #lines > height and " more below: j, <C-d> · q closes " or " q closes ",
+      footer_pos = "right",
+    }
+  end
+  local float = api.nvim_open_win(buf, true, vim.tbl_extend("force", cfg(), { focusable = true }))
   vim.wo[float].wrap = true
+  layout.follow_resize(float, cfg)
   for _, lhs in ipairs({ "q", "<Esc>", "?" }) do
     vim.keymap.set("n", lhs, function()
       pcall(api.nvim_win_close, float, true)

@@ -107,4 +107,21 @@ function M.prompt(anchor, spec)
   return body, keys, overflow
 end
 
+--- Keep float laid out for the editor's size: cfg() (its nvim_win_set_config
+--- table) is applied again on every VimResized while float is open.
+---@param float integer
+---@param cfg fun(): table
+function M.follow_resize(float, cfg)
+  local id
+  id = api.nvim_create_autocmd("VimResized", {
+    callback = function()
+      if not api.nvim_win_is_valid(float) then
+        pcall(api.nvim_del_autocmd, id)
+        return
+      end
+      pcall(api.nvim_win_set_config, float, cfg())
+    end,
+  })
+end
+
 return M

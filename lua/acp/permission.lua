@@ -257,7 +257,8 @@ end
 ---@param pending integer
 ---@return string
 function M.title(s, pending)
-  return (" %s asks (%d pending) "):format(s.agent, pending)
+  local name = texts.session_name(s, 30)
+  return (" %s asks (%d pending)%s "):format(s.agent, pending, name and (" · " .. name) or "")
 end
 
 --- What the prompt of req shows: see acp.prompt's view.
@@ -282,7 +283,11 @@ function M.view(s, req, pending)
     title = M.title(s, pending),
     max_width = 80,
     message = ("Permission requested: %s"):format(title_of(req)),
-    notify = ("acp: %s asks permission: %s (:AcpPermission to answer)"):format(s.agent, title_of(req)),
+    notify = ("acp: %s%s asks permission: %s (:AcpPermission to answer)"):format(
+      s.agent,
+      texts.session_name(s) and (" (" .. texts.session_name(s) .. ")") or "",
+      title_of(req)
+    ),
   }
 end
 

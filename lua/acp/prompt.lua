@@ -49,6 +49,8 @@ local kinds = {
 ---@field id integer|nil the host's question id (nil: a local question)
 ---@field data table the request, question, or picker data
 ---@field announced boolean|nil the chat (or a notification) said it waits
+---@field diff_tab integer|nil the tab of the diff shown with a file question (its own)
+---@field diff_reserve integer|nil the window below that diff where the question shows
 
 ---@class acp.PromptShown
 ---@field item acp.PromptItem
@@ -58,7 +60,9 @@ local kinds = {
 ---@field win integer|nil the float
 ---@field prev_win integer|nil the window current before the float opened
 ---@field guard_until integer keys typed before this (vim.uv.now()) are ignored
----@field diff_tab integer|nil the tab of the diff shown with a file question
+---@field anchor integer|nil the window the floats cover (below a question's diff)
+---@field spec table|nil what layout.prompt lays out (relayout)
+---@field overflow boolean|nil the body scrolls: a hint line tops the keys
 
 ---@class acp.PromptQueue
 ---@field session acp.Session the owner (read; its state is set through set_state)
@@ -68,11 +72,28 @@ local kinds = {
 local Q = {}
 Q.__index = Q
 
+local queues = setmetatable({}, { __mode = "k" }) ---@type table<acp.PromptQueue, true>
+
 --- The prompt queue of session.
 ---@param session acp.Session
 ---@return acp.PromptQueue
 function M.new(session)
-  return setmetatable({ session = session, items = {} }, Q)
+  if not next(queues) and not M._resize_au then
+    -- Every prompt on screen follows the editor's size (after the chat's
+    -- own windows were resized: scheduled).
+    M._resize_au = api.nvim_create_autocmd("VimResized", {
+      callback = function()
+        vim.schedule(function()
+          for q in pairs(queues) do
+            q:relayout()
+          end
+        end)
+      end,
+    })
+  end
+  local q = setmetatable({ session = session, items = {} }, Q)
+  queues[q] = true
+  return q
 end
 
 --- How many prompts of kind (default: any) wait.
@@ -126,6 +147,16 @@ function Q:add(kind, id, data)
   self:_retitle()
 end
 
+--- Close the diff tab of item (settled, or gone from the queue).
+---@param item acp.PromptItem
+local function close_diff(item)
+  local tab = item.diff_tab
+  item.diff_tab = nil
+  if tab and api.nvim_tabpage_is_valid(tab) and #api.nvim_list_tabpages() > 1 then
+    pcall(vim.cmd, "tabclose " .. api.nvim_tabpage_get_number(tab))
+  end
+end
+
 --- Answer item with choice (an option id; for permissions also an option
 --- kind or the option's number). opts.interactive: typed in the prompt
 --- (offers to remember "always" answers).
@@ -165,6 +196,7 @@ function Q:answer(item, choice, opts)
   if self.shown and self.shown.item == item then
     self:_close()
   end
+  close_diff(item)
   local offer = content.answered(self.session, item.data, opt, opts and opts.interactive)
   send(item, content.reply and content.reply(item.data, opt) or opt.id)
   if offer then
@@ -218,6 +250,7 @@ function Q:done(id)
       if self.shown and self.shown.item == item then
         self:_close()
       end
+      close_diff(item)
       if item.kind == "permission" then
         self.session.transcript:message("info", "Permission request cancelled.")
       end
@@ -232,15 +265,20 @@ end
 --- (a turn cancelled or ended, the session stopped or failed).
 ---@param kind acp.PromptKind|nil
 function Q:cancel_all(kind)
-  local keep = {}
+  local keep, gone = {}, {}
   for _, item in ipairs(self.items) do
     if kind and item.kind ~= kind then
       keep[#keep + 1] = item
+    else
+      gone[#gone + 1] = item
     end
   end
   self.items = keep
   if self.shown and not index_of(keep, self.shown.item) then
     self:_close()
+  end
+  for _, item in ipairs(gone) do
+    close_diff(item)
   end
   self:_sync_state()
 end
@@ -250,7 +288,6 @@ end
 function Q:hide()
   local p = self.shown
   if p and not p.picker then
-    p.diff_tab = nil
     self:_close()
   end
 end
@@ -264,6 +301,7 @@ function Q:reopen()
   end
   local p = self.shown
   if p and p.win and api.nvim_win_is_valid(p.win) then
+    self:relayout()
     api.nvim_set_current_win(p.win)
     p.guard_until = 0 -- focused on purpose
     return true
@@ -412,6 +450,70 @@ local function scroll_hint(win, buf, rows)
   return hint_text(math.min(above + 1, total), last, total, rows)
 end
 
+--- The scroll hint above the keys of a body that scrolls, where it is
+--- scrolled to now.
+---@param p acp.PromptShown
+local function update_hint(p)
+  if not p.overflow or not api.nvim_win_is_valid(p.win) or not api.nvim_buf_is_valid(p.keys_buf) then
+    return
+  end
+  local hint = scroll_hint(p.win, p.buf, p.row_keys)
+  vim.bo[p.keys_buf].modifiable = true
+  api.nvim_buf_set_lines(p.keys_buf, 0, 1, false, { hint })
+  vim.bo[p.keys_buf].modifiable = false
+  api.nvim_buf_clear_namespace(p.keys_buf, ns, 0, 1)
+  api.nvim_buf_set_extmark(p.keys_buf, ns, 0, 0, { end_row = 0, end_col = #hint, hl_group = "AcpPermissionWarning" })
+end
+
+--- Fill the keys float: the answers, below a scroll hint when the body
+--- does not fit.
+---@param p acp.PromptShown
+local function fill_keys(p)
+  local klines, khls = p.keys_view.lines, p.keys_view.hls
+  if p.overflow then
+    klines = vim.list_extend({ "" }, klines)
+    khls = vim.tbl_map(function(h)
+      return { h[1] + 1, h[2] }
+    end, khls)
+  end
+  local b = p.keys_buf
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, 0, -1, false, klines)
+  vim.bo[b].modifiable = false
+  api.nvim_buf_clear_namespace(b, ns, 0, -1)
+  for _, h in ipairs(khls) do
+    api.nvim_buf_set_extmark(b, ns, h[1], 0, { end_row = h[1], end_col = #klines[h[1] + 1], hl_group = h[2] })
+  end
+  update_hint(p)
+end
+
+--- The window kept free below a question's diff for its floats (made once
+--- in the diff tab, as tall as the floats need), so that they cover no
+--- line of the diff.
+---@param item acp.PromptItem
+---@param spec table what layout.prompt lays out
+---@return integer|nil
+local function diff_reserve(item, spec)
+  local w = item.diff_reserve
+  if not (w and api.nvim_win_is_valid(w)) then
+    local body, keys = layout.prompt(nil, spec)
+    local rows = body.height + keys.height + 4
+    local cur = api.nvim_get_current_win()
+    vim.cmd(("botright %dnew"):format(rows))
+    w = api.nvim_get_current_win()
+    local b = api.nvim_get_current_buf()
+    vim.bo[b].buftype = "nofile"
+    vim.bo[b].bufhidden = "wipe"
+    vim.bo[b].swapfile = false
+    vim.wo[w].winfixheight = true
+    vim.wo[w].winbar = ""
+    vim.wo[w].statusline = " "
+    item.diff_reserve = w
+    api.nvim_set_current_win(cur)
+  end
+  return w
+end
+
 --- Show item in two floats: its body (scrollable, focused when safe) above
 --- its keys (always whole on screen, with a scroll hint when the body does
 --- not fit).
@@ -420,10 +522,16 @@ function Q:_float(item, opts)
   local content = kinds[item.kind].content
   local view = content.view(s, item.data, self:count(item.kind))
   local prev = api.nvim_get_current_win()
-  local diff_tab
   if view.diff then
-    actions.open_diff(s, view.diff)
-    diff_tab = api.nvim_get_current_tabpage()
+    -- The question's own diff tab: made once, gone back to when the
+    -- question shows again (:AcpPermission), closed when it is settled.
+    if item.diff_tab and api.nvim_tabpage_is_valid(item.diff_tab) then
+      api.nvim_set_current_tabpage(item.diff_tab)
+    else
+      actions.open_diff(s, view.diff)
+      item.diff_tab = api.nvim_get_current_tabpage()
+      item.diff_reserve = nil
+    end
   end
   local keys_view = view.keys or { lines = {}, hls = {} }
   -- j/k scroll by a row unless they answer (the conflict question's k).
@@ -435,8 +543,7 @@ function Q:_float(item, opts)
   end
   local row_keys = (taken.j or taken.k) and "<C-e>/<C-y>" or "j/k"
   local bound = layout.wrapped_rows(view.lines, 20)
-  -- Anchored to the chat when it is in this tab, else centred.
-  local body_cfg, keys_cfg, overflow = layout.prompt(layout.tab_window(s.chat_buf), {
+  local spec = {
     max_width = view.max_width,
     title = view.title,
     body = view.lines,
@@ -444,7 +551,11 @@ function Q:_float(item, opts)
     -- The hint at its longest for this body: no window is narrower than
     -- 20 columns, so it has at most bound rows.
     hint = hint_text(bound, bound, 2 * bound, row_keys),
-  })
+  }
+  -- Anchored to the chat when it is in this tab, else centred; below the
+  -- diff it asks about, over a window kept free for it.
+  local anchor = view.diff and diff_reserve(item, spec) or layout.tab_window(s.chat_buf)
+  local body_cfg, keys_cfg, overflow = layout.prompt(anchor, spec)
   local buf = scratch(view.lines, view.hls, view.filetype)
   -- Focus where the next keys are meant for the prompt: in the chat in
   -- normal mode, with a diff opened for it, or from :AcpPermission.
@@ -456,47 +567,31 @@ function Q:_float(item, opts)
   -- be read (without this Neovim shows "@@@" and never its last rows).
   vim.wo[win].smoothscroll = true
   vim.wo[win].scrolloff = 0
-  local klines, khls = keys_view.lines, keys_view.hls
-  if overflow then
-    klines = vim.list_extend({ "" }, klines)
-    khls = vim.tbl_map(function(h)
-      return { h[1] + 1, h[2] }
-    end, khls)
-  end
-  local keys_buf = scratch(klines, khls, view.filetype .. "_keys")
+  local keys_buf = scratch({}, {}, view.filetype .. "_keys")
   local keys_win = api.nvim_open_win(keys_buf, false, keys_cfg)
   dress(keys_win)
   local shown = {
+    spec = spec,
+    overflow = overflow,
+    keys_view = keys_view,
+    row_keys = row_keys,
     item = item,
     buf = buf,
     win = win,
     keys_buf = keys_buf,
     keys_win = keys_win,
     prev_win = prev,
-    diff_tab = diff_tab,
+    anchor = view.diff and anchor or nil,
     guard_until = guarded and (vim.uv.now() + config.options.permissions.focus_guard_ms) or 0,
   }
   self.shown = shown
-  if overflow then
-    local function update()
-      if api.nvim_win_is_valid(win) and api.nvim_buf_is_valid(keys_buf) then
-        local hint = scroll_hint(win, buf, row_keys)
-        vim.bo[keys_buf].modifiable = true
-        api.nvim_buf_set_lines(keys_buf, 0, 1, false, { hint })
-        vim.bo[keys_buf].modifiable = false
-        api.nvim_buf_clear_namespace(keys_buf, ns, 0, 1)
-        api.nvim_buf_set_extmark(
-          keys_buf,
-          ns,
-          0,
-          0,
-          { end_row = 0, end_col = #hint, hl_group = "AcpPermissionWarning" }
-        )
-      end
-    end
-    update()
-    api.nvim_create_autocmd("WinScrolled", { pattern = tostring(win), callback = update })
-  end
+  fill_keys(shown)
+  api.nvim_create_autocmd("WinScrolled", {
+    pattern = tostring(win),
+    callback = function()
+      update_hint(shown)
+    end,
+  })
   -- Closed by other means than ours (:q, :close): its keys go too.
   api.nvim_create_autocmd("WinClosed", {
     pattern = tostring(win),
@@ -517,6 +612,20 @@ function Q:_float(item, opts)
         end
         self:answer(item, a.choice, { interactive = true })
       end, { buffer = buf, nowait = true, desc = "acp: " .. a.desc })
+    end
+  end
+  -- A prompt key this prompt has no option for says so: unmapped, `R`
+  -- would start Replace mode in the float (E21).
+  for _, action in ipairs(keymaps.actions.prompt) do
+    if action.name ~= "hide" then
+      for _, key in ipairs(keymaps.keys("prompt", action.name)) do
+        local scrolls = ({ j = true, k = true, ["<Down>"] = true, ["<Up>"] = true })[key]
+        if not taken[key] and not scrolls then
+          vim.keymap.set("n", key, function()
+            vim.notify(("acp: this prompt has no %q option"):format(action.desc), vim.log.levels.INFO)
+          end, { buffer = buf, nowait = true, desc = "acp: no such option here" })
+        end
+      end
     end
   end
   for _, key in ipairs(keymaps.keys("prompt", "hide")) do
@@ -615,9 +724,6 @@ function Q:_close()
       pcall(api.nvim_buf_delete, b, { force = true })
     end
   end
-  if p.diff_tab and api.nvim_tabpage_is_valid(p.diff_tab) and #api.nvim_list_tabpages() > 1 then
-    pcall(vim.cmd, "tabclose " .. api.nvim_tabpage_get_number(p.diff_tab))
-  end
   local prev = p.prev_win
   if
     was_current
@@ -627,6 +733,25 @@ function Q:_close()
   then
     pcall(api.nvim_set_current_win, prev)
   end
+end
+
+--- Lay the float out again for the editor's and the chat's size now
+--- (VimResized, <C-g>): a prompt laid out at 200x50 would have its keys off
+--- an 80x24 screen.
+function Q:relayout()
+  local p = self.shown
+  if not p or p.picker or not (p.win and api.nvim_win_is_valid(p.win)) then
+    return
+  end
+  local anchor = p.anchor and api.nvim_win_is_valid(p.anchor) and p.anchor or layout.tab_window(self.session.chat_buf)
+  local body_cfg, keys_cfg, overflow = layout.prompt(anchor, p.spec)
+  body_cfg.title = nil -- kept as it is (it counts the requests waiting)
+  pcall(api.nvim_win_set_config, p.win, body_cfg)
+  if p.keys_win and api.nvim_win_is_valid(p.keys_win) then
+    pcall(api.nvim_win_set_config, p.keys_win, keys_cfg)
+  end
+  p.overflow = overflow
+  fill_keys(p)
 end
 
 --- The float's title says how many requests wait.

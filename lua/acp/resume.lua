@@ -17,7 +17,10 @@ function M.pick(s, sessions, answer, more)
     end)
     return
   end
-  sessions = vim.list_slice(sessions)
+  -- Those open in a chat already are not offered again.
+  sessions = vim.tbl_filter(function(it)
+    return not (s.open_elsewhere and s:open_elsewhere(it.id))
+  end, sessions)
   table.sort(sessions, function(a, b)
     return (a.updated_at or "") > (b.updated_at or "")
   end)
@@ -34,7 +37,7 @@ function M.pick(s, sessions, answer, more)
         return ("More sessions… (%d listed)"):format(#sessions)
       end
       local title = texts.one_line(it.title or it.id)
-      return it.updated_at and ("%s  (%s)"):format(title, it.updated_at) or title
+      return it.updated_at and ("%s  (%s)"):format(title, texts.date(it.updated_at)) or title
     end,
   }, function(it)
     if not it or it.new then

@@ -551,6 +551,11 @@ local function relative(path, project)
   return path
 end
 
+--- Whether glob matches exactly one path: no character of it is special.
+local function literal(glob)
+  return not glob:find("[*?%[%]{}\\]")
+end
+
 --- Describe a rule in one line.
 function M.describe(r)
   local what
@@ -561,6 +566,8 @@ function M.describe(r)
     what = ("%s commands starting with `%s` (plain arguments only)"):format(r.kind, r.prefix)
   elseif r.prefix then
     what = ("%s of exactly `%s`"):format(r.kind, one(r.prefix))
+  elseif r.glob and literal(r.glob) then
+    what = ("%s of `%s`"):format(r.kind, r.glob)
   elseif r.glob then
     what = ("%s of paths matching `%s`"):format(r.kind, r.glob)
   else
@@ -637,9 +644,11 @@ function M.option_for(rule, options)
   end
 end
 
---- Candidate rules to offer after the user picked an "always" option: for
---- a command, that exact command, and a prefix when it is one of
---- M.prefixes; otherwise any call of the kind, or the paths' directory.
+--- Candidate rules to offer after the user picked an "always" option, never
+--- broader than what was asked: for a command, that exact command, and a
+--- prefix when it is one of M.prefixes; for a call on one file, that file
+--- (no rule when its name would read as a pattern); for a call with
+--- neither, any call of the kind.
 function M.candidates(tc, action, project)
   project = project or M.project()
   local out = {}
@@ -662,13 +671,19 @@ function M.candidates(tc, action, project)
     end
     return out
   end
-  out[#out + 1] = { kind = tc.kind, action = action }
-  if tc.kind == "edit" or tc.kind == "delete" or tc.kind == "move" or tc.kind == "read" then
-    local paths = M.paths(tc)
-    if #paths > 0 then
-      local rel = relative(paths[1], project)
-      local d = vim.fs.dirname(rel)
-      out[#out + 1] = { kind = tc.kind, action = action, glob = (d == "." and "" or d .. "/") .. "**" }
+  local paths, seen = {}, {}
+  for _, p in ipairs(M.paths(tc)) do -- a location and a diff name the same file
+    if not seen[p] then
+      seen[p] = true
+      paths[#paths + 1] = p
+    end
+  end
+  if #paths == 0 then
+    out[#out + 1] = { kind = tc.kind, action = action }
+  elseif #paths == 1 then
+    local rel = relative(paths[1], project)
+    if literal(rel) then
+      out[#out + 1] = { kind = tc.kind, action = action, glob = rel }
     end
   end
   return out
@@ -691,7 +706,7 @@ function M.offer(s, tc, action, done)
     items[#items + 1] = { label = "Remember for this project: " .. M.describe(r), rule = r }
   end
   vim.ui.select(items, {
-    prompt = "Also remember this on the client?",
+    prompt = "Remember this for the project, after this session too?",
     format_item = function(it)
       return it.label
     end,

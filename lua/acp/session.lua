@@ -23,6 +23,7 @@ local render = require("acp.render.acp")
 local settings = require("acp.settings")
 local steer = require("acp.steer")
 local terminal = require("acp.terminal")
+local texts = require("acp.text")
 local transcript = require("acp.transcript")
 local winbar = require("acp.winbar")
 
@@ -111,17 +112,47 @@ function M.was_closed(sid)
   return closed_sids[sid] == true
 end
 
---- Open sessions (not closed), oldest first.
+--- Whether s failed before it ever started (no session id): nothing to go
+--- back to.
+---@param s acp.Session
+---@return boolean
+local function stillborn(s)
+  return s.state == "error" and not s.session_id and not s.history
+end
+
+--- Open sessions (not closed, nor failed before they started unless
+--- current), oldest first.
 ---@return acp.Session[]
 function M.list()
   local out = {}
   for _, key in ipairs(order) do
     local s = sessions[key]
-    if s and s.state ~= "closed" then
+    if s and s.state ~= "closed" and not (stillborn(s) and key ~= current) then
       out[#out + 1] = s
     end
   end
   return out
+end
+
+--- Forget the current session when it failed before it started: the next
+--- one takes its windows and it leaves no trace in :AcpSessions.
+local function drop_stillborn()
+  local s = sessions[current]
+  if not s or not stillborn(s) then
+    return
+  end
+  sessions[s.key] = nil
+  order = vim.tbl_filter(function(k)
+    return k ~= s.key
+  end, order)
+  current = nil
+  vim.schedule(function()
+    for _, b in ipairs({ s.chat_buf, s.input_buf }) do
+      if b and api.nvim_buf_is_valid(b) and #vim.fn.win_findbuf(b) == 0 then
+        pcall(api.nvim_buf_delete, b, { force = true })
+      end
+    end
+  end)
 end
 
 --- The newest live session of agent (not ended), if any.
@@ -163,6 +194,9 @@ end
 ---@param opts { warm: boolean|nil }|nil
 ---@return acp.Session
 function M.new(agent, opts)
+  if not (opts and opts.warm) then
+    drop_stillborn() -- a warm session starts aside: the current chat stays
+  end
   next_key = next_key + 1
   local spec = config.agent(agent)
   local s = setmetatable({
@@ -402,9 +436,9 @@ function S:_watch_start()
     if self.state ~= "starting" or self.since ~= since or self.prompts:count() > 0 or auth.waiting(self.key) then
       return -- started, restarted, or waiting for the user (a resume picker, a login)
     end
-    local spec = config.agent(self.agent) or {}
+    local spec = self.spec or config.agent(self.agent) or {}
     local msg = (
-      "%s has not answered for %s. Still waiting, up to %s (`agents.%s.start_timeout_ms`): "
+      "%s has not answered for %s. Still waiting, up to %s a step (`agents.%s.start_timeout_ms`): "
       .. "`:AcpLog` shows what it printed, `:AcpStop` gives up."
     ):format(
       self.title or self.agent,
@@ -412,6 +446,16 @@ function S:_watch_start()
       winbar.elapsed(spec.start_timeout_ms or 60000),
       self.agent
     )
+    -- What it printed last often says why (a login it waits for, a refusal
+    -- to run as root): shown here, not only in :AcpLog.
+    local ok, stderr = pcall(host.request, "acp_stderr", self.sid)
+    if ok and type(stderr) == "string" and stderr ~= "" then
+      msg = M.error_text(msg .. "\nlast stderr:\n" .. stderr)
+      local hint = agents.error_hint(spec, stderr)
+      if hint then
+        msg = msg .. "\n" .. hint
+      end
+    end
     self.transcript:message("warn", msg)
     if #vim.fn.win_findbuf(self.chat_buf) == 0 and not self.warm then
       vim.notify("acp: " .. msg, vim.log.levels.WARN)
@@ -556,6 +600,7 @@ function S:cancel()
     return
   end
   self.prompts:cancel_all("permission")
+  self.terminals:cancelled()
   pcall(host.notify, "acp_cancel", self.sid)
 end
 
@@ -602,13 +647,12 @@ function S:_keep_queue()
   )
 end
 
---- The host opened the session (event `state`, state "ready").
----@param ev { session_id: string, prompt_capabilities: table|nil, info: table|nil, agent_info: table|nil }
-function S:on_ready(ev)
-  self.session_id = ev.session_id
-  self.can_load = ev.load_session == true
-  self.caps = type(ev.caps) == "table" and ev.caps or {}
-  self.context:set_capabilities(ev.prompt_capabilities)
+--- The agent answered initialize (event `state`, state "initialized"; again
+--- with "ready"): the chat is labelled with what it says it is
+--- (agentInfo.title, else its name) unless the config sets a title, before
+--- anything it sends.
+---@param ev { agent_info: table|nil }
+function S:on_initialized(ev)
   local info = type(ev.agent_info) == "table" and ev.agent_info or {}
   local function text(v)
     return type(v) == "string" and v ~= "" and v or nil
@@ -617,7 +661,18 @@ function S:on_ready(ev)
   if not self.title and title then
     self.title = title
     self.transcript:set_title(self.title)
+    chat.update_winbar(self)
   end
+end
+
+--- The host opened the session (event `state`, state "ready").
+---@param ev { session_id: string, prompt_capabilities: table|nil, info: table|nil, agent_info: table|nil }
+function S:on_ready(ev)
+  self.session_id = ev.session_id
+  self.can_load = ev.load_session == true
+  self.caps = type(ev.caps) == "table" and ev.caps or {}
+  self.context:set_capabilities(ev.prompt_capabilities)
+  self:on_initialized(ev)
   self.settings:load(type(ev.info) == "table" and ev.info or {})
   if ev.reattached then
     self:_reattached(ev.attached)
@@ -690,11 +745,19 @@ end
 function S:on_error(msg)
   self.prompts:cancel_all()
   msg = msg or "unknown error"
-  local hint = agents.error_hint(self.spec)
+  local hint = agents.error_hint(self.spec, msg)
   if hint then
     msg = msg .. "\n" .. hint
   end
   self:fail(msg)
+end
+
+--- The session's name (acp.text.session_name): its title, else its first
+--- prompt; nil before either.
+---@param max integer|nil
+---@return string|nil
+function S:name(max)
+  return texts.session_name(self, max)
 end
 
 --- The name to show for the session's agent: the config's title, else
@@ -769,6 +832,30 @@ end
 ---@param meta acp.HistoryMeta
 function S:set_history(meta)
   self.history = meta
+end
+
+--- The live session (not this one) of the same agent on the agent's
+--- session id, if one is open: a second chat on one session must not be.
+---@param session_id string
+---@return acp.Session|nil
+function S:open_elsewhere(session_id)
+  for _, o in pairs(sessions) do
+    if o ~= self and o.agent == self.agent and o.session_id == session_id and o:alive() then
+      return o
+    end
+  end
+end
+
+--- The live session of agent on session_id, if one is open.
+---@param agent string
+---@param session_id string
+---@return acp.Session|nil
+function M.open_on(agent, session_id)
+  for _, o in pairs(sessions) do
+    if o.agent == agent and o.session_id == session_id and o:alive() then
+      return o
+    end
+  end
 end
 
 --- Save every session's chat (Neovim exits: VimLeavePre); later saves

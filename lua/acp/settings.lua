@@ -179,6 +179,29 @@ function S:set_config_options(options)
   self:_refresh_names()
 end
 
+--- The user asked for what ("mode"|"model") id (:AcpMode, :AcpModel).
+---@param what "mode"|"model"
+---@param id string
+function S:ask(what, id)
+  self.asked = self.asked or {}
+  self.asked[what] = id
+end
+
+--- "Mode: Plan." once the agent switched to what the user asked (nil
+--- otherwise): the confirmation of :AcpMode / :AcpModel.
+---@param what "mode"|"model"
+---@return string|nil
+function S:settled(what)
+  local id = self.asked and self.asked[what]
+  local now = what == "mode" and self.mode_id or self.model_id
+  if not id or now ~= id then
+    return nil
+  end
+  self.asked[what] = nil
+  local name = what == "mode" and self.mode_name or self.model_name
+  return ("%s: %s."):format(what == "mode" and "Mode" or "Model", name or id)
+end
+
 --- The agent's /commands changed (available_commands_update).
 ---@param commands table[]|nil
 function S:set_commands(commands)

@@ -44,6 +44,7 @@ local did_autocmds = false
 ---@field running boolean
 ---@field ended boolean|nil the session ended while it ran
 ---@field released boolean|nil
+---@field cancelled boolean|nil stopped with a turn the user cancelled
 ---@field exit_code integer|nil
 ---@field signal string|nil
 ---@field buf integer the terminal buffer
@@ -100,6 +101,16 @@ function Terminals:set_sid(sid)
   self.sid = sid
 end
 
+--- The user cancelled the turn: its running commands are stopped with it,
+--- and say so rather than "released" or a signal's name.
+function Terminals:cancelled()
+  for _, t in pairs(self.by_id) do
+    if t.running then
+      t.cancelled = true
+    end
+  end
+end
+
 --- The session ended: its commands are gone, stop showing them as running.
 function Terminals:end_all()
   for _, t in pairs(self.by_id) do
@@ -131,9 +142,35 @@ function Terminals:_new(id, opts)
       M.input(t, data)
     end
   end
-  -- nvim_open_term sizes the terminal after the current window.
-  t.chan = api.nvim_open_term(buf, { on_input = on_input })
+  -- nvim_open_term sizes the terminal after the current window (at 80x24,
+  -- the 37-column chat): made in a hidden float as wide as the editor (up
+  -- to 120 columns), so output is cut into lines by the command's own
+  -- width, not the chat's.
+  local width = math.max(M.min_cols(), math.min(vim.o.columns, 120)) -- 120: the host's default
+  local ok, float = pcall(api.nvim_open_win, buf, false, {
+    relative = "editor",
+    row = 0,
+    col = 0,
+    width = width,
+    height = 24,
+    hide = true,
+    noautocmd = true,
+    style = "minimal",
+  })
+  if ok then
+    api.nvim_win_call(float, function()
+      t.chan = api.nvim_open_term(buf, { on_input = on_input })
+    end)
+    api.nvim_win_close(float, true)
+  else
+    t.chan = api.nvim_open_term(buf, { on_input = on_input })
+  end
   t.buf = buf
+  if not t.readonly and t.sid then
+    -- The command's width from its start (the host made it 120).
+    t.rows, t.cols = 24, width
+    pcall(host.notify, "acp_terminal_resize", t.sid, id, t.rows, t.cols)
+  end
   -- The terminal draws into its buffer after nvim_chan_send has returned,
   -- on a timer of its own (later still on a busy machine): views refresh
   -- when it has drawn, so the last lines shown are the last lines drawn.
@@ -146,9 +183,7 @@ function Terminals:_new(id, opts)
   vim.b[buf].acp_session = self.key
   vim.b[buf].acp_terminal = id
   vim.keymap.set("n", "q", function()
-    if #api.nvim_list_wins() > 1 then
-      api.nvim_win_close(0, false)
-    end
+    M.close_view()
   end, { buffer = buf, nowait = true, silent = true, desc = "acp: close the terminal window" })
   -- In terminal mode "q" is typed into a running command; once it has ended
   -- (or the terminal is read-only) it closes the window, as in normal mode.
@@ -162,12 +197,28 @@ function Terminals:_new(id, opts)
         normal = normal + 1
       end
     end
-    return normal > 1 and [[<C-\><C-n><cmd>close<cr>]] or [[<C-\><C-n>]]
+    if normal > 1 then
+      vim.schedule(M.close_view) -- once out of terminal mode
+    end
+    return [[<C-\><C-n>]]
   end, { buffer = buf, expr = true, nowait = true, desc = "acp: close the ended terminal's window" })
   by_buf[buf] = t
   self.by_id[id] = t
   table.insert(self.order, id)
   return t
+end
+
+--- Close the current window (a terminal view) and go back to the window
+--- it was opened from (the chat, for a terminal opened there).
+function M.close_view()
+  if #api.nvim_list_wins() <= 1 then
+    return
+  end
+  local back = vim.w.acp_opened_from
+  api.nvim_win_close(0, false)
+  if back and api.nvim_win_is_valid(back) and api.nvim_win_get_tabpage(back) == api.nvim_get_current_tabpage() then
+    api.nvim_set_current_win(back)
+  end
 end
 
 --- The terminal id (or nil).
@@ -193,7 +244,16 @@ function M.input(t, data)
   pcall(host.notify, "acp_terminal_input", t.sid, t.id, data)
 end
 
---- Tell the command its window's size (when it changed).
+--- The narrowest a command's terminal is: 80 columns, or the editor's
+--- width when it is narrower. A window narrower than that wraps the
+--- output; the command never writes for fewer columns.
+---@return integer
+function M.min_cols()
+  return math.max(1, math.min(80, vim.o.columns))
+end
+
+--- Tell the command its window's size (when it changed), never narrower
+--- than M.min_cols().
 ---@param t acp.Terminal
 ---@param win integer
 function M.resize(t, win)
@@ -201,7 +261,7 @@ function M.resize(t, win)
     return
   end
   local info = vim.fn.getwininfo(win)[1] or {}
-  local cols = api.nvim_win_get_width(win) - (info.textoff or 0)
+  local cols = math.max(api.nvim_win_get_width(win) - (info.textoff or 0), M.min_cols())
   local rows = api.nvim_win_get_height(win)
   if rows > 0 and cols > 0 and (rows ~= t.rows or cols ~= t.cols) then
     t.rows, t.cols = rows, cols
@@ -374,12 +434,15 @@ function M.tail(t, n)
   return out
 end
 
---- A short status: "running", "exit 3", "SIGKILL", "released", "ended".
+--- A short status: "running", "exit 3", "SIGKILL", "cancelled", "released",
+--- "ended".
 ---@param t acp.Terminal
 ---@return string
 function M.status(t)
   if t.running then
     return "running"
+  elseif t.cancelled and not t.exit_code then
+    return t.signal and ("cancelled: " .. t.signal) or "cancelled"
   elseif t.exit_code then
     return "exit " .. math.floor(t.exit_code)
   elseif t.signal then
@@ -488,8 +551,12 @@ function Terminals:open(id, chat_bufs)
     api.nvim_set_current_win(win)
     return win
   end
+  local from = api.nvim_get_current_win()
   local target = target_window(chat_bufs)
-  if target then
+  -- Below the previous window when it is wide enough for the command's
+  -- lines, else across the whole editor (at 80x24 the editing window beside
+  -- the chat has 42 columns).
+  if target and api.nvim_win_get_width(target) >= M.min_cols() then
     api.nvim_set_current_win(target)
     vim.cmd("belowright 15split")
   else
@@ -498,6 +565,7 @@ function Terminals:open(id, chat_bufs)
   layout.unfix()
   win = api.nvim_get_current_win()
   api.nvim_win_set_buf(win, t.buf)
+  vim.w[win].acp_opened_from = from -- q goes back there
   for opt, v in pairs({ number = false, relativenumber = false, signcolumn = "no", foldcolumn = "0", spell = false }) do
     vim.wo[win][opt] = v
   end

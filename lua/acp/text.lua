@@ -110,4 +110,63 @@ function M.statusline(v)
   return (M.one_line(v):gsub("%%", "%%%%"))
 end
 
+--- A session's name: the agent's title of the conversation
+--- (s.session_title), else its first prompt, else its saved chat's title;
+--- one line of at most max columns (default 40), nil before any of them.
+---@param s { session_title: string|nil, first_prompt: string|nil, history: table|nil }
+---@param max integer|nil
+---@return string|nil
+function M.session_name(s, max)
+  local name = s.session_title or s.first_prompt or (type(s.history) == "table" and s.history.title or nil)
+  if type(name) ~= "string" or vim.trim(name) == "" then
+    return nil
+  end
+  name = vim.trim((name:gsub("%s+", " ")))
+  max = max or 40
+  if vim.fn.strchars(name) > max then
+    name = vim.fn.strcharpart(name, 0, max - 1) .. "…"
+  end
+  return name
+end
+
+--- An ISO 8601 time ("2026-11-22T10:00:00Z", "...+02:00") as the other
+--- dates of the plugin show ("2026-11-22 11:00", local time); v itself when
+--- it is not one.
+---@param v any
+---@return string
+function M.date(v)
+  if type(v) ~= "string" then
+    return tostring(v or "")
+  end
+  local y, mo, d, h, mi, sec, rest = v:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)[T ](%d%d):(%d%d):?(%d?%d?)(.*)$")
+  if not y then
+    return v
+  end
+  local t = {
+    year = tonumber(y),
+    month = tonumber(mo),
+    day = tonumber(d),
+    hour = tonumber(h),
+    min = tonumber(mi),
+    sec = tonumber(sec) or 0,
+  }
+  local zone = rest:gsub("^%.%d+", "")
+  local off -- seconds east of UTC; nil: local time already
+  if zone == "Z" then
+    off = 0
+  else
+    local sign, zh, zm = zone:match("^([+-])(%d%d):?(%d%d)$")
+    if sign then
+      off = (tonumber(zh) * 3600 + tonumber(zm) * 60) * (sign == "-" and -1 or 1)
+    end
+  end
+  local stamp = os.time(t) -- t read as local time
+  if off then
+    local now = os.time()
+    local utc_as_local = os.time(os.date("!*t", now))
+    stamp = stamp + (now - utc_as_local) - off
+  end
+  return os.date("%Y-%m-%d %H:%M", stamp)
+end
+
 return M

@@ -469,7 +469,12 @@ function T:user_message(text, context)
   if context and #context > 0 then
     lines[#lines + 1] = "Context: " .. table.concat(context, ", ")
   end
-  self:_append("user_text", lines)
+  -- A long prompt is collapsed as long tool output is (<CR> expands it).
+  local shown, marker = render.collapse(lines, false, config.options.chat.collapse_lines)
+  local b = self:_append("user_text", shown)
+  if marker then
+    b.full, b.collapsed = lines, { [marker - 1] = "prompt" }
+  end
   self.turn_header = false
   self.plan_block = nil
   self.turn_tools = {}
@@ -668,9 +673,13 @@ end
 ---@return boolean
 function T:expand_at(row)
   local b = self:block_at(row)
-  local key = b and b.kind == "tool" and b.collapsed and b.collapsed[row - self:_start(b)]
+  local key = b and b.collapsed and b.collapsed[row - self:_start(b)]
   if not key then
     return false
+  elseif b.kind == "user_text" then
+    b.collapsed = nil
+    self:_replace(b, b.full)
+    return true
   end
   b.expanded = b.expanded or {}
   b.expanded[key] = true

@@ -89,14 +89,26 @@ function handlers.available_commands_update(s, u)
   s.settings:set_commands(u.availableCommands)
 end
 
+--- The chat confirms a switch the user asked for (:AcpMode, :AcpModel).
+local function confirm(s, what)
+  local msg = s.settings:settled(what)
+  if msg then
+    s.transcript:message("info", msg)
+  end
+end
+M.confirm = confirm
+
 function handlers.current_mode_update(s, u)
   s.settings:set_mode(u.currentModeId or u.modeId)
   chat.update_winbar(s)
+  confirm(s, "mode")
 end
 
 function handlers.config_option_update(s, u)
   s.settings:set_config_options(u.configOptions)
   chat.update_winbar(s)
+  confirm(s, "mode")
+  confirm(s, "model")
 end
 
 function handlers.session_info_update(s, u)

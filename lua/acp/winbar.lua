@@ -100,19 +100,20 @@ end
 ---@return string
 function M.text(s, now, width)
   local esc = texts.statusline
-  local middle = {}
-  if s.session_title then
-    middle[#middle + 1] = esc(s.session_title)
+  local middle = {} -- raw text, escaped when drawn
+  local conv = texts.session_name(s, 60)
+  if conv then
+    middle[#middle + 1] = conv
   end
   local st = s.settings
   if st and st.mode_name then
-    middle[#middle + 1] = "mode: " .. esc(st.mode_name)
+    middle[#middle + 1] = "mode: " .. st.mode_name
   end
   if st and st.model_name then
-    middle[#middle + 1] = "model: " .. esc(st.model_name)
+    middle[#middle + 1] = "model: " .. st.model_name
   end
   for _, name in ipairs(st and st.switches_on and st:switches_on() or {}) do
-    middle[#middle + 1] = (config.icons() and "✓ " or "+") .. esc(name)
+    middle[#middle + 1] = (config.icons() and "✓ " or "+") .. name
   end
   if type(s.plan) == "table" and #s.plan > 0 then
     local done, active = 0, nil
@@ -123,13 +124,13 @@ function M.text(s, now, width)
         active = e.content
       end
     end
-    middle[#middle + 1] = ("plan %d/%d%s"):format(done, #s.plan, active and (": " .. esc(active)) or "")
+    middle[#middle + 1] = ("plan %d/%d%s"):format(done, #s.plan, type(active) == "string" and (": " .. active) or "")
   end
   local u = s.usage
   if type(u) == "table" and tonumber(u.used) and tonumber(u.size) and tonumber(u.size) > 0 then
-    local usage = ("ctx %d%%%%"):format(math.floor(100 * tonumber(u.used) / tonumber(u.size) + 0.5))
+    local usage = ("ctx %d%%"):format(math.floor(100 * tonumber(u.used) / tonumber(u.size) + 0.5))
     if type(u.cost) == "table" and tonumber(u.cost.amount) then
-      usage = usage .. (" %.2f %s"):format(tonumber(u.cost.amount), esc(u.cost.currency or ""))
+      usage = usage .. (" %.2f %s"):format(tonumber(u.cost.amount), tostring(u.cost.currency or ""))
     end
     middle[#middle + 1] = usage
   end
@@ -139,19 +140,28 @@ function M.text(s, now, width)
   end
   local queued = s.queue and #s.queue.items or 0
   if queued > 0 then
-    middle[#middle + 1] = ("%d queued"):format(queued)
+    middle[#middle + 1] = ("%d queued"):format(queued) -- last: the part kept longest
   end
-  -- Truncation (%<) happens right after the agent's name: a narrow window
-  -- loses the middle's start, keeps the name and the state (shortened when
-  -- even those two do not fit).
-  local name = esc(s.title or s.agent)
+  local name = s.title or s.agent
   local state = M.state_text(s, now)
   if width and vim.fn.strdisplaywidth(name .. " " .. state) > width then
     state = M.state_text(s, now, true)
   end
-  local bar = "%#AcpAgent#" .. name .. "%* %<"
+  if width then
+    -- Whole parts go, first ones first (the conversation's name, then the
+    -- mode...), rather than a cut in the middle of a word ("<del: Demo").
+    local room = width - vim.fn.strdisplaywidth(name .. " " .. state) - 1
+    local function need()
+      return #middle > 0 and vim.fn.strdisplaywidth("| " .. table.concat(middle, " | ") .. " ") or 0
+    end
+    while #middle > 0 and need() > room do
+      table.remove(middle, 1)
+    end
+  end
+  -- %< stays after the name for windows narrower than the width given.
+  local bar = "%#AcpAgent#" .. esc(name) .. "%* %<"
   if #middle > 0 then
-    bar = bar .. "| " .. table.concat(middle, " | ") .. " "
+    bar = bar .. "| " .. table.concat(vim.tbl_map(esc, middle), " | ") .. " "
   end
   return bar .. ("%%=%%#%s#%s%%*"):format(state_hl[s.state] or "AcpStateStarting", esc(state))
 end

@@ -29,7 +29,9 @@ type Scenario struct {
 	NewSession struct {
 		Result map[string]any    `json:"result"`
 		Error  *acp.RequestError `json:"error"`
-		Steps  []Step            `json:"steps"` // run after session/new answers
+		Steps  []Step            `json:"steps"`  // run after session/new answers
+		Hang   bool              `json:"hang"`   // session/new is never answered
+		Before []Step            `json:"before"` // run before session/new answers (its id known)
 	} `json:"new_session"`
 	Turns [][]Step `json:"turns"` // turn i answers the i-th prompt; the last repeats
 	// Sessions answers session/list; LoadSteps replay a session's history on session/load.
@@ -138,6 +140,8 @@ type Step struct {
 	Notify string `json:"notify,omitempty"`
 	// Stderr writes this many bytes to stderr, in 100-byte lines.
 	Stderr int `json:"stderr,omitempty"`
+	// StderrLine writes this line to stderr.
+	StderrLine string `json:"stderr_line,omitempty"`
 	// Spawn starts a child of the agent (see sleeper) that writes its pid
 	// to this file and sleeps; with Setsid in its own session, with
 	// IgnoreSignals deaf to SIGTERM/SIGINT/SIGHUP; Orphan makes it a
@@ -294,6 +298,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Unlock()
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionNew:
+		if a.sc.NewSession.Hang {
+			select {}
+		}
 		if a.sc.NewSession.Error != nil {
 			return nil, a.sc.NewSession.Error
 		}
@@ -312,6 +319,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.sessions++
 		id := fmt.Sprintf("fake-session-%d", a.sessions)
 		a.mu.Unlock()
+		if len(a.sc.NewSession.Before) > 0 {
+			a.run(ctx, id, a.sc.NewSession.Before)
+		}
 		res := map[string]any{"sessionId": id}
 		for k, v := range a.sc.NewSession.Result {
 			res[k] = v
@@ -655,6 +665,8 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				a.notify(ctx, to, map[string]any{"sessionUpdate": "agent_message_chunk",
 					"content": map[string]any{"type": "text", "text": chunk}})
 			}
+		case st.StderrLine != "":
+			fmt.Fprintln(os.Stderr, st.StderrLine)
 		case st.Stderr > 0:
 			line := []byte(strings.Repeat("e", 99) + "\n")
 			for n := 0; n < st.Stderr; n += len(line) {
