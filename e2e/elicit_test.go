@@ -74,7 +74,7 @@ func TestElicitationFormEveryFieldType(t *testing.T) {
 	indexOrder(t, body, "fakeagent asks: How should I do it?", "1. Name *  (text)", "(empty)",
 		"2. Size *  (choose one)", "Small: one file", "(choose one)", "3. Tags  (choose any)", "[ ] Alpha  [ ] Beta",
 		"4. Ratio  (number 0..1)", "5. Count  (whole number)", "→ 2", "6. Proceed  (yes/no)", "[x] yes",
-		"7. Note  (text)", "→ as is", "[1-7] edit field n, [<CR>] the one under the cursor, [e] pick one",
+		"7. Note  (text)", "→ as is", "[1-7] edit field n, [<CR>] under the cursor, [e] pick one",
 		"[s] send the answers", "[d] decline", "[c] cancel")
 	// Sent with a required field empty: refused, the form stays and says why.
 	e.keys("s")

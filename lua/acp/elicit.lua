@@ -242,7 +242,7 @@ function M.view(s, q, pending)
     table.insert(
       parts,
       1,
-      ("[%s] edit field n, [<CR>] the one under the cursor%s"):format(
+      ("[%s] edit field n, [<CR>] under the cursor%s"):format(
         n == 1 and "1" or ("1-" .. n),
         pick and (", [" .. pick .. "] pick one") or ""
       )
