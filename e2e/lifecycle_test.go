@@ -214,7 +214,12 @@ func TestForkCopiesHistoryIntoNewChat(t *testing.T) {
 	if len(forks) != 1 || forks[0]["sessionId"] != "fake-session-1" {
 		t.Fatalf("session/fork %v", forks)
 	}
-	indexOrder(t, e.ChatText(), "## You", "first question", "original answer", "Forked from fakeagent's session fake-session-1")
+	indexOrder(t, e.ChatText(), "## You", "first question", "original answer", "Forked from fakeagent's session fake-session-1",
+		"Forking on the running fake...")
+	// The fork reuses the agent's process: its chat does not say it starts one.
+	if chat := e.ChatText(); strings.Contains(chat[strings.Index(chat, "Forked from"):], "Starting fake") {
+		t.Fatalf("the fork's chat says the agent starts:\n%s", chat)
+	}
 	e.Send("in the fork")
 	e.Eventually("the fork answers", 20*time.Second, func() bool { return strings.Contains(e.ChatText(), "fork answer") })
 	prompts := e.recvs("session/prompt")

@@ -406,7 +406,12 @@ end
 function S:open_opts(spec, how)
   local o = config.options
   local agent = M.host_spec(self.agent, spec, self.cwd)
-  self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(agent.cmd, " ")))
+  if how.fork then
+    -- The fork runs on the process of the session it copies: nothing starts.
+    self.transcript:message("info", ("Forking on the running %s..."):format(self.agent))
+  else
+    self.transcript:message("info", ("Starting %s: `%s`"):format(self.agent, table.concat(agent.cmd, " ")))
+  end
   return {
     agent = agent,
     mcp_servers = spec.mcp_servers or o.mcp_servers,
