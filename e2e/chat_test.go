@@ -179,6 +179,7 @@ func TestAgentCommandNotFound(t *testing.T) {
 func TestAgentExitsDuringTurn(t *testing.T) {
 	e := startEditor(t)
 	e.SetupFake(M{"turns": []any{[]any{text("partial answer"), M{"exit": 3, "once_file": filepath.Join(t.TempDir(), "crashed")}, text("fresh agent here")}}}, nil)
+	e.setAgentOption("restarts", 0) // not restarted (TestCrashRestartsAndResumes: restarted)
 	e.Chat("fake")
 	e.WaitState("ready")
 	e.Send("crash please")

@@ -91,6 +91,7 @@ func TestFaultsTerminalEscapeesDieOnEveryEnd(t *testing.T) {
 				sc["ignore_signals"] = true // the agent too must not outlive Neovim
 			}
 			e.SetupFake(sc, allowUnsandboxed)
+			e.setAgentOption("restarts", 0) // a crash ends the session
 			e.Chat("fake")
 			e.WaitState("ready")
 			agent := e.agentPid()
@@ -141,6 +142,7 @@ func TestFaultsAgentChildrenDieWithIt(t *testing.T) {
 				steps = append(steps, M{"exit": 0})
 			}
 			e.SetupFake(M{"turns": []any{steps}}, nil)
+			e.setAgentOption("restarts", 0) // a crash ends the session
 			e.Chat("fake")
 			e.WaitState("ready")
 			agent := e.agentPid()

@@ -49,7 +49,7 @@ func TestResumeFallsBackToNewSession(t *testing.T) {
 	e.SetupFake(M{"turns": []any{[]any{text("fresh")}}}, nil) // no loadSession capability
 	e.Lua(`require("acp").resume("fake")`, nil)
 	st := e.WaitState("ready")
-	if st.SessionID != "fake-session-1" || !strings.Contains(e.ChatText(), "cannot load past sessions") {
+	if st.SessionID != "fake-session-1" || !strings.Contains(e.ChatText(), "cannot load or resume past sessions") {
 		t.Fatalf("status %+v\n%s", st, e.ChatText())
 	}
 }

@@ -67,6 +67,7 @@ func TestAgentExitShowsItsStderr(t *testing.T) {
 	t.Run("in a turn", func(t *testing.T) {
 		e := startEditor(t)
 		e.SetupFake(M{"turns": []any{[]any{text("working"), M{"stderr": 1 << 20}, M{"exit": 3}}}}, nil)
+		e.setAgentOption("restarts", 0) // the session ends (TestCrashRestartsBounded: after restarts)
 		e.Chat("fake")
 		e.WaitState("ready")
 		e.Send("go")

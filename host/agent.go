@@ -16,6 +16,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/gate"
 	"github.com/nvim-acp/nvim-acp/pathmap"
@@ -37,6 +38,9 @@ type AgentSpec struct {
 	// default 60 s); past it the agent is stopped and the next session
 	// starts a fresh one.
 	StartTimeoutMS int `msgpack:"start_timeout_ms"`
+	// Restarts: how many crashes within respawn.go's window are followed by
+	// a restart, its sessions resumed (0: none).
+	Restarts int `msgpack:"restarts"`
 	// Sandbox, with Agent set, runs the agent itself in the sandbox.
 	Sandbox *SandboxOptions `msgpack:"sandbox"`
 	// Framing of the process's stdio: "" or "ndjson", "content-length".
@@ -106,6 +110,7 @@ type Agent struct {
 
 	initDone  chan struct{}
 	initResp  acp.InitializeResponse
+	caps      acpx.Agent   // what initialize says beyond initResp (acpx)
 	auth      []authMethod // the agent's auth methods (auth.go)
 	initErr   error
 	initAbort context.CancelCauseFunc // ends initialize early with a cause
@@ -113,6 +118,7 @@ type Agent struct {
 
 	exited  chan struct{}
 	exitErr error // why it ended, set before exited closes
+	restart bool  // it crashed and is started again (respawn.go), set before exited closes
 
 	mu       sync.Mutex
 	badLines int    // lines on stdout that were not JSON-RPC
@@ -283,6 +289,10 @@ func (a *Agent) watch() {
 			s.connectionLost(a.exitErr)
 		}
 	}
+	attempt := 0
+	if !stopping && !reconnects {
+		a.restart, attempt = a.h.mayRestart(a, len(sessions))
+	}
 	close(a.exited)
 	a.h.agentExited(a)
 	switch {
@@ -290,9 +300,7 @@ func (a *Agent) watch() {
 	case reconnects:
 		go a.h.reconnect(a, sessions)
 	default:
-		for _, s := range sessions {
-			s.agentExited(a.exitErr)
-		}
+		a.h.crashed(a, sessions, a.restart, attempt) // respawn.go
 	}
 }
 
@@ -332,7 +340,7 @@ func (a *Agent) initialize() {
 			a.h.stopAgent(a)
 		}
 	}()
-	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acp.InitializeRequest{
+	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acpx.InitializeRequest{
 		ProtocolVersion:    acp.ProtocolVersionNumber,
 		ClientInfo:         &acp.Implementation{Name: "nvim-acp", Version: Version},
 		ClientCapabilities: a.h.capabilities(),
@@ -383,6 +391,7 @@ func (a *Agent) initialize() {
 	a.mu.Lock()
 	a.initialized = true
 	a.mu.Unlock()
+	a.caps = acpx.ParseAgent(typed)
 	a.log.Info("initialized", "protocol", resp.ProtocolVersion, agentInfoAttr(resp.AgentInfo))
 }
 
@@ -483,6 +492,11 @@ func (a *Agent) ready(ctx context.Context) error {
 	case <-a.initDone:
 		return a.initErr
 	case <-ctx.Done():
+		select {
+		case <-a.initDone: // both: why initialize ended says more
+			return a.initErr
+		default:
+		}
 		return ctx.Err()
 	}
 }
@@ -636,10 +650,14 @@ func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error)
 // (extension notifications such as qwen's "qwen/notify/..." are normal);
 // the gate calls it on the reading goroutine, so it must not block.
 func (a *Agent) notification(method string, params json.RawMessage) {
-	if method == editormcp.MethodMessage {
+	switch method {
+	case editormcp.MethodMessage:
 		if err := a.h.mcp.NotifyACPParams(params); err != nil {
 			a.log.Debug("mcp/message notification dropped", "err", err)
 		}
+		return
+	case acpx.MethodElicitationComplete:
+		a.elicitationComplete(params) // elicit.go
 		return
 	}
 	a.log.Debug("agent notification ignored", "method", method, "params", truncate(string(params), 500))

@@ -2,13 +2,13 @@ package host
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"strings"
 	"testing"
 
 	"github.com/neovim/go-client/msgpack"
+
+	"github.com/nvim-acp/nvim-acp/internal/eventbound"
 )
 
 // depth is how deeply maps and lists nest in v (a scalar is 0).
@@ -31,7 +31,7 @@ func depth(v any) int {
 	return 0
 }
 
-// size counts the items and string bytes of v as boundEvent does.
+// size counts the items and string bytes of v as eventbound.Bound does.
 func size(v any) (items, bytes int) {
 	switch t := v.(type) {
 	case string:
@@ -54,68 +54,6 @@ func size(v any) (items, bytes int) {
 	return items, bytes
 }
 
-func decodeJSON(t testing.TB, s string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func TestBoundEvent(t *testing.T) {
-	deep := `{"leaf":1}`
-	for i := 0; i < 26; i++ {
-		deep = `{"a":` + deep + `}`
-	}
-	many := `[` + strings.Repeat(`{"x":1},`, maxEventItems) + `1]`
-	for _, tc := range []struct {
-		name   string
-		update string
-		check  func(t *testing.T, u map[string]any)
-	}{
-		{"deep rawInput becomes text", `{"rawInput":` + deep + `}`, func(t *testing.T, u map[string]any) {
-			v := u["rawInput"]
-			for i := 0; i < maxEventDepth-2; i++ {
-				v = v.(map[string]any)["a"]
-			}
-			s, ok := v.(string)
-			if !ok || !strings.HasPrefix(s, `{"a":{"a":`) || !strings.Contains(s, `{"leaf":1}`) || !strings.Contains(s, "cut by nvim-acp") {
-				t.Fatalf("cut value %#v", v)
-			}
-		}},
-		{"shallow stays", `{"rawInput":{"command":"ls","args":["-l"]}}`, func(t *testing.T, u map[string]any) {
-			if u["rawInput"].(map[string]any)["args"].([]any)[0] != "-l" {
-				t.Fatalf("changed: %v", u)
-			}
-		}},
-		{"long list keeps a prefix", `{"entries":` + many + `}`, func(t *testing.T, u map[string]any) {
-			l := u["entries"].([]any)
-			last, _ := l[len(l)-1].(string)
-			if len(l) >= maxEventItems || !strings.Contains(last, "more items (cut by nvim-acp)") {
-				t.Fatalf("%d items, last %v", len(l), l[len(l)-1])
-			}
-		}},
-		{"huge string is cut", `{"text":"` + strings.Repeat("é", maxEventBytes) + `"}`, func(t *testing.T, u map[string]any) {
-			s := u["text"].(string)
-			if len(s) > maxEventBytes || !strings.HasSuffix(s, "bytes cut by nvim-acp)") || !strings.HasPrefix(s, "éé") {
-				t.Fatalf("len %d, tail %q", len(s), s[len(s)-40:])
-			}
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ev, _ := boundEvent(Event{"type": "update", "sid": 1, "update": decodeJSON(t, `{"u":`+tc.update+`}`)["u"]})
-			if d := depth(ev); d > maxEventDepth {
-				t.Fatalf("depth %d", d)
-			}
-			if items, b := size(ev); items > maxEventItems+maxEventDepth || b > maxEventBytes+100 {
-				t.Fatalf("%d items, %d bytes", items, b)
-			}
-			tc.check(t, ev["update"].(map[string]any))
-		})
-	}
-}
-
 // FuzzUpdateDecoder: any session/update params, decoded and rendered into
 // events, gives events Neovim can take: within the depth and size bounds,
 // no nulls, encodable as msgpack; never a panic.
@@ -135,10 +73,10 @@ func FuzzUpdateDecoder(f *testing.F) {
 		s := newSession(h, 1, SessionOptions{})
 		s.update(u)
 		for _, ev := range h.ui.takeAll() {
-			if d := depth(ev); d > maxEventDepth {
+			if d := depth(ev); d > eventbound.MaxDepth {
 				t.Fatalf("event nested %d deep: %v", d, ev)
 			}
-			if items, b := size(ev); items > maxEventItems+maxEventDepth || b > maxEventBytes+100 {
+			if items, b := size(ev); items > eventbound.MaxItems+eventbound.MaxDepth || b > eventbound.MaxBytes+100 {
 				t.Fatalf("event of %d items, %d bytes", items, b)
 			}
 			var buf bytes.Buffer

@@ -8,13 +8,14 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
 	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 // capabilities is what the client advertises in initialize.
-func (h *Host) capabilities() acp.ClientCapabilities {
-	return acp.ClientCapabilities{
+func (h *Host) capabilities() acpx.ClientCapabilities {
+	return acpx.ClientCapabilities{ClientCapabilities: acp.ClientCapabilities{
 		Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 
 		Terminal: true,
@@ -24,6 +25,11 @@ func (h *Host) capabilities() acp.ClientCapabilities {
 		// Agents that run commands themselves report them in tool call
 		// _meta (terminal_info/output/exit); we render those.
 		Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true, "terminal-auth": true},
+	},
+		// The agent's questions: forms, and links opened once the user says so (elicit.go).
+		ElicitationForm: true, ElicitationURL: true,
+		// lua/acp/settings.lua and notices.lua draw these.
+		BooleanConfigOptions: true, Compaction: true, Plans: true,
 	}
 }
 
@@ -43,6 +49,7 @@ var requests = map[string]requestHandler{
 	acp.ClientMethodTerminalWaitForExit:      newRoute(validated, (*Session).waitForTerminalExit).handle,
 	acp.ClientMethodTerminalKill:             newRoute(validated, (*Session).killTerminal).handle,
 	acp.ClientMethodTerminalRelease:          newRoute(validated, (*Session).releaseTerminal).handle,
+	acpx.MethodElicitationCreate:             serveElicitation, // elicit.go
 }
 
 // The fs/* routes, shared with the fast path (fastfs.go), which decodes

@@ -8,6 +8,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
 	"github.com/nvim-acp/nvim-acp/internal/gate"
 	"github.com/nvim-acp/nvim-acp/terminal"
@@ -49,7 +50,7 @@ func TestRequestsRejectBadParamsAndUnknownSessions(t *testing.T) {
 	want := []string{
 		acp.ClientMethodSessionRequestPermission, acp.ClientMethodFsReadTextFile, acp.ClientMethodFsWriteTextFile,
 		acp.ClientMethodTerminalCreate, acp.ClientMethodTerminalOutput, acp.ClientMethodTerminalWaitForExit,
-		acp.ClientMethodTerminalKill, acp.ClientMethodTerminalRelease,
+		acp.ClientMethodTerminalKill, acp.ClientMethodTerminalRelease, acpx.MethodElicitationCreate,
 	}
 	// MCP-over-ACP's requests name a server or a connection, not a session
 	// (mcp.go): bad params and unknown ones are invalid params too.

@@ -1,6 +1,12 @@
 package host
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/acpx"
+)
 
 // Events are the host's messages to the Lua UI, delivered in batches by UI
 // (ui.go) to lua/acp/events.lua, which routes each by its "type" to one
@@ -29,6 +35,12 @@ const (
 	EventAuth           = "auth"             // the agent needs a login: pick one of its methods
 	EventAuthDone       = "auth_done"        // the auth question was settled
 	EventReview         = "review"           // a file's pending changes of the agent's (review.go)
+	EventSteer          = "steer"            // what became of a steered prompt
+	// The agent's questions (elicitation/create), and their ends.
+	EventElicitation         = "elicitation"          // a form or a link for the user
+	EventElicitationDone     = "elicitation_done"     // an elicitation was settled
+	EventElicitationComplete = "elicitation_complete" // the interaction behind a link ended
+	EventRestart             = "restart"              // the agent crashed and is started again
 )
 
 // eventTypes lists every event type the host sends.
@@ -39,6 +51,8 @@ var eventTypes = []string{
 	EventTerminal, EventTerminalOutput, EventTerminalExit,
 	EventFsWarning, EventMessage, EventModel,
 	EventAuth, EventAuthDone, EventReview,
+	EventAuth, EventAuthDone, EventSteer,
+	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -52,8 +66,13 @@ const (
 	EventRegistryInstalled = "registry_installed" // an install ended (ok or error)
 )
 
-// registryEventTypes lists the registry's event types.
-var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled}
+// EventLifecycle ends a call on an agent outside any session
+// (acp_agent_call: session/delete, logout); routed like the registry's.
+const EventLifecycle = "lifecycle"
+
+// registryEventTypes lists the registry's event types, and the other
+// events that belong to no session.
+var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled, EventLifecycle}
 
 // registryListEvent is the result of refresh request id: list (see
 // registry.go's List) or, when nothing could be loaded, err.
@@ -97,6 +116,7 @@ var (
 	fsQuestion         = question{EventFsQuestion, EventFsQuestionDone, "acp_answer_fs_question"}
 	resumeQuestion     = question{EventResume, EventResumeDone, "acp_answer_resume"}
 	authQuestion       = question{EventAuth, EventAuthDone, "acp_answer_auth"}
+	elicitQuestion     = question{EventElicitation, EventElicitationDone, "acp_answer_elicitation"}
 )
 
 // messageStartEvent says the next chunk of kind starts another message of
@@ -122,9 +142,10 @@ func modeUpdateEvent(mode string) Event {
 
 // readyEvent says the session opened: the agent's session id, the
 // session/new (or load) response, agentInfo and prompt capabilities.
-func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any, loadSession bool) Event {
+func readyEvent(sessionID string, info, agentInfo, promptCaps map[string]any, caps acpx.Agent) Event {
 	return Event{"type": EventState, "state": "ready", "session_id": sessionID,
-		"info": info, "agent_info": agentInfo, "prompt_capabilities": promptCaps, "load_session": loadSession}
+		"info": info, "agent_info": agentInfo, "prompt_capabilities": promptCaps, "load_session": caps.LoadSession,
+		"caps": caps.Table()}
 }
 
 // initializedEvent says the agent answered initialize: what it says it is
@@ -139,9 +160,24 @@ func errorEvent(err error) Event {
 	return Event{"type": EventState, "state": "error", "error": err.Error()}
 }
 
-// turnEndEvent says a turn ended with stopReason.
-func turnEndEvent(stopReason string) Event {
-	return Event{"type": EventTurnEnd, "stop_reason": stopReason}
+// turnEndEvent says a turn ended with stopReason, and the tokens it took
+// when the agent says (PromptResponse.usage).
+func turnEndEvent(stopReason string, usage *acp.Usage) Event {
+	ev := Event{"type": EventTurnEnd, "stop_reason": stopReason}
+	if u := acpx.UsageTable(usage); u != nil {
+		ev["usage"] = u
+	}
+	return ev
+}
+
+// steerEvent says what became of a prompt steered into the running turn
+// (acpx's outcomes), or why it could not be.
+func steerEvent(outcome string, err error) Event {
+	ev := Event{"type": EventSteer, "outcome": outcome}
+	if err != nil {
+		ev["error"] = err.Error()
+	}
+	return ev
 }
 
 // turnErrorEvent says a turn ended with an error.
@@ -217,15 +253,53 @@ func authEvent(agent, label string, methods []authMethod, why string) Event {
 	return Event{"type": EventAuth, "agent": agent, "label": label, "methods": list, "error": why}
 }
 
+// elicitationEvent asks the user the agent's question e: shown is its
+// form (acpx.Form) or its link (acpx.URLInfo) as the UI draws it.
+func elicitationEvent(e acpx.Elicitation, shown map[string]any) Event {
+	ev := Event{"type": EventElicitation, "mode": e.Mode, "message": e.Message}
+	if e.ToolCallID != "" {
+		ev["tool_call_id"] = e.ToolCallID
+	}
+	if e.Mode == acpx.ModeURL {
+		ev["url"] = shown
+	} else {
+		ev["form"] = shown
+	}
+	return ev
+}
+
+// elicitationCompleteEvent says the interaction behind url elicitation id
+// ended (wasOpen: its question was still open, and is closed now).
+func elicitationCompleteEvent(id string, wasOpen bool) Event {
+	return Event{"type": EventElicitationComplete, "elicitation_id": id, "was_open": wasOpen}
+}
+
 // fsQuestionEvent asks the user a question of the fs bridge.
 func fsQuestionEvent(q any) Event {
 	return Event{"type": EventFsQuestion, "question": q}
 }
 
 // resumeEvent asks which past session to load ({id, cwd, title?, updated_at?};
-// empty: the agent cannot list them, the user types an id).
-func resumeEvent(sessions []map[string]any) Event {
-	return Event{"type": EventResume, "sessions": sessions}
+// empty: the agent cannot list them, the user types an id); more: the
+// agent has more (the answer moreSessions asks for them).
+func resumeEvent(sessions []map[string]any, more bool) Event {
+	return Event{"type": EventResume, "sessions": sessions, "more": more, "more_choice": moreSessions}
+}
+
+// restartEvent says the session's agent exited (err) and is started again,
+// the attempt-th time of at most max.
+func restartEvent(err error, attempt, max int) Event {
+	return Event{"type": EventRestart, "error": err.Error(), "attempt": attempt, "max": max}
+}
+
+// lifecycleEvent ends an acp_agent_call (method "delete" or "logout") on
+// agent: its error, or none. It belongs to no session.
+func lifecycleEvent(method, agent, sessionID string, err error) Event {
+	ev := Event{"type": EventLifecycle, "method": method, "agent": agent, "session_id": sessionID}
+	if err != nil {
+		ev["error"] = err.Error()
+	}
+	return ev
 }
 
 // doneEvent says question id of kind q is settled (answered or not).

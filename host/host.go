@@ -47,7 +47,8 @@ type Host struct {
 	answers  map[int]pendingAnswer
 	lastID   int
 	closing  bool
-	closed   chan struct{} // closed by Shutdown: background work (reconnect) stops
+	closed   chan struct{}          // closed by Shutdown: background work (reconnect) stops
+	crashes  map[string][]time.Time // per agent spec, its recent crashes (respawn.go)
 }
 
 // New returns a Host talking to nv, masking secrets (nil: a Set of its
@@ -65,6 +66,7 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 		sessions: map[int]*Session{},
 		answers:  map[int]pendingAnswer{},
 		closed:   make(chan struct{}),
+		crashes:  map[string][]time.Time{},
 	}
 	h.ui = NewUI(h.deliver, log)
 	h.mcp = editormcp.NewHub(log.With("component", "mcp"))
@@ -92,6 +94,8 @@ func (h *Host) Register() error {
 	handlers := map[string]any{
 		"acp_open":       h.rpcOpen,
 		"acp_prompt":     h.rpcPrompt,
+		"acp_steer":      h.rpcSteer,     // steer.go
+		"acp_agent_call": h.rpcAgentCall, // lifecycle.go: session/delete, logout
 		"acp_cancel":     h.rpcCancel,
 		"acp_close":      h.rpcClose,
 		"acp_set_mode":   h.rpcSetMode,
@@ -105,7 +109,8 @@ func (h *Host) Register() error {
 		permissionQuestion.answer: h.rpcAnswerPermission,
 		fsQuestion.answer:         h.answerer(fsQuestion),
 		resumeQuestion.answer:     h.answerer(resumeQuestion),
-		authQuestion.answer:       h.rpcAnswerAuth, // auth.go
+		authQuestion.answer:       h.rpcAnswerAuth,        // auth.go
+		elicitQuestion.answer:     h.rpcAnswerElicitation, // elicit.go
 
 		// fs/* (fs.go).
 		"acp_buf_loaded":   h.rpcBufLoaded,
@@ -308,20 +313,29 @@ func (h *Host) rpcPrompt(sid int, text string, context []map[string]any) error {
 	if err != nil {
 		return err
 	}
+	blocks, err := promptBlocks(text, context)
+	if err != nil {
+		return err
+	}
+	go s.prompt(blocks)
+	return nil
+}
+
+// promptBlocks is a prompt's content: text, then the context blocks.
+func promptBlocks(text string, context []map[string]any) ([]acp.ContentBlock, error) {
 	blocks := []acp.ContentBlock{acp.TextBlock(text)}
 	for _, c := range context {
 		b, err := json.Marshal(c)
 		if err != nil {
-			return fmt.Errorf("prompt context: %w", err)
+			return nil, fmt.Errorf("prompt context: %w", err)
 		}
 		var block acp.ContentBlock
 		if err := json.Unmarshal(b, &block); err != nil {
-			return fmt.Errorf("prompt context %s: %w", truncate(string(b), 100), err)
+			return nil, fmt.Errorf("prompt context %s: %w", truncate(string(b), 100), err)
 		}
 		blocks = append(blocks, block)
 	}
-	go s.prompt(blocks)
-	return nil
+	return blocks, nil
 }
 
 func (h *Host) rpcCancel(sid int) error {

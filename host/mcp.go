@@ -39,7 +39,16 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 		}
 	}
 	info := a.initResp.AgentInfo
-	ep, err := s.h.mcp.Add(editormcp.NewServer(&mcpEditor{LuaQueries: &s.h.lua, s: s}, editormcp.Options{Root: s.opts.Agent.Cwd, Version: Version}))
+	// A session put back on its agent (a restart, a reconnect) keeps its
+	// server: only the entry for the agent is made again.
+	s.mu.Lock()
+	ep := s.mcpEP
+	s.mu.Unlock()
+	fresh := ep == nil
+	var err error
+	if fresh {
+		ep, err = s.h.mcp.Add(editormcp.NewServer(&mcpEditor{LuaQueries: &s.h.lua, s: s}, editormcp.Options{Root: s.opts.Agent.Cwd, Version: Version}))
+	}
 	var srv acp.McpServer
 	if err == nil {
 		bin, _ := os.Executable()
@@ -49,10 +58,12 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 		s.emit(messageEvent("warn", "the editor's MCP server is not available to the agent: "+err.Error()))
 		return servers
 	}
-	s.mu.Lock()
-	s.mcpEP = ep
-	s.mu.Unlock()
-	s.onEnd(ep.Close)
+	if fresh {
+		s.mu.Lock()
+		s.mcpEP = ep
+		s.mu.Unlock()
+		s.onEnd(ep.Close)
+	}
 	if srv.Stdio != nil && quirks.On(quirks.McpHTTP, info, s.opts.Quirks) && s.h.once("mcp-http:"+a.spec.Name) {
 		s.emit(messageEvent("warn", fmt.Sprintf("%s drops stdio MCP servers and does not say it takes HTTP ones: the editor's tools (:help acp-tools) may not reach it; a newer version may take them.", a.spec.Name)))
 	}

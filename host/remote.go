@@ -2,15 +2,12 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/internal/gate"
 	"github.com/nvim-acp/nvim-acp/pathmap"
@@ -132,7 +129,7 @@ func (h *Host) reconnect(old *Agent, sessions []*Session) {
 		if err == nil {
 			old.log.Info("reconnected", "attempt", attempt)
 			for _, s := range sessions {
-				go s.reattach(a)
+				go s.reconnected(a)
 			}
 			return
 		}
@@ -209,104 +206,34 @@ func (s *Session) waitBack(ctx context.Context) bool {
 	return !s.closed && !s.ended && s.back == nil && s.id != ""
 }
 
-// reattach resumes the session on a, the reconnected agent: session/resume,
-// else session/load (the history it replays is not shown again: the chat
-// has it), else a new session, saying that the agent lost the
-// conversation.
-func (s *Session) reattach(a *Agent) {
-	s.mu.Lock()
-	old := s.id
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return
-	}
-	servers, err := s.mcpServers()
-	if err != nil {
-		s.reconnectFailed(err)
-		return
-	}
+// reconnected puts the session back on a, the reconnected agent
+// (lifecycle.go's reattach: resumed, else loaded with its replay not
+// shown, else new), says how, and lets prompts waiting for it go.
+func (s *Session) reconnected(a *Agent) {
 	ctx, cancel := a.context(context.Background())
 	defer cancel()
-	caps := a.initResp.AgentCapabilities
-	var resp json.RawMessage
-	how := ""
-	if caps.SessionCapabilities.Resume != nil {
-		s.mu.Lock()
-		s.agent = a
-		s.mu.Unlock()
-		a.addSession(s)
-		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionResume, acp.ResumeSessionRequest{
-			SessionId: old, Cwd: s.opts.Agent.Cwd, McpServers: servers,
-		})
-		how = "resumed"
-		if err != nil {
-			a.removeSession(s)
-			s.log.Warn("session/resume failed", "err", err)
-		}
-	}
-	if how == "" || err != nil {
-		if caps.LoadSession {
-			s.mu.Lock()
-			s.agent = a
-			s.replaying = true // the chat has the history it replays
-			s.mu.Unlock()
-			a.addSession(s)
-			resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionLoad, acp.LoadSessionRequest{
-				SessionId: old, Cwd: s.opts.Agent.Cwd, McpServers: servers,
-			})
-			s.mu.Lock()
-			s.replaying = false
-			s.mu.Unlock()
-			how = "reloaded"
-			if err != nil {
-				a.removeSession(s)
-				s.log.Warn("session/load failed", "err", err)
-			}
-		}
-	}
-	why := fmt.Sprintf("%s can neither resume nor load sessions", a.spec.Name)
+	how, err := s.reattach(ctx, a, true)
 	if err != nil {
-		why = a.describe("resuming the session", err).Error()
-	}
-	if how == "" || err != nil {
-		resp, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{
-			Cwd: s.opts.Agent.Cwd, McpServers: servers,
-		})
-		var nr acp.NewSessionResponse
-		if err == nil && (json.Unmarshal(resp, &nr) != nil || nr.SessionId == "") {
-			err = fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200))
-		}
-		if err != nil {
-			s.reconnectFailed(a.describe("session/new", err))
-			return
-		}
-		s.mu.Lock()
-		s.agent, s.id = a, nr.SessionId
-		s.mu.Unlock()
-		a.addSession(s)
-		how = "new"
+		s.reconnectFailed(a.describe("resuming the session", err))
+		return
 	}
 	s.mu.Lock()
 	back := s.back
 	s.back = nil
-	closed = s.closed
+	closed := s.closed
 	s.mu.Unlock()
 	if closed {
 		s.close()
 	}
 	switch how {
-	case "new":
-		s.emit(messageEvent("warn", fmt.Sprintf("reconnected, but %s: "+
-			"this is a new session, which does not know the conversation above", why)))
+	case attachNew:
+		s.emit(messageEvent("warn", fmt.Sprintf("reconnected, but %s can neither resume nor load sessions: "+
+			"this is a new session, which does not know the conversation above", a.spec.Name)))
+	case attachLoaded:
+		s.emit(messageEvent("info", "reconnected; the session was reloaded"))
 	default:
-		s.emit(messageEvent("info", fmt.Sprintf("reconnected; the session was %s", how)))
+		s.emit(messageEvent("info", "reconnected; the session was "+how))
 	}
-	var info map[string]any
-	_ = json.Unmarshal(resp, &info)
-	ev := s.readyEvent(a, info)
-	ev["reconnected"] = true
-	s.emit(ev)
 	if back != nil {
 		close(back)
 	}

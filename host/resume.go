@@ -7,82 +7,105 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/editormcp"
 )
 
-// resume loads one of the agent's past sessions (session/load), its
-// history replayed into the chat: the one opts.LoadID names (a saved chat
-// resumed from :AcpHistory), else the one the user picks (session/list, or
-// an id typed by the user when the agent cannot list). An empty id means
-// the user chose a new session instead.
-func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer) (acp.SessionId, json.RawMessage, error) {
-	caps := a.initResp.AgentCapabilities
-	if !caps.LoadSession {
-		s.emit(messageEvent("warn", a.spec.Name+" cannot load past sessions; starting a new one"))
-		return "", nil, nil
+// moreSessions is the resume picker's choice for the next page of
+// session/list (no session id is a line break).
+const moreSessions = "\n:more"
+
+// maxListPages bounds how many pages of session/list the picker follows.
+const maxListPages = 100
+
+// resume attaches one of the agent's past sessions: the one opts.LoadID
+// names (a saved chat resumed from :AcpHistory: session/resume where the
+// agent has it, the chat holding the history already; else session/load),
+// else the one the user picks (session/list page by page, or an id typed
+// by the user when the agent cannot list; session/load replays its
+// history into the chat, session/resume where the agent cannot load). An
+// empty id means the user chose a new session instead.
+func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer) (acp.SessionId, json.RawMessage, string, error) {
+	caps := a.caps
+	if !caps.LoadSession && !caps.Resume {
+		s.emit(messageEvent("warn", a.spec.Name+" cannot load or resume past sessions; starting a new one"))
+		return "", nil, "", nil
 	}
 	if s.opts.LoadID != "" {
-		return s.load(ctx, a, servers, acp.SessionId(s.opts.LoadID))
+		if caps.Resume {
+			return s.attach(ctx, a, servers, acp.SessionId(s.opts.LoadID), attachResumed)
+		}
+		return s.attach(ctx, a, servers, acp.SessionId(s.opts.LoadID), attachLoaded)
 	}
 	choices := []map[string]any{} // never nil: Lua must get a list, not vim.NIL
-	if caps.SessionCapabilities.List != nil {
-		cwd := s.opts.Agent.Cwd
-		var cursor *string
-		for page := 0; page < 10; page++ {
+	var cursor *string
+	for page := 0; ; page++ {
+		more := false
+		if caps.List && page < maxListPages {
+			cwd := s.opts.Agent.Cwd
 			lctx, cancel := a.stepContext(ctx, "session/list")
 			res, err := acp.SendRequest[acp.ListSessionsResponse](a.conn, lctx, acp.AgentMethodSessionList, acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
 			if err != nil {
 				err = a.stepErr(lctx, "session/list", err)
 				cancel()
-				return "", nil, err
+				return "", nil, "", err
 			}
 			cancel()
-			for _, si := range res.Sessions {
-				c := map[string]any{"id": string(si.SessionId), "cwd": si.Cwd}
-				if si.Title != nil {
-					c["title"] = *si.Title
-				}
-				if si.UpdatedAt != nil {
-					c["updated_at"] = *si.UpdatedAt
-				}
-				choices = append(choices, c)
-			}
-			if res.NextCursor == nil || *res.NextCursor == "" {
-				break
-			}
+			choices = append(choices, acpx.SessionChoices(res)...)
+			more = res.NextCursor != nil && *res.NextCursor != ""
 			cursor = res.NextCursor
 		}
+		choice, err := s.ask(ctx, resumeQuestion, resumeEvent(choices, more))
+		if err != nil {
+			return "", nil, "", err
+		}
+		switch {
+		case choice == "":
+			return "", nil, "", nil
+		case choice == moreSessions && more:
+			continue
+		case caps.LoadSession:
+			return s.attach(ctx, a, servers, acp.SessionId(choice), attachLoaded)
+		default:
+			s.emit(messageEvent("info", a.spec.Name+" resumes sessions without replaying them: the chat starts empty"))
+			return s.attach(ctx, a, servers, acp.SessionId(choice), attachResumed)
+		}
 	}
-	choice, err := s.ask(ctx, resumeQuestion, resumeEvent(choices))
-	if err != nil {
-		return "", nil, err
-	}
-	if choice == "" {
-		return "", nil, nil
-	}
-	return s.load(ctx, a, servers, acp.SessionId(choice))
 }
 
-// load runs session/load for id.
-func (s *Session) load(ctx context.Context, a *Agent, servers []acp.McpServer, id acp.SessionId) (acp.SessionId, json.RawMessage, error) {
+// attach attaches session id on a with session/load (how attachLoaded)
+// or session/resume (attachResumed).
+func (s *Session) attach(ctx context.Context, a *Agent, servers []acp.McpServer, id acp.SessionId, how string) (acp.SessionId, json.RawMessage, string, error) {
 	// Registered first: the agent replays the history as session/update
 	// notifications before it answers.
 	s.mu.Lock()
 	s.id = id
 	s.mu.Unlock()
 	a.addSession(s)
-	lctx, cancel := a.stepContext(ctx, "session/load")
-	defer cancel()
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, lctx, acp.AgentMethodSessionLoad, struct {
+	// The servers as the wire takes them (editormcp.Wire: MCP-over-ACP
+	// entries the SDK's types cannot hold).
+	method := acp.AgentMethodSessionLoad
+	var params any = struct {
 		acp.LoadSessionRequest
 		McpServers []json.RawMessage `json:"mcpServers"`
-	}{acp.LoadSessionRequest{SessionId: id, Cwd: s.opts.Agent.Cwd}, editormcp.Wire(servers)})
+	}{acp.LoadSessionRequest{SessionId: id, Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)}
+	if how == attachResumed {
+		method = acpx.MethodSessionResume
+		params = struct {
+			acp.ResumeSessionRequest
+			McpServers []json.RawMessage `json:"mcpServers"`
+		}{acp.ResumeSessionRequest{SessionId: id, Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)}
+	}
+	lctx, cancel := a.stepContext(ctx, method)
+	defer cancel()
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, lctx, method, params)
 	if err != nil {
 		a.removeSession(s)
 		s.mu.Lock()
 		s.id = ""
 		s.mu.Unlock()
-		return "", nil, fmt.Errorf("load session %s: %w", id, a.stepErr(lctx, "session/load", err))
+		verb := map[string]string{attachLoaded: "load", attachResumed: "resume"}[how]
+		return "", nil, "", fmt.Errorf("%s session %s: %w", verb, id, a.stepErr(lctx, method, err))
 	}
-	return id, resp, nil
+	return id, resp, how, nil
 }

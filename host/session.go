@@ -28,6 +28,7 @@ type SessionOptions struct {
 	Fs         FsOptions        `msgpack:"fs"`
 	Resume     bool             `msgpack:"resume"`          // pick a past session to load instead of a new one
 	LoadID     string           `msgpack:"load_session_id"` // load this past session (no picker)
+	ForkOf     int              `msgpack:"fork_of"`         // fork this session (its host id) instead (lifecycle.go)
 	Terminal   TerminalOptions  `msgpack:"terminal"`
 	Mcp        McpOptions       `msgpack:"mcp"` // the editor's own MCP server (mcp.go)
 	Sandbox    SandboxOptions   `msgpack:"sandbox"`
@@ -60,12 +61,14 @@ type Session struct {
 	opts  SessionOptions
 	id    acp.SessionId
 
-	mu        sync.Mutex
-	turn      context.CancelFunc // cancels the running prompt's local waits
-	turnEnd   chan struct{}      // closed when the running prompt returns
-	dropped   bool               // the running prompt was abandoned after a cancel
-	cancels   []func()           // run on every cancel (e.g. kill the turn's terminals)
-	approvals approval.Ledger    // command lines allowed in this turn's permission requests (consent.go)
+	mu sync.Mutex
+	// turns are the prompts running: usually one; more when the agent
+	// queues prompts itself (acpx.Agent.PromptQueueing) and one was sent
+	// into a running turn. Together they are one turn of approvals.
+	turns     []*turn
+	turnID    approval.Turn   // the approvals' turn while turns run
+	cancels   []func()        // run on every cancel (e.g. kill the turn's terminals)
+	approvals approval.Ledger // command lines allowed in this turn's permission requests (consent.go)
 	perms     map[int]*pending
 	// cancelling: the running turn was cancelled; questions asked until
 	// it ends are answered "cancelled" at once.
@@ -87,14 +90,18 @@ type Session struct {
 	scanMu    sync.Mutex
 	scanNamed map[string]bool // tool calls (ids) that named the files they change
 
+	urls map[string]bool // url elicitations accepted, awaiting elicitation/complete (elicit.go)
+
+	// replaying: session/load replays a history the chat shows already
+	// (reattach, lifecycle.go; a reconnect, remote.go): its messages and
+	// tool calls are dropped.
+	replaying bool
+
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
 	// back is closed when a lost connection is restored (remote.go); nil
-	// while connected. replaying: session/load after a reconnect replays
-	// the history, which the chat has already.
-	back      chan struct{}
-	replaying bool
-	waiting   bool // the running turn waits for back
+	// while connected.
+	back chan struct{}
 
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
@@ -155,9 +162,16 @@ func (s *Session) fail(err error) {
 	s.emit(errorEvent(err))
 }
 
-// open starts (or reuses) the agent and runs session/new.
+// open starts (or reuses) the agent and runs session/new, or resumes,
+// loads (resume.go) or forks (lifecycle.go) a session instead.
 func (s *Session) open(ctx context.Context) {
-	a, err := s.h.agentFor(s.opts.Agent)
+	var a *Agent
+	var err error
+	if s.opts.ForkOf != 0 {
+		a, err = s.forkParent()
+	} else {
+		a, err = s.h.agentFor(s.opts.Agent)
+	}
 	if err != nil {
 		s.fail(err)
 		return
@@ -190,7 +204,7 @@ func (s *Session) open(ctx context.Context) {
 	}
 	s.applyQuirks(a)
 	s.emit(initializedEvent(agentInfoMap(a)))
-	servers, err := s.mcpServers()
+	servers, err := s.mcpServers(a)
 	if err != nil {
 		s.fail(err)
 		return
@@ -198,9 +212,16 @@ func (s *Session) open(ctx context.Context) {
 	servers = s.exposeMCP(a, servers)
 	var resp json.RawMessage
 	var id acp.SessionId
-	if s.opts.Resume || s.opts.LoadID != "" {
-		id, resp, err = s.resume(ctx, a, servers)
-		if err != nil {
+	how := attachNew
+	switch {
+	case s.opts.ForkOf != 0:
+		if id, resp, err = s.fork(ctx, a, servers); err != nil {
+			s.fail(err)
+			return
+		}
+		how = attachForked
+	case s.opts.Resume || s.opts.LoadID != "":
+		if id, resp, how, err = s.resume(ctx, a, servers); err != nil {
 			s.fail(err)
 			return
 		}
@@ -223,6 +244,7 @@ func (s *Session) open(ctx context.Context) {
 		s.id = id
 		s.mu.Unlock()
 		a.addSession(s)
+		how = attachNew
 	}
 	s.mu.Lock()
 	closed := s.closed
@@ -231,10 +253,8 @@ func (s *Session) open(ctx context.Context) {
 		s.close()
 		return
 	}
-	var info map[string]any
-	_ = json.Unmarshal(resp, &info)
 	s.log = s.log.With("session", id)
-	s.log.Info("session ready")
+	s.log.Info("session ready", "how", how)
 	// Start the fs bridge now, not on the first fs request: its watcher keeps
 	// open buffers in step with files the agent changes with its own tools
 	// (claude-agent-acp and codex never call fs/*).
@@ -250,34 +270,39 @@ func (s *Session) open(ctx context.Context) {
 		}
 		s.emit(messageEvent(level, describeRemote(a)))
 	}
-	s.emit(s.readyEvent(a, info))
+	s.emit(s.readyEvent(a, id, resp, how, false))
 }
 
-// readyEvent is the "ready" state event of the session on agent a, info
-// the response that opened it.
-func (s *Session) readyEvent(a *Agent, info map[string]any) Event {
-	agentInfo := agentInfoMap(a)
-	s.mu.Lock()
-	id := s.id
-	s.mu.Unlock()
-	return readyEvent(string(id), clean(info), agentInfo, map[string]any{
+// How a session came to be on its agent (the ready event's "attached").
+const (
+	attachNew     = "new"     // session/new
+	attachLoaded  = "loaded"  // session/load: its history replayed
+	attachResumed = "resumed" // session/resume: its history kept, not replayed
+	attachForked  = "forked"  // session/fork of another session
+)
+
+// readyEvent is the ready event of session id on a, from the response of
+// the request that opened it (how), after a restart of its agent or not.
+func (s *Session) readyEvent(a *Agent, id acp.SessionId, resp json.RawMessage, how string, reattached bool) Event {
+	var info map[string]any
+	_ = json.Unmarshal(resp, &info)
+	ev := readyEvent(string(id), clean(info), agentInfoMap(a), map[string]any{
 		"image":            a.initResp.AgentCapabilities.PromptCapabilities.Image,
 		"embedded_context": a.initResp.AgentCapabilities.PromptCapabilities.EmbeddedContext,
-	}, a.initResp.AgentCapabilities.LoadSession)
+	}, a.caps)
+	ev["attached"] = how
+	if reattached {
+		ev["reattached"] = true
+	}
+	return ev
 }
 
-// mcpServers are the MCP servers passed to session/new (and load, resume).
-func (s *Session) mcpServers() ([]acp.McpServer, error) {
-	servers := []acp.McpServer{}
-	for _, m := range s.opts.McpServers {
-		var srv acp.McpServer
-		b, _ := json.Marshal(m)
-		if err := json.Unmarshal(b, &srv); err != nil {
-			return nil, fmt.Errorf("mcp_servers: %w", err)
-		}
-		servers = append(servers, srv)
-	}
-	return servers, nil
+// turn is one running prompt.
+type turn struct {
+	cancel  context.CancelFunc // cancels its local waits
+	end     chan struct{}      // closed when it returns
+	dropped bool               // abandoned after a cancel
+	waiting bool               // waiting for the connection to be restored (remote.go): not sent
 }
 
 // agentInfoMap is what a's agentInfo says, for Lua.
@@ -305,17 +330,20 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		// The connection to the agent is being restored (remote.go): the
 		// prompt waits for it, as a turn the user can cancel.
 		wctx, wcancel := context.WithCancel(context.Background())
-		end := make(chan struct{})
-		s.turn, s.turnEnd, s.dropped, s.waiting = wcancel, end, false, true
+		w := &turn{cancel: wcancel, end: make(chan struct{}), waiting: true}
+		s.turns = append(s.turns, w)
 		s.mu.Unlock()
 		ok := s.waitBack(wctx)
 		s.mu.Lock()
-		s.turn, s.turnEnd, s.waiting, s.cancelling = nil, nil, false, false
+		s.dropTurnLocked(w)
+		if len(s.turns) == 0 {
+			s.cancelling = false
+		}
 		s.mu.Unlock()
-		close(end)
+		close(w.end)
 		if !ok {
 			if wctx.Err() != nil {
-				s.emit(turnEndEvent(string(acp.StopReasonCancelled)))
+				s.emit(turnEndEvent(string(acp.StopReasonCancelled), nil))
 			} else {
 				s.emit(turnErrorEvent(errors.New("the prompt was not sent: the connection to the agent was not restored")))
 			}
@@ -327,30 +355,46 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	}
 	a, id := s.agent, s.id
 	ctx, cancel := a.context(context.Background())
-	end := make(chan struct{})
-	s.turn, s.turnEnd, s.dropped = cancel, end, false
+	t := &turn{cancel: cancel, end: make(chan struct{})}
+	s.turns = append(s.turns, t)
+	first := len(s.turns) == 1
+	if first {
+		s.turnID = s.approvals.Begin()
+	}
 	s.mu.Unlock()
-	turn := s.approvals.Begin()
 	defer cancel()
-	s.scanStart()
-	s.rev.TurnStarted()
-	defer s.rev.TurnEnded()
-	defer s.scanEnd() // what the turn changed, before the turn counts as ended
+	last := false
+	if first {
+		s.scanStart()
+		s.rev.TurnStarted()
+	}
+	defer func() {
+		if last {
+			s.scanEnd() // what the turns changed
+			s.rev.TurnEnded()
+		}
+	}()
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
 		SessionId: id,
 		Prompt:    blocks,
 	})
 	s.mu.Lock()
-	s.turn, s.turnEnd = nil, nil
-	s.cancelling = false
-	dropped := s.dropped
+	s.dropTurnLocked(t)
+	last = len(s.turns) == 0
+	at := s.turnID
+	if last {
+		s.cancelling = false
+	}
+	dropped := t.dropped
 	s.mu.Unlock()
-	s.approvals.End(turn) // what its permission requests approved goes with it
-	close(end)
+	if last {
+		s.approvals.End(at) // what its permission requests approved goes with it
+	}
+	close(t.end)
 	if dropped {
 		s.emit(messageEvent("warn", fmt.Sprintf(
 			"the agent did not end the turn within %v of the cancel; stopped waiting for it", cancelGrace)))
-		s.emit(turnEndEvent(string(acp.StopReasonCancelled)))
+		s.emit(turnEndEvent(string(acp.StopReasonCancelled), nil))
 		return
 	}
 	if err != nil {
@@ -368,11 +412,15 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		default:
 		}
 		if a.hasExited() {
-			if a.reconnects() {
+			switch {
+			case a.reconnects():
 				// The connection was lost: reconnect says so, and the turn
 				// is reported interrupted, never silently lost.
 				s.emit(turnErrorEvent(fmt.Errorf("the turn was interrupted: the connection to %s was lost while the agent worked on it, "+
 					"so what it did after that is unknown; send the prompt again once reconnected", a.spec.Name)))
+			case a.restart:
+				// The agent is restarted (respawn.go): this turn is over.
+				s.emit(turnErrorEvent(fmt.Errorf("%s exited during the turn", a.spec.Name)))
 			}
 			// Else agentExited reports it.
 			return
@@ -382,7 +430,17 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.emit(turnErrorEvent(err))
 		return
 	}
-	s.emit(turnEndEvent(string(resp.StopReason)))
+	s.emit(turnEndEvent(string(resp.StopReason), resp.Usage))
+}
+
+// dropTurnLocked removes t from the running turns; s.mu is held.
+func (s *Session) dropTurnLocked(t *turn) {
+	for i, x := range s.turns {
+		if x == t {
+			s.turns = append(s.turns[:i], s.turns[i+1:]...)
+			return
+		}
+	}
 }
 
 // cancelGrace is how long a cancelled turn may take to end before the
@@ -404,11 +462,18 @@ func (s *Session) cancel() {
 	s.mu.Lock()
 	a, id := s.agent, s.id
 	hooks := append([]func(){}, s.cancels...)
-	turn, end := s.turn, s.turnEnd
-	waiting := s.waiting
+	var turns []*turn
+	waiting := false
+	for _, t := range s.turns {
+		if t.waiting {
+			t.cancel() // a prompt waiting for the connection: not sent
+			waiting = true
+		} else {
+			turns = append(turns, t)
+		}
+	}
 	s.mu.Unlock()
-	if waiting {
-		turn() // a prompt waiting for the connection: not sent
+	if waiting && len(turns) == 0 {
 		return
 	}
 	if a != nil && id != "" {
@@ -417,7 +482,7 @@ func (s *Session) cancel() {
 		}
 	}
 	s.mu.Lock()
-	if s.turnEnd != nil && s.turnEnd == end {
+	if len(s.turns) > 0 {
 		s.cancelling = true
 	}
 	s.mu.Unlock()
@@ -428,19 +493,17 @@ func (s *Session) cancel() {
 	for _, fn := range hooks {
 		fn()
 	}
-	if end == nil {
-		return
-	}
-	select {
-	case <-end:
-	case <-time.After(cancelGrace):
-		s.mu.Lock()
-		if s.turnEnd == end {
-			s.dropped = true
+	grace := time.After(cancelGrace)
+	for _, t := range turns {
+		select {
+		case <-t.end:
+		case <-grace:
+			s.mu.Lock()
+			t.dropped = true
+			s.mu.Unlock()
+			s.log.Warn("agent ignored session/cancel; abandoning the turn")
+			t.cancel()
 		}
-		s.mu.Unlock()
-		s.log.Warn("agent ignored session/cancel; abandoning the turn")
-		turn()
 	}
 }
 
@@ -452,9 +515,10 @@ func (s *Session) close() {
 		return
 	}
 	s.closed = true
-	a := s.agent
+	a, id := s.agent, s.id
 	s.mu.Unlock()
 	s.cancel()
+	s.closeOnAgent(a, id) // lifecycle.go
 	s.end()
 	if a != nil && a.removeSession(s) == 0 {
 		s.h.stopAgent(a)
@@ -469,13 +533,13 @@ func (s *Session) agentExited(err error) {
 
 // update forwards one session/update to the UI.
 func (s *Session) update(u map[string]any) {
+	kind, _ := u["sessionUpdate"].(string)
 	s.mu.Lock()
 	replaying := s.replaying
 	s.mu.Unlock()
-	if replaying {
+	if replaying && replayed[kind] {
 		return
 	}
-	kind, _ := u["sessionUpdate"].(string)
 	if kind == "agent_message" {
 		// ZeptoClaw's acp_http sends its reply whole so (not in ACP's
 		// schema): one chunk.
@@ -534,6 +598,15 @@ var knownUpdates = map[string]bool{
 	"agent_message_chunk": true, "agent_thought_chunk": true, "user_message_chunk": true,
 	"tool_call": true, "tool_call_update": true, "plan": true, "available_commands_update": true,
 	"current_mode_update": true, "config_option_update": true, "session_info_update": true, "usage_update": true,
+	"notice": true, "compaction_update": true, "compaction_summary_chunk": true, "plan_update": true, "plan_removed": true,
+}
+
+// replayed are the update kinds of a replayed history (the rest say how
+// the session is now: its mode, commands, title...).
+var replayed = map[string]bool{
+	"agent_message_chunk": true, "agent_thought_chunk": true, "user_message_chunk": true,
+	"tool_call": true, "tool_call_update": true, "plan": true, "plan_update": true, "plan_removed": true,
+	"compaction_update": true, "compaction_summary_chunk": true, "notice": true,
 }
 
 var chunkKind = map[string]string{
@@ -641,8 +714,15 @@ func (s *Session) askOption(ctx context.Context, req map[string]any, n int) (int
 // for the answer (q.answer), a cancel, the session's end or ctx; "" means
 // no answer. The UI gets q.done with the id once it is settled either way.
 func (s *Session) ask(ctx context.Context, q question, ev Event) (string, error) {
+	return s.askChecked(ctx, q, ev, nil, "")
+}
+
+// askChecked is ask with answers turned into the choice by check (which
+// may refuse them, see answerChecked), the question tagged (e.g. with the
+// elicitation it shows).
+func (s *Session) askChecked(ctx context.Context, q question, ev Event, check answerCheck, tag string) (string, error) {
 	id := s.h.nextID()
-	p := &pending{ch: make(chan string, 1), kind: q}
+	p := &pending{ch: make(chan string, 1), kind: q, check: check, tag: tag}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -693,7 +773,33 @@ func (s *Session) answer(id int, choice string) {
 type pending struct {
 	ch      chan string // gets the answer
 	kind    question
-	settled bool // settleQuestions answered it (and told the UI)
+	settled bool        // settleQuestions answered it (and told the UI)
+	check   answerCheck // turns a structured answer into the choice (nil: none taken)
+	tag     string      // what the question is about, for whoever settles it
+}
+
+// answerCheck turns a structured answer (an action and its content) into
+// the choice, or says what is wrong with it.
+type answerCheck func(action string, content map[string]any) (string, error)
+
+// answerChecked delivers a structured answer to question id once check
+// takes it; its error goes back to the user, the question still open.
+func (s *Session) answerChecked(id int, action string, content map[string]any) error {
+	s.mu.Lock()
+	p, ok := s.perms[id]
+	s.mu.Unlock()
+	if !ok {
+		return nil // settled meanwhile
+	}
+	if p.check == nil {
+		return fmt.Errorf("question %d takes no structured answer", id)
+	}
+	choice, err := p.check(action, content)
+	if err != nil {
+		return err
+	}
+	s.answer(id, choice)
+	return nil
 }
 
 func deref(p *string) string {

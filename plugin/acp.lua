@@ -40,6 +40,14 @@ cmd("AcpHistory", function()
   require("acp").history()
 end, { desc = "Open or resume a saved chat of this project" })
 
+cmd("AcpFork", function()
+  require("acp").fork()
+end, { desc = "Fork the session: a new chat from the same history" })
+
+cmd("AcpLogout", function(o)
+  require("acp").logout(o.args ~= "" and o.args or nil)
+end, { nargs = "?", complete = agents, desc = "Log out of the agent" })
+
 cmd("AcpSend", function(o)
   require("acp").send(o.args)
 end, { nargs = "+", desc = "Send a prompt to the agent" })
@@ -47,6 +55,20 @@ end, { nargs = "+", desc = "Send a prompt to the agent" })
 cmd("AcpAdd", function(o)
   require("acp").add({ file = o.args, line1 = o.line1, line2 = o.line2, range = o.range > 0 })
 end, { nargs = "?", range = true, complete = "file", desc = "Add a file or lines to the next prompt" })
+
+cmd("AcpSteer", function(o)
+  require("acp").steer(o.args)
+end, { nargs = "*", desc = "Send a prompt into the running turn (no text: the next queued prompt)" })
+
+cmd("AcpQueue", function(o)
+  require("acp.commands").queue(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "send", "clear" }
+  end,
+  desc = "Edit the queued prompts (send: the next one now, clear: drop them)",
+})
 
 cmd("AcpCancel", function()
   require("acp").cancel()

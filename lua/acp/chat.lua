@@ -126,8 +126,24 @@ function M.keymaps(s)
     permission = function()
       M.focus_prompt(s)
     end,
+    queue = function()
+      if vim.fn.mode() ~= "n" then
+        vim.cmd("stopinsert")
+      end
+      s.queue:edit()
+    end,
   }
-  keymaps.apply(s.input_buf, "input", vim.tbl_extend("force", common, { send = send, send_insert = send }))
+  keymaps.apply(
+    s.input_buf,
+    "input",
+    vim.tbl_extend("force", common, {
+      send = send,
+      send_insert = send,
+      steer = function()
+        M.submit(s, { steer = true })
+      end,
+    })
+  )
   keymaps.apply(
     s.chat_buf,
     "chat",
@@ -166,13 +182,23 @@ function M.keymaps(s)
   )
 end
 
---- Send what is in the input area.
-function M.submit(s)
+--- Send what is in the input area (queued while the agent works);
+--- opts.steer: into the running turn now (acp.steer), and with nothing
+--- typed, the next queued prompt.
+---@param s acp.Session
+---@param opts { steer: boolean|nil }|nil
+function M.submit(s, opts)
   if not api.nvim_buf_is_valid(s.input_buf) then
     return
   end
   local lines = api.nvim_buf_get_lines(s.input_buf, 0, -1, false)
   local text = vim.trim(table.concat(lines, "\n"))
+  if opts and opts.steer then
+    if s:steer(text) and text ~= "" then
+      api.nvim_buf_set_lines(s.input_buf, 0, -1, false, {})
+    end
+    return
+  end
   if text == "" then
     return
   end

@@ -50,6 +50,29 @@ function M.sessions()
   end)
 end
 
+--- :AcpQueue [send|clear]: edit the queued prompts, send the next one now
+--- (into the running turn when there is one), or drop them all.
+---@param arg string
+function M.queue(arg)
+  local s = current()
+  if not s then
+    return
+  end
+  if arg == "send" then
+    if not s:steer("") then
+      vim.notify("acp: no prompt is queued", vim.log.levels.INFO)
+    end
+  elseif arg == "clear" then
+    local n = s.queue:count()
+    s.queue:drain()
+    vim.notify(("acp: dropped %d queued prompt%s"):format(n, n == 1 and "" or "s"), vim.log.levels.INFO)
+  elseif arg == "" then
+    s.queue:edit()
+  else
+    vim.notify("acp: :AcpQueue takes send or clear", vim.log.levels.ERROR)
+  end
+end
+
 --- :AcpPermission: show the waiting prompt again (the current session's
 --- first, then any session's).
 function M.permission()
@@ -205,9 +228,7 @@ function M.options()
   end
   vim.ui.select(opts, {
     prompt = "Config option",
-    format_item = function(o)
-      return ("%s: %s"):format(o.name or o.id, tostring(o.currentValue))
-    end,
+    format_item = settings.option_text,
   }, function(o)
     if not o then
       return

@@ -9,6 +9,7 @@ local M = {}
 ---@field mcp_servers table[]|nil passed to session/new (default: the global list)
 ---@field quirks acp.Quirks|nil per-agent workarounds; unset ones follow what the agent says it is (see :help acp-quirks)
 ---@field start_timeout_ms integer|nil how long each step of starting (initialize, session/new, session/load, session/list) may take before the agent is stopped (default 60000)
+---@field restarts integer|nil how many crashes within 5 minutes are followed by a restart, the session resumed (default 3; 0: none)
 ---@field install string|nil how to install the command (shown when it is missing)
 ---@field registry string|nil the agent's id in the ACP registry (:AcpAgents), used when cmd is not installed
 ---@field state string[]|nil its own files in the home (login, settings), writable when it runs sandboxed (sandbox.agent)
@@ -85,6 +86,7 @@ local M = {}
 ---@field render "acp"|"markdown"|"plain" who draws the chat's markdown (see :help acp-render)
 ---@field collapse_lines integer tool output longer than this shows its first and last lines (0: never)
 ---@field start_notice_ms integer an agent still starting after this long: the chat says what to do
+---@field warm_sessions integer sessions kept started per agent once it was used, so a new chat opens at once (0: none; at most 2)
 ---@field start_insert boolean the input area starts in Insert mode when the chat opens with the cursor in it
 
 ---@class acp.Config.History
@@ -99,6 +101,7 @@ local M = {}
 ---@field chat table<string, acp.Keys> in the transcript
 ---@field prompt table<string, acp.Keys> in permission prompts and file questions
 ---@field review table<string, acp.Keys> in buffers with the agent's pending changes, and :AcpReview
+---@field queue table<string, acp.Keys> in the queue of prompts (:AcpQueue)
 
 ---@class acp.Config.Registry
 ---@field url string|nil registry.json to use (default: the published one)
@@ -217,10 +220,19 @@ M.defaults = {
     start_insert = true,
     render = "acp",
     collapse_lines = 40,
+    warm_sessions = 0,
   },
   ui = { icons = "auto" },
   keymaps = {
-    input = { send = "<CR>", send_insert = "<C-s>", cancel = "<C-c>", permission = "<C-g>", hide = "q" },
+    input = {
+      send = "<CR>",
+      send_insert = "<C-s>",
+      steer = "<M-CR>",
+      queue = "<M-q>",
+      cancel = "<C-c>",
+      permission = "<C-g>",
+      hide = "q",
+    },
     chat = {
       open = "<CR>",
       goto_file = "gf",
@@ -232,6 +244,7 @@ M.defaults = {
       follow = "F",
       cancel = "<C-c>",
       permission = "<C-g>",
+      queue = "<M-q>",
       help = "?",
       hide = "q",
     },
@@ -245,6 +258,12 @@ M.defaults = {
       take_agent = "t",
       keep_mine = "k",
       open_diff = "d",
+      submit = "s",
+      decline = "d",
+      dismiss = "c",
+      edit_field = "e",
+      open_url = "o",
+      copy_url = "y",
       hide = { "<Esc>", "q" },
     },
     review = {
@@ -256,6 +275,14 @@ M.defaults = {
       reject_file = "<LocalLeader>N",
       comment = "<LocalLeader>c",
       view = "<LocalLeader>r",
+    },
+    queue = {
+      move_up = "<M-k>",
+      move_down = "<M-j>",
+      remove = "X",
+      steer = "<M-CR>",
+      permission = "<C-g>",
+      close = "q",
     },
   },
   history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
@@ -391,6 +418,9 @@ local schema = {
     start_insert = checks.boolean,
     render = one_of("acp", "markdown", "plain"),
     collapse_lines = checks.non_negative,
+    warm_sessions = function(v)
+      return not (type(v) == "number" and v == math.floor(v) and v >= 0 and v <= 2) and "0, 1 or 2" or nil
+    end,
   },
   ui = {
     icons = function(v)
@@ -439,6 +469,7 @@ local agent_schema = {
   title = checks.string,
   mcp_servers = checks.tables,
   start_timeout_ms = checks.positive,
+  restarts = checks.non_negative,
   quirks = function(v)
     if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
       return "a table"

@@ -7,9 +7,11 @@
 local auth = require("acp.auth")
 local chat = require("acp.chat")
 local follow = require("acp.follow")
+local lifecycle = require("acp.lifecycle")
 local registry = require("acp.registry")
 local review = require("acp.review")
 local session = require("acp.session")
+local steer = require("acp.steer")
 local updates = require("acp.updates")
 
 local M = {}
@@ -70,9 +72,37 @@ function handlers.fs_question(s, ev)
   s.prompts:add("fs_question", ev.id, table_or_empty(ev.question))
 end
 
---- The choice of a past session to load (:AcpResume).
+--- The choice of a past session to load (:AcpResume); more: the agent
+--- lists more (answered with more_choice).
 function handlers.resume(s, ev)
-  s.prompts:add("resume", ev.id, { sessions = table_or_empty(ev.sessions) })
+  s.prompts:add("resume", ev.id, { sessions = table_or_empty(ev.sessions), more = ev.more and ev.more_choice or nil })
+end
+
+--- What became of a prompt steered into the running turn (acp.steer).
+function handlers.steer(s, ev)
+  steer.on_event(s, ev)
+end
+
+--- A question of the agent (elicitation/create): a form, or a link to open.
+function handlers.elicitation(s, ev)
+  local q = { mode = ev.mode, message = ev.message, form = ev.form, url = ev.url, tool_call_id = ev.tool_call_id }
+  q._id = ev.id
+  s.prompts:add("elicitation", ev.id, q)
+end
+
+--- The interaction behind a link the agent asked to open ended
+--- (elicitation/complete); its question closes if it was still open.
+function handlers.elicitation_complete(s, ev)
+  s.transcript:message(
+    "info",
+    ev.was_open and "The agent says the link's interaction is done: its question is closed."
+      or "The agent says the link's interaction is done."
+  )
+end
+
+--- The agent crashed and is being started again.
+function handlers.restart(s, ev)
+  s:on_restart(ev)
 end
 
 --- The agent needs the user to log in: pick one of its auth methods.
@@ -92,6 +122,7 @@ end
 handlers.permission_done = settled
 handlers.fs_question_done = settled
 handlers.resume_done = settled
+handlers.elicitation_done = settled
 
 --- terminal/create started a command.
 function handlers.terminal(s, ev)
@@ -150,6 +181,11 @@ function global.registry_list(ev)
 end
 global.registry_progress = global.registry_list
 global.registry_installed = global.registry_list
+
+--- A call on an agent outside a session ended (session/delete, logout).
+function global.lifecycle(ev)
+  lifecycle.on_event(ev)
+end
 
 --- Route one event to its session's handler; a failing handler is
 --- reported, never raised into the host's call.

@@ -40,6 +40,8 @@ end
 ---@field saved_ms integer when it was saved last, in milliseconds (the order)
 ---@field session_id string|nil the agent's session id
 ---@field can_load boolean the agent can load sessions (session/load)
+---@field can_resume boolean|nil the agent can resume sessions (session/resume)
+---@field can_delete boolean|nil the agent can delete sessions (session/delete)
 ---@field lines integer lines saved
 ---@field truncated boolean|nil older lines were dropped (history.max_bytes)
 
@@ -102,6 +104,7 @@ function M.delete(meta)
   local base = ("%s/%s"):format(M.dir(meta.project), meta.id)
   os.remove(base .. ".meta.json")
   os.remove(base .. ".txt")
+  os.remove(base .. ".draft")
 end
 
 --- Keep the newest max_sessions chats of project.
@@ -192,6 +195,8 @@ function M.save(s)
     saved_ms = now_ms(),
     session_id = s.session_id,
     can_load = s.can_load == true,
+    can_resume = s.caps and s.caps.resume == true or nil,
+    can_delete = s.caps and s.caps.delete == true or nil,
     lines = #lines,
     truncated = truncated or nil,
   })
@@ -315,10 +320,12 @@ function M.close_views(meta)
   end
 end
 
---- :AcpHistory: pick a saved chat of this project, then open it read-only
---- or resume it. resume(meta) starts the session that loads it.
+--- :AcpHistory: pick a saved chat of this project, then open it read-only,
+--- resume it, or delete it. resume(meta) starts the session that resumes
+--- it; delete(meta) deletes it (default: our copy only).
 ---@param resume fun(meta: acp.HistoryMeta)
-function M.pick(resume)
+---@param delete fun(meta: acp.HistoryMeta)|nil
+function M.pick(resume, delete)
   local all = M.list()
   if #all == 0 then
     vim.notify("acp: no saved chats for " .. vim.fn.fnamemodify(M.project(), ":~"), vim.log.levels.INFO)
@@ -329,10 +336,14 @@ function M.pick(resume)
       return
     end
     local actions = { { "open", "Open read-only" } }
-    if meta.can_load and meta.session_id then
-      table.insert(actions, 1, { "resume", ("Resume with %s (session/load)"):format(meta.agent) })
+    if (meta.can_load or meta.can_resume) and meta.session_id then
+      local how = meta.can_resume and "session/resume" or "session/load"
+      table.insert(actions, 1, { "resume", ("Resume with %s (%s)"):format(meta.agent, how) })
     end
-    table.insert(actions, { "delete", "Delete it" })
+    table.insert(actions, {
+      "delete",
+      meta.can_delete and meta.session_id and ("Delete it (and %s's session)"):format(meta.agent) or "Delete it",
+    })
     vim.ui.select(actions, {
       prompt = M.format(meta),
       format_item = function(a)
@@ -345,6 +356,8 @@ function M.pick(resume)
         resume(meta)
       elseif a[1] == "open" then
         M.open(meta)
+      elseif delete then
+        delete(meta)
       else
         M.delete(meta)
         vim.notify("acp: deleted " .. M.format(meta), vim.log.levels.INFO)

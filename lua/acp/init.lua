@@ -2,19 +2,23 @@
 ---
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
---- focus, toggle, statusline, history, switch, pick_agent, agents.
+--- focus, toggle, statusline, history, switch, pick_agent, agents, steer,
+--- queued, fork, logout.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
 local agents = require("acp.agents")
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local config = require("acp.config")
+local draft = require("acp.draft")
 local events = require("acp.events")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
 local host = require("acp.host")
+local lifecycle = require("acp.lifecycle")
 local review = require("acp.review")
 local session = require("acp.session")
+local warm = require("acp.warm")
 local winbar = require("acp.winbar")
 
 local M = {}
@@ -22,6 +26,7 @@ local M = {}
 local api = vim.api
 
 local did_setup = false
+local start_warm -- defined below
 local hooked = false -- host start/exit handlers installed (once, whatever setup() does)
 
 local function setup_once()
@@ -109,6 +114,12 @@ function M.chat(agent)
   return M.new_session(agent)
 end
 
+--- Start warm session s (acp.warm).
+---@param s acp.Session
+start_warm = function(s)
+  s:start({}, events.bind)
+end
+
 --- Start a new session with agent (default: default_agent, else a picker)
 --- and show its chat. how.resume: pick one of the agent's past sessions to
 --- load instead (see :AcpResume); how.load: load that session id;
@@ -146,13 +157,24 @@ function M.new_session(agent, how)
       return nil
     end
   end
-  local s = session.new(agent)
-  if how.history then
-    history.close_views(how.history) -- the resumed chat replaces its read-only view
-    s:set_history(how.history)
-    s.transcript:message("info", ("Resuming the saved chat %q (session/load)..."):format(how.history.title or "?"))
+  local plain = not (how.history or how.resume or how.load or how.fork)
+  local s = plain and warm.take(agent, start_warm) or nil
+  if not s then
+    s = session.new(agent)
+    if how.history then
+      history.close_views(how.history) -- the resumed chat replaces its read-only view
+      s:set_history(how.history)
+      s.transcript:message("info", ("Resuming the saved chat %q..."):format(how.history.title or "?"))
+    end
+    s:start(how, events.bind)
   end
-  s:start(how, events.bind)
+  draft.restore(s)
+  if plain then
+    -- Warm sessions of this agent open the next new chat at once.
+    vim.schedule(function()
+      warm.fill(agent, start_warm)
+    end)
+  end
   return s:status()
 end
 
@@ -162,7 +184,38 @@ function M.history()
   setup_once()
   history.pick(function(meta)
     M.new_session(meta.agent, { load = meta.session_id, history = meta })
+  end, lifecycle.delete_saved)
+end
+
+--- Fork the current (or opts.session) session (:AcpFork): a new chat with
+--- its history, on a copy of the session the agent makes (session/fork);
+--- the original goes on untouched. Returns the new session's status, or
+--- nil (with a message) when the agent cannot fork.
+---@param opts { session: integer|nil }|nil
+---@return acp.Status|nil
+function M.fork(opts)
+  setup_once()
+  local p = resolve(opts)
+  if not p then
+    vim.notify("acp: no session to fork", vim.log.levels.WARN)
+    return nil
+  end
+  local s = lifecycle.fork(p, function(s, how)
+    s:start(how, events.bind)
   end)
+  return s and s:status() or nil
+end
+
+--- Log out of agent (default: the current session's) (:AcpLogout).
+---@param agent string|nil
+function M.logout(agent)
+  setup_once()
+  agent = (agent and agent ~= "") and agent or default_agent()
+  if not agent then
+    vim.notify("acp: which agent? :AcpLogout {agent}", vim.log.levels.WARN)
+    return
+  end
+  lifecycle.logout(agent)
 end
 
 --- Pick one of the agent's past sessions and load it, history included.
@@ -246,6 +299,30 @@ function M.send(text, opts)
     return false
   end
   return s:send(text)
+end
+
+--- Send text into the running turn of the current (or opts.session)
+--- session now, by the way its agent offers (steering, its own queue, or
+--- cancelling the turn after asking); with no text, the next queued
+--- prompt. With the agent idle it is sent as a prompt.
+---@param text string|nil
+---@param opts { session: integer|nil }|nil
+---@return boolean taken
+function M.steer(text, opts)
+  local s = resolve(opts)
+  if not s then
+    vim.notify("acp: no session", vim.log.levels.ERROR)
+    return false
+  end
+  return s:steer(text or "")
+end
+
+--- The prompts queued in the current (or opts.session) session, oldest first.
+---@param opts { session: integer|nil }|nil
+---@return string[]
+function M.queued(opts)
+  local s = resolve(opts)
+  return s and s.queue:texts() or {}
 end
 
 --- Cancel the running turn of the current (or opts.session) session.

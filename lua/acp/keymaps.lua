@@ -20,6 +20,12 @@ M.actions = {
   input = {
     { name = "send", modes = { "n" }, desc = "send the prompt" },
     { name = "send_insert", modes = { "i", "n" }, desc = "send the prompt" },
+    {
+      name = "steer",
+      modes = { "i", "n" },
+      desc = "send it into the running turn now (empty: the next queued prompt)",
+    },
+    { name = "queue", modes = { "n", "i" }, desc = "edit the prompts queued while the agent works" },
     { name = "cancel", modes = { "n", "i" }, desc = "cancel the agent's turn" },
     { name = "permission", modes = { "n", "i" }, desc = "go to the waiting permission prompt" },
     { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
@@ -35,6 +41,7 @@ M.actions = {
     { name = "follow", modes = { "n" }, desc = "follow the agent: show where it works in the editing window (toggle)" },
     { name = "cancel", modes = { "n" }, desc = "cancel the agent's turn" },
     { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
+    { name = "queue", modes = { "n" }, desc = "edit the prompts queued while the agent works" },
     { name = "help", modes = { "n" }, desc = "show these keys" },
     { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
   },
@@ -48,6 +55,12 @@ M.actions = {
     { name = "take_agent", modes = { "n" }, desc = "take the agent's version (conflict)" },
     { name = "keep_mine", modes = { "n" }, desc = "keep your version (conflict)" },
     { name = "open_diff", modes = { "n" }, desc = "open a side-by-side diff first (conflict)" },
+    { name = "submit", modes = { "n" }, desc = "send the answers (a question of the agent)" },
+    { name = "decline", modes = { "n" }, desc = "decline (a question of the agent)" },
+    { name = "dismiss", modes = { "n" }, desc = "cancel without answering (a question of the agent)" },
+    { name = "edit_field", modes = { "n" }, desc = "edit a field of the form (1-9 edit the first nine)" },
+    { name = "open_url", modes = { "n" }, desc = "open the link the agent asks for" },
+    { name = "copy_url", modes = { "n" }, desc = "copy the link the agent asks for" },
     { name = "hide", modes = { "n" }, desc = "hide the prompt (:AcpPermission shows it again)" },
   },
   review = {
@@ -60,10 +73,18 @@ M.actions = {
     { name = "comment", modes = { "n" }, desc = "comment on the change (:AcpReview send tells the agent)" },
     { name = "view", modes = { "n" }, desc = "list every pending change (:AcpReview)" },
   },
+  queue = {
+    { name = "move_up", modes = { "n" }, desc = "move the prompt under the cursor up" },
+    { name = "move_down", modes = { "n" }, desc = "move the prompt under the cursor down" },
+    { name = "remove", modes = { "n" }, desc = "remove the prompt under the cursor" },
+    { name = "steer", modes = { "n" }, desc = "send the prompt under the cursor now" },
+    { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
+    { name = "close", modes = { "n" }, desc = "close the queue (edits are kept)" },
+  },
 }
 
 --- The keys configured for section.action ({} when turned off).
----@param section "input"|"chat"|"prompt"|"review"
+---@param section "input"|"chat"|"prompt"|"review"|"queue"
 ---@param action string
 ---@return string[]
 function M.keys(section, action)
@@ -77,7 +98,7 @@ function M.keys(section, action)
 end
 
 --- The first key of section.action, or nil when it is turned off.
----@param section "input"|"chat"|"prompt"
+---@param section "input"|"chat"|"prompt"|"queue"
 ---@param action string
 ---@return string|nil
 function M.first(section, action)
@@ -87,7 +108,7 @@ end
 --- Map the keys of section's actions in buf; handlers[name] runs an action
 --- (actions without a handler are not mapped).
 ---@param buf integer
----@param section "input"|"chat"|"prompt"
+---@param section "input"|"chat"|"prompt"|"queue"
 ---@param handlers table<string, function>
 function M.apply(buf, section, handlers)
   for _, a in ipairs(M.actions[section]) do
@@ -105,6 +126,7 @@ local titles = {
   input = "In the input area",
   prompt = "In a prompt",
   review = "In a buffer with the agent's pending changes, and :AcpReview",
+  queue = "In the queue (:AcpQueue)",
 }
 
 --- The lines of the key help: every section's keys and what they do.
@@ -112,7 +134,7 @@ local titles = {
 function M.help_lines()
   local rows = {}
   local keyw = 0
-  for _, section in ipairs({ "chat", "input", "prompt", "review" }) do
+  for _, section in ipairs({ "chat", "input", "prompt", "review", "queue" }) do
     rows[#rows + 1] = { title = titles[section] }
     for _, a in ipairs(M.actions[section]) do
       local keys = table.concat(M.keys(section, a.name), " ")
@@ -151,7 +173,7 @@ function M.show_help()
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   for i, l in ipairs(lines) do
-    if titles.chat == l or titles.input == l or titles.prompt == l or titles.review == l then
+    if titles.chat == l or titles.input == l or titles.prompt == l or titles.review == l or titles.queue == l then
       api.nvim_buf_set_extmark(buf, help_ns, i - 1, 0, { end_col = #l, hl_group = "AcpPermissionTitle" })
     elseif l:match("^  ") then
       local key_end = #(l:match("^(  .-)  ") or "")

@@ -6,6 +6,7 @@
 --- acp.fsprompt, acp.resume (and acp.rules for "remember this?").
 local actions = require("acp.actions")
 local config = require("acp.config")
+local elicit = require("acp.elicit")
 local fsprompt = require("acp.fsprompt")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
@@ -23,7 +24,7 @@ local M = {}
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"|"registry_env"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"|"registry_env"|"elicitation"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -38,6 +39,9 @@ local kinds = {
   mention = { awaits = true, content = mentionask },
   -- Variables an agent's registry entry sets, before its first start.
   registry_env = { content = registryenv },
+  -- The agent's questions: acp.elicit sends the answer itself (the host
+  -- checks a form's values first).
+  elicitation = { awaits = true, content = elicit },
 }
 
 ---@class acp.PromptItem
@@ -175,6 +179,19 @@ function Q:answer(item, choice, opts)
     )
     return false
   end
+  if opt.stay then
+    -- Not an answer yet (a form's field edited, or values refused): the
+    -- prompt stays, drawn again once opt.run is done.
+    local function redraw()
+      self:_redraw(item)
+    end
+    if opt.run then
+      opt.run(redraw)
+    else
+      redraw()
+    end
+    return false
+  end
   table.remove(self.items, pos)
   if self.shown and self.shown.item == item then
     self:_close()
@@ -191,6 +208,23 @@ function Q:answer(item, choice, opts)
   self:_show_next()
   self:_retitle()
   return true
+end
+
+--- Draw item again (its content changed) when it is on screen, focused.
+---@param item acp.PromptItem
+function Q:_redraw(item)
+  if not index_of(self.items, item) then
+    return
+  end
+  if self.shown and self.shown.item == item and not self.shown.picker then
+    local row = self.shown.win and api.nvim_win_is_valid(self.shown.win) and api.nvim_win_get_cursor(self.shown.win)
+    self:_close()
+    self:_show_next({ focus = true })
+    local win = self.shown and self.shown.item == item and self.shown.win
+    if row and win and api.nvim_win_is_valid(win) then
+      pcall(api.nvim_win_set_cursor, win, row)
+    end
+  end
 end
 
 --- Answer the first waiting prompt of kind.
@@ -341,7 +375,8 @@ function Q:_sync_state()
     self.state_before = s.state -- "ready" for a question outside a turn (a code block applied)
     s:set_state("awaiting_permission")
   elseif not awaits and s.state == "awaiting_permission" then
-    s:set_state(self.state_before == "ready" and "ready" or "busy")
+    local back = self.state_before
+    s:set_state((back == "ready" or back == "starting") and back or "busy")
     self.state_before = nil
   end
 end
@@ -644,7 +679,7 @@ function Q:_pick(item)
     self:_show_next()
   end
   if item.kind == "resume" then
-    resume.pick(s, type(item.data.sessions) == "table" and item.data.sessions or {}, answer)
+    resume.pick(s, type(item.data.sessions) == "table" and item.data.sessions or {}, answer, item.data.more)
   else
     rules.offer(s, item.data.toolCall, item.data.action, function()
       answer(nil)

@@ -7,9 +7,10 @@ local M = {}
 --- Ask the user which session to load; answer("") (cancel) starts a new one.
 ---@param s acp.Session
 ---@param sessions table[] { id, title?, cwd, updated_at? } (empty: the agent cannot list)
----@param answer fun(choice: string) settles the question (ignored once settled otherwise)
-function M.pick(s, sessions, answer)
-  if #sessions == 0 then
+---@param answer fun(choice: string, message: string|nil) settles the question (ignored once settled otherwise)
+---@param more string|nil the agent lists more sessions: answering this asks for the next page
+function M.pick(s, sessions, answer, more)
+  if #sessions == 0 and not more then
     vim.ui.input({ prompt = ("%s session id to load (empty: new session): "):format(s.agent) }, function(text)
       text = text and vim.trim(text) or ""
       answer(text, text == "" and "Starting a new session." or ("Loading session " .. text .. "..."))
@@ -24,11 +25,16 @@ function M.pick(s, sessions, answer)
     return (a.updated_at or "") > (b.updated_at or "")
   end)
   local items = vim.list_extend({ { new = true } }, sessions)
+  if more then
+    items[#items + 1] = { more = true }
+  end
   vim.ui.select(items, {
     prompt = ("Resume a %s session"):format(s.agent),
     format_item = function(it)
       if it.new then
         return "New session"
+      elseif it.more then
+        return ("More sessions… (%d listed)"):format(#sessions)
       end
       local title = texts.one_line(it.title or it.id)
       return it.updated_at and ("%s  (%s)"):format(title, texts.date(it.updated_at)) or title
@@ -36,6 +42,8 @@ function M.pick(s, sessions, answer)
   }, function(it)
     if not it or it.new then
       return answer("", "Starting a new session.")
+    elseif it.more then
+      return answer(more)
     end
     answer(it.id, ("Loading %s..."):format(texts.one_line(it.title or it.id)))
   end)

@@ -10,6 +10,7 @@ local auth = require("acp.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
 local context = require("acp.context")
+local draft = require("acp.draft")
 local mentionask = require("acp.mentionask")
 local registryenv = require("acp.registryenv")
 local history = require("acp.history")
@@ -17,9 +18,12 @@ local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local prompt = require("acp.prompt")
 local remote = require("acp.remote")
+local queue = require("acp.queue")
+local replay = require("acp.replay")
 local render = require("acp.render.acp")
 local sandbox = require("acp.sandbox")
 local settings = require("acp.settings")
+local steer = require("acp.steer")
 local terminal = require("acp.terminal")
 local texts = require("acp.text")
 local transcript = require("acp.transcript")
@@ -53,15 +57,21 @@ local api = vim.api
 ---@field stop_reason string|nil of the last turn
 ---@field error string|nil the last error
 ---@field queued string[]|nil prompts sent while the session was starting
+---@field queue acp.Queue prompts sent while the agent works (acp.queue)
+---@field inflight integer|nil prompts sent whose turn has not ended
+---@field caps table|nil what the agent can do (the host's capsTable: steer, resume, fork...)
+---@field steering acp.QueuedPrompt[]|nil prompts sent with `_session/steering`, awaiting the outcome
 ---@field session_title string|nil the agent's title of the conversation (winbar)
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
+---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
 ---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
 ---@field cwd string the session's working directory
 ---@field first_prompt string|nil the first prompt sent (saved chats are titled by it)
 ---@field can_load boolean|nil the agent can load sessions (session/load)
 ---@field history acp.HistoryMeta|nil where the chat is saved (acp.history)
 ---@field save_failed boolean|nil saving failed once (said in the chat)
+---@field warm boolean|nil kept started aside for the next new chat (acp.warm)
 ---@field transcript acp.Transcript
 ---@field prompts acp.PromptQueue
 ---@field terminals acp.Terminals
@@ -180,12 +190,16 @@ function M.host_exited(code)
   closed_sids = {}
 end
 
---- A new session of agent (state "starting"), current, with its chat shown.
+--- A new session of agent (state "starting"), current, with its chat shown
+--- (opts.warm: kept aside, not listed, its chat hidden, until M.adopt).
 --- It talks to no host yet: see S:start.
 ---@param agent string
+---@param opts { warm: boolean|nil }|nil
 ---@return acp.Session
-function M.new(agent)
-  drop_stillborn()
+function M.new(agent, opts)
+  if not (opts and opts.warm) then
+    drop_stillborn() -- a warm session starts aside: the current chat stays
+  end
   next_key = next_key + 1
   local spec = config.agent(agent)
   local s = setmetatable({
@@ -200,9 +214,13 @@ function M.new(agent)
     context = context.new(),
   }, S)
   s.prompts = prompt.new(s)
+  s.queue = queue.new(s)
   sessions[s.key] = s
-  order[#order + 1] = s.key
-  current = s.key
+  s.warm = opts and opts.warm or nil
+  if not s.warm then
+    order[#order + 1] = s.key
+    current = s.key
+  end
   chat.create(s)
   s.terminals = terminal.new(s.key, function(id)
     s.transcript:refresh_terminal(id)
@@ -215,8 +233,21 @@ function M.new(agent)
     icons = config.icons(),
     terminals = s.terminals,
   })
-  chat.show(s)
+  draft.attach(s)
+  if not s.warm then
+    chat.show(s)
+  end
   return s
+end
+
+--- Make warm session s (acp.warm) a listed one, current, its chat shown.
+---@param s acp.Session
+function M.adopt(s)
+  s.warm = nil
+  s.since = s.state == "starting" and s.since or vim.uv.now()
+  order[#order + 1] = s.key
+  current = s.key
+  chat.show(s)
 end
 
 -- Session ----------------------------------------------------------------
@@ -287,6 +318,7 @@ function S:fail(msg)
     text = text .. "\nThe saved chat is kept as it was: `:AcpHistory`, then Open read-only, shows it."
   end
   self.transcript:message("error", text)
+  self:_keep_queue()
   self:set_state("error")
   self:save()
 end
@@ -352,28 +384,44 @@ function S:_open(spec, how, on_sid)
   self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
 end
 
---- The options of acp_open for spec (see host's SessionOptions).
+--- How the host starts agent name (its AgentSpec), with spec resolved
+--- (acp.agents), in directory cwd.
+---@param name string
 ---@param spec acp.AgentSpec
----@param how { resume: boolean|nil }
----@return table|nil opts, string|nil err why they cannot be made (no token)
-function S:open_opts(spec, how)
+---@param cwd string
+---@return table
+function M.host_spec(name, spec, cwd)
   local cmd = vim.deepcopy(spec.cmd)
   for i, part in ipairs(cmd) do
     cmd[i] = part:gsub("{bin}", function()
       return host.bin()
     end)
   end
-  local o = config.options
-  self.transcript:message("info", remote.starting(self.agent, spec, cmd))
-  local env = vim.tbl_extend("force", spec.env or {}, auth.env(self.agent))
-  local agent = {
-    name = self.agent,
+  local env = vim.tbl_extend("force", spec.env or {}, auth.env(name))
+  return {
+    name = name,
     cmd = cmd,
     env = next(env) and env or vim.empty_dict(),
-    cwd = self.cwd,
+    cwd = cwd,
     start_timeout_ms = spec.start_timeout_ms,
-    sandbox = sandbox.agent_options(self.cwd, spec),
+    restarts = spec.restarts or 3,
+    sandbox = sandbox.agent_options(cwd, spec),
   }
+end
+
+--- The options of acp_open for spec (see host's SessionOptions).
+---@param spec acp.AgentSpec
+---@param how { resume: boolean|nil, load: string|nil, fork: integer|nil }
+---@return table|nil opts, string|nil err why they cannot be made (no token)
+function S:open_opts(spec, how)
+  local o = config.options
+  local agent = M.host_spec(self.agent, spec, self.cwd)
+  if how.fork then
+    -- The fork runs on the process of the session it copies: nothing starts.
+    self.transcript:message("info", ("Forking on the running %s..."):format(self.agent))
+  else
+    self.transcript:message("info", remote.starting(self.agent, spec, agent.cmd))
+  end
   local fields, err = remote.open_fields(self.agent, spec)
   if not fields then
     return nil, err
@@ -401,6 +449,7 @@ function S:open_opts(spec, how)
     sandbox = sandbox.options(self.cwd),
     resume = how.resume or false,
     load_session_id = how.load,
+    fork_of = how.fork,
   }
 end
 
@@ -434,19 +483,22 @@ function S:_watch_start()
       end
     end
     self.transcript:message("warn", msg)
-    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
+    if #vim.fn.win_findbuf(self.chat_buf) == 0 and not self.warm then
       vim.notify("acp: " .. msg, vim.log.levels.WARN)
     end
   end, config.options.chat.start_notice_ms)
 end
 
 --- Send a prompt (with the pending context and @mentions). Prompts sent
---- while starting (or after those, while busy) are queued. Returns false,
---- with a message, when the session cannot take one now.
+--- while starting (or after those, while busy) are sent once it is ready;
+--- prompts sent while the agent works wait in the queue (acp.queue), sent
+--- in order as turns end. Returns false, with a message, when the session
+--- cannot take one.
 ---@param text string
 ---@return boolean
 function S:send(text)
   self.first_prompt = self.first_prompt or text
+  draft.clear(self)
   if self.state == "starting" or (self.state == "busy" and self.queued) then
     -- Queue it: sent as soon as the session is ready; the state is "busy"
     -- already, as for any prompt.
@@ -458,8 +510,8 @@ function S:send(text)
     return true
   end
   if self.state == "busy" or self.state == "awaiting_permission" then
-    vim.notify("acp: the agent is still working; :AcpCancel to stop it", vim.log.levels.WARN)
-    return false
+    self.queue:add(text, self.context:take())
+    return true
   end
   if self.state ~= "ready" then
     vim.notify(
@@ -471,24 +523,60 @@ function S:send(text)
   if not unsaved.before_prompt(self) then
     return false
   end
+  self:submit(text, self.context:take())
+  return true
+end
+
+--- Steer text into the running turn (acp.steer); with the agent idle it
+--- is sent as a prompt. Empty text sends the next queued prompt.
+---@param text string
+---@return boolean taken (false: nothing to send)
+function S:steer(text)
+  local item
+  if vim.trim(text) == "" then
+    item = self.queue:pop()
+    if not item then
+      return false
+    end
+  else
+    self.first_prompt = self.first_prompt or text
+    draft.clear(self)
+    local blocks, labels = self.context:take()
+    item = { text = text, blocks = blocks, labels = labels }
+  end
+  self.queue.held = nil
+  steer.steer(self, item)
+  return true
+end
+
+--- A prompt's content: blocks (its context) and the files its @mentions
+--- name, with their labels, given to fn. Files from outside the workspace
+--- go only once the user says so (acp.mentionask): "keep" puts the text
+--- back in the input area and fn is not called.
+---@param text string
+---@param blocks table[]|nil
+---@param labels string[]|nil
+---@param fn fun(blocks: table[], labels: string[])
+function S:prompt_content(text, blocks, labels, fn)
   local mblocks, mlabels, mpaths, problems = self.context:mentions(text, { cwd = self.cwd, terminals = self.terminals })
   for _, p in ipairs(problems) do
     self.transcript:message("warn", p)
   end
+  local function go()
+    fn(vim.list_extend(vim.list_slice(blocks or {}), mblocks), vim.list_extend(vim.list_slice(labels or {}), mlabels))
+  end
   local out = mentionask.outside(self, mpaths)
   if #out == 0 then
-    self:_send_now(text, mblocks, mlabels)
-    return true
+    return go()
   end
-  -- Files from outside the workspace go only once the user says so.
-  local paths, labels = {}, {}
+  local paths, olabels = {}, {}
   for _, i in ipairs(out) do
-    paths[#paths + 1], labels[#labels + 1] = mpaths[i], mlabels[i]
+    paths[#paths + 1], olabels[#olabels + 1] = mpaths[i], mlabels[i]
   end
   self.prompts:add(
     "mention",
     nil,
-    mentionask.question(paths, labels, function(answer)
+    mentionask.question(paths, olabels, function(answer)
       if answer == "keep" then
         if
           api.nvim_buf_is_valid(self.input_buf)
@@ -504,22 +592,33 @@ function S:send(text)
           table.remove(mlabels, out[k])
         end
       end
-      self:_send_now(text, mblocks, mlabels)
+      go()
     end)
   )
-  return true
 end
 
---- Send text now with the mentions' blocks and the pending context.
-function S:_send_now(text, mblocks, mlabels)
-  local blocks, labels = self.context:take()
-  vim.list_extend(blocks, mblocks)
-  vim.list_extend(labels, mlabels)
-  self.transcript:user_message(text, labels)
-  self.stop_reason = nil
-  self.error = nil
-  self:set_state("busy")
-  host.notify("acp_prompt", self.sid, text, blocks)
+--- Send text now with its context blocks (and @mentions, see
+--- prompt_content): the chat shows it (unless opts.shown) and the session
+--- is busy until its turn ends. opts.concurrent: sent into a running turn
+--- for the agent to queue.
+---@param text string
+---@param blocks table[]|nil
+---@param labels string[]|nil
+---@param opts { shown: boolean|nil, concurrent: boolean|nil }|nil
+function S:submit(text, blocks, labels, opts)
+  opts = opts or {}
+  self:prompt_content(text, blocks, labels, function(all, all_labels)
+    if not opts.shown then
+      self.transcript:user_message(text, all_labels)
+    end
+    if not opts.concurrent then
+      self.stop_reason = nil
+      self.error = nil
+      self:set_state("busy")
+    end
+    self.inflight = (self.inflight or 0) + 1
+    host.notify("acp_prompt", self.sid, text, all)
+  end)
 end
 
 --- Cancel the running turn: waiting permission requests are dropped (the
@@ -548,11 +647,36 @@ function S:stop()
     closed_sids[self.sid] = true
   end
   self.queued = nil
+  self:_keep_queue()
   if self.state ~= "error" then
     self.transcript:message("info", "Session stopped.")
   end
   self:set_state("closed")
   self:save()
+end
+
+--- The session ended with prompts still queued: they go back to the input
+--- area (after what is typed there), and the chat says so.
+function S:_keep_queue()
+  local n = self.queue:count()
+  if n == 0 then
+    return
+  end
+  local text = self.queue:drain()
+  if api.nvim_buf_is_valid(self.input_buf) then
+    local lines = api.nvim_buf_get_lines(self.input_buf, 0, -1, false)
+    if #lines == 1 and lines[1] == "" then
+      lines = {}
+    elseif #lines > 0 then
+      lines[#lines + 1] = ""
+    end
+    vim.list_extend(lines, vim.split(text, "\n", { plain = true }))
+    api.nvim_buf_set_lines(self.input_buf, 0, -1, false, lines)
+  end
+  self.transcript:message(
+    "info",
+    ("%d queued prompt%s not sent: back in the input area."):format(n, n == 1 and "" or "s")
+  )
 end
 
 --- The agent answered initialize (event `state`, state "initialized"; again
@@ -578,6 +702,7 @@ end
 function S:on_ready(ev)
   self.session_id = ev.session_id
   self.can_load = ev.load_session == true
+  self.caps = type(ev.caps) == "table" and ev.caps or {}
   self.context:set_capabilities(ev.prompt_capabilities)
   self:on_initialized(ev)
   self.settings:load(type(ev.info) == "table" and ev.info or {})
@@ -586,22 +711,70 @@ function S:on_ready(ev)
     -- state is the session's own.
     return
   end
-  local help = keymaps.first("chat", "help")
-  self.transcript:message(
-    "info",
-    ("Session ready (%s). Type below%s%s."):format(
-      self.session_id,
-      chat.send_hint(", "),
-      help and ("; %s in the chat lists the keys"):format(help) or ""
+  if ev.reattached then
+    self:_reattached(ev.attached)
+  else
+    if ev.attached == "resumed" and self.history then
+      -- session/resume replays nothing: the saved chat shows what it holds.
+      replay.show(self, history.lines(self.history))
+      self.transcript:message("info", "Resumed (session/resume): the agent keeps the conversation above.")
+    end
+    local help = keymaps.first("chat", "help")
+    self.transcript:message(
+      "info",
+      ("Session ready (%s). Type below%s%s."):format(
+        self.session_id,
+        chat.send_hint(", "),
+        help and ("; %s in the chat lists the keys"):format(help) or ""
+      )
     )
-  )
+  end
   self:set_state("ready")
   local queued = self.queued
   self.queued = nil
   if queued and #queued > 0 then
     self:set_state("busy")
+    self.inflight = (self.inflight or 0) + 1
     host.notify("acp_prompt", self.sid, table.concat(queued, "\n\n"), (self.context:take()))
   end
+end
+
+--- The session is back on its agent, restarted after a crash (or
+--- reconnected): how ("resumed", "loaded", "new") it was put back.
+---@param how string|nil
+function S:_reattached(how)
+  local name = self:label()
+  if how == "resumed" then
+    self.transcript:message("info", ("%s is back; the session was resumed (session/resume)."):format(name))
+  elseif how == "loaded" then
+    self.transcript:message(
+      "info",
+      ("%s is back; the session was loaded again (session/load; its replay is not shown twice)."):format(name)
+    )
+  else
+    self.transcript:message(
+      "warn",
+      ("%s is back, but it can neither resume nor load sessions: this is a new session, which does not know the conversation above."):format(
+        name
+      )
+    )
+  end
+end
+
+--- The agent crashed and is started again (event `restart`): the session
+--- waits for it ("starting"); prompts sent meanwhile go once it is back.
+---@param ev { error: string|nil, attempt: integer|nil, max: integer|nil }
+function S:on_restart(ev)
+  self.prompts:cancel_all()
+  self.transcript:message(
+    "warn",
+    ("%s\nRestarting it (%d of at most %d restarts within 5 minutes)…"):format(
+      M.error_text(ev.error or "the agent exited"),
+      ev.attempt or 1,
+      ev.max or 1
+    )
+  )
+  self:set_state("starting")
 end
 
 --- The host failed the session (event `state`, state "error").
@@ -638,6 +811,18 @@ end
 --- A turn ended (event `turn_end`): a stop reason, or an error.
 ---@param ev { stop_reason: string|nil, error: string|nil }
 function S:on_turn_end(ev)
+  self.inflight = math.max(0, (self.inflight or 1) - 1)
+  if ev.usage then
+    self.turn_usage = ev.usage
+  end
+  if self.inflight > 0 and not ev.error then
+    -- Another prompt the agent queued itself runs on.
+    if ev.stop_reason then
+      self.transcript:stop(ev.stop_reason)
+    end
+    return
+  end
+  self.inflight = 0
   if ev.error then
     self.transcript:message("error", ev.error)
     self.error = ev.error
@@ -663,6 +848,7 @@ function S:on_turn_end(ev)
   self.prompts:cancel_all("permission")
   if self:alive() then
     self:set_state("ready")
+    self.queue:turn_ended(ev)
   end
   self:save()
 end
@@ -717,6 +903,9 @@ end
 function M.save_all()
   for _, s in pairs(sessions) do
     pcall(s.save, s)
+    if not s.warm then
+      pcall(draft.save, s)
+    end
   end
   exiting = true
 end

@@ -38,6 +38,35 @@ function M.values(opt)
   return out
 end
 
+--- How a config option reads in a list: "[x] Fast mode" for a boolean,
+--- "Reasoning: High" (its value's name) for a select.
+---@param o table SessionConfigOption
+---@return string
+function M.option_text(o)
+  local name = o.name or o.id or "?"
+  if o.type == "boolean" then
+    return ("[%s] %s"):format(o.currentValue == true and "x" or " ", name)
+  end
+  for _, v in ipairs(M.values(o)) do
+    if v.value == o.currentValue then
+      return ("%s: %s"):format(name, v.name or v.value)
+    end
+  end
+  return ("%s: %s"):format(name, tostring(o.currentValue))
+end
+
+--- The names of the boolean config options turned on (the winbar's).
+---@return string[]
+function S:switches_on()
+  local out = {}
+  for _, o in ipairs(self.config_options) do
+    if o.type == "boolean" and o.currentValue == true then
+      out[#out + 1] = o.name or o.id
+    end
+  end
+  return out
+end
+
 --- The config option of a category ("mode", "model", ...), if the agent has one.
 ---@param category string
 ---@return table|nil

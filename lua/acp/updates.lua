@@ -3,6 +3,7 @@
 --- update to the part of the session that owns it.
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
+local notices = require("acp.notices")
 local render = require("acp.render.acp")
 
 local M = {}
@@ -117,6 +118,12 @@ end
 function handlers.usage_update(s, u)
   s:set_info({ usage = u })
 end
+
+handlers.notice = notices.notice
+handlers.compaction_update = notices.compaction
+handlers.compaction_summary_chunk = notices.compaction_chunk
+handlers.plan_update = notices.plan_update
+handlers.plan_removed = notices.plan_removed
 
 --- Apply one update table (the `update` field of session/update).
 ---@param s acp.Session

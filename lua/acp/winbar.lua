@@ -78,6 +78,20 @@ function M.state_text(s, now, short)
   return ("[%s]"):format(state)
 end
 
+--- A token count for the winbar: "950", "12.3k", "1.2M".
+---@param n number
+---@return string
+function M.tokens(n)
+  if n >= 1e6 then
+    return ("%.1fM"):format(n / 1e6)
+  elseif n >= 1e4 then
+    return ("%.0fk"):format(n / 1e3)
+  elseif n >= 1e3 then
+    return ("%.1fk"):format(n / 1e3)
+  end
+  return tostring(math.floor(n))
+end
+
 --- The winbar of session s at time now (milliseconds, vim.uv.now()) for a
 --- window width columns wide (default: wide enough).
 ---@param s acp.Session
@@ -98,6 +112,9 @@ function M.text(s, now, width)
   if st and st.model_name then
     middle[#middle + 1] = "model: " .. st.model_name
   end
+  for _, name in ipairs(st and st.switches_on and st:switches_on() or {}) do
+    middle[#middle + 1] = (config.icons() and "✓ " or "+") .. name
+  end
   if type(s.plan) == "table" and #s.plan > 0 then
     local done, active = 0, nil
     for _, e in ipairs(s.plan) do
@@ -116,6 +133,14 @@ function M.text(s, now, width)
       usage = usage .. (" %.2f %s"):format(tonumber(u.cost.amount), tostring(u.cost.currency or ""))
     end
     middle[#middle + 1] = usage
+  end
+  local tu = s.turn_usage
+  if type(tu) == "table" and tonumber(tu.total) then
+    middle[#middle + 1] = ("%s tok"):format(M.tokens(tonumber(tu.total)))
+  end
+  local queued = s.queue and #s.queue.items or 0
+  if queued > 0 then
+    middle[#middle + 1] = ("%d queued"):format(queued) -- last: the part kept longest
   end
   local name = s.title or s.agent
   local state = M.state_text(s, now)
@@ -139,6 +164,36 @@ function M.text(s, now, width)
     bar = bar .. "| " .. table.concat(vim.tbl_map(esc, middle), " | ") .. " "
   end
   return bar .. ("%%=%%#%s#%s%%*"):format(state_hl[s.state] or "AcpStateStarting", esc(state))
+end
+
+--- The input window's winbar while prompts are queued (acp.queue; nil: none):
+--- "2 queued · next: fix the tests… · <M-q> edit · <M-CR> send now".
+---@param s acp.Session
+---@param width integer|nil
+---@return string|nil
+function M.queue_text(s, width)
+  local q = s.queue
+  if not q or #q.items == 0 then
+    return nil
+  end
+  local esc = texts.statusline
+  local keys = {}
+  local edit = keymaps.first("input", "queue")
+  if edit then
+    keys[#keys + 1] = edit .. " edit"
+  end
+  local steer = keymaps.first("input", "steer")
+  if steer then
+    keys[#keys + 1] = steer .. (q.held and " send next" or " send now")
+  end
+  local tail = #keys > 0 and (" · " .. table.concat(keys, " · ")) or ""
+  local head = ("%d queued%s · next: "):format(#q.items, q.held and " (held)" or "")
+  local room = (width or 80) - vim.fn.strdisplaywidth(head .. tail) - 1
+  local next_text = texts.one_line(q.items[1].text)
+  if vim.fn.strdisplaywidth(next_text) > room then
+    next_text = vim.fn.strcharpart(next_text, 0, math.max(1, room - 1)) .. "…"
+  end
+  return "%#AcpQueue#" .. esc(head .. next_text) .. "%*%<" .. esc(tail)
 end
 
 local drawn = setmetatable({}, { __mode = "k" }) ---@type table<acp.Session, true> sessions with a winbar
@@ -177,6 +232,15 @@ function M.update(s)
     local bar = M.text(s, now, api.nvim_win_get_width(win))
     if vim.wo[win].winbar ~= bar then
       vim.wo[win].winbar = bar
+    end
+  end
+  -- The input area's winbar shows the queue while prompts wait.
+  if s.input_buf and api.nvim_buf_is_valid(s.input_buf) then
+    for _, win in ipairs(vim.fn.win_findbuf(s.input_buf)) do
+      local bar = M.queue_text(s, api.nvim_win_get_width(win)) or ""
+      if vim.wo[win].winbar ~= bar then
+        vim.wo[win].winbar = bar
+      end
     end
   end
 end

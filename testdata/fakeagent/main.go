@@ -39,8 +39,27 @@ type Scenario struct {
 	// Sessions answers session/list; LoadSteps replay a session's history on session/load.
 	Sessions  []map[string]any `json:"sessions"`
 	LoadSteps []Step           `json:"load_steps"`
+	// SessionPages answers session/list page by page (cursors "page-1"...),
+	// instead of Sessions.
+	SessionPages [][]map[string]any `json:"session_pages"`
+	// AttachSteps run after session/new, session/load, session/resume and
+	// session/fork answer (e.g. an exit: a crash right after).
+	AttachSteps []Step `json:"attach_steps"`
+	// Fail makes these methods answer an error (session/resume, session/load...).
+	Fail map[string]*acp.RequestError `json:"fail"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
 	EchoMode bool `json:"echo_mode"`
+	// ConfigOptions answer session/set_config_option (default: none).
+	ConfigOptions []any `json:"config_options"`
+	// Usage goes with each session/prompt answer (PromptResponse.usage).
+	Usage map[string]any `json:"usage"`
+	// QueuePrompts: a session/prompt sent while a turn runs waits for it
+	// (claude's promptQueueing); else turns run at once, side by side.
+	QueuePrompts bool `json:"queue_prompts"`
+	// SteerOutcome answers every `_session/steering` with this outcome;
+	// by default "injected" while a turn runs (its wait_steer step goes on)
+	// and "promptRequired" when none does.
+	SteerOutcome string `json:"steer_outcome"`
 	// LogWire logs every line received, in arrival order, as "wire" events
 	// (method, id, error code, permission outcome).
 	LogWire bool `json:"log_wire"`
@@ -69,6 +88,10 @@ type Scenario struct {
 		File string `json:"file"`
 		// Error: authenticate answers it.
 		Error *acp.RequestError `json:"error"`
+		// Steps run during authenticate, before it answers, with no
+		// session (codex-acp 2.6's ChatGPT login asks for a link with an
+		// elicitation scoped to the authenticate request).
+		Steps []Step `json:"steps"`
 	} `json:"auth"`
 }
 
@@ -86,19 +109,25 @@ type Step struct {
 	Mark string `json:"mark,omitempty"`
 	// Tools sends n tool_calls ("<prefix><i>", pending), then a
 	// tool_call_update for each (completed, one line of output).
-	Tools      int            `json:"tools,omitempty"`
-	Request    string         `json:"request,omitempty"`    // method of a request to the client
-	Async      bool           `json:"async,omitempty"`      // with request: do not wait for the answer
-	WaitAsync  bool           `json:"wait_async,omitempty"` // wait for every async request's answer
-	Params     map[string]any `json:"params,omitempty"`
-	WaitCancel bool           `json:"wait_cancel,omitempty"`
-	Exit       *int           `json:"exit,omitempty"`
-	OnceFile   string         `json:"once_file,omitempty"` // with exit: only when this file does not exist yet (then created)
-	Hang       bool           `json:"hang,omitempty"`
-	BigLine    int            `json:"big_line,omitempty"` // write one line of this many bytes
-	Garbage    string         `json:"garbage,omitempty"`
-	SleepMS    int            `json:"sleep_ms,omitempty"`
-	Stop       string         `json:"stop,omitempty"` // ends the turn with this stop reason
+	Tools     int            `json:"tools,omitempty"`
+	Request   string         `json:"request,omitempty"`    // method of a request to the client
+	Async     bool           `json:"async,omitempty"`      // with request: do not wait for the answer
+	WaitAsync bool           `json:"wait_async,omitempty"` // wait for every async request's answer
+	Params    map[string]any `json:"params,omitempty"`
+	// RawParams, with request: the params as this JSON text ("$sessionId"
+	// replaced), key order kept.
+	RawParams  string `json:"raw_params,omitempty"`
+	WaitCancel bool   `json:"wait_cancel,omitempty"`
+	// WaitSteer waits for a `_session/steering` (or a cancel), then says
+	// "steered: <its text>".
+	WaitSteer bool   `json:"wait_steer,omitempty"`
+	Exit      *int   `json:"exit,omitempty"`
+	OnceFile  string `json:"once_file,omitempty"` // with exit: only when this file does not exist yet (then created)
+	Hang      bool   `json:"hang,omitempty"`
+	BigLine   int    `json:"big_line,omitempty"` // write one line of this many bytes
+	Garbage   string `json:"garbage,omitempty"`
+	SleepMS   int    `json:"sleep_ms,omitempty"`
+	Stop      string `json:"stop,omitempty"` // ends the turn with this stop reason
 	// With request: Save names the result's terminalId for later "$name"
 	// params (the last one is always "$terminalId"); Until repeats the
 	// request every 20 ms until its result or error (as JSON) contains the
@@ -202,6 +231,9 @@ type agent struct {
 	vars     map[string]any // saved results for "$name" params
 	initID   string         // raw id of the initialize request (with init_raw)
 	authed   bool           // authenticate succeeded
+	running  int            // turns running
+	steers   chan string    // steered texts for wait_steer
+	turnMu   sync.Mutex     // held by each turn with QueuePrompts
 }
 
 type lockedWriter struct {
@@ -224,7 +256,7 @@ func main() {
 		login(os.Args[2:])
 		return
 	}
-	a := &agent{out: &lockedWriter{w: os.Stdout}, logW: io.Discard, cancel: make(chan struct{})}
+	a := &agent{out: &lockedWriter{w: os.Stdout}, logW: io.Discard, cancel: make(chan struct{}), steers: make(chan string, 16)}
 	if p := os.Getenv("FAKE_AGENT_SCENARIO"); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -292,6 +324,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	var p map[string]any
 	_ = json.Unmarshal(params, &p)
 	a.log("recv", map[string]any{"method": method, "params": p})
+	if rerr := a.sc.Fail[method]; rerr != nil {
+		return nil, rerr
+	}
 	switch method {
 	case acp.AgentMethodInitialize:
 		if a.sc.InitHang {
@@ -320,6 +355,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		if v := os.Getenv(au.Env); au.Env != "" && (v == "" || au.Value != "" && v != au.Value) {
 			return nil, &acp.RequestError{Code: -32000, Message: "Authentication required: " + au.Env + " is not set or wrong"}
+		}
+		if _, rerr := a.run(ctx, "", au.Steps); rerr != nil {
+			return nil, rerr
 		}
 		a.mu.Lock()
 		a.authed = true
@@ -372,16 +410,42 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 				a.run(context.Background(), id, a.sc.NewSession.Steps)
 			}()
 		}
+		a.attached(id)
 		return res, nil
 	case acp.AgentMethodSessionList:
+		if len(a.sc.SessionPages) > 0 {
+			page := 0
+			if c, ok := p["cursor"].(string); ok {
+				fmt.Sscanf(c, "page-%d", &page)
+			}
+			if page >= len(a.sc.SessionPages) {
+				return nil, acp.NewInvalidParams(map[string]any{"error": "bad cursor"})
+			}
+			res := map[string]any{"sessions": a.sc.SessionPages[page]}
+			if page+1 < len(a.sc.SessionPages) {
+				res["nextCursor"] = fmt.Sprintf("page-%d", page+1)
+			}
+			return res, nil
+		}
 		return map[string]any{"sessions": a.sc.Sessions}, nil
 	case acp.AgentMethodSessionLoad:
 		sid := fmt.Sprint(p["sessionId"])
 		if _, rerr := a.run(ctx, sid, a.sc.LoadSteps); rerr != nil {
 			return nil, rerr
 		}
+		a.attached(sid)
 		return map[string]any{}, nil
-	case acp.AgentMethodSessionResume:
+	case "session/resume":
+		a.attached(fmt.Sprint(p["sessionId"]))
+		return map[string]any{}, nil
+	case "session/fork":
+		a.mu.Lock()
+		a.sessions++
+		id := fmt.Sprintf("fake-fork-%d", a.sessions)
+		a.mu.Unlock()
+		a.attached(id)
+		return map[string]any{"sessionId": id}, nil
+	case "session/close", "session/delete", "logout":
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
 		a.mu.Lock()
@@ -398,29 +462,82 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	case acp.AgentMethodSessionSetModel:
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionSetConfigOption:
-		return map[string]any{"configOptions": []any{}}, nil
+		opts := a.sc.ConfigOptions
+		if opts == nil {
+			opts = []any{}
+		}
+		return map[string]any{"configOptions": opts}, nil
+	case "_session/steering":
+		a.mu.Lock()
+		running := a.running
+		a.mu.Unlock()
+		outcome := a.sc.SteerOutcome
+		if outcome == "" {
+			outcome = "promptRequired"
+			if running > 0 {
+				outcome = "injected"
+			}
+		}
+		if outcome == "injected" {
+			var sp struct {
+				Prompt []struct {
+					Text string `json:"text"`
+				} `json:"prompt"`
+			}
+			_ = json.Unmarshal(params, &sp)
+			text := ""
+			if len(sp.Prompt) > 0 {
+				text = sp.Prompt[0].Text
+			}
+			a.steers <- text
+		}
+		return map[string]any{"outcome": outcome}, nil
 	case acp.AgentMethodSessionPrompt:
+		if a.sc.QueuePrompts {
+			a.turnMu.Lock()
+			defer a.turnMu.Unlock()
+		}
 		a.mu.Lock()
 		i := a.turn
 		a.turn++
+		a.running++
 		a.mu.Unlock()
-		if len(a.sc.Turns) == 0 {
-			return map[string]any{"stopReason": "end_turn"}, nil
+		defer func() {
+			a.mu.Lock()
+			a.running--
+			a.mu.Unlock()
+		}()
+		stop := "end_turn"
+		if len(a.sc.Turns) > 0 {
+			if i >= len(a.sc.Turns) {
+				i = len(a.sc.Turns) - 1
+			}
+			var rerr *acp.RequestError
+			if stop, rerr = a.run(ctx, fmt.Sprint(p["sessionId"]), a.sc.Turns[i]); rerr != nil {
+				return nil, rerr
+			}
 		}
-		if i >= len(a.sc.Turns) {
-			i = len(a.sc.Turns) - 1
+		res := map[string]any{"stopReason": stop}
+		if a.sc.Usage != nil {
+			res["usage"] = a.sc.Usage
 		}
-		sid := fmt.Sprint(p["sessionId"])
-		stop, rerr := a.run(ctx, sid, a.sc.Turns[i])
-		if rerr != nil {
-			return nil, rerr
-		}
-		return map[string]any{"stopReason": stop}, nil
+		return res, nil
 	}
 	if strings.HasPrefix(method, "_") {
 		return nil, acp.NewMethodNotFound(method)
 	}
 	return nil, acp.NewMethodNotFound(method)
+}
+
+// attached runs AttachSteps for session sid once its answer is written.
+func (a *agent) attached(sid string) {
+	if len(a.sc.AttachSteps) == 0 {
+		return
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond) // after the response is written
+		a.run(context.Background(), sid, a.sc.AttachSteps)
+	}()
 }
 
 // save remembers a result's terminalId as "$terminalId" (and, when name
@@ -483,7 +600,7 @@ func (a *agent) notify(ctx context.Context, sid string, update map[string]any) e
 
 // request sends st's request, logs the answer and saves its terminalId;
 // with st.Until it repeats until the answer contains that string.
-func (a *agent) request(ctx context.Context, st Step, params map[string]any) {
+func (a *agent) request(ctx context.Context, st Step, params any) {
 	deadline := time.Now().Add(10 * time.Second)
 	if st.TimeoutMS > 0 {
 		deadline = time.Now().Add(time.Duration(st.TimeoutMS) * time.Millisecond)
@@ -550,9 +667,15 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 						"content": map[string]any{"type": "text", "text": fmt.Sprintf("check %d passed", i)}}}})
 			}
 		case st.Request != "":
-			params := map[string]any{"sessionId": sid}
-			for k, v := range st.Params {
-				params[k] = a.substitute(v)
+			var params any
+			if st.RawParams != "" {
+				params = json.RawMessage(strings.ReplaceAll(st.RawParams, "$sessionId", sid))
+			} else {
+				m := map[string]any{"sessionId": sid}
+				for k, v := range st.Params {
+					m[k] = a.substitute(v)
+				}
+				params = m
 			}
 			if st.Async {
 				for i := 0; i < max(st.Repeat, 1); i++ {
@@ -569,6 +692,18 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			}
 		case st.WaitAsync:
 			async.Wait()
+		case st.WaitSteer:
+			select {
+			case text := <-a.steers:
+				a.log("steered", map[string]any{"text": text})
+				a.notify(ctx, sid, map[string]any{"sessionUpdate": "agent_message_chunk",
+					"content": map[string]any{"type": "text", "text": "steered: " + text + "\n"}})
+			case <-cancelCh:
+				a.log("cancelled", nil)
+				return "cancelled", nil
+			case <-ctx.Done():
+				return "cancelled", nil
+			}
 		case st.WaitCancel:
 			select {
 			case <-cancelCh:

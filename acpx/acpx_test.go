@@ -1,0 +1,147 @@
+package acpx
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+func TestParseAgent(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+		want Agent
+	}{
+		{"nothing", `{"protocolVersion":1}`, Agent{}},
+		{"claude-agent-acp 0.101", `{"protocolVersion":1,"agentCapabilities":{
+			"_meta":{"claudeCode":{"promptQueueing":true}},"loadSession":true,
+			"mcpCapabilities":{"http":true,"sse":true},"auth":{"logout":{}},
+			"sessionCapabilities":{"additionalDirectories":{},"close":{},"delete":{},"fork":{},"list":{},"resume":{}}},
+			"_meta":{"steering":{"supported":true}}}`,
+			Agent{LoadSession: true, List: true, Resume: true, Close: true, Delete: true, Fork: true,
+				AdditionalDirectories: true, Logout: true, MCP: map[string]bool{"http": true, "sse": true},
+				Steering: true, PromptQueueing: true}},
+		{"null and false mean absent", `{"agentCapabilities":{"sessionCapabilities":{"resume":null,"fork":false},
+			"mcpCapabilities":{"http":false},"auth":{"logout":null}},"_meta":{"steering":{"supported":false}}}`, Agent{}},
+		{"wrong shapes are absent, never an error", `{"agentCapabilities":{"sessionCapabilities":[1],"auth":"x",
+			"_meta":{"claudeCode":"yes"}},"_meta":{"steering":true}}`, Agent{}},
+		{"not JSON", `<html>`, Agent{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ParseAgent(json.RawMessage(tt.raw)); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSteerPath(t *testing.T) {
+	tests := []struct {
+		a    Agent
+		want string
+	}{
+		{Agent{}, ""},
+		{Agent{PromptQueueing: true}, "queueing"},
+		{Agent{Steering: true, PromptQueueing: true}, "method"},
+	}
+	for _, tt := range tests {
+		if got := tt.a.SteerPath(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.a, got, tt.want)
+		}
+	}
+}
+
+func TestSteerRequest(t *testing.T) {
+	b, err := json.Marshal(NewSteerRequest("s1", json.RawMessage(`[{"type":"text","text":"hi"}]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}],"_meta":{"steering":{"idleBehavior":"promptRequired"}}}`
+	if string(b) != want {
+		t.Fatalf("got %s", b)
+	}
+	for raw, want := range map[string]string{
+		`{"outcome":"injected"}`:                                "injected",
+		`{"outcome":"promptRequired","reason":"noRunningTurn"}`: "promptRequired",
+		`{"outcome":"startedNewTurn"}`:                          "startedNewTurn",
+		`{"outcome":"failed"}`:                                  "failed",
+		`{"outcome":"exploded"}`:                                "",
+		`[]`:                                                    "",
+	} {
+		got, err := ParseSteerResponse(json.RawMessage(raw))
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("%s: %q, %v", raw, got, err)
+		}
+	}
+}
+
+func TestFilterMCPServers(t *testing.T) {
+	servers := []json.RawMessage{
+		json.RawMessage(`{"name":"local","command":"/bin/mcp","args":[],"env":[]}`),
+		json.RawMessage(`{"type":"stdio","name":"typed","command":"/bin/mcp"}`),
+		json.RawMessage(`{"type":"http","name":"web","url":"http://x","headers":[]}`),
+		json.RawMessage(`{"type":"sse","name":"events","url":"http://y","headers":[]}`),
+		json.RawMessage(`{"type":"acp","id":"editor"}`),
+	}
+	tests := []struct {
+		name    string
+		mcp     map[string]bool
+		kept    int
+		dropped []string
+	}{
+		{"stdio only", nil, 2, []string{"web (http)", "events (sse)", "(unnamed) (acp)"}},
+		{"http", map[string]bool{"http": true}, 3, []string{"events (sse)", "(unnamed) (acp)"}},
+		{"all", map[string]bool{"http": true, "sse": true, "acp": true}, 5, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kept, dropped := FilterMCPServers(servers, Agent{MCP: tt.mcp})
+			if len(kept) != tt.kept || !reflect.DeepEqual(dropped, tt.dropped) {
+				t.Fatalf("kept %d %v, dropped %q", len(kept), kept, dropped)
+			}
+		})
+	}
+}
+
+func TestClientCapabilities(t *testing.T) {
+	c := ClientCapabilities{ClientCapabilities: acp.ClientCapabilities{Terminal: true},
+		BooleanConfigOptions: true, Compaction: true, Plans: true, ElicitationForm: true, ElicitationURL: true}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"terminal":true`, `"session":{"compaction":{},"configOptions":{"boolean":{}}}`,
+		`"plan":{}`, `"elicitation":{"form":{},"url":{}}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
+	}
+	b, _ = json.Marshal(ClientCapabilities{})
+	for _, absent := range []string{"session", "plan", "elicitation"} {
+		if strings.Contains(string(b), absent) {
+			t.Errorf("%s advertises %s", b, absent)
+		}
+	}
+}
+
+func TestForkMessages(t *testing.T) {
+	b, _ := json.Marshal(ForkRequest{SessionID: "s", Cwd: "/w", McpServers: []acp.McpServer{}})
+	if string(b) != `{"sessionId":"s","cwd":"/w","mcpServers":[]}` {
+		t.Fatalf("%s", b)
+	}
+	if id, err := ParseForkResponse(json.RawMessage(`{"sessionId":"s2","modes":null}`)); id != "s2" || err != nil {
+		t.Fatalf("%q %v", id, err)
+	}
+	for _, bad := range []string{`{}`, `[]`, `{"sessionId":3}`} {
+		if _, err := ParseForkResponse(json.RawMessage(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	if b, _ := json.Marshal(LogoutRequest{}); string(b) != `{}` {
+		t.Fatalf("logout %s", b)
+	}
+}

@@ -1,0 +1,367 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recvs are the params of every request or notification of method the
+// fake agent received, in order.
+func (e *Editor) recvs(method string) []map[string]any {
+	var out []map[string]any
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "recv" && ev["method"] == method {
+			p, _ := ev["params"].(map[string]any)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// sessionCaps is an initialize result advertising session capabilities.
+func sessionCaps(load bool, caps ...string) M {
+	sc := M{}
+	for _, c := range caps {
+		sc[c] = M{}
+	}
+	return M{"agentCapabilities": M{"loadSession": load, "sessionCapabilities": sc}}
+}
+
+// A saved chat of an agent with session/resume resumes through it (the
+// agent replays nothing: the saved chat shows the history); one that can
+// only load is loaded.
+func TestHistoryResumeVersusLoad(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		caps   M
+		method string
+	}{
+		{"resume", sessionCaps(true, "resume"), "session/resume"},
+		{"load", sessionCaps(true), "session/load"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			sc := M{"initialize": tc.caps, "turns": []any{[]any{text("the answer is 42")}, []any{text("still here")}},
+				"load_steps": []any{update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": "replayed question"}})}}
+			e.SetupFake(sc, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("what is the answer?")
+			e.Eventually("answered and saved", 30*time.Second, func() bool {
+				return e.Status().State == "ready" && len(e.historyMetas()) == 1
+			})
+			e = e.Restart()
+			e.SetupFake(sc, nil)
+			e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+			e.AnswerBlockingPrompt("1<CR>") // the chat
+			e.AnswerBlockingPrompt("1<CR>") // Resume
+			st := e.WaitState("ready")
+			if st.SessionID != "fake-session-1" {
+				t.Fatalf("status %+v", st)
+			}
+			if n := len(e.recvs(tc.method)); n != 1 {
+				t.Fatalf("%s sent %d times", tc.method, n)
+			}
+			other := map[string]string{"session/resume": "session/load", "session/load": "session/resume"}[tc.method]
+			if n := len(e.recvs(other)); n != 0 {
+				t.Fatalf("%s sent too", other)
+			}
+			if tc.method == "session/resume" {
+				indexOrder(t, e.ChatText(), "## You", "what is the answer?", "the answer is 42",
+					"Resumed (session/resume): the agent keeps the conversation above.", "Session ready")
+				if strings.Contains(e.ChatText(), "replayed question") {
+					t.Fatal("session/resume replayed")
+				}
+			} else {
+				indexOrder(t, e.ChatText(), "replayed question", "Session ready")
+			}
+			e.Send("go on")
+			e.Eventually("answered", 20*time.Second, func() bool {
+				return strings.Contains(e.ChatText(), "the answer is 42\n") || strings.Contains(e.ChatText(), "still here")
+			})
+		})
+	}
+}
+
+// An agent that resumes but cannot load: :AcpResume resumes the pick and
+// says the chat starts empty.
+func TestResumePickerResumesWithoutLoad(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{
+		"initialize": M{"agentCapabilities": M{"sessionCapabilities": M{"resume": M{}, "list": M{}}}},
+		"sessions":   []any{M{"sessionId": "old-1", "cwd": "/x", "title": "Old work"}},
+	}, nil)
+	e.Lua(`require("acp").resume("fake")`, nil)
+	e.AnswerBlockingPrompt("2<CR>")
+	st := e.WaitState("ready")
+	if st.SessionID != "old-1" || len(e.recvs("session/resume")) != 1 || len(e.recvs("session/load")) != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	if !strings.Contains(e.ChatText(), "resumes sessions without replaying them") {
+		t.Fatalf("chat:\n%s", e.ChatText())
+	}
+}
+
+// session/list is followed page by page, each page when the user asks.
+func TestResumeListPaging(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{
+		"initialize": sessionCaps(true, "list"),
+		"session_pages": []any{
+			[]any{M{"sessionId": "p1-a", "cwd": "/x", "title": "First page"}},
+			[]any{M{"sessionId": "p2-a", "cwd": "/x", "title": "Second page"}},
+		},
+	}, nil)
+	e.Lua(`require("acp").resume("fake")`, nil)
+	// New session, First page, More sessions…
+	e.AnswerBlockingPrompt("3<CR>")
+	// New session, First page, Second page (no more).
+	e.AnswerBlockingPrompt("3<CR>")
+	st := e.WaitState("ready")
+	if st.SessionID != "p2-a" {
+		t.Fatalf("status %+v", st)
+	}
+	lists := e.recvs("session/list")
+	if len(lists) != 2 || lists[0]["cursor"] != nil || lists[1]["cursor"] != "page-1" {
+		t.Fatalf("session/list requests %v", lists)
+	}
+}
+
+// :AcpStop closes the session on an agent that has session/close.
+func TestStopClosesSession(t *testing.T) {
+	for _, closes := range []bool{true, false} {
+		e := startEditor(t)
+		caps := sessionCaps(false)
+		if closes {
+			caps = sessionCaps(false, "close")
+		}
+		e.SetupFake(M{"initialize": caps}, nil)
+		e.Chat("fake")
+		e.WaitState("ready")
+		e.Lua(`require("acp").stop()`, nil)
+		if closes {
+			e.Eventually("session/close", 10*time.Second, func() bool { return len(e.recvs("session/close")) == 1 })
+			if id := e.recvs("session/close")[0]["sessionId"]; id != "fake-session-1" {
+				t.Fatalf("closed %v", id)
+			}
+		} else {
+			e.Eventually("the agent stops", 10*time.Second, func() bool {
+				for _, ev := range e.AgentEvents() {
+					if ev["event"] == "recv" && ev["method"] == "session/close" {
+						t.Fatal("session/close sent to an agent without it")
+					}
+				}
+				return strings.Contains(e.HostLog(), "agent exited")
+			})
+		}
+	}
+}
+
+// Deleting a saved chat deletes the agent's session too, where it can.
+func TestHistoryDeleteDeletesAgentSession(t *testing.T) {
+	e := startEditor(t)
+	sc := M{"initialize": sessionCaps(true, "delete")}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("remember me")
+	e.Eventually("saved", 30*time.Second, func() bool { return e.Status().State == "ready" && len(e.historyMetas()) == 1 })
+	e.Lua(`require("acp").stop()`, nil)
+	e.Lua(`vim.api.nvim_create_autocmd("User", { pattern = "AcpLifecycle", callback = function(ev) _G.lifecycle = ev.data end })`, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("3<CR>") // Resume, Open read-only, Delete it (and fake's session)
+	e.Eventually("session/delete", 20*time.Second, func() bool { return len(e.recvs("session/delete")) == 1 })
+	if id := e.recvs("session/delete")[0]["sessionId"]; id != "fake-session-1" {
+		t.Fatalf("deleted %v", id)
+	}
+	if m := e.historyMetas(); len(m) != 0 {
+		t.Fatalf("the saved copy is still there: %v", m)
+	}
+	var ev map[string]any
+	e.Eventually("the answer", 10*time.Second, func() bool {
+		var got bool
+		e.Lua(`return _G.lifecycle ~= nil`, &got)
+		return got
+	})
+	e.Lua(`return _G.lifecycle`, &ev)
+	if ev["method"] != "delete" || ev["error"] != nil {
+		t.Fatalf("lifecycle %v", ev)
+	}
+}
+
+func TestForkCopiesHistoryIntoNewChat(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"initialize": sessionCaps(false, "fork"),
+		"turns": []any{[]any{text("original answer")}, []any{text("fork answer")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("first question")
+	e.Eventually("answered", 20*time.Second, func() bool { return e.Status().State == "ready" && strings.Contains(e.ChatText(), "original answer") })
+	var orig Status
+	e.Lua(`return require("acp").status()`, &orig)
+	origText := e.ChatText()
+	var forked Status
+	e.Lua(`return require("acp").fork()`, &forked)
+	st := e.WaitState("ready")
+	if st.Key == orig.Key || st.SessionID != "fake-fork-2" {
+		t.Fatalf("fork status %+v (original %+v)", st, orig)
+	}
+	forks := e.recvs("session/fork")
+	if len(forks) != 1 || forks[0]["sessionId"] != "fake-session-1" {
+		t.Fatalf("session/fork %v", forks)
+	}
+	indexOrder(t, e.ChatText(), "## You", "first question", "original answer", "Forked from fakeagent's session fake-session-1",
+		"Forking on the running fake...")
+	// The fork reuses the agent's process: its chat does not say it starts one.
+	if chat := e.ChatText(); strings.Contains(chat[strings.Index(chat, "Forked from"):], "Starting fake") {
+		t.Fatalf("the fork's chat says the agent starts:\n%s", chat)
+	}
+	e.Send("in the fork")
+	e.Eventually("the fork answers", 20*time.Second, func() bool { return strings.Contains(e.ChatText(), "fork answer") })
+	prompts := e.recvs("session/prompt")
+	if last := prompts[len(prompts)-1]; last["sessionId"] != "fake-fork-2" {
+		t.Fatalf("the fork's prompt went to %v", last["sessionId"])
+	}
+	var origNow []string
+	e.Lua(`local s = require("acp")._session(...); return vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)`, &origNow, orig.Key)
+	if strings.Join(origNow, "\n") != origText {
+		t.Fatalf("the original chat changed:\n%s", strings.Join(origNow, "\n"))
+	}
+	var origState Status
+	e.Lua(`return require("acp").status({ session = ... })`, &origState, orig.Key)
+	if origState.State != "ready" || origState.SessionID != "fake-session-1" {
+		t.Fatalf("original %+v", origState)
+	}
+}
+
+func TestForkRefusedWithoutCapability(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	var n int
+	e.Lua(`require("acp").fork(); return #require("acp").sessions()`, &n)
+	if n != 1 || !strings.Contains(e.Messages(), "fakeagent cannot fork sessions") {
+		t.Fatalf("%d sessions; messages:\n%s", n, e.Messages())
+	}
+}
+
+func TestLogout(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"initialize": M{"agentCapabilities": M{"auth": M{"logout": M{}}}}}, nil)
+	e.Lua(`vim.api.nvim_create_autocmd("User", { pattern = "AcpLifecycle", callback = function(ev) _G.lifecycle = ev.data end })`, nil)
+	e.Lua(`vim.cmd("AcpLogout fake")`, nil)
+	e.Eventually("logout", 20*time.Second, func() bool { return len(e.recvs("logout")) == 1 })
+	var ev map[string]any
+	e.Eventually("the answer", 10*time.Second, func() bool {
+		var got bool
+		e.Lua(`return _G.lifecycle ~= nil`, &got)
+		return got
+	})
+	e.Lua(`return _G.lifecycle`, &ev)
+	if ev["method"] != "logout" || ev["error"] != nil || !strings.Contains(e.Messages(), "logged out of fake") {
+		t.Fatalf("lifecycle %v; messages:\n%s", ev, e.Messages())
+	}
+	// The agent started for it stops again.
+	e.Eventually("the agent stops", 10*time.Second, func() bool { return strings.Contains(e.HostLog(), "agent exited") })
+}
+
+// An agent that crashes mid-turn is restarted and the session resumed; the
+// turn it cut off ends with an error, and the next prompt goes on.
+func TestCrashRestartsAndResumes(t *testing.T) {
+	for _, tc := range []struct {
+		name, method, said string
+		caps               M
+	}{
+		{"resume", "session/resume", "the session was resumed (session/resume)", sessionCaps(true, "resume")},
+		{"load", "session/load", "the session was loaded again", sessionCaps(true)},
+		{"neither", "session/new", "this is a new session, which does not know the conversation above", sessionCaps(false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			once := filepath.Join(t.TempDir(), "crashed")
+			e.SetupFake(M{
+				"initialize": tc.caps,
+				"turns":      []any{[]any{text("working"), M{"stderr": 200}, M{"exit": 3, "once_file": once}, text("after the restart")}},
+				"load_steps": []any{text("replayed history")},
+			}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("first")
+			e.Eventually("restarted and back", 30*time.Second, func() bool {
+				return e.Status().State == "ready" && strings.Contains(e.ChatText(), tc.said)
+			})
+			indexOrder(t, e.ChatText(), "working", "agent fake exited", "Restarting it (1 of at most 3 restarts", tc.said)
+			if strings.Contains(e.ChatText(), "replayed history") {
+				t.Fatal("the replay of session/load was shown again")
+			}
+			if _, err := os.Stat(once); err != nil {
+				t.Fatal("the agent did not crash")
+			}
+			if n := len(e.recvs("initialize")); n != 2 {
+				t.Fatalf("%d agents started", n)
+			}
+			if tc.method != "session/new" {
+				if r := e.recvs(tc.method); len(r) != 1 || r[0]["sessionId"] != "fake-session-1" {
+					t.Fatalf("%s %v", tc.method, r)
+				}
+			}
+			e.Send("again")
+			e.Eventually("answered", 20*time.Second, func() bool {
+				return e.Status().State == "ready" && strings.Contains(e.ChatText(), "after the restart")
+			})
+		})
+	}
+}
+
+// An agent that keeps crashing is restarted at most `restarts` times; then
+// the chat shows its error and the last lines of its stderr.
+func TestCrashRestartsBounded(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{
+		"initialize":   sessionCaps(false, "resume"),
+		"attach_steps": []any{M{"stderr": 100}, M{"exit": 5}},
+	}, nil)
+	e.setAgentOption("restarts", 2)
+	e.Chat("fake")
+	e.WaitState("error")
+	txt := e.ChatText()
+	indexOrder(t, txt, "Restarting it (1 of at most 2", "Restarting it (2 of at most 2",
+		"fake crashed 3 times within 5m0s; it is not restarted again", "The last lines it wrote to stderr",
+		"eeeeeeeeee")
+	if n := len(e.recvs("initialize")); n != 3 {
+		t.Fatalf("%d agents started, want 3", n)
+	}
+}
+
+// MCP servers go only by a transport the agent takes; the chat names those
+// dropped. The editor's own server goes through the same filter.
+func TestMCPServersFilteredByTransport(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"initialize": M{"agentCapabilities": M{"mcpCapabilities": M{"http": true}}}}, M{
+		"mcp_servers": []any{
+			M{"name": "local", "command": "/bin/true", "args": []any{}, "env": []any{}},
+			M{"type": "http", "name": "web", "url": "http://127.0.0.1:1/mcp", "headers": []any{}},
+			M{"type": "sse", "name": "events", "url": "http://127.0.0.1:1/sse", "headers": []any{}},
+		},
+	})
+	e.Chat("fake")
+	e.WaitState("ready")
+	news := e.recvs("session/new")
+	servers, _ := news[0]["mcpServers"].([]any)
+	var names []string
+	for _, s := range servers {
+		n, _ := s.(map[string]any)["name"].(string)
+		names = append(names, n)
+	}
+	if strings.Join(names, ",") != "local,web" {
+		t.Fatalf("mcpServers %v", servers)
+	}
+	if !strings.Contains(e.ChatText(), "fake cannot reach these MCP servers (it takes stdio, http only); not passed: events (sse)") {
+		t.Fatalf("chat:\n%s", e.ChatText())
+	}
+}
