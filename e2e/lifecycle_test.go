@@ -348,6 +348,7 @@ func TestMCPServersFilteredByTransport(t *testing.T) {
 			M{"type": "http", "name": "web", "url": "http://127.0.0.1:1/mcp", "headers": []any{}},
 			M{"type": "sse", "name": "events", "url": "http://127.0.0.1:1/sse", "headers": []any{}},
 		},
+		"mcp": M{"expose": false}, // the user's servers only
 	})
 	e.Chat("fake")
 	e.WaitState("ready")
