@@ -377,6 +377,7 @@ func TestSandboxEveryEndLeavesNothing(t *testing.T) {
 				steps = append(steps, M{"exit": 3})
 			}
 			e.SetupFake(M{"turns": []any{steps}}, allowCommands)
+			e.setAgentOption("restarts", 0) // a crash ends the session
 			e.Chat("fake")
 			e.WaitState("ready")
 			e.Send("go")
