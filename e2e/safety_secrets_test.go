@@ -38,6 +38,7 @@ func TestSafetySecretScrubbed(t *testing.T) {
 			},
 		},
 	}, nil)
+	e.setAgentOption("restarts", 0) // the death ends the session: no restart asks for the key again
 	e.Chat("fake")
 	e.AnswerBlockingPrompt("1\r") // the picker: the env_var method
 	e.AnswerBlockingPrompt(secret + "\r")
