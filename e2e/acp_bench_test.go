@@ -46,7 +46,7 @@ func BenchmarkACP(b *testing.B) {
 	writeBenchFile(b, u10k, 10000)
 	writeBenchFile(b, u100, 100)
 	out := filepath.Join(e.state, "bench.jsonl")
-	e.Lua(`require("acp").setup(...)`, nil, map[string]any{
+	e.setup(map[string]any{
 		"agents": map[string]any{"bench": map[string]any{
 			"cmd": []string{bins.agent},
 			"env": map[string]string{"BENCH_AGENT_OUT": out},

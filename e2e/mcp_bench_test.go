@@ -39,7 +39,7 @@ func BenchmarkMCP(b *testing.B) {
 		diagFiles = append(diagFiles, p)
 	}
 	out := filepath.Join(e.state, "bench.jsonl")
-	e.Lua(`require("acp").setup(...)`, nil, map[string]any{
+	e.setup(map[string]any{
 		"agents": map[string]any{"bench": map[string]any{
 			"cmd": []string{bins.agent},
 			"env": map[string]string{"BENCH_AGENT_OUT": out},
