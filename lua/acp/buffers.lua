@@ -248,6 +248,33 @@ local function restore_views(views)
   end
 end
 
+--- b's text and the options a reload changes, for put_back.
+---@param b integer
+---@return table
+local function snapshot(b)
+  return {
+    lines = api.nvim_buf_get_lines(b, 0, -1, false),
+    fileformat = vim.bo[b].fileformat,
+    eol = vim.bo[b].eol,
+    modified = vim.bo[b].modified,
+  }
+end
+
+--- After a reload that read a FIFO swapped in for the file (nothing): b
+--- gets back the text it had (snapshot) and is left alone while its file is
+--- not a regular file.
+---@param b integer
+---@param before table snapshot(b) taken before the reload
+---@param views table save_views(b)
+local function put_back(b, before, views)
+  pcall(api.nvim_buf_set_lines, b, 0, -1, false, before.lines)
+  vim.bo[b].fileformat = before.fileformat
+  vim.bo[b].eol = before.eol
+  vim.bo[b].modified = before.modified
+  restore_views(views)
+  M.guard(b)
+end
+
 --- Reload unmodified buffer b from disk if the file's text changed since it
 --- was read, keeping every window's view: one undo step, none when only the
 --- file's time changed. Returns true if it reloaded, false and the file's
@@ -273,11 +300,7 @@ local function reload_if_stale(b)
       if file_type(name) ~= "file" then
         vim.v.fcs_choice = "" -- swapped for a FIFO meanwhile: never open it
       elseif reason == "changed" then
-        before = {
-          lines = api.nvim_buf_get_lines(b, 0, -1, false),
-          fileformat = vim.bo[b].fileformat,
-          eol = vim.bo[b].eol,
-        }
+        before = snapshot(b)
         vim.v.fcs_choice = "reload"
       elseif reason == "time" then
         vim.v.fcs_choice = "ask" -- same text: only records the new time
@@ -296,14 +319,7 @@ local function reload_if_stale(b)
     restore_autoread(b, had_local)
   end
   if released and before and api.nvim_buf_is_valid(b) then
-    -- What was read came from the FIFO (nothing): the buffer gets back the
-    -- text it had and is left alone while the file is not a regular file.
-    pcall(api.nvim_buf_set_lines, b, 0, -1, false, before.lines)
-    vim.bo[b].fileformat = before.fileformat
-    vim.bo[b].eol = before.eol
-    vim.bo[b].modified = false
-    restore_views(views)
-    M.guard(b)
+    put_back(b, before, views)
     return false, "fifo"
   end
   local reloaded = api.nvim_buf_get_changedtick(b) ~= tick
@@ -602,6 +618,19 @@ local function unwritable(b, realpath)
   return nil
 end
 
+--- Why bufnr may not take a change computed at tick for realpath (nil:
+--- it may): "buffer not loaded", "buffer changed", or unwritable()'s why.
+---@return string|nil
+local function unchanged(bufnr, tick, realpath)
+  if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
+    return "buffer not loaded"
+  end
+  if api.nvim_buf_get_changedtick(bufnr) ~= tick then
+    return "buffer changed"
+  end
+  return unwritable(bufnr, realpath)
+end
+
 --- Apply the agent's hunks to bufnr as one undo step and write the buffer.
 ---@param bufnr integer
 ---@param tick integer b:changedtick the hunks were computed against
@@ -616,13 +645,7 @@ end
 ---  "path changed" or "not a regular file: <type>" (nothing was done), or
 ---  "write failed: ..." (the change is undone then).
 function M.apply(bufnr, tick, hunks, eol, realpath)
-  if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
-    return "buffer not loaded"
-  end
-  if api.nvim_buf_get_changedtick(bufnr) ~= tick then
-    return "buffer changed"
-  end
-  local why = unwritable(bufnr, realpath)
+  local why = unchanged(bufnr, tick, realpath)
   if why then
     return why
   end
@@ -733,25 +756,14 @@ end
 ---  "disk changed" (the file is not what the host merged: reload undone),
 ---  "buffer not loaded", "path changed", "not a regular file: <type>"
 function M.sync(bufnr, tick, realpath, expect, hunks, moved, eol)
-  if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) then
-    return "buffer not loaded"
-  end
-  if api.nvim_buf_get_changedtick(bufnr) ~= tick then
-    return "buffer changed"
-  end
-  local why = unwritable(bufnr, realpath)
+  local why = unchanged(bufnr, tick, realpath)
   if why then
     return why
   end
   local views = save_views(bufnr)
   local ul = vim.o.undoreload
   local n = api.nvim_buf_line_count(bufnr)
-  local before = {
-    lines = api.nvim_buf_get_lines(bufnr, 0, -1, false),
-    fileformat = vim.bo[bufnr].fileformat,
-    eol = vim.bo[bufnr].eol,
-    modified = vim.bo[bufnr].modified,
-  }
+  local before = snapshot(bufnr)
   -- Neovim reopens the file by name: a FIFO swapped in since the check
   -- would block it in open(2) for good (see files.open_guarded).
   local fifo, ok, err = files.open_guarded(api.nvim_buf_get_name(bufnr), function()
@@ -764,14 +776,7 @@ function M.sync(bufnr, tick, realpath, expect, hunks, moved, eol)
   end)
   vim.o.undoreload = ul
   if fifo then
-    -- What was read came from the FIFO (nothing): the buffer gets back
-    -- the text it had and is left alone while the file is no file.
-    pcall(api.nvim_buf_set_lines, bufnr, 0, -1, false, before.lines)
-    vim.bo[bufnr].fileformat = before.fileformat
-    vim.bo[bufnr].eol = before.eol
-    vim.bo[bufnr].modified = before.modified
-    restore_views(views)
-    M.guard(bufnr)
+    put_back(bufnr, before, views)
     return "not a regular file: fifo"
   end
   if not ok then
