@@ -11,49 +11,6 @@ import (
 	"github.com/nvim-acp/nvim-acp/internal/eventbound"
 )
 
-// depth is how deeply maps and lists nest in v (a scalar is 0).
-func depth(v any) int {
-	d := 0
-	switch t := v.(type) {
-	case map[string]any:
-		for _, x := range t {
-			d = max(d, depth(x))
-		}
-		return d + 1
-	case Event:
-		return depth(map[string]any(t))
-	case []any:
-		for _, x := range t {
-			d = max(d, depth(x))
-		}
-		return d + 1
-	}
-	return 0
-}
-
-// size counts the items and string bytes of v as eventbound.Bound does.
-func size(v any) (items, bytes int) {
-	switch t := v.(type) {
-	case string:
-		return 0, len(t)
-	case map[string]any:
-		for k, x := range t {
-			i, b := size(x)
-			items += i + 1
-			bytes += b + len(k)
-		}
-	case Event:
-		return size(map[string]any(t))
-	case []any:
-		for _, x := range t {
-			i, b := size(x)
-			items += i + 1
-			bytes += b
-		}
-	}
-	return items, bytes
-}
-
 // FuzzUpdateDecoder: any session/update params, decoded and rendered into
 // events, gives events Neovim can take: within the depth and size bounds,
 // no nulls, encodable as msgpack; never a panic.
@@ -73,10 +30,11 @@ func FuzzUpdateDecoder(f *testing.F) {
 		s := newSession(h, 1, SessionOptions{})
 		s.update(u)
 		for _, ev := range h.ui.takeAll() {
-			if d := depth(ev); d > eventbound.MaxDepth {
+			d, items, b := eventbound.Measure(map[string]any(ev))
+			if d > eventbound.MaxDepth {
 				t.Fatalf("event nested %d deep: %v", d, ev)
 			}
-			if items, b := size(ev); items > eventbound.MaxItems+eventbound.MaxDepth || b > eventbound.MaxBytes+100 {
+			if items > eventbound.MaxItems+eventbound.MaxDepth || b > eventbound.MaxBytes+100 {
 				t.Fatalf("event of %d items, %d bytes", items, b)
 			}
 			var buf bytes.Buffer

@@ -6,45 +6,6 @@ import (
 	"testing"
 )
 
-// depth is how deeply maps and lists nest in v (a scalar is 0).
-func depth(v any) int {
-	d := 0
-	switch t := v.(type) {
-	case map[string]any:
-		for _, x := range t {
-			d = max(d, depth(x))
-		}
-		return d + 1
-	case []any:
-		for _, x := range t {
-			d = max(d, depth(x))
-		}
-		return d + 1
-	}
-	return 0
-}
-
-// size counts the items and string bytes of v as Bound does.
-func size(v any) (items, bytes int) {
-	switch t := v.(type) {
-	case string:
-		return 0, len(t)
-	case map[string]any:
-		for k, x := range t {
-			i, b := size(x)
-			items += i + 1
-			bytes += b + len(k)
-		}
-	case []any:
-		for _, x := range t {
-			i, b := size(x)
-			items += i + 1
-			bytes += b
-		}
-	}
-	return items, bytes
-}
-
 func decodeJSON(t testing.TB, s string) map[string]any {
 	t.Helper()
 	var m map[string]any
@@ -97,10 +58,11 @@ func TestBoundEvent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := map[string]any{"type": "update", "sid": 1, "update": decodeJSON(t, `{"u":`+tc.update+`}`)["u"]}
 			Bound(ev)
-			if d := depth(ev); d > MaxDepth {
+			d, items, b := Measure(ev)
+			if d > MaxDepth {
 				t.Fatalf("depth %d", d)
 			}
-			if items, b := size(ev); items > MaxItems+MaxDepth || b > MaxBytes+100 {
+			if items > MaxItems+MaxDepth || b > MaxBytes+100 {
 				t.Fatalf("%d items, %d bytes", items, b)
 			}
 			tc.check(t, ev["update"].(map[string]any))
