@@ -22,6 +22,10 @@ import (
 // host and Neovim CPU per call.
 //
 //	NVIM_BIN=... go test -run '^$' -bench MCP -benchtime 1x ./e2e/
+//
+// BENCH_CASES (default all) picks read and/or diag; BENCH_ROUNDS (default
+// 3) splits each case into rounds; NVIM_ACP_CPUPROFILE=FILE makes the host
+// write a CPU profile.
 func BenchmarkMCP(b *testing.B) {
 	bins := benchBinaries(b)
 	e := startEditor(b)
@@ -87,42 +91,62 @@ func BenchmarkMCP(b *testing.B) {
 	if s := os.Getenv("BENCH_ROUNDS"); s != "" {
 		fmt.Sscan(s, &rounds)
 	}
+	want := func(c string) bool {
+		v := os.Getenv("BENCH_CASES")
+		return v == "" || strings.Contains(","+v+",", ","+c+",")
+	}
 	var rep benchReport
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rep = benchReport{}
-		run(fmt.Sprintf("read %s 5 1 10000", f10k))
-		run(fmt.Sprintf("mcpread %s 5 1 10000", f10k))
-		run(fmt.Sprintf("sdkread %s 5 1 10000", f10k))
-		var fs, mc, sdk benchRuns
-		per := 300 / rounds
-		for r := 0; r < rounds; r++ {
-			fs.add(run(fmt.Sprintf("read %s %d 1 10000", f10k, per)), 1)
-			mc.add(run(fmt.Sprintf("mcpread %s %d 1 10000", f10k, per)), 1)
-			sdk.add(run(fmt.Sprintf("sdkread %s %d 1 10000", f10k, per/3)), 1)
+		if want("read") {
+			reads(run, &rep, f10k, rounds)
 		}
-		o, f, g := p50(mc.lat), p50(fs.lat), p50(sdk.lat)
-		perReq := func(d time.Duration, n int) string { return us(d / time.Duration(n)) }
-		rep.line(fmt.Sprintf("read of the loaded 10,000-line buffer (660 KB), %d sequential each, alternating rounds", 300))
-		rep.line(fmt.Sprintf("    latency p50: MCP read_file %s, fs/read_text_file %s = %.2fx (target <= 1.5x); through the Go SDK's client %s = %.2fx",
-			ms(o), ms(f), float64(o)/float64(f), ms(g), float64(g)/float64(f)))
-		rep.line(fmt.Sprintf("    CPU per request, host + Neovim: MCP %s + %s, fs %s + %s; the agent: MCP %s (the SDK's client %s), ACP %s",
-			perReq(mc.clientCPU, mc.n), perReq(mc.nvimCPU, mc.n), perReq(fs.clientCPU, fs.n), perReq(fs.nvimCPU, fs.n),
-			perReq(mc.agentCPU, mc.n), perReq(sdk.agentCPU, sdk.n), perReq(fs.agentCPU, fs.n)))
-		run("mcpdiag 5")
-		var dg benchRuns
-		for r := 0; r < rounds; r++ {
-			dg.add(run(fmt.Sprintf("mcpdiag %d", 100/rounds)), 1)
+		if want("diag") {
+			diagnostics(run, &rep, rounds)
 		}
-		cpu := (dg.clientCPU + dg.nvimCPU) / time.Duration(dg.n)
-		rep.line("diagnostics tool, workspace of 1,000 diagnostics (50 buffers), all returned")
-		rep.line(fmt.Sprintf("    host + Neovim CPU per call: %s (host %s, Neovim %s; target < 5 ms); latency p50 %s",
-			ms(cpu), perReq(dg.clientCPU, dg.n), perReq(dg.nvimCPU, dg.n), ms(p50(dg.lat))))
 	}
 	b.StopTimer()
 	fmt.Printf("\n%s, %d cores, %s, %s\n%s\n", version, runtime.NumCPU(), runtime.GOARCH, time.Now().Format("2006-01-02"), rep.String())
 	b.ReportMetric(0, "ns/op")
 }
+
+// reads compares read_file through MCP with fs/read_text_file.
+func reads(run func(string) benchRun, rep *benchReport, f10k string, rounds int) {
+	run(fmt.Sprintf("read %s 5 1 10000", f10k))
+	run(fmt.Sprintf("mcpread %s 5 1 10000", f10k))
+	run(fmt.Sprintf("sdkread %s 5 1 10000", f10k))
+	var fs, mc, sdk benchRuns
+	per := 300 / rounds
+	for r := 0; r < rounds; r++ {
+		fs.add(run(fmt.Sprintf("read %s %d 1 10000", f10k, per)), 1)
+		mc.add(run(fmt.Sprintf("mcpread %s %d 1 10000", f10k, per)), 1)
+		sdk.add(run(fmt.Sprintf("sdkread %s %d 1 10000", f10k, per/3)), 1)
+	}
+	o, f, g := p50(mc.lat), p50(fs.lat), p50(sdk.lat)
+	rep.line(fmt.Sprintf("read of the loaded 10,000-line buffer (660 KB), %d sequential each, alternating rounds", 300))
+	rep.line(fmt.Sprintf("    latency p50: MCP read_file %s, fs/read_text_file %s = %.2fx (target <= 1.5x); through the Go SDK's client %s = %.2fx",
+		ms(o), ms(f), float64(o)/float64(f), ms(g), float64(g)/float64(f)))
+	rep.line(fmt.Sprintf("    CPU per request, host + Neovim: MCP %s + %s, fs %s + %s; the agent: MCP %s (the SDK's client %s), ACP %s",
+		perReq(mc.clientCPU, mc.n), perReq(mc.nvimCPU, mc.n), perReq(fs.clientCPU, fs.n), perReq(fs.nvimCPU, fs.n),
+		perReq(mc.agentCPU, mc.n), perReq(sdk.agentCPU, sdk.n), perReq(fs.agentCPU, fs.n)))
+}
+
+// diagnostics times the diagnostics tool on the workspace's 1,000.
+func diagnostics(run func(string) benchRun, rep *benchReport, rounds int) {
+	run("mcpdiag 5")
+	var dg benchRuns
+	for r := 0; r < rounds; r++ {
+		dg.add(run(fmt.Sprintf("mcpdiag %d", 100/rounds)), 1)
+	}
+	cpu := (dg.clientCPU + dg.nvimCPU) / time.Duration(dg.n)
+	rep.line("diagnostics tool, workspace of 1,000 diagnostics (50 buffers), all returned")
+	rep.line(fmt.Sprintf("    host + Neovim CPU per call: %s (host %s, Neovim %s; target < 5 ms); latency p50 %s",
+		ms(cpu), perReq(dg.clientCPU, dg.n), perReq(dg.nvimCPU, dg.n), ms(p50(dg.lat))))
+}
+
+// perReq is d per request.
+func perReq(d time.Duration, n int) string { return us(d / time.Duration(n)) }
 
 func firstErr(errs ...error) error {
 	for _, err := range errs {

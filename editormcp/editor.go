@@ -35,16 +35,16 @@ type Editor interface {
 	// the queries that read a file by other means (a language server, the
 	// selection). An error when the agent may not read it.
 	CheckRead(ctx context.Context, path string) error
-	// InWorkspace reports whether path (absolute) is in the workspace,
-	// asking nothing.
-	InWorkspace(ctx context.Context, path string) bool
+	// InWorkspace reports, for each path (absolute), whether it is in the
+	// workspace, asking nothing.
+	InWorkspace(ctx context.Context, paths []string) []bool
 	Queries
 }
 
 // Queries are what the editor knows: diagnostics, language servers,
 // buffers, the selection, the quickfix list.
 type Queries interface {
-	Diagnostics(ctx context.Context, q DiagnosticsQuery) ([]Diagnostic, error)
+	Diagnostics(ctx context.Context, q DiagnosticsQuery) (DiagnosticFiles, error)
 	Symbols(ctx context.Context, q SymbolsQuery) ([]Symbol, error)
 	Definition(ctx context.Context, p Position) ([]Location, error)
 	References(ctx context.Context, p Position) ([]Location, error)
@@ -92,15 +92,24 @@ type DiagnosticsQuery struct {
 	Limit       int    `json:"limit"`
 }
 
-// Diagnostic is one diagnostic as vim.diagnostic holds it.
-type Diagnostic struct {
-	Path     string `json:"path"`
-	Line     int    `json:"line"` // 1-based
-	Col      int    `json:"col"`  // 1-based, bytes
-	Severity int    `json:"severity"`
-	Message  string `json:"message"`
-	Source   string `json:"source,omitempty"`
-	Code     string `json:"code,omitempty"`
+// DiagnosticFiles are the diagnostics asked, as the tool's text: Neovim
+// writes it (lua/acp/mcp/diagnostics.lua), one line per diagnostic,
+//
+//	path:line:col: severity: message [source code]
+//
+// the path relative to the workspace when under it, files by path, lines
+// by line and column; each file's lines apart, at most the query's limit in
+// all.
+type DiagnosticFiles struct {
+	Files []DiagnosticFile `msgpack:"files"`
+	More  bool             `msgpack:"more"` // there are more than the limit
+}
+
+// DiagnosticFile is one file's diagnostics.
+type DiagnosticFile struct {
+	Path  string `msgpack:"path"` // absolute
+	Text  string `msgpack:"text"` // its lines, each ending in "\n"
+	Count int    `msgpack:"n"`    // how many
 }
 
 // SymbolsQuery asks for one file's symbols (Path) or the workspace's

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 // LuaQueries implements Queries in Neovim through lua/acp/mcp/queries.lua:
@@ -131,103 +131,38 @@ func (l *LuaQueries) Reply(id int, answer string) {
 	}
 }
 
-// luaDiagnostics is the diagnostics query's answer: each path once.
-type luaDiagnostics struct {
-	Paths []string  `json:"paths"`
-	Items []luaDiag `json:"items"`
-}
-
-type luaDiag struct {
-	P, L, C, S int
-	M          string `json:"m"`
-	Src        string `json:"src"`
-	Code       string `json:"code"`
-}
-
-// decode reads the answer with jsontext's scanner (1,000 diagnostics are
-// most of the tool's time in encoding/json), or encoding/json when the
-// scanner does not take it.
-func (r *luaDiagnostics) decode(data []byte) error {
-	if r.scan(jsontext.NewScanner(data)) {
-		return nil
-	}
-	*r = luaDiagnostics{}
-	return json.Unmarshal(data, r)
-}
-
-func (r *luaDiagnostics) scan(s *jsontext.Scanner) bool {
-	list := func(item func() bool) bool {
-		if !s.Consume('[') {
-			return s.Object(func(string) bool { return false }) // {}: an empty list
-		}
-		if s.Consume(']') {
-			return true
-		}
-		for {
-			if !item() {
-				return false
-			}
-			if s.Consume(']') {
-				return true
-			}
-			if !s.Consume(',') {
-				return false
-			}
-		}
-	}
-	return s.Object(func(key string) bool {
-		switch key {
-		case "paths":
-			return list(func() bool {
-				p, ok := s.Str()
-				r.Paths = append(r.Paths, p)
-				return ok
-			})
-		case "items":
-			return list(func() bool {
-				var d luaDiag
-				ok := s.Object(func(k string) bool {
-					var ok bool
-					switch k {
-					case "p":
-						d.P, ok = s.Int()
-					case "l":
-						d.L, ok = s.Int()
-					case "c":
-						d.C, ok = s.Int()
-					case "s":
-						d.S, ok = s.Int()
-					case "m":
-						d.M, ok = s.Str()
-					case "src":
-						d.Src, ok = s.Str()
-					case "code":
-						d.Code, ok = s.Str()
-					default:
-						ok = s.Skip()
-					}
-					return ok
-				})
-				r.Items = append(r.Items, d)
-				return ok
-			})
-		}
-		return s.Skip()
-	}) && s.Peek() == 0
-}
+// luaDiagnostics is the diagnostics query's Lua entry. It answers a table
+// (msgpack: the texts are not escaped, nor scanned here).
+const luaDiagnostics = "return require('acp.mcp.diagnostics').text(...)"
 
 // Diagnostics implements Queries.
-func (l *LuaQueries) Diagnostics(ctx context.Context, q DiagnosticsQuery) ([]Diagnostic, error) {
-	var r luaDiagnostics
-	if err := l.queryWith(ctx, "diagnostics", q, r.decode); err != nil {
-		return nil, err
+func (l *LuaQueries) Diagnostics(ctx context.Context, q DiagnosticsQuery) (DiagnosticFiles, error) {
+	args := map[string]any{"root": q.Root, "limit": q.Limit}
+	if q.Path != "" {
+		args["path"] = q.Path
 	}
-	out := make([]Diagnostic, 0, len(r.Items))
-	for _, it := range r.Items {
-		if it.P < 1 || it.P > len(r.Paths) {
-			return nil, fmt.Errorf("diagnostics: bad answer from Neovim (path %d of %d)", it.P, len(r.Paths))
+	if q.MinSeverity > 0 {
+		args["min_severity"] = q.MinSeverity
+	}
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = DefaultQueryTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var out DiagnosticFiles
+	if err := l.Exec(ctx, luaDiagnostics, &out, args); err != nil {
+		return DiagnosticFiles{}, fmt.Errorf("diagnostics: %w", err)
+	}
+	n := 0
+	for _, f := range out.Files {
+		if f.Path == "" || f.Count < 1 || !strings.HasSuffix(f.Text, "\n") {
+			return DiagnosticFiles{}, fmt.Errorf("diagnostics: bad answer from Neovim (%q: %d lines in %d bytes)", f.Path, f.Count, len(f.Text))
 		}
-		out = append(out, Diagnostic{Path: r.Paths[it.P-1], Line: it.L, Col: it.C, Severity: it.S, Message: it.M, Source: it.Src, Code: it.Code})
+		n += f.Count
+	}
+	if q.Limit > 0 && n > q.Limit {
+		return DiagnosticFiles{}, fmt.Errorf("diagnostics: bad answer from Neovim (%d lines, limit %d)", n, q.Limit)
 	}
 	return out, nil
 }

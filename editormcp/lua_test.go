@@ -2,6 +2,7 @@ package editormcp
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -23,34 +24,51 @@ func luaWith(answer, later string) *LuaQueries {
 	return l
 }
 
+// Neovim's diagnostics answer is taken as it is when it is sound, and an
+// error otherwise; the query passes only what is asked.
 func TestLuaDiagnosticsAnswers(t *testing.T) {
-	want := []Diagnostic{{Path: "/w/a.go", Line: 2, Col: 1, Severity: 1, Message: `m/x "q"`, Source: "s", Code: "c"}}
+	good := DiagnosticFiles{Files: []DiagnosticFile{{Path: "/w/a.go", Text: "a.go:2:1: error: m\na.go:3:1: hint: n\n", Count: 2}}, More: true}
 	tests := []struct {
-		name, answer, later string
-		want                []Diagnostic
-		wantErr             string
+		name    string
+		q       DiagnosticsQuery
+		answer  DiagnosticFiles
+		err     error
+		args    map[string]any
+		wantErr string
 	}{
-		{"0.12", `{"result":{"paths":["/w/a.go"],"items":[{"p":1,"l":2,"c":1,"s":1,"m":"m/x \"q\"","src":"s","code":"c"}]}}`, "", want, ""},
-		{"0.10 escapes slashes, other key order", `{"result":{"items":[{"c":1,"l":2,"s":1,"code":"c","src":"s","m":"m\/x \"q\"","p":1}],"paths":["\/w\/a.go"]}}`, "", want, ""},
-		{"empty lists", `{"result":{"paths":[],"items":[]}}`, "", []Diagnostic{}, ""},
-		{"empty tables", `{"result":{"paths":{},"items":{}}}`, "", []Diagnostic{}, ""},
-		{"spaces: encoding/json", `{ "result" : {"paths":["/w/a.go"],"items":[{"p":1,"l":2,"c":1,"s":1,"m":"m/x \"q\"","src":"s","code":"c"}]} }`, "", want, ""},
-		{"later", `{"pending":true}`, `{"result":{"paths":["/w/a.go"],"items":[{"p":1,"l":2,"c":1,"s":1,"m":"m/x \"q\"","src":"s","code":"c"}]}}`, want, ""},
-		{"error", `{"error":"boom"}`, "", nil, "boom"},
-		{"bad path index", `{"result":{"paths":[],"items":[{"p":3,"l":1,"c":1,"s":1,"m":"x"}]}}`, "", nil, "bad answer from Neovim"},
-		{"not JSON", `{"result":`, "", nil, "bad answer from Neovim"},
+		{"workspace", DiagnosticsQuery{Root: "/w", Limit: 2}, good, nil, map[string]any{"root": "/w", "limit": 2}, ""},
+		{"one file, errors", DiagnosticsQuery{Root: "/w", Path: "/w/a.go", MinSeverity: 1, Limit: 5}, good, nil,
+			map[string]any{"root": "/w", "path": "/w/a.go", "min_severity": 1, "limit": 5}, ""},
+		{"none", DiagnosticsQuery{Root: "/w", Limit: 5}, DiagnosticFiles{}, nil, map[string]any{"root": "/w", "limit": 5}, ""},
+		{"Lua error", DiagnosticsQuery{Root: "/w", Limit: 5}, DiagnosticFiles{}, errors.New("boom"), nil, "diagnostics: boom"},
+		{"no path", DiagnosticsQuery{Limit: 5}, DiagnosticFiles{Files: []DiagnosticFile{{Text: "x\n", Count: 1}}}, nil, nil, "bad answer from Neovim"},
+		{"no lines", DiagnosticsQuery{Limit: 5}, DiagnosticFiles{Files: []DiagnosticFile{{Path: "/w/a.go", Count: 0}}}, nil, nil, "bad answer from Neovim"},
+		{"no last newline", DiagnosticsQuery{Limit: 5}, DiagnosticFiles{Files: []DiagnosticFile{{Path: "/w/a.go", Text: "x", Count: 1}}}, nil, nil, "bad answer from Neovim"},
+		{"over the limit", DiagnosticsQuery{Limit: 1}, good, nil, nil, "bad answer from Neovim (2 lines, limit 1)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := luaWith(tc.answer, tc.later).Diagnostics(context.Background(), DiagnosticsQuery{})
+			var args map[string]any
+			l := &LuaQueries{Timeout: 5 * time.Second, Exec: func(_ context.Context, code string, result any, a ...any) error {
+				if code != luaDiagnostics || len(a) != 1 {
+					t.Fatalf("Exec(%q, %v)", code, a)
+				}
+				args = a[0].(map[string]any)
+				*(result.(*DiagnosticFiles)) = tc.answer
+				return tc.err
+			}}
+			got, err := l.Diagnostics(context.Background(), tc.q)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err %v, want %q", err, tc.wantErr)
 				}
 				return
 			}
-			if err != nil || !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			if err != nil || !reflect.DeepEqual(got, tc.answer) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.answer)
+			}
+			if !reflect.DeepEqual(args, tc.args) {
+				t.Fatalf("args %v, want %v", args, tc.args)
 			}
 		})
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -118,57 +117,65 @@ func (t *tools) diagnostics(ctx context.Context, _ *mcp.CallToolRequest, in Diag
 			return nil, nil, fmt.Errorf("severity %q: give error, warning, info or hint", in.Severity)
 		}
 	}
-	// One more than the limit: whether there are more.
-	q.Limit++
-	ds, err := t.ed.Diagnostics(ctx, q)
+	fs, err := t.ed.Diagnostics(ctx, q)
 	if err != nil {
 		return nil, nil, err
 	}
-	where := "the workspace"
-	if q.Path != "" {
-		where = q.Path
-	}
-	if len(ds) == 0 {
+	if len(fs.Files) == 0 {
+		where := "the workspace"
+		if q.Path != "" {
+			where = q.Path
+		}
 		return text("no diagnostics in " + where), nil, nil
 	}
-	b := make([]byte, 0, len(ds)*80)
-	var path, rel string // the last path and its relative form
-	inside, hidden := true, 0
-	for i, d := range ds {
-		if i == q.Limit-1 {
-			b = append(b, "[more diagnostics: give a path, a severity or a larger limit]\n"...)
-			break
+	return text(diagnosticsText(fs, t.inside(ctx, q.Path, fs.Files))), nil, nil
+}
+
+// inside reports which files are in the workspace: a file asked by path
+// (the user consented), or one resolved in it: a buffer named in the
+// workspace may lead out of it (a symlink), and its messages are read only
+// as read_file would read it.
+func (t *tools) inside(ctx context.Context, asked string, files []DiagnosticFile) []bool {
+	if asked != "" {
+		in := make([]bool, len(files))
+		for i := range in {
+			in[i] = true
 		}
-		sev := "diagnostic"
-		if d.Severity > 0 && d.Severity < len(severities) {
-			sev = severities[d.Severity]
-		}
-		if d.Path != path {
-			path, rel = d.Path, t.rel(d.Path)
-			// A buffer named in the workspace may lead out of it (a
-			// symlink): its messages are read only as read_file would.
-			inside = q.Path != "" || t.ed.InWorkspace(ctx, path)
-		}
-		if !inside {
-			hidden++
-			continue
-		}
-		b = append(b, rel...)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(d.Line), 10)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(d.Col), 10)
-		b = append(append(append(b, ": "...), sev...), ": "...)
-		b = append(b, oneLine(d.Message)...)
-		if d.Source != "" || d.Code != "" {
-			b = append(append(append(b, " ["...), strings.TrimSpace(d.Source+" "+d.Code)...), ']')
-		}
-		b = append(b, '\n')
+		return in
 	}
-	if hidden > 0 {
-		b = fmt.Appendf(b, "[%d diagnostics of files that lead outside the workspace not shown: give their path (the user is asked)]\n", hidden)
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
 	}
-	return text(string(b)), nil, nil
+	return t.ed.InWorkspace(ctx, paths)
+}
+
+// diagnosticsText is the diagnostics tool's text: Neovim's lines of the
+// files inside the workspace, then what is left out.
+func diagnosticsText(fs DiagnosticFiles, inside []bool) string {
+	const (
+		more   = "[more diagnostics: give a path, a severity or a larger limit]\n"
+		hidden = "[%d diagnostics of files that lead outside the workspace not shown: give their path (the user is asked)]\n"
+	)
+	n, out := len(more)+len(hidden)+10, 0
+	for _, f := range fs.Files {
+		n += len(f.Text)
+	}
+	b := make([]byte, 0, n)
+	for i, f := range fs.Files {
+		if i < len(inside) && inside[i] {
+			b = append(b, f.Text...)
+		} else {
+			out += f.Count
+		}
+	}
+	if fs.More {
+		b = append(b, more...)
+	}
+	if out > 0 {
+		b = fmt.Appendf(b, hidden, out)
+	}
+	return string(b)
 }
 
 // items is a list limit: the default for 0, at most MaxItems.
@@ -282,7 +289,13 @@ func (t *tools) locations(ctx context.Context, locs []Location, limit int, none 
 	if len(locs) == 0 {
 		return text(none)
 	}
-	inside := map[string]bool{}
+	paths := make([]string, 0, len(locs))
+	for i, l := range locs {
+		if i < limit-1 {
+			paths = append(paths, l.Path)
+		}
+	}
+	inside := t.ed.InWorkspace(ctx, paths)
 	var b strings.Builder
 	for i, l := range locs {
 		if i == limit-1 {
@@ -290,13 +303,8 @@ func (t *tools) locations(ctx context.Context, locs []Location, limit int, none 
 			break
 		}
 		fmt.Fprintf(&b, "%s:%d:%d", t.rel(l.Path), l.Line, l.Col)
-		in, known := inside[l.Path]
-		if !known {
-			in = t.ed.InWorkspace(ctx, l.Path)
-			inside[l.Path] = in
-		}
 		switch {
-		case !in:
+		case !inside[i]:
 			b.WriteString(" (outside the workspace: read_file shows it, asking the user)")
 		case l.Text != "":
 			fmt.Fprintf(&b, ": %s", strings.TrimSpace(l.Text))

@@ -19,7 +19,7 @@ type fakeEditor struct {
 	runs   []RunRequest
 	run    RunResult
 	runErr error
-	diags  []Diagnostic
+	diags  []testDiag
 	gotQ   any
 	fail   error // every query fails with it
 	sel    *Selection
@@ -82,19 +82,18 @@ func (f *fakeEditor) CheckRead(_ context.Context, path string) error {
 	return nil
 }
 
-func (f *fakeEditor) InWorkspace(_ context.Context, path string) bool {
-	return strings.HasPrefix(path, "/ws/")
+func (f *fakeEditor) InWorkspace(_ context.Context, paths []string) []bool {
+	out := make([]bool, len(paths))
+	for i, p := range paths {
+		out[i] = strings.HasPrefix(p, "/ws/") && !strings.HasPrefix(p, "/ws/escape/")
+	}
+	return out
 }
 
-func (f *fakeEditor) Diagnostics(_ context.Context, q DiagnosticsQuery) ([]Diagnostic, error) {
+// Diagnostics answers as lua/acp/mcp/diagnostics.lua does (see neovimFiles).
+func (f *fakeEditor) Diagnostics(_ context.Context, q DiagnosticsQuery) (DiagnosticFiles, error) {
 	f.gotQ = q
-	var out []Diagnostic
-	for _, d := range f.diags {
-		if (q.Path == "" || d.Path == q.Path) && (q.MinSeverity == 0 || d.Severity <= q.MinSeverity) && len(out) < q.Limit {
-			out = append(out, d)
-		}
-	}
-	return out, f.fail
+	return neovimFiles(f.diags, q), f.fail
 }
 
 func (f *fakeEditor) Symbols(_ context.Context, q SymbolsQuery) ([]Symbol, error) {
@@ -349,9 +348,9 @@ func TestRunCommand(t *testing.T) {
 func TestQueryTools(t *testing.T) {
 	ed := newFake(nil)
 	for i := 0; i < 5; i++ {
-		ed.diags = append(ed.diags, Diagnostic{Path: "/ws/a.go", Line: i + 1, Col: 2, Severity: 1 + i%4, Message: fmt.Sprintf("m%d\nmore", i), Source: "gopls"})
+		ed.diags = append(ed.diags, testDiag{Path: "/ws/a.go", Line: i + 1, Col: 2, Severity: 1 + i%4, Message: fmt.Sprintf("m%d\nmore", i), Source: "gopls"})
 	}
-	ed.diags = append(ed.diags, Diagnostic{Path: "/elsewhere/b.go", Line: 1, Col: 1, Severity: 1, Message: "out"})
+	ed.diags = append(ed.diags, testDiag{Path: "/ws/escape/b.go", Line: 1, Col: 1, Severity: 1, Message: "out"})
 	cs := connect(t, ed)
 	tests := []struct {
 		tool    string

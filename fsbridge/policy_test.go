@@ -58,7 +58,7 @@ func TestCheckRead(t *testing.T) {
 				t.Fatalf("question about %s, want %s", qs[0].Path, tc.wantPath)
 			}
 			if tc.path[0] == '/' {
-				if got := e.b.InWorkspace(tc.path); got != tc.inWS {
+				if got := e.b.InWorkspace(tc.path)[0]; got != tc.inWS {
 					t.Fatalf("InWorkspace(%s) = %v, want %v", tc.path, got, tc.inWS)
 				}
 			}

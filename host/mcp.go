@@ -119,10 +119,10 @@ func (e *mcpEditor) CheckRead(ctx context.Context, path string) error {
 	return err
 }
 
-// InWorkspace implements editormcp.Editor.
-func (e *mcpEditor) InWorkspace(ctx context.Context, path string) bool {
-	b, err := e.s.bridge(ctx)
-	return err == nil && b.InWorkspace(path)
+// InWorkspace implements editormcp.Editor (none without a bridge).
+func (e *mcpEditor) InWorkspace(ctx context.Context, paths []string) []bool {
+	b, _ := e.s.bridge(ctx)
+	return b.InWorkspace(paths...)
 }
 
 // WriteFile implements editormcp.Editor through fs/write_text_file's code.

@@ -2,6 +2,7 @@
 --- user's side of the MCP tools, :help acp-mentions): @diagnostics and
 --- @diagnostics:<file>, @symbol:<Name>, @quickfix, @diff and @diff:<file>,
 --- @buffers, @terminal and @terminal:<id>, @selection.
+local diagnostics = require("acp.mcp.diagnostics")
 local queries = require("acp.mcp.queries")
 local terminal = require("acp.terminal")
 
@@ -65,25 +66,19 @@ local make = {}
 function make.diagnostics(arg, ctx)
   local path = arg ~= "" and vim.fn.fnamemodify(arg, ":p") or nil
   local label = path and ("diagnostics of " .. rel(path, ctx.cwd)) or "diagnostics"
-  local ds = queries.run("diagnostics", { path = path, root = ctx.cwd, limit = M.max_items + 1 })
+  -- The lines the agent's diagnostics tool gets.
+  local ds = diagnostics.text({ path = path, root = ctx.cwd, limit = M.max_items })
   local out = {}
-  for i, d in ipairs(ds.items) do
-    if i > M.max_items then
-      out[#out + 1] = "[more diagnostics]"
-      break
-    end
-    out[#out + 1] = ("%s:%d:%d: %s: %s"):format(
-      rel(ds.paths[d.p], ctx.cwd),
-      d.l,
-      d.c,
-      severities[d.s] or "diagnostic",
-      (d.m:gsub("\n", " "))
-    )
+  for _, f in ipairs(ds.files) do
+    out[#out + 1] = f.text
+  end
+  if ds.more then
+    out[#out + 1] = "[more diagnostics]\n"
   end
   if #out == 0 then
-    out[1] = "no diagnostics"
+    out[1] = "no diagnostics\n"
   end
-  return table.concat(out, "\n") .. "\n", label, path
+  return table.concat(out), label, path
 end
 
 function make.quickfix(_, ctx)
