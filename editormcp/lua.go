@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 )
 
 // LuaQueries implements Queries in Neovim through lua/acp/mcp/queries.lua:

@@ -59,8 +59,6 @@ local function rel(path, cwd)
   return path
 end
 
-local severities = { "error", "warning", "info", "hint" }
-
 local make = {}
 
 function make.diagnostics(arg, ctx)
