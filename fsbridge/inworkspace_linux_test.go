@@ -1,7 +1,10 @@
 package fsbridge
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -21,6 +24,29 @@ func TestInWorkspaceManyAsOne(t *testing.T) {
 		"outin/g", "empty/h", "fifo", "f/x", "missing/x", "sub/../out/secret",
 		"sub/./g", "sub//g", "", "sub/",
 	}
+	// Enough names in ws/ that it is read whole; its chain of links c0 to
+	// c42 leads to f.
+	for i := 0; i <= 42; i++ {
+		rels = append(rels, "c"+strconv.Itoa(i))
+	}
+	// A directory too big to be read whole for these few names: a link out
+	// among them, and names it holds past what is read.
+	big := filepath.Join(ws, "big")
+	if err := os.Mkdir(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		if err := os.WriteFile(filepath.Join(big, fmt.Sprintf("f%03d", i)), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(filepath.Dir(ws), "out", "secret"), filepath.Join(big, "zlink")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i += 25 {
+		rels = append(rels, fmt.Sprintf("big/f%03d", i))
+	}
+	rels = append(rels, "big/zlink", "big/none")
 	var paths []string
 	for _, rel := range rels {
 		paths = append(paths, ws+"/"+rel)

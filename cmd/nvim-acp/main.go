@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -112,7 +113,10 @@ func run(logPath, level string) error {
 	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl})).With("host_pid", os.Getpid())
 	slog.SetDefault(log)
 
-	nv, err := nvim.New(os.Stdin, rpcOut, rpcOut, func(format string, a ...any) {
+	// Neovim's answers are read through a pipe's worth of buffer, not the
+	// client's 4 KB: a diagnostics answer of 75 KB was 19 reads.
+	in := bufio.NewReaderSize(os.Stdin, 64<<10)
+	nv, err := nvim.New(in, rpcOut, rpcOut, func(format string, a ...any) {
 		log.Debug(fmt.Sprintf(format, a...))
 	})
 	if err != nil {

@@ -49,11 +49,10 @@ local function sort(ds)
 end
 
 --- One buffer's lines, sorted, and their severities.
----@param ds vim.Diagnostic[] the buffer's diagnostics (sorted here)
+---@param ds vim.Diagnostic[] the buffer's diagnostics, sorted
 ---@param name string the path as the lines show it
 ---@return string[] lines, integer[] severities
 local function format(ds, name)
-  sort(ds)
   local lines, sevs = {}, {}
   local head = name .. ":"
   for i, d in ipairs(ds) do
@@ -81,40 +80,152 @@ local function format(ds, name)
   return lines, sevs
 end
 
+local normalized = {} ---@type table<string, string> buffer names, normalized
+
 --- The path of buffer buf, normalized ("" when it has none).
 local function buf_path(buf)
   local name = api.nvim_buf_get_name(buf)
-  return name == "" and "" or vim.fs.normalize(name)
+  local p = normalized[name]
+  if not p then
+    p = name == "" and "" or vim.fs.normalize(name)
+    normalized[name] = p
+  end
+  return p
+end
+
+-- Each buffer's diagnostics are kept, formatted, until DiagnosticChanged
+-- says they changed (vim.diagnostic.get copies every diagnostic it
+-- returns: 1,000 of them were most of a query). Every change to what
+-- vim.diagnostic holds (set, reset) fires it for the buffer; a buffer wiped
+-- out is dropped when found invalid.
+
+---@class acp.mcp.DiagEntry
+---@field ds vim.Diagnostic[] the buffer's diagnostics (copies), sorted
+---@field name? string the path its lines show
+---@field lines? string[] its lines
+---@field sevs? integer[] their severities
+---@field text? string its lines joined
+
+local entries = {} ---@type table<integer, acp.mcp.DiagEntry>
+local dirty = {} ---@type table<integer, true> buffers changed since read
+local complete = false -- entries has every buffer that has diagnostics
+local augroup ---@type integer?
+
+--- Starts following changes (once): until then nothing kept is trusted.
+local function follow()
+  if augroup then
+    return
+  end
+  augroup = api.nvim_create_augroup("acp_mcp_diagnostics", { clear = true })
+  api.nvim_create_autocmd("DiagnosticChanged", {
+    group = augroup,
+    callback = function(ev)
+      M.changed(ev.buf)
+    end,
+  })
+  entries, dirty, complete = {}, {}, false
+end
+
+--- Marks buffer buf's diagnostics changed (what DiagnosticChanged does):
+--- the next query reads them again.
+---@param buf integer
+function M.changed(buf)
+  dirty[buf] = true
+end
+
+--- Forgets what is kept (and stops following changes): for tests and
+--- benchmarks, the state right after every buffer's DiagnosticChanged.
+function M.forget()
+  if augroup then
+    api.nvim_del_augroup_by_id(augroup)
+    augroup = nil
+  end
+  entries, dirty, complete, normalized = {}, {}, false, {}
+end
+
+--- The entry of buffer b, read again when it changed (nil: none).
+---@return acp.mcp.DiagEntry?
+local function entry(b)
+  if dirty[b] or not entries[b] then
+    dirty[b] = nil
+    local ds = api.nvim_buf_is_valid(b) and vim.diagnostic.get(b) or {}
+    entries[b] = #ds > 0 and { ds = ds } or nil
+    if entries[b] then
+      sort(ds)
+    end
+  end
+  return entries[b]
+end
+
+--- Every buffer's diagnostics, sorted, from one vim.diagnostic.get().
+---@return table<integer, acp.mcp.DiagEntry>
+local function read_all()
+  local out = {}
+  for _, d in ipairs(vim.diagnostic.get()) do
+    local e = out[d.bufnr]
+    if not e then
+      e = { ds = {} }
+      out[d.bufnr] = e
+    end
+    e.ds[#e.ds + 1] = d
+  end
+  for _, e in pairs(out) do
+    sort(e.ds)
+  end
+  return out
+end
+
+--- Beyond this many buffers changed, all are read at once (one get()
+--- costs about what a few per buffer cost).
+local many = 8
+
+--- Every buffer that has diagnostics, with its entry.
+---@return table<integer, acp.mcp.DiagEntry>
+local function all()
+  if not complete then
+    entries, dirty, complete = read_all(), {}, true
+    return entries
+  end
+  local changed = vim.tbl_count(dirty)
+  if changed > many then
+    local fresh = read_all()
+    for b in pairs(dirty) do
+      entries[b] = fresh[b]
+    end
+    dirty = {}
+  elseif changed > 0 then
+    for b in pairs(dirty) do
+      entry(b)
+    end
+  end
+  return entries
 end
 
 --- The diagnostics asked, by buffer, each with its path: buffer path's,
 --- or those of every buffer under prefix.
----@return table<integer, {path: string, ds: vim.Diagnostic[]}>
+---@return table<integer, {path: string, e: acp.mcp.DiagEntry}>
 local function groups(path, prefix)
+  follow()
   local out = {}
   if path then
     local b = vim.fn.bufnr(path)
     -- bufnr() takes a pattern: check it is that file's buffer.
     if b > 0 and buf_path(b) == path then
-      out[b] = { path = path, ds = vim.diagnostic.get(b) }
+      local e = entry(b)
+      if e then
+        out[b] = { path = path, e = e }
+      end
     end
     return out
   end
-  local skip = {}
-  for _, d in ipairs(vim.diagnostic.get()) do
-    local b = d.bufnr
-    local g = out[b]
-    if not g and not skip[b] then
-      local p = api.nvim_buf_is_valid(b) and buf_path(b) or ""
+  for b, e in pairs(all()) do
+    if not api.nvim_buf_is_valid(b) then
+      entries[b] = nil
+    else
+      local p = buf_path(b)
       if p ~= "" and (not prefix or p:sub(1, #prefix) == prefix) then
-        g = { path = p, ds = {} }
-        out[b] = g
-      else
-        skip[b] = true
+        out[b] = { path = p, e = e }
       end
-    end
-    if g then
-      g.ds[#g.ds + 1] = d
     end
   end
   return out
@@ -138,17 +249,20 @@ function M.text(args)
   end)
   local out = { files = {}, more = false }
   for _, b in ipairs(order) do
-    local p = bufs[b].path
+    local p, e = bufs[b].path, bufs[b].e
     local name = prefix and p:sub(1, #prefix) == prefix and p:sub(#prefix + 1) or p
-    local lines, sevs = format(bufs[b].ds, name)
+    if e.name ~= name then
+      e.name, e.text = name, nil
+      e.lines, e.sevs = format(e.ds, name)
+    end
+    local lines = e.lines
     if min > 0 then
-      local kept = {}
-      for i, l in ipairs(lines) do
-        if sevs[i] <= min then
-          kept[#kept + 1] = l
+      lines = {}
+      for i, l in ipairs(e.lines) do
+        if e.sevs[i] <= min then
+          lines[#lines + 1] = l
         end
       end
-      lines = kept
     end
     local n = #lines
     if n > 0 then
@@ -156,11 +270,18 @@ function M.text(args)
         out.more = true
         break
       end
+      local text
       if n > left then
         n, out.more = left, true
+        text = table.concat(lines, "", 1, n)
+      elseif min > 0 then
+        text = table.concat(lines)
+      else
+        e.text = e.text or table.concat(lines)
+        text = e.text
       end
       left = left - n
-      out.files[#out.files + 1] = { path = p, text = table.concat(lines, "", 1, n), n = n }
+      out.files[#out.files + 1] = { path = p, text = text, n = n }
       if out.more then
         break
       end
