@@ -139,44 +139,80 @@ func reads(run func(string) benchRun, rep *benchReport, f10k string, rounds int)
 // changes): a call's CPU is the difference between turns of many calls
 // and turns of few, divided by the calls between them; the CPU of the
 // turns of many calls, each call's share, is shown next to it. Neovim
-// keeps each buffer's lines until its DiagnosticChanged: cold, every call
-// comes right after a DiagnosticChanged of each of the 50 buffers (their
-// handler runs just before the query; Neovim's own handlers, a statusline
-// redraw, are not the tool's); warm, nothing changed.
+// keeps each buffer's lines until its DiagnosticChanged: cold (the
+// target's figure), every call comes right after a DiagnosticChanged of
+// each of the 50 buffers (their handler runs just before the query;
+// Neovim's own handlers, a statusline redraw, are not the tool's); one,
+// after one buffer's; warm, nothing changed.
 func diagnostics(e *Editor, run func(string) benchRun, rep *benchReport, rounds int, bufs []int) {
 	const many, few = 40, 4
+	modes := []string{"cold", "one", "warm"}
+	var cached bool
 	e.Lua(`local bufs = ...
-		local D = require("acp.mcp.diagnostics")
+		local ok, D = pcall(require, "acp.mcp.diagnostics")
+		if not ok or not D.changed then
+			return false -- before Neovim kept anything: every call is cold
+		end
 		_G.acp_bench_text = _G.acp_bench_text or D.text
-		_G.acp_bench_cold = function(cold)
-			D.text = cold and function(a)
-				for _, b in ipairs(bufs) do
-					D.changed(b) -- what each buffer's DiagnosticChanged does
+		_G.acp_bench_in = 0 -- CPU (ns) spent in the query itself
+		local function ns(r)
+			return (r.utime.sec + r.stime.sec) * 1e9 + (r.utime.usec + r.stime.usec) * 1e3
+		end
+		_G.acp_bench_mode = function(mode)
+			D.text = function(a)
+				local r0 = vim.uv.getrusage()
+				-- What each buffer's DiagnosticChanged does.
+				if mode == "cold" then
+					for _, b in ipairs(bufs) do
+						D.changed(b)
+					end
+				elseif mode == "one" then
+					D.changed(bufs[1])
 				end
-				return _G.acp_bench_text(a)
-			end or _G.acp_bench_text
-		end`, nil, bufs)
-	for _, cold := range []bool{true, false} {
-		e.Lua(`_G.acp_bench_cold(...)`, nil, cold)
+				local r = _G.acp_bench_text(a)
+				_G.acp_bench_in = _G.acp_bench_in + ns(vim.uv.getrusage()) - ns(r0)
+				return r
+			end
+		end
+		return true`, &cached, bufs)
+	if !cached {
+		modes = []string{"uncached"}
+	}
+	rep.line(fmt.Sprintf("diagnostics tool, workspace of 1,000 diagnostics (50 buffers), all returned, %d rounds of %d and %d calls", rounds, many, few))
+	for _, mode := range modes {
+		if cached {
+			e.Lua(`_G.acp_bench_mode(...)`, nil, mode)
+		}
 		run("mcpdiag 5")
 		var dg, small benchRuns
+		var in0, in1 int64
+		if cached {
+			e.Lua(`return _G.acp_bench_in`, &in0)
+		}
 		for r := 0; r < rounds; r++ {
 			dg.add(run(fmt.Sprintf("mcpdiag %d", many)), 1)
 			small.add(run(fmt.Sprintf("mcpdiag %d", few)), 1)
 		}
+		inQuery := ""
+		if cached {
+			e.Lua(`return _G.acp_bench_in`, &in1)
+			inQuery = fmt.Sprintf(" of which %s in the query's Lua", us(time.Duration(in1-in0)/time.Duration(rounds*(many+few+2))))
+		}
 		calls := time.Duration(rounds * (many - few))
 		host, nvim := (dg.clientCPU-small.clientCPU)/calls, (dg.nvimCPU-small.nvimCPU)/calls
-		if cold {
-			rep.line(fmt.Sprintf("diagnostics tool, workspace of 1,000 diagnostics (50 buffers), all returned, %d rounds of %d and %d calls", rounds, many, few))
-			rep.line("  cold (each call right after DiagnosticChanged of the 50 buffers: all read again)")
-		} else {
-			rep.line("  warm (nothing changed since the last call)")
-		}
-		rep.line(fmt.Sprintf("    host + Neovim CPU per call: %s (host %s, Neovim %s; target < 5 ms); latency p50 %s; with the turn's own work %s (host %s, Neovim %s)",
-			ms(host+nvim), us(host), us(nvim), ms(p50(dg.lat)),
+		rep.line(fmt.Sprintf("  %s: %s", mode, map[string]string{
+			"cold":     "each call right after DiagnosticChanged of the 50 buffers (all read again): the target's figure",
+			"one":      "each call right after DiagnosticChanged of one buffer",
+			"warm":     "nothing changed since the last call",
+			"uncached": "Neovim keeps nothing",
+		}[mode]))
+		rep.line(fmt.Sprintf("    host + Neovim CPU per call: %s (host %s, Neovim %s%s; target < 5 ms); latency p50 %s; with the turn's own work %s (host %s, Neovim %s)",
+			ms(host+nvim), us(host), us(nvim), inQuery, ms(p50(dg.lat)),
 			ms((dg.clientCPU+dg.nvimCPU)/time.Duration(dg.n)), perReq(dg.clientCPU, dg.n), perReq(dg.nvimCPU, dg.n)))
 	}
-	e.Lua(`_G.acp_bench_cold(false)`, nil)
+	if cached {
+		e.Lua(`require("acp.mcp.diagnostics").text = _G.acp_bench_text`, nil)
+	}
 }
 
 // perReq is d per request.
