@@ -100,7 +100,7 @@ end
 -- out is dropped when found invalid.
 
 ---@class acp.mcp.DiagEntry
----@field ds vim.Diagnostic[] the buffer's diagnostics (copies), sorted
+---@field ds? vim.Diagnostic[] the buffer's diagnostics (copies), sorted, until formatted (then dropped: a heap that keeps 1,000 copies makes every collection longer)
 ---@field name? string the path its lines show
 ---@field lines? string[] its lines
 ---@field sevs? integer[] their severities
@@ -143,16 +143,21 @@ function M.forget()
   entries, dirty, complete, normalized = {}, {}, false, {}
 end
 
+--- Buffer b's diagnostics, sorted.
+---@return vim.Diagnostic[]
+local function read(b)
+  local ds = api.nvim_buf_is_valid(b) and vim.diagnostic.get(b) or {}
+  sort(ds)
+  return ds
+end
+
 --- The entry of buffer b, read again when it changed (nil: none).
 ---@return acp.mcp.DiagEntry?
 local function entry(b)
   if dirty[b] or not entries[b] then
     dirty[b] = nil
-    local ds = api.nvim_buf_is_valid(b) and vim.diagnostic.get(b) or {}
+    local ds = read(b)
     entries[b] = #ds > 0 and { ds = ds } or nil
-    if entries[b] then
-      sort(ds)
-    end
   end
   return entries[b]
 end
@@ -252,8 +257,9 @@ function M.text(args)
     local p, e = bufs[b].path, bufs[b].e
     local name = prefix and p:sub(1, #prefix) == prefix and p:sub(#prefix + 1) or p
     if e.name ~= name then
-      e.name, e.text = name, nil
-      e.lines, e.sevs = format(e.ds, name)
+      -- Renamed since formatted: read again.
+      e.lines, e.sevs = format(e.ds or read(b), name)
+      e.name, e.text, e.ds = name, nil, nil
     end
     local lines = e.lines
     if min > 0 then
