@@ -59,8 +59,12 @@ local function format(ds, name)
     local sev = d.severity or 1
     local src, code = d.source, d.code
     local tail = "\n"
-    if (src and src ~= "") or code then
-      local t = (src or "") .. " " .. (code and tostring(code) or "")
+    if src == "" then
+      src = nil
+    end
+    if src or code then
+      -- "[source code]", as strings.TrimSpace(source .. " " .. code).
+      local t = src and code and src .. " " .. tostring(code) or src or tostring(code)
       if blank[t:byte(1)] or blank[t:byte(-1)] then
         t = vim.trim(t)
       end
