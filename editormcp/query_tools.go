@@ -161,21 +161,22 @@ func diagnosticsText(fs DiagnosticFiles, inside []bool) string {
 	for _, f := range fs.Files {
 		n += len(f.Text)
 	}
-	b := make([]byte, 0, n)
+	var b strings.Builder // its String() is not a copy
+	b.Grow(n)
 	for i, f := range fs.Files {
 		if i < len(inside) && inside[i] {
-			b = append(b, f.Text...)
+			b.WriteString(f.Text)
 		} else {
 			out += f.Count
 		}
 	}
 	if fs.More {
-		b = append(b, more...)
+		b.WriteString(more)
 	}
 	if out > 0 {
-		b = fmt.Appendf(b, hidden, out)
+		fmt.Fprintf(&b, hidden, out)
 	}
-	return string(b)
+	return b.String()
 }
 
 // items is a list limit: the default for 0, at most MaxItems.
