@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 // Benchmarks of agents reached over the network (issue 20), each transport
@@ -19,8 +22,25 @@ import (
 //
 // BENCH_ROUNDS (default 3) rounds per transport.
 
-// benchTransports: stdio, then every network profile.
-var benchTransports = append([]remoteProfile{{name: "stdio"}}, remoteProfiles...)
+// benchTransports: stdio, then every network profile; BENCH_TRANSPORTS
+// (names, comma-separated) picks some.
+var benchTransports = pickTransports(append([]remoteProfile{{name: "stdio"}}, remoteProfiles...))
+
+func pickTransports(all []remoteProfile) []remoteProfile {
+	want := os.Getenv("BENCH_TRANSPORTS")
+	if want == "" {
+		return all
+	}
+	var out []remoteProfile
+	for _, p := range all {
+		for _, w := range strings.Split(want, ",") {
+			if strings.TrimSpace(w) == p.name {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
 
 func benchRounds() int {
 	rounds := 3
@@ -39,6 +59,7 @@ func BenchmarkRemoteStream(b *testing.B) {
 	rounds := benchRounds()
 	worsts := map[string]*worst{}
 	turns := map[string]time.Duration{}
+	cpus := map[string]streamCPU{}
 	for _, p := range benchTransports {
 		worsts[p.name] = &worst{}
 	}
@@ -49,37 +70,119 @@ func BenchmarkRemoteStream(b *testing.B) {
 				u := startUIEditor(b)
 				burst := append([]any{M{"chunks": 20000, "cycle": burstCycle}}, marked("BURST-DONE")...)
 				sc := M{"turns": []any{burst}}
+				var srv *fakeServer
 				if p.name == "stdio" {
 					u.SetupFake(sc, benchOptions())
 				} else {
-					u.SetupRemote(p, sc, nil, benchOptions())
+					srv = u.SetupRemote(p, sc, nil, benchOptions())
 				}
 				u.Chat("fake")
 				u.WaitState("ready")
+				// The agent's side: the agent process on stdio, the server and
+				// its agent over the network.
+				host := u.hostPid()
+				agentSide := []int{host}
+				if srv != nil {
+					agentSide = []int{srv.cmd.Process.Pid}
+				}
+				cpu0 := takeCPU(b, u.pid, host, agentSide)
 				start := time.Now()
 				f := u.runMarked(b, "burst", "BURST-DONE")
+				cpu := takeCPU(b, u.pid, host, agentSide).sub(cpu0)
 				// The marker is logged when the agent has written every chunk;
 				// what the path between (a server, sockets) buffers is still
 				// on its way: the whole turn says more.
 				turn := u.markTime("BURST-DONE").Add(f.marker).Sub(start)
-				b.Logf("%s: max block %v, marker %v, send to marker %v", p.name, f.maxBlock.Round(time.Millisecond),
-					f.marker.Round(time.Millisecond), turn.Round(time.Millisecond))
+				b.Logf("%s: max block %v, marker %v, send to marker %v; CPU %v", p.name, f.maxBlock.Round(time.Millisecond),
+					f.marker.Round(time.Millisecond), turn.Round(time.Millisecond), cpu)
 				worsts[p.name].add(b, f)
 				turns[p.name] = max(turns[p.name], turn)
+				cpus[p.name] = cpus[p.name].max(cpu)
 				u.nv.Close()
 			}
 		}
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n20,000 chunks then a marker, UI attached (worst of %d rounds), %d cores, load %s\n", rounds, runtime.NumCPU(), loadavg())
-	fmt.Fprintf(&sb, "%-16s %14s %12s %20s %14s\n", "transport", "max block ms", "marker ms", "send to marker ms", "peak RSS MiB")
+	fmt.Fprintf(&sb, "%-16s %14s %12s %20s %14s %28s\n", "transport", "max block ms", "marker ms", "send to marker ms", "peak RSS MiB",
+		"CPU ms nvim/host/agent side")
 	for _, p := range benchTransports {
 		w := worsts[p.name].f
-		fmt.Fprintf(&sb, "%-16s %14.1f %12.1f %20.1f %14.0f\n", p.name, float64(w.maxBlock.Microseconds())/1000,
-			float64(w.marker.Microseconds())/1000, float64(turns[p.name].Microseconds())/1000, w.rss)
+		c := cpus[p.name]
+		fmt.Fprintf(&sb, "%-16s %14.1f %12.1f %20.1f %14.0f %28s\n", p.name, float64(w.maxBlock.Microseconds())/1000,
+			float64(w.marker.Microseconds())/1000, float64(turns[p.name].Microseconds())/1000, w.rss,
+			fmt.Sprintf("%d / %d / %d", c.nvim.Milliseconds(), c.host.Milliseconds(), c.agent.Milliseconds()))
 	}
 	fmt.Print(sb.String())
 	b.ReportMetric(0, "ns/op")
+}
+
+// streamCPU is the CPU time of the three parties of a stream: Neovim, the
+// host, and the agent's side (the agent process on stdio; the server and
+// every process under it over the network).
+type streamCPU struct{ nvim, host, agent time.Duration }
+
+func (c streamCPU) String() string {
+	return fmt.Sprintf("nvim %v, host %v, agent side %v", c.nvim.Round(time.Millisecond),
+		c.host.Round(time.Millisecond), c.agent.Round(time.Millisecond))
+}
+
+func (c streamCPU) sub(o streamCPU) streamCPU {
+	return streamCPU{c.nvim - o.nvim, c.host - o.host, c.agent - o.agent}
+}
+
+// max is the worst of each figure (the table's rows are worsts).
+func (c streamCPU) max(o streamCPU) streamCPU {
+	return streamCPU{max(c.nvim, o.nvim), max(c.host, o.host), max(c.agent, o.agent)}
+}
+
+// takeCPU reads the CPU time used so far by Neovim, the host, and the
+// children of each of agentParents (the host's agent on stdio) or the
+// processes themselves when they are not the host (a server).
+func takeCPU(b testing.TB, nvim, host int, agentParents []int) streamCPU {
+	b.Helper()
+	read := func(pid int) time.Duration {
+		d, err := cputime.Process(pid)
+		if err != nil {
+			b.Fatalf("cpu time of %d: %v", pid, err)
+		}
+		return d
+	}
+	c := streamCPU{nvim: read(nvim), host: read(host)}
+	for _, p := range agentParents {
+		if p != host {
+			c.agent += read(p)
+		}
+		for _, child := range procChildren(p) {
+			c.agent += read(child)
+		}
+	}
+	return c
+}
+
+// procChildren lists the live children of pid.
+func procChildren(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // BenchmarkRemoteRead10k: fs/read_text_file of a 10,000-line buffer with

@@ -391,7 +391,7 @@ func (c *httpConn) pushBody(msg []byte) {
 		var batch []json.RawMessage
 		if json.Unmarshal(msg, &batch) == nil {
 			for _, m := range batch {
-				if !c.deliver(bytes.Clone(m)) {
+				if !c.deliver(m) {
 					return
 				}
 			}
@@ -401,25 +401,30 @@ func (c *httpConn) pushBody(msg []byte) {
 	c.deliver(msg)
 }
 
-// deliver pushes one message of the server and, when it is the response
-// to a request whose answer is still streaming, closes that stream.
+// deliver pushes one message of the server (a copy: msg may be reused)
+// and, when it is the response to a request whose answer is still
+// streaming, closes that stream.
 func (c *httpConn) deliver(msg []byte) bool {
 	var key string
-	c.mu.Lock()
-	head := msg[:min(len(msg), 256)]
-	switch {
-	case len(c.streams) > 0 || (c.connID != "" && bytes.Contains(head, []byte(`"id"`))):
-		h := readHead(msg)
-		if h.Method == "" && len(h.ID) > 0 {
-			key = string(h.ID)
+	// Only a message with an id (a response, a request of the server's)
+	// concerns the streams; a notification (a turn's chunks: nearly all of
+	// the traffic) is passed on without being decoded. A message without
+	// `"id"` anywhere has no id: inside a JSON string a quote is escaped.
+	if bytes.Contains(msg, []byte(`"id"`)) {
+		c.mu.Lock()
+		if len(c.streams) > 0 || c.connID != "" {
+			h := readHead(msg)
+			if h.Method == "" && len(h.ID) > 0 {
+				key = string(h.ID)
+			}
+			if h.Method != "" && len(h.ID) > 0 && h.Params.SessionID != "" && c.connID != "" {
+				// A request of the server's: the answer carries its session
+				// (the RFD's Acp-Session-Id on session-scoped POSTs).
+				c.asked[string(h.ID)] = h.Params.SessionID
+			}
 		}
-		if h.Method != "" && len(h.ID) > 0 && h.Params.SessionID != "" && c.connID != "" {
-			// A request of the server's: the answer carries its session
-			// (the RFD's Acp-Session-Id on session-scoped POSTs).
-			c.asked[string(h.ID)] = h.Params.SessionID
-		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	if !c.in.push(msg) {
 		return false
 	}
