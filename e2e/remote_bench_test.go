@@ -24,17 +24,46 @@ import (
 
 // benchTransports: stdio, then every network profile; BENCH_TRANSPORTS
 // (names, comma-separated) picks some.
-var benchTransports = pickTransports(append([]remoteProfile{{name: "stdio"}}, remoteProfiles...))
+var benchTransports = pick(append([]remoteProfile{{name: "stdio"}}, remoteProfiles...), func(p remoteProfile) string { return p.name })
 
-func pickTransports(all []remoteProfile) []remoteProfile {
+// streamTransport is a transport of the stream benchmark: a network one is
+// measured twice, its fake server relaying an agent process's stdio (as
+// the other e2e tests run it) and playing the scenario in its own process
+// (-inproc: the server's own cost is then that of a server with its agent
+// inside, the figures the client's).
+type streamTransport struct {
+	remoteProfile
+	inproc bool
+}
+
+func (t streamTransport) name() string {
+	if t.inproc {
+		return t.remoteProfile.name + "/inproc"
+	}
+	return t.remoteProfile.name
+}
+
+var streamTransports = func() []streamTransport {
+	var all []streamTransport
+	for _, p := range append([]remoteProfile{{name: "stdio"}}, remoteProfiles...) {
+		all = append(all, streamTransport{remoteProfile: p})
+		if p.name != "stdio" {
+			all = append(all, streamTransport{remoteProfile: p, inproc: true})
+		}
+	}
+	return pick(all, streamTransport.name)
+}()
+
+// pick keeps the transports BENCH_TRANSPORTS names (all when unset).
+func pick[T any](all []T, name func(T) string) []T {
 	want := os.Getenv("BENCH_TRANSPORTS")
 	if want == "" {
 		return all
 	}
-	var out []remoteProfile
+	var out []T
 	for _, p := range all {
 		for _, w := range strings.Split(want, ",") {
-			if strings.TrimSpace(w) == p.name {
+			if strings.TrimSpace(w) == name(p) {
 				out = append(out, p)
 			}
 		}
@@ -60,21 +89,24 @@ func BenchmarkRemoteStream(b *testing.B) {
 	worsts := map[string]*worst{}
 	turns := map[string]time.Duration{}
 	cpus := map[string]streamCPU{}
-	for _, p := range benchTransports {
-		worsts[p.name] = &worst{}
+	for _, p := range streamTransports {
+		worsts[p.name()] = &worst{}
 	}
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
-			for _, p := range benchTransports {
+			for _, p := range streamTransports {
 				u := startUIEditor(b)
 				burst := append([]any{M{"chunks": 20000, "cycle": burstCycle}}, marked("BURST-DONE")...)
 				sc := M{"turns": []any{burst}}
 				var srv *fakeServer
-				if p.name == "stdio" {
+				switch {
+				case p.name() == "stdio":
 					u.SetupFake(sc, benchOptions())
-				} else {
-					srv = u.SetupRemote(p, sc, nil, benchOptions())
+				case p.inproc:
+					srv = u.SetupRemote(p.remoteProfile, sc, nil, benchOptions(), "-inproc")
+				default:
+					srv = u.SetupRemote(p.remoteProfile, sc, nil, benchOptions())
 				}
 				u.Chat("fake")
 				u.WaitState("ready")
@@ -93,24 +125,24 @@ func BenchmarkRemoteStream(b *testing.B) {
 				// what the path between (a server, sockets) buffers is still
 				// on its way: the whole turn says more.
 				turn := u.markTime("BURST-DONE").Add(f.marker).Sub(start)
-				b.Logf("%s: max block %v, marker %v, send to marker %v; CPU %v", p.name, f.maxBlock.Round(time.Millisecond),
+				b.Logf("%s: max block %v, marker %v, send to marker %v; CPU %v", p.name(), f.maxBlock.Round(time.Millisecond),
 					f.marker.Round(time.Millisecond), turn.Round(time.Millisecond), cpu)
-				worsts[p.name].add(b, f)
-				turns[p.name] = max(turns[p.name], turn)
-				cpus[p.name] = cpus[p.name].max(cpu)
+				worsts[p.name()].add(b, f)
+				turns[p.name()] = max(turns[p.name()], turn)
+				cpus[p.name()] = cpus[p.name()].max(cpu)
 				u.nv.Close()
 			}
 		}
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n20,000 chunks then a marker, UI attached (worst of %d rounds), %d cores, load %s\n", rounds, runtime.NumCPU(), loadavg())
-	fmt.Fprintf(&sb, "%-16s %14s %12s %20s %14s %28s\n", "transport", "max block ms", "marker ms", "send to marker ms", "peak RSS MiB",
+	fmt.Fprintf(&sb, "%-22s %14s %12s %20s %14s %28s\n", "transport", "max block ms", "marker ms", "send to marker ms", "peak RSS MiB",
 		"CPU ms nvim/host/agent side")
-	for _, p := range benchTransports {
-		w := worsts[p.name].f
-		c := cpus[p.name]
-		fmt.Fprintf(&sb, "%-16s %14.1f %12.1f %20.1f %14.0f %28s\n", p.name, float64(w.maxBlock.Microseconds())/1000,
-			float64(w.marker.Microseconds())/1000, float64(turns[p.name].Microseconds())/1000, w.rss,
+	for _, p := range streamTransports {
+		w := worsts[p.name()].f
+		c := cpus[p.name()]
+		fmt.Fprintf(&sb, "%-22s %14.1f %12.1f %20.1f %14.0f %28s\n", p.name(), float64(w.maxBlock.Microseconds())/1000,
+			float64(w.marker.Microseconds())/1000, float64(turns[p.name()].Microseconds())/1000, w.rss,
 			fmt.Sprintf("%d / %d / %d", c.nvim.Milliseconds(), c.host.Milliseconds(), c.agent.Milliseconds()))
 	}
 	fmt.Print(sb.String())
