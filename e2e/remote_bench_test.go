@@ -125,8 +125,9 @@ func BenchmarkRemoteStream(b *testing.B) {
 				// what the path between (a server, sockets) buffers is still
 				// on its way: the whole turn says more.
 				turn := u.markTime("BURST-DONE").Add(f.marker).Sub(start)
-				b.Logf("%s: max block %v, marker %v, send to marker %v; CPU %v", p.name(), f.maxBlock.Round(time.Millisecond),
-					f.marker.Round(time.Millisecond), turn.Round(time.Millisecond), cpu)
+				// On stdout: go test keeps only the end of a benchmark's log.
+				fmt.Printf("round %d %s: max block %v, marker %v, send to marker %v; CPU %v; load %s\n", r+1, p.name(),
+					f.maxBlock.Round(time.Millisecond), f.marker.Round(time.Millisecond), turn.Round(time.Millisecond), cpu, loadavg())
 				worsts[p.name()].add(b, f)
 				turns[p.name()] = max(turns[p.name()], turn)
 				cpus[p.name()] = cpus[p.name()].max(cpu)
