@@ -777,3 +777,29 @@ func TestRemotePathMap(t *testing.T) {
 		}
 	})
 }
+
+// TestRemotePromptEcho: a server of several clients (qwen serve) sends the
+// prompt back as user_message_chunk while the turn runs; the chat, which
+// shows it already, shows it once. Another user message (another client's)
+// is shown.
+func TestRemotePromptEcho(t *testing.T) {
+	userChunk := func(s string) M {
+		return update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": s}})
+	}
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		userChunk("check the "), userChunk("echo please"), text("the answer"), userChunk("from another client"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("check the echo please")
+	if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+		t.Fatalf("turn ended %+v", st)
+	}
+	e.waitChat("from another client")
+	txt := e.ChatText()
+	if n := strings.Count(txt, "echo please"); n != 1 {
+		t.Fatalf("the prompt shows %d times:\n%s", n, txt)
+	}
+	indexOrder(t, txt, "check the echo please", "the answer", "from another client")
+}
