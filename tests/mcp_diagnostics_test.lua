@@ -131,4 +131,42 @@ M["what is kept follows every change: set, reset, a buffer wiped out or renamed"
   vim.diagnostic.reset(ns, bufs["b.go"])
 end
 
+M["any DiagnosticChanged, fired by hand with any data, has the buffer read again"] = function(t)
+  diagnostics.forget()
+  local root, bufs = workspace({ "a.go" })
+  local a = bufs["a.go"]
+  local ns = api.nvim_create_namespace("test-mcp-diag-events")
+  local function text()
+    return joined(diagnostics.text({ root = root, limit = 200 }))
+  end
+  vim.diagnostic.set(ns, a, { { lnum = 0, col = 0, severity = 1, message = "one" } })
+  t.eq(text(), "a.go:1:1: error: one\n")
+  local get, gets = vim.diagnostic.get, 0
+  vim.diagnostic.get = function(...)
+    gets = gets + 1
+    return get(...)
+  end
+  local ok, err = pcall(function()
+    t.eq(text(), "a.go:1:1: error: one\n")
+    t.eq(gets, 0, "nothing changed: nothing read")
+    for _, data in ipairs({
+      vim.NIL,
+      { diagnostics = { { lnum = 5, col = 0, message = "forged", namespace = ns, bufnr = a } } },
+      { diagnostics = "nonsense" },
+    }) do
+      local before = gets
+      api.nvim_exec_autocmds(
+        "DiagnosticChanged",
+        { buffer = a, modeline = false, data = data ~= vim.NIL and data or nil }
+      )
+      t.eq(text(), "a.go:1:1: error: one\n", vim.inspect(data))
+      t.eq(gets, before + 1, "read again after " .. vim.inspect(data))
+    end
+  end)
+  vim.diagnostic.get = get
+  assert(ok, err)
+  vim.diagnostic.reset(ns, a)
+  t.eq(text(), "")
+end
+
 return M

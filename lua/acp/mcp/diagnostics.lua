@@ -101,7 +101,9 @@ end
 -- says they changed (vim.diagnostic.get copies every diagnostic it
 -- returns: 1,000 of them were most of a query). Every change to what
 -- vim.diagnostic holds (set, reset) fires it for the buffer; a buffer wiped
--- out is dropped when found invalid.
+-- out is dropped when found invalid. set()'s event carries the new list,
+-- but only as a copy made for a Lua callback: reading the buffer when asked
+-- costs the same copy, and only for the buffers asked.
 
 ---@class acp.mcp.DiagEntry
 ---@field ds? vim.Diagnostic[] the buffer's diagnostics (copies), sorted, until formatted (then dropped: a heap that keeps 1,000 copies makes every collection longer)
@@ -121,11 +123,12 @@ local function follow()
     return
   end
   augroup = api.nvim_create_augroup("acp_mcp_diagnostics", { clear = true })
+  -- A command, not a Lua callback: Neovim copies the event's data (set()'s
+  -- whole list) for each Lua callback, at every change of every buffer; the
+  -- buffer is read (copied) only when a query needs it.
   api.nvim_create_autocmd("DiagnosticChanged", {
     group = augroup,
-    callback = function(ev)
-      M.changed(ev.buf)
-    end,
+    command = "lua require('acp.mcp.diagnostics').changed(tonumber(vim.fn.expand('<abuf>')))",
   })
   entries, dirty, complete = {}, {}, false
 end
