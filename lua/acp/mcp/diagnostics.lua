@@ -128,7 +128,7 @@ local function follow()
   -- buffer is read (copied) only when a query needs it.
   api.nvim_create_autocmd("DiagnosticChanged", {
     group = augroup,
-    command = "lua require('acp.mcp.diagnostics').changed(tonumber(vim.fn.expand('<abuf>')))",
+    command = "lua local m = package.loaded['acp.mcp.diagnostics'] if m then m.changed(tonumber(vim.fn.expand('<abuf>'))) end",
   })
   entries, dirty, complete = {}, {}, false
 end
