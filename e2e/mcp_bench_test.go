@@ -23,7 +23,7 @@ import (
 //
 //	NVIM_BIN=... go test -run '^$' -bench MCP -benchtime 1x ./e2e/
 //
-// BENCH_CASES (default all) picks read and/or diag; BENCH_ROUNDS (default
+// BENCH_MCP_CASES (default all) picks read and/or diag; BENCH_ROUNDS (default
 // 3) splits each case into rounds; NVIM_ACP_CPUPROFILE=FILE makes the host
 // write a CPU profile.
 func BenchmarkMCP(b *testing.B) {
@@ -94,7 +94,7 @@ func BenchmarkMCP(b *testing.B) {
 		fmt.Sscan(s, &rounds)
 	}
 	want := func(c string) bool {
-		v := os.Getenv("BENCH_CASES")
+		v := os.Getenv("BENCH_MCP_CASES")
 		return v == "" || strings.Contains(","+v+",", ","+c+",")
 	}
 	var rep benchReport
