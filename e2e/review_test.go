@@ -118,6 +118,11 @@ func TestReviewHunksKeepRejectInBuffer(t *testing.T) {
 	if got := strings.Join(e.bufLines(b), "|"); got != "a|b|C (agent)|d|e|F (agent)" {
 		t.Fatalf("after one u: %q", got)
 	}
+	// The undone reject is the agent's pending change again.
+	e.Eventually("the hunk pending again", 10*time.Second, func() bool {
+		rows := e.signRows(b)
+		return len(rows) == 1 && rows[0] == 5 && e.pendingHunks(p) == 1
+	})
 }
 
 // A comment on a hunk and a rejected hunk reach the agent in one prompt

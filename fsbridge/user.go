@@ -34,6 +34,12 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 	}
 }
 
+// OnDisk is path's text on disk now, if it is a regular file of text
+// within the configured size (a missing file is ok, not existing).
+func (b *Bridge) OnDisk(path string) (FileText, bool) {
+	return ReadText(path, b.cfg.MaxBytes)
+}
+
 func (b *Bridge) writeUser(ctx context.Context, r resolution, content string) error {
 	real := r.Path
 	mu := b.pathLock(real)

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -112,6 +113,8 @@ func (t *Tracker) FileChanged(path string, before, after Text, by int) {
 type Files interface {
 	Shown(ctx context.Context, path string) (text string, exists bool, err error)
 	WriteUser(ctx context.Context, path string, t Text) error
+	// OnDisk is path's text on disk now (false: not text, or unreadable).
+	OnDisk(path string) (Text, bool)
 }
 
 // What the user does with the agent's changes (Tracker.Decide).
@@ -122,7 +125,16 @@ const (
 	RejectFile = "reject_file" // every change of the file
 	KeepAll    = "keep_all"    // every change of every file
 	RejectAll  = "reject_all"  // every change of every file
+	// Reverted: the hunk at the line (as the record last showed it), which
+	// the editor already put back itself (its old lines in the buffer,
+	// one undo step, written): the record takes it as that hunk's reject.
+	Reverted = "reverted"
 )
+
+// ErrNotInStep: the editor's text is not the record's with the hunk put
+// back (the record had not yet seen an edit of the user's): the change is
+// taken as the user's edit, not as a reject.
+var ErrNotInStep = errors.New("the buffer was not what the review last saw")
 
 // Sync brings path's record up to the text the user sees now (the edits
 // the user made since the record last saw it).
@@ -158,6 +170,11 @@ func (t *Tracker) Decide(ctx context.Context, fs Files, action, path string, lin
 		return all, first
 	case KeepFile, RejectFile:
 		line = -1
+	case Reverted:
+		if line < 0 {
+			return nil, fmt.Errorf("%s: no line given", action)
+		}
+		return t.reverted(ctx, fs, path, line)
 	case Keep, Reject:
 		if line < 0 {
 			return nil, fmt.Errorf("%s: no line given", action)
@@ -184,6 +201,38 @@ func (t *Tracker) Decide(ctx context.Context, fs Files, action, path string, lin
 	}
 	// The record follows the write (reported to FileChanged); a write
 	// that changed nothing (the file already so) is observed here.
+	t.User(path, target)
+	t.Rec.Log(ds)
+	return ds, nil
+}
+
+// reverted records the reject of path's hunk at line that the editor
+// already shows (see Reverted): the record is not brought up to the text
+// shown first (that text has the hunk put back); the reject is computed
+// against the record as it was, and must be exactly what is shown, else
+// it is not taken (the record follows the text shown when next synced, as
+// the user's edit). When the editor wrote it (the disk holds it: the
+// buffer was written unmodified), the buffer is not read back; else it is
+// checked and the disk gets it through fs.
+func (t *Tracker) reverted(ctx context.Context, fs Files, path string, line int) ([]Decision, error) {
+	target, ds, err := t.Rec.Reject(path, line)
+	if err != nil {
+		return nil, err
+	}
+	if disk, ok := fs.OnDisk(path); !ok || disk != target {
+		text, exists, err := fs.Shown(ctx, path)
+		if err != nil {
+			t.Rec.dropReject(path)
+			return nil, err
+		}
+		if now := (Text{Text: text, Exists: exists}); now != target {
+			t.Rec.dropReject(path)
+			return nil, fmt.Errorf("reject %s line %d: %w: taken as your edit", path, line+1, ErrNotInStep)
+		}
+		if err := fs.WriteUser(ctx, path, target); err != nil {
+			return nil, fmt.Errorf("reject %s: %w", path, err)
+		}
+	}
 	t.User(path, target)
 	t.Rec.Log(ds)
 	return ds, nil
