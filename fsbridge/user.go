@@ -34,10 +34,18 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 	}
 }
 
-// OnDisk is path's text on disk now, if it is a regular file of text
-// within the configured size (a missing file is ok, not existing).
-func (b *Bridge) OnDisk(path string) (FileText, bool) {
-	return ReadText(path, b.cfg.MaxBytes)
+// DiskHolds reports whether the file at path (a real path) holds t now.
+// When it does, that version of the file is taken as known, as after the
+// bridge's own write: the caller says the editor wrote it from a buffer
+// that holds t (nothing to bring in step), so the watcher does not look
+// at the buffer again for it.
+func (b *Bridge) DiskHolds(path string, t FileText) bool {
+	d := readDiskText(path, b.cfg.MaxBytes)
+	if !d.ok || d.fileText() != t {
+		return false
+	}
+	b.w.written(path, d)
+	return true
 }
 
 func (b *Bridge) writeUser(ctx context.Context, r resolution, content string) error {

@@ -488,8 +488,8 @@ type fakeFiles struct {
 	writes      []Text
 }
 
-func (f *fakeFiles) OnDisk(_ string) (Text, bool) {
-	return f.disk, true
+func (f *fakeFiles) DiskHolds(_ string, t Text) bool {
+	return f.disk == t
 }
 
 func (f *fakeFiles) Shown(_ context.Context, _ string) (string, bool, error) {
@@ -557,6 +557,49 @@ func TestTrackerReverted(t *testing.T) {
 			tr.User(p, c.undoTo) // u
 			if hs := hunks(t, tr.Rec); len(hs) != c.undoMax {
 				t.Fatalf("after u: %+v, want %d hunks", hs, c.undoMax)
+			}
+		})
+	}
+}
+
+// countingFiles counts what the review reads of the editor's text.
+type countingFiles struct {
+	fakeFiles
+	reads int
+}
+
+func (f *countingFiles) Shown(ctx context.Context, p string) (string, bool, error) {
+	f.reads++
+	return f.fakeFiles.Shown(ctx, p)
+}
+
+// Keep reads the editor's text first (the line is the user's now);
+// KeepSeen, for an editor that knows its text is the one the record last
+// saw, does not.
+func TestTrackerKeepSeen(t *testing.T) {
+	for _, c := range []struct {
+		action string
+		line   int
+		reads  int
+		hunks  []Hunk
+	}{
+		{Keep, 1, 1, []Hunk{{Start: 5, Count: 1, Old: []string{"e"}}}},
+		{KeepSeen, 0, 0, []Hunk{{Start: 4, Count: 1, Old: []string{"e"}}}},
+	} {
+		t.Run(c.action, func(t *testing.T) {
+			tr := NewTracker(nil)
+			tr.Agent(p, tx("a", "b", "c", "d", "e"), tx("A", "b", "c", "d", "E"))
+			// The editor shows a line more (for Keep: an edit not yet seen).
+			fs := &countingFiles{fakeFiles: fakeFiles{shown: tx("x", "A", "b", "c", "d", "E")}}
+			ds, err := tr.Decide(context.Background(), fs, c.action, p, c.line)
+			if err != nil || len(ds) != 1 || !ds[0].Kept || ds[0].New[0] != "A" {
+				t.Fatalf("Decide: %+v %v", ds, err)
+			}
+			if fs.reads != c.reads {
+				t.Fatalf("%d reads of the editor's text, want %d", fs.reads, c.reads)
+			}
+			if hs := hunks(t, tr.Rec); !reflect.DeepEqual(hs, c.hunks) {
+				t.Fatalf("hunks %+v, want %+v", hs, c.hunks)
 			}
 		})
 	}

@@ -113,8 +113,9 @@ func (t *Tracker) FileChanged(path string, before, after Text, by int) {
 type Files interface {
 	Shown(ctx context.Context, path string) (text string, exists bool, err error)
 	WriteUser(ctx context.Context, path string, t Text) error
-	// OnDisk is path's text on disk now (false: not text, or unreadable).
-	OnDisk(path string) (Text, bool)
+	// DiskHolds reports whether path's file holds t now, written from
+	// the editor's buffer that holds it.
+	DiskHolds(path string, t Text) bool
 }
 
 // What the user does with the agent's changes (Tracker.Decide).
@@ -129,6 +130,9 @@ const (
 	// the editor already put back itself (its old lines in the buffer,
 	// one undo step, written): the record takes it as that hunk's reject.
 	Reverted = "reverted"
+	// KeepSeen: Keep, the editor's text being the one the record last
+	// saw (not read again first).
+	KeepSeen = "keep_seen"
 )
 
 // ErrNotInStep: the editor's text is not the record's with the hunk put
@@ -175,6 +179,11 @@ func (t *Tracker) Decide(ctx context.Context, fs Files, action, path string, lin
 			return nil, fmt.Errorf("%s: no line given", action)
 		}
 		return t.reverted(ctx, fs, path, line)
+	case KeepSeen:
+		if line < 0 {
+			return nil, fmt.Errorf("%s: no line given", action)
+		}
+		return t.keep(path, line)
 	case Keep, Reject:
 		if line < 0 {
 			return nil, fmt.Errorf("%s: no line given", action)
@@ -186,11 +195,7 @@ func (t *Tracker) Decide(ctx context.Context, fs Files, action, path string, lin
 		return nil, err
 	}
 	if action == Keep || action == KeepFile {
-		ds, err := t.Rec.Keep(path, line)
-		if err == nil {
-			t.changed(path)
-		}
-		return ds, err
+		return t.keep(path, line)
 	}
 	target, ds, err := t.Rec.Reject(path, line)
 	if err != nil {
@@ -219,7 +224,7 @@ func (t *Tracker) reverted(ctx context.Context, fs Files, path string, line int)
 	if err != nil {
 		return nil, err
 	}
-	if disk, ok := fs.OnDisk(path); !ok || disk != target {
+	if !fs.DiskHolds(path, target) {
 		text, exists, err := fs.Shown(ctx, path)
 		if err != nil {
 			t.Rec.dropReject(path)
@@ -236,4 +241,13 @@ func (t *Tracker) reverted(ctx context.Context, fs Files, path string, line int)
 	t.User(path, target)
 	t.Rec.Log(ds)
 	return ds, nil
+}
+
+// keep keeps path's change at line (line < 0: all of path's).
+func (t *Tracker) keep(path string, line int) ([]Decision, error) {
+	ds, err := t.Rec.Keep(path, line)
+	if err == nil {
+		t.changed(path)
+	}
+	return ds, err
 }

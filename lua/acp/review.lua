@@ -500,9 +500,11 @@ local function keep_now(b, path, row)
   if not i then
     return false
   end
+  -- The record holds the buffer's text: it need not be read again.
+  local action = synced[b] == api.nvim_buf_get_changedtick(b) and "keep_seen" or "keep"
   undraw(b, path, i)
   vim.schedule(function()
-    local _, err = M.decide(path, "keep", row)
+    local _, err = M.decide(path, action, row)
     if err then
       undrawn_failed(path, err)
     end
@@ -755,6 +757,9 @@ function M.sync_later(b)
       t:close()
       local path = path_of(b)
       local tick = api.nvim_buf_is_valid(b) and api.nvim_buf_get_changedtick(b)
+      if not tick or synced[b] == tick then
+        return -- the record holds this text already (a decision's answer)
+      end
       local all = true
       for sid in pairs(path and files[path] or {}) do
         all = pcall(host.request, "acp_review_sync", sid, path) and all
