@@ -178,6 +178,10 @@ func BenchmarkUIReview(b *testing.B) {
 		uc := float64((n3-n2)+(h3-h2)) / float64(time.Millisecond) / 10
 		kc := float64((n1-n0)+(h1-h0)) / float64(time.Millisecond) / 10
 		rc := float64((n2-n1)+(h2-h1)) / float64(time.Millisecond) / 10
+		b.Logf("CPU per op, Neovim + host: keep %.1f + %.1f ms, reject %.1f + %.1f ms, reject with unsaved lines %.1f + %.1f ms",
+			float64(n1-n0)/float64(time.Millisecond)/10, float64(h1-h0)/float64(time.Millisecond)/10,
+			float64(n2-n1)/float64(time.Millisecond)/10, float64(h2-h1)/float64(time.Millisecond)/10,
+			float64(n3-n2)/float64(time.Millisecond)/10, float64(h3-h2)/float64(time.Millisecond)/10)
 		b.Logf("500 hunks landed in %.0f ms; page scrolled %.1f ms, key typed %.1f ms, hunks drawn %.1f ms, keep drawn %.1f ms, recorded %.1f ms (%.1f ms CPU), reject drawn %.1f ms, disk %.1f ms, recorded %.1f ms (%.1f ms CPU), reject with unsaved lines elsewhere drawn %.1f ms, disk %.1f ms, recorded %.1f ms (%.1f ms CPU) (slowest; CPU: Neovim + host, mean); load %s",
 			landed, ops["scroll"], ops["type"], ops["render"], kept["keep"], kept["recorded"], kc, rejected["reject"], rejected["disk"], rejected["recorded"], rc,
 			unsaved["unsaved"], unsaved["disk"], unsaved["recorded"], uc, loadavg())
