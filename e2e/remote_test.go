@@ -42,6 +42,9 @@ func startServer(t testing.TB, kind string, env []string, args ...string) *fakeS
 func (s *fakeServer) start() {
 	s.t.Helper()
 	cmd := exec.Command(serverBin, append([]string{"-kind", s.kind, "-agent", fakeBin, "-addr", s.addr}, s.args...)...)
+	if s.kind == "sdk" {
+		cmd = sdkServer(s.t, s.addr, fakeBin, s.args...)
+	}
 	cmd.Env = append(os.Environ(), s.env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -126,11 +129,63 @@ var remoteProfiles = []remoteProfile{
 	{"http-acp-rfd", "acp", "http", "http"},
 }
 
+// sdkProfiles: the official ACP TypeScript SDK's server (testdata/sdkserver),
+// the reference implementation of the RFD's two transports.
+var sdkProfiles = []remoteProfile{
+	{"websocket-sdk", "sdk", "ws", ""},
+	{"http-sdk", "sdk", "http", "http"},
+}
+
 // forProfiles runs f for every profile as a subtest.
 func forProfiles(t *testing.T, f func(t *testing.T, p remoteProfile)) {
 	for _, p := range remoteProfiles {
 		t.Run(p.name, func(t *testing.T) { f(t, p) })
 	}
+}
+
+// forServers runs f for every profile, and against the SDK's server too.
+func forServers(t *testing.T, f func(t *testing.T, p remoteProfile)) {
+	forProfiles(t, f)
+	for _, p := range sdkProfiles {
+		t.Run(p.name, func(t *testing.T) { f(t, p) })
+	}
+}
+
+// sdkServer is the command of testdata/sdkserver on addr serving agent,
+// with the fake server's -token among args; the SDK is where
+// scripts/install-tools puts it.
+func sdkServer(t testing.TB, addr, agent string, args ...string) *exec.Cmd {
+	t.Helper()
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	dir := filepath.Join(cache, "nvim-acp", "tools", "acp-sdk")
+	if v := os.Getenv("NVIM_ACP_TOOLS"); v != "" {
+		dir = filepath.Join(v, "acp-sdk")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		t.Fatalf("the ACP TypeScript SDK is not at %s: run scripts/install-tools (make test does)", dir)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node runs the ACP SDK's server: %v", err)
+	}
+	cmdArgs := []string{filepath.Join(root, "testdata", "sdkserver", "server.mjs"), "--sdk", dir, "--addr", addr}
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-token":
+			cmdArgs = append(cmdArgs, "--token", args[i+1])
+			i++
+		default:
+			t.Fatalf("the SDK's server takes no %s", args[i])
+		}
+	}
+	return exec.Command(node, append(append(cmdArgs, "--"), agent)...)
 }
 
 // SetupRemote serves scenario sc with a fake server of profile p
@@ -173,7 +228,7 @@ func (e *Editor) waitChat(want string) {
 // permission asked and answered, a read of a buffer's unsaved text, a
 // terminal on the user's machine, all as over stdio.
 func TestRemoteTurn(t *testing.T) {
-	forProfiles(t, func(t *testing.T, p remoteProfile) {
+	forServers(t, func(t *testing.T, p remoteProfile) {
 		e, ws := fsEditor(t)
 		file := filepath.Join(ws, "notes.txt")
 		fsPutFile(t, file, "saved line\n")
@@ -216,7 +271,7 @@ func TestRemoteTurn(t *testing.T) {
 // TestRemoteCancel: session/cancel reaches the agent over each transport
 // and the turn ends cancelled.
 func TestRemoteCancel(t *testing.T) {
-	forProfiles(t, func(t *testing.T, p remoteProfile) {
+	forServers(t, func(t *testing.T, p remoteProfile) {
 		e := startEditor(t)
 		e.SetupRemote(p, M{"turns": []any{[]any{text("working on it"), M{"wait_cancel": true}}}}, nil, nil)
 		e.Chat("fake")
@@ -242,7 +297,7 @@ func TestRemoteCancel(t *testing.T) {
 // TestRemoteTwoSessions: two sessions share one connection; each gets its
 // own session id and its own answers.
 func TestRemoteTwoSessions(t *testing.T) {
-	forProfiles(t, func(t *testing.T, p remoteProfile) {
+	forServers(t, func(t *testing.T, p remoteProfile) {
 		e := startEditor(t)
 		e.SetupRemote(p, M{"turns": []any{[]any{text("first answer")}, []any{text("second answer")}}}, nil, nil)
 		one := e.Chat("fake")
@@ -342,7 +397,7 @@ func (e *Editor) sessionIDOf(key int) string {
 // only: never in the log, the chat, the history or anywhere on disk.
 func TestRemoteToken(t *testing.T) {
 	const secret = "s3cret-token-4d9f"
-	forProfiles(t, func(t *testing.T, p remoteProfile) {
+	forServers(t, func(t *testing.T, p remoteProfile) {
 		e := startEditor(t)
 		sc := M{"turns": []any{[]any{text("authorized answer")}}}
 		srv := e.SetupRemote(p, sc, nil, nil, "-token", secret)
@@ -415,7 +470,7 @@ func TestRemoteToken(t *testing.T) {
 // that it does not know the conversation), the transcript kept, and the
 // waiting prompt sent.
 func TestRemoteServerRestartMidTurn(t *testing.T) {
-	forProfiles(t, func(t *testing.T, p remoteProfile) {
+	forServers(t, func(t *testing.T, p remoteProfile) {
 		for _, how := range []string{"resume", "load", "new"} {
 			t.Run(how, func(t *testing.T) {
 				e := startEditor(t)
@@ -500,13 +555,12 @@ func TestRemoteGarbageAndOversizedEvents(t *testing.T) {
 		if st.StopReason != "end_turn" {
 			t.Fatalf("turn ended %+v", st)
 		}
-		txt := e.ChatText()
-		indexOrder(t, txt, "before the junk.", "after the junk")
+		// The RFD's server sends the junk (no session) on the connection's
+		// stream and the turn on the session's: it may come after the end.
 		for _, want := range []string{"not JSON-RPC", "this is not json", "it was dropped"} {
-			if !strings.Contains(txt, want) {
-				t.Fatalf("the chat does not say %q:\n%s", want, txt)
-			}
+			e.waitChat(want)
 		}
+		indexOrder(t, e.ChatText(), "before the junk.", "after the junk")
 	})
 }
 
@@ -692,7 +746,7 @@ func TestRemoteRefusedMessages(t *testing.T) {
 // and the session's cwd reaches it as its own path.
 func TestRemotePathMap(t *testing.T) {
 	const root = "/srv/agent/project"
-	forProfiles(t, func(t *testing.T, p remoteProfile) {
+	forServers(t, func(t *testing.T, p remoteProfile) {
 		e, ws := fsEditor(t)
 		notes := filepath.Join(ws, "notes.txt")
 		fsPutFile(t, notes, "saved line\n")
@@ -722,4 +776,30 @@ func TestRemotePathMap(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestRemotePromptEcho: a server of several clients (qwen serve) sends the
+// prompt back as user_message_chunk while the turn runs; the chat, which
+// shows it already, shows it once. Another user message (another client's)
+// is shown.
+func TestRemotePromptEcho(t *testing.T) {
+	userChunk := func(s string) M {
+		return update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": s}})
+	}
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		userChunk("check the "), userChunk("echo please"), text("the answer"), userChunk("from another client"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("check the echo please")
+	if st := e.WaitState("ready"); st.StopReason != "end_turn" {
+		t.Fatalf("turn ended %+v", st)
+	}
+	e.waitChat("from another client")
+	txt := e.ChatText()
+	if n := strings.Count(txt, "echo please"); n != 1 {
+		t.Fatalf("the prompt shows %d times:\n%s", n, txt)
+	}
+	indexOrder(t, txt, "check the echo please", "the answer", "from another client")
 }

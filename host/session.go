@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -98,6 +99,11 @@ type Session struct {
 	replaying bool
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
+
+	// echo is what is left of the prompt in flight's text, which servers
+	// of several clients (qwen serve) send back as user_message_chunk: the
+	// chat shows it already.
+	echo string
 
 	// back is closed when a lost connection is restored (remote.go); nil
 	// while connected.
@@ -357,6 +363,12 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	ctx, cancel := a.context(context.Background())
 	t := &turn{cancel: cancel, end: make(chan struct{})}
 	s.turns = append(s.turns, t)
+	s.echo = ""
+	for _, b := range blocks {
+		if b.Text != nil {
+			s.echo += b.Text.Text
+		}
+	}
 	first := len(s.turns) == 1
 	if first {
 		s.turnID = s.approvals.Begin()
@@ -383,7 +395,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	last = len(s.turns) == 0
 	at := s.turnID
 	if last {
-		s.cancelling = false
+		s.cancelling, s.echo = false, ""
 	}
 	dropped := t.dropped
 	s.mu.Unlock()
@@ -550,6 +562,9 @@ func (s *Session) update(u map[string]any) {
 	case "agent_message_chunk", "agent_thought_chunk", "user_message_chunk":
 		if c, ok := u["content"].(map[string]any); ok && c["type"] == "text" {
 			text, _ := c["text"].(string)
+			if kind == "user_message_chunk" && s.echoed(text) {
+				return
+			}
 			if mode, ok := s.markedMode(kind, text); ok {
 				s.emit(modeUpdateEvent(mode)) // quirks.go
 				return
@@ -573,6 +588,18 @@ func (s *Session) update(u map[string]any) {
 	ev := updateEvent(clean(u))
 	ev["sid"] = s.sid
 	s.h.ui.EmitWait(ev)
+}
+
+// echoed reports whether text is the next part of the prompt in flight
+// (echo), and takes it off.
+func (s *Session) echoed(text string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if text == "" || !strings.HasPrefix(s.echo, text) {
+		return false
+	}
+	s.echo = s.echo[len(text):]
+	return true
 }
 
 // newMessage reports whether chunk u of kind starts another message than

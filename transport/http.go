@@ -23,8 +23,12 @@ import (
 //     JSON body; notifications with 204.
 //   - The ACP transport RFD: initialize is answered with JSON and an
 //     Acp-Connection-Id header; everything else with 202, the server's
-//     messages coming on one long GET event stream opened with that id;
-//     session-scoped requests carry Acp-Session-Id.
+//     messages coming on long GET event streams opened with that id: the
+//     connection's, and one per session (opened with its Acp-Session-Id as
+//     soon as the client knows the session: session/new's answer, or a
+//     message of the client's naming it), which carries the session's
+//     updates, the server's requests of that session and the answers to
+//     the session's POSTs; session-scoped POSTs carry Acp-Session-Id.
 //   - Goose before the RFD's last revision: initialize is answered with an
 //     event stream (and Acp-Session-Id) that then carries every message.
 //
@@ -49,11 +53,15 @@ type httpConn struct {
 	session string                        // Acp-Session-Id given at initialize (Goose, MCP style)
 	streams map[string]context.CancelFunc // open answer streams, by request id
 	asked   map[string]string             // the server's requests not answered yet: id -> session (the RFD)
+	opened  map[string]*sessionStream     // session streams open or opening, by session id (the RFD)
+	naming  map[string]bool               // requests whose answer names a new session (session/new, fork), by id (the RFD)
+	loading map[string]string             // session/load requests waiting for their answer: id -> session (the RFD)
 	reached bool                          // the server answered a POST: a failure now is a loss
 }
 
 func dialHTTP(_ context.Context, r Remote, u *url.URL) Conn {
-	c := &httpConn{base: newBase(), r: r, u: u, streams: map[string]context.CancelFunc{}, asked: map[string]string{}}
+	c := &httpConn{base: newBase(), r: r, u: u, streams: map[string]context.CancelFunc{}, asked: map[string]string{},
+		opened: map[string]*sessionStream{}, naming: map[string]bool{}, loading: map[string]string{}}
 	c.w.send = c.send
 	return c
 }
@@ -156,6 +164,7 @@ func (c *httpConn) post(msg []byte, status chan<- error, settle bool) {
 	req.Header = c.r.header("Content-Type", "application/json", "Accept", "application/json, text/event-stream")
 	c.mu.Lock()
 	sid := ""
+	var ready <-chan struct{}
 	switch {
 	case c.connID != "":
 		req.Header.Set(headerConnection, c.connID)
@@ -166,6 +175,13 @@ func (c *httpConn) post(msg []byte, status chan<- error, settle bool) {
 		}
 		if sid != "" {
 			req.Header.Set(headerSession, sid)
+			ready = c.follow(sid).ready
+		}
+		switch {
+		case h.Method == "session/new" || h.Method == "session/fork":
+			c.naming[string(h.ID)] = true
+		case h.Method == "session/load" && len(h.ID) > 0:
+			c.loading[string(h.ID)] = sid
 		}
 	case c.session != "":
 		req.Header.Set(headerSession, c.session)
@@ -182,6 +198,14 @@ func (c *httpConn) post(msg []byte, status chan<- error, settle bool) {
 			c.mu.Lock()
 			delete(c.streams, key)
 			c.mu.Unlock()
+		}
+	}
+	if ready != nil {
+		// As the SDK's client does: the session's stream is open before its
+		// message goes, so that the server has somewhere to send its answer.
+		select {
+		case <-ready:
+		case <-ctx.Done():
 		}
 	}
 	resp, err := c.r.client().Do(req)
@@ -245,7 +269,7 @@ func (c *httpConn) post(msg []byte, status chan<- error, settle bool) {
 	c.answer(ctx, resp, h, isRequest, key)
 	if stream {
 		// After initialize's answer: what comes on the stream follows it.
-		if err := c.openStream(); err != nil {
+		if err := c.openStream(""); err != nil {
 			c.fail(err)
 		}
 	}
@@ -260,7 +284,7 @@ func (c *httpConn) answer(ctx context.Context, resp *http.Response, h head, isRe
 		c.mu.Lock()
 		delete(c.streams, key)
 		c.mu.Unlock()
-		err := c.readStream(resp.Body)
+		err := c.readStream(resp.Body, "")
 		if c.ctx.Err() != nil {
 			return
 		}
@@ -269,7 +293,7 @@ func (c *httpConn) answer(ctx context.Context, resp *http.Response, h head, isRe
 		}
 		c.fail(fmt.Errorf("connection to %s lost: %v", Redact(c.u), err))
 	case eventStream(resp):
-		err := c.readStream(resp.Body)
+		err := c.readStream(resp.Body, "")
 		if ctx.Err() != nil || c.ctx.Err() != nil {
 			return // we closed it: its response arrived
 		}
@@ -312,14 +336,19 @@ func (c *httpConn) initialized(resp *http.Response) bool {
 	return c.connID != ""
 }
 
-// openStream opens the RFD's event stream of the connection.
-func (c *httpConn) openStream() error {
+// openStream opens the RFD's event stream of the connection, or of session
+// sid. The connection's ending ends the connection; a session's stream
+// ended by the server is opened again the next time the session is used.
+func (c *httpConn) openStream(sid string) error {
 	id := c.connectionID()
 	req, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.u.String(), nil)
 	if err != nil {
 		return err
 	}
 	req.Header = c.r.header("Accept", "text/event-stream", headerConnection, id)
+	if sid != "" {
+		req.Header.Set(headerSession, sid)
+	}
 	resp, err := c.r.client().Do(req)
 	if err != nil {
 		return fmt.Errorf("connection to %s lost: %w", Redact(c.u), requestError("GET", c.u, err))
@@ -330,17 +359,92 @@ func (c *httpConn) openStream() error {
 	}
 	go func() {
 		defer resp.Body.Close()
-		err := c.readStream(resp.Body)
-		if c.ctx.Err() != nil {
-			return
-		}
-		if err == nil || errors.Is(err, io.EOF) {
+		err := c.readStream(resp.Body, sid)
+		switch {
+		case c.ctx.Err() != nil:
+		case sid != "" && (err == nil || errors.Is(err, io.EOF)):
+			c.mu.Lock()
+			delete(c.opened, sid)
+			c.mu.Unlock()
+		case err == nil || errors.Is(err, io.EOF):
 			c.fail(fmt.Errorf("the agent server %s ended its event stream", Redact(c.u)))
-			return
+		default:
+			c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), err))
 		}
-		c.fail(fmt.Errorf("connection to %s lost: %w", Redact(c.u), err))
 	}()
 	return nil
+}
+
+// sessionStream is the RFD's event stream of one session.
+type sessionStream struct {
+	ready chan struct{} // closed once the server answered its GET
+	last  time.Time     // when its last event came (c.mu)
+}
+
+// follow opens session sid's event stream unless it is open; c.mu is
+// held. A refusal of the stream is reported (the session's requests then
+// get no answer, which the host bounds as it does every request's).
+func (c *httpConn) follow(sid string) *sessionStream {
+	if st := c.opened[sid]; st != nil {
+		return st
+	}
+	st := &sessionStream{ready: make(chan struct{})}
+	c.opened[sid] = st
+	go func() {
+		err := c.openStream(sid)
+		close(st.ready)
+		if err == nil || c.ctx.Err() != nil {
+			return
+		}
+		c.mu.Lock()
+		if c.opened[sid] == st {
+			delete(c.opened, sid)
+		}
+		c.mu.Unlock()
+		if errors.Is(err, ErrUnauthorized) {
+			c.fail(err)
+			return
+		}
+		c.r.report(fmt.Sprintf("the agent server did not open the event stream of session %s: %v", sid, err))
+	}()
+	return st
+}
+
+// The RFD orders nothing between two streams: session/load's answer comes
+// on the connection's stream while the history it replays comes on the
+// session's, and an answer read first would make the rest of the replay
+// look new. So the answer waits until the session's stream has been quiet
+// for loadQuiet (the agent sends the replay before its answer, and nothing
+// after it until the client speaks), at most loadHold.
+var (
+	loadQuiet = 30 * time.Millisecond
+	loadHold  = time.Second
+)
+
+// afterReplay pushes msg, session sid's answer to session/load, once its
+// stream has been quiet (loadQuiet) since the answer came.
+func (c *httpConn) afterReplay(sid string, msg []byte) {
+	came := time.Now()
+	deadline := came.Add(loadHold)
+	for {
+		c.mu.Lock()
+		last := came
+		if st := c.opened[sid]; st != nil && st.last.After(came) {
+			last = st.last
+		}
+		c.mu.Unlock()
+		wait := loadQuiet - time.Since(last)
+		if wait <= 0 || time.Now().After(deadline) || c.ctx.Err() != nil {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+		}
+		t.Stop()
+	}
+	c.in.push(msg)
 }
 
 func (c *httpConn) connectionID() string {
@@ -365,9 +469,9 @@ func (c *httpConn) open(key string) bool {
 	return ok
 }
 
-// readStream pushes the events of an answer stream, closing the stream of
-// every request whose response it sees.
-func (c *httpConn) readStream(body io.Reader) error {
+// readStream pushes the events of an answer stream (of session sid, if
+// any), closing the stream of every request whose response it sees.
+func (c *httpConn) readStream(body io.Reader, sid string) error {
 	rd := newSSEReader(body, c.r.maxMessage())
 	for {
 		data, dropped, err := rd.next()
@@ -377,6 +481,13 @@ func (c *httpConn) readStream(body io.Reader) error {
 		if dropped > 0 {
 			c.r.report(fmt.Sprintf("the agent server sent an event of %d bytes (limit %d); it was dropped", dropped, c.r.maxMessage()))
 			continue
+		}
+		if sid != "" {
+			c.mu.Lock()
+			if st := c.opened[sid]; st != nil {
+				st.last = time.Now()
+			}
+			c.mu.Unlock()
 		}
 		if !c.deliver(data) {
 			return io.EOF
@@ -404,7 +515,7 @@ func (c *httpConn) pushBody(msg []byte) {
 // deliver pushes one message of the server and, when it is the response
 // to a request whose answer is still streaming, closes that stream.
 func (c *httpConn) deliver(msg []byte) bool {
-	var key string
+	var key, load string
 	c.mu.Lock()
 	head := msg[:min(len(msg), 256)]
 	switch {
@@ -418,9 +529,28 @@ func (c *httpConn) deliver(msg []byte) bool {
 			// (the RFD's Acp-Session-Id on session-scoped POSTs).
 			c.asked[string(h.ID)] = h.Params.SessionID
 		}
+		if sid, ok := c.loading[key]; ok && key != "" {
+			delete(c.loading, key)
+			load = sid
+		}
+		if key != "" && c.naming[key] {
+			// The answer to session/new: its session's stream opens now,
+			// before the client's first message to it.
+			delete(c.naming, key)
+			var r struct {
+				Result struct {
+					SessionID string `json:"sessionId"`
+				} `json:"result"`
+			}
+			if json.Unmarshal(msg, &r) == nil && r.Result.SessionID != "" {
+				c.follow(r.Result.SessionID)
+			}
+		}
 	}
 	c.mu.Unlock()
-	if !c.in.push(msg) {
+	if load != "" {
+		go c.afterReplay(load, msg)
+	} else if !c.in.push(msg) {
 		return false
 	}
 	if key != "" {

@@ -5,8 +5,8 @@
 --- read outside the workspace asks: `@~/.ssh/id_rsa` never embeds the key
 --- unasked. acp.prompt shows the question (kind "mention"); acp.session
 --- sends the prompt once it is answered.
+local choices = require("acp.choices")
 local config = require("acp.config")
-local keymaps = require("acp.keymaps")
 local texts = require("acp.text")
 
 local M = {}
@@ -101,18 +101,11 @@ function M.view(s, q)
     lines[#lines + 1] = "  " .. texts.visible(label) .. (label ~= real and ("  → " .. texts.visible(real)) or "")
   end
   vim.list_extend(lines, { "", "Workspace: " .. texts.visible(s.cwd or vim.fn.getcwd()) })
-  local klines, khls, answers = {}, {}, {}
-  for i, o in ipairs(M.options) do
-    local keys = { tostring(i) }
-    vim.list_extend(keys, keymaps.keys("prompt", o.kind))
-    klines[i] = ("[%s] %s"):format(table.concat(keys, "/"), o.label)
-    khls[i] = { i - 1, "AcpPermissionKey" }
-    answers[i] = { keys = keys, choice = o.id, desc = o.label }
-  end
+  local keys, answers = choices.keys(M.options)
   return {
     lines = lines,
     hls = { { 0, "AcpPermissionWarning" } },
-    keys = { lines = klines, hls = khls },
+    keys = keys,
     answers = answers,
     filetype = "acp_permission",
     title = " Files from outside the workspace ",
@@ -126,11 +119,7 @@ end
 ---@param choice string
 ---@return table|nil
 function M.option(_, choice)
-  for _, o in ipairs(M.options) do
-    if o.id == choice then
-      return o
-    end
-  end
+  return choices.find(M.options, choice)
 end
 
 --- The user decided: the chat says so, "always" allows those files for the

@@ -6,7 +6,7 @@
 --- stdpath("state")/acp/registry-env.json. acp.prompt shows the question
 --- (kind "registry_env"); acp.session starts the agent once it is answered.
 local files = require("acp.files")
-local keymaps = require("acp.keymaps")
+local choices = require("acp.choices")
 local texts = require("acp.text")
 
 local M = {}
@@ -100,18 +100,11 @@ function M.view(_, q)
     "program found first, code run at start). They come from the registry, not",
     "from your config.",
   })
-  local klines, khls, answers = {}, {}, {}
-  for i, o in ipairs(M.options) do
-    local keys = { tostring(i) }
-    vim.list_extend(keys, keymaps.keys("prompt", o.kind))
-    klines[i] = ("[%s] %s"):format(table.concat(keys, "/"), o.label)
-    khls[i] = { i - 1, "AcpPermissionKey" }
-    answers[i] = { keys = keys, choice = o.id, desc = o.label }
-  end
+  local keys, answers = choices.keys(M.options)
   return {
     lines = lines,
     hls = { { 0, "AcpPermissionWarning" } },
-    keys = { lines = klines, hls = khls },
+    keys = keys,
     answers = answers,
     filetype = "acp_permission",
     title = " Environment from the registry ",
@@ -127,11 +120,7 @@ end
 ---@param choice string
 ---@return table|nil
 function M.option(_, choice)
-  for _, o in ipairs(M.options) do
-    if o.id == choice then
-      return o
-    end
-  end
+  return choices.find(M.options, choice)
 end
 
 --- The user decided: "accept" remembers these values for the agent; the

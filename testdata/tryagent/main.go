@@ -41,6 +41,7 @@ type options struct {
 	cancelAfter            time.Duration
 	unsaved                string // a workspace file opened with an unsaved line before the prompt
 	gopls                  string // language server for Go buffers ("": none)
+	serve                  string // the agent's own server: its arguments ({ws}: the workspace), reached over HTTP
 }
 
 func main() {
@@ -55,6 +56,7 @@ func main() {
 	flag.StringVar(&o.fsWrite, "fs-write", "apply", "fs.write option: apply or review (review: the write waits for the answer to -permission)")
 	flag.StringVar(&o.unsaved, "unsaved", "", "open this workspace file before the prompt with an unsaved line added at its end (the user's), and report its buffer after the turn")
 	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
+	flag.StringVar(&o.serve, "serve", "", "run the agent as its own network server with these arguments ({ws}: the workspace; it prints its URL) and reach it by url (transport http); e.g. \"serve --port 0 --no-web --workspace {ws}\" for qwen")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
@@ -85,7 +87,53 @@ type agentSpec struct {
 	Cmd     []string          `json:"cmd"`
 	Env     map[string]string `json:"env"`
 	Notes   string            `json:"notes"`
+	URL     string            `json:"-"` // -serve: where the agent's own server listens
 }
+
+// serveAgent starts spec's agent as its own server (args split on blanks,
+// its environment spec's, in ws) and returns the /acp URL it prints; it
+// ends with ctx. Its output goes to DIR/serve.log.
+func serveAgent(ctx context.Context, spec agentSpec, args, dir, ws string) (string, error) {
+	cmd := exec.CommandContext(ctx, spec.Cmd[0], strings.Fields(args)...)
+	cmd.Dir = ws
+	cmd.Env = os.Environ()
+	for k, v := range spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	logf, err := os.Create(filepath.Join(dir, "serve.log"))
+	if err != nil {
+		return "", err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("serve %s: %w", spec.Name, err)
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sent := false
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if m := servedURL.FindString(sc.Text()); m != "" && !sent {
+				found <- strings.TrimRight(m, "/") + "/acp"
+				sent = true
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u, nil
+	case <-time.After(60 * time.Second):
+		return "", fmt.Errorf("serve %s: no http:// URL in its output within 60s (see %s)", spec.Name, logf.Name())
+	}
+}
+
+// servedURL is a loopback URL as servers print where they listen.
+var servedURL = regexp.MustCompile(`http://(127\.0\.0\.1|localhost):[0-9]+/?`)
 
 // status is require("acp").status().
 type status struct {
@@ -174,6 +222,14 @@ func run(o options) (bool, error) {
 	fmt.Printf("== %s %s (%s), scenario %s, mock %s\n== run dir %s\n== prompts: %q\n",
 		spec.Name, spec.Version, spec.Package, sc.Name, url, dir, o.prompts)
 
+	if o.serve != "" {
+		u, err := serveAgent(ctx, spec, strings.ReplaceAll(o.serve, "{ws}", ws), dir, ws)
+		if err != nil {
+			return false, err
+		}
+		fmt.Printf("== the agent serves %s\n", u)
+		spec.URL, spec.Cmd, spec.Env = u, nil, nil
+	}
 	ed, err := startNvim(ctx, o, root, dir, ws)
 	if err != nil {
 		return false, err
@@ -356,7 +412,7 @@ end })
 // setupLua configures the plugin with the agent, makes pickers answer
 // themselves (an auth picker takes an env_var method) and records them.
 const setupLua = `
-local name, cmd, env, fs_write, save_before_prompt = ...
+local name, cmd, env, fs_write, save_before_prompt, url = ...
 _G.tryagent_notes = {}
 local function note(s) table.insert(_G.tryagent_notes, s) end
 vim.ui.select = function(items, opts, on_choice)
@@ -381,7 +437,7 @@ vim.notify = function(msg, level, o)
   return notify(msg, level, o)
 end
 require("acp").setup({
-  agents = { [name] = { cmd = cmd, env = env } },
+  agents = { [name] = url ~= "" and { url = url, transport = "http" } or { cmd = cmd, env = env } },
   default_agent = name,
   log_level = "debug",
   history = { enabled = false },
@@ -479,7 +535,7 @@ func (t *turn) play(spec agentSpec) bool {
 	if t.o.unsaved != "" {
 		save = "never"
 	}
-	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save); err != nil {
+	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL); err != nil {
 		t.end = "setup failed: " + err.Error()
 		return false
 	}

@@ -12,8 +12,10 @@
 //	      One agent.
 //	acp   the ACP transport RFD at /acp: a WebSocket upgrade (text frames
 //	      both ways), or streamable HTTP: POST initialize answered with JSON
-//	      and Acp-Connection-Id, then POSTs answered 202 and every message
-//	      of the agent's on GET /acp's event stream.
+//	      and Acp-Connection-Id, then POSTs answered 202 and the agent's
+//	      messages on GET /acp's event streams: the connection's, and one
+//	      per session (Acp-Session-Id) for what belongs to that session
+//	      (rfd.go).
 //
 // Each connection (or client) gets its own agent from Start, except with
 // "http", whose one agent serves every request.
@@ -446,11 +448,12 @@ type acp struct {
 	start Start
 	mu    sync.Mutex
 	conns map[string]*Agent
+	https map[string]*rfdConn // the streamable HTTP connections, by id
 	n     int
 }
 
 func newACP(start Start) http.Handler {
-	s := &acp{start: start, conns: map[string]*Agent{}}
+	s := &acp{start: start, conns: map[string]*Agent{}, https: map[string]*rfdConn{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/acp", s.serve)
 	return mux
@@ -461,12 +464,12 @@ func (s *acp) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
 		s.websocket(w, r)
 	case r.Method == http.MethodGet:
-		a := s.conn(r.Header.Get("Acp-Connection-Id"))
-		if a == nil {
+		c := s.http(r.Header.Get("Acp-Connection-Id"))
+		if c == nil {
 			http.Error(w, "unknown connection", http.StatusNotFound)
 			return
 		}
-		pump(r.Context(), a, startEvents(w))
+		c.stream(r.Context(), w, r.Header.Get("Acp-Session-Id"))
 	case r.Method == http.MethodPost:
 		s.post(w, r)
 	case r.Method == http.MethodDelete:
@@ -475,6 +478,7 @@ func (s *acp) serve(w http.ResponseWriter, r *http.Request) {
 			a.stop()
 			s.mu.Lock()
 			delete(s.conns, id)
+			delete(s.https, id)
 			s.mu.Unlock()
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -487,6 +491,12 @@ func (s *acp) conn(id string) *Agent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.conns[id]
+}
+
+func (s *acp) http(id string) *rfdConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.https[id]
 }
 
 func (s *acp) add(a *Agent) string {
@@ -578,6 +588,11 @@ func (s *acp) post(w http.ResponseWriter, r *http.Request) {
 					a.mu.Unlock()
 					continue
 				}
+				c := newRFDConn(a)
+				s.mu.Lock()
+				s.https[id] = c
+				s.mu.Unlock()
+				go c.run()
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Acp-Connection-Id", id)
 				w.Write(line)
@@ -586,12 +601,16 @@ func (s *acp) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a := s.conn(id)
-	if a == nil {
+	c := s.http(id)
+	if c == nil {
 		http.Error(w, "unknown connection", http.StatusNotFound)
 		return
 	}
-	if err := a.send(body); err != nil {
+	if status, why := c.post(m, r.Header.Get("Acp-Session-Id")); status != 0 {
+		http.Error(w, why, status)
+		return
+	}
+	if err := c.a.send(body); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
