@@ -34,6 +34,16 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 	}
 }
 
+// WatchedDirs lists the directories the bridge watches now: those of the
+// loaded buffers' files and of the files the agent read or wrote (none for
+// a nil Bridge).
+func (b *Bridge) WatchedDirs() []string {
+	if b == nil {
+		return nil
+	}
+	return b.w.watchedDirs()
+}
+
 // DiskHolds reports whether the file at path (a real path) holds t now.
 // When it does, that version of the file is taken as known, as after the
 // bridge's own write: the caller says the editor wrote it from a buffer
