@@ -170,7 +170,7 @@ func TestCheckStaysInTheWorkspace(t *testing.T) {
 // bigger one, the files tool calls name are.
 func TestCheckOutsideGit(t *testing.T) {
 	for _, c := range []struct {
-		name    string
+		name      string
 		maxWalk   int
 		maxListed int
 		dirs      []string // the directories the editor watches
