@@ -167,7 +167,8 @@ func TestCheckStaysInTheWorkspace(t *testing.T) {
 }
 
 // Outside git, a small workspace is walked: every change is found; in a
-// bigger one, the files tool calls name are.
+// bigger one, the files tool calls name are, and those directly in its top
+// directory and in the directories the editor watches (within MaxListed).
 func TestCheckOutsideGit(t *testing.T) {
 	for _, c := range []struct {
 		name      string
