@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
 
 // Benchmarks of agents reached over the network (issue 20), each transport
@@ -19,8 +22,54 @@ import (
 //
 // BENCH_ROUNDS (default 3) rounds per transport.
 
-// benchTransports: stdio, then every network profile.
-var benchTransports = append([]remoteProfile{{name: "stdio"}}, remoteProfiles...)
+// benchTransports: stdio, then every network profile; BENCH_TRANSPORTS
+// (names, comma-separated) picks some.
+var benchTransports = pick(append([]remoteProfile{{name: "stdio"}}, remoteProfiles...), func(p remoteProfile) string { return p.name })
+
+// streamTransport is a transport of the stream benchmark: a network one is
+// measured twice, its fake server relaying an agent process's stdio (as
+// the other e2e tests run it) and playing the scenario in its own process
+// (-inproc: the server's own cost is then that of a server with its agent
+// inside, the figures the client's).
+type streamTransport struct {
+	remoteProfile
+	inproc bool
+}
+
+func (t streamTransport) name() string {
+	if t.inproc {
+		return t.remoteProfile.name + "/inproc"
+	}
+	return t.remoteProfile.name
+}
+
+var streamTransports = func() []streamTransport {
+	var all []streamTransport
+	for _, p := range append([]remoteProfile{{name: "stdio"}}, remoteProfiles...) {
+		all = append(all, streamTransport{remoteProfile: p})
+		if p.name != "stdio" {
+			all = append(all, streamTransport{remoteProfile: p, inproc: true})
+		}
+	}
+	return pick(all, streamTransport.name)
+}()
+
+// pick keeps the transports BENCH_TRANSPORTS names (all when unset).
+func pick[T any](all []T, name func(T) string) []T {
+	want := os.Getenv("BENCH_TRANSPORTS")
+	if want == "" {
+		return all
+	}
+	var out []T
+	for _, p := range all {
+		for _, w := range strings.Split(want, ",") {
+			if strings.TrimSpace(w) == name(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
 
 func benchRounds() int {
 	rounds := 3
@@ -39,47 +88,134 @@ func BenchmarkRemoteStream(b *testing.B) {
 	rounds := benchRounds()
 	worsts := map[string]*worst{}
 	turns := map[string]time.Duration{}
-	for _, p := range benchTransports {
-		worsts[p.name] = &worst{}
+	cpus := map[string]streamCPU{}
+	for _, p := range streamTransports {
+		worsts[p.name()] = &worst{}
 	}
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
-			for _, p := range benchTransports {
+			for _, p := range streamTransports {
 				u := startUIEditor(b)
 				burst := append([]any{M{"chunks": 20000, "cycle": burstCycle}}, marked("BURST-DONE")...)
 				sc := M{"turns": []any{burst}}
-				if p.name == "stdio" {
+				var srv *fakeServer
+				switch {
+				case p.name() == "stdio":
 					u.SetupFake(sc, benchOptions())
-				} else {
-					u.SetupRemote(p, sc, nil, benchOptions())
+				case p.inproc:
+					srv = u.SetupRemote(p.remoteProfile, sc, nil, benchOptions(), "-inproc")
+				default:
+					srv = u.SetupRemote(p.remoteProfile, sc, nil, benchOptions())
 				}
 				u.Chat("fake")
 				u.WaitState("ready")
+				// The agent's side: the agent process on stdio, the server and
+				// its agent over the network.
+				host := u.hostPid()
+				agentSide := []int{host}
+				if srv != nil {
+					agentSide = []int{srv.cmd.Process.Pid}
+				}
+				cpu0 := takeCPU(b, u.pid, host, agentSide)
 				start := time.Now()
 				f := u.runMarked(b, "burst", "BURST-DONE")
+				cpu := takeCPU(b, u.pid, host, agentSide).sub(cpu0)
 				// The marker is logged when the agent has written every chunk;
 				// what the path between (a server, sockets) buffers is still
 				// on its way: the whole turn says more.
 				turn := u.markTime("BURST-DONE").Add(f.marker).Sub(start)
-				b.Logf("%s: max block %v, marker %v, send to marker %v", p.name, f.maxBlock.Round(time.Millisecond),
-					f.marker.Round(time.Millisecond), turn.Round(time.Millisecond))
-				worsts[p.name].add(b, f)
-				turns[p.name] = max(turns[p.name], turn)
+				// On stdout: go test keeps only the end of a benchmark's log.
+				fmt.Printf("round %d %s: max block %v, marker %v, send to marker %v; CPU %v; load %s\n", r+1, p.name(),
+					f.maxBlock.Round(time.Millisecond), f.marker.Round(time.Millisecond), turn.Round(time.Millisecond), cpu, loadavg())
+				worsts[p.name()].add(b, f)
+				turns[p.name()] = max(turns[p.name()], turn)
+				cpus[p.name()] = cpus[p.name()].max(cpu)
 				u.nv.Close()
 			}
 		}
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n20,000 chunks then a marker, UI attached (worst of %d rounds), %d cores, load %s\n", rounds, runtime.NumCPU(), loadavg())
-	fmt.Fprintf(&sb, "%-16s %14s %12s %20s %14s\n", "transport", "max block ms", "marker ms", "send to marker ms", "peak RSS MiB")
-	for _, p := range benchTransports {
-		w := worsts[p.name].f
-		fmt.Fprintf(&sb, "%-16s %14.1f %12.1f %20.1f %14.0f\n", p.name, float64(w.maxBlock.Microseconds())/1000,
-			float64(w.marker.Microseconds())/1000, float64(turns[p.name].Microseconds())/1000, w.rss)
+	fmt.Fprintf(&sb, "%-22s %14s %12s %20s %14s %28s\n", "transport", "max block ms", "marker ms", "send to marker ms", "peak RSS MiB",
+		"CPU ms nvim/host/agent side")
+	for _, p := range streamTransports {
+		w := worsts[p.name()].f
+		c := cpus[p.name()]
+		fmt.Fprintf(&sb, "%-22s %14.1f %12.1f %20.1f %14.0f %28s\n", p.name(), float64(w.maxBlock.Microseconds())/1000,
+			float64(w.marker.Microseconds())/1000, float64(turns[p.name()].Microseconds())/1000, w.rss,
+			fmt.Sprintf("%d / %d / %d", c.nvim.Milliseconds(), c.host.Milliseconds(), c.agent.Milliseconds()))
 	}
 	fmt.Print(sb.String())
 	b.ReportMetric(0, "ns/op")
+}
+
+// streamCPU is the CPU time of the three parties of a stream: Neovim, the
+// host, and the agent's side (the agent process on stdio; the server and
+// every process under it over the network).
+type streamCPU struct{ nvim, host, agent time.Duration }
+
+func (c streamCPU) String() string {
+	return fmt.Sprintf("nvim %v, host %v, agent side %v", c.nvim.Round(time.Millisecond),
+		c.host.Round(time.Millisecond), c.agent.Round(time.Millisecond))
+}
+
+func (c streamCPU) sub(o streamCPU) streamCPU {
+	return streamCPU{c.nvim - o.nvim, c.host - o.host, c.agent - o.agent}
+}
+
+// max is the worst of each figure (the table's rows are worsts).
+func (c streamCPU) max(o streamCPU) streamCPU {
+	return streamCPU{max(c.nvim, o.nvim), max(c.host, o.host), max(c.agent, o.agent)}
+}
+
+// takeCPU reads the CPU time used so far by Neovim, the host, and the
+// children of each of agentParents (the host's agent on stdio) or the
+// processes themselves when they are not the host (a server).
+func takeCPU(b testing.TB, nvim, host int, agentParents []int) streamCPU {
+	b.Helper()
+	read := func(pid int) time.Duration {
+		d, err := cputime.Process(pid)
+		if err != nil {
+			b.Fatalf("cpu time of %d: %v", pid, err)
+		}
+		return d
+	}
+	c := streamCPU{nvim: read(nvim), host: read(host)}
+	for _, p := range agentParents {
+		if p != host {
+			c.agent += read(p)
+		}
+		for _, child := range procChildren(p) {
+			c.agent += read(child)
+		}
+	}
+	return c
+}
+
+// procChildren lists the live children of pid.
+func procChildren(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // BenchmarkRemoteRead10k: fs/read_text_file of a 10,000-line buffer with

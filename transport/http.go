@@ -502,7 +502,7 @@ func (c *httpConn) pushBody(msg []byte) {
 		var batch []json.RawMessage
 		if json.Unmarshal(msg, &batch) == nil {
 			for _, m := range batch {
-				if !c.deliver(bytes.Clone(m)) {
+				if !c.deliver(m) {
 					return
 				}
 			}
@@ -512,44 +512,49 @@ func (c *httpConn) pushBody(msg []byte) {
 	c.deliver(msg)
 }
 
-// deliver pushes one message of the server and, when it is the response
-// to a request whose answer is still streaming, closes that stream.
+// deliver pushes one message of the server (a copy: msg may be reused)
+// and, when it is the response to a request whose answer is still
+// streaming, closes that stream.
 func (c *httpConn) deliver(msg []byte) bool {
 	var key, load string
-	c.mu.Lock()
-	head := msg[:min(len(msg), 256)]
-	switch {
-	case len(c.streams) > 0 || (c.connID != "" && bytes.Contains(head, []byte(`"id"`))):
-		h := readHead(msg)
-		if h.Method == "" && len(h.ID) > 0 {
-			key = string(h.ID)
-		}
-		if h.Method != "" && len(h.ID) > 0 && h.Params.SessionID != "" && c.connID != "" {
-			// A request of the server's: the answer carries its session
-			// (the RFD's Acp-Session-Id on session-scoped POSTs).
-			c.asked[string(h.ID)] = h.Params.SessionID
-		}
-		if sid, ok := c.loading[key]; ok && key != "" {
-			delete(c.loading, key)
-			load = sid
-		}
-		if key != "" && c.naming[key] {
-			// The answer to session/new: its session's stream opens now,
-			// before the client's first message to it.
-			delete(c.naming, key)
-			var r struct {
-				Result struct {
-					SessionID string `json:"sessionId"`
-				} `json:"result"`
+	// Only a message with an id (a response, a request of the server's)
+	// concerns the streams; a notification (a turn's chunks: nearly all of
+	// the traffic) is passed on without being decoded. A message without
+	// `"id"` anywhere has no id: inside a JSON string a quote is escaped.
+	if bytes.Contains(msg, []byte(`"id"`)) {
+		c.mu.Lock()
+		if len(c.streams) > 0 || c.connID != "" {
+			h := readHead(msg)
+			if h.Method == "" && len(h.ID) > 0 {
+				key = string(h.ID)
 			}
-			if json.Unmarshal(msg, &r) == nil && r.Result.SessionID != "" {
-				c.follow(r.Result.SessionID)
+			if h.Method != "" && len(h.ID) > 0 && h.Params.SessionID != "" && c.connID != "" {
+				// A request of the server's: the answer carries its session
+				// (the RFD's Acp-Session-Id on session-scoped POSTs).
+				c.asked[string(h.ID)] = h.Params.SessionID
+			}
+			if sid, ok := c.loading[key]; ok && key != "" {
+				delete(c.loading, key)
+				load = sid
+			}
+			if key != "" && c.naming[key] {
+				// The answer to session/new: its session's stream opens now,
+				// before the client's first message to it.
+				delete(c.naming, key)
+				var r struct {
+					Result struct {
+						SessionID string `json:"sessionId"`
+					} `json:"result"`
+				}
+				if json.Unmarshal(msg, &r) == nil && r.Result.SessionID != "" {
+					c.follow(r.Result.SessionID)
+				}
 			}
 		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
 	if load != "" {
-		go c.afterReplay(load, msg)
+		go c.afterReplay(load, bytes.Clone(msg)) // msg is the reader's buffer
 	} else if !c.in.push(msg) {
 		return false
 	}

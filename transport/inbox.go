@@ -9,92 +9,138 @@ import (
 	"sync"
 )
 
-// inboxSize bounds the messages received but not yet read. A full inbox
-// blocks the goroutine receiving, which stops reading its socket: a server
+// inboxBytes bounds the bytes received but not yet read, as a pipe's
+// buffer bounds an agent's stdout (64 KiB on Linux): a full inbox blocks
+// the goroutine receiving, which stops reading its socket, so a server
 // streaming faster than the host takes its messages is slowed by TCP's
 // window, as an agent on stdio is by its pipe, instead of filling memory.
-const inboxSize = 64
+// A message longer than that still passes, alone.
+const inboxBytes = 64 << 10
 
 // inbox is the inbound side of a network connection: messages received on
-// the connection's goroutines, read by the host as NDJSON lines.
+// the connection's goroutines, read by the host as NDJSON lines. It is a
+// pipe of lines: a Read takes everything queued that fits (many messages
+// at once, as a read of an agent's stdout does), not one message per Read,
+// and a push copies the message, so receivers reuse their buffers.
 type inbox struct {
-	ch   chan []byte
-	cur  []byte
-	done chan struct{} // closed by close: no more messages come
+	mu       sync.Mutex
+	readable sync.Cond // signalled when lines are queued or the inbox closes
+	writable sync.Cond // signalled when lines are read or the inbox closes
+	buf      []byte    // queued lines: buf[off:]
+	off      int
+	closed   bool
+	done     chan struct{} // closed by close: no more messages come
 }
 
 func newInbox() *inbox {
-	return &inbox{ch: make(chan []byte, inboxSize), done: make(chan struct{})}
+	b := &inbox{done: make(chan struct{})}
+	b.readable.L = &b.mu
+	b.writable.L = &b.mu
+	return b
 }
 
-// push queues one message (taking msg, which must not be used afterwards),
-// waiting while the inbox is full; false once the inbox is closed. msg is
-// made one line: JSON spread over lines is compacted, other text (not a
-// JSON-RPC message: the host's gate reports it) has its line breaks made
-// spaces.
+// push queues one message, waiting while the inbox is full; false once the
+// inbox is closed. msg is copied (the caller may reuse it) and made one
+// line: JSON spread over lines is compacted, other text (not a JSON-RPC
+// message: the host's gate reports it) has its line breaks made spaces.
 func (b *inbox) push(msg []byte) bool {
-	msg = oneLine(msg)
-	if msg == nil {
+	msg = flatten(msg)
+	if len(msg) == 0 {
 		return true
 	}
-	select {
-	case b.ch <- msg:
-		return true
-	case <-b.done:
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.buf)-b.off >= inboxBytes && !b.closed {
+		b.writable.Wait()
+	}
+	if b.closed {
 		return false
 	}
+	if b.off > 0 && (b.off == len(b.buf) || len(b.buf)+len(msg)+1 > cap(b.buf)) {
+		// Reuse the memory of what was read.
+		b.buf = b.buf[:copy(b.buf, b.buf[b.off:])]
+		b.off = 0
+	}
+	wasEmpty := len(b.buf) == b.off
+	b.buf = append(append(b.buf, msg...), '\n')
+	if wasEmpty {
+		b.readable.Signal() // one reader: the host's
+	}
+	return true
+}
+
+// flatten returns msg as one line without its newline (nil when blank):
+// msg itself when it is one, else a copy.
+func flatten(msg []byte) []byte {
+	msg = bytes.TrimSpace(msg)
+	if len(msg) == 0 {
+		return nil
+	}
+	if bytes.IndexByte(msg, '\n') < 0 && bytes.IndexByte(msg, '\r') < 0 {
+		return msg
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, msg) == nil {
+		return buf.Bytes()
+	}
+	return bytes.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, msg)
 }
 
 // oneLine returns msg as one line ending with a newline, or nil when it is
 // blank. It appends to msg in place when it can.
 func oneLine(msg []byte) []byte {
-	msg = bytes.TrimSpace(msg)
-	if len(msg) == 0 {
+	msg = flatten(msg)
+	if msg == nil {
 		return nil
-	}
-	if bytes.IndexByte(msg, '\n') >= 0 || bytes.IndexByte(msg, '\r') >= 0 {
-		var buf bytes.Buffer
-		if json.Compact(&buf, msg) == nil {
-			msg = buf.Bytes()
-		} else {
-			msg = bytes.Map(func(r rune) rune {
-				if r == '\n' || r == '\r' {
-					return ' '
-				}
-				return r
-			}, msg)
-		}
 	}
 	return append(msg, '\n')
 }
 
 // close says no more messages come; those queued are still read.
 func (b *inbox) close() {
-	select {
-	case <-b.done:
-	default:
-		close(b.done)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
 	}
+	b.closed = true
+	close(b.done)
+	b.readable.Broadcast()
+	b.writable.Broadcast()
 }
 
-// Read implements io.Reader: queued messages, one line each, then io.EOF
-// once closed.
+// Read implements io.Reader: as many queued lines as fit in p (a line
+// longer than p is read over several Reads), then io.EOF once closed and
+// drained.
 func (b *inbox) Read(p []byte) (int, error) {
-	for len(b.cur) == 0 {
-		select {
-		case m := <-b.ch:
-			b.cur = m
-		case <-b.done:
-			select {
-			case m := <-b.ch:
-				b.cur = m
-			default:
-				return 0, io.EOF
-			}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.buf) == b.off {
+		if b.closed {
+			return 0, io.EOF
+		}
+		b.readable.Wait()
+	}
+	wasFull := len(b.buf)-b.off >= inboxBytes
+	n := copy(p, b.buf[b.off:])
+	b.off += n
+	if b.off == len(b.buf) {
+		b.buf, b.off = b.buf[:0], 0
+		if cap(b.buf) > 16*inboxBytes {
+			b.buf = nil // after a long message: not kept for the connection's life
 		}
 	}
-	n := copy(p, b.cur)
-	b.cur = b.cur[n:]
+	if wasFull && len(b.buf)-b.off < inboxBytes {
+		b.writable.Broadcast() // every receiver waiting (HTTP has several)
+	}
 	return n, nil
 }
 

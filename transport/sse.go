@@ -23,8 +23,9 @@ import (
 
 // sseReader reads the data of server-sent events.
 type sseReader struct {
-	r   *bufio.Reader
-	max int
+	r    *bufio.Reader
+	max  int
+	data []byte // the last event's data, its memory reused by the next
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
@@ -32,13 +33,18 @@ func newSSEReader(r io.Reader, max int) *sseReader {
 }
 
 // next returns the data of the next message event (its "data:" lines
-// joined with newlines; events of another type are skipped). An event
-// whose data is over max bytes is read to its end and returned as nil data
-// with its size.
-func (s *sseReader) next() (data []byte, dropped int, err error) {
+// joined with newlines; events of another type are skipped), valid until
+// the next call. An event whose data is over max bytes is read to its end
+// and returned as nil data with its size.
+func (s *sseReader) next() (_ []byte, dropped int, err error) {
 	var typ string
 	size := 0
 	seen := false
+	if cap(s.data) > 1<<20 {
+		s.data = nil // after a long event: not kept for the stream's life
+	}
+	data, hasData := s.data[:0], false
+	defer func() { s.data = data[:0] }()
 	for {
 		line, err := s.line(&size)
 		if err != nil {
@@ -62,9 +68,9 @@ func (s *sseReader) next() (data []byte, dropped int, err error) {
 			if size > s.max {
 				return nil, size, nil
 			}
-			if data == nil || (typ != "" && typ != "message") {
+			if !hasData || (typ != "" && typ != "message") {
 				// Comments only (keep-alives), or another type of event.
-				data, typ, size, seen = nil, "", 0, false
+				data, hasData, typ, size, seen = data[:0], false, "", 0, false
 				continue
 			}
 			return data, 0, nil
@@ -77,13 +83,10 @@ func (s *sseReader) next() (data []byte, dropped int, err error) {
 			if size > s.max {
 				continue
 			}
-			if data != nil {
+			if hasData {
 				data = append(data, '\n')
 			}
-			data = append(data, value...)
-			if data == nil {
-				data = []byte{}
-			}
+			data, hasData = append(data, value...), true
 		case "event":
 			typ = string(value)
 		}

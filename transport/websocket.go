@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -70,19 +71,27 @@ func (c *wsConn) send(msg []byte) error {
 	return nil
 }
 
-// read receives messages until the connection ends.
+// read receives messages until the connection ends, each into the same
+// buffer (the inbox copies it).
 func (c *wsConn) read() {
+	var buf bytes.Buffer
+	var lr io.LimitedReader
 	for {
 		typ, r, err := c.c.Reader(c.ctx)
 		if err != nil {
 			c.fail(c.lost(err))
 			return
 		}
-		msg, err := io.ReadAll(io.LimitReader(r, int64(c.max)+1))
-		if err != nil {
+		if buf.Cap() > 1<<20 {
+			buf = bytes.Buffer{} // after a long message: not kept for the connection's life
+		}
+		buf.Reset()
+		lr.R, lr.N = r, int64(c.max)+1
+		if _, err := buf.ReadFrom(&lr); err != nil {
 			c.fail(c.lost(err))
 			return
 		}
+		msg := buf.Bytes()
 		if len(msg) > c.max {
 			n, err := io.Copy(io.Discard, r)
 			if err != nil {

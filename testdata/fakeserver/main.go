@@ -5,7 +5,7 @@
 // ($FAKE_AGENT_SCENARIO and $FAKE_AGENT_LOG are passed on) and the server
 // bridges its stdio.
 //
-//	fakeserver -kind KIND -agent PATH [-addr HOST:PORT] [-token T] [-cert FILE] [-max-body N]
+//	fakeserver -kind KIND -agent PATH [-inproc] [-addr HOST:PORT] [-token T] [-cert FILE] [-max-body N]
 //
 // KIND is sse (elephant.ai), http (ZeptoClaw) or acp (the ACP RFD: WebSocket
 // and streamable HTTP at /acp). It prints "listening on HOST:PORT" when it
@@ -14,7 +14,11 @@
 // certificate of its own for 127.0.0.1 and localhost, made afresh at each
 // start and written to FILE (PEM) for clients to trust. With -max-body, a
 // POST of more than N bytes is refused with 413, as real servers limit
-// them (ZeptoClaw: ~110 KB, elephant.ai: 4 MiB).
+// them (ZeptoClaw: ~110 KB, elephant.ai: 4 MiB). With -inproc, the
+// scenario is played in the server's own process (package player) instead
+// of by an agent process: no relay of another process's stdio, as an agent
+// server serving its agent in-process has (benchmarks tell the server's
+// cost from the client's with it).
 package main
 
 import (
@@ -27,15 +31,18 @@ import (
 	"encoding/pem"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 
+	"github.com/nvim-acp/nvim-acp/testdata/fakeagent/player"
 	"github.com/nvim-acp/nvim-acp/transport/transporttest"
 )
 
@@ -46,8 +53,14 @@ func main() {
 	token := flag.String("token", "", "bearer token every request must carry")
 	certFile := flag.String("cert", "", "serve TLS; write the certificate here")
 	maxBody := flag.Int64("max-body", 0, "refuse POSTs of more bytes (413)")
+	inproc := flag.Bool("inproc", false, "play the scenario in this process, not by running the agent")
 	flag.Parse()
-	h, err := transporttest.Handler(*kind, func() (*transporttest.Agent, error) { return start(*agent) }, *token)
+	h, err := transporttest.Handler(*kind, func() (*transporttest.Agent, error) {
+		if *inproc {
+			return startInProcess(*agent)
+		}
+		return start(*agent)
+	}, *token)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -133,4 +146,43 @@ func start(path string) (*transporttest.Agent, error) {
 	}
 	go cmd.Wait()
 	return transporttest.NewAgent(stdin, stdout, func() { cmd.Process.Kill() }), nil
+}
+
+// startInProcess plays $FAKE_AGENT_SCENARIO in this process, logging to
+// $FAKE_AGENT_LOG as the agent would; self is the fakeagent program (its
+// spawn steps run it). An exit step ends this agent only.
+func startInProcess(self string) (*transporttest.Agent, error) {
+	sc, err := player.Load(os.Getenv("FAKE_AGENT_SCENARIO"))
+	if err != nil {
+		return nil, err
+	}
+	var logW io.WriteCloser
+	if p := os.Getenv("FAKE_AGENT_LOG"); p != "" {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		logW = f
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	end := func() {
+		inR.Close()
+		outW.Close()
+	}
+	go func() {
+		defer end()
+		if logW != nil {
+			defer logW.Close()
+		}
+		cfg := player.Config{Scenario: sc, Self: self, Exit: func(int) {
+			end()
+			runtime.Goexit()
+		}}
+		if logW != nil {
+			cfg.Log = logW
+		}
+		player.Serve(inR, outW, cfg)
+	}()
+	return transporttest.NewAgent(inW, outR, end), nil
 }
