@@ -50,11 +50,22 @@ func (b *Bridge) WatchedDirs() []string {
 // that holds t (nothing to bring in step), so the watcher does not look
 // at the buffer again for it.
 func (b *Bridge) DiskHolds(path string, t FileText) bool {
-	d := readDiskText(path, b.cfg.MaxBytes)
-	if !d.ok || d.fileText() != t {
+	if !t.Exists || int64(len(t.Text)) > b.cfg.MaxBytes {
 		return false
 	}
-	b.w.written(path, d)
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi.Size() != int64(len(t.Text)) {
+		return false
+	}
+	data, err := readCapped(f, fi.Size(), b.cfg.MaxBytes)
+	if err != nil || string(data) != t.Text {
+		return false
+	}
+	b.w.written(path, diskText{state: stateOf(fi), text: t.Text, ok: true})
 	return true
 }
 
