@@ -41,6 +41,9 @@ type Agent struct {
 	// MCP transports besides stdio (agentCapabilities.mcpCapabilities):
 	// "http", "sse", "acp"... set to true.
 	MCP map[string]bool
+	// NoStdioMCP: the agent drops stdio MCP servers all the same (quirk
+	// mcp_http: Copilot CLI), so none is passed.
+	NoStdioMCP bool
 	// Steering: the `_session/steering` request (top-level
 	// _meta.steering.supported; claude-agent-acp, codex-acp).
 	Steering bool

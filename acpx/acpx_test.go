@@ -88,20 +88,28 @@ func TestFilterMCPServers(t *testing.T) {
 		json.RawMessage(`{"type":"acp","id":"editor"}`),
 	}
 	tests := []struct {
-		name    string
-		mcp     map[string]bool
-		kept    int
-		dropped []string
+		name       string
+		mcp        map[string]bool
+		noStdio    bool
+		kept       int
+		dropped    []string
+		transports string
 	}{
-		{"stdio only", nil, 2, []string{"web (http)", "events (sse)", "(unnamed) (acp)"}},
-		{"http", map[string]bool{"http": true}, 3, []string{"events (sse)", "(unnamed) (acp)"}},
-		{"all", map[string]bool{"http": true, "sse": true, "acp": true}, 5, nil},
+		{"stdio only", nil, false, 2, []string{"web (http)", "events (sse)", "(unnamed) (acp)"}, "stdio"},
+		{"http", map[string]bool{"http": true}, false, 3, []string{"events (sse)", "(unnamed) (acp)"}, "stdio, http"},
+		{"all", map[string]bool{"http": true, "sse": true, "acp": true}, false, 5, nil, "stdio, http, sse, acp"},
+		// Copilot CLI: takes http and sse, drops stdio though every agent must take it.
+		{"no stdio", map[string]bool{"http": true, "sse": true}, true, 2, []string{"local (stdio)", "typed (stdio)", "(unnamed) (acp)"}, "http, sse"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			kept, dropped := FilterMCPServers(servers, Agent{MCP: tt.mcp})
+			a := Agent{MCP: tt.mcp, NoStdioMCP: tt.noStdio}
+			kept, dropped := FilterMCPServers(servers, a)
 			if len(kept) != tt.kept || !reflect.DeepEqual(dropped, tt.dropped) {
 				t.Fatalf("kept %d %v, dropped %q", len(kept), kept, dropped)
+			}
+			if got := a.MCPTransports(); got != tt.transports {
+				t.Fatalf("transports %q, want %q", got, tt.transports)
 			}
 		})
 	}

@@ -3,14 +3,16 @@ package acpx
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
 )
 
 // FilterMCPServers keeps the MCP servers (session/new's mcpServers, as
-// JSON objects) whose transport the agent takes: stdio always (every
-// agent must), any other "type" only when mcpCapabilities has it. It
-// returns the servers kept and, for each dropped one, "name (type)".
+// JSON objects) whose transport the agent takes: stdio (every agent must,
+// but not every one does: NoStdioMCP), any other "type" only when
+// mcpCapabilities has it. It returns the servers kept and, for each
+// dropped one, "name (type)".
 func FilterMCPServers(servers []json.RawMessage, a Agent) (kept []json.RawMessage, dropped []string) {
 	kept = []json.RawMessage{}
 	for _, s := range servers {
@@ -19,9 +21,13 @@ func FilterMCPServers(servers []json.RawMessage, a Agent) (kept []json.RawMessag
 			Type string `json:"type"`
 		}
 		_ = json.Unmarshal(s, &h)
-		if h.Type == "" || h.Type == "stdio" || a.MCP[h.Type] {
+		stdio := h.Type == "" || h.Type == "stdio"
+		if (stdio && !a.NoStdioMCP) || (!stdio && a.MCP[h.Type]) {
 			kept = append(kept, s)
 			continue
+		}
+		if stdio {
+			h.Type = "stdio"
 		}
 		name := h.Name
 		if name == "" {
@@ -56,14 +62,20 @@ func MCPServers(configured []map[string]any, a Agent) ([]acp.McpServer, []string
 	return servers, dropped, nil
 }
 
-// MCPTransports lists the MCP transports a takes: "stdio", then those its
-// mcpCapabilities name.
+// MCPTransports lists the MCP transports a takes: "stdio" (unless
+// NoStdioMCP), then those its mcpCapabilities name.
 func (a Agent) MCPTransports() string {
-	out := "stdio"
+	var out []string
+	if !a.NoStdioMCP {
+		out = append(out, "stdio")
+	}
 	for _, t := range []string{"http", "sse", "acp"} {
 		if a.MCP[t] {
-			out += ", " + t
+			out = append(out, t)
 		}
 	}
-	return out
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }

@@ -61,36 +61,49 @@ func TestDiskAgentWritesAgainAfterFsWrite(t *testing.T) {
 
 // An agent's write to disk behind a buffer with unsaved changes is merged
 // into the buffer: the user's lines stay (unsaved), the agent's land; the
-// "writing the buffer will overwrite the change" dead end is gone.
+// "writing the buffer will overwrite the change" dead end is gone. A line
+// the user added right next to the agent's change is merged too, not asked.
 func TestDiskWriteMergedIntoModifiedBuffer(t *testing.T) {
-	e, ws := fsEditor(t)
-	p := filepath.Join(ws, "target.txt")
-	fsPutFile(t, p, "a\nb\nc\nd\ne\n")
-	b := e.loadBuffer(p)
-	e.setLines(b, 0, 1, []string{"A (user, unsaved)"})
-	agent := "a\nb\nc\nd\nE (agent)\n"
-	e.SetupFake(M{"turns": []any{[]any{diskWrite(p, agent), text("edited")}}}, nil)
-	e.Chat("fake")
-	e.WaitState("ready")
-	e.runTurn("edit")
-	want := "A (user, unsaved)|b|c|d|E (agent)"
-	e.Eventually("merged", 10*time.Second, func() bool { return strings.Join(e.bufLines(b), "|") == want })
-	if !e.bufModified(b) {
-		t.Fatal("the buffer's unsaved line was saved behind the user's back")
-	}
-	if d := fsGetFile(t, p); d != agent {
-		t.Fatalf("disk %q, want the agent's %q", d, agent)
-	}
-	e.Eventually("the merge said in the chat", 10*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), "changed on disk: merged")
-	})
-	if chat := e.ChatText(); strings.Contains(chat, "will overwrite") {
-		t.Fatalf("chat:\n%s", chat)
-	}
-	// One undo takes the agent's change back out of the buffer.
-	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("undo") end)`, nil, b)
-	if got := strings.Join(e.bufLines(b), "|"); got != "A (user, unsaved)|b|c|d|e" {
-		t.Fatalf("after one undo: %q", got)
+	for _, c := range []struct {
+		name        string
+		start, end  int      // the user's lines replace these (0-based, end excluded)
+		user        []string // the user's unsaved lines
+		agent, want string
+	}{
+		{"apart", 0, 1, []string{"A (user, unsaved)"}, "a\nb\nc\nd\nE (agent)\n", "A (user, unsaved)|b|c|d|E (agent)"},
+		{"a line added right below the agent's change", 3, 3, []string{"user's line"}, "a\nb\nC (agent)\nd\ne\n", "a|b|C (agent)|user's line|d|e"},
+		{"a line added right above the agent's change", 2, 2, []string{"user's line"}, "a\nb\nC (agent)\nd\ne\n", "a|b|user's line|C (agent)|d|e"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "target.txt")
+			fsPutFile(t, p, "a\nb\nc\nd\ne\n")
+			b := e.loadBuffer(p)
+			e.setLines(b, c.start, c.end, c.user)
+			mine := strings.Join(e.bufLines(b), "|")
+			e.SetupFake(M{"turns": []any{[]any{diskWrite(p, c.agent), text("edited")}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("edit")
+			e.Eventually("merged", 10*time.Second, func() bool { return strings.Join(e.bufLines(b), "|") == c.want })
+			if !e.bufModified(b) {
+				t.Fatal("the buffer's unsaved line was saved behind the user's back")
+			}
+			if d := fsGetFile(t, p); d != c.agent {
+				t.Fatalf("disk %q, want the agent's %q", d, c.agent)
+			}
+			e.Eventually("the merge said in the chat", 10*time.Second, func() bool {
+				return strings.Contains(e.ChatText(), "changed on disk: merged")
+			})
+			if chat := e.ChatText(); strings.Contains(chat, "will overwrite") || strings.Contains(chat, "where both changed") {
+				t.Fatalf("chat:\n%s", chat)
+			}
+			// One undo takes the agent's change back out of the buffer.
+			e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("undo") end)`, nil, b)
+			if got := strings.Join(e.bufLines(b), "|"); got != mine {
+				t.Fatalf("after one undo: %q, want %q", got, mine)
+			}
+		})
 	}
 }
 

@@ -24,18 +24,28 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // An agent known to drop stdio servers (quirk mcp_http) that advertises
 // mcpCapabilities.http gets the server on loopback HTTP, reachable with
-// its bearer token only.
+// its bearer token only; the user's own stdio servers are not passed, and
+// the chat says so.
 func TestMCPOverHTTP(t *testing.T) {
 	e, ws := fsEditor(t)
 	path := filepath.Join(ws, "a.txt")
 	fsPutFile(t, path, "on disk\n")
 	b := e.loadBuffer(path)
 	e.setLines(b, 0, 1, []string{"live"})
-	e.SetupFake(M{"initialize": M{"agentCapabilities": M{"mcpCapabilities": M{"http": true}}}}, nil)
+	e.SetupFake(M{"initialize": M{"agentCapabilities": M{"mcpCapabilities": M{"http": true}}}},
+		M{"mcp_servers": []any{M{"name": "mine", "command": "/bin/true", "args": []any{}, "env": []any{}}}})
 	e.Lua(`require("acp.config").options.agents.fake.quirks = { mcp_http = true }`, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
 	entry := e.mcpEntry("nvim")
+	e.waitChat("cannot reach these MCP servers (it takes http only); not passed: mine (stdio)")
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "recv" && ev["method"] == "session/new" {
+			if servers := ev["params"].(map[string]any)["mcpServers"].([]any); len(servers) != 1 {
+				t.Fatalf("session/new passed %v, want the editor's server only", servers)
+			}
+		}
+	}
 	url, _ := entry["url"].(string)
 	headers, _ := entry["headers"].([]any)
 	if entry["type"] != "http" || !strings.HasPrefix(url, "http://127.0.0.1:") || len(headers) != 1 {

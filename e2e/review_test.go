@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,6 +120,11 @@ func TestReviewHunksKeepRejectInBuffer(t *testing.T) {
 	if got := strings.Join(e.bufLines(b), "|"); got != "a|b|C (agent)|d|e|F (agent)" {
 		t.Fatalf("after one u: %q", got)
 	}
+	// The undone reject is the agent's pending change again.
+	e.Eventually("the hunk pending again", 10*time.Second, func() bool {
+		rows := e.signRows(b)
+		return len(rows) == 1 && rows[0] == 5 && e.pendingHunks(p) == 1
+	})
 }
 
 // A comment on a hunk and a rejected hunk reach the agent in one prompt
@@ -165,5 +172,37 @@ func TestReviewCommentsSentToAgent(t *testing.T) {
 		if !strings.Contains(prompt, w) {
 			t.Fatalf("review prompt lacks %q:\n%s", w, prompt)
 		}
+	}
+}
+
+// Outside git, in a workspace too big to walk (over 5,000 files), a file
+// next to one the user has open, which no tool call names and no buffer
+// shows, changed by a command the agent runs in its own shell, is reviewed
+// like any other: its hunk is pending, with its baseline.
+func TestReviewSiblingOfOpenFileOutsideGit(t *testing.T) {
+	e, ws := fsEditor(t)
+	if err := exec.Command("git", "-C", ws, "rev-parse").Run(); err == nil {
+		t.Skip("the workspace is inside a git repository")
+	}
+	for i := 0; i < 5100; i++ {
+		fsPutFile(t, filepath.Join(ws, "vendor", fmt.Sprint(i/100), fmt.Sprintf("f%d.txt", i)), "x\n")
+	}
+	open := filepath.Join(ws, "src", "open.txt")
+	sibling := filepath.Join(ws, "src", "sibling.txt")
+	fsPutFile(t, open, "open\n")
+	fsPutFile(t, sibling, "a\nb\nc\n")
+	e.loadBuffer(open)
+	e.SetupFake(M{"turns": []any{[]any{M{"sh": `sed -i 's/^b$/B (agent)/' src/sibling.txt`}, text("done")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("edit")
+	if d := fsGetFile(t, sibling); d != "a\nB (agent)\nc\n" {
+		t.Fatalf("disk %q", d)
+	}
+	e.Eventually("the sibling's change pending", 10*time.Second, func() bool { return e.pendingHunks(sibling) == 1 })
+	var old []string
+	e.Lua(`local _, f = next(require("acp.review").of(...)); return f.hunks[1].old`, &old, sibling)
+	if strings.Join(old, "|") != "b" {
+		t.Fatalf("the hunk's old lines %q, want the baseline's b", old)
 	}
 }

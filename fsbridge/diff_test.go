@@ -133,6 +133,19 @@ func TestMerge3(t *testing.T) {
 		{"overlap", "a b c", "a U c", "a T c", "a U c", "a T c", 1},
 		{"insert same point", "a b", "a u b", "a t b", "a u b", "a t b", 1},
 		{"delete vs edit", "a b c d", "a d", "a b C d", "a d", "a b C d", 1},
+		// Changes that only meet touch no base line twice: both are taken.
+		{"line added right after a change", "a b c", "a b u c", "a B c", "a B u c", "a B u c", 0},
+		{"line added right before a change", "a b c", "a u b c", "a B c", "a u B c", "a u B c", 0},
+		{"change right after a line added", "a b c", "a B c", "a t b c", "a t B c", "a t B c", 0},
+		{"line added after the last line changed", "a b", "a b u", "a B", "a B u", "a B u", 0},
+		{"line added before the first line changed", "a b", "u a b", "A b", "u A b", "u A b", 0},
+		{"line added right after lines deleted", "a b c", "a c", "a b t c", "a t c", "a t c", 0},
+		{"neighbouring lines changed", "a b c d", "a B c d", "a b C d", "a B C d", "a B C d", 0},
+		{"lines added on both sides of a change", "a b c", "a u b v c", "a B c", "a u B v c", "a u B v c", 0},
+		{"line added after lines replaced by more", "a b c", "a b u c", "a B t c", "a B t u c", "a B t u c", 0},
+		// Still a conflict: a line added between lines the other side
+		// changed.
+		{"line added inside a change", "a b c d", "a b u c d", "a B C d", "a b u c d", "a B C d", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,7 +22,8 @@ type fakeEditor struct {
 	applied [][]Hunk
 	reloads map[string]int // Reload and Sync calls: the buffer followed the disk
 	warns   []string
-	synced  int // Sync calls
+	synced  int            // Sync calls
+	snaps   map[string]int // Snapshot calls
 	// onApply, if set, runs before Apply checks the tick (to simulate the
 	// user typing while the agent's edit is computed).
 	onApply func(path string)
@@ -41,7 +42,7 @@ type fakeBuf struct {
 }
 
 func newFakeEditor() *fakeEditor {
-	return &fakeEditor{bufs: map[string]*fakeBuf{}, reloads: map[string]int{}, nextNr: 1}
+	return &fakeEditor{bufs: map[string]*fakeBuf{}, reloads: map[string]int{}, snaps: map[string]int{}, nextNr: 1}
 }
 
 // load opens path (a real path) like :edit; a file whose first line ends
@@ -88,6 +89,7 @@ func (e *fakeEditor) lines(path string) []string {
 func (e *fakeEditor) Snapshot(ctx context.Context, p string) (Buffer, bool, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.snaps[p]++
 	fb, ok := e.bufs[p]
 	if !ok {
 		return Buffer{}, false, nil

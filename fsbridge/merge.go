@@ -18,8 +18,11 @@ type mergeConflict struct {
 
 // merge3 merges the changes base->ours and base->theirs. Changes on one side
 // only are taken; identical changes on both sides are taken once; changes
-// that overlap (or touch at an insertion point) are conflicts, resolved to
-// theirs when takeTheirs, else to ours.
+// of the same base lines, two insertions at the same point, and an
+// insertion between lines the other side changed are conflicts, resolved
+// to theirs when takeTheirs, else to ours. Changes that only meet (a line
+// added right before or after lines the other side changed, or changes of
+// neighbouring lines) touch no base line twice: both are taken, in order.
 func merge3(base, ours, theirs []string, takeTheirs bool) ([]string, []mergeConflict) {
 	type tagged struct {
 		h      Hunk
@@ -32,7 +35,12 @@ func merge3(base, ours, theirs []string, takeTheirs bool) ([]string, []mergeConf
 	for _, h := range Diff(base, theirs) {
 		all = append(all, tagged{h, true})
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].h.Start < all[j].h.Start })
+	// By where they start; at the same point, insertions first (they go
+	// before the lines a change there replaces).
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i].h, all[j].h
+		return a.Start < b.Start || a.Start == b.Start && a.Count == 0 && b.Count > 0
+	})
 
 	side := func(members []tagged, wantTheirs bool, cs, ce int) []string {
 		var out []string
@@ -54,14 +62,24 @@ func merge3(base, ours, theirs []string, takeTheirs bool) ([]string, []mergeConf
 	for i := 0; i < len(all); {
 		cs, ce := all[i].h.Start, all[i].h.Start+all[i].h.Count
 		j := i + 1
+	loop:
 		for j < len(all) {
 			n := all[j].h
-			if n.Count == 0 || cs == ce {
+			switch {
+			case n.Count == 0 && cs == ce:
+				// Two insertions: the same point is a conflict.
 				if n.Start > ce {
-					break
+					break loop
 				}
-			} else if n.Start >= ce {
-				break
+			case n.Count == 0:
+				// An insertion inside lines changed, not at their edges.
+				if n.Start >= ce || n.Start == cs {
+					break loop
+				}
+			case n.Start >= ce || cs == ce:
+				// Lines changed after the region, or after an insertion
+				// point (sorted: at or past it).
+				break loop
 			}
 			ce = max(ce, n.Start+n.Count)
 			j++

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recSink records what a ChangeSink is told.
@@ -62,8 +63,12 @@ func TestReconcileMergesDiskChangeIntoBuffer(t *testing.T) {
 			"a|b|C disk|d|e", false, ""},
 		{"overlap, keep mine", func(l []string) []string { l[2] = "C user"; l[0] = "A user"; return l }, "a\nb\nC disk\nd\nE disk\n", OptKeepMine,
 			"A user|b|C user|d|E disk", true, "yours kept where both changed"},
-		{"a line added just above the disk's change touches it: asked", func(l []string) []string { return append([]string{"user"}, l...) }, "A disk\nb\nc\nd\nE disk\n", OptKeepMine,
-			"user|a|b|c|d|E disk", true, "yours kept where both changed"},
+		{"a line added just above the disk's change: merged", func(l []string) []string { return append([]string{"user"}, l...) }, "A disk\nb\nc\nd\nE disk\n", "",
+			"user|A disk|b|c|d|E disk", true, "changed on disk: merged, your unsaved edits kept"},
+		{"a line added just below the disk's change: merged", func(l []string) []string { return append(l[:3:3], append([]string{"user"}, l[3:]...)...) }, "a\nb\nC disk\nd\ne\n", "",
+			"a|b|C disk|user|d|e", true, "changed on disk: merged, your unsaved edits kept"},
+		{"a line added between lines the disk changed: asked", func(l []string) []string { return append(l[:2:2], append([]string{"user"}, l[2:]...)...) }, "a\nB disk\nC disk\nd\nE disk\n", OptKeepMine,
+			"a|b|user|c|d|E disk", true, "yours kept where both changed"},
 		{"same as the disk", func(l []string) []string { l[4] = "E same"; return l }, "a\nb\nc\nd\nE same\n", "",
 			"a|b|c|d|E same", false, ""},
 	} {
@@ -78,7 +83,11 @@ func TestReconcileMergesDiskChangeIntoBuffer(t *testing.T) {
 			}
 			e.ask.answer = answer(c.answer)
 			replaceFile(t, p, c.disk)
-			eventually(t, "buffer in step", func() bool { r, _ := e.ed.counts(p); return r >= 1 })
+			// The warning comes right after the buffer is brought in step.
+			eventually(t, "buffer in step", func() bool {
+				r, w := e.ed.counts(p)
+				return r >= 1 && (c.warnWants == "" || w >= 1)
+			})
 			fb := e.ed.buf(p)
 			if got := strings.Join(fb.lines, "|"); got != c.want || fb.modified != c.modified {
 				t.Fatalf("buffer %q modified=%v, want %q modified=%v", got, fb.modified, c.want, c.modified)
@@ -215,5 +224,54 @@ func TestReconcileWaitsOutInPlaceWrite(t *testing.T) {
 	}
 	if got, want := strings.Join(e.ed.lines(p), "|"), "one|TWO (agent)|three|user's unsaved line"; got != want {
 		t.Fatalf("buffer %q, want %q", got, want)
+	}
+}
+
+// The editor's own write of a buffer, confirmed with DiskHolds, is not
+// looked at again by the watcher (no buffer read); a change after it is.
+func TestDiskHoldsEditorWrite(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		confirm bool
+		holds   string // what DiskHolds is asked about
+		snaps   bool   // the watcher read the buffer for the write
+	}{
+		{"confirmed", true, "a\nB\nc\n", false},
+		{"not confirmed", false, "", true},
+		{"other text", true, "a\nX\nc\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Long enough for DiskHolds to come before the watcher looks.
+			e := newEnv(t, func(c *Config) { c.Debounce = 500 * time.Millisecond })
+			p := e.file("f.txt", "a\nb\nc\n")
+			e.ed.load(t, e.b, p)
+			// The editor writes its buffer (as :write does).
+			e.ed.mu.Lock()
+			fb := e.ed.bufs[p]
+			fb.lines, fb.tick = []string{"a", "B", "c"}, fb.tick+1
+			e.ed.mu.Unlock()
+			if err := os.WriteFile(p, []byte("a\nB\nc\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e.ed.mu.Lock()
+			fb.disk = statFile(p)
+			before := e.ed.snaps[p]
+			e.ed.mu.Unlock()
+			if c.confirm {
+				if got := e.b.DiskHolds(p, FileText{Text: c.holds, Exists: true}); got != (c.holds == "a\nB\nc\n") {
+					t.Fatalf("DiskHolds(%q) = %v", c.holds, got)
+				}
+			}
+			eventually(t, "the write's events handled", func() bool { return e.b.w.handledCount(p) >= 1 })
+			e.ed.mu.Lock()
+			read := e.ed.snaps[p] > before
+			e.ed.mu.Unlock()
+			if read != c.snaps {
+				t.Fatalf("buffer read for the editor's write: %v, want %v", read, c.snaps)
+			}
+			// A change after it is still seen: the buffer follows.
+			replaceFile(t, p, "a\nB\nc\nd\n")
+			eventually(t, "buffer follows", func() bool { return strings.Join(e.ed.lines(p), "|") == "a|B|c|d" })
+		})
 	}
 }

@@ -34,6 +34,41 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 	}
 }
 
+// WatchedDirs lists the directories the bridge watches now: those of the
+// loaded buffers' files and of the files the agent read or wrote (none for
+// a nil Bridge).
+func (b *Bridge) WatchedDirs() []string {
+	if b == nil {
+		return nil
+	}
+	return b.w.watchedDirs()
+}
+
+// DiskHolds reports whether the file at path (a real path) holds t now.
+// When it does, that version of the file is taken as known, as after the
+// bridge's own write: the caller says the editor wrote it from a buffer
+// that holds t (nothing to bring in step), so the watcher does not look
+// at the buffer again for it.
+func (b *Bridge) DiskHolds(path string, t FileText) bool {
+	if !t.Exists || int64(len(t.Text)) > b.cfg.MaxBytes {
+		return false
+	}
+	f, fi, err := openRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi.Size() != int64(len(t.Text)) {
+		return false
+	}
+	data, err := readCapped(f, fi.Size(), b.cfg.MaxBytes)
+	if err != nil || string(data) != t.Text {
+		return false
+	}
+	b.w.written(path, diskText{state: stateOf(fi), text: t.Text, ok: true})
+	return true
+}
+
 func (b *Bridge) writeUser(ctx context.Context, r resolution, content string) error {
 	real := r.Path
 	mu := b.pathLock(real)

@@ -217,6 +217,35 @@ func (w *watcher) endWrite(p string, text string, ok bool) {
 	w.mu.Unlock()
 }
 
+// watchedDirs lists the directories watched now.
+func (w *watcher) watchedDirs() []string {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.dirs))
+	for d := range w.dirs {
+		out = append(out, d)
+	}
+	return out
+}
+
+// written records d as p's version on disk, written by the editor from a
+// buffer in step with it (see Bridge.DiskHolds); a change after it is
+// still seen (its stat differs).
+func (w *watcher) written(p string, d diskText) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.files[p] != 0 {
+		w.known[p] = d.state
+		w.texts[p] = d
+	}
+}
+
 func (w *watcher) loop() {
 	defer close(w.done)
 	for {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/quirks"
 )
 
 // Session lifecycle beyond new and load: fork, close, delete, logout, the
@@ -21,10 +22,12 @@ import (
 // mcpServers is the session's MCP servers for a: those of a transport the
 // agent takes (acpx.MCPServers); the chat names those dropped.
 func (s *Session) mcpServers(a *Agent) ([]acp.McpServer, error) {
-	servers, dropped, err := acpx.MCPServers(s.opts.McpServers, a.caps)
+	caps := a.caps
+	caps.NoStdioMCP = quirks.On(quirks.McpHTTP, a.initResp.AgentInfo, s.opts.Quirks)
+	servers, dropped, err := acpx.MCPServers(s.opts.McpServers, caps)
 	if len(dropped) > 0 {
 		s.emit(messageEvent("warn", fmt.Sprintf("%s cannot reach these MCP servers (it takes %s only); not passed: %s",
-			a.spec.Name, a.caps.MCPTransports(), strings.Join(dropped, ", "))))
+			a.spec.Name, caps.MCPTransports(), strings.Join(dropped, ", "))))
 	}
 	return servers, err
 }

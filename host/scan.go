@@ -20,13 +20,9 @@ const scanStartBudget = 3 * time.Second
 // scanner is the session's turn scanner, created on first use.
 func (s *Session) scanner() *turnscan.Scanner {
 	s.scanOnce.Do(func() {
-		max := s.opts.Fs.MaxBytes
-		if max <= 0 {
-			max = 8 << 20
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), scanStartBudget)
 		defer cancel()
-		s.scan = turnscan.New(ctx, s.opts.Agent.Cwd, max)
+		s.scan = turnscan.New(ctx, s.opts.Agent.Cwd, s.opts.Fs.MaxBytes)
 		s.scanKick = make(chan struct{}, 1)
 		done := make(chan struct{})
 		s.onEnd(func() { close(done) })
@@ -44,11 +40,13 @@ func (s *Session) scanner() *turnscan.Scanner {
 	return s.scan
 }
 
-// scanStart begins a turn's scan (the files dirty now are its baselines).
+// scanStart begins a turn's scan (the files dirty now are its baselines;
+// outside git, those of the directories the fs bridge watches too).
 func (s *Session) scanStart() {
 	ctx, cancel := context.WithTimeout(context.Background(), scanStartBudget)
 	defer cancel()
-	if err := s.scanner().Start(ctx); err != nil {
+	b, _ := s.bridge(ctx)
+	if err := s.scanner().Start(ctx, b.WatchedDirs()...); err != nil {
 		s.log.Info("turn scan start", "err", err)
 	}
 }

@@ -371,6 +371,15 @@ func (r *Record) Reject(path string, line int) (Text, []Decision, error) {
 	return target, ds, nil
 }
 
+// dropReject forgets the reject Reject prepared for path (not done).
+func (r *Record) dropReject(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if f := r.files[path]; f != nil {
+		f.lastReject = nil
+	}
+}
+
 // Log records decisions taken (see Reject).
 func (r *Record) Log(ds []Decision) {
 	r.mu.Lock()

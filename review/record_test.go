@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -477,5 +478,129 @@ func TestRecordRejectUndone(t *testing.T) {
 	r.Observe(p, tx("A", "b", "C"))
 	if hs := hunks(t, r); !reflect.DeepEqual(hs, []Hunk{{Start: 2, Count: 1, Old: []string{"c"}}}) {
 		t.Fatalf("the user's own edit taken for an undone reject: %+v", hs)
+	}
+}
+
+// fakeFiles is Files over one text: what the editor shows, the disk,
+// and the writes the review makes.
+type fakeFiles struct {
+	shown, disk Text
+	writes      []Text
+}
+
+func (f *fakeFiles) DiskHolds(_ string, t Text) bool {
+	return f.disk == t
+}
+
+func (f *fakeFiles) Shown(_ context.Context, _ string) (string, bool, error) {
+	return f.shown.Text, f.shown.Exists, nil
+}
+
+func (f *fakeFiles) WriteUser(_ context.Context, _ string, t Text) error {
+	f.writes = append(f.writes, t)
+	f.shown, f.disk = t, t
+	return nil
+}
+
+// A hunk the editor put back itself (Reverted) is that hunk's reject when
+// the editor shows exactly the record's text with it put back: logged for
+// the agent, undoable, written to disk when the editor did not; anything
+// else (the record had not seen an edit of the user's yet) is the user's
+// edit (once synced), and the hunk is not logged.
+func TestTrackerReverted(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		written bool // the editor wrote its buffer
+		shown   Text // what the editor shows after putting the hunk back
+		line    int
+		err     error
+		hunks   []Hunk
+		logged  bool
+		undoTo  Text // the text before the revert: u brings the hunk back
+		undoMax int  // hunks after the undo
+	}{
+		{name: "in step, written", written: true, shown: tx("a", "b", "c", "d", "E"), line: 0, hunks: []Hunk{{Start: 4, Count: 1, Old: []string{"e"}}},
+			logged: true, undoTo: tx("A", "b", "c", "d", "E"), undoMax: 2},
+		{name: "in step", shown: tx("a", "b", "c", "d", "E"), line: 0, hunks: []Hunk{{Start: 4, Count: 1, Old: []string{"e"}}},
+			logged: true, undoTo: tx("A", "b", "c", "d", "E"), undoMax: 2},
+		{name: "an edit of the user's not seen yet", shown: tx("a", "b", "c user", "d", "E"), line: 0, err: ErrNotInStep,
+			hunks: []Hunk{{Start: 4, Count: 1, Old: []string{"e"}}}, undoTo: tx("A", "b", "c user", "d", "E"), undoMax: 1},
+		{name: "no hunk there", shown: tx("A", "b", "c", "d", "E"), line: 2, err: ErrNoChange,
+			hunks: []Hunk{{Start: 0, Count: 1, Old: []string{"a"}}, {Start: 4, Count: 1, Old: []string{"e"}}}, undoTo: tx("A", "b", "c", "d", "E"), undoMax: 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := NewTracker(nil)
+			tr.Agent(p, tx("a", "b", "c", "d", "e"), tx("A", "b", "c", "d", "E"))
+			fs := &fakeFiles{shown: c.shown, disk: tx("A", "b", "c", "d", "E")}
+			if c.written {
+				fs.disk = c.shown
+			}
+			ds, err := tr.Decide(context.Background(), fs, Reverted, p, c.line)
+			if !errors.Is(err, c.err) {
+				t.Fatalf("Decide: %v, want %v", err, c.err)
+			}
+			if fs.disk != c.shown && c.err == nil {
+				t.Fatalf("disk %q, want %q", fs.disk.Text, c.shown.Text)
+			}
+			if err := tr.Sync(context.Background(), fs, p); err != nil { // as the UI does after its edits
+				t.Fatal(err)
+			}
+			if hs := hunks(t, tr.Rec); !reflect.DeepEqual(hs, c.hunks) {
+				t.Fatalf("hunks %+v, want %+v", hs, c.hunks)
+			}
+			if (len(ds) == 1 && !ds[0].Kept) != c.logged {
+				t.Fatalf("decisions %+v, logged want %v", ds, c.logged)
+			}
+			if _, ok := tr.Rec.Feedback(); ok != c.logged {
+				t.Fatalf("reject told to the agent: %v, want %v", ok, c.logged)
+			}
+			tr.User(p, c.undoTo) // u
+			if hs := hunks(t, tr.Rec); len(hs) != c.undoMax {
+				t.Fatalf("after u: %+v, want %d hunks", hs, c.undoMax)
+			}
+		})
+	}
+}
+
+// countingFiles counts what the review reads of the editor's text.
+type countingFiles struct {
+	fakeFiles
+	reads int
+}
+
+func (f *countingFiles) Shown(ctx context.Context, p string) (string, bool, error) {
+	f.reads++
+	return f.fakeFiles.Shown(ctx, p)
+}
+
+// Keep reads the editor's text first (the line is the user's now);
+// KeepSeen, for an editor that knows its text is the one the record last
+// saw, does not.
+func TestTrackerKeepSeen(t *testing.T) {
+	for _, c := range []struct {
+		action string
+		line   int
+		reads  int
+		hunks  []Hunk
+	}{
+		{Keep, 1, 1, []Hunk{{Start: 5, Count: 1, Old: []string{"e"}}}},
+		{KeepSeen, 0, 0, []Hunk{{Start: 4, Count: 1, Old: []string{"e"}}}},
+	} {
+		t.Run(c.action, func(t *testing.T) {
+			tr := NewTracker(nil)
+			tr.Agent(p, tx("a", "b", "c", "d", "e"), tx("A", "b", "c", "d", "E"))
+			// The editor shows a line more (for Keep: an edit not yet seen).
+			fs := &countingFiles{fakeFiles: fakeFiles{shown: tx("x", "A", "b", "c", "d", "E")}}
+			ds, err := tr.Decide(context.Background(), fs, c.action, p, c.line)
+			if err != nil || len(ds) != 1 || !ds[0].Kept || ds[0].New[0] != "A" {
+				t.Fatalf("Decide: %+v %v", ds, err)
+			}
+			if fs.reads != c.reads {
+				t.Fatalf("%d reads of the editor's text, want %d", fs.reads, c.reads)
+			}
+			if hs := hunks(t, tr.Rec); !reflect.DeepEqual(hs, c.hunks) {
+				t.Fatalf("hunks %+v, want %+v", hs, c.hunks)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -112,6 +113,9 @@ func (t *Tracker) FileChanged(path string, before, after Text, by int) {
 type Files interface {
 	Shown(ctx context.Context, path string) (text string, exists bool, err error)
 	WriteUser(ctx context.Context, path string, t Text) error
+	// DiskHolds reports whether path's file holds t now, written from
+	// the editor's buffer that holds it.
+	DiskHolds(path string, t Text) bool
 }
 
 // What the user does with the agent's changes (Tracker.Decide).
@@ -122,7 +126,19 @@ const (
 	RejectFile = "reject_file" // every change of the file
 	KeepAll    = "keep_all"    // every change of every file
 	RejectAll  = "reject_all"  // every change of every file
+	// Reverted: the hunk at the line (as the record last showed it), which
+	// the editor already put back itself (its old lines in the buffer,
+	// one undo step, written): the record takes it as that hunk's reject.
+	Reverted = "reverted"
+	// KeepSeen: Keep, the editor's text being the one the record last
+	// saw (not read again first).
+	KeepSeen = "keep_seen"
 )
+
+// ErrNotInStep: the editor's text is not the record's with the hunk put
+// back (the record had not yet seen an edit of the user's): the change is
+// taken as the user's edit, not as a reject.
+var ErrNotInStep = errors.New("the buffer was not what the review last saw")
 
 // Sync brings path's record up to the text the user sees now (the edits
 // the user made since the record last saw it).
@@ -158,6 +174,16 @@ func (t *Tracker) Decide(ctx context.Context, fs Files, action, path string, lin
 		return all, first
 	case KeepFile, RejectFile:
 		line = -1
+	case Reverted:
+		if line < 0 {
+			return nil, fmt.Errorf("%s: no line given", action)
+		}
+		return t.reverted(ctx, fs, path, line)
+	case KeepSeen:
+		if line < 0 {
+			return nil, fmt.Errorf("%s: no line given", action)
+		}
+		return t.keep(path, line)
 	case Keep, Reject:
 		if line < 0 {
 			return nil, fmt.Errorf("%s: no line given", action)
@@ -169,11 +195,7 @@ func (t *Tracker) Decide(ctx context.Context, fs Files, action, path string, lin
 		return nil, err
 	}
 	if action == Keep || action == KeepFile {
-		ds, err := t.Rec.Keep(path, line)
-		if err == nil {
-			t.changed(path)
-		}
-		return ds, err
+		return t.keep(path, line)
 	}
 	target, ds, err := t.Rec.Reject(path, line)
 	if err != nil {
@@ -187,4 +209,45 @@ func (t *Tracker) Decide(ctx context.Context, fs Files, action, path string, lin
 	t.User(path, target)
 	t.Rec.Log(ds)
 	return ds, nil
+}
+
+// reverted records the reject of path's hunk at line that the editor
+// already shows (see Reverted): the record is not brought up to the text
+// shown first (that text has the hunk put back); the reject is computed
+// against the record as it was, and must be exactly what is shown, else
+// it is not taken (the record follows the text shown when next synced, as
+// the user's edit). When the editor wrote it (the disk holds it: the
+// buffer was written unmodified), the buffer is not read back; else it is
+// checked and the disk gets it through fs.
+func (t *Tracker) reverted(ctx context.Context, fs Files, path string, line int) ([]Decision, error) {
+	target, ds, err := t.Rec.Reject(path, line)
+	if err != nil {
+		return nil, err
+	}
+	if !fs.DiskHolds(path, target) {
+		text, exists, err := fs.Shown(ctx, path)
+		if err != nil {
+			t.Rec.dropReject(path)
+			return nil, err
+		}
+		if now := (Text{Text: text, Exists: exists}); now != target {
+			t.Rec.dropReject(path)
+			return nil, fmt.Errorf("reject %s line %d: %w: taken as your edit", path, line+1, ErrNotInStep)
+		}
+		if err := fs.WriteUser(ctx, path, target); err != nil {
+			return nil, fmt.Errorf("reject %s: %w", path, err)
+		}
+	}
+	t.User(path, target)
+	t.Rec.Log(ds)
+	return ds, nil
+}
+
+// keep keeps path's change at line (line < 0: all of path's).
+func (t *Tracker) keep(path string, line int) ([]Decision, error) {
+	ds, err := t.Rec.Keep(path, line)
+	if err == nil {
+		t.changed(path)
+	}
+	return ds, err
 }

@@ -155,3 +155,48 @@ func BenchmarkTurnScan100kStart(b *testing.B) {
 	b.ReportMetric(float64(selfTot.Microseconds())/1000/float64(b.N), "host-cpu-ms")
 	b.ReportMetric(float64(gitTot.Microseconds())/1000/float64(b.N), "git-cpu-ms")
 }
+
+// BenchmarkTurnScanOutsideGit: a workspace outside git too big to walk
+// (20,000 files: 100 directories of 200), three of its directories
+// watched: the cost of a turn's start (the walk given up at MaxWalk, the
+// top directory and the watched ones listed and read) and of a full check.
+func BenchmarkTurnScanOutsideGit(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "ws")
+	for i := 0; i < 100; i++ {
+		d := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < 200; j++ {
+			os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.txt", j)), []byte(fmt.Sprintf("file %d/%d\nline two\n", i, j)), 0o644)
+		}
+	}
+	s := New(context.Background(), dir, 1<<20)
+	if s.Git() {
+		b.Skip("the temp dir is inside a git repository")
+	}
+	dirs := []string{filepath.Join(dir, "3"), filepath.Join(dir, "42"), filepath.Join(dir, "99")}
+	var start, check time.Duration
+	var found int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t := time.Now()
+		if err := s.Start(context.Background(), dirs...); err != nil {
+			b.Fatal(err)
+		}
+		start += time.Since(t)
+		os.WriteFile(filepath.Join(dir, "42", "f7.txt"), []byte(fmt.Sprintf("changed %d\n", i)), 0o644)
+		t = time.Now()
+		cs, err := s.Check(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		check += time.Since(t)
+		found += len(cs)
+	}
+	if found != b.N {
+		b.Fatalf("%d changes found in %d turns, want one each", found, b.N)
+	}
+	b.ReportMetric(float64(start.Microseconds())/float64(b.N)/1000, "start-ms")
+	b.ReportMetric(float64(check.Microseconds())/float64(b.N)/1000, "check-ms")
+}

@@ -6,6 +6,9 @@
 // a file clean at the start has the index's text as its baseline. Files a
 // tool call names (Note) are read before the tool runs, which also covers
 // workspaces outside git. Ignored files (build output) are never looked at.
+// Outside git, a small workspace is walked; in a bigger one, the files
+// directly in its top directory and in the directories the editor watches
+// (those of the files open or touched) are listed at the turn's start.
 //
 // turnscan reads files and runs git; it knows nothing of Neovim or ACP.
 package turnscan
@@ -48,10 +51,14 @@ const (
 	// (at the turn's start and at each full check); a bigger one is not
 	// walked: only the files tool calls name are checked there.
 	MaxWalk = 5000
+	// MaxListed bounds the files listed, outside git in a workspace too
+	// big to walk, in its top directory and the directories Start is
+	// given (a directory is listed whole or not at all).
+	MaxListed = 2000
 )
 
-// maxWalk is MaxWalk (tests lower it).
-var maxWalk = MaxWalk
+// maxWalk and maxListed are MaxWalk and MaxListed (tests lower them).
+var maxWalk, maxListed = MaxWalk, MaxListed
 
 // skipDirs are the directories a walk never enters.
 var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_modules": true, "__pycache__": true, ".venv": true}
@@ -84,6 +91,55 @@ func (s *Scanner) walk() (map[string]bool, bool) {
 	return files, err == nil
 }
 
+// list lists the regular files directly in each of dirs that is in the
+// workspace (outside skipDirs), each directory whole, within maxListed
+// files in all; it returns them and the directories listed.
+func (s *Scanner) list(dirs []string) (map[string]bool, []string) {
+	files := map[string]bool{}
+	var listed []string
+	done := map[string]bool{}
+	for _, d := range dirs {
+		d = filepath.Clean(d)
+		rel, err := filepath.Rel(s.root, d)
+		if done[d] || err != nil || rel == ".." || strings.HasPrefix(rel, "../") || skipped(rel) {
+			continue
+		}
+		done[d] = true
+		in := s.listDir(d)
+		if len(files)+len(in) > maxListed {
+			continue
+		}
+		for p := range in {
+			files[p] = true
+		}
+		listed = append(listed, d)
+	}
+	return files, listed
+}
+
+// listDir is the regular files directly in d (not through a symlink).
+func (s *Scanner) listDir(d string) map[string]bool {
+	out := map[string]bool{}
+	ents, _ := os.ReadDir(d)
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			out[filepath.Join(d, e.Name())] = true
+		}
+	}
+	return out
+}
+
+// skipped reports whether rel (a directory relative to the workspace) is
+// in one a walk never enters.
+func skipped(rel string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if skipDirs[part] {
+			return true
+		}
+	}
+	return false
+}
+
 // stat is p's version on disk (size, mtime, inode; zero when missing).
 func stat(p string) fsbridge.FileVersion { return fsbridge.StatVersion(p) }
 
@@ -112,15 +168,22 @@ type Scanner struct {
 	// walked: outside git, the workspace was small enough to walk at the
 	// turn's start (start then holds every file).
 	walked bool
+	// listed: outside git and not walked, the directories whose files
+	// were all listed at the turn's start (start holds them).
+	listed []string
 	// blind: the turn's start status failed (timed out in a big tree on
 	// a loaded machine), so which files were dirty then is unknown.
 	blind bool
 }
 
 // New returns a scanner for the workspace root (absolute); files over max
-// bytes are not read. Outside a git repository (or without git) only the
-// files noted are checked.
+// bytes (max <= 0: 8 MiB) are not read. Outside a git repository (or
+// without git) the workspace is walked when small, else only the files
+// noted and those of the directories Start lists are checked.
 func New(ctx context.Context, root string, max int64) *Scanner {
+	if max <= 0 {
+		max = 8 << 20
+	}
 	s := &Scanner{root: root, max: max, start: map[string]known{}, seen: map[string]known{}}
 	if rr, err := filepath.EvalSymlinks(root); err == nil {
 		s.root = rr
@@ -206,9 +269,12 @@ func (s *Scanner) read(p string) (known, bool) {
 }
 
 // Start begins a turn: in a git workspace, the files dirty now are read
-// (their baselines), within MaxSnapshots and MaxSnapshotBytes. What the
-// scanner saw in earlier turns is forgotten.
-func (s *Scanner) Start(ctx context.Context) error {
+// (their baselines), within MaxSnapshots and MaxSnapshotBytes. Outside
+// git, every file of a workspace small enough to walk is, else those
+// directly in its top directory and in dirs (the directories the editor
+// watches; within MaxListed files). What the scanner saw in earlier turns
+// is forgotten.
+func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
 	s.mu.Lock()
@@ -219,12 +285,13 @@ func (s *Scanner) Start(ctx context.Context) error {
 	if s.top == "" {
 		// Outside git: a small workspace is walked, every file read.
 		files, ok := s.walk()
-		s.mu.Lock()
-		s.walked = ok
-		s.mu.Unlock()
+		var listed []string
 		if !ok {
-			return nil
+			files, listed = s.list(append([]string{s.root}, dirs...))
 		}
+		s.mu.Lock()
+		s.walked, s.listed = ok, listed
+		s.mu.Unlock()
 		dirty = files
 	} else {
 		var err error
@@ -316,11 +383,19 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	cands := map[string]bool{}
 	var err error
 	s.mu.Lock()
-	walked := s.walked
+	walked, listed := s.walked, s.listed
 	s.mu.Unlock()
 	if s.top == "" && full && walked {
 		if files, ok := s.walk(); ok {
 			cands = files
+		}
+	}
+	if s.top == "" && full && !walked {
+		// Files new in the directories listed at the start.
+		for _, d := range listed {
+			for p := range s.listDir(d) {
+				cands[p] = true
+			}
 		}
 	}
 	if s.top != "" && full {

@@ -167,29 +167,43 @@ func TestCheckStaysInTheWorkspace(t *testing.T) {
 }
 
 // Outside git, a small workspace is walked: every change is found; in a
-// bigger one, the files tool calls name are.
+// bigger one, the files tool calls name are, and those directly in its top
+// directory and in the directories the editor watches (within MaxListed).
 func TestCheckOutsideGit(t *testing.T) {
 	for _, c := range []struct {
-		name    string
-		maxWalk int
-		want    []string
+		name      string
+		maxWalk   int
+		maxListed int
+		dirs      []string // the directories the editor watches
+		want      []string
 	}{
-		{"walked", MaxWalk, []string{"new.txt: ∅ -> n", "sub/z.txt: z1 -> ∅", "x.txt: x1 -> x2", "y.txt: y1 -> y2"}},
-		{"too big to walk", 2, []string{"new.txt: ∅ -> n", "x.txt: x1 -> x2"}},
+		{"walked", MaxWalk, MaxListed, nil, []string{"new.txt: ∅ -> n", "sub/w.txt: ∅ -> w", "sub/z.txt: z1 -> ∅", "x.txt: x1 -> x2", "y.txt: y1 -> y2"}},
+		{"too big to walk, nothing listed", 2, 0, []string{"sub"}, []string{"new.txt: ∅ -> n", "x.txt: x1 -> x2"}},
+		// Its top directory and the ones watched are listed: a file there
+		// no tool call names is seen, with its baseline.
+		{"too big to walk: the top directory", 2, MaxListed, nil, []string{"new.txt: ∅ -> n", "x.txt: x1 -> x2", "y.txt: y1 -> y2"}},
+		{"too big to walk: a directory watched", 2, MaxListed, []string{"sub", "node_modules", "../elsewhere"},
+			[]string{"new.txt: ∅ -> n", "sub/w.txt: ∅ -> w", "sub/z.txt: z1 -> ∅", "x.txt: x1 -> x2", "y.txt: y1 -> y2"}},
+		{"too big to walk: a watched directory over the bound", 2, 3, []string{"sub"}, []string{"new.txt: ∅ -> n", "x.txt: x1 -> x2", "y.txt: y1 -> y2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			maxWalk = c.maxWalk
-			defer func() { maxWalk = MaxWalk }()
+			maxWalk, maxListed = c.maxWalk, c.maxListed
+			defer func() { maxWalk, maxListed = MaxWalk, MaxListed }()
 			dir, _ := filepath.EvalSymlinks(t.TempDir())
 			put(t, filepath.Join(dir, "x.txt"), "x1\n")
 			put(t, filepath.Join(dir, "y.txt"), "y1\n")
 			put(t, filepath.Join(dir, "sub", "z.txt"), "z1\n")
+			put(t, filepath.Join(dir, "sub", "v.txt"), "v1\n")
 			put(t, filepath.Join(dir, "node_modules", "m.js"), "m1\n")
 			s := New(context.Background(), dir, 1<<20)
 			if s.Git() {
 				t.Skip("the temp dir is inside a git repository")
 			}
-			if err := s.Start(context.Background()); err != nil {
+			var dirs []string
+			for _, d := range c.dirs {
+				dirs = append(dirs, filepath.Join(dir, d))
+			}
+			if err := s.Start(context.Background(), dirs...); err != nil {
 				t.Fatal(err)
 			}
 			s.Note(filepath.Join(dir, "x.txt"))
@@ -200,6 +214,7 @@ func TestCheckOutsideGit(t *testing.T) {
 			put(t, filepath.Join(dir, "new.txt"), "n\n")
 			put(t, filepath.Join(dir, "node_modules", "m.js"), "m2\n") // never looked at
 			os.Remove(filepath.Join(dir, "sub", "z.txt"))
+			put(t, filepath.Join(dir, "sub", "w.txt"), "w\n") // created, not named
 			if got := summary(dir, mustCheck(t, s)); strings.Join(got, "|") != strings.Join(c.want, "|") {
 				t.Fatalf("changes %v, want %v", got, c.want)
 			}

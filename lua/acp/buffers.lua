@@ -631,6 +631,41 @@ local function unchanged(bufnr, tick, realpath)
   return unwritable(bufnr, realpath)
 end
 
+--- Put hunks in bufnr as one undo step, the windows' views following
+--- them; returns the views as they were.
+local function put(bufnr, hunks)
+  local views = save_views(bufnr)
+  if #hunks > 0 then
+    -- Close the user's pending undo block so the agent's edit is its own step.
+    api.nvim_buf_call(bufnr, function()
+      vim.cmd("let &l:undolevels = &l:undolevels")
+    end)
+    for i = #hunks, 1, -1 do
+      local s, c, ls = hunk_parts(hunks[i])
+      api.nvim_buf_set_lines(bufnr, s, s + c, true, ls)
+    end
+    local n = api.nvim_buf_line_count(bufnr)
+    for _, v in pairs(views) do
+      v.lnum = math.min(map_line(v.lnum - 1, hunks) + 1, n)
+      v.topline = math.max(1, math.min(map_line(v.topline - 1, hunks) + 1, n))
+    end
+    restore_views(views)
+  end
+  return views
+end
+
+--- apply() without the write: hunks put in bufnr as one undo step (the
+--- buffer is left modified; apply(bufnr, tick, {}, ...) writes it later).
+---@return true|string true, or unchanged()'s why (nothing was done)
+function M.put(bufnr, tick, hunks, realpath)
+  local why = unchanged(bufnr, tick, realpath)
+  if why then
+    return why
+  end
+  put(bufnr, hunks)
+  return true
+end
+
 --- Apply the agent's hunks to bufnr as one undo step and write the buffer.
 ---@param bufnr integer
 ---@param tick integer b:changedtick the hunks were computed against
@@ -650,23 +685,7 @@ function M.apply(bufnr, tick, hunks, eol, realpath)
     return why
   end
   hunks = hunks or {}
-  local views = save_views(bufnr)
-  if #hunks > 0 then
-    -- Close the user's pending undo block so the agent's edit is its own step.
-    api.nvim_buf_call(bufnr, function()
-      vim.cmd("let &l:undolevels = &l:undolevels")
-    end)
-    for i = #hunks, 1, -1 do
-      local s, c, ls = hunk_parts(hunks[i])
-      api.nvim_buf_set_lines(bufnr, s, s + c, true, ls)
-    end
-    local n = api.nvim_buf_line_count(bufnr)
-    for _, v in pairs(views) do
-      v.lnum = math.min(map_line(v.lnum - 1, hunks) + 1, n)
-      v.topline = math.max(1, math.min(map_line(v.topline - 1, hunks) + 1, n))
-    end
-    restore_views(views)
-  end
+  local views = put(bufnr, hunks)
   local function undo()
     if #hunks > 0 then
       pcall(api.nvim_buf_call, bufnr, function()

@@ -44,6 +44,20 @@ local files = {}
 ---@type table<string, table<integer, integer>>
 local versions = {}
 
+--- busy[path]: a decision on path is drawn but the host has not answered
+--- yet: its views are not drawn meanwhile (they predate the decision).
+---@type table<string, boolean>
+local busy = {}
+
+--- stale[path]: a view of path came while busy (not drawn then).
+---@type table<string, boolean>
+local stale = {}
+
+--- synced[b]: b:changedtick when the host's record was last known to hold
+--- buffer b's text (an answer to acp_review_sync or acp_review_decide).
+---@type table<integer, integer>
+local synced = {}
+
 --- Listeners called (scheduled) after any file's changes changed: the
 --- review view and the quickfix list refresh themselves.
 local listeners = {}
@@ -156,7 +170,7 @@ end
 --- drawn[b]: the marks drawn for each hunk of buffer b with the hunk's
 --- identity (its size, old lines and comment): a hunk still pending at the
 --- same place (its mark moved along with the edits) is not drawn again.
----@type table<integer, {id: string, ids: integer[]}[]>
+---@type table<integer, {id: string, ids: integer[], hunk: acp.ReviewHunk|nil}[]>
 local drawn = {}
 
 --- What a hunk is, wherever it is (see drawn).
@@ -207,6 +221,9 @@ function M.render(b)
     return
   end
   local path = path_of(b)
+  if path and busy[path] then
+    return -- drawn when the host answers
+  end
   local by = path and files[path]
   local n = api.nvim_buf_line_count(b)
   -- The marks drawn before, by where they are now and what they show.
@@ -240,7 +257,7 @@ function M.render(b)
         else
           ids = draw_hunk(b, h, n, sg, cols, pad)
         end
-        now[#now + 1] = { id = id, ids = ids }
+        now[#now + 1] = { id = id, ids = ids, hunk = h }
       end
       deleted = deleted or (not f.exists and f.existed)
     end
@@ -330,6 +347,8 @@ local function warn(msg)
   vim.notify("acp: " .. msg, vim.log.levels.WARN)
 end
 
+local request
+
 --- Ask yes/no (vim.ui.select) and call fn when yes.
 local function confirm(question, fn)
   vim.ui.select({ "Yes", "No" }, { prompt = question }, function(choice)
@@ -337,6 +356,33 @@ local function confirm(question, fn)
       fn()
     end
   end)
+end
+
+--- The buffers of path are as the host's record last saw them.
+local function mark_synced(path)
+  for _, b in ipairs(bufs_of(path)) do
+    synced[b] = api.nvim_buf_get_changedtick(b)
+  end
+end
+
+--- acp_review_decide(sid, action, path, row): its decisions (its files
+--- drawn), or nil and the error.
+---@return table[]|nil, string|nil
+request = function(sid, path, action, row)
+  local ok, res = pcall(host.request, "acp_review_decide", sid, action, path, row)
+  busy[path] = nil
+  if not ok then
+    return nil, tostring(res)
+  end
+  mark_synced(path)
+  local ds = M.decided(sid, res)
+  if stale[path] then
+    stale[path] = nil
+    for _, b in ipairs(bufs_of(path)) do
+      M.render(b)
+    end
+  end
+  return ds, nil
 end
 
 --- Do action ("keep", "reject", "keep_file", "reject_file") on path at
@@ -353,12 +399,13 @@ function M.decide(path, action, row)
   end
   local last
   for _, sid in ipairs(sids_for(path, row, n)) do
-    local ok, res = pcall(host.request, "acp_review_decide", sid, action, path, row)
-    if ok then
-      return M.decided(sid, res), nil
+    local ds, err = request(sid, path, action, row)
+    if ds then
+      return ds, nil
     end
-    last = tostring(res)
+    last = err
   end
+  busy[path] = nil
   return nil, last or ("no pending change of the agent's in " .. path)
 end
 
@@ -373,6 +420,13 @@ function M.decided(sid, res)
     M.on_file({ sid = sid }, f)
   end
   return type(res.decisions) == "table" and res.decisions or {}
+end
+
+--- Whether a decision on path is drawn but not yet recorded by the host.
+---@param path string
+---@return boolean
+function M.busy(path)
+  return busy[path] == true
 end
 
 --- Whether rejecting at row of path deletes the file (the agent created it
@@ -398,6 +452,118 @@ local function drop_deleted(path)
   end
 end
 
+--- The index in drawn[b] of the hunk drawn at row (where its marks are
+--- now, which follow the edits), or nil.
+local function drawn_at(b, row)
+  local ds = drawn[b] or {}
+  for pass = 1, 2 do
+    for i, d in ipairs(ds) do
+      local h = d.hunk
+      local pos = h and api.nvim_buf_get_extmark_by_id(b, M.ns, d.ids[1], { details = true }) or {}
+      if pos[1] then
+        local last = pos[3] and pos[3].end_row or pos[1]
+        if pass == 1 and h.count > 0 and row >= pos[1] and row <= last then
+          return i
+        elseif pass == 2 and h.count == 0 and row == pos[1] then
+          return i
+        end
+      end
+    end
+  end
+  return nil
+end
+
+--- Take the marks of drawn[b][i] away: the decision on it is drawn; the
+--- host's answer, when it comes, draws the rest (busy until then).
+local function undraw(b, path, i)
+  local d = table.remove(drawn[b], i)
+  for _, m in ipairs(d.ids) do
+    api.nvim_buf_del_extmark(b, M.ns, m)
+  end
+  busy[path] = true
+end
+
+--- After a decision drawn ahead of the host failed: say so, and draw the
+--- host's record again.
+local function undrawn_failed(path, err)
+  busy[path], stale[path] = nil, nil
+  warn(err)
+  for _, b in ipairs(bufs_of(path)) do
+    M.render(b)
+  end
+end
+
+--- Keep the hunk at row of buffer b drawn at once: its marks go now, the
+--- host records it right after. Returns false when no hunk is drawn there.
+local function keep_now(b, path, row)
+  local i = drawn_at(b, row)
+  if not i then
+    return false
+  end
+  -- The record holds the buffer's text: it need not be read again.
+  local action = synced[b] == api.nvim_buf_get_changedtick(b) and "keep_seen" or "keep"
+  undraw(b, path, i)
+  vim.schedule(function()
+    local _, err = M.decide(path, action, row)
+    if err then
+      undrawn_failed(path, err)
+    end
+  end)
+  return true
+end
+
+--- Reject the hunk at row of buffer b at once, in the buffer: its old
+--- lines put back (buffers.put: one undo step), its marks gone; right
+--- after, the buffer is written through the agent's write path
+--- (buffers.apply) and the host's record takes it as the reject
+--- (review.Reverted). Only when the record
+--- is known to hold the buffer's text and the buffer has nothing unsaved
+--- (else false: the host does the reject).
+local function reject_now(b, path, row, n)
+  local bs = bufs_of(path)
+  if #bs ~= 1 or bs[1] ~= b or vim.bo[b].modified or vim.bo[b].fileformat ~= "unix" then
+    return false
+  end
+  local tick = api.nvim_buf_get_changedtick(b)
+  if synced[b] ~= tick then
+    return false
+  end
+  local sid = sids_for(path, row, n)[1]
+  local f = sid and files[path][sid]
+  local h = f and hunk_at(f, row, n)
+  if not h or not f.exists or not f.existed or f.eol_change or h.start + h.count > n then
+    return false
+  end
+  local i
+  for j, d in ipairs(drawn[b] or {}) do
+    if d.hunk == h then
+      i = j
+    end
+  end
+  if not i or buffers.put(b, tick, { { start = h.start, count = h.count, lines = h.old } }, path) ~= true then
+    return false
+  end
+  undraw(b, path, i)
+  tick = api.nvim_buf_get_changedtick(b)
+  vim.schedule(function()
+    -- The disk follows (a failure is the host's to mend: it writes the
+    -- reject itself when the buffer is left modified).
+    local ok, why = pcall(buffers.apply, b, tick, {}, nil, path)
+    if not ok or why ~= true then
+      warn(("writing %s: %s"):format(vim.fn.fnamemodify(path, ":~:."), tostring(why)))
+    end
+    local _, err = request(sid, path, "reverted", h.start)
+    if err then
+      -- The record follows the buffer as the user's edit.
+      pcall(host.request, "acp_review_sync", sid, path)
+      undrawn_failed(path, err)
+    end
+  end)
+  return true
+end
+
+local act_at
+
 --- Run action on the change under the cursor of buffer b (or the whole
 --- file for *_file actions); a reject that would delete a file the agent
 --- created asks first.
@@ -405,10 +571,13 @@ end
 ---@param action "keep"|"reject"|"keep_file"|"reject_file"
 function M.act(b, action)
   local path = path_of(b)
-  if not path then
-    return
+  if path then
+    act_at(b, path, action, api.nvim_win_get_cursor(0)[1] - 1)
   end
-  local row = api.nvim_win_get_cursor(0)[1] - 1
+end
+
+--- M.act at 0-based row of b (whose file is path).
+act_at = function(b, path, action, row)
   local n = api.nvim_buf_line_count(b)
   local function run()
     local _, err = M.decide(path, action, row)
@@ -422,6 +591,21 @@ function M.act(b, action)
   end
   if action:match("^reject") and rejects_creation(path, action, row, n) then
     confirm(("Reject the creation of %s? The file is deleted."):format(vim.fn.fnamemodify(path, ":~:.")), run)
+    return
+  end
+  if busy[path] then
+    -- The last decision is not recorded yet: this one after it.
+    vim.schedule(function()
+      if api.nvim_buf_is_valid(b) then
+        act_at(b, path, action, row)
+      end
+    end)
+    return
+  end
+  if action == "keep" and keep_now(b, path, row) then
+    return
+  end
+  if action == "reject" and reject_now(b, path, row, n) then
     return
   end
   run()
@@ -572,8 +756,16 @@ function M.sync_later(b)
       sync_timers[b] = nil
       t:close()
       local path = path_of(b)
+      local tick = api.nvim_buf_is_valid(b) and api.nvim_buf_get_changedtick(b)
+      if not tick or synced[b] == tick then
+        return -- the record holds this text already (a decision's answer)
+      end
+      local all = true
       for sid in pairs(path and files[path] or {}) do
-        pcall(host.request, "acp_review_sync", sid, path)
+        all = pcall(host.request, "acp_review_sync", sid, path) and all
+      end
+      if all and tick and api.nvim_buf_get_changedtick(b) == tick then
+        synced[b] = tick
       end
     end)
   )
@@ -601,8 +793,13 @@ function M.on_file(s, f)
   -- An undoable reject stays (no hunks): u brings its hunks back.
   by[s.sid] = (pending(f) or f.undoable == true) and f or nil
   files[f.path] = next(by) and by or nil
-  for _, b in ipairs(bufs_of(f.path)) do
-    M.render(b)
+  if busy[f.path] then
+    stale[f.path] = true
+  else
+    stale[f.path] = nil
+    for _, b in ipairs(bufs_of(f.path)) do
+      M.render(b)
+    end
   end
   changed()
 end
