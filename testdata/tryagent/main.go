@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/neovim/go-client/nvim"
@@ -91,10 +92,12 @@ type agentSpec struct {
 }
 
 // serveAgent starts spec's agent as its own server (args split on blanks,
-// its environment spec's, in ws) and returns the /acp URL it prints; it
-// ends with ctx. Its output goes to DIR/serve.log.
-func serveAgent(ctx context.Context, spec agentSpec, args, dir, ws string) (string, error) {
-	cmd := exec.CommandContext(ctx, spec.Cmd[0], strings.Fields(args)...)
+// its environment spec's, in ws, in a process group of its own) and returns
+// the /acp URL it prints, and how to stop it (its whole group: a server
+// starts agents of its own). Its output goes to DIR/serve.log.
+func serveAgent(ctx context.Context, spec agentSpec, args, dir, ws string) (string, func(), error) {
+	cmd := exec.Command(spec.Cmd[0], strings.Fields(args)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Dir = ws
 	cmd.Env = os.Environ()
 	for k, v := range spec.Env {
@@ -102,18 +105,29 @@ func serveAgent(ctx context.Context, spec agentSpec, args, dir, ws string) (stri
 	}
 	logf, err := os.Create(filepath.Join(dir, "serve.log"))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("serve %s: %w", spec.Name, err)
+		return "", nil, fmt.Errorf("serve %s: %w", spec.Name, err)
+	}
+	exited := make(chan struct{})
+	stop := func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
 	}
 	found := make(chan string, 1)
 	go func() {
+		defer close(exited)
 		sc := bufio.NewScanner(out)
 		sent := false
 		for sc.Scan() {
@@ -123,13 +137,18 @@ func serveAgent(ctx context.Context, spec agentSpec, args, dir, ws string) (stri
 				sent = true
 			}
 		}
+		_ = cmd.Wait()
 	}()
 	select {
 	case u := <-found:
-		return u, nil
+		return u, stop, nil
+	case <-exited:
+		return "", nil, fmt.Errorf("serve %s: it ended before it printed an http:// URL (see %s)", spec.Name, logf.Name())
 	case <-time.After(60 * time.Second):
-		return "", fmt.Errorf("serve %s: no http:// URL in its output within 60s (see %s)", spec.Name, logf.Name())
+	case <-ctx.Done():
 	}
+	stop()
+	return "", nil, fmt.Errorf("serve %s: no http:// URL in its output within 60s (see %s)", spec.Name, logf.Name())
 }
 
 // servedURL is a loopback URL as servers print where they listen.
@@ -223,9 +242,12 @@ func run(o options) (bool, error) {
 		spec.Name, spec.Version, spec.Package, sc.Name, url, dir, o.prompts)
 
 	if o.serve != "" {
-		u, err := serveAgent(ctx, spec, strings.ReplaceAll(o.serve, "{ws}", ws), dir, ws)
+		u, stop, err := serveAgent(ctx, spec, strings.ReplaceAll(o.serve, "{ws}", ws), dir, ws)
 		if err != nil {
 			return false, err
+		}
+		if o.tmux == "" {
+			defer stop() // with -tmux it serves the Neovim left open
 		}
 		fmt.Printf("== the agent serves %s\n", u)
 		spec.URL, spec.Cmd, spec.Env = u, nil, nil
