@@ -163,6 +163,12 @@ M.presets = {
     install = "npm install -g @github/copilot-language-server",
     registry = "github-copilot",
   },
+  -- GitHub Copilot CLI (the registry's "github-copilot" is the language server above).
+  ["copilot-cli"] = {
+    cmd = { "copilot", "--acp" },
+    install = "npm install -g @github/copilot",
+    state = { "~/.copilot" },
+  },
   qoder = { cmd = { "qodercli", "--acp" }, install = "npm install -g @qoder-ai/qodercli", registry = "qoder" },
   vibe = { cmd = { "vibe-acp" }, install = "uv tool install mistral-vibe", registry = "mistral-vibe" },
   droid = {
