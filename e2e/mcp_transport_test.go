@@ -38,7 +38,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	entry := e.mcpEntry("nvim")
-	e.waitChat("cannot reach these MCP servers (it takes http only); not passed: mine (stdio)")
+	e.waitChat("cannot reach these MCP servers (it takes http only); not passed: mine (stdio). Give it such a server as one of those")
 	for _, ev := range e.AgentEvents() {
 		if ev["event"] == "recv" && ev["method"] == "session/new" {
 			if servers := ev["params"].(map[string]any)["mcpServers"].([]any); len(servers) != 1 {

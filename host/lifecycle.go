@@ -26,7 +26,7 @@ func (s *Session) mcpServers(a *Agent) ([]acp.McpServer, error) {
 	caps.NoStdioMCP = quirks.On(quirks.McpHTTP, a.initResp.AgentInfo, s.opts.Quirks)
 	servers, dropped, err := acpx.MCPServers(s.opts.McpServers, caps)
 	if len(dropped) > 0 {
-		s.emit(messageEvent("warn", fmt.Sprintf("%s cannot reach these MCP servers (it takes %s only); not passed: %s",
+		s.emit(messageEvent("warn", fmt.Sprintf("%s cannot reach these MCP servers (it takes %s only); not passed: %s. Give it such a server as one of those (`type`, `url` in mcp_servers), or in its own config.",
 			a.spec.Name, caps.MCPTransports(), strings.Join(dropped, ", "))))
 	}
 	return servers, err
