@@ -406,27 +406,41 @@ function async.symbols(args, reply)
       return out
     end, reply)
   end
-  -- Any client of the workspace that answers workspace/symbol.
-  local client
-  for _, c in ipairs(vim.lsp.get_clients({ method = "workspace/symbol" })) do
-    if c.root_dir == nil or under(vim.fs.normalize(c.root_dir), args.root) or under(args.root, c.root_dir) then
-      client = c
-      break
+  -- Any client of the workspace that answers workspace/symbol; one still
+  -- starting (a file just opened) is waited for, up to M.attach_ms.
+  local waited = 0
+  local function try()
+    local client, starting
+    -- _uninitialized (0.10 and newer): clients still starting are listed too.
+    for _, c in ipairs(vim.lsp.get_clients({ _uninitialized = true })) do
+      if c.root_dir == nil or under(vim.fs.normalize(c.root_dir), args.root) or under(args.root, c.root_dir) then
+        if not c.initialized then
+          starting = true
+        elseif supports(c, "workspace/symbol") then
+          client = c
+          break
+        end
+      end
     end
-  end
-  if not client then
-    return reply({ error = "no language server of the workspace is running (open one of its files, or give a path)" })
-  end
-  local enc = client.offset_encoding or "utf-16"
-  request(client, "workspace/symbol", { query = args.query or "" }, function(err, result)
-    if err then
-      return reply({ error = ("%s: %s"):format(client.name, err.message or vim.inspect(err)) })
+    if not client and starting and waited < M.attach_ms then
+      waited = waited + 50
+      return vim.defer_fn(try, 50)
     end
-    local out = {}
-    local ok, perr = pcall(flatten, result, nil, enc, nil, out, args.limit)
-    line_cache = {}
-    reply(ok and { result = out } or { error = tostring(perr) })
-  end)
+    if not client then
+      return reply({ error = "no language server of the workspace is running (open one of its files, or give a path)" })
+    end
+    local enc = client.offset_encoding or "utf-16"
+    request(client, "workspace/symbol", { query = args.query or "" }, function(err, result)
+      if err then
+        return reply({ error = ("%s: %s"):format(client.name, err.message or vim.inspect(err)) })
+      end
+      local out = {}
+      local ok, perr = pcall(flatten, result, nil, enc, nil, out, args.limit)
+      line_cache = {}
+      reply(ok and { result = out } or { error = tostring(perr) })
+    end)
+  end
+  try()
 end
 
 --- Run query name (one answered at once: diagnostics, buffers, selection,
