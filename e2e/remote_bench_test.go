@@ -20,7 +20,10 @@ import (
 //
 //	NVIM_BIN=... go test -run '^$' -bench 'Remote' -benchtime 1x ./e2e/
 //
-// BENCH_ROUNDS (default 3) rounds per transport.
+// BENCH_ROUNDS (default 3) rounds per transport. BENCH_SERVER_SNDBUF
+// holds the fake servers' kernel send buffers at that many bytes (fakeserver
+// -sndbuf; 65536 is a pipe's): the marker over the network counts what the
+// server keeps queued while the client is behind.
 
 // benchTransports: stdio, then every network profile; BENCH_TRANSPORTS
 // (names, comma-separated) picks some.
@@ -104,9 +107,9 @@ func BenchmarkRemoteStream(b *testing.B) {
 				case p.name() == "stdio":
 					u.SetupFake(sc, benchOptions())
 				case p.inproc:
-					srv = u.SetupRemote(p.remoteProfile, sc, nil, benchOptions(), "-inproc")
+					srv = u.SetupRemote(p.remoteProfile, sc, nil, benchOptions(), append(serverSndbuf(), "-inproc")...)
 				default:
-					srv = u.SetupRemote(p.remoteProfile, sc, nil, benchOptions())
+					srv = u.SetupRemote(p.remoteProfile, sc, nil, benchOptions(), serverSndbuf()...)
 				}
 				u.Chat("fake")
 				u.WaitState("ready")
@@ -297,4 +300,12 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[min(int(p*float64(len(s))), len(s)-1)]
+}
+
+// serverSndbuf is fakeserver's -sndbuf from BENCH_SERVER_SNDBUF, if set.
+func serverSndbuf() []string {
+	if n := os.Getenv("BENCH_SERVER_SNDBUF"); n != "" {
+		return []string{"-sndbuf", n}
+	}
+	return nil
 }

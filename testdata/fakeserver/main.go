@@ -5,7 +5,7 @@
 // ($FAKE_AGENT_SCENARIO and $FAKE_AGENT_LOG are passed on) and the server
 // bridges its stdio.
 //
-//	fakeserver -kind KIND -agent PATH [-inproc] [-addr HOST:PORT] [-token T] [-cert FILE] [-max-body N]
+//	fakeserver -kind KIND -agent PATH [-inproc] [-addr HOST:PORT] [-token T] [-cert FILE] [-max-body N] [-sndbuf N]
 //
 // KIND is sse (elephant.ai), http (ZeptoClaw) or acp (the ACP RFD: WebSocket
 // and streamable HTTP at /acp). It prints "listening on HOST:PORT" when it
@@ -18,7 +18,9 @@
 // scenario is played in the server's own process (package player) instead
 // of by an agent process: no relay of another process's stdio, as an agent
 // server serving its agent in-process has (benchmarks tell the server's
-// cost from the client's with it).
+// cost from the client's with it). With -sndbuf, each connection's kernel
+// send buffer is held at N bytes (as a pipe holds 64 KiB), not auto-tuned
+// to MiBs: how much the server keeps queued when the client is behind.
 package main
 
 import (
@@ -54,6 +56,7 @@ func main() {
 	certFile := flag.String("cert", "", "serve TLS; write the certificate here")
 	maxBody := flag.Int64("max-body", 0, "refuse POSTs of more bytes (413)")
 	inproc := flag.Bool("inproc", false, "play the scenario in this process, not by running the agent")
+	sndbuf := flag.Int("sndbuf", 0, "hold each connection's kernel send buffer at this many bytes")
 	flag.Parse()
 	h, err := transporttest.Handler(*kind, func() (*transporttest.Agent, error) {
 		if *inproc {
@@ -70,6 +73,9 @@ func main() {
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *sndbuf > 0 {
+		ln = sndbufListener{ln, *sndbuf}
 	}
 	if *certFile != "" {
 		cert, err := selfSigned(*certFile)
@@ -185,4 +191,20 @@ func startInProcess(self string) (*transporttest.Agent, error) {
 		player.Serve(inR, outW, cfg)
 	}()
 	return transporttest.NewAgent(inW, outR, end), nil
+}
+
+// sndbufListener sets the send buffer of each connection it accepts.
+type sndbufListener struct {
+	net.Listener
+	size int
+}
+
+func (l sndbufListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		if err := tc.SetWriteBuffer(l.size); err != nil {
+			log.Printf("sndbuf: %v", err)
+		}
+	}
+	return c, err
 }
