@@ -602,6 +602,25 @@ local function map_line(idx, hunks)
   return idx + shift
 end
 
+--- Set hunks (sorted, old coordinates) in bufnr, last first.
+local function set_hunks(bufnr, hunks)
+  for i = #hunks, 1, -1 do
+    local s, c, ls = hunk_parts(hunks[i])
+    api.nvim_buf_set_lines(bufnr, s, s + c, true, ls)
+  end
+end
+
+--- Move the saved views of bufnr's windows as hunks moved its lines, and
+--- put them back.
+local function follow_views(bufnr, views, hunks)
+  local n = api.nvim_buf_line_count(bufnr)
+  for _, v in pairs(views) do
+    v.lnum = math.min(map_line(v.lnum - 1, hunks) + 1, n)
+    v.topline = math.max(1, math.min(map_line(v.topline - 1, hunks) + 1, n))
+  end
+  restore_views(views)
+end
+
 --- Why buffer b's file must not be written for realpath now, or nil: its
 --- name no longer resolves to realpath ("path changed"), or the file there
 --- is not a regular file ("not a regular file: fifo"). Writing a FIFO
@@ -640,16 +659,8 @@ local function put(bufnr, hunks)
     api.nvim_buf_call(bufnr, function()
       vim.cmd("let &l:undolevels = &l:undolevels")
     end)
-    for i = #hunks, 1, -1 do
-      local s, c, ls = hunk_parts(hunks[i])
-      api.nvim_buf_set_lines(bufnr, s, s + c, true, ls)
-    end
-    local n = api.nvim_buf_line_count(bufnr)
-    for _, v in pairs(views) do
-      v.lnum = math.min(map_line(v.lnum - 1, hunks) + 1, n)
-      v.topline = math.max(1, math.min(map_line(v.topline - 1, hunks) + 1, n))
-    end
-    restore_views(views)
+    set_hunks(bufnr, hunks)
+    follow_views(bufnr, views, hunks)
   end
   return views
 end
@@ -813,10 +824,7 @@ function M.sync(bufnr, tick, realpath, expect, hunks, moved, eol)
     api.nvim_buf_call(bufnr, function()
       vim.cmd("undojoin")
     end)
-    for i = #hunks, 1, -1 do
-      local s, c, ls = hunk_parts(hunks[i])
-      api.nvim_buf_set_lines(bufnr, s, s + c, true, ls)
-    end
+    set_hunks(bufnr, hunks)
   end
   if not vim.bo[bufnr].binary and (vim.bo[bufnr].eol or vim.bo[bufnr].fixeol) ~= eol then
     vim.bo[bufnr].eol = eol
@@ -824,12 +832,7 @@ function M.sync(bufnr, tick, realpath, expect, hunks, moved, eol)
       vim.bo[bufnr].fixeol = false
     end
   end
-  local count = api.nvim_buf_line_count(bufnr)
-  for _, v in pairs(views) do
-    v.lnum = math.min(map_line(v.lnum - 1, moved) + 1, count)
-    v.topline = math.max(1, math.min(map_line(v.topline - 1, moved) + 1, count))
-  end
-  restore_views(views)
+  follow_views(bufnr, views, moved)
   sync_origin(bufnr)
   return true
 end
