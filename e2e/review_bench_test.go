@@ -124,7 +124,7 @@ func procCPU(pid int) time.Duration {
 	}
 	ut, _ := strconv.Atoi(f[11])
 	st, _ := strconv.Atoi(f[12])
-	return time.Duration(ut+st) * time.Second / 100
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
 // BenchmarkUIReview: a 10,000-line buffer with 500 pending hunks of the

@@ -379,20 +379,7 @@ func (u *uiEditor) peakRSS() float64 {
 
 // cpu is the CPU time Neovim used so far (user + system, from /proc): on a
 // busy machine it says what the work cost when wall times are inflated.
-func (u *uiEditor) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", u.pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.Atoi(f[11])
-	st, _ := strconv.Atoi(f[12])
-	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
-}
+func (u *uiEditor) cpu() time.Duration { return procCPU(u.pid) }
 
 // markTime is when the fake agent logged mark name.
 func (u *uiEditor) markTime(name string) time.Time {
