@@ -9,7 +9,7 @@ import (
 // `ssh <host>`, `devcontainer exec --workspace-folder <dir>`. The agent is
 // started as prefix + its command; a terminal command of the agent's, run
 // on the agent's side (terminal_host "agent"), is started through the same
-// prefix.
+// prefix, tagged there so that it can be ended there (Far, farstop.go).
 
 // ThroughPrefix is the command line running command in dir on the machine
 // prefix reaches: prefix, then `sh -c` with a script that changes to dir
@@ -17,16 +17,25 @@ import (
 // agents send them). ssh joins its arguments into one line for the remote
 // shell, so for ssh the script is quoted once more.
 func ThroughPrefix(prefix []string, command string, args []string, dir string) []string {
+	return throughPrefix(prefix, commandScript(command, args, dir))
+}
+
+// commandScript is the script ThroughPrefix runs.
+func commandScript(command string, args []string, dir string) string {
 	script := "cd " + ShellQuote(dir) + " || exit 1; "
 	if len(args) == 0 {
-		script += command
-	} else {
-		words := []string{"exec", ShellQuote(command)}
-		for _, a := range args {
-			words = append(words, ShellQuote(a))
-		}
-		script += strings.Join(words, " ")
+		return script + command
 	}
+	words := []string{"exec", ShellQuote(command)}
+	for _, a := range args {
+		words = append(words, ShellQuote(a))
+	}
+	return script + strings.Join(words, " ")
+}
+
+// throughPrefix is the command line running script with `sh -c` through
+// prefix.
+func throughPrefix(prefix []string, script string) []string {
 	argv := append([]string{}, prefix...)
 	if len(prefix) > 0 && filepath.Base(prefix[0]) == "ssh" {
 		return append(argv, "sh -c "+ShellQuote(script))

@@ -1,0 +1,196 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Killing a prefix's process here does not end the command it started on
+// the far side: `docker exec`'s command lives on in the container, and so
+// does `ssh`'s when it has no terminal there. So a terminal command run
+// through a prefix carries a tag there, in its environment (FarTagKey),
+// which everything it starts inherits, setsid and daemons included; ending
+// it runs a second script through the same prefix that ends every process
+// there carrying that tag.
+
+// FarTagKey is the environment variable that tags, on the far side of a
+// prefix, the processes of one command run through it (see Far).
+const FarTagKey = "NVIM_ACP_TERM"
+
+// farGrace is how long the far side's processes get between SIGTERM and
+// SIGKILL, in tenths of a second (the stop script's polling steps).
+const farGrace = 20
+
+// Far is a command run through a prefix whose processes on the far side
+// can be ended there (Stop).
+type Far struct {
+	Argv   []string // what to run here: the prefix, then the tagged script
+	prefix []string
+	tag    string
+	proc   string // the far side's /proc (tests name a missing one)
+	grace  int    // SIGTERM to SIGKILL, in tenths of a second
+}
+
+// ThroughPrefixTagged is ThroughPrefix for a command that Stop can end on
+// the far side: its script exports FarTagKey with a tag of its own first.
+func ThroughPrefixTagged(prefix []string, command string, args []string, dir string) *Far {
+	return newFar(prefix, command, args, dir, "/proc")
+}
+
+// newFar is ThroughPrefixTagged with the far side's /proc at proc.
+func newFar(prefix []string, command string, args []string, dir, proc string) *Far {
+	// Base32 letters and digits: nothing a shell or a regexp treats
+	// specially, unique across hosts and restarts.
+	f := &Far{prefix: prefix, tag: "t" + rand.Text(), proc: proc, grace: farGrace}
+	f.Argv = throughPrefix(prefix, f.tagScript()+commandScript(command, args, dir))
+	return f
+}
+
+// pidFile is where, without /proc on the far side, the command's script
+// notes its pid (and its start time, against reuse) for Stop.
+func (f *Far) pidFile() string {
+	return `"${TMPDIR:-/tmp}/nvim-acp-` + f.tag + `.pid"`
+}
+
+// tagScript is what the command's script runs first: the tag exported and,
+// without /proc, the pid file written.
+func (f *Far) tagScript() string {
+	return FarTagKey + "=" + f.tag + "; export " + FarTagKey + "; " +
+		"[ -r " + ShellQuote(f.proc+"/self/environ") + " ] || " +
+		`{ echo "$$ $(ps -o lstart= -p $$)" >` + f.pidFile() + "; } 2>/dev/null; "
+}
+
+// stopScript ends the tagged processes on the far side: SIGTERM (and
+// SIGCONT), up to farGrace tenths of a second for them to go, then SIGKILL
+// to those left and to any tagged since. With /proc the processes are
+// those whose environment holds exactly FarTagKey=tag, never the script
+// itself (one `grep -z` over every environ where grep has -z, GNU and
+// busybox do; else two commands per process); without, the command's own process (by the pid file, if its
+// start time still matches) and its descendants by `ps`: what left them
+// (setsid and reparented) is out of reach then, and a live pid whose start
+// time ps cannot tell is reported left. Its last line says what
+// it did: "nvim-acp-stop mode=proc|ps found=N left=PIDS"; it exits 1 when
+// processes are left.
+func (f *Far) stopScript() string {
+	return `t=` + f.tag + ` k=` + FarTagKey + ` proc=` + ShellQuote(f.proc) + ` me=$$ pidf=` + f.pidFile() + `
+if [ -r "$proc/self/environ" ]; then
+	mode=proc
+	alive() { tr '\0' '\n' <"$proc/$1/environ" 2>/dev/null | grep -qxF "$k=$t"; }
+	if printf 'a\0' | grep -qzxF a 2>/dev/null; then
+		tagged() {
+			grep -lzxF "$k=$t" "$proc"/[0-9]*/environ 2>/dev/null | while read -r d; do
+				p=${d%/environ}
+				p=${p##*/}
+				[ "$p" = "$me" ] || echo "$p"
+			done
+		}
+	else
+		tagged() {
+			for d in "$proc"/[0-9]*; do
+				p=${d##*/}
+				[ "$p" != "$me" ] && alive "$p" && echo "$p"
+			done
+		}
+	fi
+else
+	mode=ps
+	alive() {
+		s=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+		case $s in ''|*Z*) return 1 ;; esac
+	}
+	tagged() {
+		[ -r "$pidf" ] || return 0
+		set -- $(cat "$pidf")
+		r=$1
+		[ -n "$r" ] || return 0
+		shift
+		want="$*"
+		set -- $(ps -o lstart= -p "$r" 2>/dev/null)
+		[ -n "$*" ] && [ "$*" = "$want" ] || return 0
+		ps -A -o pid= -o ppid= | awk -v r="$r" '{ par[$1] = $2 }
+			END { for (p in par) for (q = p; q != "" && q + 0 > 1; q = par[q]) if (q + 0 == r + 0) { print p; break } }'
+	}
+fi
+pids=$(tagged)
+if [ $mode = ps ] && [ -z "$pids" ] && [ -r "$pidf" ]; then
+	# A live pid whose start time cannot be told (a ps without -p or
+	# lstart): left, not guessed.
+	set -- $(cat "$pidf")
+	[ -n "$1" ] && kill -0 "$1" 2>/dev/null && [ -z "$(ps -o lstart= -p "$1" 2>/dev/null)" ] &&
+		echo "nvim-acp-stop mode=ps found=0 left= $1 (start time unknown)" && exit 1
+fi
+found=0
+for p in $pids; do found=$((found + 1)); done
+left=
+if [ -n "$pids" ]; then
+	kill -TERM $pids 2>/dev/null
+	kill -CONT $pids 2>/dev/null
+	i=0
+	while [ $i -lt ` + fmt.Sprint(f.grace) + ` ]; do
+		left=
+		for p in $pids; do alive "$p" && left="$left $p"; done
+		[ -n "$left" ] || break
+		sleep 0.1 2>/dev/null || { sleep 1; i=$((i + 9)); }
+		i=$((i + 1))
+	done
+fi
+last=
+for p in $left $(tagged); do alive "$p" && last="$last $p"; done
+left=
+if [ -n "$last" ]; then
+	kill -KILL $last 2>/dev/null
+	i=0
+	while [ $i -lt 10 ]; do
+		left=
+		for p in $last; do alive "$p" && left="$left $p"; done
+		[ -n "$left" ] || break
+		sleep 0.1 2>/dev/null || { sleep 1; i=$((i + 9)); }
+		i=$((i + 1))
+	done
+fi
+[ -n "$left" ] || [ $mode = proc ] || rm -f "$pidf"
+echo "nvim-acp-stop mode=$mode found=$found left="$left
+[ -z "$left" ]
+`
+}
+
+// Stop ends the command's processes on the far side (see stopScript for
+// how, and what it needs there) by running a script through the same
+// prefix; ctx bounds it (the prefix's process is killed when ctx ends). It
+// fails when the script did not run to its end or processes were left.
+func (f *Far) Stop(ctx context.Context) error {
+	argv := throughPrefix(f.prefix, f.stopScript())
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = time.Second // a prefix's child holding the pipes
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	text := strings.TrimSpace(out.String())
+	last := text[strings.LastIndex(text, "\n")+1:]
+	report, ok := strings.CutPrefix(last, "nvim-acp-stop ")
+	via := "sh"
+	if len(f.prefix) > 0 {
+		via = f.prefix[0]
+	}
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("stop through %s: %w", via, context.Cause(ctx))
+	case ok && strings.HasSuffix(report, "left="):
+		if err != nil {
+			return fmt.Errorf("stop through %s: %w (%s)", via, err, report)
+		}
+		return nil
+	case ok:
+		return fmt.Errorf("stop through %s: processes still run there (%s)", via, report)
+	case err == nil:
+		err = errors.New("no report")
+	}
+	return fmt.Errorf("stop through %s: %w: %s", via, err, truncate(text, 500))
+}

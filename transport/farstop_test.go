@@ -1,0 +1,200 @@
+package transport
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// running reports whether pid is a live process (not a zombie).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	rest := s[strings.LastIndexByte(s, ')')+1:]
+	f := strings.Fields(rest)
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// waitPid reads the pid the command wrote to file, waiting for it.
+func waitPid(t *testing.T, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(file)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", file)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
+// startDetached starts argv in a session of its own, reaped in the
+// background, and kills its group at the end of the test.
+func startDetached(t *testing.T, argv []string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+}
+
+// killAtEnd kills pids when the test ends (what a failed Stop left).
+func killAtEnd(t *testing.T, pids ...int) {
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+}
+
+// TestFarStop runs a command through ThroughPrefixTagged's prefixes (one
+// passing its arguments on, a stand-in for ssh that joins them into one
+// line), lets it start a background child, a child in a session of its
+// own (setsid), one that ignores SIGTERM and a daemon (setsid, its parent
+// gone), then runs Stop: with /proc, every one of them is gone, and
+// processes with a tag that only looks alike live on; without /proc
+// (mode ps), the command and the children still under it are gone, the
+// daemon is out of reach, and the pid file is removed.
+func TestFarStop(t *testing.T) {
+	bin := t.TempDir()
+	ssh := filepath.Join(bin, "ssh")
+	if err := os.WriteFile(ssh, []byte("#!/bin/sh\nshift\nexec sh -c \"$*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A grep that has no -z (BSD's, old ones): the scan goes process by process.
+	nozgrep := filepath.Join(bin, "nozgrep")
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(nozgrep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nfor a; do case $a in -*z*) exit 2 ;; esac; done\nexec " + grep + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(nozgrep, "grep"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		prefix  []string
+		proc    string
+		orphans bool // a reparented child is reached
+	}{
+		{"argv passed on", []string{"env"}, "/proc", true},
+		{"ssh", []string{ssh, "somehost"}, "/proc", true},
+		{"grep without -z", []string{"env", "PATH=" + nozgrep + ":" + os.Getenv("PATH")}, "/proc", true},
+		{"no /proc", []string{"env"}, filepath.Join(bin, "noproc"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "it's here")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			tmp := t.TempDir()
+			far := newFar(c.prefix, "echo $$ >main; sleep 1000 & echo $! >bg; "+
+				"(trap '' TERM; exec sleep 1001) & echo $! >deaf; "+
+				"setsid sh -c 'echo $$ >daemon; exec sleep 1002' & "+
+				"(setsid sh -c 'echo $$ >orphan; exec sleep 1005' &); exec sleep 1003", nil, dir, c.proc)
+			far.grace = 5 // the deaf one waits for SIGKILL that long
+			for _, r := range far.tag {
+				if !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567t", r) {
+					t.Fatalf("tag %q has %q", far.tag, r)
+				}
+			}
+			startDetached(t, far.Argv, "TMPDIR="+tmp)
+			names := []string{"main", "bg", "deaf", "daemon", "orphan"}
+			pids := map[string]int{}
+			for _, n := range names {
+				pids[n] = waitPid(t, filepath.Join(dir, n))
+				killAtEnd(t, pids[n])
+			}
+			// Alike but not the tag: never touched.
+			var decoys []int
+			for _, env := range []string{FarTagKey + "=" + far.tag + "x", "X" + FarTagKey + "=" + far.tag} {
+				d := exec.Command("sleep", "1004")
+				d.Env = append(os.Environ(), env)
+				if err := d.Start(); err != nil {
+					t.Fatal(err)
+				}
+				go d.Wait()
+				killAtEnd(t, d.Process.Pid)
+				decoys = append(decoys, d.Process.Pid)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			t.Setenv("TMPDIR", tmp) // Stop's prefix inherits it, as the command did
+			if err := far.Stop(ctx); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			for _, n := range names {
+				want := n == "orphan" && !c.orphans
+				if got := running(pids[n]); got != want {
+					t.Errorf("%s (%d) running: %v, want %v", n, pids[n], got, want)
+				}
+			}
+			for _, d := range decoys {
+				if !running(d) {
+					t.Errorf("decoy %d was killed", d)
+				}
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "nvim-acp-*.pid")); len(left) != 0 {
+				t.Errorf("pid files left: %v", left)
+			}
+		})
+	}
+}
+
+// TestFarStopReports: Stop fails, within its context, when the prefix
+// fails or hangs, and succeeds when nothing is left to end.
+func TestFarStopReports(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		prefix []string
+		within time.Duration
+		want   string // in the error; "" for none
+	}{
+		{"nothing to end", []string{"env"}, 20 * time.Second, ""},
+		{"prefix fails", []string{"false"}, 20 * time.Second, "exit status 1"},
+		{"prefix hangs", []string{"sh", "-c", "exec sleep 1000", "x"}, 300 * time.Millisecond, "deadline"},
+		{"no such prefix", []string{"/nonexistent/ssh"}, 20 * time.Second, "no such file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
+			ctx, cancel := context.WithTimeout(context.Background(), c.within)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- far.Stop(ctx) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(c.within + 10*time.Second):
+				t.Fatal("Stop did not return")
+			}
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("Stop: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Stop: %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}
