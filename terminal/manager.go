@@ -35,6 +35,7 @@ const (
 	DefaultOutputByteLimit = 1 << 20
 	DefaultMaxTerminals    = 16
 	DefaultKillGrace       = 2 * time.Second
+	DefaultStopTimeout     = 10 * time.Second
 	DefaultRows            = 24
 	DefaultCols            = 120
 	DefaultRawTail         = 256 << 10
@@ -77,6 +78,11 @@ type Options struct {
 	// command (Tag + its id): kill, release and close then also reach the
 	// processes that left the command's process group or session.
 	Tag string
+	// StopTimeout bounds each call of a CreateOptions.Stop hook.
+	StopTimeout time.Duration
+	// Warn, when set, gets what the user should know: a Stop hook that
+	// failed (the command may still run where it ran).
+	Warn func(msg string)
 }
 
 // CreateOptions describes one command to start.
@@ -93,6 +99,11 @@ type CreateOptions struct {
 	// Sandbox, when set, confines the command (bubblewrap): what it
 	// denied is in ExitStatus.Blocked and at the end of the output.
 	Sandbox *sandbox.Policy
+	// Stop, when set, ends what the command runs out of this machine's
+	// reach (on the far side of a prefix); it is called in the background,
+	// bounded by Options.StopTimeout, whenever the terminal is killed,
+	// released or closed, besides the local kill.
+	Stop func(ctx context.Context) error
 }
 
 // ExitStatus is how a command ended: an exit code or a signal name.
@@ -146,6 +157,7 @@ type term struct {
 	run      *sandbox.Run // the sandbox it runs in (nil: none)
 	onActive func()
 	onExit   func(ExitStatus)
+	stop     func(context.Context) error
 
 	readerDone chan struct{} // closed when the reader goroutine returns
 	done       chan struct{} // closed once exit is set (after Wait and drain)
@@ -159,6 +171,8 @@ type term struct {
 	killing  bool // a SIGKILL escalation is scheduled
 	started  bool // the sandboxed command itself runs (not only bwrap), see commandStarted
 	deferred bool // a kill waits for the sandboxed command to start
+	stopping bool // the Stop hook runs
+	warned   bool // a failed Stop was given to Options.Warn
 }
 
 // NewManager returns a Manager with opts, zero fields defaulted.
@@ -183,6 +197,9 @@ func NewManager(opts Options) *Manager {
 	}
 	if opts.OutputBudget <= 0 {
 		opts.OutputBudget = DefaultOutputBudget
+	}
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = DefaultStopTimeout
 	}
 	log := opts.Logger
 	if log == nil {
@@ -234,6 +251,9 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 			proctree.Kill(0, t.tag)
 		}
 		_ = t.pty.Close()
+		if t.stop != nil {
+			m.runStop(t)
+		}
 		return "", ErrClosed
 	}
 	t.seq = seq
@@ -376,6 +396,7 @@ func (m *Manager) start(id string, o CreateOptions, limit int) (*term, error) {
 		run:        run,
 		onActive:   o.OnActivity,
 		onExit:     o.OnExit,
+		stop:       o.Stop,
 		readerDone: make(chan struct{}),
 		done:       make(chan struct{}),
 		text:       newTextCapture(limit),
@@ -560,8 +581,9 @@ func (m *Manager) WaitForExit(ctx context.Context, id string) (ExitStatus, error
 }
 
 // Kill sends SIGTERM to the command's process group and SIGKILL after
-// Options.KillGrace if it is still alive. It returns without waiting; the
-// output stays readable. Killing an exited command is a no-op.
+// Options.KillGrace if it is still alive, and runs the terminal's Stop
+// hook. It returns without waiting; the output stays readable. Killing an
+// exited command signals only what it left (its tag's processes, Stop's).
 func (m *Manager) Kill(id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -583,9 +605,11 @@ func (m *Manager) KillAll() {
 	}
 }
 
-// terminateLocked signals t and schedules the SIGKILL escalation; m.mu is
-// held so that the WaitGroup is not grown during Close.
+// terminateLocked signals t and schedules the SIGKILL escalation, and
+// runs its Stop hook; m.mu is held so that the WaitGroup is not grown
+// during Close.
 func (m *Manager) terminateLocked(t *term) {
+	m.stopLocked(t)
 	if !t.commandStarted() {
 		m.deferTerminateLocked(t)
 		return
@@ -628,6 +652,48 @@ func (m *Manager) terminateLocked(t *term) {
 			t.killAll()
 		}
 	}()
+}
+
+// stopLocked runs t's Stop hook in the background unless it runs already;
+// m.mu is held (see terminateLocked) or Close is under way.
+func (m *Manager) stopLocked(t *term) {
+	if t.stop == nil {
+		return
+	}
+	t.mu.Lock()
+	already := t.stopping
+	t.stopping = true
+	t.mu.Unlock()
+	if already {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.runStop(t)
+	}()
+}
+
+// runStop calls t's Stop hook, bounded by Options.StopTimeout; a failure
+// is logged, and the first given to Options.Warn.
+func (m *Manager) runStop(t *term) {
+	ctx, cancel := context.WithTimeoutCause(context.Background(), m.opts.StopTimeout,
+		fmt.Errorf("no answer within %v", m.opts.StopTimeout))
+	err := t.stop(ctx)
+	cancel()
+	t.mu.Lock()
+	t.stopping = false
+	warned := t.warned
+	t.warned = t.warned || err != nil
+	t.mu.Unlock()
+	if err == nil {
+		m.log.Debug("terminal stopped where it ran", "id", t.id)
+		return
+	}
+	m.log.Warn("terminal stop", "id", t.id, "err", err)
+	if m.opts.Warn != nil && !warned {
+		m.opts.Warn(fmt.Sprintf("terminal %s: its command may still run where it ran: %v", t.id, err))
+	}
 }
 
 // commandStarted reports whether a sandboxed command runs yet: while bwrap
@@ -775,8 +841,8 @@ func (m *Manager) Resize(id string, rows, cols uint16) error {
 }
 
 // Close kills every terminal's process group (SIGTERM, then SIGKILL after
-// KillGrace), waits for them and all goroutines, and makes further calls
-// fail. It is idempotent.
+// KillGrace) and runs its Stop hook, waits for them and all goroutines,
+// and makes further calls fail. It is idempotent.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	if m.closed {
@@ -797,6 +863,7 @@ func (m *Manager) Close() error {
 		t.mu.Lock()
 		t.released = true
 		t.mu.Unlock()
+		m.stopLocked(t)
 		if t.signal(syscall.SIGTERM) {
 			t.signal(syscall.SIGCONT)
 		}
