@@ -253,18 +253,19 @@ func (s *Session) paths() *pathmap.Map {
 }
 
 // agentCommand is how a terminal command runs with terminal_host
-// "agent": through the agent's prefix, in the agent's view of cwd.
-func (s *Session) agentCommand(command string, args []string, cwd string) (string, []string, error) {
+// "agent": through the agent's prefix, in the agent's view of cwd; stop
+// ends it there.
+func (s *Session) agentCommand(command string, args []string, cwd string) (string, []string, func(context.Context) error, error) {
 	spec := s.opts.Agent
 	if len(spec.Prefix) == 0 {
-		return "", nil, errors.New(`terminal_host = "agent" needs the agent's prefix (agents.<name>.prefix)`)
+		return "", nil, nil, errors.New(`terminal_host = "agent" needs the agent's prefix (agents.<name>.prefix)`)
 	}
 	dir, err := s.paths().ToAgent(cwd)
 	if err != nil {
-		return "", nil, fmt.Errorf("terminal cwd: %w", err)
+		return "", nil, nil, fmt.Errorf("terminal cwd: %w", err)
 	}
-	argv := transport.ThroughPrefix(spec.Prefix, command, args, dir)
-	return argv[0], argv[1:], nil
+	far := transport.ThroughPrefixTagged(spec.Prefix, command, args, dir)
+	return far.Argv[0], far.Argv[1:], far.Stop, nil
 }
 
 // describeRemote is the chat's line about a remote agent once connected.

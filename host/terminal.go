@@ -41,6 +41,7 @@ func (s *Session) terminals() (*terminal.Manager, *terminal.Pump) {
 		MaxTerminals:    s.opts.Terminal.MaxTerminals,
 		Logger:          s.log.With("component", "terminal"),
 		Tag:             fmt.Sprintf("%ss%d/", s.h.owners, s.sid),
+		Warn:            func(msg string) { s.emit(messageEvent("warn", msg)) },
 	})
 	st.pump = terminal.NewPump(st.m, liveFrame, func(ev map[string]any) { s.emit(ev) }, func(id, data string) {
 		s.h.ui.Stream(s.sid, EventTerminalOutput, id, data)
@@ -103,10 +104,11 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	command, args := p.Command, p.Args
 	var box *sandbox.Policy
 	var sbErr error
+	var stop func(context.Context) error // ends it on the agent's side
 	if s.opts.Agent.TerminalHost == "agent" {
 		// On the agent's machine, through its prefix (remote.go): its
 		// container or host confines it, not a sandbox here.
-		if command, args, err = s.agentCommand(p.Command, p.Args, cwd); err != nil {
+		if command, args, stop, err = s.agentCommand(p.Command, p.Args, cwd); err != nil {
 			return acp.CreateTerminalResponse{}, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
 	} else if box, sbErr = s.sandbox(network); sbErr != nil {
@@ -122,6 +124,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 		OnActivity:      func() { pump.Activity(view) },
 		OnExit:          func(st terminal.ExitStatus) { pump.Exit(view, exitEvent(st)) },
 		Sandbox:         box,
+		Stop:            stop,
 	})
 	if err != nil {
 		s.log.Info("terminal/create failed", "command", line, "err", err)
@@ -147,19 +150,6 @@ func exitEvent(st terminal.ExitStatus) Event {
 	return ev
 }
 
-// exitStatus converts a terminal exit status for the agent.
-func exitStatus(st *terminal.ExitStatus) *acp.TerminalExitStatus {
-	if st == nil {
-		return nil
-	}
-	out := &acp.TerminalExitStatus{ExitCode: st.ExitCode}
-	if st.ExitCode == nil {
-		sig := st.Signal
-		out.Signal = &sig
-	}
-	return out
-}
-
 // terminalOutput implements terminal/output.
 func (s *Session) terminalOutput(_ context.Context, p acp.TerminalOutputRequest) (acp.TerminalOutputResponse, *acp.RequestError) {
 	m, rerr := s.terminalManager(p.TerminalId)
@@ -170,7 +160,7 @@ func (s *Session) terminalOutput(_ context.Context, p acp.TerminalOutputRequest)
 	if err != nil {
 		return acp.TerminalOutputResponse{}, terminal.RequestError(p.TerminalId, err)
 	}
-	return acp.TerminalOutputResponse{Output: out.Text, Truncated: out.Truncated, ExitStatus: exitStatus(out.Exit)}, nil
+	return acp.TerminalOutputResponse{Output: out.Text, Truncated: out.Truncated, ExitStatus: out.Exit.ACP()}, nil
 }
 
 // waitForTerminalExit implements terminal/wait_for_exit: it blocks until
@@ -185,7 +175,7 @@ func (s *Session) waitForTerminalExit(ctx context.Context, p acp.WaitForTerminal
 	if err != nil {
 		return acp.WaitForTerminalExitResponse{}, terminal.RequestError(p.TerminalId, err)
 	}
-	es := exitStatus(&st)
+	es := st.ACP()
 	return acp.WaitForTerminalExitResponse{ExitCode: es.ExitCode, Signal: es.Signal}, nil
 }
 

@@ -65,3 +65,16 @@ func RefusedError(line string) *acp.RequestError {
 	return acperr.New(acperr.Internal, ReasonRefused, "the user refused to run this command: "+line,
 		map[string]any{"command": line})
 }
+
+// ACP is the status as the agent gets it (nil for nil).
+func (s *ExitStatus) ACP() *acp.TerminalExitStatus {
+	if s == nil {
+		return nil
+	}
+	out := &acp.TerminalExitStatus{ExitCode: s.ExitCode}
+	if s.ExitCode == nil {
+		sig := s.Signal
+		out.Signal = &sig
+	}
+	return out
+}
