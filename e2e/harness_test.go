@@ -27,6 +27,8 @@ var (
 	goCache string // the Go build cache of the test process, kept for Neovim's children
 	// serverBin is testdata/fakeserver: fakeagent over the network.
 	serverBin string
+	// execdBin is testdata/execd: a stand-in for docker exec.
+	execdBin string
 )
 
 func TestMain(m *testing.M) {
@@ -55,7 +57,8 @@ func run(m *testing.M) int {
 	hostBin = filepath.Join(tmp, "nvim-acp")
 	fakeBin = filepath.Join(tmp, "fakeagent")
 	serverBin = filepath.Join(tmp, "fakeserver")
-	for out, pkg := range map[string]string{hostBin: "./cmd/nvim-acp", fakeBin: "./testdata/fakeagent", serverBin: "./testdata/fakeserver"} {
+	execdBin = filepath.Join(tmp, "execd")
+	for out, pkg := range map[string]string{hostBin: "./cmd/nvim-acp", fakeBin: "./testdata/fakeagent", serverBin: "./testdata/fakeserver", execdBin: "./testdata/execd"} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = root
 		if b, err := cmd.CombinedOutput(); err != nil {
