@@ -692,7 +692,7 @@ func (m *Manager) runStop(t *term) {
 	}
 	m.log.Warn("terminal stop", "id", t.id, "err", err)
 	if m.opts.Warn != nil && !warned {
-		m.opts.Warn(fmt.Sprintf("terminal %s: its command may still run where it ran: %v", t.id, err))
+		m.opts.Warn(fmt.Sprintf("terminal %s: could not end its command where it runs (it may still run there): %v", t.id, err))
 	}
 }
 

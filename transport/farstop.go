@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -177,7 +178,7 @@ func (f *Far) Stop(ctx context.Context) error {
 	report, ok := strings.CutPrefix(last, "nvim-acp-stop ")
 	via := "sh"
 	if len(f.prefix) > 0 {
-		via = f.prefix[0]
+		via = filepath.Base(f.prefix[0])
 	}
 	switch {
 	case ctx.Err() != nil:
