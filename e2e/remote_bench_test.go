@@ -21,9 +21,11 @@ import (
 //	NVIM_BIN=... go test -run '^$' -bench 'Remote' -benchtime 1x ./e2e/
 //
 // BENCH_ROUNDS (default 3) rounds per transport. BENCH_SERVER_SNDBUF
-// holds the fake servers' kernel send buffers at that many bytes (fakeserver
-// -sndbuf; 65536 is a pipe's): the marker over the network counts what the
-// server keeps queued while the client is behind.
+// holds the fake servers' kernel send buffers, and the RFD emulation's
+// queue of each event stream, at that many bytes (fakeserver -sndbuf;
+// 65536 is a pipe's): the marker over the network counts what the server
+// keeps queued while the client is behind (make bench runs the stream both
+// ways).
 
 // benchTransports: stdio, then every network profile; BENCH_TRANSPORTS
 // (names, comma-separated) picks some.

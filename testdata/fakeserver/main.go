@@ -20,7 +20,9 @@
 // server serving its agent in-process has (benchmarks tell the server's
 // cost from the client's with it). With -sndbuf, each connection's kernel
 // send buffer is held at N bytes (as a pipe holds 64 KiB), not auto-tuned
-// to MiBs: how much the server keeps queued when the client is behind.
+// to MiBs, and the RFD's streamable HTTP holds at most N bytes for each
+// event stream before it stops reading its agent: how much the server
+// keeps queued when the client is behind.
 package main
 
 import (
@@ -59,10 +61,15 @@ func main() {
 	sndbuf := flag.Int("sndbuf", 0, "hold each connection's kernel send buffer at this many bytes")
 	flag.Parse()
 	h, err := transporttest.Handler(*kind, func() (*transporttest.Agent, error) {
+		run := start
 		if *inproc {
-			return startInProcess(*agent)
+			run = startInProcess
 		}
-		return start(*agent)
+		a, err := run(*agent)
+		if a != nil {
+			a.Queue = *sndbuf
+		}
+		return a, err
 	}, *token)
 	if err != nil {
 		log.Fatal(err)

@@ -18,18 +18,22 @@ type rfdConn struct {
 	boxes  map[string]*mailbox // by session id; "" is the connection's
 	routes map[string]string   // the client's requests not answered yet: id -> session ("": the connection)
 	asked  map[string]string   // the agent's requests not answered yet: id -> session
-	ended  bool
+	ended  bool                // the agent's output ended
+	closed bool                // the client deleted the connection
+	taken  *sync.Cond          // on mu: a stream took its mailbox's queue, or closed
 }
 
 // mailbox holds one stream's messages until its GET takes them.
 type mailbox struct {
 	queue [][]byte
+	size  int           // bytes in queue
 	wake  chan struct{} // a message came, or the connection ended
 	taken bool          // a GET reads it
 }
 
 func newRFDConn(a *Agent) *rfdConn {
 	c := &rfdConn{a: a, boxes: map[string]*mailbox{}, routes: map[string]string{}, asked: map[string]string{}}
+	c.taken = sync.NewCond(&c.mu)
 	return c
 }
 
@@ -71,7 +75,16 @@ func wake(b *mailbox) {
 	}
 }
 
-// route queues one message of the agent's where it belongs.
+// close ends the connection for the client: routing stops waiting.
+func (c *rfdConn) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.taken.Broadcast()
+	c.mu.Unlock()
+}
+
+// route queues one message of the agent's where it belongs; with the
+// agent's Queue, it waits while that mailbox holds as much.
 func (c *rfdConn) route(line []byte) {
 	e := parse(line)
 	c.mu.Lock()
@@ -84,7 +97,11 @@ func (c *rfdConn) route(line []byte) {
 		c.asked[string(e.ID)] = sid
 	}
 	b := c.box(sid)
+	for c.a.Queue > 0 && b.size > 0 && b.size+len(line) > c.a.Queue && !c.closed {
+		c.taken.Wait()
+	}
 	b.queue = append(b.queue, line)
+	b.size += len(line)
 	wake(b)
 }
 
@@ -137,7 +154,8 @@ func (c *rfdConn) stream(ctx context.Context, w http.ResponseWriter, sid string)
 	for {
 		c.mu.Lock()
 		queue, ended := b.queue, c.ended
-		b.queue = nil
+		b.queue, b.size = nil, 0
+		c.taken.Broadcast()
 		c.mu.Unlock()
 		for _, line := range queue {
 			if ev.event(line) != nil {

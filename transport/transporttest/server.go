@@ -72,6 +72,12 @@ type Agent struct {
 	out   chan []byte // its output, line by line (closed at its end)
 	pre   [][]byte    // read from out before a stream opened, sent first
 	end   func()
+
+	// Queue, when set, bounds in bytes what the RFD's streamable HTTP holds
+	// for one event stream before it stops reading the agent, as a pipe or
+	// a small send buffer holds a writer back; 0 holds without bound, as
+	// the ACP TypeScript SDK's server does.
+	Queue int
 }
 
 // NewAgent is the agent reading messages from in and writing them to out
@@ -475,6 +481,9 @@ func (s *acp) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodDelete:
 		id := r.Header.Get("Acp-Connection-Id")
 		if a := s.conn(id); a != nil {
+			if c := s.http(id); c != nil {
+				c.close()
+			}
 			a.stop()
 			s.mu.Lock()
 			delete(s.conns, id)
