@@ -142,7 +142,8 @@ if [ -n "$pids" ]; then
 	done
 fi
 last=
-for p in $left $(tagged); do alive "$p" && last="$last $p"; done
+# Those left and any tagged since (none can be when none was found).
+[ -z "$pids" ] || for p in $left $(tagged); do alive "$p" && last="$last $p"; done
 left=
 if [ -n "$last" ]; then
 	kill -KILL $last 2>/dev/null

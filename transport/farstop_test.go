@@ -198,3 +198,34 @@ func TestFarStopReports(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFarStop is what ending a terminal through a prefix costs on
+// the far side when there is nothing left to end (the common release of a
+// command that exited): one scan of /proc, with grep -z and without.
+func BenchmarkFarStop(b *testing.B) {
+	bin := b.TempDir()
+	grep, err := exec.LookPath("grep")
+	if err != nil {
+		b.Fatal(err)
+	}
+	script := "#!/bin/sh\nfor a; do case $a in -*z*) exit 2 ;; esac; done\nexec " + grep + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "grep"), []byte(script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		prefix []string
+	}{
+		{"grep-z", []string{"env"}},
+		{"per-process", []string{"env", "PATH=" + bin + ":" + os.Getenv("PATH")}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
+			for b.Loop() {
+				if err := far.Stop(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
