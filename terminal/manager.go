@@ -172,6 +172,7 @@ type term struct {
 	started  bool // the sandboxed command itself runs (not only bwrap), see commandStarted
 	deferred bool // a kill waits for the sandboxed command to start
 	stopping bool // the Stop hook runs
+	stopped  bool // Stop succeeded after the command here exited: nothing is left to stop
 	warned   bool // a failed Stop was given to Options.Warn
 }
 
@@ -654,17 +655,21 @@ func (m *Manager) terminateLocked(t *term) {
 	}()
 }
 
-// stopLocked runs t's Stop hook in the background unless it runs already;
-// m.mu is held (see terminateLocked) or Close is under way.
+// stopLocked runs t's Stop hook in the background unless it runs
+// already, or once succeeded after the command here had exited (nothing
+// of it was left then, nothing can have started since); m.mu is held (see
+// terminateLocked) or Close is under way.
 func (m *Manager) stopLocked(t *term) {
 	if t.stop == nil {
 		return
 	}
 	t.mu.Lock()
-	already := t.stopping
-	t.stopping = true
+	skip := t.stopping || t.stopped
+	if !skip {
+		t.stopping = true
+	}
 	t.mu.Unlock()
-	if already {
+	if skip {
 		return
 	}
 	m.wg.Add(1)
@@ -677,12 +682,19 @@ func (m *Manager) stopLocked(t *term) {
 // runStop calls t's Stop hook, bounded by Options.StopTimeout; a failure
 // is logged, and the first given to Options.Warn.
 func (m *Manager) runStop(t *term) {
+	exited := false
+	select {
+	case <-t.done:
+		exited = true
+	default:
+	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), m.opts.StopTimeout,
 		fmt.Errorf("no answer within %v", m.opts.StopTimeout))
 	err := t.stop(ctx)
 	cancel()
 	t.mu.Lock()
 	t.stopping = false
+	t.stopped = exited && err == nil
 	warned := t.warned
 	t.warned = t.warned || err != nil
 	t.mu.Unlock()

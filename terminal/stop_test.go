@@ -109,7 +109,8 @@ func TestStopHook(t *testing.T) {
 
 // TestStopHookOnceAtATime: kill, kill again and release while the hook
 // still runs start it once; once it has answered, a later release runs
-// it again (what the command started since is ended too).
+// it again (what the command started since is ended too); once it has
+// succeeded after the command exited, never again.
 func TestStopHookOnceAtATime(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
@@ -155,4 +156,12 @@ func TestStopHookOnceAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, testTimeout, "the hook again", func() bool { return count() == 3 })
+	// That one ran after the command here had exited, and succeeded:
+	// nothing of it is left anywhere, Close has nothing to stop.
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 3 {
+		t.Fatalf("Stop ran %d times, want 3: Close ran it once more", n)
+	}
 }
