@@ -9,7 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 // Killing a prefix's process here does not end the command it started on
@@ -173,7 +176,21 @@ func (f *Far) Stop(ctx context.Context) error {
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
-	err := cmd.Run()
+	// A group of its own: Neovim ending the host's group as it quits
+	// must not cut the stop short (the host waits for it). Registered
+	// with proctree, whose reaper would take it for an orphan.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	err := proctree.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	if err == nil {
+		err = cmd.Wait()
+		proctree.Exited(cmd.Process.Pid)
+	}
 	text := strings.TrimSpace(out.String())
 	last := text[strings.LastIndex(text, "\n")+1:]
 	report, ok := strings.CutPrefix(last, "nvim-acp-stop ")
