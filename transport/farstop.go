@@ -74,12 +74,13 @@ func (f *Far) tagScript() string {
 // SIGCONT), up to farGrace tenths of a second for them to go, then SIGKILL
 // to those left and to any tagged since. With /proc the processes are
 // those whose environment holds exactly FarTagKey=tag, never the script
-// itself (one `grep -z` over every environ where grep has -z, GNU and
-// busybox do; else two commands per process); without, the command's own process (by the pid file, if its
-// start time still matches) and its descendants by `ps`: what left them
-// (setsid and reparented) is out of reach then, and a live pid whose start
-// time ps cannot tell is reported left. Its last line says what
-// it did: "nvim-acp-stop mode=proc|ps found=N left=PIDS"; it exits 1 when
+// itself (one `grep -z` over every environ where grep has -z, as GNU's and
+// busybox's do; else two commands per process). Without /proc, they are
+// the command's own process (by the pid file, if its start time still
+// matches) and its descendants by `ps`: what left them (setsid and
+// reparented) is out of reach then, and a live pid whose start time ps
+// cannot tell is reported left. Its last line says what it did:
+// "nvim-acp-stop mode=proc|ps found=N left=PIDS"; it exits 1 when
 // processes are left.
 func (f *Far) stopScript() string {
 	return `t=` + f.tag + ` k=` + FarTagKey + ` proc=` + ShellQuote(f.proc) + ` me=$$ pidf=` + f.pidFile() + `
