@@ -102,8 +102,9 @@ type CreateOptions struct {
 	// Stop, when set, ends what the command runs out of this machine's
 	// reach (on the far side of a prefix); it is called in the background,
 	// bounded by Options.StopTimeout, whenever the terminal is killed,
-	// released or closed, besides the local kill.
-	Stop func(ctx context.Context) error
+	// released or closed, besides the local kill; running says the command
+	// here had not exited yet.
+	Stop func(ctx context.Context, running bool) error
 }
 
 // ExitStatus is how a command ended: an exit code or a signal name.
@@ -157,7 +158,7 @@ type term struct {
 	run      *sandbox.Run // the sandbox it runs in (nil: none)
 	onActive func()
 	onExit   func(ExitStatus)
-	stop     func(context.Context) error
+	stop     func(context.Context, bool) error
 
 	readerDone chan struct{} // closed when the reader goroutine returns
 	done       chan struct{} // closed once exit is set (after Wait and drain)
@@ -690,7 +691,7 @@ func (m *Manager) runStop(t *term) {
 	}
 	ctx, cancel := context.WithTimeoutCause(context.Background(), m.opts.StopTimeout,
 		fmt.Errorf("no answer within %v", m.opts.StopTimeout))
-	err := t.stop(ctx)
+	err := t.stop(ctx, !exited)
 	cancel()
 	t.mu.Lock()
 	t.stopping = false

@@ -14,14 +14,16 @@ import (
 type stopRecorder struct {
 	mu    sync.Mutex
 	calls int
+	runs  []bool // each call's running
 	warns []string
 	err   error
 	hang  bool
 }
 
-func (r *stopRecorder) stop(ctx context.Context) error {
+func (r *stopRecorder) stop(ctx context.Context, running bool) error {
 	r.mu.Lock()
 	r.calls++
+	r.runs = append(r.runs, running)
 	r.mu.Unlock()
 	if r.hang {
 		<-ctx.Done()
@@ -87,6 +89,12 @@ func TestStopHook(t *testing.T) {
 				t.Fatal(err)
 			}
 			eventually(t, testTimeout, "the Stop hook", func() bool { n, _ := r.state(); return n > 0 })
+			r.mu.Lock()
+			first := r.runs[0]
+			r.mu.Unlock()
+			if first != !c.exited {
+				t.Fatalf("Stop was told running=%v, want %v", first, !c.exited)
+			}
 			if err := m.Close(); err != nil { // waits for the hook
 				t.Fatal(err)
 			}
@@ -117,7 +125,7 @@ func TestStopHookOnceAtATime(t *testing.T) {
 	calls := 0
 	m := newManager(t, Options{KillGrace: 100 * time.Millisecond})
 	o := sh("sleep 1000")
-	o.Stop = func(ctx context.Context) error {
+	o.Stop = func(ctx context.Context, _ bool) error {
 		mu.Lock()
 		calls++
 		mu.Unlock()

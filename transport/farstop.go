@@ -56,18 +56,19 @@ func newFar(prefix []string, command string, args []string, dir, proc string) *F
 	return f
 }
 
-// pidFile is where, without /proc on the far side, the command's script
-// notes its pid (and its start time, against reuse) for Stop.
+// pidFile is where the command's script notes its pid for Stop (without
+// /proc, with its start time, against reuse): where Stop lands finds it,
+// or knows it is not where the command ran.
 func (f *Far) pidFile() string {
 	return `"${TMPDIR:-/tmp}/nvim-acp-` + f.tag + `.pid"`
 }
 
-// tagScript is what the command's script runs first: the tag exported and,
-// without /proc, the pid file written.
+// tagScript is what the command's script runs first: the tag exported and
+// the pid file written.
 func (f *Far) tagScript() string {
 	return FarTagKey + "=" + f.tag + "; export " + FarTagKey + "; " +
-		"[ -r " + ShellQuote(f.proc+"/self/environ") + " ] || " +
-		`{ echo "$$ $(ps -o lstart= -p $$)" >` + f.pidFile() + "; } 2>/dev/null; "
+		"{ if [ -r " + ShellQuote(f.proc+"/self/environ") + " ]; then echo $$; " +
+		`else echo "$$ $(ps -o lstart= -p $$)"; fi >` + f.pidFile() + "; } 2>/dev/null; "
 }
 
 // stopScript ends the tagged processes on the far side: SIGTERM (and
@@ -79,9 +80,11 @@ func (f *Far) tagScript() string {
 // the command's own process (by the pid file, if its start time still
 // matches) and its descendants by `ps`: what left them (setsid and
 // reparented) is out of reach then, and a live pid whose start time ps
-// cannot tell is reported left. Its last line says what it did:
-// "nvim-acp-stop mode=proc|ps found=N left=PIDS"; it exits 1 when
-// processes are left.
+// cannot tell is reported left. With /proc, when it finds none it looks
+// at the command's pid file: missing, it is not where the command ran
+// ("left= elsewhere"); naming a live process it cannot read, that is left.
+// Its last line says what it did: "nvim-acp-stop mode=proc|ps found=N
+// left=PIDS"; it exits 1 when processes are left.
 func (f *Far) stopScript() string {
 	return `t=` + f.tag + ` k=` + FarTagKey + ` proc=` + ShellQuote(f.proc) + ` me=$$ pidf=` + f.pidFile() + `
 if [ -r "$proc/self/environ" ]; then
@@ -123,6 +126,14 @@ else
 	}
 fi
 pids=$(tagged)
+if [ $mode = proc ] && [ -z "$pids" ]; then
+	# None found: not where the command ran (no pid file: a new
+	# container at each run), or its processes cannot be read here.
+	[ -e "$pidf" ] || { echo "nvim-acp-stop mode=proc found=0 left= elsewhere"; exit 0; }
+	set -- $(cat "$pidf" 2>/dev/null)
+	[ -n "$1" ] && kill -0 "$1" 2>/dev/null && ! tr '\0' '\n' <"$proc/$1/environ" >/dev/null 2>&1 &&
+		echo "nvim-acp-stop mode=proc found=0 left= $1 (cannot be read here)" && exit 1
+fi
 if [ $mode = ps ] && [ -z "$pids" ] && [ -r "$pidf" ]; then
 	# A live pid whose start time cannot be told (a ps without -p or
 	# lstart): left, not guessed.
@@ -160,7 +171,7 @@ if [ -n "$last" ]; then
 		i=$((i + 1))
 	done
 fi
-[ -n "$left" ] || [ $mode = proc ] || rm -f "$pidf"
+[ -n "$left" ] || rm -f "$pidf"
 echo "nvim-acp-stop mode=$mode found=$found left="$left
 [ -z "$left" ]
 `
@@ -169,8 +180,10 @@ echo "nvim-acp-stop mode=$mode found=$found left="$left
 // Stop ends the command's processes on the far side (see stopScript for
 // how, and what it needs there) by running a script through the same
 // prefix; ctx bounds it (the prefix's process is killed when ctx ends). It
-// fails when the script did not run to its end or processes were left.
-func (f *Far) Stop(ctx context.Context) error {
+// fails when the script did not run to its end or processes were left, and
+// when the command still ran here (running) but the prefix lands where it
+// did not run (a new container at each run: its pid file is not there).
+func (f *Far) Stop(ctx context.Context, running bool) error {
 	argv := throughPrefix(f.prefix, f.stopScript())
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = time.Second // a prefix's child holding the pipes
@@ -205,6 +218,12 @@ func (f *Far) Stop(ctx context.Context) error {
 	case ok && strings.HasSuffix(report, "left="):
 		if err != nil {
 			return fmt.Errorf("stop through %s: %w (%s)", via, err, report)
+		}
+		return nil
+	case ok && strings.HasSuffix(report, "left= elsewhere"):
+		if running {
+			return fmt.Errorf("stop through %s: the prefix does not reach where the command runs "+
+				"(a new container at each run?): it may still run there", via)
 		}
 		return nil
 	case ok:

@@ -139,7 +139,7 @@ func TestFarStop(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			t.Setenv("TMPDIR", tmp) // Stop's prefix inherits it, as the command did
-			if err := far.Stop(ctx); err != nil {
+			if err := far.Stop(ctx, true); err != nil {
 				t.Fatalf("Stop: %v", err)
 			}
 			for _, n := range names {
@@ -161,25 +161,30 @@ func TestFarStop(t *testing.T) {
 }
 
 // TestFarStopReports: Stop fails, within its context, when the prefix
-// fails or hangs, and succeeds when nothing is left to end.
+// fails or hangs, or lands where the command never ran while it runs
+// here, and succeeds when nothing is left to end.
 func TestFarStopReports(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		prefix []string
-		within time.Duration
-		want   string // in the error; "" for none
+		name    string
+		prefix  []string
+		within  time.Duration
+		want    string // in the error; "" for none
+		running bool   // the command still runs here
 	}{
-		{"nothing to end", []string{"env"}, 20 * time.Second, ""},
-		{"prefix fails", []string{"false"}, 20 * time.Second, "exit status 1"},
-		{"prefix hangs", []string{"sh", "-c", "exec sleep 1000", "x"}, 300 * time.Millisecond, "deadline"},
-		{"no such prefix", []string{"/nonexistent/ssh"}, 20 * time.Second, "no such file"},
+		{"nothing to end", []string{"env"}, 20 * time.Second, "", false},
+		// Where the stop lands, the command never ran while it runs here:
+		// a prefix that starts a new container each time.
+		{"elsewhere while it runs here", []string{"env"}, 20 * time.Second, "does not reach where the command runs", true},
+		{"prefix fails", []string{"false"}, 20 * time.Second, "exit status 1", false},
+		{"prefix hangs", []string{"sh", "-c", "exec sleep 1000", "x"}, 300 * time.Millisecond, "deadline", false},
+		{"no such prefix", []string{"/nonexistent/ssh"}, 20 * time.Second, "no such file", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
 			ctx, cancel := context.WithTimeout(context.Background(), c.within)
 			defer cancel()
 			done := make(chan error, 1)
-			go func() { done <- far.Stop(ctx) }()
+			go func() { done <- far.Stop(ctx, c.running) }()
 			var err error
 			select {
 			case err = <-done:
@@ -222,7 +227,7 @@ func BenchmarkFarStop(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
 			for b.Loop() {
-				if err := far.Stop(context.Background()); err != nil {
+				if err := far.Stop(context.Background(), false); err != nil {
 					b.Fatal(err)
 				}
 			}
