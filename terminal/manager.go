@@ -254,7 +254,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		}
 		_ = t.pty.Close()
 		if t.stop != nil {
-			m.runStop(t)
+			m.runStop(t, t.exited())
 		}
 		return "", ErrClosed
 	}
@@ -673,22 +673,28 @@ func (m *Manager) stopLocked(t *term) {
 	if skip {
 		return
 	}
+	exited := t.exited() // as asked: the goroutine may start after the kill took effect
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		m.runStop(t)
+		m.runStop(t, exited)
 	}()
 }
 
-// runStop calls t's Stop hook, bounded by Options.StopTimeout; a failure
-// is logged, and the first given to Options.Warn.
-func (m *Manager) runStop(t *term) {
-	exited := false
+// exited reports whether t's command here has exited.
+func (t *term) exited() bool {
 	select {
 	case <-t.done:
-		exited = true
+		return true
 	default:
+		return false
 	}
+}
+
+// runStop calls t's Stop hook, bounded by Options.StopTimeout, for a
+// command that had exited here when the stop was asked, or not; a failure
+// is logged, and the first given to Options.Warn.
+func (m *Manager) runStop(t *term, exited bool) {
 	ctx, cancel := context.WithTimeoutCause(context.Background(), m.opts.StopTimeout,
 		fmt.Errorf("no answer within %v", m.opts.StopTimeout))
 	err := t.stop(ctx, !exited)
