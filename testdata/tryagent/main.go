@@ -28,6 +28,7 @@ import (
 	"github.com/neovim/go-client/nvim"
 
 	"github.com/nvim-acp/nvim-acp/testdata/mockllm"
+	"github.com/nvim-acp/nvim-acp/transport"
 )
 
 type options struct {
@@ -43,6 +44,7 @@ type options struct {
 	unsaved                string // a workspace file opened with an unsaved line before the prompt
 	gopls                  string // language server for Go buffers ("": none)
 	serve                  string // the agent's own server: its arguments ({ws}: the workspace), reached over HTTP
+	prefix                 string // a command prefix the agent and its terminals run through (ssh, docker exec)
 }
 
 func main() {
@@ -58,6 +60,7 @@ func main() {
 	flag.StringVar(&o.unsaved, "unsaved", "", "open this workspace file before the prompt with an unsaved line added at its end (the user's), and report its buffer after the turn")
 	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
 	flag.StringVar(&o.serve, "serve", "", "run the agent as its own network server with these arguments ({ws}: the workspace; it prints its URL) and reach it by url (transport http); e.g. \"serve --port 0 --no-web --workspace {ws}\" for qwen")
+	flag.StringVar(&o.prefix, "prefix", "", "run the agent through this command prefix (words split on blanks; its environment passed with env), its terminals too (terminal_host \"agent\"), e.g. \"ssh -p 2222 me@127.0.0.1\"")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
@@ -89,6 +92,7 @@ type agentSpec struct {
 	Env     map[string]string `json:"env"`
 	Notes   string            `json:"notes"`
 	URL     string            `json:"-"` // -serve: where the agent's own server listens
+	Prefix  []string          `json:"-"` // -prefix: what the agent runs through, its environment given by env
 }
 
 // serveAgent starts spec's agent as its own server (args split on blanks,
@@ -251,6 +255,14 @@ func run(o options) (bool, error) {
 		}
 		fmt.Printf("== the agent serves %s\n", u)
 		spec.URL, spec.Cmd, spec.Env = u, nil, nil
+	}
+	if o.prefix != "" {
+		// ssh and docker exec pass no environment of ours: env sets it there.
+		spec.Prefix = append(strings.Fields(o.prefix), "env")
+		for k, v := range spec.Env {
+			spec.Prefix = append(spec.Prefix, transport.ShellQuote(k+"="+v))
+		}
+		fmt.Printf("== through %s (terminal_host \"agent\")\n", o.prefix)
 	}
 	ed, err := startNvim(ctx, o, root, dir, ws)
 	if err != nil {
@@ -434,7 +446,7 @@ end })
 // setupLua configures the plugin with the agent, makes pickers answer
 // themselves (an auth picker takes an env_var method) and records them.
 const setupLua = `
-local name, cmd, env, fs_write, save_before_prompt, url = ...
+local name, cmd, env, fs_write, save_before_prompt, url, prefix = ...
 _G.tryagent_notes = {}
 local function note(s) table.insert(_G.tryagent_notes, s) end
 vim.ui.select = function(items, opts, on_choice)
@@ -459,7 +471,11 @@ vim.notify = function(msg, level, o)
   return notify(msg, level, o)
 end
 require("acp").setup({
-  agents = { [name] = url ~= "" and { url = url, transport = "http" } or { cmd = cmd, env = env } },
+  agents = {
+    [name] = url ~= "" and { url = url, transport = "http" }
+      or (prefix ~= vim.NIL and prefix and #prefix > 0) and { cmd = cmd, prefix = prefix, terminal_host = "agent" }
+      or { cmd = cmd, env = env },
+  },
   default_agent = name,
   log_level = "debug",
   history = { enabled = false },
@@ -557,7 +573,7 @@ func (t *turn) play(spec agentSpec) bool {
 	if t.o.unsaved != "" {
 		save = "never"
 	}
-	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL); err != nil {
+	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL, spec.Prefix); err != nil {
 		t.end = "setup failed: " + err.Error()
 		return false
 	}
