@@ -8,7 +8,7 @@ package host
 //     env_var method whose variables are set, or a method with
 //     _meta["api-key"] whose provider's key is set (codex-acp and gemini
 //     advertise their API key that way). It is passed to authenticate.
-//  2. Otherwise the user picks one (the "auth" question, lua/acp/auth.lua):
+//  2. Otherwise the user picks one (the "auth" question, lua/acp/agents/auth.lua):
 //     agent    authenticate is called; the agent may open a browser and
 //              wait for the login (the chat says so);
 //     env_var  the user's values come back in the answer; the agent is

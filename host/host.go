@@ -85,7 +85,7 @@ func (h *Host) deliver(ctx context.Context, events []Event) (int, error) {
 		}
 	}
 	var n int
-	err := h.nv.ExecLua("return require('acp.events').dispatch(...)", &n, events)
+	err := h.nv.ExecLua("return require('acp.session.events').dispatch(...)", &n, events)
 	return n, err
 }
 

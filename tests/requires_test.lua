@@ -89,6 +89,112 @@ M["the require graph has no cycle"] = function(t)
   t.eq(find_cycle(mods), nil, "require cycle")
 end
 
+--- The folder of a module: "acp.chat.winbar" and "acp.chat" are in "chat";
+--- the modules at the top of lua/acp (the shared base and the entry
+--- modules) are in "" (the top).
+local function folder(name, mods)
+  local rel = name:gsub("^acp%.?", "")
+  local first = rel:match("^([%w_]+)")
+  if not first then
+    return ""
+  end
+  local file = mods[name] and mods[name].file or ""
+  if rel:find("%.") or file:match("/init%.lua$") then
+    return first
+  end
+  return ""
+end
+
+--- The entry modules: the public API, the commands plugin/ defines, the
+--- health check. Nothing in a folder requires them.
+local entries = { ["acp"] = true, ["acp.commands"] = true, ["acp.health"] = true }
+
+--- Folder -> { folder -> "module -> dep" } for requires across folders.
+local function folder_graph(mods)
+  local graph = {}
+  for name, mod in pairs(mods) do
+    local from = folder(name, mods)
+    graph[from] = graph[from] or {}
+    for _, dep in ipairs(mod.requires) do
+      local to = folder(dep, mods)
+      if to ~= from then
+        graph[from][to] = graph[from][to] or (name .. " -> " .. dep)
+      end
+    end
+  end
+  return graph
+end
+
+--- A cycle of the folder graph as "a -> b -> a" with the requires that make
+--- it, or nil.
+local function folder_cycle(graph)
+  local as_mods = {}
+  for from, tos in pairs(graph) do
+    as_mods[from] = { requires = vim.tbl_keys(tos) }
+    table.sort(as_mods[from].requires)
+  end
+  return find_cycle(as_mods)
+end
+
+M["the folders of lua/acp require each other without a cycle"] = function(t)
+  local mods = modules(t.root)
+  local graph = folder_graph(mods)
+  -- The top is the shared base plus the entry modules: the entries may
+  -- require any folder; the base requires none.
+  local base_to_folder = {}
+  for name, mod in pairs(mods) do
+    if folder(name, mods) == "" and not entries[name] then
+      for _, dep in ipairs(mod.requires) do
+        if folder(dep, mods) ~= "" then
+          base_to_folder[#base_to_folder + 1] = name .. " -> " .. dep
+        end
+      end
+    end
+  end
+  table.sort(base_to_folder)
+  t.eq(base_to_folder, {}, "base modules (top of lua/acp) requiring a folder")
+  graph[""] = nil -- the entries' requires go down only, checked above for the base
+  t.eq(folder_cycle(graph), nil, "folder cycle")
+end
+
+M["no folder requires an entry module"] = function(t)
+  local mods = modules(t.root)
+  local bad = {}
+  for name, mod in pairs(mods) do
+    if folder(name, mods) ~= "" then
+      for _, dep in ipairs(mod.requires) do
+        if entries[dep] then
+          bad[#bad + 1] = name .. " -> " .. dep
+        end
+      end
+    end
+  end
+  table.sort(bad)
+  t.eq(bad, {}, "folder modules requiring an entry module")
+end
+
+M["lua/acp keeps few modules at its top"] = function(t)
+  local top = vim.fn.glob(t.root .. "/lua/acp/*.lua", false, true)
+  -- The shared base and the entries; a new part of the product gets a folder.
+  t.ok(#top <= 15, ("%d modules at the top of lua/acp: %s"):format(#top, table.concat(top, " ")))
+end
+
+M["the folder checks see a folder cycle and a base requiring a folder"] = function(t)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. "/lua/acp/a", "p")
+  vim.fn.mkdir(dir .. "/lua/acp/b", "p")
+  vim.fn.writefile({ 'local x = require("acp.b.y")' }, dir .. "/lua/acp/a/init.lua")
+  vim.fn.writefile({ 'local x = require("acp.a")' }, dir .. "/lua/acp/b/y.lua")
+  vim.fn.writefile({ 'local x = require("acp.b.y")' }, dir .. "/lua/acp/base.lua")
+  local mods = modules(dir)
+  t.eq(folder("acp.a", mods), "a")
+  t.eq(folder("acp.b.y", mods), "b")
+  t.eq(folder("acp.base", mods), "")
+  local graph = folder_graph(mods)
+  t.eq(folder_cycle({ a = graph.a, b = graph.b }), "a -> b -> a")
+  t.eq(graph[""], { b = "acp.base -> acp.b.y" })
+end
+
 M["the checks see a require in a function body and a cycle"] = function(t)
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir .. "/lua/acp", "p")

@@ -1,12 +1,12 @@
 --- The :Acp* commands that act on the current session (plugin/acp.lua
 --- defines them; the rest call the public API in acp).
-local changes = require("acp.changes")
+local changes = require("acp.review.changes")
 local chat = require("acp.chat")
 local host = require("acp.host")
 local review = require("acp.review")
-local reviewview = require("acp.reviewview")
-local session = require("acp.session")
-local settings = require("acp.settings")
+local reviewview = require("acp.review.view")
+local sessions = require("acp.sessions")
+local settings = require("acp.session.settings")
 
 local M = {}
 
@@ -14,7 +14,7 @@ local M = {}
 ---@param running boolean|nil it must have a live host session
 ---@return acp.Session|nil
 local function current(running)
-  local s = session.get()
+  local s = sessions.get()
   if not s or (running and (not s.sid or not s:alive())) then
     vim.notify(running and "acp: no running session" or "acp: no session", vim.log.levels.WARN)
     return nil
@@ -31,7 +31,7 @@ end
 
 --- :AcpSessions: pick a session with vim.ui.select.
 function M.sessions()
-  local list = session.list()
+  local list = sessions.list()
   if #list == 0 then
     vim.notify("acp: no sessions; :AcpChat starts one", vim.log.levels.INFO)
     return
@@ -39,12 +39,12 @@ function M.sessions()
   vim.ui.select(list, {
     prompt = "Agent sessions",
     format_item = function(s)
-      local here = s == session.get() and "* " or "  "
+      local here = s == sessions.get() and "* " or "  "
       return ("%s%s  %s  [%s]"):format(here, s:label(), s:name(60) or "(no prompt yet)", s.state)
     end,
   }, function(s)
     if s then
-      session.set_current(s)
+      sessions.set_current(s)
       chat.show(s)
     end
   end)
@@ -76,8 +76,8 @@ end
 --- :AcpPermission: show the waiting prompt again (the current session's
 --- first, then any session's).
 function M.permission()
-  local cands = { session.get() }
-  vim.list_extend(cands, session.list())
+  local cands = { sessions.get() }
+  vim.list_extend(cands, sessions.list())
   for _, s in ipairs(cands) do
     if s.prompts:reopen() then
       return
@@ -105,7 +105,7 @@ end
 --- Completion for :AcpTerminal.
 ---@return string[]
 function M.terminal_ids()
-  local s = session.get()
+  local s = sessions.get()
   return s and s.terminals:ids() or {}
 end
 
@@ -206,7 +206,7 @@ end
 ---@param what "mode"|"model"
 ---@return string[]
 function M.choices(what)
-  local s = session.get()
+  local s = sessions.get()
   if not s then
     return {}
   end

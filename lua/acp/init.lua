@@ -10,16 +10,17 @@ local agents = require("acp.agents")
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local config = require("acp.config")
-local draft = require("acp.draft")
-local events = require("acp.events")
+local draft = require("acp.input.draft")
+local events = require("acp.session.events")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
 local host = require("acp.host")
-local lifecycle = require("acp.lifecycle")
+local lifecycle = require("acp.session.lifecycle")
 local review = require("acp.review")
 local session = require("acp.session")
-local warm = require("acp.warm")
-local winbar = require("acp.winbar")
+local sessions = require("acp.sessions")
+local warm = require("acp.session.warm")
+local winbar = require("acp.chat.winbar")
 
 local M = {}
 
@@ -49,7 +50,7 @@ local function setup_once()
     buffers.setup_autocmds(host.channel())
   end
   host.on_exit(function(code)
-    session.host_exited(code)
+    sessions.host_exited(code)
     events.reset()
   end)
   review.setup()
@@ -59,7 +60,7 @@ end
 ---@param opts { session: integer|nil }|nil
 ---@return acp.Session|nil
 local function resolve(opts)
-  return session.get(opts and opts.session)
+  return sessions.get(opts and opts.session)
 end
 
 --- Configure nvim-acp. Options are merged over the defaults and checked;
@@ -105,16 +106,16 @@ function M.chat(agent)
     return s:status()
   end
   -- Reuse a live session of that agent.
-  local live = session.live(agent)
+  local live = sessions.live(agent)
   if live then
-    session.set_current(live)
+    sessions.set_current(live)
     chat.show(live)
     return live:status()
   end
   return M.new_session(agent)
 end
 
---- Start warm session s (acp.warm).
+--- Start warm session s (acp.session.warm).
 ---@param s acp.Session
 start_warm = function(s)
   s:start({}, events.bind)
@@ -139,9 +140,9 @@ function M.new_session(agent, how)
   end
   how = how or {}
   -- That session is open in a chat already: that chat, not a second one.
-  local open = how.load and session.open_on(agent, how.load)
+  local open = how.load and sessions.open_on(agent, how.load)
   if open then
-    session.set_current(open)
+    sessions.set_current(open)
     chat.show(open)
     history.close_views(how.history)
     vim.notify(("acp: %s is open already"):format(open:name() or how.load), vim.log.levels.INFO)
@@ -253,16 +254,16 @@ function M.switch(agent)
   end
   local typed = prev and api.nvim_buf_is_valid(prev.input_buf) and api.nvim_buf_get_lines(prev.input_buf, 0, -1, false)
     or {}
-  local live = session.live(agent)
+  local live = sessions.live(agent)
   local st
   if live then
-    session.set_current(live)
+    sessions.set_current(live)
     chat.show(live)
     st = live:status()
   else
     st = M.new_session(agent)
   end
-  local s = st and session.get(st.key)
+  local s = st and sessions.get(st.key)
   if s and prev and s ~= prev and vim.trim(table.concat(typed, "\n")) ~= "" then
     local now = api.nvim_buf_get_lines(s.input_buf, 0, -1, false)
     if #now <= 1 and (now[1] or "") == "" then
@@ -292,7 +293,7 @@ function M.send(text, opts)
   local s = resolve(opts)
   if not s then
     local st = M.chat()
-    s = st and session.get(st.key)
+    s = st and sessions.get(st.key)
   end
   if not s then
     vim.notify("acp: no session", vim.log.levels.ERROR)
@@ -356,7 +357,7 @@ end
 function M.sessions()
   return vim.tbl_map(function(s)
     return s:status()
-  end, session.list())
+  end, sessions.list())
 end
 
 --- Answer the pending permission request with an option kind
@@ -378,7 +379,7 @@ function M.add(opts)
   local s = resolve(opts)
   if not s then
     local st = M.chat()
-    s = st and session.get(st.key)
+    s = st and sessions.get(st.key)
   end
   if not s then
     return false
@@ -426,9 +427,9 @@ end
 --- Make the session of key the current one and show its chat (:AcpSessions).
 ---@param key integer
 function M.focus(key)
-  local s = session.get(key)
+  local s = sessions.get(key)
   if s then
-    session.set_current(s)
+    sessions.set_current(s)
     chat.show(s)
   end
 end
@@ -438,7 +439,7 @@ end
 ---@param key integer|nil
 ---@return acp.Session|nil
 function M._session(key)
-  return session.get(key)
+  return sessions.get(key)
 end
 
 return M

@@ -2,21 +2,21 @@
 --- and pickers waiting for the user, shown one at a time. It owns what is on
 --- screen (one float, or one vim.ui picker), the focus guard, reopening
 --- (:AcpPermission), cancelling, and the session's "awaiting_permission"
---- state. What a prompt shows comes from its content module: acp.permission,
---- acp.fsprompt, acp.resume (and acp.rules for "remember this?").
-local actions = require("acp.actions")
+--- state. What a prompt shows comes from its content module: acp.prompt.permission,
+--- acp.prompt.fsprompt, acp.prompt.resume (and acp.rules for "remember this?").
+local actions = require("acp.chat.actions")
 local config = require("acp.config")
-local elicit = require("acp.elicit")
-local fsprompt = require("acp.fsprompt")
+local elicit = require("acp.prompt.elicit")
+local fsprompt = require("acp.prompt.fsprompt")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
-local mentionask = require("acp.mentionask")
-local permission = require("acp.permission")
-local registryenv = require("acp.registryenv")
-local resume = require("acp.resume")
+local mentionask = require("acp.prompt.mentionask")
+local permission = require("acp.prompt.permission")
+local registryenv = require("acp.prompt.registryenv")
+local resume = require("acp.prompt.resume")
 local rules = require("acp.rules")
-local rulesreview = require("acp.rulesreview")
+local rulesreview = require("acp.rules.review")
 local texts = require("acp.text")
 
 local M = {}
@@ -39,7 +39,7 @@ local kinds = {
   mention = { awaits = true, content = mentionask },
   -- Variables an agent's registry entry sets, before its first start.
   registry_env = { content = registryenv },
-  -- The agent's questions: acp.elicit sends the answer itself (the host
+  -- The agent's questions: acp.prompt.elicit sends the answer itself (the host
   -- checks a form's values first).
   elicitation = { awaits = true, content = elicit },
 }

@@ -5,8 +5,8 @@
 --- set (name and value) is remembered per agent id under
 --- stdpath("state")/acp/registry-env.json. acp.prompt shows the question
 --- (kind "registry_env"); acp.session starts the agent once it is answered.
+local choices = require("acp.prompt.choices")
 local files = require("acp.files")
-local choices = require("acp.choices")
 local texts = require("acp.text")
 
 local M = {}

@@ -11,7 +11,7 @@ local keymaps = require("acp.keymaps")
 local render = require("acp.render.acp")
 local rules = require("acp.rules")
 local texts = require("acp.text")
-local toolinfo = require("acp.toolinfo")
+local toolinfo = require("acp.render.toolinfo")
 
 local M = {}
 

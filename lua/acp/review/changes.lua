@@ -4,7 +4,7 @@
 --- the agent's first change (acp_changes) and its pending hunks
 --- (acp.review). This module lists them in the quickfix list and opens a
 --- side-by-side diff of that original against the file as it is now.
-local actions = require("acp.actions")
+local actions = require("acp.chat.actions")
 local buffers = require("acp.buffers")
 local config = require("acp.config")
 local files = require("acp.files")

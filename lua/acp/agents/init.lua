@@ -7,8 +7,8 @@
 --- a callback (the public API opens the chat).
 local config = require("acp.config")
 local host = require("acp.host")
-local registry = require("acp.registry")
-local remote = require("acp.remote")
+local registry = require("acp.agents.registry")
+local remote = require("acp.agents.remote")
 
 local M = {}
 
@@ -144,7 +144,7 @@ local function from_registry(name, r, over)
   })
   spec.env = vim.tbl_extend("force", r.env or {}, over and over.env or {})
   -- What the registry (not the user's config) sets that can change what
-  -- runs: accepted before the first start (acp.registryenv).
+  -- runs: accepted before the first start (acp.prompt.registryenv).
   spec.risky_env = vim.tbl_filter(function(k)
     return not (over and over.env and over.env[k] ~= nil)
   end, type(r.risky_env) == "table" and r.risky_env or {})
@@ -437,7 +437,7 @@ function M.browse(on_chat)
       end
       vim.ui.select(list.agents, {
         prompt = ("ACP agents (%s)"):format(origin),
-        kind = "acp.registry",
+        kind = "acp.agents.registry",
         format_item = M.entry_line,
       }, function(e)
         if not e then

@@ -1,10 +1,10 @@
 --- Context for the next prompt (:[range]AcpAdd [file]): files as resource
 --- links, line ranges as embedded resources (or fenced text when the agent
 --- does not take embedded context). Each session owns one acp.Context.
-local actions = require("acp.actions")
+local actions = require("acp.chat.actions")
 local config = require("acp.config")
 local files = require("acp.files")
-local mentions = require("acp.mentions")
+local mentions = require("acp.input.mentions")
 
 local M = {}
 
@@ -173,9 +173,9 @@ end
 --- Context blocks for the files mentioned as @path in a prompt (relative to
 --- the cwd or absolute; trailing punctuation ignored), not already pending,
 --- and for the editor's mentions (@diagnostics, @selection... see
---- acp.mentions); for each block the file it holds or links to (symlinks
+--- acp.input.mentions); for each block the file it holds or links to (symlinks
 --- resolved; the workspace for what comes from no file), for the workspace
---- check (acp.mentionask), and why a mention added nothing.
+--- check (acp.prompt.mentionask), and why a mention added nothing.
 ---@param text string
 ---@param ctx { cwd: string|nil, terminals: acp.Terminals|nil }|nil
 ---@return table[] blocks, string[] labels, string[] paths, string[] problems

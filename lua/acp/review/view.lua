@@ -5,7 +5,7 @@
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local review = require("acp.review")
-local session = require("acp.session")
+local sessions = require("acp.sessions")
 
 local M = {}
 
@@ -25,7 +25,7 @@ local function rel(path)
 end
 
 local function agent_of(sid)
-  local s = session.from_sid(sid)
+  local s = sessions.from_sid(sid)
   return s and (s.title or s.agent) or ("session " .. sid)
 end
 

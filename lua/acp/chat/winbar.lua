@@ -166,7 +166,7 @@ function M.text(s, now, width)
   return bar .. ("%%=%%#%s#%s%%*"):format(state_hl[s.state] or "AcpStateStarting", esc(state))
 end
 
---- The input window's winbar while prompts are queued (acp.queue; nil: none):
+--- The input window's winbar while prompts are queued (acp.input.queue; nil: none):
 --- "2 queued · next: fix the tests… · <M-q> edit · <M-CR> send now".
 ---@param s acp.Session
 ---@param width integer|nil

@@ -4,15 +4,15 @@
 ---
 --- Every event type the host sends (host/events.go) has a handler here and
 --- every handler has an event type there: host/events_test.go checks it.
-local auth = require("acp.auth")
+local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
-local follow = require("acp.follow")
-local lifecycle = require("acp.lifecycle")
-local registry = require("acp.registry")
+local follow = require("acp.chat.follow")
+local lifecycle = require("acp.session.lifecycle")
+local registry = require("acp.agents.registry")
 local review = require("acp.review")
-local session = require("acp.session")
-local steer = require("acp.steer")
-local updates = require("acp.updates")
+local sessions = require("acp.sessions")
+local steer = require("acp.input.steer")
+local updates = require("acp.session.updates")
 
 local M = {}
 
@@ -78,7 +78,7 @@ function handlers.resume(s, ev)
   s.prompts:add("resume", ev.id, { sessions = table_or_empty(ev.sessions), more = ev.more and ev.more_choice or nil })
 end
 
---- What became of a prompt steered into the running turn (acp.steer).
+--- What became of a prompt steered into the running turn (acp.input.steer).
 function handlers.steer(s, ev)
   steer.on_event(s, ev)
 end
@@ -222,16 +222,16 @@ function M.dispatch(events)
   local i, n = 1, #events
   while i <= n do
     local ev = events[i]
-    local s = ev.sid and session.from_sid(ev.sid)
+    local s = ev.sid and sessions.from_sid(ev.sid)
     if s then
       s.transcript:batch(function()
         repeat
           M.handle(s, events[i])
           i = i + 1
-        until i > n or vim.uv.hrtime() - t0 >= budget or (events[i].sid and session.from_sid(events[i].sid)) ~= s
+        until i > n or vim.uv.hrtime() - t0 >= budget or (events[i].sid and sessions.from_sid(events[i].sid)) ~= s
       end)
     else
-      if ev.sid and not session.was_closed(ev.sid) then
+      if ev.sid and not sessions.was_closed(ev.sid) then
         orphans[ev.sid] = orphans[ev.sid] or {}
         if #orphans[ev.sid] < max_orphans then
           table.insert(orphans[ev.sid], ev)

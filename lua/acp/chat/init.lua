@@ -1,11 +1,11 @@
 --- Chat windows: a vertical split with the transcript above an input area.
 --- This module owns a session's chat_buf, input_buf, chat_win and input_win.
-local actions = require("acp.actions")
-local codeblocks = require("acp.codeblocks")
+local actions = require("acp.chat.actions")
+local codeblocks = require("acp.chat.codeblocks")
 local config = require("acp.config")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
-local winbar = require("acp.winbar")
+local winbar = require("acp.chat.winbar")
 
 local M = {}
 
@@ -42,8 +42,8 @@ function M.create(s)
     pcall(vim.treesitter.start, s.chat_buf, "markdown")
   end
   s.input_buf = scratch(("acp://input/%d"):format(s.key), "markdown")
-  vim.bo[s.input_buf].omnifunc = "v:lua.require'acp.complete'.omnifunc"
-  vim.bo[s.input_buf].completefunc = "v:lua.require'acp.complete'.omnifunc"
+  vim.bo[s.input_buf].omnifunc = "v:lua.require'acp.input.complete'.omnifunc"
+  vim.bo[s.input_buf].completefunc = "v:lua.require'acp.input.complete'.omnifunc"
   vim.b[s.chat_buf].acp_session = s.key
   vim.b[s.input_buf].acp_session = s.key
   vim.b[s.chat_buf].acp_role = "chat"
@@ -173,7 +173,7 @@ function M.keymaps(s)
         codeblocks.apply(s)
       end,
       follow = function()
-        vim.cmd("AcpFollow") -- acp.follow (it requires this module)
+        vim.cmd("AcpFollow") -- acp.chat.follow (it requires this module)
       end,
       help = function()
         keymaps.show_help()
@@ -183,7 +183,7 @@ function M.keymaps(s)
 end
 
 --- Send what is in the input area (queued while the agent works);
---- opts.steer: into the running turn now (acp.steer), and with nothing
+--- opts.steer: into the running turn now (acp.input.steer), and with nothing
 --- typed, the next queued prompt.
 ---@param s acp.Session
 ---@param opts { steer: boolean|nil }|nil
@@ -382,7 +382,7 @@ function M.show(s, opts)
       winfixwidth = true,
       conceallevel = 2,
       foldmethod = "manual",
-      foldtext = "v:lua.require'acp.transcript'.foldtext()",
+      foldtext = "v:lua.require'acp.chat.transcript'.foldtext()",
       foldenable = true,
     }) do
       vim.wo[chat_win][opt] = v
@@ -467,7 +467,7 @@ function M.hide(s)
   end
 end
 
---- Refresh the winbar: agent, mode, model, title and state (acp.winbar).
+--- Refresh the winbar: agent, mode, model, title and state (acp.chat.winbar).
 function M.update_winbar(s)
   winbar.refresh(s)
 end

@@ -2,7 +2,7 @@
 --- acp_registry_* methods): the list (cache, else the bundled snapshot),
 --- a refresh from the network, installs with progress, and how to start an
 --- agent of the registry. Its events (registry_list, registry_progress,
---- registry_installed) belong to no session: acp.events routes them here.
+--- registry_installed) belong to no session: acp.session.events routes them here.
 local config = require("acp.config")
 local host = require("acp.host")
 
@@ -90,7 +90,7 @@ function M.resolve(id)
   return request("acp_registry_resolve", id, M.opts())
 end
 
---- Registry events from the host (acp.events routes them here).
+--- Registry events from the host (acp.session.events routes them here).
 ---@param ev table
 function M.on_event(ev)
   if ev.type == "registry_list" then

@@ -12,7 +12,7 @@
 --- looks wrong with it; it opens (vim.ui.open) only on `o`, `y` copies it.
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
-local permission = require("acp.permission")
+local permission = require("acp.prompt.permission")
 local texts = require("acp.text")
 
 local M = {}

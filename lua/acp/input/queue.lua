@@ -7,8 +7,8 @@
 --- (the chat says so) until a prompt is sent again.
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
-local steer = require("acp.steer")
-local winbar = require("acp.winbar")
+local steer = require("acp.input.steer")
+local winbar = require("acp.chat.winbar")
 
 local M = {}
 

@@ -1,7 +1,7 @@
 --- Completion of /commands and @mentions in the chat input (omnifunc and
 --- completefunc, so nvim-cmp's and blink's omni sources pick it up too).
-local mentions = require("acp.mentions")
-local session = require("acp.session")
+local mentions = require("acp.input.mentions")
+local sessions = require("acp.sessions")
 
 local M = {}
 
@@ -45,7 +45,7 @@ end
 
 --- 'omnifunc' for the input buffer: /commands at the start of a word,
 --- @mentions anywhere: the editor's (@diagnostics, @symbol:Name... see
---- acp.mentions), then files (sent as context, see acp.context).
+--- acp.input.mentions), then files (sent as context, see acp.input.context).
 function M.omnifunc(findstart, base)
   local line = vim.api.nvim_get_current_line()
   local col = vim.api.nvim_win_get_cursor(0)[2]
@@ -66,14 +66,14 @@ function M.omnifunc(findstart, base)
   end
   if mode == "file" then
     base = base or ""
-    local s = session.get(vim.b.acp_session)
+    local s = sessions.get(vim.b.acp_session)
     local items = mentions.items(base, { cwd = s and s.cwd or vim.fn.getcwd(), terminals = s and s.terminals })
     if not base:find("^%a+:") then
       vim.list_extend(items, M.file_items(base))
     end
     return items
   end
-  local s = session.get(vim.b.acp_session)
+  local s = sessions.get(vim.b.acp_session)
   if not s then
     return {}
   end

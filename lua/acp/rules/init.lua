@@ -15,7 +15,7 @@
 --- without the key cannot make. Rules found in the file without a valid
 --- seal (another program, an agent's command, an older version's plain
 --- hash) are pending: never used until the user accepts them
---- (acp.rulesreview asks, saying where each rule came from). A write from
+--- (acp.rules.review asks, saying where each rule came from). A write from
 --- outside never takes the user's rules away: those this Neovim uses stay,
 --- the file gets them back, and the review says so.
 local files = require("acp.files")

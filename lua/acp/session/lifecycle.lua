@@ -3,11 +3,11 @@
 --- agent's session (session/delete), and :AcpLogout. What runs on an
 --- agent outside a session answers with a `lifecycle` event.
 local agents = require("acp.agents")
-local auth = require("acp.auth")
+local auth = require("acp.agents.auth")
 local history = require("acp.history")
 local host = require("acp.host")
-local registryenv = require("acp.registryenv")
-local replay = require("acp.replay")
+local registryenv = require("acp.prompt.registryenv")
+local replay = require("acp.session.replay")
 local session = require("acp.session")
 
 local M = {}
@@ -32,7 +32,7 @@ local function agent_call(method, agent, session_id)
     if not spec then
       return vim.notify("acp: " .. spec_err, vim.log.levels.ERROR)
     end
-    -- Registry variables the user has not approved (acp.registryenv) stay out.
+    -- Registry variables the user has not approved (acp.prompt.registryenv) stay out.
     for _, v in ipairs(registryenv.pending(spec)) do
       spec.env[v.name] = nil
     end

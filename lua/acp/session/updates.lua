@@ -3,7 +3,7 @@
 --- update to the part of the session that owns it.
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
-local notices = require("acp.notices")
+local notices = require("acp.chat.notices")
 local render = require("acp.render.acp")
 
 local M = {}

@@ -5,7 +5,7 @@
 --- the host settles a question with `fs_question_done`.
 local diff = require("acp.diff")
 local keymaps = require("acp.keymaps")
-local permission = require("acp.permission")
+local permission = require("acp.prompt.permission")
 local texts = require("acp.text")
 
 local M = {}

@@ -24,7 +24,7 @@ local config = require("acp.config")
 local host = require("acp.host")
 local layout = require("acp.layout")
 local rules = require("acp.rules")
-local termsafe = require("acp.termsafe")
+local termsafe = require("acp.terminal.termsafe")
 local texts = require("acp.text")
 
 local M = {}
@@ -60,7 +60,7 @@ local did_autocmds = false
 ---@field no_view "closed"|"none"|nil why there is no view: closed for a newer one, or never had one
 ---@field last_lines string[]|nil its last lines when its view was closed
 ---@field fed boolean|nil some output was shown
----@field safe acp.TermSafe|nil what acp.termsafe carries between chunks
+---@field safe acp.TermSafe|nil what acp.terminal.termsafe carries between chunks
 ---@field rows integer|nil size last sent to the host
 ---@field cols integer|nil
 
@@ -344,7 +344,7 @@ function M.resize(t, win)
 end
 
 -- Feed data to the view, without the control strings that would reach
--- past it (acp.termsafe: hyperlinks, clipboard writes, ...).
+-- past it (acp.terminal.termsafe: hyperlinks, clipboard writes, ...).
 local function feed(t, data)
   if data ~= "" and t.chan then
     t.fed = true

@@ -5,7 +5,7 @@
 --- read outside the workspace asks: `@~/.ssh/id_rsa` never embeds the key
 --- unasked. acp.prompt shows the question (kind "mention"); acp.session
 --- sends the prompt once it is answered.
-local choices = require("acp.choices")
+local choices = require("acp.prompt.choices")
 local config = require("acp.config")
 local texts = require("acp.text")
 

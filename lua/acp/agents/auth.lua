@@ -252,7 +252,7 @@ function M.ask(s, ev)
     end
     vim.ui.select(methods, {
       prompt = ("Log in to %s"):format(label),
-      kind = "acp.auth",
+      kind = "acp.agents.auth",
       format_item = M.method_line,
     }, function(m)
       if not m then

@@ -1,34 +1,35 @@
 --- Sessions: one conversation with an agent and the parts it owns (its
 --- transcript, prompt queue, terminals, pending context and settings), its
---- state machine, and the registry of open sessions.
+--- state machine (the open sessions are listed in acp.sessions).
 ---
 --- Each part writes only its own fields; the session writes the fields
 --- declared on acp.Session, except chat_buf, input_buf, chat_win and
 --- input_win, which belong to acp.chat (the windows of the session).
 local agents = require("acp.agents")
-local auth = require("acp.auth")
+local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
-local context = require("acp.context")
-local draft = require("acp.draft")
-local mentionask = require("acp.mentionask")
-local registryenv = require("acp.registryenv")
+local context = require("acp.input.context")
+local draft = require("acp.input.draft")
 local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
+local mentionask = require("acp.prompt.mentionask")
 local prompt = require("acp.prompt")
-local remote = require("acp.remote")
-local queue = require("acp.queue")
-local replay = require("acp.replay")
+local queue = require("acp.input.queue")
+local registryenv = require("acp.prompt.registryenv")
+local remote = require("acp.agents.remote")
 local render = require("acp.render.acp")
-local sandbox = require("acp.sandbox")
-local settings = require("acp.settings")
-local steer = require("acp.steer")
+local replay = require("acp.session.replay")
+local sandbox = require("acp.terminal.sandbox")
+local sessions = require("acp.sessions")
+local settings = require("acp.session.settings")
+local steer = require("acp.input.steer")
 local terminal = require("acp.terminal")
 local texts = require("acp.text")
-local transcript = require("acp.transcript")
-local unsaved = require("acp.unsaved")
-local winbar = require("acp.winbar")
+local transcript = require("acp.chat.transcript")
+local unsaved = require("acp.prompt.unsaved")
+local winbar = require("acp.chat.winbar")
 
 local M = {}
 
@@ -57,7 +58,7 @@ local api = vim.api
 ---@field stop_reason string|nil of the last turn
 ---@field error string|nil the last error
 ---@field queued string[]|nil prompts sent while the session was starting
----@field queue acp.Queue prompts sent while the agent works (acp.queue)
+---@field queue acp.Queue prompts sent while the agent works (acp.input.queue)
 ---@field inflight integer|nil prompts sent whose turn has not ended
 ---@field caps table|nil what the agent can do (the host's capsTable: steer, resume, fork...)
 ---@field steering acp.QueuedPrompt[]|nil prompts sent with `_session/steering`, awaiting the outcome
@@ -71,7 +72,7 @@ local api = vim.api
 ---@field can_load boolean|nil the agent can load sessions (session/load)
 ---@field history acp.HistoryMeta|nil where the chat is saved (acp.history)
 ---@field save_failed boolean|nil saving failed once (said in the chat)
----@field warm boolean|nil kept started aside for the next new chat (acp.warm)
+---@field warm boolean|nil kept started aside for the next new chat (acp.session.warm)
 ---@field transcript acp.Transcript
 ---@field prompts acp.PromptQueue
 ---@field terminals acp.Terminals
@@ -84,112 +85,6 @@ local api = vim.api
 local S = {}
 S.__index = S
 
--- Registry ---------------------------------------------------------------
-
-local sessions = {} ---@type table<integer, acp.Session> by key
-local by_sid = {} ---@type table<integer, acp.Session> by host session id
-local closed_sids = {} ---@type table<integer, true> stopped sessions' host ids
-local order = {} ---@type integer[] keys, oldest first
-local current ---@type integer|nil key of the current session
-local next_key = 0
-
---- The session of key (default: the current one).
----@param key integer|nil
----@return acp.Session|nil
-function M.get(key)
-  return sessions[key or current]
-end
-
---- The session of host session id sid.
----@param sid integer
----@return acp.Session|nil
-function M.from_sid(sid)
-  return by_sid[sid]
-end
-
---- Whether host session id sid belonged to a session stopped since (its
---- late events are dropped).
----@param sid integer
----@return boolean
-function M.was_closed(sid)
-  return closed_sids[sid] == true
-end
-
---- Whether s failed before it ever started (no session id): nothing to go
---- back to.
----@param s acp.Session
----@return boolean
-local function stillborn(s)
-  return s.state == "error" and not s.session_id and not s.history
-end
-
---- Open sessions (not closed, nor failed before they started unless
---- current), oldest first.
----@return acp.Session[]
-function M.list()
-  local out = {}
-  for _, key in ipairs(order) do
-    local s = sessions[key]
-    if s and s.state ~= "closed" and not (stillborn(s) and key ~= current) then
-      out[#out + 1] = s
-    end
-  end
-  return out
-end
-
---- Forget the current session when it failed before it started: the next
---- one takes its windows and it leaves no trace in :AcpSessions.
-local function drop_stillborn()
-  local s = sessions[current]
-  if not s or not stillborn(s) then
-    return
-  end
-  sessions[s.key] = nil
-  order = vim.tbl_filter(function(k)
-    return k ~= s.key
-  end, order)
-  current = nil
-  vim.schedule(function()
-    for _, b in ipairs({ s.chat_buf, s.input_buf }) do
-      if b and api.nvim_buf_is_valid(b) and #vim.fn.win_findbuf(b) == 0 then
-        pcall(api.nvim_buf_delete, b, { force = true })
-      end
-    end
-  end)
-end
-
---- The newest live session of agent (not ended), if any.
----@param agent string
----@return acp.Session|nil
-function M.live(agent)
-  for i = #order, 1, -1 do
-    local s = sessions[order[i]]
-    if s and s.agent == agent and s:alive() then
-      return s
-    end
-  end
-end
-
---- Make s the current session.
----@param s acp.Session
-function M.set_current(s)
-  current = s.key
-end
-
---- The host exited: every session loses its host side.
----@param code integer
-function M.host_exited(code)
-  for _, s in pairs(sessions) do
-    s.sid = nil
-    s.terminals:set_sid(nil)
-    if s:alive() then
-      s:fail(("the nvim-acp host exited (code %d); see :AcpLog"):format(code))
-    end
-  end
-  by_sid = {}
-  closed_sids = {}
-end
-
 --- A new session of agent (state "starting"), current, with its chat shown
 --- (opts.warm: kept aside, not listed, its chat hidden, until M.adopt).
 --- It talks to no host yet: see S:start.
@@ -198,12 +93,11 @@ end
 ---@return acp.Session
 function M.new(agent, opts)
   if not (opts and opts.warm) then
-    drop_stillborn() -- a warm session starts aside: the current chat stays
+    sessions.drop_stillborn() -- a warm session starts aside: the current chat stays
   end
-  next_key = next_key + 1
   local spec = config.agent(agent)
   local s = setmetatable({
-    key = next_key,
+    key = sessions.next_key(),
     agent = agent,
     title = spec and spec.title or nil,
     state = "starting",
@@ -215,12 +109,8 @@ function M.new(agent, opts)
   }, S)
   s.prompts = prompt.new(s)
   s.queue = queue.new(s)
-  sessions[s.key] = s
   s.warm = opts and opts.warm or nil
-  if not s.warm then
-    order[#order + 1] = s.key
-    current = s.key
-  end
+  sessions.add(s, not s.warm)
   chat.create(s)
   s.terminals = terminal.new(s.key, function(id)
     s.transcript:refresh_terminal(id)
@@ -240,13 +130,12 @@ function M.new(agent, opts)
   return s
 end
 
---- Make warm session s (acp.warm) a listed one, current, its chat shown.
+--- Make warm session s (acp.session.warm) a listed one, current, its chat shown.
 ---@param s acp.Session
 function M.adopt(s)
   s.warm = nil
   s.since = s.state == "starting" and s.since or vim.uv.now()
-  order[#order + 1] = s.key
-  current = s.key
+  sessions.list_it(s)
   chat.show(s)
 end
 
@@ -324,7 +213,7 @@ function S:fail(msg)
 end
 
 --- Start the host (building it if needed) and open the session there.
---- on_sid(s, sid) registers the host's session id (acp.events.bind).
+--- on_sid(s, sid) registers the host's session id (acp.session.events.bind).
 ---@param how { resume: boolean|nil, load: string|nil }
 ---@param on_sid fun(s: acp.Session, sid: integer)
 function S:start(how, on_sid)
@@ -379,7 +268,7 @@ function S:_open(spec, how, on_sid)
   end
   self.sid = res
   self.terminals:set_sid(res)
-  by_sid[res] = self
+  sessions.bind(self, res)
   on_sid(self, res)
   self:_watch_start() -- the host runs (it may have been built first): the agent's time starts now
 end
@@ -491,7 +380,7 @@ end
 
 --- Send a prompt (with the pending context and @mentions). Prompts sent
 --- while starting (or after those, while busy) are sent once it is ready;
---- prompts sent while the agent works wait in the queue (acp.queue), sent
+--- prompts sent while the agent works wait in the queue (acp.input.queue), sent
 --- in order as turns end. Returns false, with a message, when the session
 --- cannot take one.
 ---@param text string
@@ -527,7 +416,7 @@ function S:send(text)
   return true
 end
 
---- Steer text into the running turn (acp.steer); with the agent idle it
+--- Steer text into the running turn (acp.input.steer); with the agent idle it
 --- is sent as a prompt. Empty text sends the next queued prompt.
 ---@param text string
 ---@return boolean taken (false: nothing to send)
@@ -551,7 +440,7 @@ end
 
 --- A prompt's content: blocks (its context) and the files its @mentions
 --- name, with their labels, given to fn. Files from outside the workspace
---- go only once the user says so (acp.mentionask): "keep" puts the text
+--- go only once the user says so (acp.prompt.mentionask): "keep" puts the text
 --- back in the input area and fn is not called.
 ---@param text string
 ---@param blocks table[]|nil
@@ -643,8 +532,7 @@ function S:stop()
     pcall(host.notify, "acp_close", self.sid)
   end
   if self.sid then
-    by_sid[self.sid] = nil
-    closed_sids[self.sid] = true
+    sessions.unbind(self.sid)
   end
   self.queued = nil
   self:_keep_queue()
@@ -879,29 +767,13 @@ end
 ---@param session_id string
 ---@return acp.Session|nil
 function S:open_elsewhere(session_id)
-  for _, o in pairs(sessions) do
-    if o ~= self and o.agent == self.agent and o.session_id == session_id and o:alive() then
-      return o
-    end
-  end
-end
-
---- The live session of agent on session_id, if one is open.
----@param agent string
----@param session_id string
----@return acp.Session|nil
-function M.open_on(agent, session_id)
-  for _, o in pairs(sessions) do
-    if o.agent == agent and o.session_id == session_id and o:alive() then
-      return o
-    end
-  end
+  return sessions.open_on(self.agent, session_id, self)
 end
 
 --- Save every session's chat (Neovim exits: VimLeavePre); later saves
 --- are skipped.
 function M.save_all()
-  for _, s in pairs(sessions) do
+  for _, s in ipairs(sessions.all()) do
     pcall(s.save, s)
     if not s.warm then
       pcall(draft.save, s)
