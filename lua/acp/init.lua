@@ -6,21 +6,24 @@
 --- queued, fork, logout.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
-local agents = require("acp.agents")
-local buffers = require("acp.buffers")
-local chat = require("acp.chat")
 local config = require("acp.config")
-local draft = require("acp.input.draft")
-local events = require("acp.session.events")
 local highlights = require("acp.highlights")
-local history = require("acp.history")
 local host = require("acp.host")
-local lifecycle = require("acp.session.lifecycle")
-local review = require("acp.review")
-local session = require("acp.session")
-local sessions = require("acp.sessions")
-local warm = require("acp.session.warm")
-local winbar = require("acp.chat.winbar")
+local lazy = require("acp.lazy")
+
+-- The rest loads on first use: setup() costs every start of Neovim.
+local agents = lazy("acp.agents")
+local buffers = lazy("acp.buffers")
+local chat = lazy("acp.chat")
+local draft = lazy("acp.input.draft")
+local events = lazy("acp.session.events")
+local history = lazy("acp.history")
+local lifecycle = lazy("acp.session.lifecycle")
+local review = lazy("acp.review")
+local session = lazy("acp.session")
+local sessions = lazy("acp.sessions")
+local warm = lazy("acp.session.warm")
+local winbar = lazy("acp.chat.winbar")
 
 local M = {}
 
@@ -39,13 +42,22 @@ local function setup_once()
   local group = api.nvim_create_augroup("acp", { clear = true })
   api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights.setup })
   -- Chats are saved after each turn; this saves what came since.
-  api.nvim_create_autocmd("VimLeavePre", { group = group, callback = session.save_all })
+  api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      if package.loaded["acp.session"] then -- else no session was ever made
+        session.save_all()
+      end
+    end,
+  })
   if hooked then
     return
   end
   hooked = true
   -- Tell every host that starts which files are loaded (fsbridge).
-  host.on_start(buffers.setup_autocmds)
+  host.on_start(function(chan)
+    buffers.setup_autocmds(chan)
+  end)
   if host.channel() then
     buffers.setup_autocmds(host.channel())
   end
@@ -53,7 +65,9 @@ local function setup_once()
     sessions.host_exited(code)
     events.reset()
   end)
-  review.setup()
+  if package.loaded["acp.review"] then -- else it sets itself up when loaded
+    review.setup()
+  end
 end
 
 --- The session opts.session names, else the current one.

@@ -929,4 +929,7 @@ function M.setup()
   })
 end
 
+-- The marks are drawn again whenever a buffer is read, from the first use on.
+M.setup()
+
 return M
