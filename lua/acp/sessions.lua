@@ -157,11 +157,7 @@ end
 ---@param code integer
 function M.host_exited(code)
   for _, s in pairs(by_key) do
-    s.sid = nil
-    s.terminals:set_sid(nil)
-    if s:alive() then
-      s:fail(("the nvim-acp host exited (code %d); see :AcpLog"):format(code))
-    end
+    s:host_exited(code)
   end
   by_sid = {}
   closed_sids = {}

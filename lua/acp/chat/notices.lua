@@ -4,7 +4,6 @@
 --- plan_removed (several plans by id: items, markdown, or a file). Each
 --- shows as what it is: a message of its severity, a compaction line, a
 --- plan; the winbar keeps the newest plan's progress.
-local chat = require("acp.chat")
 
 local M = {}
 
@@ -119,8 +118,7 @@ function M.plan_removed(s, u)
   end
   if s.plan_id == id then
     s.plan_id = nil
-    s.plan = nil
-    chat.update_winbar(s)
+    s:drop_plan()
   end
   s.transcript:message("info", "Plan removed.")
 end

@@ -61,7 +61,11 @@ local api = vim.api
 ---@field queue acp.Queue prompts sent while the agent works (acp.input.queue)
 ---@field inflight integer|nil prompts sent whose turn has not ended
 ---@field caps table|nil what the agent can do (the host's capsTable: steer, resume, fork...)
----@field steering acp.QueuedPrompt[]|nil prompts sent with `_session/steering`, awaiting the outcome
+---@field steering acp.QueuedPrompt[]|nil (acp.input.steer) prompts sent with `_session/steering`, awaiting the outcome
+---@field mentions_allowed table<string,true>|nil (acp.prompt.mentionask) files outside the workspace the user let prompts send
+---@field compactions table<string,table>|nil (acp.chat.notices) context compactions by id, their summaries
+---@field plans table<string,table>|nil (acp.chat.notices) the plans of plan_update by id
+---@field plan_id string|nil (acp.chat.notices) the id of the plan the winbar shows
 ---@field session_title string|nil the agent's title of the conversation (winbar)
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
@@ -89,20 +93,24 @@ S.__index = S
 --- (opts.warm: kept aside, not listed, its chat hidden, until M.adopt).
 --- It talks to no host yet: see S:start.
 ---@param agent string
----@param opts { warm: boolean|nil }|nil
+--- (opts.from: a session whose title, first prompt and directory it takes,
+--- as a fork does).
+---@param opts { warm: boolean|nil, from: acp.Session|nil }|nil
 ---@return acp.Session
 function M.new(agent, opts)
   if not (opts and opts.warm) then
     sessions.drop_stillborn() -- a warm session starts aside: the current chat stays
   end
   local spec = config.agent(agent)
+  local from = opts and opts.from
   local s = setmetatable({
     key = sessions.next_key(),
     agent = agent,
-    title = spec and spec.title or nil,
+    title = from and from.title or spec and spec.title or nil,
+    first_prompt = from and from.first_prompt or nil,
     state = "starting",
     since = vim.uv.now(),
-    cwd = vim.fn.getcwd(),
+    cwd = from and from.cwd or vim.fn.getcwd(),
     tool_changes = {},
     settings = settings.new(),
     context = context.new(),
@@ -788,6 +796,22 @@ function S:set_plan(entries)
   self.plan = entries
   self.transcript:plan(entries)
   chat.update_winbar(self)
+end
+
+--- The plan the winbar shows is gone (plan_removed).
+function S:drop_plan()
+  self.plan = nil
+  chat.update_winbar(self)
+end
+
+--- The host exited: the session loses its host side, and ends if it ran.
+---@param code integer
+function S:host_exited(code)
+  self.sid = nil
+  self.terminals:set_sid(nil)
+  if self:alive() then
+    self:fail(("the nvim-acp host exited (code %d); see :AcpLog"):format(code))
+  end
 end
 
 --- Winbar facts from session/update: the conversation's title, usage.

@@ -59,10 +59,7 @@ function M.fork(p, start)
     return nil
   end
   local lines = api.nvim_buf_is_valid(p.chat_buf) and api.nvim_buf_get_lines(p.chat_buf, 0, -1, false) or {}
-  local s = session.new(p.agent)
-  s.title = p.title
-  s.first_prompt = p.first_prompt
-  s.cwd = p.cwd
+  local s = session.new(p.agent, { from = p })
   if s.title then
     s.transcript:set_title(s.title)
   end
