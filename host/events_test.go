@@ -17,7 +17,7 @@ func luaHandlers(t *testing.T) []string { return luaTable(t, "handlers") }
 // luaTable are the names of the functions of table name in lua/acp/session/events.lua.
 func luaTable(t *testing.T, name string) []string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "lua", "acp", "events.lua"))
+	src, err := os.ReadFile(filepath.Join("..", "lua", "acp", "session", "events.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
