@@ -11,22 +11,32 @@ local texts = require("acp.text")
 
 local M = {}
 
---- The workspace roots of session s, symlinks resolved.
+--- The workspace roots of session s: its cwd and fs.allow_roots.
 ---@param s acp.Session
 ---@return string[]
 local function roots(s)
-  local out = {}
   local dirs = { s.cwd or vim.fn.getcwd() }
   for _, p in ipairs(config.options.fs.allow_roots or {}) do
     dirs[#dirs + 1] = vim.fn.fnamemodify(vim.fn.expand(p), ":p")
   end
+  return dirs
+end
+
+--- Whether real (absolute, symlinks resolved) is one of roots (symlinks
+--- resolved here; a missing one counts for nothing) or under it: the rule
+--- the host's approval.Inside computes, paired with it by the cases of
+--- testdata/rules/inside.json.
+---@param real string
+---@param dirs string[]
+---@return boolean
+function M.inside_roots(real, dirs)
   for _, d in ipairs(dirs) do
-    local real = vim.uv.fs_realpath(d)
-    if real then
-      out[#out + 1] = real
+    local root = vim.uv.fs_realpath(d)
+    if root and (real == root or vim.startswith(real, root == "/" and "/" or (root .. "/"))) then
+      return true
     end
   end
-  return out
+  return false
 end
 
 --- Whether real (absolute, symlinks resolved) is in s's workspace.
@@ -34,12 +44,7 @@ end
 ---@param real string
 ---@return boolean
 function M.inside(s, real)
-  for _, root in ipairs(roots(s)) do
-    if real == root or vim.startswith(real, root == "/" and "/" or (root .. "/")) then
-      return true
-    end
-  end
-  return false
+  return M.inside_roots(real, roots(s))
 end
 
 --- The indexes of paths (real paths of the files a prompt sends) outside
