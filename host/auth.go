@@ -37,7 +37,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/nvim-acp/nvim-acp/approval"
+	"github.com/nvim-acp/nvim-acp/login"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
 )
@@ -180,11 +180,11 @@ func parseAuthMethods(raw json.RawMessage, agentCmd []string) []authMethod {
 }
 
 // Which program a login command runs, and whether it is the agent's own:
-// approval/program.go.
+// package login.
 var (
-	loginBase  = approval.LoginBase
-	ownProgram = approval.OwnProgram
-	loaderVars = approval.LoaderVars
+	loginBase  = login.Base
+	ownProgram = login.OwnProgram
+	loaderVars = login.LoaderVars
 )
 
 // descVars finds the environment variables a method's description asks to set.

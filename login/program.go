@@ -1,8 +1,8 @@
-package approval
-
-// Which program a command runs: a login command an agent names
-// (_meta["terminal-auth"]) is the agent's own program, or another one the
-// user is asked about.
+// Package login decides what a login command of an agent runs: a command
+// an agent names (_meta["terminal-auth"], a terminal auth method) is the
+// agent's own program, or another one the user is asked about, and which
+// of its environment variables change what runs.
+package login
 
 import (
 	"os"
@@ -13,12 +13,12 @@ import (
 	"strings"
 )
 
-// LoginBase is the agent program of cmd that a terminal method's args go
+// Base is the agent program of cmd that a terminal method's args go
 // to (the RFD: "the Agent program ... with the args the method supplies"):
 // the program, and the script or package a runner is given (node
 // .../index.js, npx -y pkg@1.0), without the arguments that start ACP
 // mode (`qwen --acp` logs in as `qwen --auth-type=openai`).
-func LoginBase(cmd []string) []string {
+func Base(cmd []string) []string {
 	if len(cmd) == 0 {
 		return nil
 	}
