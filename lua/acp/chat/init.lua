@@ -103,10 +103,11 @@ end
 
 --- Go to the session's waiting prompt (permission request, file question).
 function M.focus_prompt(s)
+  local insert = vim.fn.mode() == "i"
   if vim.fn.mode() ~= "n" then
     vim.cmd("stopinsert")
   end
-  if not s.prompts:reopen() then
+  if not s.prompts:reopen({ insert = insert }) then
     vim.notify("acp: no pending permission request", vim.log.levels.INFO)
   end
 end

@@ -69,6 +69,8 @@ local kinds = {
 ---@field items acp.PromptItem[] oldest first
 ---@field shown acp.PromptShown|nil what is on screen
 ---@field state_before acp.State|nil the session's state before it awaited the user
+---@field return_to table|nil where the user was when a prompt took the focus: {win, buf, insert, cursor, at_end}
+---@field handing_over boolean|nil a focused prompt just closed: the next one to take the focus keeps return_to
 local Q = {}
 Q.__index = Q
 
@@ -207,6 +209,7 @@ function Q:answer(item, choice, opts)
   end
   self:_show_next()
   self:_retitle()
+  self:_give_back_focus()
   return true
 end
 
@@ -259,6 +262,7 @@ function Q:done(id)
   end
   self:_show_next()
   self:_retitle()
+  self:_give_back_focus()
 end
 
 --- Drop every waiting prompt of kind (default: all), closing what shows
@@ -281,6 +285,7 @@ function Q:cancel_all(kind)
     close_diff(item)
   end
   self:_sync_state()
+  self:_give_back_focus()
 end
 
 --- Hide the float (the prompt keeps waiting: reopen() or :AcpPermission
@@ -289,19 +294,26 @@ function Q:hide()
   local p = self.shown
   if p and not p.picker then
     self:_close()
+    self:_give_back_focus()
   end
 end
 
 --- Show and focus the first waiting prompt (after <Esc>, :q, a hidden
 --- chat, or when it opened without focus). Returns false when none waits.
+--- opts.insert: the user was in Insert mode (the <C-g> of the input), to
+--- which they go back when the prompts are answered.
+---@param opts { insert: boolean|nil }|nil
 ---@return boolean
-function Q:reopen()
+function Q:reopen(opts)
   if #self.items == 0 then
     return false
   end
   local p = self.shown
   if p and p.win and api.nvim_win_is_valid(p.win) then
     self:relayout()
+    if api.nvim_get_current_win() ~= p.win then
+      self:_took_focus(api.nvim_get_current_win(), opts and opts.insert)
+    end
     api.nvim_set_current_win(p.win)
     p.guard_until = 0 -- focused on purpose
     return true
@@ -310,8 +322,54 @@ function Q:reopen()
     return true -- the picker is on screen
   end
   self.shown = nil
-  self:_show_next({ focus = true })
+  self:_show_next({ focus = true, insert = opts and opts.insert })
   return true
+end
+
+--- A prompt takes the focus from window win: where the user goes back to
+--- when no prompt holds it any more (the first taker of a chain of
+--- prompts keeps it: answering one that opens the next goes on there).
+---@param win integer
+---@param insert boolean|nil the user was typing there (Insert mode)
+function Q:_took_focus(win, insert)
+  if (self.return_to and self.handing_over) or not api.nvim_win_is_valid(win) or vim.w[win].acp_prompt then
+    return -- the next prompt of a chain, or from another prompt
+  end
+  local buf = api.nvim_win_get_buf(win)
+  insert = insert or vim.fn.mode() == "i"
+  local cursor = api.nvim_win_get_cursor(win)
+  local line = api.nvim_buf_get_lines(buf, cursor[1] - 1, cursor[1], false)[1] or ""
+  self.return_to = { win = win, buf = buf, insert = insert, cursor = cursor, at_end = cursor[2] >= #line }
+end
+
+--- No prompt holds the focus any more (answered, hidden, closed, settled
+--- by the host): back to the window, mode and cursor the first prompt took
+--- the user from, when the user is still where the prompt left them.
+function Q:_give_back_focus()
+  self.handing_over = nil
+  local back = self.return_to
+  local p = self.shown
+  if not back or (p and p.win and api.nvim_win_is_valid(p.win) and api.nvim_get_current_win() == p.win) then
+    return -- nothing taken, or a prompt still has it
+  end
+  self.return_to = nil
+  if not (api.nvim_win_is_valid(back.win) and api.nvim_win_get_buf(back.win) == back.buf) then
+    return
+  end
+  local cur = api.nvim_get_current_win()
+  if cur ~= back.win then
+    if not vim.w[cur].acp_prompt then
+      return -- the user went elsewhere on purpose
+    end
+    pcall(api.nvim_set_current_win, back.win)
+  end
+  if back.insert and vim.bo[back.buf].modifiable then
+    pcall(api.nvim_win_set_cursor, back.win, back.cursor)
+    -- Ahead of the keys typed since (typeahead, flag "i"): :startinsert
+    -- would wait for the end of the command, and a host event handled
+    -- before it lets the next keys run as Normal commands.
+    api.nvim_feedkeys(back.at_end and "A" or "i", "ni", false)
+  end
 end
 
 --- The text of the prompt on screen, body then keys, or "" (tests,
@@ -423,6 +481,7 @@ end
 --- Window options of a prompt float: wrapped, the marks of hidden
 --- characters highlighted.
 local function dress(win)
+  vim.w[win].acp_prompt = true
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = false
   vim.wo[win].breakindent = false
@@ -561,6 +620,9 @@ function Q:_float(item, opts)
   -- normal mode, with a diff opened for it, or from :AcpPermission.
   local focus = opts.focus or view.diff ~= nil or self:_may_focus()
   local guarded = focus and not opts.focus and not view.diff
+  if focus then
+    self:_took_focus(prev, opts.insert)
+  end
   local win = api.nvim_open_win(buf, focus, body_cfg)
   dress(win)
   -- A wrapped line taller than the window scrolls row by row: its end can
@@ -601,6 +663,10 @@ function Q:_float(item, opts)
         if api.nvim_win_is_valid(keys_win) then
           pcall(api.nvim_win_close, keys_win, true)
         end
+        if self.shown == shown then
+          self.shown = nil -- closed with :q: it waits, reopen() shows it
+        end
+        self:_give_back_focus()
       end)
     end,
   })
@@ -713,6 +779,7 @@ function Q:_close()
   end
   -- Back to where the user was only if they are still in the prompt.
   local was_current = p.win and api.nvim_get_current_win() == p.win
+  self.handing_over = was_current or nil -- a next prompt taking the focus goes on the chain
   if p.win and api.nvim_win_is_valid(p.win) then
     pcall(api.nvim_win_close, p.win, true)
   end
