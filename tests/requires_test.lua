@@ -213,7 +213,7 @@ M["setup() loads only what it needs: options, highlights, the host's module"] = 
     "qa!",
   })
   t.eq(vim.v.shell_error, 0, out)
-  t.eq(vim.split(vim.trim(out), " "), { "acp", "acp.config", "acp.highlights", "acp.host", "acp.lazy" })
+  t.eq(vim.split(vim.trim(out), " "), { "acp", "acp.config", "acp.highlights", "acp.host", "acp.lazy", "acp.notify" })
 end
 
 M["the checks see a require in a function body and a cycle"] = function(t)

@@ -3,6 +3,7 @@
 local changes = require("acp.review.changes")
 local chat = require("acp.chat")
 local host = require("acp.host")
+local notify = require("acp.notify")
 local review = require("acp.review")
 local reviewview = require("acp.review.view")
 local sessions = require("acp.sessions")
@@ -16,7 +17,7 @@ local M = {}
 local function current(running)
   local s = sessions.get()
   if not s or (running and (not s.sid or not s:alive())) then
-    vim.notify(running and "acp: no running session" or "acp: no session", vim.log.levels.WARN)
+    notify(running and "acp: no running session" or "acp: no session", vim.log.levels.WARN)
     return nil
   end
   return s
@@ -25,7 +26,7 @@ end
 local function notify_host(method, ...)
   local ok, err = pcall(host.notify, method, ...)
   if not ok then
-    vim.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+    notify("acp: " .. tostring(err), vim.log.levels.ERROR)
   end
 end
 
@@ -33,7 +34,7 @@ end
 function M.sessions()
   local list = sessions.list()
   if #list == 0 then
-    vim.notify("acp: no sessions; :AcpChat starts one", vim.log.levels.INFO)
+    notify("acp: no sessions; :AcpChat starts one", vim.log.levels.INFO)
     return
   end
   vim.ui.select(list, {
@@ -60,16 +61,16 @@ function M.queue(arg)
   end
   if arg == "send" then
     if not s:steer("") then
-      vim.notify("acp: no prompt is queued", vim.log.levels.INFO)
+      notify("acp: no prompt is queued", vim.log.levels.INFO)
     end
   elseif arg == "clear" then
     local n = s.queue:count()
     s.queue:drain()
-    vim.notify(("acp: dropped %d queued prompt%s"):format(n, n == 1 and "" or "s"), vim.log.levels.INFO)
+    notify(("acp: dropped %d queued prompt%s"):format(n, n == 1 and "" or "s"), vim.log.levels.INFO)
   elseif arg == "" then
     s.queue:edit()
   else
-    vim.notify("acp: :AcpQueue takes send or clear", vim.log.levels.ERROR)
+    notify("acp: :AcpQueue takes send or clear", vim.log.levels.ERROR)
   end
 end
 
@@ -83,7 +84,7 @@ function M.permission()
       return
     end
   end
-  vim.notify("acp: no pending permission request", vim.log.levels.INFO)
+  notify("acp: no pending permission request", vim.log.levels.INFO)
 end
 
 --- :AcpTerminal [id]: open a terminal of the current session (default: the newest).
@@ -96,7 +97,7 @@ function M.terminal(arg)
   local ids = s.terminals:ids()
   local id = (arg and arg ~= "") and arg or ids[#ids]
   if not id then
-    vim.notify("acp: the agent has not run any command yet", vim.log.levels.INFO)
+    notify("acp: the agent has not run any command yet", vim.log.levels.INFO)
     return
   end
   s.terminals:open(id, { s.chat_buf, s.input_buf })
@@ -135,14 +136,14 @@ function M.review(arg)
     end
     local ok, text = pcall(host.request, "acp_review_feedback", s.sid)
     if not ok then
-      vim.notify("acp: " .. tostring(text), vim.log.levels.ERROR)
+      notify("acp: " .. tostring(text), vim.log.levels.ERROR)
     elseif text == "" then
-      vim.notify("acp: no comments or rejected changes to send", vim.log.levels.INFO)
+      notify("acp: no comments or rejected changes to send", vim.log.levels.INFO)
     else
       s:send(text)
     end
   else
-    vim.notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
+    notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
   end
 end
 
@@ -157,7 +158,7 @@ end
 
 local function set(s, what, choice)
   s.settings:ask(what, choice.id)
-  vim.notify(("acp: switching the %s to %s..."):format(what, choice.name or choice.id), vim.log.levels.INFO)
+  notify(("acp: switching the %s to %s..."):format(what, choice.name or choice.id), vim.log.levels.INFO)
   if choice.option then
     notify_host("acp_set_option", s.sid, choice.option, choice.id)
   elseif what == "mode" then
@@ -178,7 +179,7 @@ function M.pick(what, arg)
   end
   local choices = s.settings:choices(what)
   if #choices == 0 then
-    vim.notify(("acp: %s offers no %ss"):format(s.agent, what), vim.log.levels.INFO)
+    notify(("acp: %s offers no %ss"):format(s.agent, what), vim.log.levels.INFO)
     return
   end
   if arg and arg ~= "" then
@@ -187,7 +188,7 @@ function M.pick(what, arg)
         return set(s, what, c)
       end
     end
-    vim.notify(("acp: no %s %q"):format(what, arg), vim.log.levels.ERROR)
+    notify(("acp: no %s %q"):format(what, arg), vim.log.levels.ERROR)
     return
   end
   vim.ui.select(choices, {
@@ -223,7 +224,7 @@ function M.options()
   end
   local opts = s.settings.config_options
   if #opts == 0 then
-    vim.notify(("acp: %s offers no config options"):format(s.agent), vim.log.levels.INFO)
+    notify(("acp: %s offers no config options"):format(s.agent), vim.log.levels.INFO)
     return
   end
   vim.ui.select(opts, {

@@ -10,6 +10,7 @@ local config = require("acp.config")
 local highlights = require("acp.highlights")
 local host = require("acp.host")
 local lazy = require("acp.lazy")
+local notify = require("acp.notify")
 
 -- The rest loads on first use: setup() costs every start of Neovim.
 local agents = lazy("acp.agents")
@@ -159,7 +160,7 @@ function M.new_session(agent, how)
     sessions.set_current(open)
     chat.show(open)
     history.close_views(how.history)
-    vim.notify(("acp: %s is open already"):format(open:name() or how.load), vim.log.levels.INFO)
+    notify(("acp: %s is open already"):format(open:name() or how.load), vim.log.levels.INFO)
     return open:status()
   end
   -- A chat is on: an agent that cannot start (unknown, not installed) must
@@ -168,7 +169,7 @@ function M.new_session(agent, how)
   if prev and (prev.session_id or prev:alive()) and (host.channel() or vim.fn.executable(host.bin()) == 1) then
     local ok, spec, err = pcall(agents.resolve, agent)
     if ok and not spec then
-      vim.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+      notify("acp: " .. tostring(err), vim.log.levels.ERROR)
       return nil
     end
   end
@@ -212,7 +213,7 @@ function M.fork(opts)
   setup_once()
   local p = resolve(opts)
   if not p then
-    vim.notify("acp: no session to fork", vim.log.levels.WARN)
+    notify("acp: no session to fork", vim.log.levels.WARN)
     return nil
   end
   local s = lifecycle.fork(p, function(s, how)
@@ -227,7 +228,7 @@ function M.logout(agent)
   setup_once()
   agent = (agent and agent ~= "") and agent or default_agent()
   if not agent then
-    vim.notify("acp: which agent? :AcpLogout {agent}", vim.log.levels.WARN)
+    notify("acp: which agent? :AcpLogout {agent}", vim.log.levels.WARN)
     return
   end
   lifecycle.logout(agent)
@@ -310,7 +311,7 @@ function M.send(text, opts)
     s = st and sessions.get(st.key)
   end
   if not s then
-    vim.notify("acp: no session", vim.log.levels.ERROR)
+    notify("acp: no session", vim.log.levels.ERROR)
     return false
   end
   return s:send(text)
@@ -326,7 +327,7 @@ end
 function M.steer(text, opts)
   local s = resolve(opts)
   if not s then
-    vim.notify("acp: no session", vim.log.levels.ERROR)
+    notify("acp: no session", vim.log.levels.ERROR)
     return false
   end
   return s:steer(text or "")
@@ -400,13 +401,13 @@ function M.add(opts)
   end
   local item, err, warning = s.context:add(opts or {})
   if not item then
-    vim.notify("acp: " .. err, vim.log.levels.WARN)
+    notify("acp: " .. err, vim.log.levels.WARN)
     return false
   end
   if warning then
-    vim.notify("acp: " .. warning, vim.log.levels.WARN)
+    notify("acp: " .. warning, vim.log.levels.WARN)
   end
-  vim.notify("acp: added " .. item.label .. " to the next prompt", vim.log.levels.INFO)
+  notify("acp: added " .. item.label .. " to the next prompt", vim.log.levels.INFO)
   return true
 end
 

@@ -7,6 +7,7 @@
 --- a callback (the public API opens the chat).
 local config = require("acp.config")
 local host = require("acp.host")
+local notify = require("acp.notify")
 local registry = require("acp.agents.registry")
 local remote = require("acp.agents.remote")
 
@@ -378,24 +379,24 @@ end
 ---@param on_done fun(spec: table)|nil
 function M.install(e, on_done)
   if #(e.usable or {}) == 0 then
-    vim.notify(
+    notify(
       ("acp: %s cannot be installed here: %s"):format(e.id, table.concat(e.unusable or {}, "; ")),
       vim.log.levels.ERROR
     )
     return
   end
-  vim.notify(("acp: installing %s %s (%s)..."):format(e.id, e.version, e.usable[1]), vim.log.levels.INFO)
+  notify(("acp: installing %s %s (%s)..."):format(e.id, e.version, e.usable[1]), vim.log.levels.INFO)
   local n, err = registry.install(e.id, {
     progress = function(ev)
       vim.api.nvim_echo({ { M.progress_line(ev) } }, false, {})
     end,
     done = function(ev)
       if not ev.ok then
-        vim.notify(("acp: installing %s failed: %s"):format(e.id, ev.error or "?"), vim.log.levels.ERROR)
+        notify(("acp: installing %s failed: %s"):format(e.id, ev.error or "?"), vim.log.levels.ERROR)
         return
       end
       local spec = ev.agent or {}
-      vim.notify(
+      notify(
         ("acp: %s %s installed: :AcpChat %s starts it (%s)"):format(
           e.id,
           spec.version or e.version,
@@ -410,7 +411,7 @@ function M.install(e, on_done)
     end,
   })
   if not n then
-    vim.notify(("acp: installing %s failed: %s"):format(e.id, err or "?"), vim.log.levels.ERROR)
+    notify(("acp: installing %s failed: %s"):format(e.id, err or "?"), vim.log.levels.ERROR)
   end
 end
 
@@ -422,13 +423,13 @@ end
 function M.browse(on_chat)
   host.start(function(err)
     if err then
-      vim.notify("acp: " .. err, vim.log.levels.ERROR)
+      notify("acp: " .. err, vim.log.levels.ERROR)
       return
     end
-    vim.notify("acp: fetching the ACP agent registry...", vim.log.levels.INFO)
+    notify("acp: fetching the ACP agent registry...", vim.log.levels.INFO)
     registry.refresh(function(list)
       if list.error and #(list.agents or {}) == 0 then
-        vim.notify("acp: agent registry: " .. list.error, vim.log.levels.ERROR)
+        notify("acp: agent registry: " .. list.error, vim.log.levels.ERROR)
         return
       end
       local origin = list.origin or "?"

@@ -1,6 +1,7 @@
 --- Actions on the transcript: jump to locations, open diffs and terminals.
 local files = require("acp.files")
 local layout = require("acp.layout")
+local notify = require("acp.notify")
 
 local M = {}
 
@@ -117,7 +118,7 @@ end
 function M.open_location(s)
   local path, lnum = M.location_at_cursor()
   if not path then
-    vim.notify("acp: no file location under the cursor", vim.log.levels.INFO)
+    notify("acp: no file location under the cursor", vim.log.levels.INFO)
     return false
   end
   local win = previous_window(s)
@@ -129,7 +130,7 @@ function M.open_location(s)
   end
   local ok, err = M.edit(path)
   if not ok then
-    vim.notify("acp: cannot open " .. path .. ": " .. tostring(err), vim.log.levels.ERROR)
+    notify("acp: cannot open " .. path .. ": " .. tostring(err), vim.log.levels.ERROR)
     return false
   end
   if lnum then
@@ -164,12 +165,12 @@ end
 function M.open_diff(s, c)
   c = c or M.diff_at_cursor(s)
   if not c then
-    vim.notify("acp: no diff under the cursor", vim.log.levels.INFO)
+    notify("acp: no diff under the cursor", vim.log.levels.INFO)
     return false
   end
   local path = type(c.path) == "string" and c.path or "edit"
   if c.live and not (M.loaded_buffer(path) or M.regular_file(path)) then
-    vim.notify(("acp: cannot open %s: not a regular file"):format(path), vim.log.levels.ERROR)
+    notify(("acp: cannot open %s: not a regular file"):format(path), vim.log.levels.ERROR)
     return false
   end
   local name = vim.fs.basename(path)
@@ -201,7 +202,7 @@ function M.open_diff(s, c)
     vim.cmd("rightbelow vsplit")
     local ok, err = M.edit(path)
     if not ok then
-      vim.notify(("acp: cannot open %s: %s"):format(path, err), vim.log.levels.ERROR)
+      notify(("acp: cannot open %s: %s"):format(path, err), vim.log.levels.ERROR)
       vim.cmd("tabclose")
       return false
     end

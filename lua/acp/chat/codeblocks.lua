@@ -4,6 +4,7 @@
 local config = require("acp.config")
 local files = require("acp.files")
 local host = require("acp.host")
+local notify = require("acp.notify")
 
 local M = {}
 
@@ -102,7 +103,7 @@ function M.jump(s, dir, count)
   end
   local target = ahead[count or 1]
   if not target then
-    vim.notify(("acp: no %s code block"):format(dir > 0 and "next" or "previous"), vim.log.levels.INFO)
+    notify(("acp: no %s code block"):format(dir > 0 and "next" or "previous"), vim.log.levels.INFO)
     return false
   end
   if api.nvim_get_mode().mode == "n" then
@@ -121,7 +122,7 @@ end
 function M.yank(s, reg)
   local b = M.at(s, api.nvim_win_get_cursor(0)[1] - 1)
   if not b then
-    vim.notify("acp: no code block under the cursor", vim.log.levels.INFO)
+    notify("acp: no code block under the cursor", vim.log.levels.INFO)
     return nil
   end
   local lines = M.text(s, b)
@@ -130,7 +131,7 @@ function M.yank(s, reg)
   if reg == '"' then
     vim.fn.setreg("0", lines, "l")
   end
-  vim.notify(
+  notify(
     ("acp: yanked %d line%s%s"):format(#lines, #lines == 1 and "" or "s", b.lang and (" of " .. b.lang) or ""),
     vim.log.levels.INFO
   )
@@ -274,11 +275,11 @@ end
 function M.apply(s)
   local b = M.at(s, api.nvim_win_get_cursor(0)[1] - 1)
   if not b then
-    vim.notify("acp: no code block under the cursor", vim.log.levels.INFO)
+    notify("acp: no code block under the cursor", vim.log.levels.INFO)
     return
   end
   if not s.sid or not s:alive() then
-    vim.notify("acp: the session has ended; :AcpChat starts one to apply blocks with", vim.log.levels.WARN)
+    notify("acp: the session has ended; :AcpChat starts one to apply blocks with", vim.log.levels.WARN)
     return
   end
   local block = M.text(s, b)
@@ -286,7 +287,7 @@ function M.apply(s)
     path = vim.fn.fnamemodify(path, ":p")
     local placements, err = M.placements(path)
     if not placements then
-      vim.notify("acp: " .. err, vim.log.levels.WARN)
+      notify("acp: " .. err, vim.log.levels.WARN)
       return
     end
     vim.ui.select(placements, {

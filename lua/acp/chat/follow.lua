@@ -5,6 +5,7 @@
 --- window yourself, it is left alone.
 local chat = require("acp.chat")
 local config = require("acp.config")
+local notify = require("acp.notify")
 
 local M = {}
 
@@ -39,7 +40,7 @@ function M.set(on)
       end
     end
   end
-  vim.notify("acp: following the agent " .. (on and "on" or "off"), vim.log.levels.INFO)
+  notify("acp: following the agent " .. (on and "on" or "off"), vim.log.levels.INFO)
 end
 
 --- rawInput's path and line keys, as agents name them.

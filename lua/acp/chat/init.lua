@@ -5,6 +5,7 @@ local codeblocks = require("acp.chat.codeblocks")
 local config = require("acp.config")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
+local notify = require("acp.notify")
 local winbar = require("acp.chat.winbar")
 
 local M = {}
@@ -108,7 +109,7 @@ function M.focus_prompt(s)
     vim.cmd("stopinsert")
   end
   if not s.prompts:reopen({ insert = insert }) then
-    vim.notify("acp: no pending permission request", vim.log.levels.INFO)
+    notify("acp: no pending permission request", vim.log.levels.INFO)
   end
 end
 

@@ -4,6 +4,7 @@
 --- plan_removed (several plans by id: items, markdown, or a file). Each
 --- shows as what it is: a message of its severity, a compaction line, a
 --- plan; the winbar keeps the newest plan's progress.
+local notify = require("acp.notify")
 
 local M = {}
 
@@ -20,7 +21,7 @@ function M.notice(s, u)
   local level = levels[u.severity] or "info"
   s.transcript:message(level, ("%s%s"):format(title, desc))
   if level ~= "info" and #vim.fn.win_findbuf(s.chat_buf) == 0 then
-    vim.notify(
+    notify(
       ("acp: %s: %s%s"):format(s:label(), title, desc),
       level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN
     )

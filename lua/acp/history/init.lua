@@ -9,6 +9,7 @@ local config = require("acp.config")
 local doc = require("acp.render.doc")
 local files = require("acp.files")
 local host = require("acp.host")
+local notify = require("acp.notify")
 local texts = require("acp.text")
 local view = require("acp.render.view")
 
@@ -328,7 +329,7 @@ end
 function M.pick(resume, delete)
   local all = M.list()
   if #all == 0 then
-    vim.notify("acp: no saved chats for " .. vim.fn.fnamemodify(M.project(), ":~"), vim.log.levels.INFO)
+    notify("acp: no saved chats for " .. vim.fn.fnamemodify(M.project(), ":~"), vim.log.levels.INFO)
     return
   end
   vim.ui.select(all, { prompt = "Saved chats", format_item = M.format }, function(meta)
@@ -360,7 +361,7 @@ function M.pick(resume, delete)
         delete(meta)
       else
         M.delete(meta)
-        vim.notify("acp: deleted " .. M.format(meta), vim.log.levels.INFO)
+        notify("acp: deleted " .. M.format(meta), vim.log.levels.INFO)
       end
     end)
   end)

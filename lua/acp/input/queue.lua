@@ -7,6 +7,7 @@
 --- (the chat says so) until a prompt is sent again.
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
+local notify = require("acp.notify")
 local steer = require("acp.input.steer")
 local winbar = require("acp.chat.winbar")
 
@@ -369,7 +370,7 @@ end
 function Q:edit()
   self:_read()
   if #self.items == 0 then
-    vim.notify("acp: no prompt is queued", vim.log.levels.INFO)
+    notify("acp: no prompt is queued", vim.log.levels.INFO)
     return false
   end
   if self.win and api.nvim_win_is_valid(self.win) then
@@ -456,7 +457,7 @@ function Q:edit()
     end,
     permission = function()
       if not s.prompts:reopen() then
-        vim.notify("acp: no pending permission request", vim.log.levels.INFO)
+        notify("acp: no pending permission request", vim.log.levels.INFO)
       end
     end,
     close = function()

@@ -12,6 +12,7 @@ local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local mentionask = require("acp.prompt.mentionask")
+local notify = require("acp.notify")
 local permission = require("acp.prompt.permission")
 local registryenv = require("acp.prompt.registryenv")
 local resume = require("acp.prompt.resume")
@@ -174,7 +175,7 @@ function Q:answer(item, choice, opts)
   end
   local opt, why = content.option(item.data, choice)
   if not opt then
-    vim.notify(
+    notify(
       why and ("acp: " .. why)
         or ("acp: no option %q in this %s"):format(choice, item.kind == "permission" and "request" or "question"),
       vim.log.levels.WARN
@@ -688,7 +689,7 @@ function Q:_float(item, opts)
         local scrolls = ({ j = true, k = true, ["<Down>"] = true, ["<Up>"] = true })[key]
         if not taken[key] and not scrolls then
           vim.keymap.set("n", key, function()
-            vim.notify(("acp: this prompt has no %q option"):format(action.desc), vim.log.levels.INFO)
+            notify(("acp: this prompt has no %q option"):format(action.desc), vim.log.levels.INFO)
           end, { buffer = buf, nowait = true, desc = "acp: no such option here" })
         end
       end
@@ -713,7 +714,7 @@ function Q:_float(item, opts)
     -- With the chat in view its message and winbar say it (a long
     -- notification would stop the user with a hit-enter prompt).
     if not focus and view.notify and not layout.tab_window(s.chat_buf) then
-      vim.notify(view.notify, vim.log.levels.WARN)
+      notify(view.notify, vim.log.levels.WARN)
     end
   end
 end

@@ -7,6 +7,7 @@
 local buffers = require("acp.buffers")
 local config = require("acp.config")
 local host = require("acp.host")
+local notify = require("acp.notify")
 
 local M = {}
 
@@ -105,7 +106,7 @@ function M.before_prompt(s)
   end
   local failed = M.save(bufs)
   if #failed > 0 then
-    vim.notify("acp: could not save " .. table.concat(failed, ", "), vim.log.levels.WARN)
+    notify("acp: could not save " .. table.concat(failed, ", "), vim.log.levels.WARN)
   end
   return true
 end

@@ -10,6 +10,7 @@ local config = require("acp.config")
 local files = require("acp.files")
 local host = require("acp.host")
 local layout = require("acp.layout")
+local notify = require("acp.notify")
 local review = require("acp.review")
 
 local M = {}
@@ -155,7 +156,7 @@ function M.quickfix(s)
   end
   vim.fn.setqflist({}, " ", { title = ("acp: changes of %s"):format(s.agent or "the agent"), items = items })
   if #items == 0 then
-    vim.notify("acp: the agent has changed no files in this session", vim.log.levels.INFO)
+    notify("acp: the agent has changed no files in this session", vim.log.levels.INFO)
     return 0
   end
   -- Not from the chat: the list and its jumps belong to the editing windows.
@@ -194,7 +195,7 @@ function M.diff(s, path)
       return actions.open_diff(s, { path = c.path, oldText = c.original or "", live = true })
     end
   end
-  vim.notify(("acp: the agent has not written %s in this session"):format(path or "?"), vim.log.levels.INFO)
+  notify(("acp: the agent has not written %s in this session"):format(path or "?"), vim.log.levels.INFO)
   return false
 end
 

@@ -12,6 +12,7 @@ local buffers = require("acp.buffers")
 local config = require("acp.config")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
+local notify = require("acp.notify")
 
 local M = {}
 
@@ -344,7 +345,7 @@ local function sids_for(path, row, n)
 end
 
 local function warn(msg)
-  vim.notify("acp: " .. msg, vim.log.levels.WARN)
+  notify("acp: " .. msg, vim.log.levels.WARN)
 end
 
 local request
@@ -871,7 +872,7 @@ function M.quickfix()
   local items = M.qf_items()
   vim.fn.setqflist({}, " ", { title = "acp: the agent's pending changes", items = items })
   if #items == 0 then
-    vim.notify("acp: no pending changes of the agent's", vim.log.levels.INFO)
+    notify("acp: no pending changes of the agent's", vim.log.levels.INFO)
     return 0
   end
   vim.cmd("botright copen")
@@ -884,7 +885,7 @@ end
 function M.all_action(action)
   local entries = M.all()
   if #entries == 0 then
-    vim.notify("acp: no pending changes of the agent's", vim.log.levels.INFO)
+    notify("acp: no pending changes of the agent's", vim.log.levels.INFO)
     return
   end
   local sids = {}

@@ -4,6 +4,7 @@
 --- the hunk (or file) under the cursor in place, <CR> opens it in the file.
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
+local notify = require("acp.notify")
 local review = require("acp.review")
 local sessions = require("acp.sessions")
 
@@ -207,7 +208,7 @@ local function open()
     local n = api.nvim_buf_line_count(0)
     api.nvim_win_set_cursor(0, { math.max(1, math.min((r.line or 0) + 1, n)), 0 })
   else
-    vim.notify("acp: " .. r.path .. " does not exist (deleted)", vim.log.levels.INFO)
+    notify("acp: " .. r.path .. " does not exist (deleted)", vim.log.levels.INFO)
   end
 end
 
@@ -224,7 +225,7 @@ local function act(action)
     if ok then
       review.decided(r.sid, res)
     else
-      vim.notify("acp: " .. tostring(res), vim.log.levels.WARN)
+      notify("acp: " .. tostring(res), vim.log.levels.WARN)
     end
     M.refresh()
   end
@@ -247,7 +248,7 @@ end
 local function comment()
   local r = here()
   if not (r and r.line) then
-    vim.notify("acp: put the cursor on a hunk to comment on it", vim.log.levels.INFO)
+    notify("acp: put the cursor on a hunk to comment on it", vim.log.levels.INFO)
     return
   end
   vim.ui.input({ prompt = "Comment on this change: " }, function(text)
@@ -256,7 +257,7 @@ local function comment()
     end
     local ok, err = pcall(host.request, "acp_review_comment", r.sid, r.path, r.line, text)
     if not ok then
-      vim.notify("acp: " .. tostring(err), vim.log.levels.WARN)
+      notify("acp: " .. tostring(err), vim.log.levels.WARN)
     end
     M.refresh()
   end)

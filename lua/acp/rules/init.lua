@@ -19,6 +19,7 @@
 --- outside never takes the user's rules away: those this Neovim uses stay,
 --- the file gets them back, and the review says so.
 local files = require("acp.files")
+local notify = require("acp.notify")
 local texts = require("acp.text")
 
 local M = {}
@@ -733,7 +734,7 @@ function M.manage()
     items[#items + 1] = { rule = r, label = ("[not used] %s  (%s)"):format(M.describe(r), M.origin(r, project)) }
   end
   if #items == 0 then
-    vim.notify("acp: no permission rules for " .. project, vim.log.levels.INFO)
+    notify("acp: no permission rules for " .. project, vim.log.levels.INFO)
     return
   end
   vim.ui.select(items, {
@@ -754,7 +755,7 @@ function M.manage()
       end, st.pending)
       save(project, st)
     end
-    vim.notify("acp: deleted rule: " .. M.describe(it.rule), vim.log.levels.INFO)
+    notify("acp: deleted rule: " .. M.describe(it.rule), vim.log.levels.INFO)
   end)
 end
 

@@ -8,6 +8,7 @@ local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
 local follow = require("acp.chat.follow")
 local lifecycle = require("acp.session.lifecycle")
+local notify = require("acp.notify")
 local registry = require("acp.agents.registry")
 local review = require("acp.review")
 local sessions = require("acp.sessions")
@@ -146,7 +147,7 @@ function handlers.fs_warning(s, ev)
   s.transcript:message("warn", text)
   if not fs_warned[text] then
     fs_warned[text] = true
-    vim.notify("acp: " .. text, vim.log.levels.WARN)
+    notify("acp: " .. text, vim.log.levels.WARN)
     vim.defer_fn(function()
       fs_warned[text] = nil
     end, 2000)
@@ -199,7 +200,7 @@ function M.handle(s, ev)
   local ok, err = pcall(h, s, ev)
   if not ok then
     vim.schedule(function()
-      vim.notify("acp: rendering failed: " .. tostring(err), vim.log.levels.ERROR)
+      notify("acp: rendering failed: " .. tostring(err), vim.log.levels.ERROR)
     end)
   end
 end
@@ -240,7 +241,7 @@ function M.dispatch(events)
         local ok, err = pcall(global[ev.type], ev)
         if not ok then
           vim.schedule(function()
-            vim.notify("acp: " .. tostring(ev.type) .. " failed: " .. tostring(err), vim.log.levels.ERROR)
+            notify("acp: " .. tostring(ev.type) .. " failed: " .. tostring(err), vim.log.levels.ERROR)
           end)
         end
       end

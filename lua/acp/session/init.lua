@@ -15,6 +15,7 @@ local history = require("acp.history")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local mentionask = require("acp.prompt.mentionask")
+local notify = require("acp.notify")
 local prompt = require("acp.prompt")
 local queue = require("acp.input.queue")
 local registryenv = require("acp.prompt.registryenv")
@@ -381,7 +382,7 @@ function S:_watch_start()
     end
     self.transcript:message("warn", msg)
     if #vim.fn.win_findbuf(self.chat_buf) == 0 and not self.warm then
-      vim.notify("acp: " .. msg, vim.log.levels.WARN)
+      notify("acp: " .. msg, vim.log.levels.WARN)
     end
   end, config.options.chat.start_notice_ms)
 end
@@ -411,10 +412,7 @@ function S:send(text)
     return true
   end
   if self.state ~= "ready" then
-    vim.notify(
-      ("acp: session is %s%s"):format(self.state, self.error and (": " .. self.error) or ""),
-      vim.log.levels.ERROR
-    )
+    notify(("acp: session is %s%s"):format(self.state, self.error and (": " .. self.error) or ""), vim.log.levels.ERROR)
     return false
   end
   if not unsaved.before_prompt(self) then
@@ -525,7 +523,7 @@ function S:cancel()
     return
   end
   if self.state ~= "busy" and self.state ~= "awaiting_permission" then
-    vim.notify("acp: nothing to cancel", vim.log.levels.INFO)
+    notify("acp: nothing to cancel", vim.log.levels.INFO)
     return
   end
   self.prompts:cancel_all("permission")
@@ -738,7 +736,7 @@ function S:on_turn_end(ev)
     self.transcript:stop(ev.stop_reason)
     -- Say so when the chat is not on screen.
     if #vim.fn.win_findbuf(self.chat_buf) == 0 then
-      vim.notify(("acp: %s finished (%s)"):format(self.title or self.agent, ev.stop_reason), vim.log.levels.INFO)
+      notify(("acp: %s finished (%s)"):format(self.title or self.agent, ev.stop_reason), vim.log.levels.INFO)
     end
   end
   self.prompts:cancel_all("permission")

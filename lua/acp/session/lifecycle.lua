@@ -6,6 +6,7 @@ local agents = require("acp.agents")
 local auth = require("acp.agents.auth")
 local history = require("acp.history")
 local host = require("acp.host")
+local notify = require("acp.notify")
 local registryenv = require("acp.prompt.registryenv")
 local replay = require("acp.session.replay")
 local session = require("acp.session")
@@ -26,11 +27,11 @@ end
 local function agent_call(method, agent, session_id)
   host.start(function(err)
     if err then
-      return vim.notify("acp: " .. err, vim.log.levels.ERROR)
+      return notify("acp: " .. err, vim.log.levels.ERROR)
     end
     local spec, spec_err = agents.resolve(agent)
     if not spec then
-      return vim.notify("acp: " .. spec_err, vim.log.levels.ERROR)
+      return notify("acp: " .. spec_err, vim.log.levels.ERROR)
     end
     -- Registry variables the user has not approved (acp.prompt.registryenv) stay out.
     for _, v in ipairs(registryenv.pending(spec)) do
@@ -39,7 +40,7 @@ local function agent_call(method, agent, session_id)
     local ok, call_err =
       pcall(host.notify, "acp_agent_call", method, session.host_spec(agent, spec, vim.fn.getcwd()), session_id or "")
     if not ok then
-      vim.notify("acp: " .. tostring(call_err), vim.log.levels.ERROR)
+      notify("acp: " .. tostring(call_err), vim.log.levels.ERROR)
     end
   end)
 end
@@ -51,11 +52,11 @@ end
 ---@return acp.Session|nil
 function M.fork(p, start)
   if not p.sid or not p.session_id or not p:alive() then
-    vim.notify("acp: the session is not running; nothing to fork", vim.log.levels.WARN)
+    notify("acp: the session is not running; nothing to fork", vim.log.levels.WARN)
     return nil
   end
   if not (p.caps and p.caps.fork) then
-    vim.notify(("acp: %s cannot fork sessions"):format(p:label()), vim.log.levels.WARN)
+    notify(("acp: %s cannot fork sessions"):format(p:label()), vim.log.levels.WARN)
     return nil
   end
   local lines = api.nvim_buf_is_valid(p.chat_buf) and api.nvim_buf_get_lines(p.chat_buf, 0, -1, false) or {}
@@ -82,12 +83,9 @@ function M.delete_saved(meta)
   history.delete(meta)
   if meta.can_delete and meta.session_id then
     agent_call("delete", meta.agent, meta.session_id)
-    vim.notify(
-      ("acp: deleted %s; asking %s to delete its session"):format(label(meta), meta.agent),
-      vim.log.levels.INFO
-    )
+    notify(("acp: deleted %s; asking %s to delete its session"):format(label(meta), meta.agent), vim.log.levels.INFO)
   else
-    vim.notify("acp: deleted " .. label(meta), vim.log.levels.INFO)
+    notify("acp: deleted " .. label(meta), vim.log.levels.INFO)
   end
 end
 
@@ -103,11 +101,11 @@ end
 ---@param ev { method: string, agent: string, session_id: string|nil, error: string|nil }
 function M.on_event(ev)
   if ev.error then
-    vim.notify(("acp: %s: %s"):format(ev.method == "logout" and "logout" or "delete", ev.error), vim.log.levels.WARN)
+    notify(("acp: %s: %s"):format(ev.method == "logout" and "logout" or "delete", ev.error), vim.log.levels.WARN)
   elseif ev.method == "logout" then
-    vim.notify(("acp: logged out of %s; its next session asks you to log in"):format(ev.agent), vim.log.levels.INFO)
+    notify(("acp: logged out of %s; its next session asks you to log in"):format(ev.agent), vim.log.levels.INFO)
   else
-    vim.notify(("acp: %s deleted its session %s"):format(ev.agent, ev.session_id or ""), vim.log.levels.INFO)
+    notify(("acp: %s deleted its session %s"):format(ev.agent, ev.session_id or ""), vim.log.levels.INFO)
   end
   vim.api.nvim_exec_autocmds("User", { pattern = "AcpLifecycle", modeline = false, data = ev })
 end

@@ -23,6 +23,7 @@
 local config = require("acp.config")
 local host = require("acp.host")
 local layout = require("acp.layout")
+local notify = require("acp.notify")
 local rules = require("acp.rules")
 local termsafe = require("acp.terminal.termsafe")
 local texts = require("acp.text")
@@ -598,7 +599,7 @@ function Terminals:_changed(t)
       if self.on_change then
         local ok, err = pcall(self.on_change, id)
         if not ok then
-          vim.notify("acp: terminal view: " .. tostring(err), vim.log.levels.ERROR)
+          notify("acp: terminal view: " .. tostring(err), vim.log.levels.ERROR)
         end
       end
     end
@@ -647,7 +648,7 @@ end
 function Terminals:open(id, chat_bufs)
   local t = self:get(id)
   if t and t.no_view then
-    vim.notify(
+    notify(
       ("acp: terminal %s has no view (%s; terminal.max_views)"):format(
         id,
         t.no_view == "closed" and "closed for newer ones" or "too many were running"
@@ -657,7 +658,7 @@ function Terminals:open(id, chat_bufs)
     return nil
   end
   if not t or not (t.buf and api.nvim_buf_is_valid(t.buf)) then
-    vim.notify(("acp: no terminal %s"):format(tostring(id)), vim.log.levels.WARN)
+    notify(("acp: no terminal %s"):format(tostring(id)), vim.log.levels.WARN)
     return nil
   end
   local win = vim.fn.win_findbuf(t.buf)[1]
