@@ -380,7 +380,7 @@ function Q:edit()
   local buf = api.nvim_create_buf(false, true)
   self.buf = buf
   vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].filetype = "markdown"
+  require("acp.chat").set_filetype(buf, "markdown")
   pcall(api.nvim_buf_set_name, buf, ("acp://queue/%d"):format(s.key))
   vim.b[buf].acp_session = s.key
   vim.b[buf].acp_role = nil
