@@ -448,8 +448,7 @@ func (t *turn) run(prompt string) {
 	t.runFS(prompt) // fsdemo.go: read the user's file, edit the demo file
 	t.runTerminal() // termdemo.go: run `ls -la` in a terminal the user watches
 	if !t.stream("A real agent would now work on it. Here is some code, to show rendering:\n\n```lua\nrequire(\"acp\").chat(\"demo\")\n```\n\n" +
-		"More to try: `/slow` (a long command), `/conflict` (an edit over yours), `/ask` (a question with a form), " +
-		"`/tools` (your editor's tools), `:AcpFork`, `:AcpMode` and `:AcpModel`, " +
+		"More to try: `/slow` (a long command), `/conflict` (an edit over yours), `:AcpMode` and `:AcpModel`, " +
 		"`:AcpResume` after a restart. `:AcpChat claude` once an agent is installed.") {
 		return
 	}
