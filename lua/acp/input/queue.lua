@@ -5,6 +5,7 @@
 --- prompt's lines removed remove it, and its keys move or remove the prompt
 --- under the cursor. A turn that was cancelled or failed holds the queue
 --- (the chat says so) until a prompt is sent again.
+local chat = require("acp.chat")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
@@ -381,7 +382,7 @@ function Q:edit()
   local buf = api.nvim_create_buf(false, true)
   self.buf = buf
   vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].filetype = "markdown"
+  chat.set_filetype(buf, "markdown")
   pcall(api.nvim_buf_set_name, buf, ("acp://queue/%d"):format(s.key))
   vim.b[buf].acp_session = s.key
   vim.b[buf].acp_role = nil
