@@ -893,15 +893,28 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		b.report(real, FileText{Text: st.shown, Exists: true}, FileText{Text: st.text, Exists: st.exists}, ByDisk)
 	}
 	b.w.beginWrite(real)
+	diskNew := resultText // what the file holds after the write
 	if st.buf != nil {
 		target, tEOL := result, eol
 		if len(target) == 0 {
 			target, tEOL = []string{""}, false
 		}
-		err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
-		b.w.endWrite(real, resultText, err == nil)
+		sy, canSync := b.ed.(Syncer)
+		var disk diskText
+		if st.buf.Modified && canSync && !st.notText {
+			disk = readDiskText(real, b.cfg.MaxBytes)
+		}
+		if disk.ok {
+			// The buffer has unsaved lines: they stay unsaved (see
+			// applyUnsaved).
+			diskNew, err = b.applyUnsaved(ctx, r, st, sy, disk, content, target, tEOL, resultText)
+		} else {
+			err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
+		}
+		b.w.endWrite(real, diskNew, err == nil)
 		if err != nil {
-			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) {
+			var re *acp.RequestError
+			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) || errors.As(err, &re) {
 				return err
 			}
 			if errors.Is(err, ErrNotRegular) {
@@ -957,18 +970,6 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		}
 		b.report(real, before, FileText{Text: resultText, Exists: true}, by)
 	}
-	if st.buf != nil && st.buf.Modified && len(kept) == 0 && proposal(ctx) == "" {
-		// Saving the buffer saved the user's unsaved lines too: say so.
-		saved := fmt.Sprintf("%s: your unsaved edits were saved with the agent's edit", b.shortPath(real))
-		if origin(ctx) == ByUser {
-			saved = fmt.Sprintf("%s: your unsaved edits were saved with it", b.shortPath(real))
-		}
-		if note == "" {
-			note = saved
-		} else {
-			note += " " + saved
-		}
-	}
 	if note != "" && b.ed != nil {
 		b.ed.Warn(ctx, note)
 	}
@@ -979,6 +980,53 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 			describeRanges(kept), real)
 	}
 	return nil
+}
+
+// applyUnsaved writes a change into real's buffer (st.buf), which has
+// unsaved lines, without saving them: the change (from the buffer's text
+// to text, target as lines) is applied to the file's own text on disk
+// (disk, as just read; a missing file gets the agent's content) and
+// written atomically; then the buffer is brought in step with that file
+// and given the change on top of it (Syncer), in one undo step. The
+// buffer ends holding target, modified where it has lines the disk lacks,
+// and Neovim knows the file's new version (writing the buffer later does
+// not warn that it changed). Where the change overlaps lines the disk and
+// the buffer hold differently (the agent changed an unsaved line), the
+// disk gets the change's version of those lines. It returns the file's
+// new text.
+func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, sy Syncer, disk diskText, content string, target []string, eol bool, text string) (string, error) {
+	real := r.Path
+	if text == st.text {
+		return disk.text, nil // nothing of the change is left (the user kept theirs)
+	}
+	sep := st.buf.lineEnding()
+	var onDisk []string
+	var diskEOL bool
+	if disk.state.Exists {
+		mine, mineEOL := splitText(st.text, sep)
+		ours, oursEOL := splitText(disk.text, sep)
+		theirs, theirsEOL := splitText(text, sep)
+		onDisk, _ = merge3(mine, ours, theirs, true)
+		diskEOL = oursEOL
+		if mineEOL != theirsEOL {
+			diskEOL = theirsEOL
+		}
+	} else {
+		onDisk, diskEOL = splitText(content, sep)
+	}
+	diskNew := joinText(onDisk, diskEOL, sep)
+	if err := writeRegular(r, []byte(diskNew), 0o644); err != nil {
+		var nr *notRegularError
+		switch {
+		case errors.Is(err, ErrPathChanged):
+			return diskNew, err
+		case errors.As(err, &nr):
+			return diskNew, notRegular(real, nr.Mode)
+		}
+		return diskNew, osErr(real, err)
+	}
+	dl, _ := bufLines(onDisk, diskEOL)
+	return diskNew, sy.Sync(ctx, real, st.buf.Bufnr, st.buf.Tick, dl, Diff(dl, target), Diff(st.buf.Lines, target), eol, target, text)
 }
 
 func describeRanges(cs []mergeConflict) string {
@@ -1003,13 +1051,13 @@ func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []m
 		return OptKeepMine, nil
 	}
 	keep := "Keep mine: your version of those lines stays, the agent's other changes are applied, and the file is saved."
-	keepLabel := "Keep mine (saves the file)"
+	keepLabel := "Keep mine"
+	takeLine := "Take the agent's version: its lines replace yours there, and the file is saved."
 	if unsaved {
-		keep = "Keep mine: your version of those lines stays, the agent's other changes are applied, and the buffer is saved to disk, your unsaved edits included."
-		keepLabel = "Keep mine (saves your unsaved edits too)"
+		keep = "Keep mine: your version of those lines stays, the agent's other changes are applied; your unsaved edits stay unsaved (the disk gets the agent's changes only)."
+		takeLine = "Take the agent's version: its lines replace yours there; your other unsaved edits stay unsaved."
 	}
 	what := fmt.Sprintf("The agent's edit of %s overlaps changes made since the agent read it, at %s.", real, describeRanges(cs))
-	takeLine := "Take the agent's version: its lines replace yours there, and the file is saved."
 	title := fmt.Sprintf("The agent's edit conflicts with your changes to %s", real)
 	takeLabel := "Take the agent's version"
 	if onDisk {

@@ -80,6 +80,12 @@ func (e *fakeEditor) edit(path string, f func(lines []string) []string) {
 	fb.tick++
 }
 
+func (e *fakeEditor) modified(path string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bufs[path].modified
+}
+
 func (e *fakeEditor) lines(path string) []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()

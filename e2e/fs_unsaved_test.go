@@ -1,0 +1,84 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An agent's write never saves the user's unsaved lines (issue 28 item 7),
+// whichever door it comes through: fs/write_text_file and the editor's MCP
+// edit_file behave as an agent writing the disk itself does. The disk gets
+// the agent's change applied to its own text, the buffer gets the change
+// merged and stays modified; rejecting the change takes back the agent's
+// lines only (the user's line stays in the buffer, unsaved, and never
+// reaches the disk); the user's own :write afterwards saves it without a
+// "changed since reading" question.
+func TestAgentWriteKeepsUnsavedLinesUnsaved(t *testing.T) {
+	const disk = "a\nb\nc\nd\ne\n"
+	const user = "user's unsaved line"
+	for _, door := range []string{"fs write", "mcp edit_file", "disk write"} {
+		t.Run(door, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "f.txt")
+			fsPutFile(t, p, disk)
+			b := e.loadBuffer(p)
+			e.setLines(b, 0, 0, []string{user})
+			switch door {
+			case "fs write":
+				// The agent read the buffer (the user's line included) and
+				// writes it back with its change.
+				e.SetupFake(M{"turns": []any{[]any{
+					fsRead(p, nil), fsWrite(p, user+"\na\nb\nC (agent)\nd\ne\n"), text("done"),
+				}}}, nil)
+				e.Chat("fake")
+				e.WaitState("ready")
+				e.runTurn("edit")
+				if w := e.waitFS("fs/write_text_file", 1); !w[0].OK {
+					t.Fatalf("write: %+v", w[0])
+				}
+			case "mcp edit_file":
+				cs := e.mcpClient(M{}, nil)
+				if got, isErr := callTool(t, cs, "edit_file", M{"path": "f.txt", "old_string": "\nc\n", "new_string": "\nC (agent)\n"}); isErr {
+					t.Fatalf("edit_file: %s", got)
+				}
+			case "disk write":
+				e.SetupFake(M{"turns": []any{[]any{diskWrite(p, "a\nb\nC (agent)\nd\ne\n"), text("done")}}}, nil)
+				e.Chat("fake")
+				e.WaitState("ready")
+				e.runTurn("edit")
+			}
+			want := user + "|a|b|C (agent)|d|e"
+			e.Eventually("the agent's change in the buffer", 10*time.Second, func() bool {
+				return strings.Join(e.bufLines(b), "|") == want
+			})
+			if d := fsGetFile(t, p); d != "a\nb\nC (agent)\nd\ne\n" {
+				t.Fatalf("disk %q: want the agent's change alone (the user's line unsaved)", d)
+			}
+			if !e.bufModified(b) {
+				t.Fatal("the buffer holds the user's unsaved line but is not modified")
+			}
+			// Reject the agent's change: only its lines go.
+			e.Eventually("the agent's hunk marked", 10*time.Second, func() bool {
+				r := e.signRows(b)
+				return len(r) == 1 && r[0] == 3
+			})
+			e.showBuffer(b, 4)
+			e.fsInput(`<Bslash>n`)
+			e.Eventually("rejected", 10*time.Second, func() bool { return len(e.signRows(b)) == 0 })
+			if got := strings.Join(e.bufLines(b), "|"); got != user+"|a|b|c|d|e" {
+				t.Fatalf("buffer after the reject %q", got)
+			}
+			e.Eventually("the reject on disk", 10*time.Second, func() bool { return fsGetFile(t, p) == disk })
+			if !e.bufModified(b) {
+				t.Fatal("the reject saved the user's unsaved line")
+			}
+			// The user's own :write saves it, with no question.
+			e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("write") end)`, nil, b)
+			if d := fsGetFile(t, p); d != user+"\n"+disk {
+				t.Fatalf("disk after the user's :write %q", d)
+			}
+		})
+	}
+}
