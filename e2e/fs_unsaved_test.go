@@ -82,3 +82,35 @@ func TestAgentWriteKeepsUnsavedLinesUnsaved(t *testing.T) {
 		})
 	}
 }
+
+// MCP edit_file, then write_file of the text the agent knows (the disk's,
+// with its edit): the merge base of the second write is what the agent
+// last saw (the disk with its own edit), not the buffer that edit_file
+// read for it, so the user's unsaved line survives, unsaved (issue 31
+// item 6).
+func TestMCPEditThenWriteKeepsUnsavedLine(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "a\nb\nc\nd\ne\n")
+	b := e.loadBuffer(p)
+	const user = "user's unsaved line"
+	e.setLines(b, 0, 0, []string{user})
+	cs := e.mcpClient(M{}, nil)
+	if got, isErr := callTool(t, cs, "edit_file", M{"path": "f.txt", "old_string": "\nc\n", "new_string": "\nC (agent)\n"}); isErr {
+		t.Fatalf("edit_file: %s", got)
+	}
+	// The agent's idea of the file: the disk as it read it with its own
+	// tools, its edit made, one more change.
+	if got, isErr := callTool(t, cs, "write_file", M{"path": "f.txt", "content": "a\nb\nC (agent)\nd\nE (agent)\n"}); isErr {
+		t.Fatalf("write_file: %s", got)
+	}
+	if got, want := strings.Join(e.bufLines(b), "|"), user+"|a|b|C (agent)|d|E (agent)"; got != want {
+		t.Fatalf("buffer %q, want %q", got, want)
+	}
+	if d := fsGetFile(t, p); d != "a\nb\nC (agent)\nd\nE (agent)\n" {
+		t.Fatalf("disk %q", d)
+	}
+	if !e.bufModified(b) {
+		t.Fatal("the user's unsaved line was saved")
+	}
+}

@@ -690,7 +690,9 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		if st.buf != nil {
 			tick = st.buf.Tick
 		}
-		b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
+		if !unseen(ctx) {
+			b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
+		}
 		if _, ok := b.originals[real]; !ok {
 			b.originals[real] = Change{Path: real, Original: st.text, Existed: st.exists}
 		}
@@ -758,6 +760,40 @@ func (b *Bridge) pathLock(p string) *sync.Mutex {
 
 // readKey marks the context of an agent's read (see current).
 type readKey struct{}
+
+// unseenKey marks a read whose text the agent never sees (see WithUnseen).
+type unseenKey struct{}
+
+// WithUnseen makes ReadTextFile calls with the returned context reads
+// made for the agent whose text it never sees (the editor's MCP edit_file
+// reads the file to make its edit): they do not change what the bridge
+// takes as the agent's view of the file, its next write's merge base.
+func WithUnseen(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unseenKey{}, true)
+}
+
+func unseen(ctx context.Context) bool {
+	v, _ := ctx.Value(unseenKey{}).(bool)
+	return v
+}
+
+// editKey carries the text an edit was made from (see WithEditOf).
+type editKey struct{}
+
+// WithEditOf makes WriteTextFile calls with the returned context edits
+// made from before, a text of the file the agent never saw (the editor's
+// MCP edit_file replaces a string in the file as it is): the content is
+// merged against before, and the agent's view of the file afterwards is
+// its previous view (its last read or write, else the disk) with the edit
+// made, not the content, which may hold the user's unsaved lines.
+func WithEditOf(ctx context.Context, before string) context.Context {
+	return context.WithValue(ctx, editKey{}, before)
+}
+
+func editOf(ctx context.Context) (string, bool) {
+	s, ok := ctx.Value(editKey{}).(string)
+	return s, ok
+}
 
 // proposalKey marks a write the user proposes (a code block applied from
 // the chat): its content is based on the file as it is now, so nothing is
@@ -838,7 +874,14 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	var note string
 	resultText := content // joinText(result, eol, sep)
 	baseText, kind := "", baseNone
-	if proposal(ctx) == "" && origin(ctx) != ByUser { // the user's writes are based on the file as it is now: nothing to merge
+	before, isEdit := editOf(ctx)
+	switch {
+	case proposal(ctx) != "" || origin(ctx) == ByUser:
+		// The user's writes are based on the file as it is now: nothing
+		// to merge.
+	case isEdit && (st.exists || st.buf != nil) && !st.notText:
+		baseText, kind = before, baseRead
+	default:
 		baseText, kind, err = b.mergeBase(real, content, st)
 		if err != nil {
 			return err
@@ -892,6 +935,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		// buffer has not followed yet: that change first, then the write.
 		b.report(real, FileText{Text: st.shown, Exists: true}, FileText{Text: st.text, Exists: st.exists}, ByDisk)
 	}
+	diskBefore := st.text // the file's text before the write, as far as known
 	b.w.beginWrite(real)
 	diskNew := resultText // what the file holds after the write
 	if st.buf != nil {
@@ -903,6 +947,9 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		var disk diskText
 		if st.buf.Modified && canSync && !st.notText {
 			disk = readDiskText(real, b.cfg.MaxBytes)
+			if disk.ok {
+				diskBefore = disk.text
+			}
 		}
 		if disk.ok {
 			// The buffer has unsaved lines: they stay unsaved (see
@@ -938,8 +985,19 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		}
 	}
 
+	seen := content // what the agent knows of the file now
+	if isEdit {
+		b.mu.Lock()
+		prev, hasPrev := b.snaps[real]
+		b.mu.Unlock()
+		view := diskBefore
+		if hasPrev {
+			view = prev.text
+		}
+		seen = applyChange(before, view, content)
+	}
 	b.mu.Lock()
-	b.snaps[real] = snapshot{text: content, state: statFile(real)}
+	b.snaps[real] = snapshot{text: seen, state: statFile(real)}
 	delete(b.announced, real)
 	c, ok := b.originals[real]
 	if !ok {
@@ -1027,6 +1085,20 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, sy Sy
 	}
 	dl, _ := bufLines(onDisk, diskEOL)
 	return diskNew, sy.Sync(ctx, real, st.buf.Bufnr, st.buf.Tick, dl, Diff(dl, target), Diff(st.buf.Lines, target), eol, target, text)
+}
+
+// applyChange is the change from before to after made to text: where it
+// overlaps text's own changes of before, the change's lines win.
+func applyChange(before, text, after string) string {
+	b, bEOL := splitLines(before)
+	t, tEOL := splitLines(text)
+	a, aEOL := splitLines(after)
+	merged, _ := merge3(b, t, a, true)
+	eol := tEOL
+	if bEOL != aEOL {
+		eol = aEOL
+	}
+	return joinLines(merged, eol)
 }
 
 func describeRanges(cs []mergeConflict) string {
