@@ -943,9 +943,9 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		if len(target) == 0 {
 			target, tEOL = []string{""}, false
 		}
-		sy, canSync := b.ed.(Syncer)
+		ue, canPut := b.ed.(UnsavedEditor)
 		var disk diskText
-		if st.buf.Modified && canSync && !st.notText {
+		if st.buf.Modified && canPut && !st.notText {
 			disk = readDiskText(real, b.cfg.MaxBytes)
 			if disk.ok {
 				diskBefore = disk.text
@@ -954,7 +954,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		if disk.ok {
 			// The buffer has unsaved lines: they stay unsaved (see
 			// applyUnsaved).
-			diskNew, err = b.applyUnsaved(ctx, r, st, sy, disk, content, target, tEOL, resultText)
+			diskNew, err = b.applyUnsaved(ctx, r, st, ue, disk, content, target, tEOL, resultText)
 		} else {
 			err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
 		}
@@ -1041,18 +1041,18 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 }
 
 // applyUnsaved writes a change into real's buffer (st.buf), which has
-// unsaved lines, without saving them: the change (from the buffer's text
-// to text, target as lines) is applied to the file's own text on disk
-// (disk, as just read; a missing file gets the agent's content) and
-// written atomically; then the buffer is brought in step with that file
-// and given the change on top of it (Syncer), in one undo step. The
-// buffer ends holding target, modified where it has lines the disk lacks,
-// and Neovim knows the file's new version (writing the buffer later does
-// not warn that it changed). Where the change overlaps lines the disk and
-// the buffer hold differently (the agent changed an unsaved line), the
-// disk gets the change's version of those lines. It returns the file's
-// new text.
-func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, sy Syncer, disk diskText, content string, target []string, eol bool, text string) (string, error) {
+// unsaved lines, without saving them: the buffer gets the change (from its
+// text to text, target as lines) as one undo step, unwritten; the file
+// gets the change applied to its own text on disk (disk, as just read; a
+// missing file gets the agent's content), written atomically; and Neovim
+// takes the buffer as read from that new version. The buffer ends holding
+// target, modified where it has lines the disk lacks. Where the change
+// overlaps lines the disk and the buffer hold differently (the agent
+// changed an unsaved line), the disk gets the change's version of those
+// lines. The buffer is changed first: a user typing meanwhile makes it
+// fail with ErrBufferChanged before anything is written. It returns the
+// file's new text.
+func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue UnsavedEditor, disk diskText, content string, target []string, eol bool, text string) (string, error) {
 	real := r.Path
 	if text == st.text {
 		return disk.text, nil // nothing of the change is left (the user kept theirs)
@@ -1073,18 +1073,29 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, sy Sy
 		onDisk, diskEOL = splitText(content, sep)
 	}
 	diskNew := joinText(onDisk, diskEOL, sep)
+	if diskNew == text {
+		// The buffer's unsaved lines were all the agent's change: the
+		// buffer written is the file.
+		return diskNew, apply(ctx, b.ed, real, st.buf, target, eol, text)
+	}
+	if err := ue.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), eol); err != nil {
+		return disk.text, err
+	}
 	if err := writeRegular(r, []byte(diskNew), 0o644); err != nil {
 		var nr *notRegularError
 		switch {
-		case errors.Is(err, ErrPathChanged):
-			return diskNew, err
 		case errors.As(err, &nr):
-			return diskNew, notRegular(real, nr.Mode)
+			return disk.text, notRegular(real, nr.Mode)
+		case errors.Is(err, ErrPathChanged):
+			err = errors.New("the path changed as it was written")
 		}
-		return diskNew, osErr(real, err)
+		return disk.text, reqErr(CodeInternal, real, ReasonIO,
+			"your edit is in the Neovim buffer of %s (unsaved), but the file could not be written: %v", real, err)
 	}
-	dl, _ := bufLines(onDisk, diskEOL)
-	return diskNew, sy.Sync(ctx, real, st.buf.Bufnr, st.buf.Tick, dl, Diff(dl, target), Diff(st.buf.Lines, target), eol, target, text)
+	if err := ue.Took(ctx, real, st.buf.Bufnr); err != nil {
+		b.log.Debug("fsbridge: buffer not told of its file's new version", "path", real, "err", err)
+	}
+	return diskNew, nil
 }
 
 // applyChange is the change from before to after made to text: where it

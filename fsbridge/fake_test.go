@@ -135,6 +135,45 @@ func (e *fakeEditor) Apply(ctx context.Context, realPath string, bufnr, tick int
 	return err
 }
 
+// Put implements UnsavedEditor: the hunks land, the buffer is not written.
+func (e *fakeEditor) Put(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error {
+	e.mu.Lock()
+	fb := e.bufs[realPath]
+	hook := e.onApply
+	e.mu.Unlock()
+	if fb == nil || fb.nr != bufnr {
+		return fmt.Errorf("no buffer %d", bufnr)
+	}
+	if hook != nil {
+		hook(fb.path)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if fb.tick != tick {
+		return fmt.Errorf("put: %w", ErrBufferChanged)
+	}
+	e.applied = append(e.applied, hunks)
+	fb.lines = ApplyHunks(fb.lines, hunks)
+	fb.eol = eol
+	fb.tick++
+	fb.modified = true
+	return nil
+}
+
+// Took implements UnsavedEditor: the buffer is taken as read from the
+// file as it is now.
+func (e *fakeEditor) Took(ctx context.Context, realPath string, bufnr int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fb := e.bufs[realPath]
+	if fb == nil || fb.nr != bufnr {
+		return fmt.Errorf("no buffer %d", bufnr)
+	}
+	fb.disk = statFile(realPath)
+	fb.stale = false
+	return nil
+}
+
 // Sync implements Syncer: the buffer is read from disk again (which must
 // hold theirs) and the hunks land on top, unsaved.
 func (e *fakeEditor) Sync(ctx context.Context, realPath string, bufnr, tick int, theirs []string, hunks, moved []Hunk, eol bool, result []string, text string) error {

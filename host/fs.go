@@ -317,6 +317,39 @@ func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, ti
 	return fmt.Errorf("buffers.apply: unexpected result %v", res)
 }
 
+// Put implements fsbridge.UnsavedEditor through buffers.put_unsaved.
+func (e *nvimEditor) Put(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
+	var res any
+	err := e.s.h.execLua(ctx, "return require('acp.buffers').put_unsaved(...)", &res, bufnr, tick, luaHunks(hunks), eol, realPath)
+	if err != nil {
+		return fmt.Errorf("buffers.put_unsaved: %w", err)
+	}
+	if r, ok := res.(string); ok {
+		switch {
+		case r == "buffer changed":
+			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrBufferChanged)
+		case r == "path changed":
+			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrPathChanged)
+		case strings.HasPrefix(r, "not a regular file"):
+			return fmt.Errorf("buffer %d: %s: %w", bufnr, r, fsbridge.ErrNotRegular)
+		}
+		return fmt.Errorf("buffer %d: %s", bufnr, r)
+	}
+	return nil
+}
+
+// Took implements fsbridge.UnsavedEditor through buffers.took.
+func (e *nvimEditor) Took(ctx context.Context, realPath string, bufnr int) error {
+	var ok bool
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').took(...)", &ok, bufnr, realPath); err != nil {
+		return fmt.Errorf("buffers.took: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("buffer %d is no longer %s's", bufnr, realPath)
+	}
+	return nil
+}
+
 // Sync implements fsbridge.Syncer through buffers.sync_keyed.
 func (e *nvimEditor) Sync(ctx context.Context, realPath string, bufnr, tick int, theirs []string, hunks, moved []fsbridge.Hunk, eol bool, result []string, text string) error {
 	sum := sha256.Sum256([]byte(strings.Join(theirs, "\n")))
