@@ -23,12 +23,15 @@ func TestFsTypingWhileAgentWrites(t *testing.T) {
 		name          string
 		rounds, think int // agent rounds, milliseconds between read and write
 		keys          bool
-		saveEvery     int // the user writes the buffer every this many lines (0: never)
+		saveEvery     int  // the user writes the buffer every this many lines (0: never)
+		announce      bool // each write announced first, as a diff with its new text only
 	}{
-		{"rpc edits", 20, 30, false, 0},
-		{"keys", 20, 30, true, 0},
-		{"rpc edits and saves", 20, 30, false, 25},
-		{"long windows", 4, 200, false, 0},
+		{"rpc edits", 20, 30, false, 0, false},
+		{"keys", 20, 30, true, 0, false},
+		{"rpc edits and saves", 20, 30, false, 25, false},
+		{"long windows", 4, 200, false, 0, false},
+		{"announced writes", 20, 30, false, 0, true},
+		{"announced writes, long windows", 4, 200, true, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, ws := fsEditor(t)
@@ -36,7 +39,7 @@ func TestFsTypingWhileAgentWrites(t *testing.T) {
 			fsPutFile(t, p, "header\nbody\n")
 			b := e.loadBuffer(p)
 			e.SetupFake(M{"turns": []any{[]any{
-				M{"edit_loop": M{"path": p, "count": tc.rounds, "sleep_ms": tc.think, "text": "agent"}},
+				M{"edit_loop": M{"path": p, "count": tc.rounds, "sleep_ms": tc.think, "text": "agent", "announce": tc.announce}},
 			}}}, nil)
 			e.Chat("fake")
 			e.WaitState("ready")

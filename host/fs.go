@@ -151,7 +151,10 @@ func (s *Session) bufferEvent(path string, loaded bool) {
 //
 // A diff with no oldText for a file that exists (claude adapters announce
 // every Write so) gets the file's text, before the tool runs: the user is
-// shown what the write replaces, not a new file.
+// shown what the write replaces, not a new file. That text is the user's
+// (their unsaved lines, the lines typed since the agent read the file),
+// not the agent's: it is never the base the write is merged against, or
+// the write would take back every line typed since the agent's read.
 func (s *Session) noteDiffs(toolCall map[string]any) {
 	content, _ := toolCall["content"].([]any)
 	status, _ := toolCall["status"].(string)
@@ -165,15 +168,16 @@ func (s *Session) noteDiffs(toolCall map[string]any) {
 		if path == "" || !ok {
 			continue
 		}
-		var oldText *string
-		if o, ok := m["oldText"].(string); ok {
-			oldText = &o
-		} else if status != "completed" && status != "failed" {
-			if o, ok := s.shownText(path); ok && o != newText {
-				m["oldText"] = o
-				oldText = &o
+		o, hasOld := m["oldText"].(string)
+		if !hasOld {
+			if status != "completed" && status != "failed" {
+				if o, ok := s.shownText(path); ok && o != newText {
+					m["oldText"] = o // shown, never a merge base
+				}
 			}
+			continue
 		}
+		oldText := &o
 		f := &s.fsb
 		f.mu.Lock()
 		if f.b != nil {

@@ -189,6 +189,10 @@ type EditLoop struct {
 	SleepMS int    `json:"sleep_ms,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Text    string `json:"text,omitempty"`
+	// Announce: before each write, a tool_call shows the edit as a diff
+	// with the new text only (as claude adapters announce a Write), and a
+	// tool_call_update completes it after the write.
+	Announce bool `json:"announce,omitempty"`
 }
 
 // editLoop plays l in session sid.
@@ -219,8 +223,17 @@ func (a *agent) editLoop(ctx context.Context, sid string, l EditLoop) {
 		} else {
 			lines = append(lines, mine)
 		}
+		content := strings.Join(lines, "")
+		id := fmt.Sprintf("edit-loop-%d", i)
+		if l.Announce {
+			a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": id, "title": "Write " + l.Path,
+				"kind": "edit", "status": "pending", "content": []any{map[string]any{"type": "diff", "path": l.Path, "newText": content}}})
+		}
 		write := Step{Request: acp.ClientMethodFsWriteTextFile}
-		a.call(ctx, write, map[string]any{"sessionId": sid, "path": l.Path, "content": strings.Join(lines, "")})
+		a.call(ctx, write, map[string]any{"sessionId": sid, "path": l.Path, "content": content})
+		if l.Announce {
+			a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed"})
+		}
 	}
 }
 
