@@ -1,8 +1,11 @@
 package fsbridge
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
 )
 
 func sp(s string) *string { return &s }
@@ -165,5 +168,36 @@ func TestFaultsCRLFBuffer(t *testing.T) {
 				t.Fatalf("disk %q", d)
 			}
 		})
+	}
+}
+
+// TestEditOfThenWriteKeepsUnsavedLine: the editor's MCP edit_file reads
+// the buffer (the user's unsaved line in it) for the agent, unseen, and
+// writes its edit of that text; a write_file of the text the agent knows
+// (the disk's, with its edit) is then merged against that, not against
+// the buffer it never saw: the unsaved line stays, unsaved (issue 31
+// item 6).
+func TestEditOfThenWriteKeepsUnsavedLine(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "a\nb\nc\nd\ne\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append([]string{"U (unsaved)"}, l...) })
+	ctx := context.Background()
+	cur, err := e.b.ReadTextFile(WithUnseen(ctx), acp.ReadTextFileRequest{SessionId: "s", Path: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(cur.Content, "\nc\n", "\nC (agent)\n", 1)
+	if _, err := e.b.WriteTextFile(WithEditOf(ctx, cur.Content), acp.WriteTextFileRequest{SessionId: "s", Path: p, Content: edited}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.write(p, "a\nb\nC (agent)\nd\nE (agent)\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(e.ed.lines(p), "|"); got != "U (unsaved)|a|b|C (agent)|d|E (agent)" {
+		t.Fatalf("buffer %q", got)
+	}
+	if d := e.disk(p); d != "a\nb\nC (agent)\nd\nE (agent)\n" {
+		t.Fatalf("disk %q", d)
 	}
 }
