@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	acp "github.com/coder/acp-go-sdk"
 )
 
 // typist is the user typing into a buffer while the agent works: each of
@@ -95,7 +97,9 @@ func (t *typingEditor) Sync(ctx context.Context, realPath string, bufnr, tick in
 // typing (a new line anywhere, between any two of the bridge's calls into
 // Neovim, now and then a :write) and the agent's reads and writes (each
 // write its last view of the file with one of the file's own lines
-// changed). Every line the user typed is in the buffer at the end, and
+// changed, as fs/write_text_file, announced first or not, or as the
+// editor's MCP edit_file). Every line the user typed is in the buffer at
+// the end, and
 // the agent's last write that succeeded is in it too (issue 31 item 1).
 func TestTypingWhileAgentWritesProperty(t *testing.T) {
 	seeds := 100
@@ -141,9 +145,32 @@ func TestTypingWhileAgentWritesProperty(t *testing.T) {
 				}
 				i := own[rnd.Intn(len(own))]
 				mark := fmt.Sprintf("agent %d", op)
-				lines[i] = strings.SplitN(lines[i], " ", 2)[0] + " " + mark
+				old := lines[i]
+				lines[i] = strings.SplitN(old, " ", 2)[0] + " " + mark
 				content := joinLines(lines, eol)
-				if err := e.write(p, content); err == nil {
+				var err error
+				switch rnd.Intn(3) {
+				case 0:
+					// As the editor's MCP edit_file: the file read for the
+					// agent (unseen), the line replaced in that text.
+					ctx := context.Background()
+					cur, rerr := e.b.ReadTextFile(WithUnseen(ctx), acp.ReadTextFileRequest{SessionId: "s", Path: p})
+					if rerr != nil {
+						t.Fatalf("edit's read: %v", rerr)
+					}
+					if strings.Count(cur.Content, old+"\n") != 1 {
+						continue
+					}
+					edited := strings.Replace(cur.Content, old+"\n", lines[i]+"\n", 1)
+					_, err = e.b.WriteTextFile(WithEditOf(ctx, cur.Content), acp.WriteTextFileRequest{SessionId: "s", Path: p, Content: edited})
+				case 1:
+					// Announced first, from the agent's own view.
+					e.b.Announce(p, &view, content)
+					fallthrough
+				default:
+					err = e.write(p, content)
+				}
+				if err == nil {
 					view, lastOK = content, mark
 				} else if ReasonOf(err) != ReasonBufferChanging && ReasonOf(err) != ReasonKeptMine {
 					t.Fatalf("write: %v", err)
