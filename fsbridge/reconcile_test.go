@@ -274,3 +274,35 @@ func TestDiskHoldsEditorWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileAfterFsWriteOfUnsavedBuffer: the agent read the buffer
+// (the user's unsaved line in it) and wrote it back with its change: the
+// disk got the change alone, the line stayed unsaved. A later change on
+// disk (a command, the agent's own tool) is merged against what the file
+// held, not against the agent's text: the unsaved line, which the disk
+// never had, is not taken for one the disk deleted.
+func TestReconcileAfterFsWriteOfUnsavedBuffer(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "one\ntwo\nthree\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append(l, "user's unsaved line") })
+	got, err := e.read(p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.write(p, strings.Replace(got, "two", "TWO (agent)", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.disk(p); d != "one\nTWO (agent)\nthree\n" {
+		t.Fatalf("disk after the fs write %q", d)
+	}
+	reloads, _ := e.ed.counts(p)
+	if err := os.WriteFile(p, []byte("one\nTWO (agent)\nTHREE (sed)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "disk change handled", func() bool { r, _ := e.ed.counts(p); return r > reloads })
+	want := "one|TWO (agent)|THREE (sed)|user's unsaved line"
+	if got := strings.Join(e.ed.lines(p), "|"); got != want || !e.ed.modified(p) {
+		t.Fatalf("buffer %q modified=%v, want %q, modified", got, e.ed.modified(p), want)
+	}
+}
