@@ -113,4 +113,27 @@ func TestMCPEditThenWriteKeepsUnsavedLine(t *testing.T) {
 	if !e.bufModified(b) {
 		t.Fatal("the user's unsaved line was saved")
 	}
+	// Neovim takes the buffer as read from the file the writes left: its
+	// own check finds nothing changed behind it (a :write would not ask).
+	if why := e.fileChangedBehind(b); why != "" {
+		t.Fatalf("Neovim finds the file changed behind the buffer (%s)", why)
+	}
+}
+
+// fileChangedBehind is what :checktime finds of buffer b's file ("": the
+// file is the version the buffer was read from or written to), its
+// buffer left alone.
+func (e *Editor) fileChangedBehind(b int) string {
+	e.t.Helper()
+	var why string
+	e.Lua(`local b = ...
+		local why = ""
+		local id = vim.api.nvim_create_autocmd("FileChangedShell", { buffer = b, callback = function()
+			why = vim.v.fcs_reason
+			vim.v.fcs_choice = ""
+		end })
+		vim.cmd("silent checktime " .. b)
+		vim.api.nvim_del_autocmd(id)
+		return why`, &why, b)
+	return why
 }
