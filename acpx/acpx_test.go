@@ -137,7 +137,7 @@ func TestClientCapabilities(t *testing.T) {
 }
 
 func TestForkMessages(t *testing.T) {
-	b, _ := json.Marshal(ForkRequest{SessionID: "s", Cwd: "/w", McpServers: []acp.McpServer{}})
+	b, _ := json.Marshal(ForkRequest{SessionID: "s", Cwd: "/w", McpServers: []json.RawMessage{}})
 	if string(b) != `{"sessionId":"s","cwd":"/w","mcpServers":[]}` {
 		t.Fatalf("%s", b)
 	}

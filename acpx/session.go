@@ -12,13 +12,13 @@ type SessionRef struct {
 	SessionID string `json:"sessionId"`
 }
 
-// ForkRequest is session/fork's params (the SDK's type wants its unstable
-// MCP server type).
+// ForkRequest is session/fork's params; its MCP servers as the wire takes
+// them (editormcp.Wire: an MCP-over-ACP server's "serverId").
 type ForkRequest struct {
-	SessionID             string          `json:"sessionId"`
-	Cwd                   string          `json:"cwd"`
-	AdditionalDirectories []string        `json:"additionalDirectories,omitempty"`
-	McpServers            []acp.McpServer `json:"mcpServers"`
+	SessionID             string            `json:"sessionId"`
+	Cwd                   string            `json:"cwd"`
+	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
+	McpServers            []json.RawMessage `json:"mcpServers"`
 }
 
 // ParseForkResponse reads session/fork's result: the new session's id

@@ -17,7 +17,6 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
-	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/gate"
 	"github.com/nvim-acp/nvim-acp/internal/wirelog"
 	"github.com/nvim-acp/nvim-acp/pathmap"
@@ -291,6 +290,7 @@ func (a *Agent) watch() {
 		a.exitErr = a.link.Err()
 	}
 	a.log.Info("agent connection ended", "err", a.exitErr)
+	a.h.mcp.CloseACP(mcpPeer{a}) // its MCP-over-ACP sessions
 	a.mu.Lock()
 	sessions := make([]*Session, 0, len(a.sessions))
 	for _, s := range a.sessions {
@@ -667,11 +667,6 @@ func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error)
 // the gate calls it on the reading goroutine, so it must not block.
 func (a *Agent) notification(method string, params json.RawMessage) {
 	switch method {
-	case editormcp.MethodMessage:
-		if err := a.h.mcp.NotifyACPParams(params); err != nil {
-			a.log.Debug("mcp/message notification dropped", "err", err)
-		}
-		return
 	case acpx.MethodElicitationComplete:
 		a.elicitationComplete(params) // elicit.go
 		return

@@ -9,6 +9,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
+	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
 	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
@@ -50,6 +51,7 @@ var requests = map[string]requestHandler{
 	acp.ClientMethodTerminalKill:             newRoute(validated, (*Session).killTerminal).handle,
 	acp.ClientMethodTerminalRelease:          newRoute(validated, (*Session).releaseTerminal).handle,
 	acpx.MethodElicitationCreate:             serveElicitation, // elicit.go
+	editormcp.MethodMessage:                  serveMCPMessage,  // mcp.go: MCP-over-ACP
 }
 
 // The fs/* routes, shared with the fast path (fastfs.go), which decodes

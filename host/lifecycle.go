@@ -75,7 +75,7 @@ func (s *Session) fork(ctx context.Context, a *Agent, servers []acp.McpServer) (
 	fctx, cancel := a.stepContext(ctx, acpx.MethodSessionFork)
 	defer cancel()
 	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
-		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: servers, AdditionalDirectories: s.addDirs(a),
+		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: editormcp.Wire(servers), AdditionalDirectories: s.addDirs(a),
 	})
 	if err != nil {
 		return "", nil, a.stepErr(fctx, acpx.MethodSessionFork, err)

@@ -546,8 +546,7 @@ func (a *agent) attached(sid string) {
 }
 
 // save remembers a result's terminalId as "$terminalId" (and, when name
-// is set, as "$name"), and an mcp/connect's connectionId as
-// "$connectionId".
+// is set, as "$name").
 func (a *agent) save(name string, result any) {
 	m, ok := result.(map[string]any)
 	if !ok {
@@ -557,9 +556,6 @@ func (a *agent) save(name string, result any) {
 	defer a.mu.Unlock()
 	if a.vars == nil {
 		a.vars = map[string]any{}
-	}
-	if m["connectionId"] != nil {
-		a.vars["connectionId"] = m["connectionId"]
 	}
 	if m["terminalId"] == nil {
 		return
