@@ -1,9 +1,8 @@
 // Package acpx holds the parts of ACP schema v1 (1.21) and of its common
 // extensions that acp-go-sdk v0.13 lacks or types in ways real agents
 // break: what an agent advertises beyond the SDK's types (steering, prompt
-// queueing, session lifecycle, MCP transports), the client capabilities
-// the SDK cannot express (boolean config options, compaction, plans),
-// elicitation with its scope and form schemas, session/fork, steering,
+// queueing, session lifecycle, MCP transports), initialize's params with
+// the client capabilities the SDK cannot express, elicitation with its scope and form schemas, session/fork, steering,
 // and filters that apply them (MCP servers by transport).
 //
 // Everything here is plain data and pure functions over encoding/json: the

@@ -3,10 +3,7 @@ package acpx
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
-
-	acp "github.com/coder/acp-go-sdk"
 )
 
 func TestParseAgent(t *testing.T) {
@@ -112,27 +109,6 @@ func TestFilterMCPServers(t *testing.T) {
 				t.Fatalf("transports %q, want %q", got, tt.transports)
 			}
 		})
-	}
-}
-
-func TestClientCapabilities(t *testing.T) {
-	c := ClientCapabilities{ClientCapabilities: acp.ClientCapabilities{Terminal: true},
-		BooleanConfigOptions: true, Compaction: true, Plans: true, ElicitationForm: true, ElicitationURL: true}
-	b, err := json.Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{`"terminal":true`, `"session":{"compaction":{},"configOptions":{"boolean":{}}}`,
-		`"plan":{}`, `"elicitation":{"form":{},"url":{}}`} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("%s lacks %s", b, want)
-		}
-	}
-	b, _ = json.Marshal(ClientCapabilities{})
-	for _, absent := range []string{"session", "plan", "elicitation"} {
-		if strings.Contains(string(b), absent) {
-			t.Errorf("%s advertises %s", b, absent)
-		}
 	}
 }
 

@@ -79,6 +79,7 @@ func finishWireCheck() bool {
 		}
 		st.Messages += dst.Messages
 		st.Extensions += dst.Extensions
+		st.Legacy += dst.Legacy
 		for m, n := range dst.Methods {
 			if st.Methods == nil {
 				st.Methods = map[string]int{}
@@ -98,8 +99,8 @@ func finishWireCheck() bool {
 		methods = append(methods, m)
 	}
 	sort.Strings(methods)
-	fmt.Printf("e2e: schema check (@agentclientprotocol/sdk %s): %d messages the client sent (%d of extension methods), %d methods (%s): %d violations\n",
-		acpschema.SDKVersion, st.Messages, st.Extensions, len(methods), strings.Join(methods, " "), len(wire.reported))
+	fmt.Printf("e2e: schema check (@agentclientprotocol/sdk %s): %d messages the client sent (%d of extension methods, %d legacy requests), %d methods (%s): %d violations\n",
+		acpschema.SDKVersion, st.Messages, st.Extensions, st.Legacy, len(methods), strings.Join(methods, " "), len(wire.reported))
 	for _, s := range late {
 		fmt.Printf("e2e: schema violation found after its test:\n%s\n", s)
 	}

@@ -666,9 +666,8 @@ func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error)
 // (extension notifications such as qwen's "qwen/notify/..." are normal);
 // the gate calls it on the reading goroutine, so it must not block.
 func (a *Agent) notification(method string, params json.RawMessage) {
-	switch method {
-	case acpx.MethodElicitationComplete:
-		a.elicitationComplete(params) // elicit.go
+	if take := notifications[method]; take != nil {
+		take(a, params) // dispatch.go
 		return
 	}
 	a.log.Debug("agent notification ignored", "method", method, "params", truncate(string(params), 500))

@@ -37,6 +37,8 @@ func TestCheck(t *testing.T) {
 		{"cancel", `{"out":{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}}`, ""},
 		{"a request sent as a notification", `{"out":{"jsonrpc":"2.0","method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}`, `no notification "session/prompt"`},
 		{"unknown method", `{"out":{"jsonrpc":"2.0","id":2,"method":"session/frobnicate","params":{}}}`, `no request "session/frobnicate"`},
+		{"a legacy request", `{"out":{"jsonrpc":"2.0","id":2,"method":"session/set_model","params":{"sessionId":"s","modelId":"m"}}}`, ""},
+		{"a legacy method as a notification", `{"out":{"jsonrpc":"2.0","method":"session/set_model","params":{}}}`, `no notification "session/set_model"`},
 		{"extension method", `{"out":{"jsonrpc":"2.0","id":2,"method":"_session/steering","params":{"x":1}}}`, ""},
 		{"read answered", `{"in":{"id":7,"method":"fs/read_text_file"}}` + "\n" + `{"out":{"jsonrpc":"2.0","id":7,"result":{"content":"x"}}}`, ""},
 		{"read answered without content", `{"in":{"id":7,"method":"fs/read_text_file"}}` + "\n" + `{"out":{"jsonrpc":"2.0","id":7,"result":{}}}`, "result (ReadTextFileResponse)"},
