@@ -21,8 +21,10 @@ func TestParseAgent(t *testing.T) {
 			Agent{LoadSession: true, List: true, Resume: true, Close: true, Delete: true, Fork: true,
 				AdditionalDirectories: true, Logout: true, MCP: map[string]bool{"http": true, "sse": true},
 				Steering: true, PromptQueueing: true}},
+		{"session/status and auth/status (codex-acp 2.6, claude-agent-acp)", `{"agentCapabilities":{
+			"sessionCapabilities":{"status":{}},"auth":{"status":{}}}}`, Agent{Status: true, AuthStatus: true}},
 		{"null and false mean absent", `{"agentCapabilities":{"sessionCapabilities":{"resume":null,"fork":false},
-			"mcpCapabilities":{"http":false},"auth":{"logout":null}},"_meta":{"steering":{"supported":false}}}`, Agent{}},
+			"mcpCapabilities":{"http":false},"auth":{"logout":null,"status":false}},"_meta":{"steering":{"supported":false}}}`, Agent{}},
 		{"wrong shapes are absent, never an error", `{"agentCapabilities":{"sessionCapabilities":[1],"auth":"x",
 			"_meta":{"claudeCode":"yes"}},"_meta":{"steering":true}}`, Agent{}},
 		{"not JSON", `<html>`, Agent{}},

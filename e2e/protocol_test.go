@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,4 +46,60 @@ func TestSDKAgentNoticesMCPOverACPAndUsage(t *testing.T) {
 		t.Fatalf("the notice came as chat text:\n%s", txt)
 	}
 	e.Eventually("usage in the winbar", 10*time.Second, func() bool { return strings.Contains(e.chatBar(), "4.3k tok") })
+}
+
+// methodsRecvd are the methods the fake agent got, in order.
+func (e *Editor) methodsRecvd() []string {
+	var out []string
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "recv" {
+			out = append(out, fmt.Sprint(ev["method"]))
+		}
+	}
+	return out
+}
+
+// An agent with sessionCapabilities.status is asked whether it still has
+// a session before the client resumes it: one it has is resumed; one it
+// no longer has (-32002) is not tried, a new session starts and the chat
+// says why.
+func TestResumeAsksSessionStatusFirst(t *testing.T) {
+	gone := M{"session/status": M{"code": -32002, "message": "Resource not found", "data": M{"sessionId": "old-1"}}}
+	for _, tc := range []struct {
+		name    string
+		fail    M
+		session string
+		methods string // the session methods the agent gets, in order
+		says    string
+	}{
+		{"saved", nil, "old-1", "session/list session/status session/resume", ""},
+		{"gone", gone, "fake-session-1", "session/list session/status session/new", "fake no longer has session old-1 (session/status); starting a new one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{
+				"initialize": M{"agentCapabilities": M{"sessionCapabilities": M{"resume": M{}, "list": M{}, "status": M{}}}},
+				"sessions":   []any{M{"sessionId": "old-1", "cwd": "/x", "title": "Old work"}},
+				"fail":       tc.fail,
+			}, nil)
+			e.Lua(`require("acp").resume("fake")`, nil)
+			e.AnswerBlockingPrompt("2<CR>")
+			st := e.WaitState("ready")
+			var got []string
+			for _, m := range e.methodsRecvd() {
+				if strings.HasPrefix(m, "session/") {
+					got = append(got, m)
+				}
+			}
+			if st.SessionID != tc.session || strings.Join(got, " ") != tc.methods {
+				t.Fatalf("session %q after %v; want %q after %s", st.SessionID, got, tc.session, tc.methods)
+			}
+			if p := e.recvs("session/status")[0]; p["sessionId"] != "old-1" {
+				t.Fatalf("session/status %v", p)
+			}
+			if tc.says != "" && !strings.Contains(e.ChatText(), tc.says) {
+				t.Fatalf("the chat does not say %q:\n%s", tc.says, e.ChatText())
+			}
+		})
+	}
 }

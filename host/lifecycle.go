@@ -183,6 +183,9 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 	servers = s.exposeMCP(a, servers)
 	var resp json.RawMessage
 	how := ""
+	if old != "" && (a.caps.Resume || a.caps.LoadSession) && s.gone(ctx, a, old) {
+		old = "" // neither resume nor load could attach it
+	}
 	if old != "" && a.caps.Resume {
 		if _, resp, how, err = s.attach(ctx, a, servers, old, attachResumed); err != nil {
 			s.log.Warn("reattach: session/resume failed", "err", err)

@@ -53,6 +53,10 @@ type Scenario struct {
 	ConfigOptions []any `json:"config_options"`
 	// Usage goes with each session/prompt answer (PromptResponse.usage).
 	Usage map[string]any `json:"usage"`
+	// SessionStatus answers session/status (default "saved"; Fail makes it
+	// an error). AuthStatus answers auth/status (default state "unknown").
+	SessionStatus string         `json:"session_status"`
+	AuthStatus    map[string]any `json:"auth_status"`
 	// QueuePrompts: a session/prompt sent while a turn runs waits for it
 	// (claude's promptQueueing); else turns run at once, side by side.
 	QueuePrompts bool `json:"queue_prompts"`
@@ -450,6 +454,17 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Unlock()
 		a.attached(id)
 		return map[string]any{"sessionId": id}, nil
+	case "session/status":
+		status := a.sc.SessionStatus
+		if status == "" {
+			status = "saved"
+		}
+		return map[string]any{"status": status}, nil
+	case "auth/status":
+		if a.sc.AuthStatus != nil {
+			return a.sc.AuthStatus, nil
+		}
+		return map[string]any{"state": "unknown"}, nil
 	case "session/close", "session/delete", "logout":
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
