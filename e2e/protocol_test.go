@@ -103,3 +103,41 @@ func TestResumeAsksSessionStatusFirst(t *testing.T) {
 		})
 	}
 }
+
+// :checkhealth acp reports the running agents' sign-in as auth/status
+// says it (an agent that advertises auth.status), account labels only,
+// never the user's email.
+func TestCheckhealthAuthStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		caps M
+		auth M
+		want string
+	}{
+		{"signed in", M{"auth": M{"status": M{}}}, M{"state": "authenticated", "accounts": []any{
+			M{"label": "Claude Max", "active": true, "email": "user@example.com"}, M{"label": "API key"}}},
+			"OK fake: signed in: Claude Max (in use), API key"},
+		{"signed out", M{"auth": M{"status": M{}}}, M{"state": "unauthenticated"}, "WARNING fake: not signed in"},
+		{"a state to come", M{"auth": M{"status": M{}}}, M{"state": "_vendor_state"}, "fake: sign-in state unknown"},
+		{"no auth/status", M{}, nil, "fake: does not report its sign-in (no auth/status)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"initialize": M{"agentCapabilities": tc.caps}, "auth_status": tc.auth}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Lua(`vim.cmd("checkhealth acp")`, nil)
+			var text string
+			e.Eventually("health report", 20*time.Second, func() bool {
+				e.Lua(`return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`, &text)
+				return strings.Contains(text, "nvim-acp sign-in") && strings.Contains(text, "fake:")
+			})
+			if !strings.Contains(text, tc.want) || strings.Contains(text, "user@example.com") {
+				t.Fatalf("health lacks %q (or shows the email):\n%s", tc.want, text)
+			}
+			if n := len(e.recvs("auth/status")); (tc.auth != nil) != (n == 1) {
+				t.Fatalf("auth/status sent %d times", n)
+			}
+		})
+	}
+}
