@@ -112,3 +112,28 @@ func TestPinMatchesInstallTools(t *testing.T) {
 		t.Fatalf("scripts/install-tools does not pin ACP_SDK_VERSION=%s", SDKVersion)
 	}
 }
+
+// BenchmarkCheck is the cost of the schema check per message: a turn's
+// typical messages (a prompt, a read answered, a permission answered).
+func BenchmarkCheck(b *testing.B) {
+	c, err := Load(SDKDir())
+	if err != nil {
+		b.Skip(err)
+	}
+	rec := `{"agent":"fake"}
+` + initV1 + `
+{"out":{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"fix the parser"},{"type":"resource","resource":{"uri":"file:///w/a.go","text":"package a\n"}}]}}}
+{"in":{"id":7,"method":"fs/read_text_file"}}
+{"out":{"jsonrpc":"2.0","id":7,"result":{"content":"package main\n\nfunc main() {}\n"}}}
+{"in":{"id":8,"method":"session/request_permission"}}
+{"out":{"jsonrpc":"2.0","id":8,"result":{"outcome":{"outcome":"selected","optionId":"allow"}}}}
+`
+	b.ReportAllocs()
+	for b.Loop() {
+		st, vs, err := c.Check("bench", strings.NewReader(rec))
+		if err != nil || len(vs) > 0 || st.Messages != 4 {
+			b.Fatal(st, vs, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/4, "µs/msg")
+}
