@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -82,7 +83,7 @@ func TestCapabilitiesPairedWithHandlers(t *testing.T) {
 			if !knownUpdates[k] {
 				t.Errorf("%s is advertised, but the host drops %s updates (knownUpdates)", c.path, k)
 			}
-			if !strings.Contains(src, "handlers."+k+" ") {
+			if !regexp.MustCompile(`handlers\.` + regexp.QuoteMeta(k) + `\s*[(=]`).MatchString(src) {
 				t.Errorf("%s is advertised, but no Lua handler renders %s updates (handlers.%s)", c.path, k, k)
 			}
 		}
