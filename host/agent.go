@@ -17,8 +17,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
-	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/gate"
+	"github.com/nvim-acp/nvim-acp/internal/wirelog"
 	"github.com/nvim-acp/nvim-acp/pathmap"
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/transport"
@@ -103,7 +103,8 @@ type Agent struct {
 	paths *pathmap.Map       // path_map (nil: none)
 	conn  *acp.Connection
 	gate  *gate.Gate
-	out   *agentWriter // link's writing side, shared by the SDK and fastFS
+	out   *agentWriter      // link's writing side, shared by the SDK and fastFS
+	wire  *wirelog.Recorder // $NVIM_ACP_WIRE_LOG's record (nil: off)
 
 	dialCancel context.CancelFunc // ends a dial in progress (remote agents)
 	kind       transport.Kind     // how a remote agent is reached
@@ -223,6 +224,20 @@ func (a *Agent) attach(link transport.Conn) {
 		a.gate.Trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
 		a.out = &agentWriter{w: tracingWriter{w: link, log: log}, whole: true}
 	}
+	if rec := wirelog.Open(a.spec.Name); rec != nil {
+		// $NVIM_ACP_WIRE_LOG (the e2e suite's schema check): every
+		// message both ways is recorded, so each goes out in one Write.
+		_ = a.wire.Close() // the record of the connection before (a reconnect)
+		a.wire = rec
+		a.out = &agentWriter{w: recordingWriter{w: a.out.w, rec: rec}, whole: true}
+		trace := a.gate.Trace
+		a.gate.Trace = func(line []byte) {
+			rec.In(line)
+			if trace != nil {
+				trace(line)
+			}
+		}
+	}
 	a.gate.Intercept = (&fastFS{a: a}).intercept
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	a.conn.SetLogger(log)
@@ -275,6 +290,7 @@ func (a *Agent) watch() {
 		a.exitErr = a.link.Err()
 	}
 	a.log.Info("agent connection ended", "err", a.exitErr)
+	a.h.mcp.CloseACP(mcpPeer{a}) // its MCP-over-ACP sessions
 	a.mu.Lock()
 	sessions := make([]*Session, 0, len(a.sessions))
 	for _, s := range a.sessions {
@@ -650,14 +666,8 @@ func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error)
 // (extension notifications such as qwen's "qwen/notify/..." are normal);
 // the gate calls it on the reading goroutine, so it must not block.
 func (a *Agent) notification(method string, params json.RawMessage) {
-	switch method {
-	case editormcp.MethodMessage:
-		if err := a.h.mcp.NotifyACPParams(params); err != nil {
-			a.log.Debug("mcp/message notification dropped", "err", err)
-		}
-		return
-	case acpx.MethodElicitationComplete:
-		a.elicitationComplete(params) // elicit.go
+	if take := notifications[method]; take != nil {
+		take(a, params) // dispatch.go
 		return
 	}
 	a.log.Debug("agent notification ignored", "method", method, "params", truncate(string(params), 500))
@@ -673,4 +683,15 @@ type tracingWriter struct {
 func (t tracingWriter) Write(p []byte) (int, error) {
 	t.log.Debug("acp ->", "msg", truncate(strings.TrimRight(string(p), "\n"), 4096))
 	return t.w.Write(p)
+}
+
+// recordingWriter records each message written to the agent (wirelog).
+type recordingWriter struct {
+	w   io.Writer
+	rec *wirelog.Recorder
+}
+
+func (r recordingWriter) Write(p []byte) (int, error) {
+	r.rec.Out(p)
+	return r.w.Write(p)
 }

@@ -75,7 +75,7 @@ func (s *Session) fork(ctx context.Context, a *Agent, servers []acp.McpServer) (
 	fctx, cancel := a.stepContext(ctx, acpx.MethodSessionFork)
 	defer cancel()
 	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
-		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: servers, AdditionalDirectories: s.addDirs(a),
+		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: editormcp.Wire(servers), AdditionalDirectories: s.addDirs(a),
 	})
 	if err != nil {
 		return "", nil, a.stepErr(fctx, acpx.MethodSessionFork, err)
@@ -183,6 +183,9 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 	servers = s.exposeMCP(a, servers)
 	var resp json.RawMessage
 	how := ""
+	if old != "" && (a.caps.Resume || a.caps.LoadSession) && s.gone(ctx, a, old) {
+		old = "" // neither resume nor load could attach it
+	}
 	if old != "" && a.caps.Resume {
 		if _, resp, how, err = s.attach(ctx, a, servers, old, attachResumed); err != nil {
 			s.log.Warn("reattach: session/resume failed", "err", err)

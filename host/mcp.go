@@ -185,28 +185,22 @@ func reqErr(re *acp.RequestError) error {
 // mcpPeer sends MCP-over-ACP messages to agent a.
 type mcpPeer struct{ a *Agent }
 
-func (p mcpPeer) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return acp.SendRequest[json.RawMessage](p.a.conn, ctx, method, params)
-}
-
 func (p mcpPeer) Notify(ctx context.Context, method string, params any) error {
 	return p.a.conn.SendNotification(ctx, method, params)
 }
 
-// mcpRequest serves the agent's MCP-over-ACP requests of method: to the
-// servers of its own sessions only.
-func mcpRequest(method string) requestHandler {
-	return func(ctx context.Context, a *Agent, params json.RawMessage) (any, *acp.RequestError) {
-		res, err := a.h.mcp.ServeACP(ctx, method, params, a.owns, mcpPeer{a})
-		var we *editormcp.WireError
-		switch {
-		case errors.As(err, &we):
-			return nil, &acp.RequestError{Code: int(we.Code), Message: we.Message, Data: we.Data}
-		case err != nil:
-			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
-		}
-		return res, nil
+// serveMCPMessage serves the agent's mcp/message requests (MCP-over-ACP):
+// to the servers of its own sessions only.
+func serveMCPMessage(ctx context.Context, a *Agent, params json.RawMessage) (any, *acp.RequestError) {
+	res, err := a.h.mcp.ServeACP(ctx, params, a.owns, mcpPeer{a})
+	var we *editormcp.WireError
+	switch {
+	case errors.As(err, &we):
+		return nil, &acp.RequestError{Code: int(we.Code), Message: we.Message, Data: we.Data}
+	case err != nil:
+		return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
+	return res, nil
 }
 
 // owns reports whether ep is the MCP server of one of a's sessions (one
@@ -221,10 +215,4 @@ func (a *Agent) owns(ep *editormcp.Endpoint) bool {
 		}
 	}
 	return false
-}
-
-func init() {
-	for _, m := range []string{editormcp.MethodConnect, editormcp.MethodMessage, editormcp.MethodDisconnect} {
-		requests[m] = mcpRequest(m)
-	}
 }

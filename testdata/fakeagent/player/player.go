@@ -54,6 +54,10 @@ type Scenario struct {
 	ConfigOptions []any `json:"config_options"`
 	// Usage goes with each session/prompt answer (PromptResponse.usage).
 	Usage map[string]any `json:"usage"`
+	// SessionStatus answers session/status (default "saved"; Fail makes it
+	// an error). AuthStatus answers auth/status (default state "unknown").
+	SessionStatus string         `json:"session_status"`
+	AuthStatus    map[string]any `json:"auth_status"`
 	// QueuePrompts: a session/prompt sent while a turn runs waits for it
 	// (claude's promptQueueing); else turns run at once, side by side.
 	QueuePrompts bool `json:"queue_prompts"`
@@ -513,6 +517,17 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Unlock()
 		a.attached(id)
 		return map[string]any{"sessionId": id}, nil
+	case "session/status":
+		status := a.sc.SessionStatus
+		if status == "" {
+			status = "saved"
+		}
+		return map[string]any{"status": status}, nil
+	case "auth/status":
+		if a.sc.AuthStatus != nil {
+			return a.sc.AuthStatus, nil
+		}
+		return map[string]any{"state": "unknown"}, nil
 	case "session/close", "session/delete", "logout":
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
@@ -609,8 +624,7 @@ func (a *agent) attached(sid string) {
 }
 
 // save remembers a result's terminalId as "$terminalId" (and, when name
-// is set, as "$name"), and an mcp/connect's connectionId as
-// "$connectionId".
+// is set, as "$name").
 func (a *agent) save(name string, result any) {
 	m, ok := result.(map[string]any)
 	if !ok {
@@ -620,9 +634,6 @@ func (a *agent) save(name string, result any) {
 	defer a.mu.Unlock()
 	if a.vars == nil {
 		a.vars = map[string]any{}
-	}
-	if m["connectionId"] != nil {
-		a.vars["connectionId"] = m["connectionId"]
 	}
 	if m["terminalId"] == nil {
 		return
