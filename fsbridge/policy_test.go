@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -61,6 +62,55 @@ func TestCheckRead(t *testing.T) {
 				if got := e.b.InWorkspace(tc.path)[0]; got != tc.inWS {
 					t.Fatalf("InWorkspace(%s) = %v, want %v", tc.path, got, tc.inWS)
 				}
+			}
+		})
+	}
+}
+
+// CheckLoad, the check of every door that makes Neovim load a file for the
+// agent (the language server tools), refuses what read_text_file refuses
+// before opening it: a FIFO (Neovim would block in open(2) for good), a
+// directory, a file over MaxBytes (loaded whole), a missing file; a file
+// whose buffer is loaded passes (nothing is opened).
+func TestCheckLoad(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxBytes = 100 })
+	small := e.file("a.go", "package a\n")
+	big := e.file("big.txt", strings.Repeat("x", 101))
+	loadedBig := e.file("loaded.txt", strings.Repeat("y", 200))
+	e.b.BufferLoaded(loadedBig)
+	fifo := e.path("pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(fifo, e.path("to-pipe")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(e.path("dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, reason, msg string // reason "": allowed
+	}{
+		{"a small file", small, "", ""},
+		{"a loaded buffer over the bound", loadedBig, "", ""},
+		{"a FIFO", fifo, ReasonNotRegular, "is a FIFO (named pipe), not a regular file"},
+		{"a symlink to a FIFO", e.path("to-pipe"), ReasonNotRegular, fifo + " is a FIFO"},
+		{"a directory", e.path("dir"), ReasonIsDir, "is a directory"},
+		{"over MaxBytes", big, ReasonTooLarge, "file too large: " + big + " is 101 bytes, the limit is 100"},
+		{"missing", e.path("nope.go"), ReasonNotFound, "file not found"},
+		{"missing directory", e.path("no/such.go"), ReasonNotFound, "file not found"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := e.b.CheckLoad(context.Background(), tc.path)
+			if tc.reason == "" {
+				if err != nil {
+					t.Fatalf("CheckLoad(%s) = %v, want nil", tc.path, err)
+				}
+				return
+			}
+			if got := ReasonOf(err); got != tc.reason || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("CheckLoad(%s) = %v (reason %q), want %q with %q", tc.path, err, got, tc.reason, tc.msg)
 			}
 		})
 	}

@@ -1,0 +1,60 @@
+//go:build linux
+
+package e2e
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestMCPQueriesRefuseFIFOAndHugeFiles: the language server tools load the
+// file they are given into a hidden buffer. A FIFO the agent made in the
+// workspace (Neovim would block in open(2) for good) and a file over
+// fs.max_bytes (loaded whole) are refused as read_file refuses them, with
+// the same message, and Neovim stays responsive (issue 31, item 3).
+func TestMCPQueriesRefuseFIFOAndHugeFiles(t *testing.T) {
+	e, ws := fsEditor(t)
+	fifo := filepath.Join(ws, "pipe.go")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 50; i++ { // a Neovim stuck opening it (the bug) goes on
+			releaseFIFO(fifo)
+		}
+	})
+	big := filepath.Join(ws, "big.go")
+	fsPutFile(t, big, "package big\n\n// "+strings.Repeat("x", 3000)+"\n")
+	e.Lua(`require("acp.mcp.queries").attach_ms = 300`, nil)
+	cs := e.mcpClient(M{}, M{"fs": M{"max_bytes": 2048}})
+	fifoMsg := fifo + " is a FIFO (named pipe), not a regular file"
+	tests := []struct {
+		tool string
+		args M
+		want string
+	}{
+		{"read_file", M{"path": "pipe.go"}, fifoMsg},
+		{"hover", M{"path": "pipe.go", "line": 1, "column": 1}, fifoMsg},
+		{"definition", M{"path": "pipe.go", "line": 1, "symbol": "x"}, fifoMsg},
+		{"references", M{"path": "pipe.go", "line": 1, "symbol": "x"}, fifoMsg},
+		{"symbols", M{"path": "pipe.go"}, fifoMsg},
+		{"symbols", M{"path": "big.go"}, "file too large: " + big + " is 3017 bytes, the limit is 2048"},
+		{"hover", M{"path": "big.go", "line": 1, "column": 1}, "file too large: " + big},
+	}
+	for _, tc := range tests {
+		res := callToolAsync(t, cs, tc.tool, tc.args)
+		e.responsive(tc.tool + " on " + tc.args["path"].(string))
+		r := <-res
+		e.responsive("after " + tc.tool)
+		if !r.isErr || !strings.Contains(r.text, tc.want) {
+			t.Fatalf("%s %v = %q (error %v), want %q", tc.tool, tc.args, r.text, r.isErr, tc.want)
+		}
+	}
+	var bufs int
+	e.Lua(`return vim.fn.bufnr(...) + vim.fn.bufnr(select(2, ...))`, &bufs, fifo, big)
+	if bufs != -2 {
+		t.Fatalf("a buffer of the FIFO or the big file was made (bufnr sum %d)", bufs)
+	}
+}
