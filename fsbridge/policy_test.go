@@ -115,3 +115,55 @@ func TestCheckLoad(t *testing.T) {
 		})
 	}
 }
+
+// The user's acts in the review (WriteUser, Shown) ask nothing: Neovim
+// waits on the review's request, so a question could not be shown. The
+// file the user decided on is written, even outside the workspace (the
+// user's decision is the consent); a path that now leads out of the
+// workspace through a symlink put there since is refused, saying so, and
+// the file it leads to is neither read nor written (issue 31, item 4).
+func TestUserActsAskNothing(t *testing.T) {
+	e := newEnv(t, nil)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bashrc := filepath.Join(out, ".bashrc")
+	const rc = "# the user's bashrc\n"
+	if err := os.WriteFile(bashrc, []byte(rc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(out, "outside.txt")
+	if err := os.WriteFile(outside, []byte("agent\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := e.path("conf.txt")
+	if err := os.Symlink(bashrc, conf); err != nil {
+		t.Fatal(err)
+	}
+	e.ask.answer = answer(OptAllowOnce) // were anything asked, it would pass
+	tests := []struct {
+		name, path, want, content string // want "": written
+		file                      string // the file that must hold content
+	}{
+		{"a symlink to outside put on the path", conf, conf + " now leads to " + bashrc + ", outside the workspace", rc, bashrc},
+		{"the file decided on, outside the workspace", outside, "", "user\n", outside},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := e.b.WriteUser(context.Background(), tc.path, FileText{Text: "user\n", Exists: true})
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("WriteUser(%s) = %v, want %q", tc.path, err, tc.want)
+			}
+			if b, err := os.ReadFile(tc.file); err != nil || string(b) != tc.content {
+				t.Fatalf("%s = %q (%v), want %q", tc.file, b, err, tc.content)
+			}
+		})
+	}
+	if _, _, err := e.b.Shown(context.Background(), conf); err == nil || !strings.Contains(err.Error(), "now leads to "+bashrc) {
+		t.Fatalf("Shown(%s) = %v, want it refused", conf, err)
+	}
+	if qs := e.ask.questions(); len(qs) > 0 {
+		t.Fatalf("asked %d questions (%s): the user cannot see them during the review", len(qs), qs[0].Title)
+	}
+}
