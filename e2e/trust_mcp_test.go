@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -56,5 +57,40 @@ func TestMCPQueriesRefuseFIFOAndHugeFiles(t *testing.T) {
 	e.Lua(`return vim.fn.bufnr(...) + vim.fn.bufnr(select(2, ...))`, &bufs, fifo, big)
 	if bufs != -2 {
 		t.Fatalf("a buffer of the FIFO or the big file was made (bufnr sum %d)", bufs)
+	}
+}
+
+// TestMCPTokenNotLogged: at log_level = "debug" the host logs every ACP
+// message; the editor's MCP token (in session/new's mcpServers) and the
+// secrets of the user's own MCP servers are not written to acp.log (issue
+// 31, item 8).
+func TestMCPTokenNotLogged(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.SetupFake(M{}, M{"log_level": "debug", "mcp_servers": []any{
+		M{"name": "mine", "command": "/bin/true", "args": []any{}, "env": []any{M{"name": "API_KEY", "value": "user-secret-4711"}}},
+	}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	entry := e.mcpEntry("nvim")
+	var token string
+	for _, v := range entry["env"].([]any) {
+		if m := v.(map[string]any); m["name"] == "NVIM_ACP_MCP_TOKEN" {
+			token, _ = m["value"].(string)
+		}
+	}
+	if len(token) < 32 {
+		t.Fatalf("no token in the entry: %v", entry)
+	}
+	log, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), `acp ->`) || !strings.Contains(string(log), `session/new`) {
+		t.Fatalf("the debug log has no session/new: %s", log)
+	}
+	for _, secret := range []string{token, "user-secret-4711"} {
+		if strings.Contains(string(log), secret) {
+			t.Fatalf("acp.log holds the secret %q", secret)
+		}
 	}
 }
