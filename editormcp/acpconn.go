@@ -70,21 +70,44 @@ func (h *Hub) ServeACP(ctx context.Context, method string, params json.RawMessag
 		}
 		return map[string]any{"connectionId": id}, nil
 	case MethodMessage:
+		if err := h.ownedACP(p.ConnectionID, owns); err != nil {
+			return nil, err
+		}
 		return h.MessageACP(ctx, p.ConnectionID, p.Method, p.Params)
 	case MethodDisconnect:
+		if err := h.ownedACP(p.ConnectionID, owns); err != nil {
+			return nil, err
+		}
 		return map[string]any{}, h.DisconnectACP(p.ConnectionID)
 	}
 	return nil, fmt.Errorf("unknown method %s", method)
 }
 
 // NotifyACPParams passes the agent's mcp/message notification (its params)
-// to its connection's server without blocking.
-func (h *Hub) NotifyACPParams(params json.RawMessage) error {
+// to its connection's server without blocking; owns is as ServeACP's.
+func (h *Hub) NotifyACPParams(params json.RawMessage, owns func(*Endpoint) bool) error {
 	var p acpParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return err
 	}
+	if err := h.ownedACP(p.ConnectionID, owns); err != nil {
+		return err
+	}
 	return h.NotifyACP(p.ConnectionID, p.Method, p.Params)
+}
+
+// ownedACP checks that connection id's server is one the asking agent may
+// reach (owns): an agent never talks on another agent's connection, whose
+// id it may learn or guess. Another's is as unknown as a missing one.
+func (h *Hub) ownedACP(id string, owns func(*Endpoint) bool) error {
+	c, err := h.acpConn(id)
+	if err != nil {
+		return err
+	}
+	if !owns(c.ep) {
+		return fmt.Errorf("unknown MCP connection %q", id)
+	}
+	return nil
 }
 
 // acpParams are the params of the MCP-over-ACP methods.

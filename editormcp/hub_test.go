@@ -373,3 +373,46 @@ func TestEntryPicksTheTransport(t *testing.T) {
 		})
 	}
 }
+
+// TestACPMessageOwner: mcp/message and mcp/disconnect on a connection of
+// another agent's server (its id learnt or guessed) are refused as an
+// unknown connection; the owner's go on (issue 31, item 8).
+func TestACPMessageOwner(t *testing.T) {
+	h := newHub(t)
+	e := addFake(t, h, map[string]string{"/ws/a": "secret of A\n"})
+	other := addFake(t, h, nil)
+	ownsE := func(x *Endpoint) bool { return x == e }
+	ownsOther := func(x *Endpoint) bool { return x == other }
+	p := &acpPeer{h: h, in: make(chan jsonrpc.Message, 16), done: make(chan struct{})}
+	id, err := h.ConnectACP(e.ServerID(), ownsE, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	msg := func(method string) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"connectionId": id, "method": method, "params": map[string]any{}})
+		return b
+	}
+	init := json.RawMessage(`{"connectionId":"` + id + `","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	for _, tc := range []struct {
+		method string
+		params json.RawMessage
+	}{
+		{MethodMessage, init},
+		{MethodMessage, msg("tools/list")},
+		{MethodDisconnect, msg("")},
+	} {
+		if res, err := h.ServeACP(ctx, tc.method, tc.params, ownsOther, p); err == nil || !strings.Contains(err.Error(), "unknown MCP connection") {
+			t.Fatalf("another agent's %s on the connection = %s, %v; want it refused", tc.method, res, err)
+		}
+	}
+	if err := h.NotifyACPParams(msg("notifications/initialized"), ownsOther); err == nil {
+		t.Fatal("another agent's notification was passed on")
+	}
+	if _, err := h.ServeACP(ctx, MethodMessage, init, ownsE, p); err != nil {
+		t.Fatalf("the owner's initialize: %v", err)
+	}
+	if _, err := h.ServeACP(ctx, MethodDisconnect, msg(""), ownsE, p); err != nil {
+		t.Fatalf("the owner's disconnect: %v", err)
+	}
+}

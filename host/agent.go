@@ -653,7 +653,7 @@ func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error)
 func (a *Agent) notification(method string, params json.RawMessage) {
 	switch method {
 	case editormcp.MethodMessage:
-		if err := a.h.mcp.NotifyACPParams(params); err != nil {
+		if err := a.h.mcp.NotifyACPParams(params, a.owns); err != nil {
 			a.log.Debug("mcp/message notification dropped", "err", err)
 		}
 		return
