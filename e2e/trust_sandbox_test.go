@@ -51,3 +51,33 @@ func TestSandboxLeavesNoZombie(t *testing.T) {
 
 	}
 }
+
+// TestSandboxApprovedCommandSaysWhere: a command the user allowed through
+// the agent's own permission question (which says nothing of the sandbox
+// and cannot offer the network) runs without a question of nvim-acp's;
+// the chat says it runs in the sandbox, without the network, and how to
+// give commands the network (issue 31, item 8).
+func TestSandboxApprovedCommandSaysWhere(t *testing.T) {
+	requireSandbox(t)
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		permRequest("p1", "List", "execute", "ls -la"),
+		M{"request": "terminal/create", "params": M{"command": "ls -la"}, "save": "t"},
+		request("terminal/wait_for_exit", M{"terminalId": "$t"}),
+		text("listed"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("list")
+	e.WaitState("awaiting_permission")
+	e.nv.Input("a")
+	e.WaitState("ready")
+	if rs := e.AgentResponses("terminal/create"); len(rs) != 1 || rs[0]["error"] != nil {
+		t.Fatalf("the approved command: %v", rs)
+	}
+	want := "ls -la runs in the sandbox (workspace writable, no network, home hidden): you allowed it in the agent's question, " +
+		"which cannot give it the network; to let commands use the network, set sandbox.network for this project (:help acp-sandbox)"
+	e.Eventually("the chat says where it runs", 10*time.Second, func() bool {
+		return strings.Contains(strings.ReplaceAll(e.ChatText(), "\n", " "), want)
+	})
+}
