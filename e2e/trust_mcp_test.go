@@ -8,7 +8,33 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
+
+// unstick releases the FIFO at p (releaseFIFO) every 50 ms from 15 s
+// after the test starts until it ends: a Neovim stuck opening it (the
+// bug) gets out, and the test fails on what it checks instead of hanging
+// the harness (whose calls to a frozen Neovim never return). A failsafe,
+// not synchronisation: no test passes because of it.
+func unstick(t *testing.T, p string) {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-time.After(15 * time.Second):
+		}
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+				releaseFIFO(p)
+			}
+		}
+	}()
+}
 
 // TestMCPQueriesRefuseFIFOAndHugeFiles: the language server tools load the
 // file they are given into a hidden buffer. A FIFO the agent made in the
@@ -21,11 +47,8 @@ func TestMCPQueriesRefuseFIFOAndHugeFiles(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		for i := 0; i < 50; i++ { // a Neovim stuck opening it (the bug) goes on
-			releaseFIFO(fifo)
-		}
-	})
+	keepReleasingFIFO(t, fifo)
+	unstick(t, fifo)
 	big := filepath.Join(ws, "big.go")
 	fsPutFile(t, big, "package big\n\n// "+strings.Repeat("x", 3000)+"\n")
 	e.Lua(`require("acp.mcp.queries").attach_ms = 300`, nil)
@@ -92,5 +115,51 @@ func TestMCPTokenNotLogged(t *testing.T) {
 		if strings.Contains(string(log), secret) {
 			t.Fatalf("acp.log holds the secret %q", secret)
 		}
+	}
+}
+
+// TestFollowNeverLoadsFIFO: following the agent (follow = true) shows the
+// file a tool call names; a FIFO named so (Neovim would block in open(2)
+// for good) or a file over fs.max_bytes is not loaded, and Neovim stays
+// responsive; a regular file is still followed (issue 31, item 3: every
+// door that loads a file for the agent).
+func TestFollowNeverLoadsFIFO(t *testing.T) {
+	e, ws := fsEditor(t)
+	fifo := filepath.Join(ws, "pipe.txt")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keepReleasingFIFO(t, fifo)
+	unstick(t, fifo)
+	big := filepath.Join(ws, "big.txt")
+	fsPutFile(t, big, strings.Repeat("x\n", 2000))
+	ok := filepath.Join(ws, "ok.txt")
+	fsPutFile(t, ok, "1\n2\n3\n")
+	tool := func(id, path string) M {
+		return M{"update": M{"sessionUpdate": "tool_call", "toolCallId": id, "title": "Read", "kind": "read",
+			"status": "in_progress", "locations": []any{M{"path": path, "line": 2}}}}
+	}
+	e.SetupFake(M{"turns": []any{
+		[]any{tool("t1", fifo), tool("t2", big), text("read")},
+		[]any{tool("t3", ok), text("read")},
+	}}, M{"follow": true, "fs": M{"max_bytes": 1024}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("one")
+	e.responsive("after a tool call naming a FIFO")
+	e.WaitState("ready")
+	var bufs int
+	e.Lua(`local n = 0
+		for _, p in ipairs({ ... }) do
+			local b = vim.fn.bufnr(p)
+			if b > 0 and vim.api.nvim_buf_is_loaded(b) then n = n + 1 end
+		end
+		return n`, &bufs, fifo, big)
+	if bufs != 0 {
+		t.Fatalf("%d buffers of the FIFO and the big file loaded", bufs)
+	}
+	e.runTurn("two")
+	if st := e.followState(); st.Path != ok || st.Line != 2 {
+		t.Fatalf("after a regular file: %+v, want ok.txt at line 2", st)
 	}
 }
