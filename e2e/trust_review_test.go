@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 import (
@@ -81,4 +83,64 @@ func TestReviewRejectThroughSwappedSymlink(t *testing.T) {
 		t.Fatalf("conf.txt is no longer the agent's symlink: %v %v", fi, err)
 	}
 	e.responsive("after the reject")
+}
+
+// TestReviewViewNeverOpensFIFO: the agent changes a.txt, then replaces it
+// with a FIFO; <CR> on it in the review view (:AcpReview) does not open it
+// (Neovim would block in open(2) for good): a message says what it is,
+// no buffer of it is made, and Neovim stays responsive.
+func TestReviewViewNeverOpensFIFO(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "a.txt")
+	fsPutFile(t, p, "a\n")
+	keepReleasingFIFO(t, p)
+	unstick(t, p)
+	e.SetupFake(M{"turns": []any{[]any{
+		fsWrite(p, "b\n"),
+		M{"sh": "rm a.txt && mkfifo a.txt"},
+		text("done"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("edit a.txt")
+	e.Eventually("the agent's change pending", 10*time.Second, func() bool { return e.pendingHunks(p) > 0 })
+	var found bool
+	e.Lua(`vim.cmd("AcpReview")
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(0, 0, -1, false)) do
+			if l:find("a.txt", 1, true) then
+				vim.api.nvim_win_set_cursor(0, { i, 0 })
+				return true
+			end
+		end
+		return false`, &found)
+	if !found {
+		t.Fatal("a.txt is not in the review view")
+	}
+	if err := e.nv.FeedKeys("\r", "x", false); err != nil {
+		t.Fatal(err)
+	}
+	e.responsive("after <CR> on the FIFO in the review view")
+	var loaded bool
+	e.Lua(`local b = vim.fn.bufnr(...); return b > 0 and vim.api.nvim_buf_is_loaded(b)`, &loaded, p)
+	if loaded {
+		t.Fatal("a buffer of the FIFO was loaded")
+	}
+	var msgs string
+	e.Lua(`return vim.fn.execute("messages")`, &msgs)
+	if !strings.Contains(msgs, p+" is a FIFO, not a regular file") {
+		t.Fatalf("messages %q, want the FIFO named", msgs)
+	}
+	// A regular file again: <CR> opens it.
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	fsPutFile(t, p, "c\n")
+	if err := e.nv.FeedKeys("\r", "x", false); err != nil {
+		t.Fatal(err)
+	}
+	var name string
+	e.Lua(`return vim.api.nvim_buf_get_name(0)`, &name)
+	if name != p {
+		t.Fatalf("<CR> on a regular file opened %q, want %s", name, p)
+	}
 }
