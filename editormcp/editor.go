@@ -37,6 +37,13 @@ type Editor interface {
 	// the queries that read a file by other means (a language server, the
 	// selection). An error when the agent may not read it.
 	CheckRead(ctx context.Context, path string) error
+	// CheckLoad is CheckRead for the queries that make Neovim load path
+	// into a buffer (a language server's): unless a buffer of it is loaded
+	// already, path must also be a regular file within ReadFile's size
+	// bound, as ReadFile checks before it opens anything (a FIFO would
+	// block Neovim in open(2) for good; a huge file would be loaded whole).
+	// An error the agent is shown when not.
+	CheckLoad(ctx context.Context, path string) error
 	// InWorkspace reports, for each path (absolute), whether it is in the
 	// workspace, asking nothing.
 	InWorkspace(ctx context.Context, paths []string) []bool

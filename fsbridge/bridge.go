@@ -406,6 +406,9 @@ func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error)
 	if where == "" {
 		return r, nil
 	}
+	if userAct(ctx) {
+		return r, leadsElsewhere(path, real, where)
+	}
 	b.mu.Lock()
 	allowed, decided := b.decisions[real]
 	b.mu.Unlock()

@@ -367,13 +367,22 @@ func (b *Bridge) mergeDisk(ctx context.Context, p, base, mine, theirs, sep strin
 
 // Shown is path's text as the user sees it now (its loaded buffer, else
 // the disk), for showing the user or the review, never the agent: no
-// workspace policy applies. exists is false when the file is not on disk
+// workspace policy applies, but a path that leads out of the workspace
+// through a symlink is an error (the review's record of a file would take
+// another file's text, which its feedback may send the agent). exists is false when the file is not on disk
 // (its buffer, if any, does not make it exist); an error says it is not
 // text (or cannot be read).
 func (b *Bridge) Shown(ctx context.Context, path string) (text string, exists bool, err error) {
 	real, err := realPath(path)
 	if err != nil {
 		real = path
+	}
+	if !b.inWorkspace(real) {
+		// The review's path leads out of the workspace through a symlink
+		// put there since: its text is never taken for the file's.
+		if err := leadsElsewhere(path, real, "outside the workspace"); err != nil {
+			return "", false, err
+		}
 	}
 	st, err := b.current(ctx, real, true)
 	if err != nil {

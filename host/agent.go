@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,7 +222,7 @@ func (a *Agent) attach(link transport.Conn) {
 	a.out = &agentWriter{w: link}
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
-		a.gate.Trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
+		a.gate.Trace = func(line []byte) { log.Debug("acp <-", "msg", traced(line)) }
 		a.out = &agentWriter{w: tracingWriter{w: link, log: log}, whole: true}
 	}
 	if rec := wirelog.Open(a.spec.Name); rec != nil {
@@ -681,7 +682,7 @@ type tracingWriter struct {
 }
 
 func (t tracingWriter) Write(p []byte) (int, error) {
-	t.log.Debug("acp ->", "msg", truncate(strings.TrimRight(string(p), "\n"), 4096))
+	t.log.Debug("acp ->", "msg", traced(p))
 	return t.w.Write(p)
 }
 
@@ -694,4 +695,20 @@ type recordingWriter struct {
 func (r recordingWriter) Write(p []byte) (int, error) {
 	r.rec.Out(p)
 	return r.w.Write(p)
+}
+
+// secretValue is the value of an MCP server's environment variable or
+// HTTP header ({"name": ..., "value": ...}) in a message.
+var secretValue = regexp.MustCompile(`("value"\s*:\s*)"(?:[^"\\]|\\.)*"`)
+
+// traced is message p as the debug log shows it: cut at 4 KiB, and, in a
+// message that passes MCP servers (session/new, load, resume, fork), the
+// values of their environment variables and headers redacted: the
+// editor's MCP token is one, the user's API keys may be others.
+func traced(p []byte) string {
+	s := strings.TrimRight(string(p), "\n")
+	if strings.Contains(s, `"mcpServers"`) {
+		s = secretValue.ReplaceAllString(s, `$1"[redacted]"`)
+	}
+	return truncate(s, 4096)
 }

@@ -123,6 +123,21 @@ func (e *mcpEditor) CheckRead(ctx context.Context, path string) error {
 	return err
 }
 
+// CheckLoad implements editormcp.Editor through fsbridge's CheckLoad: the
+// workspace policy of reads, then the regular-file check and size bound of
+// fs/read_text_file.
+func (e *mcpEditor) CheckLoad(ctx context.Context, path string) error {
+	b, err := e.s.bridge(ctx)
+	if err != nil {
+		return fmt.Errorf("fs: %w", err)
+	}
+	err = b.CheckLoad(context.WithValue(ctx, fsOpKey{}, "read"), path)
+	if re := (*acp.RequestError)(nil); errors.As(err, &re) {
+		return reqErr(re)
+	}
+	return err
+}
+
 // InWorkspace implements editormcp.Editor (none without a bridge).
 func (e *mcpEditor) InWorkspace(ctx context.Context, paths []string) []bool {
 	b, _ := e.s.bridge(ctx)
