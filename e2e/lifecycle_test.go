@@ -366,3 +366,34 @@ func TestMCPServersFilteredByTransport(t *testing.T) {
 		t.Fatalf("chat:\n%s", e.ChatText())
 	}
 }
+
+// Issue 31, item 7: an agent may ask about a session in the very
+// millisecond it answers session/new, even before (auggie asks a
+// permission so): the request waits for the session instead of failing
+// "unknown session" (auggie then died).
+func TestRequestWithSessionNewWaitsForIt(t *testing.T) {
+	ask := M{"request": "session/request_permission", "async": true, "written": true,
+		"params": M{"toolCall": M{"toolCallId": "early", "title": "Early question", "kind": "execute"}, "options": permOptions}}
+	for _, tc := range []struct {
+		name string
+		when string
+	}{
+		{"before the answer", "before"},
+		{"at once with the answer", "at_once"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"new_session": M{tc.when: []any{ask}}}, nil)
+			e.Chat("fake")
+			e.Eventually("the early question", 30*time.Second, func() bool {
+				return strings.Contains(promptText(e), "Early question") || len(e.AgentResponses("session/request_permission")) > 0
+			})
+			var ok bool
+			e.Lua(`return require("acp").respond_permission("allow_once")`, &ok)
+			if got := waitOutcomes(e, 1); len(got) != 1 || got[0] != "allow" {
+				t.Fatalf("outcomes %v, want [allow]; answers %v", got, e.AgentResponses("session/request_permission"))
+			}
+			e.WaitState("ready")
+		})
+	}
+}

@@ -74,6 +74,8 @@ func (s *Session) fork(ctx context.Context, a *Agent, servers []acp.McpServer) (
 	p.mu.Unlock()
 	fctx, cancel := a.stepContext(ctx, acpx.MethodSessionFork)
 	defer cancel()
+	created := a.creatingSession()
+	defer created() // after addSession
 	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
 		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: servers, AdditionalDirectories: s.addDirs(a),
 	})
@@ -204,6 +206,7 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 	}
 	if how == "" {
 		nctx, cancel := a.stepContext(ctx, "session/new")
+		created := a.creatingSession()
 		resp, err = acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, struct {
 			acp.NewSessionRequest
 			McpServers []json.RawMessage `json:"mcpServers"`
@@ -212,17 +215,13 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 			err = a.stepErr(nctx, "session/new", err)
 		}
 		cancel()
-		var nr acp.NewSessionResponse
-		if err == nil && (json.Unmarshal(resp, &nr) != nil || nr.SessionId == "") {
-			err = fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200))
+		if err == nil {
+			err = s.registerNew(a, resp)
 		}
+		created()
 		if err != nil {
 			return "", err
 		}
-		s.mu.Lock()
-		s.id = nr.SessionId
-		s.mu.Unlock()
-		a.addSession(s)
 		how = attachNew
 	}
 	s.mu.Lock()

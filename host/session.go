@@ -240,16 +240,9 @@ func (s *Session) open(ctx context.Context) {
 			return
 		}
 		s.applyQuirks(a) // a restarted agent may be another version
-		var nr acp.NewSessionResponse
-		if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
-			s.fail(fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200)))
-			return
-		}
-		id = nr.SessionId
 		s.mu.Lock()
-		s.id = id
+		id = s.id
 		s.mu.Unlock()
-		a.addSession(s)
 		how = attachNew
 	}
 	s.mu.Lock()
@@ -277,6 +270,19 @@ func (s *Session) open(ctx context.Context) {
 		s.emit(messageEvent(level, describeRemote(a)))
 	}
 	s.emit(s.readyEvent(a, id, resp, how, false))
+}
+
+// registerNew registers s on a under the id of resp, session/new's answer.
+func (s *Session) registerNew(a *Agent, resp json.RawMessage) error {
+	var nr acp.NewSessionResponse
+	if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
+		return fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200))
+	}
+	s.mu.Lock()
+	s.id = nr.SessionId
+	s.mu.Unlock()
+	a.addSession(s)
+	return nil
 }
 
 // How a session came to be on its agent (the ready event's "attached").

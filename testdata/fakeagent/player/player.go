@@ -34,6 +34,9 @@ type Scenario struct {
 		Steps  []Step            `json:"steps"`  // run after session/new answers
 		Hang   bool              `json:"hang"`   // session/new is never answered
 		Before []Step            `json:"before"` // run before session/new answers (its id known)
+		// AtOnce runs as soon as session/new's answer is written (Steps
+		// wait 20 ms): auggie asks a permission in that very millisecond.
+		AtOnce []Step `json:"at_once"`
 	} `json:"new_session"`
 	Turns [][]Step `json:"turns"` // turn i answers the i-th prompt; the last repeats
 	// Sessions answers session/list; LoadSteps replay a session's history on session/load.
@@ -109,9 +112,11 @@ type Step struct {
 	Mark string `json:"mark,omitempty"`
 	// Tools sends n tool_calls ("<prefix><i>", pending), then a
 	// tool_call_update for each (completed, one line of output).
-	Tools     int            `json:"tools,omitempty"`
-	Request   string         `json:"request,omitempty"`    // method of a request to the client
-	Async     bool           `json:"async,omitempty"`      // with request: do not wait for the answer
+	Tools   int    `json:"tools,omitempty"`
+	Request string `json:"request,omitempty"` // method of a request to the client
+	Async   bool   `json:"async,omitempty"`   // with request: do not wait for the answer
+	// Written, with async: go on once the request is written (not before).
+	Written   bool           `json:"written,omitempty"`
 	WaitAsync bool           `json:"wait_async,omitempty"` // wait for every async request's answer
 	Params    map[string]any `json:"params,omitempty"`
 	// RawParams, with request: the params as this JSON text ("$sessionId"
@@ -238,14 +243,43 @@ type agent struct {
 }
 
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	hooks []*writeHook
+}
+
+// writeHook runs fn (once, under the writer's lock: it must not write)
+// after a message containing all of parts is written.
+type writeHook struct {
+	parts []string
+	fn    func()
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	kept := l.hooks[:0]
+	for _, h := range l.hooks {
+		all := true
+		for _, part := range h.parts {
+			all = all && bytes.Contains(p, []byte(part))
+		}
+		if all {
+			h.fn()
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	l.hooks = kept
+	return n, err
+}
+
+// afterWrite runs fn once a message containing all of parts is written.
+func (l *lockedWriter) afterWrite(fn func(), parts ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hooks = append(l.hooks, &writeHook{parts: parts, fn: fn})
 }
 
 // Config is what Serve plays and where it logs.
@@ -403,11 +437,17 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			}
 		}
 		if len(a.sc.NewSession.Before) > 0 {
-			a.run(ctx, id, a.sc.NewSession.Before)
+			// Not ended by the answer: an async request outlives it.
+			a.run(context.WithoutCancel(ctx), id, a.sc.NewSession.Before)
 		}
 		res := map[string]any{"sessionId": id}
 		for k, v := range a.sc.NewSession.Result {
 			res[k] = v
+		}
+		if len(a.sc.NewSession.AtOnce) > 0 {
+			a.out.afterWrite(func() {
+				go a.run(context.Background(), id, a.sc.NewSession.AtOnce)
+			}, `"result"`, `"sessionId":"`+id+`"`)
 		}
 		if len(a.sc.NewSession.Steps) > 0 {
 			go func() {
@@ -683,12 +723,24 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				params = m
 			}
 			if st.Async {
+				var written chan struct{}
+				if st.Written {
+					written = make(chan struct{})
+					once := sync.Once{}
+					a.out.afterWrite(func() { once.Do(func() { close(written) }) }, `"method":"`+st.Request+`"`)
+				}
 				for i := 0; i < max(st.Repeat, 1); i++ {
 					async.Add(1)
 					go func(st Step) {
 						defer async.Done()
 						a.request(ctx, st, params)
 					}(st)
+				}
+				if written != nil {
+					select {
+					case <-written:
+					case <-time.After(10 * time.Second):
+					}
 				}
 			} else {
 				for i := 0; i < max(st.Repeat, 1) && ctx.Err() == nil; i++ {
