@@ -397,3 +397,54 @@ func TestRequestWithSessionNewWaitsForIt(t *testing.T) {
 		})
 	}
 }
+
+// Issue 31, item 7 (and the flaky TestDemoModesModelsCommandsAlways):
+// :AcpStop then :AcpNew at once. The stopped session's agent, left with no
+// session, is on its way out: the new session is never handed to it (it
+// failed "agent stopped" when the agent was stopped under it). Here the
+// stopped session's session/close waits for the file "closed" and the next
+// session/new for "opened", so that the new session is asked for while the
+// old one closes.
+func TestStopThenNewAtOnce(t *testing.T) {
+	e := startEditor(t)
+	dir := t.TempDir()
+	closed, opened := filepath.Join(dir, "closed"), filepath.Join(dir, "opened")
+	put := func(p string) {
+		if err := os.WriteFile(p, []byte("go\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(opened)
+	e.SetupFake(M{
+		"initialize":  sessionCaps(false, "close"),
+		"new_session": M{"before": []any{M{"wait_file": opened}}},
+		"close_steps": []any{M{"wait_file": closed}, M{"mark": "close answered"}},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	if err := os.Remove(opened); err != nil {
+		t.Fatal(err)
+	}
+	e.Lua(`require("acp").stop(); vim.cmd("AcpNew fake")`, nil)
+	e.Eventually("the new session asked for", 30*time.Second, func() bool { return len(e.recvs("session/new")) == 2 })
+	put(closed)
+	e.Eventually("the old session closed", 30*time.Second, func() bool {
+		for _, ev := range e.AgentEvents() {
+			if ev["event"] == "mark" && ev["name"] == "close answered" {
+				return true
+			}
+		}
+		return false
+	})
+	put(opened)
+	var st Status
+	e.Eventually("the new session ready or failed", 30*time.Second, func() bool {
+		st = e.Status()
+		return st.State == "ready" || st.State == "error"
+	})
+	if st.State != "ready" {
+		t.Fatalf("the new session failed: %+v", st)
+	}
+	e.Send("hello")
+	e.Eventually("answered", 20*time.Second, func() bool { return e.Status().State == "ready" && e.Status().StopReason != "" })
+}

@@ -132,10 +132,10 @@ type Agent struct {
 	// when one registers or such a request ends (awaitSession).
 	creating int
 	created  chan struct{}
-	// leaving are the sessions closing on the agent: no longer counted
-	// as using it (Host.leave).
-	leaving  map[*Session]bool
 	stopping bool
+	// holds and retired are guarded by the host's lock (Host.agentFor).
+	holds   int
+	retired bool
 	// initialized: initialize succeeded (a remote agent is then
 	// reconnected when its connection is lost, remote.go).
 	initialized bool
@@ -416,6 +416,13 @@ func agentInfoAttr(info *acp.Implementation) slog.Attr {
 	return slog.Group("agent", "name", info.Name, "version", info.Version, "title", title)
 }
 
+// isStopping reports whether the agent is being stopped.
+func (a *Agent) isStopping() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stopping
+}
+
 // hasExited reports whether the agent process has ended.
 func (a *Agent) hasExited() bool {
 	select {
@@ -641,7 +648,6 @@ func (a *Agent) removeSession(s *Session) int {
 	if a.sessions[s.id] == s {
 		delete(a.sessions, s.id)
 	}
-	delete(a.leaving, s)
 	return len(a.sessions)
 }
 

@@ -594,13 +594,12 @@ func (s *Session) restartAgent(ctx context.Context, a *Agent, env map[string]str
 	} else if len(env) == 0 {
 		return a, nil // others use it: retry on its connection
 	}
-	na, err := s.h.agentFor(spec)
+	na, err := s.h.sessionAgent(s, spec)
 	if err != nil {
 		return a, err
 	}
 	s.mu.Lock()
 	s.opts.Agent = spec
-	s.agent = na
 	s.mu.Unlock()
 	actx, cancel := na.context(ctx)
 	defer cancel()

@@ -56,6 +56,9 @@ func (s *Session) forkParent() (*Agent, error) {
 	if !a.caps.Fork {
 		return nil, fmt.Errorf("fork: %s cannot fork sessions (no sessionCapabilities.fork)", a.spec.Name)
 	}
+	if !s.h.useAgent(s, a) {
+		return nil, errors.New("fork: the session to fork is closing")
+	}
 	s.mu.Lock()
 	s.opts.Agent = p.opts.Agent
 	s.mu.Unlock()
@@ -127,11 +130,14 @@ func (h *Host) rpcAgentCall(method string, spec AgentSpec, sessionID string) err
 }
 
 func (h *Host) agentCall(method string, spec AgentSpec, sessionID string) error {
-	a, err := h.agentFor(spec)
+	a, release, err := h.agentFor(spec)
 	if err != nil {
 		return err
 	}
-	defer h.stopIfUnused(a)
+	defer func() {
+		release()
+		h.stopIfUnused(a)
+	}()
 	ctx, cancel := a.context(context.Background())
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, spec.startTimeout())
@@ -152,13 +158,10 @@ func (h *Host) agentCall(method string, spec AgentSpec, sessionID string) error 
 	return nil
 }
 
-// stopIfUnused stops a when no session uses it, nor is opening on it.
+// stopIfUnused stops a when nothing uses it (Host.agentFor).
 func (h *Host) stopIfUnused(a *Agent) {
-	a.mu.Lock()
-	n := len(a.sessions)
-	a.mu.Unlock()
-	if n == 0 && h.sessionOpening(a) == nil {
-		h.stopAgent(a)
+	if h.retireIfUnused(a) {
+		go a.stop()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nvim-acp/nvim-acp/internal/gate"
@@ -120,17 +121,29 @@ func (h *Host) reconnect(old *Agent, sessions []*Session) {
 		if len(sessions) == 0 {
 			return
 		}
-		a, err := h.agentFor(old.spec)
+		a, release, err := h.agentFor(old.spec)
 		if err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), old.spec.startTimeout()+5*time.Second)
 			err = a.ready(ctx)
 			cancel()
 		}
+		if release != nil && err != nil {
+			release()
+		}
 		if err == nil {
 			old.log.Info("reconnected", "attempt", attempt)
+			var wg sync.WaitGroup
 			for _, s := range sessions {
-				go s.reconnected(a)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s.reconnected(a)
+				}()
 			}
+			go func() {
+				wg.Wait() // held until every session is back on it
+				release()
+			}()
 			return
 		}
 		old.log.Info("reconnect failed", "attempt", attempt, "err", err)

@@ -176,15 +176,12 @@ func (s *Session) open(ctx context.Context) {
 	if s.opts.ForkOf != 0 {
 		a, err = s.forkParent()
 	} else {
-		a, err = s.h.agentFor(s.opts.Agent)
+		a, err = s.h.sessionAgent(s, s.opts.Agent)
 	}
 	if err != nil {
 		s.fail(err)
 		return
 	}
-	s.mu.Lock()
-	s.agent = a
-	s.mu.Unlock()
 	base := ctx // a login may replace the agent: not bound to this one
 	ctx, cancel := a.context(ctx)
 	defer cancel()
@@ -535,11 +532,18 @@ func (s *Session) close() {
 	s.closed = true
 	a, id := s.agent, s.id
 	s.mu.Unlock()
+	// Decided before the agent hears of the close: an agent nothing else
+	// uses is retired now, so that a session opened meanwhile starts
+	// another one instead of being handed this one as it exits.
+	retired := a != nil && s.h.retireIfUnused(a)
 	s.cancel()
 	s.closeOnAgent(a, id) // lifecycle.go
 	s.end()
-	if a != nil && a.removeSession(s) == 0 {
-		s.h.stopAgent(a)
+	if a != nil {
+		a.removeSession(s)
+	}
+	if retired {
+		go a.stop()
 	}
 }
 

@@ -48,6 +48,8 @@ type Scenario struct {
 	// AttachSteps run after session/new, session/load, session/resume and
 	// session/fork answer (e.g. an exit: a crash right after).
 	AttachSteps []Step `json:"attach_steps"`
+	// CloseSteps run before session/close answers.
+	CloseSteps []Step `json:"close_steps"`
 	// Fail makes these methods answer an error (session/resume, session/load...).
 	Fail map[string]*acp.RequestError `json:"fail"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
@@ -490,7 +492,10 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Unlock()
 		a.attached(id)
 		return map[string]any{"sessionId": id}, nil
-	case "session/close", "session/delete", "logout":
+	case "session/close":
+		a.run(ctx, fmt.Sprint(p["sessionId"]), a.sc.CloseSteps)
+		return map[string]any{}, nil
+	case "session/delete", "logout":
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
 		a.mu.Lock()
