@@ -448,3 +448,57 @@ func TestStopThenNewAtOnce(t *testing.T) {
 	e.Send("hello")
 	e.Eventually("answered", 20*time.Second, func() bool { return e.Status().State == "ready" && e.Status().StopReason != "" })
 }
+
+// Issue 31, item 7: after a crash the session is put back on the restarted
+// agent (here session/resume, held until the file "resumed" exists). Until
+// then the chat stays "starting", even when the cut-off turn's end comes
+// after the restart event, and a prompt that reaches the host meanwhile is
+// held and sent once the session is back, never sent to an agent that does
+// not know the session yet (claude-agent-acp and codex-acp answer -32002).
+func TestCrashRestartHoldsPromptsUntilBack(t *testing.T) {
+	e := startEditor(t)
+	dir := t.TempDir()
+	once, resumed := filepath.Join(dir, "crashed"), filepath.Join(dir, "resumed")
+	e.SetupFake(M{
+		"initialize":      sessionCaps(true, "resume"),
+		"strict_sessions": true,
+		"turns":           []any{[]any{text("working"), M{"exit": 3, "once_file": once}, text("after the restart")}},
+		"resume_steps":    []any{M{"wait_file": resumed}},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("first")
+	e.Eventually("the restart, its resume asked for", 30*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "Restarting it") && len(e.recvs("session/resume")) == 1 &&
+			strings.Contains(e.ChatText(), "exited during the turn")
+	})
+	// The cut-off turn's end may come after the restart event: the chat
+	// still waits for the session.
+	var state string
+	e.Lua(`local s = require("acp")._session()
+		require("acp.events").dispatch({ { type = "turn_end", sid = s.sid, error = "fake exited during the turn" } })
+		return s.state`, &state)
+	if state != "starting" {
+		t.Fatalf("state %q while the session is not back yet, want starting", state)
+	}
+	// A prompt reaching the host now (as one did when the chat said ready).
+	e.Lua(`local s = require("acp")._session(); require("acp.host").notify("acp_prompt", s.sid, "second", {})`, nil)
+	e.Eventually("the prompt held", 20*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "waiting for fake to restart; the prompt is sent then") ||
+			len(e.recvs("session/prompt")) > 1
+	})
+	if err := os.WriteFile(resumed, []byte("go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the held prompt answered", 30*time.Second, func() bool {
+		return strings.Count(e.ChatText(), "after the restart") == 1 || strings.Contains(e.ChatText(), "Resource not found")
+	})
+	if txt := e.ChatText(); strings.Contains(txt, "Resource not found") {
+		t.Fatalf("the prompt went to the agent before the session was back:\n%s", txt)
+	}
+	prompts := e.recvs("session/prompt")
+	if last := prompts[len(prompts)-1]; len(prompts) != 2 || last["sessionId"] != "fake-session-1" {
+		t.Fatalf("session/prompt %v", prompts)
+	}
+	e.WaitState("ready")
+}

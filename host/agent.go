@@ -301,6 +301,13 @@ func (a *Agent) watch() {
 	if !stopping && !reconnects {
 		a.restart, attempt = a.h.mayRestart(a, len(sessions))
 	}
+	if a.restart {
+		// Said before exited closes: a prompt sent from now on waits for
+		// the session to be back on the restarted agent (respawn.go).
+		for _, s := range sessions {
+			s.holdPrompts(fmt.Sprintf("waiting for %s to restart", a.spec.Name))
+		}
+	}
 	close(a.exited)
 	a.h.agentExited(a)
 	switch {

@@ -60,6 +60,7 @@ func (h *Host) respawn(old *Agent, sessions []*Session, attempt int) {
 		}
 		for _, s := range sessions {
 			s.agentExited(fmt.Errorf("restarting %s failed: %w", old.spec.Name, err))
+			s.releasePrompts()
 		}
 		return
 	}
@@ -74,6 +75,7 @@ func (h *Host) respawn(old *Agent, sessions []*Session, attempt int) {
 			if _, err := s.reattach(ctx, a, false); err != nil {
 				s.agentExited(fmt.Errorf("%s restarted, but the session could not be resumed: %w", old.spec.Name, err))
 			}
+			s.releasePrompts() // the prompts sent meanwhile go now (or fail: the session ended)
 		}(s)
 	}
 	go func() {

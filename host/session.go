@@ -105,9 +105,12 @@ type Session struct {
 	// chat shows it already.
 	echo string
 
-	// back is closed when a lost connection is restored (remote.go); nil
-	// while connected.
-	back chan struct{}
+	// back is closed when a lost connection is restored (remote.go), or
+	// the session is back on its restarted agent (respawn.go); nil while
+	// attached. Prompts sent meanwhile wait for it (waitBack), backWhy
+	// says why.
+	back    chan struct{}
+	backWhy string
 
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
@@ -354,7 +357,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 			if wctx.Err() != nil {
 				s.emit(turnEndEvent(string(acp.StopReasonCancelled), nil))
 			} else {
-				s.emit(turnErrorEvent(errors.New("the prompt was not sent: the connection to the agent was not restored")))
+				s.emit(turnErrorEvent(errors.New("the prompt was not sent: the session did not come back on its agent")))
 			}
 			wcancel()
 			return

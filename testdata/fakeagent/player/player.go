@@ -48,6 +48,12 @@ type Scenario struct {
 	// AttachSteps run after session/new, session/load, session/resume and
 	// session/fork answer (e.g. an exit: a crash right after).
 	AttachSteps []Step `json:"attach_steps"`
+	// ResumeSteps run before session/resume answers.
+	ResumeSteps []Step `json:"resume_steps"`
+	// StrictSessions: session/prompt naming a session this process did
+	// not create, load or resume is answered -32002, as claude-agent-acp
+	// and codex-acp answer.
+	StrictSessions bool `json:"strict_sessions"`
 	// CloseSteps run before session/close answers.
 	CloseSteps []Step `json:"close_steps"`
 	// Fail makes these methods answer an error (session/resume, session/load...).
@@ -236,12 +242,13 @@ type agent struct {
 	turn     int
 	cancel   chan struct{}
 	sessions int
-	vars     map[string]any // saved results for "$name" params
-	initID   string         // raw id of the initialize request (with init_raw)
-	authed   bool           // authenticate succeeded
-	running  int            // turns running
-	steers   chan string    // steered texts for wait_steer
-	turnMu   sync.Mutex     // held by each turn with QueuePrompts
+	vars     map[string]any  // saved results for "$name" params
+	initID   string          // raw id of the initialize request (with init_raw)
+	authed   bool            // authenticate succeeded
+	running  int             // turns running
+	steers   chan string     // steered texts for wait_steer
+	known    map[string]bool // sessions created, loaded or resumed here
+	turnMu   sync.Mutex      // held by each turn with QueuePrompts
 }
 
 type lockedWriter struct {
@@ -483,6 +490,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.attached(sid)
 		return map[string]any{}, nil
 	case "session/resume":
+		if _, rerr := a.run(ctx, fmt.Sprint(p["sessionId"]), a.sc.ResumeSteps); rerr != nil {
+			return nil, rerr
+		}
 		a.attached(fmt.Sprint(p["sessionId"]))
 		return map[string]any{}, nil
 	case "session/fork":
@@ -543,6 +553,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		return map[string]any{"outcome": outcome}, nil
 	case acp.AgentMethodSessionPrompt:
+		if sid := fmt.Sprint(p["sessionId"]); a.sc.StrictSessions && !a.knows(sid) {
+			return nil, &acp.RequestError{Code: -32002, Message: "Resource not found: session " + sid}
+		}
 		if a.sc.QueuePrompts {
 			a.turnMu.Lock()
 			defer a.turnMu.Unlock()
@@ -579,8 +592,22 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	return nil, acp.NewMethodNotFound(method)
 }
 
-// attached runs AttachSteps for session sid once its answer is written.
+// knows reports whether session sid was created, loaded or resumed here.
+func (a *agent) knows(sid string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.known[sid]
+}
+
+// attached notes session sid and runs AttachSteps once its answer is
+// written.
 func (a *agent) attached(sid string) {
+	a.mu.Lock()
+	if a.known == nil {
+		a.known = map[string]bool{}
+	}
+	a.known[sid] = true
+	a.mu.Unlock()
 	if len(a.sc.AttachSteps) == 0 {
 		return
 	}
