@@ -177,7 +177,8 @@ type Step struct {
 	Flood        int    `json:"flood,omitempty"`
 	FloodBytes   int    `json:"flood_bytes,omitempty"`
 	FloodSession string `json:"flood_session,omitempty"`
-	// WaitFile waits (up to 10 s) until this file exists and is not empty.
+	// WaitFile waits (up to 10 s, or TimeoutMS) until this file exists
+	// and is not empty.
 	WaitFile string `json:"wait_file,omitempty"`
 	// Disk changes a file behind the client's back, as agents that edit
 	// with their own tools do (claude-agent-acp, codex).
@@ -831,7 +832,11 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 		case st.Notify != "":
 			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
 		case st.WaitFile != "":
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			wait := 10 * time.Second
+			if st.TimeoutMS > 0 {
+				wait = time.Duration(st.TimeoutMS) * time.Millisecond
+			}
+			for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if fi, err := os.Stat(st.WaitFile); err == nil && fi.Size() > 0 {
 					break
 				}
