@@ -598,7 +598,6 @@ func (a *Agent) awaitSession(ctx context.Context, id acp.SessionId) *Session {
 func (a *Agent) addSession(s *Session) {
 	a.mu.Lock()
 	a.sessions[s.id] = s
-	a.wakeLocked()
 	early := a.early[s.id]
 	delete(a.early, s.id)
 	if early != nil {
@@ -610,6 +609,10 @@ func (a *Agent) addSession(s *Session) {
 			s.update(u)
 		}
 	}
+	// Requests waiting for it go on after the updates sent before them.
+	a.mu.Lock()
+	a.wakeLocked()
+	a.mu.Unlock()
 }
 
 // sessionOrKeep returns the session for id, or keeps u (size bytes of
