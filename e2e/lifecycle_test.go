@@ -416,9 +416,9 @@ func TestStopThenNewAtOnce(t *testing.T) {
 	}
 	put(opened)
 	e.SetupFake(M{
-		"initialize":  sessionCaps(false, "close"),
-		"new_session": M{"before": []any{M{"wait_file": opened}}},
-		"close_steps": []any{M{"wait_file": closed}, M{"mark": "close answered"}},
+		"initialize":   sessionCaps(false, "close"),
+		"new_session":  M{"before": []any{M{"wait_file": opened}}},
+		"method_steps": M{"session/close": []any{M{"wait_file": closed}, M{"mark": "close answered"}}},
 	}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
@@ -428,14 +428,7 @@ func TestStopThenNewAtOnce(t *testing.T) {
 	e.Lua(`require("acp").stop(); vim.cmd("AcpNew fake")`, nil)
 	e.Eventually("the new session asked for", 30*time.Second, func() bool { return len(e.recvs("session/new")) == 2 })
 	put(closed)
-	e.Eventually("the old session closed", 30*time.Second, func() bool {
-		for _, ev := range e.AgentEvents() {
-			if ev["event"] == "mark" && ev["name"] == "close answered" {
-				return true
-			}
-		}
-		return false
-	})
+	e.Eventually("the old session closed", 30*time.Second, func() bool { return e.agentMark("close answered") })
 	put(opened)
 	var st Status
 	e.Eventually("the new session ready or failed", 30*time.Second, func() bool {
@@ -463,7 +456,7 @@ func TestCrashRestartHoldsPromptsUntilBack(t *testing.T) {
 		"initialize":      sessionCaps(true, "resume"),
 		"strict_sessions": true,
 		"turns":           []any{[]any{text("working"), M{"exit": 3, "once_file": once}, text("after the restart")}},
-		"resume_steps":    []any{M{"wait_file": resumed}},
+		"method_steps":    M{"session/resume": []any{M{"wait_file": resumed}}},
 	}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
@@ -501,4 +494,55 @@ func TestCrashRestartHoldsPromptsUntilBack(t *testing.T) {
 		t.Fatalf("session/prompt %v", prompts)
 	}
 	e.WaitState("ready")
+}
+
+// The same for a call on the agent outside a session (:AcpLogout, the
+// session/delete of :AcpHistory, the flaky
+// TestHistoryDeleteDeletesAgentSession): made while the stopped session's
+// agent is on its way out, it is never cut off by that agent's exit.
+func TestStopThenAgentCallAtOnce(t *testing.T) {
+	e := startEditor(t)
+	dir := t.TempDir()
+	closed, answer := filepath.Join(dir, "closed"), filepath.Join(dir, "answer")
+	caps := sessionCaps(false, "close")
+	caps["agentCapabilities"].(M)["auth"] = M{"logout": M{}}
+	e.SetupFake(M{
+		"initialize": caps,
+		"method_steps": M{
+			"session/close": []any{M{"wait_file": closed}, M{"mark": "close answered"}},
+			"logout":        []any{M{"wait_file": answer}},
+		},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Lua(`vim.api.nvim_create_autocmd("User", { pattern = "AcpLifecycle", callback = function(ev) _G.lifecycle = ev.data end })`, nil)
+	e.Lua(`require("acp").stop(); require("acp.lifecycle").logout("fake")`, nil)
+	e.Eventually("logout asked", 30*time.Second, func() bool { return len(e.recvs("logout")) == 1 })
+	if err := os.WriteFile(closed, []byte("go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the old session closed", 30*time.Second, func() bool { return e.agentMark("close answered") })
+	if err := os.WriteFile(answer, []byte("go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the answer", 30*time.Second, func() bool {
+		var got bool
+		e.Lua(`return _G.lifecycle ~= nil`, &got)
+		return got
+	})
+	var ev map[string]any
+	e.Lua(`return _G.lifecycle`, &ev)
+	if ev["method"] != "logout" || ev["error"] != nil {
+		t.Fatalf("lifecycle %v", ev)
+	}
+}
+
+// agentMark reports whether the fake agent logged the mark name.
+func (e *Editor) agentMark(name string) bool {
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "mark" && ev["name"] == name {
+			return true
+		}
+	}
+	return false
 }

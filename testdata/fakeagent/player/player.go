@@ -48,14 +48,14 @@ type Scenario struct {
 	// AttachSteps run after session/new, session/load, session/resume and
 	// session/fork answer (e.g. an exit: a crash right after).
 	AttachSteps []Step `json:"attach_steps"`
-	// ResumeSteps run before session/resume answers.
-	ResumeSteps []Step `json:"resume_steps"`
 	// StrictSessions: session/prompt naming a session this process did
 	// not create, load or resume is answered -32002, as claude-agent-acp
 	// and codex-acp answer.
 	StrictSessions bool `json:"strict_sessions"`
-	// CloseSteps run before session/close answers.
-	CloseSteps []Step `json:"close_steps"`
+	// MethodSteps run before a request of the method is answered (its
+	// sessionId, if any, is the steps'), e.g. a wait_file holding the
+	// answer until the test says.
+	MethodSteps map[string][]Step `json:"method_steps"`
 	// Fail makes these methods answer an error (session/resume, session/load...).
 	Fail map[string]*acp.RequestError `json:"fail"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
@@ -376,6 +376,12 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	if rerr := a.sc.Fail[method]; rerr != nil {
 		return nil, rerr
 	}
+	if steps := a.sc.MethodSteps[method]; len(steps) > 0 {
+		sid, _ := p["sessionId"].(string)
+		if _, rerr := a.run(ctx, sid, steps); rerr != nil {
+			return nil, rerr
+		}
+	}
 	switch method {
 	case acp.AgentMethodInitialize:
 		if a.sc.InitHang {
@@ -491,9 +497,6 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.attached(sid)
 		return map[string]any{}, nil
 	case "session/resume":
-		if _, rerr := a.run(ctx, fmt.Sprint(p["sessionId"]), a.sc.ResumeSteps); rerr != nil {
-			return nil, rerr
-		}
 		a.attached(fmt.Sprint(p["sessionId"]))
 		return map[string]any{}, nil
 	case "session/fork":
@@ -503,10 +506,7 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Unlock()
 		a.attached(id)
 		return map[string]any{"sessionId": id}, nil
-	case "session/close":
-		a.run(ctx, fmt.Sprint(p["sessionId"]), a.sc.CloseSteps)
-		return map[string]any{}, nil
-	case "session/delete", "logout":
+	case "session/close", "session/delete", "logout":
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
 		a.mu.Lock()
