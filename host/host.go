@@ -316,7 +316,7 @@ func (h *Host) retireIfUnused(a *Agent) bool {
 	}
 	for _, s := range h.sessions {
 		s.mu.Lock()
-		on := s.agent == a && !s.closed && !s.ended
+		on := s.agent == a && !s.closed && !s.ended && (s.id != "" || !s.opened)
 		s.mu.Unlock()
 		if on {
 			return false

@@ -112,6 +112,10 @@ type Session struct {
 	back    chan struct{}
 	backWhy string
 
+	// opened: open() returned; with no id then, the session failed to
+	// open and no longer uses its agent (Host.retireIfUnused).
+	opened bool
+
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
 	terms       sessionTerminals // terminal/* state, see terminal.go
@@ -174,6 +178,11 @@ func (s *Session) fail(err error) {
 // open starts (or reuses) the agent and runs session/new, or resumes,
 // loads (resume.go) or forks (lifecycle.go) a session instead.
 func (s *Session) open(ctx context.Context) {
+	defer func() {
+		s.mu.Lock()
+		s.opened = true
+		s.mu.Unlock()
+	}()
 	var a *Agent
 	var err error
 	if s.opts.ForkOf != 0 {
