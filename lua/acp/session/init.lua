@@ -61,6 +61,7 @@ local api = vim.api
 ---@field queued string[]|nil prompts sent while the session was starting
 ---@field queue acp.Queue prompts sent while the agent works (acp.input.queue)
 ---@field inflight integer|nil prompts sent whose turn has not ended
+---@field restarting boolean|nil the agent crashed and is started again: "starting" until the session is back
 ---@field caps table|nil what the agent can do (the host's capsTable: steer, resume, fork...)
 ---@field steering acp.QueuedPrompt[]|nil (acp.input.steer) prompts sent with `_session/steering`, awaiting the outcome
 ---@field mentions_allowed table<string,true>|nil (acp.prompt.mentionask) files outside the workspace the user let prompts send
@@ -600,6 +601,7 @@ function S:on_ready(ev)
   self.context:set_capabilities(ev.prompt_capabilities)
   self:on_initialized(ev)
   self.settings:load(type(ev.info) == "table" and ev.info or {})
+  self.restarting = nil
   if ev.reconnected then
     -- The connection to the agent was restored (the host said how); the
     -- state is the session's own.
@@ -659,6 +661,7 @@ end
 --- waits for it ("starting"); prompts sent meanwhile go once it is back.
 ---@param ev { error: string|nil, attempt: integer|nil, max: integer|nil }
 function S:on_restart(ev)
+  self.restarting = true
   self.prompts:cancel_all()
   self.transcript:message(
     "warn",
@@ -674,6 +677,7 @@ end
 --- The host failed the session (event `state`, state "error").
 ---@param msg string|nil
 function S:on_error(msg)
+  self.restarting = nil
   self.prompts:cancel_all()
   msg = msg or "unknown error"
   if remote.refused(msg) then
@@ -740,7 +744,15 @@ function S:on_turn_end(ev)
     end
   end
   self.prompts:cancel_all("permission")
-  if self:alive() then
+  if self.restarting then
+    -- The turn the crash cut off ends (its error may come after the
+    -- restart event): the session stays "starting" until the agent has
+    -- it back (on_ready); prompts sent meanwhile wait for that.
+    if self.state ~= "starting" then
+      self:set_state("starting")
+    end
+    self.queue:turn_ended(ev) -- held after an error, never sent before ready
+  elseif self:alive() then
     self:set_state("ready")
     self.queue:turn_ended(ev)
   end
