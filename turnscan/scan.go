@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,6 +149,11 @@ type known struct {
 	v    fsbridge.FileVersion
 	text fsbridge.FileText
 	ok   bool // text is known
+	// git: the file was clean at the turn's start (git), so its baseline
+	// is git's (the index's), not text: text is what Note read, which
+	// may already hold the agent's write (it can land before the tool
+	// call announcing it is handled), kept for an ignored file only.
+	git bool
 }
 
 // Scanner finds one session's changed files. Its methods are safe for
@@ -343,7 +349,16 @@ func (s *Scanner) Note(path string) {
 	_, seen := s.seen[p]
 	_, dirtyAtStart := s.start[p]
 	s.mu.Unlock()
-	if seen || dirtyAtStart {
+	if seen {
+		return
+	}
+	if dirtyAtStart {
+		// Its baseline is the start's; a light check looks at it too.
+		s.mu.Lock()
+		if !slices.Contains(s.noted, p) {
+			s.noted = append(s.noted, p)
+		}
+		s.mu.Unlock()
 		return
 	}
 	k, ok := s.read(p)
@@ -352,6 +367,11 @@ func (s *Scanner) Note(path string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// In git (the start's status known), a file not dirty at the start
+	// has git's text as its baseline, whatever the disk holds now: an
+	// agent writing 0-1 ms after its tool call was sent has often
+	// written before this runs.
+	k.git = s.top != "" && !s.blind
 	if _, dup := s.seen[p]; dup {
 		return
 	}
@@ -429,6 +449,9 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	for p := range s.seen {
 		cands[p] = true
 	}
+	for _, p := range s.noted {
+		cands[p] = true
+	}
 	startHead := s.head
 	blind := s.blind
 	s.mu.Unlock()
@@ -443,6 +466,10 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 			prev, ok = s.start[p]
 		}
 		s.mu.Unlock()
+		if ok && prev.git {
+			fromIndex = append(fromIndex, p)
+			continue
+		}
 		if ok {
 			if prev.v == now {
 				continue
@@ -487,6 +514,7 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	}
 	if len(fromIndex) > 0 {
 		base := s.baselines(ctx, fromIndex, startHead)
+		s.ignoredBaselines(ctx, base)
 		for _, p := range fromIndex {
 			cur, _ := s.read(p)
 			b, ok := base[p]
@@ -548,4 +576,35 @@ func (s *Scanner) baselines(ctx context.Context, paths []string, head string) ma
 		out[p] = fsbridge.FileText{Text: string(data[:size]), Exists: true}
 	}
 	return out
+}
+
+// ignoredBaselines corrects the baselines of the files noted that git
+// has no text of (missing: taken as created by the turn) but that existed
+// when noted: a file git ignores was there before the turn, and the text
+// Note read is the best baseline known; one that git does not ignore was
+// not there at the start (its status would have listed it), so the turn
+// created it.
+func (s *Scanner) ignoredBaselines(ctx context.Context, base map[string]fsbridge.FileText) {
+	var in bytes.Buffer
+	noted := map[string]fsbridge.FileText{}
+	s.mu.Lock()
+	for p, b := range base {
+		if k, ok := s.seen[p]; ok && k.git && !b.Exists && k.ok && k.text.Exists {
+			rel, _ := filepath.Rel(s.top, p)
+			in.WriteString(filepath.ToSlash(rel) + "\x00")
+			noted[filepath.ToSlash(rel)] = k.text
+		}
+	}
+	s.mu.Unlock()
+	if len(noted) == 0 {
+		return
+	}
+	// check-ignore exits 1 when nothing is ignored: its output is read
+	// either way.
+	out, _ := s.run(ctx, s.top, &in, "check-ignore", "-z", "--stdin", "--no-index")
+	for _, rel := range bytes.Split(out, []byte{0}) {
+		if t, ok := noted[string(rel)]; ok {
+			base[filepath.Join(s.top, string(rel))] = t
+		}
+	}
 }

@@ -271,3 +271,46 @@ func TestCheckStartFailedKeepsUncommittedWork(t *testing.T) {
 		t.Fatalf("changes %q, want %q", got, want)
 	}
 }
+
+// An agent may write a file before its tool call naming it is handled
+// (auto-allowed edits land 0-1 ms after the tool_call): Note then reads
+// the agent's text. In git the baseline of a file clean at the start is
+// git's, so the change is still found, by the light check and the full
+// one; a file git ignores keeps the text noted (git has none of it).
+func TestNoteAfterTheWrite(t *testing.T) {
+	cases := []struct {
+		name, rel, content string
+		check              func(*Scanner, context.Context) ([]Change, error)
+		want               []string
+	}{
+		{"tracked, light check", "a.txt", "a by the agent\n", (*Scanner).CheckNoted, []string{"a.txt: a1 -> a by the agent"}},
+		{"tracked, full check", "d/b.txt", "b by the agent\n", (*Scanner).Check, []string{"d/b.txt: b1 -> b by the agent"}},
+		{"created", "new.txt", "new\n", (*Scanner).CheckNoted, []string{"new.txt: ∅ -> new"}},
+		{"dirty at start", "d/dirty.txt", "agent\n", (*Scanner).CheckNoted, []string{"d/dirty.txt: dirty at start -> agent"}},
+		{"ignored", "build/out.txt", "o2\n", (*Scanner).CheckNoted, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := repo(t)
+			ctx := context.Background()
+			s := New(ctx, dir, 1<<20)
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, c.rel)
+			put(t, p, c.content)
+			s.Note(p)
+			cs, err := c.check(s, ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := summary(dir, cs); strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Fatalf("changes %q, want %q", got, c.want)
+			}
+			// Seen once: a later check reports nothing more.
+			if got := summary(dir, mustCheck(t, s)); len(got) != 0 {
+				t.Fatalf("reported again: %q", got)
+			}
+		})
+	}
+}
