@@ -37,6 +37,9 @@ import (
 type Change struct {
 	Path          string
 	Before, After fsbridge.FileText
+	// Binary: Before or After is not text (their Text holds the bytes):
+	// for the checkpoints, not the review.
+	Binary bool
 }
 
 // Limits of what a scanner keeps.
@@ -149,6 +152,7 @@ type known struct {
 	v    fsbridge.FileVersion
 	text fsbridge.FileText
 	ok   bool // text is known
+	bin  bool // text holds bytes that are not text
 	// git: the file was clean at the turn's start (git), so its baseline
 	// is git's (the index's), not text: text is what Note read, which
 	// may already hold the agent's write (it can land before the tool
@@ -271,6 +275,14 @@ func (s *Scanner) read(p string) (known, bool) {
 	if ok && !t.Exists {
 		v = fsbridge.FileVersion{}
 	}
+	if !ok {
+		// Not text: its bytes, for the checkpoints.
+		if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() && info.Size() <= s.max {
+			if data, err := os.ReadFile(p); err == nil && int64(len(data)) <= s.max {
+				return known{v: v, text: fsbridge.FileText{Text: string(data), Exists: true}, ok: true, bin: true}, true
+			}
+		}
+	}
 	return known{v: v, text: t, ok: ok}, ok
 }
 
@@ -372,6 +384,12 @@ func (s *Scanner) Note(path string) {
 	// agent writing 0-1 ms after its tool call was sent has often
 	// written before this runs.
 	k.git = s.top != "" && !s.blind
+	if s.top == "" && (s.walked || slices.Contains(s.listed, filepath.Dir(p))) {
+		// Outside git, every file of the workspace (or of this
+		// directory) was listed at the start: one not there then did
+		// not exist, whatever the disk holds now.
+		k = known{ok: true}
+	}
 	if _, dup := s.seen[p]; dup {
 		return
 	}
@@ -476,7 +494,7 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 			}
 			cur, _ := s.read(p)
 			if prev.ok && cur.ok && prev.text != cur.text {
-				changes = append(changes, Change{Path: p, Before: prev.text, After: cur.text})
+				changes = append(changes, Change{Path: p, Before: prev.text, After: cur.text, Binary: prev.bin || cur.bin})
 			}
 			s.mu.Lock()
 			s.seen[p] = cur
@@ -504,7 +522,7 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 		for _, p := range fromIndex {
 			cur, _ := s.read(p)
 			if cur.ok && cur.text.Exists {
-				changes = append(changes, Change{Path: p, After: cur.text})
+				changes = append(changes, Change{Path: p, After: cur.text, Binary: cur.bin})
 			}
 			s.mu.Lock()
 			s.seen[p] = cur
@@ -518,8 +536,8 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 		for _, p := range fromIndex {
 			cur, _ := s.read(p)
 			b, ok := base[p]
-			if ok && cur.ok && b != cur.text {
-				changes = append(changes, Change{Path: p, Before: b, After: cur.text})
+			if ok && cur.ok && b.FileText != cur.text {
+				changes = append(changes, Change{Path: p, Before: b.FileText, After: cur.text, Binary: b.bin || cur.bin})
 			}
 			s.mu.Lock()
 			s.seen[p] = cur
@@ -529,10 +547,16 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	return changes, err
 }
 
+// baseText is a baseline from git (bin: bytes that are not text).
+type baseText struct {
+	fsbridge.FileText
+	bin bool
+}
+
 // baselines is the text of each path (clean at the turn's start) in git:
 // the index's, or the start's HEAD's when the index has none (the agent
 // committed and then changed it again); a path in neither did not exist.
-func (s *Scanner) baselines(ctx context.Context, paths []string, head string) map[string]fsbridge.FileText {
+func (s *Scanner) baselines(ctx context.Context, paths []string, head string) map[string]baseText {
 	var in bytes.Buffer
 	for _, p := range paths {
 		rel, _ := filepath.Rel(s.top, p)
@@ -543,7 +567,7 @@ func (s *Scanner) baselines(ctx context.Context, paths []string, head string) ma
 			fmt.Fprintf(&in, ":%s\n", rel)
 		}
 	}
-	out := map[string]fsbridge.FileText{}
+	out := map[string]baseText{}
 	res, err := s.run(ctx, s.top, &in, "cat-file", "--batch")
 	if err != nil {
 		return out
@@ -556,7 +580,7 @@ func (s *Scanner) baselines(ctx context.Context, paths []string, head string) ma
 		}
 		f := strings.Fields(header)
 		if len(f) == 2 && f[1] == "missing" {
-			out[p] = fsbridge.FileText{} // a file the turn created
+			out[p] = baseText{} // a file the turn created
 			continue
 		}
 		if len(f) != 3 {
@@ -570,10 +594,10 @@ func (s *Scanner) baselines(ctx context.Context, paths []string, head string) ma
 		if _, err := io.ReadFull(r, data); err != nil {
 			break
 		}
-		if f[1] != "blob" || size > s.max || !fsbridge.IsText(data[:size]) {
+		if f[1] != "blob" || size > s.max {
 			continue
 		}
-		out[p] = fsbridge.FileText{Text: string(data[:size]), Exists: true}
+		out[p] = baseText{FileText: fsbridge.FileText{Text: string(data[:size]), Exists: true}, bin: !fsbridge.IsText(data[:size])}
 	}
 	return out
 }
@@ -584,15 +608,15 @@ func (s *Scanner) baselines(ctx context.Context, paths []string, head string) ma
 // Note read is the best baseline known; one that git does not ignore was
 // not there at the start (its status would have listed it), so the turn
 // created it.
-func (s *Scanner) ignoredBaselines(ctx context.Context, base map[string]fsbridge.FileText) {
+func (s *Scanner) ignoredBaselines(ctx context.Context, base map[string]baseText) {
 	var in bytes.Buffer
-	noted := map[string]fsbridge.FileText{}
+	noted := map[string]known{}
 	s.mu.Lock()
 	for p, b := range base {
 		if k, ok := s.seen[p]; ok && k.git && !b.Exists && k.ok && k.text.Exists {
 			rel, _ := filepath.Rel(s.top, p)
 			in.WriteString(filepath.ToSlash(rel) + "\x00")
-			noted[filepath.ToSlash(rel)] = k.text
+			noted[filepath.ToSlash(rel)] = k
 		}
 	}
 	s.mu.Unlock()
@@ -603,8 +627,8 @@ func (s *Scanner) ignoredBaselines(ctx context.Context, base map[string]fsbridge
 	// either way.
 	out, _ := s.run(ctx, s.top, &in, "check-ignore", "-z", "--stdin", "--no-index")
 	for _, rel := range bytes.Split(out, []byte{0}) {
-		if t, ok := noted[string(rel)]; ok {
-			base[filepath.Join(s.top, string(rel))] = t
+		if k, ok := noted[string(rel)]; ok {
+			base[filepath.Join(s.top, string(rel))] = baseText{FileText: k.text, bin: k.bin}
 		}
 	}
 }

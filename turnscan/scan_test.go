@@ -314,3 +314,26 @@ func TestNoteAfterTheWrite(t *testing.T) {
 		})
 	}
 }
+
+// Outside git, in a workspace walked at the turn's start, a file created
+// before the tool call naming it is handled is still a new file.
+func TestNoteAfterTheWriteOutsideGit(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	if exec.Command("git", "-C", dir, "rev-parse").Run() == nil {
+		t.Skip("the temporary directory is in a git repository")
+	}
+	put(t, filepath.Join(dir, "old.txt"), "old\n")
+	ctx := context.Background()
+	s := New(ctx, dir, 1<<20)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(dir, "new.txt"), "new\n")
+	put(t, filepath.Join(dir, "old.txt"), "changed\n")
+	s.Note(filepath.Join(dir, "new.txt"))
+	s.Note(filepath.Join(dir, "old.txt"))
+	cs, err := s.CheckNoted(ctx)
+	if got := strings.Join(summary(dir, cs), ","); err != nil || got != "new.txt: ∅ -> new,old.txt: old -> changed" {
+		t.Fatalf("changes %q %v", got, err)
+	}
+}
