@@ -57,11 +57,11 @@ type FilePlan struct {
 
 // Plan is a rewind to before a message, as previewed.
 type Plan struct {
-	Seq  int      `msgpack:"seq"` // the message's number
-	Mode Mode     `msgpack:"mode"`
-	Kept int      `msgpack:"kept"` // checkpoints kept (messages before Seq)
-	Drop int      `msgpack:"drop"` // messages dropped (Seq and after)
-	Message string `msgpack:"message"`
+	Seq     int        `msgpack:"seq"` // the message's number
+	Mode    Mode       `msgpack:"mode"`
+	Kept    int        `msgpack:"kept"` // checkpoints kept (messages before Seq)
+	Drop    int        `msgpack:"drop"` // messages dropped (Seq and after)
+	Message string     `msgpack:"message"`
 	Files   []FilePlan `msgpack:"files"`
 
 	newest int // the newest message's number when planned
