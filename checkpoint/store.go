@@ -87,6 +87,7 @@ type Store struct {
 	// quiet: paths the store writes itself (a rewind, a redo): the
 	// changes reported of them meanwhile are not the record's.
 	quiet map[string]bool
+	dirs  map[string]bool // object directories made
 }
 
 // record is one line of the journal: a checkpoint begun, or one file's
@@ -107,7 +108,7 @@ func Open(dir string, max int64) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint store: %w", err)
 	}
-	s := &Store{dir: dir, max: max, refs: map[string]int{}, sizes: map[string]int64{}, quiet: map[string]bool{}}
+	s := &Store{dir: dir, max: max, refs: map[string]int{}, sizes: map[string]int64{}, quiet: map[string]bool{}, dirs: map[string]bool{}}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -233,6 +234,9 @@ func (s *Store) collect() {
 	})
 }
 
+// gzips are gzip writers to reuse (each allocates about 1 MiB).
+var gzips sync.Pool
+
 func (s *Store) objPath(h string) string {
 	return filepath.Join(s.dir, "objects", h[:2], h[2:])
 }
@@ -248,13 +252,22 @@ func (s *Store) put(f File) (Ref, error) {
 		return r, nil
 	}
 	p := s.objPath(r.Hash)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return Ref{}, fmt.Errorf("checkpoint object: %w", err)
+	if d := filepath.Dir(p); !s.dirs[d] {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return Ref{}, fmt.Errorf("checkpoint object: %w", err)
+		}
+		s.dirs[d] = true
 	}
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw, _ := gzips.Get().(*gzip.Writer)
+	if zw == nil {
+		zw, _ = gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	} else {
+		zw.Reset(&buf)
+	}
 	zw.Write([]byte(f.Data))
 	zw.Close()
+	gzips.Put(zw)
 	tmp := p + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
 		return Ref{}, fmt.Errorf("checkpoint object: %w", err)
