@@ -51,6 +51,9 @@ type Entry struct {
 	// Last is the last version the record saw (the agent's or the
 	// user's): a file whose disk is not Last changed behind the record.
 	Last Ref `json:"last"`
+	// Kept: Last is stored (a version of the user's, the pre-image of
+	// the file in a later checkpoint).
+	Kept bool `json:"k,omitempty"`
 }
 
 // Checkpoint is the state kept before one user message.
@@ -185,12 +188,18 @@ func (s *Store) hold(e *Entry) {
 	if e.Agent {
 		s.incref(e.Post)
 	}
+	if e.Kept {
+		s.incref(e.Last)
+	}
 }
 
 func (s *Store) release(e *Entry) {
 	s.decref(e.Pre)
 	if e.Agent {
 		s.decref(e.Post)
+	}
+	if e.Kept {
+		s.decref(e.Last)
 	}
 }
 
@@ -408,7 +417,16 @@ func (s *Store) Change(path string, before, after File, agent bool) error {
 		}
 		e.Post, e.Agent = post, true
 	}
-	e.Last = refOf(after)
+	e.Last, e.Kept = refOf(after), false
+	if !agent {
+		// The user's version: stored, the pre-image of the file if a
+		// later checkpoint records a change of it.
+		last, err := s.put(after)
+		if err != nil {
+			return err
+		}
+		e.Kept = last.Exists
+	}
 	s.hold(e)
 	if old != nil {
 		s.release(old)
@@ -467,4 +485,45 @@ func paths(cps []*Checkpoint) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// User records path's content now after a change of the user's (saved,
+// or written for them), in the newest checkpoint, when an earlier change
+// of path is recorded (a file no rewind touches needs nothing): a rewind
+// then sees the user's version, not a change behind the record.
+func (s *Store) User(path string, now File) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.cps) == 0 || s.quiet[path] {
+		return nil
+	}
+	k := len(s.cps) - 1
+	for ; k >= 0 && s.cps[k].Files[path] == nil; k-- {
+	}
+	if k < 0 {
+		return nil
+	}
+	prev := s.cps[k].Files[path]
+	if prev.Last == refOf(now) {
+		return nil
+	}
+	e := &Entry{}
+	if k == len(s.cps)-1 {
+		*e = *prev
+	} else if prev.Last.Exists && !(prev.Agent && prev.Last == prev.Post) && !prev.Kept {
+		return nil // its content then is not stored (cannot happen: see Kept)
+	} else {
+		e.Pre = prev.Last
+	}
+	last, err := s.put(now)
+	if err != nil {
+		return err
+	}
+	e.Last, e.Kept = last, last.Exists
+	s.hold(e)
+	if k == len(s.cps)-1 {
+		s.release(prev)
+	}
+	s.cps[len(s.cps)-1].Files[path] = e
+	return s.write(record{Path: path, Entry: e})
 }
