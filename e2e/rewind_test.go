@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,4 +50,116 @@ func TestRecordFastWritesInGit(t *testing.T) {
 		}
 		return n == 30
 	})
+}
+
+func diskDelete(path string) M { return M{"disk": M{"op": "delete", "path": path}} }
+
+// rewindWorkspace: three files the agent changes in two turns, one in
+// each buffer state (mod.txt loaded with an unsaved line of the user's,
+// clean.txt loaded, disk.txt not loaded), one it creates, one it
+// deletes, one it changes that is then changed behind the record.
+func rewindWorkspace(t *testing.T) (*Editor, string, map[string]int) {
+	e, ws := fsEditor(t)
+	for name, content := range map[string]string{
+		"mod.txt": "m1\nm2\nm3\n", "clean.txt": "c1\nc2\n", "disk.txt": "d1\nd2\n", "gone.txt": "g\n", "sub/deep.txt": "x\n",
+	} {
+		fsPutFile(t, filepath.Join(ws, name), content)
+	}
+	bufs := map[string]int{"mod.txt": e.loadBuffer(filepath.Join(ws, "mod.txt")), "clean.txt": e.loadBuffer(filepath.Join(ws, "clean.txt"))}
+	e.setLines(bufs["mod.txt"], 3, 3, []string{"unsaved"})
+	p := func(name string) string { return filepath.Join(ws, name) }
+	e.SetupFake(M{"turns": []any{
+		[]any{diskWrite(p("mod.txt"), "M1\nm2\nm3\n"), diskWrite(p("clean.txt"), "C1\nc2\n"), diskWrite(p("disk.txt"), "D1\nd2\n"), text("one")},
+		[]any{diskWrite(p("disk.txt"), "D1\nD2\n"), diskWrite(p("new.txt"), "new\n"), diskDelete(p("gone.txt")), diskWrite(p("sub/deep.txt"), "y\n"), text("two")},
+		[]any{text("resent")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message one")
+	e.runTurn("message two")
+	e.Eventually("the agent's change merged under the unsaved line", 10*time.Second, func() bool {
+		return strings.Join(e.bufLines(bufs["mod.txt"]), "|") == "M1|m2|m3|unsaved"
+	})
+	return e, ws, bufs
+}
+
+// fileOrGone is path's content, or "(none)".
+func fileOrGone(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(none)"
+	}
+	return string(b)
+}
+
+// Rewinding to before message 1 puts every file back as it was, whatever
+// its buffer (loaded with unsaved lines: they stay, unsaved; loaded
+// clean; not loaded), deletes the file the agent created, brings back
+// the one it deleted, and leaves alone (named) a file changed behind the
+// record; the conversation folds and the message is back in the input,
+// a new session of the agent taking over. Redo puts it all back.
+func TestRewindFilesEveryBuffer(t *testing.T) {
+	e, ws, bufs := rewindWorkspace(t)
+	p := func(name string) string { return filepath.Join(ws, name) }
+	fsPutFile(t, p("sub/deep.txt"), "changed behind the record\n")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	want := map[string]string{
+		"mod.txt": "m1\nm2\nm3\n", "clean.txt": "c1\nc2\n", "disk.txt": "d1\nd2\n", "gone.txt": "g\n",
+		"new.txt": "(none)", "sub/deep.txt": "changed behind the record\n",
+	}
+	e.Eventually("the files as before message 1", 10*time.Second, func() bool {
+		for name, w := range want {
+			if fileOrGone(p(name)) != w {
+				return false
+			}
+		}
+		return true
+	})
+	if got := strings.Join(e.bufLines(bufs["mod.txt"]), "|"); got != "m1|m2|m3|unsaved" || !e.bufModified(bufs["mod.txt"]) {
+		t.Fatalf("mod.txt's buffer %q (modified %v), want the unsaved line kept, unsaved", got, e.bufModified(bufs["mod.txt"]))
+	}
+	if got := strings.Join(e.bufLines(bufs["clean.txt"]), "|"); got != "c1|c2" || e.bufModified(bufs["clean.txt"]) {
+		t.Fatalf("clean.txt's buffer %q (modified %v)", got, e.bufModified(bufs["clean.txt"]))
+	}
+	e.Eventually("the chat names the file left alone", 10*time.Second, func() bool {
+		c := e.ChatText()
+		return strings.Contains(c, "left alone") && strings.Contains(c, "deep.txt") && strings.Contains(c, "Rewound the conversation")
+	})
+	var input string
+	e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
+	if input != "message one" {
+		t.Fatalf("input %q, want the message back", input)
+	}
+	e.Eventually("a new session of the agent", 10*time.Second, func() bool {
+		n := 0
+		for _, ev := range e.AgentEvents() {
+			if ev["event"] == "recv" && ev["method"] == "session/new" {
+				n++
+			}
+		}
+		return n == 2
+	})
+	// Redo: everything as after message 2 again.
+	e.Lua(`return require("acp").rewind_redo()`, &ok)
+	if !ok {
+		t.Fatalf("redo refused: %s", e.Messages())
+	}
+	want = map[string]string{
+		"mod.txt": "M1\nm2\nm3\n", "clean.txt": "C1\nc2\n", "disk.txt": "D1\nD2\n", "gone.txt": "(none)", "new.txt": "new\n",
+	}
+	e.Eventually("the files as after message 2", 10*time.Second, func() bool {
+		for name, w := range want {
+			if fileOrGone(p(name)) != w {
+				return false
+			}
+		}
+		return true
+	})
+	if got := strings.Join(e.bufLines(bufs["mod.txt"]), "|"); got != "M1|m2|m3|unsaved" || !e.bufModified(bufs["mod.txt"]) {
+		t.Fatalf("after redo, mod.txt's buffer %q (modified %v)", got, e.bufModified(bufs["mod.txt"]))
+	}
 }

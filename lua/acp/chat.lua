@@ -5,6 +5,7 @@ local codeblocks = require("acp.codeblocks")
 local config = require("acp.config")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
+local rewind = require("acp.rewind")
 local winbar = require("acp.winbar")
 
 local M = {}
@@ -177,6 +178,9 @@ function M.keymaps(s)
       end,
       help = function()
         keymaps.show_help()
+      end,
+      rewind = function()
+        rewind.at_cursor(s)
       end,
     })
   )

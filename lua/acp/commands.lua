@@ -5,6 +5,7 @@ local chat = require("acp.chat")
 local host = require("acp.host")
 local review = require("acp.review")
 local reviewview = require("acp.reviewview")
+local rewind = require("acp.rewind")
 local session = require("acp.session")
 local settings = require("acp.settings")
 
@@ -144,6 +145,12 @@ function M.review(arg)
   else
     vim.notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
   end
+end
+
+--- :AcpRewind [n|redo]: rewind to before a message of yours (acp.rewind).
+---@param arg string
+function M.rewind(arg)
+  return rewind.command(current(true), arg)
 end
 
 --- :AcpDiff [file]: the file before the session touched it vs now.

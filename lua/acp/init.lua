@@ -17,6 +17,7 @@ local history = require("acp.history")
 local host = require("acp.host")
 local lifecycle = require("acp.lifecycle")
 local review = require("acp.review")
+local rewind = require("acp.rewind")
 local session = require("acp.session")
 local warm = require("acp.warm")
 local winbar = require("acp.winbar")
@@ -431,6 +432,22 @@ function M.focus(key)
     session.set_current(s)
     chat.show(s)
   end
+end
+
+--- Rewind to before user message opts.message (1-based, negative from
+--- the last): files and conversation (:AcpRewind, :help acp-rewind).
+---@param opts { message: integer|nil, files: boolean|nil, conversation: boolean|nil, confirm: boolean|nil, mode: string|nil, overlaps: string|nil, session: integer|nil }|nil
+---@return boolean
+function M.rewind(opts)
+  setup_once()
+  return rewind.rewind(resolve(opts), opts)
+end
+
+--- Undo the last rewind (until the next prompt).
+---@param opts { session: integer|nil }|nil
+---@return boolean
+function M.rewind_redo(opts)
+  return rewind.redo(resolve(opts))
 end
 
 --- For tests and debugging: the session object of key (default: the

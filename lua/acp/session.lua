@@ -20,6 +20,7 @@ local prompt = require("acp.prompt")
 local remote = require("acp.remote")
 local queue = require("acp.queue")
 local replay = require("acp.replay")
+local rewind = require("acp.rewind")
 local render = require("acp.render.acp")
 local sandbox = require("acp.sandbox")
 local settings = require("acp.settings")
@@ -447,6 +448,7 @@ function S:open_opts(spec, how)
       max_terminals = o.terminal.max_terminals,
     },
     sandbox = sandbox.options(self.cwd),
+    checkpoints = rewind.options(self),
     resume = how.resume or false,
     load_session_id = how.load,
     fork_of = how.fork,
@@ -744,7 +746,9 @@ end
 ---@param how string|nil
 function S:_reattached(how)
   local name = self:label()
-  if how == "resumed" then
+  if how == "rewound" then
+    return -- acp.rewind says what happened
+  elseif how == "resumed" then
     self.transcript:message("info", ("%s is back; the session was resumed (session/resume)."):format(name))
   elseif how == "loaded" then
     self.transcript:message(
