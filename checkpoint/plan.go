@@ -462,3 +462,15 @@ func (s *Store) Redo(ctx context.Context, w Writer) (Result, error) {
 	s.mu.Unlock()
 	return res, err
 }
+
+// Paths is the files a rewind to before message seq (negative: from the
+// newest) would look at.
+func (s *Store) Paths(seq int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, err := s.find(seq)
+	if err != nil {
+		return nil, err
+	}
+	return paths(s.cps[i:]), nil
+}

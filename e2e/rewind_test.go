@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -161,5 +162,160 @@ func TestRewindFilesEveryBuffer(t *testing.T) {
 	})
 	if got := strings.Join(e.bufLines(bufs["mod.txt"]), "|"); got != "M1|m2|m3|unsaved" || !e.bufModified(bufs["mod.txt"]) {
 		t.Fatalf("after redo, mod.txt's buffer %q (modified %v)", got, e.bufModified(bufs["mod.txt"]))
+	}
+}
+
+// rewindPreviewText is the open rewind preview's text ("" when none).
+func (e *Editor) rewindPreviewText() string {
+	var s string
+	e.Lua(`for _, w in ipairs(vim.api.nvim_list_wins()) do
+			local b = vim.api.nvim_win_get_buf(w)
+			if vim.b[b].acp_role == "rewind" then
+				return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+			end
+		end
+		return ""`, &s)
+	return s
+}
+
+// The preview lists each file with its lines added and removed, created
+// and deleted ones, and the turns dropped; q leaves everything as it is,
+// y rewinds.
+func TestRewindPreview(t *testing.T) {
+	e, ws, _ := rewindWorkspace(t)
+	p := func(name string) string { return filepath.Join(ws, name) }
+	e.Lua(`require("acp").rewind({ message = 2 })`, nil)
+	var text string
+	e.Eventually("the preview", 10*time.Second, func() bool { text = e.rewindPreviewText(); return text != "" })
+	for _, w := range []string{"Rewind to before message 2: message two", "disk.txt  +1 -1", "new.txt  +0 -1 (deleted)",
+		"gone.txt  +1 -0 (created again)", "deep.txt", "1 turn dropped", "y rewind"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("preview lacks %q:\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, "mod.txt") || strings.Contains(text, "clean.txt") {
+		t.Errorf("preview lists files message 2 did not change:\n%s", text)
+	}
+	e.nv.Input("q")
+	e.Eventually("the preview closed", 10*time.Second, func() bool { return e.rewindPreviewText() == "" })
+	if fileOrGone(p("disk.txt")) != "D1\nD2\n" || fileOrGone(p("new.txt")) != "new\n" {
+		t.Fatal("q changed files")
+	}
+	e.Lua(`require("acp").rewind({ message = -1 })`, nil)
+	e.Eventually("the preview again", 10*time.Second, func() bool { return e.rewindPreviewText() != "" })
+	e.nv.Input("y")
+	e.Eventually("the files as after message 1", 10*time.Second, func() bool {
+		return fileOrGone(p("disk.txt")) == "D1\nd2\n" && fileOrGone(p("new.txt")) == "(none)" &&
+			fileOrGone(p("gone.txt")) == "g\n" && fileOrGone(p("sub/deep.txt")) == "x\n" && fileOrGone(p("mod.txt")) == "M1\nm2\nm3\n"
+	})
+}
+
+// Rewinding the conversation to message 2 of 3 and sending it edited:
+// the agent's new session gets messages 1 (with its answer) and the
+// edited 2 only, nothing of the dropped turns.
+func TestRewindConversationResend(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.SetupFake(M{"turns": []any{
+		[]any{text("reply-alpha")}, []any{text("reply-beta")}, []any{text("reply-gamma")}, []any{text("reply-delta")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, m := range []string{"ask-one", "ask-two", "ask-three"} {
+		e.runTurn(m)
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, files = false, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the new session ready", 10*time.Second, func() bool {
+		n := 0
+		for _, ev := range e.AgentEvents() {
+			if ev["event"] == "recv" && ev["method"] == "session/new" {
+				n++
+			}
+		}
+		return n == 2 && e.Status().State == "ready" && e.Status().SessionID == "fake-session-2"
+	})
+	var input string
+	e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
+	if input != "ask-two" {
+		t.Fatalf("input %q, want message 2 back", input)
+	}
+	var folded int
+	e.Lua(`local s = require("acp")._session()
+		local w = vim.fn.bufwinid(s.chat_buf)
+		local row
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l == "ask-two" then row = i end
+		end
+		return vim.api.nvim_win_call(w, function() return vim.fn.foldclosed(row) end)`, &folded)
+	if folded < 0 {
+		t.Fatalf("the dropped turns are not folded:\n%s", e.ChatText())
+	}
+	// The user edits the message and sends it.
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { "ask-two-edited" })
+		require("acp.chat").submit(s)`, nil)
+	e.Eventually("the end of the turn", 20*time.Second, func() bool {
+		st := e.Status()
+		return st.State == "ready" && strings.Contains(e.ChatText(), "reply-delta")
+	})
+	var prompt string
+	for _, ev := range e.AgentEvents() {
+		params, _ := ev["params"].(map[string]any)
+		if ev["event"] == "recv" && ev["method"] == "session/prompt" && params["sessionId"] == "fake-session-2" {
+			b, _ := json.Marshal(params["prompt"])
+			prompt = string(b)
+		}
+	}
+	for _, w := range []string{"ask-two-edited", "ask-one", "reply-alpha"} {
+		if !strings.Contains(prompt, w) {
+			t.Errorf("the new session's prompt lacks %q: %s", w, prompt)
+		}
+	}
+	for _, w := range []string{"reply-beta", "ask-three", "reply-gamma", `"ask-two"`, `ask-two\n`} {
+		if strings.Contains(prompt, w) {
+			t.Errorf("the new session's prompt holds %q of the dropped turns: %s", w, prompt)
+		}
+	}
+}
+
+// The user's own saved edit of a file the agent changed, made after the
+// message, is kept by the default rewind and undone by the exact one.
+func TestRewindKeepsUserEdits(t *testing.T) {
+	for _, c := range []struct {
+		mode, want string
+	}{
+		{"keep", "a\nb\nc\nuser's line\n"},
+		{"exact", "a\nb\nc\n"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "f.txt")
+			fsPutFile(t, p, "a\nb\nc\n")
+			e.SetupFake(M{"turns": []any{
+				[]any{diskWrite(p, "A (agent)\nb\nc\n"), text("done")},
+			}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("change a")
+			b := e.loadBuffer(p)
+			e.setLines(b, 3, 3, []string{"user's line"})
+			e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
+			e.Eventually("the user's write recorded", 10*time.Second, func() bool { return fileOrGone(p) == "A (agent)\nb\nc\nuser's line\n" })
+			var plan map[string]any
+			e.Eventually("a plan naming the user's edit", 10*time.Second, func() bool {
+				e.Lua(`local s = require("acp")._session(); return require("acp.host").request("acp_rewind_plan", s.sid, 1, ...)`, &plan, c.mode)
+				files, _ := plan["files"].([]any)
+				return len(files) == 1 && files[0].(map[string]any)["user"] == true && files[0].(map[string]any)["action"] == "restore"
+			})
+			var ok bool
+			e.Lua(`return require("acp").rewind({ message = 1, mode = ..., conversation = false, confirm = false })`, &ok, c.mode)
+			e.Eventually("the file rewound", 10*time.Second, func() bool { return fileOrGone(p) == c.want })
+			if got := strings.Join(e.bufLines(b), "\n") + "\n"; got != c.want || e.bufModified(b) {
+				t.Fatalf("buffer %q (modified %v), want %q", got, e.bufModified(b), c.want)
+			}
+		})
 	}
 }

@@ -43,6 +43,33 @@ type checkpoints struct {
 	dir  string
 	plan *checkpoint.Plan // the last previewed
 	err  error            // opening failed (said once)
+	// ending: closed when the last turn's end scan has recorded its
+	// changes (nil: none pending): the next checkpoint waits for it, or
+	// the turn's changes would land in the next prompt's checkpoint.
+	ending chan struct{}
+}
+
+// endScanWait bounds how long a prompt waits for the previous turn's
+// end scan.
+const endScanWait = 30 * time.Second
+
+// checkpointEnding says a turn ended: its end scan is to come.
+func (s *Session) checkpointEnding() {
+	s.ck.mu.Lock()
+	if s.ck.ending == nil {
+		s.ck.ending = make(chan struct{})
+	}
+	s.ck.mu.Unlock()
+}
+
+// checkpointEnded says the turn's end scan recorded its changes.
+func (s *Session) checkpointEnded() {
+	s.ck.mu.Lock()
+	if s.ck.ending != nil {
+		close(s.ck.ending)
+		s.ck.ending = nil
+	}
+	s.ck.mu.Unlock()
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -83,6 +110,16 @@ func (s *Session) store() *checkpoint.Store {
 
 // checkpointBegin takes the checkpoint before a prompt is sent.
 func (s *Session) checkpointBegin(text string) {
+	s.ck.mu.Lock()
+	ending := s.ck.ending
+	s.ck.mu.Unlock()
+	if ending != nil {
+		select {
+		case <-ending:
+		case <-time.After(endScanWait):
+			s.log.Warn("checkpoint: the last turn's end scan is late")
+		}
+	}
 	if st := s.store(); st != nil {
 		if _, err := st.Begin(text, time.Now()); err != nil {
 			s.log.Warn("checkpoint", "err", err)
@@ -250,6 +287,7 @@ func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, e
 	if m != checkpoint.Exact {
 		m = checkpoint.KeepUser
 	}
+	s.checkpointUserEdits(st, message)
 	p, err := st.Plan(message, m)
 	if err != nil {
 		return nil, err
@@ -362,4 +400,34 @@ func (s *Session) freshSession(a *Agent) error {
 	a.addSession(s)
 	s.emit(s.readyEvent(a, nr.SessionId, resp, attachRewound, true))
 	return nil
+}
+
+// checkpointUserEdits records, before a rewind is planned, the user's own
+// edits of the files it looks at that reached the disk unreported (a
+// buffer written with :w): a file whose disk is the text the review last
+// saw of it (brought up to its buffer first) changed in a way the record
+// explains, the user's.
+func (s *Session) checkpointUserEdits(st *checkpoint.Store, message int) {
+	paths, err := st.Paths(message)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, berr := s.bridge(ctx)
+	for _, p := range paths {
+		if berr == nil && b.Loaded(p) {
+			// Its buffer's edits (written or not) are the user's; a file
+			// no buffer holds is not read again (a change behind the
+			// record would be taken for the user's).
+			_ = s.rev.Sync(ctx, b, p)
+		}
+		t, ok := s.rev.Rec.Text(p)
+		if !ok {
+			continue
+		}
+		if disk, ok := readDisk(p); ok && disk.Exists == t.Exists && (!disk.Exists || disk.Data == t.Text) {
+			st.User(p, disk)
+		}
+	}
 }

@@ -389,6 +389,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		if last {
 			s.scanEnd() // what the turns changed
 			s.rev.TurnEnded()
+			s.checkpointEnded()
 		}
 	}()
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
@@ -404,6 +405,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	}
 	dropped := t.dropped
 	s.mu.Unlock()
+	if last {
+		s.checkpointEnding()
+	}
 	if last {
 		s.approvals.End(at) // what its permission requests approved goes with it
 	}
