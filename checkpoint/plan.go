@@ -179,10 +179,10 @@ func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode) (FilePlan, e
 	fp.target = target
 	fp.Binary = !isText(now) || !isText(target)
 	switch {
-	case refOf(target) == fp.now:
-		fp.Action = Same
 	case fp.Conflicts > 0:
 		fp.Action = Conflict
+	case refOf(target) == fp.now:
+		fp.Action = Same
 	case !target.Exists:
 		fp.Action = Delete
 	case !now.Exists:

@@ -445,7 +445,14 @@ type Summary struct {
 	Files   int       `msgpack:"files"`
 	// Agent is how many of those the agent changed.
 	Agent int `msgpack:"agent"`
+	// Added and Removed count the lines changed in its text files (from
+	// before the message to the last version seen in its turn).
+	Added   int `msgpack:"added"`
+	Removed int `msgpack:"removed"`
 }
+
+// maxCounted bounds the files of a checkpoint whose lines List counts.
+const maxCounted = 200
 
 // List is the checkpoints kept, oldest first.
 func (s *Store) List() []Summary {
@@ -457,6 +464,10 @@ func (s *Store) List() []Summary {
 		for _, e := range cp.Files {
 			if e.Agent {
 				sm.Agent++
+			}
+			if len(cp.Files) <= maxCounted {
+				a, r := s.lines(e)
+				sm.Added, sm.Removed = sm.Added+a, sm.Removed+r
 			}
 		}
 		out = append(out, sm)
@@ -526,4 +537,21 @@ func (s *Store) User(path string, now File) error {
 	}
 	s.cps[len(s.cps)-1].Files[path] = e
 	return s.write(record{Path: path, Entry: e})
+}
+
+// lines is the lines added and removed from e's Pre to its Last (text
+// files whose versions are stored).
+func (s *Store) lines(e *Entry) (added, removed int) {
+	if e.Last.Exists && !e.Kept && !(e.Agent && e.Last == e.Post) {
+		return 0, 0
+	}
+	pre, err := s.get(e.Pre)
+	if err != nil {
+		return 0, 0
+	}
+	last, err := s.get(e.Last)
+	if err != nil || !isText(pre) || !isText(last) {
+		return 0, 0
+	}
+	return countLines(pre.Data, last.Data)
 }

@@ -184,7 +184,31 @@ func (e *Editor) rewindPreviewText() string {
 func TestRewindPreview(t *testing.T) {
 	e, ws, _ := rewindWorkspace(t)
 	p := func(name string) string { return filepath.Join(ws, name) }
-	e.Lua(`require("acp").rewind({ message = 2 })`, nil)
+	// The picker: the messages, newest first, with what changed after.
+	var items []string
+	e.Lua(`local orig = vim.ui.select
+		local got
+		vim.ui.select = function(items, opts, on_choice)
+			got = vim.tbl_map(opts.format_item, items)
+			on_choice(nil)
+		end
+		vim.cmd("AcpRewind")
+		vim.ui.select = orig
+		return got`, &items)
+	if len(items) != 2 || !strings.Contains(items[0], "2.") || !strings.Contains(items[0], "message two") ||
+		!strings.Contains(items[0], "4 file changes after, +3 -3") || !strings.Contains(items[1], "message one") {
+		t.Errorf("picker items %q", items)
+	}
+	// gR on message 2's heading in the chat opens its preview.
+	e.Lua(`local s = require("acp")._session()
+		local w = vim.fn.bufwinid(s.chat_buf)
+		vim.api.nvim_set_current_win(w)
+		vim.cmd("stopinsert")
+		local lines = vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)
+		for i, l in ipairs(lines) do
+			if l == "message two" then vim.api.nvim_win_set_cursor(w, { i - 1, 0 }) end
+		end`, nil)
+	e.nv.Input("gR")
 	var text string
 	e.Eventually("the preview", 10*time.Second, func() bool { text = e.rewindPreviewText(); return text != "" })
 	for _, w := range []string{"Rewind to before message 2: message two", "disk.txt  +1 -1", "new.txt  +0 -1 (deleted)",

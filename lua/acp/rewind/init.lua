@@ -283,14 +283,15 @@ function M.pick(s)
       end
       local seq = seq_of(msgs, cps, n)
       local c = by_seq[seq]
-      local files, agent = 0, 0
+      local files, added, removed = 0, 0, 0
       for _, x in ipairs(cps) do
         if x.seq >= seq then
-          files, agent = files + x.files, agent + x.agent
+          files, added, removed = files + x.files, added + x.added, removed + x.removed
         end
       end
       local when = c and os.date("%H:%M", c.time) or "--:--"
-      local what = c and ("%d file change%s after"):format(files, files == 1 and "" or "s") or "no checkpoint"
+      local what = c and ("%d file change%s after, +%d -%d"):format(files, files == 1 and "" or "s", added, removed)
+        or "no checkpoint"
       return ("%d. %s  %s  (%s)"):format(n, when, text, what)
     end,
   }, function(n)
