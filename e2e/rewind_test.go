@@ -343,3 +343,33 @@ func TestRewindKeepsUserEdits(t *testing.T) {
 		})
 	}
 }
+
+// Checkpoints survive a restart: the chat saved, Neovim restarted, the
+// chat resumed (session/resume), a rewind to before message 1 puts the
+// file back as it was before it.
+func TestRewindAfterRestart(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "original\n")
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{diskWrite(p, "first\n"), text("one")}, []any{diskWrite(p, "second\n"), text("two")}, []any{text("three")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message one")
+	e.runTurn("message two")
+	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(p) == "original\n" })
+}
