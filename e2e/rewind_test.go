@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,35 +23,53 @@ func fastEdit(id, path, content string) []any {
 	}
 }
 
-// Every file an agent edits is recorded however fast its write follows
-// the tool call naming it: in a git workspace the baseline of a file
-// clean at the turn's start is git's, not the text on disk when the tool
-// call is handled (which may already be the agent's). 30 files written
-// before their tool calls are handled: 30 files with a hunk.
-func TestRecordFastWritesInGit(t *testing.T) {
-	e, ws := fsEditor(t)
-	files := map[string]string{}
-	for i := 0; i < 30; i++ {
-		files[fmt.Sprintf("src/f%02d.txt", i)] = fmt.Sprintf("line one\nline %d\nline three\n", i)
+// Every file an agent edits or creates is recorded however fast its write
+// follows the tool call naming it: in a git workspace the baseline of a
+// file clean at the turn's start is git's, not the text on disk when the
+// tool call is handled (which may already be the agent's); outside git, a
+// file not there when the turn started is new. 20 files changed and 10
+// created, each written before its tool call is handled: 30 files with
+// a hunk.
+func TestRecordFastWrites(t *testing.T) {
+	for _, git := range []bool{true, false} {
+		name := map[bool]string{true: "git", false: "outside git"}[git]
+		t.Run(name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			files := map[string]string{}
+			for i := 0; i < 20; i++ {
+				files[fmt.Sprintf("src/f%02d.txt", i)] = fmt.Sprintf("line one\nline %d\nline three\n", i)
+			}
+			if git {
+				gitWorkspace(t, ws, files)
+			} else {
+				if exec.Command("git", "-C", ws, "rev-parse").Run() == nil {
+					t.Skip("the workspace is inside a git repository")
+				}
+				for name, content := range files {
+					fsPutFile(t, filepath.Join(ws, name), content)
+				}
+			}
+			var steps []any
+			for i := 0; i < 30; i++ {
+				p := filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i))
+				steps = append(steps, fastEdit(fmt.Sprintf("e%d", i), p, fmt.Sprintf("line one\nline %d by the agent\nline three\n", i))...)
+			}
+			steps = append(steps, text("done"))
+			e.SetupFake(M{"turns": []any{steps}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("edit 20 files, create 10")
+			e.Eventually("30 files with a hunk", 15*time.Second, func() bool {
+				n := 0
+				for i := 0; i < 30; i++ {
+					if e.pendingHunks(filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i))) > 0 {
+						n++
+					}
+				}
+				return n == 30
+			})
+		})
 	}
-	gitWorkspace(t, ws, files)
-	var steps []any
-	for i := 0; i < 30; i++ {
-		p := filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i))
-		steps = append(steps, fastEdit(fmt.Sprintf("e%d", i), p, fmt.Sprintf("line one\nline %d by the agent\nline three\n", i))...)
-	}
-	steps = append(steps, text("done"))
-	e.SetupFake(M{"turns": []any{steps}}, nil)
-	e.Chat("fake")
-	e.WaitState("ready")
-	e.runTurn("edit 30 files")
-	e.Eventually("30 files with a hunk", 15*time.Second, func() bool {
-		n := 0
-		for i := 0; i < 30; i++ {
-			n += e.pendingHunks(filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i)))
-		}
-		return n == 30
-	})
 }
 
 func diskDelete(path string) M { return M{"disk": M{"op": "delete", "path": path}} }
