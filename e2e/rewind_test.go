@@ -343,11 +343,20 @@ func TestRewindKeepsUserEdits(t *testing.T) {
 			e.Chat("fake")
 			e.WaitState("ready")
 			e.runTurn("change a")
+			// A change on disk within 2 s of a turn's end is the agent's
+			// (review.DefaultGrace, :help acp-review): the user's comes after.
+			ended := time.Now()
+			e.Eventually("the turn's grace over", 10*time.Second, func() bool { return time.Since(ended) > 2100*time.Millisecond })
 			b := e.loadBuffer(p)
 			e.setLines(b, 3, 3, []string{"user's line"})
 			e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
 			e.Eventually("the user's write recorded", 10*time.Second, func() bool { return fileOrGone(p) == "A (agent)\nb\nc\nuser's line\n" })
 			var plan map[string]any
+			defer func() {
+				if t.Failed() {
+					t.Logf("last plan: %v", plan)
+				}
+			}()
 			e.Eventually("a plan naming the user's edit", 10*time.Second, func() bool {
 				e.Lua(`local s = require("acp")._session(); return require("acp.host").request("acp_rewind_plan", s.sid, 1, ...)`, &plan, c.mode)
 				files, _ := plan["files"].([]any)

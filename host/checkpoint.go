@@ -62,6 +62,22 @@ func (s *Session) checkpointEnding() {
 	s.ck.mu.Unlock()
 }
 
+// waitEndScan waits (bounded) for the last turn's end scan to have
+// recorded its changes: a checkpoint taken, or a rewind planned, before
+// it would miss them.
+func (s *Session) waitEndScan() {
+	s.ck.mu.Lock()
+	ending := s.ck.ending
+	s.ck.mu.Unlock()
+	if ending != nil {
+		select {
+		case <-ending:
+		case <-time.After(endScanWait):
+			s.log.Warn("checkpoint: the last turn's end scan is late")
+		}
+	}
+}
+
 // checkpointEnded says the turn's end scan recorded its changes.
 func (s *Session) checkpointEnded() {
 	s.ck.mu.Lock()
@@ -110,16 +126,7 @@ func (s *Session) store() *checkpoint.Store {
 
 // checkpointBegin takes the checkpoint before a prompt is sent.
 func (s *Session) checkpointBegin(text string) {
-	s.ck.mu.Lock()
-	ending := s.ck.ending
-	s.ck.mu.Unlock()
-	if ending != nil {
-		select {
-		case <-ending:
-		case <-time.After(endScanWait):
-			s.log.Warn("checkpoint: the last turn's end scan is late")
-		}
-	}
+	s.waitEndScan()
 	if st := s.store(); st != nil {
 		if _, err := st.Begin(text, time.Now()); err != nil {
 			s.log.Warn("checkpoint", "err", err)
@@ -273,6 +280,7 @@ func (h *Host) rpcRewindList(sid int) (map[string]any, error) {
 	if st == nil {
 		return map[string]any{"checkpoints": []any{}, "redo": false}, nil
 	}
+	s.waitEndScan()
 	return map[string]any{"checkpoints": st.List(), "redo": st.CanRedo(), "dir": s.ck.dir}, nil
 }
 
@@ -287,6 +295,7 @@ func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, e
 	if m != checkpoint.Exact {
 		m = checkpoint.KeepUser
 	}
+	s.waitEndScan()
 	s.checkpointUserEdits(st, message)
 	p, err := st.Plan(message, m)
 	if err != nil {
@@ -300,33 +309,47 @@ func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, e
 
 // rpcRewindApply is acp_rewind_apply(sid, theirs): the rewind last
 // previewed is done (theirs: overlaps with the user's changes take the
-// older text).
-func (h *Host) rpcRewindApply(sid int, theirs bool) (checkpoint.Result, error) {
+// older text), in the background: Neovim is not held while the files are
+// written (buffers change through it); a "rewound" event says what was
+// done.
+func (h *Host) rpcRewindApply(sid int, theirs bool) error {
 	s, st, err := h.rewindStore(sid)
 	if err != nil {
-		return checkpoint.Result{}, err
+		return err
 	}
 	s.ck.mu.Lock()
 	p := s.ck.plan
 	s.ck.plan = nil
 	s.ck.mu.Unlock()
 	if p == nil {
-		return checkpoint.Result{}, errors.New("no rewind previewed")
+		return errors.New("no rewind previewed")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return st.Apply(ctx, p, s.rewindWrite, theirs)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := st.Apply(ctx, p, s.rewindWrite, theirs)
+		s.emit(rewoundEvent(false, res, err))
+	}()
+	return nil
 }
 
-// rpcRewindRedo is acp_rewind_redo(sid): the last rewind undone.
-func (h *Host) rpcRewindRedo(sid int) (checkpoint.Result, error) {
+// rpcRewindRedo is acp_rewind_redo(sid): the last rewind undone, in the
+// background ("rewound" event, redo true).
+func (h *Host) rpcRewindRedo(sid int) error {
 	s, st, err := h.rewindStore(sid)
 	if err != nil {
-		return checkpoint.Result{}, err
+		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return st.Redo(ctx, s.rewindWrite)
+	if !st.CanRedo() {
+		return errors.New("nothing to redo")
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := st.Redo(ctx, s.rewindWrite)
+		s.emit(rewoundEvent(true, res, err))
+	}()
+	return nil
 }
 
 // lastEcho is a prompt's text (its text blocks).

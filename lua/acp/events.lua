@@ -10,6 +10,7 @@ local follow = require("acp.follow")
 local lifecycle = require("acp.lifecycle")
 local registry = require("acp.registry")
 local review = require("acp.review")
+local rewind = require("acp.rewind")
 local session = require("acp.session")
 local steer = require("acp.steer")
 local updates = require("acp.updates")
@@ -156,6 +157,11 @@ end
 --- One file's pending changes of the agent's (the review, acp.review).
 function handlers.review(s, ev)
   review.on_file(s, table_or_empty(ev.file))
+end
+
+--- A rewind or redo of files ended (acp.rewind).
+function handlers.rewound(s, ev)
+  rewind.on_rewound(s, ev)
 end
 
 --- A line for the chat: level "info", "warn" or "error".

@@ -63,28 +63,13 @@ end
 local function apply(s, info, overlaps)
   local redo = { n = info.n, count = info.n - 1 }
   if info.files and info.plan then
-    local ok, res = pcall(host.request, "acp_rewind_apply", s.sid, overlaps == "theirs")
+    -- The host writes the files in the background ("rewound" event).
+    local ok, err = pcall(host.request, "acp_rewind_apply", s.sid, overlaps == "theirs")
     if not ok then
-      notify("rewind: " .. tostring(res), vim.log.levels.ERROR)
+      notify("rewind: " .. tostring(err), vim.log.levels.ERROR)
       return false
     end
     redo.files = true
-    res.written, res.skipped, res.failed = tbl(res.written), tbl(res.skipped), tbl(res.failed)
-    local msg = ("rewound %d file%s"):format(#res.written, #res.written == 1 and "" or "s")
-    local level = vim.log.levels.INFO
-    if #res.skipped > 0 then
-      local names = vim.tbl_map(function(p)
-        return vim.fn.fnamemodify(p, ":~:.")
-      end, res.skipped)
-      msg = msg .. "; left alone (changed in a way the record cannot explain): " .. table.concat(names, ", ")
-      level = vim.log.levels.WARN
-    end
-    for p, err in pairs(res.failed) do
-      msg = msg .. ("; %s not rewound: %s"):format(vim.fn.fnamemodify(p, ":~:."), err)
-      level = vim.log.levels.WARN
-    end
-    notify(msg, level)
-    s.transcript:message(level == vim.log.levels.INFO and "info" or "warn", "Rewind: " .. msg .. ".")
   end
   if info.conversation then
     local kept = rchat.conversation(s, info.n)
@@ -238,11 +223,9 @@ function M.redo(s)
   end
   s.rewind_redo = nil
   if r.files then
-    local ok, res = pcall(host.request, "acp_rewind_redo", s.sid)
+    local ok, err = pcall(host.request, "acp_rewind_redo", s.sid)
     if not ok then
-      notify("redo: " .. tostring(res), vim.log.levels.ERROR)
-    elseif #tbl(res.skipped) > 0 then
-      notify("redo: changed since the rewind, left alone: " .. table.concat(res.skipped, ", "), vim.log.levels.WARN)
+      notify("redo: " .. tostring(err), vim.log.levels.ERROR)
     end
   end
   if r.fold then
@@ -252,8 +235,45 @@ function M.redo(s)
     rchat.set_context(s, rchat.conversation(s, #rchat.messages(s) + 1))
     rchat.set_input(s, "")
   end
-  s.transcript:message("info", "Rewind undone (redo).")
+  if not r.files then
+    s.transcript:message("info", "Rewind undone (redo).")
+  end
   return true
+end
+
+--- The host rewound (or, ev.redo, redid) the files: say what it did.
+---@param s acp.Session
+---@param ev { redo: boolean|nil, result: table|nil, error: string|nil }
+function M.on_rewound(s, ev)
+  local what = ev.redo and "Redo" or "Rewind"
+  if type(ev.error) == "string" and ev.error ~= "" then
+    notify(what:lower() .. ": " .. ev.error, vim.log.levels.ERROR)
+    s.transcript:message("error", what .. ": " .. ev.error)
+    return
+  end
+  local res = tbl(ev.result)
+  res.written, res.skipped, res.failed = tbl(res.written), tbl(res.skipped), tbl(res.failed)
+  local msg = ("%s %d file%s"):format(
+    ev.redo and "put back" or "rewound",
+    #res.written,
+    #res.written == 1 and "" or "s"
+  )
+  local level = vim.log.levels.INFO
+  if #res.skipped > 0 then
+    local names = vim.tbl_map(function(p)
+      return vim.fn.fnamemodify(p, ":~:.")
+    end, res.skipped)
+    msg = msg
+      .. (ev.redo and "; changed since the rewind, left alone: " or "; left alone (changed in a way the record cannot explain): ")
+      .. table.concat(names, ", ")
+    level = vim.log.levels.WARN
+  end
+  for p, err in pairs(res.failed) do
+    msg = msg .. ("; %s not written: %s"):format(vim.fn.fnamemodify(p, ":~:."), err)
+    level = vim.log.levels.WARN
+  end
+  notify(msg, level)
+  s.transcript:message(level == vim.log.levels.INFO and "info" or "warn", what .. ": " .. msg .. ".")
 end
 
 --- :AcpRewind picker: the chat's user messages, newest first, with the
