@@ -322,6 +322,23 @@ func TestRewindConversationResend(t *testing.T) {
 			t.Errorf("the new session's prompt holds %q of the dropped turns: %s", w, prompt)
 		}
 	}
+	// The picker lists the two messages of the conversation now, each
+	// with its checkpoint (matched by its text, the context sent with
+	// the edited one aside).
+	var items []string
+	e.Lua(`local orig = vim.ui.select
+		local got
+		vim.ui.select = function(items, opts, on_choice)
+			got = vim.tbl_map(opts.format_item, items)
+			on_choice(nil)
+		end
+		vim.cmd("AcpRewind")
+		vim.ui.select = orig
+		return got`, &items)
+	if len(items) != 2 || !strings.Contains(items[0], "2.") || !strings.Contains(items[0], "ask-two-edited") ||
+		!strings.Contains(items[1], "ask-one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
+		t.Fatalf("picker items %q", items)
+	}
 }
 
 // The user's own saved edit of a file the agent changed, made after the

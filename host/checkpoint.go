@@ -352,15 +352,16 @@ func (h *Host) rpcRewindRedo(sid int) error {
 	return nil
 }
 
-// lastEcho is a prompt's text (its text blocks).
+// lastEcho is a prompt's text: its first text block, what the user typed
+// (context blocks follow it; the chat matches checkpoints to its
+// messages by this text).
 func (s *Session) lastEcho(blocks []acp.ContentBlock) string {
-	var text string
 	for _, b := range blocks {
 		if b.Text != nil {
-			text += b.Text.Text
+			return b.Text.Text
 		}
 	}
-	return text
+	return ""
 }
 
 // attachRewound: the session was replaced by a new one of the same agent

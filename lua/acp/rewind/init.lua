@@ -48,12 +48,33 @@ local function list(s)
   return res
 end
 
---- The checkpoint number (seq) of chat message n: the checkpoints are
---- the newest messages' (a chat resumed from history has older ones
---- without).
+--- The checkpoint number (seq) of chat message n, or nil: the checkpoints
+--- and the messages are matched by text, newest first (a chat resumed
+--- from history has older messages without checkpoints; a rewind of the
+--- files only keeps the messages but drops their checkpoints; prompts
+--- sent together while the agent started are one checkpoint).
 local function seq_of(msgs, cps, n)
-  local newest = cps[#cps] and cps[#cps].seq or 0
-  return n - (#msgs - newest)
+  local j = #cps
+  for k = #msgs, n, -1 do
+    -- The newest checkpoint not yet matched whose text begins the
+    -- message (checkpoints of turns rewound in the conversation only
+    -- are skipped).
+    local found
+    for i = j, 1, -1 do
+      local c = cps[i]
+      if type(c.message) == "string" and c.message ~= "" and vim.startswith(msgs[k].text, c.message) then
+        found = i
+        break
+      end
+    end
+    if k == n then
+      return found and cps[found].seq or nil
+    end
+    if found then
+      j = found - 1
+    end
+  end
+  return nil
 end
 
 --- Apply the rewind info describes (files and/or conversation).
@@ -129,7 +150,7 @@ local function plan(s, info)
   if not info.files then
     return
   end
-  if not info.seq or info.seq < 1 then
+  if not info.seq then
     info.plan_err = "no checkpoint for this message (sent before the chat kept them): left as they are"
     return
   end
@@ -305,13 +326,13 @@ function M.pick(s)
       local c = by_seq[seq]
       local files, added, removed = 0, 0, 0
       for _, x in ipairs(cps) do
-        if x.seq >= seq then
+        if seq and x.seq >= seq then
           files, added, removed = files + x.files, added + x.added, removed + x.removed
         end
       end
       local when = c and os.date("%H:%M", c.time) or "--:--"
       local what = c and ("%d file change%s after, +%d -%d"):format(files, files == 1 and "" or "s", added, removed)
-        or "no checkpoint"
+        or "no checkpoint: files stay"
       return ("%d. %s  %s  (%s)"):format(n, when, text, what)
     end,
   }, function(n)
