@@ -418,3 +418,37 @@ func TestRewindAfterRestart(t *testing.T) {
 	}
 	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(p) == "original\n" })
 }
+
+// An overlap of the agent's change with the user's later edit is asked,
+// never settled silently: taking the lines from before the message there.
+func TestRewindOverlapAsked(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "a\nb\nc\n")
+	e.SetupFake(M{"turns": []any{[]any{diskWrite(p, "A (agent)\nb\nc\n"), text("done")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("change a")
+	ended := time.Now()
+	e.Eventually("the turn's grace over", 10*time.Second, func() bool { return time.Since(ended) > 2100*time.Millisecond })
+	b := e.loadBuffer(p)
+	e.setLines(b, 0, 1, []string{"A (agent) and the user"})
+	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
+	var asked string
+	e.Lua(`local orig = vim.ui.select
+		local asked
+		vim.ui.select = function(items, opts, on_choice)
+			asked = opts.prompt .. " " .. table.concat(vim.tbl_map(opts.format_item, items), " / ")
+			on_choice("theirs")
+		end
+		require("acp").rewind({ message = 1, conversation = false, confirm = false })
+		vim.ui.select = orig
+		return asked`, &asked)
+	if !strings.Contains(asked, "overlap yours in 1 file") || !strings.Contains(asked, "keep your lines") {
+		t.Fatalf("asked %q", asked)
+	}
+	e.Eventually("the lines from before the message", 10*time.Second, func() bool { return fileOrGone(p) == "a\nb\nc\n" })
+	if got := strings.Join(e.bufLines(b), "|"); got != "a|b|c" || e.bufModified(b) {
+		t.Fatalf("buffer %q (modified %v)", got, e.bufModified(b))
+	}
+}
