@@ -145,6 +145,14 @@ func TestRewindFilesEveryBuffer(t *testing.T) {
 	if got := strings.Join(e.bufLines(bufs["clean.txt"]), "|"); got != "c1|c2" || e.bufModified(bufs["clean.txt"]) {
 		t.Fatalf("clean.txt's buffer %q (modified %v)", got, e.bufModified(bufs["clean.txt"]))
 	}
+	// The review follows: the rewound changes are no longer pending.
+	e.Eventually("no hunk pending in the rewound files", 10*time.Second, func() bool {
+		n := 0
+		for _, name := range []string{"mod.txt", "clean.txt", "disk.txt", "new.txt", "gone.txt"} {
+			n += e.pendingHunks(p(name))
+		}
+		return n == 0
+	})
 	e.Eventually("the chat names the file left alone", 10*time.Second, func() bool {
 		c := e.ChatText()
 		return strings.Contains(c, "left alone") && strings.Contains(c, "deep.txt") && strings.Contains(c, "Rewound the conversation")
