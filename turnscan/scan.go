@@ -184,7 +184,15 @@ type Scanner struct {
 	// blind: the turn's start status failed (timed out in a big tree on
 	// a loaded machine), so which files were dirty then is unknown.
 	blind bool
+	// recent: the directories of the files tool calls named in this and
+	// earlier turns (newest last, bounded): outside git in a workspace
+	// too big to walk, they are listed at a turn's start too, so a file
+	// there written before its tool call is handled still has a baseline.
+	recent []string
 }
+
+// maxRecent bounds the directories Scanner.recent keeps.
+const maxRecent = 64
 
 // New returns a scanner for the workspace root (absolute); files over max
 // bytes (max <= 0: 8 MiB) are not read. Outside a git repository (or
@@ -305,7 +313,11 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 		files, ok := s.walk()
 		var listed []string
 		if !ok {
-			files, listed = s.list(append([]string{s.root}, dirs...))
+			s.mu.Lock()
+			recent := slices.Clone(s.recent)
+			s.mu.Unlock()
+			slices.Reverse(recent) // the newest first, within MaxListed
+			files, listed = s.list(append(append([]string{s.root}, dirs...), recent...))
 		}
 		s.mu.Lock()
 		s.walked, s.listed = ok, listed
@@ -358,6 +370,12 @@ func (s *Scanner) Note(path string) {
 		return
 	}
 	s.mu.Lock()
+	if d := filepath.Dir(p); !slices.Contains(s.recent, d) {
+		s.recent = append(s.recent, d)
+		if len(s.recent) > maxRecent {
+			s.recent = s.recent[1:]
+		}
+	}
 	_, seen := s.seen[p]
 	_, dirtyAtStart := s.start[p]
 	s.mu.Unlock()

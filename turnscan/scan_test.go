@@ -337,3 +337,38 @@ func TestNoteAfterTheWriteOutsideGit(t *testing.T) {
 		t.Fatalf("changes %q %v", got, err)
 	}
 }
+
+// Outside git in a workspace too big to walk, the directories of the
+// files tool calls named in earlier turns are listed at a turn's start:
+// a file there changed or created before its tool call is handled keeps
+// its baseline.
+func TestNoteAfterTheWriteInARecentDirectory(t *testing.T) {
+	maxWalk = 2
+	defer func() { maxWalk = MaxWalk }()
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "deep/sub/one.txt", "deep/sub/two.txt"} {
+		put(t, filepath.Join(dir, f), f+"\n")
+	}
+	ctx := context.Background()
+	s := New(ctx, dir, 1<<20)
+	if s.Git() {
+		t.Skip("the temp dir is inside a git repository")
+	}
+	// Turn 1: a tool call names deep/sub/one.txt before writing it.
+	s.Start(ctx)
+	s.Note(filepath.Join(dir, "deep/sub/one.txt"))
+	put(t, filepath.Join(dir, "deep/sub/one.txt"), "one by the agent\n")
+	mustCheck(t, s)
+	// Turn 2: two.txt changed and three.txt created before their tool
+	// calls are handled.
+	s.Start(ctx)
+	put(t, filepath.Join(dir, "deep/sub/two.txt"), "two by the agent\n")
+	put(t, filepath.Join(dir, "deep/sub/three.txt"), "three\n")
+	s.Note(filepath.Join(dir, "deep/sub/two.txt"))
+	s.Note(filepath.Join(dir, "deep/sub/three.txt"))
+	cs, err := s.CheckNoted(ctx)
+	want := "deep/sub/three.txt: ∅ -> three,deep/sub/two.txt: deep/sub/two.txt -> two by the agent"
+	if got := strings.Join(summary(dir, cs), ","); err != nil || got != want {
+		t.Fatalf("changes %q %v, want %q", got, err, want)
+	}
+}
