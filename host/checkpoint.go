@@ -389,7 +389,10 @@ func (h *Host) rpcRewindSession(sid int) error {
 	}
 	go func() {
 		if err := s.freshSession(a); err != nil {
-			s.emit(messageEvent("error", "rewind: "+err.Error()))
+			// The old session goes on (still the agent's).
+			ev := rewoundEvent(false, nil, fmt.Errorf("the agent's new session failed (the conversation goes on in the old one): %w", err))
+			ev["session"] = true
+			s.emit(ev)
 		}
 	}()
 	return nil

@@ -102,6 +102,9 @@ local function apply(s, info, overlaps)
     if not ok then
       s.transcript:message("error", "Rewind: the agent's new session failed: " .. tostring(err))
     else
+      -- Until the new session is ready (its "ready" event), a prompt
+      -- waits, as while any session starts.
+      s:set_state("starting")
       local kept_msg = info.n == 1 and "it starts with nothing of the conversation"
         or ("your next prompt carries the %d message%s kept as context"):format(info.n - 1, info.n == 2 and "" or "s")
       s.transcript:message(
@@ -267,6 +270,9 @@ end
 ---@param ev { redo: boolean|nil, result: table|nil, error: string|nil }
 function M.on_rewound(s, ev)
   local what = ev.redo and "Redo" or "Rewind"
+  if ev.session == true and s.state == "starting" then
+    s:set_state("ready") -- no new session: the old one goes on
+  end
   if type(ev.error) == "string" and ev.error ~= "" then
     notify(what:lower() .. ": " .. ev.error, vim.log.levels.ERROR)
     s.transcript:message("error", what .. ": " .. ev.error)
