@@ -36,6 +36,17 @@ local function notify(msg, level)
   vim.notify("acp: " .. msg, level or vim.log.levels.INFO)
 end
 
+--- The checkpoints of the agent's session id (stdpath state), gone with
+--- its saved chat (deleted, or pruned past history.max_sessions).
+---@param session_id string|nil
+function M.forget(session_id)
+  if type(session_id) ~= "string" or session_id == "" then
+    return
+  end
+  local dir = vim.fn.stdpath("state") .. "/acp/checkpoints/" .. session_id:gsub("[^%w._-]+", "_")
+  vim.fn.delete(dir, "rf")
+end
+
 --- The host's checkpoints of s: { checkpoints = Summary[], redo, dir }.
 local function list(s)
   local ok, res = pcall(host.request, "acp_rewind_list", s.sid)
