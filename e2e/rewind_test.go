@@ -460,3 +460,25 @@ func TestRewindOverlapAsked(t *testing.T) {
 		t.Fatalf("buffer %q (modified %v)", got, e.bufModified(b))
 	}
 }
+
+// Files that are not text are checkpointed and rewound too (the review
+// shows text only): one the agent changed, one it created.
+func TestRewindBinaryFiles(t *testing.T) {
+	e, ws := fsEditor(t)
+	old, created := filepath.Join(ws, "logo.bin"), filepath.Join(ws, "new.bin")
+	fsPutFile(t, old, "\x00\x01\x02 before \xff")
+	e.SetupFake(M{"turns": []any{[]any{
+		diskWrite(old, "\x00\x01\x02 after \xfe"), diskWrite(created, "\x00 new"), text("done"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("change the images")
+	if fileOrGone(old) == "\x00\x01\x02 before \xff" {
+		t.Fatal("the agent's write did not land")
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
+	e.Eventually("the binary files as before", 10*time.Second, func() bool {
+		return fileOrGone(old) == "\x00\x01\x02 before \xff" && fileOrGone(created) == "(none)"
+	})
+}
