@@ -4,8 +4,12 @@
 // turn's start (the files dirty then are read: their text is their
 // baseline) and at each check (after each tool call, at the turn's end);
 // a file clean at the start has the index's text as its baseline. Files a
-// tool call names (Note) are read before the tool runs, which also covers
-// workspaces outside git. Ignored files (build output) are never looked at.
+// tool call names (Note) are looked at too, even outside git: in git, one
+// clean at the start keeps the index's text as its baseline (the agent may
+// have written it before the tool call is handled); outside git, one not
+// listed at the start has the text read when noted, unless its directory
+// was listed (then it did not exist). Ignored files (build output) are
+// never looked at unless named.
 // Outside git, a small workspace is walked; in a bigger one, the files
 // directly in its top directory and in the directories the editor watches
 // (those of the files open or touched) are listed at the turn's start.
@@ -353,9 +357,12 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 	return nil
 }
 
-// Note remembers path (a file a tool call names, before the tool runs):
-// its text now is its baseline if it changes, and Check looks at it even
-// outside git. Paths outside the workspace are ignored.
+// Note remembers path (a file a tool call names, usually before the tool
+// runs; an agent writing at once may have written it already): its
+// baseline is git's text in git when it was clean at the start, nothing
+// when it was not in a directory listed at the start (outside git), else
+// its text now; Check looks at it even outside git. Paths outside the
+// workspace are ignored.
 func (s *Scanner) Note(path string) {
 	if !filepath.IsAbs(path) {
 		return
