@@ -574,7 +574,7 @@ func TestFsReview(t *testing.T) {
 				}
 				// Approved before it landed: in the record, kept, nothing pending.
 				var changed int
-				e.Lua(`return #require("acp.changes").list(require("acp")._session())`, &changed)
+				e.Lua(`return #require("acp.review.changes").list(require("acp")._session())`, &changed)
 				if n := e.pendingHunks(p); n != 0 || changed != 1 {
 					t.Fatalf("approved edit: %d pending hunks, %d files changed; want 0, 1", n, changed)
 				}
@@ -613,8 +613,9 @@ func TestFsThreeWayMerge(t *testing.T) {
 	if l := strings.Join(e.bufLines(b), "|"); l != want {
 		t.Fatalf("buffer = %q, want %q", l, want)
 	}
-	if d := fsGetFile(t, p); d != "A (user)\nb\nc\nd\nE (agent)\n" {
-		t.Fatalf("disk = %q", d)
+	// The user's edit stays unsaved: the disk gets the agent's alone.
+	if d := fsGetFile(t, p); d != "a\nb\nc\nd\nE (agent)\n" || !e.bufModified(b) {
+		t.Fatalf("disk = %q, buffer modified %v", d, e.bufModified(b))
 	}
 }
 

@@ -214,7 +214,7 @@ func (t *tools) editFile(ctx context.Context, _ *mcp.CallToolRequest, in EditFil
 	if in.OldString == in.NewString {
 		return nil, nil, errors.New("old_string and new_string are the same: nothing to change")
 	}
-	cur, err := t.ed.ReadFile(ctx, path, 0, 0)
+	cur, err := t.ed.ReadFile(context.WithValue(ctx, editReadKey{}, true), path, 0, 0)
 	var content string
 	switch {
 	case in.OldString == "" && err != nil:

@@ -11,6 +11,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/quirks"
 )
 
@@ -98,6 +99,9 @@ func (e *mcpEditor) ReadFile(ctx context.Context, path string, line, limit int) 
 	if limit > 0 {
 		req.Limit = &limit
 	}
+	if editormcp.IsEditRead(ctx) {
+		ctx = fsbridge.WithUnseen(ctx) // edit_file's own read: the agent never sees it
+	}
 	res, rerr := e.s.serveRead(ctx, req)
 	if rerr != nil {
 		return "", reqErr(rerr)
@@ -129,6 +133,11 @@ func (e *mcpEditor) InWorkspace(ctx context.Context, paths []string) []bool {
 func (e *mcpEditor) WriteFile(ctx context.Context, w editormcp.Write) error {
 	id := fmt.Sprintf("nvim-mcp-%d", e.s.h.nextID())
 	e.block(editormcp.WriteBlock(id, w))
+	if w.Before != nil {
+		// edit_file: made from the file as it was, which the agent never
+		// saw; what it has seen is its last view with this edit made.
+		ctx = fsbridge.WithEditOf(ctx, *w.Before)
+	}
 	_, rerr := e.s.serveWrite(ctx, acp.WriteTextFileRequest{SessionId: e.s.id, Path: w.Path, Content: w.Content})
 	var err error
 	if rerr != nil {

@@ -2,8 +2,8 @@
 local agents = require("acp.agents")
 local config = require("acp.config")
 local host = require("acp.host")
-local registry = require("acp.registry")
-local remote = require("acp.remote")
+local registry = require("acp.agents.registry")
+local remote = require("acp.agents.remote")
 
 local M = {}
 
@@ -149,10 +149,11 @@ function M.check()
   if vim.fn.executable(bin) == 1 then
     local out = vim.system({ bin, "--version" }, { text = true }):wait()
     h.ok(("host: %s (%s)"):format(bin, vim.trim(out.stdout or "")))
-  elseif vim.fn.executable("go") == 1 then
-    h.warn("host not built yet: " .. bin, { "It is built on first use, or run `make` in " .. host.root() })
   else
-    h.error("host not built and `go` not found", { "Install Go 1.25+ and run `make` in " .. host.root() })
+    h.warn("host not installed yet: " .. bin, {
+      "The first :AcpChat installs it: the release binary for this version, else `go build` (Go 1.25+)",
+      "Or run `nvim -l build.lua` in " .. host.root() .. " (:help acp-install)",
+    })
   end
   h.info("log: " .. host.log_path())
   h.start("nvim-acp sandbox")

@@ -7,8 +7,9 @@
 --- to make an agent forget turns.
 local config = require("acp.config")
 local host = require("acp.host")
-local rchat = require("acp.rewind.chat")
+local notifier = require("acp.notify")
 local preview = require("acp.rewind.preview")
+local rchat = require("acp.rewind.chat")
 
 local M = {}
 
@@ -33,7 +34,7 @@ local function tbl(x)
 end
 
 local function notify(msg, level)
-  vim.notify("acp: " .. msg, level or vim.log.levels.INFO)
+  notifier.notify("acp: " .. msg, level or vim.log.levels.INFO)
 end
 
 --- The checkpoints of the agent's session id (stdpath state), gone with
@@ -125,7 +126,6 @@ local function apply(s, info, overlaps)
           .. "of it takes over; %s. Message %d is back in the input."
         ):format(info.n, s:label(), kept_msg, info.n)
       )
-      s.rewound_new = true
     end
   end
   redo.count = #rchat.messages(s)

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -172,6 +173,68 @@ type Step struct {
 	// Sh runs a command line with sh -c in the agent's working directory,
 	// as an agent's own shell tool does; its output is logged ("sh").
 	Sh string `json:"sh,omitempty"`
+	// EditLoop edits a file as an agent does, many times in a row: read it
+	// (fs/read_text_file), think, write back what it read with one line
+	// changed (fs/write_text_file).
+	EditLoop *EditLoop `json:"edit_loop,omitempty"`
+}
+
+// EditLoop is Count rounds of: fs/read_text_file Path, sleep SleepMS, then
+// fs/write_text_file Path with the text read, its 1-based line Line (1 by
+// default) replaced by "<Text> <round>" (appended when the file is
+// shorter). Each answer is logged as the request step's are.
+type EditLoop struct {
+	Path    string `json:"path"`
+	Count   int    `json:"count"`
+	SleepMS int    `json:"sleep_ms,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Text    string `json:"text,omitempty"`
+	// Announce: before each write, a tool_call shows the edit as a diff
+	// with the new text only (as claude adapters announce a Write), and a
+	// tool_call_update completes it after the write.
+	Announce bool `json:"announce,omitempty"`
+}
+
+// editLoop plays l in session sid.
+func (a *agent) editLoop(ctx context.Context, sid string, l EditLoop) {
+	line := max(l.Line, 1)
+	text := l.Text
+	if text == "" {
+		text = "agent"
+	}
+	for i := 1; i <= l.Count && ctx.Err() == nil; i++ {
+		read := Step{Request: acp.ClientMethodFsReadTextFile}
+		res, rerr := a.call(ctx, read, map[string]any{"sessionId": sid, "path": l.Path})
+		if rerr != nil {
+			continue
+		}
+		var r struct {
+			Content string `json:"content"`
+		}
+		_ = json.Unmarshal(res, &r)
+		time.Sleep(time.Duration(l.SleepMS) * time.Millisecond)
+		lines := strings.SplitAfter(r.Content, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		mine := fmt.Sprintf("%s %d\n", text, i)
+		if line <= len(lines) {
+			lines[line-1] = mine
+		} else {
+			lines = append(lines, mine)
+		}
+		content := strings.Join(lines, "")
+		id := fmt.Sprintf("edit-loop-%d", i)
+		if l.Announce {
+			a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": id, "title": "Write " + l.Path,
+				"kind": "edit", "status": "pending", "content": []any{map[string]any{"type": "diff", "path": l.Path, "newText": content}}})
+		}
+		write := Step{Request: acp.ClientMethodFsWriteTextFile}
+		a.call(ctx, write, map[string]any{"sessionId": sid, "path": l.Path, "content": content})
+		if l.Announce {
+			a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed"})
+		}
+	}
 }
 
 // DiskOp is a change of the disk made by the agent itself: Op "write"
@@ -611,19 +674,10 @@ func (a *agent) request(ctx context.Context, st Step, params any) {
 		deadline = time.Now().Add(time.Duration(st.TimeoutMS) * time.Millisecond)
 	}
 	for {
-		sent := time.Now()
-		res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, st.Request, params)
-		entry := map[string]any{"method": st.Request, "sent_ns": sent.UnixNano()}
-		var raw []byte
+		res, entry, err := a.send(ctx, st, params)
+		raw := []byte(res)
 		if err != nil {
-			entry["error"] = err
 			raw, _ = json.Marshal(err)
-		} else {
-			var v any
-			_ = json.Unmarshal(res, &v)
-			entry["result"] = v
-			raw = res
-			a.save(st.Save, v)
 		}
 		if st.Until == "" || strings.Contains(string(raw), st.Until) || time.Now().After(deadline) || ctx.Err() != nil {
 			a.log("response", entry)
@@ -631,6 +685,35 @@ func (a *agent) request(ctx context.Context, st Step, params any) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// call sends st's request once, logs the answer ("response") and saves
+// its terminalId.
+func (a *agent) call(ctx context.Context, st Step, params any) (json.RawMessage, *acp.RequestError) {
+	res, entry, err := a.send(ctx, st, params)
+	a.log("response", entry)
+	return res, err
+}
+
+// send sends st's request once, saves its terminalId and returns the
+// answer with its log entry.
+func (a *agent) send(ctx context.Context, st Step, params any) (json.RawMessage, map[string]any, *acp.RequestError) {
+	sent := time.Now()
+	res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, st.Request, params)
+	entry := map[string]any{"method": st.Request, "sent_ns": sent.UnixNano(), "done_ns": time.Now().UnixNano()}
+	var rerr *acp.RequestError
+	if err != nil {
+		entry["error"] = err
+		if !errors.As(err, &rerr) {
+			rerr = &acp.RequestError{Code: -32603, Message: err.Error()}
+		}
+	} else {
+		var v any
+		_ = json.Unmarshal(res, &v)
+		entry["result"] = v
+		a.save(st.Save, v)
+	}
+	return res, entry, rerr
 }
 
 func (a *agent) cancelled() chan struct{} {
@@ -754,6 +837,8 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 			}
 		case st.Disk != nil:
 			a.do(*st.Disk)
+		case st.EditLoop != nil:
+			a.editLoop(ctx, sid, *st.EditLoop)
 		case st.Sh != "":
 			out, err := exec.Command("sh", "-c", st.Sh).CombinedOutput()
 			ev := map[string]any{"command": st.Sh, "output": string(out)}
