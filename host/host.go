@@ -130,6 +130,11 @@ func (h *Host) methods() map[string]any {
 		"acp_apply":        h.rpcApply, // apply.go
 		// review.go
 		"acp_review_list":     h.rpcReviewList,
+		"acp_rewind_list":     h.rpcRewindList,
+		"acp_rewind_plan":     h.rpcRewindPlan,
+		"acp_rewind_apply":    h.rpcRewindApply,
+		"acp_rewind_redo":     h.rpcRewindRedo,
+		"acp_rewind_session":  h.rpcRewindSession,
 		"acp_review_sync":     h.rpcReviewSync,
 		"acp_review_decide":   h.rpcReviewDecide,
 		"acp_review_comment":  h.rpcReviewComment,

@@ -36,6 +36,8 @@ type SessionOptions struct {
 	// Quirks the user set for this agent (quirks.go); the others follow
 	// what the agent says it is.
 	Quirks map[string]bool `msgpack:"quirks"`
+	// Checkpoints: where the chat keeps its checkpoints (checkpoint.go).
+	Checkpoints CheckpointOptions `msgpack:"checkpoints"`
 }
 
 // FsOptions configures fs/* for a session.
@@ -61,6 +63,8 @@ type Session struct {
 	log   *slog.Logger
 	opts  SessionOptions
 	id    acp.SessionId
+
+	ck checkpoints // checkpoint.go
 
 	mu sync.Mutex
 	// turns are the prompts running: usually one; more when the agent
@@ -392,6 +396,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	defer cancel()
 	last := false
 	if first {
+		s.checkpointBegin(s.lastEcho(blocks))
 		s.scanStart()
 		s.rev.TurnStarted()
 	}
@@ -399,6 +404,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		if last {
 			s.scanEnd() // what the turns changed
 			s.rev.TurnEnded()
+			s.checkpointEnded()
 		}
 	}()
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
@@ -414,6 +420,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	}
 	dropped := t.dropped
 	s.mu.Unlock()
+	if last {
+		s.checkpointEnding()
+	}
 	if last {
 		s.approvals.End(at) // what its permission requests approved goes with it
 	}

@@ -229,6 +229,9 @@ M.defaults = {
     warm_sessions = 0,
   },
   ui = { icons = "auto" },
+  -- Checkpoints before each prompt (:AcpRewind), kept with the chat under
+  -- stdpath("state")/acp/checkpoints, the oldest pruned past max_bytes.
+  rewind = { enabled = true, max_bytes = 256 * 1024 * 1024 },
   keymaps = {
     input = {
       send = "<CR>",
@@ -252,6 +255,7 @@ M.defaults = {
       permission = "<C-g>",
       queue = "<M-q>",
       help = "?",
+      rewind = "gR",
       hide = "q",
     },
     prompt = {
@@ -434,6 +438,7 @@ local schema = {
     end,
   },
   history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
+  rewind = { enabled = checks.boolean, max_bytes = checks.positive },
   mcp_servers = checks.tables,
   mcp = {
     expose = checks.boolean,

@@ -22,6 +22,7 @@ local registryenv = require("acp.prompt.registryenv")
 local remote = require("acp.agents.remote")
 local render = require("acp.render.acp")
 local replay = require("acp.session.replay")
+local rewind = require("acp.rewind")
 local sandbox = require("acp.terminal.sandbox")
 local sessions = require("acp.sessions")
 local settings = require("acp.session.settings")
@@ -88,6 +89,8 @@ local api = vim.api
 ---@field input_buf integer (acp.chat) the input buffer
 ---@field chat_win integer|nil (acp.chat) the last window showing the transcript
 ---@field input_win integer|nil (acp.chat) the last window showing the input
+---@field checkpoint_dir string|nil (acp.rewind) the chat's checkpoint store (a new session of the chat keeps it)
+---@field rewind_redo table|nil (acp.rewind) what undoes the last rewind (until the next prompt)
 local S = {}
 S.__index = S
 
@@ -346,6 +349,7 @@ function S:open_opts(spec, how)
       max_terminals = o.terminal.max_terminals,
     },
     sandbox = sandbox.options(self.cwd),
+    checkpoints = rewind.options(self),
     resume = how.resume or false,
     load_session_id = how.load,
     fork_of = how.fork,
@@ -640,7 +644,9 @@ end
 ---@param how string|nil
 function S:_reattached(how)
   local name = self:label()
-  if how == "resumed" then
+  if how == "rewound" then
+    return -- acp.rewind says what happened
+  elseif how == "resumed" then
     self.transcript:message("info", ("%s is back; the session was resumed (session/resume)."):format(name))
   elseif how == "loaded" then
     self.transcript:message(
