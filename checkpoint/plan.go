@@ -446,13 +446,11 @@ func (s *Store) Redo(ctx context.Context, w Writer) (Result, error) {
 	err := s.compact()
 	res.Kept = len(s.cps)
 	s.mu.Unlock()
-	var written []string
 	for _, j := range jobs {
 		if werr := w(ctx, j.path, j.f); werr != nil {
 			res.Failed[j.path] = werr.Error()
 			continue
 		}
-		written = append(written, j.path)
 		res.Written = append(res.Written, j.path)
 	}
 	s.mu.Lock()
