@@ -166,6 +166,13 @@ func TestSessionsAreNamed(t *testing.T) {
 	if !strings.Contains(e.chatBar(), "fix the parser") {
 		t.Fatalf("winbar: %q", e.chatBar())
 	}
+	// The background session's prompt is not drawn over this chat: its
+	// winbar says one waits, and <C-g> brings it, named.
+	e.Eventually("the winbar says the background session waits", 10*time.Second, func() bool {
+		return strings.Contains(e.chatBar(), "waits (<C-g>)")
+	})
+	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)`, nil)
+	e.keys("<C-g>")
 	var title string
 	e.Eventually("the background session's prompt, named", 10*time.Second, func() bool {
 		e.Lua(`for _, w in ipairs(vim.api.nvim_list_wins()) do

@@ -71,6 +71,7 @@ local kinds = {
 ---@field shown acp.PromptShown|nil what is on screen
 ---@field state_before acp.State|nil the session's state before it awaited the user
 ---@field return_to table|nil where the user was when a prompt took the focus: {win, buf, insert, cursor, at_end}
+---@field waiting_hidden boolean|nil the first prompt was not drawn: the session's chat is hidden behind another's
 ---@field handing_over boolean|nil a focused prompt just closed: the next one to take the focus keeps return_to
 local Q = {}
 Q.__index = Q
@@ -297,6 +298,21 @@ function Q:hide()
     self:_close()
     self:_give_back_focus()
   end
+end
+
+--- Draw the first waiting prompt if none is on screen (the session's chat
+--- was just shown).
+function Q:show_waiting()
+  if self.items[1] and not self.shown then
+    self:_show_next()
+  end
+end
+
+--- Whether a prompt waits that is not on screen because the session's
+--- chat is hidden behind another's (the other chats' winbars say so).
+---@return boolean
+function Q:waits_hidden()
+  return self.waiting_hidden == true and #self.items > 0 and not self.shown
 end
 
 --- Show and focus the first waiting prompt (after <Esc>, :q, a hidden
@@ -581,6 +597,21 @@ function Q:_float(item, opts)
   local s = self.session
   local content = kinds[item.kind].content
   local view = content.view(s, item.data, self:count(item.kind))
+  if not (opts.focus or view.diff) and not layout.tab_window(s.chat_buf) and layout.other_chat_window(s.chat_buf) then
+    -- Not drawn over another session's chat, where <C-g> would not reach
+    -- it: that chat's winbar says a session waits, and <C-g> there, or
+    -- showing this chat, brings the prompt.
+    self.waiting_hidden = true
+    if not item.announced then
+      item.announced = true
+      if view.message then
+        s.transcript:message("info", view.message)
+      end
+      notify(("acp: %s waits for you: <C-g> in a chat, or :AcpPermission"):format(s:label()), vim.log.levels.WARN)
+    end
+    return
+  end
+  self.waiting_hidden = nil
   local prev = api.nvim_get_current_win()
   if view.diff then
     -- The question's own diff tab: made once, gone back to when the

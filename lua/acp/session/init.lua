@@ -187,6 +187,12 @@ function S:set_state(state)
     self.terminals:end_all()
   end
   chat.update_winbar(self)
+  -- Other chats on screen say when this one waits unseen (or no more).
+  for _, o in ipairs(sessions.list()) do
+    if o ~= self and o.chat_buf and #vim.fn.win_findbuf(o.chat_buf) > 0 then
+      chat.update_winbar(o)
+    end
+  end
   api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
 end
 
