@@ -6,6 +6,7 @@
 --- declared on acp.Session, except chat_buf, input_buf, chat_win and
 --- input_win, which belong to acp.chat (the windows of the session).
 local agents = require("acp.agents")
+local attention = require("acp.attention")
 local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
@@ -184,6 +185,7 @@ function S:set_state(state)
   end
   chat.update_winbar(self)
   api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+  attention.check(self)
 end
 
 --- The chat's text of an error: the host appends an agent's last stderr
@@ -734,15 +736,17 @@ function S:on_turn_end(ev)
   end
   if ev.stop_reason then
     self.transcript:stop(ev.stop_reason)
-    -- Say so when the chat is not on screen.
-    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
-      notify(("acp: %s finished (%s)"):format(self.title or self.agent, ev.stop_reason), vim.log.levels.INFO)
-    end
   end
   self.prompts:cancel_all("permission")
   if self:alive() then
     self:set_state("ready")
     self.queue:turn_ended(ev)
+  end
+  -- Said when the chat is not on screen or Neovim has no focus (acp.attention).
+  if ev.stop_reason then
+    attention.finished(self, ev.stop_reason)
+  else
+    attention.check(self)
   end
   self:save()
 end
