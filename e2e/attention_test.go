@@ -30,9 +30,11 @@ func TestAttentionEveryWaitHiddenAndShown(t *testing.T) {
 						table.insert(_G.attn, ev.data.kind .. "|" .. ev.data.title) end })`, nil)
 				e.Chat("fake")
 				e.WaitState("ready")
-				e.Send("fix the parser")
 				if hidden {
-					e.Lua(`require("acp").toggle()`, nil)
+					// Hidden before the agent can ask.
+					e.Lua(`require("acp").toggle(); require("acp").send("fix the parser")`, nil)
+				} else {
+					e.Send("fix the parser")
 				}
 				e.WaitState("awaiting_permission")
 				var got []string
