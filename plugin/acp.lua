@@ -79,8 +79,8 @@ cmd("AcpStop", function()
 end, { desc = "Stop the agent session" })
 
 cmd("AcpSessions", function()
-  require("acp.commands").sessions()
-end, { desc = "Pick an agent session" })
+  require("acp").overview()
+end, { desc = "The overview of every agent session, live and saved" })
 
 cmd("AcpAttention", function()
   require("acp").attention()

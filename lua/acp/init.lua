@@ -21,6 +21,7 @@ local draft = lazy("acp.input.draft")
 local events = lazy("acp.session.events")
 local history = lazy("acp.history")
 local lifecycle = lazy("acp.session.lifecycle")
+local overview = lazy("acp.overview")
 local review = lazy("acp.review")
 local session = lazy("acp.session")
 local sessions = lazy("acp.sessions")
@@ -450,6 +451,24 @@ function M.toggle()
     end
   end
   M.chat()
+end
+
+--- :AcpSessions: the overview of every session, live and saved
+--- (acp.overview). Returns its buffer.
+---@return integer
+function M.overview()
+  setup_once()
+  return overview.open({
+    resume = function(meta)
+      M.new_session(meta.agent, { load = meta.session_id, history = meta })
+    end,
+    fork = function(s)
+      M.fork({ session = s.key })
+    end,
+    delete = function(meta)
+      lifecycle.delete_saved(meta)
+    end,
+  })
 end
 
 --- Make the session of key the current one and show its chat (:AcpSessions).

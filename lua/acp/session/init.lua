@@ -68,7 +68,8 @@ local api = vim.api
 ---@field compactions table<string,table>|nil (acp.chat.notices) context compactions by id, their summaries
 ---@field plans table<string,table>|nil (acp.chat.notices) the plans of plan_update by id
 ---@field plan_id string|nil (acp.chat.notices) the id of the plan the winbar shows
----@field session_title string|nil the agent's title of the conversation (winbar)
+---@field session_title string|nil the agent's title of the conversation (winbar), or the user's (S:rename)
+---@field renamed boolean|nil the user named the session: the agent's titles no longer replace it
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
@@ -819,13 +820,42 @@ end
 --- Winbar facts from session/update: the conversation's title, usage.
 ---@param facts { session_title: string|nil, usage: table|nil }
 function S:set_info(facts)
-  if facts.session_title then
+  if facts.session_title and not self.renamed then
     self.session_title = facts.session_title
   end
   if facts.usage then
     self.usage = facts.usage
   end
   chat.update_winbar(self)
+end
+
+--- Tell the agent the session's new title: session/set_title, only when
+--- the agent advertises it (caps.set_title). The host's side of it
+--- (acp_set_title) comes with the protocol work: this is the one place
+--- that calls it. Returns whether it was sent.
+---@param s acp.Session
+---@param title string
+---@return boolean
+function M.send_title(s, title)
+  if not (s.sid and type(s.caps) == "table" and s.caps.set_title == true) then
+    return false
+  end
+  return (pcall(host.notify, "acp_set_title", s.sid, title))
+end
+
+--- The user names the session (:AcpSessions): its winbar and saved chat
+--- take the title, and the agent is told where it can be (M.send_title).
+--- Returns whether the agent was told.
+---@param title string
+---@return boolean
+function S:rename(title)
+  self.session_title = title
+  self.renamed = true
+  chat.update_winbar(self)
+  self:save()
+  local sent = M.send_title(self, title)
+  api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+  return sent
 end
 
 --- Record the edits of a completed tool call (its diff contents) for
