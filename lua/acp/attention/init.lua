@@ -249,8 +249,11 @@ function M.go()
     return false
   end
   sessions.set_current(s)
-  chat.show(s)
-  if M.waits_on(s) ~= "queued" then
+  if M.waits_on(s) == "queued" then
+    chat.show(s) -- the input area: the next prompt goes from there
+  else
+    -- Not into the input (it would start Insert mode there, then in the prompt).
+    chat.show(s, { focus = false })
     s.prompts:reopen()
   end
   return true

@@ -33,6 +33,7 @@ local ns = api.nvim_create_namespace("acp_overview")
 local view ---@type { buf: integer, win: integer, rows: acp.OverviewRow[], by_key: table<integer, integer>, all: boolean, archived: boolean, handlers: acp.OverviewHandlers, au: integer, timer: uv.uv_timer_t|nil }|nil
 
 local HEADER = 2 -- lines above the first row
+local float_config -- defined below
 
 --- "12s", "5m", "3h", "2d": how long ago t (os.time()) was.
 ---@param secs integer
@@ -162,7 +163,7 @@ end
 function M.line(row, width)
   local c, state = M.cells(row)
   -- title takes what the fixed columns leave.
-  local fixed = { 10, 19, 6 }
+  local fixed = { 12, 19, 6 }
   local tail = vim.trim(table.concat({ c[6], c[7] }, " "))
   local titlew = math.max(12, width - 2 - fixed[1] - fixed[2] - fixed[3] - 4 - math.min(#tail, 24))
   local line = ("%s %s %s %s %s %s"):format(
@@ -271,6 +272,9 @@ function M.refresh()
   api.nvim_buf_set_extmark(view.buf, ns, 0, 0, { end_col = #lines[1], hl_group = "AcpPermissionTitle" })
   for i in ipairs(view.rows) do
     draw_row(i)
+  end
+  if api.nvim_win_is_valid(view.win) then
+    pcall(api.nvim_win_set_config, view.win, float_config()) -- as tall as its rows
   end
 end
 
@@ -466,9 +470,10 @@ function actions.close()
 end
 
 --- The float's layout for the editor's size now.
-local function float_config()
+float_config = function()
   local w = math.max(40, math.min(vim.o.columns - 4, 120))
-  local h = math.max(5, math.min(vim.o.lines - 6, 30))
+  local want = view and (#view.rows + HEADER + 1) or 8
+  local h = math.max(5, math.min(vim.o.lines - 6, want))
   return {
     relative = "editor",
     row = math.max(0, math.floor((vim.o.lines - h) / 2) - 1),
