@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,5 +86,83 @@ func TestAttentionTurnEndHidden(t *testing.T) {
 	})
 	if got[0] != "done" || !strings.Contains(e.Messages(), "is done (end_turn)") {
 		t.Fatalf("attention %q, messages:\n%s", got, e.Messages())
+	}
+}
+
+// attentionKinds records the kinds of User AcpAttention in _G.attn.
+func attentionKinds(e *Editor) {
+	e.Lua(`_G.attn = {}
+		vim.api.nvim_create_autocmd("User", { pattern = "AcpAttention", callback = function(ev)
+			table.insert(_G.attn, ev.data.kind) end })`, nil)
+}
+
+// waitAttention waits for User AcpAttention of kind.
+func waitAttention(e *Editor, kind string) {
+	e.t.Helper()
+	e.Eventually("User AcpAttention "+kind, 10*time.Second, func() bool {
+		var got []string
+		e.Lua(`return _G.attn`, &got)
+		for _, k := range got {
+			if k == kind {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestAttentionFileQuestionAndHeldQueue: a file conflict question and
+// prompts held after a cancelled turn are waits too, the chat hidden or
+// shown; the message comes only with the chat hidden.
+func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
+	for _, hidden := range []bool{false, true} {
+		name := map[bool]string{false: "shown", true: "hidden"}[hidden]
+		hide := func(e *Editor) {
+			if hidden {
+				e.Lua(`require("acp").toggle()`, nil)
+			}
+		}
+		t.Run("fs_question/"+name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "conflict.txt")
+			fsPutFile(t, p, "a\nb\nc\n")
+			b := e.loadBuffer(p)
+			e.SetupFake(M{"turns": []any{
+				[]any{fsRead(p, nil)},
+				[]any{fsWrite(p, "a\nB (agent)\nc\n")},
+			}}, nil)
+			attentionKinds(e)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("read it")
+			e.setLines(b, 1, 2, []string{"B (user)"})
+			hide(e)
+			e.Lua(`require("acp").send("write it")`, nil)
+			waitAttention(e, "fs_question")
+			if got := strings.Contains(e.Messages(), "waits for you: a file question"); got != hidden {
+				t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
+			}
+		})
+		t.Run("queued/"+name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"turns": []any{[]any{text("working"), M{"wait_cancel": true}}, []any{text("second answer")}}}, nil)
+			attentionKinds(e)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("first")
+			e.Eventually("working", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "working") })
+			e.Send("second")
+			hide(e)
+			e.Lua(`require("acp").cancel()`, nil)
+			waitAttention(e, "queued")
+			if got := strings.Contains(e.Messages(), "waits for you: queued prompts"); got != hidden {
+				t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
+			}
+			var line string
+			e.Lua(`return require("acp").statusline()`, &line)
+			if !strings.HasSuffix(line, "1 waiting") {
+				t.Fatalf("statusline = %q", line)
+			}
+		})
 	}
 }
