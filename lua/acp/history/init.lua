@@ -71,17 +71,54 @@ function M.dir(project)
   return ("%s/%s-%s"):format(M.root(), name, vim.fn.sha256(project):sub(1, 12))
 end
 
+local metas = {} ---@type table<string, { stamp: string, meta: acp.HistoryMeta }> by path
+
+--- The record at path, parsed once per version of the file (its size and
+--- time): the overview lists a thousand of them on every refresh.
+---@param path string
+---@return acp.HistoryMeta|nil
+local function read_meta(path)
+  local st = uv.fs_stat(path)
+  if not st then
+    metas[path] = nil
+    return nil
+  end
+  local stamp = ("%d:%d.%d:%d"):format(st.size, st.mtime.sec, st.mtime.nsec, st.ino)
+  local c = metas[path]
+  if c and c.stamp == stamp then
+    return c.meta
+  end
+  local ok, meta = pcall(vim.json.decode, files.read(path) or "")
+  if not (ok and type(meta) == "table" and type(meta.id) == "string") then
+    return nil
+  end
+  metas[path] = { stamp = stamp, meta = meta }
+  return meta
+end
+
 --- The saved chats of project (project true: of every project), newest first.
 ---@param project string|true|nil default: the cwd's
 ---@return acp.HistoryMeta[]
 function M.list(project)
-  local pattern = project == true and (M.root() .. "/*/*.meta.json")
-    or (M.dir(project or M.project()) .. "/*.meta.json")
+  local dirs = {}
+  if project == true then
+    for name, kind in vim.fs.dir(M.root()) do
+      if kind == "directory" then
+        dirs[#dirs + 1] = M.root() .. "/" .. name
+      end
+    end
+  else
+    dirs[1] = M.dir(project or M.project())
+  end
   local out = {}
-  for _, path in ipairs(vim.fn.glob(pattern, false, true)) do
-    local ok, meta = pcall(vim.json.decode, files.read(path) or "")
-    if ok and type(meta) == "table" and type(meta.id) == "string" then
-      out[#out + 1] = meta
+  for _, dir in ipairs(dirs) do
+    for name, kind in vim.fs.dir(dir) do
+      if kind == "file" and name:sub(-10) == ".meta.json" then
+        local meta = read_meta(dir .. "/" .. name)
+        if meta then
+          out[#out + 1] = vim.deepcopy(meta)
+        end
+      end
     end
   end
   table.sort(out, function(a, b)

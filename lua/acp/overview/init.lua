@@ -215,21 +215,25 @@ local function width()
   return view and api.nvim_win_is_valid(view.win) and api.nvim_win_get_width(view.win) or vim.o.columns
 end
 
---- Draw row i (1-based) of the view again: its line and highlight only.
----@param i integer
-local function draw_row(i)
-  local row = view.rows[i]
-  local line, state = M.line(row, width())
-  local lnum = HEADER + i - 1
-  vim.bo[view.buf].modifiable = true
-  api.nvim_buf_set_lines(view.buf, lnum, lnum + 1, false, { line })
-  vim.bo[view.buf].modifiable = false
+--- Highlight the state of row i's line (lnum, 0-based).
+local function highlight(lnum, line, state)
   api.nvim_buf_clear_namespace(view.buf, ns, lnum, lnum + 1)
   local hl = state_hl[state] or (state:match("^waiting") and "AcpStateAwaiting") or nil
   local col = line:find(state, 1, true)
   if hl and col then
     api.nvim_buf_set_extmark(view.buf, ns, lnum, col - 1, { end_col = col - 1 + #state, hl_group = hl })
   end
+end
+
+--- Draw row i (1-based) of the view again: its line and highlight only.
+---@param i integer
+local function draw_row(i)
+  local line, state = M.line(view.rows[i], width())
+  local lnum = HEADER + i - 1
+  vim.bo[view.buf].modifiable = true
+  api.nvim_buf_set_lines(view.buf, lnum, lnum + 1, false, { line })
+  vim.bo[view.buf].modifiable = false
+  highlight(lnum, line, state)
 end
 
 --- The header: what is listed and the key help.
@@ -255,12 +259,13 @@ function M.refresh()
   end
   view.rows = M.rows(view.all, view.archived)
   view.by_key = {}
-  local lines = header()
+  local lines, states = header(), {}
+  local w = width()
   for i, row in ipairs(view.rows) do
     if row.s then
       view.by_key[row.s.key] = i
     end
-    lines[#lines + 1] = ""
+    lines[#lines + 1], states[i] = M.line(row, w)
   end
   if #view.rows == 0 then
     lines[#lines + 1] = "No sessions yet: :AcpChat starts one."
@@ -271,7 +276,7 @@ function M.refresh()
   api.nvim_buf_clear_namespace(view.buf, ns, 0, -1)
   api.nvim_buf_set_extmark(view.buf, ns, 0, 0, { end_col = #lines[1], hl_group = "AcpPermissionTitle" })
   for i in ipairs(view.rows) do
-    draw_row(i)
+    highlight(HEADER + i - 1, lines[HEADER + i], states[i])
   end
   if api.nvim_win_is_valid(view.win) then
     pcall(api.nvim_win_set_config, view.win, float_config()) -- as tall as its rows
