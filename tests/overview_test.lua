@@ -182,9 +182,22 @@ M["the line fits 80 columns with every column"] = function(t)
   local s = live(("a long title "):rep(10), "busy")
   s.usage = { used = 40, size = 100 }
   local line = overview.line({ s = s }, 78)
-  t.ok(vim.fn.strdisplaywidth(line) <= 78, line)
+  t.ok(api.nvim_strwidth(line) <= 78, ("%d cells: %s (%s)"):format(api.nvim_strwidth(line), line, vim.inspect(line)))
   t.ok(line:find("Fake", 1, true) and line:find("working", 1, true) and line:find("ctx 40%", 1, true), line)
   close(s)
+end
+
+M["a saved chat the user named keeps its name when resumed"] = function(t)
+  local s = session.new("fake")
+  s:set_history({ id = "x", project = "/p", title = "My name", renamed = true })
+  t.eq({ s:name(), s.renamed }, { "My name", true })
+  s:set_info({ session_title = "The agent's title" })
+  t.eq(s:name(), "My name", "the agent's title does not replace the user's")
+  local other = session.new("fake")
+  other:set_info({ session_title = "The agent's title" })
+  t.eq(other:name(), "The agent's title")
+  s:stop()
+  other:stop()
 end
 
 return M

@@ -114,14 +114,14 @@ end
 --- text cut or padded to width display cells.
 local function fit(text, width)
   text = tostring(text or ""):gsub("%s+", " ")
-  if vim.fn.strdisplaywidth(text) > width then
+  if api.nvim_strwidth(text) > width then
     text = vim.fn.strcharpart(text, 0, math.max(width - 1, 0))
-    while vim.fn.strdisplaywidth(text) > width - 1 and text ~= "" do
+    while api.nvim_strwidth(text) > width - 1 and text ~= "" do
       text = vim.fn.strcharpart(text, 0, vim.fn.strchars(text) - 1)
     end
     text = text .. "…"
   end
-  return text .. (" "):rep(width - vim.fn.strdisplaywidth(text))
+  return text .. (" "):rep(width - api.nvim_strwidth(text))
 end
 
 --- The cells of row: mark, title, agent, state, how long, changes, usage.

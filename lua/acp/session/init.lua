@@ -771,6 +771,11 @@ end
 ---@param meta acp.HistoryMeta
 function S:set_history(meta)
   self.history = meta
+  if meta.renamed and not self.renamed and type(meta.title) == "string" then
+    -- A saved chat the user named: resumed, it keeps the name.
+    self.session_title = meta.title
+    self.renamed = true
+  end
 end
 
 --- The live session (not this one) of the same agent on the agent's
