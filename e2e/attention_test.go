@@ -51,7 +51,7 @@ func TestAttentionEveryWaitHiddenAndShown(t *testing.T) {
 				if !strings.HasSuffix(line, "1 waiting") {
 					t.Fatalf("statusline = %q", line)
 				}
-				msg := "waits for you"
+				msg := " · :AcpAttention"
 				if hidden != strings.Contains(e.Messages(), msg) {
 					t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
 				}
@@ -139,7 +139,7 @@ func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
 			hide(e)
 			e.Lua(`require("acp").send("write it")`, nil)
 			waitAttention(e, "fs_question")
-			if got := strings.Contains(e.Messages(), "waits for you: a file question"); got != hidden {
+			if got := strings.Contains(e.Messages(), "asks about a file · :AcpAttention"); got != hidden {
 				t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
 			}
 		})
@@ -155,7 +155,7 @@ func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
 			hide(e)
 			e.Lua(`require("acp").cancel()`, nil)
 			waitAttention(e, "queued")
-			if got := strings.Contains(e.Messages(), "waits for you: queued prompts"); got != hidden {
+			if got := strings.Contains(e.Messages(), "holds queued prompts"); got != hidden {
 				t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
 			}
 			var line string

@@ -79,11 +79,7 @@ M["every waiting kind fires AcpAttention; a message only with the chat out of si
         t.eq(#t.notes, notes, what .. ": the chat says it")
       else
         t.eq(#t.notes, notes + 1, what)
-        t.eq(
-          t.notes[notes + 1],
-          ("acp: Fix the parser (fake) waits for you: %s; :AcpAttention goes there"):format(attention.kinds[kind]),
-          what
-        )
+        t.eq(t.notes[notes + 1], ("acp: Fix the parser (fake) %s · :AcpAttention"):format(attention.kinds[kind]), what)
       end
       stop(s)
     end
@@ -189,7 +185,7 @@ M["the OS command runs with the title and message; OSC through tmux"] = function
   config.options.attention = saved
   stop(s)
   t.ok(ok, "the command ran")
-  t.eq(vim.fn.readfile(out)[1], "nvim-acp: Cmd|Cmd (fake) waits for you: a question; :AcpAttention goes there")
+  t.eq(vim.fn.readfile(out)[1], "nvim-acp: Cmd|Cmd (fake) asks a question · :AcpAttention")
   t.eq(#written, 2, "OSC and bell")
   t.ok(written[1]:find("^\27%]777;notify;nvim%-acp: Cmd;") ~= nil, vim.inspect(written[1]))
   t.eq(written[2], "\7")

@@ -80,7 +80,7 @@ M["one float at a time, in order; the session waits meanwhile"] = function(t)
   local notes = #t.notes
   s.prompts:add("permission", 1, permission_request("First"))
   s.prompts:add("fs_question", 2, fs_question())
-  t.eq(t.notes[notes + 1], "acp: fake waits for you: a permission; :AcpAttention goes there", "not focused: notified")
+  t.eq(t.notes[notes + 1], "acp: fake needs a permission · :AcpAttention", "not focused: notified")
   t.eq(#floats(), 2, "the body and its keys")
   t.ok(s.prompts:text():find("Permission: First", 1, true), s.prompts:text())
   t.eq(s.state, "awaiting_permission")

@@ -16,14 +16,14 @@ local M = {}
 
 local api = vim.api
 
---- What a waiting kind is called in messages.
+--- What a session waiting on each kind does, in messages.
 M.kinds = {
-  permission = "a permission",
-  fs_question = "a file question",
-  elicitation = "a question",
-  mention = "files to send",
-  queued = "queued prompts (the turn stopped)",
-  done = "done",
+  permission = "needs a permission",
+  fs_question = "asks about a file",
+  elicitation = "asks a question",
+  mention = "asks before sending files",
+  queued = "holds queued prompts (the turn stopped)",
+  done = "is done",
 }
 
 local since = {} ---@type table<integer, integer> session key -> when it started waiting (a sequence)
@@ -192,7 +192,8 @@ local function announce(s, kind, detail)
   if kind == "done" then
     body = ("%s is done (%s): :AcpSessions lists it"):format(who, detail or "end_turn")
   else
-    body = ("%s waits for you: %s; %s goes there"):format(who, M.kinds[kind] or kind, M.key())
+    -- Short: the key must fit the command line of an 80-column screen.
+    body = ("%s %s · %s"):format(who, M.kinds[kind] or kind, M.key())
   end
   notify("acp: " .. body, kind == "done" and vim.log.levels.INFO or vim.log.levels.WARN)
   outside("nvim-acp: " .. title, body)
