@@ -196,8 +196,14 @@ M["a saved chat the user named keeps its name when resumed"] = function(t)
   local other = session.new("fake")
   other:set_info({ session_title = "The agent's title" })
   t.eq(other:name(), "The agent's title")
-  s:stop()
-  other:stop()
+  for _, x in ipairs({ s, other }) do
+    x:stop()
+    -- Its chat's windows go: the next tests lay out floats on a bare screen.
+    for _, b in ipairs({ x.chat_buf, x.input_buf }) do
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  pcall(vim.cmd, "silent only")
 end
 
 return M
