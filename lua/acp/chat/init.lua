@@ -6,6 +6,7 @@ local config = require("acp.config")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
+local rewind = require("acp.rewind")
 local winbar = require("acp.chat.winbar")
 
 local M = {}
@@ -203,6 +204,9 @@ function M.keymaps(s)
       end,
       help = function()
         keymaps.show_help()
+      end,
+      rewind = function()
+        rewind.at_cursor(s)
       end,
     })
   )
