@@ -5,6 +5,7 @@
 --- state. What a prompt shows comes from its content module: acp.prompt.permission,
 --- acp.prompt.fsprompt, acp.prompt.resume (and acp.rules for "remember this?").
 local actions = require("acp.chat.actions")
+local attention = require("acp.attention")
 local config = require("acp.config")
 local elicit = require("acp.prompt.elicit")
 local fsprompt = require("acp.prompt.fsprompt")
@@ -454,6 +455,7 @@ function Q:_sync_state()
     s:set_state((back == "ready" or back == "starting") and back or "busy")
     self.state_before = nil
   end
+  attention.check(s)
 end
 
 --- Show the first waiting prompt unless one is on screen.
@@ -744,7 +746,9 @@ function Q:_float(item, opts)
     end
     -- With the chat in view its message and winbar say it (a long
     -- notification would stop the user with a hit-enter prompt).
-    if not focus and view.notify and not layout.tab_window(s.chat_buf) then
+    -- acp.attention says a prompt that holds the session (it names the
+    -- session and the key that goes there).
+    if not focus and view.notify and not layout.tab_window(s.chat_buf) and not attention.kinds[item.kind] then
       notify(view.notify, vim.log.levels.WARN)
     end
   end

@@ -6,6 +6,7 @@
 --- declared on acp.Session, except chat_buf, input_buf, chat_win and
 --- input_win, which belong to acp.chat (the windows of the session).
 local agents = require("acp.agents")
+local attention = require("acp.attention")
 local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
@@ -69,7 +70,8 @@ local api = vim.api
 ---@field compactions table<string,table>|nil (acp.chat.notices) context compactions by id, their summaries
 ---@field plans table<string,table>|nil (acp.chat.notices) the plans of plan_update by id
 ---@field plan_id string|nil (acp.chat.notices) the id of the plan the winbar shows
----@field session_title string|nil the agent's title of the conversation (winbar)
+---@field session_title string|nil the agent's title of the conversation (winbar), or the user's (S:rename)
+---@field renamed boolean|nil the user named the session: the agent's titles no longer replace it
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
@@ -194,6 +196,7 @@ function S:set_state(state)
     end
   end
   api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+  attention.check(self)
 end
 
 --- The chat's text of an error: the host appends an agent's last stderr
@@ -750,10 +753,6 @@ function S:on_turn_end(ev)
   end
   if ev.stop_reason then
     self.transcript:stop(ev.stop_reason)
-    -- Say so when the chat is not on screen.
-    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
-      notify(("acp: %s finished (%s)"):format(self.title or self.agent, ev.stop_reason), vim.log.levels.INFO)
-    end
   end
   self.prompts:cancel_all("permission")
   if self.restarting then
@@ -767,6 +766,12 @@ function S:on_turn_end(ev)
   elseif self:alive() then
     self:set_state("ready")
     self.queue:turn_ended(ev)
+  end
+  -- Said when the chat is not on screen or Neovim has no focus (acp.attention).
+  if ev.stop_reason then
+    attention.finished(self, ev.stop_reason)
+  else
+    attention.check(self)
   end
   self:save()
 end
@@ -790,6 +795,11 @@ end
 ---@param meta acp.HistoryMeta
 function S:set_history(meta)
   self.history = meta
+  if meta.renamed and not self.renamed and type(meta.title) == "string" then
+    -- A saved chat the user named: resumed, it keeps the name.
+    self.session_title = meta.title
+    self.renamed = true
+  end
 end
 
 --- The live session (not this one) of the same agent on the agent's
@@ -839,13 +849,42 @@ end
 --- Winbar facts from session/update: the conversation's title, usage.
 ---@param facts { session_title: string|nil, usage: table|nil }
 function S:set_info(facts)
-  if facts.session_title then
+  if facts.session_title and not self.renamed then
     self.session_title = facts.session_title
   end
   if facts.usage then
     self.usage = facts.usage
   end
   chat.update_winbar(self)
+end
+
+--- Tell the agent the session's new title: session/set_title, only when
+--- the agent advertises it (caps.set_title). The host's side of it
+--- (acp_set_title) comes with the protocol work: this is the one place
+--- that calls it. Returns whether it was sent.
+---@param s acp.Session
+---@param title string
+---@return boolean
+function M.send_title(s, title)
+  if not (s.sid and type(s.caps) == "table" and s.caps.set_title == true) then
+    return false
+  end
+  return (pcall(host.notify, "acp_set_title", s.sid, title))
+end
+
+--- The user names the session (:AcpSessions): its winbar and saved chat
+--- take the title, and the agent is told where it can be (M.send_title).
+--- Returns whether the agent was told.
+---@param title string
+---@return boolean
+function S:rename(title)
+  self.session_title = title
+  self.renamed = true
+  chat.update_winbar(self)
+  self:save()
+  local sent = M.send_title(self, title)
+  api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+  return sent
 end
 
 --- Record the edits of a completed tool call (its diff contents) for
