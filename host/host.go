@@ -153,7 +153,8 @@ func (h *Host) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		// Orphans of our agents and commands come to us (the host is a
-		// child subreaper): reap them, and kill those whose owner ended.
+		// child subreaper): reap them, and kill those whose owner ended;
+		// it looks when something ends, never while all is idle.
 		proctree.Reap(ctx, h.owners, 2*time.Second, h.log)
 	}()
 	errc := make(chan error, 1)
