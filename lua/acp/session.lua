@@ -520,11 +520,28 @@ function S:send(text)
     )
     return false
   end
-  if not unsaved.before_prompt(self) then
-    return false
-  end
-  self:submit(text, self.context:take())
+  local blocks, labels = self.context:take()
+  -- The question about unsaved buffers, if any, waits in the prompt
+  -- queue: send returns at once.
+  unsaved.before_prompt(self, function()
+    self:submit(text, blocks, labels)
+  end, function()
+    self:restore_input(text)
+  end)
   return true
+end
+
+--- Put text back in the input area (a prompt the user chose not to
+--- send), unless the user typed something there since.
+---@param text string
+function S:restore_input(text)
+  if
+    self.input_buf
+    and api.nvim_buf_is_valid(self.input_buf)
+    and vim.trim(table.concat(api.nvim_buf_get_lines(self.input_buf, 0, -1, false))) == ""
+  then
+    api.nvim_buf_set_lines(self.input_buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
+  end
 end
 
 --- Steer text into the running turn (acp.steer); with the agent idle it
@@ -578,12 +595,7 @@ function S:prompt_content(text, blocks, labels, fn)
     nil,
     mentionask.question(paths, olabels, function(answer)
       if answer == "keep" then
-        if
-          api.nvim_buf_is_valid(self.input_buf)
-          and vim.trim(table.concat(api.nvim_buf_get_lines(self.input_buf, 0, -1, false))) == ""
-        then
-          api.nvim_buf_set_lines(self.input_buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
-        end
+        self:restore_input(text)
         return
       end
       if answer == "without" then
