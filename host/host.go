@@ -41,6 +41,8 @@ type Host struct {
 	lua  editormcp.LuaQueries // their queries of Neovim
 	seen sync.Map             // keys of what the chat says once (once)
 
+	saver *saver // the saved chats' writes, in order (history.go)
+
 	mu       sync.Mutex
 	agents   map[string]*Agent
 	sessions map[int]*Session
@@ -67,6 +69,7 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 		answers:  map[int]pendingAnswer{},
 		closed:   make(chan struct{}),
 		crashes:  map[string][]time.Time{},
+		saver:    newSaver(),
 	}
 	h.ui = NewUI(h.deliver, log)
 	h.mcp = editormcp.NewHub(log.With("component", "mcp"))
@@ -102,8 +105,12 @@ func (h *Host) Register() error {
 		"acp_set_model":  h.rpcSetModel,
 		"acp_set_option": h.rpcSetOption,
 		"acp_ping":       func() (string, error) { return Version, nil },
-		"acp_scrub":      h.rpcScrub,  // auth.go
-		"acp_stderr":     h.rpcStderr, // startstep.go
+		"acp_scrub":      h.rpcScrub, // auth.go
+		// Saved chats, off Neovim's main loop (history.go).
+		"acp_history_save":  h.rpcHistorySave,
+		"acp_history_mark":  h.rpcHistoryMark,
+		"acp_history_flush": h.rpcHistoryFlush,
+		"acp_stderr":        h.rpcStderr, // startstep.go
 
 		// Answers to the questions the host asks (events.go).
 		permissionQuestion.answer: h.rpcAnswerPermission,
@@ -145,10 +152,14 @@ func (h *Host) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		h.ui.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		h.saver.run(ctx, h.applySave)
 	}()
 	go func() {
 		defer wg.Done()

@@ -919,6 +919,8 @@ function M.save_all()
       pcall(draft.save, s)
     end
   end
+  -- The host writes saves while Neovim goes on: wait for them here.
+  pcall(history.flush)
   exiting = true
 end
 
