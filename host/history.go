@@ -39,9 +39,10 @@ type saver struct {
 	w    *chatlog.Writer
 	wake chan struct{}
 
-	mu    sync.Mutex
-	jobs  []historyJob
-	marks map[int]chan struct{} // closed once the mark was reached
+	mu      sync.Mutex
+	jobs    []historyJob
+	marks   map[int]chan struct{} // waiters: closed once the mark is reached
+	reached int                   // the last mark reached
 }
 
 func newSaver() *saver {
@@ -58,16 +59,35 @@ func (s *saver) add(j historyJob) {
 	}
 }
 
-// mark is the channel closed once mark token is reached.
+// mark is the channel closed once mark token is reached (marks come in
+// increasing order).
 func (s *saver) mark(token int) chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch, ok := s.marks[token]
 	if !ok {
 		ch = make(chan struct{})
+		if token <= s.reached {
+			close(ch)
+			return ch
+		}
 		s.marks[token] = ch
 	}
 	return ch
+}
+
+// reach notes that mark token was reached: its waiters, and those of the
+// marks before it, go on.
+func (s *saver) reach(token int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reached = max(s.reached, token)
+	for t, ch := range s.marks {
+		if t <= s.reached {
+			close(ch)
+			delete(s.marks, t)
+		}
+	}
 }
 
 // run applies saves until ctx ends, then what is left.
@@ -97,11 +117,7 @@ func (s *saver) drain(apply func(*historySave)) {
 				apply(j.save)
 				continue
 			}
-			ch := s.mark(j.mark)
-			close(ch)
-			s.mu.Lock()
-			delete(s.marks, j.mark)
-			s.mu.Unlock()
+			s.reach(j.mark)
 		}
 	}
 }
@@ -127,6 +143,9 @@ func (h *Host) rpcHistoryFlush(token int) (bool, error) {
 	case <-h.saver.mark(token):
 		return true, nil
 	case <-time.After(5 * time.Second):
+		h.saver.mu.Lock()
+		delete(h.saver.marks, token) // a mark that never came
+		h.saver.mu.Unlock()
 		return false, nil
 	}
 }

@@ -207,6 +207,16 @@ local function track(s, path)
   return t
 end
 
+-- A host that went away may have lost saves it was sent: the next save
+-- of every chat goes whole (to the next host).
+host.on_exit(function()
+  for _, s in pairs(by_path) do
+    if s._history_track then
+      s._history_track.dirty = 0
+    end
+  end
+end)
+
 --- The host could not apply a save to path (one before it was lost): the
 --- next save sends the chat whole, now.
 ---@param path string
