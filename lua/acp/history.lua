@@ -364,13 +364,16 @@ end
 
 --- Lines of the chat's markdown parsed per step of M.draw: a step is some
 --- milliseconds; the steps after the first run after Neovim had its turn.
+--- The first is a screen or so: the top of the chat, shown at once.
 M.draw_step = 10000
+M.draw_first = 500
 
 --- Draw buf's markdown as the chat does (acp.render): headings, emphasis,
 --- code blocks in their language; for the lines on screen only. Where the
---- code blocks are is found in steps of M.draw_step lines from the top, the
---- first one now, the others scheduled: a saved chat of 200,000 lines
---- shows at once, its lines further down drawn plain until their step.
+--- code blocks are is found in steps from the top, the first (the top of
+--- the chat) now, the others (M.draw_step lines each) scheduled: a saved
+--- chat of 200,000 lines shows at once, its lines further down drawn
+--- plain until their step.
 ---@param buf integer
 function M.draw(buf)
   local d = doc.new(function(b)
@@ -381,7 +384,7 @@ function M.draw(buf)
       return
     end
     local from, total = d.fed, api.nvim_buf_line_count(buf)
-    local to = math.min(from + M.draw_step, total)
+    local to = math.min(from + (from == 0 and M.draw_first or M.draw_step), total)
     d:feed(api.nvim_buf_get_lines(buf, from, to, false))
     if to >= total then
       d:finish()
