@@ -24,12 +24,17 @@ import (
 const longChatLua = `
 local n = ...
 _G.turn_ms = _G.turn_ms or {}
+_G.turn_cpu = _G.turn_cpu or {}
+local function cpu()
+  local r = vim.uv.getrusage()
+  return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
+end
 _G.turns_done = false
 local acp = require("acp")
-local left, t0 = n, nil
+local left, t0, c0 = n, nil, nil
 local function send_next()
   left = left - 1
-  t0 = vim.uv.hrtime()
+  t0, c0 = vim.uv.hrtime(), cpu()
   acp.send("turn " .. (#_G.turn_ms + 1))
 end
 local au
@@ -39,11 +44,12 @@ au = vim.api.nvim_create_autocmd("User", {
     if a.data.state ~= "ready" or not t0 then
       return
     end
-    local started = t0
+    local started, cpu0 = t0, c0
     t0 = nil
     -- After what the turn's end runs (the save): scheduled behind it.
     vim.schedule(function()
       table.insert(_G.turn_ms, (vim.uv.hrtime() - started) / 1e6)
+      table.insert(_G.turn_cpu, cpu() - cpu0)
       if left > 0 then
         send_next()
       else
@@ -61,13 +67,17 @@ const reopenLua = `
 local h = require("acp.history")
 if h.flush then h.flush() end
 local meta = h.list()[1]
-local t = vim.uv.hrtime()
+local function cpu()
+  local r = vim.uv.getrusage()
+  return (r.utime.sec + r.stime.sec) * 1e3 + (r.utime.usec + r.stime.usec) / 1e3
+end
+local t, c = vim.uv.hrtime(), cpu()
 local buf = h.open(meta)
 vim.cmd("redraw")
-local open = (vim.uv.hrtime() - t) / 1e6
+local open, open_cpu = (vim.uv.hrtime() - t) / 1e6, cpu() - c
 vim.wait(10000, function() return vim.b[buf].acp_history_drawn == true end, 1)
 local drawn = (vim.uv.hrtime() - t) / 1e6
-return { open = open, drawn = drawn, lines = vim.api.nvim_buf_line_count(buf) }`
+return { open = open, open_cpu = open_cpu, drawn = drawn, lines = vim.api.nvim_buf_line_count(buf) }`
 
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
@@ -116,29 +126,35 @@ func BenchmarkLongChat(b *testing.B) {
 		u.ping.measure(false)
 		cpu := u.cpu() - cpu0
 		maxBlock, _ := u.ping.figures()
-		var ms []float64
+		var ms, cpus []float64
 		u.Lua(`return _G.turn_ms`, &ms)
+		u.Lua(`return _G.turn_cpu`, &cpus)
+		cpuFirst, cpuLast := median(cpus[1:11]), median(cpus[len(cpus)-10:])
 		var lines int
 		u.Lua(`return vim.api.nvim_buf_line_count(require("acp").status().chat_buf)`, &lines)
 		first, last := median(ms[1:11]), median(ms[len(ms)-10:])
 		var re struct {
-			Open  float64 `msgpack:"open"`
-			Drawn float64 `msgpack:"drawn"`
-			Lines int     `msgpack:"lines"`
+			Open    float64 `msgpack:"open"`
+			OpenCPU float64 `msgpack:"open_cpu"`
+			Drawn   float64 `msgpack:"drawn"`
+			Lines   int     `msgpack:"lines"`
 		}
 		u.Lua(reopenLua, &re)
 		if re.Lines < lines*9/10 {
 			b.Errorf("reopened %d lines of a chat of %d: the saved chat is not whole", re.Lines, lines)
 		}
 		b.Logf("%d turns, %d lines: send -> turn end turn 1 %.1f ms (turn 1 itself %.1f), last 10 %.1f ms (%.2fx, slowest %.1f); "+
-			"max block over the last 10 %v, Neovim CPU %v; reopened %d lines: on screen %.1f ms, parsed %.1f ms; load %s",
-			len(ms), lines, first, ms[0], last, last/first, slices.Max(ms[len(ms)-10:]), maxBlock.Round(time.Millisecond), cpu,
-			re.Lines, re.Open, re.Drawn, loadavg())
+			"Neovim CPU per turn %.1f ms at turn 1, %.1f at the last (%.2fx); "+
+			"max block over the last 10 %v, Neovim CPU %v; reopened %d lines: on screen %.1f ms (CPU %.1f), parsed %.1f ms; load %s",
+			len(ms), lines, first, ms[0], last, last/first, slices.Max(ms[len(ms)-10:]), cpuFirst, cpuLast, cpuLast/cpuFirst,
+			maxBlock.Round(time.Millisecond), cpu, re.Lines, re.Open, re.OpenCPU, re.Drawn, loadavg())
 		b.ReportMetric(first, "turn1-ms")
 		b.ReportMetric(last, "turn2000-ms")
 		b.ReportMetric(last/first, "ratio")
 		b.ReportMetric(float64(maxBlock.Microseconds())/1000, "max-block-ms")
+		b.ReportMetric(cpuLast/cpuFirst, "cpu-ratio")
 		b.ReportMetric(re.Open, "reopen-ms")
+		b.ReportMetric(re.OpenCPU, "reopen-cpu-ms")
 		b.ReportMetric(re.Drawn, "reopen-parsed-ms")
 		b.ReportMetric(float64(lines), "lines")
 	}
