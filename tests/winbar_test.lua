@@ -1,7 +1,7 @@
--- acp.winbar: what the chat's winbar says in each state, and how it is cut
+-- acp.chat.winbar: what the chat's winbar says in each state, and how it is cut
 -- when the window is narrow (the agent's name and the state stay).
 local config = require("acp.config")
-local winbar = require("acp.winbar")
+local winbar = require("acp.chat.winbar")
 
 local M = {}
 

@@ -1,5 +1,7 @@
 --- Configuration: the single source of defaults, agent presets, validation
 --- and the merged user options (see :help acp-config).
+local notify = require("acp.notify")
+
 local M = {}
 
 ---@class acp.AgentSpec
@@ -642,6 +644,8 @@ function M.validate(opts)
   return ("acp: setup: %d problems:\n  %s"):format(#errs, table.concat(errs, "\n  "))
 end
 
+local deprecation_said = {} -- once per Neovim
+
 --- Options opts sets that are no more, each with what took its place.
 ---@param opts table
 ---@return string[]
@@ -666,7 +670,10 @@ function M.setup(opts)
     error(err, 0)
   end
   for _, msg in ipairs(M.deprecations(opts)) do
-    vim.notify_once("acp: setup: " .. msg, vim.log.levels.WARN)
+    if not deprecation_said[msg] then
+      deprecation_said[msg] = true
+      notify("acp: setup: " .. msg, vim.log.levels.WARN)
+    end
   end
   local options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   -- Lists replace rather than merge.
