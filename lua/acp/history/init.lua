@@ -96,6 +96,9 @@ function M.list(project)
   return out
 end
 
+--- Per transcript path, the session of this Neovim saving there.
+local by_path = setmetatable({}, { __mode = "v" }) ---@type table<string, acp.Session>
+
 --- The transcript of a saved chat.
 ---@param meta acp.HistoryMeta
 ---@return string
@@ -109,6 +112,9 @@ end
 ---@return string[]
 function M.lines(meta)
   local path = M.path(meta)
+  if by_path[path] then
+    M.flush() -- saved by this Neovim: what the host was sent first
+  end
   if files.check_regular(path, nil) then
     return { "" }
   end
@@ -119,10 +125,14 @@ function M.lines(meta)
   return lines
 end
 
---- Delete a saved chat.
+--- Delete a saved chat; one this Neovim saved once the host wrote what it
+--- was sent (a save landing after the delete would bring it back).
 ---@param meta acp.HistoryMeta
 function M.delete(meta)
   local base = ("%s/%s"):format(M.dir(meta.project), meta.id)
+  if by_path[base .. ".txt"] then
+    M.flush()
+  end
   os.remove(base .. ".meta.json")
   os.remove(base .. ".txt")
   os.remove(base .. ".draft")
@@ -167,14 +177,12 @@ end
 
 --- What the host's copy of each session's chat lacks: the first line
 --- changed since the last save (nil: none), kept by watching the chat
---- buffer; per transcript path, the session saving there.
+--- buffer.
 ---@class acp.HistoryTrack
 ---@field buf integer
 ---@field path string
 ---@field dirty integer|nil 0-based
 ---@field attached boolean
-
-local by_path = setmetatable({}, { __mode = "v" }) ---@type table<string, acp.Session>
 
 --- The track of s's chat saved to path, watching the buffer from now on
 --- (a new one starts dirty from line 0: the first save writes it whole).
@@ -428,6 +436,9 @@ end
 ---@param buf integer
 ---@param path string
 local function load(buf, path)
+  if by_path[path] then
+    M.flush() -- saved by this Neovim: what the host was sent first
+  end
   if files.check_regular(path, nil) then
     return
   end
