@@ -138,6 +138,16 @@ end, {
   desc = "Review the agent's pending changes: a view of them, or keep|reject all, send comments, quickfix",
 })
 
+cmd("AcpRewind", function(o)
+  require("acp.commands").rewind(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "redo", "-1" }
+  end,
+  desc = "Rewind files and conversation to before a message of yours (a picker without argument), or redo",
+})
+
 cmd("AcpDiff", function(o)
   require("acp.commands").diff(o.args ~= "" and vim.fn.fnamemodify(vim.fn.expand(o.args), ":p") or nil)
 end, { nargs = "?", complete = "file", desc = "Diff a file the agent changed against its text before" })

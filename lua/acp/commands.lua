@@ -6,6 +6,7 @@ local host = require("acp.host")
 local notify = require("acp.notify")
 local review = require("acp.review")
 local reviewview = require("acp.review.view")
+local rewind = require("acp.rewind")
 local sessions = require("acp.sessions")
 local settings = require("acp.session.settings")
 
@@ -145,6 +146,12 @@ function M.review(arg)
   else
     notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
   end
+end
+
+--- :AcpRewind [n|redo]: rewind to before a message of yours (acp.rewind).
+---@param arg string
+function M.rewind(arg)
+  return rewind.command(current(true), arg)
 end
 
 --- :AcpDiff [file]: the file before the session touched it vs now.

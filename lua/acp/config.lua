@@ -232,6 +232,9 @@ M.defaults = {
     warm_sessions = 0,
   },
   ui = { icons = "auto" },
+  -- Checkpoints before each prompt (:AcpRewind), kept with the chat under
+  -- stdpath("state")/acp/checkpoints, the oldest pruned past max_bytes.
+  rewind = { enabled = true, max_bytes = 256 * 1024 * 1024 },
   keymaps = {
     input = {
       send = "<CR>",
@@ -255,6 +258,7 @@ M.defaults = {
       permission = "<C-g>",
       queue = "<M-q>",
       help = "?",
+      rewind = "gR",
       hide = "q",
     },
     prompt = {
@@ -442,6 +446,7 @@ local schema = {
     max_total_bytes = checks.positive,
     max_bytes = checks.positive, -- deprecated (M.deprecations)
   },
+  rewind = { enabled = checks.boolean, max_bytes = checks.positive },
   mcp_servers = checks.tables,
   mcp = {
     expose = checks.boolean,

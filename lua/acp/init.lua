@@ -21,6 +21,7 @@ local events = lazy("acp.session.events")
 local history = lazy("acp.history")
 local lifecycle = lazy("acp.session.lifecycle")
 local review = lazy("acp.review")
+local rewind = lazy("acp.rewind")
 local session = lazy("acp.session")
 local sessions = lazy("acp.sessions")
 local warm = lazy("acp.session.warm")
@@ -449,6 +450,22 @@ function M.focus(key)
     sessions.set_current(s)
     chat.show(s)
   end
+end
+
+--- Rewind to before user message opts.message (1-based, negative from
+--- the last): files and conversation (:AcpRewind, :help acp-rewind).
+---@param opts { message: integer|nil, files: boolean|nil, conversation: boolean|nil, confirm: boolean|nil, mode: string|nil, overlaps: string|nil, session: integer|nil }|nil
+---@return boolean
+function M.rewind(opts)
+  setup_once()
+  return rewind.rewind(resolve(opts), opts)
+end
+
+--- Undo the last rewind (until the next prompt).
+---@param opts { session: integer|nil }|nil
+---@return boolean
+function M.rewind_redo(opts)
+  return rewind.redo(resolve(opts))
 end
 
 --- For tests and debugging: the session object of key (default: the

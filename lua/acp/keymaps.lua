@@ -43,6 +43,7 @@ M.actions = {
     { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
     { name = "queue", modes = { "n" }, desc = "edit the prompts queued while the agent works" },
     { name = "help", modes = { "n" }, desc = "show these keys" },
+    { name = "rewind", modes = { "n" }, desc = "rewind to before the message of yours under the cursor (:AcpRewind)" },
     { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
   },
   prompt = {

@@ -15,6 +15,7 @@ local doc = require("acp.render.doc")
 local files = require("acp.files")
 local host = require("acp.host")
 local notify = require("acp.notify")
+local rewind = require("acp.rewind")
 local texts = require("acp.text")
 local view = require("acp.render.view")
 
@@ -136,6 +137,7 @@ function M.delete(meta)
   os.remove(base .. ".meta.json")
   os.remove(base .. ".txt")
   os.remove(base .. ".draft")
+  rewind.forget(meta.session_id)
 end
 
 local pruned_said = false

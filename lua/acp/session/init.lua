@@ -22,6 +22,7 @@ local registryenv = require("acp.prompt.registryenv")
 local remote = require("acp.agents.remote")
 local render = require("acp.render.acp")
 local replay = require("acp.session.replay")
+local rewind = require("acp.rewind")
 local sandbox = require("acp.terminal.sandbox")
 local sessions = require("acp.sessions")
 local settings = require("acp.session.settings")
@@ -61,6 +62,7 @@ local api = vim.api
 ---@field queued string[]|nil prompts sent while the session was starting
 ---@field queue acp.Queue prompts sent while the agent works (acp.input.queue)
 ---@field inflight integer|nil prompts sent whose turn has not ended
+---@field restarting boolean|nil the agent crashed and is started again: "starting" until the session is back
 ---@field caps table|nil what the agent can do (the host's capsTable: steer, resume, fork...)
 ---@field steering acp.QueuedPrompt[]|nil (acp.input.steer) prompts sent with `_session/steering`, awaiting the outcome
 ---@field mentions_allowed table<string,true>|nil (acp.prompt.mentionask) files outside the workspace the user let prompts send
@@ -88,6 +90,8 @@ local api = vim.api
 ---@field input_buf integer (acp.chat) the input buffer
 ---@field chat_win integer|nil (acp.chat) the last window showing the transcript
 ---@field input_win integer|nil (acp.chat) the last window showing the input
+---@field checkpoint_dir string|nil (acp.rewind) the chat's checkpoint store (a new session of the chat keeps it)
+---@field rewind_redo table|nil (acp.rewind) what undoes the last rewind (until the next prompt)
 local S = {}
 S.__index = S
 
@@ -346,6 +350,7 @@ function S:open_opts(spec, how)
       max_terminals = o.terminal.max_terminals,
     },
     sandbox = sandbox.options(self.cwd),
+    checkpoints = rewind.options(self),
     resume = how.resume or false,
     load_session_id = how.load,
     fork_of = how.fork,
@@ -613,6 +618,7 @@ function S:on_ready(ev)
   self.context:set_capabilities(ev.prompt_capabilities)
   self:on_initialized(ev)
   self.settings:load(type(ev.info) == "table" and ev.info or {})
+  self.restarting = nil
   if ev.reconnected then
     -- The connection to the agent was restored (the host said how); the
     -- state is the session's own.
@@ -651,7 +657,9 @@ end
 ---@param how string|nil
 function S:_reattached(how)
   local name = self:label()
-  if how == "resumed" then
+  if how == "rewound" then
+    return -- acp.rewind says what happened
+  elseif how == "resumed" then
     self.transcript:message("info", ("%s is back; the session was resumed (session/resume)."):format(name))
   elseif how == "loaded" then
     self.transcript:message(
@@ -672,6 +680,7 @@ end
 --- waits for it ("starting"); prompts sent meanwhile go once it is back.
 ---@param ev { error: string|nil, attempt: integer|nil, max: integer|nil }
 function S:on_restart(ev)
+  self.restarting = true
   self.prompts:cancel_all()
   self.transcript:message(
     "warn",
@@ -687,6 +696,7 @@ end
 --- The host failed the session (event `state`, state "error").
 ---@param msg string|nil
 function S:on_error(msg)
+  self.restarting = nil
   self.prompts:cancel_all()
   msg = msg or "unknown error"
   if remote.refused(msg) then
@@ -753,7 +763,15 @@ function S:on_turn_end(ev)
     end
   end
   self.prompts:cancel_all("permission")
-  if self:alive() then
+  if self.restarting then
+    -- The turn the crash cut off ends (its error may come after the
+    -- restart event): the session stays "starting" until the agent has
+    -- it back (on_ready); prompts sent meanwhile wait for that.
+    if self.state ~= "starting" then
+      self:set_state("starting")
+    end
+    self.queue:turn_ended(ev) -- held after an error, never sent before ready
+  elseif self:alive() then
     self:set_state("ready")
     self.queue:turn_ended(ev)
   end
