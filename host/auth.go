@@ -23,7 +23,7 @@ package host
 // the agent's environment only. Secret ones, and the values of an agent's
 // secret variables found in its environment, seed the host's scrubber:
 // an agent echoing them (on stderr, in a message, in an error) gets them
-// masked in the log, the chat and saved chats (learnSecrets, rpcScrub).
+// masked in the log, the chat and saved chats (learnSecrets; saved chats: applySave).
 
 import (
 	"context"
@@ -499,13 +499,6 @@ func (h *Host) learnSecrets(methods []authMethod, env func(string) string, m aut
 			h.secrets.Add(v)
 		}
 	}
-}
-
-// rpcScrub returns lines with the secrets the host knows masked
-// (acp_scrub): Lua passes a chat through it before saving it, which
-// catches a secret the agent split across messages.
-func (h *Host) rpcScrub(lines []string) ([]string, error) {
-	return h.secrets.Strings(lines), nil
 }
 
 // setVars are the variables of m set in env.

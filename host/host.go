@@ -28,7 +28,8 @@ type Host struct {
 	log *slog.Logger
 	ui  *UI
 	// secrets are masked in every event Lua gets and in saved chats
-	// (acp_scrub); the log's writer masks them too (cmd/nvim-acp).
+	// (history.go masks what it saves); the log's writer masks them too
+	// (cmd/nvim-acp).
 	secrets *scrub.Set
 	// owners is the prefix of the proctree tags of every process this host
 	// starts (agents, terminal commands): unique to this host process.
@@ -40,6 +41,8 @@ type Host struct {
 	mcp  *editormcp.Hub       // the sessions' MCP servers (mcp.go)
 	lua  editormcp.LuaQueries // their queries of Neovim
 	seen sync.Map             // keys of what the chat says once (once)
+
+	saver *saver // the saved chats' writes, in order (history.go)
 
 	mu       sync.Mutex
 	agents   map[string]*Agent
@@ -67,6 +70,7 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 		answers:  map[int]pendingAnswer{},
 		closed:   make(chan struct{}),
 		crashes:  map[string][]time.Time{},
+		saver:    newSaver(),
 	}
 	h.ui = NewUI(h.deliver, log)
 	h.mcp = editormcp.NewHub(log.With("component", "mcp"))
@@ -112,9 +116,12 @@ func (h *Host) methods() map[string]any {
 		"acp_set_mode":    h.rpcSetMode,
 		"acp_set_model":   h.rpcSetModel,
 		"acp_set_option":  h.rpcSetOption,
-		"acp_scrub":       h.rpcScrub,      // auth.go
 		"acp_stderr":      h.rpcStderr,     // startstep.go
 		"acp_auth_status": h.rpcAuthStatus, // authstatus.go: :checkhealth
+		// Saved chats, off Neovim's main loop (history.go).
+		"acp_history_save":  h.rpcHistorySave,
+		"acp_history_mark":  h.rpcHistoryMark,
+		"acp_history_flush": h.rpcHistoryFlush,
 
 		// Answers to the questions the host asks (events.go).
 		permissionQuestion.answer: h.rpcAnswerPermission,
@@ -155,15 +162,20 @@ func (h *Host) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		h.ui.Run(ctx)
 	}()
 	go func() {
 		defer wg.Done()
+		h.saver.run(ctx, h.applySave)
+	}()
+	go func() {
+		defer wg.Done()
 		// Orphans of our agents and commands come to us (the host is a
-		// child subreaper): reap them, and kill those whose owner ended.
+		// child subreaper): reap them, and kill those whose owner ended;
+		// it looks when something ends, never while all is idle.
 		proctree.Reap(ctx, h.owners, 2*time.Second, h.log)
 	}()
 	errc := make(chan error, 1)

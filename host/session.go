@@ -17,6 +17,7 @@ import (
 
 	"github.com/nvim-acp/nvim-acp/approval"
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/review"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
@@ -467,6 +468,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		return
 	}
 	s.emit(turnEndEvent(string(resp.StopReason), resp.Usage))
+	// What the agent ran for the turn may have left orphans: the Reaper
+	// looks now and a few times after, then sleeps (issue 34).
+	proctree.Kick()
 }
 
 // dropTurnLocked removes t from the running turns; s.mu is held.

@@ -44,7 +44,12 @@ M["with Neovim's own vim.notify, a long message takes one line; the log has it w
   for _, l in ipairs(lines) do
     t.ok(vim.fn.strdisplaywidth(l) < got.cols, "longer than the screen: " .. l)
   end
-  t.ok(vim.startswith(lines[1], "warning line one · ") and lines[1]:find("…", 1, true) and vim.endswith(lines[1], "(:AcpLog)"), lines[1])
+  t.ok(
+    vim.startswith(lines[1], "warning line one · ")
+      and lines[1]:find("…", 1, true)
+      and vim.endswith(lines[1], "(:AcpLog)"),
+    lines[1]
+  )
   t.ok(got.log:find(string.rep("y", 200), 1, true) ~= nil, "the log has the whole message")
 end
 

@@ -1,5 +1,7 @@
 --- Configuration: the single source of defaults, agent presets, validation
 --- and the merged user options (see :help acp-config).
+local notify = require("acp.notify")
+
 local M = {}
 
 ---@class acp.AgentSpec
@@ -98,7 +100,8 @@ local M = {}
 ---@class acp.Config.History
 ---@field enabled boolean save chats per project (:AcpHistory)
 ---@field max_sessions integer saved chats kept per project (the oldest go)
----@field max_bytes integer of one saved transcript (its oldest lines go)
+---@field max_total_bytes integer of a project's saved chats together (the oldest go; a chat is kept whole)
+---@field max_bytes integer|nil deprecated: a saved chat is kept whole (see max_total_bytes)
 
 ---@alias acp.Keys string|string[]|false one key, several, or none
 
@@ -314,7 +317,7 @@ M.defaults = {
       close = "q",
     },
   },
-  history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
+  history = { enabled = true, max_sessions = 50, max_total_bytes = 512 * 1024 * 1024 },
   mcp_servers = {},
   mcp = { expose = true, name = "nvim" },
   follow = false,
@@ -457,7 +460,12 @@ local schema = {
       return type(v) ~= "boolean" and v ~= "auto" and 'true, false or "auto"' or nil
     end,
   },
-  history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
+  history = {
+    enabled = checks.boolean,
+    max_sessions = checks.positive,
+    max_total_bytes = checks.positive,
+    max_bytes = checks.positive, -- deprecated (M.deprecations)
+  },
   attention = {
     command = function(v)
       local ok = v == false or (is_list_of(v, "string") and #v > 0)
@@ -671,8 +679,23 @@ function M.validate(opts)
   return ("acp: setup: %d problems:\n  %s"):format(#errs, table.concat(errs, "\n  "))
 end
 
+local deprecation_said = {} -- once per Neovim
+
+--- Options opts sets that are no more, each with what took its place.
+---@param opts table
+---@return string[]
+function M.deprecations(opts)
+  local out = {}
+  if type(opts.history) == "table" and opts.history.max_bytes ~= nil then
+    out[#out + 1] = "history.max_bytes is deprecated and ignored: a saved chat is kept whole;"
+      .. " history.max_sessions and history.max_total_bytes bound a project's saved chats (the oldest go)"
+  end
+  return out
+end
+
 --- Merge user options over the defaults. Raises an error naming every
---- bad option and its value (the options in force stay as they were).
+--- bad option and its value (the options in force stay as they were);
+--- warns once about deprecated ones.
 ---@param opts table|nil
 ---@return acp.Config
 function M.setup(opts)
@@ -680,6 +703,12 @@ function M.setup(opts)
   local err = M.validate(opts)
   if err then
     error(err, 0)
+  end
+  for _, msg in ipairs(M.deprecations(opts)) do
+    if not deprecation_said[msg] then
+      deprecation_said[msg] = true
+      notify("acp: setup: " .. msg, vim.log.levels.WARN)
+    end
   end
   local options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   -- Lists replace rather than merge.

@@ -300,9 +300,11 @@ function M.agents()
   agents.browse(M.chat)
 end
 
---- Send a prompt to the current (or opts.session) session. Returns with the
---- state "busy" and stop_reason cleared, or false with a message when the
---- session cannot take a prompt now.
+--- Send a prompt to the current (or opts.session) session. Returns at once:
+--- with the state "busy" and stop_reason cleared, or "awaiting_permission"
+--- while a question about the prompt waits in the prompt queue (unsaved
+--- buffers, files from outside the workspace: <C-g> goes to it), or false
+--- with a message when the session cannot take a prompt now.
 ---@param text string
 ---@param opts { session: integer|nil }|nil
 ---@return boolean

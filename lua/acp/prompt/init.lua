@@ -20,13 +20,14 @@ local resume = require("acp.prompt.resume")
 local rules = require("acp.rules")
 local rulesreview = require("acp.rules.review")
 local texts = require("acp.text")
+local unsaved = require("acp.prompt.unsaved")
 
 local M = {}
 
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"|"registry_env"|"elicitation"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"|"unsaved"|"registry_env"|"elicitation"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -39,6 +40,9 @@ local kinds = {
   rules_review = { content = rulesreview },
   -- A prompt of the user's that would send files from outside the workspace.
   mention = { awaits = true, content = mentionask },
+  -- Unsaved buffers an agent that reads the disk would not see: save them
+  -- before the user's prompt goes?
+  unsaved = { awaits = true, content = unsaved },
   -- Variables an agent's registry entry sets, before its first start.
   registry_env = { content = registryenv },
   -- The agent's questions: acp.prompt.elicit sends the answer itself (the host

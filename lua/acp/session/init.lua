@@ -81,6 +81,7 @@ local api = vim.api
 ---@field can_load boolean|nil the agent can load sessions (session/load)
 ---@field history acp.HistoryMeta|nil where the chat is saved (acp.history)
 ---@field save_failed boolean|nil saving failed once (said in the chat)
+---@field history_track acp.HistoryTrack|nil (acp.history) what the host's copy of the saved chat lacks
 ---@field warm boolean|nil kept started aside for the next new chat (acp.session.warm)
 ---@field transcript acp.Transcript
 ---@field prompts acp.PromptQueue
@@ -429,11 +430,28 @@ function S:send(text)
     notify(("acp: session is %s%s"):format(self.state, self.error and (": " .. self.error) or ""), vim.log.levels.ERROR)
     return false
   end
-  if not unsaved.before_prompt(self) then
-    return false
-  end
-  self:submit(text, self.context:take())
+  local blocks, labels = self.context:take()
+  -- The question about unsaved buffers, if any, waits in the prompt
+  -- queue: send returns at once.
+  unsaved.before_prompt(self, function()
+    self:submit(text, blocks, labels)
+  end, function()
+    self:restore_input(text)
+  end)
   return true
+end
+
+--- Put text back in the input area (a prompt the user chose not to
+--- send), unless the user typed something there since.
+---@param text string
+function S:restore_input(text)
+  if
+    self.input_buf
+    and api.nvim_buf_is_valid(self.input_buf)
+    and vim.trim(table.concat(api.nvim_buf_get_lines(self.input_buf, 0, -1, false))) == ""
+  then
+    api.nvim_buf_set_lines(self.input_buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
+  end
 end
 
 --- Steer text into the running turn (acp.input.steer); with the agent idle it
@@ -487,12 +505,7 @@ function S:prompt_content(text, blocks, labels, fn)
     nil,
     mentionask.question(paths, olabels, function(answer)
       if answer == "keep" then
-        if
-          api.nvim_buf_is_valid(self.input_buf)
-          and vim.trim(table.concat(api.nvim_buf_get_lines(self.input_buf, 0, -1, false))) == ""
-        then
-          api.nvim_buf_set_lines(self.input_buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
-        end
+        self:restore_input(text)
         return
       end
       if answer == "without" then
@@ -784,7 +797,16 @@ function S:save()
     return -- the host's exit (after VimLeavePre) finds buffers emptied
   end
   local _, err = history.save(self)
-  if err and err ~= "nothing to save" and not self.save_failed then
+  if err and err ~= "nothing to save" then
+    self:save_error(err)
+  end
+end
+
+--- Saving the chat failed (here, or in the host that writes it): the chat
+--- says so, once.
+---@param err string
+function S:save_error(err)
+  if not self.save_failed then
     self.save_failed = true
     self.transcript:message("warn", err)
   end
@@ -819,6 +841,8 @@ function M.save_all()
       pcall(draft.save, s)
     end
   end
+  -- The host writes saves while Neovim goes on: wait for them here.
+  pcall(history.flush)
   exiting = true
 end
 
