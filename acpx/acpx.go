@@ -24,6 +24,7 @@ const (
 	MethodSessionDelete       = "session/delete"
 	MethodSessionFork         = "session/fork"
 	MethodSessionStatus       = "session/status"
+	MethodSessionSetTitle     = "session/set_title"
 	MethodAuthStatus          = "auth/status"
 	MethodLogout              = "logout"
 	MethodElicitationCreate   = "elicitation/create"
@@ -40,6 +41,9 @@ type Agent struct {
 	// Status: session/status (sessionCapabilities.status), whether the
 	// agent still has a session, asked before resuming it.
 	Status bool
+	// Title: session/set_title (sessionCapabilities.title), the user's
+	// name for a session given to the agent.
+	Title bool
 	// Logout: agentCapabilities.auth.logout.
 	Logout bool
 	// AuthStatus: auth/status (agentCapabilities.auth.status).
@@ -85,6 +89,7 @@ func ParseAgent(raw json.RawMessage) Agent {
 	a.Fork = present(r.Caps.Session, "fork")
 	a.AdditionalDirectories = present(r.Caps.Session, "additionalDirectories")
 	a.Status = present(r.Caps.Session, "status")
+	a.Title = present(r.Caps.Session, "title")
 	a.Logout = present(r.Caps.Auth, "logout")
 	a.AuthStatus = present(r.Caps.Auth, "status")
 	for k, v := range r.Caps.MCP {
@@ -128,7 +133,7 @@ func (a Agent) SteerPath() string {
 // any), load, resume, fork, close, delete, list, logout.
 func (a Agent) Table() map[string]any {
 	t := map[string]any{"load": a.LoadSession, "resume": a.Resume, "fork": a.Fork, "close": a.Close,
-		"delete": a.Delete, "list": a.List, "logout": a.Logout}
+		"delete": a.Delete, "list": a.List, "logout": a.Logout, "set_title": a.Title}
 	if p := a.SteerPath(); p != "" {
 		t["steer"] = p
 	}
@@ -156,4 +161,16 @@ func isTrue(v json.RawMessage) bool { return strings.TrimSpace(string(v)) == "tr
 func isObject(v json.RawMessage) bool {
 	s := strings.TrimSpace(string(v))
 	return strings.HasPrefix(s, "{")
+}
+
+// SetTitleRequest is session/set_title's params (unstable).
+type SetTitleRequest struct {
+	SessionID string `json:"sessionId"`
+	Title     string `json:"title"`
+}
+
+// SetTitleResponse is its result: the title the agent stored (it may
+// have normalized it).
+type SetTitleResponse struct {
+	Title string `json:"title"`
 }

@@ -141,3 +141,25 @@ func TestCheckhealthAuthStatus(t *testing.T) {
 		})
 	}
 }
+
+// A session the user renames is renamed at the agent too where it
+// advertises sessionCapabilities.title (session/set_title); the title the
+// agent stored is said when it differs.
+func TestRenameSetsTheAgentsTitle(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"initialize": M{"agentCapabilities": M{"sessionCapabilities": M{"title": M{}}}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	var sent bool
+	e.Lua(`return require("acp")._session():rename("  Parser work  ")`, &sent)
+	if !sent {
+		t.Fatal("rename did not go to the agent that advertises session/set_title")
+	}
+	e.Eventually("session/set_title received", 10*time.Second, func() bool {
+		r := e.recvs("session/set_title")
+		return len(r) == 1 && r[0]["title"] == "  Parser work  " && r[0]["sessionId"] == "fake-session-1"
+	})
+	e.Eventually("the stored title said", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), `The agent stored the title as "Parser work".`)
+	})
+}

@@ -116,6 +116,7 @@ func (h *Host) methods() map[string]any {
 		"acp_set_mode":    h.rpcSetMode,
 		"acp_set_model":   h.rpcSetModel,
 		"acp_set_option":  h.rpcSetOption,
+		"acp_set_title":   h.rpcSetTitle,   // settings.go
 		"acp_stderr":      h.rpcStderr,     // startstep.go
 		"acp_auth_status": h.rpcAuthStatus, // authstatus.go: :checkhealth
 		// Saved chats, off Neovim's main loop (history.go).
@@ -507,6 +508,15 @@ func (h *Host) rpcSetModel(sid int, model string) error {
 		return err
 	}
 	go s.setModel(model)
+	return nil
+}
+
+func (h *Host) rpcSetTitle(sid int, title string) error {
+	s, err := h.session(sid)
+	if err != nil {
+		return err
+	}
+	go s.setTitle(title)
 	return nil
 }
 

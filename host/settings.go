@@ -7,6 +7,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/acpx"
 )
 
 // settingTimeout bounds how long a mode/model/option change may take.
@@ -76,5 +78,22 @@ func (s *Session) setConfigOption(option string, value any) {
 		if opts, ok := out["configOptions"]; ok {
 			s.emit(updateEvent(clean(map[string]any{"sessionUpdate": "config_option_update", "configOptions": opts})))
 		}
+	}
+}
+
+// setTitle gives the agent the user's name for the session
+// (session/set_title, where it advertises sessionCapabilities.title); the
+// chat then shows the title the agent stored.
+func (s *Session) setTitle(title string) {
+	res, err := s.call(acpx.MethodSessionSetTitle, func(id acp.SessionId) any {
+		return acpx.SetTitleRequest{SessionID: string(id), Title: title}
+	})
+	if err != nil {
+		s.emit(messageEvent("error", "session/set_title: "+err.Error()))
+		return
+	}
+	var out acpx.SetTitleResponse
+	if json.Unmarshal(res, &out) == nil && out.Title != "" && out.Title != title {
+		s.emit(messageEvent("info", fmt.Sprintf("The agent stored the title as %q.", out.Title)))
 	}
 }

@@ -586,6 +586,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		return map[string]any{"state": "unknown"}, nil
 	case "session/close", "session/delete", "logout":
 		return map[string]any{}, nil
+	case "session/set_title":
+		// Stored as the agent would: trimmed (what it answers is shown).
+		return map[string]any{"title": strings.TrimSpace(fmt.Sprint(p["title"]))}, nil
 	case acp.AgentMethodSessionCancel:
 		a.mu.Lock()
 		close(a.cancel)
