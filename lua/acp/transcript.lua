@@ -9,6 +9,10 @@
 --- (acp.render.view) from each text block's structure (acp.render.doc),
 --- which is fed each line once as it completes. Big tool output shows its
 --- first and last lines until expanded.
+---
+--- Every line is written as the user may read it: control, invisible and
+--- bidi characters the agent sends are made visible ("␛", "⟨U+202E⟩",
+--- acp.text.visible), once, on their way into the buffer.
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local render = require("acp.render.acp")
@@ -23,8 +27,30 @@ M.ns = ns
 
 local split = texts.split
 
+--- lines with their hiding characters made visible (the same table when
+--- none has any).
+---@param lines string[]
+---@return string[]
+local function visible(lines)
+  local out
+  for i, l in ipairs(lines) do
+    local v = texts.visible(l)
+    if v ~= l then
+      out = out or vim.list_slice(lines)
+      out[i] = v
+    end
+  end
+  return out or lines
+end
+
 --- Time one tick of queued block redraws may take.
 local REDRAW_BUDGET_NS = 4e6
+
+--- Bytes of a line whose markdown is drawn; the rest shows plain. A
+--- window shows little more of one line, and a redraw must not cost the
+--- length of the longest line the agent sent (a megabyte line was parsed
+--- again at each redraw, and Neovim stopped answering).
+M.styled_bytes = 4096
 
 --- Blocks whose text is markdown (drawn by acp.render.view).
 local markdown_kinds = {
@@ -218,6 +244,7 @@ function T:_append(kind, lines, hl, open)
     return { kind = kind, n = #lines } -- the chat buffer is gone; see chat.show
   end
   self:close_stream()
+  lines = visible(lines)
   local b = { kind = kind, n = #lines, hl = hl, open = open or nil }
   self:_edit(function(buf)
     local start
@@ -268,6 +295,7 @@ function T:_replace(b, lines, hl)
     return
   end
   b.hl = hl or b.hl
+  lines = visible(lines)
   local old = b.lines
   local changed -- rows {first, old end, new end} of the lines rewritten
   self:_edit(function(buf)
@@ -408,7 +436,7 @@ function T:append_text(kind, text)
     self:_append(kind, split(text), stream_hl[kind], true)
     return
   end
-  local pieces = split(text)
+  local pieces = visible(split(text))
   local lastline
   self:_edit(function(buf)
     local n = api.nvim_buf_line_count(buf)
@@ -779,6 +807,9 @@ function T:row_spans(row, out)
   local line = api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1]
   if not line or line == "" then
     return
+  end
+  if #line > M.styled_bytes then
+    line = line:sub(1, M.styled_bytes)
   end
   local off = row - c.s
   local cb = b.doc:unhighlighted_at(off)
