@@ -88,6 +88,19 @@ func hostileUpdates() []any {
 	}
 }
 
+// hostileScenario is the fake agent's scenario: hostile mode and model
+// names at session/new, then steps as the first turn.
+func hostileScenario(steps []any) M {
+	return M{
+		"new_session": M{"result": M{
+			"modes": M{"currentModeId": "m1", "availableModes": []any{
+				M{"id": "m1", "name": strings.Repeat(stlExec, 3000)}, M{"id": escCSI, "name": escTitle + stlExec}}},
+			"models": M{"currentModelId": "x", "availableModels": []any{M{"modelId": "x", "name": stlSys + escOSC52}}},
+		}},
+		"turns": []any{steps},
+	}
+}
+
 // switches is a config_option_update's options: n boolean switches, all
 // on, each with a long name.
 func switches(n int) []any {
@@ -122,14 +135,7 @@ func TestHostileUpdatesKeepNeovimAnswering(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEditor(t)
 			steps := append(append([]any{}, tc.steps...), text("BURST DONE"))
-			e.SetupFake(M{
-				"new_session": M{"result": M{
-					"modes": M{"currentModeId": "m1", "availableModes": []any{
-						M{"id": "m1", "name": strings.Repeat(stlExec, 3000)}, M{"id": escCSI, "name": escTitle + stlExec}}},
-					"models": M{"currentModelId": "x", "availableModels": []any{M{"modelId": "x", "name": stlSys + escOSC52}}},
-				}},
-				"turns": []any{steps},
-			}, nil)
+			e.SetupFake(hostileScenario(steps), nil)
 			e.wideChat()
 			e.Chat("fake")
 			e.WaitState("ready")
