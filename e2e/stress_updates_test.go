@@ -22,7 +22,7 @@ const (
 // of every kind the chat shows: those of issue 31 (escapes in titles and
 // messages, a 100,000-character title, a title of 3,000 statusline
 // expressions, a plan with %{system()}), a thousand switches with long
-// names, and fields of the wrong type.
+// names, 100 KB streamed on one line, and fields of the wrong type.
 func hostileUpdates() []any {
 	esc := "see " + escCSI + escOSC52 + escTitle + rlo + " " + stlExec + " end"
 	huge := strings.Repeat("T", 100000)
@@ -37,6 +37,7 @@ func hostileUpdates() []any {
 		update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "text", "text": esc + "\n"}}),
 		update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "text",
 			"text": strings.Repeat("**bold** `code` [a](b) _em_ ", 10000) + "\n"}}),
+		M{"chunks": 100, "cycle": []string{strings.Repeat("word ", 200)}}, // 100 KB on one line, streamed
 		update(M{"sessionUpdate": "agent_thought_chunk", "content": M{"type": "text", "text": esc}}),
 		update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": esc}}),
 		update(M{"sessionUpdate": "tool_call", "toolCallId": "h1", "title": esc, "kind": "read", "status": "pending"}),
@@ -164,6 +165,14 @@ func TestHostileUpdatesKeepNeovimAnswering(t *testing.T) {
 			txt := e.ChatText()
 			if !strings.Contains(txt, "BURST DONE") {
 				t.Fatalf("the turn ended before its last words:\n%.3000s", txt)
+			}
+			// No line costs Neovim more than 16 KiB each time the chat
+			// scrolls: streamed text goes on on the next line, a block's
+			// longer line is cut.
+			for i, l := range strings.Split(txt, "\n") {
+				if len(l) > 16384+64 {
+					t.Fatalf("chat line %d is %d bytes long: %.200q", i, len(l), l)
+				}
 			}
 			for _, bad := range []string{"\x1b", "\u202E", "\x07"} {
 				if i := strings.Index(txt, bad); i >= 0 {

@@ -27,20 +27,74 @@ M.ns = ns
 
 local split = texts.split
 
---- lines with their hiding characters made visible (the same table when
---- none has any).
+--- Bytes of one line of the chat. Streamed text goes on past it on the
+--- next line; a longer line of a block (a tool's output, a message) is cut
+--- there, saying how much is left out. Neovim pays a line's length each
+--- time the chat scrolls to its end (more with 'linebreak'): an agent
+--- streaming a megabyte without a newline made every frame cost it whole.
+M.max_line_bytes = 16384
+
+--- The last byte of s at or before e that ends a character (s[e + 1] does
+--- not continue one); from-1 when there is none from byte from on.
+local function char_end(s, e, from)
+  while e >= from do
+    local next_byte = s:byte(e + 1)
+    if not next_byte or next_byte < 0x80 or next_byte >= 0xC0 then
+      return e
+    end
+    e = e - 1
+  end
+  return from - 1
+end
+
+--- lines with their hiding characters made visible (acp.text.visible) and
+--- cut at M.max_line_bytes (the same table when none changed).
 ---@param lines string[]
 ---@return string[]
-local function visible(lines)
+local function bounded(lines)
   local out
   for i, l in ipairs(lines) do
     local v = texts.visible(l)
+    if #v > M.max_line_bytes then
+      local e = char_end(v, M.max_line_bytes, 1)
+      v = ("%s … (%d more bytes on this line)"):format(v:sub(1, e), #v - e)
+    end
     if v ~= l then
       out = out or vim.list_slice(lines)
       out[i] = v
     end
   end
   return out or lines
+end
+
+--- The pieces of streamed text made visible, in place.
+---@param pieces string[]
+---@return string[]
+local function visible_each(pieces)
+  for i, p in ipairs(pieces) do
+    pieces[i] = texts.visible(p)
+  end
+  return pieces
+end
+
+--- Streamed pieces (made visible) wrapped at M.max_line_bytes: the first
+--- continues a line of used bytes. Costs the pieces' length.
+---@param pieces string[]
+---@param used integer
+---@return string[]
+local function wrapped(pieces, used)
+  local max = M.max_line_bytes
+  local out = {}
+  for i, p in ipairs(pieces) do
+    local room, from = max - (i == 1 and used or 0), 1
+    while #p - from + 1 > room do
+      local e = room > 0 and char_end(p, from - 1 + room, from) or from - 1
+      out[#out + 1] = p:sub(from, e)
+      from, room = e + 1, max
+    end
+    out[#out + 1] = from == 1 and p or p:sub(from)
+  end
+  return out
 end
 
 --- Time one tick of queued block redraws may take.
@@ -244,7 +298,7 @@ function T:_append(kind, lines, hl, open)
     return { kind = kind, n = #lines } -- the chat buffer is gone; see chat.show
   end
   self:close_stream()
-  lines = visible(lines)
+  lines = bounded(lines)
   local b = { kind = kind, n = #lines, hl = hl, open = open or nil }
   self:_edit(function(buf)
     local start
@@ -295,7 +349,7 @@ function T:_replace(b, lines, hl)
     return
   end
   b.hl = hl or b.hl
-  lines = visible(lines)
+  lines = bounded(lines)
   local old = b.lines
   local changed -- rows {first, old end, new end} of the lines rewritten
   self:_edit(function(buf)
@@ -433,14 +487,15 @@ function T:append_text(kind, text)
     elseif not self.turn_header then
       self:agent_header()
     end
-    self:_append(kind, split(text), stream_hl[kind], true)
+    self:_append(kind, wrapped(visible_each(split(text)), 0), stream_hl[kind], true)
     return
   end
-  local pieces = visible(split(text))
+  local pieces = visible_each(split(text))
   local lastline
   self:_edit(function(buf)
     local n = api.nvim_buf_line_count(buf)
     lastline = api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+    pieces = wrapped(pieces, #lastline)
     api.nvim_buf_set_text(buf, n - 1, #lastline, n - 1, #lastline, pieces)
     b.n = b.n + #pieces - 1
   end)
