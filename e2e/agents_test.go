@@ -501,8 +501,8 @@ func TestCheckhealthSeesRegistryInstalls(t *testing.T) {
 	e.Lua(`require("acp").setup({ registry = { url = ... },
 		agents = { mine = { cmd = { "/nonexistent/fake-acp" }, registry = "fake-acp" } } })
 		_G.done = nil
-		require("acp.registry").refresh(function()
-			require("acp.registry").install("fake-acp", { done = function(ev) _G.done = ev end })
+		require("acp.agents.registry").refresh(function()
+			require("acp.agents.registry").install("fake-acp", { done = function(ev) _G.done = ev end })
 		end)`, nil, url)
 	e.Eventually("the install", 30*time.Second, func() bool {
 		var ok bool

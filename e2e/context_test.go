@@ -115,7 +115,7 @@ func TestMentionsAreContext(t *testing.T) {
 		vim.api.nvim_set_current_win(s.input_win)
 		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { "see @docs/gu" })
 		vim.api.nvim_win_set_cursor(s.input_win, { 1, 12 })
-		local c = require("acp.complete")
+		local c = require("acp.input.complete")
 		local start = c.omnifunc(1, "")
 		return c.omnifunc(0, ("see @docs/gu"):sub(start + 1))`, &items)
 	if len(items) != 1 || items[0]["word"] != "docs/guide.md" {

@@ -574,7 +574,7 @@ func TestFsReview(t *testing.T) {
 				}
 				// Approved before it landed: in the record, kept, nothing pending.
 				var changed int
-				e.Lua(`return #require("acp.changes").list(require("acp")._session())`, &changed)
+				e.Lua(`return #require("acp.review.changes").list(require("acp")._session())`, &changed)
 				if n := e.pendingHunks(p); n != 0 || changed != 1 {
 					t.Fatalf("approved edit: %d pending hunks, %d files changed; want 0, 1", n, changed)
 				}

@@ -147,7 +147,7 @@ func TestMentionSymbol(t *testing.T) {
 		vim.api.nvim_set_current_win(s.input_win)
 		vim.api.nvim_buf_set_lines(0, 0, -1, false, { "@symbol:Gree" })
 		vim.api.nvim_win_set_cursor(0, { 1, 12 })
-		local complete = require("acp.complete")
+		local complete = require("acp.input.complete")
 		complete.omnifunc(1, "")
 		local out = {}
 		for _, it in ipairs(complete.omnifunc(0, "symbol:Gree")) do out[#out + 1] = it.word end

@@ -98,7 +98,7 @@ func TestMentionsComplete(t *testing.T) {
 	var words []string
 	e.Lua(`local s = require("acp")._session()
 		vim.api.nvim_set_current_win(s.input_win)
-		local complete = require("acp.complete")
+		local complete = require("acp.input.complete")
 		local out = {}
 		for _, base in ipairs({ "di", "sy" }) do
 			vim.api.nvim_buf_set_lines(0, 0, -1, false, { "see @" .. base })

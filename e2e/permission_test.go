@@ -338,3 +338,91 @@ func TestPromptGuardIgnoresEarlyKeys(t *testing.T) {
 		t.Fatalf("outcome %v", got)
 	}
 }
+
+// Answering prompts gives the focus back where the prompt took it, in the
+// mode the user was in: typing in the input, <C-g>, an answer that brings
+// the next prompt, an answer to that, and the next keys type on in the
+// input (they went to Normal mode before: `q` hid the chat).
+func TestAnsweredPromptsGiveBackInsertMode(t *testing.T) {
+	e := startEditor(t)
+	first := permRequest("p1", "First tool", "edit", "")
+	first["async"] = true
+	second := permRequest("p2", "Second tool", "execute", "make test")
+	second["async"] = true
+	third := permRequest("p3", "Third tool", "execute", "make lint")
+	e.SetupFake(M{"turns": []any{
+		[]any{first, M{"sleep_ms": 50}, second, M{"wait_async": true}, text("done")},
+		[]any{third, text("done again")},
+	}}, M{"permissions": M{"focus_guard_ms": 0}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("build")
+	e.Eventually("both requests queued", 5*time.Second, func() bool {
+		var n int
+		e.Lua(`return require("acp")._session().prompts:count("permission")`, &n)
+		return n == 2
+	})
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.input_win)
+		vim.cmd("startinsert")`, nil)
+	e.keys("hello")
+	e.keys("<C-g>")
+	e.Eventually("the first prompt focused", 5*time.Second, func() bool {
+		var in bool
+		e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &in)
+		return in && strings.Contains(promptText(e), "First tool")
+	})
+	e.keys("a")
+	e.Eventually("the second prompt focused", 5*time.Second, func() bool {
+		var in bool
+		e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &in)
+		return in && strings.Contains(promptText(e), "Second tool")
+	})
+	e.keys("a world")
+	type where struct {
+		Mode  string `msgpack:"mode"`
+		Input bool   `msgpack:"input"`
+		Text  string `msgpack:"text"`
+	}
+	var got where
+	e.Eventually("typing goes on in the input", 5*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session()
+			return { mode = vim.api.nvim_get_mode().mode, input = vim.api.nvim_get_current_buf() == s.input_buf,
+				text = table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n") }`, &got)
+		return got.Text == "hello world"
+	})
+	if got.Mode != "i" || !got.Input {
+		t.Fatalf("after the answers: mode %q, in the input %v, text %q", got.Mode, got.Input, got.Text)
+	}
+	if o := waitOutcomes(e, 2); o[0] != "allow" || o[1] != "allow" {
+		t.Fatalf("outcomes %v", o)
+	}
+	// Hiding the prompt (<Esc>) instead of answering it gives back the same.
+	e.WaitState("ready")
+	e.keys("<Esc>")
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, {})
+		vim.api.nvim_set_current_win(s.input_win)`, nil)
+	e.Lua(`require("acp").send("again")`, nil)
+	e.WaitState("awaiting_permission")
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.input_win)
+		vim.cmd("startinsert")`, nil)
+	e.keys("more")
+	e.keys("<C-g>")
+	e.Eventually("the third prompt focused", 5*time.Second, func() bool {
+		var in bool
+		e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &in)
+		return in && strings.Contains(promptText(e), "Third tool")
+	})
+	e.keys("<Esc> text")
+	e.Eventually("typing goes on in the input after <Esc>", 5*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session()
+			return { mode = vim.api.nvim_get_mode().mode, input = vim.api.nvim_get_current_buf() == s.input_buf,
+				text = table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n") }`, &got)
+		return got.Text == "more text"
+	})
+	if got.Mode != "i" || !got.Input {
+		t.Fatalf("after <Esc>: mode %q, in the input %v, text %q", got.Mode, got.Input, got.Text)
+	}
+}

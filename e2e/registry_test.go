@@ -13,10 +13,10 @@ import (
 )
 
 // recordRegistryEvents makes the editor keep the registry events the host
-// sends (as well as routing them to acp.registry).
+// sends (as well as routing them to acp.agents.registry).
 func recordRegistryEvents(e *Editor) {
 	e.Lua(`_G.registry_events = {}
-local router = require("acp.events")
+local router = require("acp.session.events")
 local dispatch = router.dispatch
 router.dispatch = function(events)
   for _, ev in ipairs(events) do

@@ -250,7 +250,7 @@ func TestRenderEventsHandledOneAtATimeArriveInOrder(t *testing.T) {
 	e.SetupFake(M{"turns": []any{steps}}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
-	e.Lua(`require("acp.events").budget_ms = 0`, nil)
+	e.Lua(`require("acp.session.events").budget_ms = 0`, nil)
 	e.Send("go")
 	e.Eventually("the end of the turn", 60*time.Second, func() bool { return strings.Contains(e.ChatText(), "THE END") })
 	e.WaitState("ready")

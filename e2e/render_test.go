@@ -160,7 +160,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 	})
 	// /command completion with descriptions and input hints.
 	var items []map[string]any
-	e.Lua(`return require("acp.complete").items(require("acp")._session(), "re")`, &items)
+	e.Lua(`return require("acp.input.complete").items(require("acp")._session(), "re")`, &items)
 	if len(items) != 2 || items[0]["word"] != "/review" || items[0]["menu"] != "<file>" || items[1]["word"] != "/rename" {
 		t.Fatalf("completion items %v", items)
 	}
@@ -169,7 +169,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 		vim.api.nvim_set_current_win(s.input_win)
 		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { "please /te" })
 		vim.api.nvim_win_set_cursor(s.input_win, { 1, 10 })
-		return vim.fn.eval("v:lua.require'acp.complete'.omnifunc(1, '')")`, &start)
+		return vim.fn.eval("v:lua.require'acp.input.complete'.omnifunc(1, '')")`, &start)
 	if start != 7 {
 		t.Fatalf("omnifunc findstart = %d, want 7", start)
 	}
@@ -180,7 +180,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
 			if l:match("^%s+%+c$") then vim.api.nvim_win_set_cursor(0, { i, 0 }) end
 		end
-		require("acp.actions").open_diff(s)
+		require("acp.chat.actions").open_diff(s)
 		local out = {}
 		for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
 			local b = vim.api.nvim_win_get_buf(w)
@@ -202,7 +202,7 @@ func TestEveryUpdateKindRenders(t *testing.T) {
 		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
 			if l:match("main%.go:3$") then vim.api.nvim_win_set_cursor(0, { i, 0 }) end
 		end
-		require("acp.actions").activate(s)
+		require("acp.chat.actions").activate(s)
 		return { vim.api.nvim_buf_get_name(0), vim.api.nvim_win_get_cursor(0)[1] }`, &where)
 	if !strings.HasSuffix(where[0].(string), "main.go") || toInt(where[1]) != 3 {
 		t.Fatalf("location jump went to %v", where)

@@ -290,7 +290,7 @@ func TestSandboxBuildsWork(t *testing.T) {
 	// links) of the host's: go test then compiles this module, not the
 	// standard library from nothing (minutes on a loaded machine).
 	var cache string
-	e.Lua(`return require("acp.sandbox").cache(...)`, &cache, e.Dir)
+	e.Lua(`return require("acp.terminal.sandbox").cache(...)`, &cache, e.Dir)
 	if gc := strings.TrimSpace(string(hostCache)); gc != "" {
 		if err := os.MkdirAll(cache, 0o700); err != nil {
 			t.Fatal(err)

@@ -94,7 +94,7 @@ func TestConfigOptionsBooleanAndModel(t *testing.T) {
 	e.Chat("fake")
 	e.WaitState("ready")
 	var items []string
-	e.Lua(`local settings = require("acp.settings")
+	e.Lua(`local settings = require("acp.session.settings")
 		return vim.tbl_map(settings.option_text, require("acp")._session().settings.config_options)`, &items)
 	if strings.Join(items, "|") != "[ ] Fast mode|Model: Small" {
 		t.Fatalf(":AcpOption lists %q", items)

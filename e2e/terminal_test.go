@@ -161,7 +161,7 @@ func TestTerminalInputAndOpen(t *testing.T) {
 		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
 			if l:find("[terminal ", 1, true) then vim.api.nvim_win_set_cursor(0, { i, 0 }) end
 		end
-		require("acp.actions").activate(s)
+		require("acp.chat.actions").activate(s)
 		return vim.api.nvim_get_current_buf() == s.terminals:get(...).buf`, &opened, id)
 	if !opened {
 		t.Fatal("<CR> on the terminal line did not open its live view")
@@ -530,7 +530,7 @@ func TestTerminalQReturnsToTheChat(t *testing.T) {
 		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
 			if l:find("[terminal ", 1, true) then vim.api.nvim_win_set_cursor(0, { i, 0 }) end
 		end
-		require("acp.actions").activate(s)
+		require("acp.chat.actions").activate(s)
 		return vim.b.acp_terminal ~= nil`, &opened)
 	if !opened {
 		t.Fatal("the terminal view did not open")

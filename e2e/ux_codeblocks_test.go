@@ -104,7 +104,7 @@ func TestCodeBlockApplyThroughReview(t *testing.T) {
 				}
 				// Bug: :AcpChanges credited the user's apply to the agent.
 				var qf []string
-				e.Lua(`require("acp.changes").quickfix(require("acp")._session())
+				e.Lua(`require("acp.review.changes").quickfix(require("acp")._session())
 					return vim.tbl_map(function(i) return i.text end, vim.fn.getqflist())`, &qf)
 				if len(qf) != 1 || !strings.Contains(qf[0], "by you (a code block applied)") {
 					t.Fatalf(":AcpChanges: %q", qf)

@@ -101,7 +101,7 @@ func TestDemoModesModelsCommandsAlways(t *testing.T) {
 	})
 	var words []string
 	e.Eventually("the slash commands", 30*time.Second, func() bool {
-		e.Lua(`return vim.tbl_map(function(i) return i.word end, require("acp.complete").items(require("acp")._session(), ""))`, &words)
+		e.Lua(`return vim.tbl_map(function(i) return i.word end, require("acp.input.complete").items(require("acp")._session(), ""))`, &words)
 		return strings.Join(words, " ") == "/slow /conflict /help"
 	})
 	e.demoTurn("/help", "allow_once")

@@ -95,3 +95,41 @@ func TestRuleOfferIsThatFile(t *testing.T) {
 		t.Fatalf("offer: %+v", calls[0])
 	}
 }
+
+// A message of the plugin longer than the command line (two lines, or one
+// line wider than the screen) never stops Neovim behind "Press ENTER": a
+// UI is attached, as a user's terminal is.
+func TestPluginMessagesNeverWaitForEnter(t *testing.T) {
+	e := startEditor(t)
+	if err := e.nv.AttachUI(80, 24, map[string]any{"ext_linegrid": true}); err != nil {
+		t.Fatal(err)
+	}
+	e.Lua(`require("acp").setup({})`, nil)
+	// From the event loop, as the host's events come: a hit-enter prompt
+	// there leaves Neovim blocked on a key (nvim_get_mode still answers).
+	e.Lua(`vim.schedule(function()
+			local notify = require("acp.notify")
+			notify("acp: opencode: a warning\nwith a second line", vim.log.levels.WARN)
+			notify("acp: " .. string.rep("a long line ", 20), vim.log.levels.ERROR)
+			notify("acp: and a third", vim.log.levels.INFO)
+			vim.g.acp_test_said = true
+		end)`, nil)
+	e.Eventually("the messages given", 10*time.Second, func() bool {
+		var mode struct {
+			Mode     string `msgpack:"mode"`
+			Blocking bool   `msgpack:"blocking"`
+		}
+		if err := e.nv.Call("nvim_get_mode", &mode); err != nil {
+			t.Fatal(err)
+		}
+		if mode.Blocking || mode.Mode == "r" || mode.Mode == "rm" {
+			t.Fatalf("Neovim waits for a key after the messages: mode %+v", mode)
+		}
+		var said bool
+		e.Lua(`return vim.g.acp_test_said == true`, &said)
+		return said
+	})
+	if m := e.Messages(); !strings.Contains(m, "a warning · with a second line") {
+		t.Fatalf(":messages has not the message on one line:\n%s", m)
+	}
+}

@@ -40,7 +40,7 @@ func TestWinbarAndStatuslineWhileBusy(t *testing.T) {
 	}
 	e.Eventually("the spinner's timer stops", 30*time.Second, func() bool {
 		var running bool
-		e.Lua(`return require("acp.winbar").running()`, &running)
+		e.Lua(`return require("acp.chat.winbar").running()`, &running)
 		return !running
 	})
 }

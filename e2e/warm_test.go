@@ -17,7 +17,7 @@ func TestWarmSessionOpensNewChatAtOnce(t *testing.T) {
 	first := e.WaitState("ready")
 	e.Eventually("a warm session", 10*time.Second, func() bool {
 		var n int
-		e.Lua(`return require("acp.warm").count("fake")`, &n)
+		e.Lua(`return require("acp.session.warm").count("fake")`, &n)
 		return n == 1 && len(e.recvs("session/new")) == 2
 	})
 	var sessions []Status
@@ -29,7 +29,7 @@ func TestWarmSessionOpensNewChatAtOnce(t *testing.T) {
 	// new chat must be ready as it opens, without waiting.
 	e.Eventually("the warm session's session/new answered", 10*time.Second, func() bool {
 		var state string
-		e.Lua(`local s = require("acp.session")
+		e.Lua(`local s = require("acp.sessions")
 			for k = 1, 10 do local x = s.get(k); if x and x.warm then return x.state end end
 			return ""`, &state)
 		return state == "ready"

@@ -8,7 +8,7 @@ package host
 //     env_var method whose variables are set, or a method with
 //     _meta["api-key"] whose provider's key is set (codex-acp and gemini
 //     advertise their API key that way). It is passed to authenticate.
-//  2. Otherwise the user picks one (the "auth" question, lua/acp/auth.lua):
+//  2. Otherwise the user picks one (the "auth" question, lua/acp/agents/auth.lua):
 //     agent    authenticate is called; the agent may open a browser and
 //              wait for the login (the chat says so);
 //     env_var  the user's values come back in the answer; the agent is
@@ -37,7 +37,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/nvim-acp/nvim-acp/approval"
+	"github.com/nvim-acp/nvim-acp/login"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
 )
@@ -180,11 +180,11 @@ func parseAuthMethods(raw json.RawMessage, agentCmd []string) []authMethod {
 }
 
 // Which program a login command runs, and whether it is the agent's own:
-// approval/program.go.
+// package login.
 var (
-	loginBase  = approval.LoginBase
-	ownProgram = approval.OwnProgram
-	loaderVars = approval.LoaderVars
+	loginBase  = login.Base
+	ownProgram = login.OwnProgram
+	loaderVars = login.LoaderVars
 )
 
 // descVars finds the environment variables a method's description asks to set.

@@ -28,7 +28,7 @@ func (h *Host) capabilities() acpx.ClientCapabilities {
 	},
 		// The agent's questions: forms, and links opened once the user says so (elicit.go).
 		ElicitationForm: true, ElicitationURL: true,
-		// lua/acp/settings.lua and notices.lua draw these.
+		// lua/acp/session/settings.lua and notices.lua draw these.
 		BooleanConfigOptions: true, Compaction: true, Plans: true,
 	}
 }

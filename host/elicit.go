@@ -12,7 +12,7 @@ import (
 
 // Elicitation (ACP v1 elicitation/create, form and url): the agent asks
 // the user for structured answers, or to open a link. The question goes
-// through the session's prompt queue (lua/acp/elicit.lua) like a
+// through the session's prompt queue (lua/acp/prompt/elicit.lua) like a
 // permission request; a turn's cancel answers it "cancel".
 
 // serveElicitation serves elicitation/create on the session it names; a

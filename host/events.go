@@ -9,7 +9,7 @@ import (
 )
 
 // Events are the host's messages to the Lua UI, delivered in batches by UI
-// (ui.go) to lua/acp/events.lua, which routes each by its "type" to one
+// (ui.go) to lua/acp/session/events.lua, which routes each by its "type" to one
 // handler. Every event is built by one constructor below; Session.emit adds
 // "sid". TestEventTypesHaveLuaHandlers checks that each type in eventTypes
 // has a Lua handler and each Lua handler a type here.
@@ -56,8 +56,8 @@ var eventTypes = []string{
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
-// but to the agent registry UI (:AcpAgents, lua/acp/registry.lua). They are
-// kept out of eventTypes, which lists the types lua/acp/events.lua routes to
+// but to the agent registry UI (:AcpAgents, lua/acp/agents/registry.lua). They are
+// kept out of eventTypes, which lists the types lua/acp/session/events.lua routes to
 // a session's handler; events.lua routes these through its global table
 // (TestRegistryEventTypesHaveGlobalLuaHandlers).
 const (
@@ -202,7 +202,7 @@ const clientKey = "_nvim_acp"
 
 // withCommandLine sets tc[clientKey] from tc's rawInput: the command line
 // the tool call runs, computed once here (approval.CommandLine) so that
-// a rule the UI saves or matches (lua/acp/rules.lua) is the line consent
+// a rule the UI saves or matches (lua/acp/rules/init.lua) is the line consent
 // approves. "runs" is true when rawInput names a command at all, even one
 // that cannot be read as a line (an argv that is not all strings). A tool
 // call without rawInput gets no key: an update leaves the tool call's

@@ -11,13 +11,13 @@ import (
 	"testing"
 )
 
-// luaHandlers are the event types lua/acp/events.lua has a handler for.
+// luaHandlers are the event types lua/acp/session/events.lua has a handler for.
 func luaHandlers(t *testing.T) []string { return luaTable(t, "handlers") }
 
-// luaTable are the names of the functions of table name in lua/acp/events.lua.
+// luaTable are the names of the functions of table name in lua/acp/session/events.lua.
 func luaTable(t *testing.T, name string) []string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "lua", "acp", "events.lua"))
+	src, err := os.ReadFile(filepath.Join("..", "lua", "acp", "session", "events.lua"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,28 +33,28 @@ func luaTable(t *testing.T, name string) []string {
 func TestEventTypesHaveLuaHandlers(t *testing.T) {
 	lua := luaHandlers(t)
 	if len(lua) < 10 {
-		t.Fatalf("found only %v in lua/acp/events.lua: is the handler table still written as handlers.x?", lua)
+		t.Fatalf("found only %v in lua/acp/session/events.lua: is the handler table still written as handlers.x?", lua)
 	}
 	for _, typ := range eventTypes {
 		if !slices.Contains(lua, typ) {
-			t.Errorf("event type %q has no handler in lua/acp/events.lua", typ)
+			t.Errorf("event type %q has no handler in lua/acp/session/events.lua", typ)
 		}
 	}
 	for _, h := range lua {
 		if !slices.Contains(eventTypes, h) {
-			t.Errorf("lua/acp/events.lua handles %q, which the host never sends (host/events.go)", h)
+			t.Errorf("lua/acp/session/events.lua handles %q, which the host never sends (host/events.go)", h)
 		}
 	}
 }
 
 // Events of no session (the registry's) have their own route in
-// lua/acp/events.lua (the global table), and it handles nothing else.
+// lua/acp/session/events.lua (the global table), and it handles nothing else.
 func TestRegistryEventTypesHaveGlobalLuaHandlers(t *testing.T) {
 	lua := luaTable(t, "global")
 	want := slices.Clone(registryEventTypes)
 	slices.Sort(want)
 	if !slices.Equal(lua, want) {
-		t.Fatalf("lua/acp/events.lua global handlers %v, host registry events %v", lua, registryEventTypes)
+		t.Fatalf("lua/acp/session/events.lua global handlers %v, host registry events %v", lua, registryEventTypes)
 	}
 }
 

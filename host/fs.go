@@ -26,8 +26,8 @@ import (
 //   - outside-workspace questions go through the permission prompt, as a
 //     permission event with a synthesized tool call, answered by
 //     acp_answer_permission(id, n), n the option's number;
-//   - conflicts and write reviews go to the prompt queue (lua/acp/prompt.lua,
-//     content from lua/acp/fsprompt.lua) as an fs_question event (a diff
+//   - conflicts and write reviews go to the prompt queue (lua/acp/prompt/init.lua,
+//     content from lua/acp/prompt/fsprompt.lua) as an fs_question event (a diff
 //     window with one key per answer), answered by
 //     acp_answer_fs_question(id, optionId).
 //

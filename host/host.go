@@ -85,13 +85,24 @@ func (h *Host) deliver(ctx context.Context, events []Event) (int, error) {
 		}
 	}
 	var n int
-	err := h.nv.ExecLua("return require('acp.events').dispatch(...)", &n, events)
+	err := h.nv.ExecLua("return require('acp.session.events').dispatch(...)", &n, events)
 	return n, err
 }
 
 // Register installs the RPC methods Lua calls.
 func (h *Host) Register() error {
-	handlers := map[string]any{
+	for name, fn := range h.methods() {
+		if err := h.nv.RegisterHandler(name, fn); err != nil {
+			return fmt.Errorf("register %s: %w", name, err)
+		}
+	}
+	return h.registerRegistry() // acp_registry_* (registry.go)
+}
+
+// methods are the RPC methods Lua calls by name, but for the registry's
+// (registryMethods); rpcnames_test.go pairs them with lua/acp's calls.
+func (h *Host) methods() map[string]any {
+	return map[string]any{
 		"acp_open":       h.rpcOpen,
 		"acp_prompt":     h.rpcPrompt,
 		"acp_steer":      h.rpcSteer,     // steer.go
@@ -101,7 +112,6 @@ func (h *Host) Register() error {
 		"acp_set_mode":   h.rpcSetMode,
 		"acp_set_model":  h.rpcSetModel,
 		"acp_set_option": h.rpcSetOption,
-		"acp_ping":       func() (string, error) { return Version, nil },
 		"acp_scrub":      h.rpcScrub,  // auth.go
 		"acp_stderr":     h.rpcStderr, // startstep.go
 
@@ -132,12 +142,6 @@ func (h *Host) Register() error {
 		// Answers of the MCP tools' queries (mcp.go).
 		"acp_mcp_reply": h.lua.Reply,
 	}
-	for name, fn := range handlers {
-		if err := h.nv.RegisterHandler(name, fn); err != nil {
-			return fmt.Errorf("register %s: %w", name, err)
-		}
-	}
-	return h.registerRegistry() // acp_registry_* (registry.go)
 }
 
 // Run serves Neovim until it goes away, then stops every agent.

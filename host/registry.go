@@ -31,16 +31,20 @@ func (h *Host) registryService() *registry.Service {
 	return r
 }
 
-// registerRegistry installs the acp_registry_* methods (registry.Service).
-func (h *Host) registerRegistry() error {
-	r := h.registryService()
-	for name, fn := range map[string]any{
+// registryMethods are the acp_registry_* RPC methods of r.
+func registryMethods(r *registry.Service) map[string]any {
+	return map[string]any{
 		"acp_registry_list":    r.List,
 		"acp_registry_refresh": r.Refresh,
 		"acp_registry_install": r.Install,
 		"acp_registry_cancel":  r.Cancel,
 		"acp_registry_resolve": r.Resolve,
-	} {
+	}
+}
+
+// registerRegistry installs the acp_registry_* methods (registry.Service).
+func (h *Host) registerRegistry() error {
+	for name, fn := range registryMethods(h.registryService()) {
 		if err := h.nv.RegisterHandler(name, fn); err != nil {
 			return fmt.Errorf("register %s: %w", name, err)
 		}

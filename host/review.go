@@ -10,7 +10,7 @@ import (
 
 // This file wires the review (package review) into a session: its
 // tracker hears every change the session's fs bridge makes or sees (the
-// bridge's ChangeSink) and the turns; the UI (lua/acp/review.lua,
+// bridge's ChangeSink) and the turns; the UI (lua/acp/review/init.lua,
 // reviewview.lua) gets a "review" event per changed file and acts through
 // the acp_review_* methods. Rejects write through the bridge, the agent's
 // write path.

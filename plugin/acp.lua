@@ -143,7 +143,7 @@ cmd("AcpDiff", function(o)
 end, { nargs = "?", complete = "file", desc = "Diff a file the agent changed against its text before" })
 
 cmd("AcpFollow", function(o)
-  require("acp.follow").set(({ on = true, off = false })[o.args])
+  require("acp.chat.follow").set(({ on = true, off = false })[o.args])
 end, {
   nargs = "?",
   complete = function()
@@ -166,7 +166,7 @@ vim.keymap.set("n", "<Plug>(AcpToggle)", function()
   require("acp").toggle()
 end, { desc = "acp: show or hide the chat" })
 vim.keymap.set("n", "<Plug>(AcpFollow)", function()
-  require("acp.follow").set()
+  require("acp.chat.follow").set()
 end, { desc = "acp: follow the agent (toggle)" })
 vim.keymap.set("n", "<Plug>(AcpCancel)", function()
   require("acp").cancel()

@@ -31,7 +31,7 @@ package registry
 //	    {ok = false, error = "...context canceled"}. Unknown ids are ignored.
 //
 // Asynchronous (answer at once with an id; the result comes as events
-// through require("acp.events").dispatch, batched like all events; these
+// through require("acp.session.events").dispatch, batched like all events; these
 // events carry no sid, so dispatch needs a route for them; constructors and
 // types in host/events.go, registryEventTypes):
 //

@@ -1,6 +1,6 @@
--- acp.actions: agent text under the cursor is a literal path, and only
+-- acp.chat.actions: agent text under the cursor is a literal path, and only
 -- regular files are opened.
-local actions = require("acp.actions")
+local actions = require("acp.chat.actions")
 
 local M = {}
 

@@ -1,6 +1,6 @@
--- acp.auth: the login picker says what a terminal login runs, and warns
+-- acp.agents.auth: the login picker says what a terminal login runs, and warns
 -- when that is not the agent's own program (issue 21).
-local auth = require("acp.auth")
+local auth = require("acp.agents.auth")
 
 local M = {}
 

@@ -1,6 +1,6 @@
--- acp.codeblocks: the fenced blocks of a transcript, and where an applied
+-- acp.chat.codeblocks: the fenced blocks of a transcript, and where an applied
 -- block goes in a file.
-local codeblocks = require("acp.codeblocks")
+local codeblocks = require("acp.chat.codeblocks")
 
 local M = {}
 

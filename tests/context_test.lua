@@ -1,6 +1,6 @@
--- acp.context: image files written out in a prompt (as a terminal pastes a
+-- acp.input.context: image files written out in a prompt (as a terminal pastes a
 -- dropped file) are found; nothing else is.
-local context = require("acp.context")
+local context = require("acp.input.context")
 
 local M = {}
 

@@ -49,7 +49,7 @@ end
 
 M[":AcpChanges compares no file over fs.max_bytes"] = function(t)
   local config = require("acp.config")
-  local changes = require("acp.changes")
+  local changes = require("acp.review.changes")
   local path = scratch() .. "/big"
   vim.fn.writefile({ ("x"):rep(2 * 1024 * 1024) }, path, "b")
   config.setup({ fs = { max_bytes = 1024 * 1024 } })

@@ -1,7 +1,7 @@
 -- acp.prompt: one queue for permission requests, fs questions and pickers.
 local config = require("acp.config")
-local prompt = require("acp.prompt")
 local layout = require("acp.layout")
+local prompt = require("acp.prompt")
 
 local M = {}
 

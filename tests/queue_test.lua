@@ -1,6 +1,6 @@
--- acp.queue: the queue's editor text is read back into prompts (edits,
+-- acp.input.queue: the queue's editor text is read back into prompts (edits,
 -- removals, moved blocks, new prompts) keeping each prompt's context.
-local queue = require("acp.queue")
+local queue = require("acp.input.queue")
 
 local M = {}
 

@@ -1,6 +1,6 @@
--- acp.registryenv: the registry variables the user accepted, kept per agent
+-- acp.prompt.registryenv: the registry variables the user accepted, kept per agent
 -- in a file of the plugin's own.
-local registryenv = require("acp.registryenv")
+local registryenv = require("acp.prompt.registryenv")
 
 local M = {}
 

@@ -1,7 +1,7 @@
--- acp.remote: what the chat shows of an agent server's URL, the token
+-- acp.agents.remote: what the chat shows of an agent server's URL, the token
 -- (from the environment, or typed once and kept in memory), and the agent
 -- options acp_open gets for remote and prefixed agents.
-local remote = require("acp.remote")
+local remote = require("acp.agents.remote")
 
 local M = {}
 

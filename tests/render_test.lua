@@ -1,8 +1,8 @@
 -- Pure renderers: diff line classification, plan lines, rawOutput text,
 -- one-line values, prompt keys and prompt lines.
 local diff = require("acp.diff")
-local fsprompt = require("acp.fsprompt")
-local permission = require("acp.permission")
+local fsprompt = require("acp.prompt.fsprompt")
+local permission = require("acp.prompt.permission")
 local render = require("acp.render.acp")
 local texts = require("acp.text")
 

@@ -1,6 +1,6 @@
--- acp.replay: a transcript's lines read back into turns (a saved chat
+-- acp.session.replay: a transcript's lines read back into turns (a saved chat
 -- resumed with session/resume, the chat a fork starts from).
-local replay = require("acp.replay")
+local replay = require("acp.session.replay")
 
 local M = {}
 

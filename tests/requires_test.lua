@@ -13,8 +13,10 @@ local function modules(root)
     local at_top = true
     for i, line in ipairs(vim.fn.readfile(file)) do
       -- The header: comments, blank lines, then `local x = require("acp.y")` lines.
+      -- lazy("acp.y") (acp.lazy) is a require done on first use: an edge too.
       local req = line:match('^local [%w_]+ = require%("(acp[%w_.]*)"%)$')
         or line:match('^return require%("(acp[%w_.]*)"%)$')
+        or line:match('^local [%w_]+ = lazy%("(acp[%w_.]*)"%)$')
       if req and at_top then
         table.insert(mod.requires, req)
       elseif not (line:match("^%-%-") or line:match("^%s*$")) then
@@ -33,8 +35,10 @@ end
 
 M["every require is at the top of its file"] = function(t)
   local misplaced = {}
-  for _, mod in pairs(modules(t.root)) do
-    vim.list_extend(misplaced, mod.misplaced)
+  for name, mod in pairs(modules(t.root)) do
+    if name ~= "acp.lazy" then -- its job: the require done on first use
+      vim.list_extend(misplaced, mod.misplaced)
+    end
   end
   table.sort(misplaced)
   t.eq(misplaced, {}, "requires outside the header")
@@ -87,6 +91,129 @@ M["the require graph has no cycle"] = function(t)
     end
   end
   t.eq(find_cycle(mods), nil, "require cycle")
+end
+
+--- The folder of a module: "acp.chat.winbar" and "acp.chat" are in "chat";
+--- the modules at the top of lua/acp (the shared base and the entry
+--- modules) are in "" (the top).
+local function folder(name, mods)
+  local rel = name:gsub("^acp%.?", "")
+  local first = rel:match("^([%w_]+)")
+  if not first then
+    return ""
+  end
+  local file = mods[name] and mods[name].file or ""
+  if rel:find("%.") or file:match("/init%.lua$") then
+    return first
+  end
+  return ""
+end
+
+--- The entry modules: the public API, the commands plugin/ defines, the
+--- health check. Nothing in a folder requires them.
+local entries = { ["acp"] = true, ["acp.commands"] = true, ["acp.health"] = true }
+
+--- Folder -> { folder -> "module -> dep" } for requires across folders.
+local function folder_graph(mods)
+  local graph = {}
+  for name, mod in pairs(mods) do
+    local from = folder(name, mods)
+    graph[from] = graph[from] or {}
+    for _, dep in ipairs(mod.requires) do
+      local to = folder(dep, mods)
+      if to ~= from then
+        graph[from][to] = graph[from][to] or (name .. " -> " .. dep)
+      end
+    end
+  end
+  return graph
+end
+
+--- A cycle of the folder graph as "a -> b -> a" with the requires that make
+--- it, or nil.
+local function folder_cycle(graph)
+  local as_mods = {}
+  for from, tos in pairs(graph) do
+    as_mods[from] = { requires = vim.tbl_keys(tos) }
+    table.sort(as_mods[from].requires)
+  end
+  return find_cycle(as_mods)
+end
+
+M["the folders of lua/acp require each other without a cycle"] = function(t)
+  local mods = modules(t.root)
+  local graph = folder_graph(mods)
+  -- The top is the shared base plus the entry modules: the entries may
+  -- require any folder; the base requires none.
+  local base_to_folder = {}
+  for name, mod in pairs(mods) do
+    if folder(name, mods) == "" and not entries[name] then
+      for _, dep in ipairs(mod.requires) do
+        if folder(dep, mods) ~= "" then
+          base_to_folder[#base_to_folder + 1] = name .. " -> " .. dep
+        end
+      end
+    end
+  end
+  table.sort(base_to_folder)
+  t.eq(base_to_folder, {}, "base modules (top of lua/acp) requiring a folder")
+  graph[""] = nil -- the entries' requires go down only, checked above for the base
+  t.eq(folder_cycle(graph), nil, "folder cycle")
+end
+
+M["no folder requires an entry module"] = function(t)
+  local mods = modules(t.root)
+  local bad = {}
+  for name, mod in pairs(mods) do
+    if folder(name, mods) ~= "" then
+      for _, dep in ipairs(mod.requires) do
+        if entries[dep] then
+          bad[#bad + 1] = name .. " -> " .. dep
+        end
+      end
+    end
+  end
+  table.sort(bad)
+  t.eq(bad, {}, "folder modules requiring an entry module")
+end
+
+M["lua/acp keeps few modules at its top"] = function(t)
+  local top = vim.fn.glob(t.root .. "/lua/acp/*.lua", false, true)
+  -- The shared base and the entries; a new part of the product gets a folder.
+  t.ok(#top <= 15, ("%d modules at the top of lua/acp: %s"):format(#top, table.concat(top, " ")))
+end
+
+M["the folder checks see a folder cycle and a base requiring a folder"] = function(t)
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir .. "/lua/acp/a", "p")
+  vim.fn.mkdir(dir .. "/lua/acp/b", "p")
+  vim.fn.writefile({ 'local x = require("acp.b.y")' }, dir .. "/lua/acp/a/init.lua")
+  vim.fn.writefile({ 'local x = require("acp.a")' }, dir .. "/lua/acp/b/y.lua")
+  vim.fn.writefile({ 'local x = require("acp.b.y")' }, dir .. "/lua/acp/base.lua")
+  local mods = modules(dir)
+  t.eq(folder("acp.a", mods), "a")
+  t.eq(folder("acp.b.y", mods), "b")
+  t.eq(folder("acp.base", mods), "")
+  local graph = folder_graph(mods)
+  t.eq(folder_cycle({ a = graph.a, b = graph.b }), "a -> b -> a")
+  t.eq(graph[""], { b = "acp.base -> acp.b.y" })
+end
+
+M["setup() loads only what it needs: options, highlights, the host's module"] = function(t)
+  local out = vim.fn.system({
+    vim.v.progpath,
+    "--headless",
+    "-u",
+    "NONE",
+    "--cmd",
+    "set rtp^=" .. t.root,
+    "-c",
+    'lua require("acp").setup({}); local n = {}; for k in pairs(package.loaded) do if k:match("^acp") then n[#n + 1] = k end end; table.sort(n); io.stdout:write(table.concat(n, " "))',
+    "-c",
+    "qa!",
+  })
+  t.eq(vim.v.shell_error, 0, out)
+  t.eq(vim.split(vim.trim(out), " "), { "acp", "acp.config", "acp.highlights", "acp.host", "acp.lazy", "acp.notify" })
 end
 
 M["the checks see a require in a function body and a cycle"] = function(t)

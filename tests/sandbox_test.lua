@@ -1,6 +1,6 @@
--- acp.sandbox: what the host gets to build a session's sandbox.
+-- acp.terminal.sandbox: what the host gets to build a session's sandbox.
 local config = require("acp.config")
-local sandbox = require("acp.sandbox")
+local sandbox = require("acp.terminal.sandbox")
 
 local M = {}
 

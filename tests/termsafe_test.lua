@@ -1,6 +1,6 @@
--- acp.termsafe: what reaches a terminal view carries no control string
+-- acp.terminal.termsafe: what reaches a terminal view carries no control string
 -- but a title, whichever way the output is cut into chunks.
-local termsafe = require("acp.termsafe")
+local termsafe = require("acp.terminal.termsafe")
 
 local M = {}
 

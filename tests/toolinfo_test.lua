@@ -1,5 +1,5 @@
--- acp.toolinfo: what a tool call is, whatever fields the agent used.
-local toolinfo = require("acp.toolinfo")
+-- acp.render.toolinfo: what a tool call is, whatever fields the agent used.
+local toolinfo = require("acp.render.toolinfo")
 
 local M = {}
 

@@ -1,5 +1,5 @@
--- acp.transcript: what goes into the chat buffer from the agent's text.
-local transcript = require("acp.transcript")
+-- acp.chat.transcript: what goes into the chat buffer from the agent's text.
+local transcript = require("acp.chat.transcript")
 
 local M = {}
 

@@ -1,7 +1,7 @@
--- acp.winbar: what the chat's winbar says in each state, and how it is cut
+-- acp.chat.winbar: what the chat's winbar says in each state, and how it is cut
 -- when the window is narrow (the agent's name and the state stay).
 local config = require("acp.config")
-local winbar = require("acp.winbar")
+local winbar = require("acp.chat.winbar")
 
 local M = {}
 
@@ -121,7 +121,7 @@ M["the agent's names are short labels, escapes visible, % literal"] = function(t
       mode_name = "\27[2J" .. string.rep("%{execute('x')}", 3000),
       model_name = "m\226\128\174",
       config_options = options,
-    }, { __index = require("acp.settings").new() }),
+    }, { __index = require("acp.session.settings").new() }),
     plan = { { content = string.rep("%{system('x')}", 1000), status = "in_progress" } },
     usage = { used = 1e300, size = 1e-300, cost = { amount = 1, currency = string.rep("%", 100) } },
   })

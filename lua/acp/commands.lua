@@ -1,12 +1,13 @@
 --- The :Acp* commands that act on the current session (plugin/acp.lua
 --- defines them; the rest call the public API in acp).
-local changes = require("acp.changes")
+local changes = require("acp.review.changes")
 local chat = require("acp.chat")
 local host = require("acp.host")
+local notify = require("acp.notify")
 local review = require("acp.review")
-local reviewview = require("acp.reviewview")
-local session = require("acp.session")
-local settings = require("acp.settings")
+local reviewview = require("acp.review.view")
+local sessions = require("acp.sessions")
+local settings = require("acp.session.settings")
 
 local M = {}
 
@@ -14,9 +15,9 @@ local M = {}
 ---@param running boolean|nil it must have a live host session
 ---@return acp.Session|nil
 local function current(running)
-  local s = session.get()
+  local s = sessions.get()
   if not s or (running and (not s.sid or not s:alive())) then
-    vim.notify(running and "acp: no running session" or "acp: no session", vim.log.levels.WARN)
+    notify(running and "acp: no running session" or "acp: no session", vim.log.levels.WARN)
     return nil
   end
   return s
@@ -25,26 +26,26 @@ end
 local function notify_host(method, ...)
   local ok, err = pcall(host.notify, method, ...)
   if not ok then
-    vim.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+    notify("acp: " .. tostring(err), vim.log.levels.ERROR)
   end
 end
 
 --- :AcpSessions: pick a session with vim.ui.select.
 function M.sessions()
-  local list = session.list()
+  local list = sessions.list()
   if #list == 0 then
-    vim.notify("acp: no sessions; :AcpChat starts one", vim.log.levels.INFO)
+    notify("acp: no sessions; :AcpChat starts one", vim.log.levels.INFO)
     return
   end
   vim.ui.select(list, {
     prompt = "Agent sessions",
     format_item = function(s)
-      local here = s == session.get() and "* " or "  "
+      local here = s == sessions.get() and "* " or "  "
       return ("%s%s  %s  [%s]"):format(here, s:label(), s:name(60) or "(no prompt yet)", s.state)
     end,
   }, function(s)
     if s then
-      session.set_current(s)
+      sessions.set_current(s)
       chat.show(s)
     end
   end)
@@ -60,30 +61,30 @@ function M.queue(arg)
   end
   if arg == "send" then
     if not s:steer("") then
-      vim.notify("acp: no prompt is queued", vim.log.levels.INFO)
+      notify("acp: no prompt is queued", vim.log.levels.INFO)
     end
   elseif arg == "clear" then
     local n = s.queue:count()
     s.queue:drain()
-    vim.notify(("acp: dropped %d queued prompt%s"):format(n, n == 1 and "" or "s"), vim.log.levels.INFO)
+    notify(("acp: dropped %d queued prompt%s"):format(n, n == 1 and "" or "s"), vim.log.levels.INFO)
   elseif arg == "" then
     s.queue:edit()
   else
-    vim.notify("acp: :AcpQueue takes send or clear", vim.log.levels.ERROR)
+    notify("acp: :AcpQueue takes send or clear", vim.log.levels.ERROR)
   end
 end
 
 --- :AcpPermission: show the waiting prompt again (the current session's
 --- first, then any session's).
 function M.permission()
-  local cands = { session.get() }
-  vim.list_extend(cands, session.list())
+  local cands = { sessions.get() }
+  vim.list_extend(cands, sessions.list())
   for _, s in ipairs(cands) do
     if s.prompts:reopen() then
       return
     end
   end
-  vim.notify("acp: no pending permission request", vim.log.levels.INFO)
+  notify("acp: no pending permission request", vim.log.levels.INFO)
 end
 
 --- :AcpTerminal [id]: open a terminal of the current session (default: the newest).
@@ -96,7 +97,7 @@ function M.terminal(arg)
   local ids = s.terminals:ids()
   local id = (arg and arg ~= "") and arg or ids[#ids]
   if not id then
-    vim.notify("acp: the agent has not run any command yet", vim.log.levels.INFO)
+    notify("acp: the agent has not run any command yet", vim.log.levels.INFO)
     return
   end
   s.terminals:open(id, { s.chat_buf, s.input_buf })
@@ -105,7 +106,7 @@ end
 --- Completion for :AcpTerminal.
 ---@return string[]
 function M.terminal_ids()
-  local s = session.get()
+  local s = sessions.get()
   return s and s.terminals:ids() or {}
 end
 
@@ -135,14 +136,14 @@ function M.review(arg)
     end
     local ok, text = pcall(host.request, "acp_review_feedback", s.sid)
     if not ok then
-      vim.notify("acp: " .. tostring(text), vim.log.levels.ERROR)
+      notify("acp: " .. tostring(text), vim.log.levels.ERROR)
     elseif text == "" then
-      vim.notify("acp: no comments or rejected changes to send", vim.log.levels.INFO)
+      notify("acp: no comments or rejected changes to send", vim.log.levels.INFO)
     else
       s:send(text)
     end
   else
-    vim.notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
+    notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
   end
 end
 
@@ -157,7 +158,7 @@ end
 
 local function set(s, what, choice)
   s.settings:ask(what, choice.id)
-  vim.notify(("acp: switching the %s to %s..."):format(what, choice.name or choice.id), vim.log.levels.INFO)
+  notify(("acp: switching the %s to %s..."):format(what, choice.name or choice.id), vim.log.levels.INFO)
   if choice.option then
     notify_host("acp_set_option", s.sid, choice.option, choice.id)
   elseif what == "mode" then
@@ -178,7 +179,7 @@ function M.pick(what, arg)
   end
   local choices = s.settings:choices(what)
   if #choices == 0 then
-    vim.notify(("acp: %s offers no %ss"):format(s.agent, what), vim.log.levels.INFO)
+    notify(("acp: %s offers no %ss"):format(s.agent, what), vim.log.levels.INFO)
     return
   end
   if arg and arg ~= "" then
@@ -187,7 +188,7 @@ function M.pick(what, arg)
         return set(s, what, c)
       end
     end
-    vim.notify(("acp: no %s %q"):format(what, arg), vim.log.levels.ERROR)
+    notify(("acp: no %s %q"):format(what, arg), vim.log.levels.ERROR)
     return
   end
   vim.ui.select(choices, {
@@ -206,7 +207,7 @@ end
 ---@param what "mode"|"model"
 ---@return string[]
 function M.choices(what)
-  local s = session.get()
+  local s = sessions.get()
   if not s then
     return {}
   end
@@ -223,7 +224,7 @@ function M.options()
   end
   local opts = s.settings.config_options
   if #opts == 0 then
-    vim.notify(("acp: %s offers no config options"):format(s.agent), vim.log.levels.INFO)
+    notify(("acp: %s offers no config options"):format(s.agent), vim.log.levels.INFO)
     return
   end
   vim.ui.select(opts, {

@@ -2,8 +2,8 @@
 local agents = require("acp.agents")
 local config = require("acp.config")
 local host = require("acp.host")
-local registry = require("acp.registry")
-local remote = require("acp.remote")
+local registry = require("acp.agents.registry")
+local remote = require("acp.agents.remote")
 
 local M = {}
 

@@ -68,7 +68,7 @@ M.links = {
   AcpMdRule = "@punctuation.special.markdown",
   AcpMdTablePipe = "@punctuation.special.markdown",
   AcpMdEscape = "@string.escape.markdown_inline",
-  AcpFollow = "CursorLine", -- the line the agent works on (acp.follow)
+  AcpFollow = "CursorLine", -- the line the agent works on (acp.chat.follow)
 }
 
 --- Define the groups (safe to call repeatedly, e.g. on ColorScheme).

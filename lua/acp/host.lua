@@ -1,5 +1,6 @@
 --- The Go host process: finding or building the binary, the RPC job.
 local config = require("acp.config")
+local notify = require("acp.notify")
 
 local M = {}
 
@@ -40,15 +41,15 @@ function M.build(cb)
     return
   end
   building = { cb }
-  vim.notify("acp: building the nvim-acp host (first run, needs Go)...", vim.log.levels.INFO)
+  notify("acp: building the nvim-acp host (first run, needs Go)...", vim.log.levels.INFO)
   vim.system({ "go", "build", "-o", M.bin(), "./cmd/nvim-acp" }, { cwd = M.root(), text = true }, function(res)
     vim.schedule(function()
       local err
       if res.code ~= 0 then
         err = "building the nvim-acp host failed:\n" .. (res.stderr or "")
-        vim.notify("acp: " .. err, vim.log.levels.ERROR)
+        notify("acp: " .. err, vim.log.levels.ERROR)
       else
-        vim.notify("acp: host built: " .. M.bin(), vim.log.levels.INFO)
+        notify("acp: host built: " .. M.bin(), vim.log.levels.INFO)
       end
       local cbs = building
       building = nil

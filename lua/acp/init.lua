@@ -6,20 +6,25 @@
 --- queued, fork, logout.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
-local agents = require("acp.agents")
-local buffers = require("acp.buffers")
-local chat = require("acp.chat")
 local config = require("acp.config")
-local draft = require("acp.draft")
-local events = require("acp.events")
 local highlights = require("acp.highlights")
-local history = require("acp.history")
 local host = require("acp.host")
-local lifecycle = require("acp.lifecycle")
-local review = require("acp.review")
-local session = require("acp.session")
-local warm = require("acp.warm")
-local winbar = require("acp.winbar")
+local lazy = require("acp.lazy")
+local notify = require("acp.notify")
+
+-- The rest loads on first use: setup() costs every start of Neovim.
+local agents = lazy("acp.agents")
+local buffers = lazy("acp.buffers")
+local chat = lazy("acp.chat")
+local draft = lazy("acp.input.draft")
+local events = lazy("acp.session.events")
+local history = lazy("acp.history")
+local lifecycle = lazy("acp.session.lifecycle")
+local review = lazy("acp.review")
+local session = lazy("acp.session")
+local sessions = lazy("acp.sessions")
+local warm = lazy("acp.session.warm")
+local winbar = lazy("acp.chat.winbar")
 
 local M = {}
 
@@ -38,28 +43,39 @@ local function setup_once()
   local group = api.nvim_create_augroup("acp", { clear = true })
   api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights.setup })
   -- Chats are saved after each turn; this saves what came since.
-  api.nvim_create_autocmd("VimLeavePre", { group = group, callback = session.save_all })
+  api.nvim_create_autocmd("VimLeavePre", {
+    group = group,
+    callback = function()
+      if package.loaded["acp.session"] then -- else no session was ever made
+        session.save_all()
+      end
+    end,
+  })
   if hooked then
     return
   end
   hooked = true
   -- Tell every host that starts which files are loaded (fsbridge).
-  host.on_start(buffers.setup_autocmds)
+  host.on_start(function(chan)
+    buffers.setup_autocmds(chan)
+  end)
   if host.channel() then
     buffers.setup_autocmds(host.channel())
   end
   host.on_exit(function(code)
-    session.host_exited(code)
+    sessions.host_exited(code)
     events.reset()
   end)
-  review.setup()
+  if package.loaded["acp.review"] then -- else it sets itself up when loaded
+    review.setup()
+  end
 end
 
 --- The session opts.session names, else the current one.
 ---@param opts { session: integer|nil }|nil
 ---@return acp.Session|nil
 local function resolve(opts)
-  return session.get(opts and opts.session)
+  return sessions.get(opts and opts.session)
 end
 
 --- Configure nvim-acp. Options are merged over the defaults and checked;
@@ -105,16 +121,16 @@ function M.chat(agent)
     return s:status()
   end
   -- Reuse a live session of that agent.
-  local live = session.live(agent)
+  local live = sessions.live(agent)
   if live then
-    session.set_current(live)
+    sessions.set_current(live)
     chat.show(live)
     return live:status()
   end
   return M.new_session(agent)
 end
 
---- Start warm session s (acp.warm).
+--- Start warm session s (acp.session.warm).
 ---@param s acp.Session
 start_warm = function(s)
   s:start({}, events.bind)
@@ -139,12 +155,12 @@ function M.new_session(agent, how)
   end
   how = how or {}
   -- That session is open in a chat already: that chat, not a second one.
-  local open = how.load and session.open_on(agent, how.load)
+  local open = how.load and sessions.open_on(agent, how.load)
   if open then
-    session.set_current(open)
+    sessions.set_current(open)
     chat.show(open)
     history.close_views(how.history)
-    vim.notify(("acp: %s is open already"):format(open:name() or how.load), vim.log.levels.INFO)
+    notify(("acp: %s is open already"):format(open:name() or how.load), vim.log.levels.INFO)
     return open:status()
   end
   -- A chat is on: an agent that cannot start (unknown, not installed) must
@@ -153,7 +169,7 @@ function M.new_session(agent, how)
   if prev and (prev.session_id or prev:alive()) and (host.channel() or vim.fn.executable(host.bin()) == 1) then
     local ok, spec, err = pcall(agents.resolve, agent)
     if ok and not spec then
-      vim.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+      notify("acp: " .. tostring(err), vim.log.levels.ERROR)
       return nil
     end
   end
@@ -197,7 +213,7 @@ function M.fork(opts)
   setup_once()
   local p = resolve(opts)
   if not p then
-    vim.notify("acp: no session to fork", vim.log.levels.WARN)
+    notify("acp: no session to fork", vim.log.levels.WARN)
     return nil
   end
   local s = lifecycle.fork(p, function(s, how)
@@ -212,7 +228,7 @@ function M.logout(agent)
   setup_once()
   agent = (agent and agent ~= "") and agent or default_agent()
   if not agent then
-    vim.notify("acp: which agent? :AcpLogout {agent}", vim.log.levels.WARN)
+    notify("acp: which agent? :AcpLogout {agent}", vim.log.levels.WARN)
     return
   end
   lifecycle.logout(agent)
@@ -253,16 +269,16 @@ function M.switch(agent)
   end
   local typed = prev and api.nvim_buf_is_valid(prev.input_buf) and api.nvim_buf_get_lines(prev.input_buf, 0, -1, false)
     or {}
-  local live = session.live(agent)
+  local live = sessions.live(agent)
   local st
   if live then
-    session.set_current(live)
+    sessions.set_current(live)
     chat.show(live)
     st = live:status()
   else
     st = M.new_session(agent)
   end
-  local s = st and session.get(st.key)
+  local s = st and sessions.get(st.key)
   if s and prev and s ~= prev and vim.trim(table.concat(typed, "\n")) ~= "" then
     local now = api.nvim_buf_get_lines(s.input_buf, 0, -1, false)
     if #now <= 1 and (now[1] or "") == "" then
@@ -292,10 +308,10 @@ function M.send(text, opts)
   local s = resolve(opts)
   if not s then
     local st = M.chat()
-    s = st and session.get(st.key)
+    s = st and sessions.get(st.key)
   end
   if not s then
-    vim.notify("acp: no session", vim.log.levels.ERROR)
+    notify("acp: no session", vim.log.levels.ERROR)
     return false
   end
   return s:send(text)
@@ -311,7 +327,7 @@ end
 function M.steer(text, opts)
   local s = resolve(opts)
   if not s then
-    vim.notify("acp: no session", vim.log.levels.ERROR)
+    notify("acp: no session", vim.log.levels.ERROR)
     return false
   end
   return s:steer(text or "")
@@ -356,7 +372,7 @@ end
 function M.sessions()
   return vim.tbl_map(function(s)
     return s:status()
-  end, session.list())
+  end, sessions.list())
 end
 
 --- Answer the pending permission request with an option kind
@@ -378,20 +394,20 @@ function M.add(opts)
   local s = resolve(opts)
   if not s then
     local st = M.chat()
-    s = st and session.get(st.key)
+    s = st and sessions.get(st.key)
   end
   if not s then
     return false
   end
   local item, err, warning = s.context:add(opts or {})
   if not item then
-    vim.notify("acp: " .. err, vim.log.levels.WARN)
+    notify("acp: " .. err, vim.log.levels.WARN)
     return false
   end
   if warning then
-    vim.notify("acp: " .. warning, vim.log.levels.WARN)
+    notify("acp: " .. warning, vim.log.levels.WARN)
   end
-  vim.notify("acp: added " .. item.label .. " to the next prompt", vim.log.levels.INFO)
+  notify("acp: added " .. item.label .. " to the next prompt", vim.log.levels.INFO)
   return true
 end
 
@@ -426,9 +442,9 @@ end
 --- Make the session of key the current one and show its chat (:AcpSessions).
 ---@param key integer
 function M.focus(key)
-  local s = session.get(key)
+  local s = sessions.get(key)
   if s then
-    session.set_current(s)
+    sessions.set_current(s)
     chat.show(s)
   end
 end
@@ -438,7 +454,7 @@ end
 ---@param key integer|nil
 ---@return acp.Session|nil
 function M._session(key)
-  return session.get(key)
+  return sessions.get(key)
 end
 
 return M

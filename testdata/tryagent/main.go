@@ -283,7 +283,7 @@ func run(o options) (bool, error) {
 		fmt.Printf("\n== the buffer of %s (the user's unsaved line was added at its end)\n", o.unsaved)
 		fmt.Println(t.unsavedBuffer(filepath.Join(ws, o.unsaved)))
 	}
-	fmt.Println("\n== the agent's pending changes (the review, lua/acp/review.lua)")
+	fmt.Println("\n== the agent's pending changes (the review, lua/acp/review/init.lua)")
 	fmt.Println(t.review())
 	fmt.Println("\n== files changed (diff -ruN before workspace)")
 	d, _ := exec.Command("diff", "-ruN", "--exclude=.git", before, ws).CombinedOutput()
@@ -527,7 +527,7 @@ func (t *turn) waitFor(what string, done func(status) bool) (status, error) {
 const answerLua = `
 local choice, alts = ...
 if require("acp").respond_permission(choice) then return "permission request: " .. choice end
-local s = require("acp.session").get()
+local s = require("acp.sessions").get()
 for _, alt in ipairs(alts) do
   if s and s.prompts:respond("fs_question", alt) then return "file question: " .. alt end
 end

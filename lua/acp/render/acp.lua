@@ -1,10 +1,10 @@
 --- ACP to lines: what the chat shows of a tool call (status, title,
 --- locations, content, diffs, terminal and raw output), of a plan and of any
 --- content block. Pure functions of their arguments: no buffer, no state
---- (acp.transcript puts their lines in the chat buffer).
+--- (acp.chat.transcript puts their lines in the chat buffer).
 local diff = require("acp.diff")
 local texts = require("acp.text")
-local toolinfo = require("acp.toolinfo")
+local toolinfo = require("acp.render.toolinfo")
 
 local M = {}
 
@@ -177,7 +177,7 @@ function M.tool_lines(tc, opts)
   return lines, his
 end
 
---- The text of a tool call's rawOutput, if it has any (acp.toolinfo:
+--- The text of a tool call's rawOutput, if it has any (acp.render.toolinfo:
 --- command output fields, MCP results).
 M.raw_output_text = toolinfo.output_text
 

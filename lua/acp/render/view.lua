@@ -4,6 +4,7 @@
 --- lines, drawn as ephemeral extmarks. Nothing is stored per line: the
 --- cost of a redraw is the lines redrawn, whatever the length of the
 --- transcript.
+local notify = require("acp.notify")
 local M = {}
 
 local api = vim.api
@@ -23,7 +24,7 @@ M.STRIDE = STRIDE
 local function fail(buf, err)
   sources[buf] = nil -- never fail every redraw
   vim.schedule(function()
-    vim.notify("acp: chat drawing failed: " .. tostring(err), vim.log.levels.ERROR)
+    notify("acp: chat drawing failed: " .. tostring(err), vim.log.levels.ERROR)
   end)
 end
 
