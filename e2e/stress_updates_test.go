@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -278,4 +281,64 @@ func (w *liveness) stop() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
+}
+
+// A tool call naming a FIFO (or a huge file) is not followed: loading it
+// would block Neovim in open(2) for good (issue 31: no update blocks
+// Neovim). A regular file after it still is.
+func TestFollowNeverLoadsAFIFO(t *testing.T) {
+	e, ws := fsEditor(t)
+	fifo := filepath.Join(ws, "pipe.txt")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A Neovim blocked opening it is let go once seen blocked, or no call
+	// (not even the harness's nvim_get_mode) would ever return.
+	release := func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	}
+	t.Cleanup(release)
+	b := filepath.Join(ws, "b.txt")
+	fsPutFile(t, b, "1\n2\n3\n")
+	tool := func(id, path string) M {
+		return update(M{"sessionUpdate": "tool_call", "toolCallId": id, "title": "Read", "kind": "read",
+			"status": "in_progress", "locations": []any{M{"path": path, "line": 2}}})
+	}
+	e.SetupFake(M{"turns": []any{[]any{tool("t1", fifo), tool("t2", b)}}}, M{"follow": true})
+	e.Chat("fake")
+	e.WaitState("ready")
+	w := e.watchLiveness(2 * time.Second)
+	ended := make(chan struct{})
+	defer close(ended)
+	go func() {
+		<-w.dead
+		for {
+			release() // each time Neovim opens it again
+			select {
+			case <-ended:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	e.Send("go")
+	deadline := time.Now().Add(time.Minute)
+	for st := e.Status(); st.State != "ready" || st.StopReason == ""; st = e.Status() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the turn did not end; status %+v", st)
+		}
+		select {
+		case <-w.dead:
+			t.Fatal(w.stop())
+		case <-time.After(20 * time.Millisecond): // polling interval
+		}
+	}
+	if err := w.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.followState(); st.Path != b || st.Line != 2 {
+		t.Fatalf("after the FIFO, b.txt is not followed: %+v", st)
+	}
 }

@@ -5,6 +5,7 @@
 --- window yourself, it is left alone.
 local chat = require("acp.chat")
 local config = require("acp.config")
+local files = require("acp.files")
 local notify = require("acp.notify")
 
 local M = {}
@@ -102,6 +103,11 @@ function M.update(s, u)
   local buf = vim.fn.bufadd(path)
   if api.nvim_win_get_buf(win) ~= buf then
     if not api.nvim_buf_is_loaded(buf) then
+      -- Only a regular file of a size the agent may read: a FIFO would
+      -- block Neovim in open(2) for good (no update may block it).
+      if files.check_regular(path, config.options.fs.max_bytes) then
+        return
+      end
       pcall(vim.fn.bufload, buf)
     end
     vim.bo[buf].buflisted = true
