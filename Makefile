@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nvim-acp
 
-.PHONY: all build tags test bench demo clean
+.PHONY: all build tags test bench demo release clean
 all: build tags
 
 build:
@@ -24,5 +24,11 @@ bench: build
 demo:
 	./scripts/demo
 
+# The host for linux and macOS on amd64 and arm64 (static, CGO_ENABLED=0)
+# in dist/ with SHA256SUMS: what a release publishes and build.lua fetches.
+# VERSION=0.2.0 names it (default: the tag HEAD is at).
+release:
+	./scripts/release $(VERSION)
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -1,9 +1,8 @@
 // Package acpx holds the parts of ACP schema v1 (1.21) and of its common
 // extensions that acp-go-sdk v0.13 lacks or types in ways real agents
 // break: what an agent advertises beyond the SDK's types (steering, prompt
-// queueing, session lifecycle, MCP transports), the client capabilities
-// the SDK cannot express (boolean config options, compaction, plans),
-// elicitation with its scope and form schemas, session/fork, steering,
+// queueing, session lifecycle, MCP transports), initialize's params with
+// the client capabilities the SDK cannot express, elicitation with its scope and form schemas, session/fork, steering,
 // and filters that apply them (MCP servers by transport).
 //
 // Everything here is plain data and pure functions over encoding/json: the
@@ -24,6 +23,8 @@ const (
 	MethodSessionClose        = "session/close"
 	MethodSessionDelete       = "session/delete"
 	MethodSessionFork         = "session/fork"
+	MethodSessionStatus       = "session/status"
+	MethodAuthStatus          = "auth/status"
 	MethodLogout              = "logout"
 	MethodElicitationCreate   = "elicitation/create"
 	MethodElicitationComplete = "elicitation/complete"
@@ -36,8 +37,13 @@ type Agent struct {
 	LoadSession bool
 	// Session lifecycle (agentCapabilities.sessionCapabilities).
 	List, Resume, Close, Delete, Fork, AdditionalDirectories bool
+	// Status: session/status (sessionCapabilities.status), whether the
+	// agent still has a session, asked before resuming it.
+	Status bool
 	// Logout: agentCapabilities.auth.logout.
 	Logout bool
+	// AuthStatus: auth/status (agentCapabilities.auth.status).
+	AuthStatus bool
 	// MCP transports besides stdio (agentCapabilities.mcpCapabilities):
 	// "http", "sse", "acp"... set to true.
 	MCP map[string]bool
@@ -78,7 +84,9 @@ func ParseAgent(raw json.RawMessage) Agent {
 	a.Delete = present(r.Caps.Session, "delete")
 	a.Fork = present(r.Caps.Session, "fork")
 	a.AdditionalDirectories = present(r.Caps.Session, "additionalDirectories")
+	a.Status = present(r.Caps.Session, "status")
 	a.Logout = present(r.Caps.Auth, "logout")
+	a.AuthStatus = present(r.Caps.Auth, "status")
 	for k, v := range r.Caps.MCP {
 		if isTrue(v) {
 			if a.MCP == nil {

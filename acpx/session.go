@@ -12,13 +12,13 @@ type SessionRef struct {
 	SessionID string `json:"sessionId"`
 }
 
-// ForkRequest is session/fork's params (the SDK's type wants its unstable
-// MCP server type).
+// ForkRequest is session/fork's params; its MCP servers as the wire takes
+// them (editormcp.Wire: an MCP-over-ACP server's "serverId").
 type ForkRequest struct {
-	SessionID             string          `json:"sessionId"`
-	Cwd                   string          `json:"cwd"`
-	AdditionalDirectories []string        `json:"additionalDirectories,omitempty"`
-	McpServers            []acp.McpServer `json:"mcpServers"`
+	SessionID             string            `json:"sessionId"`
+	Cwd                   string            `json:"cwd"`
+	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
+	McpServers            []json.RawMessage `json:"mcpServers"`
 }
 
 // ParseForkResponse reads session/fork's result: the new session's id
@@ -51,4 +51,45 @@ func SessionChoices(res acp.ListSessionsResponse) []map[string]any {
 		out = append(out, c)
 	}
 	return out
+}
+
+// AuthStatus is auth/status's result (and auth/status_update's params):
+// the agent's sign-in state, and the accounts it has, for display. Names
+// and email addresses are not kept: the schema says a client should not
+// log them, and a label says which account is which.
+type AuthStatus struct {
+	// State is "authenticated", "unauthenticated", "not_required" or
+	// "unknown"; any other value reads as "unknown", as the schema says.
+	State    string
+	Accounts []AuthAccount
+}
+
+// AuthAccount is one account of AuthStatus.
+type AuthAccount struct {
+	Label  string
+	Active *bool
+}
+
+// ParseAuthStatus reads auth/status's result.
+func ParseAuthStatus(raw json.RawMessage) (AuthStatus, error) {
+	var r struct {
+		State    string `json:"state"`
+		Accounts []struct {
+			Label  string `json:"label"`
+			Active *bool  `json:"active"`
+		} `json:"accounts"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return AuthStatus{}, fmt.Errorf("auth/status: %w", err)
+	}
+	st := AuthStatus{State: r.State}
+	switch st.State {
+	case "authenticated", "unauthenticated", "not_required", "unknown":
+	default:
+		st.State = "unknown"
+	}
+	for _, a := range r.Accounts {
+		st.Accounts = append(st.Accounts, AuthAccount{Label: a.Label, Active: a.Active})
+	}
+	return st, nil
 }

@@ -2,11 +2,15 @@
 // network. It shows every feature of the client without an API key: on each
 // prompt it streams a thought, a plan, a quoted reply, reads a file through
 // the editor, asks before it edits its own demo file (allow once, allow
-// always, skip) and runs `ls -la` in a terminal. It has two modes ("ask"
-// and "auto", which edits without asking), two models (a fast and a slow
+// always, skip; one more line each turn, so there are turns of edits to go
+// back over) and runs `ls -la` in a terminal. It has two modes ("ask" and
+// "auto", which edits without asking), two models (a fast and a slow
 // streamer), slash commands (/slow: a long-running command; /conflict: an
-// edit that conflicts with a change to the file; /help), and sessions saved
-// on disk that session/list and session/load bring back.
+// edit that conflicts with a change to the file; /ask: a question with a
+// form, elicitation; /tools: the editor's MCP tools, called on the server
+// the client passed in session/new; /help), sessions saved on disk that
+// session/list and session/load bring back and session/fork copies, and
+// logout.
 package demoagent
 
 import (
@@ -25,8 +29,9 @@ import (
 
 // Run serves ACP on r/w until the client disconnects.
 func Run(ctx context.Context, r io.Reader, w io.Writer) error {
-	a := &agent{sessions: map[acp.SessionId]*session{}, ready: make(chan struct{}), store: defaultStore()}
-	conn := acp.NewAgentSideConnection(a, w, r)
+	raw := newRawConn(w)
+	a := &agent{sessions: map[acp.SessionId]*session{}, ready: make(chan struct{}), store: defaultStore(), raw: raw}
+	conn := acp.NewAgentSideConnection(a, raw, raw.tap(r))
 	a.conn = conn
 	close(a.ready)
 	select {
@@ -48,17 +53,21 @@ const (
 var commands = []acp.AvailableCommand{
 	{Name: "slow", Description: "run a long command (8 s) in a terminal: watch it live, or cancel it"},
 	{Name: "conflict", Description: "edit nvim-acp-demo.txt over a change made meanwhile: the conflict prompt"},
+	{Name: "ask", Description: "ask you a question with a form (elicitation) and use the answer"},
+	{Name: "tools", Description: "call your editor's MCP tools: open buffers, a buffer's unsaved text, diagnostics"},
 	{Name: "help", Description: "what the demo can show"},
 }
 
 type session struct {
 	rec    *record
 	cancel context.CancelFunc
-	always bool // the user allowed edits of the demo file for the whole session
+	always bool            // the user allowed edits of the demo file for the whole session
+	mcp    []acp.McpServer // the MCP servers the client passed (the editor's: /tools)
 }
 
 type agent struct {
 	conn  *acp.AgentSideConnection
+	raw   *rawConn      // requests the SDK's types cannot say
 	ready chan struct{} // closed once conn is set (the connection serves before that)
 	caps  acp.ClientCapabilities
 	store *store
@@ -76,7 +85,8 @@ func (a *agent) Initialize(ctx context.Context, p acp.InitializeRequest) (acp.In
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:         true,
 			PromptCapabilities:  acp.PromptCapabilities{Image: true},
-			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
+			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Fork: &acp.SessionForkCapabilities{}},
+			Auth:                acp.AgentAuthCapabilities{Logout: &acp.LogoutCapabilities{}},
 		},
 	}, nil
 }
@@ -115,7 +125,7 @@ func (a *agent) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.Ne
 	id := acp.SessionId("demo-" + uuid.NewString()[:8])
 	rec := &record{ID: string(id), Cwd: p.Cwd, Updated: now(), Mode: modeAsk, Model: modelFast}
 	a.mu.Lock()
-	a.sessions[id] = &session{rec: rec}
+	a.sessions[id] = &session{rec: rec, mcp: p.McpServers}
 	a.mu.Unlock()
 	a.announce(id)
 	return acp.NewSessionResponse{SessionId: id, Modes: modes(rec.Mode), Models: models(rec.Model)}, nil
@@ -130,7 +140,7 @@ func (a *agent) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.
 		rec.Cwd = p.Cwd
 	}
 	a.mu.Lock()
-	a.sessions[p.SessionId] = &session{rec: rec}
+	a.sessions[p.SessionId] = &session{rec: rec, mcp: p.McpServers}
 	a.mu.Unlock()
 	// The history replays before the response, as ACP asks.
 	for _, e := range rec.History {
@@ -252,6 +262,10 @@ func (a *agent) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResp
 		t.runSlow()
 	case "/conflict":
 		t.runConflict()
+	case "/ask":
+		t.runAsk()
+	case "/tools":
+		t.runTools()
 	case "/help":
 		t.runHelp()
 	default:
@@ -451,6 +465,8 @@ func (t *turn) runHelp() {
 		fmt.Fprintf(&b, "- `/%s`: %s\n", c.Name, c.Description)
 	}
 	b.WriteString("- modes (`:AcpMode`): Ask, or Auto (edits without asking); models (`:AcpModel`): Demo Fast, Demo Slow\n")
-	b.WriteString("- sessions are saved: `:AcpResume demo` loads one back, history included\n")
+	b.WriteString("- every prompt edits `nvim-acp-demo.txt` again (one more line a turn), so there are several turns of edits to review (`:AcpReview`, `:AcpDiff`) or take back\n")
+	b.WriteString("- sessions are saved: `:AcpResume demo` loads one back, history included; `:AcpFork` copies this one into a new chat (session/fork)\n")
+	b.WriteString("- `:AcpLogout demo`: the demo offers logout (it has no account: nothing to forget)\n")
 	t.stream(b.String())
 }

@@ -22,9 +22,9 @@ func (e *Editor) bufModified(b int) bool {
 }
 
 // opencode 1.18 in "ask" mode: fs/write_text_file of a version made from
-// the disk, merged into the modified buffer and saved; then its own write
-// of that version to disk. The user's line must survive both, and the
-// chat must say the unsaved lines were saved.
+// the disk, merged into the modified buffer (the user's line unsaved, the
+// disk given the agent's version); then its own write of that version to
+// disk. The user's line must survive both, unsaved.
 func TestDiskAgentWritesAgainAfterFsWrite(t *testing.T) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "notes.txt")
@@ -49,8 +49,8 @@ func TestDiskAgentWritesAgainAfterFsWrite(t *testing.T) {
 	if d := fsGetFile(t, p); d != agent {
 		t.Fatalf("disk %q, want the agent's own write %q", d, agent)
 	}
-	for _, w := range []string{"your unsaved edits were saved with the agent's edit", "changed on disk again"} {
-		e.Eventually("chat says "+w, 10*time.Second, func() bool { return strings.Contains(e.ChatText(), w) })
+	if strings.Contains(e.ChatText(), " saved") {
+		t.Fatalf("the chat says something was saved:\n%s", e.ChatText())
 	}
 	// The user writes the buffer: no "changed since reading" question.
 	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("write") end)`, nil, b)

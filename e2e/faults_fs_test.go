@@ -150,7 +150,8 @@ func (e *Editor) undoOnce(b int) {
 
 // TestFaultsFsUnreadWriteKeepsUnsavedLines: the agent writes a buffer with
 // unsaved changes it never read (claude-code-acp's Write does): the
-// unsaved lines survive (merged against the disk text) and the chat says so.
+// unsaved lines survive, unsaved (merged against the disk text), and the
+// chat says so.
 func TestFaultsFsUnreadWriteKeepsUnsavedLines(t *testing.T) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "code.txt")
@@ -171,8 +172,8 @@ func TestFaultsFsUnreadWriteKeepsUnsavedLines(t *testing.T) {
 	if got := strings.Join(e.bufLines(b), "|"); got != want {
 		t.Fatalf("buffer %q, want %q: the unsaved line was replaced", got, want)
 	}
-	if d := fsGetFile(t, p); d != strings.ReplaceAll(want, "|", "\n")+"\n" {
-		t.Fatalf("disk %q", d)
+	if d := fsGetFile(t, p); d != "ALPHA\nbeta\ngamma\ndelta\nEPSILON\n" || !e.bufModified(b) {
+		t.Fatalf("disk %q, buffer modified %v: the disk gets the agent's edit, the unsaved line stays unsaved", d, e.bufModified(b))
 	}
 	if !strings.Contains(e.ChatText(), "without having read your unsaved changes") {
 		t.Fatalf("the chat does not say so:\n%s", e.ChatText())
@@ -214,8 +215,9 @@ func TestFaultsFsAnnouncedDiffIsTheBase(t *testing.T) {
 	e.WaitState("ready")
 }
 
-// TestFaultsFsKeepMineSaysWhatIsSaved: the conflict prompt says that "keep
-// mine" saves the buffer, unsaved edits included, before it does.
+// TestFaultsFsKeepMineSaysWhatIsSaved: the conflict prompt says that the
+// unsaved edits stay unsaved whatever the answer, and "keep mine" saves
+// nothing of the user's.
 func TestFaultsFsKeepMineSaysWhatIsSaved(t *testing.T) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "c.txt")
@@ -235,7 +237,7 @@ func TestFaultsFsKeepMineSaysWhatIsSaved(t *testing.T) {
 		q = e.fsPromptText()
 		return q != ""
 	})
-	for _, want := range []string{"Keep mine (saves your unsaved edits too)", "the buffer is saved to disk, your unsaved edits included"} {
+	for _, want := range []string{"Keep mine", "your unsaved edits stay unsaved"} {
 		if !strings.Contains(q, want) {
 			t.Fatalf("conflict window lacks %q:\n%s", want, q)
 		}
@@ -248,8 +250,11 @@ func TestFaultsFsKeepMineSaysWhatIsSaved(t *testing.T) {
 	if w[0].OK || w[0].Reason != "user_kept_their_version" {
 		t.Fatalf("write: %+v", w[0])
 	}
-	if d := fsGetFile(t, p); d != "a\nB (user)\nc\n" {
-		t.Fatalf("disk %q", d)
+	if d := fsGetFile(t, p); d != "a\nb\nc\n" {
+		t.Fatalf("disk %q: keep mine saved the user's unsaved line", d)
+	}
+	if got := strings.Join(e.bufLines(b), "|"); got != "a|B (user)|c" || !e.bufModified(b) {
+		t.Fatalf("buffer %q modified %v", got, e.bufModified(b))
 	}
 	e.WaitState("ready")
 }

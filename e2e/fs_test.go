@@ -613,8 +613,9 @@ func TestFsThreeWayMerge(t *testing.T) {
 	if l := strings.Join(e.bufLines(b), "|"); l != want {
 		t.Fatalf("buffer = %q, want %q", l, want)
 	}
-	if d := fsGetFile(t, p); d != "A (user)\nb\nc\nd\nE (agent)\n" {
-		t.Fatalf("disk = %q", d)
+	// The user's edit stays unsaved: the disk gets the agent's alone.
+	if d := fsGetFile(t, p); d != "a\nb\nc\nd\nE (agent)\n" || !e.bufModified(b) {
+		t.Fatalf("disk = %q, buffer modified %v", d, e.bufModified(b))
 	}
 }
 

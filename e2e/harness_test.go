@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/neovim/go-client/nvim"
+
+	"github.com/nvim-acp/nvim-acp/internal/wirelog"
 )
 
 var (
@@ -66,7 +68,16 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	return m.Run()
+	finish, err := startWireCheck(tmp)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if !finish() && code == 0 {
+		code = 1
+	}
+	return code
 }
 
 var versionRe = regexp.MustCompile(`NVIM v(\d+)\.(\d+)`)
@@ -144,6 +155,9 @@ func startEditorIn(t testing.TB, dir, state string, extra ...string) *Editor {
 		// afresh (over 3 minutes on a loaded 2-core machine).
 		"GOCACHE="+goCache,
 	)
+	if w := wireDir(t); w != "" {
+		env = append(env, wirelog.Env+"="+w) // the schema check (wire_test.go)
+	}
 	args := []string{"--embed", "--headless", "--clean", "-n", "-i", "NONE"}
 	if len(extra) > 0 {
 		// The plugin must be on the runtimepath before the extra commands run.
@@ -432,4 +446,12 @@ func indexOrder(t *testing.T, text string, wants ...string) {
 		}
 		pos += i + len(w)
 	}
+}
+
+// Told reports whether the plugin told the user text: in :messages, or,
+// for a message longer than the command line (shown cut on one line,
+// acp.notify), whole in acp.log.
+func (e *Editor) Told(text string) bool {
+	e.t.Helper()
+	return strings.Contains(e.Messages(), text) || strings.Contains(e.HostLog(), text)
 }

@@ -78,49 +78,53 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 }
 
-// An agent that offers MCP-over-ACP gets the server as {type = "acp"} and
-// reaches it with mcp/connect and mcp/message over its own connection.
+// An agent that offers MCP-over-ACP gets the server as {type "acp", name,
+// serverId} and reaches it with mcp/message {serverId, requestId, method,
+// params} over its own connection (ACP's current shape: no mcp/connect);
+// the outcome is the answer's {result} or {error}, another session's
+// server is unavailable (-33001).
 func TestMCPOverACP(t *testing.T) {
 	e, ws := fsEditor(t)
 	path := filepath.Join(ws, "a.txt")
 	fsPutFile(t, path, "on disk\n")
 	b := e.loadBuffer(path)
 	e.setLines(b, 0, 1, []string{"live over acp"})
-	msg := func(method string, params M) M {
-		return M{"request": "mcp/message", "params": M{"connectionId": "$connectionId", "method": method, "params": params}}
+	meta := M{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": M{}}
+	msg := func(server, id, method string, params M) M {
+		params["_meta"] = meta
+		return M{"request": "mcp/message", "params": M{"serverId": server, "requestId": id, "method": method, "params": params}}
 	}
 	e.SetupFake(M{
 		"initialize": M{"agentCapabilities": M{"mcpCapabilities": M{"acp": true, "http": true}}},
 		"turns": []any{[]any{
-			M{"request": "mcp/connect", "params": M{"serverId": "nvim-not-mine"}},
-			M{"request": "mcp/connect", "params": M{"serverId": "$mcpServerId"}},
-			msg("initialize", M{"protocolVersion": "2025-06-18", "capabilities": M{}, "clientInfo": M{"name": "fake", "version": "0"}}),
-			M{"notify": "mcp/message", "params": M{"connectionId": "$connectionId", "method": "notifications/initialized"}},
-			msg("tools/call", M{"name": "read_file", "arguments": M{"path": "a.txt"}}),
-			M{"request": "mcp/disconnect", "params": M{"connectionId": "$connectionId"}},
-			msg("tools/list", M{}),
+			msg("nvim-not-mine", "r0", "tools/list", M{}),
+			msg("$mcpServerId", "r1", "server/discover", M{}),
+			msg("$mcpServerId", "r2", "tools/call", M{"name": "read_file", "arguments": M{"path": "a.txt"}}),
+			msg("$mcpServerId", "r3", "tools/frobnicate", M{}),
 		}},
 	}, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
 	entry := e.mcpEntry("nvim")
-	if entry["type"] != "acp" || !strings.HasPrefix(entry["serverId"].(string), "nvim-") || entry["id"] != entry["serverId"] {
+	if entry["type"] != "acp" || !strings.HasPrefix(entry["serverId"].(string), "nvim-") || entry["id"] != nil {
 		t.Fatalf("acp entry %v", entry)
 	}
 	e.runTurn("go")
-	connects := e.AgentResponses("mcp/connect")
-	if len(connects) != 2 || connects[0]["error"] == nil || connects[1]["result"] == nil {
-		t.Fatalf("mcp/connect answers %v: want another server refused, ours connected", connects)
-	}
 	msgs := e.AgentResponses("mcp/message")
-	if len(msgs) != 3 {
+	if len(msgs) != 4 {
 		t.Fatalf("mcp/message answers %v", msgs)
 	}
-	if s := toJSON(msgs[1]["result"]); !strings.Contains(s, `"text":"live over acp\n"`) {
+	if s := toJSON(msgs[0]["error"]); !strings.Contains(s, "-33001") {
+		t.Fatalf("another server: %v, want unavailable (-33001)", msgs[0])
+	}
+	if s := toJSON(msgs[1]["result"]); !strings.Contains(s, `"result":{`) || !strings.Contains(s, `"supportedVersions"`) {
+		t.Fatalf("server/discover over acp = %s", s)
+	}
+	if s := toJSON(msgs[2]["result"]); !strings.Contains(s, `"text":"live over acp\n"`) {
 		t.Fatalf("tools/call read_file over acp = %s", s)
 	}
-	if msgs[2]["error"] == nil {
-		t.Fatalf("a message after mcp/disconnect was served: %v", msgs[2])
+	if s := toJSON(msgs[3]["result"]); msgs[3]["error"] != nil || !strings.Contains(s, `"error":{"code":-32601`) {
+		t.Fatalf("an unknown inner method: %v, want the inner error in the result", msgs[3])
 	}
 }
 

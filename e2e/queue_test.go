@@ -327,8 +327,10 @@ func (e *Editor) queueEditor() queueEditor {
 func TestQueueEditorFitsTheScreen(t *testing.T) {
 	e := startEditor(t)
 	gate := filepath.Join(t.TempDir(), "gate")
-	e.SetupFake(busyTurn(gate, []any{elicitStep(M{"mode": "form", "message": "Proceed?", "requestedSchema": M{
-		"type": "object", "properties": M{"ok": M{"type": "boolean", "title": "Proceed"}}}}), text("thanks")}), nil)
+	// The question comes in the running turn: the queue holds while its
+	// editor is open, so a later turn would not start.
+	e.SetupFake(M{"turns": []any{[]any{text("working"), M{"wait_file": gate}, elicitStep(M{"mode": "form", "message": "Proceed?", "requestedSchema": M{
+		"type": "object", "properties": M{"ok": M{"type": "boolean", "title": "Proceed"}}}}), text("thanks")}}}, nil)
 	e.Lua(`vim.o.columns = 80; vim.o.lines = 24`, nil)
 	e.Chat("fake")
 	e.WaitState("ready")
@@ -385,5 +387,49 @@ func TestQueueEditorFitsTheScreen(t *testing.T) {
 	e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &focused)
 	if !focused {
 		t.Fatal("<C-g> in the queue's editor did not go to the question")
+	}
+}
+
+// The turn ends while the user edits the queue: nothing is sent half
+// edited; closing the editor sends the first prompt as edited.
+func TestQueueHoldsWhileItsEditorIsOpen(t *testing.T) {
+	e := startEditor(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	e.SetupFake(busyTurn(gate, []any{text("second done")}), nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("first")
+	e.Eventually("the first turn works", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "working") })
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { "queued prompt" })
+		require("acp.chat").submit(s)
+		s.queue:edit()`, nil)
+	// The user is half way through an edit of the queued prompt.
+	e.Lua(`local q = require("acp")._session().queue
+		local lines = vim.api.nvim_buf_get_lines(q.buf, 0, -1, false)
+		for i, l in ipairs(lines) do
+			if l == "queued prompt" then vim.api.nvim_buf_set_lines(q.buf, i - 1, i, false, { "queued prompt, half" }) end
+		end`, nil)
+	if err := os.WriteFile(gate, []byte("go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the turn ended, the queue held", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "The queue waits while its editor is open")
+	})
+	if st := e.Status(); st.State != "ready" {
+		t.Fatalf("state %q while the editor is open: a queued prompt was sent", st.State)
+	}
+	e.Lua(`local q = require("acp")._session().queue
+		local lines = vim.api.nvim_buf_get_lines(q.buf, 0, -1, false)
+		for i, l in ipairs(lines) do
+			if l == "queued prompt, half" then vim.api.nvim_buf_set_lines(q.buf, i - 1, i, false, { "queued prompt, edited" }) end
+		end
+		q:close_editor()`, nil)
+	e.Eventually("the edited prompt sent", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "second done")
+	})
+	prompts := e.promptTexts()
+	if len(prompts) != 2 || !strings.Contains(prompts[1], "queued prompt, edited") {
+		t.Fatalf("prompts the agent got: %v", prompts)
 	}
 }

@@ -156,25 +156,7 @@ func forServers(t *testing.T, f func(t *testing.T, p remoteProfile)) {
 // scripts/install-tools puts it.
 func sdkServer(t testing.TB, addr, agent string, args ...string) *exec.Cmd {
 	t.Helper()
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		cache = filepath.Join(home, ".cache")
-	}
-	dir := filepath.Join(cache, "nvim-acp", "tools", "acp-sdk")
-	if v := os.Getenv("NVIM_ACP_TOOLS"); v != "" {
-		dir = filepath.Join(v, "acp-sdk")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
-		t.Fatalf("the ACP TypeScript SDK is not at %s: run scripts/install-tools (make test does)", dir)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node runs the ACP SDK's server: %v", err)
-	}
+	dir, node := sdkDir(t)
 	cmdArgs := []string{filepath.Join(root, "testdata", "sdkserver", "server.mjs"), "--sdk", dir, "--addr", addr}
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
@@ -186,6 +168,32 @@ func sdkServer(t testing.TB, addr, agent string, args ...string) *exec.Cmd {
 		}
 	}
 	return exec.Command(node, append(append(cmdArgs, "--"), agent)...)
+}
+
+// sdkDir is where scripts/install-tools puts the ACP TypeScript SDK (its
+// node_modules' parent), and node, which runs it.
+func sdkDir(t testing.TB) (dir, node string) {
+	t.Helper()
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	dir = filepath.Join(cache, "nvim-acp", "tools", "acp-sdk")
+	if v := os.Getenv("NVIM_ACP_TOOLS"); v != "" {
+		dir = filepath.Join(v, "acp-sdk")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk")); err != nil {
+		t.Fatalf("the ACP TypeScript SDK is not at %s: run scripts/install-tools (make test does)", dir)
+	}
+	node, err = exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node runs the ACP SDK: %v", err)
+	}
+	return dir, node
 }
 
 // SetupRemote serves scenario sc with a fake server of profile p

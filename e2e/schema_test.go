@@ -47,8 +47,8 @@ func TestNoticeCompactionAndPlanUpdates(t *testing.T) {
 	e.Chat("fake")
 	caps := e.clientCaps()
 	session, _ := caps["session"].(map[string]any)
-	if session["compaction"] == nil || caps["plan"] == nil {
-		t.Fatalf("compaction and plans not advertised: %v", caps)
+	if session["compaction"] == nil || session["notices"] == nil || caps["plan"] == nil {
+		t.Fatalf("compaction, notices and plans not all advertised: %v", caps)
 	}
 	if co, _ := session["configOptions"].(map[string]any); co["boolean"] == nil {
 		t.Fatalf("boolean config options not advertised: %v", caps)

@@ -102,7 +102,7 @@ func TestDemoModesModelsCommandsAlways(t *testing.T) {
 	var words []string
 	e.Eventually("the slash commands", 30*time.Second, func() bool {
 		e.Lua(`return vim.tbl_map(function(i) return i.word end, require("acp.input.complete").items(require("acp")._session(), ""))`, &words)
-		return strings.Join(words, " ") == "/slow /conflict /help"
+		return strings.Join(words, " ") == "/slow /conflict /ask /tools /help"
 	})
 	e.demoTurn("/help", "allow_once")
 	indexOrder(t, e.ChatText(), "`/slow`", "`/conflict`", ":AcpMode", ":AcpResume")
@@ -224,4 +224,149 @@ func TestDemoSessionsListAndLoad(t *testing.T) {
 	})
 	indexOrder(t, e.ChatText(), "Loading remember the parser refactoring", "## You", "remember the parser refactoring", "Demo agent")
 	e.demoTurn("and now?", "reject_once")
+}
+
+// The demo's /help lists every feature it shows, each a command or key
+// that works with it.
+func TestDemoHelpListsEverything(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	e.demoTurn("/help", "allow_once")
+	indexOrder(t, e.ChatText(), "`/slow`", "`/conflict`", "`/ask`", "`/tools`", "`/help`", ":AcpMode",
+		"one more line a turn", ":AcpResume demo", ":AcpFork", ":AcpLogout demo")
+}
+
+// Bug: :AcpFork said the demo cannot fork. The demo forks: the new chat
+// has the history and its own session, the original goes on.
+func TestDemoForks(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	e.demoTurn("the original question", "reject_once")
+	var orig Status
+	e.Lua(`return require("acp").status()`, &orig)
+	e.Lua(`vim.cmd("AcpFork")`, nil)
+	e.Eventually("the fork ready", 30*time.Second, func() bool {
+		st := e.Status()
+		return st.Key != orig.Key && st.State == "ready"
+	})
+	if m := e.Messages(); strings.Contains(m, "cannot fork") {
+		t.Fatalf("the demo cannot fork:\n%s", m)
+	}
+	st := e.Status()
+	if st.SessionID == orig.SessionID || !strings.HasPrefix(st.SessionID, "demo-") {
+		t.Fatalf("the fork's session %q (the original's %q)", st.SessionID, orig.SessionID)
+	}
+	indexOrder(t, e.ChatText(), "the original question", "Forked from")
+	e.demoTurn("in the fork", "reject_once")
+	if !strings.Contains(e.ChatText(), "> in the fork") {
+		t.Fatalf("the fork did not answer:\n%s", e.ChatText())
+	}
+	var origState Status
+	e.Lua(`return require("acp").status({ session = ... })`, &origState, orig.Key)
+	if origState.State != "ready" || origState.SessionID != orig.SessionID {
+		t.Fatalf("the original after the fork: %+v", origState)
+	}
+}
+
+// Bug: :AcpLogout said the demo offers no logout.
+func TestDemoLogout(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.setupDemo(nil)
+	e.Lua(`vim.api.nvim_create_autocmd("User", { pattern = "AcpLifecycle", callback = function(ev) _G.lifecycle = ev.data end })`, nil)
+	e.Lua(`vim.cmd("AcpLogout demo")`, nil)
+	e.Eventually("the logout's answer", 30*time.Second, func() bool {
+		var got bool
+		e.Lua(`return _G.lifecycle ~= nil`, &got)
+		return got
+	})
+	var ev map[string]any
+	e.Lua(`return _G.lifecycle`, &ev)
+	if ev["method"] != "logout" || ev["error"] != nil || !strings.Contains(e.Messages(), "logged out of demo") {
+		t.Fatalf("lifecycle %v; messages:\n%s", ev, e.Messages())
+	}
+}
+
+// /ask asks a question with a form (elicitation); the demo uses what the
+// user sent, or says it was declined.
+func TestDemoAskForm(t *testing.T) {
+	for _, tc := range []struct {
+		name, key string
+		want      []string
+	}{
+		{"sent as it came", "s", []string{"You answered:", "- name: `parser`", "- size: `small`", "- files: `2`", "- tests: `true`"}},
+		{"declined", "d", []string{"You declined to answer"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := fsEditor(t)
+			e.setupDemo(nil)
+			e.Lua(`vim.o.columns = 120; vim.o.lines = 50`, nil)
+			e.Chat("demo")
+			e.WaitState("ready")
+			e.Send("/ask")
+			e.WaitState("awaiting_permission")
+			e.focusPrompt()
+			indexOrder(t, e.permPromptText(), "What should the demo build?", "Name of the thing to build", "Size", "Files to touch", "Write tests")
+			e.keys(tc.key)
+			e.Eventually("end of the turn", 30*time.Second, func() bool {
+				st := e.Status()
+				return st.State == "ready" && st.StopReason == "end_turn"
+			})
+			indexOrder(t, e.ChatText(), tc.want...)
+		})
+	}
+}
+
+// /tools calls the editor's MCP tools on the server nvim-acp passed in
+// session/new: the open buffers, a modified buffer's unsaved text (not
+// the disk's), the diagnostics.
+func TestDemoCallsEditorTools(t *testing.T) {
+	e, ws := fsEditor(t)
+	src := filepath.Join(ws, "notes.md")
+	fsPutFile(t, src, "saved first line\nsecond\n")
+	b := e.loadBuffer(src)
+	e.Lua(`local b = ...
+		vim.api.nvim_buf_set_lines(b, 0, 1, false, { "UNSAVED first line" })
+		local ns = vim.api.nvim_create_namespace("demo-test")
+		vim.diagnostic.set(ns, b, { { lnum = 1, col = 0, message = "demo diagnostic here", severity = vim.diagnostic.severity.WARN } })`, nil, b)
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	e.demoTurn("/tools", "allow_once")
+	txt := e.ChatText()
+	indexOrder(t, txt, "nvim: open_buffers", "notes.md", "nvim: read_file notes.md",
+		"`notes.md` has unsaved changes", "> UNSAVED first line", "nvim: diagnostics", "demo diagnostic here")
+	if strings.Contains(txt, "saved first line\n") && !strings.Contains(txt, "UNSAVED") {
+		t.Fatalf("the demo read the disk, not the buffer:\n%s", txt)
+	}
+	if fsGetFile(t, src) != "saved first line\nsecond\n" {
+		t.Fatalf("the file changed on disk: %q", fsGetFile(t, src))
+	}
+}
+
+// Every prompt edits nvim-acp-demo.txt once more: several turns of edits,
+// each its own, for review (and a rewind) to go back over.
+func TestDemoEditsOverSeveralTurns(t *testing.T) {
+	e, ws := fsEditor(t)
+	fsPutFile(t, filepath.Join(ws, "README.md"), "# demo\n")
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	for _, p := range []string{"one", "two", "three"} {
+		e.demoTurn(p, "allow_once")
+	}
+	got := fsGetFile(t, filepath.Join(ws, "nvim-acp-demo.txt"))
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[1], "Edit 1 at") || !strings.HasPrefix(lines[3], "Edit 3 at") {
+		t.Fatalf("nvim-acp-demo.txt after three turns:\n%s", got)
+	}
+	// Each turn's edit shows as its own diff: the third adds only its line.
+	txt := e.ChatText()
+	last := txt[strings.LastIndex(txt, "## You"):]
+	if !strings.Contains(last, "+Edit 3 at") || strings.Contains(last, "+Edit 2 at") {
+		t.Fatalf("the third turn's diff:\n%s", last)
+	}
 }

@@ -6,42 +6,66 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MCP-over-ACP (ACP schema v1, unstable: mcpCapabilities.acp, McpServer
-// type "acp"): the agent opens a connection to a server it was given with
-// mcp/connect {serverId} (acp-go-sdk v0.13 calls it acpId), then sends the
-// inner MCP messages as mcp/message {connectionId, method, params}: a
-// request's response is the inner result; the server's own requests and
-// notifications go to the agent the same way. mcp/disconnect ends it.
+// MCP-over-ACP (ACP schema v1, unstable, as @agentclientprotocol/sdk
+// 2.4.0 has it: mcpCapabilities.acp, McpServer {type "acp", name,
+// serverId}): the agent sends each inner MCP request as an mcp/message
+// request {serverId, requestId, method, params}; its result carries the
+// inner outcome, {result} or {error} (an inner MCP error is no ACP
+// error). Notifications the server sends while it serves a request (its
+// progress) go to the agent as mcp/message notifications {serverId,
+// requestId, method, params}. There is no connection to open or close:
+// MCP 2026-07-28 requests carry their protocol version and the client's
+// capabilities in params._meta, and the server (go-sdk) serves them so.
+// The shape before (mcp/connect, mcp/message {connectionId},
+// mcp/disconnect) is gone from the schema; no agent nvim-acp knows of
+// used it.
 
 // ACPPeer sends to the agent over its ACP connection.
 type ACPPeer interface {
-	Request(ctx context.Context, method string, params any) (json.RawMessage, error)
 	Notify(ctx context.Context, method string, params any) error
 }
 
-// ACP method names of MCP-over-ACP.
+// MethodMessage is MCP-over-ACP's ACP method.
+const MethodMessage = "mcp/message"
+
+// Outer ACP error codes of MCP-over-ACP's binding (never inner MCP codes).
 const (
-	MethodConnect    = "mcp/connect"
-	MethodMessage    = "mcp/message"
-	MethodDisconnect = "mcp/disconnect"
+	CodeInvalidParams     = -32602 // a malformed envelope, or a requestId already active
+	CodeRequestCancelled  = -32800 // the request was cancelled
+	CodeResourceLimit     = -33000 // too many requests active on the server
+	CodeServerUnavailable = -33001 // no server of that serverId for this agent
+	CodeBackendFailed     = -33002 // the server failed without an MCP outcome
 )
 
-// acpQueue bounds the agent's messages waiting for the server.
-const acpQueue = 256
+const (
+	// maxActiveACPRequests bounds one agent's active requests to one
+	// server (the TypeScript SDK's default).
+	maxActiveACPRequests = 64
+	// acpQueue bounds the messages waiting for the server.
+	acpQueue = 256
+)
 
-var acpSeq atomic.Int64
+// WireError is an outer ACP error of MCP-over-ACP's binding.
+type WireError = jsonrpc.Error
 
-// acpConn is one MCP-over-ACP connection: an mcp.Connection whose messages
-// come from the agent's mcp/message requests and notifications.
+// acpKey names the server one agent reaches: an agent's requests to one
+// server share an MCP session (the go-sdk server's), another agent's
+// never do.
+type acpKey struct {
+	peer   ACPPeer
+	server string
+}
+
+// acpConn is the MCP session of one agent with one server: an
+// mcp.Connection whose requests come from the agent's mcp/message.
 type acpConn struct {
-	id   string
+	key  acpKey
 	ep   *Endpoint
 	peer ACPPeer
 
@@ -49,161 +73,179 @@ type acpConn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
-	mu      sync.Mutex
-	pending map[string]chan *jsonrpc.Response // the agent's requests by inner id
+	mu       sync.Mutex
+	pending  map[string]chan *jsonrpc.Response // active requests by requestId
+	progress map[string]string                 // their progress tokens -> requestId
 }
 
-// ServeACP serves the agent's MCP-over-ACP request of method (mcp/connect,
-// mcp/message, mcp/disconnect); owns says whether a server is one the
-// agent may reach, peer sends to the agent. An error from the server is a
-// *WireError.
-func (h *Hub) ServeACP(ctx context.Context, method string, params json.RawMessage, owns func(*Endpoint) bool, peer ACPPeer) (any, error) {
-	var p acpParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, err
-	}
-	switch method {
-	case MethodConnect:
-		id, err := h.ConnectACP(p.ServerID+p.AcpID, owns, peer)
+// acpMessage is mcp/message's params (a request's, or a notification's).
+type acpMessage struct {
+	ServerID  string          `json:"serverId"`
+	RequestID string          `json:"requestId"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params,omitempty"`
+}
+
+// ServeACP serves the agent's mcp/message request (its params as sent):
+// the inner request goes to the server serverId names when owns says the
+// agent may reach it (its own session's); the result is the inner
+// outcome, {"result": ...} or {"error": {...}}. peer gets the server's
+// notifications for the request. A binding failure is a *WireError with
+// one of the Code* codes.
+func (h *Hub) ServeACP(ctx context.Context, params json.RawMessage, owns func(*Endpoint) bool, peer ACPPeer) (map[string]any, error) {
+	var p acpMessage
+	if err := json.Unmarshal(params, &p); err != nil || p.ServerID == "" || p.RequestID == "" || p.Method == "" {
+		msg := "mcp/message needs serverId, requestId and method"
 		if err != nil {
-			return nil, err
+			msg += ": " + err.Error()
 		}
-		return map[string]any{"connectionId": id}, nil
-	case MethodMessage:
-		return h.MessageACP(ctx, p.ConnectionID, p.Method, p.Params)
-	case MethodDisconnect:
-		return map[string]any{}, h.DisconnectACP(p.ConnectionID)
+		return nil, &WireError{Code: CodeInvalidParams, Message: msg}
 	}
-	return nil, fmt.Errorf("unknown method %s", method)
-}
-
-// NotifyACPParams passes the agent's mcp/message notification (its params)
-// to its connection's server without blocking.
-func (h *Hub) NotifyACPParams(params json.RawMessage) error {
-	var p acpParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		return err
+	if len(p.Params) > 0 && p.Params[0] != '{' && string(p.Params) != "null" {
+		return nil, &WireError{Code: CodeInvalidParams, Message: "mcp/message: params must be an object"}
 	}
-	return h.NotifyACP(p.ConnectionID, p.Method, p.Params)
-}
-
-// acpParams are the params of the MCP-over-ACP methods.
-type acpParams struct {
-	ServerID     string          `json:"serverId"`
-	AcpID        string          `json:"acpId"` // acp-go-sdk v0.13's name of serverId
-	ConnectionID string          `json:"connectionId"`
-	Method       string          `json:"method"`
-	Params       json.RawMessage `json:"params"`
-}
-
-// ConnectACP opens an MCP-over-ACP connection to the server of serverID;
-// owns reports whether that server is one the asking agent may reach (its
-// own session's). It returns the connection id.
-func (h *Hub) ConnectACP(serverID string, owns func(*Endpoint) bool, peer ACPPeer) (string, error) {
-	h.mu.Lock()
-	e := h.byID[serverID]
-	h.mu.Unlock()
-	if e == nil || !owns(e) {
-		return "", fmt.Errorf("unknown MCP server %q", serverID)
-	}
-	c := &acpConn{
-		id: fmt.Sprintf("%s-%d", serverID, acpSeq.Add(1)), ep: e, peer: peer,
-		in: make(chan jsonrpc.Message, acpQueue), closed: make(chan struct{}),
-		pending: map[string]chan *jsonrpc.Response{},
-	}
-	h.mu.Lock()
-	if h.byID[serverID] != e {
-		h.mu.Unlock()
-		return "", fmt.Errorf("unknown MCP server %q", serverID)
-	}
-	h.acp[c.id] = c
-	h.mu.Unlock()
-	go h.serve(context.Background(), e, c, "acp")
-	return c.id, nil
-}
-
-func (h *Hub) acpConn(id string) (*acpConn, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := h.acp[id]
-	if c == nil {
-		return nil, fmt.Errorf("unknown MCP connection %q", id)
-	}
-	return c, nil
-}
-
-// MessageACP passes the agent's request on connection id to its server and
-// returns the server's result, or its error as a *jsonrpc.Error.
-func (h *Hub) MessageACP(ctx context.Context, id, method string, params json.RawMessage) (json.RawMessage, error) {
-	c, err := h.acpConn(id)
+	c, err := h.acpConnOf(p.ServerID, owns, peer)
 	if err != nil {
 		return nil, err
 	}
-	inner := fmt.Sprintf("acp-%d", acpSeq.Add(1))
-	rid, _ := jsonrpc.MakeID(inner)
+	return c.request(ctx, p)
+}
+
+// acpConnOf is the agent's session with server id, started on first use.
+func (h *Hub) acpConnOf(id string, owns func(*Endpoint) bool, peer ACPPeer) (*acpConn, error) {
+	unavailable := &WireError{Code: CodeServerUnavailable, Message: fmt.Sprintf("MCP server %q unavailable", id)}
+	h.mu.Lock()
+	e := h.byID[id]
+	h.mu.Unlock()
+	if e == nil || !owns(e) {
+		return nil, unavailable
+	}
+	key := acpKey{peer: peer, server: id}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byID[id] != e {
+		return nil, unavailable
+	}
+	if c := h.acp[key]; c != nil {
+		return c, nil
+	}
+	c := &acpConn{
+		key: key, ep: e, peer: peer,
+		in: make(chan jsonrpc.Message, acpQueue), closed: make(chan struct{}),
+		pending: map[string]chan *jsonrpc.Response{}, progress: map[string]string{},
+	}
+	h.acp[key] = c
+	go h.serve(context.Background(), e, c, "acp")
+	return c, nil
+}
+
+// CloseACP ends every MCP-over-ACP session of peer (its agent is gone).
+func (h *Hub) CloseACP(peer ACPPeer) {
+	h.mu.Lock()
+	var conns []*acpConn
+	for k, c := range h.acp {
+		if k.peer == peer {
+			conns = append(conns, c)
+			delete(h.acp, k)
+		}
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+// request passes one inner request to the server and waits for its
+// outcome.
+func (c *acpConn) request(ctx context.Context, p acpMessage) (map[string]any, error) {
 	ch := make(chan *jsonrpc.Response, 1)
+	token := progressToken(p.Params)
 	c.mu.Lock()
-	c.pending[inner] = ch
+	if c.pending[p.RequestID] != nil {
+		c.mu.Unlock()
+		return nil, &WireError{Code: CodeInvalidParams, Message: fmt.Sprintf("MCP request %q is already active", p.RequestID)}
+	}
+	if len(c.pending) >= maxActiveACPRequests {
+		c.mu.Unlock()
+		return nil, &WireError{Code: CodeResourceLimit, Message: "too many MCP-over-ACP requests active"}
+	}
+	c.pending[p.RequestID] = ch
+	if token != "" {
+		c.progress[token] = p.RequestID
+	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
-		delete(c.pending, inner)
+		delete(c.pending, p.RequestID)
+		if token != "" {
+			delete(c.progress, token)
+		}
 		c.mu.Unlock()
 	}()
-	if err := c.push(&jsonrpc.Request{ID: rid, Method: method, Params: params}); err != nil {
-		return nil, err
+	rid, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return nil, &WireError{Code: CodeInvalidParams, Message: err.Error()}
+	}
+	params := p.Params
+	if string(params) == "null" {
+		params = nil
+	}
+	if err := c.push(&jsonrpc.Request{ID: rid, Method: p.Method, Params: params}); err != nil {
+		return nil, &WireError{Code: CodeResourceLimit, Message: err.Error()}
 	}
 	select {
 	case r := <-ch:
 		if r.Error != nil {
 			var we *jsonrpc.Error
-			if errors.As(r.Error, &we) {
-				return nil, we
+			if !errors.As(r.Error, &we) {
+				we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: r.Error.Error()}
 			}
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: r.Error.Error()}
+			inner := map[string]any{"code": we.Code, "message": we.Message}
+			if len(we.Data) > 0 {
+				inner["data"] = we.Data
+			}
+			return map[string]any{"error": inner}, nil
 		}
-		return r.Result, nil
+		res := r.Result
+		if len(res) == 0 {
+			res = json.RawMessage("null")
+		}
+		return map[string]any{"result": res}, nil
 	case <-c.closed:
-		return nil, errors.New("MCP connection closed")
+		return nil, &WireError{Code: CodeServerUnavailable, Message: "MCP server closed"}
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return nil, &WireError{Code: CodeRequestCancelled, Message: "request cancelled"}
+		}
+		return nil, &WireError{Code: CodeBackendFailed, Message: ctx.Err().Error()}
 	}
 }
 
-// NotifyACP passes the agent's notification on connection id to its
-// server; it never blocks (a full queue drops it, and says so).
-func (h *Hub) NotifyACP(id, method string, params json.RawMessage) error {
-	c, err := h.acpConn(id)
-	if err != nil {
-		return err
+// progressToken is params._meta.progressToken as a string ("" when none).
+func progressToken(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			Token json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
 	}
-	return c.push(&jsonrpc.Request{Method: method, Params: params})
-}
-
-// DisconnectACP closes connection id.
-func (h *Hub) DisconnectACP(id string) error {
-	h.mu.Lock()
-	c := h.acp[id]
-	delete(h.acp, id)
-	h.mu.Unlock()
-	if c == nil {
-		return fmt.Errorf("unknown MCP connection %q", id)
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return ""
 	}
-	return c.Close()
+	return string(p.Meta.Token)
 }
 
 // push queues a message for the server without blocking.
 func (c *acpConn) push(m jsonrpc.Message) error {
 	select {
 	case <-c.closed:
-		return errors.New("MCP connection closed")
+		return errors.New("MCP server closed")
 	default:
 	}
 	select {
 	case c.in <- m:
 		return nil
 	default:
-		return errors.New("MCP connection busy: too many messages waiting")
+		return errors.New("MCP server busy: too many messages waiting")
 	}
 }
 
@@ -223,8 +265,9 @@ func (c *acpConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // Write implements mcp.Connection: a response goes back to the agent's
-// waiting mcp/message; the server's requests and notifications go to the
-// agent as mcp/message.
+// waiting mcp/message; a progress notification to the agent as an
+// mcp/message notification of the request whose progressToken it names.
+// MCP 2026-07-28 has no requests from server to client: one is refused.
 func (c *acpConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	switch m := m.(type) {
 	case *jsonrpc.Response:
@@ -237,22 +280,24 @@ func (c *acpConn) Write(ctx context.Context, m jsonrpc.Message) error {
 		}
 		return nil
 	case *jsonrpc.Request:
-		params := map[string]any{"connectionId": c.id, "method": m.Method}
-		if len(m.Params) > 0 && string(m.Params) != "null" {
-			params["params"] = m.Params
+		if m.IsCall() {
+			_ = c.push(&jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{
+				Code: jsonrpc.CodeMethodNotFound, Message: "MCP-over-ACP carries no requests to the client"}})
+			return nil
 		}
-		if !m.IsCall() {
-			return c.peer.Notify(ctx, MethodMessage, params)
+		var p struct {
+			Token json.RawMessage `json:"progressToken"`
 		}
-		go func() { // the answer comes back as the agent's response
-			res, err := c.peer.Request(context.Background(), MethodMessage, params)
-			r := &jsonrpc.Response{ID: m.ID, Result: res}
-			if err != nil {
-				r.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-			}
-			_ = c.push(r)
-		}()
-		return nil
+		if m.Method != "notifications/progress" || json.Unmarshal(m.Params, &p) != nil {
+			return nil // not about a request: nowhere to send it
+		}
+		c.mu.Lock()
+		rid := c.progress[string(p.Token)]
+		c.mu.Unlock()
+		if rid == "" {
+			return nil
+		}
+		return c.peer.Notify(ctx, MethodMessage, acpMessage{ServerID: c.key.server, RequestID: rid, Method: m.Method, Params: m.Params})
 	}
 	return fmt.Errorf("mcp over acp: unexpected message %T", m)
 }
@@ -264,28 +309,22 @@ func (c *acpConn) Close() error {
 }
 
 // SessionID implements mcp.Connection.
-func (c *acpConn) SessionID() string { return c.id }
+func (c *acpConn) SessionID() string { return "" }
 
-// WireError is an MCP error response's error (a server's answer to an
-// MCP-over-ACP request that failed).
-type WireError = jsonrpc.Error
-
-// Wire is servers as session/new and session/load send them: an
-// MCP-over-ACP server's id goes as "serverId" (the schema's name) and as
-// "id" (acp-go-sdk v0.13's).
+// Wire is servers as session/new, load, resume and fork send them: an
+// MCP-over-ACP server goes as {type "acp", name, serverId} (acp-go-sdk
+// v0.13 names its id "id", the schema "serverId").
 func Wire(servers []acp.McpServer) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(servers))
 	for _, s := range servers {
+		if s.Acp != nil {
+			b, _ := json.Marshal(map[string]any{"type": "acp", "name": s.Acp.Name, "serverId": string(s.Acp.Id)})
+			out = append(out, b)
+			continue
+		}
 		b, err := json.Marshal(s)
 		if err != nil {
 			continue
-		}
-		if s.Acp != nil {
-			var m map[string]any
-			if json.Unmarshal(b, &m) == nil {
-				m["serverId"] = string(s.Acp.Id)
-				b, _ = json.Marshal(m)
-			}
 		}
 		out = append(out, b)
 	}

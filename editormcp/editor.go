@@ -20,7 +20,9 @@ type Editor interface {
 	// ReadFile returns limit lines of path (absolute) from the 1-based
 	// line (0: from the start; limit 0: to the end), as
 	// fs/read_text_file serves them: a loaded buffer's text, unsaved edits
-	// included. Reads outside the workspace ask the user.
+	// included. Reads outside the workspace ask the user. With a ctx that
+	// IsEditRead, the text is read for edit_file and never shown to the
+	// agent: it is not what the agent has seen of the file.
 	ReadFile(ctx context.Context, path string, line, limit int) (string, error)
 	// WriteFile writes w.Content to w.Path as fs/write_text_file does
 	// (consent outside the workspace, merged with the user's unsaved
@@ -35,6 +37,13 @@ type Editor interface {
 	// the queries that read a file by other means (a language server, the
 	// selection). An error when the agent may not read it.
 	CheckRead(ctx context.Context, path string) error
+	// CheckLoad is CheckRead for the queries that make Neovim load path
+	// into a buffer (a language server's): unless a buffer of it is loaded
+	// already, path must also be a regular file within ReadFile's size
+	// bound, as ReadFile checks before it opens anything (a FIFO would
+	// block Neovim in open(2) for good; a huge file would be loaded whole).
+	// An error the agent is shown when not.
+	CheckLoad(ctx context.Context, path string) error
 	// InWorkspace reports, for each path (absolute), whether it is in the
 	// workspace, asking nothing.
 	InWorkspace(ctx context.Context, paths []string) []bool
@@ -58,8 +67,10 @@ type Queries interface {
 type Write struct {
 	Path    string // absolute
 	Content string
-	// Before is the text the content was made from (edit_file's read), for
-	// the diff the user is shown; nil when not known.
+	// Before is the text the content was made from (edit_file's read, which
+	// the agent never saw), for the diff the user is shown and as the base
+	// the content is merged against; nil when not known (write_file: the
+	// content is the agent's whole idea of the file).
 	Before *string
 	Tool   string // the tool that writes ("write_file", "edit_file")
 }
@@ -180,4 +191,14 @@ type QuickfixItem struct {
 	Col  int    `json:"col,omitempty"`
 	Type string `json:"type,omitempty"`
 	Text string `json:"text"`
+}
+
+// editReadKey marks the context of edit_file's own read (see IsEditRead).
+type editReadKey struct{}
+
+// IsEditRead reports whether ctx is that of edit_file's read of the file
+// it edits: the text is not shown to the agent.
+func IsEditRead(ctx context.Context) bool {
+	v, _ := ctx.Value(editReadKey{}).(bool)
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -109,5 +110,63 @@ func TestReadMessageBounded(t *testing.T) {
 	r := bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 100)+"\nok\n"), 16)
 	if _, err := readMessage(r, 50); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Fatalf("a 100-byte line with a 50-byte bound: %v", err)
+	}
+}
+
+// A write_file or edit_file whose text is not valid UTF-8 (raw bytes, or a
+// \u escape of half a surrogate pair: JSON decoders put U+FFFD in their
+// place) is refused with a clear error and writes nothing, as
+// fs/write_text_file refuses it: never a file silently not what the agent
+// sent (issue 31, item 8).
+func TestToolArgumentsNotUTF8Refused(t *testing.T) {
+	ed := newFake(map[string]string{"/ws/a.txt": "old\n"})
+	srv := NewServer(ed, Options{Root: "/ws"})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ss, err := srv.Connect(ctx, newConn(bufio.NewReader(inR), inR, outW), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	out := bufio.NewReader(outR)
+	send := func(line string) {
+		t.Helper()
+		go io.WriteString(inW, line+"\n")
+	}
+	answer := func() map[string]any {
+		t.Helper()
+		l, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		return m
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	answer()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	tests := []struct{ name, call string }{
+		{"write_file, raw bytes", `{"name":"write_file","arguments":{"path":"a.txt","content":"caf` + "\xe9\xff" + `\n"}}`},
+		{"write_file, half a surrogate pair", `{"name":"write_file","arguments":{"path":"a.txt","content":"x\udc80\n"}}`},
+		{"edit_file, raw bytes", `{"name":"edit_file","arguments":{"path":"a.txt","old_string":"old","new_string":"n` + "\xc3" + `"}}`},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i+1, tc.call))
+			m := answer()
+			res, _ := m["result"].(map[string]any)
+			b, _ := json.Marshal(m)
+			if res == nil || res["isError"] != true || !strings.Contains(string(b), "not valid UTF-8") {
+				t.Fatalf("answer %s, want an error saying the text is not valid UTF-8", b)
+			}
+			if len(ed.writes) > 0 || ed.files["/ws/a.txt"] != "old\n" {
+				t.Fatalf("written: %+v", ed.writes)
+			}
+		})
 	}
 }

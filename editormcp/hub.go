@@ -33,7 +33,7 @@ type Hub struct {
 	mu     sync.Mutex
 	eps    map[[32]byte]*Endpoint // by the token's hash
 	byID   map[string]*Endpoint   // by MCP-over-ACP server id
-	acp    map[string]*acpConn    // MCP-over-ACP connections by id
+	acp    map[acpKey]*acpConn    // MCP-over-ACP sessions by agent and server
 	sock   *sockServer
 	web    *httpServer
 	closed bool
@@ -44,7 +44,7 @@ func NewHub(log *slog.Logger) *Hub {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Hub{log: log, eps: map[[32]byte]*Endpoint{}, byID: map[string]*Endpoint{}, acp: map[string]*acpConn{}}
+	return &Hub{log: log, eps: map[[32]byte]*Endpoint{}, byID: map[string]*Endpoint{}, acp: map[acpKey]*acpConn{}}
 }
 
 // Endpoint is one session's server on the Hub.
@@ -135,7 +135,7 @@ func (e *Endpoint) HTTP(name string) (acp.McpServer, error) {
 }
 
 // ACP is the session/new entry of an MCP-over-ACP server (unstable in ACP
-// schema v1: the agent opens it with mcp/connect); send it through Wire.
+// schema v1: the agent reaches it with mcp/message); send it through Wire.
 func (e *Endpoint) ACP(name string) acp.McpServer {
 	return acp.McpServer{Acp: &acp.McpServerAcpInline{Type: "acp", Name: name, Id: acp.McpServerAcpId(e.id)}}
 }

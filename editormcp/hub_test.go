@@ -217,33 +217,34 @@ func TestHTTPTransport(t *testing.T) {
 	}
 }
 
-// acpPeer is the agent's side of MCP-over-ACP in a test: it carries an MCP
-// client's messages as the agent would send mcp/message, and takes what
-// the server sends.
-type acpPeer struct {
-	h    *Hub
-	id   string // connection id
-	in   chan jsonrpc.Message
-	done chan struct{}
+// acpAgent is an agent reaching a server over MCP-over-ACP, as an MCP
+// transport for the go-sdk client: each request the client makes goes
+// through ServeACP as the agent's mcp/message would, its outcome comes
+// back as the response; the progress the hub sends is kept.
+type acpAgent struct {
+	h      *Hub
+	server string
+	owns   func(*Endpoint) bool
+	in     chan jsonrpc.Message
+	done   chan struct{}
+	once   sync.Once
 
 	mu       sync.Mutex
-	notified []string
+	notified []acpMessage
 }
 
-func (p *acpPeer) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return nil, errors.New("the test client makes no requests")
-}
-
-func (p *acpPeer) Notify(ctx context.Context, method string, params any) error {
-	m := params.(map[string]any)
+func (p *acpAgent) Notify(ctx context.Context, method string, params any) error {
+	if method != MethodMessage {
+		return errors.New("not mcp/message: " + method)
+	}
 	p.mu.Lock()
-	p.notified = append(p.notified, m["method"].(string))
+	p.notified = append(p.notified, params.(acpMessage))
 	p.mu.Unlock()
 	return nil
 }
 
-func (p *acpPeer) Connect(context.Context) (mcp.Connection, error) { return p, nil }
-func (p *acpPeer) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (p *acpAgent) Connect(context.Context) (mcp.Connection, error) { return p, nil }
+func (p *acpAgent) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case m := <-p.in:
 		return m, nil
@@ -254,75 +255,179 @@ func (p *acpPeer) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-func (p *acpPeer) Write(ctx context.Context, m jsonrpc.Message) error {
-	switch m := m.(type) {
-	case *jsonrpc.Request:
-		if !m.IsCall() {
-			return p.h.NotifyACP(p.id, m.Method, m.Params)
+func (p *acpAgent) Write(ctx context.Context, m jsonrpc.Message) error {
+	r, ok := m.(*jsonrpc.Request)
+	if !ok || !r.IsCall() {
+		return nil // the binding carries the agent's requests only
+	}
+	params, _ := json.Marshal(acpMessage{ServerID: p.server, RequestID: idString(r.ID), Method: r.Method, Params: r.Params})
+	go func() {
+		out, err := p.h.ServeACP(ctx, params, p.owns, p)
+		resp := &jsonrpc.Response{ID: r.ID}
+		switch {
+		case err != nil:
+			resp.Error = err
+		case out["error"] != nil:
+			b, _ := json.Marshal(out["error"])
+			var we jsonrpc.Error
+			_ = json.Unmarshal(b, &we)
+			resp.Error = &we
+		default:
+			resp.Result = out["result"].(json.RawMessage)
 		}
-		go func() {
-			res, err := p.h.MessageACP(ctx, p.id, m.Method, m.Params)
-			r := &jsonrpc.Response{ID: m.ID, Result: res}
-			if err != nil {
-				r.Error = err
-			}
-			p.in <- r
-		}()
-	}
+		select {
+		case p.in <- resp:
+		case <-p.done:
+		}
+	}()
 	return nil
 }
-func (p *acpPeer) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case <-p.done:
-	default:
-		close(p.done)
-	}
-	return nil
-}
-func (p *acpPeer) SessionID() string { return "" }
 
+func idString(id jsonrpc.ID) string {
+	b, _ := json.Marshal(id.Raw())
+	return strings.Trim(string(b), `"`)
+}
+
+func (p *acpAgent) Close() error {
+	p.once.Do(func() { close(p.done) })
+	return nil
+}
+func (p *acpAgent) SessionID() string { return "" }
+
+// An agent reaches its own session's server over MCP-over-ACP, in
+// MCP 2026-07-28 (server/discover, then requests carrying their _meta: as
+// the go-sdk client does) or through the initialize handshake of older
+// MCP; another session's server, or one unknown, is unavailable.
 func TestACPTransport(t *testing.T) {
-	h := newHub(t)
-	e := addFake(t, h, map[string]string{"/ws/a": "over acp\n"})
-	other := addFake(t, h, nil)
-	srv := e.ACP("nvim")
-	if srv.Acp == nil || string(srv.Acp.Id) != e.ServerID() || srv.Acp.Name != "nvim" {
-		t.Fatalf("acp entry %+v", srv.Acp)
-	}
-	ownsE := func(x *Endpoint) bool { return x == e }
-	if _, err := h.ConnectACP(other.ServerID(), ownsE, nil); err == nil {
-		t.Fatal("connected to another session's server")
-	}
-	if _, err := h.ConnectACP("nvim-unknown", ownsE, nil); err == nil {
-		t.Fatal("connected to an unknown server")
-	}
-	p := &acpPeer{h: h, in: make(chan jsonrpc.Message, 16), done: make(chan struct{})}
-	id, err := h.ConnectACP(e.ServerID(), ownsE, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.id = id
-	cs, err := client(t, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := call(t, cs, ToolReadFile, map[string]any{"path": "a"}); got != "over acp\n" {
-		t.Fatalf("read over acp: %q", got)
-	}
-	if _, err := h.MessageACP(context.Background(), "nope", "tools/list", nil); err == nil {
-		t.Fatal("a message on an unknown connection was served")
-	}
-	if err := h.DisconnectACP(id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.MessageACP(context.Background(), id, "tools/list", nil); err == nil {
-		t.Fatal("a message on a closed connection was served")
+	for _, version := range []string{"", "2025-06-18"} {
+		t.Run("mcp "+version, func(t *testing.T) {
+			h := newHub(t)
+			e := addFake(t, h, map[string]string{"/ws/a": "over acp\n"})
+			srv := e.ACP("nvim")
+			if srv.Acp == nil || string(srv.Acp.Id) != e.ServerID() || srv.Acp.Name != "nvim" {
+				t.Fatalf("acp entry %+v", srv.Acp)
+			}
+			p := &acpAgent{h: h, server: e.ServerID(), owns: func(x *Endpoint) bool { return x == e },
+				in: make(chan jsonrpc.Message, 16), done: make(chan struct{})}
+			t.Cleanup(func() { p.Close() })
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, p, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if got, _ := call(t, cs, ToolReadFile, map[string]any{"path": "a"}); got != "over acp\n" {
+				t.Fatalf("read over acp: %q", got)
+			}
+		})
 	}
 }
 
-func TestWireNamesTheACPServerIDBothWays(t *testing.T) {
+// The binding's envelope: what the agent may not reach, a malformed
+// message and a requestId already active are outer errors of their codes;
+// an inner MCP error is the outcome's "error", no outer error.
+func TestServeACPEnvelope(t *testing.T) {
+	h := newHub(t)
+	e := addFake(t, h, nil)
+	other := addFake(t, h, nil)
+	owns := func(x *Endpoint) bool { return x == e }
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	tests := []struct {
+		name     string
+		params   string
+		wantCode int64  // an outer error of this code
+		wantErr  string // else an inner error saying this; else a result
+	}{
+		{"another session's server", `{"serverId":"` + other.ServerID() + `","requestId":"1","method":"tools/list"}`, CodeServerUnavailable, ""},
+		{"an unknown server", `{"serverId":"nvim-nope","requestId":"1","method":"tools/list"}`, CodeServerUnavailable, ""},
+		{"no requestId", `{"serverId":"` + e.ServerID() + `","method":"tools/list"}`, CodeInvalidParams, ""},
+		{"params not an object", `{"serverId":"` + e.ServerID() + `","requestId":"1","method":"tools/list","params":[1]}`, CodeInvalidParams, ""},
+		{"not JSON", `{"serverId":`, CodeInvalidParams, ""},
+		{"an unknown inner method", `{"serverId":"` + e.ServerID() + `","requestId":"2","method":"tools/frobnicate","params":{` + meta + `}}`, 0, "-32601"},
+		{"tools/list", `{"serverId":"` + e.ServerID() + `","requestId":"3","method":"tools/list","params":{` + meta + `}}`, 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			out, err := h.ServeACP(ctx, json.RawMessage(tc.params), owns, nil)
+			if tc.wantCode != 0 {
+				var we *WireError
+				if !errors.As(err, &we) || we.Code != tc.wantCode {
+					t.Fatalf("got %v, %v; want an outer error %d", out, err, tc.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(out)
+			if tc.wantErr != "" {
+				if out["error"] == nil || !strings.Contains(string(b), tc.wantErr) {
+					t.Fatalf("outcome %s, want an inner error about %s", b, tc.wantErr)
+				}
+				return
+			}
+			if out["result"] == nil || !strings.Contains(string(b), ToolReadFile) {
+				t.Fatalf("outcome %s", b)
+			}
+		})
+	}
+}
+
+// A requestId is one request while it is active: the same again meanwhile
+// is refused; the agent's progress token brings the server's progress
+// back as mcp/message notifications of that request.
+func TestServeACPActiveRequests(t *testing.T) {
+	h := newHub(t)
+	e := addFake(t, h, nil)
+	owns := func(x *Endpoint) bool { return x == e }
+	c, err := h.acpConnOf(e.ServerID(), owns, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.pending["busy"] = make(chan *jsonrpc.Response, 1)
+	c.mu.Unlock()
+	_, err = h.ServeACP(context.Background(), json.RawMessage(`{"serverId":"`+e.ServerID()+`","requestId":"busy","method":"tools/list"}`), owns, nil)
+	var we *WireError
+	if !errors.As(err, &we) || we.Code != CodeInvalidParams {
+		t.Fatalf("a duplicate active requestId: %v", err)
+	}
+	p := &acpAgent{}
+	pc, err := h.acpConnOf(e.ServerID(), owns, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc == c {
+		t.Fatal("two agents share one MCP session")
+	}
+	pc.mu.Lock()
+	pc.progress["7"] = "r1"
+	pc.mu.Unlock()
+	for _, n := range []*jsonrpc.Request{
+		{Method: "notifications/progress", Params: json.RawMessage(`{"progressToken":7,"progress":1}`)},
+		{Method: "notifications/progress", Params: json.RawMessage(`{"progressToken":8,"progress":1}`)},
+		{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","data":"x"}`)},
+	} {
+		if err := pc.Write(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.notified) != 1 || p.notified[0].RequestID != "r1" || p.notified[0].ServerID != e.ServerID() ||
+		p.notified[0].Method != "notifications/progress" {
+		t.Fatalf("notified %+v: want the one progress of r1", p.notified)
+	}
+	h.CloseACP(p)
+	select {
+	case <-pc.closed:
+	default:
+		t.Fatal("CloseACP left the agent's session open")
+	}
+}
+
+func TestWireNamesTheACPServerID(t *testing.T) {
 	h := newHub(t)
 	e := addFake(t, h, nil)
 	stdio, err := e.Stdio("nvim", "/bin/nvim-acp")
@@ -337,7 +442,7 @@ func TestWireNamesTheACPServerIDBothWays(t *testing.T) {
 	if err := json.Unmarshal(wire[1], &stdioEntry); err != nil {
 		t.Fatal(err)
 	}
-	if acpEntry["type"] != "acp" || acpEntry["serverId"] != e.ServerID() || acpEntry["id"] != e.ServerID() || acpEntry["name"] != "nvim" {
+	if acpEntry["type"] != "acp" || acpEntry["serverId"] != e.ServerID() || acpEntry["id"] != nil || acpEntry["name"] != "nvim" {
 		t.Fatalf("acp entry %s", wire[0])
 	}
 	if _, typed := stdioEntry["type"]; typed || stdioEntry["command"] != "/bin/nvim-acp" {

@@ -217,7 +217,7 @@ func (t *tools) symbols(ctx context.Context, _ *mcp.CallToolRequest, in SymbolsA
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := t.checkRead(ctx, p); err != nil {
+		if err := t.checkLoad(ctx, p); err != nil {
 			return nil, nil, err
 		}
 		q.Path = p
@@ -264,8 +264,18 @@ func (t *tools) checkRead(ctx context.Context, path string) error {
 	return nil
 }
 
+// checkLoad is checkRead for a query that makes Neovim load path (a
+// language server's), which must then be a regular file within the read
+// bound: the one check of every door that loads a file for the agent.
+func (t *tools) checkLoad(ctx context.Context, path string) error {
+	if err := t.ed.CheckLoad(ctx, path); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil
+}
+
 // position reads the position arguments, the user consenting to the
-// file's read.
+// file's read; the file is one Neovim may load (checkLoad).
 func (t *tools) position(ctx context.Context, in PositionArgs) (Position, error) {
 	p, err := t.abs(in.Path)
 	if err != nil {
@@ -277,7 +287,7 @@ func (t *tools) position(ctx context.Context, in PositionArgs) (Position, error)
 	if in.Symbol == "" && in.Column < 1 {
 		return Position{}, errors.New("give the symbol's name on that line, or its column (1-based)")
 	}
-	if err := t.checkRead(ctx, p); err != nil {
+	if err := t.checkLoad(ctx, p); err != nil {
 		return Position{}, err
 	}
 	return Position{Path: p, Line: in.Line, Column: in.Column, Symbol: in.Symbol, Root: t.root, Limit: items(in.Limit) + 1}, nil

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 // Bounds of what a tool returns.
@@ -63,7 +65,7 @@ const instructions = `This server is the user's Neovim editor. Files open in it 
 func NewServer(ed Editor, o Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "nvim", Title: "Neovim", Version: o.Version},
 		&mcp.ServerOptions{Instructions: instructions, Capabilities: &mcp.ServerCapabilities{}})
-	s.AddReceivingMiddleware(textResults)
+	s.AddReceivingMiddleware(textResults, utf8Args)
 	t := &tools{ed: ed, root: o.Root}
 	mcp.AddTool(s, &mcp.Tool{Name: ToolReadFile, Title: "Read a file (live buffer)", Annotations: readOnly,
 		Description: "Read a text file as the user sees it in their editor: the open buffer's current text, unsaved edits included (the disk may be older). Prefer this to reading the disk. " +
@@ -97,6 +99,25 @@ func NewServer(ed Editor, o Options) *mcp.Server {
 }
 
 var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: true}
+
+// utf8Args refuses a tool call whose arguments' text is not valid UTF-8
+// (raw bytes, or a \u escape of half a surrogate pair), before they are
+// decoded: encoding/json would put U+FFFD in their place, and the file
+// written would silently not be what the agent sent. As fs/write_text_file
+// refuses it (host/dispatch.go).
+func utf8Args(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+			if at := jsontext.InvalidText(p.Arguments); at >= 0 {
+				r := text(fmt.Sprintf("%s: the arguments' text is not valid UTF-8 (byte %d of them): nothing was read or written; "+
+					"the tools take UTF-8 text only (JSON strings), so send the text as UTF-8", p.Name, at))
+				r.IsError = true
+				return r, nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
 
 func ptr[T any](v T) *T { return &v }
 
@@ -214,7 +235,7 @@ func (t *tools) editFile(ctx context.Context, _ *mcp.CallToolRequest, in EditFil
 	if in.OldString == in.NewString {
 		return nil, nil, errors.New("old_string and new_string are the same: nothing to change")
 	}
-	cur, err := t.ed.ReadFile(ctx, path, 0, 0)
+	cur, err := t.ed.ReadFile(context.WithValue(ctx, editReadKey{}, true), path, 0, 0)
 	var content string
 	switch {
 	case in.OldString == "" && err != nil:

@@ -82,6 +82,18 @@ func (f *fakeEditor) CheckRead(_ context.Context, path string) error {
 	return nil
 }
 
+// CheckLoad is CheckRead, and refuses paths whose name has "fifo" as the
+// host does a FIFO.
+func (f *fakeEditor) CheckLoad(ctx context.Context, path string) error {
+	if err := f.CheckRead(ctx, path); err != nil {
+		return err
+	}
+	if strings.Contains(path, "fifo") {
+		return errors.New(path + " is a FIFO (named pipe), not a regular file: the agent can only read and write regular files")
+	}
+	return nil
+}
+
 func (f *fakeEditor) InWorkspace(_ context.Context, paths []string) []bool {
 	out := make([]bool, len(paths))
 	for i, p := range paths {
@@ -445,6 +457,35 @@ func TestQueriesOutsideWorkspace(t *testing.T) {
 			}
 			if tc.wantErr && ed.gotQ != nil {
 				t.Fatalf("refused, yet the editor was queried: %+v", ed.gotQ)
+			}
+		})
+	}
+}
+
+// Every query that makes Neovim load a file goes through CheckLoad, the
+// regular-file check of reads: a FIFO named by path is refused before
+// Neovim is asked anything (opening it would block Neovim for good).
+func TestQueriesLoadOnlyRegularFiles(t *testing.T) {
+	const fifo = "/ws/pipe.fifo"
+	tests := []struct {
+		tool string
+		args map[string]any
+	}{
+		{ToolSymbols, map[string]any{"path": fifo}},
+		{ToolDefinition, map[string]any{"path": fifo, "line": 1, "symbol": "x"}},
+		{ToolReferences, map[string]any{"path": fifo, "line": 1, "symbol": "x"}},
+		{ToolHover, map[string]any{"path": fifo, "line": 1, "column": 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tool, func(t *testing.T) {
+			ed := newFake(nil)
+			cs := connect(t, ed)
+			got, isErr := call(t, cs, tc.tool, tc.args)
+			if !isErr || !strings.Contains(got, fifo+" is a FIFO (named pipe), not a regular file") {
+				t.Fatalf("%s on a FIFO = %q (error %v), want the FIFO refused", tc.tool, got, isErr)
+			}
+			if ed.gotQ != nil {
+				t.Fatalf("Neovim was queried about the FIFO: %+v", ed.gotQ)
 			}
 		})
 	}

@@ -93,6 +93,37 @@ func BenchmarkWriteLoaded10kLines(b *testing.B) {
 	}
 }
 
+// BenchmarkWriteModified10kLines: the same edit into a 10,000-line buffer
+// with an unsaved line of the user's: 3-way merge, the change applied to
+// the disk's text too, fake Put, an atomic write of the file (fsync'd),
+// fake Took.
+func BenchmarkWriteModified10kLines(b *testing.B) {
+	br, ed, root := benchBridge(b)
+	p := filepath.Join(root, "f.go")
+	lines := make([]string, 10000)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("\tfmt.Println(%d) // some typical source line", i)
+	}
+	os.WriteFile(p, []byte(joinLines(lines, true)), 0o644)
+	ed.load(&testing.T{}, br, p)
+	ed.edit(p, func(l []string) []string { return append([]string{"// the user's unsaved line"}, l...) })
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		got, err := br.ReadTextFile(ctx, acp.ReadTextFileRequest{Path: p})
+		if err != nil {
+			b.Fatal(err)
+		}
+		next, eol := splitLines(got.Content)
+		for _, k := range []int{100, 5000, 9000} {
+			next[k] = fmt.Sprintf("edited %d", i)
+		}
+		if _, err := br.WriteTextFile(ctx, acp.WriteTextFileRequest{Path: p, Content: joinLines(next, eol)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkDiff10kLines3Edits(b *testing.B) {
 	a := make([]string, 10000)
 	for i := range a {

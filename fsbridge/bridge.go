@@ -406,6 +406,9 @@ func (b *Bridge) check(ctx context.Context, path, op string) (resolution, error)
 	if where == "" {
 		return r, nil
 	}
+	if userAct(ctx) {
+		return r, leadsElsewhere(path, real, where)
+	}
 	b.mu.Lock()
 	allowed, decided := b.decisions[real]
 	b.mu.Unlock()
@@ -690,7 +693,9 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		if st.buf != nil {
 			tick = st.buf.Tick
 		}
-		b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
+		if !unseen(ctx) {
+			b.snaps[real] = snapshot{text: st.text, tick: tick, state: st.disk}
+		}
 		if _, ok := b.originals[real]; !ok {
 			b.originals[real] = Change{Path: real, Original: st.text, Existed: st.exists}
 		}
@@ -758,6 +763,40 @@ func (b *Bridge) pathLock(p string) *sync.Mutex {
 
 // readKey marks the context of an agent's read (see current).
 type readKey struct{}
+
+// unseenKey marks a read whose text the agent never sees (see WithUnseen).
+type unseenKey struct{}
+
+// WithUnseen makes ReadTextFile calls with the returned context reads
+// made for the agent whose text it never sees (the editor's MCP edit_file
+// reads the file to make its edit): they do not change what the bridge
+// takes as the agent's view of the file, its next write's merge base.
+func WithUnseen(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unseenKey{}, true)
+}
+
+func unseen(ctx context.Context) bool {
+	v, _ := ctx.Value(unseenKey{}).(bool)
+	return v
+}
+
+// editKey carries the text an edit was made from (see WithEditOf).
+type editKey struct{}
+
+// WithEditOf makes WriteTextFile calls with the returned context edits
+// made from before, a text of the file the agent never saw (the editor's
+// MCP edit_file replaces a string in the file as it is): the content is
+// merged against before, and the agent's view of the file afterwards is
+// its previous view (its last read or write, else the disk) with the edit
+// made, not the content, which may hold the user's unsaved lines.
+func WithEditOf(ctx context.Context, before string) context.Context {
+	return context.WithValue(ctx, editKey{}, before)
+}
+
+func editOf(ctx context.Context) (string, bool) {
+	s, ok := ctx.Value(editKey{}).(string)
+	return s, ok
+}
 
 // proposalKey marks a write the user proposes (a code block applied from
 // the chat): its content is based on the file as it is now, so nothing is
@@ -838,7 +877,14 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	var note string
 	resultText := content // joinText(result, eol, sep)
 	baseText, kind := "", baseNone
-	if proposal(ctx) == "" && origin(ctx) != ByUser { // the user's writes are based on the file as it is now: nothing to merge
+	before, isEdit := editOf(ctx)
+	switch {
+	case proposal(ctx) != "" || origin(ctx) == ByUser:
+		// The user's writes are based on the file as it is now: nothing
+		// to merge.
+	case isEdit && (st.exists || st.buf != nil) && !st.notText:
+		baseText, kind = before, baseRead
+	default:
 		baseText, kind, err = b.mergeBase(real, content, st)
 		if err != nil {
 			return err
@@ -892,16 +938,33 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		// buffer has not followed yet: that change first, then the write.
 		b.report(real, FileText{Text: st.shown, Exists: true}, FileText{Text: st.text, Exists: st.exists}, ByDisk)
 	}
+	diskBefore := st.text // the file's text before the write, as far as known
 	b.w.beginWrite(real)
+	diskNew := resultText // what the file holds after the write
 	if st.buf != nil {
 		target, tEOL := result, eol
 		if len(target) == 0 {
 			target, tEOL = []string{""}, false
 		}
-		err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
-		b.w.endWrite(real, resultText, err == nil)
+		ue, canPut := b.ed.(UnsavedEditor)
+		var disk diskText
+		if st.buf.Modified && canPut && !st.notText {
+			disk = readDiskText(real, b.cfg.MaxBytes)
+			if disk.ok {
+				diskBefore = disk.text
+			}
+		}
+		if disk.ok {
+			// The buffer has unsaved lines: they stay unsaved (see
+			// applyUnsaved).
+			diskNew, err = b.applyUnsaved(ctx, r, st, ue, disk, content, target, tEOL, resultText)
+		} else {
+			err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
+		}
+		b.w.endWrite(real, diskNew, err == nil)
 		if err != nil {
-			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) {
+			var re *acp.RequestError
+			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) || errors.As(err, &re) {
 				return err
 			}
 			if errors.Is(err, ErrNotRegular) {
@@ -925,8 +988,19 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		}
 	}
 
+	seen := content // what the agent knows of the file now
+	if isEdit {
+		b.mu.Lock()
+		prev, hasPrev := b.snaps[real]
+		b.mu.Unlock()
+		view := diskBefore
+		if hasPrev {
+			view = prev.text
+		}
+		seen = applyChange(before, view, content)
+	}
 	b.mu.Lock()
-	b.snaps[real] = snapshot{text: content, state: statFile(real)}
+	b.snaps[real] = snapshot{text: seen, state: statFile(real)}
 	delete(b.announced, real)
 	c, ok := b.originals[real]
 	if !ok {
@@ -957,18 +1031,6 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		}
 		b.report(real, before, FileText{Text: resultText, Exists: true}, by)
 	}
-	if st.buf != nil && st.buf.Modified && len(kept) == 0 && proposal(ctx) == "" {
-		// Saving the buffer saved the user's unsaved lines too: say so.
-		saved := fmt.Sprintf("%s: your unsaved edits were saved with the agent's edit", b.shortPath(real))
-		if origin(ctx) == ByUser {
-			saved = fmt.Sprintf("%s: your unsaved edits were saved with it", b.shortPath(real))
-		}
-		if note == "" {
-			note = saved
-		} else {
-			note += " " + saved
-		}
-	}
 	if note != "" && b.ed != nil {
 		b.ed.Warn(ctx, note)
 	}
@@ -979,6 +1041,78 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 			describeRanges(kept), real)
 	}
 	return nil
+}
+
+// applyUnsaved writes a change into real's buffer (st.buf), which has
+// unsaved lines, without saving them: the buffer gets the change (from its
+// text to text, target as lines) as one undo step, unwritten; the file
+// gets the change applied to its own text on disk (disk, as just read; a
+// missing file gets the agent's content), written atomically; and Neovim
+// takes the buffer as read from that new version. The buffer ends holding
+// target, modified where it has lines the disk lacks. Where the change
+// overlaps lines the disk and the buffer hold differently (the agent
+// changed an unsaved line), the disk gets the change's version of those
+// lines. The buffer is changed first: a user typing meanwhile makes it
+// fail with ErrBufferChanged before anything is written. It returns the
+// file's new text.
+func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue UnsavedEditor, disk diskText, content string, target []string, eol bool, text string) (string, error) {
+	real := r.Path
+	if text == st.text {
+		return disk.text, nil // nothing of the change is left (the user kept theirs)
+	}
+	sep := st.buf.lineEnding()
+	var onDisk []string
+	var diskEOL bool
+	if disk.state.Exists {
+		mine, mineEOL := splitText(st.text, sep)
+		ours, oursEOL := splitText(disk.text, sep)
+		theirs, theirsEOL := splitText(text, sep)
+		onDisk, _ = merge3(mine, ours, theirs, true)
+		diskEOL = oursEOL
+		if mineEOL != theirsEOL {
+			diskEOL = theirsEOL
+		}
+	} else {
+		onDisk, diskEOL = splitText(content, sep)
+	}
+	diskNew := joinText(onDisk, diskEOL, sep)
+	if diskNew == text {
+		// The buffer's unsaved lines were all the agent's change: the
+		// buffer written is the file.
+		return diskNew, apply(ctx, b.ed, real, st.buf, target, eol, text)
+	}
+	if err := ue.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), eol); err != nil {
+		return disk.text, err
+	}
+	if err := writeRegular(r, []byte(diskNew), 0o644); err != nil {
+		var nr *notRegularError
+		switch {
+		case errors.As(err, &nr):
+			return disk.text, notRegular(real, nr.Mode)
+		case errors.Is(err, ErrPathChanged):
+			err = errors.New("the path changed as it was written")
+		}
+		return disk.text, reqErr(CodeInternal, real, ReasonIO,
+			"your edit is in the Neovim buffer of %s (unsaved), but the file could not be written: %v", real, err)
+	}
+	if err := ue.Took(ctx, real, st.buf.Bufnr); err != nil {
+		b.log.Debug("fsbridge: buffer not told of its file's new version", "path", real, "err", err)
+	}
+	return diskNew, nil
+}
+
+// applyChange is the change from before to after made to text: where it
+// overlaps text's own changes of before, the change's lines win.
+func applyChange(before, text, after string) string {
+	b, bEOL := splitLines(before)
+	t, tEOL := splitLines(text)
+	a, aEOL := splitLines(after)
+	merged, _ := merge3(b, t, a, true)
+	eol := tEOL
+	if bEOL != aEOL {
+		eol = aEOL
+	}
+	return joinLines(merged, eol)
 }
 
 func describeRanges(cs []mergeConflict) string {
@@ -1003,13 +1137,13 @@ func (b *Bridge) askConflict(ctx context.Context, real, cur, take string, cs []m
 		return OptKeepMine, nil
 	}
 	keep := "Keep mine: your version of those lines stays, the agent's other changes are applied, and the file is saved."
-	keepLabel := "Keep mine (saves the file)"
+	keepLabel := "Keep mine"
+	takeLine := "Take the agent's version: its lines replace yours there, and the file is saved."
 	if unsaved {
-		keep = "Keep mine: your version of those lines stays, the agent's other changes are applied, and the buffer is saved to disk, your unsaved edits included."
-		keepLabel = "Keep mine (saves your unsaved edits too)"
+		keep = "Keep mine: your version of those lines stays, the agent's other changes are applied; your unsaved edits stay unsaved (the disk gets the agent's changes only)."
+		takeLine = "Take the agent's version: its lines replace yours there; your other unsaved edits stay unsaved."
 	}
 	what := fmt.Sprintf("The agent's edit of %s overlaps changes made since the agent read it, at %s.", real, describeRanges(cs))
-	takeLine := "Take the agent's version: its lines replace yours there, and the file is saved."
 	title := fmt.Sprintf("The agent's edit conflicts with your changes to %s", real)
 	takeLabel := "Take the agent's version"
 	if onDisk {

@@ -237,6 +237,7 @@ func TestWriteThreeWayMerge(t *testing.T) {
 		agent    string
 		answer   string
 		want     string
+		wantDisk string // with a buffer: the disk ("" = agent; the user's edit stays unsaved)
 		asks     int
 		reason   string
 		showDiff bool
@@ -256,13 +257,14 @@ func TestWriteThreeWayMerge(t *testing.T) {
 			asks:   1,
 		},
 		{
-			name:   "overlap keep mine",
-			user:   func(l []string) []string { l[4] = "USER"; return l },
-			agent:  "1\n2\n3\n4\nAGENT\n6\n7\n8\n9\nEND\n",
-			answer: OptKeepMine,
-			want:   "1\n2\n3\n4\nUSER\n6\n7\n8\n9\nEND\n",
-			asks:   1,
-			reason: ReasonKeptMine,
+			name:     "overlap keep mine",
+			user:     func(l []string) []string { l[4] = "USER"; return l },
+			agent:    "1\n2\n3\n4\nAGENT\n6\n7\n8\n9\nEND\n",
+			answer:   OptKeepMine,
+			want:     "1\n2\n3\n4\nUSER\n6\n7\n8\n9\nEND\n",
+			wantDisk: "1\n2\n3\n4\n5\n6\n7\n8\n9\nEND\n",
+			asks:     1,
+			reason:   ReasonKeptMine,
 		},
 		{
 			name:     "overlap open diff then take",
@@ -310,8 +312,22 @@ func TestWriteThreeWayMerge(t *testing.T) {
 				} else if err != nil {
 					t.Fatal(err)
 				}
-				if got := e.disk(p); got != tt.want {
-					t.Fatalf("disk %q want %q", got, tt.want)
+				wantDisk := tt.want
+				if loaded {
+					// The buffer has the merge; the user's edit stays
+					// unsaved: the disk has the agent's change only.
+					if got := joinLines(e.ed.lines(p), true); got != tt.want {
+						t.Fatalf("buffer %q want %q", got, tt.want)
+					}
+					if wantDisk = tt.wantDisk; wantDisk == "" {
+						wantDisk = tt.agent
+					}
+					if modified := e.ed.modified(p); modified != (wantDisk != tt.want) {
+						t.Errorf("buffer modified = %v, want %v", modified, !modified)
+					}
+				}
+				if got := e.disk(p); got != wantDisk {
+					t.Fatalf("disk %q want %q", got, wantDisk)
 				}
 				qs := e.ask.questions()
 				if len(qs) != tt.asks {
@@ -343,8 +359,11 @@ func TestWriteRetriesWhenUserTypes(t *testing.T) {
 	if err := e.write(p, "a\nb\nC\n"); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.disk(p); got != "A\nb\nC\n" {
-		t.Fatalf("disk %q", got)
+	if got := strings.Join(e.ed.lines(p), "|"); got != "A|b|C" {
+		t.Fatalf("buffer %q", got)
+	}
+	if got := e.disk(p); got != "a\nb\nC\n" {
+		t.Fatalf("disk %q (the user's edit is not saved by the agent's write)", got)
 	}
 }
 

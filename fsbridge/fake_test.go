@@ -80,6 +80,12 @@ func (e *fakeEditor) edit(path string, f func(lines []string) []string) {
 	fb.tick++
 }
 
+func (e *fakeEditor) modified(path string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bufs[path].modified
+}
+
 func (e *fakeEditor) lines(path string) []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -127,6 +133,45 @@ func (e *fakeEditor) Apply(ctx context.Context, realPath string, bufnr, tick int
 	err := os.WriteFile(fb.path, []byte(text), 0o644)
 	fb.disk = statFile(fb.path)
 	return err
+}
+
+// Put implements UnsavedEditor: the hunks land, the buffer is not written.
+func (e *fakeEditor) Put(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error {
+	e.mu.Lock()
+	fb := e.bufs[realPath]
+	hook := e.onApply
+	e.mu.Unlock()
+	if fb == nil || fb.nr != bufnr {
+		return fmt.Errorf("no buffer %d", bufnr)
+	}
+	if hook != nil {
+		hook(fb.path)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if fb.tick != tick {
+		return fmt.Errorf("put: %w", ErrBufferChanged)
+	}
+	e.applied = append(e.applied, hunks)
+	fb.lines = ApplyHunks(fb.lines, hunks)
+	fb.eol = eol
+	fb.tick++
+	fb.modified = true
+	return nil
+}
+
+// Took implements UnsavedEditor: the buffer is taken as read from the
+// file as it is now.
+func (e *fakeEditor) Took(ctx context.Context, realPath string, bufnr int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fb := e.bufs[realPath]
+	if fb == nil || fb.nr != bufnr {
+		return fmt.Errorf("no buffer %d", bufnr)
+	}
+	fb.disk = statFile(realPath)
+	fb.stale = false
+	return nil
 }
 
 // Sync implements Syncer: the buffer is read from disk again (which must

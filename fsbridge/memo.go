@@ -63,6 +63,22 @@ type LoadChecker interface {
 	LoadsPending(ctx context.Context) bool
 }
 
+// UnsavedEditor is an Editor that can change a buffer without writing it,
+// for writes into a buffer with unsaved changes (an agent's write never
+// saves the user's unsaved lines):
+//   - Put applies hunks (against the buffer as of tick, as Apply's) to
+//     bufnr as one undo step, keeping views, and sets its final newline to
+//     eol, without writing the buffer; ErrBufferChanged, ErrPathChanged or
+//     ErrNotRegular as Apply's (nothing done);
+//   - Took tells Neovim that bufnr's file changed to a version the bridge
+//     wrote (its text is merged in the buffer already): the buffer is
+//     taken as read from that version, still modified, so writing it later
+//     neither warns that the file changed nor is it reloaded.
+type UnsavedEditor interface {
+	Put(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error
+	Took(ctx context.Context, realPath string, bufnr int) error
+}
+
 // ResultEditor is an Editor that keeps a copy of the buffers it reports:
 // the bridge calls ApplyResult instead of Apply, with what the buffer holds
 // once the hunks are applied (lines, and text = their Text()), so the copy

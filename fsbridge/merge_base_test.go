@@ -1,8 +1,11 @@
 package fsbridge
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
 )
 
 func sp(s string) *string { return &s }
@@ -10,7 +13,8 @@ func sp(s string) *string { return &s }
 // TestFaultsWriteUnreadModifiedBufferMerges: an agent that never read a
 // buffer with unsaved changes (claude-code-acp's Write, opencode) writes
 // the file: its edit is merged against the disk text, the user's unsaved
-// lines survive, and the chat says so; overlapping edits ask.
+// lines survive in the buffer, unsaved (the disk gets the agent's edit
+// only), and the chat says so; overlapping edits ask.
 func TestFaultsWriteUnreadModifiedBufferMerges(t *testing.T) {
 	e := newEnv(t, nil)
 	p := e.file("f.txt", "1\n2\n3\n4\n5\n")
@@ -23,8 +27,11 @@ func TestFaultsWriteUnreadModifiedBufferMerges(t *testing.T) {
 	if got := strings.Join(e.ed.lines(p), "\n") + "\n"; got != want {
 		t.Fatalf("buffer %q, want %q", got, want)
 	}
-	if e.disk(p) != want {
-		t.Fatalf("disk %q", e.disk(p))
+	if d := e.disk(p); d != "1\n2\n3\n4\nFIVE (agent)\n" {
+		t.Fatalf("disk %q: the user's unsaved line was saved by the agent's write", d)
+	}
+	if !e.ed.modified(p) {
+		t.Fatal("the buffer holds the user's unsaved line but is not modified")
 	}
 	if _, warns := e.ed.counts(p); warns != 1 || !strings.Contains(e.ed.warns[0], "without having read your unsaved changes") {
 		t.Fatalf("chat notes %q", e.ed.warns)
@@ -33,7 +40,7 @@ func TestFaultsWriteUnreadModifiedBufferMerges(t *testing.T) {
 		t.Fatal("asked about a clean merge")
 	}
 
-	// Overlap: the user is asked, and told what "keep mine" saves.
+	// Overlap: the user is asked, and told that nothing of theirs is saved.
 	e.ed.edit(p, func(l []string) []string { l[1] = "TWO (unsaved)"; return l })
 	e.ask.answer = answer(OptKeepMine)
 	err := e.write(p, "1\nTWO (agent)\n3\n4\nFIVE (agent)\n")
@@ -43,11 +50,14 @@ func TestFaultsWriteUnreadModifiedBufferMerges(t *testing.T) {
 		t.Fatalf("questions %+v", qs)
 	}
 	body := strings.Join(qs[0].Body, "\n")
-	if !strings.Contains(body, "your unsaved edits included") || qs[0].Options[1].Label != "Keep mine (saves your unsaved edits too)" {
-		t.Fatalf("keep mine does not say what it saves:\n%s\n%+v", body, qs[0].Options)
+	if !strings.Contains(body, "your unsaved edits stay unsaved") {
+		t.Fatalf("keep mine does not say the unsaved edits stay unsaved:\n%s\n%+v", body, qs[0].Options)
 	}
 	if got := strings.Join(e.ed.lines(p), "|"); got != "ONE (unsaved)|TWO (unsaved)|3|4|FIVE (agent)" {
 		t.Fatalf("buffer after keep mine %q", got)
+	}
+	if d := e.disk(p); d != "1\n2\n3\n4\nFIVE (agent)\n" {
+		t.Fatalf("disk after keep mine %q", d)
 	}
 }
 
@@ -79,8 +89,18 @@ func TestFaultsWriteAnnouncedDiffIsTheBase(t *testing.T) {
 			if err := e.write(p, newText); err != nil {
 				t.Fatal(err)
 			}
-			if d := e.disk(p); d != "A (user)\nb\nc\nd\nE (agent)\n" {
-				t.Fatalf("disk %q: the user's edit was lost", d)
+			// Buffer: the user's edit unsaved, kept; disk: the agent's.
+			shown := func() string {
+				if loaded {
+					return strings.Join(e.ed.lines(p), "\n") + "\n"
+				}
+				return e.disk(p)
+			}
+			if d := shown(); d != "A (user)\nb\nc\nd\nE (agent)\n" {
+				t.Fatalf("text %q: the user's edit was lost", d)
+			}
+			if d := e.disk(p); loaded && d != "a\nb\nc\nd\nE (agent)\n" {
+				t.Fatalf("disk %q", d)
 			}
 			if _, warns := e.ed.counts(p); warns != 1 || !strings.Contains(e.ed.warns[0], "changed after the agent proposed its edit") {
 				t.Fatalf("chat notes %q", e.ed.warns)
@@ -90,7 +110,10 @@ func TestFaultsWriteAnnouncedDiffIsTheBase(t *testing.T) {
 			if err := e.write(p, "a\nb\nC (agent)\nd\nE (agent)\n"); err != nil {
 				t.Fatal(err)
 			}
-			if d := e.disk(p); d != "A (user)\nb\nC (agent)\nd\nE (agent)\n" {
+			if d := shown(); d != "A (user)\nb\nC (agent)\nd\nE (agent)\n" {
+				t.Fatalf("text after the second write %q", d)
+			}
+			if d := e.disk(p); loaded && d != "a\nb\nC (agent)\nd\nE (agent)\n" {
 				t.Fatalf("disk after the second write %q", d)
 			}
 		})
@@ -109,7 +132,10 @@ func TestWriteAnnouncementForOtherContentIgnored(t *testing.T) {
 	if err := e.write(p, "a\nb\nC (agent)\n"); err != nil {
 		t.Fatal(err)
 	}
-	if d := e.disk(p); d != "A (user)\nb\nC (agent)\n" {
+	if got := strings.Join(e.ed.lines(p), "|"); got != "A (user)|b|C (agent)" {
+		t.Fatalf("buffer %q", got)
+	}
+	if d := e.disk(p); d != "a\nb\nC (agent)\n" {
 		t.Fatalf("disk %q", d)
 	}
 }
@@ -138,9 +164,40 @@ func TestFaultsCRLFBuffer(t *testing.T) {
 			if got := strings.Join(e.ed.lines(p), "|"); got != "ONE (user)|two|THREE (agent)" {
 				t.Fatalf("buffer lines %q", got)
 			}
-			if d := e.disk(p); d != "ONE (user)\r\ntwo\r\nTHREE (agent)\r\n" {
+			if d := e.disk(p); d != "one\r\ntwo\r\nTHREE (agent)\r\n" {
 				t.Fatalf("disk %q", d)
 			}
 		})
+	}
+}
+
+// TestEditOfThenWriteKeepsUnsavedLine: the editor's MCP edit_file reads
+// the buffer (the user's unsaved line in it) for the agent, unseen, and
+// writes its edit of that text; a write_file of the text the agent knows
+// (the disk's, with its edit) is then merged against that, not against
+// the buffer it never saw: the unsaved line stays, unsaved (issue 31
+// item 6).
+func TestEditOfThenWriteKeepsUnsavedLine(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "a\nb\nc\nd\ne\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append([]string{"U (unsaved)"}, l...) })
+	ctx := context.Background()
+	cur, err := e.b.ReadTextFile(WithUnseen(ctx), acp.ReadTextFileRequest{SessionId: "s", Path: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(cur.Content, "\nc\n", "\nC (agent)\n", 1)
+	if _, err := e.b.WriteTextFile(WithEditOf(ctx, cur.Content), acp.WriteTextFileRequest{SessionId: "s", Path: p, Content: edited}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.write(p, "a\nb\nC (agent)\nd\nE (agent)\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(e.ed.lines(p), "|"); got != "U (unsaved)|a|b|C (agent)|d|E (agent)" {
+		t.Fatalf("buffer %q", got)
+	}
+	if d := e.disk(p); d != "a\nb\nC (agent)\nd\nE (agent)\n" {
+		t.Fatalf("disk %q", d)
 	}
 }

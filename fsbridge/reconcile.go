@@ -260,14 +260,18 @@ func (b *Bridge) reconcileBuffer(ctx context.Context, p string, old diskText, kn
 		// The buffer lags behind the disk (it was not reloaded since an
 		// earlier change): it follows the disk.
 		base, haveBase = mine, true
-	case hasSnap && known && snap.state.Exists && snap.state == old.state:
-		// The file was as the agent's last fs request left it (or read
-		// it): the agent made its new version from that text. An agent
-		// writing its own version again after its fs write (opencode)
-		// then changes nothing the user kept.
-		base, haveBase = snap.text, true
 	case known && old.ok && old.state.Exists:
+		// What the file held: the disk's change is what changed since.
+		// Not the agent's last read or write of it, which may hold the
+		// user's unsaved lines (a buffer read, the agent's write of it,
+		// whose disk text lacks them): against it, the disk would seem to
+		// have deleted them.
 		base, haveBase = old.text, true
+	case hasSnap && known && snap.state.Exists && snap.state == old.state:
+		// The file's text is unknown (not text, too large when seen), but
+		// it was as the agent's last fs request left it (or read it): the
+		// agent made its new version from that text.
+		base, haveBase = snap.text, true
 	case known && old.ok:
 		// The file did not exist (a new file's buffer the user typed
 		// into): the agent made it from nothing, so both sides' lines
@@ -363,13 +367,22 @@ func (b *Bridge) mergeDisk(ctx context.Context, p, base, mine, theirs, sep strin
 
 // Shown is path's text as the user sees it now (its loaded buffer, else
 // the disk), for showing the user or the review, never the agent: no
-// workspace policy applies. exists is false when the file is not on disk
+// workspace policy applies, but a path that leads out of the workspace
+// through a symlink is an error (the review's record of a file would take
+// another file's text, which its feedback may send the agent). exists is false when the file is not on disk
 // (its buffer, if any, does not make it exist); an error says it is not
 // text (or cannot be read).
 func (b *Bridge) Shown(ctx context.Context, path string) (text string, exists bool, err error) {
 	real, err := realPath(path)
 	if err != nil {
 		real = path
+	}
+	if !b.inWorkspace(real) {
+		// The review's path leads out of the workspace through a symlink
+		// put there since: its text is never taken for the file's.
+		if err := leadsElsewhere(path, real, "outside the workspace"); err != nil {
+			return "", false, err
+		}
 	}
 	st, err := b.current(ctx, real, true)
 	if err != nil {

@@ -126,7 +126,7 @@ func TestReconcileMergesDiskChangeIntoBuffer(t *testing.T) {
 }
 
 // opencode in "ask" mode writes through fs/write_text_file, then writes its
-// own version to disk again: the user's unsaved line, merged and saved by
+// own version to disk again: the user's unsaved line, merged (unsaved) by
 // the first write, must survive the second.
 func TestReconcileAgentDiskWriteAfterFsWrite(t *testing.T) {
 	e := newEnv(t, nil)
@@ -141,9 +141,8 @@ func TestReconcileAgentDiskWriteAfterFsWrite(t *testing.T) {
 	if got := strings.Join(e.ed.lines(p), "|"); got != want {
 		t.Fatalf("after the fs write: %q, want %q", got, want)
 	}
-	w := e.ed.warnings()
-	if len(w) != 1 || !strings.Contains(w[0], "your unsaved edits were saved with the agent's edit") {
-		t.Fatalf("the save of the user's unsaved lines is not said: %q", w)
+	if d := e.disk(p); d != agent || !e.ed.modified(p) {
+		t.Fatalf("after the fs write: disk %q, buffer modified %v: the user's unsaved line was saved", d, e.ed.modified(p))
 	}
 	reloads, _ := e.ed.counts(p)
 	if err := os.WriteFile(p, []byte(agent), 0o644); err != nil { // the agent's own write
@@ -273,5 +272,37 @@ func TestDiskHoldsEditorWrite(t *testing.T) {
 			replaceFile(t, p, "a\nB\nc\nd\n")
 			eventually(t, "buffer follows", func() bool { return strings.Join(e.ed.lines(p), "|") == "a|B|c|d" })
 		})
+	}
+}
+
+// TestReconcileAfterFsWriteOfUnsavedBuffer: the agent read the buffer
+// (the user's unsaved line in it) and wrote it back with its change: the
+// disk got the change alone, the line stayed unsaved. A later change on
+// disk (a command, the agent's own tool) is merged against what the file
+// held, not against the agent's text: the unsaved line, which the disk
+// never had, is not taken for one the disk deleted.
+func TestReconcileAfterFsWriteOfUnsavedBuffer(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "one\ntwo\nthree\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append(l, "user's unsaved line") })
+	got, err := e.read(p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.write(p, strings.Replace(got, "two", "TWO (agent)", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.disk(p); d != "one\nTWO (agent)\nthree\n" {
+		t.Fatalf("disk after the fs write %q", d)
+	}
+	reloads, _ := e.ed.counts(p)
+	if err := os.WriteFile(p, []byte("one\nTWO (agent)\nTHREE (sed)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "disk change handled", func() bool { r, _ := e.ed.counts(p); return r > reloads })
+	want := "one|TWO (agent)|THREE (sed)|user's unsaved line"
+	if got := strings.Join(e.ed.lines(p), "|"); got != want || !e.ed.modified(p) {
+		t.Fatalf("buffer %q modified=%v, want %q, modified", got, e.ed.modified(p), want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // WriteUser writes t to path for the user (an agent's change the user
@@ -15,8 +16,15 @@ import (
 // unsaved changes, they stay unsaved: the disk gets the same change made
 // to its own text. A t that does not exist deletes the file (the caller
 // asked the user first); its buffer, if any, keeps the text.
+//
+// Nothing is asked: the user decides in the review while Neovim waits on
+// the decision, so a question could not be shown (Neovim would wait for
+// good). The user's decision on path is their consent to write it; a path
+// that now leads elsewhere, where a question would be asked (a symlink put
+// on it since the agent's change, to a file outside the workspace), is
+// refused with an error saying so, nothing written.
 func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
-	ctx = WithUserWrite(ctx)
+	ctx = context.WithValue(WithUserWrite(ctx), userActKey{}, true)
 	for attempt := 1; ; attempt++ {
 		r, err := b.check(ctx, path, "write")
 		if err != nil {
@@ -32,6 +40,25 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 		}
 		return err
 	}
+}
+
+// userActKey marks the checks of what the user does in the review
+// (WriteUser, Shown): nothing is asked (see WriteUser).
+type userActKey struct{}
+
+func userAct(ctx context.Context) bool { return ctx.Value(userActKey{}) != nil }
+
+// leadsElsewhere is the policy of the user's act on path in the review
+// where the agent's writes would ask (where): allowed on the file the user
+// decided on (path, as the review names it: a real path); refused when
+// path now leads to another file, real (a symlink was put on it since).
+func leadsElsewhere(path, real, where string) error {
+	if filepath.Clean(path) == real {
+		return nil
+	}
+	return reqErr(CodeInternal, path, ReasonRefused,
+		"%s now leads to %s, %s (a symlink was put on its path since the agent's change): nothing was written or read there. "+
+			"Remove the symlink to put the file back yourself", path, real, where)
 }
 
 // WatchedDirs lists the directories the bridge watches now: those of the

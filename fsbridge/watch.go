@@ -305,7 +305,7 @@ func (w *watcher) fire(p string) {
 		return
 	}
 	if w.inflight[p] > 0 {
-		w.timers[p].Reset(w.b.cfg.Debounce) // our own write: look again after it
+		w.scheduleLocked(p) // our own write: look again after it
 		w.mu.Unlock()
 		return
 	}
@@ -317,7 +317,7 @@ func (w *watcher) fire(p string) {
 	// that a half-done write is never merged, nor asked about.
 	if old, ok := w.known[p]; ok && old.Size > 0 && st.Exists && st.Size == 0 && !w.emptied[p] {
 		w.emptied[p] = true
-		w.timers[p].Reset(w.b.cfg.Debounce)
+		w.scheduleLocked(p)
 		w.mu.Unlock()
 		return
 	}

@@ -141,3 +141,34 @@ func TestSetLoaded(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestWatchTimerFiredTwiceDuringOwnWrite: a debounce timer reset by an
+// event just after it fired runs fire twice; the first run handles the
+// burst and drops the timer, the second finds one of the bridge's own
+// writes in flight and must look again later, not Reset the dropped
+// timer (a nil pointer: the host died, issue 31 item 1's interleavings).
+func TestWatchTimerFiredTwiceDuringOwnWrite(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "a\n")
+	e.ed.load(t, e.b, p)
+	w := e.b.w
+	w.beginWrite(p)
+	// The second run: no timer left, a write in flight.
+	if r := func() (r any) {
+		defer func() {
+			if r = recover(); r != nil {
+				w.mu.Unlock() // fire panicked holding it; Close needs it
+			}
+		}()
+		w.fire(p)
+		return nil
+	}(); r != nil {
+		t.Fatalf("fire panicked: %v", r)
+	}
+	if err := os.WriteFile(p, []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.endWrite(p, "b\n", true)
+	before := w.handledCount(p)
+	eventually(t, "the burst looked at again after the write", func() bool { return w.handledCount(p) > before })
+}

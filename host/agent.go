@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,8 +18,8 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
-	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/gate"
+	"github.com/nvim-acp/nvim-acp/internal/wirelog"
 	"github.com/nvim-acp/nvim-acp/pathmap"
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/transport"
@@ -103,7 +104,8 @@ type Agent struct {
 	paths *pathmap.Map       // path_map (nil: none)
 	conn  *acp.Connection
 	gate  *gate.Gate
-	out   *agentWriter // link's writing side, shared by the SDK and fastFS
+	out   *agentWriter      // link's writing side, shared by the SDK and fastFS
+	wire  *wirelog.Recorder // $NVIM_ACP_WIRE_LOG's record (nil: off)
 
 	dialCancel context.CancelFunc // ends a dial in progress (remote agents)
 	kind       transport.Kind     // how a remote agent is reached
@@ -127,7 +129,15 @@ type Agent struct {
 	early    map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
 	earlyN   int                             // their bytes (as JSON)
 	earlyOut int                             // updates dropped for unknown sessions
+	// creating counts the session/new and session/fork requests whose
+	// session is not registered yet; created is closed (and replaced)
+	// when one registers or such a request ends (awaitSession).
+	creating int
+	created  chan struct{}
 	stopping bool
+	// holds and retired are guarded by the host's lock (Host.agentFor).
+	holds   int
+	retired bool
 	// initialized: initialize succeeded (a remote agent is then
 	// reconnected when its connection is lost, remote.go).
 	initialized bool
@@ -220,8 +230,22 @@ func (a *Agent) attach(link transport.Conn) {
 	a.out = &agentWriter{w: link}
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
-		a.gate.Trace = func(line []byte) { log.Debug("acp <-", "msg", truncate(strings.TrimRight(string(line), "\n"), 4096)) }
+		a.gate.Trace = func(line []byte) { log.Debug("acp <-", "msg", traced(line)) }
 		a.out = &agentWriter{w: tracingWriter{w: link, log: log}, whole: true}
+	}
+	if rec := wirelog.Open(a.spec.Name); rec != nil {
+		// $NVIM_ACP_WIRE_LOG (the e2e suite's schema check): every
+		// message both ways is recorded, so each goes out in one Write.
+		_ = a.wire.Close() // the record of the connection before (a reconnect)
+		a.wire = rec
+		a.out = &agentWriter{w: recordingWriter{w: a.out.w, rec: rec}, whole: true}
+		trace := a.gate.Trace
+		a.gate.Trace = func(line []byte) {
+			rec.In(line)
+			if trace != nil {
+				trace(line)
+			}
+		}
 	}
 	a.gate.Intercept = (&fastFS{a: a}).intercept
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
@@ -275,6 +299,7 @@ func (a *Agent) watch() {
 		a.exitErr = a.link.Err()
 	}
 	a.log.Info("agent connection ended", "err", a.exitErr)
+	a.h.mcp.CloseACP(mcpPeer{a}) // its MCP-over-ACP sessions
 	a.mu.Lock()
 	sessions := make([]*Session, 0, len(a.sessions))
 	for _, s := range a.sessions {
@@ -292,6 +317,13 @@ func (a *Agent) watch() {
 	attempt := 0
 	if !stopping && !reconnects {
 		a.restart, attempt = a.h.mayRestart(a, len(sessions))
+	}
+	if a.restart {
+		// Said before exited closes: a prompt sent from now on waits for
+		// the session to be back on the restarted agent (respawn.go).
+		for _, s := range sessions {
+			s.holdPrompts(fmt.Sprintf("waiting for %s to restart", a.spec.Name))
+		}
 	}
 	close(a.exited)
 	a.h.agentExited(a)
@@ -408,6 +440,13 @@ func agentInfoAttr(info *acp.Implementation) slog.Attr {
 	return slog.Group("agent", "name", info.Name, "version", info.Version, "title", title)
 }
 
+// isStopping reports whether the agent is being stopped.
+func (a *Agent) isStopping() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stopping
+}
+
 // hasExited reports whether the agent process has ended.
 func (a *Agent) hasExited() bool {
 	select {
@@ -501,6 +540,75 @@ func (a *Agent) ready(ctx context.Context) error {
 	}
 }
 
+// sessionWait bounds how long a request naming an unknown session waits
+// for a session being created (awaitSession).
+var sessionWait = 10 * time.Second
+
+// creatingSession notes that a session is being created on a (session/new
+// or session/fork is sent): until done is called, once the session is
+// registered or the request failed, requests naming a session a does not
+// know wait for it (awaitSession).
+func (a *Agent) creatingSession() (done func()) {
+	a.mu.Lock()
+	a.creating++
+	a.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			a.mu.Lock()
+			a.creating--
+			a.wakeLocked()
+			a.mu.Unlock()
+		})
+	}
+}
+
+// wakeLocked tells the requests waiting in awaitSession to look again;
+// a.mu is held.
+func (a *Agent) wakeLocked() {
+	if a.created != nil {
+		close(a.created)
+		a.created = nil
+	}
+}
+
+// awaitSession returns the session id names. When a has no such session
+// but is creating one, the answer to session/new (or session/fork) may be
+// on its way: agents ask (a permission, a file) in the same millisecond
+// they answer, even before. It then waits until the session registers,
+// nothing is being created any more, ctx ends or sessionWait passes; nil
+// when the session is still unknown.
+func (a *Agent) awaitSession(ctx context.Context, id acp.SessionId) *Session {
+	var timeout <-chan time.Time
+	for {
+		a.mu.Lock()
+		s, creating := a.sessions[id], a.creating
+		if s != nil || creating == 0 || id == "" {
+			a.mu.Unlock()
+			return s
+		}
+		if a.created == nil {
+			a.created = make(chan struct{})
+		}
+		changed := a.created
+		a.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(sessionWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return a.session(id)
+		case <-ctx.Done():
+			return a.session(id)
+		case <-a.exited:
+			return a.session(id)
+		}
+	}
+}
+
 // addSession registers s and replays the updates that arrived for it
 // before session/new's response was handled (agents send commands and
 // session info right away).
@@ -518,6 +626,10 @@ func (a *Agent) addSession(s *Session) {
 			s.update(u)
 		}
 	}
+	// Requests waiting for it go on after the updates sent before them.
+	a.mu.Lock()
+	a.wakeLocked()
+	a.mu.Unlock()
 }
 
 // sessionOrKeep returns the session for id, or keeps u (size bytes of
@@ -560,7 +672,9 @@ type earlyUpdates struct {
 func (a *Agent) removeSession(s *Session) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.sessions, s.id)
+	if a.sessions[s.id] == s {
+		delete(a.sessions, s.id)
+	}
 	return len(a.sessions)
 }
 
@@ -650,14 +764,8 @@ func decodeUpdate(params json.RawMessage) (acp.SessionId, map[string]any, error)
 // (extension notifications such as qwen's "qwen/notify/..." are normal);
 // the gate calls it on the reading goroutine, so it must not block.
 func (a *Agent) notification(method string, params json.RawMessage) {
-	switch method {
-	case editormcp.MethodMessage:
-		if err := a.h.mcp.NotifyACPParams(params); err != nil {
-			a.log.Debug("mcp/message notification dropped", "err", err)
-		}
-		return
-	case acpx.MethodElicitationComplete:
-		a.elicitationComplete(params) // elicit.go
+	if take := notifications[method]; take != nil {
+		take(a, params) // dispatch.go
 		return
 	}
 	a.log.Debug("agent notification ignored", "method", method, "params", truncate(string(params), 500))
@@ -671,6 +779,33 @@ type tracingWriter struct {
 }
 
 func (t tracingWriter) Write(p []byte) (int, error) {
-	t.log.Debug("acp ->", "msg", truncate(strings.TrimRight(string(p), "\n"), 4096))
+	t.log.Debug("acp ->", "msg", traced(p))
 	return t.w.Write(p)
+}
+
+// recordingWriter records each message written to the agent (wirelog).
+type recordingWriter struct {
+	w   io.Writer
+	rec *wirelog.Recorder
+}
+
+func (r recordingWriter) Write(p []byte) (int, error) {
+	r.rec.Out(p)
+	return r.w.Write(p)
+}
+
+// secretValue is the value of an MCP server's environment variable or
+// HTTP header ({"name": ..., "value": ...}) in a message.
+var secretValue = regexp.MustCompile(`("value"\s*:\s*)"(?:[^"\\]|\\.)*"`)
+
+// traced is message p as the debug log shows it: cut at 4 KiB, and, in a
+// message that passes MCP servers (session/new, load, resume, fork), the
+// values of their environment variables and headers redacted: the
+// editor's MCP token is one, the user's API keys may be others.
+func traced(p []byte) string {
+	s := strings.TrimRight(string(p), "\n")
+	if strings.Contains(s, `"mcpServers"`) {
+		s = secretValue.ReplaceAllString(s, `$1"[redacted]"`)
+	}
+	return truncate(s, 4096)
 }

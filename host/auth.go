@@ -367,8 +367,9 @@ func (s AgentSpec) env(k string) string {
 }
 
 // newSession runs session/new on a, logging in as the agent asks when it
-// says authentication is required (see the top of this file). It returns
-// the agent the session lives on: a restarted one after some logins.
+// says authentication is required (see the top of this file), and
+// registers the session on the agent. It returns the agent the session
+// lives on: a restarted one after some logins.
 func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpServer) (*Agent, json.RawMessage, error) {
 	name := s.opts.Agent.Name
 	tried := map[string]bool{}
@@ -377,6 +378,7 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 	shown := false // why is in the chat already
 	for attempt := 0; ; attempt++ {
 		actx, cancel := a.stepContext(ctx, "session/new")
+		created := a.creatingSession()
 		// The servers as the wire takes them (editormcp.Wire: MCP-over-ACP
 		// entries the SDK's type cannot hold).
 		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, struct {
@@ -385,11 +387,17 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 		}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)})
 		if err == nil {
 			cancel()
+			err = s.registerNew(a, resp)
+			created()
+			if err != nil {
+				return a, nil, err
+			}
 			if loggedIn != "" {
 				s.emit(messageEvent("info", fmt.Sprintf("Logged in to %s with %q.", name, loggedIn)))
 			}
 			return a, resp, nil
 		}
+		created()
 		msg := a.stepErr(actx, "session/new", err)
 		cancel()
 		methods := a.auth
@@ -586,13 +594,12 @@ func (s *Session) restartAgent(ctx context.Context, a *Agent, env map[string]str
 	} else if len(env) == 0 {
 		return a, nil // others use it: retry on its connection
 	}
-	na, err := s.h.agentFor(spec)
+	na, err := s.h.sessionAgent(s, spec)
 	if err != nil {
 		return a, err
 	}
 	s.mu.Lock()
 	s.opts.Agent = spec
-	s.agent = na
 	s.mu.Unlock()
 	actx, cancel := na.context(ctx)
 	defer cancel()

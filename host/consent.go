@@ -119,6 +119,7 @@ func (s *Session) consentTerminal(ctx context.Context, spec termSpec) (network b
 	if len(risks) == 0 {
 		if s.takeApproval(spec) {
 			s.log.Info("terminal: approved in this turn", "command", spec.line)
+			s.sandboxApprovalNote(spec)
 			return false, nil
 		}
 		if s.autoAllows("execute") {

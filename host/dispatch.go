@@ -9,29 +9,10 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
+	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
 	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
-
-// capabilities is what the client advertises in initialize.
-func (h *Host) capabilities() acpx.ClientCapabilities {
-	return acpx.ClientCapabilities{ClientCapabilities: acp.ClientCapabilities{
-		Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
-
-		Terminal: true,
-		// Terminal logins (auth.go): typed terminal methods, and Zed's
-		// _meta["terminal-auth"] ones (claude-code-acp).
-		Auth: acp.AuthCapabilities{Terminal: true},
-		// Agents that run commands themselves report them in tool call
-		// _meta (terminal_info/output/exit); we render those.
-		Meta: map[string]any{"terminal_output": true, "terminal_output_delta": true, "terminal-auth": true},
-	},
-		// The agent's questions: forms, and links opened once the user says so (elicit.go).
-		ElicitationForm: true, ElicitationURL: true,
-		// lua/acp/session/settings.lua and notices.lua draw these.
-		BooleanConfigOptions: true, Compaction: true, Plans: true,
-	}
-}
 
 // requestHandler serves one request from the agent (after the gate's
 // barrier, see Agent.handle).
@@ -50,6 +31,14 @@ var requests = map[string]requestHandler{
 	acp.ClientMethodTerminalKill:             newRoute(validated, (*Session).killTerminal).handle,
 	acp.ClientMethodTerminalRelease:          newRoute(validated, (*Session).releaseTerminal).handle,
 	acpx.MethodElicitationCreate:             serveElicitation, // elicit.go
+	editormcp.MethodMessage:                  serveMCPMessage,  // mcp.go: MCP-over-ACP
+}
+
+// notifications is every notification the client takes from the agent
+// but session/update (the gate hands these over on its reading goroutine:
+// they must not block). Any other is logged and dropped.
+var notifications = map[string]func(a *Agent, params json.RawMessage){
+	acpx.MethodElicitationComplete: (*Agent).elicitationComplete, // elicit.go
 }
 
 // The fs/* routes, shared with the fast path (fastfs.go), which decodes
@@ -118,7 +107,7 @@ func (r route[P, R]) handle(ctx context.Context, a *Agent, params json.RawMessag
 func (r route[P, R]) call(ctx context.Context, a *Agent, p P) (R, *acp.RequestError) {
 	var zero R
 	id := acp.SessionId(reflect.ValueOf(&p).Elem().FieldByIndex(r.session).String())
-	s := a.session(id)
+	s := a.awaitSession(ctx, id) // one being created is waited for
 	if s == nil {
 		return zero, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", id)})
 	}

@@ -52,17 +52,18 @@ func TestRequestsRejectBadParamsAndUnknownSessions(t *testing.T) {
 		acp.ClientMethodTerminalCreate, acp.ClientMethodTerminalOutput, acp.ClientMethodTerminalWaitForExit,
 		acp.ClientMethodTerminalKill, acp.ClientMethodTerminalRelease, acpx.MethodElicitationCreate,
 	}
-	// MCP-over-ACP's requests name a server or a connection, not a session
-	// (mcp.go): bad params and unknown ones are invalid params too.
-	mcpMethods := []string{"mcp/connect", "mcp/message", "mcp/disconnect"}
-	if len(requests) != len(want)+len(mcpMethods) {
-		t.Errorf("the client serves %d requests, want %d (%v, %v)", len(requests), len(want)+len(mcpMethods), want, mcpMethods)
+	// MCP-over-ACP's mcp/message names a server, not a session (mcp.go):
+	// bad params are invalid params, a server unknown is unavailable
+	// (-33001, the binding's code).
+	if len(requests) != len(want)+1 || requests["mcp/message"] == nil {
+		t.Errorf("the client serves %d requests, want %d (%v and mcp/message)", len(requests), len(want)+1, want)
 	}
-	for _, method := range mcpMethods {
-		for _, params := range []string{`{"serverId":["x"]}`, `{"serverId":"nvim-nope","acpId":"","connectionId":"nope","method":"tools/list"}`} {
-			if _, rerr := a.handle(ctx, method, json.RawMessage(params)); rerr == nil || rerr.Code != acperr.InvalidParams {
-				t.Errorf("%s %s: %v, want invalid params", method, params, rerr)
-			}
+	for params, code := range map[string]int{
+		`{"serverId":["x"]}`: acperr.InvalidParams,
+		`{"serverId":"nvim-nope","requestId":"1","method":"tools/list"}`: -33001,
+	} {
+		if _, rerr := a.handle(ctx, "mcp/message", json.RawMessage(params)); rerr == nil || rerr.Code != code {
+			t.Errorf("mcp/message %s: %v, want code %d", params, rerr, code)
 		}
 	}
 	for _, method := range want {
@@ -79,7 +80,8 @@ func TestRequestsRejectBadParamsAndUnknownSessions(t *testing.T) {
 			t.Errorf("%s for an unknown session: %v, want invalid params naming it", method, rerr)
 		}
 	}
-	for _, method := range []string{"fs/delete_file", "terminal/list", "session/prompt", "_vendor/anything"} {
+	// mcp/connect and mcp/disconnect left ACP with MCP-over-ACP's redesign.
+	for _, method := range []string{"fs/delete_file", "terminal/list", "session/prompt", "_vendor/anything", "mcp/connect", "mcp/disconnect"} {
 		if _, rerr := a.handle(ctx, method, json.RawMessage(`{"sessionId":"s1"}`)); rerr == nil || rerr.Code != -32601 {
 			t.Errorf("%s: %v, want method not found", method, rerr)
 		}

@@ -96,7 +96,7 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.SetSink(s.rev)
+	b.SetSink(checkpointSink{s: s, next: s.rev})
 	f.mu.Lock()
 	f.seeding = true
 	f.mu.Unlock()
@@ -151,7 +151,10 @@ func (s *Session) bufferEvent(path string, loaded bool) {
 //
 // A diff with no oldText for a file that exists (claude adapters announce
 // every Write so) gets the file's text, before the tool runs: the user is
-// shown what the write replaces, not a new file.
+// shown what the write replaces, not a new file. That text is the user's
+// (their unsaved lines, the lines typed since the agent read the file),
+// not the agent's: it is never the base the write is merged against, or
+// the write would take back every line typed since the agent's read.
 func (s *Session) noteDiffs(toolCall map[string]any) {
 	content, _ := toolCall["content"].([]any)
 	status, _ := toolCall["status"].(string)
@@ -165,15 +168,16 @@ func (s *Session) noteDiffs(toolCall map[string]any) {
 		if path == "" || !ok {
 			continue
 		}
-		var oldText *string
-		if o, ok := m["oldText"].(string); ok {
-			oldText = &o
-		} else if status != "completed" && status != "failed" {
-			if o, ok := s.shownText(path); ok && o != newText {
-				m["oldText"] = o
-				oldText = &o
+		o, hasOld := m["oldText"].(string)
+		if !hasOld {
+			if status != "completed" && status != "failed" {
+				if o, ok := s.shownText(path); ok && o != newText {
+					m["oldText"] = o // shown, never a merge base
+				}
 			}
+			continue
 		}
+		oldText := &o
 		f := &s.fsb
 		f.mu.Lock()
 		if f.b != nil {
@@ -315,6 +319,39 @@ func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, ti
 		return fmt.Errorf("buffer %d: %s", bufnr, r)
 	}
 	return fmt.Errorf("buffers.apply: unexpected result %v", res)
+}
+
+// Put implements fsbridge.UnsavedEditor through buffers.put_unsaved.
+func (e *nvimEditor) Put(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
+	var res any
+	err := e.s.h.execLua(ctx, "return require('acp.buffers').put_unsaved(...)", &res, bufnr, tick, luaHunks(hunks), eol, realPath)
+	if err != nil {
+		return fmt.Errorf("buffers.put_unsaved: %w", err)
+	}
+	if r, ok := res.(string); ok {
+		switch {
+		case r == "buffer changed":
+			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrBufferChanged)
+		case r == "path changed":
+			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrPathChanged)
+		case strings.HasPrefix(r, "not a regular file"):
+			return fmt.Errorf("buffer %d: %s: %w", bufnr, r, fsbridge.ErrNotRegular)
+		}
+		return fmt.Errorf("buffer %d: %s", bufnr, r)
+	}
+	return nil
+}
+
+// Took implements fsbridge.UnsavedEditor through buffers.took.
+func (e *nvimEditor) Took(ctx context.Context, realPath string, bufnr int) error {
+	var ok bool
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').took(...)", &ok, bufnr, realPath); err != nil {
+		return fmt.Errorf("buffers.took: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("buffer %d is no longer %s's", bufnr, realPath)
+	}
+	return nil
 }
 
 // Sync implements fsbridge.Syncer through buffers.sync_keyed.

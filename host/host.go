@@ -103,17 +103,18 @@ func (h *Host) Register() error {
 // (registryMethods); rpcnames_test.go pairs them with lua/acp's calls.
 func (h *Host) methods() map[string]any {
 	return map[string]any{
-		"acp_open":       h.rpcOpen,
-		"acp_prompt":     h.rpcPrompt,
-		"acp_steer":      h.rpcSteer,     // steer.go
-		"acp_agent_call": h.rpcAgentCall, // lifecycle.go: session/delete, logout
-		"acp_cancel":     h.rpcCancel,
-		"acp_close":      h.rpcClose,
-		"acp_set_mode":   h.rpcSetMode,
-		"acp_set_model":  h.rpcSetModel,
-		"acp_set_option": h.rpcSetOption,
-		"acp_scrub":      h.rpcScrub,  // auth.go
-		"acp_stderr":     h.rpcStderr, // startstep.go
+		"acp_open":        h.rpcOpen,
+		"acp_prompt":      h.rpcPrompt,
+		"acp_steer":       h.rpcSteer,     // steer.go
+		"acp_agent_call":  h.rpcAgentCall, // lifecycle.go: session/delete, logout
+		"acp_cancel":      h.rpcCancel,
+		"acp_close":       h.rpcClose,
+		"acp_set_mode":    h.rpcSetMode,
+		"acp_set_model":   h.rpcSetModel,
+		"acp_set_option":  h.rpcSetOption,
+		"acp_scrub":       h.rpcScrub,      // auth.go
+		"acp_stderr":      h.rpcStderr,     // startstep.go
+		"acp_auth_status": h.rpcAuthStatus, // authstatus.go: :checkhealth
 
 		// Answers to the questions the host asks (events.go).
 		permissionQuestion.answer: h.rpcAnswerPermission,
@@ -129,6 +130,11 @@ func (h *Host) methods() map[string]any {
 		"acp_apply":        h.rpcApply, // apply.go
 		// review.go
 		"acp_review_list":     h.rpcReviewList,
+		"acp_rewind_list":     h.rpcRewindList,
+		"acp_rewind_plan":     h.rpcRewindPlan,
+		"acp_rewind_apply":    h.rpcRewindApply,
+		"acp_rewind_redo":     h.rpcRewindRedo,
+		"acp_rewind_session":  h.rpcRewindSession,
 		"acp_review_sync":     h.rpcReviewSync,
 		"acp_review_decide":   h.rpcReviewDecide,
 		"acp_review_comment":  h.rpcReviewComment,
@@ -235,15 +241,70 @@ func (h *Host) nextID() int {
 	return h.lastID
 }
 
-// agentFor returns the running agent for spec, starting it when needed.
-func (h *Host) agentFor(spec AgentSpec) (*Agent, error) {
+// An agent is used by the host's sessions on it (opening, open, or being
+// put back on it after a restart) and by what holds it (a call such as
+// session/delete, a restart in progress). When its last session closes
+// and nothing else uses it, it is retired at once, under the host's lock:
+// the next session for its spec starts another agent, never one on its
+// way out (issue 31, item 7: :AcpStop then :AcpNew or :AcpResume at once
+// failed "agent stopped").
+
+// agentFor returns the running agent for spec, starting it when needed,
+// held until release is called.
+func (h *Host) agentFor(spec AgentSpec) (a *Agent, release func(), err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if a, err = h.agentForLocked(spec); err != nil {
+		return nil, nil, err
+	}
+	a.holds++
+	var once sync.Once
+	return a, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			a.holds--
+			h.mu.Unlock()
+		})
+	}, nil
+}
+
+// sessionAgent returns the running agent for spec, starting it when
+// needed, with s put on it (s.agent) under the same lock: from then on s
+// counts as using it.
+func (h *Host) sessionAgent(s *Session, spec AgentSpec) (*Agent, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a, err := h.agentForLocked(spec)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.agent = a
+	s.mu.Unlock()
+	return a, nil
+}
+
+// useAgent puts s on a, a running agent another session uses (a fork
+// runs on its parent's), unless a was retired meanwhile.
+func (h *Host) useAgent(s *Session, a *Agent) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a.retired {
+		return false
+	}
+	s.mu.Lock()
+	s.agent = a
+	s.mu.Unlock()
+	return true
+}
+
+// agentForLocked is agentFor without the hold; h.mu is held.
+func (h *Host) agentForLocked(spec AgentSpec) (*Agent, error) {
 	if h.closing {
 		return nil, fmt.Errorf("host is shutting down")
 	}
 	key := spec.key()
-	if a, ok := h.agents[key]; ok {
+	if a, ok := h.agents[key]; ok && !a.retired && !a.isStopping() {
 		return a, nil
 	}
 	a, err := startAgent(h, spec)
@@ -252,6 +313,30 @@ func (h *Host) agentFor(spec AgentSpec) (*Agent, error) {
 	}
 	h.agents[key] = a
 	return a, nil
+}
+
+// retireIfUnused retires a when nothing uses it (see agentFor): it is
+// taken out of the registry, and the caller stops it. The sessions that
+// are closing are out of h.sessions already (rpcClose).
+func (h *Host) retireIfUnused(a *Agent) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a.holds > 0 {
+		return false
+	}
+	for _, s := range h.sessions {
+		s.mu.Lock()
+		on := s.agent == a && !s.closed && !s.ended && (s.id != "" || !s.opened)
+		s.mu.Unlock()
+		if on {
+			return false
+		}
+	}
+	a.retired = true
+	if h.agents[a.spec.key()] == a {
+		delete(h.agents, a.spec.key())
+	}
+	return true
 }
 
 func (h *Host) agentExited(a *Agent) {

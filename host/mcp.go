@@ -11,6 +11,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/quirks"
 )
 
@@ -98,6 +99,9 @@ func (e *mcpEditor) ReadFile(ctx context.Context, path string, line, limit int) 
 	if limit > 0 {
 		req.Limit = &limit
 	}
+	if editormcp.IsEditRead(ctx) {
+		ctx = fsbridge.WithUnseen(ctx) // edit_file's own read: the agent never sees it
+	}
 	res, rerr := e.s.serveRead(ctx, req)
 	if rerr != nil {
 		return "", reqErr(rerr)
@@ -119,6 +123,21 @@ func (e *mcpEditor) CheckRead(ctx context.Context, path string) error {
 	return err
 }
 
+// CheckLoad implements editormcp.Editor through fsbridge's CheckLoad: the
+// workspace policy of reads, then the regular-file check and size bound of
+// fs/read_text_file.
+func (e *mcpEditor) CheckLoad(ctx context.Context, path string) error {
+	b, err := e.s.bridge(ctx)
+	if err != nil {
+		return fmt.Errorf("fs: %w", err)
+	}
+	err = b.CheckLoad(context.WithValue(ctx, fsOpKey{}, "read"), path)
+	if re := (*acp.RequestError)(nil); errors.As(err, &re) {
+		return reqErr(re)
+	}
+	return err
+}
+
 // InWorkspace implements editormcp.Editor (none without a bridge).
 func (e *mcpEditor) InWorkspace(ctx context.Context, paths []string) []bool {
 	b, _ := e.s.bridge(ctx)
@@ -129,6 +148,11 @@ func (e *mcpEditor) InWorkspace(ctx context.Context, paths []string) []bool {
 func (e *mcpEditor) WriteFile(ctx context.Context, w editormcp.Write) error {
 	id := fmt.Sprintf("nvim-mcp-%d", e.s.h.nextID())
 	e.block(editormcp.WriteBlock(id, w))
+	if w.Before != nil {
+		// edit_file: made from the file as it was, which the agent never
+		// saw; what it has seen is its last view with this edit made.
+		ctx = fsbridge.WithEditOf(ctx, *w.Before)
+	}
 	_, rerr := e.s.serveWrite(ctx, acp.WriteTextFileRequest{SessionId: e.s.id, Path: w.Path, Content: w.Content})
 	var err error
 	if rerr != nil {
@@ -176,28 +200,22 @@ func reqErr(re *acp.RequestError) error {
 // mcpPeer sends MCP-over-ACP messages to agent a.
 type mcpPeer struct{ a *Agent }
 
-func (p mcpPeer) Request(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return acp.SendRequest[json.RawMessage](p.a.conn, ctx, method, params)
-}
-
 func (p mcpPeer) Notify(ctx context.Context, method string, params any) error {
 	return p.a.conn.SendNotification(ctx, method, params)
 }
 
-// mcpRequest serves the agent's MCP-over-ACP requests of method: to the
-// servers of its own sessions only.
-func mcpRequest(method string) requestHandler {
-	return func(ctx context.Context, a *Agent, params json.RawMessage) (any, *acp.RequestError) {
-		res, err := a.h.mcp.ServeACP(ctx, method, params, a.owns, mcpPeer{a})
-		var we *editormcp.WireError
-		switch {
-		case errors.As(err, &we):
-			return nil, &acp.RequestError{Code: int(we.Code), Message: we.Message, Data: we.Data}
-		case err != nil:
-			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
-		}
-		return res, nil
+// serveMCPMessage serves the agent's mcp/message requests (MCP-over-ACP):
+// to the servers of its own sessions only.
+func serveMCPMessage(ctx context.Context, a *Agent, params json.RawMessage) (any, *acp.RequestError) {
+	res, err := a.h.mcp.ServeACP(ctx, params, a.owns, mcpPeer{a})
+	var we *editormcp.WireError
+	switch {
+	case errors.As(err, &we):
+		return nil, &acp.RequestError{Code: int(we.Code), Message: we.Message, Data: we.Data}
+	case err != nil:
+		return nil, acp.NewInternalError(map[string]any{"error": err.Error()})
 	}
+	return res, nil
 }
 
 // owns reports whether ep is the MCP server of one of a's sessions (one
@@ -212,10 +230,4 @@ func (a *Agent) owns(ep *editormcp.Endpoint) bool {
 		}
 	}
 	return false
-}
-
-func init() {
-	for _, m := range []string{editormcp.MethodConnect, editormcp.MethodMessage, editormcp.MethodDisconnect} {
-		requests[m] = mcpRequest(m)
-	}
 }

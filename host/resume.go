@@ -3,12 +3,14 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/internal/acperr"
 )
 
 // moreSessions is the resume picker's choice for the next page of
@@ -32,6 +34,9 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 		return "", nil, "", nil
 	}
 	if s.opts.LoadID != "" {
+		if s.gone(ctx, a, acp.SessionId(s.opts.LoadID)) {
+			return "", nil, "", nil
+		}
 		if caps.Resume {
 			return s.attach(ctx, a, servers, acp.SessionId(s.opts.LoadID), attachResumed)
 		}
@@ -64,6 +69,8 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 			return "", nil, "", nil
 		case choice == moreSessions && more:
 			continue
+		case s.gone(ctx, a, acp.SessionId(choice)):
+			return "", nil, "", nil
 		case caps.LoadSession:
 			return s.attach(ctx, a, servers, acp.SessionId(choice), attachLoaded)
 		default:
@@ -71,6 +78,26 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 			return s.attach(ctx, a, servers, acp.SessionId(choice), attachResumed)
 		}
 	}
+}
+
+// gone reports whether a says it no longer has session id: session/status,
+// where a has it, answered -32002 (the chat then says so, and a new
+// session starts instead). Anything else, an error included, lets the
+// resume go on and say what fails.
+func (s *Session) gone(ctx context.Context, a *Agent, id acp.SessionId) bool {
+	if !a.caps.Status {
+		return false
+	}
+	sctx, cancel := a.stepContext(ctx, acpx.MethodSessionStatus)
+	defer cancel()
+	res, err := acp.SendRequest[json.RawMessage](a.conn, sctx, acpx.MethodSessionStatus, acpx.SessionRef{SessionID: string(id)})
+	var re *acp.RequestError
+	if errors.As(err, &re) && re.Code == acperr.ResourceNotFound {
+		s.emit(messageEvent("warn", fmt.Sprintf("%s no longer has session %s (session/status); starting a new one", a.spec.Name, id)))
+		return true
+	}
+	s.log.Info("session/status", "session", id, "result", truncate(string(res), 200), "err", err)
+	return false
 }
 
 // attach attaches session id on a with session/load (how attachLoaded)

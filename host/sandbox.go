@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/nvim-acp/nvim-acp/sandbox"
 )
@@ -41,6 +42,30 @@ func (s *Session) sandboxQuestion(req map[string]any, warnings []string) ([]stri
 	}
 	req["sandbox"] = p.Describe()
 	return warnings, !p.Network
+}
+
+// sandboxApprovalNote tells the chat where a command approved through the
+// agent's own permission question runs: that question, the agent's, said
+// nothing of the sandbox and could not offer the network.
+func (s *Session) sandboxApprovalNote(spec termSpec) {
+	p, err := s.sandbox(false)
+	if err != nil || p == nil {
+		return // off, or said by sandboxWarnOnce
+	}
+	msg := fmt.Sprintf("%s runs in the sandbox (%s): you allowed it in the agent's question", oneLine(spec.line), p.Describe())
+	if !p.Network {
+		msg += ", which cannot give it the network; to let commands use the network, set sandbox.network for this project (:help acp-sandbox)"
+	}
+	s.emit(messageEvent("info", msg))
+}
+
+// oneLine is a command line shown on one line, cut to 200 bytes.
+func oneLine(line string) string {
+	line = strings.ReplaceAll(line, "\n", " ⏎ ")
+	if len(line) > 200 {
+		line = strings.ToValidUTF8(line[:200], "") + "…"
+	}
+	return line
 }
 
 // optionNetwork is the choice to run a command in the sandbox with the network.

@@ -227,6 +227,18 @@ func TestRewriterInbound(t *testing.T) {
 					t.Fatalf("pass %s", pass)
 				}
 			}},
+		{"text not UTF-8 kept as sent, for the host to refuse", `{"jsonrpc":"2.0","id":6,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/home/agent/workspace/a.txt","content":"caf` + "\xe9\xff" + `\udc80"}}`,
+			func(t *testing.T, pass, reply []byte) {
+				if reply != nil || !strings.Contains(string(pass), `"content":"caf`+"\xe9\xff"+`\udc80"`) {
+					t.Fatalf("pass %q reply %s", pass, reply)
+				}
+			}},
+		{"a path not UTF-8 refused", `{"jsonrpc":"2.0","id":7,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/home/agent/workspace/a` + "\xff" + `.txt","content":"x"}}`,
+			func(t *testing.T, pass, reply []byte) {
+				if pass != nil || !strings.Contains(string(reply), "not valid UTF-8") {
+					t.Fatalf("pass %q reply %s", pass, reply)
+				}
+			}},
 		{"not JSON passes for the host to report", `hello there`,
 			func(t *testing.T, pass, reply []byte) {
 				if string(pass) != "hello there" || reply != nil {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+
+	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 // Rewriter translates the path fields of the ACP messages that carry
@@ -226,6 +228,10 @@ func (r *Rewriter) field(o map[string]json.RawMessage, key string, f func(string
 			return fmt.Errorf("no %s", key)
 		}
 		return nil
+	}
+	if at := jsontext.InvalidText(raw); at >= 0 {
+		// encoding/json would put U+FFFD there: another path than sent.
+		return fmt.Errorf("%s is not valid UTF-8 (byte %d of it): nothing was read or written", key, at)
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

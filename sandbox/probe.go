@@ -9,7 +9,10 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 // ErrNoBwrap is returned by Find when bubblewrap is not installed.
@@ -76,7 +79,24 @@ func Probe(ctx context.Context) error {
 	cmd.Dir = r.Dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
+	// bwrap's own child (the sandbox's init) may outlive bwrap by a
+	// moment; orphaned, it goes to the host (a child subreaper), whose
+	// Reaper reaps such orphans, but not in the host's own process group
+	// (os/exec waits for those): there it stayed <defunct>. In a group of
+	// its own it is reaped; bwrap is registered, so that it is this
+	// Wait's to reap, not the Reaper's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = proctree.Start(func() (int, error) {
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	if err == nil {
+		err = cmd.Wait()
+		proctree.Exited(cmd.Process.Pid)
+	}
+	if err != nil {
 		msg := strings.TrimSpace(out.String())
 		if msg == "" {
 			msg = err.Error()

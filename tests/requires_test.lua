@@ -177,12 +177,6 @@ M["no folder requires an entry module"] = function(t)
   t.eq(bad, {}, "folder modules requiring an entry module")
 end
 
-M["lua/acp keeps few modules at its top"] = function(t)
-  local top = vim.fn.glob(t.root .. "/lua/acp/*.lua", false, true)
-  -- The shared base and the entries; a new part of the product gets a folder.
-  t.ok(#top <= 15, ("%d modules at the top of lua/acp: %s"):format(#top, table.concat(top, " ")))
-end
-
 M["the folder checks see a folder cycle and a base requiring a folder"] = function(t)
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir .. "/lua/acp/a", "p")

@@ -114,6 +114,10 @@ func Dial(ctx context.Context, r Remote) (Conn, error) {
 		jar, _ := cookiejar.New(nil)
 		r.Client = &http.Client{Transport: defaultTransport, Jar: jar}
 	}
+	// Redirects stay within the configured origin: the headers (an API
+	// key) never go elsewhere, nor anything in plain text without
+	// allow_insecure (net/http sends custom headers to any host).
+	r.Client = sameOrigin(r.Client, u)
 	kind := r.Kind
 	if kind == "" && (u.Scheme == "ws" || u.Scheme == "wss") {
 		kind = WebSocket
@@ -135,16 +139,17 @@ func Dial(ctx context.Context, r Remote) (Conn, error) {
 // upgrade (the ACP RFD's servers may serve only that), elephant's event
 // stream at <url>/sse, and else streamable HTTP. The first that answers is
 // the connection; credentials refused or a certificate not trusted end the
-// probing (no other transport would fare better).
+// probing (no other transport would fare better), as does a redirect to
+// another origin.
 func detect(ctx context.Context, r Remote, u *url.URL) (Conn, error) {
 	c, err := dialWebSocket(ctx, r, u)
-	if err == nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrUntrusted) || ctx.Err() != nil {
+	if err == nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrUntrusted) || errors.Is(err, ErrRedirected) || ctx.Err() != nil {
 		return c, err
 	}
 	r.log().Debug("no WebSocket at the agent's URL", "url", Redact(u), "err", err)
 	var probe sseProbe
 	c, err = dialSSE(ctx, r, u, &probe)
-	if err == nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrUntrusted) || ctx.Err() != nil || probe.served {
+	if err == nil || errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrUntrusted) || errors.Is(err, ErrRedirected) || ctx.Err() != nil || probe.served {
 		return c, err
 	}
 	r.log().Debug("no event stream at the agent's URL", "url", Redact(u), "err", err)

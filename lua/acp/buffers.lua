@@ -677,6 +677,69 @@ function M.put(bufnr, tick, hunks, realpath)
   return true
 end
 
+--- Set bufnr's final newline to eol (nil: keep), as the agent's text ends.
+local function set_eol(bufnr, eol)
+  if eol == nil or vim.bo[bufnr].binary then
+    return
+  end
+  if eol then
+    if not (vim.bo[bufnr].eol or vim.bo[bufnr].fixeol) then
+      vim.bo[bufnr].eol = true
+    end
+  elseif vim.bo[bufnr].eol or vim.bo[bufnr].fixeol then
+    vim.bo[bufnr].eol = false
+    vim.bo[bufnr].fixeol = false
+  end
+end
+
+--- The agent's hunks put in bufnr, which has unsaved lines, as one undo
+--- step, and its final newline set to eol, without writing the buffer: an
+--- agent's write never saves the user's unsaved lines. The host writes the
+--- file itself (the change applied to the disk's text), then calls took().
+---@return true|string true, or unchanged()'s why (nothing was done)
+function M.put_unsaved(bufnr, tick, hunks, eol, realpath)
+  local why = unchanged(bufnr, tick, realpath)
+  if why then
+    return why
+  end
+  put(bufnr, hunks or {})
+  set_eol(bufnr, eol)
+  return true
+end
+
+--- Buffer bufnr's file now holds a version the host wrote, whose change
+--- the buffer has (put_unsaved): the buffer is taken as read from it.
+--- Neovim records the file's time (a :checktime whose FileChangedShell
+--- leaves the buffer alone: nothing is reloaded or opened), so writing the
+--- buffer later does not warn that the file changed; its unsaved lines stay
+--- unsaved.
+---@param bufnr integer
+---@param realpath string
+---@return boolean taken
+function M.took(bufnr, realpath)
+  if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) or origin[bufnr] ~= realpath then
+    return false
+  end
+  local name = api.nvim_buf_get_name(bufnr)
+  if file_type(name) ~= "file" then
+    M.guard(bufnr)
+    return false
+  end
+  local had_local = vim.fn.getbufvar(bufnr, "&l:autoread")
+  vim.bo[bufnr].autoread = false
+  local id = api.nvim_create_autocmd("FileChangedShell", {
+    buffer = bufnr,
+    callback = function()
+      vim.v.fcs_choice = "" -- the time is recorded; the buffer is left alone
+    end,
+  })
+  pcall(vim.cmd, "silent checktime " .. bufnr)
+  pcall(api.nvim_del_autocmd, id)
+  restore_autoread(bufnr, had_local)
+  sync_origin(bufnr)
+  return true
+end
+
 --- Apply the agent's hunks to bufnr as one undo step and write the buffer.
 ---@param bufnr integer
 ---@param tick integer b:changedtick the hunks were computed against
@@ -705,16 +768,7 @@ function M.apply(bufnr, tick, hunks, eol, realpath)
       restore_views(views)
     end
   end
-  if eol ~= nil and not vim.bo[bufnr].binary then
-    if eol then
-      if not (vim.bo[bufnr].eol or vim.bo[bufnr].fixeol) then
-        vim.bo[bufnr].eol = true
-      end
-    elseif vim.bo[bufnr].eol or vim.bo[bufnr].fixeol then
-      vim.bo[bufnr].eol = false
-      vim.bo[bufnr].fixeol = false
-    end
-  end
+  set_eol(bufnr, eol)
   local name = api.nvim_buf_get_name(bufnr)
   local touched = false -- the text changed while writing (BufWritePost hooks)
   if vim.bo[bufnr].modified or not uv.fs_stat(name) then

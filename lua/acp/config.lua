@@ -47,6 +47,12 @@ local M = {}
 ---@field follow boolean show the file and line of the agent's current tool call in the editing window
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
 ---@field registry acp.Config.Registry the ACP agent registry (:AcpAgents)
+---@field attention acp.Config.Attention how a session that needs the user says so (:help acp-attention)
+
+---@class acp.Config.Attention
+---@field command string[]|false a command run with the title and the message appended (e.g. { "notify-send" })
+---@field osc boolean|"9"|"777" the terminal's own notification (OSC 9; "777": OSC 777), through tmux too
+---@field bell boolean ring the terminal's bell
 
 ---@class acp.Config.Mcp
 ---@field expose boolean pass the editor to each session's agent as an MCP server (live buffers, terminals, diagnostics, LSP)
@@ -229,6 +235,9 @@ M.defaults = {
     warm_sessions = 0,
   },
   ui = { icons = "auto" },
+  -- Checkpoints before each prompt (:AcpRewind), kept with the chat under
+  -- stdpath("state")/acp/checkpoints, the oldest pruned past max_bytes.
+  rewind = { enabled = true, max_bytes = 256 * 1024 * 1024 },
   keymaps = {
     input = {
       send = "<CR>",
@@ -252,6 +261,7 @@ M.defaults = {
       permission = "<C-g>",
       queue = "<M-q>",
       help = "?",
+      rewind = "gR",
       hide = "q",
     },
     prompt = {
@@ -290,6 +300,19 @@ M.defaults = {
       permission = "<C-g>",
       close = "q",
     },
+    sessions = {
+      open = "<CR>",
+      stop = "s",
+      fork = "f",
+      rename = "r",
+      archive = "a",
+      delete = "D",
+      attention = "w",
+      all_projects = "P",
+      archived = "A",
+      help = "?",
+      close = "q",
+    },
   },
   history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
   mcp_servers = {},
@@ -297,6 +320,7 @@ M.defaults = {
   follow = false,
   log_level = "info",
   registry = { timeout_ms = 10000 },
+  attention = { command = false, osc = false, bell = false },
 }
 
 ---@type acp.Config
@@ -434,6 +458,17 @@ local schema = {
     end,
   },
   history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
+  attention = {
+    command = function(v)
+      local ok = v == false or (is_list_of(v, "string") and #v > 0)
+      return not ok and "a command (a list of strings) or false" or nil
+    end,
+    osc = function(v)
+      return type(v) ~= "boolean" and v ~= "9" and v ~= "777" and 'true, false, "9" or "777"' or nil
+    end,
+    bell = checks.boolean,
+  },
+  rewind = { enabled = checks.boolean, max_bytes = checks.positive },
   mcp_servers = checks.tables,
   mcp = {
     expose = checks.boolean,

@@ -137,6 +137,58 @@ local function check_sandbox(h, bin)
   h.error(("sandbox does not work: %s"):format((table.concat(lines, " "):gsub("^error: ", ""))), advice)
 end
 
+local auth_states = {
+  authenticated = "signed in",
+  unauthenticated = "not signed in",
+  not_required = "no sign-in needed",
+  unknown = "sign-in state unknown",
+}
+
+--- The sign-in of the running agents, as auth/status reports it (ACP,
+--- unstable; claude-agent-acp has it): the host asks each agent that
+--- advertises it.
+---@param h table vim.health
+local function check_auth(h)
+  local chan = host.channel()
+  if not chan then
+    h.info("no agent is running: the sign-in of running agents shows here (auth/status)")
+    return
+  end
+  local ok, list = pcall(vim.rpcrequest, chan, "acp_auth_status")
+  if not ok then
+    h.warn("the host did not answer: " .. tostring(list))
+    return
+  end
+  if #list == 0 then
+    h.info("no agent is running: the sign-in of running agents shows here (auth/status)")
+  end
+  for _, r in ipairs(list) do
+    if r.error then
+      h.warn(("%s: auth/status failed: %s"):format(r.agent, r.error))
+    elseif not r.supported then
+      h.info(("%s: does not report its sign-in (no auth/status)"):format(r.agent))
+    else
+      local labels = {}
+      for _, a in ipairs(r.accounts or {}) do
+        if a.label and a.label ~= "" then
+          labels[#labels + 1] = a.active == true and (a.label .. " (in use)") or a.label
+        end
+      end
+      local msg = ("%s: %s"):format(r.agent, auth_states[r.state] or auth_states.unknown)
+      if #labels > 0 then
+        msg = msg .. ": " .. table.concat(labels, ", ")
+      end
+      if r.state == "unauthenticated" then
+        h.warn(msg, { "Start a chat with it: it asks how to log in (:help acp-auth)" })
+      elseif r.state == "authenticated" or r.state == "not_required" then
+        h.ok(msg)
+      else
+        h.info(msg)
+      end
+    end
+  end
+end
+
 function M.check()
   local h = vim.health
   h.start("nvim-acp")
@@ -149,10 +201,11 @@ function M.check()
   if vim.fn.executable(bin) == 1 then
     local out = vim.system({ bin, "--version" }, { text = true }):wait()
     h.ok(("host: %s (%s)"):format(bin, vim.trim(out.stdout or "")))
-  elseif vim.fn.executable("go") == 1 then
-    h.warn("host not built yet: " .. bin, { "It is built on first use, or run `make` in " .. host.root() })
   else
-    h.error("host not built and `go` not found", { "Install Go 1.25+ and run `make` in " .. host.root() })
+    h.warn("host not installed yet: " .. bin, {
+      "The first :AcpChat installs it: the release binary for this version, else `go build` (Go 1.25+)",
+      "Or run `nvim -l build.lua` in " .. host.root() .. " (:help acp-install)",
+    })
   end
   h.info("log: " .. host.log_path())
   h.start("nvim-acp sandbox")
@@ -178,6 +231,8 @@ function M.check()
       h.ok(("%s: installed by :AcpAgents (%s), :AcpChat %s starts it"):format(e.id, e.installed.version or "", e.id))
     end
   end
+  h.start("nvim-acp sign-in")
+  check_auth(h)
 end
 
 return M

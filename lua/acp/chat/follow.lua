@@ -90,11 +90,19 @@ function M.update(s, u)
   if not path:match("^/") then
     path = vim.fs.joinpath(s.cwd or vim.fn.getcwd(), path)
   end
-  if vim.fn.filereadable(path) ~= 1 then
+  if not vim.uv.fs_stat(path) then
     waiting[s] = { id = u.toolCallId, path = path, line = line }
     return
   end
   waiting[s] = nil
+  -- The agent names the file: only a regular file within fs.max_bytes is
+  -- loaded (a FIFO would block Neovim in open(2) for good, a huge file be
+  -- loaded whole), and under the FIFO guard, for one swapped in since.
+  local loaded = vim.fn.bufnr(path)
+  loaded = loaded > 0 and api.nvim_buf_is_loaded(loaded)
+  if not loaded and files.check_regular(path, config.options.fs.max_bytes) then
+    return
+  end
   local win = chat.edit_win()
   -- Never where the user types, never a chat window.
   if win == api.nvim_get_current_win() or vim.b[api.nvim_win_get_buf(win)].acp_role then
@@ -103,12 +111,13 @@ function M.update(s, u)
   local buf = vim.fn.bufadd(path)
   if api.nvim_win_get_buf(win) ~= buf then
     if not api.nvim_buf_is_loaded(buf) then
-      -- Only a regular file of a size the agent may read: a FIFO would
-      -- block Neovim in open(2) for good (no update may block it).
-      if files.check_regular(path, config.options.fs.max_bytes) then
+      local released = files.open_guarded(path, function()
+        return pcall(vim.fn.bufload, buf)
+      end)
+      if released then
+        pcall(api.nvim_buf_delete, buf, { force = true })
         return
       end
-      pcall(vim.fn.bufload, buf)
     end
     vim.bo[buf].buflisted = true
     if not pcall(api.nvim_win_set_buf, win, buf) then

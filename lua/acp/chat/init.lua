@@ -6,11 +6,37 @@ local config = require("acp.config")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
+local rewind = require("acp.rewind")
+local sessions = require("acp.sessions")
 local winbar = require("acp.chat.winbar")
 
 local M = {}
 
 local api = vim.api
+
+--- Whether tree-sitter has a parser for lang (0.10 raises when it has
+--- none, 0.11+ returns nil and a message: inspect fails either way).
+local function has_parser(lang)
+  pcall(vim.treesitter.language.add, lang)
+  return (pcall(vim.treesitter.language.inspect, lang))
+end
+
+--- Set buf's filetype. Neovim 0.11+'s markdown ftplugin starts tree-sitter
+--- without a check, and an error in an ftplugin is shown, not raised (a
+--- pcall does not catch it): without the markdown parser (a Neovim built
+--- without its parsers, a runtimepath reset that lost them) the ftplugin
+--- runs silently instead, so the chat opens without a stack trace.
+---@param buf integer
+---@param ft string
+function M.set_filetype(buf, ft)
+  if ft == "markdown" and not has_parser("markdown") then
+    api.nvim_buf_call(buf, function()
+      vim.cmd("silent! setlocal filetype=markdown")
+    end)
+    return
+  end
+  vim.bo[buf].filetype = ft
+end
 
 local function scratch(name, ft)
   local buf = api.nvim_create_buf(false, true)
@@ -18,7 +44,7 @@ local function scratch(name, ft)
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
   pcall(api.nvim_buf_set_name, buf, name)
-  vim.bo[buf].filetype = ft
+  M.set_filetype(buf, ft)
   return buf
 end
 
@@ -108,9 +134,19 @@ function M.focus_prompt(s)
   if vim.fn.mode() ~= "n" then
     vim.cmd("stopinsert")
   end
-  if not s.prompts:reopen({ insert = insert }) then
-    notify("acp: no pending permission request", vim.log.levels.INFO)
+  if s.prompts:reopen({ insert = insert }) then
+    return
   end
+  -- None here: the oldest other session whose prompt waits unseen.
+  for _, o in ipairs(sessions.list()) do
+    if o ~= s and o.prompts:waits_hidden() then
+      sessions.set_current(o)
+      M.show(o)
+      o.prompts:reopen({ insert = insert })
+      return
+    end
+  end
+  notify("acp: no pending permission request", vim.log.levels.INFO)
 end
 
 --- Buffer-local keys of a chat (config keymaps; :help acp-keys).
@@ -179,6 +215,9 @@ function M.keymaps(s)
       end,
       help = function()
         keymaps.show_help()
+      end,
+      rewind = function()
+        rewind.at_cursor(s)
       end,
     })
   )
@@ -409,6 +448,7 @@ function M.show(s, opts)
   s.input_win = input_win
   M.update_winbar(s)
   s.context:show()
+  s.prompts:show_waiting() -- a prompt not drawn while the chat was hidden
   if opts.focus ~= false then
     api.nvim_set_current_win(input_win)
     -- Opened for typing: the first keys are text, not Normal mode commands

@@ -16,6 +16,7 @@
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local render = require("acp.render.acp")
+local rewind_chat = require("acp.rewind.chat")
 local texts = require("acp.text")
 local view = require("acp.render.view")
 
@@ -949,6 +950,10 @@ end
 --- 'foldtext' of the chat window.
 function M.foldtext()
   local n = vim.v.foldend - vim.v.foldstart + 1
+  local rewound = rewind_chat.foldtext(vim.v.foldstart, n)
+  if rewound then
+    return rewound
+  end
   local first = vim.fn.getline(vim.v.foldstart)
   if #first > 60 then
     first = first:sub(1, 57) .. "..."

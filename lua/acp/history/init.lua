@@ -10,6 +10,7 @@ local doc = require("acp.render.doc")
 local files = require("acp.files")
 local host = require("acp.host")
 local notify = require("acp.notify")
+local rewind = require("acp.rewind")
 local texts = require("acp.text")
 local view = require("acp.render.view")
 
@@ -45,6 +46,8 @@ end
 ---@field can_delete boolean|nil the agent can delete sessions (session/delete)
 ---@field lines integer lines saved
 ---@field truncated boolean|nil older lines were dropped (history.max_bytes)
+---@field archived boolean|nil archived: hidden unless asked for (:AcpSessions)
+---@field renamed boolean|nil the user named it (its title is kept)
 
 --- The project a chat belongs to: the git root of dir, else dir.
 ---@param dir string|nil default: the cwd
@@ -69,16 +72,54 @@ function M.dir(project)
   return ("%s/%s-%s"):format(M.root(), name, vim.fn.sha256(project):sub(1, 12))
 end
 
---- The saved chats of project, newest first.
----@param project string|nil default: the cwd's
+local metas = {} ---@type table<string, { stamp: string, meta: acp.HistoryMeta }> by path
+
+--- The record at path, parsed once per version of the file (its size and
+--- time): the overview lists a thousand of them on every refresh.
+---@param path string
+---@return acp.HistoryMeta|nil
+local function read_meta(path)
+  local st = uv.fs_stat(path)
+  if not st then
+    metas[path] = nil
+    return nil
+  end
+  local stamp = ("%d:%d.%d:%d"):format(st.size, st.mtime.sec, st.mtime.nsec, st.ino)
+  local c = metas[path]
+  if c and c.stamp == stamp then
+    return c.meta
+  end
+  local ok, meta = pcall(vim.json.decode, files.read(path) or "")
+  if not (ok and type(meta) == "table" and type(meta.id) == "string") then
+    return nil
+  end
+  metas[path] = { stamp = stamp, meta = meta }
+  return meta
+end
+
+--- The saved chats of project (project true: of every project), newest first.
+---@param project string|true|nil default: the cwd's
 ---@return acp.HistoryMeta[]
 function M.list(project)
-  local dir = M.dir(project or M.project())
+  local dirs = {}
+  if project == true then
+    for name, kind in vim.fs.dir(M.root()) do
+      if kind == "directory" then
+        dirs[#dirs + 1] = M.root() .. "/" .. name
+      end
+    end
+  else
+    dirs[1] = M.dir(project or M.project())
+  end
   local out = {}
-  for _, path in ipairs(vim.fn.glob(dir .. "/*.meta.json", false, true)) do
-    local ok, meta = pcall(vim.json.decode, files.read(path) or "")
-    if ok and type(meta) == "table" and type(meta.id) == "string" then
-      out[#out + 1] = meta
+  for _, dir in ipairs(dirs) do
+    for name, kind in vim.fs.dir(dir) do
+      if kind == "file" and name:sub(-10) == ".meta.json" then
+        local meta = read_meta(dir .. "/" .. name)
+        if meta then
+          out[#out + 1] = vim.deepcopy(meta)
+        end
+      end
     end
   end
   table.sort(out, function(a, b)
@@ -99,6 +140,31 @@ function M.lines(meta)
   return vim.split(data, "\n", { plain = true })
 end
 
+--- Change fields of a saved chat's record (title, archived): written at
+--- once (vim.NIL removes a field). Returns the record, or nil and why not.
+---@param meta acp.HistoryMeta
+---@param fields table
+---@return acp.HistoryMeta|nil, string|nil
+function M.update(meta, fields)
+  local path = ("%s/%s.meta.json"):format(M.dir(meta.project), meta.id)
+  local ok, cur = pcall(vim.json.decode, files.read(path) or "")
+  if not ok or type(cur) ~= "table" then
+    return nil, "the saved chat is gone"
+  end
+  for k, v in pairs(fields) do
+    if v == vim.NIL then
+      v = nil
+    end
+    cur[k] = v
+    meta[k] = v
+  end
+  local wrote, err = files.write(path, vim.json.encode(cur))
+  if not wrote then
+    return nil, ("cannot write %s: %s"):format(path, tostring(err))
+  end
+  return cur
+end
+
 --- Delete a saved chat.
 ---@param meta acp.HistoryMeta
 function M.delete(meta)
@@ -106,6 +172,7 @@ function M.delete(meta)
   os.remove(base .. ".meta.json")
   os.remove(base .. ".txt")
   os.remove(base .. ".draft")
+  rewind.forget(meta.session_id)
 end
 
 --- Keep the newest max_sessions chats of project.
@@ -189,8 +256,10 @@ function M.save(s)
   }, {
     agent = s.agent,
     -- The index names the chat; the prompt itself is in the transcript
-    -- (a 5,000-line prompt was stored twice here, whole).
-    title = texts.session_name(s, 120),
+    -- (a 5,000-line prompt was stored twice here, whole). A title the user
+    -- gave the saved chat stays.
+    title = (s.history and s.history.renamed and not s.renamed) and s.history.title or texts.session_name(s, 120),
+    renamed = (s.renamed or (s.history and s.history.renamed)) or nil,
     first_prompt = texts.session_name({ first_prompt = s.first_prompt }, 200),
     updated = now,
     saved_ms = now_ms(),
@@ -327,7 +396,9 @@ end
 ---@param resume fun(meta: acp.HistoryMeta)
 ---@param delete fun(meta: acp.HistoryMeta)|nil
 function M.pick(resume, delete)
-  local all = M.list()
+  local all = vim.tbl_filter(function(m)
+    return not m.archived
+  end, M.list())
   if #all == 0 then
     notify("acp: no saved chats for " .. vim.fn.fnamemodify(M.project(), ":~"), vim.log.levels.INFO)
     return

@@ -5,6 +5,7 @@
 --- prompt's lines removed remove it, and its keys move or remove the prompt
 --- under the cursor. A turn that was cancelled or failed holds the queue
 --- (the chat says so) until a prompt is sent again.
+local chat = require("acp.chat")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
@@ -30,6 +31,7 @@ local ns = api.nvim_create_namespace("acp_queue")
 ---@field buf integer|nil the editor's buffer
 ---@field win integer|nil the editor's float
 ---@field shown acp.QueuedPrompt[]|nil the items in the order the editor's headers number them
+---@field editor_hold boolean|nil a turn ended while the editor was open: closing it sends the next
 local Q = {}
 Q.__index = Q
 
@@ -156,6 +158,17 @@ function Q:turn_ended(ev)
       )
       self:refresh()
     end
+    return
+  end
+  if self.win and api.nvim_win_is_valid(self.win) then
+    -- The user is editing the queue: nothing leaves it half edited. Closing
+    -- the editor sends the next prompt.
+    self.editor_hold = true
+    self.session.transcript:message(
+      "info",
+      "The queue waits while its editor is open: closing it sends the next prompt."
+    )
+    self:refresh()
     return
   end
   self:send_next()
@@ -381,7 +394,7 @@ function Q:edit()
   local buf = api.nvim_create_buf(false, true)
   self.buf = buf
   vim.bo[buf].bufhidden = "wipe"
-  vim.bo[buf].filetype = "markdown"
+  chat.set_filetype(buf, "markdown")
   pcall(api.nvim_buf_set_name, buf, ("acp://queue/%d"):format(s.key))
   vim.b[buf].acp_session = s.key
   vim.b[buf].acp_role = nil
@@ -423,8 +436,13 @@ function Q:edit()
       pcall(api.nvim_del_augroup_by_id, group)
       self:_read()
       self.win = nil
+      local held = self.editor_hold
+      self.editor_hold = nil
       vim.schedule(function()
         self:refresh()
+        if held and self.session.state == "ready" then
+          self:send_next() -- the turn ended while the editor was open
+        end
       end)
     end,
   })

@@ -6,6 +6,8 @@
 --- the same through the host's acp_mcp_reply(id, json) (language server
 --- requests: Neovim never waits on them).
 local chat = require("acp.chat")
+local config = require("acp.config")
+local files = require("acp.files")
 local host = require("acp.host")
 
 local M = {}
@@ -48,16 +50,31 @@ end
 
 --- The buffer of path, loaded (a hidden, unlisted one when the user has
 --- none; the user's config attaches its language servers to it as to any).
+--- The host checked path as it checks reads (fsbridge CheckLoad: a regular
+--- file within fs.max_bytes); the same check runs again here, and the load
+--- is guarded, for a FIFO or a huge file swapped in since: Neovim blocks
+--- in open(2) on a FIFO for good, and loads a file whole.
 local function load_buf(path)
-  if vim.fn.filereadable(path) ~= 1 and vim.fn.bufnr(path) < 0 then
-    return nil, "not a readable file: " .. path
+  local buf = vim.fn.bufnr(path)
+  if buf > 0 and api.nvim_buf_is_loaded(buf) then
+    return buf
   end
-  local buf = vim.fn.bufadd(path)
-  if not api.nvim_buf_is_loaded(buf) then
-    local ok, err = pcall(vim.fn.bufload, buf)
-    if not ok then
-      return nil, ("cannot load %s: %s"):format(path, err)
-    end
+  local why = files.check_regular(path, config.options.fs.max_bytes)
+  if why then
+    return nil, why
+  end
+  buf = vim.fn.bufadd(path)
+  local released, ok, err = files.open_guarded(path, function()
+    return pcall(vim.fn.bufload, buf)
+  end)
+  if released then
+    -- A FIFO was there when Neovim opened it: what was loaded is not a
+    -- file's text.
+    pcall(api.nvim_buf_delete, buf, { force = true })
+    return nil, ("%s became a FIFO while it was loaded: not a regular file, not read"):format(path)
+  end
+  if not ok then
+    return nil, ("cannot load %s: %s"):format(path, err)
   end
   return buf
 end
@@ -184,19 +201,23 @@ local function byte_of(line, c, enc)
   return ok and b or #line
 end
 
---- Line n (1-based) of path: from its buffer when loaded, else the disk.
+--- Line n (1-based) of path: from its buffer when loaded, else the disk,
+--- read as the plugin reads any file (files.read_regular: a regular file
+--- within fs.max_bytes, never blocking on a FIFO); "" when it cannot be.
+--- A file's lines are kept until the answer is sent (line_cache = {}).
 local line_cache = {}
 local function line_of(path, n)
   local b = vim.fn.bufnr(path)
   if b > 0 and api.nvim_buf_is_loaded(b) and buf_path(b) == path then
     return api.nvim_buf_get_lines(b, n - 1, n, false)[1] or ""
   end
-  local key = path .. ":" .. n
-  if line_cache[key] == nil then
-    local ok, lines = pcall(vim.fn.readfile, path, "", n)
-    line_cache[key] = ok and lines[n] or ""
+  local lines = line_cache[path]
+  if lines == nil then
+    local data = files.read_regular(path, config.options.fs.max_bytes)
+    lines = data and vim.split(data, "\n", { plain = true }) or false
+    line_cache[path] = lines
   end
-  return line_cache[key]
+  return lines and (lines[n] or ""):gsub("\r$", "") or ""
 end
 
 --- {path, line, col (1-based characters), text} of an LSP position.
@@ -350,6 +371,7 @@ local function buffer_request(args, method, params_of, convert, reply)
         return reply({ error = ("%s: %s"):format(client.name, rerr.message or vim.inspect(rerr)) })
       end
       local cok, out = pcall(convert, result, enc, vim.uri_from_bufnr(buf))
+      line_cache = {}
       reply(
         cok and { result = out } or { error = "cannot read the answer of " .. client.name .. ": " .. tostring(out) }
       )
@@ -376,9 +398,7 @@ function async.references(args, reply)
     local p, err = position(buf, args, enc)
     return p and { position = p, context = { includeDeclaration = true } } or nil, err
   end, function(result, enc)
-    local out = locations(result, enc, args.limit)
-    line_cache = {}
-    return out
+    return locations(result, enc, args.limit)
   end, reply)
 end
 

@@ -2,6 +2,7 @@
 --- changes pending in (created and deleted ones too), each with its hunks
 --- as diffs; the review keys (keymaps.review) keep, reject and comment on
 --- the hunk (or file) under the cursor in place, <CR> opens it in the file.
+local files = require("acp.files")
 local host = require("acp.host")
 local keymaps = require("acp.keymaps")
 local notify = require("acp.notify")
@@ -204,7 +205,24 @@ local function open()
     vim.cmd("aboveleft split")
   end
   if vim.uv.fs_stat(r.path) then
-    vim.cmd.edit(vim.fn.fnameescape(r.path))
+    -- The agent may have put a FIFO there (Neovim would block in open(2)
+    -- for good): only a regular file is opened, under the FIFO guard.
+    local why = files.check_regular(r.path)
+    if why then
+      notify("acp: " .. why, vim.log.levels.WARN)
+      return
+    end
+    local released, ok, err = files.open_guarded(r.path, function()
+      return pcall(vim.cmd.edit, vim.fn.fnameescape(r.path))
+    end)
+    if released then
+      pcall(api.nvim_buf_delete, vim.fn.bufnr(r.path), { force = true })
+      notify(("acp: %s turned into a FIFO as it was opened: not read"):format(r.path), vim.log.levels.WARN)
+      return
+    elseif not ok then
+      notify("acp: " .. tostring(err), vim.log.levels.WARN)
+      return
+    end
     local n = api.nvim_buf_line_count(0)
     api.nvim_win_set_cursor(0, { math.max(1, math.min((r.line or 0) + 1, n)), 0 })
   else

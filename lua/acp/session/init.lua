@@ -6,6 +6,7 @@
 --- declared on acp.Session, except chat_buf, input_buf, chat_win and
 --- input_win, which belong to acp.chat (the windows of the session).
 local agents = require("acp.agents")
+local attention = require("acp.attention")
 local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
@@ -22,6 +23,7 @@ local registryenv = require("acp.prompt.registryenv")
 local remote = require("acp.agents.remote")
 local render = require("acp.render.acp")
 local replay = require("acp.session.replay")
+local rewind = require("acp.rewind")
 local sandbox = require("acp.terminal.sandbox")
 local sessions = require("acp.sessions")
 local settings = require("acp.session.settings")
@@ -64,13 +66,15 @@ M.title_max = 200
 ---@field queued string[]|nil prompts sent while the session was starting
 ---@field queue acp.Queue prompts sent while the agent works (acp.input.queue)
 ---@field inflight integer|nil prompts sent whose turn has not ended
+---@field restarting boolean|nil the agent crashed and is started again: "starting" until the session is back
 ---@field caps table|nil what the agent can do (the host's capsTable: steer, resume, fork...)
 ---@field steering acp.QueuedPrompt[]|nil (acp.input.steer) prompts sent with `_session/steering`, awaiting the outcome
 ---@field mentions_allowed table<string,true>|nil (acp.prompt.mentionask) files outside the workspace the user let prompts send
 ---@field compactions table<string,table>|nil (acp.chat.notices) context compactions by id, their summaries
 ---@field plans table<string,table>|nil (acp.chat.notices) the plans of plan_update by id
 ---@field plan_id string|nil (acp.chat.notices) the id of the plan the winbar shows
----@field session_title string|nil the agent's title of the conversation (winbar)
+---@field session_title string|nil the agent's title of the conversation (winbar), or the user's (S:rename)
+---@field renamed boolean|nil the user named the session: the agent's titles no longer replace it
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
@@ -90,6 +94,8 @@ M.title_max = 200
 ---@field input_buf integer (acp.chat) the input buffer
 ---@field chat_win integer|nil (acp.chat) the last window showing the transcript
 ---@field input_win integer|nil (acp.chat) the last window showing the input
+---@field checkpoint_dir string|nil (acp.rewind) the chat's checkpoint store (a new session of the chat keeps it)
+---@field rewind_redo table|nil (acp.rewind) what undoes the last rewind (until the next prompt)
 local S = {}
 S.__index = S
 
@@ -186,7 +192,14 @@ function S:set_state(state)
     self.terminals:end_all()
   end
   chat.update_winbar(self)
+  -- Other chats on screen say when this one waits unseen (or no more).
+  for _, o in ipairs(sessions.list()) do
+    if o ~= self and o.chat_buf and #vim.fn.win_findbuf(o.chat_buf) > 0 then
+      chat.update_winbar(o)
+    end
+  end
   api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+  attention.check(self)
 end
 
 --- The chat's text of an error: the host appends an agent's last stderr
@@ -348,6 +361,7 @@ function S:open_opts(spec, how)
       max_terminals = o.terminal.max_terminals,
     },
     sandbox = sandbox.options(self.cwd),
+    checkpoints = rewind.options(self),
     resume = how.resume or false,
     load_session_id = how.load,
     fork_of = how.fork,
@@ -603,6 +617,7 @@ function S:on_ready(ev)
   self.context:set_capabilities(ev.prompt_capabilities)
   self:on_initialized(ev)
   self.settings:load(type(ev.info) == "table" and ev.info or {})
+  self.restarting = nil
   if ev.reconnected then
     -- The connection to the agent was restored (the host said how); the
     -- state is the session's own.
@@ -641,7 +656,9 @@ end
 ---@param how string|nil
 function S:_reattached(how)
   local name = self:label()
-  if how == "resumed" then
+  if how == "rewound" then
+    return -- acp.rewind says what happened
+  elseif how == "resumed" then
     self.transcript:message("info", ("%s is back; the session was resumed (session/resume)."):format(name))
   elseif how == "loaded" then
     self.transcript:message(
@@ -662,6 +679,7 @@ end
 --- waits for it ("starting"); prompts sent meanwhile go once it is back.
 ---@param ev { error: string|nil, attempt: integer|nil, max: integer|nil }
 function S:on_restart(ev)
+  self.restarting = true
   self.prompts:cancel_all()
   self.transcript:message(
     "warn",
@@ -677,6 +695,7 @@ end
 --- The host failed the session (event `state`, state "error").
 ---@param msg string|nil
 function S:on_error(msg)
+  self.restarting = nil
   self.prompts:cancel_all()
   msg = msg or "unknown error"
   if remote.refused(msg) then
@@ -737,15 +756,25 @@ function S:on_turn_end(ev)
   end
   if ev.stop_reason then
     self.transcript:stop(ev.stop_reason)
-    -- Say so when the chat is not on screen.
-    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
-      notify(("acp: %s finished (%s)"):format(self.title or self.agent, ev.stop_reason), vim.log.levels.INFO)
-    end
   end
   self.prompts:cancel_all("permission")
-  if self:alive() then
+  if self.restarting then
+    -- The turn the crash cut off ends (its error may come after the
+    -- restart event): the session stays "starting" until the agent has
+    -- it back (on_ready); prompts sent meanwhile wait for that.
+    if self.state ~= "starting" then
+      self:set_state("starting")
+    end
+    self.queue:turn_ended(ev) -- held after an error, never sent before ready
+  elseif self:alive() then
     self:set_state("ready")
     self.queue:turn_ended(ev)
+  end
+  -- Said when the chat is not on screen or Neovim has no focus (acp.attention).
+  if ev.stop_reason then
+    attention.finished(self, ev.stop_reason)
+  else
+    attention.check(self)
   end
   self:save()
 end
@@ -769,6 +798,11 @@ end
 ---@param meta acp.HistoryMeta
 function S:set_history(meta)
   self.history = meta
+  if meta.renamed and not self.renamed and type(meta.title) == "string" then
+    -- A saved chat the user named: resumed, it keeps the name.
+    self.session_title = meta.title
+    self.renamed = true
+  end
 end
 
 --- The live session (not this one) of the same agent on the agent's
@@ -820,6 +854,9 @@ end
 ---@param facts { session_title: any, usage: table|nil }
 function S:set_info(facts)
   local title = facts.session_title
+  if self.renamed then
+    title = nil -- the name the user gave stays
+  end
   if title == vim.NIL then
     self.session_title = nil
   elseif type(title) == "string" then
@@ -829,6 +866,35 @@ function S:set_info(facts)
     self.usage = facts.usage
   end
   chat.update_winbar(self)
+end
+
+--- Tell the agent the session's new title: session/set_title, only when
+--- the agent advertises it (caps.set_title). The host's side of it
+--- (acp_set_title) comes with the protocol work: this is the one place
+--- that calls it. Returns whether it was sent.
+---@param s acp.Session
+---@param title string
+---@return boolean
+function M.send_title(s, title)
+  if not (s.sid and type(s.caps) == "table" and s.caps.set_title == true) then
+    return false
+  end
+  return (pcall(host.notify, "acp_set_title", s.sid, title))
+end
+
+--- The user names the session (:AcpSessions): its winbar and saved chat
+--- take the title, and the agent is told where it can be (M.send_title).
+--- Returns whether the agent was told.
+---@param title string
+---@return boolean
+function S:rename(title)
+  self.session_title = title
+  self.renamed = true
+  chat.update_winbar(self)
+  self:save()
+  local sent = M.send_title(self, title)
+  api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+  return sent
 end
 
 --- Record the edits of a completed tool call (its diff contents) for

@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,6 +35,9 @@ type Scenario struct {
 		Steps  []Step            `json:"steps"`  // run after session/new answers
 		Hang   bool              `json:"hang"`   // session/new is never answered
 		Before []Step            `json:"before"` // run before session/new answers (its id known)
+		// AtOnce runs as soon as session/new's answer is written (Steps
+		// wait 20 ms): auggie asks a permission in that very millisecond.
+		AtOnce []Step `json:"at_once"`
 	} `json:"new_session"`
 	Turns [][]Step `json:"turns"` // turn i answers the i-th prompt; the last repeats
 	// Sessions answers session/list; LoadSteps replay a session's history on session/load.
@@ -45,6 +49,14 @@ type Scenario struct {
 	// AttachSteps run after session/new, session/load, session/resume and
 	// session/fork answer (e.g. an exit: a crash right after).
 	AttachSteps []Step `json:"attach_steps"`
+	// StrictSessions: session/prompt naming a session this process did
+	// not create, load or resume is answered -32002, as claude-agent-acp
+	// and codex-acp answer.
+	StrictSessions bool `json:"strict_sessions"`
+	// MethodSteps run before a request of the method is answered (its
+	// sessionId, if any, is the steps'), e.g. a wait_file holding the
+	// answer until the test says.
+	MethodSteps map[string][]Step `json:"method_steps"`
 	// Fail makes these methods answer an error (session/resume, session/load...).
 	Fail map[string]*acp.RequestError `json:"fail"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
@@ -53,6 +65,10 @@ type Scenario struct {
 	ConfigOptions []any `json:"config_options"`
 	// Usage goes with each session/prompt answer (PromptResponse.usage).
 	Usage map[string]any `json:"usage"`
+	// SessionStatus answers session/status (default "saved"; Fail makes it
+	// an error). AuthStatus answers auth/status (default state "unknown").
+	SessionStatus string         `json:"session_status"`
+	AuthStatus    map[string]any `json:"auth_status"`
 	// QueuePrompts: a session/prompt sent while a turn runs waits for it
 	// (claude's promptQueueing); else turns run at once, side by side.
 	QueuePrompts bool `json:"queue_prompts"`
@@ -109,9 +125,11 @@ type Step struct {
 	Mark string `json:"mark,omitempty"`
 	// Tools sends n tool_calls ("<prefix><i>", pending), then a
 	// tool_call_update for each (completed, one line of output).
-	Tools     int            `json:"tools,omitempty"`
-	Request   string         `json:"request,omitempty"`    // method of a request to the client
-	Async     bool           `json:"async,omitempty"`      // with request: do not wait for the answer
+	Tools   int    `json:"tools,omitempty"`
+	Request string `json:"request,omitempty"` // method of a request to the client
+	Async   bool   `json:"async,omitempty"`   // with request: do not wait for the answer
+	// Written, with async: go on once the request is written (not before).
+	Written   bool           `json:"written,omitempty"`
 	WaitAsync bool           `json:"wait_async,omitempty"` // wait for every async request's answer
 	Params    map[string]any `json:"params,omitempty"`
 	// RawParams, with request: the params as this JSON text ("$sessionId"
@@ -164,7 +182,8 @@ type Step struct {
 	Flood        int    `json:"flood,omitempty"`
 	FloodBytes   int    `json:"flood_bytes,omitempty"`
 	FloodSession string `json:"flood_session,omitempty"`
-	// WaitFile waits (up to 10 s) until this file exists and is not empty.
+	// WaitFile waits (up to 10 s, or TimeoutMS) until this file exists
+	// and is not empty.
 	WaitFile string `json:"wait_file,omitempty"`
 	// Disk changes a file behind the client's back, as agents that edit
 	// with their own tools do (claude-agent-acp, codex).
@@ -172,6 +191,68 @@ type Step struct {
 	// Sh runs a command line with sh -c in the agent's working directory,
 	// as an agent's own shell tool does; its output is logged ("sh").
 	Sh string `json:"sh,omitempty"`
+	// EditLoop edits a file as an agent does, many times in a row: read it
+	// (fs/read_text_file), think, write back what it read with one line
+	// changed (fs/write_text_file).
+	EditLoop *EditLoop `json:"edit_loop,omitempty"`
+}
+
+// EditLoop is Count rounds of: fs/read_text_file Path, sleep SleepMS, then
+// fs/write_text_file Path with the text read, its 1-based line Line (1 by
+// default) replaced by "<Text> <round>" (appended when the file is
+// shorter). Each answer is logged as the request step's are.
+type EditLoop struct {
+	Path    string `json:"path"`
+	Count   int    `json:"count"`
+	SleepMS int    `json:"sleep_ms,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Text    string `json:"text,omitempty"`
+	// Announce: before each write, a tool_call shows the edit as a diff
+	// with the new text only (as claude adapters announce a Write), and a
+	// tool_call_update completes it after the write.
+	Announce bool `json:"announce,omitempty"`
+}
+
+// editLoop plays l in session sid.
+func (a *agent) editLoop(ctx context.Context, sid string, l EditLoop) {
+	line := max(l.Line, 1)
+	text := l.Text
+	if text == "" {
+		text = "agent"
+	}
+	for i := 1; i <= l.Count && ctx.Err() == nil; i++ {
+		read := Step{Request: acp.ClientMethodFsReadTextFile}
+		res, rerr := a.call(ctx, read, map[string]any{"sessionId": sid, "path": l.Path})
+		if rerr != nil {
+			continue
+		}
+		var r struct {
+			Content string `json:"content"`
+		}
+		_ = json.Unmarshal(res, &r)
+		time.Sleep(time.Duration(l.SleepMS) * time.Millisecond)
+		lines := strings.SplitAfter(r.Content, "\n")
+		if lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		mine := fmt.Sprintf("%s %d\n", text, i)
+		if line <= len(lines) {
+			lines[line-1] = mine
+		} else {
+			lines = append(lines, mine)
+		}
+		content := strings.Join(lines, "")
+		id := fmt.Sprintf("edit-loop-%d", i)
+		if l.Announce {
+			a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": id, "title": "Write " + l.Path,
+				"kind": "edit", "status": "pending", "content": []any{map[string]any{"type": "diff", "path": l.Path, "newText": content}}})
+		}
+		write := Step{Request: acp.ClientMethodFsWriteTextFile}
+		a.call(ctx, write, map[string]any{"sessionId": sid, "path": l.Path, "content": content})
+		if l.Announce {
+			a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed"})
+		}
+	}
 }
 
 // DiskOp is a change of the disk made by the agent itself: Op "write"
@@ -229,23 +310,53 @@ type agent struct {
 	turn     int
 	cancel   chan struct{}
 	sessions int
-	vars     map[string]any // saved results for "$name" params
-	initID   string         // raw id of the initialize request (with init_raw)
-	authed   bool           // authenticate succeeded
-	running  int            // turns running
-	steers   chan string    // steered texts for wait_steer
-	turnMu   sync.Mutex     // held by each turn with QueuePrompts
+	vars     map[string]any  // saved results for "$name" params
+	initID   string          // raw id of the initialize request (with init_raw)
+	authed   bool            // authenticate succeeded
+	running  int             // turns running
+	steers   chan string     // steered texts for wait_steer
+	known    map[string]bool // sessions created, loaded or resumed here
+	turnMu   sync.Mutex      // held by each turn with QueuePrompts
 }
 
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	hooks []*writeHook
+}
+
+// writeHook runs fn (once, under the writer's lock: it must not write)
+// after a message containing all of parts is written.
+type writeHook struct {
+	parts []string
+	fn    func()
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	kept := l.hooks[:0]
+	for _, h := range l.hooks {
+		all := true
+		for _, part := range h.parts {
+			all = all && bytes.Contains(p, []byte(part))
+		}
+		if all {
+			h.fn()
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	l.hooks = kept
+	return n, err
+}
+
+// afterWrite runs fn once a message containing all of parts is written.
+func (l *lockedWriter) afterWrite(fn func(), parts ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hooks = append(l.hooks, &writeHook{parts: parts, fn: fn})
 }
 
 // Config is what Serve plays and where it logs.
@@ -332,6 +443,12 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	if rerr := a.sc.Fail[method]; rerr != nil {
 		return nil, rerr
 	}
+	if steps := a.sc.MethodSteps[method]; len(steps) > 0 {
+		sid, _ := p["sessionId"].(string)
+		if _, rerr := a.run(ctx, sid, steps); rerr != nil {
+			return nil, rerr
+		}
+	}
 	switch method {
 	case acp.AgentMethodInitialize:
 		if a.sc.InitHang {
@@ -403,11 +520,17 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			}
 		}
 		if len(a.sc.NewSession.Before) > 0 {
-			a.run(ctx, id, a.sc.NewSession.Before)
+			// Not ended by the answer: an async request outlives it.
+			a.run(context.WithoutCancel(ctx), id, a.sc.NewSession.Before)
 		}
 		res := map[string]any{"sessionId": id}
 		for k, v := range a.sc.NewSession.Result {
 			res[k] = v
+		}
+		if len(a.sc.NewSession.AtOnce) > 0 {
+			a.out.afterWrite(func() {
+				go a.run(context.Background(), id, a.sc.NewSession.AtOnce)
+			}, `"result"`, `"sessionId":"`+id+`"`)
 		}
 		if len(a.sc.NewSession.Steps) > 0 {
 			go func() {
@@ -450,6 +573,17 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Unlock()
 		a.attached(id)
 		return map[string]any{"sessionId": id}, nil
+	case "session/status":
+		status := a.sc.SessionStatus
+		if status == "" {
+			status = "saved"
+		}
+		return map[string]any{"status": status}, nil
+	case "auth/status":
+		if a.sc.AuthStatus != nil {
+			return a.sc.AuthStatus, nil
+		}
+		return map[string]any{"state": "unknown"}, nil
 	case "session/close", "session/delete", "logout":
 		return map[string]any{}, nil
 	case acp.AgentMethodSessionCancel:
@@ -498,6 +632,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		return map[string]any{"outcome": outcome}, nil
 	case acp.AgentMethodSessionPrompt:
+		if sid := fmt.Sprint(p["sessionId"]); a.sc.StrictSessions && !a.knows(sid) {
+			return nil, &acp.RequestError{Code: -32002, Message: "Resource not found: session " + sid}
+		}
 		if a.sc.QueuePrompts {
 			a.turnMu.Lock()
 			defer a.turnMu.Unlock()
@@ -534,8 +671,22 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	return nil, acp.NewMethodNotFound(method)
 }
 
-// attached runs AttachSteps for session sid once its answer is written.
+// knows reports whether session sid was created, loaded or resumed here.
+func (a *agent) knows(sid string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.known[sid]
+}
+
+// attached notes session sid and runs AttachSteps once its answer is
+// written.
 func (a *agent) attached(sid string) {
+	a.mu.Lock()
+	if a.known == nil {
+		a.known = map[string]bool{}
+	}
+	a.known[sid] = true
+	a.mu.Unlock()
 	if len(a.sc.AttachSteps) == 0 {
 		return
 	}
@@ -546,8 +697,7 @@ func (a *agent) attached(sid string) {
 }
 
 // save remembers a result's terminalId as "$terminalId" (and, when name
-// is set, as "$name"), and an mcp/connect's connectionId as
-// "$connectionId".
+// is set, as "$name").
 func (a *agent) save(name string, result any) {
 	m, ok := result.(map[string]any)
 	if !ok {
@@ -557,9 +707,6 @@ func (a *agent) save(name string, result any) {
 	defer a.mu.Unlock()
 	if a.vars == nil {
 		a.vars = map[string]any{}
-	}
-	if m["connectionId"] != nil {
-		a.vars["connectionId"] = m["connectionId"]
 	}
 	if m["terminalId"] == nil {
 		return
@@ -611,19 +758,10 @@ func (a *agent) request(ctx context.Context, st Step, params any) {
 		deadline = time.Now().Add(time.Duration(st.TimeoutMS) * time.Millisecond)
 	}
 	for {
-		sent := time.Now()
-		res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, st.Request, params)
-		entry := map[string]any{"method": st.Request, "sent_ns": sent.UnixNano()}
-		var raw []byte
+		res, entry, err := a.send(ctx, st, params)
+		raw := []byte(res)
 		if err != nil {
-			entry["error"] = err
 			raw, _ = json.Marshal(err)
-		} else {
-			var v any
-			_ = json.Unmarshal(res, &v)
-			entry["result"] = v
-			raw = res
-			a.save(st.Save, v)
 		}
 		if st.Until == "" || strings.Contains(string(raw), st.Until) || time.Now().After(deadline) || ctx.Err() != nil {
 			a.log("response", entry)
@@ -631,6 +769,35 @@ func (a *agent) request(ctx context.Context, st Step, params any) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// call sends st's request once, logs the answer ("response") and saves
+// its terminalId.
+func (a *agent) call(ctx context.Context, st Step, params any) (json.RawMessage, *acp.RequestError) {
+	res, entry, err := a.send(ctx, st, params)
+	a.log("response", entry)
+	return res, err
+}
+
+// send sends st's request once, saves its terminalId and returns the
+// answer with its log entry.
+func (a *agent) send(ctx context.Context, st Step, params any) (json.RawMessage, map[string]any, *acp.RequestError) {
+	sent := time.Now()
+	res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, st.Request, params)
+	entry := map[string]any{"method": st.Request, "sent_ns": sent.UnixNano(), "done_ns": time.Now().UnixNano()}
+	var rerr *acp.RequestError
+	if err != nil {
+		entry["error"] = err
+		if !errors.As(err, &rerr) {
+			rerr = &acp.RequestError{Code: -32603, Message: err.Error()}
+		}
+	} else {
+		var v any
+		_ = json.Unmarshal(res, &v)
+		entry["result"] = v
+		a.save(st.Save, v)
+	}
+	return res, entry, rerr
 }
 
 func (a *agent) cancelled() chan struct{} {
@@ -683,12 +850,24 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				params = m
 			}
 			if st.Async {
+				var written chan struct{}
+				if st.Written {
+					written = make(chan struct{})
+					once := sync.Once{}
+					a.out.afterWrite(func() { once.Do(func() { close(written) }) }, `"method":"`+st.Request+`"`)
+				}
 				for i := 0; i < max(st.Repeat, 1); i++ {
 					async.Add(1)
 					go func(st Step) {
 						defer async.Done()
 						a.request(ctx, st, params)
 					}(st)
+				}
+				if written != nil {
+					select {
+					case <-written:
+					case <-time.After(10 * time.Second):
+					}
 				}
 			} else {
 				for i := 0; i < max(st.Repeat, 1) && ctx.Err() == nil; i++ {
@@ -747,13 +926,19 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 		case st.Notify != "":
 			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
 		case st.WaitFile != "":
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			wait := 10 * time.Second
+			if st.TimeoutMS > 0 {
+				wait = time.Duration(st.TimeoutMS) * time.Millisecond
+			}
+			for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if fi, err := os.Stat(st.WaitFile); err == nil && fi.Size() > 0 {
 					break
 				}
 			}
 		case st.Disk != nil:
 			a.do(*st.Disk)
+		case st.EditLoop != nil:
+			a.editLoop(ctx, sid, *st.EditLoop)
 		case st.Sh != "":
 			out, err := exec.Command("sh", "-c", st.Sh).CombinedOutput()
 			ev := map[string]any{"command": st.Sh, "output": string(out)}

@@ -1,6 +1,9 @@
 --- The Go host process: finding or building the binary, the RPC job.
 local config = require("acp.config")
+local lazy = require("acp.lazy")
 local notify = require("acp.notify")
+
+local install = lazy("acp.host.install") -- on the first start only
 
 local M = {}
 
@@ -12,7 +15,7 @@ local on_start_handlers = {}
 ---@return string
 function M.root()
   local src = debug.getinfo(1, "S").source:sub(2)
-  return vim.fn.fnamemodify(src, ":p:h:h:h")
+  return vim.fn.fnamemodify(src, ":p:h:h:h:h")
 end
 
 --- Path of the host binary (which may not exist yet).
@@ -29,34 +32,27 @@ end
 
 local building ---@type fun(err: string|nil)[]|nil callbacks waiting for a build
 
---- Build the host with go in the background, then call cb(err).
+--- Install the host in the background (the release binary for the
+--- plugin's version, else `go build`: acp.install), then call cb(err).
 ---@param cb fun(err: string|nil)
 function M.build(cb)
   if building then
     table.insert(building, cb)
     return
   end
-  if vim.fn.executable("go") ~= 1 then
-    cb("the nvim-acp host is not built and `go` is not on PATH: run `make` in " .. M.root())
-    return
-  end
   building = { cb }
-  notify("acp: building the nvim-acp host (first run, needs Go)...", vim.log.levels.INFO)
-  vim.system({ "go", "build", "-o", M.bin(), "./cmd/nvim-acp" }, { cwd = M.root(), text = true }, function(res)
-    vim.schedule(function()
-      local err
-      if res.code ~= 0 then
-        err = "building the nvim-acp host failed:\n" .. (res.stderr or "")
-        notify("acp: " .. err, vim.log.levels.ERROR)
-      else
-        notify("acp: host built: " .. M.bin(), vim.log.levels.INFO)
-      end
-      local cbs = building
-      building = nil
-      for _, f in ipairs(cbs) do
-        f(err)
-      end
-    end)
+  install.install({ root = M.root(), bin = M.bin() }, function(err)
+    if err then
+      err = "the nvim-acp host is not installed: " .. err
+      notify("acp: " .. err, vim.log.levels.ERROR)
+    else
+      notify("acp: host installed: " .. M.bin(), vim.log.levels.INFO)
+    end
+    local cbs = building
+    building = nil
+    for _, f in ipairs(cbs) do
+      f(err)
+    end
   end)
 end
 
@@ -97,7 +93,10 @@ function M.ensure()
   end
   local bin = M.bin()
   if vim.fn.executable(bin) ~= 1 then
-    return nil, "the nvim-acp host is not built: run `make` in " .. M.root() .. " (or :AcpChat builds it)"
+    return nil,
+      "the nvim-acp host is not installed: run `nvim -l build.lua` (or `make`) in "
+        .. M.root()
+        .. " (or :AcpChat installs it)"
   end
   local level = config.options.log_level
   local id = vim.fn.jobstart({ bin, "--log", M.log_path(), "--log-level", level }, {
