@@ -570,6 +570,35 @@ func BenchmarkUIStream(b *testing.B) {
 	}
 }
 
+// BenchmarkUIHostileUpdates: the hostile session updates of issue 31
+// (hostileUpdates: escapes, megabyte titles and lines, a thousand
+// switches, malformed fields) in one turn, once and ten times over, then
+// a marker; max block is the longest Neovim went without answering.
+func BenchmarkUIHostileUpdates(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		times int
+	}{{"once", 1}, {"tenfold", 10}} {
+		b.Run(c.name, func(b *testing.B) {
+			var w worst
+			b.StopTimer()
+			for i := 0; i < b.N; i++ {
+				u := startUIEditor(b)
+				var steps []any
+				for range c.times {
+					steps = append(steps, hostileUpdates()...)
+				}
+				u.SetupFake(hostileScenario(append(steps, marked("HOSTILE-DONE")...)), benchOptions())
+				u.Chat("fake")
+				u.WaitState("ready")
+				floorSetup(b, u)
+				w.add(b, u.runMarked(b, "go", "HOSTILE-DONE"))
+			}
+			w.report(b)
+		})
+	}
+}
+
 // BenchmarkUIToolCalls: 4,000 tool calls, then a status update of each.
 func BenchmarkUIToolCalls(b *testing.B) {
 	var w worst

@@ -186,6 +186,30 @@ M["text made visible: controls, invisible characters, blank runs"] = function(t)
   t.eq(texts.visible_lines("    indented"), { "    indented" })
 end
 
+M["labels: one line, made visible, bounded whatever their length"] = function(t)
+  t.eq(texts.label(nil), "")
+  t.eq(texts.label("Fix\r\nthe \27]2;x\7 parser\226\128\174"), "Fix ⏎ the ␛]2;x␇ parser⟨U+202E⟩")
+  t.eq(texts.label("abcdef", 4), "abc…")
+  t.eq(texts.label("日本語日本語", 4), "日本語…")
+  -- A megabyte title keeps max characters, a multibyte one cut whole.
+  t.eq(texts.label(string.rep("é", 1e6), 10), string.rep("é", 9) .. "…")
+  t.eq(texts.label(string.rep("%{execute('x')}", 3000), 20), "%{execute('x')}%{ex…")
+  -- The conversation's name: blank runs as one space, trimmed, bounded.
+  t.eq(texts.session_name({ session_title = string.rep(" \n\t", 1e5) }), nil)
+  t.eq(texts.session_name({ session_title = "  a\n\n  b  " }), "a b")
+  t.eq(texts.session_name({ session_title = "\27[2J" .. string.rep("x", 1e6) }, 6), "␛[2Jx…")
+end
+
+M["a tool call's title and a plan's entries are labels"] = function(t)
+  local lines, his = render.tool_lines({ title = "Read \27[2J" .. string.rep("a", 1e5), status = "pending" })
+  t.eq(vim.fn.strchars(lines[1]), #"[ ] " + render.title_max + #"  (other, pending)")
+  t.ok(lines[1]:find("Read ␛[2Jaaa", 1, true) and not lines[1]:find("\27", 1, true), lines[1]:sub(1, 40))
+  -- The title's highlight ends where the title does.
+  t.eq(his[2][3], #lines[1] - #"  (other, pending)")
+  lines = render.plan_lines({ { content = "%{system('x')}\226\128\174", status = "pending" } })
+  t.eq(lines[2], "- [ ] %{system('x')}⟨U+202E⟩")
+end
+
 M["fs question lines: headers as info, changes highlighted; keys apart"] = function(t)
   local q = {
     title = "Review",

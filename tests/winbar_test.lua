@@ -104,4 +104,40 @@ M["the winbar shows usage and plan; % is escaped"] = function(t)
   t.ok(out:find("100% done | mode: Default | model: Sonnet | plan 1/2: b | ctx 25%", 1, true), out)
 end
 
+-- Bug (issue 31): the agent's names went into the winbar whole; a
+-- thousand switches with long names made each draw quadratic (at every
+-- update and spinner frame: Neovim stopped answering), and escapes were
+-- drawn raw. Each part is now a short label; switches past a few counted.
+M["the agent's names are short labels, escapes visible, % literal"] = function(t)
+  config.setup({ ui = { icons = false } })
+  local options = {}
+  for i = 1, 1000 do
+    options[i] = { id = "s" .. i, name = i .. string.rep("é", 300), type = "boolean", currentValue = true }
+  end
+  local s = session({
+    title = "Agent\27]2;x\7",
+    session_title = "%{execute('call writefile([1], \"PWNED\")')}",
+    settings = setmetatable({
+      mode_name = "\27[2J" .. string.rep("%{execute('x')}", 3000),
+      model_name = "m\226\128\174",
+      config_options = options,
+    }, { __index = require("acp.session.settings").new() }),
+    plan = { { content = string.rep("%{system('x')}", 1000), status = "in_progress" } },
+    usage = { used = 1e300, size = 1e-300, cost = { amount = 1, currency = string.rep("%", 100) } },
+  })
+  local bar = winbar.text(s, 0)
+  t.ok(#bar < 2000, ("a winbar of %d bytes"):format(#bar))
+  local out = vim.api.nvim_eval_statusline(bar, { winid = 0, use_winbar = true, maxwidth = 2000 }).str
+  t.ok(vim.startswith(out, "Agent␛]2;x␇ | %{execute('call writefile([1], \"PWNED\")')} | "), out)
+  t.ok(out:find("| mode: ␛[2J%{execute('x')}%{execute('x')}%{execute('x')}%{execute(… |", 1, true), out)
+  t.ok(out:find("| model: m⟨U+202E⟩ | +1" .. string.rep("é", 58) .. "… | +2", 1, true), out)
+  t.ok(out:find("| +996 switches | plan 0/1: %{system('x')}", 1, true), out)
+  t.ok(out:find("| ctx ? 1.00 " .. string.rep("%", 11) .. "… ", 1, true), out)
+  t.ok(not out:find("\27", 1, true) and vim.fn.filereadable("PWNED") == 0, out)
+  -- Cut to fit: whole parts go, first ones first.
+  out = drawn(s, 0, 80)
+  t.ok(vim.startswith(out, "Agent␛]2;x␇ | ctx ? 1.00 ") and vim.endswith(vim.trim(out), "[ready]"), out)
+  config.setup({})
+end
+
 return M

@@ -31,33 +31,78 @@ function M.split(text)
   end
 end
 
--- Bytes of invisible or reordering characters: C1 controls, zero-width and
--- bidi marks, the BOM, soft hyphen, line/paragraph separators, Unicode tags.
+-- Invisible or reordering characters: C1 controls, zero-width and bidi
+-- marks, the BOM, soft hyphen, line/paragraph separators, Unicode tags;
+-- each pattern with the bytes all its characters start with.
 local invisible = {
-  "\194[\128-\159\173]", -- C1 controls, soft hyphen
-  "\216\156", -- U+061C arabic letter mark
-  "\225\160\142", -- U+180E mongolian vowel separator
-  "\226\128[\139-\143\168-\174]", -- U+200B-200F, U+2028-202E
-  "\226\129[\160-\164\166-\169]", -- U+2060-2064, U+2066-2069
-  "\239\187\191", -- U+FEFF
-  "\239\191[\185-\187]", -- U+FFF9-FFFB
-  "\243\160[\128\129][\128-\191]", -- U+E0000-E007F tags
+  { "\194", "\194[\128-\159\173]" }, -- C1 controls, soft hyphen
+  { "\216\156", "\216\156" }, -- U+061C arabic letter mark
+  { "\225\160\142", "\225\160\142" }, -- U+180E mongolian vowel separator
+  { "\226\128", "\226\128[\139-\143\168-\174]" }, -- U+200B-200F, U+2028-202E
+  { "\226\129", "\226\129[\160-\164\166-\169]" }, -- U+2060-2064, U+2066-2069
+  { "\239\187\191", "\239\187\191" }, -- U+FEFF
+  { "\239\191", "\239\191[\185-\187]" }, -- U+FFF9-FFFB
+  { "\243\160", "\243\160[\128\129][\128-\191]" }, -- U+E0000-E007F tags
 }
+
+-- Bytes that start every character visible rewrites (a quick test that
+-- most text passes untouched).
+local suspect = "[%z\1-\8\10-\31\127\194\216\225\226\239\243]"
+
+local function picture(c)
+  return vim.fn.nr2char(0x2400 + c:byte())
+end
+
+local function codepoint(c)
+  return ("⟨U+%04X⟩"):format(vim.fn.char2nr(c, true))
+end
 
 --- s with every character that would hide or rewrite text made visible:
 --- C0 controls (but tab) as their control pictures (ESC as "␛", CR as "␍",
 --- LF as "␊"), DEL as "␡", and invisible or bidi characters as "⟨U+202E⟩".
+--- Text without them costs one scan (chat lines may be megabytes long):
+--- each rewrite runs only where its first bytes occur (a plain search).
 ---@param s string
 ---@return string
 function M.visible(s)
-  s = s:gsub("[%z\1-\8\10-\31]", function(c)
-    return vim.fn.nr2char(0x2400 + c:byte())
-  end)
-  s = s:gsub("\127", "␡")
-  for _, pat in ipairs(invisible) do
-    s = s:gsub(pat, function(c)
-      return ("⟨U+%04X⟩"):format(vim.fn.char2nr(c, true))
-    end)
+  if not s:find(suspect) then
+    return s
+  end
+  if s:find("[%z\1-\8\10-\31]") then
+    s = s:gsub("[%z\1-\8\10-\31]", picture)
+  end
+  if s:find("\127", 1, true) then
+    s = s:gsub("\127", "␡")
+  end
+  for _, p in ipairs(invisible) do
+    if s:find(p[1], 1, true) then
+      s = s:gsub(p[2], codepoint)
+    end
+  end
+  return s
+end
+
+--- v as a label on one line (a title, a name, a mode): newlines shown as
+--- " ⏎ ", hiding characters made visible (see visible), at most max
+--- characters (default 80), cut with "…"; "" for nil. Its cost is bounded
+--- by max whatever v's length (an agent's title may be megabytes): the
+--- bytes past what max characters can take are dropped first.
+---@param v any
+---@param max integer|nil
+---@return string
+function M.label(v, max)
+  if v == nil or v == vim.NIL then
+    return ""
+  end
+  max = math.max(1, max or 80)
+  local s = tostring(v)
+  local cap = 4 * max + 8 -- a character takes at most 4 bytes
+  if #s > cap then
+    s = s:sub(1, cap) -- possibly ending in a cut character: cut off below
+  end
+  s = M.visible(M.one_line(s))
+  if vim.fn.strchars(s) > max then
+    s = vim.fn.strcharpart(s, 0, max - 1) .. "…"
   end
   return s
 end
@@ -112,21 +157,21 @@ end
 
 --- A session's name: the agent's title of the conversation
 --- (s.session_title), else its first prompt, else its saved chat's title;
---- one line of at most max columns (default 40), nil before any of them.
+--- one line of at most max characters (default 40, see label), nil before
+--- any of them.
 ---@param s { session_title: string|nil, first_prompt: string|nil, history: table|nil }
 ---@param max integer|nil
 ---@return string|nil
 function M.session_name(s, max)
   local name = s.session_title or s.first_prompt or (type(s.history) == "table" and s.history.title or nil)
-  if type(name) ~= "string" or vim.trim(name) == "" then
+  local first = type(name) == "string" and name:find("%S")
+  if not first then
     return nil
   end
-  name = vim.trim((name:gsub("%s+", " ")))
   max = max or 40
-  if vim.fn.strchars(name) > max then
-    name = vim.fn.strcharpart(name, 0, max - 1) .. "…"
-  end
-  return name
+  -- What max characters can show, once blank runs are one space.
+  name = name:sub(first, first + 16 * max):gsub("%s+", " ")
+  return M.label(vim.trim(name), max)
 end
 
 --- An ISO 8601 time ("2026-11-22T10:00:00Z", "...+02:00") as the other

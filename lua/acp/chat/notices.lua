@@ -5,6 +5,7 @@
 --- shows as what it is: a message of its severity, a compaction line, a
 --- plan; the winbar keeps the newest plan's progress.
 local notify = require("acp.notify")
+local texts = require("acp.text")
 
 local M = {}
 
@@ -16,13 +17,13 @@ local levels = { info = "info", warning = "warn", error = "error" }
 ---@param s acp.Session
 ---@param u table
 function M.notice(s, u)
-  local title = type(u.title) == "string" and u.title or "notice"
+  local title = type(u.title) == "string" and texts.label(u.title, 200) or "notice"
   local desc = type(u.description) == "string" and u.description ~= "" and (": " .. u.description) or ""
   local level = levels[u.severity] or "info"
   s.transcript:message(level, ("%s%s"):format(title, desc))
   if level ~= "info" and #vim.fn.win_findbuf(s.chat_buf) == 0 then
     notify(
-      ("acp: %s: %s%s"):format(s:label(), title, desc),
+      texts.label(("acp: %s: %s%s"):format(s:label(), title, desc), 300),
       level == "error" and vim.log.levels.ERROR or vim.log.levels.WARN
     )
   end
@@ -72,12 +73,12 @@ function M.compaction(s, u)
   elseif u.status == "failed" then
     s.transcript:message(
       "warn",
-      "Compacting the conversation failed" .. (u.error and (": " .. tostring(u.error)) or ".")
+      "Compacting the conversation failed" .. (u.error and (": " .. texts.label(u.error, 1000)) or ".")
     )
   elseif u.status == "cancelled" then
     s.transcript:message("info", "Compacting the conversation was cancelled.")
   else
-    s.transcript:message("info", ("Compaction: %s"):format(tostring(u.status)))
+    s.transcript:message("info", ("Compaction: %s"):format(texts.label(u.status, 80)))
   end
 end
 

@@ -9,6 +9,10 @@
 --- (acp.render.view) from each text block's structure (acp.render.doc),
 --- which is fed each line once as it completes. Big tool output shows its
 --- first and last lines until expanded.
+---
+--- Every line is written as the user may read it: control, invisible and
+--- bidi characters the agent sends are made visible ("␛", "⟨U+202E⟩",
+--- acp.text.visible), once, on their way into the buffer.
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local render = require("acp.render.acp")
@@ -24,8 +28,84 @@ M.ns = ns
 
 local split = texts.split
 
+--- Bytes of one line of the chat. Streamed text goes on past it on the
+--- next line; a longer line of a block (a tool's output, a message) is cut
+--- there, saying how much is left out. Neovim pays a line's length each
+--- time the chat scrolls to its end (more with 'linebreak'): an agent
+--- streaming a megabyte without a newline made every frame cost it whole.
+M.max_line_bytes = 16384
+
+--- The last byte of s at or before e that ends a character (s[e + 1] does
+--- not continue one); from-1 when there is none from byte from on.
+local function char_end(s, e, from)
+  while e >= from do
+    local next_byte = s:byte(e + 1)
+    if not next_byte or next_byte < 0x80 or next_byte >= 0xC0 then
+      return e
+    end
+    e = e - 1
+  end
+  return from - 1
+end
+
+--- lines with their hiding characters made visible (acp.text.visible) and
+--- cut at M.max_line_bytes (the same table when none changed).
+---@param lines string[]
+---@return string[]
+local function bounded(lines)
+  local out
+  for i, l in ipairs(lines) do
+    local v = texts.visible(l)
+    if #v > M.max_line_bytes then
+      local e = char_end(v, M.max_line_bytes, 1)
+      v = ("%s … (%d more bytes on this line)"):format(v:sub(1, e), #v - e)
+    end
+    if v ~= l then
+      out = out or vim.list_slice(lines)
+      out[i] = v
+    end
+  end
+  return out or lines
+end
+
+--- The pieces of streamed text made visible, in place.
+---@param pieces string[]
+---@return string[]
+local function visible_each(pieces)
+  for i, p in ipairs(pieces) do
+    pieces[i] = texts.visible(p)
+  end
+  return pieces
+end
+
+--- Streamed pieces (made visible) wrapped at M.max_line_bytes: the first
+--- continues a line of used bytes. Costs the pieces' length.
+---@param pieces string[]
+---@param used integer
+---@return string[]
+local function wrapped(pieces, used)
+  local max = M.max_line_bytes
+  local out = {}
+  for i, p in ipairs(pieces) do
+    local room, from = max - (i == 1 and used or 0), 1
+    while #p - from + 1 > room do
+      local e = room > 0 and char_end(p, from - 1 + room, from) or from - 1
+      out[#out + 1] = p:sub(from, e)
+      from, room = e + 1, max
+    end
+    out[#out + 1] = from == 1 and p or p:sub(from)
+  end
+  return out
+end
+
 --- Time one tick of queued block redraws may take.
 local REDRAW_BUDGET_NS = 4e6
+
+--- Bytes of a line whose markdown is drawn; the rest shows plain. A
+--- window shows little more of one line, and a redraw must not cost the
+--- length of the longest line the agent sent (a megabyte line was parsed
+--- again at each redraw, and Neovim stopped answering).
+M.styled_bytes = 4096
 
 --- Blocks whose text is markdown (drawn by acp.render.view).
 local markdown_kinds = {
@@ -219,6 +299,7 @@ function T:_append(kind, lines, hl, open)
     return { kind = kind, n = #lines } -- the chat buffer is gone; see chat.show
   end
   self:close_stream()
+  lines = bounded(lines)
   local b = { kind = kind, n = #lines, hl = hl, open = open or nil }
   self:_edit(function(buf)
     local start
@@ -269,6 +350,7 @@ function T:_replace(b, lines, hl)
     return
   end
   b.hl = hl or b.hl
+  lines = bounded(lines)
   local old = b.lines
   local changed -- rows {first, old end, new end} of the lines rewritten
   self:_edit(function(buf)
@@ -406,14 +488,15 @@ function T:append_text(kind, text)
     elseif not self.turn_header then
       self:agent_header()
     end
-    self:_append(kind, split(text), stream_hl[kind], true)
+    self:_append(kind, wrapped(visible_each(split(text)), 0), stream_hl[kind], true)
     return
   end
-  local pieces = split(text)
+  local pieces = visible_each(split(text))
   local lastline
   self:_edit(function(buf)
     local n = api.nvim_buf_line_count(buf)
     lastline = api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+    pieces = wrapped(pieces, #lastline)
     api.nvim_buf_set_text(buf, n - 1, #lastline, n - 1, #lastline, pieces)
     b.n = b.n + #pieces - 1
   end)
@@ -780,6 +863,9 @@ function T:row_spans(row, out)
   local line = api.nvim_buf_get_lines(self.buf, row, row + 1, false)[1]
   if not line or line == "" then
     return
+  end
+  if #line > M.styled_bytes then
+    line = line:sub(1, M.styled_bytes)
   end
   local off = row - c.s
   local cb = b.doc:unhighlighted_at(off)

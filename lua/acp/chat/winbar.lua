@@ -93,14 +93,50 @@ function M.tokens(n)
   return tostring(math.floor(n))
 end
 
+--- Characters of one part of the winbar's middle (a mode, a model, a
+--- switch, the plan's step): agents name them as they like, at any length.
+M.part_max = 60
+
+--- Switches shown by name; the others are counted ("+3 switches").
+M.max_switches = 4
+
+local plans = setmetatable({}, { __mode = "k" }) ---@type table<table, string> a plan's part, by its entries
+
+--- "plan 2/5: <the step in progress>", computed once per plan.
+---@param plan table[]
+---@return string
+local function plan_part(plan)
+  local part = plans[plan]
+  if not part then
+    local done, active = 0, nil
+    for _, e in ipairs(plan) do
+      if type(e) == "table" and e.status == "completed" then
+        done = done + 1
+      elseif type(e) == "table" and e.status == "in_progress" and not active then
+        active = e.content
+      end
+    end
+    part = ("plan %d/%d%s"):format(
+      done,
+      #plan,
+      type(active) == "string" and (": " .. texts.label(active, M.part_max)) or ""
+    )
+    plans[plan] = part
+  end
+  return part
+end
+
 --- The winbar of session s at time now (milliseconds, vim.uv.now()) for a
---- window width columns wide (default: wide enough).
+--- window width columns wide (default: wide enough). Every part the agent
+--- names is a label of at most M.part_max characters (acp.text.label), so
+--- drawing costs the same whatever the agent sent: it runs at each update
+--- and each spinner frame.
 ---@param s acp.Session
 ---@param now number
 ---@param width integer|nil
 ---@return string
 function M.text(s, now, width)
-  local esc = texts.statusline
+  local esc, label = texts.statusline, texts.label
   local middle = {} -- raw text, escaped when drawn
   local conv = texts.session_name(s, 60)
   if conv then
@@ -108,32 +144,29 @@ function M.text(s, now, width)
   end
   local st = s.settings
   if st and st.mode_name then
-    middle[#middle + 1] = "mode: " .. st.mode_name
+    middle[#middle + 1] = "mode: " .. label(st.mode_name, M.part_max)
   end
   if st and st.model_name then
-    middle[#middle + 1] = "model: " .. st.model_name
+    middle[#middle + 1] = "model: " .. label(st.model_name, M.part_max)
   end
-  for _, name in ipairs(st and st.switches_on and st:switches_on() or {}) do
-    middle[#middle + 1] = (config.icons() and "✓ " or "+") .. name
+  local on = st and st.switches_on and st:switches_on() or {}
+  for i = 1, math.min(#on, M.max_switches) do
+    middle[#middle + 1] = (config.icons() and "✓ " or "+") .. label(on[i], M.part_max)
+  end
+  if #on > M.max_switches then
+    middle[#middle + 1] = ("+%d switches"):format(#on - M.max_switches)
   end
   if type(s.plan) == "table" and #s.plan > 0 then
-    local done, active = 0, nil
-    for _, e in ipairs(s.plan) do
-      if type(e) == "table" and e.status == "completed" then
-        done = done + 1
-      elseif type(e) == "table" and e.status == "in_progress" and not active then
-        active = e.content
-      end
-    end
-    middle[#middle + 1] = ("plan %d/%d%s"):format(done, #s.plan, type(active) == "string" and (": " .. active) or "")
+    middle[#middle + 1] = plan_part(s.plan)
   end
   local u = s.usage
   if type(u) == "table" and tonumber(u.used) and tonumber(u.size) and tonumber(u.size) > 0 then
-    local usage = ("ctx %d%%"):format(math.floor(100 * tonumber(u.used) / tonumber(u.size) + 0.5))
+    local pct = 100 * tonumber(u.used) / tonumber(u.size)
+    local usage = pct == pct and pct < 1e6 and ("ctx %d%%"):format(math.floor(pct + 0.5)) or "ctx ?"
     if type(u.cost) == "table" and tonumber(u.cost.amount) then
-      usage = usage .. (" %.2f %s"):format(tonumber(u.cost.amount), tostring(u.cost.currency or ""))
+      usage = usage .. (" %.2f %s"):format(tonumber(u.cost.amount), label(u.cost.currency, 12))
     end
-    middle[#middle + 1] = usage
+    middle[#middle + 1] = label(usage, M.part_max)
   end
   local tu = s.turn_usage
   if type(tu) == "table" and tonumber(tu.total) then
@@ -143,7 +176,7 @@ function M.text(s, now, width)
   if queued > 0 then
     middle[#middle + 1] = ("%d queued"):format(queued) -- last: the part kept longest
   end
-  local name = s.title or s.agent
+  local name = label(s.title or s.agent, M.part_max)
   local state = M.state_text(s, now)
   if width and vim.fn.strdisplaywidth(name .. " " .. state) > width then
     state = M.state_text(s, now, true)
@@ -179,16 +212,22 @@ function M.text(s, now, width)
   if width then
     -- Whole parts go, first ones first (the conversation's name, then the
     -- mode...), rather than a cut in the middle of a word ("<del: Demo").
+    -- "| a | b " is each part's width plus 3 columns apiece.
     local room = width - vim.fn.strdisplaywidth(name .. " " .. state) - 1
     if waits then
       room = room - vim.fn.strdisplaywidth("| " .. waits .. " ")
     end
-    local function need()
-      return #middle > 0 and vim.fn.strdisplaywidth("| " .. table.concat(middle, " | ") .. " ") or 0
+    local need, widths = 0, {}
+    for i, part in ipairs(middle) do
+      widths[i] = vim.fn.strdisplaywidth(part) + 3
+      need = need + widths[i]
     end
-    while #middle > 0 and need() > room do
-      table.remove(middle, 1)
+    local first = 1
+    while first <= #middle and need > room do
+      need = need - widths[first]
+      first = first + 1
     end
+    middle = vim.list_slice(middle, first)
   end
   -- %< stays after the name for windows narrower than the width given.
   local bar = "%#AcpAgent#" .. esc(name) .. "%* %<"
@@ -224,7 +263,7 @@ function M.queue_text(s, width)
   local tail = #keys > 0 and (" · " .. table.concat(keys, " · ")) or ""
   local head = ("%d queued%s · next: "):format(#q.items, q.held and " (held)" or "")
   local room = (width or 80) - vim.fn.strdisplaywidth(head .. tail) - 1
-  local next_text = texts.one_line(q.items[1].text)
+  local next_text = texts.label(q.items[1].text, 2 * math.max(1, room))
   if vim.fn.strdisplaywidth(next_text) > room then
     next_text = vim.fn.strcharpart(next_text, 0, math.max(1, room - 1)) .. "…"
   end

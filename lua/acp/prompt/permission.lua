@@ -202,7 +202,7 @@ function M.key_lines(req, keys)
 end
 
 local function title_of(req)
-  return texts.one_line((type(req.toolCall) == "table" and req.toolCall.title) or "tool call")
+  return texts.label((type(req.toolCall) == "table" and req.toolCall.title) or "tool call", 200)
 end
 
 --- A request arrived: its tool call joins the chat (some agents send no

@@ -8,7 +8,10 @@ local toolinfo = require("acp.render.toolinfo")
 
 local M = {}
 
-local split, one_line = texts.split, texts.one_line
+local split, one_line, label = texts.split, texts.one_line, texts.label
+
+--- Characters of a tool call's title, a plan entry (the agent's, of any length).
+M.title_max = 500
 
 --- Of content longer than the chat.collapse_lines option, the first HEAD
 --- and last TAIL lines show until the user expands it.
@@ -119,11 +122,12 @@ function M.tool_lines(tc, opts)
   -- Without a title, the kind says more than an id like "write_file__1795_0".
   local head = ("%s %s"):format(
     icon,
-    one_line(
-      tc.title or toolinfo.name(tc) or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call"
+    label(
+      tc.title or toolinfo.name(tc) or (tc.kind and tc.kind ~= "other" and (tc.kind .. " tool call")) or "tool call",
+      M.title_max
     )
   )
-  local meta = ("  (%s%s)"):format(one_line(tc.kind or "other"), tc.status and (", " .. one_line(tc.status)) or "")
+  local meta = ("  (%s%s)"):format(label(tc.kind or "other", 40), tc.status and (", " .. label(tc.status, 40)) or "")
   local lines = { head .. meta }
   local his = { { 0, 0, #icon, hl }, { 0, #icon + 1, #head, "AcpToolTitle" }, { 0, #head, -1, "AcpToolKind" } }
   for _, loc in ipairs(type(tc.locations) == "table" and tc.locations or {}) do
@@ -195,8 +199,8 @@ function M.plan_lines(entries)
       goto continue
     end
     local m = plan_marks[e.status] or plan_marks.pending
-    local prio = e.priority and e.priority ~= "medium" and (" (" .. one_line(e.priority) .. ")") or ""
-    lines[#lines + 1] = ("- %s %s%s%s"):format(m[1], one_line(e.content), prio, m[3] or "")
+    local prio = e.priority and e.priority ~= "medium" and (" (" .. label(e.priority, 40) .. ")") or ""
+    lines[#lines + 1] = ("- %s %s%s%s"):format(m[1], label(e.content, M.title_max), prio, m[3] or "")
     his[#his + 1] = { #lines - 1, 2, m[3] and -1 or 5, m[2] }
     ::continue::
   end

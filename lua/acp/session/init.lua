@@ -38,6 +38,9 @@ local M = {}
 
 local api = vim.api
 
+--- Characters of the conversation's title the agent gives that are kept.
+M.title_max = 200
+
 ---@alias acp.State "starting"|"ready"|"busy"|"awaiting_permission"|"error"|"closed"
 
 ---@class acp.Status
@@ -608,7 +611,7 @@ end
 function S:on_initialized(ev)
   local info = type(ev.agent_info) == "table" and ev.agent_info or {}
   local function text(v)
-    return type(v) == "string" and v ~= "" and v or nil
+    return type(v) == "string" and v ~= "" and texts.label(v, 60) or nil
   end
   local title = text(info.title) or text(info.name)
   if not self.title and title then
@@ -870,11 +873,18 @@ function S:host_exited(code)
   end
 end
 
---- Winbar facts from session/update: the conversation's title, usage.
----@param facts { session_title: string|nil, usage: table|nil }
+--- Winbar facts from session/update: the conversation's title (kept as a
+--- label, once: acp.text.label; null clears it), usage.
+---@param facts { session_title: any, usage: table|nil }
 function S:set_info(facts)
-  if facts.session_title and not self.renamed then
-    self.session_title = facts.session_title
+  local title = facts.session_title
+  if self.renamed then
+    title = nil -- the name the user gave stays
+  end
+  if title == vim.NIL then
+    self.session_title = nil
+  elseif type(title) == "string" then
+    self.session_title = texts.label(title, M.title_max)
   end
   if facts.usage then
     self.usage = facts.usage

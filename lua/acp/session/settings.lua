@@ -1,7 +1,13 @@
 --- What the agent offers a session and what is chosen: modes, models,
 --- config options and /commands. Each session owns one acp.Settings;
 --- :AcpMode, :AcpModel and :AcpOption (acp.commands) pick through it.
+local texts = require("acp.text")
+
 local M = {}
+
+--- Characters of a mode's, model's or switch's name as shown (winbar,
+--- chat): the agent names them, at any length.
+local name_max = 80
 
 ---@class acp.Settings
 ---@field modes table[] SessionMode list
@@ -26,12 +32,15 @@ end
 ---@return table[]
 function M.values(opt)
   local out = {}
-  for _, o in ipairs(opt.options or {}) do
-    if o.options then
+  for _, o in ipairs(type(opt.options) == "table" and opt.options or {}) do
+    -- What is no table is no option: dropped.
+    if type(o) == "table" and type(o.options) == "table" then
       for _, g in ipairs(o.options) do
-        out[#out + 1] = g
+        if type(g) == "table" then
+          out[#out + 1] = g
+        end
       end
-    else
+    elseif type(o) == "table" then
       out[#out + 1] = o
     end
   end
@@ -55,7 +64,8 @@ function M.option_text(o)
   return ("%s: %s"):format(name, tostring(o.currentValue))
 end
 
---- The names of the boolean config options turned on (the winbar's).
+--- The names of the boolean config options turned on (the winbar's), as
+--- the agent gives them.
 ---@return string[]
 function S:switches_on()
   local out = {}
@@ -115,36 +125,60 @@ function S:_refresh_names()
   for _, what in ipairs({ "mode", "model" }) do
     for _, c in ipairs(self:choices(what)) do
       if c.current then
-        self[what .. "_name"] = c.name
+        local name = type(c.name) == "string" and c.name or type(c.id) == "string" and c.id or nil
+        self[what .. "_name"] = name and texts.label(name, name_max)
       end
     end
   end
 end
 
-local function name_in(list, id, key)
-  for _, m in ipairs(list) do
-    if (m[key] or m.id) == id then
-      return m.name or id
+--- The tables of list (agents send what they like; the rest is dropped).
+---@param list any
+---@return table[]|nil nil when list is not a list
+local function tables(list)
+  if type(list) ~= "table" then
+    return nil
+  end
+  local out = {}
+  for _, v in ipairs(list) do
+    if type(v) == "table" then
+      out[#out + 1] = v
     end
   end
-  return id
+  return out
+end
+
+--- The name shown for id in list: its entry's name, else id itself, as
+--- a label (acp.text.label); nil for an id that is no string.
+local function name_in(list, id, key)
+  if type(id) ~= "string" then
+    return nil
+  end
+  local name = id
+  for _, m in ipairs(list) do
+    if (m[key] or m.id) == id then
+      name = type(m.name) == "string" and m.name or id
+      break
+    end
+  end
+  return texts.label(name, name_max)
 end
 
 --- Take modes, models and config options from a session/new (or load) response.
 ---@param info table
 function S:load(info)
-  if info.modes then
-    self.modes = info.modes.availableModes or {}
+  if type(info.modes) == "table" then
+    self.modes = tables(info.modes.availableModes) or {}
     self.mode_id = info.modes.currentModeId
     self.mode_name = name_in(self.modes, self.mode_id, "id")
   end
-  if info.models then
-    self.models = info.models.availableModels or {}
+  if type(info.models) == "table" then
+    self.models = tables(info.models.availableModels) or {}
     self.model_id = info.models.currentModelId
     self.model_name = name_in(self.models, self.model_id, "modelId")
   end
   if info.configOptions then
-    self.config_options = info.configOptions
+    self.config_options = tables(info.configOptions) or self.config_options
     self:_refresh_names()
   end
 end
@@ -152,6 +186,9 @@ end
 --- The current mode changed (current_mode_update).
 ---@param id string|nil
 function S:set_mode(id)
+  if type(id) ~= "string" then
+    return -- not a mode id
+  end
   self.mode_id = id
   self.mode_name = name_in(self.modes, id, "id")
   local opt = self:option_of("mode")
@@ -170,7 +207,7 @@ end
 --- The config options changed (config_option_update).
 ---@param options table[]|nil
 function S:set_config_options(options)
-  self.config_options = options or self.config_options
+  self.config_options = tables(options) or self.config_options
   -- Agents (codex) switch modes through a "mode" option: keep mode_id true.
   local opt = self:option_of("mode")
   if opt and opt.type ~= "boolean" and opt.currentValue then
@@ -205,7 +242,13 @@ end
 --- The agent's /commands changed (available_commands_update).
 ---@param commands table[]|nil
 function S:set_commands(commands)
-  self.commands = commands or {}
+  local out = {}
+  for _, c in ipairs(tables(commands) or {}) do
+    if type(c.name) == "string" then
+      out[#out + 1] = c
+    end
+  end
+  self.commands = out
 end
 
 return M

@@ -5,6 +5,7 @@ local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local notices = require("acp.chat.notices")
 local render = require("acp.render.acp")
+local texts = require("acp.text")
 
 local M = {}
 
@@ -134,7 +135,7 @@ function M.apply(s, u)
   if h then
     return h(s, u)
   end
-  s.transcript:placeholder(("[unsupported update: %s]"):format(tostring(kind)))
+  s.transcript:placeholder(("[unsupported update: %s]"):format(texts.label(kind, 80)))
 end
 
 return M
