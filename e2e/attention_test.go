@@ -52,7 +52,7 @@ func TestAttentionEveryWaitHiddenAndShown(t *testing.T) {
 					t.Fatalf("statusline = %q", line)
 				}
 				msg := " · :AcpAttention"
-				if hidden != strings.Contains(e.Messages(), msg) {
+				if hidden != e.Told(msg) {
 					t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
 				}
 				if hidden {
@@ -84,7 +84,7 @@ func TestAttentionTurnEndHidden(t *testing.T) {
 		e.Lua(`return _G.attn`, &got)
 		return len(got) > 0
 	})
-	if got[0] != "done" || !strings.Contains(e.Messages(), "is done (end_turn)") {
+	if got[0] != "done" || !e.Told("is done (end_turn)") {
 		t.Fatalf("attention %q, messages:\n%s", got, e.Messages())
 	}
 }
@@ -139,7 +139,7 @@ func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
 			hide(e)
 			e.Lua(`require("acp").send("write it")`, nil)
 			waitAttention(e, "fs_question")
-			if got := strings.Contains(e.Messages(), "asks about a file · :AcpAttention"); got != hidden {
+			if got := e.Told("asks about a file · :AcpAttention"); got != hidden {
 				t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
 			}
 		})
@@ -155,7 +155,7 @@ func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
 			hide(e)
 			e.Lua(`require("acp").cancel()`, nil)
 			waitAttention(e, "queued")
-			if got := strings.Contains(e.Messages(), "holds queued prompts"); got != hidden {
+			if got := e.Told("holds queued prompts"); got != hidden {
 				t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
 			}
 			var line string
