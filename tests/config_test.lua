@@ -47,7 +47,7 @@ M["a bad option raises a message naming it"] = function(t)
       { keymaps = { chat = { help = 1 } } },
       "acp: setup: keymaps.chat.help must be a key, a list of keys, or false, got 1",
     },
-    { { keymaps = { chat = { halp = "?" } } }, "acp: setup: unknown option keymaps.chat.halp" },
+    { { keymaps = { chat = { halp = "?" } } }, 'acp: setup: unknown option keymaps.chat.halp (did you mean "help"?)' },
     { { keymaps = { menu = {} } }, "acp: setup: unknown option keymaps.menu" },
     { { default_agent = 1 }, "acp: setup: default_agent must be a string or false, got 1" },
     {
@@ -98,16 +98,19 @@ M["a bad option raises a message naming it"] = function(t)
       { agents = { far = { url = "https://x/acp", token_env = "T", token_prompt = true } } },
       'acp: setup: agents["far"]: token_env or token_prompt, not both',
     },
-    { { agents = { mine = { cmd = "x", comand = "y" } } }, 'acp: setup: unknown option agents["mine"].comand' },
-    { { fs = { writ = "apply" } }, "acp: setup: unknown option fs.writ" },
-    { { permisions = {} }, "acp: setup: unknown option permisions" },
+    {
+      { agents = { mine = { cmd = "x", comand = "y" } } },
+      'acp: setup: unknown option agents["mine"].comand',
+    },
+    { { fs = { writ = "apply" } }, 'acp: setup: unknown option fs.writ (did you mean "write"?)' },
+    { { permisions = {} }, 'acp: setup: unknown option permisions (did you mean "permissions"?)' },
     {
       { sandbox = { network = "yes" } },
       'acp: setup: sandbox.network must be a boolean or a list of project directories, got "yes"',
     },
     { { sandbox = { allow_read = "~/x" } }, 'acp: setup: sandbox.allow_read must be a list of strings, got "~/x"' },
     { { sandbox = { enabled = 1 } }, "acp: setup: sandbox.enabled must be a boolean, got 1" },
-    { { sandbox = { networks = true } }, "acp: setup: unknown option sandbox.networks" },
+    { { sandbox = { networks = true } }, 'acp: setup: unknown option sandbox.networks (did you mean "network"?)' },
   }
   for _, c in ipairs(cases) do
     t.eq(err_of(c[1]), c[2], vim.inspect(c[1]))
@@ -124,8 +127,8 @@ M["every bad option is reported, with its value"] = function(t)
       '  chat.position must be one of "left", "right", got "top"',
       '  fs.write must be one of "apply", "review", got "yolo"',
       '  log_level must be one of "debug", "info", "warn", "error", got "loud"',
-      "  unknown option chat.widht",
-      "  unknown option permisions",
+      '  unknown option chat.widht (did you mean "width"?)',
+      '  unknown option permisions (did you mean "permissions"?)',
     }, "\n")
   )
 end
@@ -268,6 +271,22 @@ M["a cmd string is split into program and arguments"] = function(t)
   vim.fn.setfperm(exe, "rwxr-xr-x")
   t.eq(config.split_cmd(exe), { exe })
   config.setup({})
+end
+
+M["setup typos say what was meant"] = function(t)
+  t.eq(
+    config.validate({ default_agnet = "demo" }),
+    'acp: setup: unknown option default_agnet (did you mean "default_agent"?)'
+  )
+  t.eq(config.validate({ chat = { widht = 0.3 } }), 'acp: setup: unknown option chat.widht (did you mean "width"?)')
+  t.eq(
+    config.validate({ default_agent = "dmeo" }),
+    'acp: setup: default_agent "dmeo" is no agent (did you mean "demo"?)'
+  )
+  t.eq(config.validate({ default_agent = "my-own", agents = { ["my-own"] = { cmd = { "x" } } } }), nil)
+  -- A name close to no agent may be one of the registry's: accepted.
+  t.eq(config.validate({ default_agent = "some-registry-agent" }), nil)
+  t.eq(config.validate({ zzz = 1 }), "acp: setup: unknown option zzz")
 end
 
 return M

@@ -589,6 +589,58 @@ local function shown(v)
   return type(v) == "table" and ("%s (%s)"):format(text, type_name(v)) or text
 end
 
+--- The edit distance of a and b (insertions, deletions, substitutions,
+--- and swaps of two neighbours: "dmeo" is one from "demo").
+---@param a string
+---@param b string
+---@return integer
+local function distance(a, b)
+  local d = {}
+  for i = 0, #a do
+    d[i] = { [0] = i }
+  end
+  for j = 0, #b do
+    d[0][j] = j
+  end
+  for i = 1, #a do
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      d[i][j] = math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if i > 1 and j > 1 and a:sub(i, i) == b:sub(j - 1, j - 1) and a:sub(i - 1, i - 1) == b:sub(j, j) then
+        d[i][j] = math.min(d[i][j], d[i - 2][j - 2] + 1)
+      end
+    end
+  end
+  return d[#a][#b]
+end
+
+--- The candidate closest to word when it is close enough to be a typo of
+--- it (at most 2 edits, fewer for short words), else nil.
+---@param word string
+---@param candidates string[]
+---@return string|nil
+function M.did_you_mean(word, candidates)
+  local best, best_d
+  local limit = #word <= 4 and 1 or 2
+  for _, c in ipairs(candidates) do
+    local d = distance(word:lower(), c:lower())
+    if d > 0 and d <= limit and (not best_d or d < best_d or (d == best_d and c < best)) then
+      best, best_d = c, d
+    end
+  end
+  return best
+end
+
+--- "unknown option name", with the option it may be a typo of.
+---@param name string the option as written (dotted)
+---@param key string its last part
+---@param known table<string, any> the options of its section
+---@return string
+local function unknown(name, key, known)
+  local hint = M.did_you_mean(key, vim.tbl_keys(known))
+  return ("unknown option %s%s"):format(name, hint and (' (did you mean "%s"?)'):format(hint) or "")
+end
+
 local function problem(name, want, v)
   return ("%s must be %s, got %s"):format(name, want, shown(v))
 end
@@ -599,7 +651,7 @@ local function check_fields(name, t, checks_of, errs)
   for field, x in pairs(t) do
     local check = checks_of[field]
     if not check then
-      errs[#errs + 1] = ("unknown option %s.%s"):format(name, tostring(field))
+      errs[#errs + 1] = unknown(("%s.%s"):format(name, tostring(field)), tostring(field), checks_of)
     else
       local want = check(x)
       if want then
@@ -646,7 +698,7 @@ function M.validate(opts)
         for section, maps in pairs(v) do
           local name = "keymaps." .. tostring(section)
           if not keymap_schema[section] then
-            errs[#errs + 1] = ("unknown option %s"):format(name)
+            errs[#errs + 1] = unknown(name, tostring(section), keymap_schema)
           elseif not is_map(maps) then
             errs[#errs + 1] = problem(name, "a table", maps)
           else
@@ -655,7 +707,7 @@ function M.validate(opts)
         end
       end
     elseif check == nil then
-      errs[#errs + 1] = ("unknown option %s"):format(tostring(key))
+      errs[#errs + 1] = unknown(tostring(key), tostring(key), schema)
     elseif type(check) == "table" then
       if not is_map(v) then
         errs[#errs + 1] = problem(key, "a table", v)
@@ -667,6 +719,19 @@ function M.validate(opts)
       if want then
         errs[#errs + 1] = problem(key, want, v)
       end
+    end
+  end
+  -- default_agent a typo of a known agent's name (a name close to none
+  -- may be an agent of the ACP registry, known only later).
+  local d = opts.default_agent
+  if type(d) == "string" and not M.presets[d] and not (type(opts.agents) == "table" and opts.agents[d]) then
+    local names = vim.tbl_keys(M.presets)
+    for name in pairs(type(opts.agents) == "table" and opts.agents or {}) do
+      names[#names + 1] = tostring(name)
+    end
+    local hint = M.did_you_mean(d, names)
+    if hint then
+      errs[#errs + 1] = ('default_agent "%s" is no agent (did you mean "%s"?)'):format(d, hint)
     end
   end
   if #errs == 0 then
