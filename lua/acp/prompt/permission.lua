@@ -259,9 +259,24 @@ end
 ---@param s acp.Session
 ---@param pending integer
 ---@return string
-function M.title(s, pending)
+function M.title(s, pending, req)
   local name = texts.session_name(s, 30)
-  return (" %s asks (%d pending)%s "):format(s.agent, pending, name and (" · " .. name) or "")
+  return (" %s asks (%d pending)%s "):format(M.asker(s, req), pending, name and (" · " .. name) or "")
+end
+
+--- Who asks req: the agent, or "<agent> › subagent <name>" when one of
+--- its subagents does (the host names the child: req.subagent).
+---@param s acp.Session
+---@param req table|nil
+---@return string
+function M.asker(s, req)
+  local child = type(req) == "table" and type(req.subagent) == "string" and req.subagent or nil
+  if not child then
+    return s.agent
+  end
+  local t = s.transcript
+  local name = t and t.subagent_name and t:subagent_name(child) or child
+  return ("%s › subagent %s"):format(s.agent, texts.one_line(name))
 end
 
 --- What the prompt of req shows: see acp.prompt's view.
@@ -272,6 +287,13 @@ function M.view(s, req, pending)
   local options = req.options or {}
   local keys = M.keys_for(options)
   local lines, hls = M.lines(req, M.tool_call(s, req))
+  if type(req.subagent) == "string" then
+    table.insert(lines, 1, "Asked by " .. M.asker(s, req))
+    for _, h in ipairs(hls) do
+      h[1] = h[1] + 1
+    end
+    table.insert(hls, 1, { 0, "AcpPermissionTitle" })
+  end
   local klines, khls = M.key_lines(req, keys)
   local answers = {}
   for i, o in ipairs(options) do
@@ -283,11 +305,11 @@ function M.view(s, req, pending)
     keys = { lines = klines, hls = khls },
     answers = answers,
     filetype = "acp_permission",
-    title = M.title(s, pending),
+    title = M.title(s, pending, req),
     max_width = 80,
     message = ("Permission requested: %s"):format(title_of(req)),
     notify = ("acp: %s%s asks permission: %s (:AcpPermission to answer)"):format(
-      s.agent,
+      M.asker(s, req),
       texts.session_name(s) and (" (" .. texts.session_name(s) .. ")") or "",
       title_of(req)
     ),

@@ -42,7 +42,7 @@ end
 --- A session/update other than streamed text.
 function handlers.update(s, ev)
   local u = table_or_empty(ev.update)
-  updates.apply(s, u)
+  updates.apply(s, u, type(ev.subagent) == "string" and ev.subagent or nil)
   follow.update(s, u)
 end
 

@@ -1,0 +1,80 @@
+package host
+
+import (
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/acpx"
+)
+
+// Subagents (clientCapabilities.subagents): a session's agent announces
+// each child session it runs with a subagent_update, then sends the
+// child's updates and requests under the child's id. The host shows a
+// child in the session that announced it (or, for a child's own children,
+// in the session showing that child): its updates go to that session's
+// UI tagged with the child's id ("subagent"), its requests are served by
+// that session, a permission request saying which child asks.
+
+// child is the session child id is shown in, nil when id is no child.
+func (a *Agent) child(id acp.SessionId) *Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.children[id]
+}
+
+// addChild shows child id in s, from now on. An id the client opened a
+// session of its own for is never taken over.
+func (a *Agent) addChild(id acp.SessionId, s *Session) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sessions[id] != nil {
+		return
+	}
+	if a.children == nil {
+		a.children = map[acp.SessionId]*Session{}
+	}
+	a.children[id] = s
+}
+
+// isChild reports whether id is a child session shown in s.
+func (s *Session) isChild(id acp.SessionId) bool {
+	return s.agent != nil && id != s.id && s.agent.child(id) == s
+}
+
+// subagentUpdate takes a subagent_update sent on s (from is the child it
+// came on, "" for s's own): the child is registered, and the UI gets the
+// update as acpx reads it.
+func (s *Session) subagentUpdate(u map[string]any, from acp.SessionId) {
+	su, err := acpx.ParseSubagentUpdate(u)
+	if err != nil {
+		s.log.Warn("bad subagent_update", "err", err)
+		return
+	}
+	if s.agent != nil {
+		s.agent.addChild(acp.SessionId(su.SessionID), s)
+	}
+	ev := updateEvent(su.Table())
+	if from != "" {
+		ev["subagent"] = string(from)
+	}
+	ev["sid"] = s.sid
+	s.h.ui.EmitWait(ev)
+}
+
+// childUpdate forwards an update of child session child to s's UI, tagged
+// with the child's id. Its streamed text goes as an update too (the
+// chunk path carries no child).
+func (s *Session) childUpdate(child acp.SessionId, u map[string]any) {
+	kind, _ := u["sessionUpdate"].(string)
+	if kind == acpx.UpdateSubagent {
+		s.subagentUpdate(u, child)
+		return
+	}
+	if kind == "tool_call" || kind == "tool_call_update" {
+		s.noteDiffs(u) // fs.go: announced diffs are merge bases
+		s.scanNote(u)  // scan.go: the files it names
+	}
+	ev := updateEvent(clean(u))
+	ev["subagent"] = string(child)
+	ev["sid"] = s.sid
+	s.h.ui.EmitWait(ev)
+}
