@@ -633,10 +633,15 @@ end
 
 --- Create or update the block of a tool call (tool_call or tool_call_update).
 ---@param u table the update
----@return acp.Block
+---@return acp.Block|nil nil: the tool call is a subagent's, in its section
 function T:tool(u)
   local id = u.toolCallId or "?"
   local b = self.tools[id]
+  local sec = not b and self:tool_section(id)
+  if sec then -- a subagent's: in its section
+    self:subagent_tool(sec, u)
+    return nil
+  end
   if not b then
     self:close_stream()
     self:_ensure_header()
@@ -903,7 +908,7 @@ end
 ---@param id string
 ---@return boolean
 function T:has_tool(id)
-  return self.tools[id] ~= nil
+  return self.tools[id] ~= nil or self.sub_tools[id] ~= nil
 end
 
 --- The merged fields of tool call id (nil when unknown); do not modify.

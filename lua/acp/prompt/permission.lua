@@ -217,7 +217,13 @@ function M.added(s, req)
   if not s.transcript:has_tool(tc.toolCallId) then
     local u = vim.deepcopy(tc)
     u.status = u.status or "pending"
-    s.transcript:tool(u)
+    -- A subagent's request: its tool call goes in the subagent's section.
+    local sec = type(req.subagent) == "string" and s.transcript.subagents[req.subagent]
+    if sec then
+      s.transcript:subagent_tool(sec, u)
+    else
+      s.transcript:tool(u)
+    end
     return
   end
   -- The request's toolCall is an update of that tool call; empty lists
