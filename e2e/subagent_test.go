@@ -143,3 +143,96 @@ func TestSubagentParentToolUseIDFallback(t *testing.T) {
 		}
 	}
 }
+
+// headerRow puts the cursor of the chat window on the header of the
+// subagent section named name.
+func headerRow(e *Editor, name string) {
+	e.t.Helper()
+	var row int
+	e.Lua(`local name = ...
+		local s = require("acp")._session()
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l:find("▾ " .. name, 1, true) then
+				vim.api.nvim_set_current_win(s.chat_win)
+				vim.api.nvim_win_set_cursor(s.chat_win, { i, 0 })
+				return i
+			end
+		end
+		return 0`, &row, name)
+	if row == 0 {
+		e.t.Fatalf("no section header of %s:\n%s", name, e.ChatText())
+	}
+}
+
+// typeKeys runs keys in the current window now (mappings applied).
+func typeKeys(e *Editor, keys string) {
+	e.t.Helper()
+	e.Lua(`vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(..., true, false, true), "mx", false)`, nil, keys)
+}
+
+// A key opens a subagent in a buffer of its own, kept up to date; another
+// cancels it where the agent allows (session/cancel on the child's
+// session), and says so where it does not.
+func TestSubagentOpenAndCancel(t *testing.T) {
+	e := startEditor(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "task-1", "title": "Task: two helpers", "kind": "other", "status": "in_progress"}),
+		update(M{"sessionUpdate": "subagent_update", "sessionId": "c-yes", "title": "Cancellable", "state": M{"state": "running"},
+			"capabilities": M{"cancel": M{}}}),
+		update(M{"sessionUpdate": "subagent_update", "sessionId": "c-no", "title": "Stubborn", "state": M{"state": "running"}}),
+		onChild("c-yes", update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "text", "text": "first words\n"}})),
+		M{"wait_file": gate},
+		onChild("c-yes", update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "text", "text": "later words\n"}})),
+		update(M{"sessionUpdate": "subagent_update", "sessionId": "c-yes", "state": M{"state": "idle", "stopReason": "cancelled"}}),
+		update(M{"sessionUpdate": "subagent_update", "sessionId": "c-no", "state": M{"state": "idle"}}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": "task-1", "status": "completed"}),
+	}}}, nil)
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	chatHas(e, "both sections", "Task: two helpers", "▾ Cancellable · running", "first words", "▾ Stubborn · running")
+	e.Eventually("two subagents in the winbar", 10*time.Second, func() bool {
+		return strings.Contains(e.chatBar(), "2 subagents running")
+	})
+
+	headerRow(e, "Stubborn")
+	typeKeys(e, "gC")
+	var msgs string
+	e.Lua(`return vim.fn.execute("messages")`, &msgs)
+	if !strings.Contains(msgs, "does not let subagent Stubborn be cancelled") {
+		t.Fatalf("no word on the subagent that cannot be cancelled: %q", msgs)
+	}
+	headerRow(e, "Cancellable")
+	typeKeys(e, "gC")
+	e.Eventually("session/cancel of the child", 10*time.Second, func() bool { return len(e.recvs("session/cancel")) > 0 })
+	if c := e.recvs("session/cancel"); len(c) != 1 || c[0]["sessionId"] != "c-yes" {
+		t.Fatalf("session/cancel sent %v, want one for c-yes", c)
+	}
+	chatHas(e, "the cancel said", "Cancelling subagent Cancellable.")
+
+	headerRow(e, "Cancellable")
+	typeKeys(e, "gs")
+	view := func() string {
+		var lines []string
+		e.Lua(`local b = vim.api.nvim_get_current_buf()
+			if not vim.api.nvim_buf_get_name(b):find("acp://subagent/", 1, true) then return {} end
+			return vim.api.nvim_buf_get_lines(b, 0, -1, false)`, &lines)
+		return strings.Join(lines, "\n")
+	}
+	e.Eventually("the subagent's buffer", 10*time.Second, func() bool {
+		return strings.Contains(view(), "Cancellable · running") && strings.Contains(view(), "│ first words")
+	})
+	if err := os.WriteFile(gate, []byte("go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the subagent's buffer kept up to date", 10*time.Second, func() bool {
+		v := view()
+		return strings.Contains(v, "│ later words") && strings.Contains(v, "Cancellable · idle (cancelled)")
+	})
+	e.WaitState("ready")
+	if c := e.recvs("session/cancel"); len(c) != 1 {
+		t.Fatalf("session/cancel sent %d times", len(c))
+	}
+}

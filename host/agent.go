@@ -122,15 +122,16 @@ type Agent struct {
 	exitErr error // why it ended, set before exited closes
 	restart bool  // it crashed and is started again (respawn.go), set before exited closes
 
-	mu       sync.Mutex
-	badLines int    // lines on stdout that were not JSON-RPC
-	firstBad string // the first of them (cut)
-	sessions map[acp.SessionId]*Session
-	children map[acp.SessionId]*Session      // subagents' child sessions -> the session shown (subagent.go)
-	early    map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
-	earlyN   int                             // their bytes (as JSON)
-	earlyOut int                             // updates dropped for unknown sessions
-	stopping bool
+	mu          sync.Mutex
+	badLines    int    // lines on stdout that were not JSON-RPC
+	firstBad    string // the first of them (cut)
+	sessions    map[acp.SessionId]*Session
+	children    map[acp.SessionId]*Session      // subagents' child sessions -> the session shown (subagent.go)
+	childCancel map[acp.SessionId]bool          // the agent lets the client cancel the child (subagent.go)
+	early       map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
+	earlyN      int                             // their bytes (as JSON)
+	earlyOut    int                             // updates dropped for unknown sessions
+	stopping    bool
 	// initialized: initialize succeeded (a remote agent is then
 	// reconnected when its connection is lost, remote.go).
 	initialized bool

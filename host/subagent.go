@@ -1,6 +1,9 @@
 package host
 
 import (
+	"context"
+	"fmt"
+
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
@@ -51,6 +54,9 @@ func (s *Session) subagentUpdate(u map[string]any, from acp.SessionId) {
 	}
 	if s.agent != nil {
 		s.agent.addChild(acp.SessionId(su.SessionID), s)
+		if su.Capabilities {
+			s.agent.setChildCancel(acp.SessionId(su.SessionID), su.CanCancel)
+		}
 	}
 	ev := updateEvent(su.Table())
 	if from != "" {
@@ -77,4 +83,43 @@ func (s *Session) childUpdate(child acp.SessionId, u map[string]any) {
 	ev["subagent"] = string(child)
 	ev["sid"] = s.sid
 	s.h.ui.EmitWait(ev)
+}
+
+// setChildCancel records whether the agent lets the client cancel child
+// id's work (its subagent capabilities' cancel).
+func (a *Agent) setChildCancel(id acp.SessionId, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.childCancel == nil {
+		a.childCancel = map[acp.SessionId]bool{}
+	}
+	a.childCancel[id] = ok
+}
+
+// cancelChild sends session/cancel for child id of s: its current work
+// ends, the child session does not. Only where the agent allows it.
+func (s *Session) cancelChild(ctx context.Context, id acp.SessionId) error {
+	a := s.agent
+	if a == nil || !s.isChild(id) {
+		return fmt.Errorf("no subagent %q in this session", id)
+	}
+	a.mu.Lock()
+	ok := a.childCancel[id]
+	a.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("the agent does not let subagent %q be cancelled", id)
+	}
+	if err := a.conn.SendNotification(ctx, acp.AgentMethodSessionCancel, acp.CancelNotification{SessionId: id}); err != nil {
+		return fmt.Errorf("session/cancel of subagent %q: %w", id, err)
+	}
+	return nil
+}
+
+// rpcCancelSubagent cancels subagent child of session sid (acp_cancel_subagent).
+func (h *Host) rpcCancelSubagent(sid int, child string) error {
+	s, err := h.session(sid)
+	if err != nil {
+		return err
+	}
+	return s.cancelChild(context.Background(), acp.SessionId(child))
 }

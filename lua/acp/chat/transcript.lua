@@ -77,6 +77,7 @@ local markdown_kinds = {
 ---@field subagents table<string, table> subagent sections by child session id (or "tool:<id>")
 ---@field sub_tools table<string, string> tool call id -> the section showing it
 ---@field sub_messages table<string, table> session_message items by messageId
+---@field sub_views table<string, integer>|nil buffers showing a subagent whole, by its id
 local T = {}
 T.__index = T
 
@@ -703,6 +704,48 @@ function T:_section_changed(sec)
   if b then
     self:_redraw_later(b)
   end
+  local vbuf = self.sub_views and self.sub_views[sec.id]
+  if vbuf and not sec.view_queued then
+    sec.view_queued = true
+    vim.schedule(function()
+      sec.view_queued = nil
+      self:_draw_subagent_view(sec.id)
+    end)
+  end
+end
+
+--- A buffer of its own showing subagent id whole (not folded, every
+--- line), kept up to date while it works; nil when id is unknown.
+---@param id string
+---@return integer|nil
+function T:subagent_buffer(id)
+  if not self.subagents[id] then
+    return nil
+  end
+  self.sub_views = self.sub_views or {}
+  local buf = self.sub_views[id]
+  if not (buf and api.nvim_buf_is_valid(buf)) then
+    buf = api.nvim_create_buf(false, true)
+    vim.bo[buf].bufhidden = "hide"
+    vim.bo[buf].filetype = "acp-subagent"
+    pcall(api.nvim_buf_set_name, buf, ("acp://subagent/%d/%s"):format(self.buf, id))
+    self.sub_views[id] = buf
+  end
+  self:_draw_subagent_view(id)
+  return buf
+end
+
+function T:_draw_subagent_view(id)
+  local buf = self.sub_views and self.sub_views[id]
+  local sec = self.subagents[id]
+  if not (buf and sec and api.nvim_buf_is_valid(buf)) then
+    return
+  end
+  local whole = vim.tbl_extend("force", sec, { folded = false, full = true })
+  local lines = subrender.lines(whole, { icons = self.icons })
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
 end
 
 --- Create or update the section of subagent id (a subagent_update as
@@ -1165,7 +1208,7 @@ function T:reset(buf)
   self.blocks, self.tools, self.turn_tools, self.thoughts, self.term_tools = {}, {}, {}, {}, {}
   self.plan_block, self.turn_header, self.following, self.deferred, self.editing = nil, nil, nil, nil, nil
   self.redraws = nil
-  self.subagents, self.sub_tools, self.sub_messages = {}, {}, {}
+  self.subagents, self.sub_tools, self.sub_messages, self.sub_views = {}, {}, {}, nil
   self:_attach()
 end
 
