@@ -855,10 +855,16 @@ end
 ---@param text string
 function T:subagent_text(sec, kind, text)
   local last = sec.items[#sec.items]
-  if last and last.kind == kind and last.open then
-    last.text = last.text .. text
-  else
-    sec.items[#sec.items + 1] = { kind = kind, text = text, open = true }
+  if not (last and last.kind == kind and last.lines) then
+    last = { kind = kind, lines = { "" } }
+    sec.items[#sec.items + 1] = last
+  end
+  -- Its lines grow as the text streams: a chunk costs its own length.
+  local parts = split(text)
+  local lines = last.lines
+  lines[#lines] = lines[#lines] .. parts[1]
+  for i = 2, #parts do
+    lines[#lines + 1] = parts[i]
   end
   self:_section_changed(sec)
 end

@@ -40,30 +40,51 @@ function M.name(sec)
   return type(sec.title) == "string" and sec.title ~= "" and one_line(sec.title) or "subagent"
 end
 
--- The body lines of one item of a section, with a highlight group (or nil).
-local function item_lines(it, icons)
+-- The lines of a text item (streamed text keeps its lines as they come:
+-- it.lines; a message has its text), without the blank lines it ends with.
+local function text_lines(it)
+  local out = it.lines or split(it.text or "")
+  local n = #out
+  while n > 1 and out[n] == "" do
+    n = n - 1
+  end
+  return out, n
+end
+
+-- How many body lines item it takes.
+local function item_count(it)
+  if it.kind == "tool" then
+    return 1
+  end
+  local _, n = text_lines(it)
+  return n
+end
+
+-- The body lines of one item of a section from its line `from` on, with
+-- highlights {row, col0, col1, group} (rows from 0, of the lines returned).
+local function item_lines(it, icons, from)
+  from = from or 1
   if it.kind == "tool" then
     local lines = render.tool_lines(it.data, { icons = icons, limit = 1 })
     local icon, hl = render.icon(it.data.status, icons)
     return { lines[1] }, { { 0, 0, #icon, hl } }
   end
-  local out = split(it.text or "")
-  while #out > 1 and out[#out] == "" do
-    out[#out] = nil
+  local all, n = text_lines(it)
+  local out = {}
+  for i = from, n do
+    out[#out + 1] = all[i]
   end
-  if it.kind == "message" then
+  local his = {}
+  if it.kind == "message" and from == 1 then
     local arrow = it.to_child and "→ " or "← "
     out[1] = arrow .. (out[1] or "")
-    return out, { { 0, 0, #arrow, "AcpToolKind" } }
-  end
-  if it.kind == "thought" then
-    local his = {}
+    his[1] = { 0, 0, #arrow, "AcpToolKind" }
+  elseif it.kind == "thought" then
     for i = 1, #out do
       his[#his + 1] = { i - 1, 0, -1, "AcpPlaceholder" }
     end
-    return out, his
   end
-  return out, {}
+  return out, his
 end
 
 --- Lines of section sec, and highlights {row, col0, col1, group} (rows
@@ -88,29 +109,37 @@ function M.lines(sec, opts)
     lines[1] = head .. ("  [%d tool call%s]"):format(n, n == 1 and "" or "s")
     return lines, his, markers
   end
-  local body, bhis = {}, {}
+  -- Only the lines shown are built: the last TAIL (or all of them), so a
+  -- long-running subagent costs what shows, not what it said.
+  local total = 0
   for _, it in ipairs(sec.items) do
-    local l, h = item_lines(it, icons)
-    for _, x in ipairs(h) do
-      bhis[#bhis + 1] = { x[1] + #body, x[2], x[3], x[4] }
-    end
-    vim.list_extend(body, l)
+    total = total + item_count(it)
   end
-  local from = 1
-  if not sec.full and #body > M.TAIL then
-    from = #body - M.TAIL + 1
-    lines[#lines + 1] = PREFIX .. ("… %d earlier lines, <CR> to show"):format(from - 1)
+  local skip = (not sec.full and total > M.TAIL) and total - M.TAIL or 0
+  if skip > 0 then
+    lines[#lines + 1] = PREFIX .. ("… %d earlier lines, <CR> to show"):format(skip)
     his[#his + 1] = { #lines - 1, #PREFIX, -1, "AcpPlaceholder" }
     markers[#lines - 1] = "full"
   end
-  local first = #lines - from + 1 -- row of body line i is first + i - 1
-  for i = from, #body do
-    lines[#lines + 1] = PREFIX .. body[i]
-    his[#his + 1] = { #lines - 1, 4, #PREFIX, "AcpPlaceholder" }
+  -- The first item shown, and its first line shown.
+  local first, from, seen = #sec.items + 1, 1, 0
+  for i, it in ipairs(sec.items) do
+    local n = item_count(it)
+    if seen + n > skip then
+      first, from = i, skip - seen + 1
+      break
+    end
+    seen = seen + n
   end
-  for _, h in ipairs(bhis) do
-    if h[1] + 1 >= from then
-      his[#his + 1] = { first + h[1], h[2] + #PREFIX, h[3] == -1 and -1 or h[3] + #PREFIX, h[4] }
+  for i = first, #sec.items do
+    local l, h = item_lines(sec.items[i], icons, i == first and from or 1)
+    local row0 = #lines
+    for _, x in ipairs(h) do
+      his[#his + 1] = { row0 + x[1], x[2] + #PREFIX, x[3] == -1 and -1 or x[3] + #PREFIX, x[4] }
+    end
+    for _, x in ipairs(l) do
+      lines[#lines + 1] = PREFIX .. x
+      his[#his + 1] = { #lines - 1, 4, #PREFIX, "AcpPlaceholder" }
     end
   end
   return lines, his, markers
