@@ -75,6 +75,15 @@ func (s *Session) childUpdate(child acp.SessionId, u map[string]any) {
 		s.subagentUpdate(u, child)
 		return
 	}
+	if kind == "agent_message_chunk" || kind == "agent_thought_chunk" {
+		if c, ok := u["content"].(map[string]any); ok && c["type"] == "text" {
+			// Streamed as the session's own text is: merged while the
+			// same child streams, one event per frame.
+			text, _ := c["text"].(string)
+			s.h.ui.Stream(s.sid, EventSubagentChunk, chunkKind[kind]+":"+string(child), text)
+			return
+		}
+	}
 	if kind == "tool_call" || kind == "tool_call_update" {
 		s.noteDiffs(u) // fs.go: announced diffs are merge bases
 		s.scanNote(u)  // scan.go: the files it names

@@ -13,6 +13,7 @@ local registry = require("acp.agents.registry")
 local review = require("acp.review")
 local sessions = require("acp.sessions")
 local steer = require("acp.input.steer")
+local subagents = require("acp.subagents")
 local updates = require("acp.session.updates")
 
 local M = {}
@@ -37,6 +38,14 @@ function handlers.chunk(s, ev)
     s.transcript:close_stream()
   end
   s.transcript:append_text(ev.kind, ev.text or "")
+end
+
+--- A subagent's streamed text: kind is "<agent|thought>:<its session id>".
+function handlers.subagent_chunk(s, ev)
+  local kind, child = tostring(ev.kind or ""):match("^(%a+):(.+)$")
+  if child then
+    subagents.text(s, child, kind, ev.text or "")
+  end
 end
 
 --- A session/update other than streamed text.

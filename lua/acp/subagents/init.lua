@@ -56,6 +56,17 @@ function M.tool(s, sec, u)
   s:record_tool_changes(data, buffers.realpath)
 end
 
+--- Streamed text of kind ("agent", "thought") of child session child.
+---@param s acp.Session
+---@param child string
+---@param kind string
+---@param text string
+function M.text(s, child, kind, text)
+  local t = s.transcript
+  local sec = t.subagents[child] or t:subagent(child, {})
+  t:subagent_text(sec, kind == "thought" and "thought" or "agent", text)
+end
+
 --- One update of child session child.
 ---@param s acp.Session
 ---@param child string
