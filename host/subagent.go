@@ -24,18 +24,20 @@ func (a *Agent) child(id acp.SessionId) *Session {
 	return a.children[id]
 }
 
-// addChild shows child id in s, from now on. An id the client opened a
-// session of its own for is never taken over.
-func (a *Agent) addChild(id acp.SessionId, s *Session) {
+// addChild shows child id in s, from now on, and reports whether it
+// does. An id the client opened a session of its own for is never taken
+// over, nor one another session shows.
+func (a *Agent) addChild(id acp.SessionId, s *Session) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.sessions[id] != nil {
-		return
+	if a.sessions[id] != nil || (a.children[id] != nil && a.children[id] != s) {
+		return false
 	}
 	if a.children == nil {
 		a.children = map[acp.SessionId]*Session{}
 	}
 	a.children[id] = s
+	return true
 }
 
 // isChild reports whether id is a child session shown in s.
@@ -53,7 +55,10 @@ func (s *Session) subagentUpdate(u map[string]any, from acp.SessionId) {
 		return
 	}
 	if s.agent != nil {
-		s.agent.addChild(acp.SessionId(su.SessionID), s)
+		if !s.agent.addChild(acp.SessionId(su.SessionID), s) {
+			s.log.Warn("subagent_update for a session that is no child of this one dropped", "child", truncate(su.SessionID, 100))
+			return
+		}
 		if su.Capabilities {
 			s.agent.setChildCancel(acp.SessionId(su.SessionID), su.CanCancel)
 		}
