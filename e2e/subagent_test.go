@@ -54,6 +54,7 @@ func TestSubagentSectionNestedLive(t *testing.T) {
 		onChild(child, update(M{"sessionUpdate": "tool_call", "toolCallId": "c-t1", "title": "Read main.go", "kind": "read", "status": "in_progress"})),
 		onChild(child, update(M{"sessionUpdate": "tool_call_update", "toolCallId": "c-t1", "status": "completed"})),
 		M{"wait_file": gate},
+		update(M{"sessionUpdate": "subagent_update", "sessionId": child, "state": M{"state": "requires_action"}}),
 		onChild(child, M{"request": "session/request_permission", "params": M{
 			"toolCall": M{"toolCallId": "c-t2", "title": "Write notes.md", "kind": "edit"}, "options": permOptions}}),
 		update(M{"sessionUpdate": "subagent_update", "sessionId": child, "state": M{"state": "idle", "stopReason": "end_turn"}}),
@@ -80,6 +81,7 @@ func TestSubagentSectionNestedLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.WaitState("awaiting_permission")
+	chatHas(e, "the subagent waiting for the user", "  ▾ Explorer · needs you — reads the repo", "Write notes.md  (edit, pending)")
 	if p := promptText(e); !strings.Contains(p, "Asked by fake › subagent Explorer") || !strings.Contains(p, "Permission: Write notes.md") {
 		t.Fatalf("the prompt does not say which subagent asks:\n%s", p)
 	}
@@ -91,7 +93,8 @@ func TestSubagentSectionNestedLive(t *testing.T) {
 	}
 	e.WaitState("ready")
 	chatHas(e, "the subagent idle", "Task: explore", "  ▾ Explorer · idle (end_turn) — reads the repo",
-		"Read main.go", "Starting a helper.", "All done.")
+		"Read main.go", "Starting a helper.", "Permission requested: Write notes.md (subagent Explorer)",
+		"Answered Write notes.md (subagent Explorer): Allow (allow_once)", "All done.")
 	e.Eventually("the winbar drops the idle subagent", 10*time.Second, func() bool {
 		return !strings.Contains(e.chatBar(), "subagent")
 	})

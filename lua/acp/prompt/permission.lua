@@ -270,6 +270,20 @@ function M.title(s, pending, req)
   return (" %s asks (%d pending)%s "):format(M.asker(s, req), pending, name and (" · " .. name) or "")
 end
 
+--- " (subagent <name>)" when one of the agent's subagents asks req, else "".
+---@param s acp.Session
+---@param req table
+---@return string
+function M.by_subagent(s, req)
+  if type(req) ~= "table" or type(req.subagent) ~= "string" then
+    return ""
+  end
+  local t = s.transcript
+  return (" (subagent %s)"):format(
+    texts.one_line(t and t.subagent_name and t:subagent_name(req.subagent) or req.subagent)
+  )
+end
+
 --- Who asks req: the agent, or "<agent> › subagent <name>" when one of
 --- its subagents does (the host names the child: req.subagent).
 ---@param s acp.Session
@@ -313,7 +327,7 @@ function M.view(s, req, pending)
     filetype = "acp_permission",
     title = M.title(s, pending, req),
     max_width = 80,
-    message = ("Permission requested: %s"):format(title_of(req)),
+    message = ("Permission requested: %s%s"):format(title_of(req), M.by_subagent(s, req)),
     notify = ("acp: %s%s asks permission: %s (:AcpPermission to answer)"):format(
       M.asker(s, req),
       texts.session_name(s) and (" (" .. texts.session_name(s) .. ")") or "",
@@ -391,7 +405,7 @@ function M.answered(s, req, opt, interactive)
   end
   s.transcript:message(
     "info",
-    ("Answered %s: %s (%s)"):format(title_of(req), opt.name or opt.optionId, opt.kind or "?")
+    ("Answered %s%s: %s (%s)"):format(title_of(req), M.by_subagent(s, req), opt.name or opt.optionId, opt.kind or "?")
   )
   local may_offer = not req.client_question or req.client_question == "terminal"
   if interactive and may_offer and (opt.kind == "allow_always" or opt.kind == "reject_always") then
