@@ -139,13 +139,3 @@ func (s SubagentUpdate) Table() map[string]any {
 	}
 	return t
 }
-
-// ParentToolUseID is the tool call a tool call of u's belongs to when the
-// agent says so only in claude's _meta (claude-agent-acp without the
-// subagents capability): _meta.claudeCode.parentToolUseId.
-func ParentToolUseID(u map[string]any) string {
-	meta, _ := u["_meta"].(map[string]any)
-	cc, _ := meta["claudeCode"].(map[string]any)
-	id, _ := cc["parentToolUseId"].(string)
-	return id
-}

@@ -46,18 +46,3 @@ func TestParseSubagentUpdate(t *testing.T) {
 		})
 	}
 }
-
-func TestParentToolUseID(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{`{"_meta":{"claudeCode":{"parentToolUseId":"toolu_9"}}}`, "toolu_9"},
-		{`{"_meta":{"claudeCode":{"parentToolUseId":3}}}`, ""},
-		{`{"_meta":"x"}`, ""},
-		{`{}`, ""},
-	} {
-		var u map[string]any
-		_ = json.Unmarshal([]byte(tt.in), &u)
-		if got := ParentToolUseID(u); got != tt.want {
-			t.Errorf("ParentToolUseID(%s) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
