@@ -180,9 +180,13 @@ func TestDiskAnnouncedWriteWithoutOldText(t *testing.T) {
 }
 
 // An agent that reads the disk (never calls fs/read_text_file) would not
-// see unsaved buffers: sending a prompt says so and offers one key to
-// save them first (fs.save_before_prompt = "ask"); "always" saves them;
-// an agent that reads through the editor is not asked about.
+// see unsaved buffers: sending a prompt says so and asks whether to save
+// them first (fs.save_before_prompt = "ask"); "always" saves them; an
+// agent that reads through the editor is not asked about. The question
+// waits in the prompt queue like a permission request: send() returns at
+// once (a script or RPC caller is never held by a key that nobody types,
+// issue 34), the chat's winbar says it waits, and <C-g> from the input
+// goes to it.
 func TestSaveBeforePrompt(t *testing.T) {
 	for _, c := range []struct {
 		name, mode, key string
@@ -192,6 +196,7 @@ func TestSaveBeforePrompt(t *testing.T) {
 		{"ask, save", "ask", "s", false, true, true},
 		{"ask, send without saving", "ask", "w", false, false, true},
 		{"ask, cancel", "ask", "c", false, false, false},
+		{"ask, answered by number", "ask", "1", false, true, true},
 		{"always", "always", "", false, true, true},
 		{"never", "never", "", false, false, true},
 		{"agent reads through the editor", "ask", "", true, false, true},
@@ -214,21 +219,75 @@ func TestSaveBeforePrompt(t *testing.T) {
 			if c.readsFirst {
 				e.runTurn("read it")
 			}
+			prompts := len(e.recvs("session/prompt"))
 			e.setLines(b, 0, 1, []string{"typed, unsaved"})
 			e.setLines(ob, 0, 1, []string{"outside the workspace, unsaved"})
-			// The key is typed after the command that sends, so the
-			// question reads it (Neovim 0.10 does not report getchar() as
-			// blocking).
-			e.fsInput(`<Esc>:lua _G.acp_test_sent = require("acp").send("look at unsaved.txt")<CR>` + c.key)
-			var sent bool
-			e.Eventually("send returned", 15*time.Second, func() bool {
-				var v any
-				e.Lua(`return _G.acp_test_sent`, &v)
-				sent, _ = v.(bool)
-				return v != nil
-			})
-			if sent != c.sent {
-				t.Fatalf("sent = %v, want %v", sent, c.sent)
+			// send() returns before anyone answers.
+			returned := make(chan bool, 1)
+			go func() {
+				var ok bool
+				if err := e.nv.ExecLua(`return require("acp").send("look at unsaved.txt")`, &ok); err != nil {
+					t.Errorf("send: %v", err)
+				}
+				returned <- ok
+			}()
+			select {
+			case ok := <-returned:
+				if !ok {
+					t.Fatal("send refused the prompt")
+				}
+			case <-time.After(15 * time.Second):
+				e.fsInput("c") // let Neovim go: it waits for a key
+				t.Fatal("send() did not return: it waits for the question's answer")
+			}
+			if c.key != "" {
+				if st := e.Status(); st.State != "awaiting_permission" {
+					t.Fatalf("state %q while the question waits, want awaiting_permission", st.State)
+				}
+				if n := len(e.recvs("session/prompt")); n != prompts {
+					t.Fatal("the prompt went before the question was answered")
+				}
+				var bar string
+				e.Lua(`local s = require("acp")._session()
+					return vim.api.nvim_eval_statusline(vim.wo[s.chat_win].winbar, { winid = s.chat_win, use_winbar = true }).str`, &bar)
+				if !strings.Contains(bar, "<C-g>") {
+					t.Fatalf("the chat's winbar does not say the question waits: %q", bar)
+				}
+				// From the input area, <C-g> goes to the question.
+				e.Lua(`local s = require("acp")._session()
+					if s.prompts:window() then s.prompts:hide() end
+					vim.api.nvim_set_current_win(s.input_win)
+					vim.cmd("startinsert")`, nil)
+				e.fsInput("<C-g>")
+				e.Eventually("focus in the question", 15*time.Second, func() bool {
+					var in bool
+					e.Lua(`local s = require("acp")._session()
+						return vim.api.nvim_get_current_win() == s.prompts:window() and vim.api.nvim_get_mode().mode == "n"`, &in)
+					return in
+				})
+				var lines []string
+				e.Lua(`local s = require("acp")._session()
+					return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(s.prompts:window()), 0, -1, false)`, &lines)
+				if txt := strings.Join(lines, "\n"); !strings.Contains(txt, "unsaved.txt") || strings.Contains(txt, "elsewhere.txt") {
+					t.Fatalf("the question names:\n%s", txt)
+				}
+				e.fsInput(c.key)
+			}
+			if c.sent {
+				e.Eventually("the prompt sent", 15*time.Second, func() bool {
+					return len(e.recvs("session/prompt")) == prompts+1
+				})
+				e.WaitState("ready")
+			} else {
+				e.WaitState("ready")
+				var input []string
+				e.Lua(`return vim.api.nvim_buf_get_lines(require("acp")._session().input_buf, 0, -1, false)`, &input)
+				if strings.Join(input, "\n") != "look at unsaved.txt" {
+					t.Fatalf("the prompt not sent is not back in the input: %q", input)
+				}
+				if n := len(e.recvs("session/prompt")); n != prompts {
+					t.Fatal("the prompt went although the user said not to send it")
+				}
 			}
 			if got := fsGetFile(t, p) == "typed, unsaved\n"; got != c.saved {
 				t.Fatalf("saved = %v, want %v (disk %q)", got, c.saved, fsGetFile(t, p))

@@ -447,3 +447,11 @@ func indexOrder(t *testing.T, text string, wants ...string) {
 		pos += i + len(w)
 	}
 }
+
+// Told reports whether the plugin told the user text: in :messages, or,
+// for a message longer than the command line (shown cut on one line,
+// acp.notify), whole in acp.log.
+func (e *Editor) Told(text string) bool {
+	e.t.Helper()
+	return strings.Contains(e.Messages(), text) || strings.Contains(e.HostLog(), text)
+}

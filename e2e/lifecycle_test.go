@@ -366,3 +366,183 @@ func TestMCPServersFilteredByTransport(t *testing.T) {
 		t.Fatalf("chat:\n%s", e.ChatText())
 	}
 }
+
+// Issue 31, item 7: an agent may ask about a session in the very
+// millisecond it answers session/new, even before (auggie asks a
+// permission so): the request waits for the session instead of failing
+// "unknown session" (auggie then died).
+func TestRequestWithSessionNewWaitsForIt(t *testing.T) {
+	ask := M{"request": "session/request_permission", "async": true, "written": true,
+		"params": M{"toolCall": M{"toolCallId": "early", "title": "Early question", "kind": "execute"}, "options": permOptions}}
+	for _, tc := range []struct {
+		name string
+		when string
+	}{
+		{"before the answer", "before"},
+		{"at once with the answer", "at_once"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"new_session": M{tc.when: []any{ask}}}, nil)
+			e.Chat("fake")
+			e.Eventually("the early question", 30*time.Second, func() bool {
+				return strings.Contains(promptText(e), "Early question") || len(e.AgentResponses("session/request_permission")) > 0
+			})
+			var ok bool
+			e.Lua(`return require("acp").respond_permission("allow_once")`, &ok)
+			if got := waitOutcomes(e, 1); len(got) != 1 || got[0] != "allow" {
+				t.Fatalf("outcomes %v, want [allow]; answers %v", got, e.AgentResponses("session/request_permission"))
+			}
+			e.WaitState("ready")
+		})
+	}
+}
+
+// Issue 31, item 7 (and the flaky TestDemoModesModelsCommandsAlways):
+// :AcpStop then :AcpNew at once. The stopped session's agent, left with no
+// session, is on its way out: the new session is never handed to it (it
+// failed "agent stopped" when the agent was stopped under it). Here the
+// stopped session's session/close waits for the file "closed" and the next
+// session/new for "opened", so that the new session is asked for while the
+// old one closes.
+func TestStopThenNewAtOnce(t *testing.T) {
+	e := startEditor(t)
+	dir := t.TempDir()
+	closed, opened := filepath.Join(dir, "closed"), filepath.Join(dir, "opened")
+	put := func(p string) {
+		if err := os.WriteFile(p, []byte("go\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(opened)
+	e.SetupFake(M{
+		"initialize":   sessionCaps(false, "close"),
+		"new_session":  M{"before": []any{M{"wait_file": opened}}},
+		"method_steps": M{"session/close": []any{M{"wait_file": closed}, M{"mark": "close answered"}}},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	if err := os.Remove(opened); err != nil {
+		t.Fatal(err)
+	}
+	e.Lua(`require("acp").stop(); vim.cmd("AcpNew fake")`, nil)
+	e.Eventually("the new session asked for", 30*time.Second, func() bool { return len(e.recvs("session/new")) == 2 })
+	put(closed)
+	e.Eventually("the old session closed", 30*time.Second, func() bool { return e.agentMark("close answered") })
+	put(opened)
+	var st Status
+	e.Eventually("the new session ready or failed", 30*time.Second, func() bool {
+		st = e.Status()
+		return st.State == "ready" || st.State == "error"
+	})
+	if st.State != "ready" {
+		t.Fatalf("the new session failed: %+v", st)
+	}
+	e.Send("hello")
+	e.Eventually("answered", 20*time.Second, func() bool { return e.Status().State == "ready" && e.Status().StopReason != "" })
+}
+
+// Issue 31, item 7: after a crash the session is put back on the restarted
+// agent (here session/resume, held until the file "resumed" exists). Until
+// then the chat stays "starting", even when the cut-off turn's end comes
+// after the restart event, and a prompt that reaches the host meanwhile is
+// held and sent once the session is back, never sent to an agent that does
+// not know the session yet (claude-agent-acp and codex-acp answer -32002).
+func TestCrashRestartHoldsPromptsUntilBack(t *testing.T) {
+	e := startEditor(t)
+	dir := t.TempDir()
+	once, resumed := filepath.Join(dir, "crashed"), filepath.Join(dir, "resumed")
+	e.SetupFake(M{
+		"initialize":      sessionCaps(true, "resume"),
+		"strict_sessions": true,
+		"turns":           []any{[]any{text("working"), M{"exit": 3, "once_file": once}, text("after the restart")}},
+		"method_steps":    M{"session/resume": []any{M{"wait_file": resumed}}},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("first")
+	e.Eventually("the restart, its resume asked for", 30*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "Restarting it") && len(e.recvs("session/resume")) == 1 &&
+			strings.Contains(e.ChatText(), "exited during the turn")
+	})
+	// The cut-off turn's end may come after the restart event: the chat
+	// still waits for the session.
+	var state string
+	e.Lua(`local s = require("acp")._session()
+		require("acp.session.events").dispatch({ { type = "turn_end", sid = s.sid, error = "fake exited during the turn" } })
+		return s.state`, &state)
+	if state != "starting" {
+		t.Fatalf("state %q while the session is not back yet, want starting", state)
+	}
+	// A prompt reaching the host now (as one did when the chat said ready).
+	e.Lua(`local s = require("acp")._session(); require("acp.host").notify("acp_prompt", s.sid, "second", {})`, nil)
+	e.Eventually("the prompt held", 20*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "waiting for fake to restart; the prompt is sent then") ||
+			len(e.recvs("session/prompt")) > 1
+	})
+	if err := os.WriteFile(resumed, []byte("go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the held prompt answered", 30*time.Second, func() bool {
+		return strings.Count(e.ChatText(), "after the restart") == 1 || strings.Contains(e.ChatText(), "Resource not found")
+	})
+	if txt := e.ChatText(); strings.Contains(txt, "Resource not found") {
+		t.Fatalf("the prompt went to the agent before the session was back:\n%s", txt)
+	}
+	prompts := e.recvs("session/prompt")
+	if last := prompts[len(prompts)-1]; len(prompts) != 2 || last["sessionId"] != "fake-session-1" {
+		t.Fatalf("session/prompt %v", prompts)
+	}
+	e.WaitState("ready")
+}
+
+// The same for a call on the agent outside a session (:AcpLogout, the
+// session/delete of :AcpHistory, the flaky
+// TestHistoryDeleteDeletesAgentSession): made while the stopped session's
+// agent is on its way out, it is never cut off by that agent's exit.
+func TestStopThenAgentCallAtOnce(t *testing.T) {
+	e := startEditor(t)
+	dir := t.TempDir()
+	closed, answer := filepath.Join(dir, "closed"), filepath.Join(dir, "answer")
+	caps := sessionCaps(false, "close")
+	caps["agentCapabilities"].(M)["auth"] = M{"logout": M{}}
+	e.SetupFake(M{
+		"initialize": caps,
+		"method_steps": M{
+			"session/close": []any{M{"wait_file": closed}, M{"mark": "close answered"}},
+			"logout":        []any{M{"wait_file": answer}},
+		},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Lua(`vim.api.nvim_create_autocmd("User", { pattern = "AcpLifecycle", callback = function(ev) _G.lifecycle = ev.data end })`, nil)
+	e.Lua(`require("acp").stop(); require("acp.session.lifecycle").logout("fake")`, nil)
+	e.Eventually("logout asked", 30*time.Second, func() bool { return len(e.recvs("logout")) == 1 })
+	if err := os.WriteFile(closed, []byte("go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the old session closed", 30*time.Second, func() bool { return e.agentMark("close answered") })
+	if err := os.WriteFile(answer, []byte("go\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the answer", 30*time.Second, func() bool {
+		var got bool
+		e.Lua(`return _G.lifecycle ~= nil`, &got)
+		return got
+	})
+	var ev map[string]any
+	e.Lua(`return _G.lifecycle`, &ev)
+	if ev["method"] != "logout" || ev["error"] != nil {
+		t.Fatalf("lifecycle %v", ev)
+	}
+}
+
+// agentMark reports whether the fake agent logged the mark name.
+func (e *Editor) agentMark(name string) bool {
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "mark" && ev["name"] == name {
+			return true
+		}
+	}
+	return false
+}

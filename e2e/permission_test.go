@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -424,5 +426,55 @@ func TestAnsweredPromptsGiveBackInsertMode(t *testing.T) {
 	})
 	if got.Mode != "i" || !got.Input {
 		t.Fatalf("after <Esc>: mode %q, in the input %v, text %q", got.Mode, got.Input, got.Text)
+	}
+}
+
+// A hidden session's prompt is not drawn over another session's chat
+// (where <C-g> would not reach it): that chat's winbar says a session
+// waits, and <C-g> there brings the waiting session's chat and prompt.
+func TestHiddenSessionPromptReachedFromAnotherChat(t *testing.T) {
+	e := startEditor(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	e.SetupFake(M{"turns": []any{[]any{M{"wait_file": gate}, permRequest("p1", "Hidden tool", "execute", "make"), text("done")}}},
+		M{"permissions": M{"focus_guard_ms": 0}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	var first int
+	e.Lua(`return require("acp")._session().key`, &first)
+	e.Send("build")
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.Eventually("the second session ready", 10*time.Second, func() bool {
+		var ok bool
+		e.Lua(`local s = require("acp")._session(); return s.key ~= ... and s.state == "ready"`, &ok, first)
+		return ok
+	})
+	if err := os.WriteFile(gate, []byte("go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("the first session waits", 10*time.Second, func() bool {
+		var st string
+		e.Lua(`return require("acp")._session(...).state`, &st, first)
+		return st == "awaiting_permission"
+	})
+	var bar string
+	e.Eventually("the second chat's winbar says a session waits", 5*time.Second, func() bool {
+		e.Lua(`return vim.wo[require("acp")._session().chat_win].winbar`, &bar)
+		return strings.Contains(bar, "1 waits (<C-g>)")
+	})
+	if n := e.floatCount(); n != 0 {
+		t.Fatalf("%d floats over the second session's chat", n)
+	}
+	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)`, nil)
+	e.keys("<C-g>")
+	e.Eventually("the first session's prompt focused in its chat", 5*time.Second, func() bool {
+		var ok bool
+		e.Lua(`local s = require("acp")._session(...)
+			return require("acp")._session() == s and vim.api.nvim_get_current_win() == s.prompts:window()
+				and #vim.fn.win_findbuf(s.chat_buf) > 0`, &ok, first)
+		return ok && strings.Contains(promptText(e), "Hidden tool")
+	})
+	e.keys("a")
+	if got := waitOutcomes(e, 1); got[0] != "allow" {
+		t.Fatalf("outcome %v", got)
 	}
 }

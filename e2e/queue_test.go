@@ -327,8 +327,10 @@ func (e *Editor) queueEditor() queueEditor {
 func TestQueueEditorFitsTheScreen(t *testing.T) {
 	e := startEditor(t)
 	gate := filepath.Join(t.TempDir(), "gate")
-	e.SetupFake(busyTurn(gate, []any{elicitStep(M{"mode": "form", "message": "Proceed?", "requestedSchema": M{
-		"type": "object", "properties": M{"ok": M{"type": "boolean", "title": "Proceed"}}}}), text("thanks")}), nil)
+	// The question comes in the running turn: the queue holds while its
+	// editor is open, so a later turn would not start.
+	e.SetupFake(M{"turns": []any{[]any{text("working"), M{"wait_file": gate}, elicitStep(M{"mode": "form", "message": "Proceed?", "requestedSchema": M{
+		"type": "object", "properties": M{"ok": M{"type": "boolean", "title": "Proceed"}}}}), text("thanks")}}}, nil)
 	e.Lua(`vim.o.columns = 80; vim.o.lines = 24`, nil)
 	e.Chat("fake")
 	e.WaitState("ready")

@@ -98,8 +98,10 @@ func TestSafetyFIFONeverReadForUser(t *testing.T) {
 				e.responsive(how)
 			}
 			if how != "image pasted" {
+				// On one line that fits (cut in the middle), whole in acp.log.
 				e.Eventually("a message saying why", 10*time.Second, func() bool {
-					return strings.Contains(e.Messages(), fifo+" is a FIFO, not a regular file")
+					return strings.Contains(e.Messages(), "not a regular file") &&
+						strings.Contains(e.HostLog(), fifo+" is a FIFO, not a regular file")
 				})
 			}
 		})
@@ -146,7 +148,7 @@ func TestSafetyFIFOSwappedInWhileOpened(t *testing.T) {
 		t.Fatal("a buffer holds what was read from the FIFO, named as the user's file")
 	}
 	e.Eventually("a message saying why", 10*time.Second, func() bool {
-		return strings.Contains(e.Messages(), "cannot open "+p+": it turned into a FIFO as it was opened")
+		return e.Told("cannot open " + p + ": it turned into a FIFO as it was opened")
 	})
 }
 
@@ -291,7 +293,7 @@ func TestSafetyApplyToHugeFileBounded(t *testing.T) {
 				vim.api.nvim_win_set_cursor(0, { 1, 0 })`, nil)
 			e.input("]]ga")
 			e.Eventually("a message naming the size and the limit", 30*time.Second, func() bool {
-				return strings.Contains(e.Messages(), c.want)
+				return e.Told(c.want)
 			})
 			var offered []string
 			e.Lua(`return _G.offered`, &offered)

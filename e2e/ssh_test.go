@@ -151,8 +151,11 @@ func TestAgentThroughSSH(t *testing.T) {
 				fsWrite(root+"/out/new.txt", "written over ssh\n"),
 				M{"request": "terminal/create", "params": M{"command": "pwd; cat " + root + "/notes.txt; echo $$ >" + root + "/main.pid; exec sleep 1000", "cwd": root + "/sub"}, "save": "t"},
 				terminalTool("x1", "Sleep", "t"),
-				M{"wait_file": filepath.Join(ws, "main.pid")},
-				request("terminal/output", M{"terminalId": "$t"}),
+				// The far command wrote its pid after its output, which
+				// comes back through ssh after that: a real agent reads
+				// terminal/output until it has what it waits for.
+				M{"wait_file": filepath.Join(ws, "main.pid"), "timeout_ms": 60000},
+				M{"request": "terminal/output", "params": M{"terminalId": "$t"}, "until": "saved line", "timeout_ms": 60000},
 				request("terminal/kill", M{"terminalId": "$t"}),
 				text("ssh turn done"),
 			}}})

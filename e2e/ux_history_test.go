@@ -103,35 +103,105 @@ func TestHistoryResumesThroughSessionLoad(t *testing.T) {
 	indexOrder(t, string(b), "remember the parser refactoring", "and then?")
 }
 
-// Saved chats are bounded: history.max_sessions per project (the oldest
-// go) and history.max_bytes per transcript (its oldest lines go).
+// Saved chats are bounded per project by their number
+// (history.max_sessions) or their total size (history.max_total_bytes):
+// the oldest go, said once; each chat kept is whole.
 func TestHistoryIsBounded(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts M
+	}{
+		{"max_sessions", M{"max_sessions": 2}},
+		{"max_total_bytes", M{"max_total_bytes": 8000}}, // a chat here is ~5.5 KB
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := startEditor(t)
+			e.SetupFake(M{"turns": []any{[]any{M{"chunks": 200, "prefix": "line of output number "}}}}, M{"history": c.opts})
+			e.Lua(`_G.notes = {}
+				local notify = vim.notify
+				vim.notify = function(msg, level, o) table.insert(_G.notes, msg); return notify(msg, level, o) end`, nil)
+			for i := 0; i < 4; i++ {
+				e.Lua(`vim.cmd("AcpNew fake")`, nil)
+				e.WaitState("ready")
+				e.Send("prompt " + string(rune('A'+i)))
+				e.Eventually("the turn's end", 20*time.Second, func() bool {
+					st := e.Status()
+					return st.State == "ready" && st.StopReason != ""
+				})
+				if i == 0 {
+					e.Eventually("the first chat saved", 20*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+				}
+			}
+			e.Eventually("two saved chats", 30*time.Second, func() bool { return len(e.historyMetas()) == 2 })
+			for _, m := range e.historyMetas() {
+				b, err := os.ReadFile(strings.TrimSuffix(m, ".meta.json") + ".txt")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(b), "line of output number 0\n") || !strings.Contains(string(b), "line of output number 199") {
+					t.Fatalf("saved transcript of %d bytes is not whole:\n%s", len(b), b)
+				}
+				meta, _ := os.ReadFile(m)
+				if strings.Contains(string(meta), `"prompt A"`) || strings.Contains(string(meta), `"prompt B"`) {
+					t.Fatalf("an oldest chat was kept: %s", meta)
+				}
+			}
+			var notes []string
+			e.Lua(`return _G.notes`, &notes)
+			said := 0
+			for _, n := range notes {
+				if strings.Contains(n, "oldest saved chat") {
+					said++
+				}
+			}
+			if said != 1 {
+				t.Fatalf("the pruning said %d times, want once: %q", said, notes)
+			}
+		})
+	}
+}
+
+// A saved chat is the whole conversation, however long (it kept its last
+// 1 MiB before issue 34): a chat of 3 MB in one turn, then more turns
+// that change only its end, reopened after a restart, is all there, and
+// the file is the chat line for line.
+func TestHistoryKeepsTheWholeChat(t *testing.T) {
 	e := startEditor(t)
-	e.SetupFake(M{"turns": []any{[]any{M{"chunks": 200, "prefix": "line of output number "}}}},
-		M{"history": M{"max_sessions": 2, "max_bytes": 2000}})
-	for i := 0; i < 3; i++ {
-		e.Lua(`vim.cmd("AcpNew fake")`, nil)
-		e.WaitState("ready")
-		e.Send("prompt " + string(rune('A'+i)))
-		e.Eventually("the turn's end", 20*time.Second, func() bool {
+	e.SetupFake(M{"turns": []any{
+		[]any{M{"chunks": 40000, "prefix": "a long line of the first answer, words to fill it up to eighty bytes: "}},
+		[]any{text("the second answer")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, p := range []string{"first", "second", "third"} {
+		e.Send(p)
+		e.Eventually("the turn's end", 60*time.Second, func() bool {
 			st := e.Status()
 			return st.State == "ready" && st.StopReason != ""
 		})
 	}
-	e.Eventually("two saved chats", 30*time.Second, func() bool { return len(e.historyMetas()) == 2 })
-	for _, m := range e.historyMetas() {
-		b, err := os.ReadFile(strings.TrimSuffix(m, ".meta.json") + ".txt")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(b) > 2000 || !strings.Contains(string(b), "older lines not saved") || !strings.Contains(string(b), "line of output number 199") {
-			t.Fatalf("saved transcript of %d bytes:\n%s", len(b), b)
-		}
-		meta, _ := os.ReadFile(m)
-		if strings.Contains(string(meta), `"prompt A"`) {
-			t.Fatalf("the oldest chat was kept: %s", meta)
-		}
+	want := e.ChatLines()
+	if n := len(strings.Join(want, "\n")); n < 2<<20 {
+		t.Fatalf("the chat is %d bytes, want over 2 MiB", n)
 	}
+	var txt string
+	e.Eventually("the whole chat saved", 30*time.Second, func() bool {
+		m := e.historyMetas()
+		if len(m) != 1 {
+			return false
+		}
+		b, _ := os.ReadFile(strings.TrimSuffix(m[0], ".meta.json") + ".txt")
+		txt = string(b)
+		return txt == strings.Join(want, "\n")
+	})
+	e = e.Restart()
+	e.Lua(`local h = require("acp.history"); h.open(h.list()[1])`, nil)
+	var got []string
+	e.Lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &got)
+	if len(got) != len(want) || got[0] != want[0] || got[len(got)-1] != want[len(want)-1] || strings.Join(got, "\n") != txt {
+		t.Fatalf("reopened %d lines, want the %d saved (first %q, last %q)", len(got), len(want), got[0], got[len(got)-1])
+	}
+	indexOrder(t, strings.Join(got, "\n"), "first", "bytes: 0\n", "bytes: 39999", "second", "the second answer", "third")
 }
 
 // A saved chat its agent cannot load any more (the agent lost the session,

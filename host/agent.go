@@ -131,7 +131,15 @@ type Agent struct {
 	early       map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
 	earlyN      int                             // their bytes (as JSON)
 	earlyOut    int                             // updates dropped for unknown sessions
-	stopping    bool
+	// creating counts the session/new and session/fork requests whose
+	// session is not registered yet; created is closed (and replaced)
+	// when one registers or such a request ends (awaitSession).
+	creating int
+	created  chan struct{}
+	stopping bool
+	// holds and retired are guarded by the host's lock (Host.agentFor).
+	holds   int
+	retired bool
 	// initialized: initialize succeeded (a remote agent is then
 	// reconnected when its connection is lost, remote.go).
 	initialized bool
@@ -312,6 +320,13 @@ func (a *Agent) watch() {
 	if !stopping && !reconnects {
 		a.restart, attempt = a.h.mayRestart(a, len(sessions))
 	}
+	if a.restart {
+		// Said before exited closes: a prompt sent from now on waits for
+		// the session to be back on the restarted agent (respawn.go).
+		for _, s := range sessions {
+			s.holdPrompts(fmt.Sprintf("waiting for %s to restart", a.spec.Name))
+		}
+	}
 	close(a.exited)
 	a.h.agentExited(a)
 	switch {
@@ -427,6 +442,13 @@ func agentInfoAttr(info *acp.Implementation) slog.Attr {
 	return slog.Group("agent", "name", info.Name, "version", info.Version, "title", title)
 }
 
+// isStopping reports whether the agent is being stopped.
+func (a *Agent) isStopping() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stopping
+}
+
 // hasExited reports whether the agent process has ended.
 func (a *Agent) hasExited() bool {
 	select {
@@ -520,6 +542,75 @@ func (a *Agent) ready(ctx context.Context) error {
 	}
 }
 
+// sessionWait bounds how long a request naming an unknown session waits
+// for a session being created (awaitSession).
+var sessionWait = 10 * time.Second
+
+// creatingSession notes that a session is being created on a (session/new
+// or session/fork is sent): until done is called, once the session is
+// registered or the request failed, requests naming a session a does not
+// know wait for it (awaitSession).
+func (a *Agent) creatingSession() (done func()) {
+	a.mu.Lock()
+	a.creating++
+	a.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			a.mu.Lock()
+			a.creating--
+			a.wakeLocked()
+			a.mu.Unlock()
+		})
+	}
+}
+
+// wakeLocked tells the requests waiting in awaitSession to look again;
+// a.mu is held.
+func (a *Agent) wakeLocked() {
+	if a.created != nil {
+		close(a.created)
+		a.created = nil
+	}
+}
+
+// awaitSession returns the session id names. When a has no such session
+// but is creating one, the answer to session/new (or session/fork) may be
+// on its way: agents ask (a permission, a file) in the same millisecond
+// they answer, even before. It then waits until the session registers,
+// nothing is being created any more, ctx ends or sessionWait passes; nil
+// when the session is still unknown.
+func (a *Agent) awaitSession(ctx context.Context, id acp.SessionId) *Session {
+	var timeout <-chan time.Time
+	for {
+		a.mu.Lock()
+		s, creating := a.sessions[id], a.creating
+		if s != nil || creating == 0 || id == "" {
+			a.mu.Unlock()
+			return s
+		}
+		if a.created == nil {
+			a.created = make(chan struct{})
+		}
+		changed := a.created
+		a.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(sessionWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return a.session(id)
+		case <-ctx.Done():
+			return a.session(id)
+		case <-a.exited:
+			return a.session(id)
+		}
+	}
+}
+
 // addSession registers s and replays the updates that arrived for it
 // before session/new's response was handled (agents send commands and
 // session info right away).
@@ -537,6 +628,10 @@ func (a *Agent) addSession(s *Session) {
 			s.update(u)
 		}
 	}
+	// Requests waiting for it go on after the updates sent before them.
+	a.mu.Lock()
+	a.wakeLocked()
+	a.mu.Unlock()
 }
 
 // sessionOrKeep returns the session for id, or keeps u (size bytes of
@@ -582,7 +677,9 @@ type earlyUpdates struct {
 func (a *Agent) removeSession(s *Session) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.sessions, s.id)
+	if a.sessions[s.id] == s {
+		delete(a.sessions, s.id)
+	}
 	for c, p := range a.children {
 		if p == s {
 			delete(a.children, c)

@@ -23,7 +23,7 @@ package host
 // the agent's environment only. Secret ones, and the values of an agent's
 // secret variables found in its environment, seed the host's scrubber:
 // an agent echoing them (on stderr, in a message, in an error) gets them
-// masked in the log, the chat and saved chats (learnSecrets, rpcScrub).
+// masked in the log, the chat and saved chats (learnSecrets; saved chats: applySave).
 
 import (
 	"context"
@@ -367,8 +367,9 @@ func (s AgentSpec) env(k string) string {
 }
 
 // newSession runs session/new on a, logging in as the agent asks when it
-// says authentication is required (see the top of this file). It returns
-// the agent the session lives on: a restarted one after some logins.
+// says authentication is required (see the top of this file), and
+// registers the session on the agent. It returns the agent the session
+// lives on: a restarted one after some logins.
 func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpServer) (*Agent, json.RawMessage, error) {
 	name := s.opts.Agent.Name
 	tried := map[string]bool{}
@@ -377,6 +378,7 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 	shown := false // why is in the chat already
 	for attempt := 0; ; attempt++ {
 		actx, cancel := a.stepContext(ctx, "session/new")
+		created := a.creatingSession()
 		// The servers as the wire takes them (editormcp.Wire: MCP-over-ACP
 		// entries the SDK's type cannot hold).
 		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, struct {
@@ -385,11 +387,17 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 		}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)})
 		if err == nil {
 			cancel()
+			err = s.registerNew(a, resp)
+			created()
+			if err != nil {
+				return a, nil, err
+			}
 			if loggedIn != "" {
 				s.emit(messageEvent("info", fmt.Sprintf("Logged in to %s with %q.", name, loggedIn)))
 			}
 			return a, resp, nil
 		}
+		created()
 		msg := a.stepErr(actx, "session/new", err)
 		cancel()
 		methods := a.auth
@@ -493,13 +501,6 @@ func (h *Host) learnSecrets(methods []authMethod, env func(string) string, m aut
 	}
 }
 
-// rpcScrub returns lines with the secrets the host knows masked
-// (acp_scrub): Lua passes a chat through it before saving it, which
-// catches a secret the agent split across messages.
-func (h *Host) rpcScrub(lines []string) ([]string, error) {
-	return h.secrets.Strings(lines), nil
-}
-
 // setVars are the variables of m set in env.
 func setVars(m authMethod, env func(string) string) []string {
 	var out []string
@@ -586,13 +587,12 @@ func (s *Session) restartAgent(ctx context.Context, a *Agent, env map[string]str
 	} else if len(env) == 0 {
 		return a, nil // others use it: retry on its connection
 	}
-	na, err := s.h.agentFor(spec)
+	na, err := s.h.sessionAgent(s, spec)
 	if err != nil {
 		return a, err
 	}
 	s.mu.Lock()
 	s.opts.Agent = spec
-	s.agent = na
 	s.mu.Unlock()
 	actx, cancel := na.context(ctx)
 	defer cancel()

@@ -107,7 +107,7 @@ func (r route[P, R]) handle(ctx context.Context, a *Agent, params json.RawMessag
 func (r route[P, R]) call(ctx context.Context, a *Agent, p P) (R, *acp.RequestError) {
 	var zero R
 	id := acp.SessionId(reflect.ValueOf(&p).Elem().FieldByIndex(r.session).String())
-	s := a.session(id)
+	s := a.awaitSession(ctx, id) // one being created is waited for
 	if s == nil {
 		return zero, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q", id)})
 	}

@@ -25,7 +25,7 @@ func serveElicitation(ctx context.Context, a *Agent, params json.RawMessage) (an
 	if err := json.Unmarshal(params, &scope); err != nil {
 		return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
-	s := a.session(acp.SessionId(scope.SessionID))
+	s := a.awaitSession(ctx, acp.SessionId(scope.SessionID))
 	if s == nil {
 		s = a.h.sessionOpening(a)
 	}

@@ -35,6 +35,7 @@ const (
 	EventAuth           = "auth"             // the agent needs a login: pick one of its methods
 	EventAuthDone       = "auth_done"        // the auth question was settled
 	EventReview         = "review"           // a file's pending changes of the agent's (review.go)
+	EventRewound        = "rewound"          // a rewind or redo of files ended (checkpoint.go)
 	EventSteer          = "steer"            // what became of a steered prompt
 	// The agent's questions (elicitation/create), and their ends.
 	EventElicitation         = "elicitation"          // a form or a link for the user
@@ -53,7 +54,7 @@ var eventTypes = []string{
 	EventResume, EventResumeDone,
 	EventTerminal, EventTerminalOutput, EventTerminalExit,
 	EventFsWarning, EventMessage, EventModel,
-	EventAuth, EventAuthDone, EventReview,
+	EventAuth, EventAuthDone, EventReview, EventRewound,
 	EventAuth, EventAuthDone, EventSteer,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
 	EventSubagentChunk,
@@ -346,6 +347,16 @@ func messageEvent(level, text string) Event {
 // modelEvent says the model is now modelID.
 func modelEvent(modelID string) Event {
 	return Event{"type": EventModel, "model_id": modelID}
+}
+
+// rewoundEvent says what a rewind (redo: a redo) of files did, or why it
+// failed (checkpoint.go).
+func rewoundEvent(redo bool, res any, err error) Event {
+	ev := Event{"type": EventRewound, "redo": redo, "result": res}
+	if err != nil {
+		ev["error"] = err.Error()
+	}
+	return ev
 }
 
 // reviewEvent carries one file's pending changes of the agent's

@@ -96,7 +96,7 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.SetSink(s.rev)
+	b.SetSink(checkpointSink{s: s, next: s.rev})
 	f.mu.Lock()
 	f.seeding = true
 	f.mu.Unlock()

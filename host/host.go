@@ -28,7 +28,8 @@ type Host struct {
 	log *slog.Logger
 	ui  *UI
 	// secrets are masked in every event Lua gets and in saved chats
-	// (acp_scrub); the log's writer masks them too (cmd/nvim-acp).
+	// (history.go masks what it saves); the log's writer masks them too
+	// (cmd/nvim-acp).
 	secrets *scrub.Set
 	// owners is the prefix of the proctree tags of every process this host
 	// starts (agents, terminal commands): unique to this host process.
@@ -40,6 +41,8 @@ type Host struct {
 	mcp  *editormcp.Hub       // the sessions' MCP servers (mcp.go)
 	lua  editormcp.LuaQueries // their queries of Neovim
 	seen sync.Map             // keys of what the chat says once (once)
+
+	saver *saver // the saved chats' writes, in order (history.go)
 
 	mu       sync.Mutex
 	agents   map[string]*Agent
@@ -67,6 +70,7 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 		answers:  map[int]pendingAnswer{},
 		closed:   make(chan struct{}),
 		crashes:  map[string][]time.Time{},
+		saver:    newSaver(),
 	}
 	h.ui = NewUI(h.deliver, log)
 	h.mcp = editormcp.NewHub(log.With("component", "mcp"))
@@ -113,9 +117,12 @@ func (h *Host) methods() map[string]any {
 		"acp_set_mode":        h.rpcSetMode,
 		"acp_set_model":       h.rpcSetModel,
 		"acp_set_option":      h.rpcSetOption,
-		"acp_scrub":           h.rpcScrub,      // auth.go
 		"acp_stderr":          h.rpcStderr,     // startstep.go
 		"acp_auth_status":     h.rpcAuthStatus, // authstatus.go: :checkhealth
+		// Saved chats, off Neovim's main loop (history.go).
+		"acp_history_save":  h.rpcHistorySave,
+		"acp_history_mark":  h.rpcHistoryMark,
+		"acp_history_flush": h.rpcHistoryFlush,
 
 		// Answers to the questions the host asks (events.go).
 		permissionQuestion.answer: h.rpcAnswerPermission,
@@ -131,6 +138,11 @@ func (h *Host) methods() map[string]any {
 		"acp_apply":        h.rpcApply, // apply.go
 		// review.go
 		"acp_review_list":     h.rpcReviewList,
+		"acp_rewind_list":     h.rpcRewindList,
+		"acp_rewind_plan":     h.rpcRewindPlan,
+		"acp_rewind_apply":    h.rpcRewindApply,
+		"acp_rewind_redo":     h.rpcRewindRedo,
+		"acp_rewind_session":  h.rpcRewindSession,
 		"acp_review_sync":     h.rpcReviewSync,
 		"acp_review_decide":   h.rpcReviewDecide,
 		"acp_review_comment":  h.rpcReviewComment,
@@ -151,15 +163,20 @@ func (h *Host) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		h.ui.Run(ctx)
 	}()
 	go func() {
 		defer wg.Done()
+		h.saver.run(ctx, h.applySave)
+	}()
+	go func() {
+		defer wg.Done()
 		// Orphans of our agents and commands come to us (the host is a
-		// child subreaper): reap them, and kill those whose owner ended.
+		// child subreaper): reap them, and kill those whose owner ended;
+		// it looks when something ends, never while all is idle.
 		proctree.Reap(ctx, h.owners, 2*time.Second, h.log)
 	}()
 	errc := make(chan error, 1)
@@ -237,15 +254,70 @@ func (h *Host) nextID() int {
 	return h.lastID
 }
 
-// agentFor returns the running agent for spec, starting it when needed.
-func (h *Host) agentFor(spec AgentSpec) (*Agent, error) {
+// An agent is used by the host's sessions on it (opening, open, or being
+// put back on it after a restart) and by what holds it (a call such as
+// session/delete, a restart in progress). When its last session closes
+// and nothing else uses it, it is retired at once, under the host's lock:
+// the next session for its spec starts another agent, never one on its
+// way out (issue 31, item 7: :AcpStop then :AcpNew or :AcpResume at once
+// failed "agent stopped").
+
+// agentFor returns the running agent for spec, starting it when needed,
+// held until release is called.
+func (h *Host) agentFor(spec AgentSpec) (a *Agent, release func(), err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if a, err = h.agentForLocked(spec); err != nil {
+		return nil, nil, err
+	}
+	a.holds++
+	var once sync.Once
+	return a, func() {
+		once.Do(func() {
+			h.mu.Lock()
+			a.holds--
+			h.mu.Unlock()
+		})
+	}, nil
+}
+
+// sessionAgent returns the running agent for spec, starting it when
+// needed, with s put on it (s.agent) under the same lock: from then on s
+// counts as using it.
+func (h *Host) sessionAgent(s *Session, spec AgentSpec) (*Agent, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	a, err := h.agentForLocked(spec)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.agent = a
+	s.mu.Unlock()
+	return a, nil
+}
+
+// useAgent puts s on a, a running agent another session uses (a fork
+// runs on its parent's), unless a was retired meanwhile.
+func (h *Host) useAgent(s *Session, a *Agent) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a.retired {
+		return false
+	}
+	s.mu.Lock()
+	s.agent = a
+	s.mu.Unlock()
+	return true
+}
+
+// agentForLocked is agentFor without the hold; h.mu is held.
+func (h *Host) agentForLocked(spec AgentSpec) (*Agent, error) {
 	if h.closing {
 		return nil, fmt.Errorf("host is shutting down")
 	}
 	key := spec.key()
-	if a, ok := h.agents[key]; ok {
+	if a, ok := h.agents[key]; ok && !a.retired && !a.isStopping() {
 		return a, nil
 	}
 	a, err := startAgent(h, spec)
@@ -254,6 +326,30 @@ func (h *Host) agentFor(spec AgentSpec) (*Agent, error) {
 	}
 	h.agents[key] = a
 	return a, nil
+}
+
+// retireIfUnused retires a when nothing uses it (see agentFor): it is
+// taken out of the registry, and the caller stops it. The sessions that
+// are closing are out of h.sessions already (rpcClose).
+func (h *Host) retireIfUnused(a *Agent) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a.holds > 0 {
+		return false
+	}
+	for _, s := range h.sessions {
+		s.mu.Lock()
+		on := s.agent == a && !s.closed && !s.ended && (s.id != "" || !s.opened)
+		s.mu.Unlock()
+		if on {
+			return false
+		}
+	}
+	a.retired = true
+	if h.agents[a.spec.key()] == a {
+		delete(h.agents, a.spec.key())
+	}
+	return true
 }
 
 func (h *Host) agentExited(a *Agent) {

@@ -56,6 +56,9 @@ func (s *Session) forkParent() (*Agent, error) {
 	if !a.caps.Fork {
 		return nil, fmt.Errorf("fork: %s cannot fork sessions (no sessionCapabilities.fork)", a.spec.Name)
 	}
+	if !s.h.useAgent(s, a) {
+		return nil, errors.New("fork: the session to fork is closing")
+	}
 	s.mu.Lock()
 	s.opts.Agent = p.opts.Agent
 	s.mu.Unlock()
@@ -74,6 +77,8 @@ func (s *Session) fork(ctx context.Context, a *Agent, servers []acp.McpServer) (
 	p.mu.Unlock()
 	fctx, cancel := a.stepContext(ctx, acpx.MethodSessionFork)
 	defer cancel()
+	created := a.creatingSession()
+	defer created() // after addSession
 	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
 		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: editormcp.Wire(servers), AdditionalDirectories: s.addDirs(a),
 	})
@@ -125,11 +130,14 @@ func (h *Host) rpcAgentCall(method string, spec AgentSpec, sessionID string) err
 }
 
 func (h *Host) agentCall(method string, spec AgentSpec, sessionID string) error {
-	a, err := h.agentFor(spec)
+	a, release, err := h.agentFor(spec)
 	if err != nil {
 		return err
 	}
-	defer h.stopIfUnused(a)
+	defer func() {
+		release()
+		h.stopIfUnused(a)
+	}()
 	ctx, cancel := a.context(context.Background())
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, spec.startTimeout())
@@ -150,13 +158,10 @@ func (h *Host) agentCall(method string, spec AgentSpec, sessionID string) error 
 	return nil
 }
 
-// stopIfUnused stops a when no session uses it, nor is opening on it.
+// stopIfUnused stops a when nothing uses it (Host.agentFor).
 func (h *Host) stopIfUnused(a *Agent) {
-	a.mu.Lock()
-	n := len(a.sessions)
-	a.mu.Unlock()
-	if n == 0 && h.sessionOpening(a) == nil {
-		h.stopAgent(a)
+	if h.retireIfUnused(a) {
+		go a.stop()
 	}
 }
 
@@ -207,6 +212,7 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 	}
 	if how == "" {
 		nctx, cancel := a.stepContext(ctx, "session/new")
+		created := a.creatingSession()
 		resp, err = acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, struct {
 			acp.NewSessionRequest
 			McpServers []json.RawMessage `json:"mcpServers"`
@@ -215,17 +221,13 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 			err = a.stepErr(nctx, "session/new", err)
 		}
 		cancel()
-		var nr acp.NewSessionResponse
-		if err == nil && (json.Unmarshal(resp, &nr) != nil || nr.SessionId == "") {
-			err = fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200))
+		if err == nil {
+			err = s.registerNew(a, resp)
 		}
+		created()
 		if err != nil {
 			return "", err
 		}
-		s.mu.Lock()
-		s.id = nr.SessionId
-		s.mu.Unlock()
-		a.addSession(s)
 		how = attachNew
 	}
 	s.mu.Lock()

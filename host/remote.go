@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nvim-acp/nvim-acp/internal/gate"
@@ -120,17 +121,29 @@ func (h *Host) reconnect(old *Agent, sessions []*Session) {
 		if len(sessions) == 0 {
 			return
 		}
-		a, err := h.agentFor(old.spec)
+		a, release, err := h.agentFor(old.spec)
 		if err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), old.spec.startTimeout()+5*time.Second)
 			err = a.ready(ctx)
 			cancel()
 		}
+		if release != nil && err != nil {
+			release()
+		}
 		if err == nil {
 			old.log.Info("reconnected", "attempt", attempt)
+			var wg sync.WaitGroup
 			for _, s := range sessions {
-				go s.reconnected(a)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s.reconnected(a)
+				}()
 			}
+			go func() {
+				wg.Wait() // held until every session is back on it
+				release()
+			}()
 			return
 		}
 		old.log.Info("reconnect failed", "attempt", attempt, "err", err)
@@ -158,18 +171,31 @@ func (s *Session) connectionLost(cause error) {
 		s.mu.Unlock()
 		return
 	}
-	if s.back == nil {
-		s.back = make(chan struct{})
-	}
 	s.mu.Unlock()
+	s.holdPrompts("waiting for the connection to come back")
 	s.settleQuestions()
 	s.emit(messageEvent("warn", fmt.Sprintf("%v; reconnecting…", cause)))
 }
 
-// reconnectFailed ends a session whose agent could not be reached again.
-func (s *Session) reconnectFailed(err error) {
-	s.end() // first: a prompt waiting for the connection sees the session ended
-	s.fail(fmt.Errorf("could not reconnect: %w", err))
+// holdPrompts makes the prompts sent from now on wait (waitBack) until
+// releasePrompts: the session is being put back on its agent (a
+// reconnect, a restart), and a prompt sent before it is back would go to
+// a session the agent does not know yet (-32002). why is said to the user.
+func (s *Session) holdPrompts(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if s.back == nil {
+		s.back = make(chan struct{})
+	}
+	s.backWhy = why
+}
+
+// releasePrompts lets the prompts held by holdPrompts go: the session is
+// back, or ended (waitBack then says it was not restored).
+func (s *Session) releasePrompts() {
 	s.mu.Lock()
 	back := s.back
 	s.back = nil
@@ -177,6 +203,13 @@ func (s *Session) reconnectFailed(err error) {
 	if back != nil {
 		close(back)
 	}
+}
+
+// reconnectFailed ends a session whose agent could not be reached again.
+func (s *Session) reconnectFailed(err error) {
+	s.end() // first: a prompt waiting for the connection sees the session ended
+	s.fail(fmt.Errorf("could not reconnect: %w", err))
+	s.releasePrompts()
 }
 
 // isClosed reports whether the session was closed.
@@ -190,12 +223,12 @@ func (s *Session) isClosed() bool {
 // (false: it was not, or ctx ended first).
 func (s *Session) waitBack(ctx context.Context) bool {
 	s.mu.Lock()
-	back := s.back
+	back, why := s.back, s.backWhy
 	s.mu.Unlock()
 	if back == nil {
 		return true
 	}
-	s.emit(messageEvent("info", "waiting for the connection to come back; the prompt is sent then"))
+	s.emit(messageEvent("info", why+"; the prompt is sent then"))
 	select {
 	case <-back:
 	case <-ctx.Done():
@@ -218,8 +251,6 @@ func (s *Session) reconnected(a *Agent) {
 		return
 	}
 	s.mu.Lock()
-	back := s.back
-	s.back = nil
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
@@ -234,9 +265,7 @@ func (s *Session) reconnected(a *Agent) {
 	default:
 		s.emit(messageEvent("info", "reconnected; the session was "+how))
 	}
-	if back != nil {
-		close(back)
-	}
+	s.releasePrompts()
 }
 
 // paths is the session's path map (nil: paths are the same on both

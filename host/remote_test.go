@@ -22,7 +22,7 @@ func TestRemoteAgentServerDown(t *testing.T) {
 	for _, kind := range []string{"http", "sse", "websocket", ""} {
 		t.Run(kind, func(t *testing.T) {
 			h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-			a, err := h.agentFor(AgentSpec{Name: "remote", RemoteSpec: RemoteSpec{URL: "http://" + addr + "/acp", Transport: kind}})
+			a, _, err := h.agentFor(AgentSpec{Name: "remote", RemoteSpec: RemoteSpec{URL: "http://" + addr + "/acp", Transport: kind}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -42,7 +42,7 @@ func TestReconnectStopsAtShutdown(t *testing.T) {
 	defer func(d time.Duration) { reconnectFirst = d }(reconnectFirst)
 	reconnectFirst = time.Hour
 	h := New(nil, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	old, err := h.agentFor(AgentSpec{Name: "remote", RemoteSpec: RemoteSpec{URL: "http://127.0.0.1:9/acp"}})
+	old, _, err := h.agentFor(AgentSpec{Name: "remote", RemoteSpec: RemoteSpec{URL: "http://127.0.0.1:9/acp"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -45,7 +46,7 @@ func (h *Host) respawn(old *Agent, sessions []*Session, attempt int) {
 		s.settleQuestions()
 		s.emit(restartEvent(old.exitErr, attempt, old.spec.Restarts))
 	}
-	a, err := h.agentFor(old.spec)
+	a, release, err := h.agentFor(old.spec)
 	if err == nil {
 		ctx, cancel := a.context(context.Background())
 		ctx, cancelT := context.WithTimeout(ctx, old.spec.startTimeout())
@@ -54,20 +55,34 @@ func (h *Host) respawn(old *Agent, sessions []*Session, attempt int) {
 		cancel()
 	}
 	if err != nil {
+		if release != nil {
+			release()
+		}
 		for _, s := range sessions {
 			s.agentExited(fmt.Errorf("restarting %s failed: %w", old.spec.Name, err))
+			s.releasePrompts()
 		}
 		return
 	}
+	// Held until every session is back on it (or failed to be).
+	var wg sync.WaitGroup
 	for _, s := range sessions {
+		wg.Add(1)
 		go func(s *Session) {
+			defer wg.Done()
 			ctx, cancel := a.context(context.Background())
 			defer cancel()
 			if _, err := s.reattach(ctx, a, false); err != nil {
 				s.agentExited(fmt.Errorf("%s restarted, but the session could not be resumed: %w", old.spec.Name, err))
 			}
+			s.releasePrompts() // the prompts sent meanwhile go now (or fail: the session ended)
 		}(s)
 	}
+	go func() {
+		wg.Wait()
+		release()
+		h.stopIfUnused(a) // every session failed, or was closed meanwhile
+	}()
 }
 
 // crashed ends what a's crash leaves of its sessions: restarted (the

@@ -124,6 +124,10 @@ func (s *Session) scanCheck() {
 		return
 	}
 	for _, c := range changes {
+		s.checkpointChange(c)
+		if c.Binary {
+			continue // the review shows text
+		}
 		if b.Loaded(c.Path) {
 			b.Reconcile(ctx, c.Path)
 			continue

@@ -18,6 +18,7 @@ import (
 	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/approval"
 	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/review"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
@@ -37,6 +38,8 @@ type SessionOptions struct {
 	// Quirks the user set for this agent (quirks.go); the others follow
 	// what the agent says it is.
 	Quirks map[string]bool `msgpack:"quirks"`
+	// Checkpoints: where the chat keeps its checkpoints (checkpoint.go).
+	Checkpoints CheckpointOptions `msgpack:"checkpoints"`
 }
 
 // FsOptions configures fs/* for a session.
@@ -62,6 +65,8 @@ type Session struct {
 	log   *slog.Logger
 	opts  SessionOptions
 	id    acp.SessionId
+
+	ck checkpoints // checkpoint.go
 
 	mu sync.Mutex
 	// turns are the prompts running: usually one; more when the agent
@@ -106,9 +111,16 @@ type Session struct {
 	// chat shows it already.
 	echo string
 
-	// back is closed when a lost connection is restored (remote.go); nil
-	// while connected.
-	back chan struct{}
+	// back is closed when a lost connection is restored (remote.go), or
+	// the session is back on its restarted agent (respawn.go); nil while
+	// attached. Prompts sent meanwhile wait for it (waitBack), backWhy
+	// says why.
+	back    chan struct{}
+	backWhy string
+
+	// opened: open() returned; with no id then, the session failed to
+	// open and no longer uses its agent (Host.retireIfUnused).
+	opened bool
 
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
@@ -172,20 +184,22 @@ func (s *Session) fail(err error) {
 // open starts (or reuses) the agent and runs session/new, or resumes,
 // loads (resume.go) or forks (lifecycle.go) a session instead.
 func (s *Session) open(ctx context.Context) {
+	defer func() {
+		s.mu.Lock()
+		s.opened = true
+		s.mu.Unlock()
+	}()
 	var a *Agent
 	var err error
 	if s.opts.ForkOf != 0 {
 		a, err = s.forkParent()
 	} else {
-		a, err = s.h.agentFor(s.opts.Agent)
+		a, err = s.h.sessionAgent(s, s.opts.Agent)
 	}
 	if err != nil {
 		s.fail(err)
 		return
 	}
-	s.mu.Lock()
-	s.agent = a
-	s.mu.Unlock()
 	base := ctx // a login may replace the agent: not bound to this one
 	ctx, cancel := a.context(ctx)
 	defer cancel()
@@ -241,16 +255,9 @@ func (s *Session) open(ctx context.Context) {
 			return
 		}
 		s.applyQuirks(a) // a restarted agent may be another version
-		var nr acp.NewSessionResponse
-		if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
-			s.fail(fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200)))
-			return
-		}
-		id = nr.SessionId
 		s.mu.Lock()
-		s.id = id
+		id = s.id
 		s.mu.Unlock()
-		a.addSession(s)
 		how = attachNew
 	}
 	s.mu.Lock()
@@ -278,6 +285,19 @@ func (s *Session) open(ctx context.Context) {
 		s.emit(messageEvent(level, describeRemote(a)))
 	}
 	s.emit(s.readyEvent(a, id, resp, how, false))
+}
+
+// registerNew registers s on a under the id of resp, session/new's answer.
+func (s *Session) registerNew(a *Agent, resp json.RawMessage) error {
+	var nr acp.NewSessionResponse
+	if err := json.Unmarshal(resp, &nr); err != nil || nr.SessionId == "" {
+		return fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200))
+	}
+	s.mu.Lock()
+	s.id = nr.SessionId
+	s.mu.Unlock()
+	a.addSession(s)
+	return nil
 }
 
 // How a session came to be on its agent (the ready event's "attached").
@@ -352,7 +372,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 			if wctx.Err() != nil {
 				s.emit(turnEndEvent(string(acp.StopReasonCancelled), nil))
 			} else {
-				s.emit(turnErrorEvent(errors.New("the prompt was not sent: the connection to the agent was not restored")))
+				s.emit(turnErrorEvent(errors.New("the prompt was not sent: the session did not come back on its agent")))
 			}
 			wcancel()
 			return
@@ -378,6 +398,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	defer cancel()
 	last := false
 	if first {
+		s.checkpointBegin(s.lastEcho(blocks))
 		s.scanStart()
 		s.rev.TurnStarted()
 	}
@@ -385,6 +406,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		if last {
 			s.scanEnd() // what the turns changed
 			s.rev.TurnEnded()
+			s.checkpointEnded()
 		}
 	}()
 	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
@@ -400,6 +422,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	}
 	dropped := t.dropped
 	s.mu.Unlock()
+	if last {
+		s.checkpointEnding()
+	}
 	if last {
 		s.approvals.End(at) // what its permission requests approved goes with it
 	}
@@ -444,6 +469,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		return
 	}
 	s.emit(turnEndEvent(string(resp.StopReason), resp.Usage))
+	// What the agent ran for the turn may have left orphans: the Reaper
+	// looks now and a few times after, then sleeps (issue 34).
+	proctree.Kick()
 }
 
 // dropTurnLocked removes t from the running turns; s.mu is held.
@@ -530,11 +558,18 @@ func (s *Session) close() {
 	s.closed = true
 	a, id := s.agent, s.id
 	s.mu.Unlock()
+	// Decided before the agent hears of the close: an agent nothing else
+	// uses is retired now, so that a session opened meanwhile starts
+	// another one instead of being handed this one as it exits.
+	retired := a != nil && s.h.retireIfUnused(a)
 	s.cancel()
 	s.closeOnAgent(a, id) // lifecycle.go
 	s.end()
-	if a != nil && a.removeSession(s) == 0 {
-		s.h.stopAgent(a)
+	if a != nil {
+		a.removeSession(s)
+	}
+	if retired {
+		go a.stop()
 	}
 }
 

@@ -79,8 +79,12 @@ cmd("AcpStop", function()
 end, { desc = "Stop the agent session" })
 
 cmd("AcpSessions", function()
-  require("acp.commands").sessions()
-end, { desc = "Pick an agent session" })
+  require("acp").overview()
+end, { desc = "The overview of every agent session, live and saved" })
+
+cmd("AcpAttention", function()
+  require("acp").attention()
+end, { desc = "Go to the oldest prompt waiting for you, of any session" })
 
 cmd("AcpPermission", function()
   require("acp.commands").permission()
@@ -138,6 +142,16 @@ end, {
   desc = "Review the agent's pending changes: a view of them, or keep|reject all, send comments, quickfix",
 })
 
+cmd("AcpRewind", function(o)
+  require("acp.commands").rewind(o.args)
+end, {
+  nargs = "?",
+  complete = function()
+    return { "redo", "-1" }
+  end,
+  desc = "Rewind files and conversation to before a message of yours (a picker without argument), or redo",
+})
+
 cmd("AcpDiff", function(o)
   require("acp.commands").diff(o.args ~= "" and vim.fn.fnamemodify(vim.fn.expand(o.args), ":p") or nil)
 end, { nargs = "?", complete = "file", desc = "Diff a file the agent changed against its text before" })
@@ -168,6 +182,9 @@ end, { desc = "acp: show or hide the chat" })
 vim.keymap.set("n", "<Plug>(AcpFollow)", function()
   require("acp.chat.follow").set()
 end, { desc = "acp: follow the agent (toggle)" })
+vim.keymap.set("n", "<Plug>(AcpAttention)", function()
+  require("acp").attention()
+end, { desc = "acp: go to the oldest prompt waiting for you" })
 vim.keymap.set("n", "<Plug>(AcpCancel)", function()
   require("acp").cancel()
 end, { desc = "acp: cancel the turn" })

@@ -147,11 +147,25 @@ func Own(tag string) {
 	liveMu.Unlock()
 }
 
-// Disown marks tag as ended: orphans carrying it are killed.
+// Disown marks tag as ended: orphans carrying it are killed (the Reaper
+// looks at once).
 func Disown(tag string) {
 	liveMu.Lock()
 	delete(live, tag)
 	liveMu.Unlock()
+	Kick()
+}
+
+// kick wakes the Reaper (one pending wake is enough).
+var kick = make(chan struct{}, 1)
+
+// Kick makes the Reaper look at its children now and a few times after
+// (see Reap): something in the tree ended, and orphans may come of it.
+func Kick() {
+	select {
+	case kick <- struct{}{}:
+	default:
+	}
 }
 
 func isLive(tag string) bool {

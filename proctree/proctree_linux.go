@@ -88,28 +88,83 @@ func Subreaper() error {
 	return nil
 }
 
+// followUps is how many times Reap looks again after a SIGCHLD or a Kick,
+// at interval, then twice that, and so on: orphans are adopted without a
+// signal (only their exit sends one), when a process of the tree other
+// than our child ends, which follows the events that wake Reap.
+const followUps = 4
+
+// idle, when set (tests), is called each time Reap waits with no look
+// scheduled: nothing but a SIGCHLD, a Kick or ctx wakes it.
+var idle func()
+
 // Reap runs until ctx ends, looking at this process's children on every
-// SIGCHLD and every interval. Its adopted orphans (children it did not
-// Start) are those tagged under prefix, and those outside its own process
-// group: children that other code of this program started without Start
-// share its group and are left alone. Exited orphans are reaped; live
-// ones are killed unless they carry a live owner's tag (an orphan whose
-// owner ended, or that hid its tag, goes at once). log may be nil.
+// SIGCHLD and Kick (an owner ended), and followUps times after each, at
+// interval, 2x interval, 4x...: an idle program is never woken. Its
+// adopted orphans (children it did not Start) are those tagged under
+// prefix, and those outside its own process group: children that other
+// code of this program started without Start share its group and are left
+// alone. Exited orphans are reaped; live ones are killed unless they carry
+// a live owner's tag (an orphan whose owner ended, or that hid its tag,
+// goes at once). log may be nil.
 func Reap(ctx context.Context, prefix string, interval time.Duration, log *slog.Logger) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGCHLD)
 	defer signal.Stop(sig)
-	t := time.NewTicker(interval)
+	t := time.NewTimer(interval)
+	t.Stop()
 	defer t.Stop()
+	left, wait := 0, interval
 	for {
 		reapOnce(prefix, log)
+		var tick <-chan time.Time
+		if left > 0 {
+			t.Reset(wait)
+			tick = t.C
+		} else if idle != nil {
+			idle()
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-sig:
-		case <-t.C:
+			left, wait = followUps, interval
+		case <-kick:
+			left, wait = followUps, interval
+		case <-tick:
+			left, wait = left-1, 2*wait
+			continue
+		}
+		t.Stop() // a look now; the follow-ups start again after it
+	}
+}
+
+// ownChildren lists this process's children from
+// /proc/self/task/*/children (each thread's children, adopted orphans
+// included), without reading the rest of /proc; ok is false where the
+// kernel has no such file (CONFIG_PROC_CHILDREN).
+func ownChildren() (out []proc, ok bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
+		if err != nil {
+			continue // the thread ended, or no such file at all
+		}
+		ok = true
+		for _, f := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil {
+				continue
+			}
+			if p, found := stat(pid); found {
+				out = append(out, p)
+			}
 		}
 	}
+	return out, ok
 }
 
 // reapOnce is one look at the children.
@@ -117,7 +172,11 @@ func reapOnce(prefix string, log *slog.Logger) {
 	childMu.Lock()
 	defer childMu.Unlock()
 	self, group := os.Getpid(), syscall.Getpgrp()
-	for _, p := range list() {
+	procs, ok := ownChildren()
+	if !ok {
+		procs = list()
+	}
+	for _, p := range procs {
 		if p.ppid != self || children[p.pid] {
 			continue
 		}

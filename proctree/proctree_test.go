@@ -3,6 +3,7 @@
 package proctree
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -245,5 +246,73 @@ func TestReaperLeavesOtherChildrenAlone(t *testing.T) {
 	reapOnce("test-"+strconv.Itoa(os.Getpid())+"/", nil)
 	if err := cmd.Wait(); err != nil && !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("os/exec lost its child's status: %v", err)
+	}
+}
+
+// Reap looks at its children only when something ends: an idle program
+// is never woken (issue 34). After its first look it waits with nothing
+// scheduled; an owner's end (Disown) wakes it at once, with an interval
+// so long that no timer could have done it, and it kills that owner's
+// orphan; its follow-up looks end and it waits again.
+func TestReapWakesOnlyWhenSomethingEnds(t *testing.T) {
+	if err := Subreaper(); err != nil {
+		t.Skipf("no subreaper: %v", err)
+	}
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+	}{
+		{"follow-ups never due", time.Hour},
+		{"follow-ups run out", time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			idles := make(chan struct{}, 64)
+			idle = func() { idles <- struct{}{} }
+			defer func() { idle = nil }()
+			waitIdle := func(what string) {
+				t.Helper()
+				select {
+				case <-idles:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("Reap never waited idle %s", what)
+				}
+			}
+			prefix := "test-" + strconv.Itoa(os.Getpid()) + "/"
+			tag := prefix + "idle-" + strconv.FormatInt(int64(tc.interval), 10)
+			Own(tag)
+			file := filepath.Join(t.TempDir(), "pids")
+			cmd := helper("orphan", file, tag)
+			if err := Start(func() (int, error) { err := cmd.Start(); return pidOf(cmd), err }); err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			Exited(cmd.Process.Pid)
+			orphan := waitPids(file, 1)[0]
+
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				Reap(ctx, prefix, tc.interval, nil)
+			}()
+			defer func() { cancel(); <-done }()
+			waitIdle("after its first look")
+			if tc.interval == time.Hour {
+				// Idle and nothing ended: the orphan of a live owner stays.
+				if !alive(orphan) {
+					t.Fatal("the orphan of a live owner was killed")
+				}
+			}
+			for len(idles) > 0 { // SIGCHLDs of the helpers
+				<-idles
+			}
+			Disown(tag)
+			waitGone(t, orphan)
+			if tc.interval < time.Second {
+				waitIdle("after its follow-ups")
+			}
+		})
 	}
 }

@@ -1,21 +1,38 @@
--- acp.history: what a saved chat keeps within its bound, and how the
--- picker shows it.
+-- acp.history: a saved chat read back whole, and how the picker shows it.
 local history = require("acp.history")
 
 local M = {}
 
-M["a transcript over max_bytes keeps its newest lines and says so"] = function(t)
-  t.eq({ history.bounded({ "a", "b" }, 100) }, { { "a", "b" }, false })
-  local lines = {}
-  for i = 1, 100 do
-    lines[i] = ("line %03d %s"):format(i, ("x"):rep(20))
+M["a saved chat is read back whole, empty lines and all"] = function(t)
+  local project = vim.fn.tempname()
+  vim.fn.mkdir(history.dir(project), "p")
+  local meta = { id = "x", project = project }
+  for _, lines in ipairs({
+    { "" },
+    { "a", "", "" },
+    { "", "b" },
+    (function()
+      local out = {}
+      for i = 1, 30000 do
+        out[i] = ("line %d %s"):format(i, ("x"):rep(60)) -- 2 MiB: more than the old 1 MiB tail
+      end
+      return out
+    end)(),
+  }) do
+    local f = assert(io.open(history.path(meta), "wb"))
+    f:write(table.concat(lines, "\n"))
+    f:close()
+    t.eq(history.lines(meta), lines)
   end
-  local out, truncated = history.bounded(lines, 1000)
-  t.ok(truncated)
-  t.eq(out[#out], lines[100])
-  t.ok(out[1]:find("older lines not saved", 1, true), out[1])
-  t.ok(#table.concat(out, "\n") <= 1000, "within the bound")
-  t.eq(tonumber(out[1]:match("(%d+) older")) + #out - 1, 100, "the marker counts what was dropped")
+end
+
+M["history.max_bytes is deprecated, with what took its place"] = function(t)
+  local config = require("acp.config")
+  t.eq(config.validate({ history = { max_bytes = 1000 } }), nil, "still accepted")
+  local msgs = config.deprecations({ history = { max_bytes = 1000 } })
+  t.eq(#msgs, 1)
+  t.ok(msgs[1]:find("history.max_total_bytes", 1, true), msgs[1])
+  t.eq(config.deprecations({ history = { max_sessions = 3 } }), {})
 end
 
 M["the picker shows date, agent, title and first prompt"] = function(t)

@@ -17,12 +17,15 @@ local function floats()
   return out
 end
 
+local made = 0
+
 --- A session as acp.prompt sees it (floats of earlier tests closed).
 local function session()
   for _, w in ipairs(floats()) do
     api.nvim_win_close(w, true)
   end
-  local s = { agent = "fake", state = "busy", states = {}, messages = {} }
+  made = made + 1
+  local s = { key = 1000 + made, agent = "fake", state = "busy", states = {}, messages = {} }
   s.chat_buf = api.nvim_create_buf(false, true)
   s.input_buf = api.nvim_create_buf(false, true)
   s.transcript = {
@@ -77,7 +80,7 @@ M["one float at a time, in order; the session waits meanwhile"] = function(t)
   local notes = #t.notes
   s.prompts:add("permission", 1, permission_request("First"))
   s.prompts:add("fs_question", 2, fs_question())
-  t.eq(t.notes[notes + 1], "acp: fake asks permission: First (:AcpPermission to answer)", "not focused: notified")
+  t.eq(t.notes[notes + 1], "acp: fake needs a permission · :AcpAttention", "not focused: notified")
   t.eq(#floats(), 2, "the body and its keys")
   t.ok(s.prompts:text():find("Permission: First", 1, true), s.prompts:text())
   t.eq(s.state, "awaiting_permission")

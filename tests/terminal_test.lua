@@ -114,4 +114,20 @@ M["what the sandbox blocked shows under the output; a command outside it says so
   t.eq(#terms:content_lines({ terminalId = "v" }), 2, "nothing said of a sandboxed command that was not denied")
 end
 
+M["@terminal has the output that reached the view, drawn or not yet"] = function(t)
+  -- Issue 32, item 5 (TestMentionsAddTheEditorsKnowledge): the terminal
+  -- draws its output into its buffer a moment after it is fed.
+  local mentions = require("acp.input.mentions")
+  local terms = terminal.new(3)
+  terms:created("term-1", "echo from the terminal", "/")
+  terms:output("term-1", "from the terminal\r\n")
+  terms:exited("term-1", { exit_code = 0 })
+  local block = mentions.block("terminal", { terminals = terms })
+  t.ok(block, "a block")
+  t.ok(
+    block.text:find("$ echo from the terminal\nfrom the terminal\n```\n[exit 0]", 1, true),
+    "the output in the block: " .. block.text
+  )
+end
+
 return M

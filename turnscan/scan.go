@@ -4,8 +4,12 @@
 // turn's start (the files dirty then are read: their text is their
 // baseline) and at each check (after each tool call, at the turn's end);
 // a file clean at the start has the index's text as its baseline. Files a
-// tool call names (Note) are read before the tool runs, which also covers
-// workspaces outside git. Ignored files (build output) are never looked at.
+// tool call names (Note) are looked at too, even outside git: in git, one
+// clean at the start keeps the index's text as its baseline (the agent may
+// have written it before the tool call is handled); outside git, one not
+// listed at the start has the text read when noted, unless its directory
+// was listed (then it did not exist). Ignored files (build output) are
+// never looked at unless named.
 // Outside git, a small workspace is walked; in a bigger one, the files
 // directly in its top directory and in the directories the editor watches
 // (those of the files open or touched) are listed at the turn's start.
@@ -24,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +41,9 @@ import (
 type Change struct {
 	Path          string
 	Before, After fsbridge.FileText
+	// Binary: Before or After is not text (their Text holds the bytes):
+	// for the checkpoints, not the review.
+	Binary bool
 }
 
 // Limits of what a scanner keeps.
@@ -148,6 +156,12 @@ type known struct {
 	v    fsbridge.FileVersion
 	text fsbridge.FileText
 	ok   bool // text is known
+	bin  bool // text holds bytes that are not text
+	// git: the file was clean at the turn's start (git), so its baseline
+	// is git's (the index's), not text: text is what Note read, which
+	// may already hold the agent's write (it can land before the tool
+	// call announcing it is handled), kept for an ignored file only.
+	git bool
 }
 
 // Scanner finds one session's changed files. Its methods are safe for
@@ -174,7 +188,15 @@ type Scanner struct {
 	// blind: the turn's start status failed (timed out in a big tree on
 	// a loaded machine), so which files were dirty then is unknown.
 	blind bool
+	// recent: the directories of the files tool calls named in this and
+	// earlier turns (newest last, bounded): outside git in a workspace
+	// too big to walk, they are listed at a turn's start too, so a file
+	// there written before its tool call is handled still has a baseline.
+	recent []string
 }
+
+// maxRecent bounds the directories Scanner.recent keeps.
+const maxRecent = 64
 
 // New returns a scanner for the workspace root (absolute); files over max
 // bytes (max <= 0: 8 MiB) are not read. Outside a git repository (or
@@ -265,6 +287,14 @@ func (s *Scanner) read(p string) (known, bool) {
 	if ok && !t.Exists {
 		v = fsbridge.FileVersion{}
 	}
+	if !ok {
+		// Not text: its bytes, for the checkpoints.
+		if info, err := os.Lstat(p); err == nil && info.Mode().IsRegular() && info.Size() <= s.max {
+			if data, err := os.ReadFile(p); err == nil && int64(len(data)) <= s.max {
+				return known{v: v, text: fsbridge.FileText{Text: string(data), Exists: true}, ok: true, bin: true}, true
+			}
+		}
+	}
 	return known{v: v, text: t, ok: ok}, ok
 }
 
@@ -287,7 +317,11 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 		files, ok := s.walk()
 		var listed []string
 		if !ok {
-			files, listed = s.list(append([]string{s.root}, dirs...))
+			s.mu.Lock()
+			recent := slices.Clone(s.recent)
+			s.mu.Unlock()
+			slices.Reverse(recent) // the newest first, within MaxListed
+			files, listed = s.list(append(append([]string{s.root}, dirs...), recent...))
 		}
 		s.mu.Lock()
 		s.walked, s.listed = ok, listed
@@ -323,9 +357,12 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 	return nil
 }
 
-// Note remembers path (a file a tool call names, before the tool runs):
-// its text now is its baseline if it changes, and Check looks at it even
-// outside git. Paths outside the workspace are ignored.
+// Note remembers path (a file a tool call names, usually before the tool
+// runs; an agent writing at once may have written it already): its
+// baseline is git's text in git when it was clean at the start, nothing
+// when it was not in a directory listed at the start (outside git), else
+// its text now; Check looks at it even outside git. Paths outside the
+// workspace are ignored.
 func (s *Scanner) Note(path string) {
 	if !filepath.IsAbs(path) {
 		return
@@ -340,10 +377,25 @@ func (s *Scanner) Note(path string) {
 		return
 	}
 	s.mu.Lock()
+	if d := filepath.Dir(p); !slices.Contains(s.recent, d) {
+		s.recent = append(s.recent, d)
+		if len(s.recent) > maxRecent {
+			s.recent = s.recent[1:]
+		}
+	}
 	_, seen := s.seen[p]
 	_, dirtyAtStart := s.start[p]
 	s.mu.Unlock()
-	if seen || dirtyAtStart {
+	if seen {
+		return
+	}
+	if dirtyAtStart {
+		// Its baseline is the start's; a light check looks at it too.
+		s.mu.Lock()
+		if !slices.Contains(s.noted, p) {
+			s.noted = append(s.noted, p)
+		}
+		s.mu.Unlock()
 		return
 	}
 	k, ok := s.read(p)
@@ -352,6 +404,17 @@ func (s *Scanner) Note(path string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// In git (the start's status known), a file not dirty at the start
+	// has git's text as its baseline, whatever the disk holds now: an
+	// agent writing 0-1 ms after its tool call was sent has often
+	// written before this runs.
+	k.git = s.top != "" && !s.blind
+	if s.top == "" && (s.walked || slices.Contains(s.listed, filepath.Dir(p))) {
+		// Outside git, every file of the workspace (or of this
+		// directory) was listed at the start: one not there then did
+		// not exist, whatever the disk holds now.
+		k = known{ok: true}
+	}
 	if _, dup := s.seen[p]; dup {
 		return
 	}
@@ -429,6 +492,9 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	for p := range s.seen {
 		cands[p] = true
 	}
+	for _, p := range s.noted {
+		cands[p] = true
+	}
 	startHead := s.head
 	blind := s.blind
 	s.mu.Unlock()
@@ -443,13 +509,17 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 			prev, ok = s.start[p]
 		}
 		s.mu.Unlock()
+		if ok && prev.git {
+			fromIndex = append(fromIndex, p)
+			continue
+		}
 		if ok {
 			if prev.v == now {
 				continue
 			}
 			cur, _ := s.read(p)
 			if prev.ok && cur.ok && prev.text != cur.text {
-				changes = append(changes, Change{Path: p, Before: prev.text, After: cur.text})
+				changes = append(changes, Change{Path: p, Before: prev.text, After: cur.text, Binary: prev.bin || cur.bin})
 			}
 			s.mu.Lock()
 			s.seen[p] = cur
@@ -477,7 +547,7 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 		for _, p := range fromIndex {
 			cur, _ := s.read(p)
 			if cur.ok && cur.text.Exists {
-				changes = append(changes, Change{Path: p, After: cur.text})
+				changes = append(changes, Change{Path: p, After: cur.text, Binary: cur.bin})
 			}
 			s.mu.Lock()
 			s.seen[p] = cur
@@ -487,11 +557,12 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	}
 	if len(fromIndex) > 0 {
 		base := s.baselines(ctx, fromIndex, startHead)
+		s.ignoredBaselines(ctx, base)
 		for _, p := range fromIndex {
 			cur, _ := s.read(p)
 			b, ok := base[p]
-			if ok && cur.ok && b != cur.text {
-				changes = append(changes, Change{Path: p, Before: b, After: cur.text})
+			if ok && cur.ok && b.FileText != cur.text {
+				changes = append(changes, Change{Path: p, Before: b.FileText, After: cur.text, Binary: b.bin || cur.bin})
 			}
 			s.mu.Lock()
 			s.seen[p] = cur
@@ -501,10 +572,16 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	return changes, err
 }
 
+// baseText is a baseline from git (bin: bytes that are not text).
+type baseText struct {
+	fsbridge.FileText
+	bin bool
+}
+
 // baselines is the text of each path (clean at the turn's start) in git:
 // the index's, or the start's HEAD's when the index has none (the agent
 // committed and then changed it again); a path in neither did not exist.
-func (s *Scanner) baselines(ctx context.Context, paths []string, head string) map[string]fsbridge.FileText {
+func (s *Scanner) baselines(ctx context.Context, paths []string, head string) map[string]baseText {
 	var in bytes.Buffer
 	for _, p := range paths {
 		rel, _ := filepath.Rel(s.top, p)
@@ -515,7 +592,7 @@ func (s *Scanner) baselines(ctx context.Context, paths []string, head string) ma
 			fmt.Fprintf(&in, ":%s\n", rel)
 		}
 	}
-	out := map[string]fsbridge.FileText{}
+	out := map[string]baseText{}
 	res, err := s.run(ctx, s.top, &in, "cat-file", "--batch")
 	if err != nil {
 		return out
@@ -528,7 +605,7 @@ func (s *Scanner) baselines(ctx context.Context, paths []string, head string) ma
 		}
 		f := strings.Fields(header)
 		if len(f) == 2 && f[1] == "missing" {
-			out[p] = fsbridge.FileText{} // a file the turn created
+			out[p] = baseText{} // a file the turn created
 			continue
 		}
 		if len(f) != 3 {
@@ -542,10 +619,41 @@ func (s *Scanner) baselines(ctx context.Context, paths []string, head string) ma
 		if _, err := io.ReadFull(r, data); err != nil {
 			break
 		}
-		if f[1] != "blob" || size > s.max || !fsbridge.IsText(data[:size]) {
+		if f[1] != "blob" || size > s.max {
 			continue
 		}
-		out[p] = fsbridge.FileText{Text: string(data[:size]), Exists: true}
+		out[p] = baseText{FileText: fsbridge.FileText{Text: string(data[:size]), Exists: true}, bin: !fsbridge.IsText(data[:size])}
 	}
 	return out
+}
+
+// ignoredBaselines corrects the baselines of the files noted that git
+// has no text of (missing: taken as created by the turn) but that existed
+// when noted: a file git ignores was there before the turn, and the text
+// Note read is the best baseline known; one that git does not ignore was
+// not there at the start (its status would have listed it), so the turn
+// created it.
+func (s *Scanner) ignoredBaselines(ctx context.Context, base map[string]baseText) {
+	var in bytes.Buffer
+	noted := map[string]known{}
+	s.mu.Lock()
+	for p, b := range base {
+		if k, ok := s.seen[p]; ok && k.git && !b.Exists && k.ok && k.text.Exists {
+			rel, _ := filepath.Rel(s.top, p)
+			in.WriteString(filepath.ToSlash(rel) + "\x00")
+			noted[filepath.ToSlash(rel)] = k
+		}
+	}
+	s.mu.Unlock()
+	if len(noted) == 0 {
+		return
+	}
+	// check-ignore exits 1 when nothing is ignored: its output is read
+	// either way.
+	out, _ := s.run(ctx, s.top, &in, "check-ignore", "-z", "--stdin", "--no-index")
+	for _, rel := range bytes.Split(out, []byte{0}) {
+		if k, ok := noted[string(rel)]; ok {
+			base[filepath.Join(s.top, string(rel))] = baseText{FileText: k.text, bin: k.bin}
+		}
+	}
 }

@@ -271,3 +271,104 @@ func TestCheckStartFailedKeepsUncommittedWork(t *testing.T) {
 		t.Fatalf("changes %q, want %q", got, want)
 	}
 }
+
+// An agent may write a file before its tool call naming it is handled
+// (auto-allowed edits land 0-1 ms after the tool_call): Note then reads
+// the agent's text. In git the baseline of a file clean at the start is
+// git's, so the change is still found, by the light check and the full
+// one; a file git ignores keeps the text noted (git has none of it).
+func TestNoteAfterTheWrite(t *testing.T) {
+	cases := []struct {
+		name, rel, content string
+		check              func(*Scanner, context.Context) ([]Change, error)
+		want               []string
+	}{
+		{"tracked, light check", "a.txt", "a by the agent\n", (*Scanner).CheckNoted, []string{"a.txt: a1 -> a by the agent"}},
+		{"tracked, full check", "d/b.txt", "b by the agent\n", (*Scanner).Check, []string{"d/b.txt: b1 -> b by the agent"}},
+		{"created", "new.txt", "new\n", (*Scanner).CheckNoted, []string{"new.txt: ∅ -> new"}},
+		{"dirty at start", "d/dirty.txt", "agent\n", (*Scanner).CheckNoted, []string{"d/dirty.txt: dirty at start -> agent"}},
+		{"ignored", "build/out.txt", "o2\n", (*Scanner).CheckNoted, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := repo(t)
+			ctx := context.Background()
+			s := New(ctx, dir, 1<<20)
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, c.rel)
+			put(t, p, c.content)
+			s.Note(p)
+			cs, err := c.check(s, ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := summary(dir, cs); strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Fatalf("changes %q, want %q", got, c.want)
+			}
+			// Seen once: a later check reports nothing more.
+			if got := summary(dir, mustCheck(t, s)); len(got) != 0 {
+				t.Fatalf("reported again: %q", got)
+			}
+		})
+	}
+}
+
+// Outside git, in a workspace walked at the turn's start, a file created
+// before the tool call naming it is handled is still a new file.
+func TestNoteAfterTheWriteOutsideGit(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	if exec.Command("git", "-C", dir, "rev-parse").Run() == nil {
+		t.Skip("the temporary directory is in a git repository")
+	}
+	put(t, filepath.Join(dir, "old.txt"), "old\n")
+	ctx := context.Background()
+	s := New(ctx, dir, 1<<20)
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(dir, "new.txt"), "new\n")
+	put(t, filepath.Join(dir, "old.txt"), "changed\n")
+	s.Note(filepath.Join(dir, "new.txt"))
+	s.Note(filepath.Join(dir, "old.txt"))
+	cs, err := s.CheckNoted(ctx)
+	if got := strings.Join(summary(dir, cs), ","); err != nil || got != "new.txt: ∅ -> new,old.txt: old -> changed" {
+		t.Fatalf("changes %q %v", got, err)
+	}
+}
+
+// Outside git in a workspace too big to walk, the directories of the
+// files tool calls named in earlier turns are listed at a turn's start:
+// a file there changed or created before its tool call is handled keeps
+// its baseline.
+func TestNoteAfterTheWriteInARecentDirectory(t *testing.T) {
+	maxWalk = 2
+	defer func() { maxWalk = MaxWalk }()
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, f := range []string{"a.txt", "b.txt", "c.txt", "deep/sub/one.txt", "deep/sub/two.txt"} {
+		put(t, filepath.Join(dir, f), f+"\n")
+	}
+	ctx := context.Background()
+	s := New(ctx, dir, 1<<20)
+	if s.Git() {
+		t.Skip("the temp dir is inside a git repository")
+	}
+	// Turn 1: a tool call names deep/sub/one.txt before writing it.
+	s.Start(ctx)
+	s.Note(filepath.Join(dir, "deep/sub/one.txt"))
+	put(t, filepath.Join(dir, "deep/sub/one.txt"), "one by the agent\n")
+	mustCheck(t, s)
+	// Turn 2: two.txt changed and three.txt created before their tool
+	// calls are handled.
+	s.Start(ctx)
+	put(t, filepath.Join(dir, "deep/sub/two.txt"), "two by the agent\n")
+	put(t, filepath.Join(dir, "deep/sub/three.txt"), "three\n")
+	s.Note(filepath.Join(dir, "deep/sub/two.txt"))
+	s.Note(filepath.Join(dir, "deep/sub/three.txt"))
+	cs, err := s.CheckNoted(ctx)
+	want := "deep/sub/three.txt: ∅ -> three,deep/sub/two.txt: deep/sub/two.txt -> two by the agent"
+	if got := strings.Join(summary(dir, cs), ","); err != nil || got != want {
+		t.Fatalf("changes %q %v, want %q", got, err, want)
+	}
+}

@@ -1,11 +1,11 @@
 --- The :Acp* commands that act on the current session (plugin/acp.lua
 --- defines them; the rest call the public API in acp).
 local changes = require("acp.review.changes")
-local chat = require("acp.chat")
 local host = require("acp.host")
 local notify = require("acp.notify")
 local review = require("acp.review")
 local reviewview = require("acp.review.view")
+local rewind = require("acp.rewind")
 local sessions = require("acp.sessions")
 local settings = require("acp.session.settings")
 
@@ -28,27 +28,6 @@ local function notify_host(method, ...)
   if not ok then
     notify("acp: " .. tostring(err), vim.log.levels.ERROR)
   end
-end
-
---- :AcpSessions: pick a session with vim.ui.select.
-function M.sessions()
-  local list = sessions.list()
-  if #list == 0 then
-    notify("acp: no sessions; :AcpChat starts one", vim.log.levels.INFO)
-    return
-  end
-  vim.ui.select(list, {
-    prompt = "Agent sessions",
-    format_item = function(s)
-      local here = s == sessions.get() and "* " or "  "
-      return ("%s%s  %s  [%s]"):format(here, s:label(), s:name(60) or "(no prompt yet)", s.state)
-    end,
-  }, function(s)
-    if s then
-      sessions.set_current(s)
-      chat.show(s)
-    end
-  end)
 end
 
 --- :AcpQueue [send|clear]: edit the queued prompts, send the next one now
@@ -145,6 +124,12 @@ function M.review(arg)
   else
     notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
   end
+end
+
+--- :AcpRewind [n|redo]: rewind to before a message of yours (acp.rewind).
+---@param arg string
+function M.rewind(arg)
+  return rewind.command(current(true), arg)
 end
 
 --- :AcpDiff [file]: the file before the session touched it vs now.

@@ -1,5 +1,7 @@
 --- Configuration: the single source of defaults, agent presets, validation
 --- and the merged user options (see :help acp-config).
+local notify = require("acp.notify")
+
 local M = {}
 
 ---@class acp.AgentSpec
@@ -47,6 +49,12 @@ local M = {}
 ---@field follow boolean show the file and line of the agent's current tool call in the editing window
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
 ---@field registry acp.Config.Registry the ACP agent registry (:AcpAgents)
+---@field attention acp.Config.Attention how a session that needs the user says so (:help acp-attention)
+
+---@class acp.Config.Attention
+---@field command string[]|false a command run with the title and the message appended (e.g. { "notify-send" })
+---@field osc boolean|"9"|"777" the terminal's own notification (OSC 9; "777": OSC 777), through tmux too
+---@field bell boolean ring the terminal's bell
 
 ---@class acp.Config.Mcp
 ---@field expose boolean pass the editor to each session's agent as an MCP server (live buffers, terminals, diagnostics, LSP)
@@ -92,7 +100,8 @@ local M = {}
 ---@class acp.Config.History
 ---@field enabled boolean save chats per project (:AcpHistory)
 ---@field max_sessions integer saved chats kept per project (the oldest go)
----@field max_bytes integer of one saved transcript (its oldest lines go)
+---@field max_total_bytes integer of a project's saved chats together (the oldest go; a chat is kept whole)
+---@field max_bytes integer|nil deprecated: a saved chat is kept whole (see max_total_bytes)
 
 ---@alias acp.Keys string|string[]|false one key, several, or none
 
@@ -229,6 +238,9 @@ M.defaults = {
     warm_sessions = 0,
   },
   ui = { icons = "auto" },
+  -- Checkpoints before each prompt (:AcpRewind), kept with the chat under
+  -- stdpath("state")/acp/checkpoints, the oldest pruned past max_bytes.
+  rewind = { enabled = true, max_bytes = 256 * 1024 * 1024 },
   keymaps = {
     input = {
       send = "<CR>",
@@ -254,6 +266,7 @@ M.defaults = {
       permission = "<C-g>",
       queue = "<M-q>",
       help = "?",
+      rewind = "gR",
       hide = "q",
     },
     prompt = {
@@ -292,13 +305,27 @@ M.defaults = {
       permission = "<C-g>",
       close = "q",
     },
+    sessions = {
+      open = "<CR>",
+      stop = "s",
+      fork = "f",
+      rename = "r",
+      archive = "a",
+      delete = "D",
+      attention = "w",
+      all_projects = "P",
+      archived = "A",
+      help = "?",
+      close = "q",
+    },
   },
-  history = { enabled = true, max_sessions = 50, max_bytes = 1024 * 1024 },
+  history = { enabled = true, max_sessions = 50, max_total_bytes = 512 * 1024 * 1024 },
   mcp_servers = {},
   mcp = { expose = true, name = "nvim" },
   follow = false,
   log_level = "info",
   registry = { timeout_ms = 10000 },
+  attention = { command = false, osc = false, bell = false },
 }
 
 ---@type acp.Config
@@ -435,7 +462,23 @@ local schema = {
       return type(v) ~= "boolean" and v ~= "auto" and 'true, false or "auto"' or nil
     end,
   },
-  history = { enabled = checks.boolean, max_sessions = checks.positive, max_bytes = checks.positive },
+  history = {
+    enabled = checks.boolean,
+    max_sessions = checks.positive,
+    max_total_bytes = checks.positive,
+    max_bytes = checks.positive, -- deprecated (M.deprecations)
+  },
+  attention = {
+    command = function(v)
+      local ok = v == false or (is_list_of(v, "string") and #v > 0)
+      return not ok and "a command (a list of strings) or false" or nil
+    end,
+    osc = function(v)
+      return type(v) ~= "boolean" and v ~= "9" and v ~= "777" and 'true, false, "9" or "777"' or nil
+    end,
+    bell = checks.boolean,
+  },
+  rewind = { enabled = checks.boolean, max_bytes = checks.positive },
   mcp_servers = checks.tables,
   mcp = {
     expose = checks.boolean,
@@ -638,8 +681,23 @@ function M.validate(opts)
   return ("acp: setup: %d problems:\n  %s"):format(#errs, table.concat(errs, "\n  "))
 end
 
+local deprecation_said = {} -- once per Neovim
+
+--- Options opts sets that are no more, each with what took its place.
+---@param opts table
+---@return string[]
+function M.deprecations(opts)
+  local out = {}
+  if type(opts.history) == "table" and opts.history.max_bytes ~= nil then
+    out[#out + 1] = "history.max_bytes is deprecated and ignored: a saved chat is kept whole;"
+      .. " history.max_sessions and history.max_total_bytes bound a project's saved chats (the oldest go)"
+  end
+  return out
+end
+
 --- Merge user options over the defaults. Raises an error naming every
---- bad option and its value (the options in force stay as they were).
+--- bad option and its value (the options in force stay as they were);
+--- warns once about deprecated ones.
 ---@param opts table|nil
 ---@return acp.Config
 function M.setup(opts)
@@ -647,6 +705,12 @@ function M.setup(opts)
   local err = M.validate(opts)
   if err then
     error(err, 0)
+  end
+  for _, msg in ipairs(M.deprecations(opts)) do
+    if not deprecation_said[msg] then
+      deprecation_said[msg] = true
+      notify("acp: setup: " .. msg, vim.log.levels.WARN)
+    end
   end
   local options = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   -- Lists replace rather than merge.

@@ -14,13 +14,16 @@ local notify = require("acp.notify")
 
 -- The rest loads on first use: setup() costs every start of Neovim.
 local agents = lazy("acp.agents")
+local attention = lazy("acp.attention")
 local buffers = lazy("acp.buffers")
 local chat = lazy("acp.chat")
 local draft = lazy("acp.input.draft")
 local events = lazy("acp.session.events")
 local history = lazy("acp.history")
 local lifecycle = lazy("acp.session.lifecycle")
+local overview = lazy("acp.overview")
 local review = lazy("acp.review")
+local rewind = lazy("acp.rewind")
 local session = lazy("acp.session")
 local sessions = lazy("acp.sessions")
 local warm = lazy("acp.session.warm")
@@ -297,9 +300,11 @@ function M.agents()
   agents.browse(M.chat)
 end
 
---- Send a prompt to the current (or opts.session) session. Returns with the
---- state "busy" and stop_reason cleared, or false with a message when the
---- session cannot take a prompt now.
+--- Send a prompt to the current (or opts.session) session. Returns at once:
+--- with the state "busy" and stop_reason cleared, or "awaiting_permission"
+--- while a question about the prompt waits in the prompt queue (unsaved
+--- buffers, files from outside the workspace: <C-g> goes to it), or false
+--- with a message when the session cannot take a prompt now.
 ---@param text string
 ---@param opts { session: integer|nil }|nil
 ---@return boolean
@@ -415,14 +420,26 @@ end
 --- statuslines: "Claude [⠹ busy 12s]", "Claude [permission pending (<C-g>)]",
 --- "" without a session. Redraw on `User AcpState` and `User AcpProgress`
 --- (see :help acp-statusline).
+--- With sessions waiting for the user (:AcpAttention), their number
+--- follows: "Claude [⠹ busy 12s] · 2 waiting" (alone without a session).
 ---@param opts { session: integer|nil }|nil
 ---@return string
 function M.statusline(opts)
   local s = resolve(opts)
+  local waiting = package.loaded["acp.attention"] and attention.statusline() or ""
   if not s then
-    return ""
+    return waiting
   end
-  return ("%s %s"):format(s.title or s.agent, winbar.state_text(s, vim.uv.now()))
+  local text = ("%s %s"):format(s.title or s.agent, winbar.state_text(s, vim.uv.now()))
+  return waiting ~= "" and (text .. " · " .. waiting) or text
+end
+
+--- Go to the oldest prompt waiting for the user, of any session
+--- (:AcpAttention): its chat shown, the prompt focused. False when none waits.
+---@return boolean
+function M.attention()
+  setup_once()
+  return attention.go()
 end
 
 --- Hide the current chat if it is visible in this tab, else open it.
@@ -439,6 +456,24 @@ function M.toggle()
   M.chat()
 end
 
+--- :AcpSessions: the overview of every session, live and saved
+--- (acp.overview). Returns its buffer.
+---@return integer
+function M.overview()
+  setup_once()
+  return overview.open({
+    resume = function(meta)
+      M.new_session(meta.agent, { load = meta.session_id, history = meta })
+    end,
+    fork = function(s)
+      M.fork({ session = s.key })
+    end,
+    delete = function(meta)
+      lifecycle.delete_saved(meta)
+    end,
+  })
+end
+
 --- Make the session of key the current one and show its chat (:AcpSessions).
 ---@param key integer
 function M.focus(key)
@@ -447,6 +482,22 @@ function M.focus(key)
     sessions.set_current(s)
     chat.show(s)
   end
+end
+
+--- Rewind to before user message opts.message (1-based, negative from
+--- the last): files and conversation (:AcpRewind, :help acp-rewind).
+---@param opts { message: integer|nil, files: boolean|nil, conversation: boolean|nil, confirm: boolean|nil, mode: string|nil, overlaps: string|nil, session: integer|nil }|nil
+---@return boolean
+function M.rewind(opts)
+  setup_once()
+  return rewind.rewind(resolve(opts), opts)
+end
+
+--- Undo the last rewind (until the next prompt).
+---@param opts { session: integer|nil }|nil
+---@return boolean
+function M.rewind_redo(opts)
+  return rewind.redo(resolve(opts))
 end
 
 --- For tests and debugging: the session object of key (default: the

@@ -49,6 +49,7 @@ M.actions = {
     { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
     { name = "queue", modes = { "n" }, desc = "edit the prompts queued while the agent works" },
     { name = "help", modes = { "n" }, desc = "show these keys" },
+    { name = "rewind", modes = { "n" }, desc = "rewind to before the message of yours under the cursor (:AcpRewind)" },
     { name = "hide", modes = { "n" }, desc = "hide the chat (the session keeps running)" },
   },
   prompt = {
@@ -86,6 +87,19 @@ M.actions = {
     { name = "steer", modes = { "n" }, desc = "send the prompt under the cursor now" },
     { name = "permission", modes = { "n" }, desc = "go to the waiting permission prompt" },
     { name = "close", modes = { "n" }, desc = "close the queue (edits are kept)" },
+  },
+  sessions = {
+    { name = "open", modes = { "n" }, desc = "open the session's chat (a saved one: resume it, else read it)" },
+    { name = "stop", modes = { "n" }, desc = "stop the session" },
+    { name = "fork", modes = { "n" }, desc = "fork the session (a new chat on a copy)" },
+    { name = "rename", modes = { "n" }, desc = "rename the session" },
+    { name = "archive", modes = { "n" }, desc = "archive or unarchive the saved chat" },
+    { name = "delete", modes = { "n" }, desc = "delete the saved chat" },
+    { name = "attention", modes = { "n" }, desc = "go to the oldest prompt waiting for you" },
+    { name = "all_projects", modes = { "n" }, desc = "show every project's sessions, or this one's (toggle)" },
+    { name = "archived", modes = { "n" }, desc = "show the archived chats too (toggle)" },
+    { name = "help", modes = { "n" }, desc = "show these keys" },
+    { name = "close", modes = { "n" }, desc = "close the overview" },
   },
 }
 
@@ -133,14 +147,17 @@ local titles = {
   prompt = "In a prompt",
   review = "In a buffer with the agent's pending changes, and :AcpReview",
   queue = "In the queue (:AcpQueue)",
+  sessions = "In the sessions overview (:AcpSessions)",
 }
 
---- The lines of the key help: every section's keys and what they do.
+--- The lines of the key help: every section's keys (or those of
+--- sections) and what they do.
+---@param sections string[]|nil
 ---@return string[]
-function M.help_lines()
+function M.help_lines(sections)
   local rows = {}
   local keyw = 0
-  for _, section in ipairs({ "chat", "input", "prompt", "review", "queue" }) do
+  for _, section in ipairs(sections or { "chat", "input", "prompt", "review", "queue" }) do
     rows[#rows + 1] = { title = titles[section] }
     for _, a in ipairs(M.actions[section]) do
       local keys = table.concat(M.keys(section, a.name), " ")
@@ -171,15 +188,16 @@ local help_ns = api.nvim_create_namespace("acp_keys_help")
 
 --- Show the key help in a float in the middle of the editor (q, <Esc> or
 --- ? closes it).
+---@param sections string[]|nil only these sections (default: the chat's)
 ---@return integer the float
-function M.show_help()
-  local lines = M.help_lines()
+function M.show_help(sections)
+  local lines = M.help_lines(sections)
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = "wipe"
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   for i, l in ipairs(lines) do
-    if titles.chat == l or titles.input == l or titles.prompt == l or titles.review == l or titles.queue == l then
+    if vim.tbl_contains(vim.tbl_values(titles), l) then
       api.nvim_buf_set_extmark(buf, help_ns, i - 1, 0, { end_col = #l, hl_group = "AcpPermissionTitle" })
     elseif l:match("^  ") then
       local key_end = #(l:match("^(  .-)  ") or "")

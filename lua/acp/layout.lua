@@ -42,6 +42,19 @@ function M.tab_window(buf)
   end
 end
 
+--- A window of this tab showing the chat of another session than buf's
+--- (a chat buffer: b:acp_role "chat"), if any.
+---@param buf integer|nil the chat buffer that is not "another"
+---@return integer|nil
+function M.other_chat_window(buf)
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local b = api.nvim_win_get_buf(w)
+    if b ~= buf and vim.b[b].acp_role == "chat" then
+      return w
+    end
+  end
+end
+
 --- Rows lines take in a window width columns wide with 'wrap' on.
 ---@param lines string[]
 ---@param width integer

@@ -35,12 +35,21 @@ function M.one_line(msg, width, suffix)
   if vim.fn.strdisplaywidth(line) <= width then
     return line, false
   end
-  local room = math.max(width - vim.fn.strdisplaywidth(suffix) - 1, 1)
-  local cut = vim.fn.strcharpart(line, 0, room)
-  while vim.fn.strdisplaywidth(cut) > room do
-    cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
+  -- Cut in the middle: the start says what it is about, the end what
+  -- happened ("acp: /tmp/…/pipe.png is a FIFO, not a regular file").
+  local room = math.max(width - vim.fn.strdisplaywidth(suffix) - 1, 2)
+  local n = vim.fn.strchars(line)
+  local head_room = math.floor(room * 0.4)
+  local tail_room = room - head_room
+  local head = vim.fn.strcharpart(line, 0, head_room)
+  while vim.fn.strdisplaywidth(head) > head_room do
+    head = vim.fn.strcharpart(head, 0, vim.fn.strchars(head) - 1)
   end
-  return cut .. "…" .. suffix, true
+  local tail = vim.fn.strcharpart(line, n - tail_room)
+  while vim.fn.strdisplaywidth(tail) > tail_room do
+    tail = vim.fn.strcharpart(tail, 1)
+  end
+  return head .. "…" .. tail .. suffix, true
 end
 
 --- Append msg whole to acp.log (the host's log, :AcpLog).

@@ -6,6 +6,8 @@ local config = require("acp.config")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
+local rewind = require("acp.rewind")
+local sessions = require("acp.sessions")
 local winbar = require("acp.chat.winbar")
 
 local M = {}
@@ -132,9 +134,19 @@ function M.focus_prompt(s)
   if vim.fn.mode() ~= "n" then
     vim.cmd("stopinsert")
   end
-  if not s.prompts:reopen({ insert = insert }) then
-    notify("acp: no pending permission request", vim.log.levels.INFO)
+  if s.prompts:reopen({ insert = insert }) then
+    return
   end
+  -- None here: the oldest other session whose prompt waits unseen.
+  for _, o in ipairs(sessions.list()) do
+    if o ~= s and o.prompts:waits_hidden() then
+      sessions.set_current(o)
+      M.show(o)
+      o.prompts:reopen({ insert = insert })
+      return
+    end
+  end
+  notify("acp: no pending permission request", vim.log.levels.INFO)
 end
 
 --- Buffer-local keys of a chat (config keymaps; :help acp-keys).
@@ -209,6 +221,9 @@ function M.keymaps(s)
       end,
       help = function()
         keymaps.show_help()
+      end,
+      rewind = function()
+        rewind.at_cursor(s)
       end,
     })
   )
@@ -439,6 +454,7 @@ function M.show(s, opts)
   s.input_win = input_win
   M.update_winbar(s)
   s.context:show()
+  s.prompts:show_waiting() -- a prompt not drawn while the chat was hidden
   if opts.focus ~= false then
     api.nvim_set_current_win(input_win)
     -- Opened for typing: the first keys are text, not Normal mode commands

@@ -12,6 +12,7 @@
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local render = require("acp.render.acp")
+local rewind_chat = require("acp.rewind.chat")
 local subrender = require("acp.render.subagent")
 local texts = require("acp.text")
 local view = require("acp.render.view")
@@ -1201,6 +1202,10 @@ end
 --- 'foldtext' of the chat window.
 function M.foldtext()
   local n = vim.v.foldend - vim.v.foldstart + 1
+  local rewound = rewind_chat.foldtext(vim.v.foldstart, n)
+  if rewound then
+    return rewound
+  end
   local first = vim.fn.getline(vim.v.foldstart)
   if #first > 60 then
     first = first:sub(1, 57) .. "..."

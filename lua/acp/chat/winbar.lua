@@ -5,6 +5,7 @@
 --- One timer animates every chat that needs it and stops when none does.
 local config = require("acp.config")
 local keymaps = require("acp.keymaps")
+local sessions = require("acp.sessions")
 local texts = require("acp.text")
 
 local M = {}
@@ -151,10 +152,41 @@ function M.text(s, now, width)
   if width and vim.fn.strdisplaywidth(name .. " " .. state) > width then
     state = M.state_text(s, now, true)
   end
+  -- Another session's prompt waits unseen (not drawn over this chat): said
+  -- before anything but the name and state, shorter when narrow.
+  local others = 0
+  for _, o in ipairs(sessions.list()) do
+    if o ~= s and o.prompts and o.prompts:waits_hidden() then
+      others = others + 1
+    end
+  end
+  local waits
+  if others > 0 then
+    local key = keymaps.first("chat", "permission") or ":AcpPermission"
+    local long = ("%d other session%s wait%s (%s)"):format(
+      others,
+      others == 1 and "" or "s",
+      others == 1 and "s" or "",
+      key
+    )
+    waits = long
+    if width then
+      local room = width - vim.fn.strdisplaywidth(name .. " " .. state) - 3
+      for _, w in ipairs({ long, ("%d wait%s (%s)"):format(others, others == 1 and "s" or "", key), others .. " wait" }) do
+        waits = w
+        if vim.fn.strdisplaywidth(w) <= room then
+          break
+        end
+      end
+    end
+  end
   if width then
     -- Whole parts go, first ones first (the conversation's name, then the
     -- mode...), rather than a cut in the middle of a word ("<del: Demo").
     local room = width - vim.fn.strdisplaywidth(name .. " " .. state) - 1
+    if waits then
+      room = room - vim.fn.strdisplaywidth("| " .. waits .. " ")
+    end
     local function need()
       return #middle > 0 and vim.fn.strdisplaywidth("| " .. table.concat(middle, " | ") .. " ") or 0
     end
@@ -164,6 +196,9 @@ function M.text(s, now, width)
   end
   -- %< stays after the name for windows narrower than the width given.
   local bar = "%#AcpAgent#" .. esc(name) .. "%* %<"
+  if waits then
+    middle[#middle + 1] = waits
+  end
   if #middle > 0 then
     bar = bar .. "| " .. table.concat(vim.tbl_map(esc, middle), " | ") .. " "
   end

@@ -1,15 +1,21 @@
---- Saved chats: each session's transcript is saved per project (the git
---- root of the cwd, else the cwd) under stdpath("data")/acp/history/, after
---- each turn and when the session ends, within history.max_sessions per
---- project and history.max_bytes per transcript. :AcpHistory lists them
---- (title, first prompt, date); one reopens read-only, or resumes through
---- session/load when its agent can load sessions.
+--- Saved chats: each session's transcript is saved whole per project (the
+--- git root of the cwd, else the cwd) under stdpath("data")/acp/history/,
+--- after each turn and when the session ends; the oldest chats of a
+--- project go beyond history.max_sessions or history.max_total_bytes.
+--- A save sends the host only what changed in the chat since the last one
+--- (the lines from the first changed one on, tracked with
+--- nvim_buf_attach), without waiting: the host writes them in order
+--- (host/history.go), so a save costs what changed, not the chat's length.
+--- :AcpHistory lists them (title, first prompt, date); one reopens
+--- read-only, or resumes through session/load when its agent can load
+--- sessions.
 local chat = require("acp.chat")
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local files = require("acp.files")
 local host = require("acp.host")
 local notify = require("acp.notify")
+local rewind = require("acp.rewind")
 local texts = require("acp.text")
 local view = require("acp.render.view")
 
@@ -44,7 +50,9 @@ end
 ---@field can_resume boolean|nil the agent can resume sessions (session/resume)
 ---@field can_delete boolean|nil the agent can delete sessions (session/delete)
 ---@field lines integer lines saved
----@field truncated boolean|nil older lines were dropped (history.max_bytes)
+---@field truncated boolean|nil older lines were dropped (history.max_bytes, before chats were kept whole)
+---@field archived boolean|nil archived: hidden unless asked for (:AcpSessions)
+---@field renamed boolean|nil the user named it (its title is kept)
 
 --- The project a chat belongs to: the git root of dir, else dir.
 ---@param dir string|nil default: the cwd
@@ -69,16 +77,54 @@ function M.dir(project)
   return ("%s/%s-%s"):format(M.root(), name, vim.fn.sha256(project):sub(1, 12))
 end
 
---- The saved chats of project, newest first.
----@param project string|nil default: the cwd's
+local metas = {} ---@type table<string, { stamp: string, meta: acp.HistoryMeta }> by path
+
+--- The record at path, parsed once per version of the file (its size and
+--- time): the overview lists a thousand of them on every refresh.
+---@param path string
+---@return acp.HistoryMeta|nil
+local function read_meta(path)
+  local st = uv.fs_stat(path)
+  if not st then
+    metas[path] = nil
+    return nil
+  end
+  local stamp = ("%d:%d.%d:%d"):format(st.size, st.mtime.sec, st.mtime.nsec, st.ino)
+  local c = metas[path]
+  if c and c.stamp == stamp then
+    return c.meta
+  end
+  local ok, meta = pcall(vim.json.decode, files.read(path) or "")
+  if not (ok and type(meta) == "table" and type(meta.id) == "string") then
+    return nil
+  end
+  metas[path] = { stamp = stamp, meta = meta }
+  return meta
+end
+
+--- The saved chats of project (project true: of every project), newest first.
+---@param project string|true|nil default: the cwd's
 ---@return acp.HistoryMeta[]
 function M.list(project)
-  local dir = M.dir(project or M.project())
+  local dirs = {}
+  if project == true then
+    for name, kind in vim.fs.dir(M.root()) do
+      if kind == "directory" then
+        dirs[#dirs + 1] = M.root() .. "/" .. name
+      end
+    end
+  else
+    dirs[1] = M.dir(project or M.project())
+  end
   local out = {}
-  for _, path in ipairs(vim.fn.glob(dir .. "/*.meta.json", false, true)) do
-    local ok, meta = pcall(vim.json.decode, files.read(path) or "")
-    if ok and type(meta) == "table" and type(meta.id) == "string" then
-      out[#out + 1] = meta
+  for _, dir in ipairs(dirs) do
+    for name, kind in vim.fs.dir(dir) do
+      if kind == "file" and name:sub(-10) == ".meta.json" then
+        local meta = read_meta(dir .. "/" .. name)
+        if meta then
+          out[#out + 1] = vim.deepcopy(meta)
+        end
+      end
     end
   end
   table.sort(out, function(a, b)
@@ -91,71 +137,207 @@ function M.list(project)
   return out
 end
 
---- The transcript lines of a saved chat.
+--- Per transcript path, the session of this Neovim saving there.
+local by_path = setmetatable({}, { __mode = "v" }) ---@type table<string, acp.Session>
+
+--- The transcript of a saved chat.
+---@param meta acp.HistoryMeta
+---@return string
+function M.path(meta)
+  return ("%s/%s.txt"):format(M.dir(meta.project), meta.id)
+end
+
+--- The transcript lines of a saved chat, read whole (readfile(): no Lua
+--- string of the whole file, no split in Lua).
 ---@param meta acp.HistoryMeta
 ---@return string[]
 function M.lines(meta)
-  local data = files.read(("%s/%s.txt"):format(M.dir(meta.project), meta.id)) or ""
-  return vim.split(data, "\n", { plain = true })
+  local path = M.path(meta)
+  if by_path[path] then
+    M.flush() -- saved by this Neovim: what the host was sent first
+  end
+  if files.check_regular(path, nil) then
+    return { "" }
+  end
+  local ok, lines = pcall(vim.fn.readfile, path, "b")
+  if not ok or #lines == 0 then
+    return { "" }
+  end
+  return lines
 end
 
---- Delete a saved chat.
+--- Change fields of a saved chat's record (title, archived): written at
+--- once (vim.NIL removes a field). Returns the record, or nil and why not.
+---@param meta acp.HistoryMeta
+---@param fields table
+---@return acp.HistoryMeta|nil, string|nil
+function M.update(meta, fields)
+  if by_path[M.path(meta)] then
+    M.flush() -- a save of this Neovim's still on its way would write the old record
+  end
+  local path = ("%s/%s.meta.json"):format(M.dir(meta.project), meta.id)
+  local ok, cur = pcall(vim.json.decode, files.read(path) or "")
+  if not ok or type(cur) ~= "table" then
+    return nil, "the saved chat is gone"
+  end
+  for k, v in pairs(fields) do
+    if v == vim.NIL then
+      v = nil
+    end
+    cur[k] = v
+    meta[k] = v
+  end
+  local wrote, err = files.write(path, vim.json.encode(cur))
+  if not wrote then
+    return nil, ("cannot write %s: %s"):format(path, tostring(err))
+  end
+  return cur
+end
+
+--- Delete a saved chat; one this Neovim saved once the host wrote what it
+--- was sent (a save landing after the delete would bring it back).
 ---@param meta acp.HistoryMeta
 function M.delete(meta)
   local base = ("%s/%s"):format(M.dir(meta.project), meta.id)
+  if by_path[base .. ".txt"] then
+    M.flush()
+  end
   os.remove(base .. ".meta.json")
   os.remove(base .. ".txt")
   os.remove(base .. ".draft")
+  rewind.forget(meta.session_id)
 end
 
---- Keep the newest max_sessions chats of project.
-local function prune(project)
-  local max = config.options.history.max_sessions
-  local all = M.list(project)
-  for i = max + 1, #all do
-    M.delete(all[i])
-  end
-end
+local pruned_said = false
 
---- The tail of lines within max bytes (joined with "\n"), and whether
---- older lines were dropped.
----@param lines string[]
----@param max integer
----@return string[], boolean
-function M.bounded(lines, max)
-  local total = 0
-  for _, l in ipairs(lines) do
-    total = total + #l + 1
-  end
-  if total <= max + 1 then
-    return lines, false
-  end
-  max = max - 80 -- room for the marker line
-  local size, first = 0, #lines + 1
-  for i = #lines, 1, -1 do
-    size = size + #lines[i] + 1
-    if size > max then
-      break
+--- Keep the newest chats of project within history.max_sessions and
+--- history.max_total_bytes, counting the chat keep (being saved, perhaps
+--- not on disk yet) first; says once per Neovim what went.
+---@param project string
+---@param keep acp.HistoryMeta
+---@param keep_bytes integer the size of keep's transcript
+local function prune(project, keep, keep_bytes)
+  local opts = config.options.history
+  local count, bytes, gone = 1, keep_bytes, 0
+  for _, meta in ipairs(M.list(project)) do
+    if meta.id ~= keep.id then
+      local st = uv.fs_stat(M.path(meta))
+      local size = st and st.size or 0
+      if count + 1 > opts.max_sessions or bytes + size > opts.max_total_bytes then
+        M.delete(meta)
+        gone = gone + 1
+      else
+        count, bytes = count + 1, bytes + size
+      end
     end
-    first = i
   end
-  local out = { ("… (%d older lines not saved: history.max_bytes)"):format(first - 1) }
-  vim.list_extend(out, lines, first)
-  return out, true
+  if gone > 0 and not pruned_said then
+    pruned_said = true
+    notify(
+      ("acp: %d oldest saved chat%s of this project deleted (history.max_sessions = %d, history.max_total_bytes = %s)"):format(
+        gone,
+        gone == 1 and "" or "s",
+        opts.max_sessions,
+        files.size(opts.max_total_bytes)
+      ),
+      vim.log.levels.INFO
+    )
+  end
 end
 
---- lines with the secrets the host knows masked (keys typed at a login
---- prompt, which the agent may have echoed across two messages); lines as
---- they are when no host runs (it would know no secret).
----@param lines string[]
----@return string[]
-function M.scrub(lines)
+--- What the host's copy of each session's chat lacks: the first line
+--- changed since the last save (nil: none), kept by watching the chat
+--- buffer.
+---@class acp.HistoryTrack
+---@field buf integer
+---@field path string
+---@field dirty integer|nil 0-based
+---@field attached boolean
+
+--- The track of s's chat saved to path, watching the buffer from now on
+--- (a new one starts dirty from line 0: the first save writes it whole).
+---@param s acp.Session
+---@param path string
+---@return acp.HistoryTrack
+local function track(s, path)
+  local t = s.history_track
+  if t and t.buf == s.chat_buf and t.path == path and t.attached then
+    return t
+  end
+  t = { buf = s.chat_buf, path = path, dirty = 0, attached = true }
+  s.history_track = t
+  by_path[path] = s
+  t.attached = api.nvim_buf_attach(s.chat_buf, false, {
+    on_lines = function(_, _, _, first)
+      if s.history_track ~= t then
+        return true -- replaced: stop watching
+      end
+      if not t.dirty or first < t.dirty then
+        t.dirty = first
+      end
+    end,
+    on_reload = function()
+      t.dirty = 0
+    end,
+    on_detach = function()
+      t.attached = false
+    end,
+  })
+  return t
+end
+
+-- A host that went away may have lost saves it was sent: the next save
+-- of every chat goes whole (to the next host).
+host.on_exit(function()
+  for _, s in pairs(by_path) do
+    if s.history_track then
+      s.history_track.dirty = 0
+    end
+  end
+end)
+
+--- The host could not apply a save to path (one before it was lost): the
+--- next save sends the chat whole, now.
+---@param path string
+function M.resave(path)
+  local s = by_path[path]
+  local t = s and s.history_track
+  if not t or t.path ~= path then
+    return
+  end
+  t.dirty = 0
+  vim.schedule(function()
+    M.save(s)
+  end)
+end
+
+--- The host could not write the chat saved to path: the chat says so once;
+--- the next save sends it whole.
+---@param path string
+---@param msg string
+function M.failed(path, msg)
+  local s = by_path[path]
+  if not s then
+    return
+  end
+  if s.history_track then
+    s.history_track.dirty = 0
+  end
+  s:save_error(msg)
+end
+
+local marks = 0
+
+--- Wait (up to 5 s) until the host wrote every save sent so far (Neovim
+--- exits).
+function M.flush()
   local chan = host.channel()
   if not chan then
-    return lines
+    return
   end
-  local ok, out = pcall(vim.rpcrequest, chan, "acp_scrub", lines)
-  return ok and type(out) == "table" and out or lines
+  marks = marks + 1
+  pcall(vim.rpcnotify, chan, "acp_history_mark", marks)
+  pcall(vim.rpcrequest, chan, "acp_history_flush", marks)
 end
 
 --- Save session s's chat (nothing before its first prompt, or when
@@ -178,8 +360,7 @@ function M.save(s)
   if not made then
     return nil, merr
   end
-  local lines, truncated = M.bounded(api.nvim_buf_get_lines(s.chat_buf, 0, -1, false), opts.max_bytes)
-  lines = M.scrub(lines)
+  local fresh = not s.history
   local now = os.time()
   local meta = vim.tbl_extend("force", s.history or {
     version = 1,
@@ -189,8 +370,10 @@ function M.save(s)
   }, {
     agent = s.agent,
     -- The index names the chat; the prompt itself is in the transcript
-    -- (a 5,000-line prompt was stored twice here, whole).
-    title = texts.session_name(s, 120),
+    -- (a 5,000-line prompt was stored twice here, whole). A title the user
+    -- gave the saved chat stays.
+    title = (s.history and s.history.renamed and not s.renamed) and s.history.title or texts.session_name(s, 120),
+    renamed = (s.renamed or (s.history and s.history.renamed)) or nil,
     first_prompt = texts.session_name({ first_prompt = s.first_prompt }, 200),
     updated = now,
     saved_ms = now_ms(),
@@ -198,19 +381,44 @@ function M.save(s)
     can_load = s.can_load == true,
     can_resume = s.caps and s.caps.resume == true or nil,
     can_delete = s.caps and s.caps.delete == true or nil,
-    lines = #lines,
-    truncated = truncated or nil,
+    lines = api.nvim_buf_line_count(s.chat_buf),
   })
+  meta.truncated = nil -- a saved chat is whole (older versions kept a tail)
   local base = ("%s/%s"):format(dir, meta.id)
-  local ok, err = files.write(base .. ".txt", table.concat(lines, "\n"))
-  if ok then
-    ok, err = files.write(base .. ".meta.json", vim.json.encode(meta))
-  end
-  if not ok then
-    return nil, ("cannot save the chat in %s: %s"):format(dir, tostring(err))
+  local chan = host.channel()
+  if chan then
+    -- What changed since the last save goes to the host, which writes it
+    -- (secrets masked) while Neovim goes on.
+    local t = track(s, base .. ".txt")
+    local from = t.dirty or meta.lines
+    local lines = api.nvim_buf_get_lines(s.chat_buf, from, -1, false)
+    t.dirty = nil
+    local ok, err = pcall(vim.rpcnotify, chan, "acp_history_save", {
+      path = base .. ".txt",
+      from = from,
+      lines = lines,
+      meta_path = base .. ".meta.json",
+      meta = vim.json.encode(meta),
+    })
+    if not ok then
+      t.dirty = 0
+      return nil, ("cannot save the chat: %s"):format(tostring(err))
+    end
+  else
+    -- No host (it would know the secrets to mask): written whole here.
+    local lines = api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)
+    local ok, err = files.write(base .. ".txt", table.concat(lines, "\n"))
+    if ok then
+      ok, err = files.write(base .. ".meta.json", vim.json.encode(meta))
+    end
+    if not ok then
+      return nil, ("cannot save the chat in %s: %s"):format(dir, tostring(err))
+    end
   end
   s:set_history(meta)
-  prune(project)
+  if fresh then
+    prune(project, meta, 0)
+  end
   return meta
 end
 
@@ -232,18 +440,47 @@ function M.format(meta)
   return ("%s  %s  %s"):format(os.date("%Y-%m-%d %H:%M", meta.updated or 0), one(meta.agent), text)
 end
 
+--- Lines of the chat's markdown parsed per step of M.draw: a step is some
+--- milliseconds; the steps after the first run after Neovim had its turn.
+--- The first is a screen or so: the top of the chat, shown at once.
+M.draw_step = 10000
+M.draw_first = 500
+
 --- Draw buf's markdown as the chat does (acp.render): headings, emphasis,
---- code blocks in their language; for the lines on screen only.
+--- code blocks in their language; for the lines on screen only. Where the
+--- code blocks are is found in steps from the top, the first (the top of
+--- the chat) now, the others (M.draw_step lines each) scheduled: a saved
+--- chat of 200,000 lines shows at once, its lines further down drawn
+--- plain until their step.
 ---@param buf integer
 function M.draw(buf)
   local d = doc.new(function(b)
     view.redraw(buf, b.s, b.e or b.s)
   end)
-  d:feed(api.nvim_buf_get_lines(buf, 0, -1, false))
-  d:finish()
+  local function step()
+    if not api.nvim_buf_is_valid(buf) then
+      return
+    end
+    local from, total = d.fed, api.nvim_buf_line_count(buf)
+    local to = math.min(from + (from == 0 and M.draw_first or M.draw_step), total)
+    d:feed(api.nvim_buf_get_lines(buf, from, to, false))
+    if to >= total then
+      d:finish()
+      vim.b[buf].acp_history_drawn = true
+    else
+      vim.schedule(step)
+    end
+    if from > 0 then
+      view.redraw(buf, from, to - 1)
+    end
+  end
+  step()
   view.attach(buf, {
     begin_draw = function() end,
     row_spans = function(_, row, out)
+      if row >= d.fed then
+        return -- not parsed yet: plain until its step
+      end
       local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
       if not line or line == "" then
         return
@@ -265,6 +502,36 @@ function M.draw(buf)
   })
 end
 
+--- Read the saved chat at path into the empty buffer buf with Neovim's own
+--- file reading (:read: no list of 200,000 Lua strings on the way), bytes
+--- as they are (no conversion, no fileformat); no undo history.
+---@param buf integer
+---@param path string
+local function load(buf, path)
+  if by_path[path] then
+    M.flush() -- saved by this Neovim: what the host was sent first
+  end
+  if files.check_regular(path, nil) then
+    return
+  end
+  vim.bo[buf].undolevels = -1
+  api.nvim_buf_call(buf, function()
+    vim.cmd("silent noautocmd keepalt keepjumps 0read ++ff=unix ++enc=utf-8 ++bad=keep " .. vim.fn.fnameescape(path))
+  end)
+  -- :read leaves the buffer's empty line below what it read: it is the
+  -- chat's last line when the file ends in a newline (lines are joined by
+  -- "\n": an empty last line), else it goes.
+  local st = uv.fs_stat(path)
+  local fd = st and st.size > 0 and uv.fs_open(path, "r", 0)
+  local last = fd and uv.fs_read(fd, 1, st.size - 1)
+  if fd then
+    uv.fs_close(fd)
+  end
+  if last and last ~= "\n" then
+    api.nvim_buf_set_lines(buf, -2, -1, false, {})
+  end
+end
+
 --- Show a saved chat read-only in a split like the chat's (q closes it).
 ---@param meta acp.HistoryMeta
 ---@return integer buf
@@ -276,7 +543,7 @@ function M.open(meta)
     vim.bo[buf].bufhidden = "wipe"
     vim.bo[buf].swapfile = false
     pcall(api.nvim_buf_set_name, buf, name)
-    api.nvim_buf_set_lines(buf, 0, -1, false, M.lines(meta))
+    load(buf, M.path(meta))
     vim.bo[buf].modifiable = false
     vim.bo[buf].readonly = true
     vim.bo[buf].filetype = chat.filetype -- drawn as the chat draws it, not raw markdown
@@ -327,7 +594,9 @@ end
 ---@param resume fun(meta: acp.HistoryMeta)
 ---@param delete fun(meta: acp.HistoryMeta)|nil
 function M.pick(resume, delete)
-  local all = M.list()
+  local all = vim.tbl_filter(function(m)
+    return not m.archived
+  end, M.list())
   if #all == 0 then
     notify("acp: no saved chats for " .. vim.fn.fnamemodify(M.project(), ":~"), vim.log.levels.INFO)
     return

@@ -161,6 +161,7 @@ function make.terminal(arg, ctx)
   if not t then
     return nil, arg ~= "" and ("no terminal " .. arg) or "no terminal has run in this session"
   end
+  terminal.drawn(t) -- all the output it got, not what was drawn so far
   local lines = terminal.tail(t, M.terminal_lines)
   return ("```\n$ %s\n%s\n```\n[%s]\n"):format(t.command or "", table.concat(lines, "\n"), terminal.status(t)),
     "terminal " .. id

@@ -5,6 +5,7 @@
 --- state. What a prompt shows comes from its content module: acp.prompt.permission,
 --- acp.prompt.fsprompt, acp.prompt.resume (and acp.rules for "remember this?").
 local actions = require("acp.chat.actions")
+local attention = require("acp.attention")
 local config = require("acp.config")
 local elicit = require("acp.prompt.elicit")
 local fsprompt = require("acp.prompt.fsprompt")
@@ -19,13 +20,14 @@ local resume = require("acp.prompt.resume")
 local rules = require("acp.rules")
 local rulesreview = require("acp.rules.review")
 local texts = require("acp.text")
+local unsaved = require("acp.prompt.unsaved")
 
 local M = {}
 
 local api = vim.api
 local ns = api.nvim_create_namespace("acp_prompt")
 
----@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"|"registry_env"|"elicitation"
+---@alias acp.PromptKind "permission"|"fs_question"|"resume"|"rule_offer"|"rules_review"|"mention"|"unsaved"|"registry_env"|"elicitation"
 
 --- Per kind: the host method its answer goes to (none for the client's own
 --- questions), whether it makes the session wait ("awaiting_permission"),
@@ -38,6 +40,9 @@ local kinds = {
   rules_review = { content = rulesreview },
   -- A prompt of the user's that would send files from outside the workspace.
   mention = { awaits = true, content = mentionask },
+  -- Unsaved buffers an agent that reads the disk would not see: save them
+  -- before the user's prompt goes?
+  unsaved = { awaits = true, content = unsaved },
   -- Variables an agent's registry entry sets, before its first start.
   registry_env = { content = registryenv },
   -- The agent's questions: acp.prompt.elicit sends the answer itself (the host
@@ -71,6 +76,7 @@ local kinds = {
 ---@field shown acp.PromptShown|nil what is on screen
 ---@field state_before acp.State|nil the session's state before it awaited the user
 ---@field return_to table|nil where the user was when a prompt took the focus: {win, buf, insert, cursor, at_end}
+---@field waiting_hidden boolean|nil the first prompt was not drawn: the session's chat is hidden behind another's
 ---@field handing_over boolean|nil a focused prompt just closed: the next one to take the focus keeps return_to
 local Q = {}
 Q.__index = Q
@@ -299,6 +305,21 @@ function Q:hide()
   end
 end
 
+--- Draw the first waiting prompt if none is on screen (the session's chat
+--- was just shown).
+function Q:show_waiting()
+  if self.items[1] and not self.shown then
+    self:_show_next()
+  end
+end
+
+--- Whether a prompt waits that is not on screen because the session's
+--- chat is hidden behind another's (the other chats' winbars say so).
+---@return boolean
+function Q:waits_hidden()
+  return self.waiting_hidden == true and #self.items > 0 and not self.shown
+end
+
 --- Show and focus the first waiting prompt (after <Esc>, :q, a hidden
 --- chat, or when it opened without focus). Returns false when none waits.
 --- opts.insert: the user was in Insert mode (the <C-g> of the input), to
@@ -438,6 +459,7 @@ function Q:_sync_state()
     s:set_state((back == "ready" or back == "starting") and back or "busy")
     self.state_before = nil
   end
+  attention.check(s)
 end
 
 --- Show the first waiting prompt unless one is on screen.
@@ -581,6 +603,21 @@ function Q:_float(item, opts)
   local s = self.session
   local content = kinds[item.kind].content
   local view = content.view(s, item.data, self:count(item.kind))
+  if not (opts.focus or view.diff) and not layout.tab_window(s.chat_buf) and layout.other_chat_window(s.chat_buf) then
+    -- Not drawn over another session's chat, where <C-g> would not reach
+    -- it: that chat's winbar says a session waits, and <C-g> there, or
+    -- showing this chat, brings the prompt.
+    self.waiting_hidden = true
+    if not item.announced then
+      item.announced = true
+      if view.message then
+        s.transcript:message("info", view.message)
+      end
+      notify(("acp: %s waits for you: <C-g> in a chat, or :AcpPermission"):format(s:label()), vim.log.levels.WARN)
+    end
+    return
+  end
+  self.waiting_hidden = nil
   local prev = api.nvim_get_current_win()
   if view.diff then
     -- The question's own diff tab: made once, gone back to when the
@@ -713,7 +750,9 @@ function Q:_float(item, opts)
     end
     -- With the chat in view its message and winbar say it (a long
     -- notification would stop the user with a hit-enter prompt).
-    if not focus and view.notify and not layout.tab_window(s.chat_buf) then
+    -- acp.attention says a prompt that holds the session (it names the
+    -- session and the key that goes there).
+    if not focus and view.notify and not layout.tab_window(s.chat_buf) and not attention.kinds[item.kind] then
       notify(view.notify, vim.log.levels.WARN)
     end
   end

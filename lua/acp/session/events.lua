@@ -11,6 +11,7 @@ local lifecycle = require("acp.session.lifecycle")
 local notify = require("acp.notify")
 local registry = require("acp.agents.registry")
 local review = require("acp.review")
+local rewind = require("acp.rewind")
 local sessions = require("acp.sessions")
 local steer = require("acp.input.steer")
 local subagents = require("acp.subagents")
@@ -166,6 +167,11 @@ end
 --- One file's pending changes of the agent's (the review, acp.review).
 function handlers.review(s, ev)
   review.on_file(s, table_or_empty(ev.file))
+end
+
+--- A rewind or redo of files ended (acp.rewind).
+function handlers.rewound(s, ev)
+  rewind.on_rewound(s, ev)
 end
 
 --- A line for the chat: level "info", "warn" or "error".

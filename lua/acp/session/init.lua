@@ -6,6 +6,7 @@
 --- declared on acp.Session, except chat_buf, input_buf, chat_win and
 --- input_win, which belong to acp.chat (the windows of the session).
 local agents = require("acp.agents")
+local attention = require("acp.attention")
 local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
 local config = require("acp.config")
@@ -22,6 +23,7 @@ local registryenv = require("acp.prompt.registryenv")
 local remote = require("acp.agents.remote")
 local render = require("acp.render.acp")
 local replay = require("acp.session.replay")
+local rewind = require("acp.rewind")
 local sandbox = require("acp.terminal.sandbox")
 local sessions = require("acp.sessions")
 local settings = require("acp.session.settings")
@@ -61,13 +63,15 @@ local api = vim.api
 ---@field queued string[]|nil prompts sent while the session was starting
 ---@field queue acp.Queue prompts sent while the agent works (acp.input.queue)
 ---@field inflight integer|nil prompts sent whose turn has not ended
+---@field restarting boolean|nil the agent crashed and is started again: "starting" until the session is back
 ---@field caps table|nil what the agent can do (the host's capsTable: steer, resume, fork...)
 ---@field steering acp.QueuedPrompt[]|nil (acp.input.steer) prompts sent with `_session/steering`, awaiting the outcome
 ---@field mentions_allowed table<string,true>|nil (acp.prompt.mentionask) files outside the workspace the user let prompts send
 ---@field compactions table<string,table>|nil (acp.chat.notices) context compactions by id, their summaries
 ---@field plans table<string,table>|nil (acp.chat.notices) the plans of plan_update by id
 ---@field plan_id string|nil (acp.chat.notices) the id of the plan the winbar shows
----@field session_title string|nil the agent's title of the conversation (winbar)
+---@field session_title string|nil the agent's title of the conversation (winbar), or the user's (S:rename)
+---@field renamed boolean|nil the user named the session: the agent's titles no longer replace it
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
@@ -77,6 +81,7 @@ local api = vim.api
 ---@field can_load boolean|nil the agent can load sessions (session/load)
 ---@field history acp.HistoryMeta|nil where the chat is saved (acp.history)
 ---@field save_failed boolean|nil saving failed once (said in the chat)
+---@field history_track acp.HistoryTrack|nil (acp.history) what the host's copy of the saved chat lacks
 ---@field warm boolean|nil kept started aside for the next new chat (acp.session.warm)
 ---@field transcript acp.Transcript
 ---@field prompts acp.PromptQueue
@@ -87,6 +92,8 @@ local api = vim.api
 ---@field input_buf integer (acp.chat) the input buffer
 ---@field chat_win integer|nil (acp.chat) the last window showing the transcript
 ---@field input_win integer|nil (acp.chat) the last window showing the input
+---@field checkpoint_dir string|nil (acp.rewind) the chat's checkpoint store (a new session of the chat keeps it)
+---@field rewind_redo table|nil (acp.rewind) what undoes the last rewind (until the next prompt)
 local S = {}
 S.__index = S
 
@@ -183,7 +190,14 @@ function S:set_state(state)
     self.terminals:end_all()
   end
   chat.update_winbar(self)
+  -- Other chats on screen say when this one waits unseen (or no more).
+  for _, o in ipairs(sessions.list()) do
+    if o ~= self and o.chat_buf and #vim.fn.win_findbuf(o.chat_buf) > 0 then
+      chat.update_winbar(o)
+    end
+  end
   api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+  attention.check(self)
 end
 
 --- The chat's text of an error: the host appends an agent's last stderr
@@ -345,6 +359,7 @@ function S:open_opts(spec, how)
       max_terminals = o.terminal.max_terminals,
     },
     sandbox = sandbox.options(self.cwd),
+    checkpoints = rewind.options(self),
     resume = how.resume or false,
     load_session_id = how.load,
     fork_of = how.fork,
@@ -415,11 +430,28 @@ function S:send(text)
     notify(("acp: session is %s%s"):format(self.state, self.error and (": " .. self.error) or ""), vim.log.levels.ERROR)
     return false
   end
-  if not unsaved.before_prompt(self) then
-    return false
-  end
-  self:submit(text, self.context:take())
+  local blocks, labels = self.context:take()
+  -- The question about unsaved buffers, if any, waits in the prompt
+  -- queue: send returns at once.
+  unsaved.before_prompt(self, function()
+    self:submit(text, blocks, labels)
+  end, function()
+    self:restore_input(text)
+  end)
   return true
+end
+
+--- Put text back in the input area (a prompt the user chose not to
+--- send), unless the user typed something there since.
+---@param text string
+function S:restore_input(text)
+  if
+    self.input_buf
+    and api.nvim_buf_is_valid(self.input_buf)
+    and vim.trim(table.concat(api.nvim_buf_get_lines(self.input_buf, 0, -1, false))) == ""
+  then
+    api.nvim_buf_set_lines(self.input_buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
+  end
 end
 
 --- Steer text into the running turn (acp.input.steer); with the agent idle it
@@ -473,12 +505,7 @@ function S:prompt_content(text, blocks, labels, fn)
     nil,
     mentionask.question(paths, olabels, function(answer)
       if answer == "keep" then
-        if
-          api.nvim_buf_is_valid(self.input_buf)
-          and vim.trim(table.concat(api.nvim_buf_get_lines(self.input_buf, 0, -1, false))) == ""
-        then
-          api.nvim_buf_set_lines(self.input_buf, 0, -1, false, vim.split(text, "\n", { plain = true }))
-        end
+        self:restore_input(text)
         return
       end
       if answer == "without" then
@@ -600,6 +627,7 @@ function S:on_ready(ev)
   self.context:set_capabilities(ev.prompt_capabilities)
   self:on_initialized(ev)
   self.settings:load(type(ev.info) == "table" and ev.info or {})
+  self.restarting = nil
   if ev.reconnected then
     -- The connection to the agent was restored (the host said how); the
     -- state is the session's own.
@@ -638,7 +666,9 @@ end
 ---@param how string|nil
 function S:_reattached(how)
   local name = self:label()
-  if how == "resumed" then
+  if how == "rewound" then
+    return -- acp.rewind says what happened
+  elseif how == "resumed" then
     self.transcript:message("info", ("%s is back; the session was resumed (session/resume)."):format(name))
   elseif how == "loaded" then
     self.transcript:message(
@@ -659,6 +689,7 @@ end
 --- waits for it ("starting"); prompts sent meanwhile go once it is back.
 ---@param ev { error: string|nil, attempt: integer|nil, max: integer|nil }
 function S:on_restart(ev)
+  self.restarting = true
   self.prompts:cancel_all()
   self.transcript:message(
     "warn",
@@ -674,6 +705,7 @@ end
 --- The host failed the session (event `state`, state "error").
 ---@param msg string|nil
 function S:on_error(msg)
+  self.restarting = nil
   self.prompts:cancel_all()
   msg = msg or "unknown error"
   if remote.refused(msg) then
@@ -734,15 +766,25 @@ function S:on_turn_end(ev)
   end
   if ev.stop_reason then
     self.transcript:stop(ev.stop_reason)
-    -- Say so when the chat is not on screen.
-    if #vim.fn.win_findbuf(self.chat_buf) == 0 then
-      notify(("acp: %s finished (%s)"):format(self.title or self.agent, ev.stop_reason), vim.log.levels.INFO)
-    end
   end
   self.prompts:cancel_all("permission")
-  if self:alive() then
+  if self.restarting then
+    -- The turn the crash cut off ends (its error may come after the
+    -- restart event): the session stays "starting" until the agent has
+    -- it back (on_ready); prompts sent meanwhile wait for that.
+    if self.state ~= "starting" then
+      self:set_state("starting")
+    end
+    self.queue:turn_ended(ev) -- held after an error, never sent before ready
+  elseif self:alive() then
     self:set_state("ready")
     self.queue:turn_ended(ev)
+  end
+  -- Said when the chat is not on screen or Neovim has no focus (acp.attention).
+  if ev.stop_reason then
+    attention.finished(self, ev.stop_reason)
+  else
+    attention.check(self)
   end
   self:save()
 end
@@ -755,7 +797,16 @@ function S:save()
     return -- the host's exit (after VimLeavePre) finds buffers emptied
   end
   local _, err = history.save(self)
-  if err and err ~= "nothing to save" and not self.save_failed then
+  if err and err ~= "nothing to save" then
+    self:save_error(err)
+  end
+end
+
+--- Saving the chat failed (here, or in the host that writes it): the chat
+--- says so, once.
+---@param err string
+function S:save_error(err)
+  if not self.save_failed then
     self.save_failed = true
     self.transcript:message("warn", err)
   end
@@ -766,6 +817,11 @@ end
 ---@param meta acp.HistoryMeta
 function S:set_history(meta)
   self.history = meta
+  if meta.renamed and not self.renamed and type(meta.title) == "string" then
+    -- A saved chat the user named: resumed, it keeps the name.
+    self.session_title = meta.title
+    self.renamed = true
+  end
 end
 
 --- The live session (not this one) of the same agent on the agent's
@@ -785,6 +841,8 @@ function M.save_all()
       pcall(draft.save, s)
     end
   end
+  -- The host writes saves while Neovim goes on: wait for them here.
+  pcall(history.flush)
   exiting = true
 end
 
@@ -815,13 +873,42 @@ end
 --- Winbar facts from session/update: the conversation's title, usage.
 ---@param facts { session_title: string|nil, usage: table|nil }
 function S:set_info(facts)
-  if facts.session_title then
+  if facts.session_title and not self.renamed then
     self.session_title = facts.session_title
   end
   if facts.usage then
     self.usage = facts.usage
   end
   chat.update_winbar(self)
+end
+
+--- Tell the agent the session's new title: session/set_title, only when
+--- the agent advertises it (caps.set_title). The host's side of it
+--- (acp_set_title) comes with the protocol work: this is the one place
+--- that calls it. Returns whether it was sent.
+---@param s acp.Session
+---@param title string
+---@return boolean
+function M.send_title(s, title)
+  if not (s.sid and type(s.caps) == "table" and s.caps.set_title == true) then
+    return false
+  end
+  return (pcall(host.notify, "acp_set_title", s.sid, title))
+end
+
+--- The user names the session (:AcpSessions): its winbar and saved chat
+--- take the title, and the agent is told where it can be (M.send_title).
+--- Returns whether the agent was told.
+---@param title string
+---@return boolean
+function S:rename(title)
+  self.session_title = title
+  self.renamed = true
+  chat.update_winbar(self)
+  self:save()
+  local sent = M.send_title(self, title)
+  api.nvim_exec_autocmds("User", { pattern = "AcpState", modeline = false, data = self:status() })
+  return sent
 end
 
 --- Record the edits of a completed tool call (its diff contents) for

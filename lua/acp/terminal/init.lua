@@ -61,6 +61,7 @@ local did_autocmds = false
 ---@field no_view "closed"|"none"|nil why there is no view: closed for a newer one, or never had one
 ---@field last_lines string[]|nil its last lines when its view was closed
 ---@field fed boolean|nil some output was shown
+---@field undrawn boolean|nil output was fed that the terminal may not have drawn into its buffer yet
 ---@field safe acp.TermSafe|nil what acp.terminal.termsafe carries between chunks
 ---@field rows integer|nil size last sent to the host
 ---@field cols integer|nil
@@ -253,6 +254,7 @@ function Terminals:_new(id, opts)
       if t.buf ~= buf then
         return true -- the view was closed: detach
       end
+      t.undrawn = nil
       self:_changed(t)
     end,
   })
@@ -352,6 +354,7 @@ local function feed(t, data)
     t.safe = t.safe or termsafe.new()
     data = termsafe.filter(t.safe, data)
     if data ~= "" then
+      t.undrawn = true
       pcall(api.nvim_chan_send, t.chan, data)
     end
   end
@@ -495,6 +498,22 @@ function Terminals:_from_meta(u, meta)
       t.signal = type(exit.signal) == "string" and exit.signal or nil
       self:_changed(t)
     end
+  end
+end
+
+--- Wait, at most ms (default 1000), until terminal t has drawn the output
+--- fed to it: Neovim's terminal draws into its buffer on a timer after
+--- nvim_chan_send returned (10 ms, later on a busy machine), so lines read
+--- at once may lack the last output. Output that changed no line (a bare
+--- escape sequence) waits out the bound, its lines right all the same.
+--- Not from a fast event (vim.wait).
+---@param t acp.Terminal
+---@param ms integer|nil
+function M.drawn(t, ms)
+  if t.undrawn and t.buf and api.nvim_buf_is_valid(t.buf) then
+    vim.wait(ms or 1000, function()
+      return not t.undrawn
+    end, 5)
   end
 end
 

@@ -35,6 +35,9 @@ type Scenario struct {
 		Steps  []Step            `json:"steps"`  // run after session/new answers
 		Hang   bool              `json:"hang"`   // session/new is never answered
 		Before []Step            `json:"before"` // run before session/new answers (its id known)
+		// AtOnce runs as soon as session/new's answer is written (Steps
+		// wait 20 ms): auggie asks a permission in that very millisecond.
+		AtOnce []Step `json:"at_once"`
 	} `json:"new_session"`
 	Turns [][]Step `json:"turns"` // turn i answers the i-th prompt; the last repeats
 	// Sessions answers session/list; LoadSteps replay a session's history on session/load.
@@ -46,6 +49,14 @@ type Scenario struct {
 	// AttachSteps run after session/new, session/load, session/resume and
 	// session/fork answer (e.g. an exit: a crash right after).
 	AttachSteps []Step `json:"attach_steps"`
+	// StrictSessions: session/prompt naming a session this process did
+	// not create, load or resume is answered -32002, as claude-agent-acp
+	// and codex-acp answer.
+	StrictSessions bool `json:"strict_sessions"`
+	// MethodSteps run before a request of the method is answered (its
+	// sessionId, if any, is the steps'), e.g. a wait_file holding the
+	// answer until the test says.
+	MethodSteps map[string][]Step `json:"method_steps"`
 	// Fail makes these methods answer an error (session/resume, session/load...).
 	Fail map[string]*acp.RequestError `json:"fail"`
 	// SetMode, when set, is sent as current_mode_update after session/set_mode.
@@ -114,9 +125,11 @@ type Step struct {
 	Mark string `json:"mark,omitempty"`
 	// Tools sends n tool_calls ("<prefix><i>", pending), then a
 	// tool_call_update for each (completed, one line of output).
-	Tools     int            `json:"tools,omitempty"`
-	Request   string         `json:"request,omitempty"`    // method of a request to the client
-	Async     bool           `json:"async,omitempty"`      // with request: do not wait for the answer
+	Tools   int    `json:"tools,omitempty"`
+	Request string `json:"request,omitempty"` // method of a request to the client
+	Async   bool   `json:"async,omitempty"`   // with request: do not wait for the answer
+	// Written, with async: go on once the request is written (not before).
+	Written   bool           `json:"written,omitempty"`
 	WaitAsync bool           `json:"wait_async,omitempty"` // wait for every async request's answer
 	Params    map[string]any `json:"params,omitempty"`
 	// RawParams, with request: the params as this JSON text ("$sessionId"
@@ -169,7 +182,8 @@ type Step struct {
 	Flood        int    `json:"flood,omitempty"`
 	FloodBytes   int    `json:"flood_bytes,omitempty"`
 	FloodSession string `json:"flood_session,omitempty"`
-	// WaitFile waits (up to 10 s) until this file exists and is not empty.
+	// WaitFile waits (up to 10 s, or TimeoutMS) until this file exists
+	// and is not empty.
 	WaitFile string `json:"wait_file,omitempty"`
 	// Disk changes a file behind the client's back, as agents that edit
 	// with their own tools do (claude-agent-acp, codex).
@@ -300,23 +314,53 @@ type agent struct {
 	turn     int
 	cancel   chan struct{}
 	sessions int
-	vars     map[string]any // saved results for "$name" params
-	initID   string         // raw id of the initialize request (with init_raw)
-	authed   bool           // authenticate succeeded
-	running  int            // turns running
-	steers   chan string    // steered texts for wait_steer
-	turnMu   sync.Mutex     // held by each turn with QueuePrompts
+	vars     map[string]any  // saved results for "$name" params
+	initID   string          // raw id of the initialize request (with init_raw)
+	authed   bool            // authenticate succeeded
+	running  int             // turns running
+	steers   chan string     // steered texts for wait_steer
+	known    map[string]bool // sessions created, loaded or resumed here
+	turnMu   sync.Mutex      // held by each turn with QueuePrompts
 }
 
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	hooks []*writeHook
+}
+
+// writeHook runs fn (once, under the writer's lock: it must not write)
+// after a message containing all of parts is written.
+type writeHook struct {
+	parts []string
+	fn    func()
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	kept := l.hooks[:0]
+	for _, h := range l.hooks {
+		all := true
+		for _, part := range h.parts {
+			all = all && bytes.Contains(p, []byte(part))
+		}
+		if all {
+			h.fn()
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	l.hooks = kept
+	return n, err
+}
+
+// afterWrite runs fn once a message containing all of parts is written.
+func (l *lockedWriter) afterWrite(fn func(), parts ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hooks = append(l.hooks, &writeHook{parts: parts, fn: fn})
 }
 
 // Config is what Serve plays and where it logs.
@@ -403,6 +447,12 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	if rerr := a.sc.Fail[method]; rerr != nil {
 		return nil, rerr
 	}
+	if steps := a.sc.MethodSteps[method]; len(steps) > 0 {
+		sid, _ := p["sessionId"].(string)
+		if _, rerr := a.run(ctx, sid, steps); rerr != nil {
+			return nil, rerr
+		}
+	}
 	switch method {
 	case acp.AgentMethodInitialize:
 		if a.sc.InitHang {
@@ -474,11 +524,17 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			}
 		}
 		if len(a.sc.NewSession.Before) > 0 {
-			a.run(ctx, id, a.sc.NewSession.Before)
+			// Not ended by the answer: an async request outlives it.
+			a.run(context.WithoutCancel(ctx), id, a.sc.NewSession.Before)
 		}
 		res := map[string]any{"sessionId": id}
 		for k, v := range a.sc.NewSession.Result {
 			res[k] = v
+		}
+		if len(a.sc.NewSession.AtOnce) > 0 {
+			a.out.afterWrite(func() {
+				go a.run(context.Background(), id, a.sc.NewSession.AtOnce)
+			}, `"result"`, `"sessionId":"`+id+`"`)
 		}
 		if len(a.sc.NewSession.Steps) > 0 {
 			go func() {
@@ -580,6 +636,9 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		}
 		return map[string]any{"outcome": outcome}, nil
 	case acp.AgentMethodSessionPrompt:
+		if sid := fmt.Sprint(p["sessionId"]); a.sc.StrictSessions && !a.knows(sid) {
+			return nil, &acp.RequestError{Code: -32002, Message: "Resource not found: session " + sid}
+		}
 		if a.sc.QueuePrompts {
 			a.turnMu.Lock()
 			defer a.turnMu.Unlock()
@@ -616,8 +675,22 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	return nil, acp.NewMethodNotFound(method)
 }
 
-// attached runs AttachSteps for session sid once its answer is written.
+// knows reports whether session sid was created, loaded or resumed here.
+func (a *agent) knows(sid string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.known[sid]
+}
+
+// attached notes session sid and runs AttachSteps once its answer is
+// written.
 func (a *agent) attached(sid string) {
+	a.mu.Lock()
+	if a.known == nil {
+		a.known = map[string]bool{}
+	}
+	a.known[sid] = true
+	a.mu.Unlock()
 	if len(a.sc.AttachSteps) == 0 {
 		return
 	}
@@ -786,12 +859,24 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				params = m
 			}
 			if st.Async {
+				var written chan struct{}
+				if st.Written {
+					written = make(chan struct{})
+					once := sync.Once{}
+					a.out.afterWrite(func() { once.Do(func() { close(written) }) }, `"method":"`+st.Request+`"`)
+				}
 				for i := 0; i < max(st.Repeat, 1); i++ {
 					async.Add(1)
 					go func(st Step) {
 						defer async.Done()
 						a.request(ctx, st, params)
 					}(st)
+				}
+				if written != nil {
+					select {
+					case <-written:
+					case <-time.After(10 * time.Second):
+					}
 				}
 			} else {
 				for i := 0; i < max(st.Repeat, 1) && ctx.Err() == nil; i++ {
@@ -850,7 +935,11 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 		case st.Notify != "":
 			a.conn.SendNotification(ctx, st.Notify, a.substitute(st.Params))
 		case st.WaitFile != "":
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			wait := 10 * time.Second
+			if st.TimeoutMS > 0 {
+				wait = time.Duration(st.TimeoutMS) * time.Millisecond
+			}
+			for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if fi, err := os.Stat(st.WaitFile); err == nil && fi.Size() > 0 {
 					break
 				}

@@ -1,0 +1,474 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/nvim-acp/nvim-acp/fsbridge"
+)
+
+// Mode is how a rewind treats the user's changes made after the message.
+type Mode string
+
+const (
+	// KeepUser undoes the agent's changes made after the message, newest
+	// first, each merged under what the file holds now: the user's own
+	// changes stay. Overlaps are conflicts the user settles.
+	KeepUser Mode = "keep"
+	// Exact puts every file back as it was before the message, the
+	// user's later changes included.
+	Exact Mode = "exact"
+)
+
+// What a rewind does to a file (FilePlan.Action).
+const (
+	Restore     = "restore"     // written with its older content
+	Create      = "create"      // it did not exist now: created
+	Delete      = "delete"      // it did not exist then: deleted
+	Conflict    = "conflict"    // the agent's change overlaps the user's: asked
+	Unexplained = "unexplained" // changed behind the record: left alone, named
+	Same        = "same"        // nothing to do
+)
+
+// FilePlan is what a rewind does to one file.
+type FilePlan struct {
+	Path   string `msgpack:"path"`
+	Action string `msgpack:"action"`
+	// Added and Removed count the lines the rewind adds and removes
+	// (text files).
+	Added   int  `msgpack:"added"`
+	Removed int  `msgpack:"removed"`
+	Binary  bool `msgpack:"binary"`
+	// User: the user changed the file after the message (with Exact,
+	// those changes are undone too).
+	User bool `msgpack:"user"`
+	// Conflicts counts the overlapping regions (Action Conflict).
+	Conflicts int `msgpack:"conflicts"`
+
+	now    Ref
+	target File // what is written (Conflict: the user's lines kept)
+	theirs File // Conflict: the agent's before taken in the overlaps
+}
+
+// Plan is a rewind to before a message, as previewed.
+type Plan struct {
+	Seq     int        `msgpack:"seq"` // the message's number
+	Mode    Mode       `msgpack:"mode"`
+	Kept    int        `msgpack:"kept"` // checkpoints kept (messages before Seq)
+	Drop    int        `msgpack:"drop"` // messages dropped (Seq and after)
+	Message string     `msgpack:"message"`
+	Files   []FilePlan `msgpack:"files"`
+
+	newest int // the newest message's number when planned
+}
+
+// ErrNoCheckpoint: the store keeps no checkpoint for that message.
+var ErrNoCheckpoint = errors.New("no checkpoint for that message")
+
+// ErrStale: the checkpoints changed since the plan was made.
+var ErrStale = errors.New("the checkpoints changed since the preview")
+
+// find is the index of the checkpoint of message seq (negative: from the
+// newest, -1 the newest).
+func (s *Store) find(seq int) (int, error) {
+	if seq < 0 {
+		i := len(s.cps) + seq
+		if i < 0 {
+			return 0, fmt.Errorf("message %d: %w", seq, ErrNoCheckpoint)
+		}
+		return i, nil
+	}
+	for i, cp := range s.cps {
+		if cp.Seq == seq {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("message %d: %w", seq, ErrNoCheckpoint)
+}
+
+// readFile is p's content on disk now (ok false: unreadable or too big).
+func readFile(p string) (File, bool) {
+	info, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return File{}, true
+	}
+	if err != nil || !info.Mode().IsRegular() || info.Size() > MaxFile {
+		return File{}, false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return File{}, false
+	}
+	return File{Data: string(data), Exists: true}, true
+}
+
+func isText(f File) bool { return !f.Exists || fsbridge.IsText([]byte(f.Data)) }
+
+// Plan computes a rewind to before message seq (negative: from the
+// newest) in mode, against the files on disk now.
+func (s *Store) Plan(seq int, mode Mode) (*Plan, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, err := s.find(seq)
+	if err != nil {
+		return nil, err
+	}
+	cps := s.cps[i:]
+	p := &Plan{Seq: s.cps[i].Seq, Mode: mode, Kept: i, Drop: len(cps), Message: s.cps[i].Message, newest: s.cps[len(s.cps)-1].Seq}
+	for _, path := range paths(cps) {
+		fp, err := s.planFile(path, cps, mode)
+		if err != nil {
+			return nil, err
+		}
+		p.Files = append(p.Files, fp)
+	}
+	// The user's later changes first (Exact undoes them), then the rest
+	// by path.
+	sort.SliceStable(p.Files, func(a, b int) bool { return p.Files[a].User && !p.Files[b].User })
+	return p, nil
+}
+
+func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode) (FilePlan, error) {
+	fp := FilePlan{Path: path}
+	now, ok := readFile(path)
+	fp.now = refOf(now)
+	var first, last *Entry
+	for _, cp := range cps {
+		if e := cp.Files[path]; e != nil {
+			if first == nil {
+				first = e
+			}
+			last = e
+		}
+	}
+	if !ok || fp.now != last.Last {
+		fp.Action = Unexplained
+		return fp, nil
+	}
+	pre, err := s.get(first.Pre)
+	if err != nil {
+		return fp, err
+	}
+	// The user changed it after the message: a version the record saw
+	// that is not the agent's.
+	for _, cp := range cps {
+		if e := cp.Files[path]; e != nil && (!e.Agent || e.Last != e.Post) {
+			fp.User = true
+		}
+	}
+	for k := 1; k < len(cps) && !fp.User; k++ {
+		// Between two turns: the next checkpoint's pre-image is not
+		// what the agent left.
+		prev, e := cps[k-1].Files[path], cps[k].Files[path]
+		if prev != nil && e != nil && e.Pre != prev.Last {
+			fp.User = true
+		}
+	}
+	target := pre
+	if mode == KeepUser {
+		target, fp.theirs, fp.Conflicts, err = s.undoAgent(path, cps, now)
+		if err != nil {
+			return fp, err
+		}
+	}
+	fp.target = target
+	fp.Binary = !isText(now) || !isText(target)
+	switch {
+	case fp.Conflicts > 0:
+		fp.Action = Conflict
+	case refOf(target) == fp.now:
+		fp.Action = Same
+	case !target.Exists:
+		fp.Action = Delete
+	case !now.Exists:
+		fp.Action = Create
+	default:
+		fp.Action = Restore
+	}
+	if !fp.Binary {
+		fp.Added, fp.Removed = countLines(now.Data, target.Data)
+	}
+	return fp, nil
+}
+
+// undoAgent undoes the agent's changes of path in cps, newest first, each
+// merged under cur: it returns the result with the user's lines kept in
+// overlaps, with the agent's before taken there, and how many overlaps.
+func (s *Store) undoAgent(path string, cps []*Checkpoint, cur File) (ours, theirs File, conflicts int, err error) {
+	ours, theirs = cur, cur
+	for k := len(cps) - 1; k >= 0; k-- {
+		e := cps[k].Files[path]
+		if e == nil || !e.Agent || e.Pre == e.Post {
+			continue
+		}
+		pre, err := s.get(e.Pre)
+		if err != nil {
+			return ours, theirs, 0, err
+		}
+		post, err := s.get(e.Post)
+		if err != nil {
+			return ours, theirs, 0, err
+		}
+		var c int
+		ours, c = undo(pre, post, ours, false)
+		theirs, _ = undo(pre, post, theirs, true)
+		conflicts += c
+	}
+	return ours, theirs, conflicts, nil
+}
+
+// undo takes the change pre -> post out of cur: a three-way merge of
+// post -> cur (kept) and post -> pre (undone). A file that is not text,
+// or whose existence the user changed, is undone whole only when cur is
+// still post, else it is one conflict.
+func undo(pre, post, cur File, takeTheirs bool) (File, int) {
+	if cur == post {
+		return pre, 0
+	}
+	if cur == pre {
+		return cur, 0
+	}
+	if !pre.Exists || !post.Exists || !cur.Exists || !isText(pre) || !isText(post) || !isText(cur) {
+		if takeTheirs {
+			return pre, 1
+		}
+		return cur, 1
+	}
+	merged, c := fsbridge.Merge3(post.Data, cur.Data, pre.Data, takeTheirs)
+	return File{Data: merged, Exists: true}, c
+}
+
+// countLines is the lines added and removed from a to b.
+func countLines(a, b string) (added, removed int) {
+	split := func(t string) []string {
+		if t == "" {
+			return nil
+		}
+		return strings.SplitAfter(strings.TrimSuffix(t, "\n"), "\n")
+	}
+	for _, h := range fsbridge.Diff(split(a), split(b)) {
+		added += len(h.Lines)
+		removed += h.Count
+	}
+	return added, removed
+}
+
+// Writer writes a file's content for a rewind (a loaded buffer gets it as
+// one undo step, unsaved lines kept unsaved); a File that does not exist
+// deletes it.
+type Writer func(ctx context.Context, path string, f File) error
+
+// Result is what a rewind or redo did.
+type Result struct {
+	Written []string `msgpack:"written"`
+	// Skipped: changed since the preview, or behind the record, left
+	// alone.
+	Skipped []string          `msgpack:"skipped"`
+	Failed  map[string]string `msgpack:"failed"`
+	Kept    int               `msgpack:"kept"` // checkpoints kept
+}
+
+// redo is what undoes the last rewind: the checkpoints it dropped and,
+// for each file written, its content before and after.
+type redo struct {
+	dropped []*Checkpoint
+	files   []redoFile
+}
+
+type redoFile struct {
+	path          string
+	before, after Ref
+}
+
+// dropRedo gives up the redo (a new message was sent).
+func (s *Store) dropRedo() {
+	if s.redo == nil {
+		return
+	}
+	for _, cp := range s.redo.dropped {
+		for _, e := range cp.Files {
+			s.release(e)
+		}
+	}
+	for _, f := range s.redo.files {
+		s.decref(f.before)
+	}
+	s.redo = nil
+}
+
+// Apply does a planned rewind: the checkpoints of the message and later
+// ones are dropped (kept for Redo until the next Begin) and each file is
+// written through w; a file no longer as planned is skipped (named).
+// With theirs, conflicts take the agent's before in the overlaps.
+func (s *Store) Apply(ctx context.Context, p *Plan, w Writer, theirs bool) (Result, error) {
+	s.mu.Lock()
+	i, err := s.find(p.Seq)
+	if err != nil || s.cps[len(s.cps)-1].Seq != p.newest {
+		s.mu.Unlock()
+		if err == nil {
+			err = ErrStale
+		}
+		return Result{}, err
+	}
+	s.dropRedo()
+	rd := &redo{dropped: s.cps[i:]}
+	s.cps = s.cps[:i:i]
+	res := Result{Kept: i, Failed: map[string]string{}}
+	type job struct {
+		path   string
+		target File
+	}
+	var jobs []job
+	for _, fp := range p.Files {
+		switch fp.Action {
+		case Same:
+			continue
+		case Unexplained:
+			res.Skipped = append(res.Skipped, fp.Path)
+			continue
+		}
+		now, ok := readFile(fp.Path)
+		if !ok || refOf(now) != fp.now {
+			res.Skipped = append(res.Skipped, fp.Path)
+			continue
+		}
+		target := fp.target
+		if fp.Action == Conflict && theirs {
+			target = fp.theirs
+		}
+		before, err := s.put(now)
+		if err != nil {
+			res.Failed[fp.Path] = err.Error()
+			continue
+		}
+		s.incref(before)
+		rd.files = append(rd.files, redoFile{path: fp.Path, before: before, after: refOf(target)})
+		jobs = append(jobs, job{fp.Path, target})
+		s.quiet[fp.Path] = true
+	}
+	s.redo = rd
+	err = s.compact()
+	s.mu.Unlock()
+	for _, j := range jobs {
+		if werr := w(ctx, j.path, j.target); werr != nil {
+			res.Failed[j.path] = werr.Error()
+			continue
+		}
+		res.Written = append(res.Written, j.path)
+	}
+	s.settle(jobs2paths(rd.files))
+	return res, err
+}
+
+func jobs2paths(fs []redoFile) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.path
+	}
+	return out
+}
+
+// settle ends the store's own writes of paths: their record follows what
+// the disk holds now (the newest checkpoint's entry's Last).
+func (s *Store) settle(paths []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var recs []record
+	for _, p := range paths {
+		delete(s.quiet, p)
+		for k := len(s.cps) - 1; k >= 0; k-- {
+			if e := s.cps[k].Files[p]; e != nil {
+				if now, ok := readFile(p); ok {
+					e.Last = refOf(now)
+					if k == len(s.cps)-1 {
+						recs = append(recs, record{Path: p, Entry: e})
+					}
+				}
+				break
+			}
+		}
+	}
+	if len(recs) > 0 {
+		s.write(recs...)
+	}
+	if len(s.cps) > 0 {
+		s.compact()
+	}
+}
+
+// CanRedo reports whether a rewind can be undone now.
+func (s *Store) CanRedo() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.redo != nil
+}
+
+// Redo undoes the last rewind (before the next message): its checkpoints
+// come back, and each file it wrote gets its content from before the
+// rewind, unless it changed since (skipped, named).
+func (s *Store) Redo(ctx context.Context, w Writer) (Result, error) {
+	s.mu.Lock()
+	rd := s.redo
+	if rd == nil {
+		s.mu.Unlock()
+		return Result{}, errors.New("nothing to redo")
+	}
+	s.redo = nil
+	s.cps = append(s.cps, rd.dropped...)
+	res := Result{Failed: map[string]string{}}
+	type job struct {
+		path string
+		f    File
+	}
+	var jobs []job
+	for _, f := range rd.files {
+		now, ok := readFile(f.path)
+		if !ok || refOf(now) != f.after {
+			res.Skipped = append(res.Skipped, f.path)
+			continue
+		}
+		before, err := s.get(f.before)
+		if err != nil {
+			res.Failed[f.path] = err.Error()
+			continue
+		}
+		jobs = append(jobs, job{f.path, before})
+		s.quiet[f.path] = true
+	}
+	for _, f := range rd.files {
+		s.decref(f.before)
+	}
+	err := s.compact()
+	res.Kept = len(s.cps)
+	s.mu.Unlock()
+	for _, j := range jobs {
+		if werr := w(ctx, j.path, j.f); werr != nil {
+			res.Failed[j.path] = werr.Error()
+			continue
+		}
+		res.Written = append(res.Written, j.path)
+	}
+	s.mu.Lock()
+	for _, j := range jobs {
+		delete(s.quiet, j.path)
+	}
+	s.mu.Unlock()
+	return res, err
+}
+
+// Paths is the files a rewind to before message seq (negative: from the
+// newest) would look at.
+func (s *Store) Paths(seq int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, err := s.find(seq)
+	if err != nil {
+		return nil, err
+	}
+	return paths(s.cps[i:]), nil
+}

@@ -1,0 +1,171 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// put writes content to path (created with its directory).
+func putFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// agentWrites writes after to p and records it as the agent's change.
+func agentWrites(t *testing.T, st *Store, p, after string) {
+	t.Helper()
+	before, _ := readFile(p)
+	putFile(t, p, after)
+	if err := st.Change(p, before, File{after, true}, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// What a rewind does to one file, by what happened to it after the
+// message: the plan's action and the file after the rewind.
+func TestPlanActions(t *testing.T) {
+	cases := []struct {
+		name   string
+		mode   Mode
+		after  func(t *testing.T, st *Store, p string) // after the checkpoint
+		action string
+		want   string // the file after the rewind ("(none)": deleted)
+	}{
+		{"agent changed it", KeepUser, func(t *testing.T, st *Store, p string) {
+			agentWrites(t, st, p, "one\nTWO\nthree\n")
+		}, Restore, "one\ntwo\nthree\n"},
+		{"user edit elsewhere kept", KeepUser, func(t *testing.T, st *Store, p string) {
+			agentWrites(t, st, p, "one\nTWO\nthree\n")
+			putFile(t, p, "one\nTWO\nthree\nuser\n")
+			st.User(p, File{"one\nTWO\nthree\nuser\n", true})
+		}, Restore, "one\ntwo\nthree\nuser\n"},
+		{"user edit undone exactly", Exact, func(t *testing.T, st *Store, p string) {
+			agentWrites(t, st, p, "one\nTWO\nthree\n")
+			putFile(t, p, "one\nTWO\nthree\nuser\n")
+			st.User(p, File{"one\nTWO\nthree\nuser\n", true})
+		}, Restore, "one\ntwo\nthree\n"},
+		{"overlap asked, the user's lines kept", KeepUser, func(t *testing.T, st *Store, p string) {
+			agentWrites(t, st, p, "one\nTWO\nthree\n")
+			putFile(t, p, "one\nTWO and user\nthree\n")
+			st.User(p, File{"one\nTWO and user\nthree\n", true})
+		}, Conflict, "one\nTWO and user\nthree\n"},
+		{"changed behind the record", KeepUser, func(t *testing.T, st *Store, p string) {
+			agentWrites(t, st, p, "one\nTWO\nthree\n")
+			putFile(t, p, "someone else\n")
+		}, Unexplained, "someone else\n"},
+		{"created by the agent", KeepUser, func(t *testing.T, st *Store, p string) {
+			agentWrites(t, st, p+".new", "new\n")
+			agentWrites(t, st, p, "one\nTWO\nthree\n")
+		}, Restore, "one\ntwo\nthree\n"},
+		{"deleted by the agent", Exact, func(t *testing.T, st *Store, p string) {
+			os.Remove(p)
+			st.Change(p, File{"one\ntwo\nthree\n", true}, File{}, true)
+		}, Create, "one\ntwo\nthree\n"},
+		{"binary changed", KeepUser, func(t *testing.T, st *Store, p string) {
+			agentWrites(t, st, p, "\x00\x01binary")
+		}, Restore, "one\ntwo\nthree\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "f.txt")
+			putFile(t, p, "one\ntwo\nthree\n")
+			st, err := Open(t.TempDir(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			st.Begin("m", time.Now())
+			c.after(t, st, p)
+			plan, err := st.Plan(1, c.mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fp FilePlan
+			for _, f := range plan.Files {
+				if f.Path == p {
+					fp = f
+				}
+			}
+			if fp.Action != c.action {
+				t.Fatalf("action %q, want %q (%+v)", fp.Action, c.action, plan.Files)
+			}
+			res, err := st.Apply(context.Background(), plan, diskWriter, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fileOr(p); got != c.want {
+				t.Fatalf("file %q, want %q (%+v)", got, c.want, res)
+			}
+			if c.action == Unexplained && (len(res.Skipped) != 1 || res.Skipped[0] != p) {
+				t.Fatalf("skipped %v, want the file named", res.Skipped)
+			}
+			if _, err := os.Stat(p + ".new"); err == nil {
+				t.Fatal("the file the agent created is still there")
+			}
+		})
+	}
+}
+
+func fileOr(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "(none)"
+	}
+	return string(b)
+}
+
+// Past the size cap, the oldest checkpoints go (their contents with
+// them); a journal cut short by a crash is read to its last whole line.
+func TestStoreCapAndJournal(t *testing.T) {
+	dir, storeDir := t.TempDir(), t.TempDir()
+	st, err := Open(storeDir, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		st.Begin(fmt.Sprintf("m%d", i+1), time.Now())
+		var sb strings.Builder
+		for l := 0; l < 200; l++ {
+			fmt.Fprintf(&sb, "%d-%d %x\n", i, l, l*7919+i)
+		}
+		agentWrites(t, st, filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), sb.String())
+	}
+	list := st.List()
+	if len(list) >= 10 || list[len(list)-1].Seq != 10 {
+		t.Fatalf("checkpoints %d (newest %d): want the oldest pruned", len(list), list[len(list)-1].Seq)
+	}
+	if st.Size() > 4096+2048 {
+		t.Fatalf("store %d bytes over its cap", st.Size())
+	}
+	if _, err := st.Plan(1, Exact); err == nil {
+		t.Fatal("a plan for a pruned message")
+	}
+	st.Close()
+	// A crash mid-line: the line is dropped, the rest kept.
+	f, _ := os.OpenFile(filepath.Join(storeDir, "journal.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"p":"/x","e":{"pre":`)
+	f.Close()
+	st, err = Open(storeDir, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := st.List(); len(got) != len(list) || got[len(got)-1].Files != 1 {
+		t.Fatalf("after reopening: %+v, want %+v", got, list)
+	}
+	plan, err := st.Plan(-1, Exact)
+	if err != nil || len(plan.Files) != 1 || plan.Files[0].Action != Delete {
+		t.Fatalf("plan after reopening: %+v %v", plan, err)
+	}
+}

@@ -1,0 +1,484 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fastEdit is an agent's auto-allowed edit of path as claude-agent-acp
+// makes it: the file written at once, its tool_call handled after the
+// write has landed (the worst order a 0-1 ms gap gives), then completed.
+func fastEdit(id, path, content string) []any {
+	return []any{
+		diskWrite(path, content),
+		update(M{"sessionUpdate": "tool_call", "toolCallId": id, "title": "Edit " + filepath.Base(path), "kind": "edit",
+			"status": "pending", "locations": []any{M{"path": path}}}),
+		update(M{"sessionUpdate": "tool_call_update", "toolCallId": id, "status": "completed"}),
+	}
+}
+
+// Every file an agent edits or creates is recorded however fast its write
+// follows the tool call naming it: in a git workspace the baseline of a
+// file clean at the turn's start is git's, not the text on disk when the
+// tool call is handled (which may already be the agent's); outside git, a
+// file not there when the turn started is new. 20 files changed and 10
+// created, each written before its tool call is handled: 30 files with
+// a hunk.
+func TestRecordFastWrites(t *testing.T) {
+	for _, git := range []bool{true, false} {
+		name := map[bool]string{true: "git", false: "outside git"}[git]
+		t.Run(name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			files := map[string]string{}
+			for i := 0; i < 20; i++ {
+				files[fmt.Sprintf("src/f%02d.txt", i)] = fmt.Sprintf("line one\nline %d\nline three\n", i)
+			}
+			if git {
+				gitWorkspace(t, ws, files)
+			} else {
+				if exec.Command("git", "-C", ws, "rev-parse").Run() == nil {
+					t.Skip("the workspace is inside a git repository")
+				}
+				for name, content := range files {
+					fsPutFile(t, filepath.Join(ws, name), content)
+				}
+			}
+			var steps []any
+			for i := 0; i < 30; i++ {
+				p := filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i))
+				steps = append(steps, fastEdit(fmt.Sprintf("e%d", i), p, fmt.Sprintf("line one\nline %d by the agent\nline three\n", i))...)
+			}
+			steps = append(steps, text("done"))
+			e.SetupFake(M{"turns": []any{steps}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("edit 20 files, create 10")
+			e.Eventually("30 files with a hunk", 15*time.Second, func() bool {
+				n := 0
+				for i := 0; i < 30; i++ {
+					if e.pendingHunks(filepath.Join(ws, fmt.Sprintf("src/f%02d.txt", i))) > 0 {
+						n++
+					}
+				}
+				return n == 30
+			})
+		})
+	}
+}
+
+func diskDelete(path string) M { return M{"disk": M{"op": "delete", "path": path}} }
+
+// rewindWorkspace: three files the agent changes in two turns, one in
+// each buffer state (mod.txt loaded with an unsaved line of the user's,
+// clean.txt loaded, disk.txt not loaded), one it creates, one it
+// deletes, one it changes that is then changed behind the record.
+func rewindWorkspace(t *testing.T) (*Editor, string, map[string]int) {
+	e, ws := fsEditor(t)
+	for name, content := range map[string]string{
+		"mod.txt": "m1\nm2\nm3\n", "clean.txt": "c1\nc2\n", "disk.txt": "d1\nd2\n", "gone.txt": "g\n", "sub/deep.txt": "x\n",
+	} {
+		fsPutFile(t, filepath.Join(ws, name), content)
+	}
+	bufs := map[string]int{"mod.txt": e.loadBuffer(filepath.Join(ws, "mod.txt")), "clean.txt": e.loadBuffer(filepath.Join(ws, "clean.txt"))}
+	e.setLines(bufs["mod.txt"], 3, 3, []string{"unsaved"})
+	p := func(name string) string { return filepath.Join(ws, name) }
+	e.SetupFake(M{"turns": []any{
+		[]any{diskWrite(p("mod.txt"), "M1\nm2\nm3\n"), diskWrite(p("clean.txt"), "C1\nc2\n"), diskWrite(p("disk.txt"), "D1\nd2\n"), text("one")},
+		[]any{diskWrite(p("disk.txt"), "D1\nD2\n"), diskWrite(p("new.txt"), "new\n"), diskDelete(p("gone.txt")), diskWrite(p("sub/deep.txt"), "y\n"), text("two")},
+		[]any{text("resent")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message one")
+	e.runTurn("message two")
+	e.Eventually("the agent's change merged under the unsaved line", 10*time.Second, func() bool {
+		return strings.Join(e.bufLines(bufs["mod.txt"]), "|") == "M1|m2|m3|unsaved"
+	})
+	return e, ws, bufs
+}
+
+// fileOrGone is path's content, or "(none)".
+func fileOrGone(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(none)"
+	}
+	return string(b)
+}
+
+// Rewinding to before message 1 puts every file back as it was, whatever
+// its buffer (loaded with unsaved lines: they stay, unsaved; loaded
+// clean; not loaded), deletes the file the agent created, brings back
+// the one it deleted, and leaves alone (named) a file changed behind the
+// record; the conversation folds and the message is back in the input,
+// a new session of the agent taking over. Redo puts it all back.
+func TestRewindFilesEveryBuffer(t *testing.T) {
+	e, ws, bufs := rewindWorkspace(t)
+	p := func(name string) string { return filepath.Join(ws, name) }
+	fsPutFile(t, p("sub/deep.txt"), "changed behind the record\n")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	want := map[string]string{
+		"mod.txt": "m1\nm2\nm3\n", "clean.txt": "c1\nc2\n", "disk.txt": "d1\nd2\n", "gone.txt": "g\n",
+		"new.txt": "(none)", "sub/deep.txt": "changed behind the record\n",
+	}
+	e.Eventually("the files as before message 1", 10*time.Second, func() bool {
+		for name, w := range want {
+			if fileOrGone(p(name)) != w {
+				return false
+			}
+		}
+		return true
+	})
+	if got := strings.Join(e.bufLines(bufs["mod.txt"]), "|"); got != "m1|m2|m3|unsaved" || !e.bufModified(bufs["mod.txt"]) {
+		t.Fatalf("mod.txt's buffer %q (modified %v), want the unsaved line kept, unsaved", got, e.bufModified(bufs["mod.txt"]))
+	}
+	if got := strings.Join(e.bufLines(bufs["clean.txt"]), "|"); got != "c1|c2" || e.bufModified(bufs["clean.txt"]) {
+		t.Fatalf("clean.txt's buffer %q (modified %v)", got, e.bufModified(bufs["clean.txt"]))
+	}
+	// The review follows: the rewound changes are no longer pending.
+	e.Eventually("no hunk pending in the rewound files", 10*time.Second, func() bool {
+		n := 0
+		for _, name := range []string{"mod.txt", "clean.txt", "disk.txt", "new.txt", "gone.txt"} {
+			n += e.pendingHunks(p(name))
+		}
+		return n == 0
+	})
+	e.Eventually("the chat names the file left alone", 10*time.Second, func() bool {
+		c := e.ChatText()
+		return strings.Contains(c, "left alone") && strings.Contains(c, "deep.txt") && strings.Contains(c, "Rewound the conversation")
+	})
+	var input string
+	e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
+	if input != "message one" {
+		t.Fatalf("input %q, want the message back", input)
+	}
+	e.Eventually("a new session of the agent", 10*time.Second, func() bool {
+		n := 0
+		for _, ev := range e.AgentEvents() {
+			if ev["event"] == "recv" && ev["method"] == "session/new" {
+				n++
+			}
+		}
+		return n == 2
+	})
+	// Redo: everything as after message 2 again.
+	e.Lua(`return require("acp").rewind_redo()`, &ok)
+	if !ok {
+		t.Fatalf("redo refused: %s", e.Messages())
+	}
+	want = map[string]string{
+		"mod.txt": "M1\nm2\nm3\n", "clean.txt": "C1\nc2\n", "disk.txt": "D1\nD2\n", "gone.txt": "(none)", "new.txt": "new\n",
+	}
+	e.Eventually("the files as after message 2", 10*time.Second, func() bool {
+		for name, w := range want {
+			if fileOrGone(p(name)) != w {
+				return false
+			}
+		}
+		return true
+	})
+	if got := strings.Join(e.bufLines(bufs["mod.txt"]), "|"); got != "M1|m2|m3|unsaved" || !e.bufModified(bufs["mod.txt"]) {
+		t.Fatalf("after redo, mod.txt's buffer %q (modified %v)", got, e.bufModified(bufs["mod.txt"]))
+	}
+}
+
+// rewindPreviewText is the open rewind preview's text ("" when none).
+func (e *Editor) rewindPreviewText() string {
+	var s string
+	e.Lua(`for _, w in ipairs(vim.api.nvim_list_wins()) do
+			local b = vim.api.nvim_win_get_buf(w)
+			if vim.b[b].acp_role == "rewind" then
+				return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+			end
+		end
+		return ""`, &s)
+	return s
+}
+
+// The preview lists each file with its lines added and removed, created
+// and deleted ones, and the turns dropped; q leaves everything as it is,
+// y rewinds.
+func TestRewindPreview(t *testing.T) {
+	e, ws, _ := rewindWorkspace(t)
+	p := func(name string) string { return filepath.Join(ws, name) }
+	// The picker: the messages, newest first, with what changed after.
+	var items []string
+	e.Lua(`local orig = vim.ui.select
+		local got
+		vim.ui.select = function(items, opts, on_choice)
+			got = vim.tbl_map(opts.format_item, items)
+			on_choice(nil)
+		end
+		vim.cmd("AcpRewind")
+		vim.ui.select = orig
+		return got`, &items)
+	if len(items) != 2 || !strings.Contains(items[0], "2.") || !strings.Contains(items[0], "message two") ||
+		!strings.Contains(items[0], "4 file changes after, +3 -3") || !strings.Contains(items[1], "message one") {
+		t.Errorf("picker items %q", items)
+	}
+	// gR on message 2's heading in the chat opens its preview.
+	e.Lua(`local s = require("acp")._session()
+		local w = vim.fn.bufwinid(s.chat_buf)
+		vim.api.nvim_set_current_win(w)
+		vim.cmd("stopinsert")
+		local lines = vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)
+		for i, l in ipairs(lines) do
+			if l == "message two" then vim.api.nvim_win_set_cursor(w, { i - 1, 0 }) end
+		end`, nil)
+	e.nv.Input("gR")
+	var text string
+	e.Eventually("the preview", 10*time.Second, func() bool { text = e.rewindPreviewText(); return text != "" })
+	for _, w := range []string{"Rewind to before message 2: message two", "disk.txt  +1 -1", "new.txt  +0 -1 (deleted)",
+		"gone.txt  +1 -0 (created again)", "deep.txt", "1 turn dropped", "y rewind"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("preview lacks %q:\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, "mod.txt") || strings.Contains(text, "clean.txt") {
+		t.Errorf("preview lists files message 2 did not change:\n%s", text)
+	}
+	e.nv.Input("q")
+	e.Eventually("the preview closed", 10*time.Second, func() bool { return e.rewindPreviewText() == "" })
+	if fileOrGone(p("disk.txt")) != "D1\nD2\n" || fileOrGone(p("new.txt")) != "new\n" {
+		t.Fatal("q changed files")
+	}
+	e.Lua(`require("acp").rewind({ message = -1 })`, nil)
+	e.Eventually("the preview again", 10*time.Second, func() bool { return e.rewindPreviewText() != "" })
+	e.nv.Input("y")
+	e.Eventually("the files as after message 1", 10*time.Second, func() bool {
+		return fileOrGone(p("disk.txt")) == "D1\nd2\n" && fileOrGone(p("new.txt")) == "(none)" &&
+			fileOrGone(p("gone.txt")) == "g\n" && fileOrGone(p("sub/deep.txt")) == "x\n" && fileOrGone(p("mod.txt")) == "M1\nm2\nm3\n"
+	})
+}
+
+// Rewinding the conversation to message 2 of 3 and sending it edited:
+// the agent's new session gets messages 1 (with its answer) and the
+// edited 2 only, nothing of the dropped turns.
+func TestRewindConversationResend(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.SetupFake(M{"turns": []any{
+		[]any{text("reply-alpha")}, []any{text("reply-beta")}, []any{text("reply-gamma")}, []any{text("reply-delta")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, m := range []string{"ask-one", "ask-two", "ask-three"} {
+		e.runTurn(m)
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, files = false, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the new session ready", 10*time.Second, func() bool {
+		n := 0
+		for _, ev := range e.AgentEvents() {
+			if ev["event"] == "recv" && ev["method"] == "session/new" {
+				n++
+			}
+		}
+		return n == 2 && e.Status().State == "ready" && e.Status().SessionID == "fake-session-2"
+	})
+	var input string
+	e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
+	if input != "ask-two" {
+		t.Fatalf("input %q, want message 2 back", input)
+	}
+	var folded int
+	e.Lua(`local s = require("acp")._session()
+		local w = vim.fn.bufwinid(s.chat_buf)
+		local row
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l == "ask-two" then row = i end
+		end
+		return vim.api.nvim_win_call(w, function() return vim.fn.foldclosed(row) end)`, &folded)
+	if folded < 0 {
+		t.Fatalf("the dropped turns are not folded:\n%s", e.ChatText())
+	}
+	// The user edits the message and sends it.
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { "ask-two-edited" })
+		require("acp.chat").submit(s)`, nil)
+	e.Eventually("the end of the turn", 20*time.Second, func() bool {
+		st := e.Status()
+		return st.State == "ready" && strings.Contains(e.ChatText(), "reply-delta")
+	})
+	var prompt string
+	for _, ev := range e.AgentEvents() {
+		params, _ := ev["params"].(map[string]any)
+		if ev["event"] == "recv" && ev["method"] == "session/prompt" && params["sessionId"] == "fake-session-2" {
+			b, _ := json.Marshal(params["prompt"])
+			prompt = string(b)
+		}
+	}
+	for _, w := range []string{"ask-two-edited", "ask-one", "reply-alpha"} {
+		if !strings.Contains(prompt, w) {
+			t.Errorf("the new session's prompt lacks %q: %s", w, prompt)
+		}
+	}
+	for _, w := range []string{"reply-beta", "ask-three", "reply-gamma", `"ask-two"`, `ask-two\n`} {
+		if strings.Contains(prompt, w) {
+			t.Errorf("the new session's prompt holds %q of the dropped turns: %s", w, prompt)
+		}
+	}
+	// The picker lists the two messages of the conversation now, each
+	// with its checkpoint (matched by its text, the context sent with
+	// the edited one aside).
+	var items []string
+	e.Lua(`local orig = vim.ui.select
+		local got
+		vim.ui.select = function(items, opts, on_choice)
+			got = vim.tbl_map(opts.format_item, items)
+			on_choice(nil)
+		end
+		vim.cmd("AcpRewind")
+		vim.ui.select = orig
+		return got`, &items)
+	if len(items) != 2 || !strings.Contains(items[0], "2.") || !strings.Contains(items[0], "ask-two-edited") ||
+		!strings.Contains(items[1], "ask-one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
+		t.Fatalf("picker items %q", items)
+	}
+}
+
+// The user's own saved edit of a file the agent changed, made after the
+// message, is kept by the default rewind and undone by the exact one.
+func TestRewindKeepsUserEdits(t *testing.T) {
+	for _, c := range []struct {
+		mode, want string
+	}{
+		{"keep", "a\nb\nc\nuser's line\n"},
+		{"exact", "a\nb\nc\n"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "f.txt")
+			fsPutFile(t, p, "a\nb\nc\n")
+			e.SetupFake(M{"turns": []any{
+				[]any{diskWrite(p, "A (agent)\nb\nc\n"), text("done")},
+			}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("change a")
+			// A change on disk within 2 s of a turn's end is the agent's
+			// (review.DefaultGrace, :help acp-review): the user's comes after.
+			ended := time.Now()
+			e.Eventually("the turn's grace over", 10*time.Second, func() bool { return time.Since(ended) > 2100*time.Millisecond })
+			b := e.loadBuffer(p)
+			e.setLines(b, 3, 3, []string{"user's line"})
+			e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
+			e.Eventually("the user's write recorded", 10*time.Second, func() bool { return fileOrGone(p) == "A (agent)\nb\nc\nuser's line\n" })
+			var plan map[string]any
+			defer func() {
+				if t.Failed() {
+					t.Logf("last plan: %v", plan)
+				}
+			}()
+			e.Eventually("a plan naming the user's edit", 10*time.Second, func() bool {
+				e.Lua(`local s = require("acp")._session(); return require("acp.host").request("acp_rewind_plan", s.sid, 1, ...)`, &plan, c.mode)
+				files, _ := plan["files"].([]any)
+				return len(files) == 1 && files[0].(map[string]any)["user"] == true && files[0].(map[string]any)["action"] == "restore"
+			})
+			var ok bool
+			e.Lua(`return require("acp").rewind({ message = 1, mode = ..., conversation = false, confirm = false })`, &ok, c.mode)
+			e.Eventually("the file rewound", 10*time.Second, func() bool { return fileOrGone(p) == c.want })
+			if got := strings.Join(e.bufLines(b), "\n") + "\n"; got != c.want || e.bufModified(b) {
+				t.Fatalf("buffer %q (modified %v), want %q", got, e.bufModified(b), c.want)
+			}
+		})
+	}
+}
+
+// Checkpoints survive a restart: the chat saved, Neovim restarted, the
+// chat resumed (session/resume), a rewind to before message 1 puts the
+// file back as it was before it.
+func TestRewindAfterRestart(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "original\n")
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{diskWrite(p, "first\n"), text("one")}, []any{diskWrite(p, "second\n"), text("two")}, []any{text("three")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message one")
+	e.runTurn("message two")
+	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(p) == "original\n" })
+}
+
+// An overlap of the agent's change with the user's later edit is asked,
+// never settled silently: taking the lines from before the message there.
+func TestRewindOverlapAsked(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "a\nb\nc\n")
+	e.SetupFake(M{"turns": []any{[]any{diskWrite(p, "A (agent)\nb\nc\n"), text("done")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("change a")
+	ended := time.Now()
+	e.Eventually("the turn's grace over", 10*time.Second, func() bool { return time.Since(ended) > 2100*time.Millisecond })
+	b := e.loadBuffer(p)
+	e.setLines(b, 0, 1, []string{"A (agent) and the user"})
+	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
+	var asked string
+	e.Lua(`local orig = vim.ui.select
+		local asked
+		vim.ui.select = function(items, opts, on_choice)
+			asked = opts.prompt .. " " .. table.concat(vim.tbl_map(opts.format_item, items), " / ")
+			on_choice("theirs")
+		end
+		require("acp").rewind({ message = 1, conversation = false, confirm = false })
+		vim.ui.select = orig
+		return asked`, &asked)
+	if !strings.Contains(asked, "overlap yours in 1 file") || !strings.Contains(asked, "keep your lines") {
+		t.Fatalf("asked %q", asked)
+	}
+	e.Eventually("the lines from before the message", 10*time.Second, func() bool { return fileOrGone(p) == "a\nb\nc\n" })
+	if got := strings.Join(e.bufLines(b), "|"); got != "a|b|c" || e.bufModified(b) {
+		t.Fatalf("buffer %q (modified %v)", got, e.bufModified(b))
+	}
+}
+
+// Files that are not text are checkpointed and rewound too (the review
+// shows text only): one the agent changed, one it created.
+func TestRewindBinaryFiles(t *testing.T) {
+	e, ws := fsEditor(t)
+	old, created := filepath.Join(ws, "logo.bin"), filepath.Join(ws, "new.bin")
+	fsPutFile(t, old, "\x00\x01\x02 before \xff")
+	e.SetupFake(M{"turns": []any{[]any{
+		diskWrite(old, "\x00\x01\x02 after \xfe"), diskWrite(created, "\x00 new"), text("done"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("change the images")
+	if fileOrGone(old) == "\x00\x01\x02 before \xff" {
+		t.Fatal("the agent's write did not land")
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
+	e.Eventually("the binary files as before", 10*time.Second, func() bool {
+		return fileOrGone(old) == "\x00\x01\x02 before \xff" && fileOrGone(created) == "(none)"
+	})
+}

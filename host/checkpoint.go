@@ -1,0 +1,460 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+	"github.com/nvim-acp/nvim-acp/checkpoint"
+	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/fsbridge"
+	"github.com/nvim-acp/nvim-acp/turnscan"
+)
+
+// This file wires package checkpoint into a session: a checkpoint is
+// taken before each prompt is sent; the changes the turn scans find
+// (turnscan: the agent's, whatever wrote them, binary files included)
+// and the user's own changes the fs bridge reports fill it; the UI
+// (lua/acp/rewind/) lists them, previews a rewind and applies it or
+// redoes it through the acp_rewind_* methods. Files are written back
+// through the bridge's user write path (a loaded buffer gets the change
+// as one undo step, its unsaved lines stay unsaved).
+
+// CheckpointOptions says where a chat's checkpoints are kept.
+type CheckpointOptions struct {
+	// Dir: the store's directory (a chat carried on in a new session);
+	// else Base/<the agent's session id>. Neither: no checkpoints.
+	Dir  string `msgpack:"dir"`
+	Base string `msgpack:"base"`
+	Max  int64  `msgpack:"max_bytes"`
+}
+
+// checkpoints is a session's store, opened at its first prompt.
+type checkpoints struct {
+	mu   sync.Mutex
+	st   *checkpoint.Store
+	dir  string
+	plan *checkpoint.Plan // the last previewed
+	err  error            // opening failed (said once)
+	// ending: closed when the last turn's end scan has recorded its
+	// changes (nil: none pending): the next checkpoint waits for it, or
+	// the turn's changes would land in the next prompt's checkpoint.
+	ending chan struct{}
+}
+
+// endScanWait bounds how long a prompt waits for the previous turn's
+// end scan.
+const endScanWait = 30 * time.Second
+
+// checkpointEnding says a turn ended: its end scan is to come.
+func (s *Session) checkpointEnding() {
+	s.ck.mu.Lock()
+	if s.ck.ending == nil {
+		s.ck.ending = make(chan struct{})
+	}
+	s.ck.mu.Unlock()
+}
+
+// waitEndScan waits (bounded) for the last turn's end scan to have
+// recorded its changes: a checkpoint taken, or a rewind planned, before
+// it would miss them.
+func (s *Session) waitEndScan() {
+	s.ck.mu.Lock()
+	ending := s.ck.ending
+	s.ck.mu.Unlock()
+	if ending != nil {
+		select {
+		case <-ending:
+		case <-time.After(endScanWait):
+			s.log.Warn("checkpoint: the last turn's end scan is late")
+		}
+	}
+}
+
+// checkpointEnded says the turn's end scan recorded its changes.
+func (s *Session) checkpointEnded() {
+	s.ck.mu.Lock()
+	if s.ck.ending != nil {
+		close(s.ck.ending)
+		s.ck.ending = nil
+	}
+	s.ck.mu.Unlock()
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// store is the session's checkpoint store (nil: none).
+func (s *Session) store() *checkpoint.Store {
+	c := &s.ck
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.st != nil || c.err != nil {
+		return c.st
+	}
+	o := s.opts.Checkpoints
+	dir := o.Dir
+	if dir == "" && o.Base != "" {
+		s.mu.Lock()
+		id := string(s.id)
+		s.mu.Unlock()
+		if id == "" {
+			return nil
+		}
+		dir = filepath.Join(o.Base, unsafeName.ReplaceAllString(id, "_"))
+	}
+	if dir == "" {
+		return nil
+	}
+	st, err := checkpoint.Open(dir, o.Max)
+	if err != nil {
+		c.err = err
+		s.log.Warn("checkpoints", "err", err)
+		s.emit(messageEvent("warn", "checkpoints are off for this chat: "+err.Error()))
+		return nil
+	}
+	c.st, c.dir = st, dir
+	s.onEnd(func() { st.Close() })
+	return st
+}
+
+// checkpointBegin takes the checkpoint before a prompt is sent.
+func (s *Session) checkpointBegin(text string) {
+	s.waitEndScan()
+	if st := s.store(); st != nil {
+		if _, err := st.Begin(text, time.Now()); err != nil {
+			s.log.Warn("checkpoint", "err", err)
+		}
+	}
+}
+
+func fileOf(t fsbridge.FileText) checkpoint.File {
+	return checkpoint.File{Data: t.Text, Exists: t.Exists}
+}
+
+// checkpointChange hands a change a scan found to the checkpoints.
+func (s *Session) checkpointChange(c turnscan.Change) {
+	s.ck.mu.Lock()
+	st := s.ck.st
+	s.ck.mu.Unlock()
+	if st == nil {
+		return
+	}
+	if err := st.Change(c.Path, fileOf(c.Before), fileOf(c.After), s.rev.Working()); err != nil {
+		s.log.Warn("checkpoint", "err", err)
+	}
+}
+
+// checkpointSink tells the checkpoints of the changes the bridge makes or
+// sees besides the review: the agent's writes to files no buffer holds
+// (before/after are then the disk's), and the user's changes (what the
+// disk holds after them, read again: a buffer's unsaved lines are not
+// the file's).
+type checkpointSink struct {
+	s    *Session
+	next fsbridge.ChangeSink
+}
+
+func (k checkpointSink) FileChanged(path string, before, after fsbridge.FileText, by int) {
+	k.next.FileChanged(path, before, after, by)
+	k.s.ck.mu.Lock()
+	st := k.s.ck.st
+	k.s.ck.mu.Unlock()
+	if st == nil {
+		return
+	}
+	agent := by == fsbridge.ByAgent || by == fsbridge.ByApproved || by == fsbridge.ByDisk && k.s.rev.Working()
+	if agent {
+		// A loaded buffer's texts are not the disk's: the turn's scan
+		// reports the file from the disk.
+		if b, err := k.s.bridge(context.Background()); err == nil && !b.Loaded(path) {
+			st.Change(path, fileOf(before), fileOf(after), true)
+		}
+		return
+	}
+	if disk, ok := readDisk(path); ok {
+		st.User(path, disk)
+	}
+}
+
+// readDisk is path's content on disk (ok false: unreadable).
+func readDisk(path string) (checkpoint.File, bool) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return checkpoint.File{}, true
+	}
+	if err != nil {
+		return checkpoint.File{}, false
+	}
+	return checkpoint.File{Data: string(data), Exists: true}, true
+}
+
+// rewindWrite writes a rewind's content of path: text through the
+// bridge's user write path, with a loaded buffer's unsaved lines kept (the
+// rewind's change is merged into the buffer; an overlap with them leaves
+// the file alone); a file that is not text straight to disk.
+func (s *Session) rewindWrite(ctx context.Context, path string, f checkpoint.File) error {
+	text := !f.Exists || fsbridge.IsText([]byte(f.Data))
+	b, err := s.bridge(ctx)
+	if err != nil || !text {
+		return writeRaw(path, f)
+	}
+	content := f.Data
+	if f.Exists && b.Loaded(path) {
+		shown, _, err := b.Shown(ctx, path)
+		disk, ok := readDisk(path)
+		if err == nil && ok && disk.Exists && shown != disk.Data {
+			merged, conflicts := fsbridge.Merge3(disk.Data, shown, f.Data, false)
+			if conflicts > 0 {
+				return fmt.Errorf("its unsaved lines overlap the rewind: save or undo them first")
+			}
+			content = merged
+		}
+	}
+	return b.WriteUser(ctx, path, fsbridge.FileText{Text: content, Exists: f.Exists})
+}
+
+// writeRaw writes f to path atomically (removes it when f does not exist).
+func writeRaw(path string, f checkpoint.File) error {
+	if !f.Exists {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	mode := os.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".rewind*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.WriteString(f.Data)
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), mode)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+	}
+	return werr
+}
+
+// rewindStore is sid's store, or an error saying there is none.
+func (h *Host) rewindStore(sid int) (*Session, *checkpoint.Store, error) {
+	s, err := h.session(sid)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := s.store()
+	if st == nil {
+		return nil, nil, errors.New("this chat keeps no checkpoints (none sent yet, or checkpoints are off)")
+	}
+	return s, st, nil
+}
+
+// rpcRewindList is acp_rewind_list(sid): the checkpoints, oldest first,
+// and whether a rewind can be redone.
+func (h *Host) rpcRewindList(sid int) (map[string]any, error) {
+	s, err := h.session(sid)
+	if err != nil {
+		return nil, err
+	}
+	st := s.store()
+	if st == nil {
+		return map[string]any{"checkpoints": []any{}, "redo": false}, nil
+	}
+	s.waitEndScan()
+	return map[string]any{"checkpoints": st.List(), "redo": st.CanRedo(), "dir": s.ck.dir}, nil
+}
+
+// rpcRewindPlan is acp_rewind_plan(sid, message, mode): what a rewind to
+// before that message does (kept for acp_rewind_apply).
+func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, error) {
+	s, st, err := h.rewindStore(sid)
+	if err != nil {
+		return nil, err
+	}
+	m := checkpoint.Mode(mode)
+	if m != checkpoint.Exact {
+		m = checkpoint.KeepUser
+	}
+	s.waitEndScan()
+	s.checkpointUserEdits(st, message)
+	p, err := st.Plan(message, m)
+	if err != nil {
+		return nil, err
+	}
+	s.ck.mu.Lock()
+	s.ck.plan = p
+	s.ck.mu.Unlock()
+	return p, nil
+}
+
+// rpcRewindApply is acp_rewind_apply(sid, theirs): the rewind last
+// previewed is done (theirs: overlaps with the user's changes take the
+// older text), in the background: Neovim is not held while the files are
+// written (buffers change through it); a "rewound" event says what was
+// done.
+func (h *Host) rpcRewindApply(sid int, theirs bool) error {
+	s, st, err := h.rewindStore(sid)
+	if err != nil {
+		return err
+	}
+	s.ck.mu.Lock()
+	p := s.ck.plan
+	s.ck.plan = nil
+	s.ck.mu.Unlock()
+	if p == nil {
+		return errors.New("no rewind previewed")
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := st.Apply(ctx, p, s.rewindWrite, theirs)
+		s.emit(rewoundEvent(false, res, err))
+	}()
+	return nil
+}
+
+// rpcRewindRedo is acp_rewind_redo(sid): the last rewind undone, in the
+// background ("rewound" event, redo true).
+func (h *Host) rpcRewindRedo(sid int) error {
+	s, st, err := h.rewindStore(sid)
+	if err != nil {
+		return err
+	}
+	if !st.CanRedo() {
+		return errors.New("nothing to redo")
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := st.Redo(ctx, s.rewindWrite)
+		s.emit(rewoundEvent(true, res, err))
+	}()
+	return nil
+}
+
+// lastEcho is a prompt's text: its first text block, what the user typed
+// (context blocks follow it; the chat matches checkpoints to its
+// messages by this text).
+func (s *Session) lastEcho(blocks []acp.ContentBlock) string {
+	for _, b := range blocks {
+		if b.Text != nil {
+			return b.Text.Text
+		}
+	}
+	return ""
+}
+
+// attachRewound: the session was replaced by a new one of the same agent
+// after a rewind of the conversation (ACP has no way to drop turns).
+const attachRewound = "rewound"
+
+// rpcRewindSession is acp_rewind_session(sid): the session goes on with
+// a new session of the same agent (session/new, same process, same
+// chat, checkpoints and review), which knows nothing of the old one's
+// turns: the chat gives it the conversation kept with the next prompt.
+// A "ready" event (attached "rewound") follows.
+func (h *Host) rpcRewindSession(sid int) error {
+	s, err := h.session(sid)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	a, busy := s.agent, len(s.turns) > 0
+	s.mu.Unlock()
+	if a == nil {
+		return errors.New("the session has no agent")
+	}
+	if busy {
+		return errors.New("a turn is running: cancel it first")
+	}
+	go func() {
+		if err := s.freshSession(a); err != nil {
+			// The old session goes on (still the agent's).
+			ev := rewoundEvent(false, nil, fmt.Errorf("the agent's new session failed (the conversation goes on in the old one): %w", err))
+			ev["session"] = true
+			s.emit(ev)
+		}
+	}()
+	return nil
+}
+
+// freshSession replaces the session's agent session with a new one.
+func (s *Session) freshSession(a *Agent) error {
+	ctx, cancel := a.context(context.Background())
+	defer cancel()
+	servers, err := s.mcpServers(a)
+	if err != nil {
+		return err
+	}
+	servers = s.exposeMCP(a, servers)
+	nctx, ncancel := a.stepContext(ctx, "session/new")
+	defer ncancel()
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, struct {
+		acp.NewSessionRequest
+		McpServers []json.RawMessage `json:"mcpServers"`
+	}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)})
+	if err != nil {
+		return a.stepErr(nctx, "session/new", err)
+	}
+	var nr acp.NewSessionResponse
+	if json.Unmarshal(resp, &nr) != nil || nr.SessionId == "" {
+		return fmt.Errorf("session/new: bad response from agent: %s", truncate(string(resp), 200))
+	}
+	a.removeSession(s)
+	s.mu.Lock()
+	s.id = nr.SessionId
+	s.mu.Unlock()
+	a.addSession(s)
+	s.emit(s.readyEvent(a, nr.SessionId, resp, attachRewound, true))
+	return nil
+}
+
+// checkpointUserEdits records, before a rewind is planned, the user's own
+// edits of the files it looks at that reached the disk unreported (a
+// buffer written with :w): a file whose disk is the text the review last
+// saw of it (brought up to its buffer first) changed in a way the record
+// explains, the user's.
+func (s *Session) checkpointUserEdits(st *checkpoint.Store, message int) {
+	paths, err := st.Paths(message)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, berr := s.bridge(ctx)
+	for _, p := range paths {
+		if berr == nil && b.Loaded(p) {
+			// Its buffer's edits (written or not) are the user's; a file
+			// no buffer holds is not read again (a change behind the
+			// record would be taken for the user's).
+			_ = s.rev.Sync(ctx, b, p)
+		}
+		t, ok := s.rev.Rec.Text(p)
+		if !ok {
+			continue
+		}
+		if disk, ok := readDisk(p); ok && disk.Exists == t.Exists && (!disk.Exists || disk.Data == t.Text) {
+			st.User(p, disk)
+		}
+	}
+}

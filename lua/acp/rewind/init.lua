@@ -1,0 +1,391 @@
+--- Rewind (:AcpRewind, require("acp").rewind): go back to before one of
+--- the chat's user messages, files and conversation. The host keeps a
+--- checkpoint before each prompt (package checkpoint); this module lists
+--- the messages, previews a rewind, applies it and redoes it (until the
+--- next prompt). The conversation goes on in a new session of the same
+--- agent, given the kept messages with the next prompt: ACP has no way
+--- to make an agent forget turns.
+local config = require("acp.config")
+local host = require("acp.host")
+local notifier = require("acp.notify")
+local preview = require("acp.rewind.preview")
+local rchat = require("acp.rewind.chat")
+
+local M = {}
+
+--- The checkpoint options of acp_open for session s.
+---@param s acp.Session
+---@return table
+function M.options(s)
+  local o = config.options.rewind or {}
+  if o.enabled == false then
+    return vim.empty_dict()
+  end
+  return {
+    dir = s.checkpoint_dir,
+    base = vim.fn.stdpath("state") .. "/acp/checkpoints",
+    max_bytes = o.max_bytes,
+  }
+end
+
+--- x when a table (msgpack's nil is vim.NIL), else {}.
+local function tbl(x)
+  return type(x) == "table" and x or {}
+end
+
+local function notify(msg, level)
+  notifier.notify("acp: " .. msg, level or vim.log.levels.INFO)
+end
+
+--- The checkpoints of the agent's session id (stdpath state), gone with
+--- its saved chat (deleted, or pruned past history.max_sessions).
+---@param session_id string|nil
+function M.forget(session_id)
+  if type(session_id) ~= "string" or session_id == "" then
+    return
+  end
+  local dir = vim.fn.stdpath("state") .. "/acp/checkpoints/" .. session_id:gsub("[^%w._-]+", "_")
+  vim.fn.delete(dir, "rf")
+end
+
+--- The host's checkpoints of s: { checkpoints = Summary[], redo, dir }.
+local function list(s)
+  local ok, res = pcall(host.request, "acp_rewind_list", s.sid)
+  if not ok or type(res) ~= "table" then
+    return { checkpoints = {}, redo = false }
+  end
+  if type(res.dir) == "string" and res.dir ~= "" then
+    s.checkpoint_dir = res.dir -- a new session of this chat keeps using it
+  end
+  return res
+end
+
+--- The checkpoint number (seq) of chat message n, or nil: the checkpoints
+--- and the messages are matched by text, newest first (a chat resumed
+--- from history has older messages without checkpoints; a rewind of the
+--- files only keeps the messages but drops their checkpoints; prompts
+--- sent together while the agent started are one checkpoint).
+local function seq_of(msgs, cps, n)
+  local j = #cps
+  for k = #msgs, n, -1 do
+    -- The newest checkpoint not yet matched whose text begins the
+    -- message (checkpoints of turns rewound in the conversation only
+    -- are skipped).
+    local found
+    for i = j, 1, -1 do
+      local c = cps[i]
+      if type(c.message) == "string" and c.message ~= "" and vim.startswith(msgs[k].text, c.message) then
+        found = i
+        break
+      end
+    end
+    if k == n then
+      return found and cps[found].seq or nil
+    end
+    if found then
+      j = found - 1
+    end
+  end
+  return nil
+end
+
+--- Apply the rewind info describes (files and/or conversation).
+---@param s acp.Session
+---@param info table
+---@param overlaps "ours"|"theirs"
+local function apply(s, info, overlaps)
+  local redo = { n = info.n, count = info.n - 1 }
+  if info.files and info.plan then
+    -- The host writes the files in the background ("rewound" event).
+    local ok, err = pcall(host.request, "acp_rewind_apply", s.sid, overlaps == "theirs")
+    if not ok then
+      notify("rewind: " .. tostring(err), vim.log.levels.ERROR)
+      return false
+    end
+    redo.files = true
+  end
+  if info.conversation then
+    local kept = rchat.conversation(s, info.n)
+    redo.fold = rchat.fold(s, info.n)
+    redo.input = info.text
+    rchat.set_input(s, info.text)
+    rchat.set_context(s, kept)
+    local ok, err = pcall(host.request, "acp_rewind_session", s.sid)
+    if not ok then
+      s.transcript:message("error", "Rewind: the agent's new session failed: " .. tostring(err))
+    else
+      -- Until the new session is ready (its "ready" event), a prompt
+      -- waits, as while any session starts.
+      s:set_state("starting")
+      local kept_msg = info.n == 1 and "it starts with nothing of the conversation"
+        or ("your next prompt carries the %d message%s kept as context"):format(info.n - 1, info.n == 2 and "" or "s")
+      s.transcript:message(
+        "info",
+        (
+          "Rewound the conversation to before message %d. %s cannot drop turns (ACP has no way to), so a new session "
+          .. "of it takes over; %s. Message %d is back in the input."
+        ):format(info.n, s:label(), kept_msg, info.n)
+      )
+    end
+  end
+  redo.count = #rchat.messages(s)
+  s.rewind_redo = redo
+  return true
+end
+
+--- Ask about overlaps (the agent's change against the user's) when the
+--- plan has any, then apply.
+local function settle(s, info, overlaps)
+  local n = 0
+  for _, f in ipairs(info.files and info.plan and tbl(info.plan.files) or {}) do
+    if f.action == "conflict" then
+      n = n + 1
+    end
+  end
+  if n == 0 or overlaps then
+    return apply(s, info, overlaps or "ours")
+  end
+  vim.ui.select({ "ours", "theirs" }, {
+    prompt = ("The agent's changes overlap yours in %d file%s:"):format(n, n == 1 and "" or "s"),
+    format_item = function(c)
+      return c == "ours" and "keep your lines in the overlaps" or "take the lines from before the message there"
+    end,
+  }, function(choice)
+    if choice then
+      apply(s, info, choice)
+    end
+  end)
+  return true
+end
+
+--- Plan the files' side of info (mode info.mode).
+local function plan(s, info)
+  info.plan, info.plan_err = nil, nil
+  if not info.files then
+    return
+  end
+  if not info.seq then
+    info.plan_err = "no checkpoint for this message (sent before the chat kept them): left as they are"
+    return
+  end
+  local ok, res = pcall(host.request, "acp_rewind_plan", s.sid, info.seq, info.mode)
+  if ok then
+    info.plan = res
+  else
+    info.plan_err = tostring(res):gsub("^.-: ", "") .. ": left as they are"
+  end
+end
+
+--- Rewind to before user message opts.message (1-based; negative counts
+--- from the last): opts.files (default true) puts the files back
+--- (opts.mode "keep": the agent's changes undone, the user's kept;
+--- "exact": as they were), opts.conversation (default true) drops the
+--- turns from that message on. With opts.confirm false there is no
+--- preview (opts.overlaps "ours"|"theirs" settles overlaps, default
+--- ours). Without a message, a picker.
+---@param s acp.Session|nil
+---@param opts { message: integer|nil, files: boolean|nil, conversation: boolean|nil, confirm: boolean|nil, mode: string|nil, overlaps: string|nil }|nil
+---@return boolean
+function M.rewind(s, opts)
+  opts = opts or {}
+  if not s or not s.sid then
+    notify("no session to rewind", vim.log.levels.WARN)
+    return false
+  end
+  if s.state == "busy" or s.state == "awaiting_permission" then
+    notify("the agent is working: cancel its turn first", vim.log.levels.WARN)
+    return false
+  end
+  if not opts.message then
+    M.pick(s)
+    return true
+  end
+  local msgs = rchat.messages(s)
+  local n = opts.message
+  if n < 0 then
+    n = #msgs + 1 + n
+  end
+  if n < 1 or n > #msgs then
+    notify(("no user message %d (the chat has %d)"):format(opts.message, #msgs), vim.log.levels.ERROR)
+    return false
+  end
+  local cps = tbl(list(s).checkpoints)
+  local info = {
+    n = n,
+    seq = seq_of(msgs, cps, n),
+    text = msgs[n].text,
+    dropped = #msgs - n + 1,
+    files = opts.files ~= false,
+    conversation = opts.conversation ~= false,
+    mode = opts.mode == "exact" and "exact" or "keep",
+  }
+  plan(s, info)
+  if opts.confirm == false then
+    return settle(s, info, opts.overlaps)
+  end
+  local function show()
+    preview.open(info, function(choice)
+      if choice == "cancel" then
+        return
+      elseif choice == "exact" or choice == "keep" then
+        info.mode, info.files = choice, true
+        plan(s, info)
+        return show()
+      elseif choice == "files" then
+        info.files, info.conversation = true, false
+        if not info.plan and not info.plan_err then
+          plan(s, info)
+        end
+      elseif choice == "conversation" then
+        info.files, info.conversation = false, true
+      end
+      settle(s, info)
+    end)
+  end
+  show()
+  return true
+end
+
+--- Redo: undo the last rewind of s (files and conversation), until the
+--- next prompt.
+---@param s acp.Session|nil
+---@return boolean
+function M.redo(s)
+  local r = s and s.rewind_redo
+  if not r or #rchat.messages(s) ~= r.count then
+    notify("nothing to redo (a rewind is undone only until the next prompt)", vim.log.levels.WARN)
+    return false
+  end
+  s.rewind_redo = nil
+  if r.files then
+    local ok, err = pcall(host.request, "acp_rewind_redo", s.sid)
+    if not ok then
+      notify("redo: " .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
+  if r.fold then
+    rchat.unfold(s, r.fold)
+    -- The agent's session is still the new one: the next prompt carries
+    -- the whole conversation.
+    rchat.set_context(s, rchat.conversation(s, #rchat.messages(s) + 1))
+    rchat.set_input(s, "")
+  end
+  if not r.files then
+    s.transcript:message("info", "Rewind undone (redo).")
+  end
+  return true
+end
+
+--- The host rewound (or, ev.redo, redid) the files: say what it did.
+---@param s acp.Session
+---@param ev { redo: boolean|nil, result: table|nil, error: string|nil }
+function M.on_rewound(s, ev)
+  local what = ev.redo and "Redo" or "Rewind"
+  if ev.session == true and s.state == "starting" then
+    s:set_state("ready") -- no new session: the old one goes on
+  end
+  if type(ev.error) == "string" and ev.error ~= "" then
+    notify(what:lower() .. ": " .. ev.error, vim.log.levels.ERROR)
+    s.transcript:message("error", what .. ": " .. ev.error)
+    return
+  end
+  local res = tbl(ev.result)
+  res.written, res.skipped, res.failed = tbl(res.written), tbl(res.skipped), tbl(res.failed)
+  local msg = ("%s %d file%s"):format(
+    ev.redo and "put back" or "rewound",
+    #res.written,
+    #res.written == 1 and "" or "s"
+  )
+  local level = vim.log.levels.INFO
+  if #res.skipped > 0 then
+    local names = vim.tbl_map(function(p)
+      return vim.fn.fnamemodify(p, ":~:.")
+    end, res.skipped)
+    msg = msg
+      .. (ev.redo and "; changed since the rewind, left alone: " or "; left alone (changed in a way the record cannot explain): ")
+      .. table.concat(names, ", ")
+    level = vim.log.levels.WARN
+  end
+  for p, err in pairs(res.failed) do
+    msg = msg .. ("; %s not written: %s"):format(vim.fn.fnamemodify(p, ":~:."), err)
+    level = vim.log.levels.WARN
+  end
+  notify(msg, level)
+  s.transcript:message(level == vim.log.levels.INFO and "info" or "warn", what .. ": " .. msg .. ".")
+end
+
+--- :AcpRewind picker: the chat's user messages, newest first, with the
+--- time and what changed after each.
+---@param s acp.Session
+function M.pick(s)
+  local msgs = rchat.messages(s)
+  if #msgs == 0 then
+    notify("no message to rewind to", vim.log.levels.WARN)
+    return
+  end
+  local cps = tbl(list(s).checkpoints)
+  local by_seq = {}
+  for _, c in ipairs(cps) do
+    by_seq[c.seq] = c
+  end
+  local items = {}
+  for n = #msgs, 1, -1 do
+    items[#items + 1] = n
+  end
+  vim.ui.select(items, {
+    prompt = "Rewind to before which message?",
+    format_item = function(n)
+      local text = vim.split(msgs[n].text, "\n", { plain = true })[1] or ""
+      if #text > 50 then
+        text = text:sub(1, 47) .. "..."
+      end
+      local seq = seq_of(msgs, cps, n)
+      local c = by_seq[seq]
+      local files, added, removed = 0, 0, 0
+      for _, x in ipairs(cps) do
+        if seq and x.seq >= seq then
+          files, added, removed = files + x.files, added + x.added, removed + x.removed
+        end
+      end
+      local when = c and os.date("%H:%M", c.time) or "--:--"
+      local what = c and ("%d file change%s after, +%d -%d"):format(files, files == 1 and "" or "s", added, removed)
+        or "no checkpoint: files stay"
+      return ("%d. %s  %s  (%s)"):format(n, when, text, what)
+    end,
+  }, function(n)
+    if n then
+      M.rewind(s, { message = n })
+    end
+  end)
+end
+
+--- The chat key on a "## You" heading (or its text): rewind to before it.
+---@param s acp.Session
+function M.at_cursor(s)
+  local n = rchat.message_at(s, vim.api.nvim_win_get_cursor(0)[1] - 1)
+  if not n then
+    notify("put the cursor on a message of yours (## You)", vim.log.levels.WARN)
+    return
+  end
+  M.rewind(s, { message = n })
+end
+
+--- :AcpRewind [n|redo] on session s.
+---@param s acp.Session|nil
+---@param arg string
+function M.command(s, arg)
+  arg = vim.trim(arg or "")
+  if arg == "" then
+    return M.rewind(s, {})
+  elseif arg == "redo" then
+    return M.redo(s)
+  end
+  local n = tonumber(arg)
+  if not n or n ~= math.floor(n) or n == 0 then
+    notify(":AcpRewind takes a message number (negative: from the last) or redo, not " .. arg, vim.log.levels.ERROR)
+    return false
+  end
+  return M.rewind(s, { message = n })
+end
+
+return M
