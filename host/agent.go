@@ -585,6 +585,9 @@ func (a *Agent) awaitSession(ctx context.Context, id acp.SessionId) *Session {
 	for {
 		a.mu.Lock()
 		s, creating := a.sessions[id], a.creating
+		if s == nil {
+			s = a.children[id] // a subagent's: served by the session showing it
+		}
 		if s != nil || creating == 0 || id == "" {
 			a.mu.Unlock()
 			return s

@@ -74,7 +74,7 @@ func TestSubagentRouting(t *testing.T) {
 			t.Errorf("isChild(%s) = %v, want %v", id, !want, want)
 		}
 	}
-	if a.session("c1") != s {
+	if a.session("c1") != s || a.awaitSession(ctx, "c1") != s {
 		t.Errorf("a request of child c1 is not served by the session showing it")
 	}
 	if err := s.cancelChild(ctx, "c1"); err == nil || !strings.Contains(err.Error(), "does not let") {
