@@ -735,3 +735,45 @@ func BenchmarkUIChatOps(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUISubagents: 20,000 chunks of one-line text, from the agent
+// itself ("none") or from 5 subagents under one Task tool call, streaming
+// by turns of 80 chunks each ("5-subagents"), then a marker. The issue's
+// bound: the second's max block within 1.2x of the first's.
+func BenchmarkUISubagents(b *testing.B) {
+	line := []string{"line {i} of the answer, words to fill it\n"}
+	for _, c := range []struct {
+		name string
+		subs int
+	}{{"none", 0}, {"5-subagents", 5}} {
+		b.Run(c.name, func(b *testing.B) {
+			var w worst
+			b.StopTimer()
+			for i := 0; i < b.N; i++ {
+				u := startUIEditor(b)
+				turn := []any{update(M{"sessionUpdate": "tool_call", "toolCallId": "task", "title": "Task: helpers",
+					"kind": "other", "status": "in_progress"})}
+				if c.subs == 0 {
+					turn = append(turn, M{"chunks": 20000, "cycle": line})
+				} else {
+					for k := 0; k < c.subs; k++ {
+						turn = append(turn, update(M{"sessionUpdate": "subagent_update", "sessionId": fmt.Sprintf("sub-%d", k),
+							"title": fmt.Sprintf("Helper %d", k), "state": M{"state": "running"}, "_meta": M{"toolCallId": "task"}}))
+					}
+					for r := 0; r < 20000/(80*c.subs); r++ {
+						for k := 0; k < c.subs; k++ {
+							turn = append(turn, onChild(fmt.Sprintf("sub-%d", k), M{"chunks": 80, "cycle": line}))
+						}
+					}
+				}
+				turn = append(turn, marked("SUBS-DONE")...)
+				u.SetupFake(M{"turns": []any{turn}}, benchOptions())
+				u.Chat("fake")
+				u.WaitState("ready")
+				floorSetup(b, u)
+				w.add(b, u.runMarked(b, "go", "SUBS-DONE"))
+			}
+			w.report(b)
+		})
+	}
+}

@@ -122,13 +122,15 @@ type Agent struct {
 	exitErr error // why it ended, set before exited closes
 	restart bool  // it crashed and is started again (respawn.go), set before exited closes
 
-	mu       sync.Mutex
-	badLines int    // lines on stdout that were not JSON-RPC
-	firstBad string // the first of them (cut)
-	sessions map[acp.SessionId]*Session
-	early    map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
-	earlyN   int                             // their bytes (as JSON)
-	earlyOut int                             // updates dropped for unknown sessions
+	mu          sync.Mutex
+	badLines    int    // lines on stdout that were not JSON-RPC
+	firstBad    string // the first of them (cut)
+	sessions    map[acp.SessionId]*Session
+	children    map[acp.SessionId]*Session      // subagents' child sessions -> the session shown (subagent.go)
+	childCancel map[acp.SessionId]bool          // the agent lets the client cancel the child (subagent.go)
+	early       map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
+	earlyN      int                             // their bytes (as JSON)
+	earlyOut    int                             // updates dropped for unknown sessions
 	// creating counts the session/new and session/fork requests whose
 	// session is not registered yet; created is closed (and replaced)
 	// when one registers or such a request ends (awaitSession).
@@ -583,6 +585,9 @@ func (a *Agent) awaitSession(ctx context.Context, id acp.SessionId) *Session {
 	for {
 		a.mu.Lock()
 		s, creating := a.sessions[id], a.creating
+		if s == nil {
+			s = a.children[id] // a subagent's: served by the session showing it
+		}
 		if s != nil || creating == 0 || id == "" {
 			a.mu.Unlock()
 			return s
@@ -641,6 +646,9 @@ func (a *Agent) sessionOrKeep(id acp.SessionId, u map[string]any, size int) *Ses
 	if s := a.sessions[id]; s != nil {
 		return s
 	}
+	if a.children[id] != nil {
+		return nil // handle routes a child's updates (subagent.go)
+	}
 	if a.early == nil {
 		a.early = map[acp.SessionId]*earlyUpdates{}
 	}
@@ -675,13 +683,23 @@ func (a *Agent) removeSession(s *Session) int {
 	if a.sessions[s.id] == s {
 		delete(a.sessions, s.id)
 	}
+	for c, p := range a.children {
+		if p == s {
+			delete(a.children, c)
+		}
+	}
 	return len(a.sessions)
 }
 
+// session is the session id names: a session of the client's, or the one
+// a subagent's child session is shown in (its requests are served there).
 func (a *Agent) session(id acp.SessionId) *Session {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.sessions[id]
+	if s := a.sessions[id]; s != nil {
+		return s
+	}
+	return a.children[id]
 }
 
 func (a *Agent) broadcastError(msg string) {
@@ -726,7 +744,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			a.log.Warn("bad session/update", "err", err, "params", truncate(string(params), 200))
 			return nil, nil
 		}
-		if s := a.sessionOrKeep(id, u, len(params)); s != nil {
+		if p := a.child(id); p != nil {
+			p.childUpdate(id, u) // subagent.go
+		} else if s := a.sessionOrKeep(id, u, len(params)); s != nil {
 			s.update(u)
 		}
 		return nil, nil

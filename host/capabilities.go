@@ -60,6 +60,11 @@ var clientCapabilities = []capability{
 	// Notices are shown as what they are (a warning line in the chat);
 	// without it claude-agent-acp sends them as plain chat text.
 	{path: "session.notices", value: empty, updates: []string{"notice"}},
+	// Subagents: each child session's work shown under the tool call that
+	// started it (subagent.go, lua/acp/subagents/); its updates and
+	// requests come under its own session id.
+	{path: "subagents", value: empty, updates: []string{acpx.UpdateSubagent, acpx.UpdateSessionMessage,
+		acpx.UpdateSessionMessageChunk}},
 	{path: "plan", value: empty, updates: []string{"plan_update", "plan_removed"}},
 	// Agents that run commands themselves report them in tool call _meta
 	// (terminal_info/output/exit, Zed's convention); the chat renders them.

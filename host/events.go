@@ -42,6 +42,9 @@ const (
 	EventElicitationDone     = "elicitation_done"     // an elicitation was settled
 	EventElicitationComplete = "elicitation_complete" // the interaction behind a link ended
 	EventRestart             = "restart"              // the agent crashed and is started again
+	// A subagent's streamed text; kind is "<agent|thought>:<child session
+	// id>" (subagent.go), merged as chunks are.
+	EventSubagentChunk = "subagent_chunk"
 )
 
 // eventTypes lists every event type the host sends.
@@ -54,6 +57,7 @@ var eventTypes = []string{
 	EventAuth, EventAuthDone, EventReview, EventRewound,
 	EventAuth, EventAuthDone, EventSteer,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
+	EventSubagentChunk,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session

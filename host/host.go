@@ -107,18 +107,19 @@ func (h *Host) Register() error {
 // (registryMethods); rpcnames_test.go pairs them with lua/acp's calls.
 func (h *Host) methods() map[string]any {
 	return map[string]any{
-		"acp_open":        h.rpcOpen,
-		"acp_prompt":      h.rpcPrompt,
-		"acp_steer":       h.rpcSteer,     // steer.go
-		"acp_agent_call":  h.rpcAgentCall, // lifecycle.go: session/delete, logout
-		"acp_cancel":      h.rpcCancel,
-		"acp_close":       h.rpcClose,
-		"acp_set_mode":    h.rpcSetMode,
-		"acp_set_model":   h.rpcSetModel,
-		"acp_set_option":  h.rpcSetOption,
-		"acp_set_title":   h.rpcSetTitle,   // settings.go
-		"acp_stderr":      h.rpcStderr,     // startstep.go
-		"acp_auth_status": h.rpcAuthStatus, // authstatus.go: :checkhealth
+		"acp_open":            h.rpcOpen,
+		"acp_prompt":          h.rpcPrompt,
+		"acp_steer":           h.rpcSteer,     // steer.go
+		"acp_agent_call":      h.rpcAgentCall, // lifecycle.go: session/delete, logout
+		"acp_cancel":          h.rpcCancel,
+		"acp_cancel_subagent": h.rpcCancelSubagent, // subagent.go
+		"acp_close":           h.rpcClose,
+		"acp_set_mode":        h.rpcSetMode,
+		"acp_set_model":       h.rpcSetModel,
+		"acp_set_option":      h.rpcSetOption,
+		"acp_set_title":       h.rpcSetTitle,   // settings.go
+		"acp_stderr":          h.rpcStderr,     // startstep.go
+		"acp_auth_status":     h.rpcAuthStatus, // authstatus.go: :checkhealth
 		// Saved chats, off Neovim's main loop (history.go).
 		"acp_history_save":  h.rpcHistorySave,
 		"acp_history_mark":  h.rpcHistoryMark,

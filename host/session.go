@@ -15,6 +15,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/approval"
 	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/proctree"
@@ -612,6 +613,10 @@ func (s *Session) update(u map[string]any) {
 			return
 		}
 	}
+	if kind == acpx.UpdateSubagent {
+		s.subagentUpdate(u, "") // subagent.go
+		return
+	}
 	if !knownUpdates[kind] {
 		s.log.Info("unknown session update kind", "kind", kind)
 	}
@@ -661,6 +666,7 @@ var knownUpdates = map[string]bool{
 	"tool_call": true, "tool_call_update": true, "plan": true, "available_commands_update": true,
 	"current_mode_update": true, "config_option_update": true, "session_info_update": true, "usage_update": true,
 	"notice": true, "compaction_update": true, "compaction_summary_chunk": true, "plan_update": true, "plan_removed": true,
+	acpx.UpdateSubagent: true, acpx.UpdateSessionMessage: true, acpx.UpdateSessionMessageChunk: true,
 }
 
 // replayed are the update kinds of a replayed history (the rest say how
@@ -740,6 +746,10 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 	delete(req, "client_question")
 	delete(req, "rules_apply")
 	delete(req, "warnings")
+	delete(req, "subagent")
+	if s.isChild(p.SessionId) {
+		req["subagent"] = string(p.SessionId) // which subagent asks (subagent.go)
+	}
 	shown := make([]any, len(p.Options))
 	for i, o := range p.Options {
 		shown[i] = map[string]any{"optionId": string(o.OptionId), "kind": string(o.Kind)}

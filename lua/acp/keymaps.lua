@@ -34,6 +34,12 @@ M.actions = {
     { name = "open", modes = { "n" }, desc = "expand output, or open the location, diff or terminal under the cursor" },
     { name = "goto_file", modes = { "n" }, desc = "open the path:line under the cursor" },
     { name = "diff", modes = { "n" }, desc = "side-by-side diff of the edit under the cursor" },
+    { name = "subagent", modes = { "n" }, desc = "open the subagent under the cursor in a buffer of its own" },
+    {
+      name = "subagent_cancel",
+      modes = { "n" },
+      desc = "cancel the subagent under the cursor (where the agent allows)",
+    },
     { name = "next_block", modes = { "n", "x" }, desc = "next code block" },
     { name = "prev_block", modes = { "n", "x" }, desc = "previous code block" },
     { name = "yank_block", modes = { "n" }, desc = "yank the code block under the cursor" },

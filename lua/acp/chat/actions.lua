@@ -1,5 +1,6 @@
 --- Actions on the transcript: jump to locations, open diffs and terminals.
 local files = require("acp.files")
+local host = require("acp.host")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
 
@@ -239,6 +240,53 @@ function M.activate(s)
     return M.open_diff(s)
   end
   return M.open_terminal(s)
+end
+
+--- The subagent whose section is under the cursor, or a warning.
+---@param s acp.Session
+---@return table|nil
+local function subagent_here(s)
+  local sec = s.transcript:subagent_at(api.nvim_win_get_cursor(0)[1] - 1)
+  if not sec then
+    notify.notify("acp: no subagent under the cursor", vim.log.levels.WARN)
+  end
+  return sec
+end
+
+--- Open the subagent under the cursor in a buffer of its own (a split),
+--- kept up to date while it works.
+---@param s acp.Session
+function M.open_subagent(s)
+  local sec = subagent_here(s)
+  local buf = sec and s.transcript:subagent_buffer(sec.id)
+  if buf then
+    vim.cmd("split")
+    api.nvim_win_set_buf(0, buf)
+  end
+end
+
+--- Cancel the work of the subagent under the cursor, where the agent lets
+--- the client (its capabilities' cancel): the subagent's session stays.
+---@param s acp.Session
+function M.cancel_subagent(s)
+  local sec = subagent_here(s)
+  if not sec then
+    return
+  elseif not sec.can_cancel then
+    notify.notify(
+      ("acp: the agent does not let subagent %s be cancelled (<C-c> cancels the whole turn)"):format(
+        s.transcript:subagent_name(sec.id)
+      ),
+      vim.log.levels.WARN
+    )
+    return
+  end
+  local ok, err = pcall(host.request, "acp_cancel_subagent", s.sid, sec.id)
+  if not ok then
+    notify.notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+    return
+  end
+  s.transcript:message("info", ("Cancelling subagent %s."):format(s.transcript:subagent_name(sec.id)))
 end
 
 return M

@@ -195,6 +195,12 @@ function M.keymaps(s)
       goto_file = function()
         actions.open_location(s)
       end,
+      subagent = function()
+        actions.open_subagent(s)
+      end,
+      subagent_cancel = function()
+        actions.cancel_subagent(s)
+      end,
       diff = function()
         actions.open_diff(s)
       end,

@@ -17,6 +17,7 @@ local config = require("acp.config")
 local doc = require("acp.render.doc")
 local render = require("acp.render.acp")
 local rewind_chat = require("acp.rewind.chat")
+local subrender = require("acp.render.subagent")
 local texts = require("acp.text")
 local view = require("acp.render.view")
 
@@ -154,6 +155,10 @@ local markdown_kinds = {
 ---@field editing boolean|nil in a batch, the buffer is open for edits
 ---@field redraws acp.Block[]|nil tool blocks waiting to be drawn again (see _redraw_later)
 ---@field cursor { i: integer, s: integer|nil, next_s: integer|nil }|nil the block being drawn (row_spans)
+---@field subagents table<string, table> subagent sections by child session id (or "tool:<id>")
+---@field sub_tools table<string, string> tool call id -> the section showing it
+---@field sub_messages table<string, table> session_message items by messageId
+---@field sub_views table<string, integer>|nil buffers showing a subagent whole, by its id
 local T = {}
 T.__index = T
 
@@ -169,6 +174,9 @@ function M.new(buf, opts)
     turn_tools = {},
     thoughts = {},
     term_tools = {},
+    subagents = {},
+    sub_tools = {},
+    sub_messages = {},
     agent = opts.agent,
     title = opts.title,
     icons = opts.icons,
@@ -568,6 +576,10 @@ end
 --- worth per event-loop tick (a thousand blocks marked at once would keep
 --- Neovim busy for tens of ms).
 function T:_redraw_later(b)
+  if b.queued then
+    return
+  end
+  b.queued = true
   local queue = self.redraws
   if not queue then
     queue = {}
@@ -588,6 +600,7 @@ function T:_drain_redraws(queue)
   self:batch(function()
     while queue[i] and (vim.uv.hrtime() - t0) < REDRAW_BUDGET_NS do
       local b = queue[i]
+      b.queued = nil
       if b.data then
         self:_replace(b, self:_tool_view(b))
       end
@@ -662,16 +675,34 @@ function T:stop(reason)
   self.turn_header = false
 end
 
--- Lines of tool block b; its collapse markers are noted.
+-- Lines of tool block b; its collapse markers are noted. The sections of
+-- the subagents it started follow its own lines.
 function T:_tool_view(b)
   b.collapsed = {}
-  return render.tool_lines(b.data, {
+  local lines, his = render.tool_lines(b.data, {
     icons = self.icons,
     terminals = self.terminals,
     limit = config.options.chat.collapse_lines,
     expanded = b.expanded,
     collapsed = b.collapsed,
   })
+  for _, id in ipairs(b.sections or {}) do
+    local sec = self.subagents[id]
+    if sec.implicit then -- its state is the state of the tool call it is nested in
+      local st = b.data.status
+      sec.state = (st == "pending" or st == "in_progress") and "running" or "idle"
+    end
+    local sl, sh, markers = subrender.lines(sec, { icons = self.icons })
+    local off = #lines
+    vim.list_extend(lines, sl)
+    for _, h in ipairs(sh) do
+      his[#his + 1] = { h[1] + off, h[2], h[3], h[4] }
+    end
+    for row, m in pairs(markers) do
+      b.collapsed[row + off] = (m == "fold" and "subagent:" or "subagent_full:") .. id
+    end
+  end
+  return lines, his
 end
 
 -- Remember which terminals tool block id shows (refresh_terminal).
@@ -687,10 +718,15 @@ end
 
 --- Create or update the block of a tool call (tool_call or tool_call_update).
 ---@param u table the update
----@return acp.Block
+---@return acp.Block|nil nil: the tool call is a subagent's, in its section
 function T:tool(u)
   local id = u.toolCallId or "?"
   local b = self.tools[id]
+  local sec = not b and self:tool_section(id)
+  if sec then -- a subagent's: in its section
+    self:subagent_tool(sec, u)
+    return nil
+  end
   if not b then
     self:close_stream()
     self:_ensure_header()
@@ -719,11 +755,293 @@ function T:tool(u)
   return b
 end
 
+--- The tool block a new subagent's section goes under: the tool call the
+--- agent names (tool_id), else the latest tool call still running, else a
+--- block of its own.
+function T:_section_block(id, tool_id, title)
+  local b = tool_id and self.tools[tool_id]
+  if b then
+    return b
+  end
+  for i = #self.blocks, math.max(1, #self.blocks - 200), -1 do
+    local x = self.blocks[i]
+    if x.kind == "header" and x.hl == "AcpUser" then
+      break -- an earlier turn's tool calls started nothing of this one
+    end
+    if x.kind == "tool" and x.data and (x.data.status == "pending" or x.data.status == "in_progress") then
+      return x
+    end
+  end
+  return self:tool({
+    toolCallId = "subagent:" .. id,
+    title = "Subagent: " .. (title or id),
+    kind = "other",
+    status = "in_progress",
+    _acp_subagent = id,
+  })
+end
+
+-- Redraw the block showing section sec soon (many updates of a streaming
+-- subagent make one redraw per tick).
+function T:_section_changed(sec)
+  local b = self.tools[sec.block]
+  if b then
+    self:_redraw_later(b)
+  end
+  local vbuf = self.sub_views and self.sub_views[sec.id]
+  if vbuf and not sec.view_queued then
+    sec.view_queued = true
+    vim.schedule(function()
+      sec.view_queued = nil
+      self:_draw_subagent_view(sec.id)
+    end)
+  end
+end
+
+--- A buffer of its own showing subagent id whole (not folded, every
+--- line), kept up to date while it works; nil when id is unknown.
+---@param id string
+---@return integer|nil
+function T:subagent_buffer(id)
+  if not self.subagents[id] then
+    return nil
+  end
+  self.sub_views = self.sub_views or {}
+  local buf = self.sub_views[id]
+  if not (buf and api.nvim_buf_is_valid(buf)) then
+    buf = api.nvim_create_buf(false, true)
+    vim.bo[buf].bufhidden = "hide"
+    vim.bo[buf].filetype = "acp-subagent"
+    pcall(api.nvim_buf_set_name, buf, ("acp://subagent/%d/%s"):format(self.buf, id))
+    self.sub_views[id] = buf
+  end
+  self:_draw_subagent_view(id)
+  return buf
+end
+
+function T:_draw_subagent_view(id)
+  local buf = self.sub_views and self.sub_views[id]
+  local sec = self.subagents[id]
+  if not (buf and sec and api.nvim_buf_is_valid(buf)) then
+    return
+  end
+  local whole = vim.tbl_extend("force", sec, { folded = false, full = true })
+  local lines = subrender.lines(whole, { icons = self.icons })
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+end
+
+--- Create or update the section of subagent id (a subagent_update as
+--- acpx reads it: title, description, state, stopReason, canCancel,
+--- toolCallId, cleared).
+---@param id string the child's session id
+---@param u table
+---@return table the section
+function T:subagent(id, u)
+  local sec = self.subagents[id]
+  if not sec then
+    local b = self:_section_block(id, u.toolCallId, u.title)
+    sec = { id = id, items = {}, block = b.data and b.data.toolCallId or "?" }
+    self.subagents[id] = sec
+    b.sections = b.sections or {}
+    b.sections[#b.sections + 1] = id
+  end
+  for _, k in ipairs(type(u.cleared) == "table" and u.cleared or {}) do
+    if k == "title" or k == "description" or k == "state" then
+      sec[k] = nil
+    elseif k == "capabilities" then
+      sec.can_cancel = nil
+    end
+  end
+  if type(u.title) == "string" then
+    sec.title = u.title
+  end
+  if type(u.description) == "string" then
+    sec.description = u.description
+  end
+  if type(u.state) == "string" then
+    sec.state, sec.stop_reason = u.state, type(u.stopReason) == "string" and u.stopReason or nil
+  end
+  if u.canCancel ~= nil then
+    sec.can_cancel = u.canCancel == true
+  end
+  local own = self.tools["subagent:" .. id]
+  if own then -- the block of its own follows its state
+    own.data.status = sec.state == "running" and "in_progress"
+      or sec.state == "requires_action" and "pending"
+      or sec.state == "idle" and "completed"
+      or own.data.status
+  end
+  self:_section_changed(sec)
+  return sec
+end
+
+--- The section of the tool calls an agent nests under tool call parent
+--- with claude's _meta.claudeCode.parentToolUseId (nil: no such tool call).
+---@param parent string
+---@return table|nil
+function T:nested_section(parent)
+  local id = "tool:" .. parent
+  local sec = self.subagents[id]
+  if sec then
+    return sec
+  end
+  local b = self.tools[parent]
+  if not b or not b.data then
+    return nil
+  end
+  sec = { id = id, items = {}, block = parent, implicit = true }
+  self.subagents[id] = sec
+  b.sections = b.sections or {}
+  b.sections[#b.sections + 1] = id
+  return sec
+end
+
+--- The section showing tool call id, if one does.
+---@param id string
+---@return table|nil
+function T:tool_section(id)
+  local sid = self.sub_tools[id]
+  return sid and self.subagents[sid]
+end
+
+--- Add or update a tool call in section sec; returns its merged fields.
+---@param sec table
+---@param u table a tool_call or tool_call_update
+---@return table
+function T:subagent_tool(sec, u)
+  local id = u.toolCallId or "?"
+  local it
+  for _, x in ipairs(sec.items) do
+    if x.kind == "tool" and x.data.toolCallId == id then
+      it = x
+      break
+    end
+  end
+  if not it then
+    it = { kind = "tool", data = {} }
+    sec.items[#sec.items + 1] = it
+    self.sub_tools[id] = sec.id
+  end
+  for k, v in pairs(u) do
+    if k ~= "sessionUpdate" then
+      it.data[k] = v
+    end
+  end
+  self:_section_changed(sec)
+  return it.data
+end
+
+--- Append streamed text of kind ("agent", "thought") to section sec.
+---@param sec table
+---@param kind string
+---@param text string
+function T:subagent_text(sec, kind, text)
+  local last = sec.items[#sec.items]
+  if not (last and last.kind == kind and last.lines) then
+    last = { kind = kind, lines = { "" } }
+    sec.items[#sec.items + 1] = last
+  end
+  -- Its lines grow as the text streams: a chunk costs its own length.
+  local parts = split(text)
+  local lines = last.lines
+  lines[#lines] = lines[#lines] .. parts[1]
+  for i = 2, #parts do
+    lines[#lines + 1] = parts[i]
+  end
+  self:_section_changed(sec)
+end
+
+--- A session_message upsert or chunk (u) seen in the session shown or in
+--- child `on` (nil: the session shown): shown in the section of the
+--- child it is to or from, once that is known.
+---@param on string|nil
+---@param u table
+function T:session_message(on, u)
+  local mid = type(u.messageId) == "string" and u.messageId or "?"
+  local m = self.sub_messages[mid]
+  if not m then
+    m = { kind = "message", text = "" }
+    self.sub_messages[mid] = m
+  end
+  if u.sessionUpdate == "session_message_chunk" then
+    local c = type(u.content) == "table" and u.content or {}
+    m.text = m.text .. (c.type == "text" and type(c.text) == "string" and c.text or "")
+  else
+    if type(u.content) == "table" then
+      local parts = {}
+      for _, c in ipairs(u.content) do
+        if type(c) == "table" and c.type == "text" and type(c.text) == "string" then
+          parts[#parts + 1] = c.text
+        end
+      end
+      m.text = table.concat(parts)
+    end
+    for _, k in ipairs({ "senderSessionId", "recipientSessionId" }) do
+      if type(u[k]) == "string" then
+        m[k] = u[k]
+      end
+    end
+  end
+  local sec = on and self.subagents[on]
+    or self.subagents[m.recipientSessionId or ""]
+    or self.subagents[m.senderSessionId or ""]
+  if not sec then
+    return -- shown once an upsert says which child it is to or from
+  end
+  m.to_child = m.recipientSessionId == sec.id or (on ~= nil and m.senderSessionId ~= on)
+  if not m.section then
+    m.section = sec.id
+    sec.items[#sec.items + 1] = m
+  end
+  self:_section_changed(self.subagents[m.section])
+end
+
+--- The section at 0-based row (its header or body), if any.
+---@param row integer
+---@return table|nil
+function T:subagent_at(row)
+  local b = self:block_at(row)
+  if not (b and b.kind == "tool" and b.sections) then
+    return nil
+  end
+  local off = row - self:_start(b)
+  local best
+  for r, key in pairs(b.collapsed or {}) do
+    local id = key:match("^subagent:(.*)$")
+    if id and r <= off and (not best or r > best[1]) then
+      best = { r, id }
+    end
+  end
+  return best and self.subagents[best[2]]
+end
+
+--- How many subagents run (state "running" or "requires_action").
+---@return integer
+function T:running_subagents()
+  local n = 0
+  for _, sec in pairs(self.subagents) do
+    if sec.state == "running" or sec.state == "requires_action" then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+--- The name of subagent id as the chat shows it (nil: unknown).
+---@param id string
+---@return string|nil
+function T:subagent_name(id)
+  local sec = self.subagents[id]
+  return sec and subrender.name(sec)
+end
+
 --- Whether a block exists for tool call id.
 ---@param id string
 ---@return boolean
 function T:has_tool(id)
-  return self.tools[id] ~= nil
+  return self.tools[id] ~= nil or self.sub_tools[id] ~= nil
 end
 
 --- The merged fields of tool call id (nil when unknown); do not modify.
@@ -731,7 +1049,15 @@ end
 ---@return table|nil
 function T:tool_data(id)
   local b = self.tools[id]
-  return b and b.data
+  if b then
+    return b.data
+  end
+  local sec = self:tool_section(id)
+  for _, it in ipairs(sec and sec.items or {}) do
+    if it.kind == "tool" and it.data.toolCallId == id then
+      return it.data
+    end
+  end
 end
 
 --- Draw tool call id again (its terminal output changed, say).
@@ -763,6 +1089,18 @@ function T:expand_at(row)
   elseif b.kind == "user_text" then
     b.collapsed = nil
     self:_replace(b, b.full)
+    return true
+  end
+  local sub = key:match("^subagent:(.*)$")
+  local full = key:match("^subagent_full:(.*)$")
+  if sub or full then
+    local sec = self.subagents[sub or full]
+    if sub then
+      sec.folded = not sec.folded
+    else
+      sec.full = true
+    end
+    self:_replace(b, self:_tool_view(b))
     return true
   end
   b.expanded = b.expanded or {}
@@ -967,6 +1305,7 @@ function T:reset(buf)
   self.blocks, self.tools, self.turn_tools, self.thoughts, self.term_tools = {}, {}, {}, {}, {}
   self.plan_block, self.turn_header, self.following, self.deferred, self.editing = nil, nil, nil, nil, nil
   self.redraws = nil
+  self.subagents, self.sub_tools, self.sub_messages, self.sub_views = {}, {}, {}, nil
   self:_attach()
 end
 

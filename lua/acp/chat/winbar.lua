@@ -159,6 +159,10 @@ function M.text(s, now, width)
   if type(s.plan) == "table" and #s.plan > 0 then
     middle[#middle + 1] = plan_part(s.plan)
   end
+  local subs = s.transcript and s.transcript.running_subagents and s.transcript:running_subagents() or 0
+  if subs > 0 then
+    middle[#middle + 1] = ("%d subagent%s running"):format(subs, subs == 1 and "" or "s")
+  end
   local u = s.usage
   if type(u) == "table" and tonumber(u.used) and tonumber(u.size) and tonumber(u.size) > 0 then
     local pct = 100 * tonumber(u.used) / tonumber(u.size)

@@ -865,7 +865,11 @@ end
 function Q:_retitle()
   local p = self.shown
   if p and p.item.kind == "permission" and p.win and api.nvim_win_is_valid(p.win) then
-    pcall(api.nvim_win_set_config, p.win, { title = permission.title(self.session, self:count("permission")) })
+    pcall(
+      api.nvim_win_set_config,
+      p.win,
+      { title = permission.title(self.session, self:count("permission"), p.item.data) }
+    )
   end
 end
 

@@ -217,7 +217,13 @@ function M.added(s, req)
   if not s.transcript:has_tool(tc.toolCallId) then
     local u = vim.deepcopy(tc)
     u.status = u.status or "pending"
-    s.transcript:tool(u)
+    -- A subagent's request: its tool call goes in the subagent's section.
+    local sec = type(req.subagent) == "string" and s.transcript.subagents[req.subagent]
+    if sec then
+      s.transcript:subagent_tool(sec, u)
+    else
+      s.transcript:tool(u)
+    end
     return
   end
   -- The request's toolCall is an update of that tool call; empty lists
@@ -259,9 +265,38 @@ end
 ---@param s acp.Session
 ---@param pending integer
 ---@return string
-function M.title(s, pending)
+function M.title(s, pending, req)
   local name = texts.session_name(s, 30)
-  return (" %s asks (%d pending)%s "):format(s.agent, pending, name and (" · " .. name) or "")
+  return (" %s asks (%d pending)%s "):format(M.asker(s, req), pending, name and (" · " .. name) or "")
+end
+
+--- " (subagent <name>)" when one of the agent's subagents asks req, else "".
+---@param s acp.Session
+---@param req table
+---@return string
+function M.by_subagent(s, req)
+  if type(req) ~= "table" or type(req.subagent) ~= "string" then
+    return ""
+  end
+  local t = s.transcript
+  return (" (subagent %s)"):format(
+    texts.one_line(t and t.subagent_name and t:subagent_name(req.subagent) or req.subagent)
+  )
+end
+
+--- Who asks req: the agent, or "<agent> › subagent <name>" when one of
+--- its subagents does (the host names the child: req.subagent).
+---@param s acp.Session
+---@param req table|nil
+---@return string
+function M.asker(s, req)
+  local child = type(req) == "table" and type(req.subagent) == "string" and req.subagent or nil
+  if not child then
+    return s.agent
+  end
+  local t = s.transcript
+  local name = t and t.subagent_name and t:subagent_name(child) or child
+  return ("%s › subagent %s"):format(s.agent, texts.one_line(name))
 end
 
 --- What the prompt of req shows: see acp.prompt's view.
@@ -272,6 +307,13 @@ function M.view(s, req, pending)
   local options = req.options or {}
   local keys = M.keys_for(options)
   local lines, hls = M.lines(req, M.tool_call(s, req))
+  if type(req.subagent) == "string" then
+    table.insert(lines, 1, "Asked by " .. M.asker(s, req))
+    for _, h in ipairs(hls) do
+      h[1] = h[1] + 1
+    end
+    table.insert(hls, 1, { 0, "AcpPermissionTitle" })
+  end
   local klines, khls = M.key_lines(req, keys)
   local answers = {}
   for i, o in ipairs(options) do
@@ -283,11 +325,11 @@ function M.view(s, req, pending)
     keys = { lines = klines, hls = khls },
     answers = answers,
     filetype = "acp_permission",
-    title = M.title(s, pending),
+    title = M.title(s, pending, req),
     max_width = 80,
-    message = ("Permission requested: %s"):format(title_of(req)),
+    message = ("Permission requested: %s%s"):format(title_of(req), M.by_subagent(s, req)),
     notify = ("acp: %s%s asks permission: %s (:AcpPermission to answer)"):format(
-      s.agent,
+      M.asker(s, req),
       texts.session_name(s) and (" (" .. texts.session_name(s) .. ")") or "",
       title_of(req)
     ),
@@ -363,7 +405,7 @@ function M.answered(s, req, opt, interactive)
   end
   s.transcript:message(
     "info",
-    ("Answered %s: %s (%s)"):format(title_of(req), opt.name or opt.optionId, opt.kind or "?")
+    ("Answered %s%s: %s (%s)"):format(title_of(req), M.by_subagent(s, req), opt.name or opt.optionId, opt.kind or "?")
   )
   local may_offer = not req.client_question or req.client_question == "terminal"
   if interactive and may_offer and (opt.kind == "allow_always" or opt.kind == "reject_always") then

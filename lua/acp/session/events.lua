@@ -14,6 +14,7 @@ local review = require("acp.review")
 local rewind = require("acp.rewind")
 local sessions = require("acp.sessions")
 local steer = require("acp.input.steer")
+local subagents = require("acp.subagents")
 local updates = require("acp.session.updates")
 
 local M = {}
@@ -40,10 +41,18 @@ function handlers.chunk(s, ev)
   s.transcript:append_text(ev.kind, ev.text or "")
 end
 
+--- A subagent's streamed text: kind is "<agent|thought>:<its session id>".
+function handlers.subagent_chunk(s, ev)
+  local kind, child = tostring(ev.kind or ""):match("^(%a+):(.+)$")
+  if child then
+    subagents.text(s, child, kind, ev.text or "")
+  end
+end
+
 --- A session/update other than streamed text.
 function handlers.update(s, ev)
   local u = table_or_empty(ev.update)
-  updates.apply(s, u)
+  updates.apply(s, u, type(ev.subagent) == "string" and ev.subagent or nil)
   follow.update(s, u)
 end
 

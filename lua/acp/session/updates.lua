@@ -5,6 +5,7 @@ local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local notices = require("acp.chat.notices")
 local render = require("acp.render.acp")
+local subagents = require("acp.subagents")
 local texts = require("acp.text")
 
 local M = {}
@@ -63,6 +64,12 @@ local function with_meta_terminals(s, u, before)
 end
 
 function handlers.tool_call(s, u)
+  -- A tool call a subagent runs (claude's _meta.claudeCode.parentToolUseId
+  -- nests it under the Task tool call): in that subagent's section.
+  local sec = subagents.section_of_tool(s, u)
+  if sec then
+    return subagents.tool(s, sec, u)
+  end
   local before = type(u.toolCallId) == "string" and s.transcript:tool_data(u.toolCallId) or nil
   s.terminals:from_update(u, render.raw_output_text, before)
   u = with_meta_terminals(s, u, before)
@@ -125,12 +132,24 @@ handlers.compaction_update = notices.compaction
 handlers.compaction_summary_chunk = notices.compaction_chunk
 handlers.plan_update = notices.plan_update
 handlers.plan_removed = notices.plan_removed
+handlers.subagent_update = subagents.update
+
+--- A message between sessions (the agent's and a subagent's).
+local function session_message(s, u)
+  s.transcript:session_message(nil, u)
+end
+handlers.session_message = session_message
+handlers.session_message_chunk = session_message
 
 --- Apply one update table (the `update` field of session/update).
 ---@param s acp.Session
 ---@param u table
-function M.apply(s, u)
+---@param child string|nil the subagent's session it came on (nil: the session's own)
+function M.apply(s, u, child)
   local kind = u.sessionUpdate
+  if child and kind ~= "subagent_update" then
+    return subagents.child(s, child, u)
+  end
   local h = handlers[kind]
   if h then
     return h(s, u)

@@ -195,6 +195,10 @@ type Step struct {
 	// (fs/read_text_file), think, write back what it read with one line
 	// changed (fs/write_text_file).
 	EditLoop *EditLoop `json:"edit_loop,omitempty"`
+	// Session, with update, text or request: sent on this session id
+	// instead of the turn's (a subagent's child session; "$sessionId"
+	// replaced by the turn's).
+	Session string `json:"session,omitempty"`
 }
 
 // EditLoop is Count rounds of: fs/read_text_file Path, sleep SleepMS, then
@@ -813,7 +817,12 @@ func (a *agent) cancelled() chan struct{} {
 func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp.RequestError) {
 	cancelCh := a.cancelled()
 	var async sync.WaitGroup
+	turnSid := sid
 	for _, st := range steps {
+		sid := turnSid
+		if st.Session != "" {
+			sid = strings.ReplaceAll(st.Session, "$sessionId", turnSid)
+		}
 		switch {
 		case st.Update != nil:
 			a.notify(ctx, sid, a.substitute(st.Update).(map[string]any))
