@@ -73,8 +73,17 @@ M.links = {
 
 --- Define the groups (safe to call repeatedly, e.g. on ColorScheme).
 function M.setup()
+  M.defined = true
   for group, link in pairs(M.links) do
     vim.api.nvim_set_hl(0, group, { link = link, default = true })
+  end
+end
+
+--- Define the groups unless they are (the first chat, the scheduled call
+--- after setup(); a colorscheme's change defines them again: setup()).
+function M.ensure()
+  if not M.defined then
+    M.setup()
   end
 end
 

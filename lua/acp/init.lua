@@ -42,7 +42,6 @@ local function setup_once()
     return
   end
   did_setup = true
-  highlights.setup()
   local group = api.nvim_create_augroup("acp", { clear = true })
   api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights.setup })
   -- Chats are saved after each turn; this saves what came since.
@@ -88,6 +87,10 @@ function M.setup(opts)
   config.setup(opts)
   did_setup = false
   setup_once()
+  -- The highlight links once Neovim has started (the first nvim_set_hl
+  -- costs a few ms, not for setup() to pay on every start); a chat opened
+  -- before then has them from highlights.ensure().
+  vim.schedule(highlights.ensure)
 end
 
 --- The agent to use when none is named: default_agent, else the current

@@ -3,6 +3,7 @@
 local actions = require("acp.chat.actions")
 local codeblocks = require("acp.chat.codeblocks")
 local config = require("acp.config")
+local highlights = require("acp.highlights")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
@@ -55,6 +56,7 @@ M.filetype = "acp-chat"
 --- Create the buffers of a chat for session s (s.key names them).
 ---@param s acp.Session
 function M.create(s)
+  highlights.ensure()
   local render = config.options.chat.render
   if render == "markdown" then
     -- Tree-sitter's markdown for markdown plugins (render-markdown.nvim,

@@ -9,6 +9,7 @@
 local attention = require("acp.attention")
 local chat = require("acp.chat")
 local files = require("acp.files")
+local highlights = require("acp.highlights")
 local history = require("acp.history")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
@@ -495,6 +496,7 @@ end
 ---@param handlers acp.OverviewHandlers
 ---@return integer buf
 function M.open(handlers)
+  highlights.ensure()
   if view and api.nvim_win_is_valid(view.win) then
     api.nvim_set_current_win(view.win)
     M.refresh()
