@@ -125,10 +125,8 @@ func TestReviewViewNeverOpensFIFO(t *testing.T) {
 	if loaded {
 		t.Fatal("a buffer of the FIFO was loaded")
 	}
-	var msgs string
-	e.Lua(`return vim.fn.execute("messages")`, &msgs)
-	if !strings.Contains(msgs, p+" is a FIFO, not a regular file") {
-		t.Fatalf("messages %q, want the FIFO named", msgs)
+	if !e.Told(p + " is a FIFO, not a regular file") {
+		t.Fatalf("messages %q, want the FIFO named", e.Messages())
 	}
 	// A regular file again: <CR> opens it.
 	if err := os.Remove(p); err != nil {
