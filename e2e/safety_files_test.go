@@ -375,7 +375,7 @@ func TestSafetyMetaTerminalViewsBounded(t *testing.T) {
 			}
 			e.Lua(`vim.schedule(function() vim.cmd("AcpTerminal `+gone+`") end)`, nil)
 			e.responsive(":AcpTerminal on a terminal without a view")
-			if !strings.Contains(e.Messages(), "no view") {
+			if !e.Told("no view") {
 				t.Fatalf(":AcpTerminal %s says %q", gone, e.Messages())
 			}
 		})
