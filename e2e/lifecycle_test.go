@@ -245,7 +245,7 @@ func TestForkRefusedWithoutCapability(t *testing.T) {
 	e.WaitState("ready")
 	var n int
 	e.Lua(`require("acp").fork(); return #require("acp").sessions()`, &n)
-	if n != 1 || !strings.Contains(e.Messages(), "fakeagent cannot fork sessions") {
+	if n != 1 || !e.Told("fakeagent cannot fork sessions") {
 		t.Fatalf("%d sessions; messages:\n%s", n, e.Messages())
 	}
 }
@@ -263,7 +263,7 @@ func TestLogout(t *testing.T) {
 		return got
 	})
 	e.Lua(`return _G.lifecycle`, &ev)
-	if ev["method"] != "logout" || ev["error"] != nil || !strings.Contains(e.Messages(), "logged out of fake") {
+	if ev["method"] != "logout" || ev["error"] != nil || !e.Told("logged out of fake") {
 		t.Fatalf("lifecycle %v; messages:\n%s", ev, e.Messages())
 	}
 	// The agent started for it stops again.

@@ -51,7 +51,7 @@ func TestOverviewFollowsSessions(t *testing.T) {
 		vim.ui.input = function(_, fn) fn("Parser work") end
 		require("acp.overview").actions.rename()`, nil)
 	line("Parser work")
-	if !strings.Contains(e.Messages(), "here only") {
+	if !e.Told("here only") {
 		t.Fatalf("messages:\n%s", e.Messages())
 	}
 	var saved string

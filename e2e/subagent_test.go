@@ -202,10 +202,8 @@ func TestSubagentOpenAndCancel(t *testing.T) {
 
 	headerRow(e, "Stubborn")
 	typeKeys(e, "gC")
-	var msgs string
-	e.Lua(`return vim.fn.execute("messages")`, &msgs)
-	if !strings.Contains(msgs, "does not let subagent Stubborn be cancelled") {
-		t.Fatalf("no word on the subagent that cannot be cancelled: %q", msgs)
+	if !e.Told("does not let subagent Stubborn be cancelled") {
+		t.Fatalf("no word on the subagent that cannot be cancelled: %q", e.Messages())
 	}
 	headerRow(e, "Cancellable")
 	typeKeys(e, "gC")

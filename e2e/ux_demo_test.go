@@ -285,7 +285,7 @@ func TestDemoLogout(t *testing.T) {
 	})
 	var ev map[string]any
 	e.Lua(`return _G.lifecycle`, &ev)
-	if ev["method"] != "logout" || ev["error"] != nil || !strings.Contains(e.Messages(), "logged out of demo") {
+	if ev["method"] != "logout" || ev["error"] != nil || !e.Told("logged out of demo") {
 		t.Fatalf("lifecycle %v; messages:\n%s", ev, e.Messages())
 	}
 }

@@ -60,7 +60,7 @@ func TestImagesGoAsImageBlocks(t *testing.T) {
 				if images != 0 || links != 1 {
 					t.Fatalf("%d image blocks and %d links, want the added file as a link: %v", images, links, blocks)
 				}
-				if !strings.Contains(e.Messages(), "does not take images") {
+				if !e.Told("does not take images") {
 					t.Fatalf("no word that the agent does not take images: %s", e.Messages())
 				}
 			}
