@@ -2,7 +2,7 @@
 // extensions that acp-go-sdk v0.13 lacks or types in ways real agents
 // break: what an agent advertises beyond the SDK's types (steering, prompt
 // queueing, session lifecycle, MCP transports), initialize's params with
-// the client capabilities the SDK cannot express, elicitation with its scope and form schemas, session/fork, steering,
+// the client capabilities the SDK cannot express, elicitation with its scope (its forms are package elicit's), session/fork, steering,
 // and filters that apply them (MCP servers by transport).
 //
 // Everything here is plain data and pure functions over encoding/json: the

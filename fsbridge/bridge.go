@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -862,22 +863,75 @@ func (b *Bridge) write(ctx context.Context, r resolution, content string) error 
 	}
 }
 
+// writeOnce writes content to r's file once, from the file's current
+// state (its buffer if loaded, else the disk): the agent's content is
+// merged with what changed since the agent read the file (asking the user
+// where the two overlap), reviewed when the write mode or a proposal asks
+// for it, applied to the buffer or the disk, then recorded (what the agent
+// has seen, the change to review, the session's written files) and
+// reported. ErrBufferChanged means the buffer changed under the write and
+// the caller may try again; other errors are the agent's answer.
 func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) error {
 	real := r.Path
 	st, err := b.current(ctx, real, false)
 	if err != nil {
 		return err
 	}
+	before, isEdit := editOf(ctx)
+	m, err := b.mergeWrite(ctx, real, st, content, before, isEdit)
+	if err != nil {
+		return err
+	}
+	by, err := b.reviewWrite(ctx, real, st, m.text)
+	if err != nil {
+		return err
+	}
+	b.catchUpDisk(real, st)
+	diskBefore, err := b.applyWrite(ctx, r, st, m, content)
+	if err != nil {
+		return err
+	}
+	b.recordWrite(ctx, real, st, content, diskBefore, before, isEdit)
+	b.w.track(real, reasonAgent)
+	if !st.notText {
+		before := FileText{Text: st.text, Exists: st.exists}
+		if st.buf != nil {
+			before = FileText{Text: st.buf.Text(), Exists: true}
+		}
+		b.report(real, before, FileText{Text: m.text, Exists: true}, by)
+	}
+	if m.note != "" && b.ed != nil {
+		b.ed.Warn(ctx, m.note)
+	}
+
+	if len(m.kept) > 0 {
+		return reqErr(CodeInternal, real, ReasonKeptMine,
+			"the user kept their version of %s of %s, where their edits overlap yours; your other changes were applied. Read the file again before editing it",
+			describeRanges(m.kept), real)
+	}
+	return nil
+}
+
+// mergedWrite is what a write puts in place of a file's current text.
+type mergedWrite struct {
+	lines []string        // the result as the buffer's lines
+	eol   bool            // the result ends with a line end
+	text  string          // the result as text, with the buffer's line ends
+	kept  []mergeConflict // overlaps where the user kept their version
+	note  string          // a merge to tell the user about ("": none)
+}
+
+// mergeWrite merges the agent's content for real with st, its current
+// state: with nothing to merge (the user's writes, no base, or a file
+// unchanged since its base) content replaces st.text; otherwise the
+// changes since the base (before for an edit, else mergeBase's) are
+// merged three-way, and the user chooses where they overlap.
+func (b *Bridge) mergeWrite(ctx context.Context, real string, st state, content, before string, isEdit bool) (mergedWrite, error) {
 	// Lines as the buffer holds them (a CRLF buffer's lines have no "\r").
 	sep := st.buf.lineEnding()
 	theirs, theirsEOL := splitText(content, sep)
-	var result []string
-	var eol bool
-	var kept []mergeConflict
-	var note string
-	resultText := content // joinText(result, eol, sep)
+	m := mergedWrite{text: content}
 	baseText, kind := "", baseNone
-	before, isEdit := editOf(ctx)
 	switch {
 	case proposal(ctx) != "" || origin(ctx) == ByUser:
 		// The user's writes are based on the file as it is now: nothing
@@ -885,109 +939,145 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	case isEdit && (st.exists || st.buf != nil) && !st.notText:
 		baseText, kind = before, baseRead
 	default:
+		var err error
 		baseText, kind, err = b.mergeBase(real, content, st)
 		if err != nil {
-			return err
+			return m, err
 		}
 	}
 	if kind == baseNone || baseText == st.text {
 		// Nothing to merge: the agent's content replaces what is there.
-		result, eol = theirs, theirsEOL
+		m.lines, m.eol = theirs, theirsEOL
 		if sep != "\n" { // the buffer writes its own line ends
-			resultText = joinText(result, eol, sep)
+			m.text = joinText(m.lines, m.eol, sep)
+		}
+		return m, nil
+	}
+	ours, oursEOL := splitText(st.text, sep)
+	base, baseEOL := splitText(baseText, sep)
+	m.eol = theirsEOL
+	if theirsEOL == baseEOL && len(ours) > 0 && len(base) > 0 {
+		m.eol = oursEOL
+	}
+	var conflicts []mergeConflict
+	m.lines, conflicts = merge3(base, ours, theirs, false)
+	if len(conflicts) > 0 {
+		take, _ := merge3(base, ours, theirs, true)
+		unsaved := st.buf != nil && st.buf.Modified
+		choice, err := b.askConflict(ctx, real, st.text, joinText(take, m.eol, sep), conflicts, unsaved, false)
+		if err != nil {
+			return m, err
+		}
+		if choice == OptTakeAgent {
+			m.lines = take
+		} else {
+			m.kept = conflicts
 		}
 	} else {
-		ours, oursEOL := splitText(st.text, sep)
-		base, baseEOL := splitText(baseText, sep)
-		eol = theirsEOL
-		if theirsEOL == baseEOL && len(ours) > 0 && len(base) > 0 {
-			eol = oursEOL
-		}
-		var conflicts []mergeConflict
-		result, conflicts = merge3(base, ours, theirs, false)
-		if len(conflicts) > 0 {
-			take, _ := merge3(base, ours, theirs, true)
-			unsaved := st.buf != nil && st.buf.Modified
-			choice, err := b.askConflict(ctx, real, st.text, joinText(take, eol, sep), conflicts, unsaved, false)
-			if err != nil {
-				return err
-			}
-			if choice == OptTakeAgent {
-				result = take
-			} else {
-				kept = conflicts
-			}
-		} else {
-			note = mergeNote(real, kind)
-		}
-		resultText = joinText(result, eol, sep)
+		m.note = mergeNote(real, kind)
 	}
+	m.text = joinText(m.lines, m.eol, sep)
+	return m, nil
+}
 
+// reviewWrite asks the user to review the write of text over st.text when
+// the write mode is review (for the agent's writes) or ctx carries a
+// proposal, and the text changes. It returns who the write is by: the
+// agent's reviewed writes are ByApproved.
+func (b *Bridge) reviewWrite(ctx context.Context, real string, st state, text string) (int, error) {
 	by := origin(ctx)
-	if (b.cfg.WriteMode == WriteReview && by != ByUser || proposal(ctx) != "") && resultText != st.text {
-		if err := b.askReview(ctx, real, st.text, resultText); err != nil {
-			return err
+	if (b.cfg.WriteMode == WriteReview && by != ByUser || proposal(ctx) != "") && text != st.text {
+		if err := b.askReview(ctx, real, st.text, text); err != nil {
+			return by, err
 		}
 		if by == ByAgent {
 			by = ByApproved
 		}
 	}
+	return by, nil
+}
 
+// catchUpDisk reports the change of real on disk behind its unmodified
+// buffer that the buffer has not followed yet (st.stale), so that it comes
+// before the write's own change.
+func (b *Bridge) catchUpDisk(real string, st state) {
 	if st.stale && !st.notText && st.shown != st.text {
-		// The file changed on disk behind the unmodified buffer and the
-		// buffer has not followed yet: that change first, then the write.
 		b.report(real, FileText{Text: st.shown, Exists: true}, FileText{Text: st.text, Exists: st.exists}, ByDisk)
 	}
+}
+
+// applyWrite puts m in place of r's file, within the watcher's
+// beginWrite/endWrite: into its buffer when one is loaded (leaving the
+// buffer's unsaved lines unsaved, see applyUnsaved), else onto the disk.
+// It returns the file's text before the write, as far as known. Errors
+// are the agent's answer, except ErrBufferChanged and ErrPathChanged.
+func (b *Bridge) applyWrite(ctx context.Context, r resolution, st state, m mergedWrite, content string) (string, error) {
+	real := r.Path
 	diskBefore := st.text // the file's text before the write, as far as known
 	b.w.beginWrite(real)
-	diskNew := resultText // what the file holds after the write
-	if st.buf != nil {
-		target, tEOL := result, eol
-		if len(target) == 0 {
-			target, tEOL = []string{""}, false
-		}
-		ue, canPut := b.ed.(UnsavedEditor)
-		var disk diskText
-		if st.buf.Modified && canPut && !st.notText {
-			disk = readDiskText(real, b.cfg.MaxBytes)
-			if disk.ok {
-				diskBefore = disk.text
-			}
-		}
+	if st.buf == nil {
+		return diskBefore, b.writeDisk(r, m.text)
+	}
+	diskNew := m.text // what the file holds after the write
+	target, tEOL := m.lines, m.eol
+	if len(target) == 0 {
+		target, tEOL = []string{""}, false
+	}
+	ue, canPut := b.ed.(UnsavedEditor)
+	var disk diskText
+	if st.buf.Modified && canPut && !st.notText {
+		disk = readDiskText(real, b.cfg.MaxBytes)
 		if disk.ok {
-			// The buffer has unsaved lines: they stay unsaved (see
-			// applyUnsaved).
-			diskNew, err = b.applyUnsaved(ctx, r, st, ue, disk, content, target, tEOL, resultText)
-		} else {
-			err = apply(ctx, b.ed, real, st.buf, target, tEOL, resultText)
-		}
-		b.w.endWrite(real, diskNew, err == nil)
-		if err != nil {
-			var re *acp.RequestError
-			if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) || errors.As(err, &re) {
-				return err
-			}
-			if errors.Is(err, ErrNotRegular) {
-				return reqErr(CodeInvalidParams, real, ReasonNotRegular, "%s is not a regular file: the agent can only read and write regular files", real)
-			}
-			return reqErr(CodeInternal, real, ReasonEditorFailed, "cannot apply the edit to the Neovim buffer of %s: %v", real, err)
-		}
-	} else {
-		err = writeRegular(r, []byte(resultText), 0o644)
-		b.w.endWrite(real, resultText, err == nil)
-		var nr *notRegularError
-		switch {
-		case errors.Is(err, ErrPathChanged):
-			return err
-		case errors.As(err, &nr) && nr.Mode.IsDir():
-			return reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
-		case errors.As(err, &nr):
-			return notRegular(real, nr.Mode)
-		case err != nil:
-			return osErr(real, err)
+			diskBefore = disk.text
 		}
 	}
+	var err error
+	if disk.ok {
+		// The buffer has unsaved lines: they stay unsaved (see
+		// applyUnsaved).
+		diskNew, err = b.applyUnsaved(ctx, r, st, ue, disk, content, target, tEOL, m.text)
+	} else {
+		err = apply(ctx, b.ed, real, st.buf, target, tEOL, m.text)
+	}
+	b.w.endWrite(real, diskNew, err == nil)
+	if err != nil {
+		var re *acp.RequestError
+		if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) || errors.As(err, &re) {
+			return diskBefore, err
+		}
+		if errors.Is(err, ErrNotRegular) {
+			return diskBefore, reqErr(CodeInvalidParams, real, ReasonNotRegular, "%s is not a regular file: the agent can only read and write regular files", real)
+		}
+		return diskBefore, reqErr(CodeInternal, real, ReasonEditorFailed, "cannot apply the edit to the Neovim buffer of %s: %v", real, err)
+	}
+	return diskBefore, nil
+}
 
+// writeDisk writes text to r's file, which has no buffer, and ends the
+// watcher's write; the error is the agent's answer (ErrPathChanged as is).
+func (b *Bridge) writeDisk(r resolution, text string) error {
+	real := r.Path
+	err := writeRegular(r, []byte(text), 0o644)
+	b.w.endWrite(real, text, err == nil)
+	var nr *notRegularError
+	switch {
+	case errors.Is(err, ErrPathChanged):
+		return err
+	case errors.As(err, &nr) && nr.Mode.IsDir():
+		return reqErr(CodeInvalidParams, real, ReasonIsDir, "is a directory, not a file: %s", real)
+	case errors.As(err, &nr):
+		return notRegular(real, nr.Mode)
+	case err != nil:
+		return osErr(real, err)
+	}
+	return nil
+}
+
+// recordWrite records a write of content to real: what the agent now
+// knows of the file (for an edit, its change applied to what it had seen,
+// or to diskBefore), the file's original for review (st, its state before
+// the write), and real among the session's written files.
+func (b *Bridge) recordWrite(ctx context.Context, real string, st state, content, diskBefore, before string, isEdit bool) {
 	seen := content // what the agent knows of the file now
 	if isEdit {
 		b.mu.Lock()
@@ -1000,6 +1090,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		seen = applyChange(before, view, content)
 	}
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.snaps[real] = snapshot{text: seen, state: statFile(real)}
 	delete(b.announced, real)
 	c, ok := b.originals[real]
@@ -1012,35 +1103,9 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		c.ByAgent = true
 	}
 	b.originals[real] = c
-	first := true
-	for _, p := range b.written {
-		if p == real {
-			first = false
-			break
-		}
-	}
-	if first {
+	if !slices.Contains(b.written, real) {
 		b.written = append(b.written, real)
 	}
-	b.mu.Unlock()
-	b.w.track(real, reasonAgent)
-	if !st.notText {
-		before := FileText{Text: st.text, Exists: st.exists}
-		if st.buf != nil {
-			before = FileText{Text: st.buf.Text(), Exists: true}
-		}
-		b.report(real, before, FileText{Text: resultText, Exists: true}, by)
-	}
-	if note != "" && b.ed != nil {
-		b.ed.Warn(ctx, note)
-	}
-
-	if len(kept) > 0 {
-		return reqErr(CodeInternal, real, ReasonKeptMine,
-			"the user kept their version of %s of %s, where their edits overlap yours; your other changes were applied. Read the file again before editing it",
-			describeRanges(kept), real)
-	}
-	return nil
 }
 
 // applyUnsaved writes a change into real's buffer (st.buf), which has

@@ -86,6 +86,17 @@ func packKey(b *fsbridge.Buffer) int {
 	return k
 }
 
+// unpackKey is the state a key (packKey's, buffers.lua's key()) packs:
+// the buffer's tick, 'fileformat', 'modified' and final newline.
+func unpackKey(key int) fsbridge.Buffer {
+	return fsbridge.Buffer{
+		EOL:        key&1 != 0,
+		Modified:   key&2 != 0,
+		FileFormat: ffNames[key>>2&3],
+		Tick:       key >> 4,
+	}
+}
+
 // ffCodes and ffNames map 'fileformat' to its code in a key and back.
 var (
 	ffCodes = map[string]int{"unix": 0, "dos": 1, "mac": 2}
@@ -233,14 +244,8 @@ func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int, epoc
 		c.put(path, nil)
 		return
 	}
-	nb := fsbridge.Buffer{
-		Bufnr:      bufnr,
-		Lines:      res.lines,
-		EOL:        key&1 != 0,
-		Modified:   key&2 != 0,
-		FileFormat: ffNames[key>>2&3],
-		Tick:       key >> 4,
-	}
+	nb := unpackKey(key)
+	nb.Bufnr, nb.Lines = bufnr, res.lines
 	if nb.Lines == nil {
 		if nb.Lines = applyHunks(e.buf.Lines, hunks); nb.Lines == nil {
 			c.put(path, nil)

@@ -8,6 +8,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
+	"github.com/nvim-acp/nvim-acp/elicit"
 )
 
 // Elicitation (ACP v1 elicitation/create, form and url): the agent asks
@@ -63,17 +64,17 @@ var (
 // elicit asks the user and returns the agent's answer: accept (with the
 // form's content, checked against its schema), decline or cancel.
 func (s *Session) elicit(ctx context.Context, e acpx.Elicitation) (any, *acp.RequestError) {
-	var form acpx.Form
+	var form elicit.Form
 	var shown map[string]any
 	switch e.Mode {
 	case acpx.ModeForm:
 		var err error
-		if form, err = acpx.ParseForm(e.Schema); err != nil {
+		if form, err = elicit.ParseForm(e.Schema); err != nil {
 			return nil, acp.NewInvalidParams(map[string]any{"error": err.Error()})
 		}
 		shown = asTable(form)
 	case acpx.ModeURL:
-		shown = asTable(acpx.InspectURL(e.URL))
+		shown = asTable(elicit.InspectURL(e.URL))
 	}
 	ev := elicitationEvent(e, shown)
 	check := func(action string, content map[string]any) (string, error) {
@@ -107,7 +108,7 @@ func (s *Session) elicit(ctx context.Context, e acpx.Elicitation) (any, *acp.Req
 	return answer, nil
 }
 
-// asTable is v (a struct of acpx) as a JSON object for the UI.
+// asTable is v (a struct of package elicit) as a JSON object for the UI.
 func asTable(v any) map[string]any {
 	b, _ := json.Marshal(v)
 	var m map[string]any

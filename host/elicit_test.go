@@ -10,9 +10,9 @@ import (
 	"github.com/nvim-acp/nvim-acp/acpx"
 )
 
-// elicit serves an elicitation/create with params and returns the channel
-// its answer arrives on.
-func elicit(a *Agent, params string) chan map[string]any {
+// requestElicitation serves an elicitation/create with params and returns
+// the channel its answer arrives on.
+func requestElicitation(a *Agent, params string) chan map[string]any {
 	done := make(chan map[string]any, 1)
 	go func() {
 		res, rerr := a.handle(context.Background(), acpx.MethodElicitationCreate, json.RawMessage(params))
@@ -31,7 +31,7 @@ func elicit(a *Agent, params string) chan map[string]any {
 func TestElicitationForm(t *testing.T) {
 	h, s := testSession(t)
 	a := testAgent(t, s)
-	done := elicit(a, `{"sessionId":"s1","toolCallId":"t1","mode":"form","message":"How big?","requestedSchema":{
+	done := requestElicitation(a, `{"sessionId":"s1","toolCallId":"t1","mode":"form","message":"How big?","requestedSchema":{
 		"type":"object","required":["size"],"properties":{
 		"size":{"type":"string","oneOf":[{"const":"S","title":"Small"},{"const":"L","title":"Large"}]},
 		"count":{"type":"integer","minimum":1,"default":2}}}}`)
@@ -70,7 +70,7 @@ func TestElicitationForm(t *testing.T) {
 		h.ui.mu.Lock()
 		h.ui.events = nil
 		h.ui.mu.Unlock()
-		done := elicit(a, `{"sessionId":"s1","mode":"form","message":"m","requestedSchema":{"type":"object","properties":{}}}`)
+		done := requestElicitation(a, `{"sessionId":"s1","mode":"form","message":"m","requestedSchema":{"type":"object","properties":{}}}`)
 		tc.answer(pendingEvent(t, h, EventElicitation)["id"].(int))
 		if got := <-done; got["action"] != tc.want {
 			t.Fatalf("got %v, want %s", got, tc.want)
@@ -87,7 +87,7 @@ func TestElicitationBadRequests(t *testing.T) {
 		`{"sessionId":"s1","mode":"form","message":"m","requestedSchema":{"properties":{"x":{"type":"object"}}}}`,
 		`{"sessionId":"s1","mode":"url","message":"m","url":"https://x"}`,
 	} {
-		if got := <-elicit(a, params); !strings.Contains(got["error"].(string), "Invalid params") {
+		if got := <-requestElicitation(a, params); !strings.Contains(got["error"].(string), "Invalid params") {
 			t.Errorf("%s: %v", params, got)
 		}
 	}
@@ -99,7 +99,7 @@ func TestElicitationBadRequests(t *testing.T) {
 func TestElicitationURLComplete(t *testing.T) {
 	h, s := testSession(t)
 	a := testAgent(t, s)
-	done := elicit(a, `{"sessionId":"s1","mode":"url","message":"Log in","elicitationId":"e1","url":"https://login.example/x?y=1"}`)
+	done := requestElicitation(a, `{"sessionId":"s1","mode":"url","message":"Log in","elicitationId":"e1","url":"https://login.example/x?y=1"}`)
 	ev := pendingEvent(t, h, EventElicitation)
 	if u, _ := ev["url"].(map[string]any); u["host"] != "login.example" || u["opens"] != true {
 		t.Fatalf("url %v", ev["url"])
@@ -118,7 +118,7 @@ func TestElicitationURLComplete(t *testing.T) {
 	h.ui.mu.Lock()
 	h.ui.events = nil
 	h.ui.mu.Unlock()
-	done = elicit(a, `{"sessionId":"s1","mode":"url","message":"Log in","elicitationId":"e2","url":"https://login.example/"}`)
+	done = requestElicitation(a, `{"sessionId":"s1","mode":"url","message":"Log in","elicitationId":"e2","url":"https://login.example/"}`)
 	pendingEvent(t, h, EventElicitation)
 	a.notification(acpx.MethodElicitationComplete, json.RawMessage(`{"elicitationId":"unknown"}`))
 	a.notification(acpx.MethodElicitationComplete, json.RawMessage(`{"elicitationId":"e2"}`))

@@ -259,7 +259,7 @@ func authEvent(agent, label string, methods []authMethod, why string) Event {
 }
 
 // elicitationEvent asks the user the agent's question e: shown is its
-// form (acpx.Form) or its link (acpx.URLInfo) as the UI draws it.
+// form (elicit.Form) or its link (elicit.URLInfo) as the UI draws it.
 func elicitationEvent(e acpx.Elicitation, shown map[string]any) Event {
 	ev := Event{"type": EventElicitation, "mode": e.Mode, "message": e.Message}
 	if e.ToolCallID != "" {
