@@ -478,3 +478,50 @@ func TestHiddenSessionPromptReachedFromAnotherChat(t *testing.T) {
 		t.Fatalf("outcome %v", got)
 	}
 }
+
+// The agent asks its next question only once the last is answered (the
+// demo's edit, then its command): the answer gave the focus back, and the
+// next prompt, coming a moment later with nothing typed since, takes it
+// again, so `a`, `a` answer both and the keys after type on in the input.
+func TestNextPromptAfterAnAnswerTakesTheFocus(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{
+		permRequest("p1", "Edit it", "edit", ""),
+		permRequest("p2", "Run it", "execute", "make"),
+		text("done"),
+	}}}, M{"permissions": M{"focus_guard_ms": 0}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.input_win)
+		vim.cmd("startinsert")`, nil)
+	e.keys("hello")
+	e.Lua(`require("acp").send("go")`, nil)
+	e.WaitState("awaiting_permission")
+	e.keys("<C-g>")
+	focused := func(title string) func() bool {
+		return func() bool {
+			var in bool
+			e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &in)
+			return in && strings.Contains(promptText(e), title)
+		}
+	}
+	e.Eventually("the first prompt focused", 5*time.Second, focused("Edit it"))
+	e.keys("a")
+	e.Eventually("the next prompt focused when it comes", 5*time.Second, focused("Run it"))
+	e.keys("a")
+	e.keys(" world")
+	var got struct {
+		Mode string `msgpack:"mode"`
+		Text string `msgpack:"text"`
+	}
+	e.Eventually("typing goes on in the input", 5*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session()
+			return { mode = vim.api.nvim_get_mode().mode,
+				text = table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n") }`, &got)
+		return got.Text == "hello world" && got.Mode == "i"
+	})
+	if o := waitOutcomes(e, 2); o[0] != "allow" || o[1] != "allow" {
+		t.Fatalf("outcomes %v", o)
+	}
+}

@@ -77,6 +77,7 @@ local kinds = {
 ---@field state_before acp.State|nil the session's state before it awaited the user
 ---@field return_to table|nil where the user was when a prompt took the focus: {win, buf, insert, cursor, at_end}
 ---@field waiting_hidden boolean|nil the first prompt was not drawn: the session's chat is hidden behind another's
+---@field gave_back table|nil when and where the focus was last given back: {at, win, buf, tick}
 ---@field handing_over boolean|nil a focused prompt just closed: the next one to take the focus keeps return_to
 local Q = {}
 Q.__index = Q
@@ -385,6 +386,7 @@ function Q:_give_back_focus()
     end
     pcall(api.nvim_set_current_win, back.win)
   end
+  self.gave_back = { at = vim.uv.now(), win = back.win, buf = back.buf, tick = api.nvim_buf_get_changedtick(back.buf) }
   if back.insert and vim.bo[back.buf].modifiable then
     pcall(api.nvim_win_set_cursor, back.win, back.cursor)
     -- Ahead of the keys typed since (typeahead, flag "i"): :startinsert
@@ -485,7 +487,18 @@ end
 function Q:_may_focus()
   local s = self.session
   local buf = api.nvim_get_current_buf()
-  return (buf == s.chat_buf or buf == s.input_buf) and vim.fn.mode() == "n"
+  if (buf == s.chat_buf or buf == s.input_buf) and vim.fn.mode() == "n" then
+    return true
+  end
+  -- The next prompt of the answers the user is giving: it comes a moment
+  -- after the last was answered and the focus given back, the user typing
+  -- nothing since. It takes the focus (guarded) as the last had it.
+  local gb = self.gave_back
+  return gb ~= nil
+    and vim.uv.now() - gb.at < 2000
+    and api.nvim_get_current_win() == gb.win
+    and api.nvim_buf_is_valid(gb.buf)
+    and api.nvim_buf_get_changedtick(gb.buf) == gb.tick
 end
 
 --- A scratch buffer holding lines, highlighted with hls ({row, group}).
