@@ -579,6 +579,32 @@ function S:stop()
   self:save()
 end
 
+--- Undo the session as if never made (its :AcpResume picker cancelled):
+--- the host side closes, it leaves :AcpSessions, and the chat shows the
+--- session current before it, else its windows close.
+function S:discard()
+  self.prompts:cancel_all()
+  if self.sid and host.channel() then
+    pcall(host.notify, "acp_close", self.sid)
+  end
+  if self.sid then
+    sessions.unbind(self.sid)
+  end
+  self:set_state("closed")
+  sessions.forget(self)
+  local prev = sessions.get()
+  if prev then
+    chat.show(prev)
+  else
+    chat.hide(self)
+  end
+  for _, b in ipairs({ self.chat_buf, self.input_buf }) do
+    if b and api.nvim_buf_is_valid(b) and #vim.fn.win_findbuf(b) == 0 then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
+end
+
 --- The session ended with prompts still queued: they go back to the input
 --- area (after what is typed there), and the chat says so.
 function S:_keep_queue()
