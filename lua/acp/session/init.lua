@@ -489,11 +489,16 @@ end
 ---@param fn fun(blocks: table[], labels: string[])
 function S:prompt_content(text, blocks, labels, fn)
   local mblocks, mlabels, mpaths, problems = self.context:mentions(text, { cwd = self.cwd, terminals = self.terminals })
-  for _, p in ipairs(problems) do
-    self.transcript:message("warn", p)
+  -- Written after fn (the prompt under its "## You"): above it they would
+  -- read as the end of the previous turn.
+  local function warn()
+    for _, p in ipairs(problems) do
+      self.transcript:message("warn", p)
+    end
   end
   local function go()
     fn(vim.list_extend(vim.list_slice(blocks or {}), mblocks), vim.list_extend(vim.list_slice(labels or {}), mlabels))
+    warn()
   end
   local out = mentionask.outside(self, mpaths)
   if #out == 0 then
@@ -509,7 +514,7 @@ function S:prompt_content(text, blocks, labels, fn)
     mentionask.question(paths, olabels, function(answer)
       if answer == "keep" then
         self:restore_input(text)
-        return
+        return warn()
       end
       if answer == "without" then
         for k = #out, 1, -1 do
