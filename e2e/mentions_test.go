@@ -147,3 +147,20 @@ func TestMentionsOutsideWorkspaceAsk(t *testing.T) {
 		t.Fatalf("the refused selection was sent: %s", s)
 	}
 }
+
+// Why a mention adds nothing is said under the prompt's "## You", not
+// above it where it reads as the end of the previous turn (issue 33).
+func TestMentionWarningUnderThePrompt(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("first answer")}, []any{text("second answer")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("hello")
+	e.runTurn("and @symbol:Nope")
+	chat := e.ChatText()
+	last := strings.LastIndex(chat, "## You")
+	warn := strings.Index(chat, `@symbol:Nope: no symbol "Nope"`)
+	if last < 0 || warn < last {
+		t.Fatalf("the mention's warning (at %d) is above the last ## You (at %d):\n%s", warn, last, chat)
+	}
+}

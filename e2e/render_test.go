@@ -256,3 +256,53 @@ func TestModeAndModelRoundTrip(t *testing.T) {
 		t.Fatalf("mode confirmed %d times:\n%s", n, e.ChatText())
 	}
 }
+
+// At 80 columns the winbar has no room for the mode and model: the
+// switch is confirmed in the messages too (issue 33).
+func TestModeAndModelConfirmAt80(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{
+		"echo_mode": true,
+		"new_session": M{"result": M{
+			"modes":  M{"currentModeId": "ask", "availableModes": []any{M{"id": "ask", "name": "Ask"}, M{"id": "code", "name": "Code"}}},
+			"models": M{"currentModelId": "m1", "availableModels": []any{M{"modelId": "m1", "name": "Model One"}, M{"modelId": "m2", "name": "Model Two"}}},
+		}},
+	}, nil)
+	e.Lua(`vim.o.columns = 80`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	var modes []string
+	e.Lua(`return require("acp.commands").choices("mode")`, &modes)
+	if strings.Join(modes, ",") != "ask,code" {
+		t.Fatalf("mode completion %v", modes)
+	}
+	e.Lua(`vim.cmd("AcpMode code")`, nil)
+	e.Lua(`vim.cmd("AcpModel Model Two")`, nil)
+	// Bug: :AcpMode and :AcpModel said nothing. The chat confirms each
+	// switch once the agent made it, once.
+	e.Eventually("the confirmations", 10*time.Second, func() bool {
+		txt := e.ChatText()
+		return strings.Contains(txt, "Mode: Code.") && strings.Contains(txt, "Model: Model Two.")
+	})
+	// Where the command was typed too, short enough for 80 columns.
+	e.Eventually("the confirmations in the messages", 10*time.Second, func() bool {
+		m := e.Messages()
+		return strings.Contains(m, "acp: Mode: Code.") && strings.Contains(m, "acp: Model: Model Two.")
+	})
+	var gotMode, gotModel string
+	for _, ev := range e.AgentEvents() {
+		p, _ := ev["params"].(map[string]any)
+		switch ev["method"] {
+		case "session/set_mode":
+			gotMode, _ = p["modeId"].(string)
+		case "session/set_model":
+			gotModel, _ = p["modelId"].(string)
+		}
+	}
+	if gotMode != "code" || gotModel != "m2" {
+		t.Fatalf("agent got set_mode %q, set_model %q", gotMode, gotModel)
+	}
+	if n := strings.Count(e.ChatText(), "Mode: Code."); n != 1 {
+		t.Fatalf("mode confirmed %d times:\n%s", n, e.ChatText())
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestResumeLoadsPastSessionWithHistory(t *testing.T) {
@@ -77,5 +78,37 @@ func TestResumeByIdWithInterleavedReplay(t *testing.T) {
 	msgs := e.Messages()
 	if strings.Contains(msgs, "rendering failed") {
 		t.Fatalf("messages:\n%s", msgs)
+	}
+}
+
+// Cancelling the :AcpResume picker leaves nothing behind: no session in
+// :AcpSessions, no chat window, no buffer of it (issue 33).
+func TestResumeCancelLeavesNothing(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{
+		"initialize": M{"agentCapabilities": M{"loadSession": true, "sessionCapabilities": M{"list": M{}}}},
+		"sessions":   []any{M{"sessionId": "old-1", "cwd": "/x", "title": "Fix the parser"}},
+	}, nil)
+	var wins int
+	e.Lua(`return #vim.api.nvim_list_wins()`, &wins)
+	e.Lua(`require("acp").resume("fake")`, nil)
+	e.AnswerBlockingPrompt("<Esc>")
+	e.Eventually("the cancelled session gone", 10*time.Second, func() bool {
+		var n int
+		e.Lua(`return #require("acp").sessions()`, &n)
+		return n == 0
+	})
+	var left struct {
+		Wins int      `msgpack:"wins"`
+		Bufs []string `msgpack:"bufs"`
+	}
+	e.Lua(`local bufs = {}
+	for _, b in ipairs(vim.api.nvim_list_bufs()) do
+	  local name = vim.api.nvim_buf_get_name(b)
+	  if name:match("^acp://") then bufs[#bufs + 1] = name end
+	end
+	return { wins = #vim.api.nvim_list_wins(), bufs = bufs }`, &left)
+	if left.Wins != wins || len(left.Bufs) != 0 {
+		t.Fatalf("left behind: %d windows (had %d), buffers %v", left.Wins, wins, left.Bufs)
 	}
 }

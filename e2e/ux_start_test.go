@@ -103,17 +103,19 @@ func TestStartStepsHaveALimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEditor(t)
 			sc := tc.sc
-			sc["start"] = []any{M{"stderr_text": "Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"}}
+			// A stall with a reason on stderr (a fatal line fails at once:
+			// TestStartFailsAtOnceOnAFatalLine).
+			sc["start"] = []any{M{"stderr_text": "Waiting for you to log in at https://example.com/login"}}
 			setupNamedFake(e, "stuck", sc, M{"start_timeout_ms": 2500}, nil)
 			e.Lua(`require("acp.config").options.chat.start_notice_ms = 300`, nil)
 			e.Chat("stuck")
 			e.Eventually("the start notice", 20*time.Second, func() bool {
 				return strings.Contains(e.ChatText(), "has not answered for")
 			})
-			indexOrder(t, e.ChatText(), "has not answered for", "cannot be used with root/sudo", `IS_SANDBOX = "1"`)
+			indexOrder(t, e.ChatText(), "has not answered for", "Waiting for you to log in")
 			st := e.WaitState("error")
 			txt := e.ChatText()
-			indexOrder(t, txt, "did not answer "+tc.step+" within 2.5s; it was stopped", "cannot be used with root/sudo", `IS_SANDBOX = "1"`)
+			indexOrder(t, txt, "did not answer "+tc.step+" within 2.5s; it was stopped", "Waiting for you to log in")
 			if !strings.Contains(st.Error, tc.step) {
 				t.Fatalf("status error = %q", st.Error)
 			}
@@ -145,5 +147,33 @@ func TestNotAnAgentSaysSo(t *testing.T) {
 	}
 	if !strings.Contains(e.ChatText(), "does not speak ACP (it printed: hello)") {
 		t.Fatalf("chat:\n%s", e.ChatText())
+	}
+}
+
+// A line an agent prints when it will never answer (a Claude adapter run
+// as root without IS_SANDBOX=1) fails the start at once, not after the
+// start limit (two minutes here), with the line and the hint (issue 33).
+func TestStartFailsAtOnceOnAFatalLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, step string
+		sc         M
+	}{
+		{"initialize", "initialize", M{"init_hang": true}},
+		{"session/new", "session/new", M{"new_session": M{"hang": true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEditor(t)
+			sc := tc.sc
+			sc["start"] = []any{M{"stderr_text": "Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"}}
+			setupNamedFake(e, "stuck", sc, M{"start_timeout_ms": 120000}, nil)
+			e.Chat("stuck")
+			st := e.WaitState("error") // within 30s: far less than the limit
+			if !strings.Contains(st.Error, "cannot start") || !strings.Contains(st.Error, "root/sudo") {
+				t.Fatalf("status error = %q", st.Error)
+			}
+			if txt := e.ChatText(); !strings.Contains(txt, `IS_SANDBOX = "1"`) {
+				t.Fatalf("no IS_SANDBOX hint:\n%s", txt)
+			}
+		})
 	}
 }

@@ -359,6 +359,8 @@ func (a *Agent) initialize() {
 	ctx, cancelT := context.WithTimeoutCause(ctx, timeout,
 		fmt.Errorf("agent %s did not answer initialize within %v; it was stopped", a.spec.Name, timeout))
 	defer cancelT()
+	ctx, cancelF := a.failFast(ctx)
+	defer cancelF()
 	a.mu.Lock()
 	a.initAbort = abort
 	a.mu.Unlock()

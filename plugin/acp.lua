@@ -167,7 +167,7 @@ end, {
 })
 
 cmd("AcpLog", function()
-  vim.cmd.split(vim.fn.fnameescape(require("acp.host").log_path()))
+  require("acp.host").open_log()
 end, { desc = "Open the nvim-acp log" })
 
 vim.keymap.set("n", "<Plug>(AcpChat)", function()

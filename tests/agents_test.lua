@@ -179,4 +179,24 @@ M["registry lines and install progress"] = function(t)
   t.eq(agents.progress_line({ id = "kimi", phase = "unpack", bytes = 0, total = -1 }), "acp: installing kimi: unpack")
 end
 
+M["the agent picker shows the demo's command as nvim-acp demo-agent"] = function(t)
+  local select = vim.ui.select
+  local shown = {}
+  vim.ui.select = function(items, opts)
+    for _, it in ipairs(items) do
+      shown[#shown + 1] = opts.format_item and opts.format_item(it) or tostring(it)
+    end
+  end
+  local ok, err = pcall(agents.pick, function() end)
+  vim.ui.select = select
+  t.ok(ok, tostring(err))
+  local demo = vim.tbl_filter(function(l)
+    return l:find("demo", 1, true) ~= nil
+  end, shown)
+  t.ok(
+    #demo == 1 and demo[1]:find("nvim-acp demo-agent", 1, true) and not demo[1]:find("{bin}", 1, true),
+    vim.inspect(demo)
+  )
+end
+
 return M

@@ -50,4 +50,16 @@ M["the info string names the target file"] = function(t)
   t.eq(codeblocks.named_path("lua /no/such/dir/x.lua"), nil)
 end
 
+M["a missing file is created, and acp.log is no target"] = function(t)
+  local path = vim.fn.tempname() .. ".lua"
+  t.eq(codeblocks.placements(path)[1].label, "Create the file")
+  local log = require("acp.host").log_path()
+  vim.cmd.edit(vim.fn.fnameescape(log))
+  local named = vim.fn.tempname() .. ".txt"
+  local got = codeblocks.candidates({ info = "txt " .. named })
+  vim.cmd("bwipeout!")
+  t.eq(vim.tbl_contains(got, log), false, "acp.log offered: " .. vim.inspect(got))
+  t.eq(got[1], named)
+end
+
 return M

@@ -400,4 +400,25 @@ M["a permission is answered with the number of the option picked, never its id"]
   assert(ok, err)
 end
 
+M["at 80 columns a prompt's text wraps at word ends, its rows counted so"] = function(t)
+  local s = session()
+  vim.o.columns, vim.o.lines = 80, 24
+  s.prompts:add("permission", 1, permission_request(("word "):rep(40)))
+  local body = prompt_wins(s)
+  t.eq(vim.wo[body].linebreak, true, "wrapped mid-word")
+  -- The rows counted are the rows drawn (breakat " ": counted exactly).
+  local breakat = vim.o.breakat
+  vim.o.breakat = " "
+  local buf = api.nvim_create_buf(false, true)
+  local win = api.nvim_open_win(buf, false, { relative = "editor", row = 0, col = 0, width = 20, height = 10 })
+  vim.wo[win].wrap, vim.wo[win].linebreak = true, true
+  for _, l in ipairs({ "aa bbbb cccc dddd eeee", ("word "):rep(12), ("y"):rep(45) .. " end", "x" }) do
+    api.nvim_buf_set_lines(buf, 0, -1, false, { l })
+    t.eq(layout.wrapped_rows({ l }, 20, true), api.nvim_win_text_height(win, {}).all, l)
+  end
+  api.nvim_win_close(win, true)
+  vim.o.breakat = breakat
+  s.prompts:cancel_all()
+end
+
 return M

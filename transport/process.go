@@ -168,6 +168,17 @@ func (p *Process) Err() error {
 // LastStderr is the last n lines the agent wrote to stderr ("" when none).
 func (p *Process) LastStderr(n int) string { return p.stderr.lastLines(n) }
 
+// Fatal is closed when the agent printed a line on stderr that says it
+// will never answer (see fatalLines); FatalLine is that line.
+func (p *Process) Fatal() <-chan struct{} { return p.stderr.fatal }
+
+// FatalLine is the fatal stderr line Fatal reported ("" before).
+func (p *Process) FatalLine() string {
+	p.stderr.mu.Lock()
+	defer p.stderr.mu.Unlock()
+	return p.stderr.fatalLine
+}
+
 // WithStderr adds the last lines the agent wrote to stderr to err.
 func (p *Process) WithStderr(err error) error { return withStderr(err, p.stderr) }
 

@@ -22,13 +22,21 @@ const (
 	stderrTotal = 4 << 20
 )
 
+// fatalLines are what agents print on stderr when they will never answer
+// (a Claude adapter run as root without IS_SANDBOX=1): on one, starting
+// fails at once rather than waiting out its limit.
+var fatalLines = []string{"cannot be used with root/sudo privileges"}
+
 // stderrLog reads an agent's stderr: it logs it within bounds and keeps its
 // tail.
 type stderrLog struct {
 	log *slog.Logger
 	now func() time.Time
 
-	done chan struct{} // closed when drain returns
+	done  chan struct{} // closed when drain returns
+	fatal chan struct{} // closed on the first line of fatalLines
+
+	fatalLine string // that line (under mu)
 
 	mu      sync.Mutex
 	tail    []byte  // last stderrTail bytes
@@ -40,7 +48,7 @@ type stderrLog struct {
 }
 
 func newStderrLog(log *slog.Logger) *stderrLog {
-	return &stderrLog{log: log, now: time.Now, tokens: stderrBurst, done: make(chan struct{})}
+	return &stderrLog{log: log, now: time.Now, tokens: stderrBurst, done: make(chan struct{}), fatal: make(chan struct{})}
 }
 
 // drain reads r to its end.
@@ -100,9 +108,19 @@ func (l *stderrLog) keep(p []byte) {
 	l.tail = append(l.tail, p...)
 }
 
-// line logs one line (size bytes of stderr) if the budget allows.
+// line logs one line (size bytes of stderr) if the budget allows, and
+// notes a fatal one.
 func (l *stderrLog) line(line []byte, size int) {
 	l.mu.Lock()
+	if l.fatalLine == "" {
+		for _, f := range fatalLines {
+			if bytes.Contains(line, []byte(f)) {
+				l.fatalLine = strings.TrimSpace(string(line))
+				close(l.fatal)
+				break
+			}
+		}
+	}
 	now := l.now()
 	if !l.last.IsZero() {
 		l.tokens = min(l.tokens+now.Sub(l.last).Seconds()*stderrRate, stderrBurst)

@@ -55,14 +55,43 @@ function M.other_chat_window(buf)
   end
 end
 
---- Rows lines take in a window width columns wide with 'wrap' on.
+--- Rows lines take in a window width columns wide with 'wrap' on (words:
+--- and 'linebreak').
 ---@param lines string[]
 ---@param width integer
+---@param words boolean|nil
 ---@return integer
-function M.wrapped_rows(lines, width)
+function M.wrapped_rows(lines, width, words)
+  width = math.max(1, width)
   local n = 0
   for _, l in ipairs(lines) do
-    n = n + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / math.max(1, width)))
+    if not words then
+      n = n + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+      goto continue
+    end
+    -- Wrapped at word ends ('linebreak'): words go whole to the next row
+    -- (one wider than the window is cut); counted at spaces only, which
+    -- is never fewer rows than Neovim's 'breakat' gives.
+    local rows, col = 1, 0
+    for word, sp in l:gmatch("([^ ]*)( *)") do
+      local w, s = vim.fn.strdisplaywidth(word), #sp
+      if word == "" and s == 0 then
+        break
+      end
+      if col > 0 and col + w > width then
+        rows, col = rows + 1, 0
+      end
+      while w > width do
+        rows, w = rows + 1, w - width
+      end
+      col = col + w + s
+      -- Trailing spaces wrap like text.
+      while col > width do
+        rows, col = rows + 1, col - width
+      end
+    end
+    n = n + rows
+    ::continue::
   end
   return n
 end
@@ -90,7 +119,7 @@ function M.prompt(anchor, spec)
     floor_row = api.nvim_win_get_position(anchor)[1] + 1
   end
   local avail = math.max(6, vim.o.lines - vim.o.cmdheight - floor_row)
-  local body_rows = M.wrapped_rows(spec.body, width)
+  local body_rows = M.wrapped_rows(spec.body, width, true)
   local keys_rows = M.wrapped_rows(spec.keys, width)
   local cap = math.min(avail, math.max(math.floor(avail * 0.8), keys_rows + 7))
   local body_h = math.max(1, math.min(body_rows, cap - keys_rows - 4))

@@ -84,6 +84,19 @@ function M.drop_stillborn()
   end)
 end
 
+--- Forget s altogether (a resume cancelled before it began): it leaves
+--- :AcpSessions, and the newest listed session, if any, is current again.
+---@param s acp.Session
+function M.forget(s)
+  by_key[s.key] = nil
+  order = vim.tbl_filter(function(k)
+    return k ~= s.key
+  end, order)
+  if current == s.key then
+    current = order[#order]
+  end
+end
+
 --- The newest live session of agent (not ended), if any.
 ---@param agent string
 ---@return acp.Session|nil

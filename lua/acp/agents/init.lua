@@ -256,6 +256,18 @@ end
 
 -- Pickers --------------------------------------------------------------------
 
+--- cmd as the user reads it: "{bin}" (the host binary) as its name,
+--- "nvim-acp demo-agent" rather than "{bin} demo-agent".
+---@param cmd string[]
+---@return string
+function M.command_line(cmd)
+  local out = {}
+  for i, part in ipairs(cmd) do
+    out[i] = part == "{bin}" and "nvim-acp" or part
+  end
+  return table.concat(out, " ")
+end
+
 --- One line describing configured agent name for the picker.
 local function agent_item(name)
   local spec = config.agent(name)
@@ -276,7 +288,7 @@ local function agent_item(name)
   else
     item.status = "installed"
   end
-  item.cmd = table.concat(spec.cmd, " ")
+  item.cmd = M.command_line(spec.cmd)
   return item
 end
 
@@ -401,7 +413,7 @@ function M.install(e, on_done)
           e.id,
           spec.version or e.version,
           e.id,
-          table.concat(spec.cmd or {}, " ")
+          M.command_line(spec.cmd or {})
         ),
         vim.log.levels.INFO
       )

@@ -200,8 +200,15 @@ function M.placements(path)
   if not lines then
     return nil, buf --[[@as string]]
   end
-  local out =
-    { { id = "file", label = ("Replace the whole file (%d lines)"):format(#lines), first = 1, last = #lines } }
+  local exists = buf or (vim.uv or vim.loop).fs_stat(path)
+  local out = {
+    {
+      id = "file",
+      label = exists and ("Replace the whole file (%d lines)"):format(#lines) or "Create the file",
+      first = 1,
+      last = #lines,
+    },
+  }
   if buf then
     local s, e = api.nvim_buf_get_mark(buf, "<"), api.nvim_buf_get_mark(buf, ">")
     if s[1] > 0 and e[1] >= s[1] and e[1] <= #lines then
@@ -236,11 +243,13 @@ function M.proposal(path, block, p)
 end
 
 --- Candidate files for the block: the one its info names, the previous
---- window's file, then the other loaded files.
+--- window's file, then the other loaded files; never the plugin's own log.
 ---@param b acp.CodeBlock
 ---@return string[]
-local function candidates(b)
+function M.candidates(b)
   local out, seen = {}, {}
+  local log = host.log_path()
+  seen[log], seen[log .. ".1"] = true, true
   local function add(path)
     if path and path ~= "" and not seen[path] then
       seen[path] = true
@@ -301,7 +310,7 @@ function M.apply(s)
       end
     end)
   end
-  local targets = candidates(b)
+  local targets = M.candidates(b)
   local other = "Another file..."
   targets[#targets + 1] = other
   vim.ui.select(targets, {

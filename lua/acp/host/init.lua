@@ -30,6 +30,15 @@ function M.log_path()
   return vim.fn.stdpath("log") .. "/acp.log"
 end
 
+--- :AcpLog: the log (default: the host's) in a split half the editor
+--- high (at least 15 lines), at its end: the newest entries.
+---@param path string|nil
+function M.open_log(path)
+  local height = math.max(15, math.floor(vim.o.lines / 2))
+  vim.cmd(("botright %dsplit %s"):format(height, vim.fn.fnameescape(path or M.log_path())))
+  vim.cmd("normal! G")
+end
+
 local building ---@type fun(err: string|nil)[]|nil callbacks waiting for a build
 
 --- Install the host in the background (the release binary for the

@@ -1,6 +1,7 @@
 --- Completion of /commands and @mentions in the chat input (omnifunc and
 --- completefunc, so nvim-cmp's and blink's omni sources pick it up too).
 local mentions = require("acp.input.mentions")
+local notify = require("acp.notify")
 local sessions = require("acp.sessions")
 
 local M = {}
@@ -54,6 +55,16 @@ function M.omnifunc(findstart, base)
     local at = before:find("@[^%s@]*$")
     if at then
       mode = "file"
+      local typed = before:sub(at + 1)
+      if typed:match("^symbol:") then
+        -- None to offer: say why instead of a bare "Pattern not found".
+        local s = sessions.get(vim.b.acp_session)
+        local items, why = mentions.items(typed, { cwd = s and s.cwd or vim.fn.getcwd() })
+        if #items == 0 then
+          notify("acp: @symbol: " .. (why or "nothing to offer"), vim.log.levels.WARN)
+          return -3
+        end
+      end
       return at -- just after the "@"
     end
     local start = before:find("/[%w_%-:.]*$")

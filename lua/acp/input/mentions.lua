@@ -270,22 +270,30 @@ function M.block(word, ctx)
 end
 
 --- Completion items for what was typed after "@" (mention kinds, symbol
---- names, terminal ids).
+--- names, terminal ids); for @symbol: with none, why.
 ---@param base string
 ---@param ctx { cwd: string|nil, terminals: acp.Terminals|nil }
----@return table[]
+---@return table[] items, string|nil why
 function M.items(base, ctx)
   local out = {}
   local name, arg = base:match("^(%a+):(.*)$")
-  if name == "symbol" and #arg >= 1 then
+  if name == "symbol" then
     local seen = {}
-    for _, s in ipairs(M.symbols(arg, ctx.cwd)) do
-      if not seen[s.name] and #out < 50 then
-        seen[s.name] = true
-        out[#out + 1] = { word = "symbol:" .. s.name, menu = vim.lsp.protocol.SymbolKind[s.kind] or "", kind = "sym" }
+    local why
+    if not client_for("workspace/symbol", ctx.cwd) then
+      why = "no language server of the workspace is running"
+    elseif arg == "" then
+      why = "type the start of a name: @symbol:Na"
+    else
+      for _, s in ipairs(M.symbols(arg, ctx.cwd)) do
+        if not seen[s.name] and #out < 50 then
+          seen[s.name] = true
+          out[#out + 1] = { word = "symbol:" .. s.name, menu = vim.lsp.protocol.SymbolKind[s.kind] or "", kind = "sym" }
+        end
       end
+      why = ("the language server knows no symbol like %q"):format(arg)
     end
-    return out
+    return out, #out == 0 and why or nil
   elseif name == "terminal" and ctx.terminals then
     for _, id in ipairs(ctx.terminals:ids()) do
       local t = ctx.terminals:get(id)

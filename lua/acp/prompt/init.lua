@@ -516,10 +516,11 @@ end
 
 --- Window options of a prompt float: wrapped, the marks of hidden
 --- characters highlighted.
-local function dress(win)
+local function dress(win, words)
   vim.w[win].acp_prompt = true
   vim.wo[win].wrap = true
-  vim.wo[win].linebreak = false
+  -- The body's text is not cut mid-word (layout.wrapped_rows counts so).
+  vim.wo[win].linebreak = words == true
   vim.wo[win].breakindent = false
   pcall(vim.fn.matchadd, "AcpPermissionControl", texts.visible_marks, 10, -1, { window = win })
 end
@@ -536,10 +537,10 @@ local function scroll_hint(win, buf, rows)
   local width = api.nvim_win_get_width(win)
   local view = api.nvim_win_call(win, vim.fn.winsaveview)
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
-  local total = layout.wrapped_rows(lines, width)
+  local total = layout.wrapped_rows(lines, width, true)
   -- Rows above the window: whole lines, then the rows of the top line
   -- scrolled past ('smoothscroll').
-  local above = layout.wrapped_rows(vim.list_slice(lines, 1, view.topline - 1), width)
+  local above = layout.wrapped_rows(vim.list_slice(lines, 1, view.topline - 1), width, true)
     + math.floor((view.skipcol or 0) / math.max(1, width))
   local last = math.min(total, above + api.nvim_win_get_height(win))
   return hint_text(math.min(above + 1, total), last, total, rows)
@@ -675,7 +676,7 @@ function Q:_float(item, opts)
     self:_took_focus(prev, opts.insert)
   end
   local win = api.nvim_open_win(buf, focus, body_cfg)
-  dress(win)
+  dress(win, true)
   -- A wrapped line taller than the window scrolls row by row: its end can
   -- be read (without this Neovim shows "@@@" and never its last rows).
   vim.wo[win].smoothscroll = true

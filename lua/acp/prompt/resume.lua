@@ -4,7 +4,8 @@ local texts = require("acp.text")
 
 local M = {}
 
---- Ask the user which session to load; answer("") (cancel) starts a new one.
+--- Ask the user which session to load; answer("") starts a new one, and
+--- cancelling the picker undoes the session (s:discard): nothing is left.
 ---@param s acp.Session
 ---@param sessions table[] { id, title?, cwd, updated_at? } (empty: the agent cannot list)
 ---@param answer fun(choice: string, message: string|nil) settles the question (ignored once settled otherwise)
@@ -12,7 +13,10 @@ local M = {}
 function M.pick(s, sessions, answer, more)
   if #sessions == 0 and not more then
     vim.ui.input({ prompt = ("%s session id to load (empty: new session): "):format(s.agent) }, function(text)
-      text = text and vim.trim(text) or ""
+      if text == nil then
+        return s:discard()
+      end
+      text = vim.trim(text)
       answer(text, text == "" and "Starting a new session." or ("Loading session " .. text .. "..."))
     end)
     return
@@ -40,7 +44,9 @@ function M.pick(s, sessions, answer, more)
       return it.updated_at and ("%s  (%s)"):format(title, texts.date(it.updated_at)) or title
     end,
   }, function(it)
-    if not it or it.new then
+    if not it then
+      return s:discard()
+    elseif it.new then
       return answer("", "Starting a new session.")
     elseif it.more then
       return answer(more)

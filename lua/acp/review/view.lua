@@ -78,7 +78,22 @@ local function build()
     ("The agent's pending changes: %s, %s"):format(count(#entries, "file"), count(nhunks, "hunk")),
     "AcpPermissionTitle"
   )
-  add("<CR> open · " .. table.concat(keys, " · ") .. " · q close · :AcpReview keep|reject|send", "Comment")
+  -- The keys on as many lines as the window's width takes (nowrap: cut
+  -- at 80 columns they said nothing of q or ?).
+  local win = view_buf and vim.fn.bufwinid(view_buf) or -1
+  local width = math.max(20, (win ~= -1 and api.nvim_win_get_width(win) or vim.o.columns) - 1)
+  local parts = vim.list_extend({ "<CR> open" }, keys)
+  vim.list_extend(parts, { "? keys", "q close", ":AcpReview keep|reject|send" })
+  local line = ""
+  for _, part in ipairs(parts) do
+    local next = line == "" and part or (line .. " · " .. part)
+    if line ~= "" and vim.fn.strdisplaywidth(next) > width then
+      add(line, "Comment")
+      next = part
+    end
+    line = next
+  end
+  add(line, "Comment")
   if #entries == 0 then
     add("")
     add("Nothing to review.", "Comment")
@@ -336,6 +351,16 @@ function M.open()
     vim.keymap.set("n", "q", function()
       pcall(api.nvim_win_close, 0, false)
     end, { buffer = view_buf, nowait = true, desc = "acp: close the review" })
+    vim.keymap.set("n", "?", function()
+      keymaps.show_help({ "review" })
+    end, { buffer = view_buf, nowait = true, desc = "acp: show the review keys" })
+    -- The view is not text to edit: u would say E21.
+    vim.keymap.set("n", "u", function()
+      notify(
+        "acp: nothing to undo in the review list; u in the file (<CR> opens it) brings a rejected change back",
+        vim.log.levels.INFO
+      )
+    end, { buffer = view_buf, nowait = true, desc = "acp: say where undo works" })
   end
   vim.cmd("tab sbuffer " .. view_buf)
   vim.wo.wrap = false

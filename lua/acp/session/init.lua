@@ -489,11 +489,16 @@ end
 ---@param fn fun(blocks: table[], labels: string[])
 function S:prompt_content(text, blocks, labels, fn)
   local mblocks, mlabels, mpaths, problems = self.context:mentions(text, { cwd = self.cwd, terminals = self.terminals })
-  for _, p in ipairs(problems) do
-    self.transcript:message("warn", p)
+  -- Written after fn (the prompt under its "## You"): above it they would
+  -- read as the end of the previous turn.
+  local function warn()
+    for _, p in ipairs(problems) do
+      self.transcript:message("warn", p)
+    end
   end
   local function go()
     fn(vim.list_extend(vim.list_slice(blocks or {}), mblocks), vim.list_extend(vim.list_slice(labels or {}), mlabels))
+    warn()
   end
   local out = mentionask.outside(self, mpaths)
   if #out == 0 then
@@ -509,7 +514,7 @@ function S:prompt_content(text, blocks, labels, fn)
     mentionask.question(paths, olabels, function(answer)
       if answer == "keep" then
         self:restore_input(text)
-        return
+        return warn()
       end
       if answer == "without" then
         for k = #out, 1, -1 do
@@ -577,6 +582,32 @@ function S:stop()
   end
   self:set_state("closed")
   self:save()
+end
+
+--- Undo the session as if never made (its :AcpResume picker cancelled):
+--- the host side closes, it leaves :AcpSessions, and the chat shows the
+--- session current before it, else its windows close.
+function S:discard()
+  self.prompts:cancel_all()
+  if self.sid and host.channel() then
+    pcall(host.notify, "acp_close", self.sid)
+  end
+  if self.sid then
+    sessions.unbind(self.sid)
+  end
+  self:set_state("closed")
+  sessions.forget(self)
+  local prev = sessions.get()
+  if prev then
+    chat.show(prev)
+  else
+    chat.hide(self)
+  end
+  for _, b in ipairs({ self.chat_buf, self.input_buf }) do
+    if b and api.nvim_buf_is_valid(b) and #vim.fn.win_findbuf(b) == 0 then
+      pcall(api.nvim_buf_delete, b, { force = true })
+    end
+  end
 end
 
 --- The session ended with prompts still queued: they go back to the input

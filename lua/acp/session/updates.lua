@@ -4,6 +4,7 @@
 local buffers = require("acp.buffers")
 local chat = require("acp.chat")
 local notices = require("acp.chat.notices")
+local notify = require("acp.notify")
 local render = require("acp.render.acp")
 local subagents = require("acp.subagents")
 local texts = require("acp.text")
@@ -102,6 +103,9 @@ local function confirm(s, what)
   local msg = s.settings:settled(what)
   if msg then
     s.transcript:message("info", msg)
+    -- Also where the user typed the command: the chat may be hidden or
+    -- its end scrolled away (short: it fits at 80 columns).
+    notify("acp: " .. msg, vim.log.levels.INFO)
   end
 end
 M.confirm = confirm
