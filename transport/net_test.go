@@ -198,6 +198,20 @@ func rfdServer(p *peer) http.Handler {
 				http.Error(w, "unknown connection", http.StatusNotFound)
 				return
 			}
+			if r.Header.Get(headerSession) != "" {
+				// A session's stream stays open, quiet: everything comes
+				// on the connection's, in order (two streams taking turns
+				// at p.out would reorder what the test sends).
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				fmt.Fprint(w, ": connected\n\n")
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+				case <-p.quit:
+				}
+				return
+			}
 			p.stream(w, r)
 		case http.MethodPost:
 			body := readBody(r)
