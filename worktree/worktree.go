@@ -1,0 +1,231 @@
+// Package worktree gives a session a git worktree of its own: a checkout
+// on a new branch (acp/<name>) from the user's HEAD, optionally with the
+// user's uncommitted changes carried over, where an agent works without
+// touching the user's tree; then what the agent changed there is merged
+// back file by file (a three-way merge against where the worktree
+// started), and the worktree and its branch are removed.
+//
+// The user's index, stash and refs are never touched: the carried changes
+// are staged in a temporary index, every git command run in the user's
+// tree runs with GIT_OPTIONAL_LOCKS=0 (no opportunistic index refresh),
+// and merging back writes the user's files (never git's records). The one
+// ref made and removed is the session's own branch.
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// BranchPrefix names the branches of session worktrees.
+const BranchPrefix = "acp/"
+
+// DefaultSubdir is where worktrees live by default, in the repository's
+// common git directory: git ignores its own directory, so the user's
+// `git status` stays clean, the worktrees go where the repository goes,
+// and nothing is kept outside it.
+const DefaultSubdir = "acp-worktrees"
+
+// Options say how to make a worktree.
+type Options struct {
+	// Name of the worktree and of its branch (acp/<Name>); "" picks a free
+	// one from Hint.
+	Name string `msgpack:"name"`
+	// Hint starts a picked name (the agent's name), when Name is "".
+	Hint string `msgpack:"hint"`
+	// Dir is where worktrees are made; "" is <git common dir>/acp-worktrees.
+	Dir string `msgpack:"dir"`
+	// Carry brings the uncommitted changes of the user's tree (tracked and
+	// untracked files, .gitignore respected) into the worktree.
+	Carry bool `msgpack:"carry"`
+}
+
+// Tree is a session's worktree.
+type Tree struct {
+	Name   string `msgpack:"name"`
+	Path   string `msgpack:"path"`   // the worktree's top directory
+	Branch string `msgpack:"branch"` // acp/<Name>
+	Base   string `msgpack:"base"`   // the commit it started from (with carried changes: their commit)
+	Head   string `msgpack:"head"`   // the user's HEAD it started from
+	Repo   string `msgpack:"repo"`   // the user's tree (top directory)
+	Common string `msgpack:"common"` // the common git directory
+	// Carried says the user's uncommitted changes were carried over.
+	Carried bool `msgpack:"carried"`
+}
+
+// validName is a name usable as a directory and a branch component.
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// git runs git in dir with args; env adds to the environment. The output
+// is stdout; a failure's error holds stderr.
+func git(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd.Env = append(cmd.Env, env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out, fmt.Errorf("git %s: %s", args[0], msg)
+	}
+	return out, nil
+}
+
+func trim(b []byte) string { return strings.TrimSpace(string(b)) }
+
+// identity signs the commit of carried changes: nvim-acp's, not the user's
+// (it may have none configured).
+var identity = []string{
+	"GIT_AUTHOR_NAME=nvim-acp", "GIT_AUTHOR_EMAIL=nvim-acp@localhost",
+	"GIT_COMMITTER_NAME=nvim-acp", "GIT_COMMITTER_EMAIL=nvim-acp@localhost",
+}
+
+// Create makes a worktree of the repository dir is in, on a new branch
+// from its HEAD.
+func Create(ctx context.Context, dir string, o Options) (Tree, error) {
+	out, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel", "--git-common-dir", "--git-dir")
+	if err != nil {
+		return Tree{}, fmt.Errorf("worktree: %s is not in a git repository: %w", dir, err)
+	}
+	f := strings.Split(trim(out), "\n")
+	if len(f) != 3 {
+		return Tree{}, fmt.Errorf("worktree: git rev-parse: unexpected %q", out)
+	}
+	t := Tree{Repo: f[0], Common: abs(dir, f[1])}
+	gitdir := abs(dir, f[2])
+	head, err := git(ctx, t.Repo, nil, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil {
+		return Tree{}, fmt.Errorf("worktree: %s has no commit yet: a worktree starts from one", t.Repo)
+	}
+	t.Head = trim(head)
+	t.Base = t.Head
+	where := o.Dir
+	if where == "" {
+		where = filepath.Join(t.Common, DefaultSubdir)
+	}
+	if t.Name, err = pickName(ctx, t.Repo, where, o); err != nil {
+		return Tree{}, err
+	}
+	t.Branch = BranchPrefix + t.Name
+	t.Path = filepath.Join(where, t.Name)
+	if o.Carry {
+		c, err := carry(ctx, t.Repo, gitdir, t.Head)
+		if err != nil {
+			return Tree{}, err
+		}
+		t.Carried = c != t.Head
+		t.Base = c
+	}
+	if err := os.MkdirAll(where, 0o755); err != nil {
+		return Tree{}, fmt.Errorf("worktree: %w", err)
+	}
+	if _, err := git(ctx, t.Repo, nil, "worktree", "add", "-q", "-b", t.Branch, t.Path, t.Base); err != nil {
+		return Tree{}, fmt.Errorf("worktree: %w", err)
+	}
+	if p, err := filepath.EvalSymlinks(t.Path); err == nil {
+		t.Path = p
+	}
+	return t, nil
+}
+
+func abs(dir, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// pickName is o.Name when free (an error when taken or invalid), else the
+// first free <hint>-<n>.
+func pickName(ctx context.Context, repo, where string, o Options) (string, error) {
+	free := func(name string) bool {
+		if _, err := os.Lstat(filepath.Join(where, name)); err == nil {
+			return false
+		}
+		_, err := git(ctx, repo, nil, "rev-parse", "--verify", "-q", "refs/heads/"+BranchPrefix+name)
+		return err != nil
+	}
+	if o.Name != "" {
+		if !validName.MatchString(o.Name) || strings.Contains(o.Name, "..") || strings.HasSuffix(o.Name, ".lock") {
+			return "", fmt.Errorf("worktree: %q is not a usable name (letters, digits, . _ -)", o.Name)
+		}
+		if !free(o.Name) {
+			return "", fmt.Errorf("worktree: %s exists already (branch %s%s or %s)", o.Name, BranchPrefix, o.Name, filepath.Join(where, o.Name))
+		}
+		return o.Name, nil
+	}
+	hint := strings.Trim(regexp.MustCompile(`[^A-Za-z0-9._-]+`).ReplaceAllString(o.Hint, "-"), "-.")
+	if hint == "" {
+		hint = "session"
+	}
+	if len(hint) > 40 {
+		hint = hint[:40]
+	}
+	for n := 1; n < 10000; n++ {
+		name := hint + "-" + strconv.Itoa(n)
+		if free(name) {
+			return name, nil
+		}
+	}
+	return "", errors.New("worktree: no free name")
+}
+
+// carry commits the user's tree as it is (HEAD plus uncommitted changes,
+// untracked files but ignored ones) on top of head, through a temporary
+// copy of the index; the commit is head itself when nothing is
+// uncommitted.
+func carry(ctx context.Context, repo, gitdir, head string) (string, error) {
+	tmp, err := os.CreateTemp("", "acp-worktree-index")
+	if err != nil {
+		return "", fmt.Errorf("worktree: carry: %w", err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name)
+	// The user's index (its stat data spares rehashing unchanged files),
+	// copied: the user's own is not written.
+	if idx, err := os.Open(filepath.Join(gitdir, "index")); err == nil {
+		_, err = tmp.ReadFrom(idx)
+		idx.Close()
+		if err != nil {
+			tmp.Close()
+			return "", fmt.Errorf("worktree: carry: %w", err)
+		}
+	}
+	tmp.Close()
+	env := []string{"GIT_INDEX_FILE=" + name}
+	if _, err := git(ctx, repo, env, "add", "-A", "--", "."); err != nil {
+		return "", fmt.Errorf("worktree: carry: %w", err)
+	}
+	tree, err := git(ctx, repo, env, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("worktree: carry: %w", err)
+	}
+	headTree, err := git(ctx, repo, nil, "rev-parse", head+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("worktree: carry: %w", err)
+	}
+	if trim(tree) == trim(headTree) {
+		return head, nil
+	}
+	c, err := git(ctx, repo, identity, "commit-tree", trim(tree), "-p", head, "-m", "acp: uncommitted changes carried over")
+	if err != nil {
+		return "", fmt.Errorf("worktree: carry: %w", err)
+	}
+	return trim(c), nil
+}

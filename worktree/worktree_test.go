@@ -1,0 +1,233 @@
+package worktree
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// repo makes a git repository with files committed, in a temp dir.
+func repo(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	run(t, dir, "init", "-q", "-b", "main")
+	for p, text := range files {
+		write(t, filepath.Join(dir, p), text)
+	}
+	run(t, dir, "add", "-A")
+	run(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+	return dir
+}
+
+func run(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	// The test's own git commands must not refresh the user's index.
+	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func write(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func read(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// userState is what the user's repository keeps that a worktree must not
+// touch: index, refs but the session's branches, stash, status.
+func userState(t testing.TB, dir string) string {
+	t.Helper()
+	idx, _ := os.ReadFile(filepath.Join(dir, ".git", "index"))
+	refs := run(t, dir, "for-each-ref", "--format=%(refname) %(objectname)")
+	var keep []string
+	for _, l := range strings.Split(refs, "\n") {
+		if !strings.HasPrefix(l, "refs/heads/"+BranchPrefix) {
+			keep = append(keep, l)
+		}
+	}
+	return string(idx) + strings.Join(keep, "\n") + run(t, dir, "status", "--porcelain", "--untracked-files=all")
+}
+
+func TestCreate(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		dirty   bool
+		want    map[string]string // files in the worktree
+		wantErr string
+	}{
+		{name: "clean", opts: Options{Hint: "fake agent"}, want: map[string]string{"a.txt": "one\n"}},
+		{name: "named", opts: Options{Name: "fix-1"}, want: map[string]string{"a.txt": "one\n"}},
+		{name: "bad name", opts: Options{Name: "../x"}, wantErr: "not a usable name"},
+		{name: "dirty not carried", opts: Options{}, dirty: true, want: map[string]string{"a.txt": "one\n"}},
+		{name: "dirty carried", opts: Options{Carry: true}, dirty: true, want: map[string]string{"a.txt": "two\n", "new.txt": "untracked\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n", ".gitignore": "*.log\n"})
+			if tc.dirty {
+				write(t, filepath.Join(dir, "a.txt"), "two\n")
+				write(t, filepath.Join(dir, "new.txt"), "untracked\n")
+				write(t, filepath.Join(dir, "x.log"), "ignored\n")
+			}
+			before := userState(t, dir)
+			tr, err := Create(ctx, dir, tc.opts)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := userState(t, dir); after != before {
+				t.Errorf("the user's repository changed:\n%s\n---\n%s", before, after)
+			}
+			if !strings.HasPrefix(tr.Branch, BranchPrefix) || (tc.opts.Name != "" && tr.Name != tc.opts.Name) {
+				t.Errorf("tree = %+v", tr)
+			}
+			for p, text := range tc.want {
+				if got := read(t, filepath.Join(tr.Path, p)); got != text {
+					t.Errorf("%s = %q, want %q", p, got, text)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(tr.Path, "x.log")); err == nil {
+				t.Error("an ignored file was carried")
+			}
+			if cs, err := Changes(ctx, tr); err != nil || len(cs) != 0 {
+				t.Errorf("changes of a new worktree = %v, %v", cs, err)
+			}
+			if _, err := Create(ctx, dir, Options{Name: tr.Name}); err == nil {
+				t.Error("a second worktree of the same name was made")
+			}
+		})
+	}
+}
+
+func TestMergeBack(t *testing.T) {
+	ctx := context.Background()
+	base := "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\n"
+	for _, tc := range []struct {
+		name      string
+		theirs    string // the worktree's a.txt ("" deletes it)
+		ours      string // the user's a.txt at merge time
+		want      string
+		conflicts int
+		deleted   bool
+	}{
+		{name: "only theirs", theirs: strings.Replace(base, "l2", "T2", 1), ours: base, want: strings.Replace(base, "l2", "T2", 1)},
+		{name: "both, apart", theirs: strings.Replace(base, "l2", "T2", 1), ours: strings.Replace(base, "l7", "U7", 1),
+			want: strings.Replace(strings.Replace(base, "l2", "T2", 1), "l7", "U7", 1)},
+		{name: "conflict", theirs: strings.Replace(base, "l4", "T4", 1), ours: strings.Replace(base, "l4", "U4", 1), conflicts: 1},
+		{name: "deleted", theirs: "", ours: base, deleted: true},
+		{name: "deleted but changed by user", theirs: "", ours: base + "x\n", want: base + "x\n", conflicts: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": base})
+			tr, err := Create(ctx, dir, Options{Name: "s"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.theirs == "" {
+				os.Remove(filepath.Join(tr.Path, "a.txt"))
+			} else {
+				write(t, filepath.Join(tr.Path, "a.txt"), tc.theirs)
+			}
+			write(t, filepath.Join(dir, "a.txt"), tc.ours)
+			before := run(t, dir, "for-each-ref") + run(t, dir, "ls-files", "-s")
+			un, err := Unmerged(ctx, tr, nil)
+			if err != nil || !reflect.DeepEqual(un, []string{"a.txt"}) {
+				t.Fatalf("unmerged before = %v, %v", un, err)
+			}
+			r, err := MergeFile(ctx, tr, "a.txt", nil, nil, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Conflicts != tc.conflicts {
+				t.Errorf("conflicts = %d, want %d", r.Conflicts, tc.conflicts)
+			}
+			_, statErr := os.Stat(filepath.Join(dir, "a.txt"))
+			if tc.deleted != os.IsNotExist(statErr) {
+				t.Errorf("deleted = %v, want %v", os.IsNotExist(statErr), tc.deleted)
+			}
+			got := ""
+			if !tc.deleted {
+				got = read(t, filepath.Join(dir, "a.txt"))
+			}
+			switch {
+			case tc.conflicts > 0 && tc.want == "":
+				if !strings.Contains(got, "<<<<<<< yours") || !strings.Contains(got, ">>>>>>> acp/s") {
+					t.Errorf("no conflict markers:\n%s", got)
+				}
+			case got != tc.want:
+				t.Errorf("merged = %q, want %q", got, tc.want)
+			}
+			if after := run(t, dir, "for-each-ref") + run(t, dir, "ls-files", "-s"); after != before {
+				t.Error("merging touched the user's refs or index")
+			}
+			un, _ = Unmerged(ctx, tr, nil)
+			if wantHeld := tc.conflicts == 0; wantHeld != (len(un) == 0) {
+				t.Errorf("unmerged after = %v", un)
+			}
+			if err := Remove(ctx, tr); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(tr.Path); !os.IsNotExist(err) {
+				t.Error("the worktree is still there")
+			}
+			if refs := run(t, dir, "branch", "--list", BranchPrefix+"*"); refs != "" {
+				t.Errorf("branches left: %s", refs)
+			}
+		})
+	}
+}
+
+func TestMergeOneHunkAndBuffer(t *testing.T) {
+	ctx := context.Background()
+	base := "a\nb\nc\nd\ne\nf\ng\n"
+	dir := repo(t, map[string]string{"f.txt": base})
+	tr, err := Create(ctx, dir, Options{Name: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tr.Path, "f.txt"), "A\nb\nc\nd\ne\nf\nG\n")
+	// Only the first hunk, into a buffer's unsaved text: returned, not written.
+	buf := []byte("a\nb\nc\nunsaved\nd\ne\nf\ng\n")
+	r, err := MergeFile(ctx, tr, "f.txt", buf, []byte("A\nb\nc\nd\ne\nf\ng\n"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "A\nb\nc\nunsaved\nd\ne\nf\ng\n"; string(r.Text) != want || r.Wrote {
+		t.Errorf("merged = %q (wrote %v), want %q", r.Text, r.Wrote, want)
+	}
+	if read(t, filepath.Join(dir, "f.txt")) != base {
+		t.Error("the user's file was written though a buffer holds it")
+	}
+	un, _ := Unmerged(ctx, tr, map[string][]byte{"f.txt": r.Text})
+	if !reflect.DeepEqual(un, []string{"f.txt"}) {
+		t.Errorf("unmerged with one of two hunks = %v", un)
+	}
+}
