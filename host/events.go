@@ -77,7 +77,7 @@ const EventLifecycle = "lifecycle"
 
 // registryEventTypes lists the registry's event types, and the other
 // events that belong to no session.
-var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled, EventLifecycle}
+var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled, EventLifecycle, EventWorktree}
 
 // registryListEvent is the result of refresh request id: list (see
 // registry.go's List) or, when nothing could be loaded, err.

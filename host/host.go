@@ -149,6 +149,13 @@ func (h *Host) methods() map[string]any {
 		"acp_review_comment":  h.rpcReviewComment,
 		"acp_review_feedback": h.rpcReviewFeedback,
 		"acp_reads_disk":      h.rpcReadsDisk, // quirks.go
+		// Worktree sessions and their merge back (worktree.go).
+		"acp_worktree_create":   h.rpcWorktreeCreate,
+		"acp_worktree_changes":  h.rpcWorktreeChanges,
+		"acp_worktree_texts":    h.rpcWorktreeTexts,
+		"acp_worktree_merge":    h.rpcWorktreeMerge,
+		"acp_worktree_unmerged": h.rpcWorktreeUnmerged,
+		"acp_worktree_remove":   h.rpcWorktreeRemove,
 
 		// Live terminal views (terminal.go).
 		"acp_terminal_input":  h.rpcTerminalInput,

@@ -60,7 +60,13 @@ func (s *Session) forkParent() (*Agent, error) {
 		return nil, errors.New("fork: the session to fork is closing")
 	}
 	s.mu.Lock()
+	// The fork runs on the parent's process, in its own directory when it
+	// has one (a fork into a worktree of its own: session/fork's cwd).
+	cwd := s.opts.Agent.Cwd
 	s.opts.Agent = p.opts.Agent
+	if cwd != "" {
+		s.opts.Agent.Cwd = cwd
+	}
 	s.mu.Unlock()
 	return a, nil
 }

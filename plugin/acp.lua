@@ -20,9 +20,45 @@ cmd("AcpToggle", function()
   require("acp").toggle()
 end, { desc = "Show or hide the agent chat" })
 
+--- The --worktree[=NAME] and --carry flags of args, and the rest.
+local function worktree_flags(args)
+  local wt, carry, rest = nil, nil, {}
+  for _, a in ipairs(vim.split(args, "%s+", { trimempty = true })) do
+    local name = a:match("^%-%-worktree=(.+)$")
+    if name then
+      wt = name
+    elseif a == "--worktree" then
+      wt = true
+    elseif a == "--carry" then
+      carry = true
+    else
+      rest[#rest + 1] = a
+    end
+  end
+  return wt, carry, table.concat(rest, " ")
+end
+
+local function new_complete(lead)
+  if lead:match("^%-") then
+    return vim.tbl_filter(function(f)
+      return vim.startswith(f, lead)
+    end, { "--worktree", "--worktree=", "--carry" })
+  end
+  return agents()
+end
+
 cmd("AcpNew", function(o)
-  require("acp").new_session(o.args ~= "" and o.args or nil)
-end, { nargs = "?", complete = agents, desc = "Start a new agent session" })
+  local wt, carry, agent = worktree_flags(o.args)
+  if wt then
+    require("acp").new({ agent = agent ~= "" and agent or nil, worktree = wt, carry = carry })
+  else
+    require("acp").new_session(agent ~= "" and agent or nil)
+  end
+end, {
+  nargs = "*",
+  complete = new_complete,
+  desc = "Start a new agent session (--worktree[=NAME]: in a git worktree of its own)",
+})
 
 cmd("AcpSwitch", function(o)
   require("acp").switch(o.args ~= "" and o.args or nil)
@@ -40,9 +76,14 @@ cmd("AcpHistory", function()
   require("acp").history()
 end, { desc = "Open or resume a saved chat of this project" })
 
-cmd("AcpFork", function()
-  require("acp").fork()
-end, { desc = "Fork the session: a new chat from the same history" })
+cmd("AcpFork", function(o)
+  local wt, carry = worktree_flags(o.args)
+  require("acp").fork(wt and { worktree = wt, carry = carry } or nil)
+end, {
+  nargs = "*",
+  complete = new_complete,
+  desc = "Fork the session: a new chat from the same history (--worktree[=NAME]: in a git worktree)",
+})
 
 cmd("AcpLogout", function(o)
   require("acp").logout(o.args ~= "" and o.args or nil)
@@ -137,7 +178,7 @@ cmd("AcpReview", function(o)
 end, {
   nargs = "?",
   complete = function()
-    return { "keep", "reject", "send", "quickfix" }
+    return { "keep", "reject", "send", "quickfix", "merge", "discard" }
   end,
   desc = "Review the agent's pending changes: a view of them, or keep|reject all, send comments, quickfix",
 })

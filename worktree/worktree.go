@@ -15,6 +15,8 @@ package worktree
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -28,10 +30,11 @@ import (
 // BranchPrefix names the branches of session worktrees.
 const BranchPrefix = "acp/"
 
-// DefaultSubdir is where worktrees live by default, in the repository's
-// common git directory: git ignores its own directory, so the user's
-// `git status` stays clean, the worktrees go where the repository goes,
-// and nothing is kept outside it.
+// DefaultSubdir is where worktrees live when Options.Dir is "", in the
+// repository's common git directory (git ignores its own directory).
+// nvim-acp passes a Dir of its own (stdpath("state")): a path with a .git
+// component is one agents and nvim-acp's own file policy ask about before
+// every write (git finds programs to run there).
 const DefaultSubdir = "acp-worktrees"
 
 // Options say how to make a worktree.
@@ -41,7 +44,9 @@ type Options struct {
 	Name string `msgpack:"name"`
 	// Hint starts a picked name (the agent's name), when Name is "".
 	Hint string `msgpack:"hint"`
-	// Dir is where worktrees are made; "" is <git common dir>/acp-worktrees.
+	// Dir holds a directory per repository (<name of its top>-<hash of its
+	// path>) where its worktrees are made; "" is <git common
+	// dir>/acp-worktrees.
 	Dir string `msgpack:"dir"`
 	// Carry brings the uncommitted changes of the user's tree (tracked and
 	// untracked files, .gitignore respected) into the worktree.
@@ -112,9 +117,10 @@ func Create(ctx context.Context, dir string, o Options) (Tree, error) {
 	}
 	t.Head = trim(head)
 	t.Base = t.Head
-	where := o.Dir
-	if where == "" {
-		where = filepath.Join(t.Common, DefaultSubdir)
+	where := filepath.Join(t.Common, DefaultSubdir)
+	if o.Dir != "" {
+		sum := sha256.Sum256([]byte(t.Repo))
+		where = filepath.Join(o.Dir, filepath.Base(t.Repo)+"-"+hex.EncodeToString(sum[:4]))
 	}
 	if t.Name, err = pickName(ctx, t.Repo, where, o); err != nil {
 		return Tree{}, err

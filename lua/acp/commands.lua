@@ -8,6 +8,8 @@ local reviewview = require("acp.review.view")
 local rewind = require("acp.rewind")
 local sessions = require("acp.sessions")
 local settings = require("acp.session.settings")
+local worktree = require("acp.worktree")
+local worktreeview = require("acp.worktree.review")
 
 local M = {}
 
@@ -102,6 +104,20 @@ end
 --- current session's agent; the quickfix list of pending changes.
 ---@param arg string
 function M.review(arg)
+  local ws = sessions.get()
+  if ws and ws.worktree then
+    -- A worktree session's changes are merged back (acp.worktree).
+    if arg == "" or arg == nil then
+      worktreeview.open(ws)
+      return
+    elseif arg == "merge" then
+      worktree.merge_all(ws.worktree)
+      return
+    elseif arg == "discard" then
+      worktree.remove(ws.worktree, "discarded")
+      return
+    end
+  end
   if arg == "" or arg == nil then
     reviewview.open()
   elseif arg == "keep" or arg == "reject" then
@@ -122,7 +138,7 @@ function M.review(arg)
       s:send(text)
     end
   else
-    notify("acp: :AcpReview takes keep, reject, send or quickfix, not " .. arg, vim.log.levels.ERROR)
+    notify("acp: :AcpReview takes keep, reject, send, quickfix (merge, discard), not " .. arg, vim.log.levels.ERROR)
   end
 end
 

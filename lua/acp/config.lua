@@ -50,6 +50,11 @@ local M = {}
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
 ---@field registry acp.Config.Registry the ACP agent registry (:AcpAgents)
 ---@field attention acp.Config.Attention how a session that needs the user says so (:help acp-attention)
+---@field worktree acp.Config.Worktree sessions in git worktrees of their own (:help acp-worktrees)
+
+---@class acp.Config.Worktree
+---@field dir string where worktrees are made, a directory per repository ("": $XDG_DATA_HOME/nvim-acp/worktrees)
+---@field carry boolean carry the uncommitted changes into a new worktree
 
 ---@class acp.Config.Attention
 ---@field command string[]|false a command run with the title and the message appended (e.g. { "notify-send" })
@@ -241,6 +246,10 @@ M.defaults = {
   -- Checkpoints before each prompt (:AcpRewind), kept with the chat under
   -- stdpath("state")/acp/checkpoints, the oldest pruned past max_bytes.
   rewind = { enabled = true, max_bytes = 256 * 1024 * 1024 },
+  -- Worktree sessions (:AcpNew --worktree): where they are made, in a
+  -- directory per repository ("": $XDG_DATA_HOME/nvim-acp/worktrees), and
+  -- whether the uncommitted changes go along.
+  worktree = { dir = "", carry = false },
   keymaps = {
     input = {
       send = "<CR>",
@@ -479,6 +488,7 @@ local schema = {
     bell = checks.boolean,
   },
   rewind = { enabled = checks.boolean, max_bytes = checks.positive },
+  worktree = { dir = checks.string, carry = checks.boolean },
   mcp_servers = checks.tables,
   mcp = {
     expose = checks.boolean,

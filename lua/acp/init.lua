@@ -3,7 +3,7 @@
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
 --- focus, toggle, statusline, history, switch, pick_agent, agents, steer,
---- queued, fork, logout.
+--- queued, fork, logout, new.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
 local config = require("acp.config")
@@ -28,6 +28,7 @@ local session = lazy("acp.session")
 local sessions = lazy("acp.sessions")
 local warm = lazy("acp.session.warm")
 local winbar = lazy("acp.chat.winbar")
+local worktree = lazy("acp.worktree")
 
 local M = {}
 
@@ -160,6 +161,21 @@ function M.new_session(agent, how)
     return nil
   end
   how = how or {}
+  if how.worktree and type(how.worktree) ~= "table" then
+    -- A worktree of its own first (:help acp-worktrees); the session starts there.
+    local want = how.worktree
+    worktree.create(vim.fn.getcwd(), {
+      name = type(want) == "string" and want or nil,
+      hint = agent,
+      carry = how.carry,
+    }, function(tree, err)
+      if not tree then
+        return notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+      end
+      M.new_session(agent, vim.tbl_extend("force", how, { worktree = tree }))
+    end)
+    return nil
+  end
   -- That session is open in a chat already: that chat, not a second one.
   local open = how.load and sessions.open_on(agent, how.load)
   if open then
@@ -179,10 +195,21 @@ function M.new_session(agent, how)
       return nil
     end
   end
-  local plain = not (how.history or how.resume or how.load or how.fork)
+  local plain = not (how.history or how.resume or how.load or how.fork or how.worktree)
   local s = plain and warm.take(agent, start_warm) or nil
   if not s then
-    s = session.new(agent)
+    s = session.new(agent, { worktree = how.worktree })
+    if how.worktree then
+      s.transcript:message(
+        "info",
+        ("Working in the worktree %s, on branch %s (from %s%s): your tree is untouched until you merge (:AcpReview)."):format(
+          how.worktree.path,
+          how.worktree.branch,
+          how.worktree.head:sub(1, 8),
+          how.worktree.carried and ", with your uncommitted changes" or ""
+        )
+      )
+    end
     if how.history then
       history.close_views(how.history) -- the resumed chat replaces its read-only view
       s:set_history(how.history)
@@ -213,7 +240,9 @@ end
 --- its history, on a copy of the session the agent makes (session/fork);
 --- the original goes on untouched. Returns the new session's status, or
 --- nil (with a message) when the agent cannot fork.
----@param opts { session: integer|nil }|nil
+--- opts.worktree (true or a name): the fork works in a git worktree of
+--- its own (:help acp-worktrees); it starts once that is made (nil then).
+---@param opts { session: integer|nil, worktree: boolean|string|nil, carry: boolean|nil }|nil
 ---@return acp.Status|nil
 function M.fork(opts)
   setup_once()
@@ -222,10 +251,40 @@ function M.fork(opts)
     notify("acp: no session to fork", vim.log.levels.WARN)
     return nil
   end
-  local s = lifecycle.fork(p, function(s, how)
+  local function start(s, how)
     s:start(how, events.bind)
-  end)
+  end
+  local want = opts and opts.worktree
+  if want then
+    if not lifecycle.can_fork(p) then
+      return nil
+    end
+    worktree.create(p.cwd, {
+      name = type(want) == "string" and want or nil,
+      hint = p.agent,
+      carry = opts.carry,
+    }, function(tree, err)
+      if not tree then
+        return notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+      end
+      lifecycle.fork(p, start, tree)
+    end)
+    return nil
+  end
+  local s = lifecycle.fork(p, start)
   return s and s:status() or nil
+end
+
+--- A new session (:AcpNew): opts.agent (default: default_agent, else a
+--- picker); opts.worktree (true or a name): in a git worktree of its own,
+--- on a new branch from HEAD (:help acp-worktrees), opts.carry: with the
+--- uncommitted changes (default: config worktree.carry). Returns its
+--- status, or nil while a picker is open or the worktree is being made.
+---@param opts { agent: string|nil, worktree: boolean|string|nil, carry: boolean|nil }|nil
+---@return acp.Status|nil
+function M.new(opts)
+  opts = opts or {}
+  return M.new_session(opts.agent, { worktree = opts.worktree or nil, carry = opts.carry })
 end
 
 --- Log out of agent (default: the current session's) (:AcpLogout).

@@ -176,6 +176,11 @@ function M.text(s, now, width)
   if type(tu) == "table" and tonumber(tu.total) then
     middle[#middle + 1] = ("%s tok"):format(M.tokens(tonumber(tu.total)))
   end
+  if s.worktree then
+    -- The worktree's branch (:help acp-worktrees): kept long, as it says
+    -- where the agent's writes go.
+    middle[#middle + 1] = (config.icons() and "⎇ " or "wt: ") .. label(s.worktree.branch, M.part_max)
+  end
   local queued = s.queue and #s.queue.items or 0
   if queued > 0 then
     middle[#middle + 1] = ("%d queued"):format(queued) -- last: the part kept longest

@@ -135,7 +135,8 @@ function M.cells(row)
     local state = M.state(s)
     return {
       here,
-      s:name(200) or "(no prompt yet)",
+      -- The worktree's branch first: never cut off with a long title.
+      (s.worktree and ("[" .. s.worktree.branch .. "] ") or "") .. (s:name(200) or "(no prompt yet)"),
       s:label(),
       state,
       winbar.elapsed(vim.uv.now() - (s.since or vim.uv.now())),

@@ -16,6 +16,7 @@ local sessions = require("acp.sessions")
 local steer = require("acp.input.steer")
 local subagents = require("acp.subagents")
 local updates = require("acp.session.updates")
+local worktree = require("acp.worktree")
 
 local M = {}
 
@@ -201,6 +202,11 @@ global.registry_installed = global.registry_list
 --- A call on an agent outside a session ended (session/delete, logout).
 function global.lifecycle(ev)
   lifecycle.on_event(ev)
+end
+
+--- A worktree for a new session was made, or not (acp_worktree_create).
+function global.worktree(ev)
+  worktree.on_event(ev)
 end
 
 --- Route one event to its session's handler; a failing handler is

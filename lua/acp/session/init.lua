@@ -80,6 +80,7 @@ M.title_max = 200
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
 ---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
 ---@field cwd string the session's working directory
+---@field worktree acp.Worktree|nil the git worktree of its own the session works in (its cwd; :help acp-worktrees)
 ---@field first_prompt string|nil the first prompt sent (saved chats are titled by it)
 ---@field can_load boolean|nil the agent can load sessions (session/load)
 ---@field history acp.HistoryMeta|nil where the chat is saved (acp.history)
@@ -105,8 +106,8 @@ S.__index = S
 --- It talks to no host yet: see S:start.
 ---@param agent string
 --- (opts.from: a session whose title, first prompt and directory it takes,
---- as a fork does).
----@param opts { warm: boolean|nil, from: acp.Session|nil }|nil
+--- as a fork does; opts.worktree: the worktree it works in, its cwd).
+---@param opts { warm: boolean|nil, from: acp.Session|nil, worktree: acp.Worktree|nil }|nil
 ---@return acp.Session
 function M.new(agent, opts)
   if not (opts and opts.warm) then
@@ -121,7 +122,8 @@ function M.new(agent, opts)
     first_prompt = from and from.first_prompt or nil,
     state = "starting",
     since = vim.uv.now(),
-    cwd = from and from.cwd or vim.fn.getcwd(),
+    cwd = opts and opts.worktree and opts.worktree.path or from and from.cwd or vim.fn.getcwd(),
+    worktree = opts and opts.worktree or from and from.worktree or nil,
     tool_changes = {},
     settings = settings.new(),
     context = context.new(),

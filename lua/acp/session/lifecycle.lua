@@ -45,22 +45,33 @@ local function agent_call(method, agent, session_id)
   end)
 end
 
+--- Whether session p can be forked (else says why).
+---@param p acp.Session
+---@return boolean
+function M.can_fork(p)
+  if not p.sid or not p.session_id or not p:alive() then
+    notify("acp: the session is not running; nothing to fork", vim.log.levels.WARN)
+    return false
+  end
+  if not (p.caps and p.caps.fork) then
+    notify(("acp: %s cannot fork sessions"):format(p:label()), vim.log.levels.WARN)
+    return false
+  end
+  return true
+end
+
 --- Fork session p (:AcpFork): a new chat with p's history on a session
 --- the agent copies from p's (session/fork); p goes on untouched.
 ---@param p acp.Session
 ---@param start fun(s: acp.Session, how: table) starts the new session (acp.new_session's path)
+---@param tree acp.Worktree|nil a worktree of its own the fork works in
 ---@return acp.Session|nil
-function M.fork(p, start)
-  if not p.sid or not p.session_id or not p:alive() then
-    notify("acp: the session is not running; nothing to fork", vim.log.levels.WARN)
-    return nil
-  end
-  if not (p.caps and p.caps.fork) then
-    notify(("acp: %s cannot fork sessions"):format(p:label()), vim.log.levels.WARN)
+function M.fork(p, start, tree)
+  if not M.can_fork(p) then
     return nil
   end
   local lines = api.nvim_buf_is_valid(p.chat_buf) and api.nvim_buf_get_lines(p.chat_buf, 0, -1, false) or {}
-  local s = session.new(p.agent, { from = p })
+  local s = session.new(p.agent, { from = p, worktree = tree })
   if s.title then
     s.transcript:set_title(s.title)
   end
@@ -72,6 +83,9 @@ function M.fork(p, start)
       p.session_id
     )
   )
+  if tree then
+    s.transcript:message("info", ("It works in the worktree %s, on branch %s."):format(tree.path, tree.branch))
+  end
   start(s, { fork = p.sid })
   return s
 end

@@ -510,6 +510,12 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Lock()
 		a.sessions++
 		id := fmt.Sprintf("fake-session-%d", a.sessions)
+		if cwd, _ := p["cwd"].(string); cwd != "" {
+			if a.vars == nil {
+				a.vars = map[string]any{}
+			}
+			a.vars["cwd"] = cwd // "$cwd/<path>" in params: a file of the session's directory
+		}
 		a.mu.Unlock()
 		// An MCP-over-ACP server given: its id is "$mcpServerId".
 		servers, _ := p["mcpServers"].([]any)
@@ -729,6 +735,14 @@ func (a *agent) save(name string, result any) {
 func (a *agent) substitute(v any) any {
 	switch t := v.(type) {
 	case string:
+		if rest, ok := strings.CutPrefix(t, "$cwd/"); ok {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if cwd, ok := a.vars["cwd"].(string); ok {
+				return cwd + "/" + rest
+			}
+			return t
+		}
 		if strings.HasPrefix(t, "$") {
 			a.mu.Lock()
 			defer a.mu.Unlock()

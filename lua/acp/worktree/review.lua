@@ -1,0 +1,244 @@
+--- :AcpReview of a worktree session: what its worktree changed since it
+--- started, file by file and hunk by hunk, each kept into the user's tree
+--- (acp.worktree) with a key; files the user's tree holds already are
+--- marked merged. Keys: y keep the hunk (on a file's line: the file), Y
+--- keep the file, m merge all, D discard (remove the worktree), <CR> open
+--- the worktree's file there, r refresh, q close, ? the keys.
+local host = require("acp.host")
+local notify = require("acp.notify")
+local worktree = require("acp.worktree")
+
+local M = {}
+
+local api = vim.api
+
+--- Most lines of a hunk the view shows (the rest counted).
+M.max_hunk_lines = 40
+
+local ns = api.nvim_create_namespace("acp_worktree_review")
+
+--- The view's state, by buffer: its tree and what each row stands for.
+---@type table<integer, { tree: acp.Worktree, rows: table<integer, { path: string, hunk: integer|nil, line: integer|nil }> }>
+local views = {}
+
+local keys_help = {
+  "y  keep the hunk under the cursor (on a file's line: the file)",
+  "Y  keep the file under the cursor",
+  "m  merge all (conflicts in the files and the quickfix list)",
+  "D  discard: remove the worktree and its branch (asks if changes would be lost)",
+  "<CR>  open the worktree's file there",
+  "r  refresh    q  close",
+}
+
+--- The lines of tree's view, their highlights and rows.
+local function build(tree)
+  local lines, hls, rows = {}, {}, {}
+  local function add(text, hl, row)
+    lines[#lines + 1] = text
+    if hl then
+      hls[#hls + 1] = { #lines - 1, hl }
+    end
+    if row then
+      rows[#lines] = row
+    end
+  end
+  add(
+    ("Worktree %s (%s), started at %s%s"):format(
+      tree.branch,
+      vim.fn.fnamemodify(tree.path, ":~"),
+      tree.head:sub(1, 8),
+      tree.carried and " with your uncommitted changes" or ""
+    ),
+    "Title"
+  )
+  if worktree.is_removed(tree) then
+    add("It was removed.", "Comment")
+    return lines, hls, rows
+  end
+  local cs, err = worktree.changes(tree)
+  if not cs then
+    add("error: " .. tostring(err), "ErrorMsg")
+    return lines, hls, rows
+  end
+  local un = worktree.unmerged(tree) or {}
+  local pending = {}
+  for _, p in ipairs(un) do
+    pending[p] = true
+  end
+  add(
+    ("%d file%s changed, %d not in your tree yet · y keep · Y keep file · m merge all · D discard · ? keys"):format(
+      #cs,
+      #cs == 1 and "" or "s",
+      #un
+    ),
+    "Comment"
+  )
+  for _, c in ipairs(cs) do
+    add("")
+    local state = pending[c.path] and "" or "  (merged)"
+    add(("%s %s%s%s"):format(c.status, c.path, c.binary and " (binary)" or "", state), "Directory", { path = c.path })
+    if pending[c.path] and not c.binary then
+      local ok, x = pcall(host.request, "acp_worktree_texts", tree, c.path)
+      x = ok and x or {}
+      local a = vim.split(type(x.base) == "string" and x.base or "", "\n", { plain = true })
+      local b = vim.split(type(x.new) == "string" and x.new or "", "\n", { plain = true })
+      if a[#a] == "" then
+        a[#a] = nil
+      end
+      if b[#b] == "" then
+        b[#b] = nil
+      end
+      for i, h in ipairs(worktree.hunks_between(a, b)) do
+        add(("@@ -%d,%d +%d,%d @@ hunk %d"):format(h.start + 1, h.count, h.start + 1, #h.lines, i), "Special", {
+          path = c.path,
+          hunk = i,
+          line = h.start + 1,
+        })
+        local shown = 0
+        for j = h.start + 1, h.start + h.count do
+          if shown < M.max_hunk_lines then
+            add("-" .. a[j], "DiffDelete", { path = c.path, hunk = i, line = h.start + 1 })
+          end
+          shown = shown + 1
+        end
+        for _, l in ipairs(h.lines) do
+          if shown < M.max_hunk_lines then
+            add("+" .. l, "DiffAdd", { path = c.path, hunk = i, line = h.start + 1 })
+          end
+          shown = shown + 1
+        end
+        if shown > M.max_hunk_lines then
+          add(("  ... %d more lines"):format(shown - M.max_hunk_lines), "Comment")
+        end
+      end
+    end
+  end
+  if #cs == 0 then
+    add("")
+    add("No changes: D removes the worktree.", "Comment")
+  end
+  return lines, hls, rows
+end
+
+--- Redraw view buffer b.
+---@param b integer
+function M.refresh(b)
+  local v = views[b]
+  if not v or not api.nvim_buf_is_valid(b) then
+    return
+  end
+  local lines, hls, rows = build(v.tree)
+  v.rows = rows
+  vim.bo[b].modifiable = true
+  api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].modifiable = false
+  vim.bo[b].modified = false
+  api.nvim_buf_clear_namespace(b, ns, 0, -1)
+  for _, h in ipairs(hls) do
+    api.nvim_buf_set_extmark(b, ns, h[1], 0, { line_hl_group = h[2] })
+  end
+end
+
+--- The row under the cursor in view b.
+local function here(b)
+  local v = views[b]
+  return v and v.rows[api.nvim_win_get_cursor(0)[1]], v
+end
+
+local function said(res, err, what)
+  if not res then
+    notify("acp: " .. tostring(err), vim.log.levels.ERROR)
+  elseif res.conflicts > 0 then
+    vim.fn.setqflist({}, " ", {
+      title = "acp: conflicts",
+      items = { { filename = res.path, lnum = res.lnum or 1, text = what .. ": conflict" } },
+    })
+    notify(("acp: %s kept with a conflict (marked in the file; quickfix list)"):format(what), vim.log.levels.WARN)
+  end
+end
+
+local function keep(b, whole)
+  local row, v = here(b)
+  if not row then
+    return
+  end
+  local res, err
+  if whole or not row.hunk then
+    res, err = worktree.merge_file(v.tree, row.path)
+  else
+    res, err = worktree.keep_hunk(v.tree, row.path, row.hunk)
+  end
+  said(res, err, row.path)
+  M.refresh(b)
+end
+
+--- Open :AcpReview of worktree session s.
+---@param s acp.Session
+function M.open(s)
+  local tree = s.worktree
+  local name = "acp://worktree/" .. tree.name
+  local b = vim.fn.bufnr(name)
+  if b < 0 or not api.nvim_buf_is_valid(b) then
+    b = api.nvim_create_buf(false, true)
+    api.nvim_buf_set_name(b, name)
+    vim.bo[b].buftype = "nofile"
+    vim.bo[b].bufhidden = "wipe"
+    vim.bo[b].swapfile = false
+    vim.bo[b].filetype = "acpworktree"
+    api.nvim_create_autocmd("BufWipeout", {
+      buffer = b,
+      callback = function()
+        views[b] = nil
+      end,
+    })
+    local function map(lhs, fn, desc)
+      vim.keymap.set("n", lhs, fn, { buffer = b, nowait = true, desc = desc })
+    end
+    map("y", function()
+      keep(b, false)
+    end, "keep the hunk")
+    map("Y", function()
+      keep(b, true)
+    end, "keep the file")
+    map("m", function()
+      worktree.merge_all(views[b].tree, function()
+        M.refresh(b)
+      end)
+    end, "merge all")
+    map("D", function()
+      worktree.remove(views[b].tree, "discarded", function()
+        M.refresh(b)
+      end)
+    end, "discard")
+    map("r", function()
+      M.refresh(b)
+    end, "refresh")
+    map("q", function()
+      vim.cmd("close")
+    end, "close")
+    map("?", function()
+      notify(table.concat(keys_help, "\n"), vim.log.levels.INFO)
+    end, "keys")
+    map("<CR>", function()
+      local row, v = here(b)
+      if row then
+        vim.cmd("wincmd p")
+        vim.cmd("edit " .. vim.fn.fnameescape(v.tree.path .. "/" .. row.path))
+        if row.line then
+          pcall(api.nvim_win_set_cursor, 0, { row.line, 0 })
+        end
+      end
+    end, "open")
+  end
+  views[b] = { tree = tree, rows = {} }
+  if #vim.fn.win_findbuf(b) == 0 then
+    vim.cmd("botright split")
+    api.nvim_win_set_buf(0, b)
+  else
+    vim.fn.win_gotoid(vim.fn.win_findbuf(b)[1])
+  end
+  M.refresh(b)
+  return b
+end
+
+return M
