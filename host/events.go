@@ -6,6 +6,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
+	"github.com/nvim-acp/nvim-acp/worktree"
 )
 
 // Events are the host's messages to the Lua UI, delivered in batches by UI
@@ -74,6 +75,11 @@ const (
 // EventLifecycle ends a call on an agent outside any session
 // (acp_agent_call: session/delete, logout); routed like the registry's.
 const EventLifecycle = "lifecycle"
+
+// EventWorktree ends an acp_worktree_create (worktree.go): the tree made,
+// or the error. It belongs to no session (the session starts once it has
+// its tree).
+const EventWorktree = "worktree"
 
 // registryEventTypes lists the registry's event types, and the other
 // events that belong to no session.
@@ -303,6 +309,17 @@ func lifecycleEvent(method, agent, sessionID string, err error) Event {
 	ev := Event{"type": EventLifecycle, "method": method, "agent": agent, "session_id": sessionID}
 	if err != nil {
 		ev["error"] = err.Error()
+	}
+	return ev
+}
+
+// worktreeEvent ends acp_worktree_create id: tree, or err.
+func worktreeEvent(id int, tree worktree.Tree, err error) Event {
+	ev := Event{"type": EventWorktree, "id": id}
+	if err != nil {
+		ev["error"] = err.Error()
+	} else {
+		ev["tree"] = tree
 	}
 	return ev
 }

@@ -6,23 +6,13 @@ import (
 	"github.com/nvim-acp/nvim-acp/worktree"
 )
 
-// EventWorktree ends an acp_worktree_create: the tree made, or the error.
-// It belongs to no session (the session starts once it has its tree).
-const EventWorktree = "worktree"
-
 // rpcWorktreeCreate is acp_worktree_create(id, dir, opts): a worktree of
 // the repository dir is in (worktree.Create), made off Neovim's loop; a
 // "worktree" event with id brings it (or the error).
 func (h *Host) rpcWorktreeCreate(id int, dir string, o worktree.Options) error {
 	go func() {
 		t, err := worktree.Create(context.Background(), dir, o)
-		ev := Event{"type": EventWorktree, "id": id}
-		if err != nil {
-			ev["error"] = err.Error()
-		} else {
-			ev["tree"] = t
-		}
-		h.ui.Emit(ev)
+		h.ui.Emit(worktreeEvent(id, t, err))
 	}()
 	return nil
 }
