@@ -384,3 +384,44 @@ func TestWorktreeParallelSessions(t *testing.T) {
 		t.Errorf("branches left: %q", br)
 	}
 }
+
+// A fork into a worktree of its own goes on from the same history on the
+// running agent, told the worktree as its directory (session/fork's cwd);
+// its commands run there, and its winbar and overview line show the
+// branch.
+func TestWorktreeFork(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"initialize": sessionCaps(false, "fork"),
+		"turns": []any{[]any{text("original answer")}, runEach("pwd")}}, allowUnsandboxed)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("first question")
+	e.Eventually("answered", 20*time.Second, func() bool { return e.Status().State == "ready" && strings.Contains(e.ChatText(), "original answer") })
+	orig := e.Status()
+	e.Lua(`vim.cmd("AcpFork --worktree=forked")`, nil)
+	var s wtSession
+	e.Eventually("the fork ready in its worktree", 30*time.Second, func() bool {
+		e.Lua(`local s = require("acp.sessions").get()
+			if not s or not s.worktree or s.key == ... then return { state = "" } end
+			return { key = s.key, path = s.worktree.path, branch = s.worktree.branch, state = s.state }`, &s, orig.Key)
+		return s.State == "ready"
+	})
+	if s.Branch != "acp/forked" {
+		t.Fatalf("the fork's worktree: %+v", s)
+	}
+	forks := e.recvs("session/fork")
+	if len(forks) != 1 || forks[0]["cwd"] != s.Path {
+		t.Fatalf("session/fork %v, want cwd %s", forks, s.Path)
+	}
+	e.sendTo(s.Key, "where are you")
+	if outs := e.outputs(); len(outs) != 1 || strings.TrimSpace(outs[0]) != s.Path {
+		t.Errorf("the fork's command ran in %q, want %q", outs, s.Path)
+	}
+	var bars []string
+	e.Lua(`local s = require("acp.sessions").get(...)
+		return { require("acp.chat.winbar").text(s, vim.uv.now(), 200), (require("acp.overview").line({ s = s }, 160)) }`, &bars, s.Key)
+	if len(bars) != 2 || !strings.Contains(bars[0], "acp/forked") || !strings.Contains(bars[1], "[acp/forked]") {
+		t.Errorf("winbar and overview line: %q", bars)
+	}
+}
