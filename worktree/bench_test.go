@@ -39,6 +39,22 @@ func BenchmarkCreate(b *testing.B) {
 	}
 	run(b, dir, "add", "-A")
 	run(b, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+	// The floor: git worktree add alone, what any tool making a worktree
+	// pays (checking out 10,000 files).
+	b.Run("files=10000/floor=git-worktree-add", func(b *testing.B) {
+		var cpu time.Duration
+		for i := 0; i < b.N; i++ {
+			c0 := childCPU(b)
+			p := filepath.Join(b.TempDir(), "wt")
+			run(b, dir, "worktree", "add", "-q", "-b", "floor", p, "HEAD")
+			cpu += childCPU(b) - c0
+			b.StopTimer()
+			run(b, dir, "worktree", "remove", "--force", p)
+			run(b, dir, "branch", "-D", "-q", "floor")
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+	})
 	for _, carry := range []bool{false, true} {
 		b.Run(fmt.Sprintf("files=10000/carry=%v", carry), func(b *testing.B) {
 			if carry {
