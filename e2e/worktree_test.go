@@ -177,7 +177,13 @@ func TestWorktreeSessionsMergeBack(t *testing.T) {
 	if sa.Branch != "acp/alpha" || !strings.HasPrefix(sa.Path, filepath.Join(e.state, "data", "nvim-acp", "worktrees", filepath.Base(ws)+"-")) {
 		t.Fatalf("session A's worktree: %+v", sa)
 	}
+	// A buffer of the worktree's file follows the agent's write, as in the
+	// user's tree.
+	wbuf := e.loadBuffer(filepath.Join(sa.Path, "shared.txt"))
 	e.sendTo(sa.Key, "change it, A")
+	if got := strings.Join(e.bufLines(wbuf), "\n") + "\n"; got != a {
+		t.Errorf("the buffer of A's worktree file: %q", got)
+	}
 	sb := e.newWorktreeSession("fb", "")
 	if sb.Branch != "acp/fb-1" {
 		t.Fatalf("session B's worktree: %+v", sb)
