@@ -424,10 +424,15 @@ func TestWorktreeFork(t *testing.T) {
 	if outs := e.outputs(); len(outs) != 1 || strings.TrimSpace(outs[0]) != s.Path {
 		t.Errorf("the fork's command ran in %q, want %q", outs, s.Path)
 	}
+	// The overview of this project lists the fork, its branch shown.
 	var bars []string
 	e.Lua(`local s = require("acp.sessions").get(...)
-		return { require("acp.chat.winbar").text(s, vim.uv.now(), 200), (require("acp.overview").line({ s = s }, 160)) }`, &bars, s.Key)
+		local lines = {}
+		for _, row in ipairs(require("acp.overview").rows(false, false)) do
+			if row.s == s then lines[#lines + 1] = (require("acp.overview").line(row, 160)) end
+		end
+		return { require("acp.chat.winbar").text(s, vim.uv.now(), 200), lines[1] or "" }`, &bars, s.Key)
 	if len(bars) != 2 || !strings.Contains(bars[0], "acp/forked") || !strings.Contains(bars[1], "[acp/forked]") {
-		t.Errorf("winbar and overview line: %q", bars)
+		t.Errorf("winbar and overview line of this project: %q", bars)
 	}
 }

@@ -63,6 +63,18 @@ function M.project(dir)
   return (ok and root) or dir
 end
 
+--- The project session s belongs to: its saved chat's, else the user's
+--- tree of its worktree (a worktree session is one of the project it was
+--- made from: listed, saved and found there), else its cwd's.
+---@param s acp.Session
+---@return string
+function M.session_project(s)
+  if s.history and s.history.project then
+    return s.history.project
+  end
+  return M.project(s.worktree and s.worktree.repo or s.cwd)
+end
+
 --- The directory of every project's saved chats.
 ---@return string
 function M.root()
@@ -352,7 +364,7 @@ function M.save(s)
   if not s.chat_buf or not api.nvim_buf_is_loaded(s.chat_buf) then
     return nil, "the chat buffer is gone"
   end
-  local project = s.history and s.history.project or M.project(s.cwd)
+  local project = M.session_project(s)
   local dir = M.dir(project)
   -- Private: the chats hold what tools printed.
   files.tighten(M.root())

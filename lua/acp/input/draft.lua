@@ -17,7 +17,7 @@ M.delay_ms = 500
 ---@param s acp.Session
 ---@return string
 function M.path(s)
-  local dir = history.dir(s.history and s.history.project or history.project(s.cwd))
+  local dir = history.dir(history.session_project(s))
   if s.history and s.history.id then
     return ("%s/%s.draft"):format(dir, s.history.id)
   end

@@ -201,7 +201,7 @@ function M.rows(all, archived)
     if s.history then
       live_ids[s.history.id] = true
     end
-    if all or history.project(s.cwd) == project then
+    if all or history.session_project(s) == project then
       out[#out + 1] = { s = s }
     end
   end
@@ -295,7 +295,7 @@ function M.changed(key)
   local i = view.by_key[key]
   local s = sessions.get(key)
   if not i then
-    if s and not s.warm and (view.all or history.project(s.cwd) == history.project()) then
+    if s and not s.warm and (view.all or history.session_project(s) == history.project()) then
       M.refresh()
     end
     return
