@@ -436,3 +436,41 @@ func TestWorktreeFork(t *testing.T) {
 		t.Errorf("winbar and overview line of this project: %q", bars)
 	}
 }
+
+// A saved chat of a worktree session is kept with this project's chats and
+// goes on in its worktree when resumed (after a restart too), while the
+// worktree is there.
+func TestWorktreeChatResumedInItsWorktree(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"initialize": sessionCaps(true), "turns": []any{[]any{text("first answer")}}}, nil)
+	s := e.newWorktreeSession("fake", "kept")
+	e.sendTo(s.Key, "remember this")
+	e.Lua(`require("acp").stop({ session = ... })`, nil, s.Key)
+	var path string
+	e.Eventually("the chat saved in this project", 10*time.Second, func() bool {
+		e.Lua(`local list = require("acp.history").list()
+			return list[1] and list[1].worktree and list[1].worktree.path or ""`, &path)
+		return path != ""
+	})
+	if path != s.Path {
+		t.Fatalf("saved chat's worktree %q, want %q", path, s.Path)
+	}
+	e2 := e.Restart()
+	e2.SetupFake(M{"initialize": sessionCaps(true), "turns": []any{[]any{text("first answer")}}}, nil)
+	e2.Lua(`local meta = require("acp.history").list()[1]
+		require("acp").new_session(meta.agent, { load = meta.session_id, history = meta })`, nil)
+	var got wtSession
+	e2.Eventually("the resumed chat ready", 30*time.Second, func() bool {
+		e2.Lua(`local s = require("acp.sessions").get()
+			if not s then return { state = "" } end
+			return { key = s.key, path = s.worktree and s.worktree.path or s.cwd, state = s.state }`, &got)
+		return got.State == "ready"
+	})
+	if got.Path != s.Path {
+		t.Errorf("the resumed chat works in %q, want its worktree %q", got.Path, s.Path)
+	}
+	if loads := e2.recvs("session/load"); len(loads) != 1 || loads[0]["cwd"] != s.Path {
+		t.Errorf("session/load %v", loads)
+	}
+}

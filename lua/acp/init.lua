@@ -195,6 +195,16 @@ function M.new_session(agent, how)
       return nil
     end
   end
+  local saved_wt = how.history and type(how.history.worktree) == "table" and how.history.worktree or nil
+  if saved_wt and not how.worktree then
+    -- A saved chat of a worktree session goes on in its worktree, while it
+    -- is there (merged or discarded: in this tree, said in the chat).
+    if vim.uv.fs_stat(saved_wt.path or "") then
+      how = vim.tbl_extend("force", how, { worktree = saved_wt })
+    else
+      saved_wt = false
+    end
+  end
   local plain = not (how.history or how.resume or how.load or how.fork or how.worktree)
   local s = plain and warm.take(agent, start_warm) or nil
   if not s then
@@ -205,7 +215,7 @@ function M.new_session(agent, how)
         ("Working in the worktree %s, on branch %s (from %s%s): your tree is untouched until you merge (:AcpReview)."):format(
           how.worktree.path,
           how.worktree.branch,
-          how.worktree.head:sub(1, 8),
+          tostring(how.worktree.head or ""):sub(1, 8),
           how.worktree.carried and ", with your uncommitted changes" or ""
         )
       )
@@ -214,6 +224,15 @@ function M.new_session(agent, how)
       history.close_views(how.history) -- the resumed chat replaces its read-only view
       s:set_history(how.history)
       s.transcript:message("info", ("Resuming the saved chat %q..."):format(how.history.title or "?"))
+      if saved_wt == false then
+        s.transcript:message(
+          "warn",
+          ("Its worktree %s is gone (merged or discarded): this session works in %s."):format(
+            tostring(how.history.worktree.branch),
+            s.cwd
+          )
+        )
+      end
     end
     s:start(how, events.bind)
   end

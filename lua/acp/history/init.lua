@@ -53,6 +53,7 @@ end
 ---@field truncated boolean|nil older lines were dropped (history.max_bytes, before chats were kept whole)
 ---@field archived boolean|nil archived: hidden unless asked for (:AcpSessions)
 ---@field renamed boolean|nil the user named it (its title is kept)
+---@field worktree acp.Worktree|nil the worktree its session worked in (resumed there while it exists)
 
 --- The project a chat belongs to: the git root of dir, else dir.
 ---@param dir string|nil default: the cwd
@@ -394,6 +395,7 @@ function M.save(s)
     can_resume = s.caps and s.caps.resume == true or nil,
     can_delete = s.caps and s.caps.delete == true or nil,
     lines = api.nvim_buf_line_count(s.chat_buf),
+    worktree = s.worktree,
   })
   meta.truncated = nil -- a saved chat is whole (older versions kept a tail)
   local base = ("%s/%s"):format(dir, meta.id)
