@@ -67,9 +67,18 @@ func (e *Editor) newWorktreeSession(agent, name string) wtSession {
 	if name != "" {
 		wt = name
 	}
+	return e.startWorktreeSession(agent, func() {
+		e.Lua(`require("acp").new(...)`, nil, M{"agent": agent, "worktree": wt})
+	})
+}
+
+// startWorktreeSession runs start, which makes a worktree session of
+// agent, and waits until it is ready.
+func (e *Editor) startWorktreeSession(agent string, start func()) wtSession {
+	e.t.Helper()
 	var before int
 	e.Lua(`return #require("acp.sessions").list()`, &before)
-	e.Lua(`require("acp").new(...)`, nil, M{"agent": agent, "worktree": wt})
+	start()
 	var s wtSession
 	e.Eventually(agent+" ready in a worktree", 60*time.Second, func() bool {
 		e.Lua(`local agent, before = ...
@@ -329,8 +338,13 @@ func TestWorktreeParallelSessions(t *testing.T) {
 	}}}, nil)
 	const n = 4
 	var ss []wtSession
-	for i := 0; i < n; i++ {
+	// The first by the command, the others by the Lua API.
+	ss = append(ss, e.startWorktreeSession("fake", func() { e.Lua(`vim.cmd("AcpNew --worktree fake")`, nil) }))
+	for i := 1; i < n; i++ {
 		ss = append(ss, e.newWorktreeSession("fake", ""))
+	}
+	if ss[0].Branch != "acp/fake-1" {
+		t.Errorf(":AcpNew --worktree fake made %+v", ss[0])
 	}
 	for i, s := range ss {
 		var ok bool
