@@ -746,6 +746,15 @@ function Q:_float(item, opts)
       end
     end
   end
+  -- The key that brings the user here (<C-g>) pressed again stays here:
+  -- unmapped it is Neovim's CTRL-G, a stray file info of the float.
+  for _, section in ipairs({ "input", "chat" }) do
+    for _, key in ipairs(keymaps.keys(section, "permission")) do
+      if not taken[key] then
+        vim.keymap.set("n", key, "<Nop>", { buffer = buf, nowait = true, desc = "acp: you are at the prompt" })
+      end
+    end
+  end
   for _, key in ipairs(keymaps.keys("prompt", "hide")) do
     vim.keymap.set("n", key, function()
       self:hide()
