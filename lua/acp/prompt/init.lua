@@ -306,6 +306,21 @@ function Q:hide()
   end
 end
 
+--- The session's chat just left the screen: another session's chat took
+--- its window. A prompt float drawn over it would now sit over that other
+--- chat, where <C-g> does not reach it: it waits hidden instead (that
+--- chat's winbar says so, <C-g> there or showing this chat brings it back).
+--- A question with its own diff tab, or a picker, stays where it is.
+function Q:chat_hidden()
+  local p = self.shown
+  if not p or p.picker or (p.item and p.item.diff_tab) then
+    return
+  end
+  self:_close()
+  self:_give_back_focus()
+  self.waiting_hidden = true
+end
+
 --- Draw the first waiting prompt if none is on screen (the session's chat
 --- was just shown).
 function Q:show_waiting()
