@@ -45,6 +45,7 @@ type options struct {
 	gopls                  string // language server for Go buffers ("": none)
 	serve                  string // the agent's own server: its arguments ({ws}: the workspace), reached over HTTP
 	prefix                 string // a command prefix the agent and its terminals run through (ssh, docker exec)
+	mode                   string // the session mode to switch to before the prompts ("": the agent's)
 	rewind                 int    // after the prompts, rewind to before this message (0: the scenario's, if any)
 	resend                 string // the edited message sent after the rewind
 }
@@ -63,6 +64,7 @@ func main() {
 	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
 	flag.StringVar(&o.serve, "serve", "", "run the agent as its own network server with these arguments ({ws}: the workspace; it prints its URL) and reach it by url (transport http); e.g. \"serve --port 0 --no-web --workspace {ws}\" for qwen")
 	flag.StringVar(&o.prefix, "prefix", "", "run the agent through this command prefix (words split on blanks; its environment passed with env), its terminals too (terminal_host \"agent\"), e.g. \"ssh -p 2222 me@127.0.0.1\"")
+	flag.StringVar(&o.mode, "mode", "", "switch the session to this mode (:AcpMode) before the prompts, e.g. default for claude-agent-acp's Manual mode, which asks before edits")
 	flag.IntVar(&o.rewind, "rewind", 0, "after the prompts, rewind to before user message N (require(\"acp\").rewind{confirm = false}), resend it edited (-resend, or the scenario's rewind.resend) and check the files and the model's next conversation (default: the scenario's rewind, if any)")
 	flag.StringVar(&o.resend, "resend", "", "the edited message sent after -rewind (default: the scenario's rewind.resend)")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
@@ -605,6 +607,13 @@ func (t *turn) play(spec agentSpec) bool {
 		return false
 	}
 	t.notes = append(t.notes, fmt.Sprintf("session ready after %.1fs", time.Since(start).Seconds()))
+	if t.o.mode != "" {
+		if err := t.setMode(t.o.mode); err != nil {
+			t.end = "-mode: " + err.Error()
+			return false
+		}
+		t.notes = append(t.notes, "mode "+t.o.mode)
+	}
 	if t.o.unsaved != "" {
 		// The user's unsaved line: fs.save_before_prompt = "never" (set
 		// with -unsaved) keeps it unsaved when the prompt goes.
@@ -652,6 +661,26 @@ func (t *turn) play(spec agentSpec) bool {
 		return ok
 	}
 	return true
+}
+
+// setMode switches the session to mode id, as :AcpMode does, and waits
+// until the agent has taken it.
+func (t *turn) setMode(id string) error {
+	if err := t.lua(`vim.cmd.AcpMode(...)`, nil, id); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var cur string
+		if err := t.lua(`local st = (require("acp.sessions").get() or {}).settings
+			local opt = st and st:option_of("mode")
+			return opt and opt.currentValue or (st and st.mode_id) or ""`, &cur); err != nil {
+			return err
+		}
+		if cur == id {
+			return nil
+		}
+	}
+	return fmt.Errorf("the session is not in mode %q after 20s", id)
 }
 
 func (t *turn) collectNotes() {
