@@ -34,6 +34,10 @@ type Server struct {
 
 	seenMu sync.Mutex
 	seen   map[string]bool // tool sets whose schemas were logged
+
+	// Whole logs messages' texts and tool results uncut (set before
+	// Start): for checks that read the whole conversation.
+	Whole bool
 }
 
 // New returns a server playing sc; vars fill placeholders (e.g. "cwd");
@@ -204,7 +208,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, e *LogEntry, body
 			e.ToolSchemas[t.Name] = t.Schema
 		}
 	}
-	e.Messages = logMessages(c.Messages)
+	e.Messages = c.Messages
+	if !s.Whole {
+		e.Messages = logMessages(c.Messages)
+	}
 	rep := s.sc.Reply(c, s.vars, s.newID(a.prefix))
 	e.Rule, e.Calls = rep.Rule, rep.Calls()
 	for _, p := range rep.Parts {

@@ -45,6 +45,9 @@ type options struct {
 	gopls                  string // language server for Go buffers ("": none)
 	serve                  string // the agent's own server: its arguments ({ws}: the workspace), reached over HTTP
 	prefix                 string // a command prefix the agent and its terminals run through (ssh, docker exec)
+	mode                   string // the session mode to switch to before the prompts ("": the agent's)
+	rewind                 int    // after the prompts, rewind to before this message (0: the scenario's, if any)
+	resend                 string // the edited message sent after the rewind
 }
 
 func main() {
@@ -61,6 +64,9 @@ func main() {
 	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
 	flag.StringVar(&o.serve, "serve", "", "run the agent as its own network server with these arguments ({ws}: the workspace; it prints its URL) and reach it by url (transport http); e.g. \"serve --port 0 --no-web --workspace {ws}\" for qwen")
 	flag.StringVar(&o.prefix, "prefix", "", "run the agent through this command prefix (words split on blanks; its environment passed with env), its terminals too (terminal_host \"agent\"), e.g. \"ssh -p 2222 me@127.0.0.1\"")
+	flag.StringVar(&o.mode, "mode", "", "switch the session to this mode (:AcpMode) before the prompts, e.g. default for claude-agent-acp's Manual mode, which asks before edits")
+	flag.IntVar(&o.rewind, "rewind", 0, "after the prompts, rewind to before user message N (require(\"acp\").rewind{confirm = false}), resend it edited (-resend, or the scenario's rewind.resend) and check the files and the model's next conversation (default: the scenario's rewind, if any)")
+	flag.StringVar(&o.resend, "resend", "", "the edited message sent after -rewind (default: the scenario's rewind.resend)")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
@@ -181,11 +187,18 @@ func run(o options) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(o.prompts) == 0 && sc.Prompt != "" {
-		o.prompts = []string{sc.Prompt}
+	if len(o.prompts) == 0 {
+		if sc.Prompt != "" {
+			o.prompts = []string{sc.Prompt}
+		}
+		o.prompts = append(o.prompts, sc.Prompts...)
 	}
 	if len(o.prompts) == 0 {
 		o.prompts = []string{"Hello!"}
+	}
+	rw, err := rewindCheck(sc, o)
+	if err != nil {
+		return false, err
 	}
 	dir := o.runDir
 	if dir == "" {
@@ -226,7 +239,9 @@ func run(o options) (bool, error) {
 		return false, err
 	}
 	defer lf.Close()
-	url, err := mockllm.New(sc, map[string]string{"cwd": ws}, lf).Start(ctx, "127.0.0.1:0")
+	srv := mockllm.New(sc, map[string]string{"cwd": ws}, lf)
+	srv.Whole = rw != nil // the conversation check reads the whole texts
+	url, err := srv.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		return false, err
 	}
@@ -269,7 +284,7 @@ func run(o options) (bool, error) {
 		return false, err
 	}
 	defer ed.close()
-	t := &turn{o: o, ed: ed, ctx: ctx, ws: ws}
+	t := &turn{o: o, ed: ed, ctx: ctx, ws: ws, dir: dir, reqLog: reqLog, rw: rw}
 	ok := t.play(spec)
 
 	fmt.Println("\n== chat buffer")
@@ -285,6 +300,10 @@ func run(o options) (bool, error) {
 	}
 	fmt.Println("\n== the agent's pending changes (the review, lua/acp/review/init.lua)")
 	fmt.Println(t.review())
+	if len(t.rewound) > 0 {
+		fmt.Println("\n== rewind")
+		fmt.Println(strings.Join(t.rewound, "\n"))
+	}
 	fmt.Println("\n== files changed (diff -ruN before workspace)")
 	d, _ := exec.Command("diff", "-ruN", "--exclude=.git", before, ws).CombinedOutput()
 	if len(d) == 0 {
@@ -396,6 +415,10 @@ type turn struct {
 	notes []string
 	buf   int
 	ws    string // the workspace
+
+	dir, reqLog string               // the run directory, the mock's log
+	rw          *mockllm.RewindCheck // the rewind to make after the prompts, or nil
+	rewound     []string             // what the rewind did and its checks
 }
 
 func (t *turn) lua(code string, result any, args ...any) error {
@@ -584,6 +607,13 @@ func (t *turn) play(spec agentSpec) bool {
 		return false
 	}
 	t.notes = append(t.notes, fmt.Sprintf("session ready after %.1fs", time.Since(start).Seconds()))
+	if t.o.mode != "" {
+		if err := t.setMode(t.o.mode); err != nil {
+			t.end = "-mode: " + err.Error()
+			return false
+		}
+		t.notes = append(t.notes, "mode "+t.o.mode)
+	}
 	if t.o.unsaved != "" {
 		// The user's unsaved line: fs.save_before_prompt = "never" (set
 		// with -unsaved) keeps it unsaved when the prompt goes.
@@ -595,6 +625,13 @@ func (t *turn) play(spec agentSpec) bool {
 	}
 	var ends []string
 	for i, prompt := range t.o.prompts {
+		if t.rw != nil {
+			// The reference a rewind to before this message must give.
+			if err := snapshot(t.ws, t.before(i+1)); err != nil {
+				t.end = "snapshot: " + err.Error()
+				return false
+			}
+		}
 		var sent bool
 		if err := t.lua(`return require("acp").send(...)`, &sent, prompt); err != nil || !sent {
 			t.end = fmt.Sprintf("send of prompt %d refused (%v)", i+1, err)
@@ -618,7 +655,32 @@ func (t *turn) play(spec agentSpec) bool {
 		ends = append(ends, fmt.Sprintf("turn %d: stop reason %q after %.1fs", i+1, s.StopReason, time.Since(start).Seconds()))
 	}
 	t.end = strings.Join(ends, "; ")
+	if t.rw != nil {
+		end, ok := t.rewindAndResend()
+		t.end += "; " + end
+		return ok
+	}
 	return true
+}
+
+// setMode switches the session to mode id, as :AcpMode does, and waits
+// until the agent has taken it.
+func (t *turn) setMode(id string) error {
+	if err := t.lua(`vim.cmd.AcpMode(...)`, nil, id); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var cur string
+		if err := t.lua(`local st = (require("acp.sessions").get() or {}).settings
+			local opt = st and st:option_of("mode")
+			return opt and opt.currentValue or (st and st.mode_id) or ""`, &cur); err != nil {
+			return err
+		}
+		if cur == id {
+			return nil
+		}
+	}
+	return fmt.Errorf("the session is not in mode %q after 20s", id)
 }
 
 func (t *turn) collectNotes() {
