@@ -57,7 +57,7 @@ var eventTypes = []string{
 	EventAuth, EventAuthDone, EventReview, EventRewound,
 	EventAuth, EventAuthDone, EventSteer,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
-	EventSubagentChunk,
+	EventSubagentChunk, EventBackground,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session

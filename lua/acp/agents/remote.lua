@@ -8,6 +8,8 @@
 --- environment variable (token_env) or typed once (token_prompt, hidden
 --- input). A typed token is kept in memory for this Neovim only, never
 --- written or logged, and forgotten when the server refuses it.
+local config = require("acp.config")
+
 local M = {}
 
 local typed = {} ---@type table<string, string> agent name -> the token the user typed
@@ -91,6 +93,7 @@ function M.open_fields(name, spec)
     framing = spec.framing,
     prefix = spec.prefix,
     terminal_host = spec.terminal_host,
+    protocol_version = (spec.protocol or config.options.protocol or {}).version,
   }
   if spec.path_map and next(spec.path_map) then
     f.path_map = {}
