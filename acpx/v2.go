@@ -30,6 +30,7 @@ const (
 	MethodTerminalCancel = "terminal/cancel"
 	MethodToolCallCancel = "tool_call/cancel"
 	MethodAuthLogin      = "auth/login"
+	MethodAuthLogout     = "auth/logout"
 
 	UpdateStateV2          = "state_update"
 	UpdateTerminalV2       = "terminal_update"
@@ -101,7 +102,10 @@ func V2InitializeAsV1(raw json.RawMessage) (json.RawMessage, error) {
 		}
 		return out
 	}
-	session := map[string]json.RawMessage{}
+	// v2's baseline: session/list, session/resume and session/close need
+	// no capability; auth/logout comes with auth methods.
+	session := map[string]json.RawMessage{"list": json.RawMessage("{}"), "resume": json.RawMessage("{}"),
+		"close": json.RawMessage("{}")}
 	caps := map[string]any{"loadSession": false}
 	for k, v := range r.Capabilities.Session {
 		switch k {
@@ -116,8 +120,14 @@ func V2InitializeAsV1(raw json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	caps["sessionCapabilities"] = session
-	if isObject(r.Capabilities.Auth) {
-		caps["auth"] = r.Capabilities.Auth
+	auth := map[string]json.RawMessage{}
+	_ = json.Unmarshal(r.Capabilities.Auth, &auth)
+	var methods []json.RawMessage
+	if json.Unmarshal(r.AuthMethods, &methods) == nil && len(methods) > 0 {
+		auth["logout"] = json.RawMessage("{}")
+	}
+	if len(auth) > 0 {
+		caps["auth"] = auth
 	}
 	if isObject(r.Capabilities.Meta) {
 		caps["_meta"] = r.Capabilities.Meta

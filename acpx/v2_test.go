@@ -139,14 +139,14 @@ func TestV2InitializeAsV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"agentCapabilities":{"auth":{"status":{}},"loadSession":false,"mcpCapabilities":{"acp":true,"http":true},` +
-		`"promptCapabilities":{"image":true},"sessionCapabilities":{"fork":{}}},"agentInfo":{"name":"a","version":"1"},` +
+	want := `{"agentCapabilities":{"auth":{"logout":{},"status":{}},"loadSession":false,"mcpCapabilities":{"acp":true,"http":true},` +
+		`"promptCapabilities":{"image":true},"sessionCapabilities":{"close":{},"fork":{},"list":{},"resume":{}}},"agentInfo":{"name":"a","version":"1"},` +
 		`"authMethods":[{"id":"x","name":"X"}],"protocolVersion":2}`
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	a := ParseAgent(got)
-	if !a.Fork || !a.MCP["acp"] || a.LoadSession || !a.AuthStatus {
+	if !a.Fork || !a.MCP["acp"] || a.LoadSession || !a.AuthStatus || !a.Resume || !a.List || !a.Close || !a.Logout {
 		t.Fatalf("read as %+v", a)
 	}
 	if _, err := V2InitializeAsV1(json.RawMessage(`[1]`)); err == nil {

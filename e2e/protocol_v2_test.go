@@ -122,6 +122,28 @@ func TestProtocolV2ToolCallCancelled(t *testing.T) {
 	})
 }
 
+// <C-c> cancels a v2 turn as a v1 one (session/cancel): the turn ends
+// when the agent goes idle, cancelled, not after the client gave up on it.
+func TestProtocolV2TurnCancelled(t *testing.T) {
+	e := startEditor(t)
+	e.setupSDKAgentV2()
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.Send("tool")
+	e.answerPrompt("allow")
+	e.Eventually("the tool call running", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "watching")
+	})
+	e.Lua(`require("acp").cancel()`, nil)
+	e.Eventually("the turn cancelled", 15*time.Second, func() bool {
+		st := e.Status()
+		return st.State == "ready" && st.StopReason == "cancelled"
+	})
+	if strings.Contains(e.ChatText(), "did not end the turn") {
+		t.Fatalf("the client gave up on the turn:\n%s", e.ChatText())
+	}
+}
+
 // gX on a tool call the agent offers no cancel for (or under v1) says so
 // and sends nothing.
 func TestProtocolV2CancelRefusedWhereNotOffered(t *testing.T) {

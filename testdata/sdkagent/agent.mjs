@@ -187,6 +187,10 @@ async function turn2(sessionId, text) {
     w.tools.set(tc, true);
     await done;
     await up2(sessionId, { sessionUpdate: "tool_call_update", toolCallId: tc, status: "cancelled", capabilities: null });
+    if (w.cancelled) {
+      w.cancelled = false;
+      return "cancelled"; // session/cancel: the whole turn
+    }
     await say2(sessionId, "the watcher was cancelled");
     return "end_turn";
   }
@@ -281,7 +285,13 @@ const appV2 = v2acp
     setImmediate(() => w.toolDone?.());
     return {};
   })
-  .onNotification(v2.agent.session.cancel, () => {})
+  .onNotification(v2.agent.session.cancel, (ctx) => {
+    const w = v2work.get(ctx.params.sessionId);
+    if (w?.toolDone) {
+      w.cancelled = true;
+      w.toolDone();
+    }
+  })
   .onNotification(v2.agent.mcp.message, v2caller.handleNotification);
 
 const router = v2acp.agentProtocolRouter().withV1(app);
