@@ -122,6 +122,22 @@ func TestProtocolV2ToolCallCancelled(t *testing.T) {
 	})
 }
 
+// A subagent's own session speaks v2 too: its updates are translated and
+// shown in its section under the tool call that started it.
+func TestProtocolV2Subagent(t *testing.T) {
+	e := startEditor(t)
+	e.setupSDKAgentV2()
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.runTurn("sub")
+	chatHas(e, "the subagent's section", "Task: a helper", "▾ Helper", "Child reads", "child says hi")
+	txt := e.ChatText()
+	if strings.Index(txt, "Child reads") < strings.Index(txt, "▾ Helper") {
+		t.Fatalf("the child's tool call is not in its section:\n%s", txt)
+	}
+}
+
 // <C-c> cancels a v2 turn as a v1 one (session/cancel): the turn ends
 // when the agent goes idle, cancelled, not after the client gave up on it.
 func TestProtocolV2TurnCancelled(t *testing.T) {

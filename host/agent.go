@@ -747,7 +747,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			a.log.Warn("bad session/update", "err", err, "params", truncate(string(params), 200))
 			return nil, nil
 		}
-		if p := a.child(id); p != nil {
+		if p := a.child(id); p != nil && a.v2() {
+			p.childUpdateV2(id, u) // v2.go, then subagent.go
+		} else if p != nil {
 			p.childUpdate(id, u) // subagent.go
 		} else if s := a.sessionOrKeep(id, u, len(params)); s != nil {
 			s.update(u)

@@ -80,6 +80,7 @@ func (a *Agent) v2() bool { return a != nil && a.version == acpx.ProtocolV2 }
 // waiting for their end, the background work last reported.
 type v2State struct {
 	tr         *acpx.V2Session
+	children   map[acp.SessionId]*acpx.V2Session // subagents' sessions (subagent.go)
 	waiters    []*v2Waiter
 	background []acpx.Background
 }
@@ -105,6 +106,27 @@ func (s *Session) updateV2(u map[string]any) {
 	}
 	if out.State != nil {
 		s.v2StateUpdate(*out.State)
+	}
+}
+
+// childUpdateV2 translates one v2 update of subagent child's session and
+// shows what it becomes in child's section (subagent.go). The child's
+// state comes with the subagent_update of the session that announced it:
+// its own state_update is not shown.
+func (s *Session) childUpdateV2(child acp.SessionId, u map[string]any) {
+	s.v2mu.Lock()
+	tr := s.v2s.children[child]
+	if tr == nil {
+		if s.v2s.children == nil {
+			s.v2s.children = map[acp.SessionId]*acpx.V2Session{}
+		}
+		tr = acpx.NewV2Session()
+		s.v2s.children[child] = tr
+	}
+	out := tr.Translate(u)
+	s.v2mu.Unlock()
+	for _, x := range out.Updates {
+		s.childUpdate(child, x)
 	}
 }
 

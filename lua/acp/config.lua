@@ -494,7 +494,11 @@ local schema = {
   follow = checks.boolean,
   log_level = one_of("debug", "info", "warn", "error"),
   registry = { url = checks.string, timeout_ms = checks.positive },
-  protocol = { version = one_of(1, 2) },
+  protocol = {
+    version = function(v)
+      return (v ~= 1 and v ~= 2) and "1 or 2" or nil
+    end,
+  },
 }
 
 --- keymaps.<section>.<action>: every action of the defaults takes keys.

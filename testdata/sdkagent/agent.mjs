@@ -102,6 +102,8 @@ const app = agent()
 //   term     a tool call showing an agent-owned terminal (terminal_update,
 //            terminal_output_chunk) that outlives the turn as background
 //            work, cancellable (terminal/cancel)
+//   sub      a subagent (subagent_update) whose own session's v2 updates
+//            come under its id
 //   tool     a tool call that runs until the client cancels it
 //            (tool_call/cancel), its permission asked first (a command
 //            subject)
@@ -152,6 +154,23 @@ async function turn2(sessionId, text) {
     w.background.set(term, { type: "terminal", terminalId: term });
     await up2(sessionId, { sessionUpdate: "tool_call_update", toolCallId: tc, status: "completed" });
     await say2(sessionId, "left it running in the background");
+    return "end_turn";
+  }
+  if (text === "sub") {
+    const tc = `tc-${++seq}`;
+    const child = `${sessionId}-child`;
+    await up2(sessionId, { sessionUpdate: "tool_call_update", toolCallId: tc, title: "Task: a helper", status: "in_progress" });
+    await up2(sessionId, {
+      sessionUpdate: "subagent_update",
+      sessionId: child,
+      title: "Helper",
+      state: { state: "running" },
+      _meta: { toolCallId: tc },
+    });
+    await up2(child, { sessionUpdate: "tool_call_update", toolCallId: "child-tc", title: "Child reads", status: "completed" });
+    await up2(child, { sessionUpdate: "agent_message", messageId: "cm", content: [{ type: "text", text: "child says hi" }] });
+    await up2(sessionId, { sessionUpdate: "subagent_update", sessionId: child, state: { state: "idle", stopReason: "end_turn" } });
+    await up2(sessionId, { sessionUpdate: "tool_call_update", toolCallId: tc, status: "completed" });
     return "end_turn";
   }
   if (text === "tool") {

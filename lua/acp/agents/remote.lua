@@ -93,8 +93,11 @@ function M.open_fields(name, spec)
     framing = spec.framing,
     prefix = spec.prefix,
     terminal_host = spec.terminal_host,
-    protocol_version = (spec.protocol or config.options.protocol or {}).version,
   }
+  local protocol = spec.protocol or config.options.protocol or {}
+  if protocol.version == 2 then
+    f.protocol_version = 2 -- ACP v2 offered (the host falls back to v1)
+  end
   if spec.path_map and next(spec.path_map) then
     f.path_map = {}
     for agent_root, root in pairs(spec.path_map) do
