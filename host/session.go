@@ -591,7 +591,10 @@ func (s *Session) agentExited(err error) {
 // update forwards one session/update to the UI: a v2 agent's translated
 // first (v2.go).
 func (s *Session) update(u map[string]any) {
-	if s.agent.v2() {
+	s.mu.Lock()
+	a := s.agent
+	s.mu.Unlock()
+	if a.v2() {
 		s.updateV2(u)
 		return
 	}

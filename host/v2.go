@@ -20,10 +20,6 @@ import (
 // session/prompt's answer; the client cancels one tool call or terminal
 // where the agent allows it; background work is listed while it runs.
 
-// EventBackground lists a v2 session's background work (a state_update's
-// snapshot): "items", each {type, id, title}.
-const EventBackground = "background"
-
 // sendInitialize sends initialize in the shape of the version the spec
 // offers and returns the answer in v1's shape (a v2 one translated); it
 // sets a.version. A v2 offer the agent answers with 1, or refuses, is
@@ -165,7 +161,7 @@ func (s *Session) v2StateUpdate(st acpx.State) {
 	if items == nil {
 		items = []map[string]any{}
 	}
-	s.emit(Event{"type": EventBackground, "items": items})
+	s.emit(backgroundEvent(items))
 }
 
 func sameBackground(a, b []acpx.Background) bool {
@@ -232,7 +228,9 @@ func (s *Session) promptV2(ctx context.Context, a *Agent, id acp.SessionId, bloc
 // answer only says it took the cancel: the item's own update says when
 // it ended), a failure said in the chat.
 func (s *Session) cancelItem(item string) error {
-	a := s.agent
+	s.mu.Lock()
+	a, id := s.agent, s.id
+	s.mu.Unlock()
 	if !a.v2() {
 		return errors.New("cancelling one tool call or terminal needs ACP v2 (protocol = { version = 2 }) and an agent that speaks it")
 	}
@@ -240,7 +238,7 @@ func (s *Session) cancelItem(item string) error {
 	var method string
 	var params map[string]any
 	if s.v2s.tr != nil {
-		method, params = s.v2s.tr.Cancel(string(s.id), item)
+		method, params = s.v2s.tr.Cancel(string(id), item)
 	}
 	s.v2mu.Unlock()
 	if method == "" {
