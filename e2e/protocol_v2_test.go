@@ -24,7 +24,8 @@ func (e *Editor) setupSDKAgentV2(args ...string) {
 }
 
 // The v2 agent is offered v2 and answers it: initialize advertises no fs
-// or terminal (v2 has none), the agent reads the live buffer through the
+// or terminal (v2 has none), session/new's answer gives the commands, the
+// agent reads the live buffer through the
 // editor's MCP server (MCP-over-ACP), the turn ends at the state_update to
 // idle (session/prompt was answered at once), and its usage shows.
 func TestProtocolV2ReadsThroughTheEditorServer(t *testing.T) {
@@ -39,6 +40,11 @@ func TestProtocolV2ReadsThroughTheEditorServer(t *testing.T) {
 	e.WaitState("ready")
 	if log := e.HostLog(); !strings.Contains(log, "protocol=2") {
 		t.Fatalf("the session did not speak v2; host log:\n%s", log)
+	}
+	var cmd string
+	e.Lua(`local c = require("acp")._session().settings.commands or {}; return c[1] and c[1].name or ""`, &cmd)
+	if cmd != "v2cmd" {
+		t.Fatalf("the commands of session/new's answer: %q", cmd)
 	}
 	e.runTurn("a.txt")
 	txt := e.ChatText()

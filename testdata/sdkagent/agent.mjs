@@ -250,7 +250,7 @@ const appV2 = v2acp
     const acpServer = (ctx.params.mcpServers ?? []).find((s) => s.type === "acp");
     v2servers.set(sessionId, acpServer?.serverId);
     v2work.set(sessionId, { background: new Map() });
-    return { sessionId };
+    return { sessionId, availableCommands: [{ name: "v2cmd", description: "given in session/new's answer" }] };
   })
   .onRequest(v2.agent.session.prompt, (ctx) => {
     const { sessionId, prompt } = ctx.params;
