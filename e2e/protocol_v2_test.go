@@ -79,6 +79,26 @@ func TestProtocolV2WritesThroughTheEditorServer(t *testing.T) {
 	}
 }
 
+// A command through the editor's server under v2 asks the user as under
+// v1, then runs in a terminal the chat shows.
+func TestProtocolV2CommandThroughTheEditorServer(t *testing.T) {
+	e := startEditor(t)
+	e.setupSDKAgentV2()
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.Send("run echo from-v2")
+	e.WaitState("awaiting_permission")
+	if p := promptText(e); !strings.Contains(p, "$ echo from-v2") {
+		t.Fatalf("prompt:\n%s", p)
+	}
+	e.fsInput("a")
+	e.Eventually("the command's output", 15*time.Second, func() bool {
+		txt := e.ChatText()
+		return strings.Contains(txt, "(nvim run_command)") && strings.Contains(txt, `ran over mcp/message: "exit code 0\nfrom-v2\n"`)
+	})
+}
+
 // An agent-owned terminal (terminal_update, terminal_output_chunk) shows
 // as the agent-run terminals of v1 do; left running after the turn, it is
 // background work, listed in the chat and counted in the winbar; gX on its

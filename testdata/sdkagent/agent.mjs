@@ -99,6 +99,7 @@ const app = agent()
 //   <path>   say the client's capabilities; read the path with the
 //            editor's MCP server (read_file), say it
 //   write <path> <text>   write it with the MCP server's write_file
+//   run <command>         run it with the MCP server's run_command
 //   term     a tool call showing an agent-owned terminal (terminal_update,
 //            terminal_output_chunk) that outlives the turn as background
 //            work, cancellable (terminal/cancel)
@@ -215,6 +216,15 @@ async function turn2(sessionId, text) {
   }
   if (!serverId) {
     await say2(sessionId, "no MCP-over-ACP server was given");
+    return "end_turn";
+  }
+  const r = /^run (.*)$/s.exec(text);
+  if (r) {
+    const out = await v2caller.request(v2client, serverId, "tools/call", {
+      name: "run_command",
+      arguments: { command: r[1] },
+    });
+    await say2(sessionId, `ran over mcp/message: ${JSON.stringify(mcpText(out))}`);
     return "end_turn";
   }
   const m = /^write (\S+) (.*)$/s.exec(text);
