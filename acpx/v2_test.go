@@ -197,3 +197,27 @@ func TestV2SessionBounded(t *testing.T) {
 		t.Fatal("a running tool call was forgotten")
 	}
 }
+
+// BenchmarkV2Translate is the cost of reading a v2 update into v1's
+// shapes, per update, for the kinds a busy turn streams most: message
+// chunks, terminal output, tool call updates.
+func BenchmarkV2Translate(b *testing.B) {
+	var ups []map[string]any
+	for _, s := range []string{
+		`{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"some words of the answer "}}`,
+		`{"sessionUpdate":"terminal_output_chunk","terminalId":"x","data":"bGluZSBvZiBvdXRwdXQK"}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"t1","status":"in_progress","content":[{"type":"terminal","terminalId":"x"}]}`,
+	} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			b.Fatal(err)
+		}
+		ups = append(ups, m)
+	}
+	v := NewV2Session()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v.Translate(ups[i%len(ups)])
+	}
+}
