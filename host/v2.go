@@ -105,6 +105,9 @@ func (s *Session) updateV2(u map[string]any) {
 	}
 }
 
+// maxV2Children bounds the subagent sessions a v2 session translates.
+const maxV2Children = 256
+
 // childUpdateV2 translates one v2 update of subagent child's session and
 // shows what it becomes in child's section (subagent.go). The child's
 // state comes with the subagent_update of the session that announced it:
@@ -115,6 +118,14 @@ func (s *Session) childUpdateV2(child acp.SessionId, u map[string]any) {
 	if tr == nil {
 		if s.v2s.children == nil {
 			s.v2s.children = map[acp.SessionId]*acpx.V2Session{}
+		}
+		if len(s.v2s.children) >= maxV2Children {
+			// Bounded: a child forgotten here only loses which of its
+			// tool calls were seen (its next update shows as new).
+			for id := range s.v2s.children {
+				delete(s.v2s.children, id)
+				break
+			}
 		}
 		tr = acpx.NewV2Session()
 		s.v2s.children[child] = tr
