@@ -37,6 +37,8 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
+
 	"github.com/nvim-acp/nvim-acp/login"
 
 	"github.com/nvim-acp/nvim-acp/editormcp"
@@ -557,7 +559,11 @@ func (s *Session) login(ctx context.Context, a *Agent, m authMethod, ans authAns
 	}
 	actx, cancel := a.context(ctx)
 	defer cancel()
-	if _, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodAuthenticate, acp.AuthenticateRequest{MethodId: m.ID}); err != nil {
+	method := acp.AgentMethodAuthenticate
+	if a.v2() {
+		method = acpx.MethodAuthLogin // v2's name, same params
+	}
+	if _, err := acp.SendRequest[json.RawMessage](a.conn, actx, method, acp.AuthenticateRequest{MethodId: m.ID}); err != nil {
 		return fail("log in with %q failed: %v", m.Name, a.describe("authenticate", err))
 	}
 	s.log.Info("auth: authenticated", "method", m.ID)

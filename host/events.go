@@ -45,6 +45,8 @@ const (
 	// A subagent's streamed text; kind is "<agent|thought>:<child session
 	// id>" (subagent.go), merged as chunks are.
 	EventSubagentChunk = "subagent_chunk"
+	// ACP v2's background work (a state_update's snapshot, v2.go).
+	EventBackground = "background"
 )
 
 // eventTypes lists every event type the host sends.
@@ -57,7 +59,7 @@ var eventTypes = []string{
 	EventAuth, EventAuthDone, EventReview, EventRewound,
 	EventAuth, EventAuthDone, EventSteer,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
-	EventSubagentChunk,
+	EventSubagentChunk, EventBackground,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -337,6 +339,12 @@ func terminalReleasedEvent(id string) Event {
 // fsWarningEvent tells the user about a file the agent touched.
 func fsWarningEvent(text string) Event {
 	return Event{"type": EventFsWarning, "text": text}
+}
+
+// backgroundEvent lists a v2 session's background work: items, each
+// {type, id, title} (v2.go).
+func backgroundEvent(items []map[string]any) Event {
+	return Event{"type": EventBackground, "items": items}
 }
 
 // messageEvent is a line for the chat at level "info", "warn" or "error".

@@ -113,6 +113,7 @@ func (h *Host) methods() map[string]any {
 		"acp_agent_call":      h.rpcAgentCall, // lifecycle.go: session/delete, logout
 		"acp_cancel":          h.rpcCancel,
 		"acp_cancel_subagent": h.rpcCancelSubagent, // subagent.go
+		"acp_cancel_item":     h.rpcCancelItem,     // v2.go
 		"acp_close":           h.rpcClose,
 		"acp_set_mode":        h.rpcSetMode,
 		"acp_set_model":       h.rpcSetModel,

@@ -146,6 +146,9 @@ func (h *Host) agentCall(method string, spec AgentSpec, sessionID string) error 
 		return a.describe("start agent", err)
 	}
 	rpc, params, can := acpx.MethodLogout, any(acpx.LogoutRequest{}), a.caps.Logout
+	if a.v2() {
+		rpc = acpx.MethodAuthLogout // v2's name; offered with auth methods
+	}
 	if method == "delete" {
 		rpc, params, can = acpx.MethodSessionDelete, acpx.SessionRef{SessionID: sessionID}, a.caps.Delete
 	}

@@ -106,6 +106,9 @@ type Session struct {
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
+	v2mu sync.Mutex // guards v2s
+	v2s  v2State    // an ACP v2 session's state (v2.go)
+
 	// echo is what is left of the prompt in flight's text, which servers
 	// of several clients (qwen serve) send back as user_message_chunk: the
 	// chat shows it already.
@@ -409,10 +412,16 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 			s.checkpointEnded()
 		}
 	}()
-	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
-		SessionId: id,
-		Prompt:    blocks,
-	})
+	var resp acp.PromptResponse
+	var err error
+	if a.v2() {
+		resp, err = s.promptV2(ctx, a, id, blocks) // v2.go: the turn ends at idle
+	} else {
+		resp, err = acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
+			SessionId: id,
+			Prompt:    blocks,
+		})
+	}
 	s.mu.Lock()
 	s.dropTurnLocked(t)
 	last = len(s.turns) == 0
@@ -579,8 +588,21 @@ func (s *Session) agentExited(err error) {
 	s.fail(err)
 }
 
-// update forwards one session/update to the UI.
+// update forwards one session/update to the UI: a v2 agent's translated
+// first (v2.go).
 func (s *Session) update(u map[string]any) {
+	s.mu.Lock()
+	a := s.agent
+	s.mu.Unlock()
+	if a.v2() {
+		s.updateV2(u)
+		return
+	}
+	s.updateV1(u)
+}
+
+// updateV1 forwards one session/update of v1's shapes to the UI.
+func (s *Session) updateV1(u map[string]any) {
 	kind, _ := u["sessionUpdate"].(string)
 	s.mu.Lock()
 	replaying := s.replaying

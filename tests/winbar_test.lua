@@ -104,6 +104,15 @@ M["the winbar shows usage and plan; % is escaped"] = function(t)
   t.ok(out:find("100% done | mode: Default | model: Sonnet | plan 1/2: b | ctx 25%", 1, true), out)
 end
 
+M["the winbar counts the agent's background work (ACP v2), none when empty"] = function(t)
+  local s = session({ background = { { type = "terminal", id = "t1" }, { type = "tool_call", id = "c1" } } })
+  local out = drawn(s, 0, 150)
+  t.ok(out:find("| 2 in background", 1, true), out)
+  s.background = nil
+  out = drawn(s, 0, 150)
+  t.ok(not out:find("background", 1, true), out)
+end
+
 -- Bug (issue 31): the agent's names went into the winbar whole; a
 -- thousand switches with long names made each draw quadratic (at every
 -- update and spinner frame: Neovim stopped answering), and escapes were

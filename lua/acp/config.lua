@@ -25,6 +25,7 @@ local M = {}
 ---@field prefix string[]|nil run cmd through this command (docker exec -i ..., ssh host, devcontainer exec ...)
 ---@field path_map table<string, string>|nil the agent's roots -> local directories; every path is translated
 ---@field terminal_host "local"|"agent"|nil where the agent's terminal commands run ("agent": through prefix)
+---@field protocol {version: 1|2}|nil the ACP version offered to this agent (default: setup's protocol)
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
@@ -257,6 +258,7 @@ M.defaults = {
       diff = "gd",
       subagent = "gs",
       subagent_cancel = "gC",
+      tool_cancel = "gX",
       next_block = "]]",
       prev_block = "[[",
       yank_block = "gy",
@@ -326,6 +328,9 @@ M.defaults = {
   log_level = "info",
   registry = { timeout_ms = 10000 },
   attention = { command = false, osc = false, bell = false },
+  -- ACP version offered to agents: 1, or 2 (the v2 draft; an agent that
+  -- answers 1 is spoken to in v1). :help acp-protocol-v2
+  protocol = { version = 1 },
 }
 
 ---@type acp.Config
@@ -489,6 +494,11 @@ local schema = {
   follow = checks.boolean,
   log_level = one_of("debug", "info", "warn", "error"),
   registry = { url = checks.string, timeout_ms = checks.positive },
+  protocol = {
+    version = function(v)
+      return (v ~= 1 and v ~= 2) and "1 or 2" or nil
+    end,
+  },
 }
 
 --- keymaps.<section>.<action>: every action of the defaults takes keys.
@@ -567,6 +577,11 @@ local agent_schema = {
     end
   end,
   terminal_host = one_of("local", "agent"),
+  protocol = function(v)
+    if type(v) ~= "table" or (v.version ~= 1 and v.version ~= 2) or next(v, next(v)) ~= nil then
+      return "{ version = 1 } or { version = 2 }"
+    end
+  end,
 }
 
 --- Checks across the fields of one agent, adding each problem to errs.

@@ -40,6 +40,11 @@ M.actions = {
       modes = { "n" },
       desc = "cancel the subagent under the cursor (where the agent allows)",
     },
+    {
+      name = "tool_cancel",
+      modes = { "n" },
+      desc = "cancel the tool call or terminal under the cursor (ACP v2, where the agent allows)",
+    },
     { name = "next_block", modes = { "n", "x" }, desc = "next code block" },
     { name = "prev_block", modes = { "n", "x" }, desc = "previous code block" },
     { name = "yank_block", modes = { "n" }, desc = "yank the code block under the cursor" },

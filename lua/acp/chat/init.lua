@@ -203,6 +203,9 @@ function M.keymaps(s)
       subagent_cancel = function()
         actions.cancel_subagent(s)
       end,
+      tool_cancel = function()
+        actions.cancel_tool(s)
+      end,
       diff = function()
         actions.open_diff(s)
       end,

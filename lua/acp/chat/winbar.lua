@@ -163,6 +163,10 @@ function M.text(s, now, width)
   if subs > 0 then
     middle[#middle + 1] = ("%d subagent%s running"):format(subs, subs == 1 and "" or "s")
   end
+  local bg = type(s.background) == "table" and #s.background or 0
+  if bg > 0 then
+    middle[#middle + 1] = ("%d in background"):format(bg)
+  end
   local u = s.usage
   if type(u) == "table" and tonumber(u.used) and tonumber(u.size) and tonumber(u.size) > 0 then
     local pct = 100 * tonumber(u.used) / tonumber(u.size)

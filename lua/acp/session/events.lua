@@ -180,6 +180,36 @@ function handlers.message(s, ev)
 end
 
 --- The model was switched (session/set_model answered).
+--- ACP v2: the agent's background work changed (work that outlives a
+--- turn: a command left running, a tool call, a subagent): listed in the
+--- chat and counted in the winbar while it runs.
+function handlers.background(s, ev)
+  local items = {}
+  for _, it in ipairs(table_or_empty(ev.items)) do
+    if type(it) == "table" and type(it.id) == "string" then
+      items[#items + 1] = it
+    end
+  end
+  local had = s.background and #s.background or 0
+  s.background = #items > 0 and items or nil
+  if #items == 0 then
+    if had > 0 then
+      s.transcript:message("info", "Background work: none left.")
+    end
+  else
+    local names = {}
+    for _, it in ipairs(items) do
+      local title = type(it.title) == "string" and it.title ~= "" and it.title or it.id
+      names[#names + 1] = ("%s `%s`"):format(tostring(it.type), title)
+    end
+    s.transcript:message(
+      "info",
+      ("Background work (%d running): %s. gX on its tool call cancels it."):format(#items, table.concat(names, ", "))
+    )
+  end
+  chat.update_winbar(s)
+end
+
 function handlers.model(s, ev)
   s.settings:set_model(ev.model_id)
   chat.update_winbar(s)

@@ -77,6 +77,7 @@ M.title_max = 200
 ---@field renamed boolean|nil the user named the session: the agent's titles no longer replace it
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
+---@field background table[]|nil (acp.session.events) the agent's background work (ACP v2), each {type, id, title}
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
 ---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
 ---@field cwd string the session's working directory
