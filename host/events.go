@@ -1,11 +1,14 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
+	"github.com/nvim-acp/nvim-acp/chatsearch"
 )
 
 // Events are the host's messages to the Lua UI, delivered in batches by UI
@@ -77,9 +80,13 @@ const (
 // (acp_agent_call: session/delete, logout); routed like the registry's.
 const EventLifecycle = "lifecycle"
 
+// EventHistorySearch is one saved chat's hits of a search of the saved
+// chats, or its end (done); routed like the registry's (search.go).
+const EventHistorySearch = "history_search"
+
 // registryEventTypes lists the registry's event types, and the other
 // events that belong to no session.
-var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled, EventLifecycle}
+var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled, EventLifecycle, EventHistorySearch}
 
 // registryListEvent is the result of refresh request id: list (see
 // registry.go's List) or, when nothing could be loaded, err.
@@ -92,6 +99,27 @@ func registryListEvent(request int, list map[string]any, err error) Event {
 	}
 	ev["type"] = EventRegistryList
 	ev["request"] = request
+	return ev
+}
+
+// historySearchEvent is search request's hits in chat c, or its end: sum
+// and, when it failed, err.
+func historySearchEvent(request int, c *chatsearch.Chat, sum *chatsearch.Summary, err error) Event {
+	ev := Event{"type": EventHistorySearch, "request": request}
+	if c != nil {
+		ev["chat"] = c
+		return ev
+	}
+	ev["done"] = true
+	if sum != nil {
+		ev["chats"], ev["hits"], ev["truncated"] = sum.Chats, sum.Hits, sum.Truncated
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		ev["error"] = err.Error()
+	}
+	if errors.Is(err, context.Canceled) {
+		ev["cancelled"] = true
+	}
 	return ev
 }
 

@@ -42,7 +42,8 @@ type Host struct {
 	lua  editormcp.LuaQueries // their queries of Neovim
 	seen sync.Map             // keys of what the chat says once (once)
 
-	saver *saver // the saved chats' writes, in order (history.go)
+	saver  *saver        // the saved chats' writes, in order (history.go)
+	search historySearch // the search of the saved chats running (search.go)
 
 	mu       sync.Mutex
 	agents   map[string]*Agent
@@ -125,6 +126,9 @@ func (h *Host) methods() map[string]any {
 		"acp_history_save":  h.rpcHistorySave,
 		"acp_history_mark":  h.rpcHistoryMark,
 		"acp_history_flush": h.rpcHistoryFlush,
+		// Their full-text search (search.go).
+		"acp_history_search":        h.rpcHistorySearch,
+		"acp_history_search_cancel": h.rpcHistorySearchCancel,
 
 		// Answers to the questions the host asks (events.go).
 		permissionQuestion.answer: h.rpcAnswerPermission,

@@ -36,9 +36,13 @@ cmd("AcpResume", function(o)
   require("acp").resume(o.args ~= "" and o.args or nil)
 end, { nargs = "?", complete = agents, desc = "Load one of the agent's past sessions" })
 
-cmd("AcpHistory", function()
-  require("acp").history()
-end, { desc = "Open or resume a saved chat of this project" })
+cmd("AcpHistory", function(o)
+  if o.args:sub(1, 1) == "/" then
+    require("acp").search(o.args:sub(2))
+  else
+    require("acp").history()
+  end
+end, { nargs = "?", desc = "Open or resume a saved chat of this project; /text: search every saved chat" })
 
 cmd("AcpFork", function()
   require("acp").fork()

@@ -317,6 +317,7 @@ M.defaults = {
       attention = "w",
       all_projects = "P",
       archived = "A",
+      search = "/",
       help = "?",
       close = "q",
     },

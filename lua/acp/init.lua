@@ -3,7 +3,7 @@
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
 --- focus, toggle, statusline, history, switch, pick_agent, agents, steer,
---- queued, fork, logout.
+--- queued, fork, logout, search.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
 local config = require("acp.config")
@@ -20,6 +20,7 @@ local chat = lazy("acp.chat")
 local draft = lazy("acp.input.draft")
 local events = lazy("acp.session.events")
 local history = lazy("acp.history")
+local history_search = lazy("acp.history.search")
 local lifecycle = lazy("acp.session.lifecycle")
 local overview = lazy("acp.overview")
 local review = lazy("acp.review")
@@ -207,6 +208,15 @@ function M.history()
   history.pick(function(meta)
     M.new_session(meta.agent, { load = meta.session_id, history = meta })
   end, lifecycle.delete_saved)
+end
+
+--- :AcpHistory /text: search the saved chats of every agent and project
+--- for text (nil or "": asked for); the hits are listed as they come, each
+--- opening its saved chat at the matching message.
+---@param text string|nil
+function M.search(text)
+  setup_once()
+  history_search.command(text)
 end
 
 --- Fork the current (or opts.session) session (:AcpFork): a new chat with

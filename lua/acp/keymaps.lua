@@ -103,6 +103,7 @@ M.actions = {
     { name = "attention", modes = { "n" }, desc = "go to the oldest prompt waiting for you" },
     { name = "all_projects", modes = { "n" }, desc = "show every project's sessions, or this one's (toggle)" },
     { name = "archived", modes = { "n" }, desc = "show the archived chats too (toggle)" },
+    { name = "search", modes = { "n" }, desc = "search the text of every saved chat (all agents and projects)" },
     { name = "help", modes = { "n" }, desc = "show these keys" },
     { name = "close", modes = { "n" }, desc = "close the overview" },
   },

@@ -144,6 +144,9 @@ local by_path = setmetatable({}, { __mode = "v" }) ---@type table<string, acp.Se
 ---@param meta acp.HistoryMeta
 ---@return string
 function M.path(meta)
+  if type(meta.path) == "string" and meta.path ~= "" then
+    return meta.path -- where a search found it
+  end
   return ("%s/%s.txt"):format(M.dir(meta.project), meta.id)
 end
 

@@ -11,6 +11,7 @@ local chat = require("acp.chat")
 local files = require("acp.files")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
+local history_search = require("acp.history.search")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
@@ -465,6 +466,19 @@ end
 function actions.archived()
   view.archived = not view.archived
   M.refresh()
+end
+
+function actions.search()
+  vim.ui.input({ prompt = "Search the saved chats: " }, function(text)
+    if not text or vim.trim(text) == "" then
+      return
+    end
+    M.close()
+    local _, err = history_search.run(text)
+    if err then
+      notify("acp: " .. err, vim.log.levels.ERROR)
+    end
+  end)
 end
 
 function actions.help()

@@ -7,6 +7,7 @@
 local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
 local follow = require("acp.chat.follow")
+local history_search = require("acp.history.search")
 local lifecycle = require("acp.session.lifecycle")
 local notify = require("acp.notify")
 local registry = require("acp.agents.registry")
@@ -231,6 +232,11 @@ global.registry_installed = global.registry_list
 --- A call on an agent outside a session ended (session/delete, logout).
 function global.lifecycle(ev)
   lifecycle.on_event(ev)
+end
+
+--- One saved chat's hits of a search of the saved chats, or its end.
+function global.history_search(ev)
+  history_search.on_event(ev)
 end
 
 --- Route one event to its session's handler; a failing handler is
