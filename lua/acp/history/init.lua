@@ -169,6 +169,44 @@ function M.lines(meta)
   return lines
 end
 
+--- A saved chat's text for a prompt (@chat:), at most max bytes: whole
+--- when it fits, else its start (a quarter: the question) and its end
+--- (where it got to), cut at line ends, what was left out said between.
+--- Returns the text, the transcript's size and whether it was cut; nil
+--- and why when it cannot be read.
+---@param meta acp.HistoryMeta
+---@param max integer
+---@return string|nil, integer|string, boolean|nil
+function M.excerpt(meta, max)
+  local path = M.path(meta)
+  if by_path[path] then
+    M.flush() -- saved by this Neovim: what the host was sent first
+  end
+  local bad = files.check_regular(path, nil)
+  if bad then
+    return nil, bad
+  end
+  local st = uv.fs_stat(path)
+  local fd = st and uv.fs_open(path, "r", 0)
+  if not fd then
+    return nil, "cannot read " .. path
+  end
+  local size = st.size
+  local text, cut
+  if size <= max then
+    text = uv.fs_read(fd, size, 0) or ""
+  else
+    local head = uv.fs_read(fd, math.floor(max / 4), 0) or ""
+    local tail = uv.fs_read(fd, max - #head, size - (max - #head)) or ""
+    head = head:match("^(.*\n)") or head -- whole lines
+    tail = tail:match("\n(.*)$") or tail
+    text = ("%s\n[... %s of the chat left out ...]\n\n%s"):format(head, files.size(size - #head - #tail), tail)
+    cut = true
+  end
+  uv.fs_close(fd)
+  return text, size, cut
+end
+
 --- Change fields of a saved chat's record (title, archived): written at
 --- once (vim.NIL removes a field). Returns the record, or nil and why not.
 ---@param meta acp.HistoryMeta
