@@ -22,6 +22,8 @@ const (
 	MethodSessionResume       = "session/resume"
 	MethodSessionClose        = "session/close"
 	MethodSessionDelete       = "session/delete"
+	MethodSessionArchive      = "session/archive"
+	MethodSessionUnarchive    = "session/unarchive"
 	MethodSessionFork         = "session/fork"
 	MethodSessionStatus       = "session/status"
 	MethodSessionSetTitle     = "session/set_title"
@@ -41,6 +43,9 @@ type Agent struct {
 	// Status: session/status (sessionCapabilities.status), whether the
 	// agent still has a session, asked before resuming it.
 	Status bool
+	// Archive: session/archive and session/unarchive
+	// (sessionCapabilities.archive, unstable in the SDK 2.4.0 schema).
+	Archive bool
 	// Title: session/set_title (sessionCapabilities.title), the user's
 	// name for a session given to the agent.
 	Title bool
@@ -90,6 +95,7 @@ func ParseAgent(raw json.RawMessage) Agent {
 	a.AdditionalDirectories = present(r.Caps.Session, "additionalDirectories")
 	a.Status = present(r.Caps.Session, "status")
 	a.Title = present(r.Caps.Session, "title")
+	a.Archive = present(r.Caps.Session, "archive")
 	a.Logout = present(r.Caps.Auth, "logout")
 	a.AuthStatus = present(r.Caps.Auth, "status")
 	for k, v := range r.Caps.MCP {
@@ -133,7 +139,7 @@ func (a Agent) SteerPath() string {
 // any), load, resume, fork, close, delete, list, logout.
 func (a Agent) Table() map[string]any {
 	t := map[string]any{"load": a.LoadSession, "resume": a.Resume, "fork": a.Fork, "close": a.Close,
-		"delete": a.Delete, "list": a.List, "logout": a.Logout, "set_title": a.Title}
+		"delete": a.Delete, "list": a.List, "logout": a.Logout, "set_title": a.Title, "archive": a.Archive}
 	if p := a.SteerPath(); p != "" {
 		t["steer"] = p
 	}

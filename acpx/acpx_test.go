@@ -23,6 +23,8 @@ func TestParseAgent(t *testing.T) {
 				Steering: true, PromptQueueing: true}},
 		{"session/status and auth/status (codex-acp 2.6, claude-agent-acp)", `{"agentCapabilities":{
 			"sessionCapabilities":{"status":{}},"auth":{"status":{}}}}`, Agent{Status: true, AuthStatus: true}},
+		{"session/archive (SDK 2.4.0 unstable)", `{"agentCapabilities":{"sessionCapabilities":{"archive":{},"title":{}}}}`,
+			Agent{Archive: true, Title: true}},
 		{"null and false mean absent", `{"agentCapabilities":{"sessionCapabilities":{"resume":null,"fork":false},
 			"mcpCapabilities":{"http":false},"auth":{"logout":null,"status":false}},"_meta":{"steering":{"supported":false}}}`, Agent{}},
 		{"wrong shapes are absent, never an error", `{"agentCapabilities":{"sessionCapabilities":[1],"auth":"x",

@@ -114,12 +114,25 @@ func (s *Session) closeOnAgent(a *Agent, id acp.SessionId) {
 	}
 }
 
+// agentCalls are the methods rpcAgentCall runs: the agent's method, and
+// whether a can.
+var agentCalls = map[string]struct {
+	rpc string
+	can func(a acpx.Agent) bool
+}{
+	"delete":    {acpx.MethodSessionDelete, func(a acpx.Agent) bool { return a.Delete }},
+	"archive":   {acpx.MethodSessionArchive, func(a acpx.Agent) bool { return a.Archive }},
+	"unarchive": {acpx.MethodSessionUnarchive, func(a acpx.Agent) bool { return a.Archive }},
+	"logout":    {acpx.MethodLogout, func(a acpx.Agent) bool { return a.Logout }},
+}
+
 // rpcAgentCall runs method ("delete": session/delete of sessionID,
+// "archive", "unarchive": session/archive, session/unarchive of it,
 // "logout": logout) on the agent spec names, started for it when none
 // runs (and stopped again after, unless a session uses it). The answer
 // comes as a lifecycle event: its error, or none.
 func (h *Host) rpcAgentCall(method string, spec AgentSpec, sessionID string) error {
-	if method != "delete" && method != "logout" {
+	if _, ok := agentCalls[method]; !ok {
 		return fmt.Errorf("acp_agent_call: unknown method %q", method)
 	}
 	go func() {
@@ -145,14 +158,15 @@ func (h *Host) agentCall(method string, spec AgentSpec, sessionID string) error 
 	if err := a.ready(ctx); err != nil {
 		return a.describe("start agent", err)
 	}
-	rpc, params, can := acpx.MethodLogout, any(acpx.LogoutRequest{}), a.caps.Logout
-	if a.v2() {
-		rpc = acpx.MethodAuthLogout // v2's name; offered with auth methods
+	call := agentCalls[method]
+	rpc, params := call.rpc, any(acpx.SessionRef{SessionID: sessionID})
+	if method == "logout" {
+		params = acpx.LogoutRequest{}
+		if a.v2() {
+			rpc = acpx.MethodAuthLogout // v2's name; offered with auth methods
+		}
 	}
-	if method == "delete" {
-		rpc, params, can = acpx.MethodSessionDelete, acpx.SessionRef{SessionID: sessionID}, a.caps.Delete
-	}
-	if !can {
+	if !call.can(a.caps) {
 		return fmt.Errorf("%s does not offer %s", spec.Name, rpc)
 	}
 	if _, err := acp.SendRequest[json.RawMessage](a.conn, ctx, rpc, params); err != nil {

@@ -484,6 +484,9 @@ function M.overview()
     delete = function(meta)
       lifecycle.delete_saved(meta)
     end,
+    archive = function(meta, on)
+      return lifecycle.archive_saved(meta, on)
+    end,
   })
 end
 

@@ -49,6 +49,7 @@ end
 ---@field can_load boolean the agent can load sessions (session/load)
 ---@field can_resume boolean|nil the agent can resume sessions (session/resume)
 ---@field can_delete boolean|nil the agent can delete sessions (session/delete)
+---@field can_archive boolean|nil the agent can archive sessions (session/archive)
 ---@field lines integer lines saved
 ---@field truncated boolean|nil older lines were dropped (history.max_bytes, before chats were kept whole)
 ---@field archived boolean|nil archived: hidden unless asked for (:AcpSessions)
@@ -422,6 +423,7 @@ function M.save(s)
     can_load = s.can_load == true,
     can_resume = s.caps and s.caps.resume == true or nil,
     can_delete = s.caps and s.caps.delete == true or nil,
+    can_archive = s.caps and s.caps.archive == true or nil,
     lines = api.nvim_buf_line_count(s.chat_buf),
   })
   meta.truncated = nil -- a saved chat is whole (older versions kept a tail)

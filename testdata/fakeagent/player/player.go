@@ -588,7 +588,7 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			return a.sc.AuthStatus, nil
 		}
 		return map[string]any{"state": "unknown"}, nil
-	case "session/close", "session/delete", "logout":
+	case "session/close", "session/delete", "session/archive", "session/unarchive", "logout":
 		return map[string]any{}, nil
 	case "session/set_title":
 		// Stored as the agent would: trimmed (what it answers is shown).
