@@ -11,7 +11,9 @@ import (
 // BenchmarkHistorySearch (issue 29): :AcpHistory /text over 1,000 saved
 // chats of 50 KB (50 MB) in 20 projects, the text in 1 chat of 10, in a
 // headless Neovim: from the command to the first hits listed in its window
-// (first-ms; issue 29 asks < 200 ms) and to the search's end (all-ms). The
+// (first-ms, the worst of b.N searches; issue 29 asks < 200 ms) and to the
+// search's end (all-ms); the first search of the Neovim is timed apart
+// (cold-first-ms: it also loads the Lua of the host's event path). The
 // host reads the chats (package chatsearch: its BenchmarkSearch is the
 // same search without Neovim).
 //
@@ -45,11 +47,10 @@ func BenchmarkHistorySearch(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	// The host started (its start is not the search's).
-	e.Lua(`require("acp.host").ensure()`, nil)
-	var first, all float64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	// The host started and the module loaded (their start is not the
+	// search's).
+	e.Lua(`require("acp.host").ensure(); require("acp.history.search")`, nil)
+	search := func() (float64, float64) {
 		var ms []float64
 		e.Lua(`local search = require("acp.history.search")
 			local t0 = vim.uv.hrtime()
@@ -60,9 +61,20 @@ func BenchmarkHistorySearch(b *testing.B) {
 			local v = search.view()
 			assert(v.hits == 100, "hits: " .. v.hits)
 			return { first, (vim.uv.hrtime() - t0) / 1e6 }`, &ms)
-		first = max(first, ms[0])
-		all = max(all, ms[1])
+		return ms[0], ms[1]
 	}
+	// The first search of a Neovim also loads the modules of the host's
+	// event path (acp.session.events and what it requires) unless a
+	// session ran before: timed apart (cold-first-ms).
+	b.StopTimer()
+	cold, _ := search()
+	b.StartTimer()
+	var first, all float64
+	for i := 0; i < b.N; i++ {
+		f, a := search()
+		first, all = max(first, f), max(all, a)
+	}
+	b.ReportMetric(cold, "cold-first-ms")
 	b.ReportMetric(first, "first-ms")
 	b.ReportMetric(all, "all-ms")
 }
