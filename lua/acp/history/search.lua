@@ -248,6 +248,7 @@ function M.run(query)
     end,
   })
   bar()
+  history.flush() -- the saves of this Neovim's chats on their way first
   local ok, err = pcall(host.request, "acp_history_search", {
     request = requests,
     root = history.root(),
