@@ -216,6 +216,7 @@ func (h *Host) Shutdown() {
 	}
 	h.mu.Unlock()
 	h.ui.Close()
+	h.stopSearch() // search.go
 	for _, s := range sessions {
 		s.shutdown()
 	}

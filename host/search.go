@@ -65,3 +65,15 @@ func (h *Host) rpcHistorySearchCancel(request int) {
 		h.search.cancel()
 	}
 }
+
+// stopSearch stops the search running, if any, and waits for its end
+// (Shutdown).
+func (h *Host) stopSearch() {
+	h.search.mu.Lock()
+	cancel, done := h.search.cancel, h.search.done
+	h.search.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}

@@ -99,6 +99,16 @@ func TestHistorySearchRPC(t *testing.T) {
 	if end := waitSearchDone(t, h, 3); end["cancelled"] != true && end["hits"] != 300 {
 		t.Fatalf("end of a cancelled search: %v", end)
 	}
+	// Shutdown stops a search and waits for it.
+	if _, err := h.rpcHistorySearch(searchQuery{Request: 5, Root: root, Query: "needle"}); err != nil {
+		t.Fatal(err)
+	}
+	h.stopSearch()
+	select {
+	case <-h.search.done:
+	default:
+		t.Fatal("the search goes on after stopSearch")
+	}
 	// Bad input: an empty query ends with an error, nothing crashes.
 	if _, err := h.rpcHistorySearch(searchQuery{Request: 4, Root: root, Query: " "}); err != nil {
 		t.Fatal(err)
