@@ -90,6 +90,13 @@ type Editor interface {
 	Warn(ctx context.Context, msg string)
 }
 
+// VersionSnapshotter is an Editor whose Snapshot can take the file's
+// version when the bridge knows it already (a read just located the file),
+// rather than looking at the file again.
+type VersionSnapshotter interface {
+	SnapshotAt(ctx context.Context, realPath string, disk FileVersion) (b Buffer, ok bool, err error)
+}
+
 // Confirmer is an Editor that can take a buffer it reported as stale (its
 // origin unknown, or its file touched) as its file's again, once the bridge
 // found the buffer's text byte for byte equal to the file in version v.
@@ -512,7 +519,14 @@ func (b *Bridge) locateRead(path string, attempt int) (string, fs.FileInfo, bool
 func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known fs.FileInfo) (state, error) {
 	var st state
 	if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
-		buf, ok, err := b.ed.Snapshot(ctx, real)
+		var buf Buffer
+		var ok bool
+		var err error
+		if vs, is := b.ed.(VersionSnapshotter); is && known != nil {
+			buf, ok, err = vs.SnapshotAt(ctx, real, FileVersion{stateOf(known)})
+		} else {
+			buf, ok, err = b.ed.Snapshot(ctx, real)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return st, reqErr(CodeCancelled, real, ReasonCancelled, "request cancelled while reading the buffer of %s", real)
