@@ -68,6 +68,11 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
+	if b := os.Getenv("E2E_HOST_BIN"); b != "" {
+		// Another build of the host (benchmarks: before and after a change
+		// in interleaved runs).
+		hostBin = b
+	}
 	finish, err := startWireCheck(tmp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

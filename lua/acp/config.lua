@@ -1,6 +1,7 @@
 --- Configuration: the single source of defaults, agent presets, validation
 --- and the merged user options (see :help acp-config).
 local notify = require("acp.notify")
+local useropts = require("acp.useropts")
 
 local M = {}
 
@@ -884,6 +885,20 @@ function M.agent(name)
   end
   spec.name = name
   return spec
+end
+
+-- The options setup() was given (acp.useropts), merged and checked now
+-- that something uses them. A bad option is reported as setup() raised it,
+-- and the defaults stay in force.
+do
+  local given = useropts.given
+  useropts.given = nil
+  if given then
+    local ok, err = pcall(M.setup, given)
+    if not ok then
+      notify(tostring(err), vim.log.levels.ERROR)
+    end
+  end
 end
 
 return M

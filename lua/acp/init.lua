@@ -6,11 +6,14 @@
 --- queued, fork, logout, search.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
-local config = require("acp.config")
-local highlights = require("acp.highlights")
 local host = require("acp.host")
 local lazy = require("acp.lazy")
-local notify = require("acp.notify")
+local useropts = require("acp.useropts")
+
+-- acp.config merges setup()'s options when it is loaded.
+local config = lazy("acp.config")
+local highlights = lazy("acp.highlights")
+local notify = lazy("acp.notify")
 
 -- The rest loads on first use: setup() costs every start of Neovim.
 local agents = lazy("acp.agents")
@@ -44,7 +47,16 @@ local function setup_once()
   end
   did_setup = true
   local group = api.nvim_create_augroup("acp", { clear = true })
-  api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights.setup })
+  -- A colorscheme clears the links: define them again, once they are
+  -- (a session, a chat, the overview define them on first use).
+  api.nvim_create_autocmd("ColorScheme", {
+    group = group,
+    callback = function()
+      if package.loaded["acp.highlights"] then
+        highlights.setup()
+      end
+    end,
+  })
   -- Chats are saved after each turn; this saves what came since.
   api.nvim_create_autocmd("VimLeavePre", {
     group = group,
@@ -81,17 +93,20 @@ local function resolve(opts)
   return sessions.get(opts and opts.session)
 end
 
---- Configure nvim-acp. Options are merged over the defaults and checked;
---- a bad option raises an error naming it. See :help acp-config.
+--- Configure nvim-acp. Options are merged over the defaults and checked
+--- when nvim-acp is first used (acp.config loaded: setup() costs every
+--- start of Neovim, so it only keeps them); a bad option is reported then,
+--- naming it, and the defaults stay. Once in use, setup() merges and
+--- checks at once and raises the error. See :help acp-config.
 ---@param opts acp.Config|table|nil
 function M.setup(opts)
-  config.setup(opts)
+  if package.loaded["acp.config"] then
+    config.setup(opts)
+  else
+    useropts.given = opts or {}
+  end
   did_setup = false
   setup_once()
-  -- The highlight links once Neovim has started (the first nvim_set_hl
-  -- costs a few ms, not for setup() to pay on every start); a chat opened
-  -- before then has them from highlights.ensure().
-  vim.schedule(highlights.ensure)
 end
 
 --- The agent to use when none is named: default_agent, else the current

@@ -13,6 +13,7 @@ local chat = require("acp.chat")
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local files = require("acp.files")
+local highlights = require("acp.highlights")
 local host = require("acp.host")
 local notify = require("acp.notify")
 local rewind = require("acp.rewind")
@@ -579,6 +580,7 @@ end
 ---@param meta acp.HistoryMeta
 ---@return integer buf
 function M.open(meta)
+  highlights.ensure()
   local name = ("acp://history/%s"):format(meta.id)
   local buf = vim.fn.bufnr(name)
   if buf < 1 then
