@@ -28,6 +28,10 @@ const (
 	MethodSessionStatus       = "session/status"
 	MethodSessionSetTitle     = "session/set_title"
 	MethodAuthStatus          = "auth/status"
+	MethodAuthStatusUpdate    = "auth/status_update"
+	MethodProvidersList       = "providers/list"
+	MethodProvidersSet        = "providers/set"
+	MethodProvidersDisable    = "providers/disable"
 	MethodLogout              = "logout"
 	MethodElicitationCreate   = "elicitation/create"
 	MethodElicitationComplete = "elicitation/complete"
@@ -53,6 +57,12 @@ type Agent struct {
 	Logout bool
 	// AuthStatus: auth/status (agentCapabilities.auth.status).
 	AuthStatus bool
+	// SystemPrompt: the agent takes systemPrompt on session/new, load,
+	// resume and fork in append mode (sessionCapabilities.systemPrompt);
+	// SystemPromptOverride: in override mode too (its mode.override).
+	SystemPrompt, SystemPromptOverride bool
+	// Providers: providers/list, set and disable (agentCapabilities.providers).
+	Providers bool
 	// MCP transports besides stdio (agentCapabilities.mcpCapabilities):
 	// "http", "sse", "acp"... set to true.
 	MCP map[string]bool
@@ -78,6 +88,7 @@ func ParseAgent(raw json.RawMessage) Agent {
 			Session     map[string]json.RawMessage `json:"sessionCapabilities"`
 			Auth        map[string]json.RawMessage `json:"auth"`
 			MCP         map[string]json.RawMessage `json:"mcpCapabilities"`
+			Providers   json.RawMessage            `json:"providers"`
 		} `json:"agentCapabilities"`
 	}
 	_ = json.Unmarshal(raw, &r)
@@ -98,6 +109,15 @@ func ParseAgent(raw json.RawMessage) Agent {
 	a.Archive = present(r.Caps.Session, "archive")
 	a.Logout = present(r.Caps.Auth, "logout")
 	a.AuthStatus = present(r.Caps.Auth, "status")
+	a.Providers = isObject(r.Caps.Providers)
+	if a.SystemPrompt = present(r.Caps.Session, "systemPrompt"); a.SystemPrompt {
+		var sp struct {
+			Mode map[string]json.RawMessage `json:"mode"`
+		}
+		if json.Unmarshal(r.Caps.Session["systemPrompt"], &sp) == nil {
+			a.SystemPromptOverride = present(sp.Mode, "override")
+		}
+	}
 	for k, v := range r.Caps.MCP {
 		if isTrue(v) {
 			if a.MCP == nil {

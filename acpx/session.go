@@ -19,6 +19,7 @@ type ForkRequest struct {
 	Cwd                   string            `json:"cwd"`
 	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
 	McpServers            []json.RawMessage `json:"mcpServers"`
+	SystemPrompt          *SystemPrompt     `json:"systemPrompt,omitempty"`
 }
 
 // ParseForkResponse reads session/fork's result: the new session's id

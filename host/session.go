@@ -40,6 +40,8 @@ type SessionOptions struct {
 	Quirks map[string]bool `msgpack:"quirks"`
 	// Checkpoints: where the chat keeps its checkpoints (checkpoint.go).
 	Checkpoints CheckpointOptions `msgpack:"checkpoints"`
+	// Instructions: the user's, sent as systemPrompt (instructions.go).
+	Instructions InstructionOptions `msgpack:"instructions"`
 }
 
 // FsOptions configures fs/* for a session.
@@ -127,8 +129,11 @@ type Session struct {
 
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
-	terms       sessionTerminals // terminal/* state, see terminal.go
-	warnSandbox sync.Once        // commands run outside the sandbox: said once (sandbox.go)
+	terms sessionTerminals // terminal/* state, see terminal.go
+	// instructionsSaid: the agent process the chat was told of what
+	// became of the instructions (instructions.go).
+	instructionsSaid *Agent
+	warnSandbox      sync.Once // commands run outside the sandbox: said once (sandbox.go)
 
 	mcpEP *editormcp.Endpoint // the editor's MCP server, when passed (mcp.go)
 }

@@ -51,6 +51,14 @@ local M = {}
 ---@field log_level "debug"|"info"|"warn"|"error" the host's log level
 ---@field registry acp.Config.Registry the ACP agent registry (:AcpAgents)
 ---@field attention acp.Config.Attention how a session that needs the user says so (:help acp-attention)
+---@field instructions acp.Config.Instructions the user's own instructions for the agents (:help acp-instructions)
+
+---@class acp.Config.Instructions
+---@field text string|string[]|nil instructions given to every agent (a string or a list of lines)
+---@field files string[] files whose text is given to every agent (~ expands; read at each session's start)
+---@field project string[]|false files of the project (relative to the session's directory, "{agent}" the agent's name), read once trusted as 'exrc' files are (:trust)
+---@field mode "append"|"replace" add to the agent's own system prompt, or replace it (where the agent can)
+---@field agents table<string, acp.Config.Instructions> per agent: its text and files come after the ones above; its mode and project replace them
 
 ---@class acp.Config.Attention
 ---@field command string[]|false a command run with the title and the message appended (e.g. { "notify-send" })
@@ -332,6 +340,12 @@ M.defaults = {
   -- ACP version offered to agents: 1, or 2 (the v2 draft; an agent that
   -- answers 1 is spoken to in v1). :help acp-protocol-v2
   protocol = { version = 1 },
+  instructions = {
+    files = {},
+    project = { ".nvim-acp/instructions.md", ".nvim-acp/instructions.{agent}.md" },
+    mode = "append",
+    agents = {},
+  },
 }
 
 ---@type acp.Config
@@ -419,6 +433,18 @@ local function one_of(...)
       )
   end
 end
+
+--- The options of instructions (and of each of its agents).
+local instructions_schema = {
+  text = function(v)
+    return type(v) ~= "string" and not is_list_of(v, "string") and "a string or a list of strings" or nil
+  end,
+  files = checks.strings,
+  project = function(v)
+    return v ~= false and not is_list_of(v, "string") and "a list of strings or false" or nil
+  end,
+  mode = one_of("append", "replace"),
+}
 
 --- The type of every option, by section (a section is a table of options).
 local schema = {
@@ -709,6 +735,35 @@ function M.validate(opts)
           end
         end
       end
+    elseif key == "instructions" then
+      if not is_map(v) then
+        errs[#errs + 1] = problem(key, "a table", v)
+      else
+        local top = vim.tbl_extend("force", instructions_schema, { agents = false })
+        for field, x in pairs(v) do
+          if field == "agents" then
+            if not is_map(x) then
+              errs[#errs + 1] = problem("instructions.agents", "a table of agent name = { text, files, ... }", x)
+            else
+              for name, per in pairs(x) do
+                local prefix = ("instructions.agents[%q]"):format(tostring(name))
+                if type(per) ~= "table" or not is_map(per) then
+                  errs[#errs + 1] = problem(prefix, "a table", per)
+                else
+                  check_fields(prefix, per, instructions_schema, errs)
+                end
+              end
+            end
+          elseif top[field] == nil then
+            errs[#errs + 1] = unknown("instructions." .. tostring(field), tostring(field), top)
+          else
+            local want = instructions_schema[field](x)
+            if want then
+              errs[#errs + 1] = problem("instructions." .. field, want, x)
+            end
+          end
+        end
+      end
     elseif key == "keymaps" then
       if not is_map(v) then
         errs[#errs + 1] = problem(key, "a table", v)
@@ -801,6 +856,8 @@ function M.setup(opts)
     { "sandbox", "network" },
     { "sandbox", "allow_read" },
     { "sandbox", "allow_write" },
+    { "instructions", "files" },
+    { "instructions", "project" },
   }) do
     local v = vim.tbl_get(opts, unpack(path))
     if v then

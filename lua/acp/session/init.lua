@@ -14,6 +14,7 @@ local context = require("acp.input.context")
 local draft = require("acp.input.draft")
 local history = require("acp.history")
 local host = require("acp.host")
+local instructions = require("acp.instructions")
 local keymaps = require("acp.keymaps")
 local mentionask = require("acp.prompt.mentionask")
 local notify = require("acp.notify")
@@ -343,6 +344,10 @@ function S:open_opts(spec, how)
     return nil, err
   end
   agent = vim.tbl_extend("force", agent, fields)
+  local ins = instructions.resolve(self.agent, self.cwd, { quiet = self.warm })
+  for _, line in ipairs(ins and instructions.lines(ins, self.title or self.agent) or {}) do
+    self.transcript:message(line.level, line.text)
+  end
   return {
     agent = agent,
     mcp_servers = spec.mcp_servers or o.mcp_servers,
@@ -367,6 +372,7 @@ function S:open_opts(spec, how)
     resume = how.resume or false,
     load_session_id = how.load,
     fork_of = how.fork,
+    instructions = instructions.options(ins),
   }
 end
 
