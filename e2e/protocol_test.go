@@ -163,3 +163,29 @@ func TestRenameSetsTheAgentsTitle(t *testing.T) {
 		return strings.Contains(e.ChatText(), `The agent stored the title as "Parser work".`)
 	})
 }
+
+// The SDK's own agent with auth.status: the winbar shows the sign-in it
+// reports (auth/status, asked once), and its auth/status_update (it signs
+// in during the first turn) changes the winbar and is said in the chat.
+func TestAuthStatusInWinbar(t *testing.T) {
+	e, ws := fsEditor(t)
+	fsPutFile(t, filepath.Join(ws, "a.txt"), "x\n")
+	dir, node := sdkDir(t)
+	e.setup(M{
+		"agents": M{"sdk": M{"cmd": []string{node, filepath.Join(root, "testdata", "sdkagent", "agent.mjs"),
+			"--sdk", dir, "--auth-status"}}},
+		"default_agent": "sdk",
+	})
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.Eventually("signed out in the winbar", 10*time.Second, func() bool { return strings.Contains(e.chatBar(), "not signed in") })
+	e.runTurn("a.txt")
+	e.Eventually("the update in the winbar", 10*time.Second, func() bool {
+		bar := e.chatBar()
+		return strings.Contains(bar, "Reference account") && !strings.Contains(bar, "not signed in")
+	})
+	if !strings.Contains(e.ChatText(), "says: signed in: Reference account.") {
+		t.Fatalf("the chat does not say the sign-in changed:\n%s", e.ChatText())
+	}
+}

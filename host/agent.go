@@ -128,8 +128,9 @@ type Agent struct {
 	restart bool  // it crashed and is started again (respawn.go), set before exited closes
 
 	mu          sync.Mutex
-	badLines    int    // lines on stdout that were not JSON-RPC
-	firstBad    string // the first of them (cut)
+	authSt      *acpx.AuthStatus // the sign-in it said last (authstatus.go)
+	badLines    int              // lines on stdout that were not JSON-RPC
+	firstBad    string           // the first of them (cut)
 	sessions    map[acp.SessionId]*Session
 	children    map[acp.SessionId]*Session      // subagents' child sessions -> the session shown (subagent.go)
 	childCancel map[acp.SessionId]bool          // the agent lets the client cancel the child (subagent.go)

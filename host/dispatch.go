@@ -39,6 +39,7 @@ var requests = map[string]requestHandler{
 // they must not block). Any other is logged and dropped.
 var notifications = map[string]func(a *Agent, params json.RawMessage){
 	acpx.MethodElicitationComplete: (*Agent).elicitationComplete, // elicit.go
+	acpx.MethodAuthStatusUpdate:    (*Agent).authStatusUpdate,    // authstatus.go
 }
 
 // The fs/* routes, shared with the fast path (fastfs.go), which decodes

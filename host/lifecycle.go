@@ -253,5 +253,6 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 		ev["reconnected"] = true
 	}
 	s.emit(ev)
+	s.showAuthStatus(ctx, a)
 	return how, nil
 }

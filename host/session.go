@@ -293,6 +293,7 @@ func (s *Session) open(ctx context.Context) {
 		s.emit(messageEvent(level, describeRemote(a)))
 	}
 	s.emit(s.readyEvent(a, id, resp, how, false))
+	s.showAuthStatus(ctx, a)
 }
 
 // registerNew registers s on a under the id of resp, session/new's answer.

@@ -79,6 +79,7 @@ M.title_max = 200
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
 ---@field background table[]|nil (acp.session.events) the agent's background work (ACP v2), each {type, id, title}
+---@field auth_status table|nil (acp.session.events) the agent's sign-in (auth/status: state, accounts)
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
 ---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
 ---@field cwd string the session's working directory
