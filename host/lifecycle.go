@@ -204,6 +204,7 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 		return "", err
 	}
 	servers = s.exposeMCP(a, servers)
+	s.applyProviders(ctx, a) // a new process: the user's endpoints again
 	var resp json.RawMessage
 	how := ""
 	if old != "" && (a.caps.Resume || a.caps.LoadSession) && s.gone(ctx, a, old) {

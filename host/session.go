@@ -233,6 +233,7 @@ func (s *Session) open(ctx context.Context) {
 	}
 	s.applyQuirks(a)
 	s.emit(initializedEvent(agentInfoMap(a)))
+	s.applyProviders(ctx, a)
 	servers, err := s.mcpServers(a)
 	if err != nil {
 		s.fail(err)

@@ -26,6 +26,7 @@ local M = {}
 ---@field path_map table<string, string>|nil the agent's roots -> local directories; every path is translated
 ---@field terminal_host "local"|"agent"|nil where the agent's terminal commands run ("agent": through prefix)
 ---@field protocol {version: 1|2}|nil the ACP version offered to this agent (default: setup's protocol)
+---@field providers table<string, {api_type: string, base_url: string, headers: table<string, string>|nil}>|nil endpoints of the agent's LLM providers, by provider id, set when it starts (:help acp-providers)
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
@@ -607,6 +608,27 @@ local agent_schema = {
   protocol = function(v)
     if type(v) ~= "table" or (v.version ~= 1 and v.version ~= 2) or next(v, next(v)) ~= nil then
       return "{ version = 1 } or { version = 2 }"
+    end
+  end,
+  providers = function(v)
+    local want = "a table of provider id = { api_type = string, base_url = string, headers = table|nil }"
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return want
+    end
+    for id, p in pairs(v) do
+      if type(id) ~= "string" or type(p) ~= "table" or type(p.api_type) ~= "string" or type(p.base_url) ~= "string" then
+        return want
+      end
+      for k in pairs(p) do
+        if k ~= "api_type" and k ~= "base_url" and k ~= "headers" then
+          return want
+        end
+      end
+      for hk, hv in pairs(p.headers or {}) do
+        if type(hk) ~= "string" or type(hv) ~= "string" then
+          return want
+        end
+      end
     end
   end,
 }

@@ -324,7 +324,27 @@ function M.host_spec(name, spec, cwd)
     start_timeout_ms = spec.start_timeout_ms,
     restarts = spec.restarts or 3,
     sandbox = sandbox.agent_options(cwd, spec),
+    providers = M.providers(spec.providers),
   }
+end
+
+--- spec.providers as the host takes them (its ProviderSpec by id; empty
+--- tables as maps, not lists), nil for none.
+---@param providers table|nil
+---@return table|nil
+function M.providers(providers)
+  if type(providers) ~= "table" or next(providers) == nil then
+    return nil
+  end
+  local out = {}
+  for id, p in pairs(providers) do
+    out[id] = {
+      api_type = p.api_type,
+      base_url = p.base_url,
+      headers = p.headers and next(p.headers) and p.headers or vim.empty_dict(),
+    }
+  end
+  return out
 end
 
 --- The options of acp_open for spec (see host's SessionOptions).
