@@ -38,6 +38,11 @@ const (
 	MethodSteering            = "_session/steering"
 )
 
+// MethodClaudeAuthStatusUpdate is claude-agent-acp's extension before
+// auth/status (0.101, codex-acp 2.6 too: agentCapabilities._meta.authStatus,
+// push only): {authStatus: {kind, label, detail?}} (ParseClaudeAuthStatus).
+const MethodClaudeAuthStatusUpdate = "_auth/status_update"
+
 // Agent is what an agent's initialize response says it can do, beyond
 // what acp-go-sdk's types carry (or read leniently where they are strict).
 type Agent struct {

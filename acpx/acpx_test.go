@@ -139,3 +139,29 @@ func TestForkMessages(t *testing.T) {
 		t.Fatalf("logout %s", b)
 	}
 }
+
+func TestParseClaudeAuthStatus(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name    string
+		raw     string
+		want    AuthStatus
+		wantErr bool
+	}{
+		{"an API key (claude-agent-acp 0.101)", `{"authStatus":{"kind":"api_key","label":"Anthropic API key","detail":"ANTHROPIC_API_KEY"}}`,
+			AuthStatus{State: "authenticated", Accounts: []AuthAccount{{Label: "Anthropic API key", Active: &yes}}}, false},
+		{"a subscription: the email is not kept", `{"authStatus":{"kind":"account","label":"Claude Max","account":{"email":"u@example.com"}}}`,
+			AuthStatus{State: "authenticated", Accounts: []AuthAccount{{Label: "Claude Max", Active: &yes}}}, false},
+		{"signed out", `{"authStatus":{"kind":"none","label":"Not logged in"}}`, AuthStatus{State: "unauthenticated"}, false},
+		{"no kind", `{"authStatus":{}}`, AuthStatus{}, true},
+		{"not JSON", `x`, AuthStatus{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseClaudeAuthStatus(json.RawMessage(tt.raw))
+			if (err != nil) != tt.wantErr || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -270,3 +270,32 @@ func TestProvidersNotAdvertised(t *testing.T) {
 		}
 	}
 }
+
+// claude-agent-acp 0.101 pushes its sign-in unasked as its own extension,
+// _auth/status_update {authStatus: {kind, label}}, and has no auth/status:
+// the winbar shows it all the same (the account's label, or "not signed
+// in" for kind "none"), a change said in the chat, the email never shown.
+func TestClaudeAuthStatusExtensionInWinbar(t *testing.T) {
+	push := func(status M) M { return M{"notify": "_auth/status_update", "params": M{"authStatus": status}} }
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{
+		[]any{push(M{"kind": "account", "label": "Claude Max", "account": M{"email": "u@example.com"}}), text("one")},
+		[]any{push(M{"kind": "none", "label": "Not logged in"}), text("two")},
+	}}, nil)
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("first")
+	e.Eventually("the account in the winbar", 10*time.Second, func() bool { return strings.Contains(e.chatBar(), "Claude Max") })
+	if strings.Contains(e.ChatText(), "says:") {
+		t.Fatalf("the first sign-in reported is said as a change:\n%s", e.ChatText())
+	}
+	e.runTurn("second")
+	e.Eventually("signed out in the winbar", 10*time.Second, func() bool {
+		bar := e.chatBar()
+		return strings.Contains(bar, "not signed in") && !strings.Contains(bar, "Claude Max")
+	})
+	if txt := e.ChatText(); !strings.Contains(txt, "says: not signed in.") || strings.Contains(txt+e.chatBar(), "u@example.com") {
+		t.Fatalf("chat:\n%s", txt)
+	}
+}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"sort"
 	"sync"
 	"time"
@@ -109,9 +110,14 @@ func (a *Agent) fetchAuthStatus(ctx context.Context) (acpx.AuthStatus, error) {
 }
 
 // showAuthStatus gives s's chat its agent's sign-in (the winbar shows
-// it), where a reports it: asked once per agent process.
+// it), where a reports it: what it pushed already (claude-agent-acp's
+// _auth/status_update comes unasked), else auth/status asked once per
+// agent process.
 func (s *Session) showAuthStatus(ctx context.Context, a *Agent) {
-	if !a.caps.AuthStatus {
+	a.mu.Lock()
+	known := a.authSt != nil
+	a.mu.Unlock()
+	if !known && !a.caps.AuthStatus {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, authStatusTimeout)
@@ -132,7 +138,25 @@ func (a *Agent) authStatusUpdate(params json.RawMessage) {
 		a.log.Warn("auth/status_update", "err", err)
 		return
 	}
+	a.newAuthStatus(st)
+}
+
+// claudeAuthStatusUpdate takes claude-agent-acp's _auth/status_update
+// (its extension before auth/status) as an auth/status_update.
+func (a *Agent) claudeAuthStatusUpdate(params json.RawMessage) {
+	st, err := acpx.ParseClaudeAuthStatus(params)
+	if err != nil {
+		a.log.Warn("_auth/status_update", "err", err)
+		return
+	}
+	a.newAuthStatus(st)
+}
+
+// newAuthStatus keeps st as a's sign-in and shows it in every chat of a;
+// a change from what it said before is said in the chat too.
+func (a *Agent) newAuthStatus(st acpx.AuthStatus) {
 	a.mu.Lock()
+	changed := a.authSt != nil && !reflect.DeepEqual(*a.authSt, st)
 	a.authSt = &st
 	sessions := make([]*Session, 0, len(a.sessions))
 	for _, s := range a.sessions {
@@ -140,6 +164,6 @@ func (a *Agent) authStatusUpdate(params json.RawMessage) {
 	}
 	a.mu.Unlock()
 	for _, s := range sessions {
-		s.emit(authStatusEvent(authTable(st), true))
+		s.emit(authStatusEvent(authTable(st), changed))
 	}
 }

@@ -35,6 +35,8 @@ var unadvertisedRequests = map[string]string{
 // takes that no client capability announces, and why.
 var unadvertisedNotifications = map[string]string{
 	acpx.MethodAuthStatusUpdate: "the agent's own auth.status capability announces it (v1 unstable): no client one exists",
+	acpx.MethodClaudeAuthStatusUpdate: "claude-agent-acp's extension, announced by its own _meta.authStatus and sent " +
+		"unconditionally: no client capability exists",
 }
 
 // sources is the text of the host's and the plugin's source files (no

@@ -48,6 +48,7 @@ type options struct {
 	mode                   string // the session mode to switch to before the prompts ("": the agent's)
 	rewind                 int    // after the prompts, rewind to before this message (0: the scenario's, if any)
 	resend                 string // the edited message sent after the rewind
+	instructions           string // setup's instructions.text (ACP systemPrompt)
 }
 
 func main() {
@@ -67,6 +68,7 @@ func main() {
 	flag.StringVar(&o.mode, "mode", "", "switch the session to this mode (:AcpMode) before the prompts, e.g. default for claude-agent-acp's Manual mode, which asks before edits")
 	flag.IntVar(&o.rewind, "rewind", 0, "after the prompts, rewind to before user message N (require(\"acp\").rewind{confirm = false}), resend it edited (-resend, or the scenario's rewind.resend) and check the files and the model's next conversation (default: the scenario's rewind, if any)")
 	flag.StringVar(&o.resend, "resend", "", "the edited message sent after -rewind (default: the scenario's rewind.resend)")
+	flag.StringVar(&o.instructions, "instructions", "", "setup's instructions text, sent as ACP systemPrompt where the agent takes it (the mock's log shows each request's system prompt)")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
@@ -469,7 +471,7 @@ end })
 // setupLua configures the plugin with the agent, makes pickers answer
 // themselves (an auth picker takes an env_var method) and records them.
 const setupLua = `
-local name, cmd, env, fs_write, save_before_prompt, url, prefix = ...
+local name, cmd, env, fs_write, save_before_prompt, url, prefix, instructions = ...
 _G.tryagent_notes = {}
 local function note(s) table.insert(_G.tryagent_notes, s) end
 vim.ui.select = function(items, opts, on_choice)
@@ -503,6 +505,7 @@ require("acp").setup({
   log_level = "debug",
   history = { enabled = false },
   fs = { write = fs_write, save_before_prompt = save_before_prompt },
+  instructions = instructions ~= "" and { text = instructions } or nil,
 })
 require("acp").chat(name)
 `
@@ -596,7 +599,7 @@ func (t *turn) play(spec agentSpec) bool {
 	if t.o.unsaved != "" {
 		save = "never"
 	}
-	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL, spec.Prefix); err != nil {
+	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL, spec.Prefix, t.o.instructions); err != nil {
 		t.end = "setup failed: " + err.Error()
 		return false
 	}
