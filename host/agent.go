@@ -831,14 +831,21 @@ func (r recordingWriter) Write(p []byte) (int, error) {
 // HTTP header ({"name": ..., "value": ...}) in a message.
 var secretValue = regexp.MustCompile(`("value"\s*:\s*)"(?:[^"\\]|\\.)*"`)
 
+// secretHeaders is a providers/set's headers object (string values only).
+var secretHeaders = regexp.MustCompile(`("headers"\s*:\s*)\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}`)
+
 // traced is message p as the debug log shows it: cut at 4 KiB, and, in a
 // message that passes MCP servers (session/new, load, resume, fork), the
 // values of their environment variables and headers redacted: the
-// editor's MCP token is one, the user's API keys may be others.
+// editor's MCP token is one, the user's API keys may be others; so are
+// the headers of a provider's endpoint (providers/set: an authorization).
 func traced(p []byte) string {
 	s := strings.TrimRight(string(p), "\n")
 	if strings.Contains(s, `"mcpServers"`) {
 		s = secretValue.ReplaceAllString(s, `$1"[redacted]"`)
+	}
+	if strings.Contains(s, `"providers/set"`) {
+		s = secretHeaders.ReplaceAllString(s, `$1"[redacted]"`)
 	}
 	return truncate(s, 4096)
 }
