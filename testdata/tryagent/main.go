@@ -70,7 +70,7 @@ func main() {
 	flag.IntVar(&o.rewind, "rewind", 0, "after the prompts, rewind to before user message N (require(\"acp\").rewind{confirm = false}), resend it edited (-resend, or the scenario's rewind.resend) and check the files and the model's next conversation (default: the scenario's rewind, if any)")
 	flag.StringVar(&o.resend, "resend", "", "the edited message sent after -rewind (default: the scenario's rewind.resend)")
 	flag.StringVar(&o.instructions, "instructions", "", "setup's instructions text, sent as ACP systemPrompt where the agent takes it (the mock's log shows each request's system prompt)")
-	flag.StringVar(&o.provider, "provider", "", "an API type (anthropic, openai): the agent's provider \"main\" is set to the mock with ACP providers/set (agents.<name>.providers)")
+	flag.StringVar(&o.provider, "provider", "", "[ID:]API: the agent's provider ID (default main; codex-acp's is openai) set to the mock as API (anthropic, openai) with ACP providers/set (agents.<name>.providers)")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
@@ -102,8 +102,8 @@ type agentSpec struct {
 	Env     map[string]string `json:"env"`
 	Notes   string            `json:"notes"`
 	URL     string            `json:"-"` // -serve: where the agent's own server listens
-	// Provider: -provider's endpoint for the agent's provider "main"
-	// ({api_type, base_url}: the mock), set with ACP providers/set.
+	// Provider: -provider's endpoint for one of the agent's providers
+	// ({id, api_type, base_url}: the mock), set with ACP providers/set.
 	Provider map[string]string `json:"-"`
 	Prefix   []string          `json:"-"` // -prefix: what the agent runs through, its environment given by env
 }
@@ -265,7 +265,11 @@ func run(o options) (bool, error) {
 		return false, fmt.Errorf("real-agents env %s: %w", o.agent, err)
 	}
 	if o.provider != "" {
-		spec.Provider = map[string]string{"api_type": o.provider, "base_url": url}
+		id, api, ok := strings.Cut(o.provider, ":")
+		if !ok {
+			id, api = "main", o.provider
+		}
+		spec.Provider = map[string]string{"id": id, "api_type": api, "base_url": url}
 	}
 	fmt.Printf("== %s %s (%s), scenario %s, mock %s\n== run dir %s\n== prompts: %q\n",
 		spec.Name, spec.Version, spec.Package, sc.Name, url, dir, o.prompts)
@@ -507,7 +511,7 @@ local agent = url ~= "" and { url = url, transport = "http" }
   or (prefix ~= vim.NIL and prefix and #prefix > 0) and { cmd = cmd, prefix = prefix, terminal_host = "agent" }
   or { cmd = cmd, env = env }
 if type(provider) == "table" and provider.api_type then
-  agent.providers = { main = provider }
+  agent.providers = { [provider.id] = { api_type = provider.api_type, base_url = provider.base_url } }
 end
 require("acp").setup({
   agents = { [name] = agent },
