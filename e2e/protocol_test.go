@@ -301,4 +301,13 @@ func TestClaudeAuthStatusExtensionInWinbar(t *testing.T) {
 	if txt := e.ChatText(); !strings.Contains(txt, "says: not signed in.") || strings.Contains(txt+e.chatBar(), "u@example.com") {
 		t.Fatalf("chat:\n%s", txt)
 	}
+	e.Lua(`vim.cmd("checkhealth acp")`, nil)
+	var health string
+	e.Eventually("health report", 20*time.Second, func() bool {
+		e.Lua(`return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`, &health)
+		return strings.Contains(health, "nvim-acp sign-in") && strings.Contains(health, "fake:")
+	})
+	if !strings.Contains(health, "WARNING fake: not signed in") {
+		t.Fatalf(":checkhealth does not show what the agent pushed:\n%s", health)
+	}
 }

@@ -55,7 +55,10 @@ func (a *Agent) authStatus() map[string]any {
 		r["error"] = err.Error()
 		return r
 	}
-	if !a.caps.AuthStatus {
+	a.mu.Lock()
+	pushed := a.authSt != nil // claude-agent-acp's _auth/status_update, unasked
+	a.mu.Unlock()
+	if !a.caps.AuthStatus && !pushed {
 		return r
 	}
 	r["supported"] = true
