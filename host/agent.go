@@ -130,17 +130,19 @@ type Agent struct {
 	exitErr error // why it ended, set before exited closes
 	restart bool  // it crashed and is started again (respawn.go), set before exited closes
 
-	mu           sync.Mutex
-	authSt       *acpx.AuthStatus // the sign-in it said last (authstatus.go)
-	providersSet bool             // the user's providers were set (providers.go)
-	badLines     int              // lines on stdout that were not JSON-RPC
-	firstBad     string           // the first of them (cut)
-	sessions     map[acp.SessionId]*Session
-	children     map[acp.SessionId]*Session      // subagents' child sessions -> the session shown (subagent.go)
-	childCancel  map[acp.SessionId]bool          // the agent lets the client cancel the child (subagent.go)
-	early        map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
-	earlyN       int                             // their bytes (as JSON)
-	earlyOut     int                             // updates dropped for unknown sessions
+	mu          sync.Mutex
+	badLines    int    // lines on stdout that were not JSON-RPC
+	firstBad    string // the first of them (cut)
+	sessions    map[acp.SessionId]*Session
+	children    map[acp.SessionId]*Session      // subagents' child sessions -> the session shown (subagent.go)
+	childCancel map[acp.SessionId]bool          // the agent lets the client cancel the child (subagent.go)
+	early       map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
+	earlyN      int                             // their bytes (as JSON)
+	earlyOut    int                             // updates dropped for unknown sessions
+	// authSt: the sign-in it said last (authstatus.go).
+	authSt *acpx.AuthStatus
+	// providersSet: the user's providers were set (providers.go).
+	providersSet bool
 	// creating counts the session/new and session/fork requests whose
 	// session is not registered yet; created is closed (and replaced)
 	// when one registers or such a request ends (awaitSession).

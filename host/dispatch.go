@@ -38,8 +38,9 @@ var requests = map[string]requestHandler{
 // but session/update (the gate hands these over on its reading goroutine:
 // they must not block). Any other is logged and dropped.
 var notifications = map[string]func(a *Agent, params json.RawMessage){
-	acpx.MethodElicitationComplete:    (*Agent).elicitationComplete, // elicit.go
-	acpx.MethodAuthStatusUpdate:       (*Agent).authStatusUpdate,    // authstatus.go
+	acpx.MethodElicitationComplete: (*Agent).elicitationComplete, // elicit.go
+	// The agent's sign-in (authstatus.go).
+	acpx.MethodAuthStatusUpdate:       (*Agent).authStatusUpdate,
 	acpx.MethodClaudeAuthStatusUpdate: (*Agent).claudeAuthStatusUpdate,
 }
 
