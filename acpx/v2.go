@@ -84,6 +84,8 @@ func V2InitializeAsV1(raw json.RawMessage) (json.RawMessage, error) {
 			Session map[string]json.RawMessage `json:"session"`
 			Auth    json.RawMessage            `json:"auth"`
 			Meta    json.RawMessage            `json:"_meta"`
+			// Providers: providers/* (as in v1, at the top).
+			Providers json.RawMessage `json:"providers"`
 		} `json:"capabilities"`
 		AuthMethods json.RawMessage `json:"authMethods"`
 		Meta        json.RawMessage `json:"_meta"`
@@ -131,6 +133,9 @@ func V2InitializeAsV1(raw json.RawMessage) (json.RawMessage, error) {
 	}
 	if isObject(r.Capabilities.Meta) {
 		caps["_meta"] = r.Capabilities.Meta
+	}
+	if isObject(r.Capabilities.Providers) {
+		caps["providers"] = r.Capabilities.Providers
 	}
 	out := map[string]any{"protocolVersion": r.ProtocolVersion, "agentCapabilities": caps}
 	if isObject(r.Info) {

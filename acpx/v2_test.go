@@ -134,19 +134,21 @@ func TestV2Cancel(t *testing.T) {
 
 func TestV2InitializeAsV1(t *testing.T) {
 	raw := `{"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities":{"session":{"prompt":{"image":{},"audio":null},` +
-		`"mcp":{"acp":{},"http":{}},"fork":{},"title":null},"auth":{"status":{}}},"authMethods":[{"id":"x","name":"X"}]}`
+		`"mcp":{"acp":{},"http":{}},"fork":{},"title":null,"systemPrompt":{}},"auth":{"status":{}},"providers":{}},` +
+		`"authMethods":[{"id":"x","name":"X"}]}`
 	got, err := V2InitializeAsV1(json.RawMessage(raw))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `{"agentCapabilities":{"auth":{"logout":{},"status":{}},"loadSession":false,"mcpCapabilities":{"acp":true,"http":true},` +
-		`"promptCapabilities":{"image":true},"sessionCapabilities":{"close":{},"fork":{},"list":{},"resume":{}}},"agentInfo":{"name":"a","version":"1"},` +
+		`"promptCapabilities":{"image":true},"providers":{},"sessionCapabilities":{"close":{},"fork":{},"list":{},"resume":{},"systemPrompt":{}}},"agentInfo":{"name":"a","version":"1"},` +
 		`"authMethods":[{"id":"x","name":"X"}],"protocolVersion":2}`
 	if string(got) != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	a := ParseAgent(got)
-	if !a.Fork || !a.MCP["acp"] || a.LoadSession || !a.AuthStatus || !a.Resume || !a.List || !a.Close || !a.Logout {
+	if !a.Fork || !a.MCP["acp"] || a.LoadSession || !a.AuthStatus || !a.Resume || !a.List || !a.Close || !a.Logout ||
+		!a.SystemPrompt || !a.Providers {
 		t.Fatalf("read as %+v", a)
 	}
 	if _, err := V2InitializeAsV1(json.RawMessage(`[1]`)); err == nil {

@@ -59,6 +59,9 @@ type AgentSpec struct {
 	// (v1), 2 (the v2 draft, falling back to v1 when the agent answers 1;
 	// v2.go).
 	ProtocolVersion int `msgpack:"protocol_version"`
+	// Providers: endpoints for the agent's LLM providers, by provider id,
+	// set when it starts (providers.go).
+	Providers map[string]ProviderSpec `msgpack:"providers"`
 	// A remote agent: its url and how to reach it (remote.go).
 	RemoteSpec
 }
@@ -136,6 +139,10 @@ type Agent struct {
 	early       map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
 	earlyN      int                             // their bytes (as JSON)
 	earlyOut    int                             // updates dropped for unknown sessions
+	// authSt: the sign-in it said last (authstatus.go).
+	authSt *acpx.AuthStatus
+	// providersSet: the user's providers were set (providers.go).
+	providersSet bool
 	// creating counts the session/new and session/fork requests whose
 	// session is not registered yet; created is closed (and replaced)
 	// when one registers or such a request ends (awaitSession).
@@ -826,14 +833,21 @@ func (r recordingWriter) Write(p []byte) (int, error) {
 // HTTP header ({"name": ..., "value": ...}) in a message.
 var secretValue = regexp.MustCompile(`("value"\s*:\s*)"(?:[^"\\]|\\.)*"`)
 
+// secretHeaders is a providers/set's headers object (string values only).
+var secretHeaders = regexp.MustCompile(`("headers"\s*:\s*)\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}`)
+
 // traced is message p as the debug log shows it: cut at 4 KiB, and, in a
 // message that passes MCP servers (session/new, load, resume, fork), the
 // values of their environment variables and headers redacted: the
-// editor's MCP token is one, the user's API keys may be others.
+// editor's MCP token is one, the user's API keys may be others; so are
+// the headers of a provider's endpoint (providers/set: an authorization).
 func traced(p []byte) string {
 	s := strings.TrimRight(string(p), "\n")
 	if strings.Contains(s, `"mcpServers"`) {
 		s = secretValue.ReplaceAllString(s, `$1"[redacted]"`)
+	}
+	if strings.Contains(s, `"providers/set"`) {
+		s = secretHeaders.ReplaceAllString(s, `$1"[redacted]"`)
 	}
 	return truncate(s, 4096)
 }

@@ -40,8 +40,6 @@ import (
 	"github.com/nvim-acp/nvim-acp/acpx"
 
 	"github.com/nvim-acp/nvim-acp/login"
-
-	"github.com/nvim-acp/nvim-acp/editormcp"
 )
 
 // authVar is one environment variable of an env_var method.
@@ -383,10 +381,7 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 		created := a.creatingSession()
 		// The servers as the wire takes them (editormcp.Wire: MCP-over-ACP
 		// entries the SDK's type cannot hold).
-		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, struct {
-			acp.NewSessionRequest
-			McpServers []json.RawMessage `json:"mcpServers"`
-		}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)})
+		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, s.newParams(a, servers))
 		if err == nil {
 			cancel()
 			err = s.registerNew(a, resp)

@@ -45,6 +45,7 @@ const (
 	EventElicitationDone     = "elicitation_done"     // an elicitation was settled
 	EventElicitationComplete = "elicitation_complete" // the interaction behind a link ended
 	EventRestart             = "restart"              // the agent crashed and is started again
+	EventAuthStatus          = "auth_status"          // the agent's sign-in (auth/status, its updates)
 	// A subagent's streamed text; kind is "<agent|thought>:<child session
 	// id>" (subagent.go), merged as chunks are.
 	EventSubagentChunk = "subagent_chunk"
@@ -62,7 +63,7 @@ var eventTypes = []string{
 	EventAuth, EventAuthDone, EventReview, EventRewound,
 	EventAuth, EventAuthDone, EventSteer,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
-	EventSubagentChunk, EventBackground,
+	EventSubagentChunk, EventBackground, EventAuthStatus,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -378,6 +379,17 @@ func backgroundEvent(items []map[string]any) Event {
 // messageEvent is a line for the chat at level "info", "warn" or "error".
 func messageEvent(level, text string) Event {
 	return Event{"type": EventMessage, "level": level, "text": text}
+}
+
+// authStatusEvent says the agent's sign-in (authstatus.go: authTable's
+// state and accounts); changed: it told of a change (auth/status_update),
+// which the chat says too.
+func authStatusEvent(st map[string]any, changed bool) Event {
+	ev := Event{"type": EventAuthStatus, "changed": changed}
+	for k, v := range st {
+		ev[k] = v
+	}
+	return ev
 }
 
 // modelEvent says the model is now modelID.

@@ -122,6 +122,10 @@ func (h *Host) methods() map[string]any {
 		"acp_set_title":       h.rpcSetTitle,   // settings.go
 		"acp_stderr":          h.rpcStderr,     // startstep.go
 		"acp_auth_status":     h.rpcAuthStatus, // authstatus.go: :checkhealth
+		// The agent's LLM providers (providers.go: :AcpProvider).
+		"acp_providers":        h.rpcProviders,
+		"acp_provider_set":     h.rpcProviderSet,
+		"acp_provider_disable": h.rpcProviderDisable,
 		// Saved chats, off Neovim's main loop (history.go).
 		"acp_history_save":  h.rpcHistorySave,
 		"acp_history_mark":  h.rpcHistoryMark,

@@ -81,6 +81,7 @@ func (s *Session) fork(ctx context.Context, a *Agent, servers []acp.McpServer) (
 	defer created() // after addSession
 	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
 		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: editormcp.Wire(servers), AdditionalDirectories: s.addDirs(a),
+		SystemPrompt: s.systemPrompt(a),
 	})
 	if err != nil {
 		return "", nil, a.stepErr(fctx, acpx.MethodSessionFork, err)
@@ -203,6 +204,7 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 		return "", err
 	}
 	servers = s.exposeMCP(a, servers)
+	s.applyProviders(ctx, a) // a new process: the user's endpoints again
 	var resp json.RawMessage
 	how := ""
 	if old != "" && (a.caps.Resume || a.caps.LoadSession) && s.gone(ctx, a, old) {
@@ -230,10 +232,7 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 	if how == "" {
 		nctx, cancel := a.stepContext(ctx, "session/new")
 		created := a.creatingSession()
-		resp, err = acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, struct {
-			acp.NewSessionRequest
-			McpServers []json.RawMessage `json:"mcpServers"`
-		}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)})
+		resp, err = acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, s.newParams(a, servers))
 		if err != nil {
 			err = a.stepErr(nctx, "session/new", err)
 		}
@@ -255,5 +254,6 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 		ev["reconnected"] = true
 	}
 	s.emit(ev)
+	s.showAuthStatus(ctx, a)
 	return how, nil
 }

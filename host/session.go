@@ -40,6 +40,8 @@ type SessionOptions struct {
 	Quirks map[string]bool `msgpack:"quirks"`
 	// Checkpoints: where the chat keeps its checkpoints (checkpoint.go).
 	Checkpoints CheckpointOptions `msgpack:"checkpoints"`
+	// Instructions: the user's, sent as systemPrompt (instructions.go).
+	Instructions InstructionOptions `msgpack:"instructions"`
 }
 
 // FsOptions configures fs/* for a session.
@@ -127,8 +129,11 @@ type Session struct {
 
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
-	terms       sessionTerminals // terminal/* state, see terminal.go
-	warnSandbox sync.Once        // commands run outside the sandbox: said once (sandbox.go)
+	terms sessionTerminals // terminal/* state, see terminal.go
+	// instructionsSaid: the agent process the chat was told of what
+	// became of the instructions (instructions.go).
+	instructionsSaid *Agent
+	warnSandbox      sync.Once // commands run outside the sandbox: said once (sandbox.go)
 
 	mcpEP *editormcp.Endpoint // the editor's MCP server, when passed (mcp.go)
 }
@@ -228,6 +233,7 @@ func (s *Session) open(ctx context.Context) {
 	}
 	s.applyQuirks(a)
 	s.emit(initializedEvent(agentInfoMap(a)))
+	s.applyProviders(ctx, a)
 	servers, err := s.mcpServers(a)
 	if err != nil {
 		s.fail(err)
@@ -288,6 +294,7 @@ func (s *Session) open(ctx context.Context) {
 		s.emit(messageEvent(level, describeRemote(a)))
 	}
 	s.emit(s.readyEvent(a, id, resp, how, false))
+	s.showAuthStatus(ctx, a)
 }
 
 // registerNew registers s on a under the id of resp, session/new's answer.

@@ -118,6 +118,10 @@ cmd("AcpOption", function()
   require("acp.commands").options()
 end, { desc = "Set one of the agent's config options" })
 
+cmd("AcpProvider", function()
+  require("acp.commands").provider()
+end, { desc = "Set the endpoint of one of the agent's LLM providers" })
+
 cmd("AcpPermissions", function()
   require("acp.rules").manage()
 end, { desc = "List and delete remembered permission rules" })

@@ -76,12 +76,15 @@ type LogEntry struct {
 	// ToolSchemas are the argument schemas of the tools, logged the first
 	// time a set of tools is offered.
 	ToolSchemas map[string]any `json:"tool_schemas,omitempty"`
-	Messages    []Message      `json:"messages,omitempty"`
-	Rule        string         `json:"rule,omitempty"`
-	Reply       []string       `json:"reply,omitempty"`
-	Calls       []Call         `json:"calls,omitempty"`
-	Status      int            `json:"status"`
-	Error       string         `json:"error,omitempty"`
+	// System is the request's system prompt (where a client's
+	// instructions, ACP's systemPrompt, end up).
+	System   string    `json:"system,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+	Rule     string    `json:"rule,omitempty"`
+	Reply    []string  `json:"reply,omitempty"`
+	Calls    []Call    `json:"calls,omitempty"`
+	Status   int       `json:"status"`
+	Error    string    `json:"error,omitempty"`
 }
 
 func (s *Server) write(e *LogEntry) {
@@ -212,6 +215,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, e *LogEntry, body
 	if !s.Whole {
 		e.Messages = logMessages(c.Messages)
 	}
+	e.System = c.System
 	rep := s.sc.Reply(c, s.vars, s.newID(a.prefix))
 	e.Rule, e.Calls = rep.Rule, rep.Calls()
 	for _, p := range rep.Parts {

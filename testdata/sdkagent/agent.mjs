@@ -14,6 +14,15 @@
 // session.notices, else as chat text, as claude-agent-acp does), reads the
 // path with the MCP server's read_file tool over MCP-over-ACP, says what it
 // read, and ends the turn with its usage.
+//
+// Flags add what the SDK's schemas have as unstable:
+//   --system-prompt    advertise sessionCapabilities.systemPrompt; the first
+//                      prompt's answer starts with the systemPrompt got
+//   --override         ... with its mode.override
+//   --auth-status      advertise auth.status: auth/status answers signed out,
+//                      and the first prompt signs in (auth/status_update)
+//   --providers        advertise providers: providers/list, set, disable over
+//                      one provider "main" (its changes said in the next turn)
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
@@ -29,6 +38,18 @@ const load = (p) => import(pathToFileURL(join(sdk, "node_modules", p)).href);
 const acp = await load("@agentclientprotocol/sdk/dist/v1/unstable/acp.js");
 const { agent, methods, ndJsonStream, McpOverAcpCaller } = acp;
 
+const flag = (f) => args.includes(f);
+const systemPrompts = new Map(); // sessionId -> the systemPrompt of session/new
+let signedIn = false;
+const provider = {
+  providerId: "main",
+  supported: ["anthropic", "openai"],
+  required: false,
+  current: { apiType: "anthropic", baseUrl: "https://api.anthropic.com" },
+};
+const authStatus = () =>
+  signedIn ? { state: "authenticated", accounts: [{ label: "Reference account", active: true }] } : { state: "unauthenticated" };
+
 const caller = new McpOverAcpCaller({ clientInfo: { name: "sdkagent", version: "0" } });
 let notices = false; // the client advertised session.notices
 const servers = new Map(); // sessionId -> the serverId of its MCP-over-ACP server
@@ -40,9 +61,17 @@ const say = (ctx, sessionId, text) =>
 const app = agent()
   .onRequest(methods.agent.initialize, (ctx) => {
     notices = ctx.params.clientCapabilities?.session?.notices != null;
+    const agentCapabilities = { mcpCapabilities: { acp: true } };
+    if (flag("--system-prompt")) {
+      agentCapabilities.sessionCapabilities = {
+        systemPrompt: flag("--override") ? { mode: { override: {} } } : {},
+      };
+    }
+    if (flag("--auth-status")) agentCapabilities.auth = { status: {} };
+    if (flag("--providers")) agentCapabilities.providers = {};
     return {
       protocolVersion: 1,
-      agentCapabilities: { mcpCapabilities: { acp: true } },
+      agentCapabilities,
       agentInfo: { name: "sdkagent", version: "0" },
       authMethods: [],
     };
@@ -51,7 +80,21 @@ const app = agent()
     const sessionId = `sdk-session-${servers.size + 1}`;
     const acpServer = (ctx.params.mcpServers ?? []).find((s) => s.type === "acp");
     servers.set(sessionId, acpServer?.serverId);
+    if (ctx.params.systemPrompt) systemPrompts.set(sessionId, ctx.params.systemPrompt);
     return { sessionId };
+  })
+  .onRequest(methods.agent.auth.status, () => authStatus())
+  .onRequest(methods.agent.providers.list, () => ({ providers: [provider] }))
+  .onRequest(methods.agent.providers.set, (ctx) => {
+    const { providerId, apiType, baseUrl, headers } = ctx.params;
+    if (providerId !== provider.providerId) throw new Error(`no provider ${providerId}`);
+    provider.current = { apiType, baseUrl };
+    provider.headers = Object.keys(headers ?? {}).sort().join(",");
+    return {};
+  })
+  .onRequest(methods.agent.providers.disable, (ctx) => {
+    if (ctx.params.providerId === provider.providerId) provider.current = null;
+    return {};
   })
   .onRequest(methods.agent.session.prompt, async (ctx) => {
     const { sessionId, prompt } = ctx.params;
@@ -60,6 +103,19 @@ const app = agent()
       .map((b) => b.text)
       .join("")
       .trim();
+    const sp = systemPrompts.get(sessionId);
+    if (sp) {
+      systemPrompts.delete(sessionId);
+      await say(ctx, sessionId, `systemPrompt ${sp.mode}: ${sp.content.map((c) => c.text).join("")}\n\n`);
+    }
+    if (flag("--providers")) {
+      const c = provider.current;
+      await say(ctx, sessionId, `provider main: ${c ? `${c.apiType} ${c.baseUrl} headers ${provider.headers ?? ""}` : "disabled"}\n\n`);
+    }
+    if (flag("--auth-status") && !signedIn) {
+      signedIn = true;
+      await ctx.client.notify(methods.client.auth.statusUpdate, authStatus());
+    }
     if (notices) {
       await update(ctx, sessionId, {
         sessionUpdate: "notice",

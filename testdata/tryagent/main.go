@@ -48,6 +48,8 @@ type options struct {
 	mode                   string // the session mode to switch to before the prompts ("": the agent's)
 	rewind                 int    // after the prompts, rewind to before this message (0: the scenario's, if any)
 	resend                 string // the edited message sent after the rewind
+	instructions           string // setup's instructions.text (ACP systemPrompt)
+	provider               string // API type: the agent's provider "main" set to the mock (ACP providers/set)
 }
 
 func main() {
@@ -67,6 +69,8 @@ func main() {
 	flag.StringVar(&o.mode, "mode", "", "switch the session to this mode (:AcpMode) before the prompts, e.g. default for claude-agent-acp's Manual mode, which asks before edits")
 	flag.IntVar(&o.rewind, "rewind", 0, "after the prompts, rewind to before user message N (require(\"acp\").rewind{confirm = false}), resend it edited (-resend, or the scenario's rewind.resend) and check the files and the model's next conversation (default: the scenario's rewind, if any)")
 	flag.StringVar(&o.resend, "resend", "", "the edited message sent after -rewind (default: the scenario's rewind.resend)")
+	flag.StringVar(&o.instructions, "instructions", "", "setup's instructions text, sent as ACP systemPrompt where the agent takes it (the mock's log shows each request's system prompt)")
+	flag.StringVar(&o.provider, "provider", "", "[ID:]API: the agent's provider ID (default main; codex-acp's is openai) set to the mock as API (anthropic, openai) with ACP providers/set (agents.<name>.providers)")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
@@ -98,7 +102,10 @@ type agentSpec struct {
 	Env     map[string]string `json:"env"`
 	Notes   string            `json:"notes"`
 	URL     string            `json:"-"` // -serve: where the agent's own server listens
-	Prefix  []string          `json:"-"` // -prefix: what the agent runs through, its environment given by env
+	// Provider: -provider's endpoint for one of the agent's providers
+	// ({id, api_type, base_url}: the mock), set with ACP providers/set.
+	Provider map[string]string `json:"-"`
+	Prefix   []string          `json:"-"` // -prefix: what the agent runs through, its environment given by env
 }
 
 // serveAgent starts spec's agent as its own server (args split on blanks,
@@ -256,6 +263,13 @@ func run(o options) (bool, error) {
 	var spec agentSpec
 	if err := json.Unmarshal(out, &spec); err != nil {
 		return false, fmt.Errorf("real-agents env %s: %w", o.agent, err)
+	}
+	if o.provider != "" {
+		id, api, ok := strings.Cut(o.provider, ":")
+		if !ok {
+			id, api = "main", o.provider
+		}
+		spec.Provider = map[string]string{"id": id, "api_type": api, "base_url": url}
 	}
 	fmt.Printf("== %s %s (%s), scenario %s, mock %s\n== run dir %s\n== prompts: %q\n",
 		spec.Name, spec.Version, spec.Package, sc.Name, url, dir, o.prompts)
@@ -469,7 +483,7 @@ end })
 // setupLua configures the plugin with the agent, makes pickers answer
 // themselves (an auth picker takes an env_var method) and records them.
 const setupLua = `
-local name, cmd, env, fs_write, save_before_prompt, url, prefix = ...
+local name, cmd, env, fs_write, save_before_prompt, url, prefix, instructions, provider = ...
 _G.tryagent_notes = {}
 local function note(s) table.insert(_G.tryagent_notes, s) end
 vim.ui.select = function(items, opts, on_choice)
@@ -493,16 +507,19 @@ vim.notify = function(msg, level, o)
   note(("notify(%s): %s"):format(tostring(level), msg))
   return notify(msg, level, o)
 end
+local agent = url ~= "" and { url = url, transport = "http" }
+  or (prefix ~= vim.NIL and prefix and #prefix > 0) and { cmd = cmd, prefix = prefix, terminal_host = "agent" }
+  or { cmd = cmd, env = env }
+if type(provider) == "table" and provider.api_type then
+  agent.providers = { [provider.id] = { api_type = provider.api_type, base_url = provider.base_url } }
+end
 require("acp").setup({
-  agents = {
-    [name] = url ~= "" and { url = url, transport = "http" }
-      or (prefix ~= vim.NIL and prefix and #prefix > 0) and { cmd = cmd, prefix = prefix, terminal_host = "agent" }
-      or { cmd = cmd, env = env },
-  },
+  agents = { [name] = agent },
   default_agent = name,
   log_level = "debug",
   history = { enabled = false },
   fs = { write = fs_write, save_before_prompt = save_before_prompt },
+  instructions = instructions ~= "" and { text = instructions } or nil,
 })
 require("acp").chat(name)
 `
@@ -596,7 +613,7 @@ func (t *turn) play(spec agentSpec) bool {
 	if t.o.unsaved != "" {
 		save = "never"
 	}
-	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL, spec.Prefix); err != nil {
+	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL, spec.Prefix, t.o.instructions, spec.Provider); err != nil {
 		t.end = "setup failed: " + err.Error()
 		return false
 	}

@@ -17,6 +17,7 @@ local sessions = require("acp.sessions")
 local steer = require("acp.input.steer")
 local subagents = require("acp.subagents")
 local updates = require("acp.session.updates")
+local winbar = require("acp.chat.winbar")
 
 local M = {}
 
@@ -120,6 +121,16 @@ end
 --- The agent needs the user to log in: pick one of its auth methods.
 function handlers.auth(s, ev)
   auth.ask(s, ev)
+end
+
+--- The agent's sign-in (auth/status; changed: its auth/status_update):
+--- shown in the winbar, and a change said in the chat.
+function handlers.auth_status(s, ev)
+  s.auth_status = { state = ev.state, accounts = table_or_empty(ev.accounts) }
+  if ev.changed then
+    s.transcript:message("info", ("%s says: %s."):format(s.title or s.agent, winbar.auth_text(s.auth_status)))
+  end
+  chat.update_winbar(s)
 end
 
 --- The auth question was settled (answered, or the session ended).
