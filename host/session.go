@@ -20,7 +20,6 @@ import (
 	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/review"
-	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
 // SessionOptions is what Lua sends to open a session.
@@ -90,12 +89,7 @@ type Session struct {
 	rev      *review.Tracker // the agent's changes, see review.go
 	deciding atomic.Value    // the path a review decision is being taken on (review.go)
 
-	scanOnce  sync.Once         // scan.go
-	scan      *turnscan.Scanner // the files a turn changes behind the client
-	scanKick  chan struct{}     // asks the check loop for a check
-	scanFull  atomic.Bool       // the next check is a full one (not the noted files only)
-	scanMu    sync.Mutex
-	scanNamed map[string]bool // tool calls (ids) that named the files they change
+	scan sessionScan // the files a turn changes behind the client, see scan.go
 
 	urls map[string]bool // url elicitations accepted, awaiting elicitation/complete (elicit.go)
 
