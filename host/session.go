@@ -105,12 +105,7 @@ type Session struct {
 	// chat shows it already.
 	echo string
 
-	// back is closed when a lost connection is restored (remote.go), or
-	// the session is back on its restarted agent (respawn.go); nil while
-	// attached. Prompts sent meanwhile wait for it (waitBack), backWhy
-	// says why.
-	back    chan struct{}
-	backWhy string
+	hold promptHold // prompts wait while the session is put back on its agent (remote.go)
 
 	// opened: open() returned; with no id then, the session failed to
 	// open and no longer uses its agent (Host.retireIfUnused).
@@ -347,7 +342,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.fail(errors.New("session is not ready"))
 		return
 	}
-	if s.back != nil {
+	if s.hold.back != nil {
 		// The connection to the agent is being restored (remote.go): the
 		// prompt waits for it, as a turn the user can cancel.
 		wctx, wcancel := context.WithCancel(context.Background())
