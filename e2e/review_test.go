@@ -135,6 +135,7 @@ func TestReviewHunksKeepRejectInBuffer(t *testing.T) {
 // case the host rejects ("reject": review.Tracker.Decide) and writes
 // through the agent's write path. Either way the user sees the same result.
 func TestReviewRejectRoute(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name   string
 		edit   bool   // an unsaved edit of the user's in the buffer first
