@@ -13,6 +13,7 @@ import (
 // screen or not; with the chat hidden a message names the session and
 // :AcpAttention, which shows the chat with the prompt focused.
 func TestAttentionEveryWaitHiddenAndShown(t *testing.T) {
+	parallel(t)
 	elicit := M{"request": "elicitation/create", "raw_params": `{"sessionId":"$sessionId","mode":"form",
 		"message":"Which one?","requestedSchema":{"type":"object","properties":{"name":{"type":"string","title":"Name"}}}}`}
 	for _, tc := range []struct {
@@ -116,6 +117,7 @@ func waitAttention(e *Editor, kind string) {
 // prompts held after a cancelled turn are waits too, the chat hidden or
 // shown; the message comes only with the chat hidden.
 func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
+	parallel(t)
 	for _, hidden := range []bool{false, true} {
 		name := map[bool]string{false: "shown", true: "hidden"}[hidden]
 		hide := func(e *Editor) {

@@ -34,6 +34,7 @@ func sessionCaps(load bool, caps ...string) M {
 // agent replays nothing: the saved chat shows the history); one that can
 // only load is loaded.
 func TestHistoryResumeVersusLoad(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name   string
 		caps   M
@@ -273,6 +274,7 @@ func TestLogout(t *testing.T) {
 // An agent that crashes mid-turn is restarted and the session resumed; the
 // turn it cut off ends with an error, and the next prompt goes on.
 func TestCrashRestartsAndResumes(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, method, said string
 		caps               M
@@ -372,6 +374,7 @@ func TestMCPServersFilteredByTransport(t *testing.T) {
 // permission so): the request waits for the session instead of failing
 // "unknown session" (auggie then died).
 func TestRequestWithSessionNewWaitsForIt(t *testing.T) {
+	parallel(t)
 	ask := M{"request": "session/request_permission", "async": true, "written": true,
 		"params": M{"toolCall": M{"toolCallId": "early", "title": "Early question", "kind": "execute"}, "options": permOptions}}
 	for _, tc := range []struct {

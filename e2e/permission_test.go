@@ -62,6 +62,7 @@ func promptText(e *Editor) string {
 }
 
 func TestPermissionAnsweredByKey(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		key, want string
 	}{
@@ -110,6 +111,7 @@ func TestPermissionAnsweredByKey(t *testing.T) {
 }
 
 func TestRespondPermissionFromLua(t *testing.T) {
+	parallel(t)
 	for _, choice := range []string{"allow_once", "allow_always", "reject_once", "reject_always", "reject"} {
 		t.Run(choice, func(t *testing.T) {
 			e := startEditor(t)

@@ -64,6 +64,7 @@ func (e *Editor) methodsRecvd() []string {
 // no longer has (-32002) is not tried, a new session starts and the chat
 // says why.
 func TestResumeAsksSessionStatusFirst(t *testing.T) {
+	parallel(t)
 	gone := M{"session/status": M{"code": -32002, "message": "Resource not found", "data": M{"sessionId": "old-1"}}}
 	for _, tc := range []struct {
 		name    string
@@ -108,6 +109,7 @@ func TestResumeAsksSessionStatusFirst(t *testing.T) {
 // says it (an agent that advertises auth.status), account labels only,
 // never the user's email.
 func TestCheckhealthAuthStatus(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name string
 		caps M

@@ -378,7 +378,7 @@ func (h *Host) rpcRewindSession(sid int) error {
 		return err
 	}
 	s.mu.Lock()
-	a, busy := s.agent, len(s.turns) > 0
+	a, busy := s.agent, len(s.turn.running) > 0
 	s.mu.Unlock()
 	if a == nil {
 		return errors.New("the session has no agent")

@@ -20,7 +20,6 @@ import (
 	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/review"
-	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
 // SessionOptions is what Lua sends to open a session.
@@ -70,34 +69,20 @@ type Session struct {
 
 	ck checkpoints // checkpoint.go
 
-	mu sync.Mutex
-	// turns are the prompts running: usually one; more when the agent
-	// queues prompts itself (acpx.Agent.PromptQueueing) and one was sent
-	// into a running turn. Together they are one turn of approvals.
-	turns     []*turn
-	turnID    approval.Turn   // the approvals' turn while turns run
-	cancels   []func()        // run on every cancel (e.g. kill the turn's terminals)
-	approvals approval.Ledger // command lines allowed in this turn's permission requests (consent.go)
-	perms     map[int]*pending
-	// cancelling: the running turn was cancelled; questions asked until
-	// it ends are answered "cancelled" at once.
-	cancelling bool
-	closed     bool
-	stopped    chan struct{}
-	enders     []func() // run once when the session ends (close, agent exit, host exit)
-	ended      bool
+	mu      sync.Mutex
+	turn    sessionTurn
+	perms   map[int]*pending
+	closed  bool
+	stopped chan struct{}
+	enders  []func() // run once when the session ends (close, agent exit, host exit)
+	ended   bool
 
 	fsb      sessionFS       // fs/* state, see fs.go
 	fsReads  atomic.Bool     // the agent called fs/read_text_file (quirks.go readsDisk)
 	rev      *review.Tracker // the agent's changes, see review.go
 	deciding atomic.Value    // the path a review decision is being taken on (review.go)
 
-	scanOnce  sync.Once         // scan.go
-	scan      *turnscan.Scanner // the files a turn changes behind the client
-	scanKick  chan struct{}     // asks the check loop for a check
-	scanFull  atomic.Bool       // the next check is a full one (not the noted files only)
-	scanMu    sync.Mutex
-	scanNamed map[string]bool // tool calls (ids) that named the files they change
+	scan sessionScan // the files a turn changes behind the client, see scan.go
 
 	urls map[string]bool // url elicitations accepted, awaiting elicitation/complete (elicit.go)
 
@@ -116,12 +101,7 @@ type Session struct {
 	// chat shows it already.
 	echo string
 
-	// back is closed when a lost connection is restored (remote.go), or
-	// the session is back on its restarted agent (respawn.go); nil while
-	// attached. Prompts sent meanwhile wait for it (waitBack), backWhy
-	// says why.
-	back    chan struct{}
-	backWhy string
+	hold promptHold // prompts wait while the session is put back on its agent (remote.go)
 
 	// opened: open() returned; with no id then, the session failed to
 	// open and no longer uses its agent (Host.retireIfUnused).
@@ -136,6 +116,21 @@ type Session struct {
 	warnSandbox      sync.Once // commands run outside the sandbox: said once (sandbox.go)
 
 	mcpEP *editormcp.Endpoint // the editor's MCP server, when passed (mcp.go)
+}
+
+// sessionTurn is the state of a session's running turn. Guarded by
+// Session.mu.
+type sessionTurn struct {
+	// running are the prompts running: usually one; more when the agent
+	// queues prompts itself (acpx.Agent.PromptQueueing) and one was sent
+	// into a running turn. Together they are one turn of approvals.
+	running   []*turn
+	id        approval.Turn   // the approvals' turn while prompts run
+	cancels   []func()        // run on every cancel (e.g. kill the turn's terminals)
+	approvals approval.Ledger // command lines allowed in this turn's permission requests (consent.go)
+	// cancelling: the running turn was cancelled; questions asked until
+	// it ends are answered "cancelled" at once.
+	cancelling bool
 }
 
 // onEnd registers fn to run once when the session ends.
@@ -363,18 +358,18 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.fail(errors.New("session is not ready"))
 		return
 	}
-	if s.back != nil {
+	if s.hold.back != nil {
 		// The connection to the agent is being restored (remote.go): the
 		// prompt waits for it, as a turn the user can cancel.
 		wctx, wcancel := context.WithCancel(context.Background())
 		w := &turn{cancel: wcancel, end: make(chan struct{}), waiting: true}
-		s.turns = append(s.turns, w)
+		s.turn.running = append(s.turn.running, w)
 		s.mu.Unlock()
 		ok := s.waitBack(wctx)
 		s.mu.Lock()
 		s.dropTurnLocked(w)
-		if len(s.turns) == 0 {
-			s.cancelling = false
+		if len(s.turn.running) == 0 {
+			s.turn.cancelling = false
 		}
 		s.mu.Unlock()
 		close(w.end)
@@ -393,16 +388,16 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	a, id := s.agent, s.id
 	ctx, cancel := a.context(context.Background())
 	t := &turn{cancel: cancel, end: make(chan struct{})}
-	s.turns = append(s.turns, t)
+	s.turn.running = append(s.turn.running, t)
 	s.echo = ""
 	for _, b := range blocks {
 		if b.Text != nil {
 			s.echo += b.Text.Text
 		}
 	}
-	first := len(s.turns) == 1
+	first := len(s.turn.running) == 1
 	if first {
-		s.turnID = s.approvals.Begin()
+		s.turn.id = s.turn.approvals.Begin()
 	}
 	s.mu.Unlock()
 	defer cancel()
@@ -431,10 +426,10 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	}
 	s.mu.Lock()
 	s.dropTurnLocked(t)
-	last = len(s.turns) == 0
-	at := s.turnID
+	last = len(s.turn.running) == 0
+	at := s.turn.id
 	if last {
-		s.cancelling, s.echo = false, ""
+		s.turn.cancelling, s.echo = false, ""
 	}
 	dropped := t.dropped
 	s.mu.Unlock()
@@ -442,7 +437,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.checkpointEnding()
 	}
 	if last {
-		s.approvals.End(at) // what its permission requests approved goes with it
+		s.turn.approvals.End(at) // what its permission requests approved goes with it
 	}
 	close(t.end)
 	if dropped {
@@ -492,9 +487,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 
 // dropTurnLocked removes t from the running turns; s.mu is held.
 func (s *Session) dropTurnLocked(t *turn) {
-	for i, x := range s.turns {
+	for i, x := range s.turn.running {
 		if x == t {
-			s.turns = append(s.turns[:i], s.turns[i+1:]...)
+			s.turn.running = append(s.turn.running[:i], s.turn.running[i+1:]...)
 			return
 		}
 	}
@@ -507,7 +502,7 @@ var cancelGrace = 5 * time.Second
 // onCancel registers fn to run on every cancel of a turn.
 func (s *Session) onCancel(fn func()) {
 	s.mu.Lock()
-	s.cancels = append(s.cancels, fn)
+	s.turn.cancels = append(s.turn.cancels, fn)
 	s.mu.Unlock()
 }
 
@@ -518,10 +513,10 @@ func (s *Session) onCancel(fn func()) {
 func (s *Session) cancel() {
 	s.mu.Lock()
 	a, id := s.agent, s.id
-	hooks := append([]func(){}, s.cancels...)
+	hooks := append([]func(){}, s.turn.cancels...)
 	var turns []*turn
 	waiting := false
-	for _, t := range s.turns {
+	for _, t := range s.turn.running {
 		if t.waiting {
 			t.cancel() // a prompt waiting for the connection: not sent
 			waiting = true
@@ -539,8 +534,8 @@ func (s *Session) cancel() {
 		}
 	}
 	s.mu.Lock()
-	if len(s.turns) > 0 {
-		s.cancelling = true
+	if len(s.turn.running) > 0 {
+		s.turn.cancelling = true
 	}
 	s.mu.Unlock()
 	s.settleQuestions()
@@ -740,7 +735,7 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 			p.ToolCall.RawInput = in
 		}
 	}
-	turn, inTurn := s.approvals.Current()
+	turn, inTurn := s.turn.approvals.Current()
 	opts := make([]approval.Option, len(p.Options))
 	for i, o := range p.Options {
 		opts[i] = approval.Option{ID: string(o.OptionId), Kind: string(o.Kind)}
@@ -829,7 +824,7 @@ func (s *Session) askChecked(ctx context.Context, q question, ev Event, check an
 		s.mu.Unlock()
 		return "", errors.New("the session is closed")
 	}
-	if s.cancelling {
+	if s.turn.cancelling {
 		s.mu.Unlock()
 		return "", nil // the turn was cancelled: no more questions in it
 	}
