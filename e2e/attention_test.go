@@ -175,6 +175,7 @@ func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
 // files from outside the workspace, are waits too, the chat hidden or
 // shown; the message comes only with the chat hidden.
 func TestAttentionHeldAfterErrorAndMention(t *testing.T) {
+	parallel(t)
 	for _, hidden := range []bool{false, true} {
 		name := map[bool]string{false: "shown", true: "hidden"}[hidden]
 		hide := func(e *Editor) {

@@ -81,6 +81,7 @@ func TestInstructionsSentAsSystemPrompt(t *testing.T) {
 // replaces the agent's prompt only where it advertises override, else
 // they are appended and the chat says so.
 func TestInstructionsByCapability(t *testing.T) {
+	parallel(t)
 	sp := func(mode string) M { return M{"mode": mode, "content": []any{M{"type": "text", "text": "Be terse."}}} }
 	for _, tc := range []struct {
 		name   string

@@ -554,6 +554,7 @@ func (e *Editor) agentMark(name string) bool {
 // where the agent advertises it (sessionCapabilities.archive:
 // session/archive, session/unarchive); an agent without it is not asked.
 func TestArchiveCallsTheAgentsArchive(t *testing.T) {
+	parallel(t)
 	for _, can := range []bool{true, false} {
 		t.Run(map[bool]string{true: "advertised", false: "not advertised"}[can], func(t *testing.T) {
 			e := startEditor(t)

@@ -254,6 +254,7 @@ func TestSubagentOpenAndCancel(t *testing.T) {
 // Each child's work shows in its section, once, and the prompt says which
 // subagent asks.
 func TestSubagentRealAdapterShapes(t *testing.T) {
+	parallel(t)
 	claudeMeta := M{"claudeCode": M{"toolName": "Read", "parentToolUseId": "toolu_1"}}
 	const claude = "afaf604eff4e9af82"
 	task := M{"sessionUpdate": "session_message", "messageId": "toolu_1", "senderSessionId": "fake-session-1",
