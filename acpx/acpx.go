@@ -22,15 +22,26 @@ const (
 	MethodSessionResume       = "session/resume"
 	MethodSessionClose        = "session/close"
 	MethodSessionDelete       = "session/delete"
+	MethodSessionArchive      = "session/archive"
+	MethodSessionUnarchive    = "session/unarchive"
 	MethodSessionFork         = "session/fork"
 	MethodSessionStatus       = "session/status"
 	MethodSessionSetTitle     = "session/set_title"
 	MethodAuthStatus          = "auth/status"
+	MethodAuthStatusUpdate    = "auth/status_update"
+	MethodProvidersList       = "providers/list"
+	MethodProvidersSet        = "providers/set"
+	MethodProvidersDisable    = "providers/disable"
 	MethodLogout              = "logout"
 	MethodElicitationCreate   = "elicitation/create"
 	MethodElicitationComplete = "elicitation/complete"
 	MethodSteering            = "_session/steering"
 )
+
+// MethodClaudeAuthStatusUpdate is claude-agent-acp's extension before
+// auth/status (0.101, codex-acp 2.6 too: agentCapabilities._meta.authStatus,
+// push only): {authStatus: {kind, label, detail?}} (ParseClaudeAuthStatus).
+const MethodClaudeAuthStatusUpdate = "_auth/status_update"
 
 // Agent is what an agent's initialize response says it can do, beyond
 // what acp-go-sdk's types carry (or read leniently where they are strict).
@@ -41,6 +52,9 @@ type Agent struct {
 	// Status: session/status (sessionCapabilities.status), whether the
 	// agent still has a session, asked before resuming it.
 	Status bool
+	// Archive: session/archive and session/unarchive
+	// (sessionCapabilities.archive, unstable in the SDK 2.4.0 schema).
+	Archive bool
 	// Title: session/set_title (sessionCapabilities.title), the user's
 	// name for a session given to the agent.
 	Title bool
@@ -48,6 +62,12 @@ type Agent struct {
 	Logout bool
 	// AuthStatus: auth/status (agentCapabilities.auth.status).
 	AuthStatus bool
+	// SystemPrompt: the agent takes systemPrompt on session/new, load,
+	// resume and fork in append mode (sessionCapabilities.systemPrompt);
+	// SystemPromptOverride: in override mode too (its mode.override).
+	SystemPrompt, SystemPromptOverride bool
+	// Providers: providers/list, set and disable (agentCapabilities.providers).
+	Providers bool
 	// MCP transports besides stdio (agentCapabilities.mcpCapabilities):
 	// "http", "sse", "acp"... set to true.
 	MCP map[string]bool
@@ -73,6 +93,7 @@ func ParseAgent(raw json.RawMessage) Agent {
 			Session     map[string]json.RawMessage `json:"sessionCapabilities"`
 			Auth        map[string]json.RawMessage `json:"auth"`
 			MCP         map[string]json.RawMessage `json:"mcpCapabilities"`
+			Providers   json.RawMessage            `json:"providers"`
 		} `json:"agentCapabilities"`
 	}
 	_ = json.Unmarshal(raw, &r)
@@ -90,8 +111,18 @@ func ParseAgent(raw json.RawMessage) Agent {
 	a.AdditionalDirectories = present(r.Caps.Session, "additionalDirectories")
 	a.Status = present(r.Caps.Session, "status")
 	a.Title = present(r.Caps.Session, "title")
+	a.Archive = present(r.Caps.Session, "archive")
 	a.Logout = present(r.Caps.Auth, "logout")
 	a.AuthStatus = present(r.Caps.Auth, "status")
+	a.Providers = isObject(r.Caps.Providers)
+	if a.SystemPrompt = present(r.Caps.Session, "systemPrompt"); a.SystemPrompt {
+		var sp struct {
+			Mode map[string]json.RawMessage `json:"mode"`
+		}
+		if json.Unmarshal(r.Caps.Session["systemPrompt"], &sp) == nil {
+			a.SystemPromptOverride = present(sp.Mode, "override")
+		}
+	}
 	for k, v := range r.Caps.MCP {
 		if isTrue(v) {
 			if a.MCP == nil {
@@ -133,7 +164,7 @@ func (a Agent) SteerPath() string {
 // any), load, resume, fork, close, delete, list, logout.
 func (a Agent) Table() map[string]any {
 	t := map[string]any{"load": a.LoadSession, "resume": a.Resume, "fork": a.Fork, "close": a.Close,
-		"delete": a.Delete, "list": a.List, "logout": a.Logout, "set_title": a.Title}
+		"delete": a.Delete, "list": a.List, "logout": a.Logout, "set_title": a.Title, "archive": a.Archive}
 	if p := a.SteerPath(); p != "" {
 		t["steer"] = p
 	}

@@ -23,6 +23,14 @@ func TestParseAgent(t *testing.T) {
 				Steering: true, PromptQueueing: true}},
 		{"session/status and auth/status (codex-acp 2.6, claude-agent-acp)", `{"agentCapabilities":{
 			"sessionCapabilities":{"status":{}},"auth":{"status":{}}}}`, Agent{Status: true, AuthStatus: true}},
+		{"session/archive (SDK 2.4.0 unstable)", `{"agentCapabilities":{"sessionCapabilities":{"archive":{},"title":{}}}}`,
+			Agent{Archive: true, Title: true}},
+		{"systemPrompt and providers (claude-agent-acp 0.101)", `{"agentCapabilities":{"providers":{},
+			"sessionCapabilities":{"systemPrompt":{}}}}`, Agent{SystemPrompt: true, Providers: true}},
+		{"systemPrompt with override", `{"agentCapabilities":{"sessionCapabilities":{"systemPrompt":{"mode":{"override":{}}}}}}`,
+			Agent{SystemPrompt: true, SystemPromptOverride: true}},
+		{"override without systemPrompt is nothing", `{"agentCapabilities":{"sessionCapabilities":{"systemPrompt":null,
+			"mode":{"override":{}}},"providers":null}}`, Agent{}},
 		{"null and false mean absent", `{"agentCapabilities":{"sessionCapabilities":{"resume":null,"fork":false},
 			"mcpCapabilities":{"http":false},"auth":{"logout":null,"status":false}},"_meta":{"steering":{"supported":false}}}`, Agent{}},
 		{"wrong shapes are absent, never an error", `{"agentCapabilities":{"sessionCapabilities":[1],"auth":"x",
@@ -129,5 +137,31 @@ func TestForkMessages(t *testing.T) {
 	}
 	if b, _ := json.Marshal(LogoutRequest{}); string(b) != `{}` {
 		t.Fatalf("logout %s", b)
+	}
+}
+
+func TestParseClaudeAuthStatus(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name    string
+		raw     string
+		want    AuthStatus
+		wantErr bool
+	}{
+		{"an API key (claude-agent-acp 0.101)", `{"authStatus":{"kind":"api_key","label":"Anthropic API key","detail":"ANTHROPIC_API_KEY"}}`,
+			AuthStatus{State: "authenticated", Accounts: []AuthAccount{{Label: "Anthropic API key", Active: &yes}}}, false},
+		{"a subscription: the email is not kept", `{"authStatus":{"kind":"account","label":"Claude Max","account":{"email":"u@example.com"}}}`,
+			AuthStatus{State: "authenticated", Accounts: []AuthAccount{{Label: "Claude Max", Active: &yes}}}, false},
+		{"signed out", `{"authStatus":{"kind":"none","label":"Not logged in"}}`, AuthStatus{State: "unauthenticated"}, false},
+		{"no kind", `{"authStatus":{}}`, AuthStatus{}, true},
+		{"not JSON", `x`, AuthStatus{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseClaudeAuthStatus(json.RawMessage(tt.raw))
+			if (err != nil) != tt.wantErr || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
 	}
 }

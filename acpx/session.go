@@ -19,6 +19,7 @@ type ForkRequest struct {
 	Cwd                   string            `json:"cwd"`
 	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
 	McpServers            []json.RawMessage `json:"mcpServers"`
+	SystemPrompt          *SystemPrompt     `json:"systemPrompt,omitempty"`
 }
 
 // ParseForkResponse reads session/fork's result: the new session's id
@@ -68,6 +69,31 @@ type AuthStatus struct {
 type AuthAccount struct {
 	Label  string
 	Active *bool
+}
+
+// ParseClaudeAuthStatus reads claude-agent-acp's _auth/status_update
+// params as an AuthStatus: kind "none" is signed out; any other kind
+// (account, api_key, gateway, external) is signed in with the one account
+// its label names. Its email and organization are not read.
+func ParseClaudeAuthStatus(raw json.RawMessage) (AuthStatus, error) {
+	var r struct {
+		AuthStatus *struct {
+			Kind  string `json:"kind"`
+			Label string `json:"label"`
+		} `json:"authStatus"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || r.AuthStatus == nil || r.AuthStatus.Kind == "" {
+		return AuthStatus{}, fmt.Errorf("_auth/status_update: no authStatus.kind in %.200s", raw)
+	}
+	if r.AuthStatus.Kind == "none" {
+		return AuthStatus{State: "unauthenticated"}, nil
+	}
+	st := AuthStatus{State: "authenticated"}
+	if r.AuthStatus.Label != "" {
+		active := true
+		st.Accounts = []AuthAccount{{Label: r.AuthStatus.Label, Active: &active}}
+	}
+	return st, nil
 }
 
 // ParseAuthStatus reads auth/status's result.

@@ -29,11 +29,20 @@ import (
 //
 //	NVIM_BIN=... go test -run '^$' -bench ACP -benchtime 1x ./e2e/
 //
+// BENCH_AGENT=raw runs the read and write cases with testdata/rawagent,
+// which neither uses an SDK nor decodes while timed, against the same
+// refclient: the floor's pair, where a client's own cost shows whole.
 // BENCH_CASES picks cases (see below); NVIM_ACP_CPUPROFILE=FILE makes the
 // host write a CPU profile. BENCH_ROUNDS (default 3) splits each case into alternating rounds of
 // reference and nvim-acp, so both see the same machine load.
 func BenchmarkACP(b *testing.B) {
 	bins := benchBinaries(b)
+	agentName := "benchagent"
+	if os.Getenv("BENCH_AGENT") == "raw" {
+		// The floor's agent: no SDK, nothing decoded while timed (reads
+		// and writes only).
+		bins.agent, agentName = bins.raw, "rawagent"
+	}
 	e := startEditor(b)
 	ws := e.Dir
 	f10k := filepath.Join(ws, "f10k.txt")
@@ -123,6 +132,9 @@ func BenchmarkACP(b *testing.B) {
 	// BENCH_CASES (default all): read10k,read100,read10ku,read100u,slice,
 	// write,readc,term.
 	want := func(c string) bool {
+		if agentName == "rawagent" && (c == "readc" || c == "term") {
+			return false // reads and writes only
+		}
 		v := os.Getenv("BENCH_CASES")
 		return v == "" || strings.Contains(","+v+",", ","+c+",")
 	}
@@ -193,11 +205,12 @@ func BenchmarkACP(b *testing.B) {
 	}
 	b.StopTimer()
 	// Printed, not logged: the testing package cuts long benchmark logs.
-	fmt.Printf("\n%s, %d cores, %s, %s\n%s\n", version, runtime.NumCPU(), runtime.GOARCH, time.Now().Format("2006-01-02"), rep.String())
+	fmt.Printf("\n%s, %d cores, %s, %s, agent %s, load average %s\n%s\n", version, runtime.NumCPU(), runtime.GOARCH,
+		time.Now().Format("2006-01-02 15:04"), agentName, loadavg(), rep.String())
 	b.ReportMetric(0, "ns/op")
 }
 
-type benchBins struct{ agent, ref string }
+type benchBins struct{ agent, ref, raw string }
 
 var (
 	benchOnce  sync.Once
@@ -213,8 +226,8 @@ func benchBinaries(b testing.TB) benchBins {
 			benchErr = err
 			return
 		}
-		benchBuilt = benchBins{agent: filepath.Join(dir, "benchagent"), ref: filepath.Join(dir, "refclient")}
-		for out, pkg := range map[string]string{benchBuilt.agent: "./testdata/benchagent", benchBuilt.ref: "./testdata/refclient"} {
+		benchBuilt = benchBins{agent: filepath.Join(dir, "benchagent"), ref: filepath.Join(dir, "refclient"), raw: filepath.Join(dir, "rawagent")}
+		for out, pkg := range map[string]string{benchBuilt.agent: "./testdata/benchagent", benchBuilt.ref: "./testdata/refclient", benchBuilt.raw: "./testdata/rawagent"} {
 			cmd := exec.Command("go", "build", "-o", out, pkg)
 			cmd.Dir = root
 			if o, err := cmd.CombinedOutput(); err != nil {

@@ -43,6 +43,7 @@ func setupNamedFake(e *Editor, name string, sc M, extra M, env map[string]string
 // so under another name creating a file failed, and an agent configured
 // as "gemini" that is not Gemini CLI got it.
 func TestAgentsQuirkByAgentInfo(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, config, agentName string
 		quirks                  M
@@ -82,6 +83,7 @@ func TestAgentsQuirkByAgentInfo(t *testing.T) {
 // agent it is text the user reads. Before: the marker was taken from every
 // agent's chunks, and the text vanished.
 func TestAgentsModeMarkerOnlyForGemini(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, agentName string
 		quirks          M
@@ -447,6 +449,7 @@ func TestCheckhealthAgents(t *testing.T) {
 // The agent's label: agentInfo.title, else agentInfo.name, else the config
 // key; a location at line 0 shows as the file, not "file:0".
 func TestAgentsLabelAndLineZero(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name string
 		info any

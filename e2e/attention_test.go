@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 // screen or not; with the chat hidden a message names the session and
 // :AcpAttention, which shows the chat with the prompt focused.
 func TestAttentionEveryWaitHiddenAndShown(t *testing.T) {
+	parallel(t)
 	elicit := M{"request": "elicitation/create", "raw_params": `{"sessionId":"$sessionId","mode":"form",
 		"message":"Which one?","requestedSchema":{"type":"object","properties":{"name":{"type":"string","title":"Name"}}}}`}
 	for _, tc := range []struct {
@@ -115,6 +117,7 @@ func waitAttention(e *Editor, kind string) {
 // prompts held after a cancelled turn are waits too, the chat hidden or
 // shown; the message comes only with the chat hidden.
 func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
+	parallel(t)
 	for _, hidden := range []bool{false, true} {
 		name := map[bool]string{false: "shown", true: "hidden"}[hidden]
 		hide := func(e *Editor) {
@@ -162,6 +165,65 @@ func TestAttentionFileQuestionAndHeldQueue(t *testing.T) {
 			e.Lua(`return require("acp").statusline()`, &line)
 			if !strings.HasSuffix(line, "1 waiting") {
 				t.Fatalf("statusline = %q", line)
+			}
+		})
+	}
+}
+
+// TestAttentionHeldAfterErrorAndMention: prompts held after a turn that
+// failed (an error, not a cancel), and a prompt that asks before sending
+// files from outside the workspace, are waits too, the chat hidden or
+// shown; the message comes only with the chat hidden.
+func TestAttentionHeldAfterErrorAndMention(t *testing.T) {
+	parallel(t)
+	for _, hidden := range []bool{false, true} {
+		name := map[bool]string{false: "shown", true: "hidden"}[hidden]
+		hide := func(e *Editor) {
+			if hidden {
+				e.Lua(`require("acp").toggle()`, nil)
+			}
+		}
+		t.Run("queued_after_error/"+name, func(t *testing.T) {
+			e := startEditor(t)
+			gate := filepath.Join(t.TempDir(), "fail-now")
+			e.SetupFake(M{"turns": []any{
+				[]any{text("working"), M{"wait_file": gate, "timeout_ms": 30000},
+					M{"error": M{"code": -32603, "message": "the model is overloaded"}}},
+				[]any{text("second answer")},
+			}}, nil)
+			attentionKinds(e)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("first")
+			e.Eventually("working", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "working") })
+			e.Send("second")
+			hide(e)
+			if err := os.WriteFile(gate, []byte("go"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			waitAttention(e, "queued")
+			if got := e.Told("holds queued prompts"); got != hidden {
+				t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
+			}
+			if n := len(e.recvs("session/prompt")); n != 1 {
+				t.Fatalf("the held prompt was sent (%d prompts)", n)
+			}
+		})
+		t.Run("mention/"+name, func(t *testing.T) {
+			e := startEditor(t)
+			out := filepath.Join(t.TempDir(), "outside.txt")
+			if err := os.WriteFile(out, []byte("far away\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e.SetupFake(M{"turns": []any{[]any{text("read it")}}}, nil)
+			attentionKinds(e)
+			e.Chat("fake")
+			e.WaitState("ready")
+			hide(e)
+			e.Lua(`require("acp").send(...)`, nil, "look at @"+out)
+			waitAttention(e, "mention")
+			if got := e.Told("asks before sending files"); got != hidden {
+				t.Fatalf("hidden=%v, messages:\n%s", hidden, e.Messages())
 			}
 		})
 	}

@@ -65,6 +65,7 @@ func authRequests(e *Editor) []string {
 // 2.6.0's and gemini's agent method with _meta api-key). Before: session/new
 // failed "Authentication required" and authenticate was never called.
 func TestAuthEnvVarFromEnvironment(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, method string
 		methods      []any
@@ -115,8 +116,8 @@ func TestAuthEnvVarFromEnvironment(t *testing.T) {
 // of the agent uses it without asking.
 func TestAuthPickerAsksSecretKey(t *testing.T) {
 	const secret = "sk-typed-by-the-user-7d1f"
+	editorUnsetenv(t, "FAKE_KEY") // the agent asks for it only when unset
 	e := startEditor(t)
-	os.Unsetenv("FAKE_KEY")
 	setupAuthFake(e, M{
 		"initialize": M{"authMethods": []any{
 			M{"id": "oauth-personal", "name": "Log in with Google", "description": "Log in with your Google account"},
@@ -256,8 +257,8 @@ func TestAuthFailureIsClear(t *testing.T) {
 // with it. Before: it was treated as a browser login and failed.
 func TestAuthAPIKeyMethodAsksKey(t *testing.T) {
 	const secret = "sk-typed-for-codex-2-6"
+	editorUnsetenv(t, "OPENAI_API_KEY") // the agent asks for it only when unset
 	e := startEditor(t)
-	os.Unsetenv("OPENAI_API_KEY")
 	setupAuthFake(e, M{
 		"initialize": M{"authMethods": []any{
 			M{"id": "api-key", "name": "API Key", "_meta": M{"api-key": M{"provider": "openai"}}},

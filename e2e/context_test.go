@@ -22,6 +22,7 @@ func promptBlocks(e *Editor) []map[string]any {
 }
 
 func TestAcpAddContext(t *testing.T) {
+	parallel(t)
 	for _, embedded := range []bool{false, true} {
 		name := map[bool]string{false: "fenced", true: "embedded"}[embedded]
 		t.Run(name, func(t *testing.T) {

@@ -64,6 +64,7 @@ func TestDiskAgentWritesAgainAfterFsWrite(t *testing.T) {
 // "writing the buffer will overwrite the change" dead end is gone. A line
 // the user added right next to the agent's change is merged too, not asked.
 func TestDiskWriteMergedIntoModifiedBuffer(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		name        string
 		start, end  int      // the user's lines replace these (0-based, end excluded)
@@ -110,6 +111,7 @@ func TestDiskWriteMergedIntoModifiedBuffer(t *testing.T) {
 // Where the agent's disk write overlaps the user's unsaved change, the user
 // is asked; keeping theirs leaves the buffer modified with their lines.
 func TestDiskWriteConflictAsked(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct{ key, want string }{
 		{"k", "a|B (user)|c"},
 		{"t", "a|B (agent)|c"},
@@ -188,6 +190,7 @@ func TestDiskAnnouncedWriteWithoutOldText(t *testing.T) {
 // issue 34), the chat's winbar says it waits, and <C-g> from the input
 // goes to it.
 func TestSaveBeforePrompt(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		name, mode, key string
 		readsFirst      bool

@@ -77,6 +77,7 @@ func readPid(t *testing.T, file string) int {
 // (setsid, its parent gone). Before, only the prefix's process here
 // ended and both ran on in the "container".
 func TestAgentTerminalEndsOnTheFarSide(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		name  string
 		steps []any // after the command runs

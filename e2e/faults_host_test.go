@@ -189,6 +189,7 @@ func TestFaultsInitializeTimeoutStopsAgentAndRetries(t *testing.T) {
 // Issue 8, item 10: a garbage answer to initialize is a clear error at
 // once, not a 60 s wait (nor a session with a broken agent).
 func TestFaultsInitializeGarbageFailsFast(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, raw, want string
 	}{

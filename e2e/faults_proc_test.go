@@ -71,6 +71,7 @@ func (e *Editor) quit() {
 }
 
 func TestFaultsTerminalEscapeesDieOnEveryEnd(t *testing.T) {
+	parallel(t)
 	for _, end := range []string{"kill", "release", "cancel", "stop", "agent crash", "quit"} {
 		t.Run(end, func(t *testing.T) {
 			e := startEditor(t)
@@ -122,6 +123,7 @@ func TestFaultsTerminalEscapeesDieOnEveryEnd(t *testing.T) {
 }
 
 func TestFaultsAgentChildrenDieWithIt(t *testing.T) {
+	parallel(t)
 	for _, end := range []string{"crash", "stop", "exit"} {
 		t.Run(end, func(t *testing.T) {
 			e := startEditor(t)

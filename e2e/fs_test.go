@@ -535,6 +535,7 @@ func TestFsExternalChangeReloadsOrMerges(t *testing.T) {
 }
 
 func TestFsReview(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		key    string
 		accept bool
@@ -780,6 +781,7 @@ func TestChangesIncludeAgentToolEdits(t *testing.T) {
 // :AcpPermission goes back to it, and it closes once the question is
 // answered, wherever from.
 func TestFsConflictDiffStaysVisible(t *testing.T) {
+	parallel(t)
 	for _, hide := range []bool{false, true} {
 		t.Run(map[bool]string{false: "answered in the diff", true: "hidden, answered from another tab"}[hide], func(t *testing.T) {
 			e, ws := fsEditor(t)

@@ -19,6 +19,7 @@ import (
 // agent's last applied write must be there; the host must live through it
 // and Neovim answer once the turn is over.
 func TestFsTypingWhileAgentWrites(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name          string
 		rounds, think int // agent rounds, milliseconds between read and write

@@ -16,6 +16,7 @@ import (
 // reaches the disk); the user's own :write afterwards saves it without a
 // "changed since reading" question.
 func TestAgentWriteKeepsUnsavedLinesUnsaved(t *testing.T) {
+	parallel(t)
 	const disk = "a\nb\nc\nd\ne\n"
 	const user = "user's unsaved line"
 	for _, door := range []string{"fs write", "mcp edit_file", "disk write"} {

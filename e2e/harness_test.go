@@ -7,12 +7,15 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +29,10 @@ var (
 	root    string // repository root
 	hostBin string
 	fakeBin string
-	goCache string // the Go build cache of the test process, kept for Neovim's children
+	// goEnv is the test process's Go build and module caches (GOCACHE,
+	// GOMODCACHE, GOPATH), kept for Neovim's children, whose $HOME and
+	// XDG directories are their own.
+	goEnv []string
 	// serverBin is testdata/fakeserver: fakeagent over the network.
 	serverBin string
 	// execdBin is testdata/execd: a stand-in for docker exec.
@@ -50,12 +56,15 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(tmp)
-	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	vars := []string{"GOCACHE", "GOMODCACHE", "GOPATH"}
+	out, err := exec.Command("go", append([]string{"env"}, vars...)...).Output()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "go env GOCACHE:", err)
+		fmt.Fprintln(os.Stderr, "go env:", err)
 		return 1
 	}
-	goCache = strings.TrimSpace(string(out))
+	for i, v := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		goEnv = append(goEnv, vars[i]+"="+v)
+	}
 	hostBin = filepath.Join(tmp, "nvim-acp")
 	fakeBin = filepath.Join(tmp, "fakeagent")
 	serverBin = filepath.Join(tmp, "fakeserver")
@@ -67,6 +76,11 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, b)
 			return 1
 		}
+	}
+	if b := os.Getenv("E2E_HOST_BIN"); b != "" {
+		// Another build of the host (benchmarks: before and after a change
+		// in interleaved runs).
+		hostBin = b
 	}
 	finish, err := startWireCheck(tmp)
 	if err != nil {
@@ -110,7 +124,7 @@ type Editor struct {
 	t        testing.TB
 	nv       *nvim.Nvim
 	Dir      string // workspace (Neovim's cwd)
-	state    string // XDG dirs
+	state    string // XDG dirs and $HOME
 	AgentLog string
 }
 
@@ -137,24 +151,111 @@ func (e *Editor) Restart() *Editor {
 	return startEditorIn(e.t, e.Dir, e.state)
 }
 
+// Scenarios run side by side (go test -parallel): each Editor has a
+// Neovim, a workspace, a $HOME, XDG directories, a log, a wire record and
+// agents of its own, and a test's environment for them goes through editorEnv, not
+// the process's. So a test's first Editor makes it parallel (t.Parallel);
+// it pauses there until the tests that run alone are done. A test runs
+// alone when it changed the process (t.Setenv, t.Chdir: t.Parallel refuses
+// those) or called serial first.
+var parallelAsked sync.Map // *testing.T -> true once t.Parallel was asked (or refused)
+
+// parallel makes t parallel the first time it is called for t.
+func parallel(t testing.TB) {
+	tt, ok := t.(*testing.T) // benchmarks run alone
+	if !ok {
+		return
+	}
+	if _, asked := parallelAsked.LoadOrStore(tt, true); asked {
+		return
+	}
+	tt.Cleanup(func() { parallelAsked.Delete(tt) })
+	defer func() {
+		// t.Parallel panics, changing nothing, after t.Setenv or t.Chdir
+		// (or a t.Parallel of the test's own): t stays as it is.
+		_ = recover()
+	}()
+	tt.Parallel()
+}
+
+// serial keeps t from running beside other tests: for a test that changes
+// what the process shares (its environment, cwd, a fixed port...). Call it
+// before the test's first Editor.
+func serial(t *testing.T) {
+	parallelAsked.Store(t, true)
+	t.Cleanup(func() { parallelAsked.Delete(t) })
+}
+
+var editorEnvs sync.Map // testing.TB -> []string: "KEY=value" sets, "KEY" unsets
+
+// editorEnv sets key=value in the environment of t's Editors started from
+// now on (Neovim, the host, its agents and commands), as t.Setenv would
+// without changing the process's: t keeps running beside other tests.
+func editorEnv(t testing.TB, key, value string) {
+	t.Helper()
+	addEditorEnv(t, key+"="+value)
+}
+
+// editorUnsetenv removes key from the environment of t's Editors started
+// from now on (a variable the developer's own environment may hold).
+func editorUnsetenv(t testing.TB, key string) {
+	t.Helper()
+	addEditorEnv(t, key)
+}
+
+func addEditorEnv(t testing.TB, entry string) {
+	old, loaded := editorEnvs.Load(t)
+	var env []string
+	if loaded {
+		env = old.([]string)
+	} else {
+		t.Cleanup(func() { editorEnvs.Delete(t) })
+	}
+	editorEnvs.Store(t, append(env[:len(env):len(env)], entry))
+}
+
+// withEditorEnv is env with t's own entries (editorEnv, editorUnsetenv) applied.
+func withEditorEnv(t testing.TB, env []string) []string {
+	own, ok := editorEnvs.Load(t)
+	if !ok {
+		return env
+	}
+	for _, entry := range own.([]string) {
+		key, _, set := strings.Cut(entry, "=")
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") })
+		if set {
+			env = append(env, entry)
+		}
+	}
+	return env
+}
+
 // startEditorIn starts Neovim in workspace dir with XDG directories under state.
 func startEditorIn(t testing.TB, dir, state string, extra ...string) *Editor {
 	t.Helper()
+	parallel(t)
 	bin := nvimBin(t)
 	e := &Editor{t: t, Dir: dir, state: state}
 	e.AgentLog = filepath.Join(e.state, "agent.log")
+	home := filepath.Join(e.state, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	env := append(os.Environ(),
 		"NVIM_ACP_BIN="+hostBin,
+		"HOME="+home, // nothing of the user's, nothing shared with the tests beside it
 		"XDG_CONFIG_HOME="+filepath.Join(e.state, "config"),
 		"XDG_DATA_HOME="+filepath.Join(e.state, "data"),
 		"XDG_STATE_HOME="+filepath.Join(e.state, "state"),
 		"XDG_CACHE_HOME="+filepath.Join(e.state, "cache"),
 		"NVIM_LOG_FILE="+filepath.Join(e.state, "nvim.log"),
-		// Go's build cache stays the test process's own: with XDG_CACHE_HOME
-		// moved, a host built on first use would compile every dependency
-		// afresh (over 3 minutes on a loaded 2-core machine).
-		"GOCACHE="+goCache,
 	)
+	// Go's caches stay the test process's own: with $HOME and
+	// XDG_CACHE_HOME moved, a host built on first use would compile every
+	// dependency afresh (over 3 minutes on a loaded 2-core machine) and
+	// fetch the modules again.
+	env = append(env, goEnv...)
+	env = withEditorEnv(t, env)
 	if w := wireDir(t); w != "" {
 		env = append(env, wirelog.Env+"="+w) // the schema check (wire_test.go)
 	}
@@ -284,7 +385,10 @@ func (e *Editor) setup(opts map[string]any) {
 	e.t.Helper()
 	// Tests answer prompts at once: no guard against keys typed too early
 	// (TestPromptGuardIgnoresEarlyKeys sets one).
+	// Copies: options tables are shared between tests running side by side
+	// (allowCommands...).
 	perms, _ := opts["permissions"].(map[string]any)
+	perms = maps.Clone(perms)
 	if perms == nil {
 		perms = map[string]any{}
 	}
@@ -295,6 +399,7 @@ func (e *Editor) setup(opts map[string]any) {
 	// Prompts go without the question about unsaved buffers an agent
 	// reading the disk cannot see (TestSaveBeforePrompt asks it).
 	fsOpts, _ := opts["fs"].(map[string]any)
+	fsOpts = maps.Clone(fsOpts)
 	if fsOpts == nil {
 		fsOpts = map[string]any{}
 	}

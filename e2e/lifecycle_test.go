@@ -34,6 +34,7 @@ func sessionCaps(load bool, caps ...string) M {
 // agent replays nothing: the saved chat shows the history); one that can
 // only load is loaded.
 func TestHistoryResumeVersusLoad(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name   string
 		caps   M
@@ -273,6 +274,7 @@ func TestLogout(t *testing.T) {
 // An agent that crashes mid-turn is restarted and the session resumed; the
 // turn it cut off ends with an error, and the next prompt goes on.
 func TestCrashRestartsAndResumes(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, method, said string
 		caps               M
@@ -372,6 +374,7 @@ func TestMCPServersFilteredByTransport(t *testing.T) {
 // permission so): the request waits for the session instead of failing
 // "unknown session" (auggie then died).
 func TestRequestWithSessionNewWaitsForIt(t *testing.T) {
+	parallel(t)
 	ask := M{"request": "session/request_permission", "async": true, "written": true,
 		"params": M{"toolCall": M{"toolCallId": "early", "title": "Early question", "kind": "execute"}, "options": permOptions}}
 	for _, tc := range []struct {
@@ -545,4 +548,57 @@ func (e *Editor) agentMark(name string) bool {
 		}
 	}
 	return false
+}
+
+// Archiving a saved chat in the overview archives the agent's session too
+// where the agent advertises it (sessionCapabilities.archive:
+// session/archive, session/unarchive); an agent without it is not asked.
+func TestArchiveCallsTheAgentsArchive(t *testing.T) {
+	parallel(t)
+	for _, can := range []bool{true, false} {
+		t.Run(map[bool]string{true: "advertised", false: "not advertised"}[can], func(t *testing.T) {
+			e := startEditor(t)
+			caps := []string{}
+			if can {
+				caps = append(caps, "archive")
+			}
+			e.SetupFake(M{"initialize": sessionCaps(true, caps...)}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("remember me")
+			e.Eventually("saved", 30*time.Second, func() bool { return e.Status().State == "ready" && len(e.historyMetas()) == 1 })
+			e.Lua(`require("acp").stop()
+				vim.cmd("AcpSessions")
+				vim.api.nvim_win_set_cursor(0, { vim.fn.search("remember me", "n"), 0 })
+				require("acp.overview").actions.archive()`, nil)
+			var archived bool
+			e.Lua(`return require("acp.history").list()[1].archived == true`, &archived)
+			if !archived {
+				t.Fatal("the saved chat is not archived")
+			}
+			e.Lua(`local h = require("acp.history")
+				require("acp.overview").archive(h.list()[1], false)`, nil)
+			if !can {
+				if !e.Told("unarchived remember me") || e.Told("asking fake") {
+					t.Fatalf("messages:\n%s", e.Messages())
+				}
+				for _, m := range []string{"session/archive", "session/unarchive"} {
+					if n := len(e.recvs(m)); n != 0 {
+						t.Fatalf("%s sent %d times to an agent without it", m, n)
+					}
+				}
+				return
+			}
+			for _, m := range []string{"session/archive", "session/unarchive"} {
+				e.Eventually(m, 20*time.Second, func() bool { return len(e.recvs(m)) == 1 })
+				if id := e.recvs(m)[0]["sessionId"]; id != "fake-session-1" {
+					t.Fatalf("%s of %v", m, id)
+				}
+			}
+			if !e.Told("asking fake to archive its session") {
+				t.Fatalf("messages:\n%s", e.Messages())
+			}
+			e.Eventually("the agent's answer said", 10*time.Second, func() bool { return e.Told("fake unarchived its session fake-session-1") })
+		})
+	}
 }

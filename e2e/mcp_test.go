@@ -134,6 +134,7 @@ func waitTool(t *testing.T, ch <-chan toolResult) toolResult {
 }
 
 func TestMCPServerPassedInSessionNew(t *testing.T) {
+	parallel(t)
 	tests := []struct {
 		name    string
 		extra   map[string]any
@@ -399,6 +400,7 @@ func TestMCPRunCommandAsks(t *testing.T) {
 // question, once, in that turn. Gemini sends the call's arguments only as
 // its text content.
 func TestMCPRunCommandApprovedByTheAgentsRequest(t *testing.T) {
+	parallel(t)
 	gemini := M{"request": "session/request_permission", "params": M{"options": permOptions, "toolCall": M{
 		"toolCallId": "mcp_nvim_run_command__gemini_call_4", "title": "echo approved", "kind": "other",
 		"content": []any{M{"type": "content", "content": M{"type": "text", "text": `{"command":"echo approved","timeout_seconds":30}`}}}}}}
@@ -564,6 +566,7 @@ func TestMCPQueriesOutsideWorkspaceAsk(t *testing.T) {
 // in the same window as an fs/write_text_file: accepted writes, rejected
 // is the tool's error and the file is untouched.
 func TestMCPEditReviewed(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		key    string
 		accept bool

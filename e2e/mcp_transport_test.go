@@ -134,6 +134,7 @@ func TestMCPOverACP(t *testing.T) {
 // servers only in folders it trusts: the chat says how to fix it, once
 // (not when its command trusts the folder already).
 func TestMCPQuirksByAgent(t *testing.T) {
+	parallel(t)
 	trustMsg := `uses the editor's MCP server ("nvim") only in folders it trusts`
 	tests := []struct {
 		name      string

@@ -164,3 +164,58 @@ func TestMentionWarningUnderThePrompt(t *testing.T) {
 		t.Fatalf("the mention's warning (at %d) is above the last ## You (at %d):\n%s", warn, last, chat)
 	}
 }
+
+// @chat:<title> brings a saved chat into the prompt: whole when small,
+// else its start and its end, bounded, what was left out said; the
+// transcript names it, and completion offers the titles.
+func TestMentionsPastChat(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("Plan: split the lexer first.")}, []any{text("ok")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("remember the parser plan")
+	e.Eventually("a saved chat", 10*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	// Another project's chat of 200 KB.
+	e.Lua(`local h = require("acp.history")
+		local dir = h.dir("/elsewhere/big")
+		vim.fn.mkdir(dir, "p")
+		local lines = { "## You", "START-OF-BIG" }
+		for i = 1, 4000 do lines[#lines + 1] = "middle line " .. i .. " MIDDLE-OF-BIG with some words" end
+		lines[#lines + 1] = "END-OF-BIG"
+		vim.fn.writefile(lines, dir .. "/big-1.txt")
+		vim.fn.writefile({ vim.json.encode({ id = "big-1", project = "/elsewhere/big", agent = "codex", title = "Huge log review", updated = os.time() }) },
+			dir .. "/big-1.meta.json")`, nil)
+	var words []string
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_set_current_win(s.input_win)
+		local complete = require("acp.input.complete")
+		vim.api.nvim_buf_set_lines(0, 0, -1, false, { "see @chat:" })
+		vim.api.nvim_win_set_cursor(0, { 1, #"see @chat:" })
+		local out = {}
+		if complete.omnifunc(1, "") ~= 5 then
+			error("findstart is not just after the @")
+		end
+		for _, it in ipairs(complete.omnifunc(0, "chat:")) do out[#out + 1] = it.word end
+		vim.api.nvim_buf_set_lines(0, 0, -1, false, {})
+		return out`, &words)
+	if strings.Join(words, " ") != "chat:remember_the_parser_plan chat:huge_log_review" {
+		t.Fatalf("completion of @chat: = %v", words)
+	}
+	e.runTurn("go on from @chat:remember_the_parser_plan and @chat:Huge_log")
+	got := promptTexts(e)
+	small, big := got["@chat:remember_the_parser_plan:"], got["@chat:Huge_log:"]
+	if !strings.Contains(small, "Plan: split the lexer first.") || !strings.Contains(small, "## You\nremember the parser plan") {
+		t.Fatalf("@chat block of the small chat: %q (blocks %v)", small, got)
+	}
+	if !strings.Contains(big, "START-OF-BIG") || !strings.Contains(big, "END-OF-BIG") ||
+		!strings.Contains(big, "of the chat left out") || len(big) > 40*1024 || len(big) < 30*1024 {
+		t.Fatalf("@chat block of the big chat: %d bytes, start %.200q", len(big), big)
+	}
+	if chat := e.ChatText(); !strings.Contains(chat, `chat "Huge log review" (codex`) || !strings.Contains(chat, `chat "remember the parser plan" (fake`) {
+		t.Fatalf("transcript does not name the chats:\n%s", chat)
+	}
+	e.runTurn("and @chat:nothing_like_it")
+	if chat := e.ChatText(); !strings.Contains(chat, `no saved chat is titled "nothing_like_it"`) {
+		t.Fatalf("a chat that is not there is not explained:\n%s", chat)
+	}
+}

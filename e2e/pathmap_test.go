@@ -30,6 +30,7 @@ func nsPrefix(t *testing.T, ws string) []string {
 // prompt's @file context reach it as its own paths, and its terminals run
 // here (terminal_host "local") or there ("agent").
 func TestPathMapThroughPrefix(t *testing.T) {
+	parallel(t)
 	for _, host := range []string{"local", "agent"} {
 		t.Run(host, func(t *testing.T) {
 			e, ws := fsEditor(t)

@@ -62,6 +62,7 @@ func promptText(e *Editor) string {
 }
 
 func TestPermissionAnsweredByKey(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		key, want string
 	}{
@@ -110,6 +111,7 @@ func TestPermissionAnsweredByKey(t *testing.T) {
 }
 
 func TestRespondPermissionFromLua(t *testing.T) {
+	parallel(t)
 	for _, choice := range []string{"allow_once", "allow_always", "reject_once", "reject_always", "reject"} {
 		t.Run(choice, func(t *testing.T) {
 			e := startEditor(t)
@@ -523,5 +525,49 @@ func TestNextPromptAfterAnAnswerTakesTheFocus(t *testing.T) {
 	})
 	if o := waitOutcomes(e, 2); o[0] != "allow" || o[1] != "allow" {
 		t.Fatalf("outcomes %v", o)
+	}
+}
+
+// Bug (tmux, 2026-11-29, issue 33 item 3): a session's prompt drawn over
+// its chat stayed on screen when another session's chat took that window
+// (`:AcpNew`, the sessions overview), floating over a chat whose <C-g> did
+// not reach it. It waits hidden instead, and <C-g> there brings it back.
+func TestPromptHidesWhenAnotherChatTakesItsWindow(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Drawn tool", "execute", "make"), text("done")}}},
+		M{"permissions": M{"focus_guard_ms": 0}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	var first int
+	e.Lua(`return require("acp")._session().key`, &first)
+	e.Send("build")
+	e.WaitState("awaiting_permission")
+	e.Eventually("the prompt drawn over its chat", 5*time.Second, func() bool { return e.floatCount() > 0 })
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.Eventually("the second session ready", 10*time.Second, func() bool {
+		var ok bool
+		e.Lua(`local s = require("acp")._session(); return s.key ~= ... and s.state == "ready"`, &ok, first)
+		return ok
+	})
+	var bar string
+	e.Eventually("the second chat's winbar says a session waits", 5*time.Second, func() bool {
+		e.Lua(`return vim.wo[require("acp")._session().chat_win].winbar`, &bar)
+		return strings.Contains(bar, "1 waits (<C-g>)")
+	})
+	if n := e.floatCount(); n != 0 {
+		t.Fatalf("%d floats over the second session's chat", n)
+	}
+	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)`, nil)
+	e.keys("<C-g>")
+	e.Eventually("the first session's prompt focused in its chat", 5*time.Second, func() bool {
+		var ok bool
+		e.Lua(`local s = require("acp")._session(...)
+			return require("acp")._session() == s and vim.api.nvim_get_current_win() == s.prompts:window()
+				and #vim.fn.win_findbuf(s.chat_buf) > 0`, &ok, first)
+		return ok && strings.Contains(promptText(e), "Drawn tool")
+	})
+	e.keys("a")
+	if got := waitOutcomes(e, 1); got[0] != "allow" {
+		t.Fatalf("outcome %v", got)
 	}
 }

@@ -64,6 +64,7 @@ func (e *Editor) methodsRecvd() []string {
 // no longer has (-32002) is not tried, a new session starts and the chat
 // says why.
 func TestResumeAsksSessionStatusFirst(t *testing.T) {
+	parallel(t)
 	gone := M{"session/status": M{"code": -32002, "message": "Resource not found", "data": M{"sessionId": "old-1"}}}
 	for _, tc := range []struct {
 		name    string
@@ -108,6 +109,7 @@ func TestResumeAsksSessionStatusFirst(t *testing.T) {
 // says it (an agent that advertises auth.status), account labels only,
 // never the user's email.
 func TestCheckhealthAuthStatus(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name string
 		caps M
@@ -162,4 +164,152 @@ func TestRenameSetsTheAgentsTitle(t *testing.T) {
 	e.Eventually("the stored title said", 10*time.Second, func() bool {
 		return strings.Contains(e.ChatText(), `The agent stored the title as "Parser work".`)
 	})
+}
+
+// The SDK's own agent with auth.status: the winbar shows the sign-in it
+// reports (auth/status, asked once), and its auth/status_update (it signs
+// in during the first turn) changes the winbar and is said in the chat.
+func TestAuthStatusInWinbar(t *testing.T) {
+	e, ws := fsEditor(t)
+	fsPutFile(t, filepath.Join(ws, "a.txt"), "x\n")
+	dir, node := sdkDir(t)
+	e.setup(M{
+		"agents": M{"sdk": M{"cmd": []string{node, filepath.Join(root, "testdata", "sdkagent", "agent.mjs"),
+			"--sdk", dir, "--auth-status"}}},
+		"default_agent": "sdk",
+	})
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.Eventually("signed out in the winbar", 10*time.Second, func() bool { return strings.Contains(e.chatBar(), "not signed in") })
+	e.runTurn("a.txt")
+	e.Eventually("the update in the winbar", 10*time.Second, func() bool {
+		bar := e.chatBar()
+		return strings.Contains(bar, "Reference account") && !strings.Contains(bar, "not signed in")
+	})
+	if !strings.Contains(e.ChatText(), "says: signed in: Reference account.") {
+		t.Fatalf("the chat does not say the sign-in changed:\n%s", e.ChatText())
+	}
+}
+
+// pickWith answers the next vim.ui.select calls with the item whose text
+// holds each of picks in turn, and vim.ui.input with input.
+func (e *Editor) pickWith(input string, picks ...string) {
+	e.t.Helper()
+	e.Lua(`local picks, input = ...
+	vim.ui.select = function(items, opts, cb)
+	  local want = table.remove(picks, 1)
+	  for _, it in ipairs(items) do
+	    local text = opts.format_item and opts.format_item(it) or tostring(it)
+	    if text:find(want, 1, true) then
+	      return cb(it)
+	    end
+	  end
+	  error("no item holds " .. want)
+	end
+	vim.ui.input = function(_, cb) cb(input) end`, nil, picks, input)
+}
+
+// The SDK's own agent with providers: the endpoint the user configured
+// for it (agents.<name>.providers) is set when it starts, its headers
+// never logged; :AcpProvider lists its providers and sets another
+// endpoint, or disables one, each said in the chat and seen by the agent.
+// Bug: with log_level "debug" the header went into the log in
+// providers/set's params.
+func TestProvidersSetAndPicked(t *testing.T) {
+	e, ws := fsEditor(t)
+	fsPutFile(t, filepath.Join(ws, "a.txt"), "x\n")
+	dir, node := sdkDir(t)
+	e.setup(M{
+		"agents": M{"sdk": M{"cmd": []string{node, filepath.Join(root, "testdata", "sdkagent", "agent.mjs"),
+			"--sdk", dir, "--providers"},
+			"providers": M{"main": M{"api_type": "openai", "base_url": "http://127.0.0.1:9/v1",
+				"headers": M{"Authorization": "Bearer s3cr3t-token"}}}}},
+		"default_agent": "sdk",
+		"log_level":     "debug", // every message logged: the header must not be
+	})
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.runTurn("a.txt")
+	if !strings.Contains(e.ChatText(), "provider main: openai http://127.0.0.1:9/v1 headers Authorization") {
+		t.Fatalf("the configured endpoint was not set:\n%s", e.ChatText())
+	}
+	if strings.Contains(e.HostLog(), "s3cr3t") {
+		t.Fatal("the provider's header is in the host log")
+	}
+	e.pickWith("http://127.0.0.1:8/alt", "main: openai at http://127.0.0.1:9/v1", "Another endpoint", "anthropic")
+	e.Lua(`require("acp.commands").provider()`, nil)
+	e.Eventually("the new endpoint said", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "Provider main of sdk: anthropic at http://127.0.0.1:8/alt.")
+	})
+	e.runTurn("a.txt")
+	if !strings.Contains(e.ChatText(), "provider main: anthropic http://127.0.0.1:8/alt headers \n") {
+		t.Fatalf("the agent did not get the endpoint typed in:\n%s", e.ChatText())
+	}
+	e.pickWith("", "main: anthropic at http://127.0.0.1:8/alt", "Disable")
+	e.Lua(`require("acp.commands").provider()`, nil)
+	e.runTurn("a.txt")
+	if !strings.Contains(e.ChatText(), "Provider main of sdk disabled.") || !strings.Contains(e.ChatText(), "provider main: disabled") {
+		t.Fatalf("the provider was not disabled:\n%s", e.ChatText())
+	}
+}
+
+// An agent without the providers capability is sent no providers/*: the
+// configured endpoints are said to be unused, :AcpProvider says why.
+func TestProvidersNotAdvertised(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{}, M{"agents": M{"fake": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.writeScenario(M{}),
+		"FAKE_AGENT_LOG": e.AgentLog}, "providers": M{"main": M{"api_type": "openai", "base_url": "http://127.0.0.1:9"}}}}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Eventually("unused said", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "fake does not let its providers be set (no providers capability): agents.fake.providers is not used")
+	})
+	e.Lua(`require("acp.commands").provider()`, nil)
+	if !e.Told("fake does not let its providers be set") {
+		t.Fatalf("messages: %s", e.Messages())
+	}
+	for _, m := range e.methodsRecvd() {
+		if strings.HasPrefix(m, "providers/") {
+			t.Fatalf("sent %s", m)
+		}
+	}
+}
+
+// claude-agent-acp 0.101 pushes its sign-in unasked as its own extension,
+// _auth/status_update {authStatus: {kind, label}}, and has no auth/status:
+// the winbar shows it all the same (the account's label, or "not signed
+// in" for kind "none"), a change said in the chat, the email never shown.
+func TestClaudeAuthStatusExtensionInWinbar(t *testing.T) {
+	push := func(status M) M { return M{"notify": "_auth/status_update", "params": M{"authStatus": status}} }
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{
+		[]any{push(M{"kind": "account", "label": "Claude Max", "account": M{"email": "u@example.com"}}), text("one")},
+		[]any{push(M{"kind": "none", "label": "Not logged in"}), text("two")},
+	}}, nil)
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("first")
+	e.Eventually("the account in the winbar", 10*time.Second, func() bool { return strings.Contains(e.chatBar(), "Claude Max") })
+	if strings.Contains(e.ChatText(), "says:") {
+		t.Fatalf("the first sign-in reported is said as a change:\n%s", e.ChatText())
+	}
+	e.runTurn("second")
+	e.Eventually("signed out in the winbar", 10*time.Second, func() bool {
+		bar := e.chatBar()
+		return strings.Contains(bar, "not signed in") && !strings.Contains(bar, "Claude Max")
+	})
+	if txt := e.ChatText(); !strings.Contains(txt, "says: not signed in.") || strings.Contains(txt+e.chatBar(), "u@example.com") {
+		t.Fatalf("chat:\n%s", txt)
+	}
+	e.Lua(`vim.cmd("checkhealth acp")`, nil)
+	var health string
+	e.Eventually("health report", 20*time.Second, func() bool {
+		e.Lua(`return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")`, &health)
+		return strings.Contains(health, "nvim-acp sign-in") && strings.Contains(health, "fake:")
+	})
+	if !strings.Contains(health, "WARNING fake: not signed in") {
+		t.Fatalf(":checkhealth does not show what the agent pushed:\n%s", health)
+	}
 }

@@ -433,3 +433,43 @@ func TestQueueHoldsWhileItsEditorIsOpen(t *testing.T) {
 		t.Fatalf("prompts the agent got: %v", prompts)
 	}
 }
+
+// Bug (tmux, 2026-11-29): the queue's editor opened with the cursor on the
+// "── 1 ──" header: `A` and what the user typed then landed on the header
+// line and was dropped when the editor closed. The cursor starts at the end
+// of the first prompt's text, and text on a header line is kept.
+func TestQueueEditorKeepsWhatIsTypedAtOnce(t *testing.T) {
+	e := startEditor(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	e.SetupFake(busyTurn(gate, []any{text("second done")}, []any{text("third done")}), nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("first")
+	e.Eventually("the first turn works", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "working") })
+	e.Lua(`local s = require("acp")._session()
+		for _, t in ipairs({ "queued one", "queued two" }) do
+			vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { t })
+			require("acp.chat").submit(s)
+		end
+		vim.api.nvim_set_current_win(s.input_win)
+		-- As typed: Insert mode in the input, <M-q>, then A to append.
+		vim.api.nvim_feedkeys(vim.keycode("i<M-q>A typed<Esc>"), "tx", false)`, nil)
+	// Also text typed on the second prompt's header line.
+	e.Lua(`local q = require("acp")._session().queue
+		local lines = vim.api.nvim_buf_get_lines(q.buf, 0, -1, false)
+		for i, l in ipairs(lines) do
+			if l:match("^── 2 ──") then vim.api.nvim_buf_set_lines(q.buf, i - 1, i, false, { l .. " on the header" }) end
+		end
+		q:close_editor()`, nil)
+	if err := os.WriteFile(gate, []byte("go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually("both queued prompts sent", 20*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "third done")
+	})
+	prompts := e.promptTexts()
+	if len(prompts) != 3 || !strings.Contains(prompts[1], "queued one typed") ||
+		!strings.Contains(prompts[2], "on the header") || !strings.Contains(prompts[2], "queued two") {
+		t.Fatalf("prompts the agent got: %q", prompts)
+	}
+}

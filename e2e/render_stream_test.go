@@ -184,6 +184,7 @@ func TestRenderReaderScrolledUpIsNotMoved(t *testing.T) {
 }
 
 func TestRenderFiletypeCodeBlocksAndRenderOption(t *testing.T) {
+	parallel(t)
 	turn := []any{text("Two blocks:\n\n```lua\nlocal x = 1\n```\n\nand\n\n  ~~~sh\n  echo hi\n")}
 	for _, render := range []string{"acp", "markdown", "plain"} {
 		t.Run(render, func(t *testing.T) {

@@ -43,6 +43,7 @@ func (e *Editor) pendingHunks(path string) int {
 // hunks, keeping one and rejecting the other work, the user's unsaved line
 // survives, and one u undoes the reject.
 func TestReviewEveryWayEveryBuffer(t *testing.T) {
+	parallel(t)
 	const before = "a\nb\nc\nd\ne\n"
 	const after = "a\nb\nC (agent)\nd\nE (agent)\n"
 	sedCmd := `sed -i -e 's/^c$/C (agent)/' -e 's/^e$/E (agent)/' f.txt`
@@ -220,6 +221,7 @@ func TestReviewCreateDeleteRename(t *testing.T) {
 // user's unsaved line survives it and its reject, and the reject puts the
 // disk back as it was (a created file deleted, a deleted one back).
 func TestReviewCreateDeleteRenameEveryBuffer(t *testing.T) {
+	parallel(t)
 	const orig = "one\ntwo\n"
 	for _, op := range []string{"create", "delete", "rename"} {
 		for _, state := range []string{"modified", "clean", "not loaded"} {

@@ -127,6 +127,82 @@ func TestReviewHunksKeepRejectInBuffer(t *testing.T) {
 	})
 }
 
+// A hunk's reject has two routes, and this pins which case takes which:
+// the editor puts the old lines back itself and the host's record takes
+// that as the reject ("reverted": lua/acp/review reject_now) only when the
+// record is known to hold the buffer's text (one buffer, nothing unsaved,
+// as the host last saw it: here after a keep's answer); in every other
+// case the host rejects ("reject": review.Tracker.Decide) and writes
+// through the agent's write path. Either way the user sees the same result.
+func TestReviewRejectRoute(t *testing.T) {
+	parallel(t)
+	for _, tc := range []struct {
+		name   string
+		edit   bool   // an unsaved edit of the user's in the buffer first
+		action string // what the host is asked to do
+		buf    string // the buffer once the reject is recorded
+	}{
+		{"clean buffer: the editor puts the lines back", false, "reverted", "a|B (agent)|c|d|e"},
+		{"unsaved edit: the host rejects", true, "reject", "a|B (agent)|c (user)|d|e"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ws := fsEditor(t)
+			p := filepath.Join(ws, "f.txt")
+			fsPutFile(t, p, "a\nb\nc\nd\ne\n")
+			b := e.loadBuffer(p)
+			e.SetupFake(M{"turns": []any{[]any{diskWrite(p, "a\nB (agent)\nc\nd\nE (agent)\n"), text("edited")}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("edit")
+			e.Eventually("two hunks marked", 10*time.Second, func() bool { return len(e.signRows(b)) == 2 })
+			// Keep the first: once the host answers, its record is known
+			// to hold the buffer's text.
+			e.showBuffer(b, 2)
+			e.Lua(`require("acp.review").act(..., "keep")`, nil, b)
+			e.Eventually("the keep recorded", 10*time.Second, func() bool {
+				var busy bool
+				e.Lua(`return require("acp.review").busy(...)`, &busy, p)
+				return !busy && e.pendingHunks(p) == 1
+			})
+			// What the host is asked from now on: the actions of
+			// acp_review_decide, and the syncs of the user's edits done.
+			e.Lua(`local host = require("acp.host")
+				local request = host.request
+				_G.acp_test_actions, _G.acp_test_syncs = {}, 0
+				host.request = function(method, ...)
+					if method == "acp_review_decide" then
+						table.insert(_G.acp_test_actions, (select(2, ...)))
+					end
+					local res = { request(method, ...) }
+					if method == "acp_review_sync" then
+						_G.acp_test_syncs = _G.acp_test_syncs + 1
+					end
+					return unpack(res)
+				end`, nil)
+			if tc.edit {
+				// Unsaved, and seen by the host's record: still its route.
+				e.setLines(b, 2, 3, []string{"c (user)"})
+				e.Eventually("the edit synced", 10*time.Second, func() bool {
+					var n int
+					e.Lua(`return _G.acp_test_syncs`, &n)
+					return n > 0
+				})
+			}
+			e.showBuffer(b, 5)
+			e.Lua(`require("acp.review").act(..., "reject")`, nil, b)
+			e.Eventually("the reject recorded", 10*time.Second, func() bool { return e.pendingHunks(p) == 0 && len(e.signRows(b)) == 0 })
+			var actions []string
+			e.Lua(`return _G.acp_test_actions`, &actions)
+			if got := strings.Join(actions, " "); got != tc.action {
+				t.Fatalf("the host was asked %q, want %q", got, tc.action)
+			}
+			if got := strings.Join(e.bufLines(b), "|"); got != tc.buf {
+				t.Fatalf("buffer %q, want %q", got, tc.buf)
+			}
+		})
+	}
+}
+
 // A comment on a hunk and a rejected hunk reach the agent in one prompt
 // (:AcpReview send), with the file, lines and hunk of each.
 func TestReviewCommentsSentToAgent(t *testing.T) {

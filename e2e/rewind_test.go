@@ -31,6 +31,7 @@ func fastEdit(id, path, content string) []any {
 // created, each written before its tool call is handled: 30 files with
 // a hunk.
 func TestRecordFastWrites(t *testing.T) {
+	parallel(t)
 	for _, git := range []bool{true, false} {
 		name := map[bool]string{true: "git", false: "outside git"}[git]
 		t.Run(name, func(t *testing.T) {
@@ -352,6 +353,7 @@ func TestRewindConversationResend(t *testing.T) {
 // The user's own saved edit of a file the agent changed, made after the
 // message, is kept by the default rewind and undone by the exact one.
 func TestRewindKeepsUserEdits(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		mode, want string
 	}{

@@ -52,6 +52,7 @@ func keepReleasingFIFO(t *testing.T, p string) {
 // the prompt or given to :AcpAdd never open it (Neovim would block in
 // open(2) for good); the user is told why.
 func TestSafetyFIFONeverReadForUser(t *testing.T) {
+	parallel(t)
 	for _, how := range []string{"ga on a block naming it", "ga on a file typed in", "image pasted", "AcpAdd image"} {
 		t.Run(how, func(t *testing.T) {
 			e, ws := fsEditor(t)
@@ -243,6 +244,7 @@ func TestSafetyFIFOSwappedInWhileWritten(t *testing.T) {
 // of it: a message names the size and the limit, and no placement is
 // offered (before: Neovim stalled seconds and grew by 600 MiB).
 func TestSafetyApplyToHugeFileBounded(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		name   string
 		size   int64
@@ -336,6 +338,7 @@ func metaTerminal(id string, finished bool) M {
 // chat says so once (before: one terminal buffer per id, 3,000 ids took
 // Neovim to 480 MiB).
 func TestSafetyMetaTerminalViewsBounded(t *testing.T) {
+	parallel(t)
 	const ids, views = 200, 20 // views: the default terminal.max_views
 	for _, finished := range []bool{true, false} {
 		t.Run(map[bool]string{true: "finished ones give way", false: "all running"}[finished], func(t *testing.T) {

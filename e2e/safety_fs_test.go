@@ -14,6 +14,7 @@ import (
 // a clear error and writes nothing: before, the file got U+FFFD in place of
 // those bytes and the agent was told it went well.
 func TestSafetyWriteNotUTF8Refused(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct{ name, content string }{
 		{"raw byte", "caf\xe9 au lait\\n"},
 		{"lone surrogate escape", `caf\ud800 au lait\n`},
@@ -65,6 +66,7 @@ func TestSafetyWriteNotUTF8Refused(t *testing.T) {
 // change is noticed when Neovim next waits for input, microseconds after
 // the command (a read served within them still finds the old options).
 func TestSafetyReadsFollowOptionsSetWithoutAutocmds(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct{ set, want string }{
 		{"setlocal ff=dos", "a\r\nB\r\n"},
 		{"setlocal noeol nofixeol", "a\nB"},

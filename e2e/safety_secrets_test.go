@@ -17,8 +17,8 @@ import (
 // splits it across two messages. It shows as [secret].
 func TestSafetySecretScrubbed(t *testing.T) {
 	const secret = "sk-typed-at-the-prompt-5c2e9a"
+	editorUnsetenv(t, "FAKE_KEY") // the agent asks for it only when unset
 	e := startEditor(t)
-	os.Unsetenv("FAKE_KEY")
 	setupAuthFake(e, M{
 		"initialize": M{"authMethods": []any{
 			M{"type": "env_var", "id": "fake-key", "name": "Fake API key", "vars": []any{M{"name": "FAKE_KEY", "label": "Fake key"}}},

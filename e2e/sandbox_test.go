@@ -31,7 +31,7 @@ func sandboxHome(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("HOME", home)
+	editorEnv(t, "HOME", home)
 	for name, text := range map[string]string{
 		".bashrc": "# my rc\n", ".ssh/id_rsa": "SECRET-KEY-MATERIAL\n", "notes.txt": "private\n",
 	} {
@@ -273,7 +273,7 @@ func TestSandboxHidesPluginState(t *testing.T) {
 // reported blocked.
 func TestSandboxBuildsWork(t *testing.T) {
 	requireSandbox(t)
-	hostCache, _ := exec.Command("go", "env", "GOCACHE").Output() // before $HOME changes
+	hostCache, _ := exec.Command("go", "env", "GOCACHE").Output() // the test process's (the Editor gets another $HOME)
 	sandboxHome(t)
 	e := startEditor(t)
 	gitInit(t, e.Dir)
@@ -355,6 +355,7 @@ func markerPids(marker string) []int {
 // A sandboxed command that leaves a signal-deaf process in a session of
 // its own behind leaves nothing, however its terminal ends.
 func TestSandboxEveryEndLeavesNothing(t *testing.T) {
+	parallel(t)
 	requireSandbox(t)
 	for i, end := range []string{"kill", "release", "cancel", "stop", "agent crash", "quit"} {
 		t.Run(end, func(t *testing.T) {
@@ -442,7 +443,7 @@ func TestSandboxNetworkChoice(t *testing.T) {
 // Where bubblewrap does not work, commands run outside the sandbox: the
 // chat says so once, the question warns, the tool block says so.
 func TestSandboxMissing(t *testing.T) {
-	t.Setenv("NVIM_ACP_BWRAP", "/nonexistent/bwrap")
+	editorEnv(t, "NVIM_ACP_BWRAP", "/nonexistent/bwrap")
 	e := startEditor(t)
 	e.SetupFake(M{"turns": []any{runEach("echo one > one.txt", "echo two > two.txt")}}, nil)
 	e.Chat("fake")

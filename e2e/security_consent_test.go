@@ -23,6 +23,7 @@ func permAsk(id, command string, options []any) M {
 // approval is recorded) and the prompt says the options are ambiguous; the
 // terminal/create of that command that follows asks again.
 func TestSecurityRejectSharingAllowsID(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name    string
 		options []any
@@ -210,6 +211,7 @@ var mcpArgs = M{"path": "/home/u/.ssh/id_rsa", "note": "first\nsecond", "opts": 
 // arguments} in rawInput; a request carrying only its toolCallId; the
 // result only in rawOutput, which reaches the chat).
 func TestSecurityMCPPromptShowsToolAndArguments(t *testing.T) {
+	parallel(t)
 	allow := []any{M{"optionId": "allow-once", "name": "Yes", "kind": "allow_once"}, M{"optionId": "reject", "name": "No", "kind": "reject_once"}}
 	for _, tc := range []struct {
 		name  string
@@ -292,7 +294,7 @@ func promptsReceived(e *Editor) int {
 // goes unasked.
 func TestSecurityMentionOutsideWorkspaceAsks(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("HOME", home)
+	editorEnv(t, "HOME", home)
 	key := filepath.Join(home, ".ssh", "id_rsa")
 	if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
 		t.Fatal(err)

@@ -161,6 +161,7 @@ func TestSecurityFsSymlinkSwapRace(t *testing.T) {
 // agent reading the file gets the file, not the buffer (which holds a file
 // from outside the workspace).
 func TestSecurityFsBufferFromAnotherFile(t *testing.T) {
+	parallel(t)
 	for _, before := range []bool{true, false} {
 		name := "loaded while the host watched"
 		if before {

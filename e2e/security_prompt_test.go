@@ -73,6 +73,7 @@ func (w promptWindows) allShown(t *testing.T) {
 // characters and invisible bidi marks, shows: the blank run counted, the
 // characters made visible, every row on screen or scrollable.
 func TestSecurityPromptHidesNothing(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, command, title string
 		want                 []string
@@ -271,6 +272,7 @@ func TestSecurityFIFONeverOpened(t *testing.T) {
 // Neovim started or while it runs) are never used: the user sees them
 // first and the request they would have answered is asked.
 func TestSecurityPlantedRules(t *testing.T) {
+	parallel(t)
 	for _, when := range []string{"before start", "while running"} {
 		t.Run(when, func(t *testing.T) {
 			e := startEditor(t)

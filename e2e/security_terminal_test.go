@@ -98,9 +98,10 @@ func untouched(t *testing.T, e *Editor, ws, what string) {
 // terminal/create, unasked, goes through the user, who sees it whole with
 // its cwd and env; refused, nothing runs.
 func TestSecurityTerminalEveryCommandAsks(t *testing.T) {
+	parallel(t)
 	// Neovim, the host and its commands see a home with a key in it.
 	home := t.TempDir()
-	t.Setenv("HOME", home)
+	editorEnv(t, "HOME", home)
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
 	}

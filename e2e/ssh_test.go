@@ -134,6 +134,7 @@ func containerPrefix(t *testing.T, ws string) []string {
 // run (unshare, docker run) cannot reach the command's processes: the chat
 // says it may still run there.
 func TestAgentThroughSSH(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		name  string
 		fresh bool // the prefix makes a new namespace at each run (unshare), not one entered each time

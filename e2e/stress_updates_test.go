@@ -124,6 +124,7 @@ func switches(n int) []any {
 // each winbar draw quadratic, at every update and spinner frame, and
 // Neovim stopped answering.)
 func TestHostileUpdatesKeepNeovimAnswering(t *testing.T) {
+	parallel(t)
 	set := hostileUpdates()
 	var tenfold []any
 	for range 10 {

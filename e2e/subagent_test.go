@@ -237,3 +237,100 @@ func TestSubagentOpenAndCancel(t *testing.T) {
 		t.Fatalf("session/cancel sent %d times", len(c))
 	}
 }
+
+// The shapes the real adapters send to a client that advertises
+// subagents, as seen against the mock LLM (scripts/try-agent subagent):
+//   - claude-agent-acp 0.101: no tool call for its Agent tool, a
+//     subagent_update without a tool call id, the task as a
+//     session_message on the parent and again on the child (one
+//     messageId), the child's tool calls on the child's session with
+//     _meta.claudeCode.parentToolUseId naming the Agent call the client
+//     never saw, its permission request on the child;
+//   - codex-acp 2.6 (multi_agent_v2): a child id "<parent>:subagent:<thread>",
+//     capabilities {} then {cancel: {}} then {cancel: null}, a field of
+//     its own (cwd), no session_message and no tool call for spawn_agent,
+//     the permission request on the child.
+//
+// Each child's work shows in its section, once, and the prompt says which
+// subagent asks.
+func TestSubagentRealAdapterShapes(t *testing.T) {
+	parallel(t)
+	claudeMeta := M{"claudeCode": M{"toolName": "Read", "parentToolUseId": "toolu_1"}}
+	const claude = "afaf604eff4e9af82"
+	task := M{"sessionUpdate": "session_message", "messageId": "toolu_1", "senderSessionId": "fake-session-1",
+		"recipientSessionId": claude, "content": []any{M{"type": "text", "text": "HELPER TASK: edit notes.txt"}}}
+	const codex = "fake-session-1:subagent:01a2259f-5d5b-7323"
+	tests := []struct {
+		name, child, title string
+		steps              []any
+		want               []string // in the chat, in order
+		once               string   // shown exactly once
+		cancel             bool     // cancellable after the turn (the agent's last word)
+	}{
+		{"claude-agent-acp", claude, "Edit notes.txt", []any{
+			update(M{"sessionUpdate": "subagent_update", "sessionId": claude, "title": "Edit notes.txt", "description": "general-purpose",
+				"capabilities": M{"cancel": M{}}, "state": M{"state": "running"}}),
+			update(task),
+			onChild(claude, update(task)),
+			onChild(claude, update(M{"sessionUpdate": "config_option_update", "configOptions": []any{M{"id": "agent", "name": "Agent",
+				"type": "select", "currentValue": "general-purpose", "options": []any{M{"value": "general-purpose", "name": "general-purpose"}}}}})),
+			onChild(claude, update(M{"sessionUpdate": "tool_call", "toolCallId": "toolu_2", "title": "Read notes.txt", "kind": "read",
+				"status": "pending", "_meta": claudeMeta})),
+			onChild(claude, update(M{"sessionUpdate": "tool_call_update", "toolCallId": "toolu_2", "status": "completed", "_meta": claudeMeta})),
+			onChild(claude, update(M{"sessionUpdate": "tool_call", "toolCallId": "toolu_3", "title": "Edit notes.txt", "kind": "edit",
+				"status": "pending", "_meta": claudeMeta})),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": claude, "state": M{"state": "requires_action"}}),
+			onChild(claude, M{"request": "session/request_permission", "params": M{
+				"toolCall": M{"toolCallId": "toolu_3", "title": "Edit notes.txt", "kind": "edit", "_meta": claudeMeta}, "options": permOptions}}),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": claude, "state": M{"state": "running"}}),
+			onChild(claude, update(M{"sessionUpdate": "tool_call_update", "toolCallId": "toolu_3", "status": "completed", "_meta": claudeMeta})),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": claude, "state": M{"state": "idle", "stopReason": "end_turn"}}),
+			update(M{"sessionUpdate": "session_message", "messageId": "toolu_1:reply", "senderSessionId": claude,
+				"recipientSessionId": "fake-session-1", "content": []any{M{"type": "text", "text": "HELPER RESULT: done"}}}),
+		}, []string{"▾ Edit notes.txt · idle (end_turn) — general-purpose", "    │ → HELPER TASK: edit notes.txt",
+			"Read notes.txt  (read, completed)", "Edit notes.txt  (edit, completed)", "    │ ← HELPER RESULT: done"}, "HELPER TASK", true},
+		{"codex-acp", codex, "Helper", []any{
+			update(M{"sessionUpdate": "subagent_update", "sessionId": codex, "capabilities": M{}, "title": "Helper"}),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": codex, "state": M{"state": "running"}}),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": codex, "capabilities": M{"cancel": M{}}}),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": codex, "cwd": "/w"}),
+			onChild(codex, update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "text", "text": "Helper here.\n"}})),
+			onChild(codex, update(M{"sessionUpdate": "tool_call", "toolCallId": "call_5", "title": "echo helper-done", "kind": "execute", "status": "pending"})),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": codex, "state": M{"state": "requires_action"}}),
+			onChild(codex, M{"request": "session/request_permission", "params": M{
+				"toolCall": M{"toolCallId": "call_5", "title": "echo helper-done", "kind": "execute", "status": "pending"}, "options": permOptions}}),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": codex, "state": M{"state": "running"}}),
+			onChild(codex, update(M{"sessionUpdate": "tool_call_update", "toolCallId": "call_5", "status": "completed"})),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": codex, "state": M{"state": "idle", "stopReason": "end_turn"}}),
+			update(M{"sessionUpdate": "subagent_update", "sessionId": codex, "capabilities": M{"cancel": nil}}),
+		}, []string{"▾ Helper · idle (end_turn)", "    │ Helper here.", "echo helper-done  (execute, completed)"}, "echo helper-done  (execute", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startEditor(t)
+			steps := append([]any{text("I will hand this to a helper agent.\n")}, tt.steps...)
+			e.SetupFake(M{"turns": []any{append(steps, text("The helper is done.\n"))}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("go")
+			e.WaitState("awaiting_permission")
+			if p := promptText(e); !strings.Contains(p, "subagent "+tt.title) {
+				t.Fatalf("the prompt does not say which subagent asks:\n%s", p)
+			}
+			if _, err := e.nv.Input("a"); err != nil {
+				t.Fatal(err)
+			}
+			e.WaitState("ready")
+			txt := chatHas(e, "the subagent's work in its section", append(tt.want, "The helper is done.")...)
+			if n := strings.Count(txt, tt.once); n != 1 {
+				t.Fatalf("%q shows %d times:\n%s", tt.once, n, txt)
+			}
+			var canCancel bool
+			e.Lua(`local sec = require("acp")._session().transcript.subagents[...]
+				return sec ~= nil and sec.can_cancel == true`, &canCancel, tt.child)
+			if canCancel != tt.cancel {
+				t.Errorf("subagent %s cancellable %v after the turn, want %v", tt.child, canCancel, tt.cancel)
+			}
+		})
+	}
+}

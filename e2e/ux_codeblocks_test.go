@@ -68,6 +68,7 @@ func TestCodeBlocksJumpAndYank(t *testing.T) {
 // ga applies a block to a file through the review path of agent writes:
 // the diff to accept or reject, then one undo step in the buffer.
 func TestCodeBlockApplyThroughReview(t *testing.T) {
+	parallel(t)
 	for _, accept := range []bool{true, false} {
 		t.Run(map[bool]string{true: "accepted", false: "rejected"}[accept], func(t *testing.T) {
 			e, ws := fsEditor(t)

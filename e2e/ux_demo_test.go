@@ -172,6 +172,7 @@ func TestDemoSlowCommandAndCancel(t *testing.T) {
 // /conflict writes over a change made since the demo read the file: the
 // conflict prompt asks, and `t` takes the agent's version.
 func TestDemoConflict(t *testing.T) {
+	parallel(t)
 	for _, loaded := range []bool{true, false} {
 		t.Run(map[bool]string{true: "loaded", false: "on disk"}[loaded], func(t *testing.T) {
 			e, ws := fsEditor(t)
@@ -293,6 +294,7 @@ func TestDemoLogout(t *testing.T) {
 // /ask asks a question with a form (elicitation); the demo uses what the
 // user sent, or says it was declined.
 func TestDemoAskForm(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, key string
 		want      []string

@@ -12,6 +12,7 @@ import (
 // README says to type is what is sent; chat.start_insert = false keeps
 // Normal mode; and the chat's first lines name the keys as they work.
 func TestChatOpensForTyping(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name   string
 		insert any // chat.start_insert (nil: the default)
@@ -61,6 +62,7 @@ func TestChatOpensForTyping(t *testing.T) {
 // why once, and keeps no dead session; a chat that failed before it
 // started gives its place to the next one.
 func TestFailedStartKeepsTheChat(t *testing.T) {
+	parallel(t)
 	for _, cmd := range []string{"AcpSwitch nosuch-agent", "AcpChat nosuch-agent", "AcpNew ghost", "AcpSwitch ghost"} {
 		t.Run(cmd, func(t *testing.T) {
 			e := startEditor(t)

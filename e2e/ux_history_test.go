@@ -107,6 +107,7 @@ func TestHistoryResumesThroughSessionLoad(t *testing.T) {
 // (history.max_sessions) or their total size (history.max_total_bytes):
 // the oldest go, said once; each chat kept is whole.
 func TestHistoryIsBounded(t *testing.T) {
+	parallel(t)
 	for _, c := range []struct {
 		name string
 		opts M
@@ -237,6 +238,7 @@ func TestHistoryResumeThatFailsKeepsTheSavedChat(t *testing.T) {
 // from :AcpHistory it is that chat shown; a resumed saved chat replaces its
 // read-only view.
 func TestResumeNeverOpensASessionTwice(t *testing.T) {
+	parallel(t)
 	t.Run(":AcpResume", func(t *testing.T) {
 		e := startEditor(t)
 		e.SetupFake(M{

@@ -17,6 +17,7 @@ var tinyPNG = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, '
 // blocks to an agent that takes images (promptCapabilities.image); others
 // get a link and a word about it.
 func TestImagesGoAsImageBlocks(t *testing.T) {
+	parallel(t)
 	for _, takesImages := range []bool{true, false} {
 		t.Run(map[bool]string{true: "agent takes images", false: "agent does not"}[takesImages], func(t *testing.T) {
 			e := startEditor(t)

@@ -72,6 +72,7 @@ func TestChatWindowsSurviveListCommands(t *testing.T) {
 // Bug: `nvim +AcpChat` (and make demo) open the chat before VimEnter; netrw's
 // VimEnter runs :windo and a second input area appeared, cursor in it.
 func TestChatOpenedBeforeVimEnterHasOneInput(t *testing.T) {
+	parallel(t)
 	for _, agent := range []string{"demo"} {
 		t.Run(agent, func(t *testing.T) {
 			e := startEditorArgs(t, "-c", "AcpChat "+agent)

@@ -133,3 +133,33 @@ func TestPluginMessagesNeverWaitForEnter(t *testing.T) {
 		t.Fatalf(":messages has not the message on one line:\n%s", m)
 	}
 }
+
+// Bug: <C-g> pressed again in a prompt that already has the focus fell
+// through to Neovim's CTRL-G: a stray `"[Scratch]" 4 lines --25%--` in the
+// message area. The key that goes to the prompt keeps the user there.
+func TestPromptKeyAgainInPrompt(t *testing.T) {
+	e := startEditor(t)
+	tc := M{"toolCallId": "p1", "title": "Build", "kind": "execute", "rawInput": M{"command": "make"}}
+	e.SetupFake(M{"turns": []any{[]any{M{"request": "session/request_permission", "params": M{"toolCall": tc, "options": []any{
+		M{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+	}}}, text("done")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("awaiting_permission")
+	inPrompt := func() bool {
+		var in bool
+		e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &in)
+		return in
+	}
+	e.Eventually("the prompt focused", 10*time.Second, inPrompt)
+	e.input("<C-g>")
+	if !inPrompt() {
+		t.Fatal("<C-g> in the prompt left it")
+	}
+	if m := e.Messages(); strings.Contains(m, "--%") || strings.Contains(m, "lines --") {
+		t.Fatalf("stray file info: %q", m)
+	}
+	e.input("a")
+	e.WaitState("ready")
+}

@@ -37,6 +37,7 @@ func TestSlowStartSaysWhatToDo(t *testing.T) {
 // lines of its stderr (bounded) and names :AcpLog, whether it dies at start
 // or in a turn.
 func TestAgentExitShowsItsStderr(t *testing.T) {
+	parallel(t)
 	t.Run("at start", func(t *testing.T) {
 		e := startEditor(t)
 		e.Lua(`require("acp").setup({
@@ -93,6 +94,7 @@ func TestAgentExitShowsItsStderr(t *testing.T) {
 // failure show what the agent printed last, with the IS_SANDBOX hint; the
 // stalled agent is stopped, so the next session starts a fresh one.
 func TestStartStepsHaveALimit(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, step string
 		sc         M
@@ -154,6 +156,7 @@ func TestNotAnAgentSaysSo(t *testing.T) {
 // as root without IS_SANDBOX=1) fails the start at once, not after the
 // start limit (two minutes here), with the line and the hint (issue 33).
 func TestStartFailsAtOnceOnAFatalLine(t *testing.T) {
+	parallel(t)
 	for _, tc := range []struct {
 		name, step string
 		sc         M

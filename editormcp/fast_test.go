@@ -170,3 +170,76 @@ func TestToolArgumentsNotUTF8Refused(t *testing.T) {
 		})
 	}
 }
+
+// A large read_file text is escaped by Options.Escape and spliced into the
+// response on a connection that splices (the socket's), and the agent
+// decodes the file's text exactly; elsewhere (no splicing) the SDK's
+// marshaling escapes it and no marker is ever written.
+func TestLargeTextSplicedFromEscape(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 3*spliceMin; i++ {
+		fmt.Fprintf(&sb, "line %d: quotes \" backslash \\ tab \t <html> & é 😀\n", i)
+	}
+	file := sb.String()
+	for _, splicing := range []bool{true, false} {
+		t.Run(fmt.Sprintf("splicing=%v", splicing), func(t *testing.T) {
+			ed := newFake(map[string]string{"/ws/a.txt": file, "/ws/small.txt": "small\n"})
+			escaped := 0
+			escape := func(s string) []byte {
+				escaped++
+				b, _ := json.Marshal(s)
+				return b[1 : len(b)-1]
+			}
+			srv := NewServer(ed, Options{Root: "/ws", Escape: escape})
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if splicing {
+				ctx = context.WithValue(ctx, splicingKey{}, true)
+			}
+			ss, err := srv.Connect(ctx, newConn(bufio.NewReader(inR), inR, outW), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ss.Close()
+			out := bufio.NewReaderSize(outR, 1<<20)
+			send := func(line string) { go io.WriteString(inW, line+"\n") }
+			answer := func() string {
+				t.Helper()
+				l, err := out.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+			answer()
+			send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			for i, path := range []string{"a.txt", "small.txt", "a.txt"} {
+				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read_file","arguments":{"path":%q,"limit":100000}}}`, i+1, path))
+				line := answer()
+				if strings.Contains(line, "nvim-acp-splice") {
+					t.Fatalf("a marker reached the agent: %.300s", line)
+				}
+				var m struct {
+					Result struct {
+						Content []struct{ Text string } `json:"content"`
+					} `json:"result"`
+				}
+				if err := json.Unmarshal([]byte(line), &m); err != nil || len(m.Result.Content) != 1 {
+					t.Fatalf("%.300s: %v", line, err)
+				}
+				if want := ed.files["/ws/"+path]; m.Result.Content[0].Text != want {
+					t.Fatalf("read_file %s: %d bytes, want %d", path, len(m.Result.Content[0].Text), len(want))
+				}
+			}
+			if want := map[bool]int{true: 2, false: 0}[splicing]; escaped != want {
+				t.Fatalf("Escape called %d times, want %d (the large reads)", escaped, want)
+			}
+			if len(splices.m) != 0 {
+				t.Fatalf("splices kept after writing: %d", len(splices.m))
+			}
+		})
+	}
+}

@@ -134,7 +134,7 @@ func (h *Hub) serveSocket(ctx context.Context, c net.Conn) {
 		}
 		mc.Close()
 	}()
-	h.serve(ctx, e, mc, "socket")
+	h.serve(context.WithValue(ctx, splicingKey{}, true), e, mc, "socket")
 	mc.Close()
 }
 

@@ -39,6 +39,9 @@ const (
 type Options struct {
 	Root    string // the session's workspace: relative paths start there
 	Version string // the host's version, as the server's
+	// Escape, when set, returns a text as the inside of a JSON string,
+	// from the host's copies where it can (see textResultsWith).
+	Escape func(string) []byte
 }
 
 // Tool names, as the agent lists them (an agent may prefix them, e.g.
@@ -65,7 +68,7 @@ const instructions = `This server is the user's Neovim editor. Files open in it 
 func NewServer(ed Editor, o Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "nvim", Title: "Neovim", Version: o.Version},
 		&mcp.ServerOptions{Instructions: instructions, Capabilities: &mcp.ServerCapabilities{}})
-	s.AddReceivingMiddleware(textResults, utf8Args)
+	s.AddReceivingMiddleware(textResultsWith(o.Escape), utf8Args)
 	t := &tools{ed: ed, root: o.Root}
 	mcp.AddTool(s, &mcp.Tool{Name: ToolReadFile, Title: "Read a file (live buffer)", Annotations: readOnly,
 		Description: "Read a text file as the user sees it in their editor: the open buffer's current text, unsaved edits included (the disk may be older). Prefer this to reading the disk. " +

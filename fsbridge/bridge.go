@@ -90,6 +90,13 @@ type Editor interface {
 	Warn(ctx context.Context, msg string)
 }
 
+// VersionSnapshotter is an Editor whose Snapshot can take the file's
+// version when the bridge knows it already (a read just located the file),
+// rather than looking at the file again.
+type VersionSnapshotter interface {
+	SnapshotAt(ctx context.Context, realPath string, disk FileVersion) (b Buffer, ok bool, err error)
+}
+
 // Confirmer is an Editor that can take a buffer it reported as stale (its
 // origin unknown, or its file touched) as its file's again, once the bridge
 // found the buffer's text byte for byte equal to the file in version v.
@@ -488,9 +495,38 @@ type state struct {
 // otherwise such content is reported with notText. ErrPathChanged is
 // returned as is (the caller resolves and checks the path again).
 func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, error) {
+	return b.currentAt(ctx, real, strict, nil)
+}
+
+// locateRead is where a read of path leads when locate finds a regular
+// file there inside the workspace (nothing to ask): the first attempt only.
+// check's other rules for reads (absolute, no trailing separator) hold
+// for what locate accepts.
+func (b *Bridge) locateRead(path string, attempt int) (string, fs.FileInfo, bool) {
+	if attempt > 1 || !filepath.IsAbs(path) || strings.HasSuffix(path, string(filepath.Separator)) {
+		return "", nil, false
+	}
+	real, fi, ok := locate(path)
+	if !ok || !b.inWorkspace(real) {
+		return "", nil, false
+	}
+	return real, fi, true
+}
+
+// currentAt is current with known, when not nil, the file at real as
+// locate found it an instant ago: a loaded buffer's disk state, and a file
+// whose text is cached, need no other system call.
+func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known fs.FileInfo) (state, error) {
 	var st state
 	if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
-		buf, ok, err := b.ed.Snapshot(ctx, real)
+		var buf Buffer
+		var ok bool
+		var err error
+		if vs, is := b.ed.(VersionSnapshotter); is && known != nil {
+			buf, ok, err = vs.SnapshotAt(ctx, real, FileVersion{stateOf(known)})
+		} else {
+			buf, ok, err = b.ed.Snapshot(ctx, real)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return st, reqErr(CodeCancelled, real, ReasonCancelled, "request cancelled while reading the buffer of %s", real)
@@ -498,6 +534,9 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 			return st, reqErr(CodeInternal, real, ReasonEditorFailed, "cannot read the Neovim buffer of %s: %v", real, err)
 		}
 		if ok && (buf.Modified || !buf.Stale) {
+			if known != nil {
+				return b.bufferStateOf(real, buf, strict, stateOf(known))
+			}
 			return b.bufferState(real, buf, strict)
 		}
 		if ok {
@@ -507,6 +546,17 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 			// goes to the buffer.
 			st.buf = &buf
 			st.stale, st.shown = true, buf.Text()
+		}
+	}
+	if known != nil && st.buf == nil && known.Size() <= b.cfg.MaxBytes {
+		if key, ok := b.cfg.Texts.Key(known); ok {
+			if text, ok := b.cfg.Texts.Get(real, key); ok {
+				st.exists = true
+				st.disk = stateOf(known)
+				st.mode = known.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+				st.text = text // checked when it was cached
+				return st, nil
+			}
 		}
 	}
 	f, fi, err := openRegular(real)
@@ -612,7 +662,12 @@ func (b *Bridge) confirm(ctx context.Context, real string, buf Buffer, disk file
 
 // bufferState is the state of real given by its loaded buffer.
 func (b *Bridge) bufferState(real string, buf Buffer, strict bool) (state, error) {
-	st := state{buf: &buf, text: buf.Text(), disk: statFile(real)}
+	return b.bufferStateOf(real, buf, strict, statFile(real))
+}
+
+// bufferStateOf is bufferState with the file's disk state known.
+func (b *Bridge) bufferStateOf(real string, buf Buffer, strict bool, disk fileState) (state, error) {
+	st := state{buf: &buf, text: buf.Text(), disk: disk}
 	st.exists = st.disk.Exists
 	if err := b.checkText(real, st.text); err != nil {
 		if strict {
@@ -665,18 +720,23 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		return resp, reqErr(CodeInvalidParams, req.Path, ReasonBadRange, "line and limit must not be negative (reading %s)", req.Path)
 	}
 	for attempt := 1; ; attempt++ {
-		r, err := b.check(ctx, req.Path, "read")
-		if err != nil {
-			return resp, err
-		}
-		real := r.Path
-		if r.Phantom { // "missing/..": the OS finds nothing there
-			if b.cfg.MissingAsEmpty {
-				return resp, nil
+		// An existing file in the workspace, as the kernel finds it (the
+		// common read), else the path resolved and checked step by step.
+		real, known, ok := b.locateRead(req.Path, attempt)
+		if !ok {
+			r, err := b.check(ctx, req.Path, "read")
+			if err != nil {
+				return resp, err
 			}
-			return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s (the path goes through a missing directory)", req.Path)
+			real = r.Path
+			if r.Phantom { // "missing/..": the OS finds nothing there
+				if b.cfg.MissingAsEmpty {
+					return resp, nil
+				}
+				return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s (the path goes through a missing directory)", req.Path)
+			}
 		}
-		st, err := b.current(context.WithValue(ctx, readKey{}, true), real, true)
+		st, err := b.currentAt(context.WithValue(ctx, readKey{}, true), real, true, known)
 		if errors.Is(err, ErrPathChanged) {
 			if attempt < maxPathAttempts {
 				continue

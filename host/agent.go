@@ -55,6 +55,13 @@ type AgentSpec struct {
 	// TerminalHost: where terminal/create runs commands, "local" (the
 	// default) or "agent" (through Prefix).
 	TerminalHost string `msgpack:"terminal_host"`
+	// ProtocolVersion is the ACP version offered in initialize: 0 or 1
+	// (v1), 2 (the v2 draft, falling back to v1 when the agent answers 1;
+	// v2.go).
+	ProtocolVersion int `msgpack:"protocol_version"`
+	// Providers: endpoints for the agent's LLM providers, by provider id,
+	// set when it starts (providers.go).
+	Providers map[string]ProviderSpec `msgpack:"providers"`
 	// A remote agent: its url and how to reach it (remote.go).
 	RemoteSpec
 }
@@ -113,6 +120,7 @@ type Agent struct {
 	initDone  chan struct{}
 	initResp  acp.InitializeResponse
 	caps      acpx.Agent   // what initialize says beyond initResp (acpx)
+	version   int          // the protocol version negotiated (1 or 2; v2.go)
 	auth      []authMethod // the agent's auth methods (auth.go)
 	initErr   error
 	initAbort context.CancelCauseFunc // ends initialize early with a cause
@@ -131,6 +139,10 @@ type Agent struct {
 	early       map[acp.SessionId]*earlyUpdates // updates that beat session/new's response
 	earlyN      int                             // their bytes (as JSON)
 	earlyOut    int                             // updates dropped for unknown sessions
+	// authSt: the sign-in it said last (authstatus.go).
+	authSt *acpx.AuthStatus
+	// providersSet: the user's providers were set (providers.go).
+	providersSet bool
 	// creating counts the session/new and session/fork requests whose
 	// session is not registered yet; created is closed (and replaced)
 	// when one registers or such a request ends (awaitSession).
@@ -376,11 +388,7 @@ func (a *Agent) initialize() {
 			a.h.stopAgent(a)
 		}
 	}()
-	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acpx.InitializeRequest{
-		ProtocolVersion:    acp.ProtocolVersionNumber,
-		ClientInfo:         &acp.Implementation{Name: "nvim-acp", Version: Version},
-		ClientCapabilities: a.h.capabilities(),
-	})
+	raw, err := a.sendInitialize(ctx) // v2.go: v1, or v2 where the user allows it
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && !a.hasExited() {
 			a.initErr = a.withStderr(cause)
@@ -746,7 +754,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 			a.log.Warn("bad session/update", "err", err, "params", truncate(string(params), 200))
 			return nil, nil
 		}
-		if p := a.child(id); p != nil {
+		if p := a.child(id); p != nil && a.v2() {
+			p.childUpdateV2(id, u) // v2.go, then subagent.go
+		} else if p != nil {
 			p.childUpdate(id, u) // subagent.go
 		} else if s := a.sessionOrKeep(id, u, len(params)); s != nil {
 			s.update(u)
@@ -762,6 +772,9 @@ func (a *Agent) handle(ctx context.Context, method string, params json.RawMessag
 	// requests wait: each runs on its own goroutine, while the updates it
 	// waits for are handled on the notification goroutine.
 	a.gate.Barrier(ctx)
+	if method == acp.ClientMethodSessionRequestPermission && a.v2() {
+		params = acpx.V2PermissionAsV1(params) // v2 asks about a subject
+	}
 	return serve(ctx, a, params)
 }
 
@@ -820,14 +833,21 @@ func (r recordingWriter) Write(p []byte) (int, error) {
 // HTTP header ({"name": ..., "value": ...}) in a message.
 var secretValue = regexp.MustCompile(`("value"\s*:\s*)"(?:[^"\\]|\\.)*"`)
 
+// secretHeaders is a providers/set's headers object (string values only).
+var secretHeaders = regexp.MustCompile(`("headers"\s*:\s*)\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}`)
+
 // traced is message p as the debug log shows it: cut at 4 KiB, and, in a
 // message that passes MCP servers (session/new, load, resume, fork), the
 // values of their environment variables and headers redacted: the
-// editor's MCP token is one, the user's API keys may be others.
+// editor's MCP token is one, the user's API keys may be others; so are
+// the headers of a provider's endpoint (providers/set: an authorization).
 func traced(p []byte) string {
 	s := strings.TrimRight(string(p), "\n")
 	if strings.Contains(s, `"mcpServers"`) {
 		s = secretValue.ReplaceAllString(s, `$1"[redacted]"`)
+	}
+	if strings.Contains(s, `"providers/set"`) {
+		s = secretHeaders.ReplaceAllString(s, `$1"[redacted]"`)
 	}
 	return truncate(s, 4096)
 }

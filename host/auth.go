@@ -37,9 +37,9 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
-	"github.com/nvim-acp/nvim-acp/login"
+	"github.com/nvim-acp/nvim-acp/acpx"
 
-	"github.com/nvim-acp/nvim-acp/editormcp"
+	"github.com/nvim-acp/nvim-acp/login"
 )
 
 // authVar is one environment variable of an env_var method.
@@ -381,10 +381,7 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 		created := a.creatingSession()
 		// The servers as the wire takes them (editormcp.Wire: MCP-over-ACP
 		// entries the SDK's type cannot hold).
-		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, struct {
-			acp.NewSessionRequest
-			McpServers []json.RawMessage `json:"mcpServers"`
-		}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)})
+		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, s.newParams(a, servers))
 		if err == nil {
 			cancel()
 			err = s.registerNew(a, resp)
@@ -557,7 +554,11 @@ func (s *Session) login(ctx context.Context, a *Agent, m authMethod, ans authAns
 	}
 	actx, cancel := a.context(ctx)
 	defer cancel()
-	if _, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodAuthenticate, acp.AuthenticateRequest{MethodId: m.ID}); err != nil {
+	method := acp.AgentMethodAuthenticate
+	if a.v2() {
+		method = acpx.MethodAuthLogin // v2's name, same params
+	}
+	if _, err := acp.SendRequest[json.RawMessage](a.conn, actx, method, acp.AuthenticateRequest{MethodId: m.ID}); err != nil {
 		return fail("log in with %q failed: %v", m.Name, a.describe("authenticate", err))
 	}
 	s.log.Info("auth: authenticated", "method", m.ID)

@@ -167,9 +167,9 @@ func (c *bufCache) reuse(ctx context.Context, h *Host, path string, e *bufEntry,
 	return true, nil
 }
 
-// snapshot implements fsbridge.Editor.Snapshot through the cache.
-func (c *bufCache) snapshot(ctx context.Context, h *Host, path string) (fsbridge.Buffer, bool, error) {
-	disk := fsbridge.StatVersion(path)
+// snapshot implements fsbridge.Editor.Snapshot through the cache; disk is
+// the file's version now.
+func (c *bufCache) snapshot(ctx context.Context, h *Host, path string, disk fsbridge.FileVersion) (fsbridge.Buffer, bool, error) {
 	epoch, sigOK := c.sig.current(ctx, h)
 	e := c.get(path)
 	if ok, err := c.reuse(ctx, h, path, e, disk, epoch, sigOK); err != nil || ok {

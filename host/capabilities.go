@@ -74,6 +74,28 @@ var clientCapabilities = []capability{
 	{path: "_meta.terminal-auth", value: true, handledBy: `meta["terminal-auth"]`},
 }
 
+// clientCapabilitiesV2 is every capability the client advertises in ACP
+// v2's initialize (capabilities; v2.go). v2 has no client fs or terminal:
+// reads, writes and commands go through the editor's MCP server, which
+// session/new declares as in v1; the agent's own terminals, tool call
+// content chunks, whole messages and session states are v2's baseline
+// (v2BaselineUpdates), translated by acpx.V2Session. Notices, plans,
+// compaction and subagents are not client capabilities in v2.
+var clientCapabilitiesV2 = []capability{
+	{path: "auth.terminal", value: empty, handledBy: `m.Type == "terminal"`},
+	{path: "elicitation.form", value: empty, requests: []string{acpx.MethodElicitationCreate}},
+	{path: "elicitation.url", value: empty, requests: []string{acpx.MethodElicitationCreate},
+		notifications: []string{acpx.MethodElicitationComplete}},
+}
+
+// v2BaselineUpdates are the session/update kinds of ACP v2 that no client
+// capability announces, each translated (acpx.V2Session.Translate) into
+// what the chat renders.
+var v2BaselineUpdates = []string{
+	"user_message", "agent_message", "agent_thought", acpx.UpdateStateV2, acpx.UpdateToolContentV2,
+	acpx.UpdateTerminalV2, acpx.UpdateTerminalOutputV2,
+}
+
 // capabilities is initialize's clientCapabilities: every row of
 // clientCapabilities at its path.
 func (h *Host) capabilities() map[string]any {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/acpx"
 	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/acpschema"
 )
@@ -27,6 +29,14 @@ var baselineUpdates = []string{
 var unadvertisedRequests = map[string]string{
 	acp.ClientMethodSessionRequestPermission: "every ACP client answers it (baseline v1)",
 	editormcp.MethodMessage:                  "MCP-over-ACP: the agent's mcpCapabilities.acp and the {type acp} server the client declares in session/new announce it",
+}
+
+// unadvertisedNotifications are the agent's notifications the client
+// takes that no client capability announces, and why.
+var unadvertisedNotifications = map[string]string{
+	acpx.MethodAuthStatusUpdate: "the agent's own auth.status capability announces it (v1 unstable): no client one exists",
+	acpx.MethodClaudeAuthStatusUpdate: "claude-agent-acp's extension, announced by its own _meta.authStatus and sent " +
+		"unconditionally: no client capability exists",
 }
 
 // sources is the text of the host's and the plugin's source files (no
@@ -97,7 +107,7 @@ func TestCapabilitiesPairedWithHandlers(t *testing.T) {
 		}
 	}
 	for m := range notifications {
-		if !claimedNote[m] {
+		if !claimedNote[m] && unadvertisedNotifications[m] == "" {
 			t.Errorf("the client takes %s notifications, which no capability advertises", m)
 		}
 	}
@@ -165,4 +175,84 @@ func TestCapabilitiesAsSentAndInSchema(t *testing.T) {
 	if c.Defines(1, "ClientCapabilities", "session", "frobnicate") {
 		t.Fatal("Defines finds what the schema does not have")
 	}
+}
+
+// ACP v2's table: each row paired with its handler as v1's are, each a
+// client capability of v2's schema, none of them fs or terminal (v2 has
+// none: the editor's MCP server serves reads, writes and commands); v2's
+// baseline updates are each translated into what the chat renders.
+func TestCapabilitiesV2(t *testing.T) {
+	src := sources(t)
+	for _, c := range clientCapabilitiesV2 {
+		if len(c.requests)+len(c.notifications)+len(c.updates) == 0 && c.handledBy == "" {
+			t.Errorf("v2: %s is advertised with nothing handling it", c.path)
+		}
+		for _, m := range c.requests {
+			if requests[m] == nil {
+				t.Errorf("v2: %s is advertised, but the client serves no %s request", c.path, m)
+			}
+		}
+		for _, m := range c.notifications {
+			if notifications[m] == nil {
+				t.Errorf("v2: %s is advertised, but the client takes no %s notification", c.path, m)
+			}
+		}
+		if c.handledBy != "" && !strings.Contains(src, c.handledBy) {
+			t.Errorf("v2: %s is advertised as handled by %q, which the sources do not have", c.path, c.handledBy)
+		}
+	}
+	got := leaves("", buildCapabilities(clientCapabilitiesV2))
+	for _, p := range got {
+		if strings.HasPrefix(p, "fs") || strings.HasPrefix(p, "terminal") {
+			t.Errorf("v2 advertises %s", p)
+		}
+	}
+	for _, k := range v2BaselineUpdates {
+		if !regexp.MustCompile(`case [^\n]*(\b` + regexp.QuoteMeta(k) + `\b|"` + regexp.QuoteMeta(k) + `")`).MatchString(acpxV2Source(t)) {
+			t.Errorf("v2's %s updates are not translated (acpx.V2Session.Translate)", k)
+		}
+	}
+	c, err := acpschema.Load(acpschema.SDKDir())
+	if err != nil {
+		if os.Getenv("NVIM_ACP_SCHEMA_CHECK") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	for _, p := range got {
+		if !c.Defines(2, "ClientCapabilities", strings.Split(p, ".")...) {
+			t.Errorf("%s is not a client capability of ACP's schema v2", p)
+		}
+	}
+	for _, k := range v2BaselineUpdates {
+		if !c.Defines(2, "SessionUpdate") || !strings.Contains(schemaText(t, 2), `"const": "`+k+`"`) {
+			t.Errorf("%s is not a session update of ACP's schema v2", k)
+		}
+	}
+}
+
+// acpxV2Source is acpx/v2.go's text, with the constants' names and values
+// both: a case names a kind by either.
+func acpxV2Source(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../acpx/v2.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, m := range regexp.MustCompile(`(Update\w+V2)\s*=\s*("\w+")`).FindAllStringSubmatch(text, -1) {
+		text = strings.ReplaceAll(text, "case "+m[1], "case "+m[2])
+		text = strings.ReplaceAll(text, ", "+m[1], ", "+m[2])
+	}
+	return text
+}
+
+// schemaText is the text of the unstable schema of protocol version v.
+func schemaText(t *testing.T, v int) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(acpschema.SDKDir(), "schema", fmt.Sprintf("v%d", v), "schema.unstable.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -13,7 +13,6 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/nvim-acp/nvim-acp/checkpoint"
-	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
@@ -379,7 +378,7 @@ func (h *Host) rpcRewindSession(sid int) error {
 		return err
 	}
 	s.mu.Lock()
-	a, busy := s.agent, len(s.turns) > 0
+	a, busy := s.agent, len(s.turn.running) > 0
 	s.mu.Unlock()
 	if a == nil {
 		return errors.New("the session has no agent")
@@ -409,10 +408,7 @@ func (s *Session) freshSession(a *Agent) error {
 	servers = s.exposeMCP(a, servers)
 	nctx, ncancel := a.stepContext(ctx, "session/new")
 	defer ncancel()
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, struct {
-		acp.NewSessionRequest
-		McpServers []json.RawMessage `json:"mcpServers"`
-	}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)})
+	resp, err := acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, s.newParams(a, servers))
 	if err != nil {
 		return a.stepErr(nctx, "session/new", err)
 	}

@@ -52,14 +52,14 @@ func (s *Session) approve(raw map[string]any, turn approval.Turn) {
 	if c, ok := in["cwd"].(string); ok && filepath.IsAbs(c) {
 		cwd = c
 	}
-	if !s.approvals.Grant(turn, termSpec{line: line, cwd: cwd}.key()) {
+	if !s.turn.approvals.Grant(turn, termSpec{line: line, cwd: cwd}.key()) {
 		s.log.Info("permission answered after its turn ended: approves nothing", "command", line)
 	}
 }
 
 // takeApproval uses up an approval of spec in the running turn, if there is one.
 func (s *Session) takeApproval(spec termSpec) bool {
-	return s.approvals.Take(spec.key())
+	return s.turn.approvals.Take(spec.key())
 }
 
 // autoAllows reports whether the user's auto_allow lists kind.

@@ -51,7 +51,7 @@ func TestTerminalRisks(t *testing.T) {
 func TestApprovals(t *testing.T) {
 	_, s := testSession(t)
 	ws := s.opts.Agent.Cwd
-	turn := s.approvals.Begin()
+	turn := s.turn.approvals.Begin()
 	s.approve(map[string]any{"toolCall": map[string]any{"rawInput": map[string]any{"command": "ls -la"}}}, turn)
 	s.approve(map[string]any{"toolCall": map[string]any{"rawInput": map[string]any{"command": []any{"bash", "-c", "make"}}}}, turn)
 	for _, other := range []termSpec{
@@ -69,7 +69,7 @@ func TestApprovals(t *testing.T) {
 	if s.takeApproval(termSpec{line: "ls -la", cwd: ws}) {
 		t.Fatal("one approval ran twice")
 	}
-	s.approvals.End(turn)
+	s.turn.approvals.End(turn)
 	if s.takeApproval(termSpec{line: "make", cwd: ws}) {
 		t.Fatal("an approval outlived its turn")
 	}
@@ -81,7 +81,7 @@ func TestApprovals(t *testing.T) {
 func TestConsentTerminalAsks(t *testing.T) {
 	h, s := testSession(t)
 	ws := s.opts.Agent.Cwd
-	s.approve(map[string]any{"toolCall": map[string]any{"rawInput": map[string]any{"command": "ls"}}}, s.approvals.Begin())
+	s.approve(map[string]any{"toolCall": map[string]any{"rawInput": map[string]any{"command": "ls"}}}, s.turn.approvals.Begin())
 	if _, rerr := s.consentTerminal(context.Background(), termSpec{line: "ls", cwd: ws}); rerr != nil {
 		t.Fatalf("approved: %v", rerr)
 	}
@@ -169,10 +169,10 @@ func TestPermissionAnswerByPlace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h, s := testSession(t)
 			a := testAgent(t, s)
-			turn := s.approvals.Begin()
+			turn := s.turn.approvals.Begin()
 			req, r := permissionRound(t, h, a, tc.params, tc.n, func() {
 				if tc.endTurn {
-					s.approvals.End(turn)
+					s.turn.approvals.End(turn)
 				}
 			})
 			for _, k := range []string{"client_question", "rules_apply"} {
@@ -195,7 +195,7 @@ func TestPermissionAnswerByPlace(t *testing.T) {
 				t.Errorf("answered %q, want %q", got, tc.outcome)
 			}
 			if tc.endTurn {
-				s.approvals.Begin()
+				s.turn.approvals.Begin()
 			}
 			if approved := s.takeApproval(termSpec{line: "rm -rf victim", cwd: s.opts.Agent.Cwd}); approved != tc.approves {
 				t.Errorf("approved = %v, want %v", approved, tc.approves)
@@ -215,7 +215,7 @@ func TestTerminalCwdFlipRace(t *testing.T) {
 	s.opts.AutoAllow = []string{"execute"}
 	// Every question is refused at once, as in a cancelled turn: only
 	// what runs unasked runs.
-	s.cancelling = true
+	s.turn.cancelling = true
 	ws, home := s.opts.Agent.Cwd, t.TempDir()
 	realHome, _ := filepath.EvalSymlinks(home)
 	sub := filepath.Join(ws, "sub")

@@ -39,6 +39,9 @@ var requests = map[string]requestHandler{
 // they must not block). Any other is logged and dropped.
 var notifications = map[string]func(a *Agent, params json.RawMessage){
 	acpx.MethodElicitationComplete: (*Agent).elicitationComplete, // elicit.go
+	// The agent's sign-in (authstatus.go).
+	acpx.MethodAuthStatusUpdate:       (*Agent).authStatusUpdate,
+	acpx.MethodClaudeAuthStatusUpdate: (*Agent).claudeAuthStatusUpdate,
 }
 
 // The fs/* routes, shared with the fast path (fastfs.go), which decodes

@@ -1,11 +1,14 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
+	"github.com/nvim-acp/nvim-acp/chatsearch"
 	"github.com/nvim-acp/nvim-acp/worktree"
 )
 
@@ -43,9 +46,12 @@ const (
 	EventElicitationDone     = "elicitation_done"     // an elicitation was settled
 	EventElicitationComplete = "elicitation_complete" // the interaction behind a link ended
 	EventRestart             = "restart"              // the agent crashed and is started again
+	EventAuthStatus          = "auth_status"          // the agent's sign-in (auth/status, its updates)
 	// A subagent's streamed text; kind is "<agent|thought>:<child session
 	// id>" (subagent.go), merged as chunks are.
 	EventSubagentChunk = "subagent_chunk"
+	// ACP v2's background work (a state_update's snapshot, v2.go).
+	EventBackground = "background"
 )
 
 // eventTypes lists every event type the host sends.
@@ -58,7 +64,7 @@ var eventTypes = []string{
 	EventAuth, EventAuthDone, EventReview, EventRewound,
 	EventAuth, EventAuthDone, EventSteer,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
-	EventSubagentChunk,
+	EventSubagentChunk, EventBackground, EventAuthStatus,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -76,6 +82,10 @@ const (
 // (acp_agent_call: session/delete, logout); routed like the registry's.
 const EventLifecycle = "lifecycle"
 
+// EventHistorySearch is one saved chat's hits of a search of the saved
+// chats, or its end (done); routed like the registry's (search.go).
+const EventHistorySearch = "history_search"
+
 // EventWorktree ends an acp_worktree_create (worktree.go): the tree made,
 // or the error. It belongs to no session (the session starts once it has
 // its tree).
@@ -83,7 +93,7 @@ const EventWorktree = "worktree"
 
 // registryEventTypes lists the registry's event types, and the other
 // events that belong to no session.
-var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled, EventLifecycle, EventWorktree}
+var registryEventTypes = []string{EventRegistryList, EventRegistryProgress, EventRegistryInstalled, EventLifecycle, EventHistorySearch, EventWorktree}
 
 // registryListEvent is the result of refresh request id: list (see
 // registry.go's List) or, when nothing could be loaded, err.
@@ -96,6 +106,27 @@ func registryListEvent(request int, list map[string]any, err error) Event {
 	}
 	ev["type"] = EventRegistryList
 	ev["request"] = request
+	return ev
+}
+
+// historySearchEvent is search request's hits in chat c, or its end: sum
+// and, when it failed, err.
+func historySearchEvent(request int, c *chatsearch.Chat, sum *chatsearch.Summary, err error) Event {
+	ev := Event{"type": EventHistorySearch, "request": request}
+	if c != nil {
+		ev["chat"] = c
+		return ev
+	}
+	ev["done"] = true
+	if sum != nil {
+		ev["chats"], ev["hits"], ev["truncated"] = sum.Chats, sum.Hits, sum.Truncated
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		ev["error"] = err.Error()
+	}
+	if errors.Is(err, context.Canceled) {
+		ev["cancelled"] = true
+	}
 	return ev
 }
 
@@ -356,9 +387,26 @@ func fsWarningEvent(text string) Event {
 	return Event{"type": EventFsWarning, "text": text}
 }
 
+// backgroundEvent lists a v2 session's background work: items, each
+// {type, id, title} (v2.go).
+func backgroundEvent(items []map[string]any) Event {
+	return Event{"type": EventBackground, "items": items}
+}
+
 // messageEvent is a line for the chat at level "info", "warn" or "error".
 func messageEvent(level, text string) Event {
 	return Event{"type": EventMessage, "level": level, "text": text}
+}
+
+// authStatusEvent says the agent's sign-in (authstatus.go: authTable's
+// state and accounts); changed: it told of a change (auth/status_update),
+// which the chat says too.
+func authStatusEvent(st map[string]any, changed bool) Event {
+	ev := Event{"type": EventAuthStatus, "changed": changed}
+	for k, v := range st {
+		ev[k] = v
+	}
+	return ev
 }
 
 // modelEvent says the model is now modelID.

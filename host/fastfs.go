@@ -38,6 +38,71 @@ type fastFS struct {
 
 	mu       sync.Mutex
 	inflight map[string]context.CancelFunc // by raw JSON id
+
+	// Requests are served by workers kept waiting on work (at most
+	// maxIdleWorkers of them, blocked without timers) rather than a new
+	// goroutine each: a new one's stack grew (copied) to the depth of a
+	// read on every request.
+	work     chan fastJob
+	idle     atomic.Int32
+	lifeOnce sync.Once
+	life     context.Context // cancelled when the agent exits
+}
+
+// maxIdleWorkers bounds the workers left waiting for the next request.
+const maxIdleWorkers = 4
+
+// fastJob is one request for a worker.
+type fastJob struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	key    string
+	req    fsRequest
+}
+
+// lifetime is a context cancelled when the agent exits: one goroutine per
+// agent waits for that, not one per request.
+func (f *fastFS) lifetime() context.Context {
+	f.lifeOnce.Do(func() {
+		var cancel context.CancelFunc
+		f.life, cancel = context.WithCancel(context.Background())
+		f.work = make(chan fastJob)
+		go func() {
+			<-f.a.exited
+			cancel()
+		}()
+	})
+	return f.life
+}
+
+// worker serves job, then waits for more while fewer than maxIdleWorkers
+// wait; it ends with the agent.
+func (f *fastFS) worker(job fastJob) {
+	for {
+		f.run(job)
+		if f.idle.Add(1) > maxIdleWorkers {
+			f.idle.Add(-1)
+			return
+		}
+		select {
+		case job = <-f.work:
+			f.idle.Add(-1)
+		case <-f.life.Done():
+			f.idle.Add(-1)
+			return
+		}
+	}
+}
+
+// run serves one request and forgets it.
+func (f *fastFS) run(job fastJob) {
+	defer func() {
+		f.mu.Lock()
+		delete(f.inflight, job.key)
+		f.mu.Unlock()
+		job.cancel()
+	}()
+	f.serve(job.ctx, job.req)
 }
 
 // agentWriter serializes whole messages to the agent's stdin: acp-go-sdk's
@@ -107,23 +172,19 @@ func (f *fastFS) intercept(line []byte) bool {
 	if !ok {
 		return false
 	}
-	ctx, cancel := f.a.context(context.Background())
-	key := string(req.id)
+	ctx, cancel := context.WithCancel(f.lifetime())
+	job := fastJob{ctx: ctx, cancel: cancel, key: string(req.id), req: req}
 	f.mu.Lock()
 	if f.inflight == nil {
 		f.inflight = map[string]context.CancelFunc{}
 	}
-	f.inflight[key] = cancel
+	f.inflight[job.key] = cancel
 	f.mu.Unlock()
-	go func() {
-		defer func() {
-			f.mu.Lock()
-			delete(f.inflight, key)
-			f.mu.Unlock()
-			cancel()
-		}()
-		f.serve(ctx, req)
-	}()
+	select {
+	case f.work <- job: // a waiting worker
+	default:
+		go f.worker(job)
+	}
 	return true
 }
 

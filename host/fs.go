@@ -277,7 +277,13 @@ type nvimEditor struct {
 // Snapshot implements fsbridge.Editor, through the host's buffer cache
 // (bufcache.go).
 func (e *nvimEditor) Snapshot(ctx context.Context, realPath string) (fsbridge.Buffer, bool, error) {
-	return e.s.h.bufs.snapshot(ctx, e.s.h, realPath)
+	return e.s.h.bufs.snapshot(ctx, e.s.h, realPath, fsbridge.StatVersion(realPath))
+}
+
+// SnapshotAt implements fsbridge.VersionSnapshotter: Snapshot with the
+// file's version as the read found it (one stat less per read).
+func (e *nvimEditor) SnapshotAt(ctx context.Context, realPath string, disk fsbridge.FileVersion) (fsbridge.Buffer, bool, error) {
+	return e.s.h.bufs.snapshot(ctx, e.s.h, realPath, disk)
 }
 
 // Apply implements fsbridge.Editor.

@@ -42,7 +42,8 @@ type Host struct {
 	lua  editormcp.LuaQueries // their queries of Neovim
 	seen sync.Map             // keys of what the chat says once (once)
 
-	saver *saver // the saved chats' writes, in order (history.go)
+	saver  *saver        // the saved chats' writes, in order (history.go)
+	search historySearch // the search of the saved chats running (search.go)
 
 	mu       sync.Mutex
 	agents   map[string]*Agent
@@ -113,6 +114,7 @@ func (h *Host) methods() map[string]any {
 		"acp_agent_call":      h.rpcAgentCall, // lifecycle.go: session/delete, logout
 		"acp_cancel":          h.rpcCancel,
 		"acp_cancel_subagent": h.rpcCancelSubagent, // subagent.go
+		"acp_cancel_item":     h.rpcCancelItem,     // v2.go
 		"acp_close":           h.rpcClose,
 		"acp_set_mode":        h.rpcSetMode,
 		"acp_set_model":       h.rpcSetModel,
@@ -120,10 +122,17 @@ func (h *Host) methods() map[string]any {
 		"acp_set_title":       h.rpcSetTitle,   // settings.go
 		"acp_stderr":          h.rpcStderr,     // startstep.go
 		"acp_auth_status":     h.rpcAuthStatus, // authstatus.go: :checkhealth
+		// The agent's LLM providers (providers.go: :AcpProvider).
+		"acp_providers":        h.rpcProviders,
+		"acp_provider_set":     h.rpcProviderSet,
+		"acp_provider_disable": h.rpcProviderDisable,
 		// Saved chats, off Neovim's main loop (history.go).
 		"acp_history_save":  h.rpcHistorySave,
 		"acp_history_mark":  h.rpcHistoryMark,
 		"acp_history_flush": h.rpcHistoryFlush,
+		// Their full-text search (search.go).
+		"acp_history_search":        h.rpcHistorySearch,
+		"acp_history_search_cancel": h.rpcHistorySearchCancel,
 
 		// Answers to the questions the host asks (events.go).
 		permissionQuestion.answer: h.rpcAnswerPermission,
@@ -218,6 +227,7 @@ func (h *Host) Shutdown() {
 	}
 	h.mu.Unlock()
 	h.ui.Close()
+	h.stopSearch() // search.go
 	for _, s := range sessions {
 		s.shutdown()
 	}

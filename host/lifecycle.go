@@ -87,6 +87,7 @@ func (s *Session) fork(ctx context.Context, a *Agent, servers []acp.McpServer) (
 	defer created() // after addSession
 	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
 		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: editormcp.Wire(servers), AdditionalDirectories: s.addDirs(a),
+		SystemPrompt: s.systemPrompt(a),
 	})
 	if err != nil {
 		return "", nil, a.stepErr(fctx, acpx.MethodSessionFork, err)
@@ -120,12 +121,25 @@ func (s *Session) closeOnAgent(a *Agent, id acp.SessionId) {
 	}
 }
 
+// agentCalls are the methods rpcAgentCall runs: the agent's method, and
+// whether a can.
+var agentCalls = map[string]struct {
+	rpc string
+	can func(a acpx.Agent) bool
+}{
+	"delete":    {acpx.MethodSessionDelete, func(a acpx.Agent) bool { return a.Delete }},
+	"archive":   {acpx.MethodSessionArchive, func(a acpx.Agent) bool { return a.Archive }},
+	"unarchive": {acpx.MethodSessionUnarchive, func(a acpx.Agent) bool { return a.Archive }},
+	"logout":    {acpx.MethodLogout, func(a acpx.Agent) bool { return a.Logout }},
+}
+
 // rpcAgentCall runs method ("delete": session/delete of sessionID,
+// "archive", "unarchive": session/archive, session/unarchive of it,
 // "logout": logout) on the agent spec names, started for it when none
 // runs (and stopped again after, unless a session uses it). The answer
 // comes as a lifecycle event: its error, or none.
 func (h *Host) rpcAgentCall(method string, spec AgentSpec, sessionID string) error {
-	if method != "delete" && method != "logout" {
+	if _, ok := agentCalls[method]; !ok {
 		return fmt.Errorf("acp_agent_call: unknown method %q", method)
 	}
 	go func() {
@@ -151,11 +165,15 @@ func (h *Host) agentCall(method string, spec AgentSpec, sessionID string) error 
 	if err := a.ready(ctx); err != nil {
 		return a.describe("start agent", err)
 	}
-	rpc, params, can := acpx.MethodLogout, any(acpx.LogoutRequest{}), a.caps.Logout
-	if method == "delete" {
-		rpc, params, can = acpx.MethodSessionDelete, acpx.SessionRef{SessionID: sessionID}, a.caps.Delete
+	call := agentCalls[method]
+	rpc, params := call.rpc, any(acpx.SessionRef{SessionID: sessionID})
+	if method == "logout" {
+		params = acpx.LogoutRequest{}
+		if a.v2() {
+			rpc = acpx.MethodAuthLogout // v2's name; offered with auth methods
+		}
 	}
-	if !can {
+	if !call.can(a.caps) {
 		return fmt.Errorf("%s does not offer %s", spec.Name, rpc)
 	}
 	if _, err := acp.SendRequest[json.RawMessage](a.conn, ctx, rpc, params); err != nil {
@@ -192,6 +210,7 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 		return "", err
 	}
 	servers = s.exposeMCP(a, servers)
+	s.applyProviders(ctx, a) // a new process: the user's endpoints again
 	var resp json.RawMessage
 	how := ""
 	if old != "" && (a.caps.Resume || a.caps.LoadSession) && s.gone(ctx, a, old) {
@@ -219,10 +238,7 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 	if how == "" {
 		nctx, cancel := a.stepContext(ctx, "session/new")
 		created := a.creatingSession()
-		resp, err = acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, struct {
-			acp.NewSessionRequest
-			McpServers []json.RawMessage `json:"mcpServers"`
-		}{acp.NewSessionRequest{Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)})
+		resp, err = acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, s.newParams(a, servers))
 		if err != nil {
 			err = a.stepErr(nctx, "session/new", err)
 		}
@@ -244,5 +260,6 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 		ev["reconnected"] = true
 	}
 	s.emit(ev)
+	s.showAuthStatus(ctx, a)
 	return how, nil
 }

@@ -48,7 +48,7 @@ func (s *Session) exposeMCP(a *Agent, servers []acp.McpServer) []acp.McpServer {
 	fresh := ep == nil
 	var err error
 	if fresh {
-		ep, err = s.h.mcp.Add(editormcp.NewServer(&mcpEditor{LuaQueries: &s.h.lua, s: s}, editormcp.Options{Root: s.opts.Agent.Cwd, Version: Version}))
+		ep, err = s.h.mcp.Add(editormcp.NewServer(&mcpEditor{LuaQueries: &s.h.lua, s: s}, editormcp.Options{Root: s.opts.Agent.Cwd, Version: Version, Escape: s.h.bufs.encode}))
 	}
 	var srv acp.McpServer
 	if err == nil {

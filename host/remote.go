@@ -177,6 +177,17 @@ func (s *Session) connectionLost(cause error) {
 	s.emit(messageEvent("warn", fmt.Sprintf("%v; reconnecting…", cause)))
 }
 
+// promptHold is what holds a session's prompts while it is being put back
+// on its agent (a reconnect, remote.go; a restart, respawn.go). Guarded by
+// Session.mu.
+type promptHold struct {
+	// back is closed when a lost connection is restored, or the session
+	// is back on its restarted agent; nil while attached. Prompts sent
+	// meanwhile wait for it (waitBack).
+	back chan struct{}
+	why  string // what is said to the user about the wait
+}
+
 // holdPrompts makes the prompts sent from now on wait (waitBack) until
 // releasePrompts: the session is being put back on its agent (a
 // reconnect, a restart), and a prompt sent before it is back would go to
@@ -187,18 +198,18 @@ func (s *Session) holdPrompts(why string) {
 	if s.closed {
 		return
 	}
-	if s.back == nil {
-		s.back = make(chan struct{})
+	if s.hold.back == nil {
+		s.hold.back = make(chan struct{})
 	}
-	s.backWhy = why
+	s.hold.why = why
 }
 
 // releasePrompts lets the prompts held by holdPrompts go: the session is
 // back, or ended (waitBack then says it was not restored).
 func (s *Session) releasePrompts() {
 	s.mu.Lock()
-	back := s.back
-	s.back = nil
+	back := s.hold.back
+	s.hold.back = nil
 	s.mu.Unlock()
 	if back != nil {
 		close(back)
@@ -223,7 +234,7 @@ func (s *Session) isClosed() bool {
 // (false: it was not, or ctx ended first).
 func (s *Session) waitBack(ctx context.Context) bool {
 	s.mu.Lock()
-	back, why := s.back, s.backWhy
+	back, why := s.hold.back, s.hold.why
 	s.mu.Unlock()
 	if back == nil {
 		return true
@@ -236,7 +247,7 @@ func (s *Session) waitBack(ctx context.Context) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.closed && !s.ended && s.back == nil && s.id != ""
+	return !s.closed && !s.ended && s.hold.back == nil && s.id != ""
 }
 
 // reconnected puts the session back on a, the reconnected agent

@@ -9,7 +9,6 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/acpx"
-	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/internal/acperr"
 )
 
@@ -109,20 +108,11 @@ func (s *Session) attach(ctx context.Context, a *Agent, servers []acp.McpServer,
 	s.id = id
 	s.mu.Unlock()
 	a.addSession(s)
-	// The servers as the wire takes them (editormcp.Wire: MCP-over-ACP
-	// entries the SDK's types cannot hold).
 	method := acp.AgentMethodSessionLoad
-	var params any = struct {
-		acp.LoadSessionRequest
-		McpServers []json.RawMessage `json:"mcpServers"`
-	}{acp.LoadSessionRequest{SessionId: id, Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)}
 	if how == attachResumed {
 		method = acpx.MethodSessionResume
-		params = struct {
-			acp.ResumeSessionRequest
-			McpServers []json.RawMessage `json:"mcpServers"`
-		}{acp.ResumeSessionRequest{SessionId: id, Cwd: s.opts.Agent.Cwd, AdditionalDirectories: s.addDirs(a)}, editormcp.Wire(servers)}
 	}
+	params := s.attachParams(a, servers, id, how)
 	lctx, cancel := a.stepContext(ctx, method)
 	defer cancel()
 	resp, err := acp.SendRequest[json.RawMessage](a.conn, lctx, method, params)

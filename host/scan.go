@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nvim-acp/nvim-acp/turnscan"
@@ -14,16 +16,27 @@ import (
 // buffer's file through the fs bridge (which merges the change into the
 // buffer and reports it), any other file straight to the tracker.
 
+// sessionScan is a session's turn scanner and what drives it.
+type sessionScan struct {
+	once sync.Once         // creates s and the check loop (scanner)
+	s    *turnscan.Scanner // created on first use
+	kick chan struct{}     // asks the check loop for a check
+	full atomic.Bool       // the next check is a full one (not the noted files only)
+
+	mu    sync.Mutex
+	named map[string]bool // tool calls (ids) that named the files they change
+}
+
 // scanStartBudget bounds how long a prompt waits for the turn's start scan.
 const scanStartBudget = 3 * time.Second
 
 // scanner is the session's turn scanner, created on first use.
 func (s *Session) scanner() *turnscan.Scanner {
-	s.scanOnce.Do(func() {
+	s.scan.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), scanStartBudget)
 		defer cancel()
-		s.scan = turnscan.New(ctx, s.opts.Agent.Cwd, s.opts.Fs.MaxBytes)
-		s.scanKick = make(chan struct{}, 1)
+		s.scan.s = turnscan.New(ctx, s.opts.Agent.Cwd, s.opts.Fs.MaxBytes)
+		s.scan.kick = make(chan struct{}, 1)
 		done := make(chan struct{})
 		s.onEnd(func() { close(done) })
 		go func() {
@@ -31,13 +44,13 @@ func (s *Session) scanner() *turnscan.Scanner {
 				select {
 				case <-done:
 					return
-				case <-s.scanKick:
+				case <-s.scan.kick:
 					s.scanCheck()
 				}
 			}
 		}()
 	})
-	return s.scan
+	return s.scan.s
 }
 
 // scanStart begins a turn's scan (the files dirty now are its baselines;
@@ -56,10 +69,10 @@ func (s *Session) scanStart() {
 func (s *Session) scanSoon(light bool) {
 	s.scanner()
 	if !light {
-		s.scanFull.Store(true)
+		s.scan.full.Store(true)
 	}
 	select {
-	case s.scanKick <- struct{}{}:
+	case s.scan.kick <- struct{}{}:
 	default: // one is queued already
 	}
 }
@@ -67,7 +80,7 @@ func (s *Session) scanSoon(light bool) {
 // scanEnd is the full check at a turn's end.
 func (s *Session) scanEnd() {
 	s.scanner()
-	s.scanFull.Store(true)
+	s.scan.full.Store(true)
 	s.scanCheck()
 }
 
@@ -83,10 +96,10 @@ func (s *Session) scanNote(toolCall map[string]any) {
 	case tc.Ended:
 		// An edit that named its files: only they are looked at;
 		// anything else (a command) may have changed any file.
-		s.scanMu.Lock()
-		light := s.scanNamed[tc.ID]
-		delete(s.scanNamed, tc.ID)
-		s.scanMu.Unlock()
+		s.scan.mu.Lock()
+		light := s.scan.named[tc.ID]
+		delete(s.scan.named, tc.ID)
+		s.scan.mu.Unlock()
 		s.scanSoon(light)
 	default:
 		sc := s.scanner()
@@ -94,12 +107,12 @@ func (s *Session) scanNote(toolCall map[string]any) {
 			sc.Note(p)
 		}
 		if len(tc.Paths) > 0 && tc.Named && tc.ID != "" {
-			s.scanMu.Lock()
-			if s.scanNamed == nil || len(s.scanNamed) >= maxNamedCalls {
-				s.scanNamed = map[string]bool{}
+			s.scan.mu.Lock()
+			if s.scan.named == nil || len(s.scan.named) >= maxNamedCalls {
+				s.scan.named = map[string]bool{}
 			}
-			s.scanNamed[tc.ID] = true
-			s.scanMu.Unlock()
+			s.scan.named[tc.ID] = true
+			s.scan.mu.Unlock()
 		}
 	}
 }
@@ -109,8 +122,8 @@ func (s *Session) scanCheck() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	check := s.scanner().CheckNoted
-	if s.scanFull.Swap(false) {
-		check = s.scan.Check
+	if s.scan.full.Swap(false) {
+		check = s.scan.s.Check
 	}
 	changes, err := check(ctx)
 	if err != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/review"
-	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
 // SessionOptions is what Lua sends to open a session.
@@ -40,6 +39,8 @@ type SessionOptions struct {
 	Quirks map[string]bool `msgpack:"quirks"`
 	// Checkpoints: where the chat keeps its checkpoints (checkpoint.go).
 	Checkpoints CheckpointOptions `msgpack:"checkpoints"`
+	// Instructions: the user's, sent as systemPrompt (instructions.go).
+	Instructions InstructionOptions `msgpack:"instructions"`
 }
 
 // FsOptions configures fs/* for a session.
@@ -68,34 +69,20 @@ type Session struct {
 
 	ck checkpoints // checkpoint.go
 
-	mu sync.Mutex
-	// turns are the prompts running: usually one; more when the agent
-	// queues prompts itself (acpx.Agent.PromptQueueing) and one was sent
-	// into a running turn. Together they are one turn of approvals.
-	turns     []*turn
-	turnID    approval.Turn   // the approvals' turn while turns run
-	cancels   []func()        // run on every cancel (e.g. kill the turn's terminals)
-	approvals approval.Ledger // command lines allowed in this turn's permission requests (consent.go)
-	perms     map[int]*pending
-	// cancelling: the running turn was cancelled; questions asked until
-	// it ends are answered "cancelled" at once.
-	cancelling bool
-	closed     bool
-	stopped    chan struct{}
-	enders     []func() // run once when the session ends (close, agent exit, host exit)
-	ended      bool
+	mu      sync.Mutex
+	turn    sessionTurn
+	perms   map[int]*pending
+	closed  bool
+	stopped chan struct{}
+	enders  []func() // run once when the session ends (close, agent exit, host exit)
+	ended   bool
 
 	fsb      sessionFS       // fs/* state, see fs.go
 	fsReads  atomic.Bool     // the agent called fs/read_text_file (quirks.go readsDisk)
 	rev      *review.Tracker // the agent's changes, see review.go
 	deciding atomic.Value    // the path a review decision is being taken on (review.go)
 
-	scanOnce  sync.Once         // scan.go
-	scan      *turnscan.Scanner // the files a turn changes behind the client
-	scanKick  chan struct{}     // asks the check loop for a check
-	scanFull  atomic.Bool       // the next check is a full one (not the noted files only)
-	scanMu    sync.Mutex
-	scanNamed map[string]bool // tool calls (ids) that named the files they change
+	scan sessionScan // the files a turn changes behind the client, see scan.go
 
 	urls map[string]bool // url elicitations accepted, awaiting elicitation/complete (elicit.go)
 
@@ -106,17 +93,15 @@ type Session struct {
 
 	msgIDs map[string]string // the last messageId of each chunk kind (newMessage)
 
+	v2mu sync.Mutex // guards v2s
+	v2s  v2State    // an ACP v2 session's state (v2.go)
+
 	// echo is what is left of the prompt in flight's text, which servers
 	// of several clients (qwen serve) send back as user_message_chunk: the
 	// chat shows it already.
 	echo string
 
-	// back is closed when a lost connection is restored (remote.go), or
-	// the session is back on its restarted agent (respawn.go); nil while
-	// attached. Prompts sent meanwhile wait for it (waitBack), backWhy
-	// says why.
-	back    chan struct{}
-	backWhy string
+	hold promptHold // prompts wait while the session is put back on its agent (remote.go)
 
 	// opened: open() returned; with no id then, the session failed to
 	// open and no longer uses its agent (Host.retireIfUnused).
@@ -124,10 +109,28 @@ type Session struct {
 
 	modeMarker atomic.Bool // QuirkModeMarker is on (quirks.go)
 
-	terms       sessionTerminals // terminal/* state, see terminal.go
-	warnSandbox sync.Once        // commands run outside the sandbox: said once (sandbox.go)
+	terms sessionTerminals // terminal/* state, see terminal.go
+	// instructionsSaid: the agent process the chat was told of what
+	// became of the instructions (instructions.go).
+	instructionsSaid *Agent
+	warnSandbox      sync.Once // commands run outside the sandbox: said once (sandbox.go)
 
 	mcpEP *editormcp.Endpoint // the editor's MCP server, when passed (mcp.go)
+}
+
+// sessionTurn is the state of a session's running turn. Guarded by
+// Session.mu.
+type sessionTurn struct {
+	// running are the prompts running: usually one; more when the agent
+	// queues prompts itself (acpx.Agent.PromptQueueing) and one was sent
+	// into a running turn. Together they are one turn of approvals.
+	running   []*turn
+	id        approval.Turn   // the approvals' turn while prompts run
+	cancels   []func()        // run on every cancel (e.g. kill the turn's terminals)
+	approvals approval.Ledger // command lines allowed in this turn's permission requests (consent.go)
+	// cancelling: the running turn was cancelled; questions asked until
+	// it ends are answered "cancelled" at once.
+	cancelling bool
 }
 
 // onEnd registers fn to run once when the session ends.
@@ -225,6 +228,7 @@ func (s *Session) open(ctx context.Context) {
 	}
 	s.applyQuirks(a)
 	s.emit(initializedEvent(agentInfoMap(a)))
+	s.applyProviders(ctx, a)
 	servers, err := s.mcpServers(a)
 	if err != nil {
 		s.fail(err)
@@ -285,6 +289,7 @@ func (s *Session) open(ctx context.Context) {
 		s.emit(messageEvent(level, describeRemote(a)))
 	}
 	s.emit(s.readyEvent(a, id, resp, how, false))
+	s.showAuthStatus(ctx, a)
 }
 
 // registerNew registers s on a under the id of resp, session/new's answer.
@@ -353,18 +358,18 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.fail(errors.New("session is not ready"))
 		return
 	}
-	if s.back != nil {
+	if s.hold.back != nil {
 		// The connection to the agent is being restored (remote.go): the
 		// prompt waits for it, as a turn the user can cancel.
 		wctx, wcancel := context.WithCancel(context.Background())
 		w := &turn{cancel: wcancel, end: make(chan struct{}), waiting: true}
-		s.turns = append(s.turns, w)
+		s.turn.running = append(s.turn.running, w)
 		s.mu.Unlock()
 		ok := s.waitBack(wctx)
 		s.mu.Lock()
 		s.dropTurnLocked(w)
-		if len(s.turns) == 0 {
-			s.cancelling = false
+		if len(s.turn.running) == 0 {
+			s.turn.cancelling = false
 		}
 		s.mu.Unlock()
 		close(w.end)
@@ -383,16 +388,16 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	a, id := s.agent, s.id
 	ctx, cancel := a.context(context.Background())
 	t := &turn{cancel: cancel, end: make(chan struct{})}
-	s.turns = append(s.turns, t)
+	s.turn.running = append(s.turn.running, t)
 	s.echo = ""
 	for _, b := range blocks {
 		if b.Text != nil {
 			s.echo += b.Text.Text
 		}
 	}
-	first := len(s.turns) == 1
+	first := len(s.turn.running) == 1
 	if first {
-		s.turnID = s.approvals.Begin()
+		s.turn.id = s.turn.approvals.Begin()
 	}
 	s.mu.Unlock()
 	defer cancel()
@@ -409,16 +414,22 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 			s.checkpointEnded()
 		}
 	}()
-	resp, err := acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
-		SessionId: id,
-		Prompt:    blocks,
-	})
+	var resp acp.PromptResponse
+	var err error
+	if a.v2() {
+		resp, err = s.promptV2(ctx, a, id, blocks) // v2.go: the turn ends at idle
+	} else {
+		resp, err = acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
+			SessionId: id,
+			Prompt:    blocks,
+		})
+	}
 	s.mu.Lock()
 	s.dropTurnLocked(t)
-	last = len(s.turns) == 0
-	at := s.turnID
+	last = len(s.turn.running) == 0
+	at := s.turn.id
 	if last {
-		s.cancelling, s.echo = false, ""
+		s.turn.cancelling, s.echo = false, ""
 	}
 	dropped := t.dropped
 	s.mu.Unlock()
@@ -426,7 +437,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.checkpointEnding()
 	}
 	if last {
-		s.approvals.End(at) // what its permission requests approved goes with it
+		s.turn.approvals.End(at) // what its permission requests approved goes with it
 	}
 	close(t.end)
 	if dropped {
@@ -476,9 +487,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 
 // dropTurnLocked removes t from the running turns; s.mu is held.
 func (s *Session) dropTurnLocked(t *turn) {
-	for i, x := range s.turns {
+	for i, x := range s.turn.running {
 		if x == t {
-			s.turns = append(s.turns[:i], s.turns[i+1:]...)
+			s.turn.running = append(s.turn.running[:i], s.turn.running[i+1:]...)
 			return
 		}
 	}
@@ -491,7 +502,7 @@ var cancelGrace = 5 * time.Second
 // onCancel registers fn to run on every cancel of a turn.
 func (s *Session) onCancel(fn func()) {
 	s.mu.Lock()
-	s.cancels = append(s.cancels, fn)
+	s.turn.cancels = append(s.turn.cancels, fn)
 	s.mu.Unlock()
 }
 
@@ -502,10 +513,10 @@ func (s *Session) onCancel(fn func()) {
 func (s *Session) cancel() {
 	s.mu.Lock()
 	a, id := s.agent, s.id
-	hooks := append([]func(){}, s.cancels...)
+	hooks := append([]func(){}, s.turn.cancels...)
 	var turns []*turn
 	waiting := false
-	for _, t := range s.turns {
+	for _, t := range s.turn.running {
 		if t.waiting {
 			t.cancel() // a prompt waiting for the connection: not sent
 			waiting = true
@@ -523,8 +534,8 @@ func (s *Session) cancel() {
 		}
 	}
 	s.mu.Lock()
-	if len(s.turns) > 0 {
-		s.cancelling = true
+	if len(s.turn.running) > 0 {
+		s.turn.cancelling = true
 	}
 	s.mu.Unlock()
 	s.settleQuestions()
@@ -579,8 +590,21 @@ func (s *Session) agentExited(err error) {
 	s.fail(err)
 }
 
-// update forwards one session/update to the UI.
+// update forwards one session/update to the UI: a v2 agent's translated
+// first (v2.go).
 func (s *Session) update(u map[string]any) {
+	s.mu.Lock()
+	a := s.agent
+	s.mu.Unlock()
+	if a.v2() {
+		s.updateV2(u)
+		return
+	}
+	s.updateV1(u)
+}
+
+// updateV1 forwards one session/update of v1's shapes to the UI.
+func (s *Session) updateV1(u map[string]any) {
 	kind, _ := u["sessionUpdate"].(string)
 	s.mu.Lock()
 	replaying := s.replaying
@@ -711,7 +735,7 @@ func (s *Session) requestPermission(ctx context.Context, p permissionRequest) (a
 			p.ToolCall.RawInput = in
 		}
 	}
-	turn, inTurn := s.approvals.Current()
+	turn, inTurn := s.turn.approvals.Current()
 	opts := make([]approval.Option, len(p.Options))
 	for i, o := range p.Options {
 		opts[i] = approval.Option{ID: string(o.OptionId), Kind: string(o.Kind)}
@@ -800,7 +824,7 @@ func (s *Session) askChecked(ctx context.Context, q question, ev Event, check an
 		s.mu.Unlock()
 		return "", errors.New("the session is closed")
 	}
-	if s.cancelling {
+	if s.turn.cancelling {
 		s.mu.Unlock()
 		return "", nil // the turn was cancelled: no more questions in it
 	}

@@ -72,9 +72,13 @@ cmd("AcpResume", function(o)
   require("acp").resume(o.args ~= "" and o.args or nil)
 end, { nargs = "?", complete = agents, desc = "Load one of the agent's past sessions" })
 
-cmd("AcpHistory", function()
-  require("acp").history()
-end, { desc = "Open or resume a saved chat of this project" })
+cmd("AcpHistory", function(o)
+  if o.args:sub(1, 1) == "/" then
+    require("acp").search(o.args:sub(2))
+  else
+    require("acp").history()
+  end
+end, { nargs = "?", desc = "Open or resume a saved chat of this project; /text: search every saved chat" })
 
 cmd("AcpFork", function(o)
   local wt, carry = worktree_flags(o.args)
@@ -154,6 +158,10 @@ end, {
 cmd("AcpOption", function()
   require("acp.commands").options()
 end, { desc = "Set one of the agent's config options" })
+
+cmd("AcpProvider", function()
+  require("acp.commands").provider()
+end, { desc = "Set the endpoint of one of the agent's LLM providers" })
 
 cmd("AcpPermissions", function()
   require("acp.rules").manage()

@@ -129,6 +129,11 @@ const (
 	// Reverted: the hunk at the line (as the record last showed it), which
 	// the editor already put back itself (its old lines in the buffer,
 	// one undo step, written): the record takes it as that hunk's reject.
+	// The editor chooses this route (lua/acp/review reject_now: one clean
+	// buffer the record is known to hold) for its speed; the tracker keeps
+	// the decision: it is a reject only if it is exactly the text shown
+	// (else ErrNotInStep). Any other reject is Reject, written here.
+	// TestReviewRejectRoute (e2e) pins the split.
 	Reverted = "reverted"
 	// KeepSeen: Keep, the editor's text being the one the record last
 	// saw (not read again first).

@@ -83,6 +83,14 @@ M["a bad option raises a message naming it"] = function(t)
       'acp: setup: agents["box"].path_map must be a table of absolute agent root = local directory, got { workspace = "~/src" } (a table)',
     },
     {
+      { protocol = { version = 3 } },
+      "acp: setup: protocol.version must be 1 or 2, got 3",
+    },
+    {
+      { agents = { box = { cmd = "a", protocol = { version = "2" } } } },
+      'acp: setup: agents["box"].protocol must be { version = 1 } or { version = 2 }, got { version = "2" } (a table)',
+    },
+    {
       { agents = { box = { cmd = "a", framing = "lsp" } } },
       'acp: setup: agents["box"].framing must be one of "ndjson", "content-length", got "lsp"',
     },

@@ -36,14 +36,12 @@ M["the editor's text is the queue"] = function(t)
     "── 2 ──",
     "",
   })
-  vim.b[q.buf].acp_queue_dirty = true
   t.eq(q:texts(), { "brand new", "three", "one, edited\non two lines" })
   t.eq(q.items[3].labels, { "a" }, "the context stays with its prompt")
   t.eq(#q.items[3].blocks, 1)
   -- A copied header is a prompt of its own, without the context.
   q:_draw()
   vim.api.nvim_buf_set_lines(q.buf, -1, -1, false, { "── 3 ──  (+ a)", "copy" })
-  vim.b[q.buf].acp_queue_dirty = true
   t.eq(q:texts(), { "brand new", "three", "one, edited\non two lines", "copy" })
   t.eq(q.items[4].labels, {})
 end

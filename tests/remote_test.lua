@@ -80,4 +80,15 @@ M["open options: url, transport, headers, token; prefix and absolute path_map"] 
   t.eq(remote.starting("far", { url = "https://u:p@x/acp?t=1" }, {}), "Connecting to far at https://x/acp")
 end
 
+M["open options: ACP v2 offered per agent or by setup's protocol, v1 unsaid"] = function(t)
+  local config = require("acp.config")
+  local saved = config.options.protocol
+  t.eq(remote.open_fields("a", { cmd = { "a" } }).protocol_version, nil)
+  t.eq(remote.open_fields("a", { cmd = { "a" }, protocol = { version = 2 } }).protocol_version, 2)
+  config.options.protocol = { version = 2 }
+  t.eq(remote.open_fields("a", { cmd = { "a" } }).protocol_version, 2)
+  t.eq(remote.open_fields("a", { cmd = { "a" }, protocol = { version = 1 } }).protocol_version, nil)
+  config.options.protocol = saved
+end
+
 return M

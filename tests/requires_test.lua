@@ -193,7 +193,7 @@ M["the folder checks see a folder cycle and a base requiring a folder"] = functi
   t.eq(graph[""], { b = "acp.base -> acp.b.y" })
 end
 
-M["setup() loads only what it needs: options, highlights, the host's module"] = function(t)
+M["setup() loads only what it needs: the API, the host's module, the options kept"] = function(t)
   local out = vim.fn.system({
     vim.v.progpath,
     "--headless",
@@ -207,7 +207,63 @@ M["setup() loads only what it needs: options, highlights, the host's module"] = 
     "qa!",
   })
   t.eq(vim.v.shell_error, 0, out)
-  t.eq(vim.split(vim.trim(out), " "), { "acp", "acp.config", "acp.highlights", "acp.host", "acp.lazy", "acp.notify" })
+  t.eq(vim.split(vim.trim(out), " "), { "acp", "acp.host", "acp.lazy", "acp.useropts" })
+end
+
+--- Runs lua code in a fresh Neovim with the plugin; its stdout.
+local function fresh(t, code)
+  local out = vim.fn.system({
+    vim.v.progpath,
+    "--headless",
+    "-u",
+    "NONE",
+    "--cmd",
+    "set rtp^=" .. t.root,
+    "-c",
+    "lua " .. code,
+    "-c",
+    "qa!",
+  })
+  t.eq(vim.v.shell_error, 0, out)
+  return vim.trim(out)
+end
+
+M["setup()'s options are merged and checked when nvim-acp is first used"] = function(t)
+  -- Good options are in force at first use, whoever loads the config.
+  t.eq(
+    fresh(
+      t,
+      [[require("acp").setup({ default_agent = "codex", chat = { width = 0.5 } })
+      local o = require("acp.config").options
+      io.stdout:write(o.default_agent .. " " .. o.chat.width)]]
+    ),
+    "codex 0.5"
+  )
+  -- A bad one: setup() returns, the first use reports it naming the option
+  -- (acp.notify) and the defaults stay.
+  t.eq(
+    fresh(
+      t,
+      [[local said = {}
+      vim.notify = function(msg) said[#said + 1] = msg end
+      local ok = pcall(require("acp").setup, { chat = { widht = 1 } })
+      local o = require("acp.config").options
+      io.stdout:write(tostring(ok) .. "|" .. table.concat(said, ";") .. "|" .. tostring(o.chat.widht) .. "|" .. o.chat.width)]]
+    ),
+    'true|acp: setup: unknown option chat.widht (did you mean "width"?)|nil|'
+      .. tostring(require("acp.config").defaults.chat.width)
+  )
+  -- Once in use, setup() checks at once and raises.
+  t.eq(
+    fresh(
+      t,
+      [[require("acp").setup({})
+      require("acp.config")
+      local ok, err = pcall(require("acp").setup, { zzz = 1 })
+      io.stdout:write(tostring(ok) .. " " .. err)]]
+    ),
+    "false acp: setup: unknown option zzz"
+  )
 end
 
 M["the checks see a require in a function body and a cycle"] = function(t)

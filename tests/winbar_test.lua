@@ -104,6 +104,39 @@ M["the winbar shows usage and plan; % is escaped"] = function(t)
   t.ok(out:find("100% done | mode: Default | model: Sonnet | plan 1/2: b | ctx 25%", 1, true), out)
 end
 
+M["the winbar counts the agent's background work (ACP v2), none when empty"] = function(t)
+  local s = session({ background = { { type = "terminal", id = "t1" }, { type = "tool_call", id = "c1" } } })
+  local out = drawn(s, 0, 150)
+  t.ok(out:find("| 2 in background", 1, true), out)
+  s.background = nil
+  out = drawn(s, 0, 150)
+  t.ok(not out:find("background", 1, true), out)
+end
+
+M["the agent's sign-in: the account in use first, signed out kept longest"] = function(t)
+  local s = session({
+    auth_status = {
+      state = "authenticated",
+      accounts = { { label = "API key" }, { label = "Claude Max", active = true } },
+    },
+  })
+  t.ok(drawn(s, 0, 150):find("Claude Agent | Claude Max | mode: Default", 1, true), drawn(s, 0, 150))
+  s.auth_status = { state = "unauthenticated", accounts = {} }
+  local out = drawn(s, 0, 150)
+  t.ok(out:find("model: Sonnet | not signed in", 1, true), out)
+  t.ok(drawn(s, 0, 42):find("not signed in", 1, true), drawn(s, 0, 42))
+  s.auth_status = { state = "not_required" }
+  t.ok(not drawn(s, 0, 150):find("sign", 1, true), drawn(s, 0, 150))
+  t.eq(
+    winbar.auth_text({
+      state = "authenticated",
+      accounts = { { label = "A", active = true }, { label = "B", active = false } },
+    }),
+    "signed in: A"
+  )
+  t.eq(winbar.auth_text({ state = "_vendor" }), "sign-in state unknown")
+end
+
 -- Bug (issue 31): the agent's names went into the winbar whole; a
 -- thousand switches with long names made each draw quadratic (at every
 -- update and spinner frame: Neovim stopped answering), and escapes were

@@ -248,9 +248,10 @@ func (c *Checker) CheckFile(path string) (Stats, []Violation, error) {
 
 // record is one line of a wirelog record.
 type record struct {
-	Agent string          `json:"agent"`
-	Out   json.RawMessage `json:"out"`
-	In    *struct {
+	Agent   string          `json:"agent"`
+	Version int             `json:"version"`
+	Out     json.RawMessage `json:"out"`
+	In      *struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	} `json:"in"`
@@ -282,6 +283,10 @@ func (c *Checker) Check(name string, r io.Reader) (Stats, []Violation, error) {
 		switch {
 		case rec.Agent != "":
 			agent = rec.Agent
+		case rec.Version > 0:
+			// The agent's answer to initialize: the version negotiated
+			// (an offer of 2 answered with 1 is spoken in v1 from here).
+			version = rec.Version
 		case rec.In != nil:
 			asked[string(bytes.TrimSpace(rec.In.ID))] = rec.In.Method
 		case rec.Out != nil:

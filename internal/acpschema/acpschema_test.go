@@ -22,6 +22,10 @@ func load(t *testing.T) *Checker {
 
 const initV1 = `{"out":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":true,"writeTextFile":true},"terminal":true,"session":{"notices":{}}}}}}`
 
+const initV2 = `{"out":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"nvim-acp","version":"1"},"capabilities":{"elicitation":{"form":{}}}}}}`
+
+const cancelTerm = `{"out":{"jsonrpc":"2.0","id":5,"method":"terminal/cancel","params":{"sessionId":"s","terminalId":"t"}}}`
+
 func TestCheck(t *testing.T) {
 	c := load(t)
 	for _, tc := range []struct {
@@ -51,6 +55,12 @@ func TestCheck(t *testing.T) {
 		{"old mcp/message notification", `{"out":{"jsonrpc":"2.0","method":"mcp/message","params":{"connectionId":"c","method":"notifications/progress"}}}`, "params (MessageMcpNotification)"},
 		{"not JSON", `{"out":{"jsonrpc":"2.0",`, "not JSON"},
 		{"an unfinished last line", initV1 + "\n" + `{"out":{"jsonrpc":"2.0","id":1`, "-"},
+		{"v2 initialize", initV2, ""},
+		{"v2 initialize in v1's shape", `{"out":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"clientInfo":{"name":"x","version":"1"}}}}`, "params (InitializeRequest)"},
+		{"v2 agreed: terminal/cancel", initV2 + "\n" + `{"version":2}` + "\n" + cancelTerm, ""},
+		{"v2 agreed: fs answered", initV2 + "\n" + `{"version":2}` + "\n" + `{"in":{"id":7,"method":"fs/read_text_file"}}` + "\n" + `{"out":{"jsonrpc":"2.0","id":7,"result":{"content":"x"}}}`, `a result to "fs/read_text_file"`},
+		{"v2 offered, v1 answered: terminal/cancel", initV2 + "\n" + `{"version":1}` + "\n" + cancelTerm, `no request "terminal/cancel"`},
+		{"v2 offered, v1 answered: v1 initialize again", initV2 + "\n" + `{"version":1}` + "\n" + initV1, ""},
 		{"version 3", `{"out":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":3}}}`, "no schema of protocol version 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

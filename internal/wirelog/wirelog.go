@@ -6,6 +6,7 @@
 //	{"agent":"name"}                      first, once
 //	{"out":<message>}                     a JSON-RPC message the host sent
 //	{"in":{"id":<id>,"method":"m"}}       a request the agent sent (what a response answers)
+//	{"version":N}                         the protocol version an initialize answer negotiated
 //
 // Off (the variable unset, as for every user), nothing is recorded and
 // nothing costs: a nil *Recorder does nothing.
@@ -75,9 +76,18 @@ func (r *Recorder) Out(msg []byte) {
 }
 
 // In records the id and method of line when it is a request from the
-// agent; anything else it reads is not kept.
+// agent, and the protocol version an initialize answer negotiates (what
+// the client says from then on is checked against that version's schema);
+// anything else it reads is not kept.
 func (r *Recorder) In(line []byte) {
-	if r == nil || !bytes.Contains(line, []byte(`"method"`)) || !bytes.Contains(line, []byte(`"id"`)) {
+	if r == nil {
+		return
+	}
+	if !bytes.Contains(line, []byte(`"method"`)) {
+		r.version(line)
+		return
+	}
+	if !bytes.Contains(line, []byte(`"id"`)) {
 		return
 	}
 	var m struct {
@@ -88,6 +98,25 @@ func (r *Recorder) In(line []byte) {
 		return
 	}
 	b, _ := json.Marshal(map[string]any{"in": map[string]any{"id": m.ID, "method": m.Method}})
+	r.line(b)
+}
+
+// version records {"version":N} for an initialize answer (a result with
+// a numeric protocolVersion).
+func (r *Recorder) version(line []byte) {
+	if !bytes.Contains(line, []byte(`"protocolVersion"`)) || !bytes.Contains(line, []byte(`"result"`)) {
+		return
+	}
+	var m struct {
+		Result struct {
+			ProtocolVersion json.RawMessage `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	var v int
+	if json.Unmarshal(line, &m) != nil || json.Unmarshal(m.Result.ProtocolVersion, &v) != nil || v <= 0 {
+		return
+	}
+	b, _ := json.Marshal(map[string]int{"version": v})
 	r.line(b)
 }
 

@@ -20,6 +20,7 @@ func TestRecorder(t *testing.T) {
 	r.In([]byte(`{"jsonrpc":"2.0","id":"r1","method":"fs/read_text_file","params":{"path":"/x"}}` + "\n"))
 	r.In([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n"))
 	r.In([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}` + "\n"))
+	r.In([]byte(`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s","_meta":{"protocolVersion":"x"}}}` + "\n"))
 	r.In([]byte("not json with \"method\" and \"id\"\n"))
 	r.Out([]byte("\n"))
 	if err := r.Close(); err != nil {
@@ -33,6 +34,7 @@ func TestRecorder(t *testing.T) {
 	want := `{"agent":"fake"}
 {"out":{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}}
 {"in":{"id":"r1","method":"fs/read_text_file"}}
+{"version":1}
 `
 	if string(b) != want {
 		t.Fatalf("record:\n%s\nwant:\n%s", b, want)

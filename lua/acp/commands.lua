@@ -3,6 +3,7 @@
 local changes = require("acp.review.changes")
 local host = require("acp.host")
 local notify = require("acp.notify")
+local providers = require("acp.agents.providers")
 local review = require("acp.review")
 local reviewview = require("acp.review.view")
 local rewind = require("acp.rewind")
@@ -215,6 +216,14 @@ function M.choices(what)
   return vim.tbl_map(function(c)
     return c.id
   end, s.settings:choices(what))
+end
+
+--- :AcpProvider: pick one of the agent's LLM providers, then its endpoint.
+function M.provider()
+  local s = current(true)
+  if s then
+    providers.pick(s)
+  end
 end
 
 --- :AcpOption: pick a config option, then its value.

@@ -1,6 +1,7 @@
 --- Configuration: the single source of defaults, agent presets, validation
 --- and the merged user options (see :help acp-config).
 local notify = require("acp.notify")
+local useropts = require("acp.useropts")
 
 local M = {}
 
@@ -25,6 +26,8 @@ local M = {}
 ---@field prefix string[]|nil run cmd through this command (docker exec -i ..., ssh host, devcontainer exec ...)
 ---@field path_map table<string, string>|nil the agent's roots -> local directories; every path is translated
 ---@field terminal_host "local"|"agent"|nil where the agent's terminal commands run ("agent": through prefix)
+---@field protocol {version: 1|2}|nil the ACP version offered to this agent (default: setup's protocol)
+---@field providers table<string, {api_type: string, base_url: string, headers: table<string, string>|nil}>|nil endpoints of the agent's LLM providers, by provider id, set when it starts (:help acp-providers)
 
 ---@class acp.Quirks
 ---@field missing_file_as_empty boolean|nil a missing file reads as "" (Gemini CLI needs it; on by agentInfo.name)
@@ -51,10 +54,18 @@ local M = {}
 ---@field registry acp.Config.Registry the ACP agent registry (:AcpAgents)
 ---@field attention acp.Config.Attention how a session that needs the user says so (:help acp-attention)
 ---@field worktree acp.Config.Worktree sessions in git worktrees of their own (:help acp-worktrees)
+---@field instructions acp.Config.Instructions the user's own instructions for the agents (:help acp-instructions)
 
 ---@class acp.Config.Worktree
 ---@field dir string where worktrees are made, a directory per repository ("": $XDG_DATA_HOME/nvim-acp/worktrees)
 ---@field carry boolean carry the uncommitted changes into a new worktree
+
+---@class acp.Config.Instructions
+---@field text string|string[]|nil instructions given to every agent (a string or a list of lines)
+---@field files string[] files whose text is given to every agent (~ expands; read at each session's start)
+---@field project string[]|false files of the project (relative to the session's directory, "{agent}" the agent's name), read once trusted as 'exrc' files are (:trust)
+---@field mode "append"|"replace" add to the agent's own system prompt, or replace it (where the agent can)
+---@field agents table<string, acp.Config.Instructions> per agent: its text and files come after the ones above; its mode and project replace them
 
 ---@class acp.Config.Attention
 ---@field command string[]|false a command run with the title and the message appended (e.g. { "notify-send" })
@@ -266,6 +277,7 @@ M.defaults = {
       diff = "gd",
       subagent = "gs",
       subagent_cancel = "gC",
+      tool_cancel = "gX",
       next_block = "]]",
       prev_block = "[[",
       yank_block = "gy",
@@ -324,6 +336,7 @@ M.defaults = {
       attention = "w",
       all_projects = "P",
       archived = "A",
+      search = "/",
       help = "?",
       close = "q",
     },
@@ -335,6 +348,15 @@ M.defaults = {
   log_level = "info",
   registry = { timeout_ms = 10000 },
   attention = { command = false, osc = false, bell = false },
+  -- ACP version offered to agents: 1, or 2 (the v2 draft; an agent that
+  -- answers 1 is spoken to in v1). :help acp-protocol-v2
+  protocol = { version = 1 },
+  instructions = {
+    files = {},
+    project = { ".nvim-acp/instructions.md", ".nvim-acp/instructions.{agent}.md" },
+    mode = "append",
+    agents = {},
+  },
 }
 
 ---@type acp.Config
@@ -423,6 +445,18 @@ local function one_of(...)
   end
 end
 
+--- The options of instructions (and of each of its agents).
+local instructions_schema = {
+  text = function(v)
+    return type(v) ~= "string" and not is_list_of(v, "string") and "a string or a list of strings" or nil
+  end,
+  files = checks.strings,
+  project = function(v)
+    return v ~= false and not is_list_of(v, "string") and "a list of strings or false" or nil
+  end,
+  mode = one_of("append", "replace"),
+}
+
 --- The type of every option, by section (a section is a table of options).
 local schema = {
   default_agent = function(v)
@@ -499,6 +533,11 @@ local schema = {
   follow = checks.boolean,
   log_level = one_of("debug", "info", "warn", "error"),
   registry = { url = checks.string, timeout_ms = checks.positive },
+  protocol = {
+    version = function(v)
+      return (v ~= 1 and v ~= 2) and "1 or 2" or nil
+    end,
+  },
 }
 
 --- keymaps.<section>.<action>: every action of the defaults takes keys.
@@ -577,6 +616,32 @@ local agent_schema = {
     end
   end,
   terminal_host = one_of("local", "agent"),
+  protocol = function(v)
+    if type(v) ~= "table" or (v.version ~= 1 and v.version ~= 2) or next(v, next(v)) ~= nil then
+      return "{ version = 1 } or { version = 2 }"
+    end
+  end,
+  providers = function(v)
+    local want = "a table of provider id = { api_type = string, base_url = string, headers = table|nil }"
+    if type(v) ~= "table" or (next(v) ~= nil and vim.islist(v)) then
+      return want
+    end
+    for id, p in pairs(v) do
+      if type(id) ~= "string" or type(p) ~= "table" or type(p.api_type) ~= "string" or type(p.base_url) ~= "string" then
+        return want
+      end
+      for k in pairs(p) do
+        if k ~= "api_type" and k ~= "base_url" and k ~= "headers" then
+          return want
+        end
+      end
+      for hk, hv in pairs(p.headers or {}) do
+        if type(hk) ~= "string" or type(hv) ~= "string" then
+          return want
+        end
+      end
+    end
+  end,
 }
 
 --- Checks across the fields of one agent, adding each problem to errs.
@@ -703,6 +768,35 @@ function M.validate(opts)
           end
         end
       end
+    elseif key == "instructions" then
+      if not is_map(v) then
+        errs[#errs + 1] = problem(key, "a table", v)
+      else
+        local top = vim.tbl_extend("force", instructions_schema, { agents = false })
+        for field, x in pairs(v) do
+          if field == "agents" then
+            if not is_map(x) then
+              errs[#errs + 1] = problem("instructions.agents", "a table of agent name = { text, files, ... }", x)
+            else
+              for name, per in pairs(x) do
+                local prefix = ("instructions.agents[%q]"):format(tostring(name))
+                if type(per) ~= "table" or not is_map(per) then
+                  errs[#errs + 1] = problem(prefix, "a table", per)
+                else
+                  check_fields(prefix, per, instructions_schema, errs)
+                end
+              end
+            end
+          elseif top[field] == nil then
+            errs[#errs + 1] = unknown("instructions." .. tostring(field), tostring(field), top)
+          else
+            local want = instructions_schema[field](x)
+            if want then
+              errs[#errs + 1] = problem("instructions." .. field, want, x)
+            end
+          end
+        end
+      end
     elseif key == "keymaps" then
       if not is_map(v) then
         errs[#errs + 1] = problem(key, "a table", v)
@@ -795,6 +889,8 @@ function M.setup(opts)
     { "sandbox", "network" },
     { "sandbox", "allow_read" },
     { "sandbox", "allow_write" },
+    { "instructions", "files" },
+    { "instructions", "project" },
   }) do
     local v = vim.tbl_get(opts, unpack(path))
     if v then
@@ -878,6 +974,20 @@ function M.agent(name)
   end
   spec.name = name
   return spec
+end
+
+-- The options setup() was given (acp.useropts), merged and checked now
+-- that something uses them. A bad option is reported as setup() raised it,
+-- and the defaults stay in force.
+do
+  local given = useropts.given
+  useropts.given = nil
+  if given then
+    local ok, err = pcall(M.setup, given)
+    if not ok then
+      notify(tostring(err), vim.log.levels.ERROR)
+    end
+  end
 end
 
 return M

@@ -4,6 +4,7 @@ local M = {}
 M.links = {
   AcpUser = "Title",
   AcpAgent = "Title",
+  AcpSearchMatch = "Search", -- the text found in a saved chat (:AcpHistory /text)
   AcpThought = "Comment",
   AcpToolPending = "DiagnosticHint",
   AcpToolInProgress = "DiagnosticWarn",

@@ -3,14 +3,17 @@
 --- The public API (stable; see :help acp-lua): setup, chat, send, cancel,
 --- status, sessions, respond_permission, stop, new_session, resume, add,
 --- focus, toggle, statusline, history, switch, pick_agent, agents, steer,
---- queued, fork, logout, new.
+--- queued, fork, logout, search, new.
 --- `User AcpState` fires on every state change, `User AcpProgress` about
 --- once a second while an agent starts or works.
-local config = require("acp.config")
-local highlights = require("acp.highlights")
 local host = require("acp.host")
 local lazy = require("acp.lazy")
-local notify = require("acp.notify")
+local useropts = require("acp.useropts")
+
+-- acp.config merges setup()'s options when it is loaded.
+local config = lazy("acp.config")
+local highlights = lazy("acp.highlights")
+local notify = lazy("acp.notify")
 
 -- The rest loads on first use: setup() costs every start of Neovim.
 local agents = lazy("acp.agents")
@@ -20,6 +23,7 @@ local chat = lazy("acp.chat")
 local draft = lazy("acp.input.draft")
 local events = lazy("acp.session.events")
 local history = lazy("acp.history")
+local history_search = lazy("acp.history.search")
 local lifecycle = lazy("acp.session.lifecycle")
 local overview = lazy("acp.overview")
 local review = lazy("acp.review")
@@ -44,7 +48,16 @@ local function setup_once()
   end
   did_setup = true
   local group = api.nvim_create_augroup("acp", { clear = true })
-  api.nvim_create_autocmd("ColorScheme", { group = group, callback = highlights.setup })
+  -- A colorscheme clears the links: define them again, once they are
+  -- (a session, a chat, the overview define them on first use).
+  api.nvim_create_autocmd("ColorScheme", {
+    group = group,
+    callback = function()
+      if package.loaded["acp.highlights"] then
+        highlights.setup()
+      end
+    end,
+  })
   -- Chats are saved after each turn; this saves what came since.
   api.nvim_create_autocmd("VimLeavePre", {
     group = group,
@@ -81,17 +94,20 @@ local function resolve(opts)
   return sessions.get(opts and opts.session)
 end
 
---- Configure nvim-acp. Options are merged over the defaults and checked;
---- a bad option raises an error naming it. See :help acp-config.
+--- Configure nvim-acp. Options are merged over the defaults and checked
+--- when nvim-acp is first used (acp.config loaded: setup() costs every
+--- start of Neovim, so it only keeps them); a bad option is reported then,
+--- naming it, and the defaults stay. Once in use, setup() merges and
+--- checks at once and raises the error. See :help acp-config.
 ---@param opts acp.Config|table|nil
 function M.setup(opts)
-  config.setup(opts)
+  if package.loaded["acp.config"] then
+    config.setup(opts)
+  else
+    useropts.given = opts or {}
+  end
   did_setup = false
   setup_once()
-  -- The highlight links once Neovim has started (the first nvim_set_hl
-  -- costs a few ms, not for setup() to pay on every start); a chat opened
-  -- before then has them from highlights.ensure().
-  vim.schedule(highlights.ensure)
 end
 
 --- The agent to use when none is named: default_agent, else the current
@@ -253,6 +269,15 @@ function M.history()
   history.pick(function(meta)
     M.new_session(meta.agent, { load = meta.session_id, history = meta })
   end, lifecycle.delete_saved)
+end
+
+--- :AcpHistory /text: search the saved chats of every agent and project
+--- for text (nil or "": asked for); the hits are listed as they come, each
+--- opening its saved chat at the matching message.
+---@param text string|nil
+function M.search(text)
+  setup_once()
+  history_search.command(text)
 end
 
 --- Fork the current (or opts.session) session (:AcpFork): a new chat with
@@ -551,6 +576,9 @@ function M.overview()
     end,
     delete = function(meta)
       lifecycle.delete_saved(meta)
+    end,
+    archive = function(meta, on)
+      return lifecycle.archive_saved(meta, on)
     end,
   })
 end

@@ -2,6 +2,8 @@
 --- id, their order, and which one is current. acp.session creates sessions
 --- and registers them here; every other part finds them here (a part of
 --- the shared base: it requires no part of the product).
+local highlights = require("acp.highlights")
+
 local M = {}
 
 local api = vim.api
@@ -139,6 +141,7 @@ end
 ---@param s acp.Session
 ---@param listed boolean false: kept aside (warm) until M.list_it
 function M.add(s, listed)
+  highlights.ensure() -- its prompts, reviews and views use them
   by_key[s.key] = s
   if listed then
     M.list_it(s)

@@ -691,13 +691,37 @@ func TestResponsesNamespaceTools(t *testing.T) {
 	if calls := c.Messages[1].Calls; len(calls) != 1 || calls[0].Name != "mcp__nvim__read_file" {
 		t.Fatalf("history call %+v", c.Messages[1])
 	}
-	items, _ := responsesItems(Reply{Parts: []Part{{Kind: "tool", Call: Call{ID: "c2", Name: "mcp__nvim__hover", Args: "{}"}}}}, 0)
+	items, _ := responsesItems(Reply{Parts: []Part{{Kind: "tool", Call: Call{ID: "c2", Name: "mcp__nvim__hover", Args: "{}"}}}}, 0, nil)
 	if items[0]["namespace"] != "mcp__nvim" || items[0]["name"] != "hover" {
 		t.Fatalf("reply item %v", items[0])
 	}
 	for _, plain := range []string{"exec_command", "mcp__x", "nvim__read_file"} {
-		if _, _, ok := splitNamespace(plain); ok {
+		if _, _, ok := splitNamespace(plain, nil); ok {
 			t.Fatalf("%s split as a namespace's tool", plain)
+		}
+	}
+}
+
+// A namespace of codex's own (multi_agent_v2 offers its subagent tools as
+// namespace "collaboration"): a call of one of its tools goes back as that
+// namespace's function_call, as for an MCP server's.
+func TestResponsesOwnNamespaceCall(t *testing.T) {
+	body := `{"model":"gpt-5.5","input":[{"type":"message","role":"user","content":"hi"}],
+		"tools":[{"type":"namespace","name":"collaboration","tools":[{"type":"function","name":"spawn_agent","parameters":{"type":"object"}}]},
+		{"type":"function","name":"plain__name"}]}`
+	c, err := decodeResponses([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ call, ns, name string }{
+		{"collaboration__spawn_agent", "collaboration", "spawn_agent"},
+		{"plain__name", "", "plain__name"},
+	}
+	for _, tt := range tests {
+		items, _ := responsesItems(Reply{Parts: []Part{{Kind: "tool", Call: Call{ID: "c1", Name: tt.call, Args: "{}"}}}}, 0, c.Tools)
+		ns, _ := items[0]["namespace"].(string)
+		if ns != tt.ns || items[0]["name"] != tt.name {
+			t.Errorf("call of %s: item namespace %q name %v, want %q %q", tt.call, ns, items[0]["name"], tt.ns, tt.name)
 		}
 	}
 }
@@ -731,9 +755,45 @@ func TestResponsesToolSearch(t *testing.T) {
 	if m := c.Messages[2]; len(m.Results) != 1 || m.Results[0].Output != "found: mcp__nvim" {
 		t.Fatalf("history result %+v", m)
 	}
-	items, _ := responsesItems(Reply{Parts: []Part{{Kind: "tool", Call: Call{ID: "s2", Name: "tool_search", Args: `{"query":"nvim"}`, Search: true}}}}, 0)
+	items, _ := responsesItems(Reply{Parts: []Part{{Kind: "tool", Call: Call{ID: "s2", Name: "tool_search", Args: `{"query":"nvim"}`, Search: true}}}}, 0, nil)
 	b, _ := json.Marshal(items[0])
 	if items[0]["type"] != "tool_search_call" || items[0]["execution"] != "client" || !strings.Contains(string(b), `"arguments":{"query":"nvim"}`) {
 		t.Fatalf("reply item %s", b)
+	}
+}
+
+// codex's messages between agents (multi_agent_v2 "agent_message" items):
+// a subagent's task (NEW_TASK, its payload in an encrypted_content part
+// the mock reads in the clear) is that agent's prompt; a final answer
+// coming back to the parent is not a new prompt, so the parent's rule goes
+// on counting its segments from the user's prompt.
+func TestResponsesAgentMessages(t *testing.T) {
+	tests := []struct {
+		name, input string
+		user        string // the newest user prompt
+		last        Message
+	}{
+		{"a subagent's task", `[{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context/>"}]},
+			{"type":"agent_message","author":"/root","recipient":"/root/helper","content":[{"type":"input_text","text":"Message Type: NEW_TASK\nPayload:\n"},{"type":"encrypted_content","encrypted_content":"HELPER TASK: edit"}]}]`,
+			"Message Type: NEW_TASK\nPayload:\nHELPER TASK: edit", Message{Role: "user", Text: "Message Type: NEW_TASK\nPayload:\nHELPER TASK: edit"}},
+		{"a final answer to the parent", `[{"type":"message","role":"user","content":"SUBAGENT: go"},
+			{"type":"function_call","call_id":"c1","name":"wait_agent","arguments":"{}"},
+			{"type":"function_call_output","call_id":"c1","output":"done"},
+			{"type":"agent_message","author":"/root/helper","recipient":"/root","content":[{"type":"input_text","text":"Message Type: FINAL_ANSWER\nPayload:\nok"}]}]`,
+			"SUBAGENT: go", Message{Role: "agent", Text: "Message Type: FINAL_ANSWER\nPayload:\nok"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := decodeResponses([]byte(`{"model":"gpt-5.5","input":` + tt.input + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Messages[len(c.Messages)-1]; !reflect.DeepEqual(got, tt.last) {
+				t.Errorf("last message %+v, want %+v", got, tt.last)
+			}
+			if got := inspect(c).prompt; got != tt.user {
+				t.Errorf("newest user prompt %q, want %q", got, tt.user)
+			}
+		})
 	}
 }

@@ -36,10 +36,15 @@ type Tool struct {
 	// codex's): its calls are tool_search_call items, and the tools it
 	// finds are offered from then on.
 	Search bool `json:"search,omitempty"`
+	// Namespace is the Responses namespace the tool was offered in (its
+	// Name is "<namespace>__<tool>"), else "".
+	Namespace string `json:"-"`
 }
 
 // Message is one turn of the conversation: the user's text, the model's
-// text and tool calls, or tool results (role "user" in every API here).
+// text and tool calls, or tool results (role "user" in every API here), or
+// a message from another agent (role "agent": codex's agent_message items
+// other than a subagent's task, which is its "user" prompt).
 type Message struct {
 	Role     string   `json:"role"`
 	Text     string   `json:"text,omitempty"`

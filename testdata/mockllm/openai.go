@@ -31,17 +31,26 @@ func openaiText(raw json.RawMessage) string {
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
+		// An encrypted_content part (codex's messages between agents):
+		// what the model wrote, which the mock sends in the clear.
+		Encrypted string `json:"encrypted_content"`
 	}
 	if json.Unmarshal(raw, &parts) != nil {
 		return string(raw)
 	}
 	t := ""
 	for _, p := range parts {
-		if p.Text != "" {
-			if t != "" {
+		text := p.Text
+		if p.Type == "encrypted_content" {
+			// Follows its header part ("...Payload:\n") directly.
+			t += p.Encrypted
+			continue
+		}
+		if text != "" {
+			if t != "" && !strings.HasSuffix(t, "\n") {
 				t += "\n"
 			}
-			t += p.Text
+			t += text
 		}
 	}
 	return t
@@ -280,7 +289,7 @@ func (c *Conversation) addResponsesTools(ts []responsesTool) {
 		}
 		if t.Type == "namespace" {
 			for _, sub := range t.Tools {
-				add(Tool{Name: name + nsSep + sub.Name, Schema: sub.Parameters, Custom: sub.Type == "custom"})
+				add(Tool{Name: name + nsSep + sub.Name, Schema: sub.Parameters, Custom: sub.Type == "custom", Namespace: name})
 			}
 			continue
 		}
@@ -337,6 +346,17 @@ func decodeResponses(body []byte) (*Conversation, error) {
 				role = "user"
 			}
 			c.Messages = append(c.Messages, Message{Role: role, Text: openaiText(it.Content)})
+		case "agent_message":
+			// A message between codex's agents (multi_agent_v2): the task a
+			// subagent is given ("Message Type: NEW_TASK") is its prompt;
+			// the others (a subagent's final answer, a message) are
+			// neither the user's prompt nor a tool's result.
+			text := openaiText(it.Content)
+			role := "agent"
+			if strings.HasPrefix(text, "Message Type: NEW_TASK") {
+				role = "user"
+			}
+			c.Messages = append(c.Messages, Message{Role: role, Text: text})
 		case "function_call":
 			name := it.Name
 			if it.Namespace != "" {
@@ -379,7 +399,7 @@ var responsesAPI = api{
 
 // responsesItems are a reply's output items, each with the events that
 // stream it.
-func responsesItems(rep Reply, in int) (items []map[string]any, events [][]any) {
+func responsesItems(rep Reply, in int, tools []Tool) (items []map[string]any, events [][]any) {
 	for i, p := range rep.Parts {
 		id := fmt.Sprintf("%d_%d", in, i)
 		var evs []any
@@ -413,7 +433,7 @@ func responsesItems(rep Reply, in int) (items []map[string]any, events [][]any) 
 					"response.custom_tool_call_input.done", map[string]any{"item_id": "ctc_" + id, "input": p.Call.Args})
 			} else {
 				item = map[string]any{"id": "fc_" + id, "type": "function_call", "status": "completed", "call_id": p.Call.ID, "name": p.Call.Name, "arguments": p.Call.Args}
-				if ns, name, ok := splitNamespace(p.Call.Name); ok {
+				if ns, name, ok := splitNamespace(p.Call.Name, tools); ok {
 					item["namespace"], item["name"] = ns, name
 				}
 				for _, t := range splitN(p.Call.Args, 3) {
@@ -459,7 +479,7 @@ func replyResponses(ctx context.Context, w http.ResponseWriter, c *Conversation,
 		"output_tokens": out, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
 		"total_tokens": in + out,
 	}
-	items, events := responsesItems(rep, in)
+	items, events := responsesItems(rep, in, c.Tools)
 	var done []any
 	for _, it := range items {
 		if it != nil {
@@ -529,9 +549,18 @@ func replyResponses(ctx context.Context, w http.ResponseWriter, c *Conversation,
 const nsSep = "__"
 
 // splitNamespace splits the name of a namespace's tool ("mcp__nvim__read_file":
-// namespace "mcp__nvim", tool "read_file"); codex names its MCP servers'
-// namespaces "mcp__<server>".
-func splitNamespace(name string) (ns, tool string, ok bool) {
+// namespace "mcp__nvim", tool "read_file"): the namespace it was offered in
+// (tools: the request's), else by its name where it is an MCP server's
+// (codex names their namespaces "mcp__<server>").
+func splitNamespace(name string, tools []Tool) (ns, tool string, ok bool) {
+	for _, t := range tools {
+		if t.Name == name {
+			if t.Namespace == "" {
+				return "", "", false
+			}
+			return t.Namespace, strings.TrimPrefix(name, t.Namespace+nsSep), true
+		}
+	}
 	rest, found := strings.CutPrefix(name, "mcp"+nsSep)
 	if !found {
 		return "", "", false

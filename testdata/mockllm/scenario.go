@@ -25,6 +25,12 @@ type Scenario struct {
 	Description string `json:"description,omitempty"`
 	// Prompt is what try-agent sends when none is given.
 	Prompt string `json:"prompt,omitempty"`
+	// Prompts are several turns try-agent sends one after another when
+	// none is given (Prompt, if set too, goes first).
+	Prompts []string `json:"prompts,omitempty"`
+	// Rewind is what try-agent does after the prompts: rewind to a
+	// message, resend it edited, and check files and conversation.
+	Rewind *RewindCheck `json:"rewind,omitempty"`
 	// Files are created in the workspace before the run (path -> text).
 	Files map[string]string `json:"files,omitempty"`
 	// Vars fill {{name}} placeholders (the server's own vars win).
@@ -32,6 +38,25 @@ type Scenario struct {
 	Rules []Rule            `json:"rules"`
 	// Default answers when no rule matches (default: a short text).
 	Default []Step `json:"default,omitempty"`
+}
+
+// RewindCheck is a rewind try-agent makes after a scenario's prompts
+// (require("acp").rewind{message = Message}), then the edited message it
+// sends, and what it checks.
+type RewindCheck struct {
+	// Message is the user message rewound to (1-based).
+	Message int `json:"message"`
+	// Resend is the edited message sent after the rewind.
+	Resend string `json:"resend"`
+	// Files are the workspace's files after the resent turn (path -> text;
+	// null: the file must not exist). Files not named are not checked.
+	Files map[string]*string `json:"files,omitempty"`
+	// Kept must each be in the conversation of a model request after the
+	// resend (the messages before Message, and the resent one); Forgotten
+	// must be in none of them (the dropped turns). Matched as written
+	// (case counts) in the requests' messages, not the system prompt.
+	Kept      []string `json:"kept,omitempty"`
+	Forgotten []string `json:"forgotten,omitempty"`
 }
 
 // Rule is a condition and the steps that answer it.

@@ -34,6 +34,10 @@ type Server struct {
 
 	seenMu sync.Mutex
 	seen   map[string]bool // tool sets whose schemas were logged
+
+	// Whole logs messages' texts and tool results uncut (set before
+	// Start): for checks that read the whole conversation.
+	Whole bool
 }
 
 // New returns a server playing sc; vars fill placeholders (e.g. "cwd");
@@ -72,12 +76,15 @@ type LogEntry struct {
 	// ToolSchemas are the argument schemas of the tools, logged the first
 	// time a set of tools is offered.
 	ToolSchemas map[string]any `json:"tool_schemas,omitempty"`
-	Messages    []Message      `json:"messages,omitempty"`
-	Rule        string         `json:"rule,omitempty"`
-	Reply       []string       `json:"reply,omitempty"`
-	Calls       []Call         `json:"calls,omitempty"`
-	Status      int            `json:"status"`
-	Error       string         `json:"error,omitempty"`
+	// System is the request's system prompt (where a client's
+	// instructions, ACP's systemPrompt, end up).
+	System   string    `json:"system,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+	Rule     string    `json:"rule,omitempty"`
+	Reply    []string  `json:"reply,omitempty"`
+	Calls    []Call    `json:"calls,omitempty"`
+	Status   int       `json:"status"`
+	Error    string    `json:"error,omitempty"`
 }
 
 func (s *Server) write(e *LogEntry) {
@@ -204,7 +211,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, e *LogEntry, body
 			e.ToolSchemas[t.Name] = t.Schema
 		}
 	}
-	e.Messages = logMessages(c.Messages)
+	e.Messages = c.Messages
+	if !s.Whole {
+		e.Messages = logMessages(c.Messages)
+	}
+	e.System = c.System
 	rep := s.sc.Reply(c, s.vars, s.newID(a.prefix))
 	e.Rule, e.Calls = rep.Rule, rep.Calls()
 	for _, p := range rep.Parts {

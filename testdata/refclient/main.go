@@ -2,8 +2,10 @@
 // floor an editor's client cannot go below. It starts an agent, opens one
 // session, sends one prompt and answers the agent's requests with the least
 // work a client can do: fs/read_text_file from bytes encoded once per
-// (path, line, limit) and kept, fs/write_text_file with an empty result
-// (nothing written), nothing else. It exits when the prompt is answered.
+// (path, line, limit) and kept, found again by the request's params bytes
+// without decoding them, fs/write_text_file with an empty result (nothing
+// written, the request not decoded), nothing else. No SDK connection: it
+// reads and writes the pipe itself. It exits when the prompt is answered.
 //
 //	refclient -cwd DIR -prompt TEXT [-cpu FILE] -- AGENT [ARGS...]
 //
@@ -45,6 +47,7 @@ func main() {
 type client struct {
 	w     *os.File
 	cache map[readKey][]byte // encoded ReadTextFileResponse
+	raw   map[string][]byte  // the same by the request's params, undecoded
 	buf   []byte
 }
 
@@ -75,7 +78,7 @@ func run(cwd, prompt, cpuFile string, argv []string) error {
 		inW.Close()
 		_ = cmd.Wait()
 	}()
-	c := &client{w: inW, cache: map[readKey][]byte{}}
+	c := &client{w: inW, cache: map[readKey][]byte{}, raw: map[string][]byte{}}
 	r := bufio.NewReaderSize(outR, 16<<20)
 	steps := []struct {
 		method string
@@ -129,6 +132,12 @@ func (c *client) serveUntil(r *bufio.Reader, id int) error {
 		if err != nil {
 			return err
 		}
+		if id, res, ok := c.cachedRead(line); ok {
+			if err := c.reply(id, res); err != nil {
+				return err
+			}
+			continue
+		}
 		if m, ok := bigRequest(line); ok {
 			if err := c.reply(m.ID, []byte("null")); err != nil {
 				return err
@@ -150,7 +159,11 @@ func (c *client) serveUntil(r *bufio.Reader, id int) error {
 			if err := json.Unmarshal(m.Params, &p); err != nil {
 				return err
 			}
-			if err := c.reply(m.ID, c.read(p)); err != nil {
+			res := c.read(p)
+			if params, ok := readParams(line); ok {
+				c.raw[string(params)] = res
+			}
+			if err := c.reply(m.ID, res); err != nil {
 				return err
 			}
 		case m.Method != "" && m.ID != nil:
@@ -174,6 +187,41 @@ func bigRequest(line []byte) (message, bool) {
 		return message{}, false
 	}
 	return message{ID: rest[:end], Method: acp.ClientMethodFsWriteTextFile}, true
+}
+
+const (
+	requestHead = `{"jsonrpc":"2.0","id":`
+	readMethod  = `,"method":"fs/read_text_file","params":`
+)
+
+// readParams returns the params of an fs/read_text_file request line as
+// agents write it (acp-go-sdk's member order), undecoded.
+func readParams(line []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(line, []byte(requestHead)) {
+		return nil, false
+	}
+	rest := line[len(requestHead):]
+	comma := bytes.IndexByte(rest, ',')
+	if comma < 0 || !bytes.HasPrefix(rest[comma:], []byte(readMethod)) {
+		return nil, false
+	}
+	params := bytes.TrimSuffix(bytes.TrimRight(rest[comma+len(readMethod):], "\r\n"), []byte("}"))
+	return params, true
+}
+
+// cachedRead answers a read whose params were seen before from the bytes
+// kept for them: no decoding at all, the floor of a client.
+func (c *client) cachedRead(line []byte) (id, res []byte, ok bool) {
+	params, ok := readParams(line)
+	if !ok {
+		return nil, nil, false
+	}
+	res, ok = c.raw[string(params)]
+	if !ok {
+		return nil, nil, false
+	}
+	rest := line[len(requestHead):]
+	return rest[:bytes.IndexByte(rest, ',')], res, true
 }
 
 func (c *client) read(p acp.ReadTextFileRequest) []byte {

@@ -45,6 +45,11 @@ type options struct {
 	gopls                  string // language server for Go buffers ("": none)
 	serve                  string // the agent's own server: its arguments ({ws}: the workspace), reached over HTTP
 	prefix                 string // a command prefix the agent and its terminals run through (ssh, docker exec)
+	mode                   string // the session mode to switch to before the prompts ("": the agent's)
+	rewind                 int    // after the prompts, rewind to before this message (0: the scenario's, if any)
+	resend                 string // the edited message sent after the rewind
+	instructions           string // setup's instructions.text (ACP systemPrompt)
+	provider               string // API type: the agent's provider "main" set to the mock (ACP providers/set)
 }
 
 func main() {
@@ -61,6 +66,11 @@ func main() {
 	flag.DurationVar(&o.cancelAfter, "cancel-after", 0, "cancel each turn this long after sending its prompt (0: never)")
 	flag.StringVar(&o.serve, "serve", "", "run the agent as its own network server with these arguments ({ws}: the workspace; it prints its URL) and reach it by url (transport http); e.g. \"serve --port 0 --no-web --workspace {ws}\" for qwen")
 	flag.StringVar(&o.prefix, "prefix", "", "run the agent through this command prefix (words split on blanks; its environment passed with env), its terminals too (terminal_host \"agent\"), e.g. \"ssh -p 2222 me@127.0.0.1\"")
+	flag.StringVar(&o.mode, "mode", "", "switch the session to this mode (:AcpMode) before the prompts, e.g. default for claude-agent-acp's Manual mode, which asks before edits")
+	flag.IntVar(&o.rewind, "rewind", 0, "after the prompts, rewind to before user message N (require(\"acp\").rewind{confirm = false}), resend it edited (-resend, or the scenario's rewind.resend) and check the files and the model's next conversation (default: the scenario's rewind, if any)")
+	flag.StringVar(&o.resend, "resend", "", "the edited message sent after -rewind (default: the scenario's rewind.resend)")
+	flag.StringVar(&o.instructions, "instructions", "", "setup's instructions text, sent as ACP systemPrompt where the agent takes it (the mock's log shows each request's system prompt)")
+	flag.StringVar(&o.provider, "provider", "", "[ID:]API: the agent's provider ID (default main; codex-acp's is openai) set to the mock as API (anthropic, openai) with ACP providers/set (agents.<name>.providers)")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
@@ -92,7 +102,10 @@ type agentSpec struct {
 	Env     map[string]string `json:"env"`
 	Notes   string            `json:"notes"`
 	URL     string            `json:"-"` // -serve: where the agent's own server listens
-	Prefix  []string          `json:"-"` // -prefix: what the agent runs through, its environment given by env
+	// Provider: -provider's endpoint for one of the agent's providers
+	// ({id, api_type, base_url}: the mock), set with ACP providers/set.
+	Provider map[string]string `json:"-"`
+	Prefix   []string          `json:"-"` // -prefix: what the agent runs through, its environment given by env
 }
 
 // serveAgent starts spec's agent as its own server (args split on blanks,
@@ -181,11 +194,18 @@ func run(o options) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(o.prompts) == 0 && sc.Prompt != "" {
-		o.prompts = []string{sc.Prompt}
+	if len(o.prompts) == 0 {
+		if sc.Prompt != "" {
+			o.prompts = []string{sc.Prompt}
+		}
+		o.prompts = append(o.prompts, sc.Prompts...)
 	}
 	if len(o.prompts) == 0 {
 		o.prompts = []string{"Hello!"}
+	}
+	rw, err := rewindCheck(sc, o)
+	if err != nil {
+		return false, err
 	}
 	dir := o.runDir
 	if dir == "" {
@@ -226,7 +246,9 @@ func run(o options) (bool, error) {
 		return false, err
 	}
 	defer lf.Close()
-	url, err := mockllm.New(sc, map[string]string{"cwd": ws}, lf).Start(ctx, "127.0.0.1:0")
+	srv := mockllm.New(sc, map[string]string{"cwd": ws}, lf)
+	srv.Whole = rw != nil // the conversation check reads the whole texts
+	url, err := srv.Start(ctx, "127.0.0.1:0")
 	if err != nil {
 		return false, err
 	}
@@ -241,6 +263,13 @@ func run(o options) (bool, error) {
 	var spec agentSpec
 	if err := json.Unmarshal(out, &spec); err != nil {
 		return false, fmt.Errorf("real-agents env %s: %w", o.agent, err)
+	}
+	if o.provider != "" {
+		id, api, ok := strings.Cut(o.provider, ":")
+		if !ok {
+			id, api = "main", o.provider
+		}
+		spec.Provider = map[string]string{"id": id, "api_type": api, "base_url": url}
 	}
 	fmt.Printf("== %s %s (%s), scenario %s, mock %s\n== run dir %s\n== prompts: %q\n",
 		spec.Name, spec.Version, spec.Package, sc.Name, url, dir, o.prompts)
@@ -269,7 +298,7 @@ func run(o options) (bool, error) {
 		return false, err
 	}
 	defer ed.close()
-	t := &turn{o: o, ed: ed, ctx: ctx, ws: ws}
+	t := &turn{o: o, ed: ed, ctx: ctx, ws: ws, dir: dir, reqLog: reqLog, rw: rw}
 	ok := t.play(spec)
 
 	fmt.Println("\n== chat buffer")
@@ -285,6 +314,10 @@ func run(o options) (bool, error) {
 	}
 	fmt.Println("\n== the agent's pending changes (the review, lua/acp/review/init.lua)")
 	fmt.Println(t.review())
+	if len(t.rewound) > 0 {
+		fmt.Println("\n== rewind")
+		fmt.Println(strings.Join(t.rewound, "\n"))
+	}
 	fmt.Println("\n== files changed (diff -ruN before workspace)")
 	d, _ := exec.Command("diff", "-ruN", "--exclude=.git", before, ws).CombinedOutput()
 	if len(d) == 0 {
@@ -396,6 +429,10 @@ type turn struct {
 	notes []string
 	buf   int
 	ws    string // the workspace
+
+	dir, reqLog string               // the run directory, the mock's log
+	rw          *mockllm.RewindCheck // the rewind to make after the prompts, or nil
+	rewound     []string             // what the rewind did and its checks
 }
 
 func (t *turn) lua(code string, result any, args ...any) error {
@@ -446,7 +483,7 @@ end })
 // setupLua configures the plugin with the agent, makes pickers answer
 // themselves (an auth picker takes an env_var method) and records them.
 const setupLua = `
-local name, cmd, env, fs_write, save_before_prompt, url, prefix = ...
+local name, cmd, env, fs_write, save_before_prompt, url, prefix, instructions, provider = ...
 _G.tryagent_notes = {}
 local function note(s) table.insert(_G.tryagent_notes, s) end
 vim.ui.select = function(items, opts, on_choice)
@@ -470,16 +507,19 @@ vim.notify = function(msg, level, o)
   note(("notify(%s): %s"):format(tostring(level), msg))
   return notify(msg, level, o)
 end
+local agent = url ~= "" and { url = url, transport = "http" }
+  or (prefix ~= vim.NIL and prefix and #prefix > 0) and { cmd = cmd, prefix = prefix, terminal_host = "agent" }
+  or { cmd = cmd, env = env }
+if type(provider) == "table" and provider.api_type then
+  agent.providers = { [provider.id] = { api_type = provider.api_type, base_url = provider.base_url } }
+end
 require("acp").setup({
-  agents = {
-    [name] = url ~= "" and { url = url, transport = "http" }
-      or (prefix ~= vim.NIL and prefix and #prefix > 0) and { cmd = cmd, prefix = prefix, terminal_host = "agent" }
-      or { cmd = cmd, env = env },
-  },
+  agents = { [name] = agent },
   default_agent = name,
   log_level = "debug",
   history = { enabled = false },
   fs = { write = fs_write, save_before_prompt = save_before_prompt },
+  instructions = instructions ~= "" and { text = instructions } or nil,
 })
 require("acp").chat(name)
 `
@@ -573,7 +613,7 @@ func (t *turn) play(spec agentSpec) bool {
 	if t.o.unsaved != "" {
 		save = "never"
 	}
-	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL, spec.Prefix); err != nil {
+	if err := t.lua(setupLua, nil, spec.Name, spec.Cmd, spec.Env, t.o.fsWrite, save, spec.URL, spec.Prefix, t.o.instructions, spec.Provider); err != nil {
 		t.end = "setup failed: " + err.Error()
 		return false
 	}
@@ -584,6 +624,13 @@ func (t *turn) play(spec agentSpec) bool {
 		return false
 	}
 	t.notes = append(t.notes, fmt.Sprintf("session ready after %.1fs", time.Since(start).Seconds()))
+	if t.o.mode != "" {
+		if err := t.setMode(t.o.mode); err != nil {
+			t.end = "-mode: " + err.Error()
+			return false
+		}
+		t.notes = append(t.notes, "mode "+t.o.mode)
+	}
 	if t.o.unsaved != "" {
 		// The user's unsaved line: fs.save_before_prompt = "never" (set
 		// with -unsaved) keeps it unsaved when the prompt goes.
@@ -595,6 +642,13 @@ func (t *turn) play(spec agentSpec) bool {
 	}
 	var ends []string
 	for i, prompt := range t.o.prompts {
+		if t.rw != nil {
+			// The reference a rewind to before this message must give.
+			if err := snapshot(t.ws, t.before(i+1)); err != nil {
+				t.end = "snapshot: " + err.Error()
+				return false
+			}
+		}
 		var sent bool
 		if err := t.lua(`return require("acp").send(...)`, &sent, prompt); err != nil || !sent {
 			t.end = fmt.Sprintf("send of prompt %d refused (%v)", i+1, err)
@@ -618,7 +672,32 @@ func (t *turn) play(spec agentSpec) bool {
 		ends = append(ends, fmt.Sprintf("turn %d: stop reason %q after %.1fs", i+1, s.StopReason, time.Since(start).Seconds()))
 	}
 	t.end = strings.Join(ends, "; ")
+	if t.rw != nil {
+		end, ok := t.rewindAndResend()
+		t.end += "; " + end
+		return ok
+	}
 	return true
+}
+
+// setMode switches the session to mode id, as :AcpMode does, and waits
+// until the agent has taken it.
+func (t *turn) setMode(id string) error {
+	if err := t.lua(`vim.cmd.AcpMode(...)`, nil, id); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		var cur string
+		if err := t.lua(`local st = (require("acp.sessions").get() or {}).settings
+			local opt = st and st:option_of("mode")
+			return opt and opt.currentValue or (st and st.mode_id) or ""`, &cur); err != nil {
+			return err
+		}
+		if cur == id {
+			return nil
+		}
+	}
+	return fmt.Errorf("the session is not in mode %q after 20s", id)
 }
 
 func (t *turn) collectNotes() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"os"
@@ -104,4 +105,59 @@ func newRequest(t *testing.T, path, body string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// TestConversationCheck reads a request log after a mark: a dropped
+// turn's marker in any later request fails, the kept ones must be in one.
+func TestConversationCheck(t *testing.T) {
+	entry := func(seq int64, tools []string, texts ...string) string {
+		e := mockllm.LogEntry{Seq: seq, Tools: tools}
+		for _, s := range texts {
+			e.Messages = append(e.Messages, mockllm.Message{Role: "user", Text: s})
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	before := entry(1, nil, "ALPHA", "BRAVO") // before the mark: not read
+	tests := []struct {
+		name     string
+		after    []string
+		failures []string // each in some FAIL line
+		want     string   // in some line
+	}{
+		{"kept only", []string{entry(2, nil, "title of ALPHA DELTA"), entry(3, []string{"Read"}, "ALPHA", "DELTA")}, nil, "request #3 (, , 1 tools) holds ALPHA, DELTA"},
+		{"a dropped turn", []string{entry(2, []string{"Read"}, "ALPHA DELTA", "old BRAVO reply")}, []string{`request #2 () holds "BRAVO"`}, ""},
+		{"kept missing", []string{entry(2, []string{"Read"}, "DELTA")}, []string{"none of the 1 model requests after the resend holds all of ALPHA, DELTA"}, ""},
+		{"no request", nil, []string{"no model request after the resend"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "requests.jsonl")
+			if err := os.WriteFile(path, []byte(before+strings.Join(tt.after, "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got := conversationCheck(path, 1, []string{"ALPHA", "DELTA"}, []string{"BRAVO", "CHARLIE"})
+			all := strings.Join(got, "\n")
+			var fails []string
+			for _, l := range got {
+				if strings.HasPrefix(l, "FAIL: ") {
+					fails = append(fails, l)
+				}
+			}
+			if len(fails) != len(tt.failures) {
+				t.Fatalf("failures %q, want %d like %q", fails, len(tt.failures), tt.failures)
+			}
+			for i, f := range tt.failures {
+				if !strings.Contains(fails[i], f) {
+					t.Errorf("failure %q, want %q in it", fails[i], f)
+				}
+			}
+			if tt.want != "" && !strings.Contains(all, tt.want) {
+				t.Errorf("report lacks %q:\n%s", tt.want, all)
+			}
+		})
+	}
 }

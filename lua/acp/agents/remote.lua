@@ -8,6 +8,8 @@
 --- environment variable (token_env) or typed once (token_prompt, hidden
 --- input). A typed token is kept in memory for this Neovim only, never
 --- written or logged, and forgotten when the server refuses it.
+local config = require("acp.config")
+
 local M = {}
 
 local typed = {} ---@type table<string, string> agent name -> the token the user typed
@@ -92,6 +94,10 @@ function M.open_fields(name, spec)
     prefix = spec.prefix,
     terminal_host = spec.terminal_host,
   }
+  local protocol = spec.protocol or config.options.protocol or {}
+  if protocol.version == 2 then
+    f.protocol_version = 2 -- ACP v2 offered (the host falls back to v1)
+  end
   if spec.path_map and next(spec.path_map) then
     f.path_map = {}
     for agent_root, root in pairs(spec.path_map) do

@@ -289,4 +289,23 @@ function M.cancel_subagent(s)
   s.transcript:message("info", ("Cancelling subagent %s."):format(s.transcript:subagent_name(sec.id)))
 end
 
+--- Cancel the tool call under the cursor, or the terminal it shows (ACP
+--- v2's tool_call/cancel, terminal/cancel), where the agent lets the
+--- client: the turn goes on; the tool call's own update says when it ended.
+---@param s acp.Session
+function M.cancel_tool(s)
+  local tc = tool_at_cursor(s)
+  if not (tc and type(tc.toolCallId) == "string") then
+    notify.notify("acp: no tool call under the cursor", vim.log.levels.WARN)
+    return
+  end
+  local ok, err = pcall(host.request, "acp_cancel_item", s.sid, tc.toolCallId)
+  if not ok then
+    notify.notify("acp: " .. tostring(err), vim.log.levels.WARN)
+    return
+  end
+  local title = type(tc.title) == "string" and tc.title ~= "" and tc.title or tc.toolCallId
+  s.transcript:message("info", ("Cancelling %s."):format(title))
+end
+
 return M

@@ -203,6 +203,9 @@ function M.keymaps(s)
       subagent_cancel = function()
         actions.cancel_subagent(s)
       end,
+      tool_cancel = function()
+        actions.cancel_tool(s)
+      end,
       diff = function()
         actions.open_diff(s)
       end,
@@ -408,7 +411,12 @@ function M.show(s, opts)
   local other_chat, other_input = M.find_role("chat"), M.find_role("input")
   if not chat_win and other_chat then
     chat_win = other_chat
+    local key = vim.b[api.nvim_win_get_buf(other_chat)].acp_session
+    local was = key and sessions.get(key)
     layout.set_buf(chat_win, s.chat_buf)
+    if was and was ~= s and was.prompts and not win_for(was.chat_buf) then
+      was.prompts:chat_hidden()
+    end
     if other_input and not win_for(s.input_buf) then
       layout.set_buf(other_input, s.input_buf)
     end

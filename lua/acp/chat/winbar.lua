@@ -100,6 +100,50 @@ M.part_max = 60
 --- Switches shown by name; the others are counted ("+3 switches").
 M.max_switches = 4
 
+--- What a sign-in state (auth/status) is called.
+local auth_states = {
+  authenticated = "signed in",
+  unauthenticated = "not signed in",
+  not_required = "no sign-in needed",
+}
+
+--- The agent's sign-in in words: "signed in: Claude Max", "not signed in".
+---@param st {state: string, accounts: table[]|nil}
+---@return string
+function M.auth_text(st)
+  local text = auth_states[st.state] or "sign-in state unknown"
+  local labels = {}
+  for _, a in ipairs(type(st.accounts) == "table" and st.accounts or {}) do
+    if type(a) == "table" and type(a.label) == "string" and a.label ~= "" and a.active ~= false then
+      labels[#labels + 1] = texts.label(a.label, 30)
+    end
+  end
+  if st.state == "authenticated" and #labels > 0 then
+    text = text .. ": " .. table.concat(labels, ", ")
+  end
+  return text
+end
+
+--- The winbar's part for the agent's sign-in: the account in use once
+--- signed in, "not signed in" when signed out (nil: nothing to say).
+---@param st {state: string, accounts: table[]|nil}|nil
+---@return string|nil
+local function auth_part(st)
+  if type(st) ~= "table" then
+    return nil
+  elseif st.state == "unauthenticated" then
+    return "not signed in"
+  elseif st.state ~= "authenticated" then
+    return nil
+  end
+  for _, a in ipairs(type(st.accounts) == "table" and st.accounts or {}) do
+    if type(a) == "table" and a.active == true and type(a.label) == "string" and a.label ~= "" then
+      return a.label
+    end
+  end
+  return nil
+end
+
 local plans = setmetatable({}, { __mode = "k" }) ---@type table<table, string> a plan's part, by its entries
 
 --- "plan 2/5: <the step in progress>", computed once per plan.
@@ -142,6 +186,10 @@ function M.text(s, now, width)
   if conv then
     middle[#middle + 1] = conv
   end
+  local account = auth_part(s.auth_status)
+  if account and account ~= "not signed in" then
+    middle[#middle + 1] = label(account, 30) -- the account in use: one of the first to go when narrow
+  end
   local st = s.settings
   if st and st.mode_name then
     middle[#middle + 1] = "mode: " .. label(st.mode_name, M.part_max)
@@ -163,6 +211,10 @@ function M.text(s, now, width)
   if subs > 0 then
     middle[#middle + 1] = ("%d subagent%s running"):format(subs, subs == 1 and "" or "s")
   end
+  local bg = type(s.background) == "table" and #s.background or 0
+  if bg > 0 then
+    middle[#middle + 1] = ("%d in background"):format(bg)
+  end
   local u = s.usage
   if type(u) == "table" and tonumber(u.used) and tonumber(u.size) and tonumber(u.size) > 0 then
     local pct = 100 * tonumber(u.used) / tonumber(u.size)
@@ -175,6 +227,9 @@ function M.text(s, now, width)
   local tu = s.turn_usage
   if type(tu) == "table" and tonumber(tu.total) then
     middle[#middle + 1] = ("%s tok"):format(M.tokens(tonumber(tu.total)))
+  end
+  if account == "not signed in" then
+    middle[#middle + 1] = account -- kept long: it is why turns fail
   end
   if s.worktree then
     -- The worktree's branch (:help acp-worktrees): kept long, as it says

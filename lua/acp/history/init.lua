@@ -13,6 +13,7 @@ local chat = require("acp.chat")
 local config = require("acp.config")
 local doc = require("acp.render.doc")
 local files = require("acp.files")
+local highlights = require("acp.highlights")
 local host = require("acp.host")
 local notify = require("acp.notify")
 local rewind = require("acp.rewind")
@@ -49,6 +50,7 @@ end
 ---@field can_load boolean the agent can load sessions (session/load)
 ---@field can_resume boolean|nil the agent can resume sessions (session/resume)
 ---@field can_delete boolean|nil the agent can delete sessions (session/delete)
+---@field can_archive boolean|nil the agent can archive sessions (session/archive)
 ---@field lines integer lines saved
 ---@field truncated boolean|nil older lines were dropped (history.max_bytes, before chats were kept whole)
 ---@field archived boolean|nil archived: hidden unless asked for (:AcpSessions)
@@ -157,6 +159,9 @@ local by_path = setmetatable({}, { __mode = "v" }) ---@type table<string, acp.Se
 ---@param meta acp.HistoryMeta
 ---@return string
 function M.path(meta)
+  if type(meta.path) == "string" and meta.path ~= "" then
+    return meta.path -- where a search found it
+  end
   return ("%s/%s.txt"):format(M.dir(meta.project), meta.id)
 end
 
@@ -177,6 +182,44 @@ function M.lines(meta)
     return { "" }
   end
   return lines
+end
+
+--- A saved chat's text for a prompt (@chat:), at most max bytes: whole
+--- when it fits, else its start (a quarter: the question) and its end
+--- (where it got to), cut at line ends, what was left out said between.
+--- Returns the text, the transcript's size and whether it was cut; nil
+--- and why when it cannot be read.
+---@param meta acp.HistoryMeta
+---@param max integer
+---@return string|nil, integer|string, boolean|nil
+function M.excerpt(meta, max)
+  local path = M.path(meta)
+  if by_path[path] then
+    M.flush() -- saved by this Neovim: what the host was sent first
+  end
+  local bad = files.check_regular(path, nil)
+  if bad then
+    return nil, bad
+  end
+  local st = uv.fs_stat(path)
+  local fd = st and uv.fs_open(path, "r", 0)
+  if not fd then
+    return nil, "cannot read " .. path
+  end
+  local size = st.size
+  local text, cut
+  if size <= max then
+    text = uv.fs_read(fd, size, 0) or ""
+  else
+    local head = uv.fs_read(fd, math.floor(max / 4), 0) or ""
+    local tail = uv.fs_read(fd, max - #head, size - (max - #head)) or ""
+    head = head:match("^(.*\n)") or head -- whole lines
+    tail = tail:match("\n(.*)$") or tail
+    text = ("%s\n[... %s of the chat left out ...]\n\n%s"):format(head, files.size(size - #head - #tail), tail)
+    cut = true
+  end
+  uv.fs_close(fd)
+  return text, size, cut
 end
 
 --- Change fields of a saved chat's record (title, archived): written at
@@ -394,6 +437,7 @@ function M.save(s)
     can_load = s.can_load == true,
     can_resume = s.caps and s.caps.resume == true or nil,
     can_delete = s.caps and s.caps.delete == true or nil,
+    can_archive = s.caps and s.caps.archive == true or nil,
     lines = api.nvim_buf_line_count(s.chat_buf),
     worktree = s.worktree,
   })
@@ -550,6 +594,7 @@ end
 ---@param meta acp.HistoryMeta
 ---@return integer buf
 function M.open(meta)
+  highlights.ensure()
   local name = ("acp://history/%s"):format(meta.id)
   local buf = vim.fn.bufnr(name)
   if buf < 1 then

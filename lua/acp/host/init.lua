@@ -1,9 +1,10 @@
 --- The Go host process: finding or building the binary, the RPC job.
-local config = require("acp.config")
 local lazy = require("acp.lazy")
-local notify = require("acp.notify")
 
+-- On first use: setup() loads this module, and costs every start of Neovim.
+local config = lazy("acp.config")
 local install = lazy("acp.host.install") -- on the first start only
+local notify = lazy("acp.notify")
 
 local M = {}
 

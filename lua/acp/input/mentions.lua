@@ -1,8 +1,11 @@
 --- The editor's knowledge as @-mentions in a prompt (sent as context, the
 --- user's side of the MCP tools, :help acp-mentions): @diagnostics and
 --- @diagnostics:<file>, @symbol:<Name>, @quickfix, @diff and @diff:<file>,
---- @buffers, @terminal and @terminal:<id>, @selection.
+--- @buffers, @terminal and @terminal:<id>, @selection, @chat:<title> (a
+--- saved chat).
 local diagnostics = require("acp.mcp.diagnostics")
+local files = require("acp.files")
+local history = require("acp.history")
 local queries = require("acp.mcp.queries")
 local terminal = require("acp.terminal")
 
@@ -16,6 +19,9 @@ M.max_items = 200
 M.terminal_lines = 100
 M.symbol_lines = 200
 M.lsp_timeout_ms = 2000
+--- What @chat: adds of a saved chat: whole up to this, else its start and
+--- its end (acp.history.excerpt).
+M.chat_bytes = 32 * 1024
 
 --- The mention kinds, in completion order, with what each adds.
 M.kinds = {
@@ -26,6 +32,7 @@ M.kinds = {
   { name = "buffers", info = "the open buffers: path, unsaved changes, cursor" },
   { name = "terminal", arg = "terminal", info = "a terminal's last output (the latest one by default)" },
   { name = "selection", info = "your last visual selection (or the cursor line)" },
+  { name = "chat", arg = "title", info = "a saved chat, by its title: its text (start and end when long)" },
 }
 
 local by_name = {}
@@ -167,6 +174,72 @@ function make.terminal(arg, ctx)
     "terminal " .. id
 end
 
+--- A chat's title as a mention names it: no spaces (underscores), no
+--- "@", no punctuation at the end (a sentence's), lower case.
+---@param title string
+---@return string
+function M.chat_slug(title)
+  local slug = tostring(title or ""):gsub("[%s@]+", "_"):gsub("[,.;:!?%)%]_]+$", ""):lower()
+  return slug
+end
+
+--- The saved chat @chat:arg names: the title (as M.chat_slug has it) or
+--- id equal to arg, else the newest whose title starts so; this
+--- project's chats before the others'.
+---@param arg string
+---@param cwd string|nil
+---@return acp.HistoryMeta|nil
+function M.find_chat(arg, cwd)
+  local want = M.chat_slug(arg)
+  if want == "" then
+    return nil
+  end
+  local here = history.list(history.project(cwd))
+  local all = history.list(true)
+  for _, list in ipairs({ here, all }) do
+    for _, meta in ipairs(list) do
+      if meta.id == arg or M.chat_slug(meta.title) == want then
+        return meta
+      end
+    end
+  end
+  for _, list in ipairs({ here, all }) do
+    for _, meta in ipairs(list) do
+      if vim.startswith(M.chat_slug(meta.title), want) then
+        return meta
+      end
+    end
+  end
+end
+
+function make.chat(arg, ctx)
+  if arg == "" then
+    return nil, "@chat needs a saved chat's title: @chat:Title (completed with <C-x><C-o>)"
+  end
+  local meta = M.find_chat(arg, ctx.cwd)
+  if not meta then
+    return nil, ("no saved chat is titled %q (:AcpHistory lists them)"):format(arg)
+  end
+  local text, size, cut = history.excerpt(meta, M.chat_bytes)
+  if not text then
+    return nil, size
+  end
+  local label = ("chat %q (%s, %s, %s%s)"):format(
+    meta.title or meta.id,
+    meta.agent or "?",
+    os.date("%Y-%m-%d", meta.updated or 0),
+    cut and (files.size(M.chat_bytes) .. " of ") or "",
+    files.size(size)
+  )
+  local head = ("A past chat of ours with %s, %q, saved %s%s:\n"):format(
+    meta.agent or "an agent",
+    meta.title or meta.id,
+    os.date("%Y-%m-%d %H:%M", meta.updated or 0),
+    cut and (" (its start and its end: " .. files.size(M.chat_bytes) .. " of " .. files.size(size) .. ")") or ""
+  )
+  return head .. "````markdown\n" .. text .. "\n````\n", label
+end
+
 --- The first client of the workspace that answers method.
 local function client_for(method, cwd)
   for _, c in ipairs(vim.lsp.get_clients({ method = method })) do
@@ -300,6 +373,25 @@ function M.items(base, ctx)
       out[#out + 1] = { word = "terminal:" .. id, menu = t and t.command or "", kind = "term" }
     end
     return out
+  elseif name == "chat" then
+    local seen = {}
+    local here = history.list(history.project(ctx.cwd))
+    for _, list in ipairs({ here, history.list(true) }) do
+      for _, meta in ipairs(list) do
+        local slug = M.chat_slug(meta.title)
+        if slug ~= "" and not seen[slug] and vim.startswith(slug, M.chat_slug(arg)) and #out < 50 then
+          seen[slug] = true
+          out[#out + 1] = {
+            word = "chat:" .. slug,
+            abbr = "chat:" .. vim.fn.strcharpart(slug, 0, 60),
+            menu = ("%s %s"):format(meta.agent or "?", os.date("%Y-%m-%d", meta.updated or 0)),
+            info = meta.title,
+            kind = "chat",
+          }
+        end
+      end
+    end
+    return out, #out == 0 and "no saved chat has a title like that" or nil
   elseif name == "diagnostics" or name == "diff" then
     for i, path in ipairs(vim.fn.getcompletion(arg, "file")) do
       if i > 200 then

@@ -31,6 +31,7 @@ local ns = api.nvim_create_namespace("acp_queue")
 ---@field buf integer|nil the editor's buffer
 ---@field win integer|nil the editor's float
 ---@field shown acp.QueuedPrompt[]|nil the items in the order the editor's headers number them
+---@field drawn_tick integer|nil the editor's b:changedtick when last drawn: a later one means the user edited it
 ---@field editor_hold boolean|nil a turn ended while the editor was open: closing it sends the next
 local Q = {}
 Q.__index = Q
@@ -209,10 +210,11 @@ end
 --- first header is a new prompt.
 function Q:_read()
   local buf = self.buf
-  if not (buf and api.nvim_buf_is_valid(buf) and vim.b[buf].acp_queue_dirty) then
+  -- Changed since drawn, by keys or by the API (which TextChanged may not
+  -- have reported yet).
+  if not (buf and api.nvim_buf_is_valid(buf)) or api.nvim_buf_get_changedtick(buf) == self.drawn_tick then
     return
   end
-  vim.b[buf].acp_queue_dirty = false
   local lines = api.nvim_buf_get_lines(buf, 0, -1, false)
   local items, used = {}, {}
   local cur ---@type acp.QueuedPrompt|nil
@@ -232,12 +234,19 @@ function Q:_read()
     if n then
       flush()
       local item = self.shown and self.shown[n]
+      local drawn = item and header(n, item)
       if item and not used[item] then
         used[item] = true
         cur = item
       else
         -- A copied or typed header: a prompt of its own, without context.
         cur = { text = "", blocks = {}, labels = {} }
+      end
+      -- Text typed on the header line is the prompt's, never dropped.
+      local rest = (drawn and vim.startswith(l, drawn)) and l:sub(#drawn + 1)
+        or l:gsub("^── %d+ ──", "", 1):gsub("^  %(%+ [^)]*%)", "", 1)
+      if vim.trim(rest) ~= "" then
+        body[#body + 1] = vim.trim(rest)
       end
     else
       body[#body + 1] = l
@@ -267,7 +276,7 @@ function Q:_draw()
   local lines, headers = self:_lines()
   self.shown = vim.list_slice(self.items)
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.b[buf].acp_queue_dirty = false
+  self.drawn_tick = api.nvim_buf_get_changedtick(buf)
   api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   for _, row in ipairs(headers) do
     api.nvim_buf_set_extmark(buf, ns, row, 0, { line_hl_group = "AcpQueueHeader" })
@@ -403,6 +412,11 @@ function Q:edit()
   cfg.style, cfg.border = "minimal", "rounded"
   self.win = api.nvim_open_win(buf, true, cfg)
   vim.wo[self.win].wrap = true
+  -- The cursor at the end of the first prompt's text: what is typed at
+  -- once (Insert mode goes on from the input) edits that prompt.
+  local first = #vim.split(self.items[1].text, "\n", { plain = true }) + 1
+  local line = api.nvim_buf_get_lines(buf, first - 1, first, false)[1] or ""
+  pcall(api.nvim_win_set_cursor, self.win, { first, #line })
   local win = self.win
   local group = api.nvim_create_augroup(("acp_queue_%d"):format(win), { clear = true })
   api.nvim_create_autocmd({ "VimResized", "WinResized" }, {
@@ -411,12 +425,6 @@ function Q:edit()
       if api.nvim_win_is_valid(win) then
         pcall(api.nvim_win_set_config, win, self:_win_config())
       end
-    end,
-  })
-  api.nvim_create_autocmd({ "TextChanged", "TextChangedI" }, {
-    buffer = buf,
-    callback = function()
-      vim.b[buf].acp_queue_dirty = true
     end,
   })
   -- Leaving the editor takes its text (and redraws the numbering).

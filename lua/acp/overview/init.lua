@@ -11,6 +11,7 @@ local chat = require("acp.chat")
 local files = require("acp.files")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
+local history_search = require("acp.history.search")
 local keymaps = require("acp.keymaps")
 local layout = require("acp.layout")
 local notify = require("acp.notify")
@@ -30,6 +31,7 @@ local ns = api.nvim_create_namespace("acp_overview")
 ---@field resume fun(meta: acp.HistoryMeta) resume a saved chat (acp.new_session)
 ---@field fork fun(s: acp.Session) fork a live session (acp.fork)
 ---@field delete fun(meta: acp.HistoryMeta) delete a saved chat (acp.session.lifecycle)
+---@field archive fun(meta: acp.HistoryMeta, on: boolean): boolean|nil the agent's archive, where it has one (true: asked)
 
 local view ---@type { buf: integer, win: integer, rows: acp.OverviewRow[], by_key: table<integer, integer>, all: boolean, archived: boolean, handlers: acp.OverviewHandlers, au: integer, timer: uv.uv_timer_t|nil }|nil
 
@@ -429,7 +431,15 @@ function M.archive(meta, on)
     notify("acp: " .. err, vim.log.levels.ERROR)
     return
   end
-  notify(("acp: %s %s"):format(on and "archived" or "unarchived", meta.title or meta.id), vim.log.levels.INFO)
+  local asked = view and view.handlers.archive and view.handlers.archive(meta, on)
+  notify(
+    ("acp: %s %s%s"):format(
+      on and "archived" or "unarchived",
+      meta.title or meta.id,
+      asked and ("; asking %s to %s its session"):format(meta.agent, on and "archive" or "unarchive") or ""
+    ),
+    vim.log.levels.INFO
+  )
   M.refresh()
 end
 
@@ -466,6 +476,19 @@ end
 function actions.archived()
   view.archived = not view.archived
   M.refresh()
+end
+
+function actions.search()
+  vim.ui.input({ prompt = "Search the saved chats: " }, function(text)
+    if not text or vim.trim(text) == "" then
+      return
+    end
+    M.close()
+    local _, err = history_search.run(text)
+    if err then
+      notify("acp: " .. err, vim.log.levels.ERROR)
+    end
+  end)
 end
 
 function actions.help()

@@ -306,6 +306,21 @@ function Q:hide()
   end
 end
 
+--- The session's chat just left the screen: another session's chat took
+--- its window. A prompt float drawn over it would now sit over that other
+--- chat, where <C-g> does not reach it: it waits hidden instead (that
+--- chat's winbar says so, <C-g> there or showing this chat brings it back).
+--- A question with its own diff tab, or a picker, stays where it is.
+function Q:chat_hidden()
+  local p = self.shown
+  if not p or p.picker or (p.item and p.item.diff_tab) then
+    return
+  end
+  self:_close()
+  self:_give_back_focus()
+  self.waiting_hidden = true
+end
+
 --- Draw the first waiting prompt if none is on screen (the session's chat
 --- was just shown).
 function Q:show_waiting()
@@ -743,6 +758,15 @@ function Q:_float(item, opts)
             notify(("acp: this prompt has no %q option"):format(action.desc), vim.log.levels.INFO)
           end, { buffer = buf, nowait = true, desc = "acp: no such option here" })
         end
+      end
+    end
+  end
+  -- The key that brings the user here (<C-g>) pressed again stays here:
+  -- unmapped it is Neovim's CTRL-G, a stray file info of the float.
+  for _, section in ipairs({ "input", "chat" }) do
+    for _, key in ipairs(keymaps.keys(section, "permission")) do
+      if not taken[key] then
+        vim.keymap.set("n", key, "<Nop>", { buffer = buf, nowait = true, desc = "acp: you are at the prompt" })
       end
     end
   end

@@ -520,6 +520,14 @@ end
 --- (review.Reverted). Only when the record
 --- is known to hold the buffer's text and the buffer has nothing unsaved
 --- (else false: the host does the reject).
+---
+--- A reject has two writers, split so: this side owns only the choice of
+--- the fast route (the conditions below, all about the buffer) and the
+--- buffer edit; the host (review.Tracker) owns the record and every
+--- decision on it: "reverted" is taken as the reject only if the reject it
+--- computes from its record is exactly the text shown, else the change is
+--- the user's edit; every other reject ("reject") is the host's to write.
+--- TestReviewRejectRoute (e2e) pins which case takes which route.
 local function reject_now(b, path, row, n)
   local bs = bufs_of(path)
   if #bs ~= 1 or bs[1] ~= b or vim.bo[b].modified or vim.bo[b].fileformat ~= "unix" then

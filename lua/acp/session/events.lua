@@ -7,6 +7,7 @@
 local auth = require("acp.agents.auth")
 local chat = require("acp.chat")
 local follow = require("acp.chat.follow")
+local history_search = require("acp.history.search")
 local lifecycle = require("acp.session.lifecycle")
 local notify = require("acp.notify")
 local registry = require("acp.agents.registry")
@@ -16,6 +17,7 @@ local sessions = require("acp.sessions")
 local steer = require("acp.input.steer")
 local subagents = require("acp.subagents")
 local updates = require("acp.session.updates")
+local winbar = require("acp.chat.winbar")
 local worktree = require("acp.worktree")
 
 local M = {}
@@ -122,6 +124,16 @@ function handlers.auth(s, ev)
   auth.ask(s, ev)
 end
 
+--- The agent's sign-in (auth/status; changed: its auth/status_update):
+--- shown in the winbar, and a change said in the chat.
+function handlers.auth_status(s, ev)
+  s.auth_status = { state = ev.state, accounts = table_or_empty(ev.accounts) }
+  if ev.changed then
+    s.transcript:message("info", ("%s says: %s."):format(s.title or s.agent, winbar.auth_text(s.auth_status)))
+  end
+  chat.update_winbar(s)
+end
+
 --- The auth question was settled (answered, or the session ended).
 function handlers.auth_done(_, ev)
   auth.done(ev)
@@ -181,6 +193,36 @@ function handlers.message(s, ev)
 end
 
 --- The model was switched (session/set_model answered).
+--- ACP v2: the agent's background work changed (work that outlives a
+--- turn: a command left running, a tool call, a subagent): listed in the
+--- chat and counted in the winbar while it runs.
+function handlers.background(s, ev)
+  local items = {}
+  for _, it in ipairs(table_or_empty(ev.items)) do
+    if type(it) == "table" and type(it.id) == "string" then
+      items[#items + 1] = it
+    end
+  end
+  local had = s.background and #s.background or 0
+  s.background = #items > 0 and items or nil
+  if #items == 0 then
+    if had > 0 then
+      s.transcript:message("info", "Background work: none left.")
+    end
+  else
+    local names = {}
+    for _, it in ipairs(items) do
+      local title = type(it.title) == "string" and it.title ~= "" and it.title or it.id
+      names[#names + 1] = ("%s `%s`"):format(tostring(it.type), title)
+    end
+    s.transcript:message(
+      "info",
+      ("Background work (%d running): %s. gX on its tool call cancels it."):format(#items, table.concat(names, ", "))
+    )
+  end
+  chat.update_winbar(s)
+end
+
 function handlers.model(s, ev)
   s.settings:set_model(ev.model_id)
   chat.update_winbar(s)
@@ -207,6 +249,11 @@ end
 --- A worktree for a new session was made, or not (acp_worktree_create).
 function global.worktree(ev)
   worktree.on_event(ev)
+end
+
+--- One saved chat's hits of a search of the saved chats, or its end.
+function global.history_search(ev)
+  history_search.on_event(ev)
 end
 
 --- Route one event to its session's handler; a failing handler is

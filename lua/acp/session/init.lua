@@ -14,6 +14,7 @@ local context = require("acp.input.context")
 local draft = require("acp.input.draft")
 local history = require("acp.history")
 local host = require("acp.host")
+local instructions = require("acp.instructions")
 local keymaps = require("acp.keymaps")
 local mentionask = require("acp.prompt.mentionask")
 local notify = require("acp.notify")
@@ -77,6 +78,8 @@ M.title_max = 200
 ---@field renamed boolean|nil the user named the session: the agent's titles no longer replace it
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
+---@field background table[]|nil (acp.session.events) the agent's background work (ACP v2), each {type, id, title}
+---@field auth_status table|nil (acp.session.events) the agent's sign-in (auth/status: state, accounts)
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
 ---@field tool_changes {path: string, original: string, existed: boolean}[] files edited by the agent's own tools
 ---@field cwd string the session's working directory
@@ -323,7 +326,27 @@ function M.host_spec(name, spec, cwd)
     start_timeout_ms = spec.start_timeout_ms,
     restarts = spec.restarts or 3,
     sandbox = sandbox.agent_options(cwd, spec),
+    providers = M.providers(spec.providers),
   }
+end
+
+--- spec.providers as the host takes them (its ProviderSpec by id; empty
+--- tables as maps, not lists), nil for none.
+---@param providers table|nil
+---@return table|nil
+function M.providers(providers)
+  if type(providers) ~= "table" or next(providers) == nil then
+    return nil
+  end
+  local out = {}
+  for id, p in pairs(providers) do
+    out[id] = {
+      api_type = p.api_type,
+      base_url = p.base_url,
+      headers = p.headers and next(p.headers) and p.headers or vim.empty_dict(),
+    }
+  end
+  return out
 end
 
 --- The options of acp_open for spec (see host's SessionOptions).
@@ -344,6 +367,10 @@ function S:open_opts(spec, how)
     return nil, err
   end
   agent = vim.tbl_extend("force", agent, fields)
+  local ins = instructions.resolve(self.agent, self.cwd, { quiet = self.warm })
+  for _, line in ipairs(ins and instructions.lines(ins, self.title or self.agent) or {}) do
+    self.transcript:message(line.level, line.text)
+  end
   return {
     agent = agent,
     mcp_servers = spec.mcp_servers or o.mcp_servers,
@@ -368,6 +395,7 @@ function S:open_opts(spec, how)
     resume = how.resume or false,
     load_session_id = how.load,
     fork_of = how.fork,
+    instructions = instructions.options(ins),
   }
 end
 

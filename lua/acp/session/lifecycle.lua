@@ -19,7 +19,7 @@ local function label(meta_or_agent)
   return type(meta_or_agent) == "table" and history.format(meta_or_agent) or tostring(meta_or_agent)
 end
 
---- Run method ("delete", "logout") on agent, started for it when none
+--- Run method ("delete", "archive", "unarchive", "logout") on agent, started for it when none
 --- runs; the answer comes as a `lifecycle` event (on_event).
 ---@param method string
 ---@param agent string
@@ -103,6 +103,20 @@ function M.delete_saved(meta)
   end
 end
 
+--- A saved chat was archived (on) or unarchived here: its agent's
+--- session too, where the agent can (session/archive, session/unarchive).
+--- Returns whether the agent is asked.
+---@param meta acp.HistoryMeta
+---@param on boolean
+---@return boolean
+function M.archive_saved(meta, on)
+  if not (meta.can_archive and meta.session_id) then
+    return false
+  end
+  agent_call(on and "archive" or "unarchive", meta.agent, meta.session_id)
+  return true
+end
+
 --- Log out of agent (:AcpLogout): the agent's logout, and what was typed
 --- at its login prompt in this Neovim is forgotten.
 ---@param agent string
@@ -115,9 +129,11 @@ end
 ---@param ev { method: string, agent: string, session_id: string|nil, error: string|nil }
 function M.on_event(ev)
   if ev.error then
-    notify(("acp: %s: %s"):format(ev.method == "logout" and "logout" or "delete", ev.error), vim.log.levels.WARN)
+    notify(("acp: %s: %s"):format(ev.method or "?", ev.error), vim.log.levels.WARN)
   elseif ev.method == "logout" then
     notify(("acp: logged out of %s; its next session asks you to log in"):format(ev.agent), vim.log.levels.INFO)
+  elseif ev.method == "archive" or ev.method == "unarchive" then
+    notify(("acp: %s %sd its session %s"):format(ev.agent, ev.method, ev.session_id or ""), vim.log.levels.INFO)
   else
     notify(("acp: %s deleted its session %s"):format(ev.agent, ev.session_id or ""), vim.log.levels.INFO)
   end

@@ -181,6 +181,10 @@ function S:load(info)
     self.config_options = tables(info.configOptions) or self.config_options
     self:_refresh_names()
   end
+  if type(info.availableCommands) == "table" then
+    -- ACP v2 gives the commands in the answer itself (v1 in an update).
+    self:set_commands(info.availableCommands)
+  end
 end
 
 --- The current mode changed (current_mode_update).

@@ -120,7 +120,7 @@ type Step struct {
 	// With chunks: chunk i is Cycle[i % len(Cycle)] with "{i}" replaced by i
 	// (instead of "<prefix><i>\n").
 	Cycle []string `json:"cycle,omitempty"`
-	// Mark logs {"event": "mark", "name": Mark, "ns": <unix ns>} just before
+	// Mark logs {"event": "mark", "name": Mark, "session": <id>, "ns": <unix ns>} just before
 	// the next step runs (benchmarks time what follows against it).
 	Mark string `json:"mark,omitempty"`
 	// Tools sends n tool_calls ("<prefix><i>", pending), then a
@@ -594,7 +594,7 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 			return a.sc.AuthStatus, nil
 		}
 		return map[string]any{"state": "unknown"}, nil
-	case "session/close", "session/delete", "logout":
+	case "session/close", "session/delete", "session/archive", "session/unarchive", "logout":
 		return map[string]any{}, nil
 	case "session/set_title":
 		// Stored as the agent would: trimmed (what it answers is shown).
@@ -853,7 +853,7 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 					"content": map[string]any{"type": "text", "text": t}})
 			}
 		case st.Mark != "":
-			a.log("mark", map[string]any{"name": st.Mark, "ns": time.Now().UnixNano()})
+			a.log("mark", map[string]any{"name": st.Mark, "session": sid, "ns": time.Now().UnixNano()})
 		case st.Tools > 0:
 			for i := 0; i < st.Tools; i++ {
 				a.notify(ctx, sid, map[string]any{"sessionUpdate": "tool_call", "toolCallId": fmt.Sprintf("%s%d", st.Prefix, i),

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// searchLines is the text of the search results ("" when none).
+func searchLines(e *Editor) string {
+	var lines []string
+	e.Lua(`local v = require("acp.history.search").view()
+		return v and vim.api.nvim_buf_is_valid(v.buf) and vim.api.nvim_buf_get_lines(v.buf, 0, -1, false) or {}`, &lines)
+	return strings.Join(lines, "\n")
+}
+
+// waitSearchDone waits for the search shown to end.
+func waitSearchDone(e *Editor) {
+	e.t.Helper()
+	e.Eventually("the search done", 10*time.Second, func() bool {
+		var done bool
+		e.Lua(`local v = require("acp.history.search").view() return v ~= nil and v.done`, &done)
+		return done
+	})
+}
+
+// TestHistorySearchEveryProject: :AcpHistory /text finds the text in the
+// saved chats of every project (this one's, saved by a session, and
+// another's), lists each chat with its hits and who said them, and <CR>
+// on a hit opens that saved chat at the matching line; the overview's
+// key searches too.
+func TestHistorySearchEveryProject(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("The zebra-stripe bug is in the lexer.")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("where is the bug?")
+	e.Eventually("a saved chat", 10*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	// Another project's chat, and one without the text.
+	e.Lua(`local h = require("acp.history")
+		for _, c in ipairs({ { "/elsewhere/other", "other-1", "## You\nZebra-stripe again?\n\n## codex\nno" },
+			{ "/elsewhere/other", "other-2", "## You\nnothing here" } }) do
+			local dir = h.dir(c[1])
+			vim.fn.mkdir(dir, "p")
+			vim.fn.writefile(vim.split(c[3], "\n"), dir .. "/" .. c[2] .. ".txt")
+			vim.fn.writefile({ vim.json.encode({ id = c[2], project = c[1], agent = "codex", title = "Other " .. c[2], updated = os.time() }) },
+				dir .. "/" .. c[2] .. ".meta.json")
+		end
+		require("acp").toggle()
+		vim.cmd("AcpHistory /zebra-stripe")`, nil)
+	waitSearchDone(e)
+	got := searchLines(e)
+	for _, want := range []string{"fake  where is the bug?", "codex  Other other-1", "fakeagent: The zebra-stripe bug is in the lexer.", "You: Zebra-stripe again?"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("no %q in the results:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "other-2") {
+		t.Fatalf("a chat without the text is listed:\n%s", got)
+	}
+	// <CR> on the session's hit: its saved chat, the cursor on that line.
+	var at struct {
+		Name string `msgpack:"name"`
+		Line string `msgpack:"line"`
+	}
+	e.Lua(`local v = require("acp.history.search").view()
+		vim.api.nvim_set_current_win(v.win)
+		vim.api.nvim_win_set_cursor(v.win, { vim.fn.search("fakeagent: The zebra", "n"), 0 })
+		vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("<CR>", true, false, true), "x", false)
+		return { name = vim.api.nvim_buf_get_name(0), line = vim.api.nvim_get_current_line() }`, &at)
+	if !strings.Contains(at.Name, "acp://history/") || !strings.Contains(at.Line, "The zebra-stripe bug") {
+		t.Fatalf("opened %q at %q", at.Name, at.Line)
+	}
+	// The overview's key (/) asks for the text and searches.
+	e.Lua(`vim.cmd("AcpSessions")
+		vim.ui.input = function(_, fn) fn("again?") end
+		vim.api.nvim_feedkeys("/", "x", false)`, nil)
+	e.Eventually("the overview's search", 10*time.Second, func() bool {
+		return strings.Contains(searchLines(e), "You: Zebra-stripe again?") && !strings.Contains(searchLines(e), "lexer")
+	})
+}

@@ -1,0 +1,80 @@
+package fsbridge
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// locate must find what resolve finds for every existing regular file,
+// whatever symlinks and ".." lead there, and decline everything else
+// (so the read takes the step-by-step way) without opening it for I/O:
+// a FIFO must not block.
+func TestLocateAgreesWithResolve(t *testing.T) {
+	dir := t.TempDir()
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "a", "b", "f.txt"), []byte("x\n"), 0o644))
+	must(os.Symlink("a/b", filepath.Join(dir, "rel")))
+	must(os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "abs")))
+	must(os.Symlink("f.txt", filepath.Join(dir, "a", "b", "link.txt")))
+	must(os.Symlink("../../rel/f.txt", filepath.Join(dir, "a", "b", "up.txt")))
+	must(os.Symlink("nowhere", filepath.Join(dir, "dangling")))
+	must(syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+	real := filepath.Join(dir, "a", "b", "f.txt")
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{
+		{filepath.Join(dir, "a", "b", "f.txt"), true},
+		{filepath.Join(dir, "rel", "f.txt"), true},
+		{filepath.Join(dir, "abs", "b", "f.txt"), true},
+		{filepath.Join(dir, "a", "b", "link.txt"), true},
+		{filepath.Join(dir, "a", "b", "up.txt"), true},
+		{filepath.Join(dir, "abs", "b", "..", "b", ".", "f.txt"), true},
+		{filepath.Join(dir, "a", "b"), false},           // a directory
+		{filepath.Join(dir, "missing.txt"), false},      // missing
+		{filepath.Join(dir, "dangling"), false},         // a dangling symlink
+		{filepath.Join(dir, "fifo"), false},             // a FIFO: not opened, no block
+		{filepath.Join(dir, "new", "..", "rel"), false}, // a phantom directory
+		{"/dev/null", false},                            // a device: not opened
+	} {
+		got, fi, ok := locate(c.path)
+		if ok != c.ok {
+			t.Errorf("locate(%s): ok %v, want %v", c.path, ok, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		r, err := resolve(c.path)
+		if err != nil || r.Path != got || got != real {
+			t.Errorf("locate(%s) = %s; resolve = %+v, %v; want %s", c.path, got, r, err, real)
+		}
+		want, err := os.Stat(real)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, gs := want.Sys().(*syscall.Stat_t), fi.Sys().(*syscall.Stat_t)
+		if err != nil || ws.Dev != gs.Dev || ws.Ino != gs.Ino || fi.Size() != want.Size() || !fi.ModTime().Equal(want.ModTime()) || !fi.Mode().IsRegular() {
+			t.Errorf("locate(%s): file info %+v, want that of %s", c.path, fi, real)
+		}
+	}
+	// Without /proc the shortcut declines.
+	old := procFdDir
+	procFdDir = "/nonexistent-proc/self/fd"
+	defer func() { procFdDir = old }()
+	if _, _, ok := locate(real); ok {
+		t.Error("locate without /proc: ok")
+	}
+}

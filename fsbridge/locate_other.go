@@ -1,0 +1,9 @@
+//go:build !linux
+
+package fsbridge
+
+import "io/fs"
+
+// locate is the Linux shortcut of resolve (locate_linux.go); elsewhere
+// paths are resolved component by component.
+func locate(string) (string, fs.FileInfo, bool) { return "", nil, false }
