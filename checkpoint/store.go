@@ -80,6 +80,9 @@ type Store struct {
 	dir string
 	max int64
 
+	// running: held by a rewind or redo while it writes (one at a time).
+	running sync.Mutex
+
 	mu      sync.Mutex
 	cps     []*Checkpoint
 	refs    map[string]int   // stored objects -> references (Pre, Post, redo)
@@ -91,7 +94,13 @@ type Store struct {
 	// changes reported of them meanwhile are not the record's.
 	quiet map[string]bool
 	dirs  map[string]bool // object directories made
+	// counted: the lines added and removed from one stored version to
+	// another (List), by their hashes.
+	counted map[[2]string][2]int
 }
+
+// maxCountsKept bounds the line counts List keeps.
+const maxCountsKept = 4096
 
 // record is one line of the journal: a checkpoint begun, or one file's
 // entry in the newest checkpoint set.
@@ -111,7 +120,7 @@ func Open(dir string, max int64) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint store: %w", err)
 	}
-	s := &Store{dir: dir, max: max, refs: map[string]int{}, sizes: map[string]int64{}, quiet: map[string]bool{}, dirs: map[string]bool{}}
+	s := &Store{dir: dir, max: max, refs: map[string]int{}, sizes: map[string]int64{}, quiet: map[string]bool{}, dirs: map[string]bool{}, counted: map[[2]string][2]int{}}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -454,8 +463,10 @@ type Summary struct {
 // maxCounted bounds the files of a checkpoint whose lines List counts.
 const maxCounted = 200
 
-// List is the checkpoints kept, oldest first.
-func (s *Store) List() []Summary {
+// List is the checkpoints kept, oldest first; with counts, the lines
+// changed after each are counted (stored versions read and compared, once
+// per version: a rewind that only matches messages needs none of it).
+func (s *Store) List(counts bool) []Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Summary, 0, len(s.cps))
@@ -465,7 +476,7 @@ func (s *Store) List() []Summary {
 			if e.Agent {
 				sm.Agent++
 			}
-			if len(cp.Files) <= maxCounted {
+			if counts && len(cp.Files) <= maxCounted {
 				a, r := s.lines(e)
 				sm.Added, sm.Removed = sm.Added+a, sm.Removed+r
 			}
@@ -545,6 +556,16 @@ func (s *Store) lines(e *Entry) (added, removed int) {
 	if e.Last.Exists && !e.Kept && !(e.Agent && e.Last == e.Post) {
 		return 0, 0
 	}
+	key := [2]string{e.Pre.Hash, e.Last.Hash}
+	if c, ok := s.counted[key]; ok {
+		return c[0], c[1]
+	}
+	defer func() {
+		if len(s.counted) >= maxCountsKept {
+			clear(s.counted)
+		}
+		s.counted[key] = [2]int{added, removed}
+	}()
 	pre, err := s.get(e.Pre)
 	if err != nil {
 		return 0, 0

@@ -141,7 +141,7 @@ func TestStoreCapAndJournal(t *testing.T) {
 		}
 		agentWrites(t, st, filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), sb.String())
 	}
-	list := st.List()
+	list := st.List(true)
 	if len(list) >= 10 || list[len(list)-1].Seq != 10 {
 		t.Fatalf("checkpoints %d (newest %d): want the oldest pruned", len(list), list[len(list)-1].Seq)
 	}
@@ -161,7 +161,7 @@ func TestStoreCapAndJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if got := st.List(); len(got) != len(list) || got[len(got)-1].Files != 1 {
+	if got := st.List(true); len(got) != len(list) || got[len(got)-1].Files != 1 {
 		t.Fatalf("after reopening: %+v, want %+v", got, list)
 	}
 	plan, err := st.Plan(-1, Exact)

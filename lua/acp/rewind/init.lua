@@ -48,9 +48,10 @@ function M.forget(session_id)
   vim.fn.delete(dir, "rf")
 end
 
---- The host's checkpoints of s: { checkpoints = Summary[], redo, dir }.
-local function list(s)
-  local ok, res = pcall(host.request, "acp_rewind_list", s.sid)
+--- The host's checkpoints of s: { checkpoints = Summary[], redo, dir };
+--- with counts, the lines changed after each (the picker's).
+local function list(s, counts)
+  local ok, res = pcall(host.request, "acp_rewind_list", s.sid, counts == true)
   if not ok or type(res) ~= "table" then
     return { checkpoints = {}, redo = false }
   end
@@ -95,9 +96,16 @@ end
 ---@param overlaps "ours"|"theirs"
 local function apply(s, info, overlaps)
   local redo = { n = info.n, count = info.n - 1 }
-  if info.files and info.plan then
-    -- The host writes the files in the background ("rewound" event).
-    local ok, err = pcall(host.request, "acp_rewind_apply", s.sid, overlaps == "theirs")
+  if info.files and (info.plan or info.unplanned) then
+    -- The host writes the files in the background ("rewound" event);
+    -- without a preview it plans them there too.
+    local ok, err
+    if info.plan then
+      ok, err = pcall(host.request, "acp_rewind_apply", s.sid, overlaps == "theirs")
+    else
+      -- overlaps nil: asked when the plan has any ("rewound" event, ask).
+      ok, err = pcall(host.request, "acp_rewind", s.sid, info.seq, info.mode, overlaps or "")
+    end
     if not ok then
       notify("rewind: " .. tostring(err), vim.log.levels.ERROR)
       return false
@@ -133,6 +141,17 @@ local function apply(s, info, overlaps)
   return true
 end
 
+--- Ask how to settle the overlaps (the agent's change against the
+--- user's) in n files: on_choice("ours"|"theirs"|nil).
+local function ask_overlaps(n, on_choice)
+  vim.ui.select({ "ours", "theirs" }, {
+    prompt = ("The agent's changes overlap yours in %d file%s:"):format(n, n == 1 and "" or "s"),
+    format_item = function(c)
+      return c == "ours" and "keep your lines in the overlaps" or "take the lines from before the message there"
+    end,
+  }, on_choice)
+end
+
 --- Ask about overlaps (the agent's change against the user's) when the
 --- plan has any, then apply.
 local function settle(s, info, overlaps)
@@ -145,12 +164,7 @@ local function settle(s, info, overlaps)
   if n == 0 or overlaps then
     return apply(s, info, overlaps or "ours")
   end
-  vim.ui.select({ "ours", "theirs" }, {
-    prompt = ("The agent's changes overlap yours in %d file%s:"):format(n, n == 1 and "" or "s"),
-    format_item = function(c)
-      return c == "ours" and "keep your lines in the overlaps" or "take the lines from before the message there"
-    end,
-  }, function(choice)
+  ask_overlaps(n, function(choice)
     if choice then
       apply(s, info, choice)
     end
@@ -219,10 +233,20 @@ function M.rewind(s, opts)
     conversation = opts.conversation ~= false,
     mode = opts.mode == "exact" and "exact" or "keep",
   }
-  plan(s, info)
   if opts.confirm == false then
-    return settle(s, info, opts.overlaps)
+    -- No preview: the host plans and writes in the background, overlaps
+    -- settled as opts.overlaps says (default ours).
+    if info.files and not info.seq then
+      notify(
+        "no checkpoint for this message (sent before the chat kept them): files left as they are",
+        vim.log.levels.WARN
+      )
+    end
+    info.unplanned = info.files and info.seq ~= nil
+    local overlaps = (opts.overlaps == "ours" or opts.overlaps == "theirs") and opts.overlaps or nil
+    return apply(s, info, overlaps)
   end
+  plan(s, info)
   local function show()
     preview.open(info, function(choice)
       if choice == "cancel" then
@@ -280,6 +304,22 @@ end
 ---@param s acp.Session
 ---@param ev { redo: boolean|nil, result: table|nil, error: string|nil }
 function M.on_rewound(s, ev)
+  if type(ev.ask) == "number" then
+    -- A rewind without a preview found overlaps: asked before any file
+    -- is written.
+    ask_overlaps(ev.ask, function(choice)
+      if not choice then
+        notify("rewind: files left as they are")
+        s.transcript:message("warn", "Rewind: files left as they are (the overlaps were not settled).")
+        return
+      end
+      local ok, err = pcall(host.request, "acp_rewind_apply", s.sid, choice == "theirs")
+      if not ok then
+        notify("rewind: " .. tostring(err), vim.log.levels.ERROR)
+      end
+    end)
+    return
+  end
   local what = ev.redo and "Redo" or "Rewind"
   if ev.session == true and s.state == "starting" then
     s:set_state("ready") -- no new session: the old one goes on
@@ -306,6 +346,17 @@ function M.on_rewound(s, ev)
       .. table.concat(names, ", ")
     level = vim.log.levels.WARN
   end
+  if #tbl(res.overlaps) > 0 then
+    msg = msg
+      .. "; where the agent's change overlapped yours, "
+      .. (ev.theirs and "the lines from before the message were taken: " or "your lines were kept: ")
+      .. table.concat(
+        vim.tbl_map(function(p)
+          return vim.fn.fnamemodify(p, ":~:.")
+        end, res.overlaps),
+        ", "
+      )
+  end
   for p, err in pairs(res.failed) do
     msg = msg .. ("; %s not written: %s"):format(vim.fn.fnamemodify(p, ":~:."), err)
     level = vim.log.levels.WARN
@@ -323,7 +374,7 @@ function M.pick(s)
     notify("no message to rewind to", vim.log.levels.WARN)
     return
   end
-  local cps = tbl(list(s).checkpoints)
+  local cps = tbl(list(s, true).checkpoints)
   local by_seq = {}
   for _, c in ipairs(cps) do
     by_seq[c.seq] = c
