@@ -93,7 +93,7 @@ end
 --- Apply the rewind info describes (files and/or conversation).
 ---@param s acp.Session
 ---@param info table
----@param overlaps "ours"|"theirs"
+---@param overlaps "ours"|"theirs"|nil nil: asked (a rewind without a preview)
 local function apply(s, info, overlaps)
   local redo = { n = info.n, count = info.n - 1 }
   if info.files and (info.plan or info.unplanned) then
@@ -195,8 +195,9 @@ end
 --- (opts.mode "keep": the agent's changes undone, the user's kept;
 --- "exact": as they were), opts.conversation (default true) drops the
 --- turns from that message on. With opts.confirm false there is no
---- preview (opts.overlaps "ours"|"theirs" settles overlaps, default
---- ours). Without a message, a picker.
+--- preview: the host plans and writes in the background (opts.overlaps
+--- "ours"|"theirs" settles overlaps, else they are asked). Without a
+--- message, a picker.
 ---@param s acp.Session|nil
 ---@param opts { message: integer|nil, files: boolean|nil, conversation: boolean|nil, confirm: boolean|nil, mode: string|nil, overlaps: string|nil }|nil
 ---@return boolean
