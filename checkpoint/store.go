@@ -108,6 +108,21 @@ type record struct {
 	Begin *Checkpoint `json:"b,omitempty"`
 	Path  string      `json:"p,omitempty"`
 	Entry *Entry      `json:"e,omitempty"`
+	// Redo: the last rewind, to undo until the next message (written
+	// last by compact; a redo survives a restart).
+	Redo *redoRecord `json:"r,omitempty"`
+}
+
+// redoRecord is a redo as the journal keeps it.
+type redoRecord struct {
+	Dropped []*Checkpoint `json:"d"`
+	Files   []redoFileRec `json:"f"`
+}
+
+type redoFileRec struct {
+	Path   string `json:"p"`
+	Before Ref    `json:"b"`
+	After  Ref    `json:"a"`
 }
 
 // Open opens (creating) the store in dir with a size cap of max bytes
@@ -181,6 +196,21 @@ func (s *Store) apply(rec record) {
 			s.hold(e)
 		}
 		s.cps = append(s.cps, cp)
+	case rec.Redo != nil:
+		rd := &redo{dropped: rec.Redo.Dropped}
+		for _, cp := range rd.dropped {
+			if cp.Files == nil {
+				cp.Files = map[string]*Entry{}
+			}
+			for _, e := range cp.Files {
+				s.hold(e)
+			}
+		}
+		for _, f := range rec.Redo.Files {
+			s.incref(f.Before)
+			rd.files = append(rd.files, redoFile{path: f.Path, before: f.Before, after: f.After})
+		}
+		s.redo = rd
 	case rec.Entry != nil && len(s.cps) > 0:
 		cur := s.cps[len(s.cps)-1]
 		if old := cur.Files[rec.Path]; old != nil {
@@ -356,6 +386,15 @@ func (s *Store) compact() error {
 			return fmt.Errorf("checkpoint journal: %w", err)
 		}
 	}
+	if rd := s.redo; rd != nil {
+		rec := &redoRecord{Dropped: rd.dropped, Files: []redoFileRec{}}
+		for _, f := range rd.files {
+			rec.Files = append(rec.Files, redoFileRec{Path: f.path, Before: f.before, After: f.after})
+		}
+		if err := enc.Encode(record{Redo: rec}); err != nil {
+			return fmt.Errorf("checkpoint journal: %w", err)
+		}
+	}
 	tmp := s.journalPath() + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("checkpoint journal: %w", err)
@@ -373,6 +412,7 @@ func (s *Store) compact() error {
 func (s *Store) Begin(message string, t time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	hadRedo := s.redo != nil
 	s.dropRedo()
 	seq := 1
 	if n := len(s.cps); n > 0 {
@@ -391,7 +431,8 @@ func (s *Store) Begin(message string, t time.Time) (int, error) {
 		s.cps = s.cps[1:]
 		pruned = true
 	}
-	if pruned {
+	if pruned || hadRedo {
+		// (the journal's redo goes too)
 		return seq, s.compact()
 	}
 	return seq, s.write(record{Begin: &Checkpoint{Seq: seq, Message: message, Time: t}})

@@ -169,3 +169,67 @@ func TestStoreCapAndJournal(t *testing.T) {
 		t.Fatalf("plan after reopening: %+v %v", plan, err)
 	}
 }
+
+// A redo survives closing and opening the store again (a restart), until
+// the next message: the files it wrote come back, and its stored
+// versions are not collected meanwhile.
+func TestRedoSurvivesReopen(t *testing.T) {
+	cases := []struct {
+		name    string
+		message bool // a message sent after the reopen, before the redo
+	}{
+		{"redo after reopening", false},
+		{"no redo after the next message", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, storeDir := t.TempDir(), t.TempDir()
+			p := filepath.Join(dir, "f.txt")
+			putFile(t, p, "before\n")
+			st, err := Open(storeDir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Begin("m1", time.Now())
+			agentWrites(t, st, p, "after\n")
+			plan, err := st.Plan(1, KeepUser)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write := func(_ context.Context, path string, f File) error { return os.WriteFile(path, []byte(f.Data), 0o644) }
+			if _, err := st.Apply(context.Background(), plan, write, false); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			st, err = Open(storeDir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if c.message {
+				st.Begin("m1 again", time.Now())
+				st.Close()
+				if st, err = Open(storeDir, 0); err != nil {
+					t.Fatal(err)
+				}
+				if st.CanRedo() {
+					t.Fatal("a redo after the next message")
+				}
+				return
+			}
+			if !st.CanRedo() {
+				t.Fatal("the redo lost by reopening the store")
+			}
+			res, err := st.Redo(context.Background(), write)
+			if err != nil || len(res.Written) != 1 {
+				t.Fatalf("redo: %+v %v", res, err)
+			}
+			if got, _ := os.ReadFile(p); string(got) != "after\n" {
+				t.Fatalf("after the redo %q", got)
+			}
+			if l := st.List(false); len(l) != 1 || l[0].Seq != 1 {
+				t.Fatalf("checkpoints after the redo: %+v", l)
+			}
+		})
+	}
+}

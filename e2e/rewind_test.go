@@ -429,6 +429,39 @@ func TestRewindAfterRestart(t *testing.T) {
 	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(p) == "original\n" })
 }
 
+// A rewind's redo survives a restart (kept with the chat's checkpoints)
+// until the next prompt: rewound, Neovim restarted, the chat resumed,
+// :AcpRewind redo puts the files back as after the last message.
+func TestRedoAfterRestart(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "original\n")
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{diskWrite(p, "first\n"), text("one")}, []any{diskWrite(p, "second\n"), text("two")}, []any{text("three")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message one")
+	e.runTurn("message two")
+	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
+	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(p) == "original\n" })
+	e.Eventually("the rewind said", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "Rewind: rewound 1 file") })
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	e.Lua(`return require("acp").rewind_redo()`, &ok)
+	if !ok {
+		t.Fatalf("redo refused after the restart: %s", e.Messages())
+	}
+	e.Eventually("the file as after message 2", 10*time.Second, func() bool { return fileOrGone(p) == "second\n" })
+}
+
 // An overlap of the agent's change with the user's later edit is asked,
 // never settled silently: taking the lines from before the message there.
 func TestRewindOverlapAsked(t *testing.T) {
@@ -462,9 +495,9 @@ func TestRewindOverlapAsked(t *testing.T) {
 		t.Fatalf("asked %q", asked)
 	}
 	e.Eventually("the lines from before the message", 10*time.Second, func() bool { return fileOrGone(p) == "a\nb\nc\n" })
-	if got := strings.Join(e.bufLines(b), "|"); got != "a|b|c" || e.bufModified(b) {
-		t.Fatalf("buffer %q (modified %v)", got, e.bufModified(b))
-	}
+	e.Eventually("the buffer as its file, unmodified", 10*time.Second, func() bool {
+		return strings.Join(e.bufLines(b), "|") == "a|b|c" && !e.bufModified(b)
+	})
 }
 
 // Files that are not text are checkpointed and rewound too (the review

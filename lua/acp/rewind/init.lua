@@ -277,6 +277,11 @@ end
 ---@return boolean
 function M.redo(s)
   local r = s and s.rewind_redo
+  if not r and s and s.sid and list(s).redo == true then
+    -- Neovim restarted since the rewind: the host's checkpoints kept
+    -- its files' redo (the chat's fold is not kept).
+    r = { files = true, count = #rchat.messages(s) }
+  end
   if not r or #rchat.messages(s) ~= r.count then
     notify("nothing to redo (a rewind is undone only until the next prompt)", vim.log.levels.WARN)
     return false
