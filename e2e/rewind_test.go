@@ -521,3 +521,61 @@ func TestRewindBinaryFiles(t *testing.T) {
 		return fileOrGone(old) == "\x00\x01\x02 before \xff" && fileOrGone(created) == "(none)"
 	})
 }
+
+// A remote agent (in another mount namespace, its paths mapped through
+// path_map): its writes by every path it has (fs/write_text_file of its
+// own paths, its own disk writes there) are checkpointed, and a rewind
+// puts the user's files back; the review follows (the rewound changes
+// no longer pending), and its baselines stay right: the agent's next
+// change of a rewound file is one hunk against the text before it.
+func TestRewindWithPathMap(t *testing.T) {
+	e, ws := fsEditor(t)
+	a, c, created := filepath.Join(ws, "a.txt"), filepath.Join(ws, "c.txt"), filepath.Join(ws, "new.txt")
+	fsPutFile(t, a, "a1\na2\na3\n")
+	fsPutFile(t, c, "c1\nc2\n")
+	const root = "/home/agent/workspace"
+	path := e.writeScenario(M{"turns": []any{
+		[]any{
+			fsWrite(root+"/a.txt", "A1 (agent)\na2\na3\n"),
+			fsWrite(root+"/new.txt", "created by the agent\n"),
+			diskWrite(root+"/c.txt", "c1\nC2 (agent, on disk)\n"),
+			text("first turn done"),
+		},
+		[]any{fsWrite(root+"/a.txt", "a1\na2\nA3 (agent again)\n"), text("second turn done")},
+	}})
+	e.setupAgent(M{
+		"cmd":      []string{fakeBin},
+		"env":      M{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_LOG": e.AgentLog},
+		"prefix":   nsPrefix(t, ws),
+		"path_map": M{root: ws},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("change them")
+	e.waitChat("first turn done")
+	if fileOrGone(a) != "A1 (agent)\na2\na3\n" || fileOrGone(created) != "created by the agent\n" || fileOrGone(c) != "c1\nC2 (agent, on disk)\n" {
+		t.Fatalf("the mapped writes did not land: %q %q %q", fileOrGone(a), fileOrGone(created), fileOrGone(c))
+	}
+	e.Eventually("the review holds the agent's changes", 10*time.Second, func() bool {
+		return e.pendingHunks(a) > 0 && e.pendingHunks(c) > 0
+	})
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the files as before message 1", 10*time.Second, func() bool {
+		return fileOrGone(a) == "a1\na2\na3\n" && fileOrGone(c) == "c1\nc2\n" && fileOrGone(created) == "(none)"
+	})
+	e.Eventually("no hunk pending in the rewound files", 10*time.Second, func() bool {
+		return e.pendingHunks(a)+e.pendingHunks(c)+e.pendingHunks(created) == 0
+	})
+	// The conversation goes on in a new session; the agent's next change
+	// of a.txt is reviewed against the rewound text.
+	e.WaitState("ready")
+	e.runTurn("change a again")
+	e.waitChat("second turn done")
+	e.Eventually("one hunk: the new change against the rewound text", 10*time.Second, func() bool {
+		return fileOrGone(a) == "a1\na2\nA3 (agent again)\n" && e.pendingHunks(a) == 1
+	})
+}
