@@ -489,7 +489,7 @@ func (s *Store) settle(paths []string) {
 		for k := len(s.cps) - 1; k >= 0; k-- {
 			if e := s.cps[k].Files[p]; e != nil {
 				if now, ok := readFile(p); ok {
-					e.Last = refOf(now)
+					s.setLast(e, now)
 					if k == len(s.cps)-1 {
 						recs = append(recs, record{Path: p, Entry: e})
 					}
@@ -503,6 +503,27 @@ func (s *Store) settle(paths []string) {
 	}
 	if len(s.cps) > 0 {
 		s.compact()
+	}
+}
+
+// setLast makes now the last version e saw, stored (Kept) so that a
+// later checkpoint can take it as its pre-image; the references follow
+// (a Last that was Kept is let go: changing it in place left a reference
+// counted to the wrong object, which went while still in use).
+func (s *Store) setLast(e *Entry, now File) {
+	nr := refOf(now)
+	if nr == e.Last {
+		return
+	}
+	old, kept := e.Last, e.Kept
+	e.Kept = false
+	if r, err := s.put(now); err == nil && r.Exists {
+		s.incref(r)
+		e.Kept = true
+	}
+	e.Last = nr
+	if kept {
+		s.decref(old)
 	}
 }
 

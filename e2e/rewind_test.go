@@ -579,3 +579,29 @@ func TestRewindWithPathMap(t *testing.T) {
 		return fileOrGone(a) == "a1\na2\nA3 (agent again)\n" && e.pendingHunks(a) == 1
 	})
 }
+
+// A message's checkpoint is found by its text, never by an older
+// message's text that begins it: "fix" is not "fix it". Rewound (files
+// only) to before "fix it", rewinding there again has no checkpoint
+// left and leaves the files alone, where it took message 1's.
+func TestRewindMatchesWholeMessages(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "original\n")
+	e.SetupFake(M{"turns": []any{
+		[]any{diskWrite(p, "one\n"), text("did one")}, []any{diskWrite(p, "two\n"), text("did two")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("fix")
+	e.runTurn("fix it")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, conversation = false, confirm = false })`, &ok)
+	e.Eventually("the file as before message 2", 10*time.Second, func() bool { return fileOrGone(p) == "one\n" })
+	e.Eventually("the rewind said", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "Rewind: rewound 1 file") })
+	e.Lua(`return require("acp").rewind({ message = 2, conversation = false, confirm = false })`, &ok)
+	e.Eventually("no checkpoint said", 10*time.Second, func() bool { return e.Told("no checkpoint for this message") })
+	if got := fileOrGone(p); got != "one\n" {
+		t.Fatalf("the file %q: the second rewind took message 1's checkpoint", got)
+	}
+}

@@ -61,6 +61,17 @@ local function list(s, counts)
   return res
 end
 
+--- Whether a chat message's text is the one a checkpoint kept: the same,
+--- or begun by it where the checkpoint's is cut (4096 bytes) or ends
+--- before a line the chat added. ("message 1" does not begin
+--- "message 12": a plain prefix matched message 12 to checkpoint 1.)
+local function is_message(text, kept)
+  if text == kept then
+    return true
+  end
+  return vim.startswith(text, kept) and (#kept >= 4096 or text:sub(#kept + 1, #kept + 1) == "\n")
+end
+
 --- The checkpoint number (seq) of chat message n, or nil: the checkpoints
 --- and the messages are matched by text, newest first (a chat resumed
 --- from history has older messages without checkpoints; a rewind of the
@@ -75,7 +86,7 @@ local function seq_of(msgs, cps, n)
     local found
     for i = j, 1, -1 do
       local c = cps[i]
-      if type(c.message) == "string" and c.message ~= "" and vim.startswith(msgs[k].text, c.message) then
+      if type(c.message) == "string" and c.message ~= "" and is_message(msgs[k].text, c.message) then
         found = i
         break
       end
