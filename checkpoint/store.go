@@ -450,6 +450,12 @@ func (s *Store) Change(path string, before, after File, agent bool) error {
 	}
 	cur := s.cps[len(s.cps)-1]
 	old := cur.Files[path]
+	if old == nil && s.recorded(path, after) {
+		// A late report (the watcher's, after the next prompt) of a
+		// change an earlier checkpoint holds already: taking it as this
+		// one's would make its pre-image older than the file was then.
+		return nil
+	}
 	e := &Entry{}
 	if old != nil {
 		*e = *old
@@ -483,6 +489,17 @@ func (s *Store) Change(path string, before, after File, agent bool) error {
 	}
 	cur.Files[path] = e
 	return s.write(record{Path: path, Entry: e})
+}
+
+// recorded reports whether path's last version in the checkpoints before
+// the newest is after's.
+func (s *Store) recorded(path string, after File) bool {
+	for k := len(s.cps) - 2; k >= 0; k-- {
+		if e := s.cps[k].Files[path]; e != nil {
+			return e.Last == refOf(after)
+		}
+	}
+	return false
 }
 
 // Summary is a checkpoint as listed: its message and what changed after

@@ -233,3 +233,33 @@ func TestRedoSurvivesReopen(t *testing.T) {
 		})
 	}
 }
+
+// A change reported again after the next message was sent (the watcher's
+// late report of the last turn's write) is not the new checkpoint's: a
+// rewind to before the new message leaves the file as the last turn left
+// it, not as it was before that turn.
+func TestLateReportNotTheNextCheckpoints(t *testing.T) {
+	dir, storeDir := t.TempDir(), t.TempDir()
+	p := filepath.Join(dir, "f.txt")
+	putFile(t, p, "A\n")
+	st, err := Open(storeDir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Begin("m1", time.Now())
+	agentWrites(t, st, p, "B\n")
+	st.Begin("m2", time.Now())
+	if err := st.Change(p, File{"A\n", true}, File{"B\n", true}, true); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := st.Plan(2, KeepUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range plan.Files {
+		if f.Action != Same {
+			t.Fatalf("a rewind to before m2 would %s %s", f.Action, f.Path)
+		}
+	}
+}
