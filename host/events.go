@@ -424,6 +424,12 @@ func rewoundEvent(redo bool, res any, err error) Event {
 	return ev
 }
 
+// rewindAskEvent: a rewind without a preview found overlaps with the
+// user's changes in n files: the user settles them (checkpoint.go).
+func rewindAskEvent(n int) Event {
+	return Event{"type": EventRewound, "ask": n}
+}
+
 // reviewEvent carries one file's pending changes of the agent's
 // (review.go).
 func reviewEvent(file any) Event {
