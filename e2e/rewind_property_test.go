@@ -110,6 +110,7 @@ func propertyTurns(rng *rand.Rand, n int, root string) [][]any {
 // gone (a reference lost across the restart); in git, a turn waits on a
 // permission. See the report of branch rewind.
 func TestRewindPropertyE2E(t *testing.T) {
+	parallel(t)
 	if os.Getenv("NVIM_ACP_REWIND_PROPERTY") == "" {
 		t.Skip("known failing, see the comment: NVIM_ACP_REWIND_PROPERTY=1 runs it")
 	}
