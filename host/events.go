@@ -52,6 +52,10 @@ const (
 	EventSubagentChunk = "subagent_chunk"
 	// ACP v2's background work (a state_update's snapshot, v2.go).
 	EventBackground = "background"
+	// ACP v2's foreground state where the chat has no turn of its own to
+	// show it: work the agent started itself, the agent waiting for the
+	// user (requires_action), and their end (v2.go).
+	EventAgentState = "agent_state"
 )
 
 // eventTypes lists every event type the host sends.
@@ -64,7 +68,7 @@ var eventTypes = []string{
 	EventAuth, EventAuthDone, EventReview, EventRewound,
 	EventAuth, EventAuthDone, EventSteer,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
-	EventSubagentChunk, EventBackground, EventAuthStatus,
+	EventSubagentChunk, EventBackground, EventAuthStatus, EventAgentState,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -391,6 +395,17 @@ func fsWarningEvent(text string) Event {
 // {type, id, title} (v2.go).
 func backgroundEvent(items []map[string]any) Event {
 	return Event{"type": EventBackground, "items": items}
+}
+
+// agentStateEvent is a v2 session's foreground state (running,
+// requires_action, idle with its stop reason); own: foreground work the
+// agent started, no prompt of the client's in flight (v2.go).
+func agentStateEvent(state, stopReason string, own bool) Event {
+	ev := Event{"type": EventAgentState, "state": state, "own": own}
+	if stopReason != "" {
+		ev["stop_reason"] = stopReason
+	}
+	return ev
 }
 
 // messageEvent is a line for the chat at level "info", "warn" or "error".

@@ -716,6 +716,23 @@ function T:_index_terminals(id, data)
   end
 end
 
+-- Merge update u into a tool call's fields data: content marked
+-- `_acp_append` (ACP v2's content chunks, acpx.AppendKey) is appended to
+-- the content shown, other fields replace theirs.
+local function merge(data, u)
+  for k, v in pairs(u) do
+    if k == "content" and u._acp_append and type(v) == "table" then
+      local content = type(data.content) == "table" and data.content or {}
+      data.content = content
+      for _, c in ipairs(v) do
+        content[#content + 1] = c
+      end
+    elseif k ~= "sessionUpdate" and k ~= "_acp_append" then
+      data[k] = v
+    end
+  end
+end
+
 --- Create or update the block of a tool call (tool_call or tool_call_update).
 ---@param u table the update
 ---@return acp.Block|nil nil: the tool call is a subagent's, in its section
@@ -731,6 +748,7 @@ function T:tool(u)
     self:close_stream()
     self:_ensure_header()
     local data = vim.deepcopy(u)
+    data._acp_append = nil
     local proto = { data = data }
     local lines, his = self:_tool_view(proto)
     b = self:_append("tool", lines, his)
@@ -740,10 +758,13 @@ function T:tool(u)
     self:_index_terminals(id, data)
     return b
   end
-  for k, v in pairs(u) do
-    if k ~= "sessionUpdate" then
-      b.data[k] = v
-    end
+  merge(b.data, u)
+  if u._acp_append and not u.status then
+    -- Streamed content (ACP v2's tool_call_content_chunk): drawn with the
+    -- other blocks queued this tick, not once per chunk.
+    self:_index_terminals(id, { content = u.content })
+    self:_redraw_later(b)
+    return b
   end
   if u.status == "failed" and b.rejected then
     b.data.status = "rejected" -- the agent reports the user's "no" as a failure
@@ -924,11 +945,7 @@ function T:subagent_tool(sec, u)
     sec.items[#sec.items + 1] = it
     self.sub_tools[id] = sec.id
   end
-  for k, v in pairs(u) do
-    if k ~= "sessionUpdate" then
-      it.data[k] = v
-    end
-  end
+  merge(it.data, u)
   self:_section_changed(sec)
   return it.data
 end

@@ -73,6 +73,8 @@ function M.state_text(s, now, short)
       return ("[permission: %s]"):format(key)
     end
     return ("[permission pending (%s)%s]"):format(key, since)
+  elseif s.agent_waits then
+    return short and "[agent waits]" or ("[agent waits for you%s]"):format(since)
   elseif state == "busy" or state == "starting" then
     return ("[%s %s%s]"):format(M.frame(now, not config.icons()), state, since)
   end
