@@ -333,3 +333,67 @@ func TestSubagentRealAdapterShapes(t *testing.T) {
 		})
 	}
 }
+
+// In a narrow chat (a 36-column chat at 80x24) a subagent's lines that
+// wrap keep the section's "│" gutter on every screen row, on 0.10 and
+// 0.12: every row of the section's body (its text, its tool call) starts
+// with it.
+func TestSubagentGutterOnWrappedLines(t *testing.T) {
+	e := startEditor(t)
+	u := attachUI(e, 80, 24)
+	child := "child-1"
+	long := "I read main.go and then every other file of the repository to find where the bug starts"
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "task-1", "title": "Task: explore", "kind": "other", "status": "in_progress"}),
+		update(M{"sessionUpdate": "subagent_update", "sessionId": child, "title": "Explorer",
+			"state": M{"state": "running"}, "_meta": M{"toolCallId": "task-1"}}),
+		onChild(child, update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "text", "text": long + "\n"}})),
+		onChild(child, update(M{"sessionUpdate": "tool_call", "toolCallId": "c-t1", "title": "Read main.go", "kind": "read", "status": "completed"})),
+		text("All done.\n"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("ready")
+	var pos []int
+	e.Lua(`local s = require("acp")._session()
+		local p = vim.api.nvim_win_get_position(s.chat_win)
+		return { p[1], p[2], vim.api.nvim_win_get_width(s.chat_win) }`, &pos)
+	if pos[2] >= len(long) {
+		t.Fatalf("the chat is %d columns wide: the line would not wrap", pos[2])
+	}
+	// The chat window's rows as drawn.
+	rows := func() []string {
+		u.screen.mu.Lock()
+		defer u.screen.mu.Unlock()
+		var out []string
+		for _, r := range u.screen.rows[pos[0]:] {
+			if pos[1]+pos[2] <= len(r) {
+				out = append(out, strings.Join(r[pos[1]:pos[1]+pos[2]], ""))
+			}
+		}
+		return out
+	}
+	var body []string
+	e.Eventually("the section drawn", 15*time.Second, func() bool {
+		body = nil
+		in := false
+		for _, r := range rows() {
+			switch {
+			case strings.Contains(r, "Explorer ·"):
+				in = true
+			case in && strings.TrimSpace(r) == "":
+				// The section's end: its tool call drawn, its last line too.
+				return len(body) > 2 && strings.Contains(strings.Join(body, ""), "completed)")
+			case in:
+				body = append(body, r)
+			}
+		}
+		return false
+	})
+	for _, r := range body {
+		if !strings.HasPrefix(r, "    │ ") {
+			t.Fatalf("a wrapped row of the subagent's text without its gutter: %q\nscreen:\n%s", r, u.screen.text())
+		}
+	}
+}

@@ -434,8 +434,14 @@ function T:_highlight(b, lines, changed)
     local line = lines[h[1] + 1]
     if line and h[1] >= first and h[1] < new_end then
       local c1 = (h[3] == -1 or h[3] > #line) and #line or h[3]
-      local id =
-        api.nvim_buf_set_extmark(buf, ns, s + h[1], h[2], { end_row = s + h[1], end_col = c1, hl_group = h[4] })
+      local opts = { end_row = s + h[1], end_col = c1, hl_group = h[4] }
+      if h[5] then
+        -- A subagent's gutter: drawn again on each wrapped row of its line.
+        opts.virt_text = { { "│", h[4] } }
+        opts.virt_text_win_col = subrender.GUTTER_COL
+        opts.virt_text_repeat_linebreak = true
+      end
+      local id = api.nvim_buf_set_extmark(buf, ns, s + h[1], h[2], opts)
       b.hl_ids[#b.hl_ids + 1] = { id, h[1] }
     end
   end
@@ -696,7 +702,7 @@ function T:_tool_view(b)
     local off = #lines
     vim.list_extend(lines, sl)
     for _, h in ipairs(sh) do
-      his[#his + 1] = { h[1] + off, h[2], h[3], h[4] }
+      his[#his + 1] = { h[1] + off, h[2], h[3], h[4], h[5] }
     end
     for row, m in pairs(markers) do
       b.collapsed[row + off] = (m == "fold" and "subagent:" or "subagent_full:") .. id
