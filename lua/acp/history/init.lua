@@ -612,6 +612,15 @@ function M.open(meta)
       tostring(meta.agent):gsub("%%", "%%%%"),
       os.date("%Y-%m-%d %H:%M", meta.updated or 0)
     )
+    -- The split took its columns from the window next to it, a chat on
+    -- screen ('winfixwidth' or not): the chat gets its width back from the
+    -- other windows.
+    vim.wo[win].winfixwidth = true
+    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+      if w ~= win and vim.b[api.nvim_win_get_buf(w)].acp_role == "chat" then
+        pcall(api.nvim_win_set_width, w, width)
+      end
+    end
   end
   api.nvim_set_current_win(win)
   return buf
