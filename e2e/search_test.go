@@ -115,6 +115,13 @@ func TestHistorySearchOpenKeepsTheChatWidth(t *testing.T) {
 			if got.Chat != got.Want || got.Saved < got.Want {
 				t.Fatalf("at %d columns the chat is %d wide (want %d), the saved chat %d", cols, got.Chat, got.Want, got.Saved)
 			}
+			// q closes the saved chat: its columns do not go to the chat.
+			var after int
+			e.Lua(`vim.api.nvim_feedkeys("q", "x", false)
+				return vim.api.nvim_win_get_width(require("acp")._session().chat_win)`, &after)
+			if after != got.Want {
+				t.Fatalf("at %d columns the chat is %d wide after q (want %d)", cols, after, got.Want)
+			}
 		})
 	}
 }

@@ -575,6 +575,16 @@ local function load(buf, path)
   end
 end
 
+-- Give the chat windows of the tab (but except) their width back from
+-- the other windows.
+local function chat_width(except)
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if w ~= except and vim.b[api.nvim_win_get_buf(w)].acp_role == "chat" then
+      pcall(api.nvim_win_set_width, w, chat.width())
+    end
+  end
+end
+
 --- Show a saved chat read-only in a split like the chat's (q closes it).
 ---@param meta acp.HistoryMeta
 ---@return integer buf
@@ -592,7 +602,12 @@ function M.open(meta)
     vim.bo[buf].filetype = chat.filetype -- drawn as the chat draws it, not raw markdown
     vim.b[buf].acp_history = meta.id
     M.draw(buf)
-    vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, nowait = true, desc = "acp: close the saved chat" })
+    vim.keymap.set("n", "q", function()
+      -- Its columns go to the window beside it, a chat's: the chat keeps
+      -- its width.
+      pcall(api.nvim_win_close, 0, false)
+      chat_width()
+    end, { buffer = buf, nowait = true, desc = "acp: close the saved chat" })
   end
   local win = vim.fn.bufwinid(buf)
   if win == -1 then
@@ -616,11 +631,7 @@ function M.open(meta)
     -- screen ('winfixwidth' or not): the chat gets its width back from the
     -- other windows.
     vim.wo[win].winfixwidth = true
-    for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
-      if w ~= win and vim.b[api.nvim_win_get_buf(w)].acp_role == "chat" then
-        pcall(api.nvim_win_set_width, w, width)
-      end
-    end
+    chat_width(win)
   end
   api.nvim_set_current_win(win)
   return buf
