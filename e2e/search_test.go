@@ -116,11 +116,17 @@ func TestHistorySearchOpenKeepsTheChatWidth(t *testing.T) {
 				t.Fatalf("at %d columns the chat is %d wide (want %d), the saved chat %d", cols, got.Chat, got.Want, got.Saved)
 			}
 			// q closes the saved chat: its columns do not go to the chat.
-			var after int
+			// The cursor goes back to the results, where it came from (it
+			// went to the editing window, where the next q recorded a macro).
+			var after struct {
+				Width int  `msgpack:"width"`
+				Back  bool `msgpack:"back"`
+			}
 			e.Lua(`vim.api.nvim_feedkeys("q", "x", false)
-				return vim.api.nvim_win_get_width(require("acp")._session().chat_win)`, &after)
-			if after != got.Want {
-				t.Fatalf("at %d columns the chat is %d wide after q (want %d)", cols, after, got.Want)
+				return { width = vim.api.nvim_win_get_width(require("acp")._session().chat_win),
+					back = vim.api.nvim_get_current_win() == require("acp.history.search").view().win }`, &after)
+			if after.Width != got.Want || !after.Back {
+				t.Fatalf("at %d columns after q: the chat %d wide (want %d), back in the results: %v", cols, after.Width, got.Want, after.Back)
 			}
 		})
 	}

@@ -605,12 +605,18 @@ function M.open(meta)
     vim.keymap.set("n", "q", function()
       -- Its columns go to the window beside it, a chat's: the chat keeps
       -- its width.
+      local from = vim.b[buf].acp_from_win
       pcall(api.nvim_win_close, 0, false)
       chat_width()
+      -- Back where it was opened from (the search results, the overview).
+      if type(from) == "number" and api.nvim_win_is_valid(from) then
+        api.nvim_set_current_win(from)
+      end
     end, { buffer = buf, nowait = true, desc = "acp: close the saved chat" })
   end
   local win = vim.fn.bufwinid(buf)
   if win == -1 then
+    vim.b[buf].acp_from_win = api.nvim_get_current_win()
     local width = chat.width()
     local pos = config.options.chat.position == "left" and "topleft" or "botright"
     vim.cmd(("%s vertical %dsplit"):format(pos, width))
