@@ -128,6 +128,17 @@ func TestHistorySearchOpenKeepsTheChatWidth(t *testing.T) {
 			if after.Width != got.Want || !after.Back {
 				t.Fatalf("at %d columns after q: the chat %d wide (want %d), back in the results: %v", cols, after.Width, got.Want, after.Back)
 			}
+			// q closes the results: their rows do not all go to the input.
+			var input struct {
+				Height int `msgpack:"height"`
+				Want   int `msgpack:"want"`
+			}
+			e.Lua(`vim.api.nvim_feedkeys("q", "x", false)
+				return { height = vim.api.nvim_win_get_height(require("acp")._session().input_win),
+					want = require("acp.chat").input_height() }`, &input)
+			if input.Height != input.Want {
+				t.Fatalf("at %d columns the input is %d rows high after the results closed (want %d)", cols, input.Height, input.Want)
+			}
 		})
 	}
 }
