@@ -5,7 +5,7 @@
 --- come, in a window below: a line per chat (date, agent, title, project)
 --- and a line per hit (its line, who said it, the text). <CR> opens the
 --- saved chat read-only at that line, its message at the top; q closes.
-local chat = require("acp.chat")
+local chatui = require("acp.chat")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
 local host = require("acp.host")
@@ -190,7 +190,7 @@ function M.close()
     pcall(api.nvim_win_close, view.win, true)
     -- Its rows went to the window above, a chat's input: the chat's
     -- windows get their sizes back.
-    chat.resize()
+    chatui.resize()
   end
 end
 
