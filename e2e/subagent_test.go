@@ -355,45 +355,60 @@ func TestSubagentGutterOnWrappedLines(t *testing.T) {
 	e.WaitState("ready")
 	e.Send("go")
 	e.WaitState("ready")
-	var pos []int
-	e.Lua(`local s = require("acp")._session()
-		local p = vim.api.nvim_win_get_position(s.chat_win)
-		return { p[1], p[2], vim.api.nvim_win_get_width(s.chat_win) }`, &pos)
-	if pos[2] >= len(long) {
-		t.Fatalf("the chat is %d columns wide: the line would not wrap", pos[2])
+	// body is the rows of the section drawn in window win, after its header.
+	body := func(what, win string) []string {
+		var pos []int
+		var rows []string
+		e.Eventually(what, 15*time.Second, func() bool {
+			e.Lua(`local w = `+win+`
+				if not w then return {} end
+				local p = vim.api.nvim_win_get_position(w)
+				return { p[1], p[2], vim.api.nvim_win_get_width(w), vim.api.nvim_win_get_height(w) }`, &pos)
+			if len(pos) < 4 {
+				return false
+			}
+			if pos[2] >= len(long) {
+				t.Fatalf("the window is %d columns wide: the line would not wrap", pos[2])
+			}
+			u.screen.mu.Lock()
+			var drawn []string
+			for _, r := range u.screen.rows[pos[0]:min(len(u.screen.rows), pos[0]+pos[3]+1)] {
+				if pos[1]+pos[2] <= len(r) {
+					drawn = append(drawn, strings.Join(r[pos[1]:pos[1]+pos[2]], ""))
+				}
+			}
+			u.screen.mu.Unlock()
+			rows = nil
+			in := false
+			for _, r := range drawn {
+				switch {
+				case strings.Contains(r, "Explorer ·"):
+					in = true
+				case in && (strings.TrimSpace(r) == "" || strings.HasPrefix(r, "~")):
+					// The section's end: its tool call drawn, its last line too.
+					return len(rows) > 2 && strings.Contains(strings.Join(rows, ""), "completed)")
+				case in:
+					rows = append(rows, r)
+				}
+			}
+			return false
+		})
+		return rows
 	}
-	// The chat window's rows as drawn.
-	rows := func() []string {
-		u.screen.mu.Lock()
-		defer u.screen.mu.Unlock()
-		var out []string
-		for _, r := range u.screen.rows[pos[0]:] {
-			if pos[1]+pos[2] <= len(r) {
-				out = append(out, strings.Join(r[pos[1]:pos[1]+pos[2]], ""))
+	check := func(where string, rows []string) {
+		for _, r := range rows {
+			if !strings.HasPrefix(r, "    │ ") {
+				t.Fatalf("%s: a wrapped row of the subagent's text without its gutter: %q\nscreen:\n%s", where, r, u.screen.text())
 			}
 		}
-		return out
 	}
-	var body []string
-	e.Eventually("the section drawn", 15*time.Second, func() bool {
-		body = nil
-		in := false
-		for _, r := range rows() {
-			switch {
-			case strings.Contains(r, "Explorer ·"):
-				in = true
-			case in && strings.TrimSpace(r) == "":
-				// The section's end: its tool call drawn, its last line too.
-				return len(body) > 2 && strings.Contains(strings.Join(body, ""), "completed)")
-			case in:
-				body = append(body, r)
-			}
-		}
-		return false
-	})
-	for _, r := range body {
-		if !strings.HasPrefix(r, "    │ ") {
-			t.Fatalf("a wrapped row of the subagent's text without its gutter: %q\nscreen:\n%s", r, u.screen.text())
-		}
-	}
+	check("the chat", body("the section drawn in the chat", `require("acp")._session().chat_win`))
+	// gs on the section: the subagent's own buffer, in a split as narrow.
+	headerRow(e, "Explorer")
+	typeKeys(e, "gs")
+	check("gs", body("the subagent's buffer drawn", `(function()
+		for _, w in ipairs(vim.api.nvim_list_wins()) do
+			if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)):find("acp://subagent/", 1, true) then return w end
+		end
+	end)()`))
 }
