@@ -96,6 +96,11 @@ func TestHistorySearchOpenKeepsTheChatWidth(t *testing.T) {
 			e.Eventually("a saved chat", 10*time.Second, func() bool { return len(e.historyMetas()) == 1 })
 			e.Lua(`vim.cmd("AcpHistory /zebra-stripe")`, nil)
 			waitSearchDone(e)
+			var bar string
+			e.Lua(`return vim.wo[require("acp.history.search").view().win].winbar`, &bar)
+			if !strings.Contains(bar, "(1 chat read)") {
+				t.Fatalf("the summary of one chat read: %q", bar)
+			}
 			var got struct {
 				Chat  int    `msgpack:"chat"`
 				Want  int    `msgpack:"want"`

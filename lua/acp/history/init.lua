@@ -629,7 +629,8 @@ function M.open(meta)
     vim.wo[win].linebreak = true
     vim.wo[win].number = false
     vim.wo[win].conceallevel = 2
-    vim.wo[win].winbar = ("%%#AcpAgent#%s%%* (saved %s, read-only)"):format(
+    -- %< after the name: a narrow window cuts the date, not the agent.
+    vim.wo[win].winbar = ("%%#AcpAgent#%s%%* %%<(saved %s, read-only)"):format(
       tostring(meta.agent):gsub("%%", "%%%%"),
       os.date("%Y-%m-%d %H:%M", meta.updated or 0)
     )

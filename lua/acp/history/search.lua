@@ -133,7 +133,12 @@ function M.on_event(ev)
     elseif ev.cancelled then
       view.summary = "(stopped)"
     else
-      view.summary = ("(%d chats read%s)"):format(ev.chats or 0, ev.truncated and ", stopped at the hits' limit" or "")
+      local n = ev.chats or 0
+      view.summary = ("(%d chat%s read%s)"):format(
+        n,
+        n == 1 and "" or "s",
+        ev.truncated and ", stopped at the hits' limit" or ""
+      )
       if view.hits == 0 then
         vim.bo[view.buf].modifiable = true
         api.nvim_buf_set_lines(view.buf, 0, -1, false, { "no saved chat holds " .. vim.inspect(view.query) })
