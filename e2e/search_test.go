@@ -85,6 +85,7 @@ func TestHistorySearchEveryProject(t *testing.T) {
 // the chat its width: the saved chat's split takes its columns from the
 // other windows, not the chat's (which was squeezed to a column or two).
 func TestHistorySearchOpenKeepsTheChatWidth(t *testing.T) {
+	parallel(t)
 	for _, cols := range []int{80, 200} {
 		t.Run(fmt.Sprint(cols), func(t *testing.T) {
 			e := startEditor(t)
