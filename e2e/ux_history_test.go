@@ -96,6 +96,9 @@ func TestHistoryResumesThroughSessionLoad(t *testing.T) {
 	if n := len(e.historyMetas()); n != 1 {
 		t.Fatalf("%d saved chats after resuming one, want it updated in place", n)
 	}
+	// The host writes saves while Neovim goes on: wait until it wrote
+	// every save sent so far, as Neovim does when it exits.
+	e.Lua(`require("acp.history").flush()`, nil)
 	b, err := os.ReadFile(strings.TrimSuffix(e.historyMetas()[0], ".meta.json") + ".txt")
 	if err != nil {
 		t.Fatal(err)
