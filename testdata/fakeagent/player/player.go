@@ -318,14 +318,14 @@ type agent struct {
 	turn     int
 	cancel   chan struct{}
 	sessions int
-	vars     map[string]any  // saved results for "$name" params
-	initID   string          // raw id of the initialize request (with init_raw)
-	authed   bool            // authenticate succeeded
-	running  int             // turns running
-	steers   chan string     // steered texts for wait_steer
-	known    map[string]bool // sessions created, loaded or resumed here
-	msgIDs   map[string]bool // "<session> <messageId>" of the agent chunks sent
-	turnMu   sync.Mutex      // held by each turn with QueuePrompts
+	vars     map[string]any             // saved results for "$name" params
+	initID   string                     // raw id of the initialize request (with init_raw)
+	authed   bool                       // authenticate succeeded
+	running  int                        // turns running
+	steers   chan string                // steered texts for wait_steer
+	known    map[string]bool            // sessions created, loaded or resumed here
+	msgIDs   map[string]map[string]bool // the messageIds of the agent chunks sent, by session
+	turnMu   sync.Mutex                 // held by each turn with QueuePrompts
 }
 
 type lockedWriter struct {
@@ -584,12 +584,13 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 	case "session/fork":
 		// JetBrains AIR's fork point (_meta.jetbrains.air.fork): a
 		// messageId this agent sent on the session, as claude-agent-acp
-		// and codex-acp need one they know.
+		// and codex-acp need one they know (of a session resumed from
+		// before this process, whose history it has not seen, any).
 		if at, ok := airForkPoint(p); ok {
 			a.mu.Lock()
-			known := a.msgIDs[fmt.Sprint(p["sessionId"])+" "+at]
+			sent := a.msgIDs[fmt.Sprint(p["sessionId"])]
 			a.mu.Unlock()
-			if !known {
+			if sent != nil && !sent[at] {
 				return nil, acp.NewInvalidParams(map[string]any{"error": "no message " + at + " in the session"})
 			}
 		}
@@ -863,9 +864,12 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				u["messageId"] = st.MessageID
 				a.mu.Lock()
 				if a.msgIDs == nil {
-					a.msgIDs = map[string]bool{}
+					a.msgIDs = map[string]map[string]bool{}
 				}
-				a.msgIDs[sid+" "+st.MessageID] = true
+				if a.msgIDs[sid] == nil {
+					a.msgIDs[sid] = map[string]bool{}
+				}
+				a.msgIDs[sid][st.MessageID] = true
 				a.mu.Unlock()
 			}
 			a.notify(ctx, sid, u)
