@@ -36,6 +36,14 @@ const (
 	UpdateTerminalV2       = "terminal_update"
 	UpdateTerminalOutputV2 = "terminal_output_chunk"
 	UpdateToolContentV2    = "tool_call_content_chunk"
+
+	// AppendKey marks a translated tool_call_update whose content is to be
+	// appended to the tool call's content shown so far (a
+	// tool_call_content_chunk), not to replace it: the chat (Lua) reads it.
+	AppendKey = "_acp_append"
+	// SnapshotKey marks a terminal_output meta that replaces the output
+	// shown so far (a terminal_update's output after streamed chunks).
+	SnapshotKey = "replace"
 )
 
 // InitializeV2Request is v2's initialize params.
@@ -289,13 +297,16 @@ func (v *V2Session) Translate(u map[string]any) V2Out {
 			return V2Out{}
 		}
 		t := v.tools[id]
-		var content []any
-		if t != nil {
-			content = append(append([]any{}, t.content...), c)
-		} else {
-			content = []any{c}
+		if t == nil {
+			return V2Out{Updates: v.tool(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "content": []any{c}})}
 		}
-		return V2Out{Updates: v.tool(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": id, "content": content})}
+		// Only the chunk goes on (AppendKey): re-sending the whole content
+		// per chunk made a long stream on one tool call quadratic.
+		t.content = append(t.content, c)
+		v.noteTerminals(id, t, []any{c})
+		return V2Out{Updates: []map[string]any{{
+			"sessionUpdate": "tool_call_update", "toolCallId": id, "content": []any{c}, AppendKey: true,
+		}}}
 	case UpdateTerminalV2:
 		return V2Out{Updates: v.terminal(u)}
 	case UpdateTerminalOutputV2:
@@ -340,25 +351,30 @@ func (v *V2Session) tool(u map[string]any) []map[string]any {
 	}
 	if content, ok := u["content"].([]any); ok {
 		t.content = content
-		for _, c := range content {
-			if cm, ok := c.(map[string]any); ok && cm["type"] == "terminal" {
-				if tid, ok := cm["terminalId"].(string); ok && tid != "" {
-					t.terminals = appendOnce(t.terminals, tid)
-					term := v.terms[tid]
-					if term == nil {
-						term = &v2Term{}
-						v.terms[tid] = term
-					}
-					if term.owner == "" || term.owner == tid {
-						term.owner = id
-					}
-				}
-			}
-		}
+		v.noteTerminals(id, t, content)
 	} else if _, ok := u["content"]; ok { // null clears
 		t.content = nil
 	}
 	return []map[string]any{out}
+}
+
+// noteTerminals records the terminals content (of tool call id) shows.
+func (v *V2Session) noteTerminals(id string, t *v2Tool, content []any) {
+	for _, c := range content {
+		if cm, ok := c.(map[string]any); ok && cm["type"] == "terminal" {
+			if tid, ok := cm["terminalId"].(string); ok && tid != "" {
+				t.terminals = appendOnce(t.terminals, tid)
+				term := v.terms[tid]
+				if term == nil {
+					term = &v2Term{}
+					v.terms[tid] = term
+				}
+				if term.owner == "" || term.owner == tid {
+					term.owner = id
+				}
+			}
+		}
+	}
 }
 
 func appendOnce(s []string, x string) []string {
@@ -420,12 +436,18 @@ func (v *V2Session) terminal(u map[string]any) []map[string]any {
 		info["command"] = t.command
 	}
 	meta["terminal_info"] = info
-	if o, ok := u["output"].(map[string]any); ok && !t.fed {
-		// A snapshot: shown when nothing was streamed before it (a
-		// replacement of streamed output is not redrawn).
-		if data, ok := decode64(o["data"]); ok && data != "" {
-			t.fed = true
-			meta["terminal_output"] = map[string]any{"terminal_id": id, "data": data}
+	if o, ok := u["output"].(map[string]any); ok {
+		// A snapshot of the whole output: after streamed chunks it
+		// replaces what they showed (SnapshotKey), not appended to it.
+		if data, ok := decode64(o["data"]); ok {
+			out := map[string]any{"terminal_id": id, "data": data}
+			if t.fed {
+				out[SnapshotKey] = true
+			}
+			if data != "" || t.fed {
+				meta["terminal_output"] = out
+			}
+			t.fed = t.fed || data != ""
 		}
 	}
 	up := map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": owner}

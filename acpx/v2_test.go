@@ -2,6 +2,7 @@ package acpx
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -42,7 +43,10 @@ func TestV2Translate(t *testing.T) {
 		{"content chunks append", []string{
 			`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[{"type":"content","content":{"type":"text","text":"a"}}]}`,
 			`{"sessionUpdate":"tool_call_content_chunk","toolCallId":"t1","content":{"type":"content","content":{"type":"text","text":"b"}}}`},
-			`[{"content":[{"content":{"text":"a","type":"text"},"type":"content"},{"content":{"text":"b","type":"text"},"type":"content"}],"sessionUpdate":"tool_call_update","toolCallId":"t1"}]`, ""},
+			`[{"_acp_append":true,"content":[{"content":{"text":"b","type":"text"},"type":"content"}],"sessionUpdate":"tool_call_update","toolCallId":"t1"}]`, ""},
+		{"a content chunk of a new tool call starts it", []string{
+			`{"sessionUpdate":"tool_call_content_chunk","toolCallId":"t1","content":{"type":"content","content":{"type":"text","text":"b"}}}`},
+			`[{"content":[{"content":{"text":"b","type":"text"},"type":"content"}],"sessionUpdate":"tool_call","status":"pending","title":"t1","toolCallId":"t1"}]`, ""},
 		{"a content chunk without content", []string{`{"sessionUpdate":"tool_call_content_chunk","toolCallId":"t1"}`}, `null`, ""},
 		{"a terminal shown by a tool call", []string{
 			`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[{"type":"terminal","terminalId":"x"}]}`,
@@ -60,6 +64,11 @@ func TestV2Translate(t *testing.T) {
 			`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[{"type":"terminal","terminalId":"x"}]}`,
 			`{"sessionUpdate":"terminal_update","terminalId":"x","output":{"data":"aGkK"}}`},
 			`[{"_meta":{"terminal_info":{"terminal_id":"x"},"terminal_output":{"data":"hi\n","terminal_id":"x"}},"sessionUpdate":"tool_call_update","toolCallId":"t1"}]`, ""},
+		{"a snapshot after streamed chunks replaces them", []string{
+			`{"sessionUpdate":"tool_call_update","toolCallId":"t1","content":[{"type":"terminal","terminalId":"x"}]}`,
+			`{"sessionUpdate":"terminal_output_chunk","terminalId":"x","data":"aGkK"}`,
+			`{"sessionUpdate":"terminal_update","terminalId":"x","output":{"data":"YnllCg=="}}`},
+			`[{"_meta":{"terminal_info":{"terminal_id":"x"},"terminal_output":{"data":"bye\n","replace":true,"terminal_id":"x"}},"sessionUpdate":"tool_call_update","toolCallId":"t1"}]`, ""},
 		{"an exit ends its own tool call, failed", []string{
 			`{"sessionUpdate":"terminal_update","terminalId":"x","command":"make"}`,
 			`{"sessionUpdate":"terminal_update","terminalId":"x","exitStatus":{"exitCode":2}}`},
@@ -221,5 +230,27 @@ func BenchmarkV2Translate(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		v.Translate(ups[i%len(ups)])
+	}
+}
+
+// BenchmarkV2ContentChunks is the cost of a stream of tool_call_content_chunk
+// updates on one tool call (1,000 and 10,000 chunks), per stream: each
+// translated and encoded as the host hands it to Neovim.
+func BenchmarkV2ContentChunks(b *testing.B) {
+	for _, chunks := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("chunks=%d", chunks), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				v := NewV2Session()
+				v.Translate(map[string]any{"sessionUpdate": "tool_call_update", "toolCallId": "t1", "title": "Stream"})
+				for j := 0; j < chunks; j++ {
+					out := v.Translate(map[string]any{"sessionUpdate": UpdateToolContentV2, "toolCallId": "t1",
+						"content": map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "a line of output\n"}}})
+					if _, err := json.Marshal(out.Updates); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

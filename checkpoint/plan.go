@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
 )
@@ -67,6 +70,18 @@ type Plan struct {
 	newest int // the newest message's number when planned
 }
 
+// Overlaps is the number of files where the agent's changes overlap the
+// user's (Action Conflict): the user settles them.
+func (p *Plan) Overlaps() int {
+	n := 0
+	for _, f := range p.Files {
+		if f.Action == Conflict {
+			n++
+		}
+	}
+	return n
+}
+
 // ErrNoCheckpoint: the store keeps no checkpoint for that message.
 var ErrNoCheckpoint = errors.New("no checkpoint for that message")
 
@@ -110,8 +125,15 @@ func readFile(p string) (File, bool) {
 func isText(f File) bool { return !f.Exists || fsbridge.IsText([]byte(f.Data)) }
 
 // Plan computes a rewind to before message seq (negative: from the
-// newest) in mode, against the files on disk now.
-func (s *Store) Plan(seq int, mode Mode) (*Plan, error) {
+// newest) in mode, against the files on disk now, with each file's lines
+// added and removed (the preview's).
+func (s *Store) Plan(seq int, mode Mode) (*Plan, error) { return s.plan(seq, mode, true) }
+
+// PlanUncounted is Plan without the lines counted (a rewind without a
+// preview).
+func (s *Store) PlanUncounted(seq int, mode Mode) (*Plan, error) { return s.plan(seq, mode, false) }
+
+func (s *Store) plan(seq int, mode Mode, counts bool) (*Plan, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i, err := s.find(seq)
@@ -120,12 +142,17 @@ func (s *Store) Plan(seq int, mode Mode) (*Plan, error) {
 	}
 	cps := s.cps[i:]
 	p := &Plan{Seq: s.cps[i].Seq, Mode: mode, Kept: i, Drop: len(cps), Message: s.cps[i].Message, newest: s.cps[len(s.cps)-1].Seq}
-	for _, path := range paths(cps) {
-		fp, err := s.planFile(path, cps, mode)
-		if err != nil {
-			return nil, err
-		}
-		p.Files = append(p.Files, fp)
+	ps := paths(cps)
+	p.Files = make([]FilePlan, len(ps))
+	// Each file is read, its stored versions unzipped and merged on its
+	// own: spread over the cores (the store's lock is held, but planFile
+	// only reads the store's maps and objects).
+	errs := make([]error, len(ps))
+	each(len(ps), func(k int) {
+		p.Files[k], errs[k] = s.planFile(ps[k], cps, mode, counts)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	// The user's later changes first (Exact undoes them), then the rest
 	// by path.
@@ -133,8 +160,19 @@ func (s *Store) Plan(seq int, mode Mode) (*Plan, error) {
 	return p, nil
 }
 
-func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode) (FilePlan, error) {
+func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode, counts bool) (FilePlan, error) {
 	fp := FilePlan{Path: path}
+	got := map[Ref]File{} // the stored versions read (each is read once)
+	get := func(r Ref) (File, error) {
+		if f, ok := got[r]; ok {
+			return f, nil
+		}
+		f, err := s.get(r)
+		if err == nil {
+			got[r] = f
+		}
+		return f, err
+	}
 	now, ok := readFile(path)
 	fp.now = refOf(now)
 	var first, last *Entry
@@ -150,7 +188,7 @@ func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode) (FilePlan, e
 		fp.Action = Unexplained
 		return fp, nil
 	}
-	pre, err := s.get(first.Pre)
+	pre, err := get(first.Pre)
 	if err != nil {
 		return fp, err
 	}
@@ -171,7 +209,7 @@ func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode) (FilePlan, e
 	}
 	target := pre
 	if mode == KeepUser {
-		target, fp.theirs, fp.Conflicts, err = s.undoAgent(path, cps, now)
+		target, fp.theirs, fp.Conflicts, err = undoAgent(path, cps, now, get)
 		if err != nil {
 			return fp, err
 		}
@@ -190,7 +228,7 @@ func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode) (FilePlan, e
 	default:
 		fp.Action = Restore
 	}
-	if !fp.Binary {
+	if counts && !fp.Binary {
 		fp.Added, fp.Removed = countLines(now.Data, target.Data)
 	}
 	return fp, nil
@@ -199,18 +237,18 @@ func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode) (FilePlan, e
 // undoAgent undoes the agent's changes of path in cps, newest first, each
 // merged under cur: it returns the result with the user's lines kept in
 // overlaps, with the agent's before taken there, and how many overlaps.
-func (s *Store) undoAgent(path string, cps []*Checkpoint, cur File) (ours, theirs File, conflicts int, err error) {
+func undoAgent(path string, cps []*Checkpoint, cur File, get func(Ref) (File, error)) (ours, theirs File, conflicts int, err error) {
 	ours, theirs = cur, cur
 	for k := len(cps) - 1; k >= 0; k-- {
 		e := cps[k].Files[path]
 		if e == nil || !e.Agent || e.Pre == e.Post {
 			continue
 		}
-		pre, err := s.get(e.Pre)
+		pre, err := get(e.Pre)
 		if err != nil {
 			return ours, theirs, 0, err
 		}
-		post, err := s.get(e.Post)
+		post, err := get(e.Post)
 		if err != nil {
 			return ours, theirs, 0, err
 		}
@@ -260,7 +298,7 @@ func countLines(a, b string) (added, removed int) {
 
 // Writer writes a file's content for a rewind (a loaded buffer gets it as
 // one undo step, unsaved lines kept unsaved); a File that does not exist
-// deletes it.
+// deletes it. A rewind calls it for several files at once.
 type Writer func(ctx context.Context, path string, f File) error
 
 // Result is what a rewind or redo did.
@@ -271,6 +309,9 @@ type Result struct {
 	Skipped []string          `msgpack:"skipped"`
 	Failed  map[string]string `msgpack:"failed"`
 	Kept    int               `msgpack:"kept"` // checkpoints kept
+	// Overlaps: files where the agent's change overlapped the user's,
+	// settled as asked (the user's lines kept, or those from before).
+	Overlaps []string `msgpack:"overlaps"`
 }
 
 // redo is what undoes the last rewind: the checkpoints it dropped and,
@@ -306,6 +347,8 @@ func (s *Store) dropRedo() {
 // written through w; a file no longer as planned is skipped (named).
 // With theirs, conflicts take the agent's before in the overlaps.
 func (s *Store) Apply(ctx context.Context, p *Plan, w Writer, theirs bool) (Result, error) {
+	s.running.Lock() // a redo waits for the rewind's writes
+	defer s.running.Unlock()
 	s.mu.Lock()
 	i, err := s.find(p.Seq)
 	if err != nil || s.cps[len(s.cps)-1].Seq != p.newest {
@@ -324,7 +367,20 @@ func (s *Store) Apply(ctx context.Context, p *Plan, w Writer, theirs bool) (Resu
 		target File
 	}
 	var jobs []job
-	for _, fp := range p.Files {
+	// Each file is read again (still as planned?), the files at once.
+	type read struct {
+		f   File
+		ref Ref
+		ok  bool
+	}
+	reads := make([]read, len(p.Files))
+	each(len(p.Files), func(k int) {
+		if a := p.Files[k].Action; a != Same && a != Unexplained {
+			f, ok := readFile(p.Files[k].Path)
+			reads[k] = read{f, refOf(f), ok}
+		}
+	})
+	for k, fp := range p.Files {
 		switch fp.Action {
 		case Same:
 			continue
@@ -332,14 +388,17 @@ func (s *Store) Apply(ctx context.Context, p *Plan, w Writer, theirs bool) (Resu
 			res.Skipped = append(res.Skipped, fp.Path)
 			continue
 		}
-		now, ok := readFile(fp.Path)
-		if !ok || refOf(now) != fp.now {
+		now, ok := reads[k].f, reads[k].ok
+		if !ok || reads[k].ref != fp.now {
 			res.Skipped = append(res.Skipped, fp.Path)
 			continue
 		}
 		target := fp.target
-		if fp.Action == Conflict && theirs {
-			target = fp.theirs
+		if fp.Action == Conflict {
+			res.Overlaps = append(res.Overlaps, fp.Path)
+			if theirs {
+				target = fp.theirs
+			}
 		}
 		before, err := s.put(now)
 		if err != nil {
@@ -354,15 +413,61 @@ func (s *Store) Apply(ctx context.Context, p *Plan, w Writer, theirs bool) (Resu
 	s.redo = rd
 	err = s.compact()
 	s.mu.Unlock()
-	for _, j := range jobs {
-		if werr := w(ctx, j.path, j.target); werr != nil {
-			res.Failed[j.path] = werr.Error()
-			continue
-		}
-		res.Written = append(res.Written, j.path)
+	targets := make([]File, len(jobs))
+	for k, j := range jobs {
+		targets[k] = j.target
 	}
+	writeAll(ctx, w, jobs2paths(rd.files), targets, &res)
 	s.settle(jobs2paths(rd.files))
 	return res, err
+}
+
+// writers bounds the files written at once by a rewind or redo: each
+// write waits mostly on the disk (a sync per file), which overlaps.
+const writers = 16
+
+// writeAll writes targets[k] to paths[k] through w, up to writers at a
+// time, and adds each outcome to res (Written in the order of paths).
+func writeAll(ctx context.Context, w Writer, paths []string, targets []File, res *Result) {
+	errs := make([]error, len(paths))
+	each(len(paths), func(k int) {
+		errs[k] = w(ctx, paths[k], targets[k])
+	}, writers)
+	for k, p := range paths {
+		if errs[k] != nil {
+			res.Failed[p] = errs[k].Error()
+			continue
+		}
+		res.Written = append(res.Written, p)
+	}
+}
+
+// each calls fn(0..n-1), up to limit[0] (default: the cores) at a time,
+// and returns when all have returned.
+func each(n int, fn func(k int), limit ...int) {
+	workers := runtime.GOMAXPROCS(0)
+	if len(limit) > 0 {
+		workers = limit[0]
+	}
+	workers = min(workers, n)
+	if workers <= 1 {
+		for k := 0; k < n; k++ {
+			fn(k)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1)) - 1; k < n; k = int(next.Add(1)) - 1 {
+				fn(k)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func jobs2paths(fs []redoFile) []string {
@@ -384,7 +489,7 @@ func (s *Store) settle(paths []string) {
 		for k := len(s.cps) - 1; k >= 0; k-- {
 			if e := s.cps[k].Files[p]; e != nil {
 				if now, ok := readFile(p); ok {
-					e.Last = refOf(now)
+					s.setLast(e, now)
 					if k == len(s.cps)-1 {
 						recs = append(recs, record{Path: p, Entry: e})
 					}
@@ -401,6 +506,27 @@ func (s *Store) settle(paths []string) {
 	}
 }
 
+// setLast makes now the last version e saw, stored (Kept) so that a
+// later checkpoint can take it as its pre-image; the references follow
+// (a Last that was Kept is let go: changing it in place left a reference
+// counted to the wrong object, which went while still in use).
+func (s *Store) setLast(e *Entry, now File) {
+	nr := refOf(now)
+	if nr == e.Last {
+		return
+	}
+	old, kept := e.Last, e.Kept
+	e.Kept = false
+	if r, err := s.put(now); err == nil && r.Exists {
+		s.incref(r)
+		e.Kept = true
+	}
+	e.Last = nr
+	if kept {
+		s.decref(old)
+	}
+}
+
 // CanRedo reports whether a rewind can be undone now.
 func (s *Store) CanRedo() bool {
 	s.mu.Lock()
@@ -412,6 +538,8 @@ func (s *Store) CanRedo() bool {
 // come back, and each file it wrote gets its content from before the
 // rewind, unless it changed since (skipped, named).
 func (s *Store) Redo(ctx context.Context, w Writer) (Result, error) {
+	s.running.Lock()
+	defer s.running.Unlock()
 	s.mu.Lock()
 	rd := s.redo
 	if rd == nil {
@@ -446,13 +574,11 @@ func (s *Store) Redo(ctx context.Context, w Writer) (Result, error) {
 	err := s.compact()
 	res.Kept = len(s.cps)
 	s.mu.Unlock()
-	for _, j := range jobs {
-		if werr := w(ctx, j.path, j.f); werr != nil {
-			res.Failed[j.path] = werr.Error()
-			continue
-		}
-		res.Written = append(res.Written, j.path)
+	paths, targets := make([]string, len(jobs)), make([]File, len(jobs))
+	for k, j := range jobs {
+		paths[k], targets[k] = j.path, j.f
 	}
+	writeAll(ctx, w, paths, targets, &res)
 	s.mu.Lock()
 	for _, j := range jobs {
 		delete(s.quiet, j.path)

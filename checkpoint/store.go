@@ -80,6 +80,9 @@ type Store struct {
 	dir string
 	max int64
 
+	// running: held by a rewind or redo while it writes (one at a time).
+	running sync.Mutex
+
 	mu      sync.Mutex
 	cps     []*Checkpoint
 	refs    map[string]int   // stored objects -> references (Pre, Post, redo)
@@ -91,7 +94,13 @@ type Store struct {
 	// changes reported of them meanwhile are not the record's.
 	quiet map[string]bool
 	dirs  map[string]bool // object directories made
+	// counted: the lines added and removed from one stored version to
+	// another (List), by their hashes.
+	counted map[[2]string][2]int
 }
+
+// maxCountsKept bounds the line counts List keeps.
+const maxCountsKept = 4096
 
 // record is one line of the journal: a checkpoint begun, or one file's
 // entry in the newest checkpoint set.
@@ -99,6 +108,21 @@ type record struct {
 	Begin *Checkpoint `json:"b,omitempty"`
 	Path  string      `json:"p,omitempty"`
 	Entry *Entry      `json:"e,omitempty"`
+	// Redo: the last rewind, to undo until the next message (written
+	// last by compact; a redo survives a restart).
+	Redo *redoRecord `json:"r,omitempty"`
+}
+
+// redoRecord is a redo as the journal keeps it.
+type redoRecord struct {
+	Dropped []*Checkpoint `json:"d"`
+	Files   []redoFileRec `json:"f"`
+}
+
+type redoFileRec struct {
+	Path   string `json:"p"`
+	Before Ref    `json:"b"`
+	After  Ref    `json:"a"`
 }
 
 // Open opens (creating) the store in dir with a size cap of max bytes
@@ -111,7 +135,7 @@ func Open(dir string, max int64) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint store: %w", err)
 	}
-	s := &Store{dir: dir, max: max, refs: map[string]int{}, sizes: map[string]int64{}, quiet: map[string]bool{}, dirs: map[string]bool{}}
+	s := &Store{dir: dir, max: max, refs: map[string]int{}, sizes: map[string]int64{}, quiet: map[string]bool{}, dirs: map[string]bool{}, counted: map[[2]string][2]int{}}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -172,6 +196,21 @@ func (s *Store) apply(rec record) {
 			s.hold(e)
 		}
 		s.cps = append(s.cps, cp)
+	case rec.Redo != nil:
+		rd := &redo{dropped: rec.Redo.Dropped}
+		for _, cp := range rd.dropped {
+			if cp.Files == nil {
+				cp.Files = map[string]*Entry{}
+			}
+			for _, e := range cp.Files {
+				s.hold(e)
+			}
+		}
+		for _, f := range rec.Redo.Files {
+			s.incref(f.Before)
+			rd.files = append(rd.files, redoFile{path: f.Path, before: f.Before, after: f.After})
+		}
+		s.redo = rd
 	case rec.Entry != nil && len(s.cps) > 0:
 		cur := s.cps[len(s.cps)-1]
 		if old := cur.Files[rec.Path]; old != nil {
@@ -347,6 +386,15 @@ func (s *Store) compact() error {
 			return fmt.Errorf("checkpoint journal: %w", err)
 		}
 	}
+	if rd := s.redo; rd != nil {
+		rec := &redoRecord{Dropped: rd.dropped, Files: []redoFileRec{}}
+		for _, f := range rd.files {
+			rec.Files = append(rec.Files, redoFileRec{Path: f.path, Before: f.before, After: f.after})
+		}
+		if err := enc.Encode(record{Redo: rec}); err != nil {
+			return fmt.Errorf("checkpoint journal: %w", err)
+		}
+	}
 	tmp := s.journalPath() + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("checkpoint journal: %w", err)
@@ -364,6 +412,7 @@ func (s *Store) compact() error {
 func (s *Store) Begin(message string, t time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	hadRedo := s.redo != nil
 	s.dropRedo()
 	seq := 1
 	if n := len(s.cps); n > 0 {
@@ -382,7 +431,8 @@ func (s *Store) Begin(message string, t time.Time) (int, error) {
 		s.cps = s.cps[1:]
 		pruned = true
 	}
-	if pruned {
+	if pruned || hadRedo {
+		// (the journal's redo goes too)
 		return seq, s.compact()
 	}
 	return seq, s.write(record{Begin: &Checkpoint{Seq: seq, Message: message, Time: t}})
@@ -400,6 +450,12 @@ func (s *Store) Change(path string, before, after File, agent bool) error {
 	}
 	cur := s.cps[len(s.cps)-1]
 	old := cur.Files[path]
+	if old == nil && s.recorded(path, after) {
+		// A late report (the watcher's, after the next prompt) of a
+		// change an earlier checkpoint holds already: taking it as this
+		// one's would make its pre-image older than the file was then.
+		return nil
+	}
 	e := &Entry{}
 	if old != nil {
 		*e = *old
@@ -435,6 +491,17 @@ func (s *Store) Change(path string, before, after File, agent bool) error {
 	return s.write(record{Path: path, Entry: e})
 }
 
+// recorded reports whether path's last version in the checkpoints before
+// the newest is after's.
+func (s *Store) recorded(path string, after File) bool {
+	for k := len(s.cps) - 2; k >= 0; k-- {
+		if e := s.cps[k].Files[path]; e != nil {
+			return e.Last == refOf(after)
+		}
+	}
+	return false
+}
+
 // Summary is a checkpoint as listed: its message and what changed after
 // it (until the next one).
 type Summary struct {
@@ -454,8 +521,10 @@ type Summary struct {
 // maxCounted bounds the files of a checkpoint whose lines List counts.
 const maxCounted = 200
 
-// List is the checkpoints kept, oldest first.
-func (s *Store) List() []Summary {
+// List is the checkpoints kept, oldest first; with counts, the lines
+// changed after each are counted (stored versions read and compared, once
+// per version: a rewind that only matches messages needs none of it).
+func (s *Store) List(counts bool) []Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Summary, 0, len(s.cps))
@@ -465,7 +534,7 @@ func (s *Store) List() []Summary {
 			if e.Agent {
 				sm.Agent++
 			}
-			if len(cp.Files) <= maxCounted {
+			if counts && len(cp.Files) <= maxCounted {
 				a, r := s.lines(e)
 				sm.Added, sm.Removed = sm.Added+a, sm.Removed+r
 			}
@@ -545,6 +614,16 @@ func (s *Store) lines(e *Entry) (added, removed int) {
 	if e.Last.Exists && !e.Kept && !(e.Agent && e.Last == e.Post) {
 		return 0, 0
 	}
+	key := [2]string{e.Pre.Hash, e.Last.Hash}
+	if c, ok := s.counted[key]; ok {
+		return c[0], c[1]
+	}
+	defer func() {
+		if len(s.counted) >= maxCountsKept {
+			clear(s.counted)
+		}
+		s.counted[key] = [2]int{added, removed}
+	}()
 	pre, err := s.get(e.Pre)
 	if err != nil {
 		return 0, 0

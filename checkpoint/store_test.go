@@ -141,7 +141,7 @@ func TestStoreCapAndJournal(t *testing.T) {
 		}
 		agentWrites(t, st, filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), sb.String())
 	}
-	list := st.List()
+	list := st.List(true)
 	if len(list) >= 10 || list[len(list)-1].Seq != 10 {
 		t.Fatalf("checkpoints %d (newest %d): want the oldest pruned", len(list), list[len(list)-1].Seq)
 	}
@@ -161,11 +161,105 @@ func TestStoreCapAndJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if got := st.List(); len(got) != len(list) || got[len(got)-1].Files != 1 {
+	if got := st.List(true); len(got) != len(list) || got[len(got)-1].Files != 1 {
 		t.Fatalf("after reopening: %+v, want %+v", got, list)
 	}
 	plan, err := st.Plan(-1, Exact)
 	if err != nil || len(plan.Files) != 1 || plan.Files[0].Action != Delete {
 		t.Fatalf("plan after reopening: %+v %v", plan, err)
+	}
+}
+
+// A redo survives closing and opening the store again (a restart), until
+// the next message: the files it wrote come back, and its stored
+// versions are not collected meanwhile.
+func TestRedoSurvivesReopen(t *testing.T) {
+	cases := []struct {
+		name    string
+		message bool // a message sent after the reopen, before the redo
+	}{
+		{"redo after reopening", false},
+		{"no redo after the next message", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, storeDir := t.TempDir(), t.TempDir()
+			p := filepath.Join(dir, "f.txt")
+			putFile(t, p, "before\n")
+			st, err := Open(storeDir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Begin("m1", time.Now())
+			agentWrites(t, st, p, "after\n")
+			plan, err := st.Plan(1, KeepUser)
+			if err != nil {
+				t.Fatal(err)
+			}
+			write := func(_ context.Context, path string, f File) error { return os.WriteFile(path, []byte(f.Data), 0o644) }
+			if _, err := st.Apply(context.Background(), plan, write, false); err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			st, err = Open(storeDir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			if c.message {
+				st.Begin("m1 again", time.Now())
+				st.Close()
+				if st, err = Open(storeDir, 0); err != nil {
+					t.Fatal(err)
+				}
+				if st.CanRedo() {
+					t.Fatal("a redo after the next message")
+				}
+				return
+			}
+			if !st.CanRedo() {
+				t.Fatal("the redo lost by reopening the store")
+			}
+			res, err := st.Redo(context.Background(), write)
+			if err != nil || len(res.Written) != 1 {
+				t.Fatalf("redo: %+v %v", res, err)
+			}
+			if got, _ := os.ReadFile(p); string(got) != "after\n" {
+				t.Fatalf("after the redo %q", got)
+			}
+			if l := st.List(false); len(l) != 1 || l[0].Seq != 1 {
+				t.Fatalf("checkpoints after the redo: %+v", l)
+			}
+		})
+	}
+}
+
+// A change reported again after the next message was sent (the watcher's
+// late report of the last turn's write) is not the new checkpoint's: a
+// rewind to before the new message leaves the file as the last turn left
+// it, not as it was before that turn.
+func TestLateReportNotTheNextCheckpoints(t *testing.T) {
+	dir, storeDir := t.TempDir(), t.TempDir()
+	p := filepath.Join(dir, "f.txt")
+	putFile(t, p, "A\n")
+	st, err := Open(storeDir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Begin("m1", time.Now())
+	agentWrites(t, st, p, "B\n")
+	st.Begin("m2", time.Now())
+	if err := st.Change(p, File{"A\n", true}, File{"B\n", true}, true); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := st.Plan(2, KeepUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range plan.Files {
+		if f.Action != Same {
+			t.Fatalf("a rewind to before m2 would %s %s", f.Action, f.Path)
+		}
 	}
 }

@@ -571,3 +571,49 @@ func TestPromptHidesWhenAnotherChatTakesItsWindow(t *testing.T) {
 		t.Fatalf("outcome %v", got)
 	}
 }
+
+// A prompt put off with <Esc> ("decide later") still waits when another
+// session's chat then takes its window: that chat's winbar counts it and
+// <C-g> there reaches it (it said "no pending permission request").
+func TestDeferredPromptReachedAfterItsChatIsHidden(t *testing.T) {
+	e := startEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Deferred tool", "execute", "make"), text("done")}}},
+		M{"permissions": M{"focus_guard_ms": 0}})
+	e.Chat("fake")
+	e.WaitState("ready")
+	var first int
+	e.Lua(`return require("acp")._session().key`, &first)
+	e.Send("build")
+	e.WaitState("awaiting_permission")
+	e.Lua(`require("acp")._session().prompts:reopen()`, nil)
+	e.Eventually("the prompt focused", 5*time.Second, func() bool {
+		var in bool
+		e.Lua(`return vim.api.nvim_get_current_win() == require("acp")._session().prompts:window()`, &in)
+		return in
+	})
+	e.keys("<Esc>")
+	e.Eventually("the prompt put off", 5*time.Second, func() bool { return e.floatCount() == 0 })
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.Eventually("the second session ready", 10*time.Second, func() bool {
+		var ok bool
+		e.Lua(`local s = require("acp")._session(); return s.key ~= ... and s.state == "ready"`, &ok, first)
+		return ok
+	})
+	var bar string
+	e.Eventually("the second chat's winbar says a session waits", 5*time.Second, func() bool {
+		e.Lua(`return vim.wo[require("acp")._session().chat_win].winbar`, &bar)
+		return strings.Contains(bar, "1 waits (<C-g>)")
+	})
+	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)`, nil)
+	e.keys("<C-g>")
+	e.Eventually("the first session's prompt focused in its chat", 5*time.Second, func() bool {
+		var ok bool
+		e.Lua(`local s = require("acp")._session(...)
+			return require("acp")._session() == s and vim.api.nvim_get_current_win() == s.prompts:window()`, &ok, first)
+		return ok && strings.Contains(promptText(e), "Deferred tool")
+	})
+	e.keys("a")
+	if got := waitOutcomes(e, 1); got[0] != "allow" {
+		t.Fatalf("outcome %v", got)
+	}
+}

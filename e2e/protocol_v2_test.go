@@ -259,3 +259,88 @@ func fsGetFileOK(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
 }
+
+// Content chunks (tool_call_content_chunk) reach the chat one at a time
+// and are appended to the tool call's content shown: every chunk shows,
+// in order, under its tool call; each chunk is handed to the chat alone
+// (not the whole content so far again: 5 blocks in all, not 1+2+...+5).
+func TestProtocolV2ContentChunksAppend(t *testing.T) {
+	e := startEditor(t)
+	e.setupSDKAgentV2()
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.Lua(`local handlers = require("acp.session.updates").handlers
+		local h = handlers.tool_call_update
+		vim.g.acp_test_blocks = 0
+		handlers.tool_call_update = function(s, u)
+			if u.toolCallId ~= "" and type(u.content) == "table" then
+				vim.g.acp_test_blocks = vim.g.acp_test_blocks + #u.content
+			end
+			return h(s, u)
+		end`, nil)
+	e.runTurn("chunks 5")
+	chatHas(e, "every chunk under its tool call", "Stream content", "chunk 1", "chunk 2", "chunk 3", "chunk 4", "chunk 5")
+	var n int
+	e.Lua(`local s = require("acp")._session()
+		for id, b in pairs(s.transcript.tools) do
+			if b.data.title == "Stream content" then
+				assert(b.data._acp_append == nil, "the append mark was kept")
+				return #b.data.content
+			end
+		end
+		return -1`, &n)
+	if n != 5 {
+		t.Fatalf("the tool call holds %d content blocks, want 5", n)
+	}
+	var sent int
+	e.Lua(`return vim.g.acp_test_blocks`, &sent)
+	if sent != 5 {
+		t.Fatalf("%d content blocks were handed to the chat for 5 chunks", sent)
+	}
+}
+
+// A terminal_update's output snapshot after streamed chunks replaces the
+// output shown: the streamed text is gone, the snapshot shows.
+func TestProtocolV2TerminalSnapshotReplaces(t *testing.T) {
+	e := startEditor(t)
+	e.setupSDKAgentV2()
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.runTurn("snapshot")
+	e.Eventually("the snapshot shown, the streamed output gone", 15*time.Second, func() bool {
+		txt := e.ChatText()
+		return strings.Contains(txt, "snapshot-new") && !strings.Contains(txt, "streamed-old")
+	})
+}
+
+// Foreground work the agent starts on its own (a state_update to running
+// with no prompt of ours) shows the session busy; requires_action shows
+// the agent waiting for the user (winbar, acp.attention); <C-c> cancels it
+// as a turn (session/cancel), and its idle brings the session back to
+// ready.
+func TestProtocolV2AgentStartedWork(t *testing.T) {
+	e := startEditor(t)
+	e.setupSDKAgentV2()
+	e.Lua(`vim.o.columns = 200`, nil)
+	e.Chat("sdk")
+	e.WaitState("ready")
+	e.runTurn("later")
+	chatHas(e, "the agent's own work", "working on my own")
+	e.Eventually("the agent waits for the user", 15*time.Second, func() bool {
+		var kind string
+		e.Lua(`return require("acp.attention").waits_on(require("acp")._session()) or ""`, &kind)
+		return e.Status().State == "busy" && kind == "agent" && strings.Contains(e.chatBar(), "agent waits for you")
+	})
+	e.Lua(`require("acp").cancel()`, nil)
+	e.Eventually("back to ready", 15*time.Second, func() bool {
+		st := e.Status()
+		return st.State == "ready" && st.StopReason == "cancelled" && !strings.Contains(e.chatBar(), "agent waits")
+	})
+	var kind string
+	e.Lua(`return require("acp.attention").waits_on(require("acp")._session()) or ""`, &kind)
+	if kind != "" {
+		t.Fatalf("the session still waits on %q", kind)
+	}
+}

@@ -143,9 +143,9 @@ func TestRewindFilesEveryBuffer(t *testing.T) {
 	if got := strings.Join(e.bufLines(bufs["mod.txt"]), "|"); got != "m1|m2|m3|unsaved" || !e.bufModified(bufs["mod.txt"]) {
 		t.Fatalf("mod.txt's buffer %q (modified %v), want the unsaved line kept, unsaved", got, e.bufModified(bufs["mod.txt"]))
 	}
-	if got := strings.Join(e.bufLines(bufs["clean.txt"]), "|"); got != "c1|c2" || e.bufModified(bufs["clean.txt"]) {
-		t.Fatalf("clean.txt's buffer %q (modified %v)", got, e.bufModified(bufs["clean.txt"]))
-	}
+	e.Eventually("clean.txt's buffer rewound, unmodified", 10*time.Second, func() bool {
+		return strings.Join(e.bufLines(bufs["clean.txt"]), "|") == "c1|c2" && !e.bufModified(bufs["clean.txt"])
+	})
 	// The review follows: the rewound changes are no longer pending.
 	e.Eventually("no hunk pending in the rewound files", 10*time.Second, func() bool {
 		n := 0
@@ -392,9 +392,11 @@ func TestRewindKeepsUserEdits(t *testing.T) {
 			var ok bool
 			e.Lua(`return require("acp").rewind({ message = 1, mode = ..., conversation = false, confirm = false })`, &ok, c.mode)
 			e.Eventually("the file rewound", 10*time.Second, func() bool { return fileOrGone(p) == c.want })
-			if got := strings.Join(e.bufLines(b), "\n") + "\n"; got != c.want || e.bufModified(b) {
-				t.Fatalf("buffer %q (modified %v), want %q", got, e.bufModified(b), c.want)
-			}
+			// The buffer takes the change, then is told of the file
+			// written (no longer modified) a moment later.
+			e.Eventually("the buffer rewound, unmodified", 10*time.Second, func() bool {
+				return strings.Join(e.bufLines(b), "\n")+"\n" == c.want && !e.bufModified(b)
+			})
 		})
 	}
 }
@@ -429,6 +431,39 @@ func TestRewindAfterRestart(t *testing.T) {
 	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(p) == "original\n" })
 }
 
+// A rewind's redo survives a restart (kept with the chat's checkpoints)
+// until the next prompt: rewound, Neovim restarted, the chat resumed,
+// :AcpRewind redo puts the files back as after the last message.
+func TestRedoAfterRestart(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "original\n")
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{diskWrite(p, "first\n"), text("one")}, []any{diskWrite(p, "second\n"), text("two")}, []any{text("three")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message one")
+	e.runTurn("message two")
+	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
+	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(p) == "original\n" })
+	e.Eventually("the rewind said", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "Rewind: rewound 1 file") })
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	e.Lua(`return require("acp").rewind_redo()`, &ok)
+	if !ok {
+		t.Fatalf("redo refused after the restart: %s", e.Messages())
+	}
+	e.Eventually("the file as after message 2", 10*time.Second, func() bool { return fileOrGone(p) == "second\n" })
+}
+
 // An overlap of the agent's change with the user's later edit is asked,
 // never settled silently: taking the lines from before the message there.
 func TestRewindOverlapAsked(t *testing.T) {
@@ -444,23 +479,27 @@ func TestRewindOverlapAsked(t *testing.T) {
 	b := e.loadBuffer(p)
 	e.setLines(b, 0, 1, []string{"A (agent) and the user"})
 	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
-	var asked string
+	// Without a preview the host plans in the background: the question
+	// comes before any file is written.
 	e.Lua(`local orig = vim.ui.select
-		local asked
 		vim.ui.select = function(items, opts, on_choice)
-			asked = opts.prompt .. " " .. table.concat(vim.tbl_map(opts.format_item, items), " / ")
+			_G.asked = opts.prompt .. " " .. table.concat(vim.tbl_map(opts.format_item, items), " / ")
+			vim.ui.select = orig
 			on_choice("theirs")
 		end
-		require("acp").rewind({ message = 1, conversation = false, confirm = false })
-		vim.ui.select = orig
-		return asked`, &asked)
+		require("acp").rewind({ message = 1, conversation = false, confirm = false })`, nil)
+	var asked string
+	e.Eventually("the overlap asked", 10*time.Second, func() bool {
+		e.Lua(`return _G.asked or ""`, &asked)
+		return asked != ""
+	})
 	if !strings.Contains(asked, "overlap yours in 1 file") || !strings.Contains(asked, "keep your lines") {
 		t.Fatalf("asked %q", asked)
 	}
 	e.Eventually("the lines from before the message", 10*time.Second, func() bool { return fileOrGone(p) == "a\nb\nc\n" })
-	if got := strings.Join(e.bufLines(b), "|"); got != "a|b|c" || e.bufModified(b) {
-		t.Fatalf("buffer %q (modified %v)", got, e.bufModified(b))
-	}
+	e.Eventually("the buffer as its file, unmodified", 10*time.Second, func() bool {
+		return strings.Join(e.bufLines(b), "|") == "a|b|c" && !e.bufModified(b)
+	})
 }
 
 // Files that are not text are checkpointed and rewound too (the review
@@ -483,4 +522,88 @@ func TestRewindBinaryFiles(t *testing.T) {
 	e.Eventually("the binary files as before", 10*time.Second, func() bool {
 		return fileOrGone(old) == "\x00\x01\x02 before \xff" && fileOrGone(created) == "(none)"
 	})
+}
+
+// A remote agent (in another mount namespace, its paths mapped through
+// path_map): its writes by every path it has (fs/write_text_file of its
+// own paths, its own disk writes there) are checkpointed, and a rewind
+// puts the user's files back; the review follows (the rewound changes
+// no longer pending), and its baselines stay right: the agent's next
+// change of a rewound file is one hunk against the text before it.
+func TestRewindWithPathMap(t *testing.T) {
+	e, ws := fsEditor(t)
+	a, c, created := filepath.Join(ws, "a.txt"), filepath.Join(ws, "c.txt"), filepath.Join(ws, "new.txt")
+	fsPutFile(t, a, "a1\na2\na3\n")
+	fsPutFile(t, c, "c1\nc2\n")
+	const root = "/home/agent/workspace"
+	path := e.writeScenario(M{"turns": []any{
+		[]any{
+			fsWrite(root+"/a.txt", "A1 (agent)\na2\na3\n"),
+			fsWrite(root+"/new.txt", "created by the agent\n"),
+			diskWrite(root+"/c.txt", "c1\nC2 (agent, on disk)\n"),
+			text("first turn done"),
+		},
+		[]any{fsWrite(root+"/a.txt", "a1\na2\nA3 (agent again)\n"), text("second turn done")},
+	}})
+	e.setupAgent(M{
+		"cmd":      []string{fakeBin},
+		"env":      M{"FAKE_AGENT_SCENARIO": path, "FAKE_AGENT_LOG": e.AgentLog},
+		"prefix":   nsPrefix(t, ws),
+		"path_map": M{root: ws},
+	}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("change them")
+	e.waitChat("first turn done")
+	if fileOrGone(a) != "A1 (agent)\na2\na3\n" || fileOrGone(created) != "created by the agent\n" || fileOrGone(c) != "c1\nC2 (agent, on disk)\n" {
+		t.Fatalf("the mapped writes did not land: %q %q %q", fileOrGone(a), fileOrGone(created), fileOrGone(c))
+	}
+	e.Eventually("the review holds the agent's changes", 10*time.Second, func() bool {
+		return e.pendingHunks(a) > 0 && e.pendingHunks(c) > 0
+	})
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the files as before message 1", 10*time.Second, func() bool {
+		return fileOrGone(a) == "a1\na2\na3\n" && fileOrGone(c) == "c1\nc2\n" && fileOrGone(created) == "(none)"
+	})
+	e.Eventually("no hunk pending in the rewound files", 10*time.Second, func() bool {
+		return e.pendingHunks(a)+e.pendingHunks(c)+e.pendingHunks(created) == 0
+	})
+	// The conversation goes on in a new session; the agent's next change
+	// of a.txt is reviewed against the rewound text.
+	e.WaitState("ready")
+	e.runTurn("change a again")
+	e.waitChat("second turn done")
+	e.Eventually("one hunk: the new change against the rewound text", 10*time.Second, func() bool {
+		return fileOrGone(a) == "a1\na2\nA3 (agent again)\n" && e.pendingHunks(a) == 1
+	})
+}
+
+// A message's checkpoint is found by its text, never by an older
+// message's text that begins it: "fix" is not "fix it". Rewound (files
+// only) to before "fix it", rewinding there again has no checkpoint
+// left and leaves the files alone, where it took message 1's.
+func TestRewindMatchesWholeMessages(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "original\n")
+	e.SetupFake(M{"turns": []any{
+		[]any{diskWrite(p, "one\n"), text("did one")}, []any{diskWrite(p, "two\n"), text("did two")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("fix")
+	e.runTurn("fix it")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, conversation = false, confirm = false })`, &ok)
+	e.Eventually("the file as before message 2", 10*time.Second, func() bool { return fileOrGone(p) == "one\n" })
+	e.Eventually("the rewind said", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "Rewind: rewound 1 file") })
+	e.Lua(`return require("acp").rewind({ message = 2, conversation = false, confirm = false })`, &ok)
+	e.Eventually("no checkpoint said", 10*time.Second, func() bool { return e.Told("no checkpoint for this message") })
+	if got := fileOrGone(p); got != "one\n" {
+		t.Fatalf("the file %q: the second rewind took message 1's checkpoint", got)
+	}
 }

@@ -334,3 +334,82 @@ func TestSubagentRealAdapterShapes(t *testing.T) {
 		})
 	}
 }
+
+// In a narrow chat (a 36-column chat at 80x24) a subagent's lines that
+// wrap keep the section's "│" gutter on every screen row, on 0.10 and
+// 0.12: every row of the section's body (its text, its tool call) starts
+// with it.
+func TestSubagentGutterOnWrappedLines(t *testing.T) {
+	e := startEditor(t)
+	u := attachUI(e, 80, 24)
+	child := "child-1"
+	long := "I read main.go and then every other file of the repository to find where the bug starts"
+	e.SetupFake(M{"turns": []any{[]any{
+		update(M{"sessionUpdate": "tool_call", "toolCallId": "task-1", "title": "Task: explore", "kind": "other", "status": "in_progress"}),
+		update(M{"sessionUpdate": "subagent_update", "sessionId": child, "title": "Explorer",
+			"state": M{"state": "running"}, "_meta": M{"toolCallId": "task-1"}}),
+		onChild(child, update(M{"sessionUpdate": "agent_message_chunk", "content": M{"type": "text", "text": long + "\n"}})),
+		onChild(child, update(M{"sessionUpdate": "tool_call", "toolCallId": "c-t1", "title": "Read main.go", "kind": "read", "status": "completed"})),
+		text("All done.\n"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("go")
+	e.WaitState("ready")
+	// body is the rows of the section drawn in window win, after its header.
+	body := func(what, win string) []string {
+		var pos []int
+		var rows []string
+		e.Eventually(what, 15*time.Second, func() bool {
+			e.Lua(`local w = `+win+`
+				if not w then return {} end
+				local p = vim.api.nvim_win_get_position(w)
+				return { p[1], p[2], vim.api.nvim_win_get_width(w), vim.api.nvim_win_get_height(w) }`, &pos)
+			if len(pos) < 4 {
+				return false
+			}
+			if pos[2] >= len(long) {
+				t.Fatalf("the window is %d columns wide: the line would not wrap", pos[2])
+			}
+			u.screen.mu.Lock()
+			var drawn []string
+			for _, r := range u.screen.rows[pos[0]:min(len(u.screen.rows), pos[0]+pos[3]+1)] {
+				if pos[1]+pos[2] <= len(r) {
+					drawn = append(drawn, strings.Join(r[pos[1]:pos[1]+pos[2]], ""))
+				}
+			}
+			u.screen.mu.Unlock()
+			rows = nil
+			in := false
+			for _, r := range drawn {
+				switch {
+				case strings.Contains(r, "Explorer ·"):
+					in = true
+				case in && (strings.TrimSpace(r) == "" || strings.HasPrefix(r, "~")):
+					// The section's end: its tool call drawn, its last line too.
+					return len(rows) > 2 && strings.Contains(strings.Join(rows, ""), "completed)")
+				case in:
+					rows = append(rows, r)
+				}
+			}
+			return false
+		})
+		return rows
+	}
+	check := func(where string, rows []string) {
+		for _, r := range rows {
+			if !strings.HasPrefix(r, "    │ ") {
+				t.Fatalf("%s: a wrapped row of the subagent's text without its gutter: %q\nscreen:\n%s", where, r, u.screen.text())
+			}
+		}
+	}
+	check("the chat", body("the section drawn in the chat", `require("acp")._session().chat_win`))
+	// gs on the section: the subagent's own buffer, in a split as narrow.
+	headerRow(e, "Explorer")
+	typeKeys(e, "gs")
+	check("gs", body("the subagent's buffer drawn", `(function()
+		for _, w in ipairs(vim.api.nvim_list_wins()) do
+			if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)):find("acp://subagent/", 1, true) then return w end
+		end
+	end)()`))
+}

@@ -23,6 +23,7 @@ type fakeEditor struct {
 	reloads map[string]int // Reload and Sync calls: the buffer followed the disk
 	warns   []string
 	synced  int            // Sync calls
+	writes  int            // Apply calls: the editor wrote the buffer
 	snaps   map[string]int // Snapshot calls
 	// onApply, if set, runs before Apply checks the tick (to simulate the
 	// user typing while the agent's edit is computed).
@@ -125,6 +126,7 @@ func (e *fakeEditor) Apply(ctx context.Context, realPath string, bufnr, tick int
 		return fmt.Errorf("apply: %w", ErrBufferChanged)
 	}
 	e.applied = append(e.applied, hunks)
+	e.writes++
 	fb.lines = ApplyHunks(fb.lines, hunks)
 	fb.eol = eol
 	fb.tick++
@@ -171,6 +173,18 @@ func (e *fakeEditor) Took(ctx context.Context, realPath string, bufnr int) error
 	}
 	fb.disk = statFile(realPath)
 	fb.stale = false
+	return nil
+}
+
+// TookSaved implements SavedEditor: Took, and the buffer is no longer
+// modified.
+func (e *fakeEditor) TookSaved(ctx context.Context, realPath string, bufnr int) error {
+	if err := e.Took(ctx, realPath, bufnr); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.bufs[realPath].modified = false
 	return nil
 }
 

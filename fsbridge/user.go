@@ -42,6 +42,34 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 	}
 }
 
+// hostWritesKey marks WriteUser calls whose loaded buffers only take the
+// change (see WithHostWrites).
+type hostWritesKey struct{}
+
+// WithHostWrites makes WriteUser calls with the returned context write
+// the file themselves where a buffer holds it, off Neovim's loop: the
+// buffer takes the change as one undo step (Put) and is told of the
+// file's new version (TookSaved: left unmodified when it was, its unsaved
+// lines staying unsaved when not), where by default Neovim writes a clean
+// buffer (:write, its sync of the file, in its loop) and reloads one with
+// unsaved lines. For many files at once (a rewind): Neovim is busy for
+// microseconds per file. Editors that are not SavedEditors write as
+// WriteUser does by default.
+func WithHostWrites(ctx context.Context) context.Context {
+	return context.WithValue(ctx, hostWritesKey{}, true)
+}
+
+func hostWrites(ctx context.Context) bool { return ctx.Value(hostWritesKey{}) != nil }
+
+// SavedEditor is an UnsavedEditor that can also take a buffer whose
+// change was Put as saved: TookSaved is Took, the buffer then holding
+// exactly its file's text (what the bridge wrote), so it is no longer
+// modified.
+type SavedEditor interface {
+	UnsavedEditor
+	TookSaved(ctx context.Context, realPath string, bufnr int) error
+}
+
 // userActKey marks the checks of what the user does in the review
 // (WriteUser, Shown): nothing is asked (see WriteUser).
 type userActKey struct{}
@@ -117,6 +145,9 @@ func (b *Bridge) writeUserOnce(ctx context.Context, r resolution, content string
 	if err != nil {
 		return err
 	}
+	if se, ok := b.ed.(SavedEditor); ok && hostWrites(ctx) && st.buf != nil && !st.stale && !st.notText {
+		return b.writePut(ctx, r, st, se, content)
+	}
 	sy, canSync := b.ed.(Syncer)
 	if st.buf == nil || !st.buf.Modified || !canSync || st.notText {
 		return b.writeOnce(ctx, r, content)
@@ -164,6 +195,61 @@ func (b *Bridge) writeUserOnce(ctx context.Context, r resolution, content string
 	target, tEOL := bufLines(theirs, theirsEOL)
 	if err := sy.Sync(ctx, real, st.buf.Bufnr, st.buf.Tick, dl, Diff(dl, target), Diff(st.buf.Lines, target), tEOL, target, content); err != nil {
 		return err
+	}
+	b.report(real, FileText{Text: st.text, Exists: true}, FileText{Text: content, Exists: true}, ByUser)
+	return nil
+}
+
+// writePut is writeUserOnce for a loaded buffer under WithHostWrites:
+// the buffer takes the change from its text to content as one undo step,
+// then the bridge writes the file: content when the buffer had no unsaved
+// lines (it is then taken as saved), else the same change made to the
+// disk's own text (the unsaved lines stay unsaved). A buffer the user
+// changes meanwhile fails with ErrBufferChanged before anything is
+// written (writeUser tries again).
+func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedEditor, content string) error {
+	real := r.Path
+	sep := st.buf.lineEnding()
+	theirs, theirsEOL := splitText(content, sep)
+	diskNew := content
+	if st.buf.Modified {
+		disk := readDiskText(real, b.cfg.MaxBytes)
+		if disk.ok && disk.state.Exists {
+			mine, mineEOL := splitText(st.text, sep)
+			ours, oursEOL := splitText(disk.text, sep)
+			merged, conflicts := merge3(mine, ours, theirs, false)
+			if len(conflicts) > 0 {
+				// The change overlaps lines the disk holds otherwise:
+				// as WriteUser does by default (the buffer saved, said).
+				return b.writeOnce(ctx, r, content)
+			}
+			eol := oursEOL
+			if mineEOL != theirsEOL {
+				eol = theirsEOL
+			}
+			diskNew = joinText(merged, eol, sep)
+		}
+	}
+	target, tEOL := bufLines(theirs, theirsEOL)
+	if err := se.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL); err != nil {
+		return err
+	}
+	b.w.beginWrite(real)
+	err := writeRegular(r, []byte(diskNew), 0o644)
+	b.w.endWrite(real, diskNew, err == nil)
+	if err != nil {
+		return reqErr(CodeInternal, real, ReasonIO,
+			"the change is in the Neovim buffer of %s (unsaved), but the file could not be written: %v", real, err)
+	}
+	b.mu.Lock()
+	delete(b.gone, real)
+	b.mu.Unlock()
+	took := se.Took
+	if !st.buf.Modified && diskNew == content {
+		took = se.TookSaved
+	}
+	if err := took(ctx, real, st.buf.Bufnr); err != nil {
+		b.log.Debug("fsbridge: buffer not told of its file's new version", "path", real, "err", err)
 	}
 	b.report(real, FileText{Text: st.text, Exists: true}, FileText{Text: content, Exists: true}, ByUser)
 	return nil

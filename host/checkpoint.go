@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"sync"
 	"time"
 
@@ -216,7 +217,9 @@ func (s *Session) rewindWrite(ctx context.Context, path string, f checkpoint.Fil
 			content = merged
 		}
 	}
-	return b.WriteUser(ctx, path, fsbridge.FileText{Text: content, Exists: f.Exists})
+	// The bridge writes the files of loaded buffers itself, the buffers
+	// only taking the change: Neovim is not held for a :write per file.
+	return b.WriteUser(fsbridge.WithHostWrites(ctx), path, fsbridge.FileText{Text: content, Exists: f.Exists})
 }
 
 // writeRaw writes f to path atomically (removes it when f does not exist).
@@ -268,9 +271,10 @@ func (h *Host) rewindStore(sid int) (*Session, *checkpoint.Store, error) {
 	return s, st, nil
 }
 
-// rpcRewindList is acp_rewind_list(sid): the checkpoints, oldest first,
+// rpcRewindList is acp_rewind_list(sid[, counts]): the checkpoints,
+// oldest first (with counts, the lines changed after each: the picker's),
 // and whether a rewind can be redone.
-func (h *Host) rpcRewindList(sid int) (map[string]any, error) {
+func (h *Host) rpcRewindList(sid int, counts ...bool) (map[string]any, error) {
 	s, err := h.session(sid)
 	if err != nil {
 		return nil, err
@@ -280,7 +284,8 @@ func (h *Host) rpcRewindList(sid int) (map[string]any, error) {
 		return map[string]any{"checkpoints": []any{}, "redo": false}, nil
 	}
 	s.waitEndScan()
-	return map[string]any{"checkpoints": st.List(), "redo": st.CanRedo(), "dir": s.ck.dir}, nil
+	cps := st.List(len(counts) > 0 && counts[0])
+	return map[string]any{"checkpoints": cps, "redo": st.CanRedo(), "dir": s.ck.dir}, nil
 }
 
 // rpcRewindPlan is acp_rewind_plan(sid, message, mode): what a rewind to
@@ -290,13 +295,7 @@ func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, e
 	if err != nil {
 		return nil, err
 	}
-	m := checkpoint.Mode(mode)
-	if m != checkpoint.Exact {
-		m = checkpoint.KeepUser
-	}
-	s.waitEndScan()
-	s.checkpointUserEdits(st, message)
-	p, err := st.Plan(message, m)
+	p, err := s.rewindPlan(st, message, mode, true)
 	if err != nil {
 		return nil, err
 	}
@@ -304,6 +303,68 @@ func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, e
 	s.ck.plan = p
 	s.ck.mu.Unlock()
 	return p, nil
+}
+
+// rewindPlan plans a rewind to before message in mode ("exact", else
+// the user's changes kept), the last turn's changes and the user's
+// unreported edits recorded first; with counts, each file's lines added
+// and removed (the preview's).
+func (s *Session) rewindPlan(st *checkpoint.Store, message int, mode string, counts bool) (*checkpoint.Plan, error) {
+	m := checkpoint.Mode(mode)
+	if m != checkpoint.Exact {
+		m = checkpoint.KeepUser
+	}
+	s.waitEndScan()
+	s.checkpointUserEdits(st, message)
+	if !counts {
+		return st.PlanUncounted(message, m)
+	}
+	return st.Plan(message, m)
+}
+
+// rpcRewind is acp_rewind(sid, message, mode, overlaps): a rewind to
+// before message without a preview (a script's, or confirm = false),
+// planned and done in the background: Neovim waits for nothing, a
+// "rewound" event says what was done (planning errors included).
+// overlaps settles where the agent's changes overlap the user's: "ours"
+// keeps the user's lines, "theirs" takes those from before the message;
+// else the user is asked (a "rewound" event with the count of files,
+// answered with acp_rewind_apply).
+func (h *Host) rpcRewind(sid, message int, mode, overlaps string) error {
+	s, st, err := h.rewindStore(sid)
+	if err != nil {
+		return err
+	}
+	go func() {
+		p, err := s.rewindPlan(st, message, mode, false)
+		if err != nil {
+			s.emit(rewoundEvent(false, nil, err))
+			return
+		}
+		if n := p.Overlaps(); n > 0 && overlaps != "ours" && overlaps != "theirs" {
+			s.ck.mu.Lock()
+			s.ck.plan = p
+			s.ck.mu.Unlock()
+			s.emit(rewindAskEvent(n))
+			return
+		}
+		s.rewindApply(st, p, overlaps == "theirs")
+	}()
+	return nil
+}
+
+// rewindApply does the planned rewind p and says what was done.
+func (s *Session) rewindApply(st *checkpoint.Store, p *checkpoint.Plan, theirs bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if b, err := s.bridge(ctx); err == nil {
+		// The files on screen first: the writes start in this order.
+		sort.SliceStable(p.Files, func(i, j int) bool { return b.Loaded(p.Files[i].Path) && !b.Loaded(p.Files[j].Path) })
+	}
+	res, err := st.Apply(ctx, p, s.rewindWrite, theirs)
+	ev := rewoundEvent(false, res, err)
+	ev["theirs"] = theirs
+	s.emit(ev)
 }
 
 // rpcRewindApply is acp_rewind_apply(sid, theirs): the rewind last
@@ -323,12 +384,7 @@ func (h *Host) rpcRewindApply(sid int, theirs bool) error {
 	if p == nil {
 		return errors.New("no rewind previewed")
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		res, err := st.Apply(ctx, p, s.rewindWrite, theirs)
-		s.emit(rewoundEvent(false, res, err))
-	}()
+	go s.rewindApply(st, p, theirs)
 	return nil
 }
 

@@ -53,6 +53,10 @@ const (
 	EventSubagentChunk = "subagent_chunk"
 	// ACP v2's background work (a state_update's snapshot, v2.go).
 	EventBackground = "background"
+	// ACP v2's foreground state where the chat has no turn of its own to
+	// show it: work the agent started itself, the agent waiting for the
+	// user (requires_action), and their end (v2.go).
+	EventAgentState = "agent_state"
 )
 
 // eventTypes lists every event type the host sends.
@@ -65,7 +69,7 @@ var eventTypes = []string{
 	EventAuth, EventAuthDone, EventReview, EventRewound,
 	EventAuth, EventAuthDone, EventSteer, EventRewindFork,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
-	EventSubagentChunk, EventBackground, EventAuthStatus,
+	EventSubagentChunk, EventBackground, EventAuthStatus, EventAgentState,
 }
 
 // Registry events (registry.go) carry no "sid": they belong to no session
@@ -403,6 +407,17 @@ func backgroundEvent(items []map[string]any) Event {
 	return Event{"type": EventBackground, "items": items}
 }
 
+// agentStateEvent is a v2 session's foreground state (running,
+// requires_action, idle with its stop reason); own: foreground work the
+// agent started, no prompt of the client's in flight (v2.go).
+func agentStateEvent(state, stopReason string, own bool) Event {
+	ev := Event{"type": EventAgentState, "state": state, "own": own}
+	if stopReason != "" {
+		ev["stop_reason"] = stopReason
+	}
+	return ev
+}
+
 // messageEvent is a line for the chat at level "info", "warn" or "error".
 func messageEvent(level, text string) Event {
 	return Event{"type": EventMessage, "level": level, "text": text}
@@ -432,6 +447,12 @@ func rewoundEvent(redo bool, res any, err error) Event {
 		ev["error"] = err.Error()
 	}
 	return ev
+}
+
+// rewindAskEvent: a rewind without a preview found overlaps with the
+// user's changes in n files: the user settles them (checkpoint.go).
+func rewindAskEvent(n int) Event {
+	return Event{"type": EventRewound, "ask": n}
 }
 
 // reviewEvent carries one file's pending changes of the agent's

@@ -350,8 +350,17 @@ func (e *nvimEditor) Put(ctx context.Context, realPath string, bufnr, tick int, 
 
 // Took implements fsbridge.UnsavedEditor through buffers.took.
 func (e *nvimEditor) Took(ctx context.Context, realPath string, bufnr int) error {
+	return e.took(ctx, realPath, bufnr, false)
+}
+
+// TookSaved implements fsbridge.SavedEditor through buffers.took.
+func (e *nvimEditor) TookSaved(ctx context.Context, realPath string, bufnr int) error {
+	return e.took(ctx, realPath, bufnr, true)
+}
+
+func (e *nvimEditor) took(ctx context.Context, realPath string, bufnr int, saved bool) error {
 	var ok bool
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').took(...)", &ok, bufnr, realPath); err != nil {
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').took(...)", &ok, bufnr, realPath, saved); err != nil {
 		return fmt.Errorf("buffers.took: %w", err)
 	}
 	if !ok {

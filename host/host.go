@@ -148,6 +148,7 @@ func (h *Host) methods() map[string]any {
 		"acp_apply":        h.rpcApply, // apply.go
 		// review.go
 		"acp_review_list":     h.rpcReviewList,
+		"acp_rewind":          h.rpcRewind,
 		"acp_rewind_list":     h.rpcRewindList,
 		"acp_rewind_plan":     h.rpcRewindPlan,
 		"acp_rewind_apply":    h.rpcRewindApply,

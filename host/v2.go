@@ -79,6 +79,10 @@ type v2State struct {
 	children   map[acp.SessionId]*acpx.V2Session // subagents' sessions (subagent.go)
 	waiters    []*v2Waiter
 	background []acpx.Background
+	// agentWork: foreground work the agent started with no prompt of
+	// ours in flight, shown busy until its idle; needsUser: the agent
+	// said requires_action and has not moved on.
+	agentWork, needsUser bool
 }
 
 // v2Waiter is one prompt waiting for the turn's end: the first idle after
@@ -141,6 +145,7 @@ func (s *Session) childUpdateV2(child acp.SessionId, u map[string]any) {
 // lists the background work when it changed.
 func (s *Session) v2StateUpdate(st acpx.State) {
 	s.v2mu.Lock()
+	state := s.foreground(st)
 	var ended []*v2Waiter
 	keep := s.v2s.waiters[:0]
 	for _, w := range s.v2s.waiters {
@@ -163,6 +168,9 @@ func (s *Session) v2StateUpdate(st acpx.State) {
 		}
 	}
 	s.v2mu.Unlock()
+	if state != nil {
+		s.emit(state)
+	}
 	for _, w := range ended {
 		w.done <- st
 	}
@@ -173,6 +181,33 @@ func (s *Session) v2StateUpdate(st acpx.State) {
 		items = []map[string]any{}
 	}
 	s.emit(backgroundEvent(items))
+}
+
+// foreground is the agent_state event state st calls for, or nil: the
+// chat shows foreground work the agent started on its own (no prompt of
+// ours waits for its end) as busy until it goes idle, and that the agent
+// waits for the user (requires_action) until it moves on. Under s.v2mu.
+func (s *Session) foreground(st acpx.State) Event {
+	own := len(s.v2s.waiters) == 0
+	switch st.State {
+	case "running", "requires_action":
+		waits := st.State == "requires_action"
+		started := own && !s.v2s.agentWork
+		if !started && waits == s.v2s.needsUser {
+			return nil // repeated snapshots are not new work
+		}
+		s.v2s.agentWork = s.v2s.agentWork || own
+		s.v2s.needsUser = waits
+		return agentStateEvent(st.State, "", s.v2s.agentWork)
+	case "idle":
+		if !s.v2s.agentWork && !s.v2s.needsUser {
+			return nil
+		}
+		ev := agentStateEvent(st.State, st.StopReason, s.v2s.agentWork)
+		s.v2s.agentWork, s.v2s.needsUser = false, false
+		return ev
+	}
+	return nil
 }
 
 func sameBackground(a, b []acpx.Background) bool {

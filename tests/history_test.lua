@@ -53,4 +53,23 @@ M["chats of a project are kept under stdpath('data') by its git root"] = functio
   t.ok(dir ~= history.dir(root .. "x"), "another project, another directory")
 end
 
+M["a saved chat's winbar keeps the agent's name in a narrow window"] = function(t)
+  require("acp.config").setup({})
+  vim.cmd("silent! only")
+  vim.o.columns = 80
+  local project = vim.fn.tempname()
+  vim.fn.mkdir(history.dir(project), "p")
+  local meta = { id = "narrow", project = project, agent = "demo", updated = os.time() }
+  local f = assert(io.open(history.path(meta), "wb"))
+  f:write("## You\nhello\n")
+  f:close()
+  history.open(meta)
+  local win = vim.api.nvim_get_current_win()
+  local width = vim.api.nvim_win_get_width(win)
+  t.ok(width < 40, "a narrow window: " .. width)
+  local bar = vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true, maxwidth = width }).str
+  t.ok(vim.startswith(bar, "demo "), bar)
+  vim.cmd("silent! only")
+end
+
 return M

@@ -173,4 +173,25 @@ M["the agent's names are short labels, escapes visible, % literal"] = function(t
   config.setup({})
 end
 
+M["another session's wait that does not fit is left out, not cut"] = function(t)
+  local sessions = require("acp.sessions")
+  local other = {
+    key = sessions.next_key(),
+    prompts = {
+      waits_hidden = function()
+        return true
+      end,
+    },
+  }
+  sessions.add(other, true)
+  local s = session({ title = "demo (no AI)", state = "awaiting_permission", since = 0 })
+  local narrow = drawn(s, 13000, 36)
+  local wide = drawn(s, 13000, 80)
+  sessions.forget(other)
+  t.ok(not narrow:find("<", 1, true) or narrow:find("<C-g>", 1, true) == narrow:find("<", 1, true), narrow)
+  t.ok(vim.startswith(narrow, "demo (no AI) "), narrow)
+  t.ok(vim.endswith(vim.trim(narrow), "[permission: <C-g>]"), narrow)
+  t.ok(wide:find("1 other session waits", 1, true) ~= nil, wide)
+end
+
 return M

@@ -712,11 +712,13 @@ end
 --- Neovim records the file's time (a :checktime whose FileChangedShell
 --- leaves the buffer alone: nothing is reloaded or opened), so writing the
 --- buffer later does not warn that the file changed; its unsaved lines stay
---- unsaved.
+--- unsaved. With saved, the buffer holds exactly what the host wrote: it
+--- is no longer modified (as after :write, without Neovim writing).
 ---@param bufnr integer
 ---@param realpath string
+---@param saved boolean|nil
 ---@return boolean taken
-function M.took(bufnr, realpath)
+function M.took(bufnr, realpath, saved)
   if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) or origin[bufnr] ~= realpath then
     return false
   end
@@ -736,6 +738,9 @@ function M.took(bufnr, realpath)
   pcall(vim.cmd, "silent checktime " .. bufnr)
   pcall(api.nvim_del_autocmd, id)
   restore_autoread(bufnr, had_local)
+  if saved == true then
+    vim.bo[bufnr].modified = false
+  end
   sync_origin(bufnr)
   return true
 end

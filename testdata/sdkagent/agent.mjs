@@ -161,6 +161,12 @@ const app = agent()
 //            work, cancellable (terminal/cancel)
 //   sub      a subagent (subagent_update) whose own session's v2 updates
 //            come under its id
+//   chunks N a tool call whose content comes in N tool_call_content_chunk
+//            updates ("chunk 1".."chunk N")
+//   snapshot an agent-owned terminal whose streamed output is then replaced
+//            by a terminal_update output snapshot
+//   later    after the turn, foreground work of the agent's own (running
+//            with no prompt), then requires_action until session/cancel
 //   tool     a tool call that runs until the client cancels it
 //            (tool_call/cancel), its permission asked first (a command
 //            subject)
@@ -211,6 +217,56 @@ async function turn2(sessionId, text) {
     w.background.set(term, { type: "terminal", terminalId: term });
     await up2(sessionId, { sessionUpdate: "tool_call_update", toolCallId: tc, status: "completed" });
     await say2(sessionId, "left it running in the background");
+    return "end_turn";
+  }
+  const n = /^chunks (\d+)$/.exec(text);
+  if (n) {
+    const tc = `tc-${++seq}`;
+    await up2(sessionId, { sessionUpdate: "tool_call_update", toolCallId: tc, title: "Stream content", status: "in_progress" });
+    for (let k = 1; k <= Number(n[1]); k++) {
+      await up2(sessionId, {
+        sessionUpdate: "tool_call_content_chunk",
+        toolCallId: tc,
+        content: { type: "content", content: { type: "text", text: `chunk ${k}` } },
+      });
+    }
+    await up2(sessionId, { sessionUpdate: "tool_call_update", toolCallId: tc, status: "completed" });
+    return "end_turn";
+  }
+  if (text === "snapshot") {
+    const tc = `tc-${++seq}`;
+    const term = `term-${seq}`;
+    await up2(sessionId, {
+      sessionUpdate: "tool_call_update",
+      toolCallId: tc,
+      title: "Run a redrawn command",
+      kind: "execute",
+      status: "in_progress",
+      content: [{ type: "terminal", terminalId: term }],
+    });
+    await up2(sessionId, { sessionUpdate: "terminal_update", terminalId: term, command: "redraw", cwd: "/" });
+    await up2(sessionId, { sessionUpdate: "terminal_output_chunk", terminalId: term, data: b64("streamed-old\n") });
+    await up2(sessionId, {
+      sessionUpdate: "terminal_update",
+      terminalId: term,
+      output: { data: b64("snapshot-new\n") },
+      exitStatus: { exitCode: 0 },
+    });
+    await up2(sessionId, { sessionUpdate: "tool_call_update", toolCallId: tc, status: "completed" });
+    return "end_turn";
+  }
+  if (text === "later") {
+    // After this turn's idle: work of the agent's own.
+    setTimeout(async () => {
+      const done = new Promise((resolve) => (w.toolDone = resolve));
+      await state(sessionId, "running");
+      await say2(sessionId, "working on my own");
+      await state(sessionId, "requires_action");
+      await done;
+      w.cancelled = false;
+      w.toolDone = undefined;
+      await state(sessionId, "idle", { stopReason: "cancelled" });
+    }, 50);
     return "end_turn";
   }
   if (text === "sub") {

@@ -22,6 +22,7 @@ M.kinds = {
   fs_question = "asks about a file",
   elicitation = "asks a question",
   mention = "asks before sending files",
+  agent = "waits for you (the agent requires action)",
   queued = "holds queued prompts (the turn stopped)",
   done = "is done",
 }
@@ -54,6 +55,9 @@ function M.waits_on(s)
         return item.kind
       end
     end
+  end
+  if s.agent_waits then
+    return "agent" -- ACP v2's requires_action with no prompt of ours showing why
   end
   if s.queue and s.queue.held and s.queue:count() > 0 then
     return "queued"
@@ -250,7 +254,7 @@ function M.go()
     return false
   end
   sessions.set_current(s)
-  if M.waits_on(s) == "queued" then
+  if M.waits_on(s) == "queued" or M.waits_on(s) == "agent" then
     chat.show(s) -- the input area: the next prompt goes from there
   else
     -- Not into the input (it would start Insert mode there, then in the prompt).

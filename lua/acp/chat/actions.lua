@@ -262,6 +262,10 @@ function M.open_subagent(s)
   if buf then
     vim.cmd("split")
     api.nvim_win_set_buf(0, buf)
+    -- Wrapped rows keep the section's gutter (acp.render.subagent).
+    for opt, v in pairs({ wrap = true, linebreak = true, breakindent = true, breakindentopt = "list:2" }) do
+      vim.wo[0][opt] = v
+    end
   end
 end
 

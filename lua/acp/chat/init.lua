@@ -9,6 +9,7 @@ local layout = require("acp.layout")
 local notify = require("acp.notify")
 local rewind = require("acp.rewind")
 local sessions = require("acp.sessions")
+local subrender = require("acp.render.subagent")
 local winbar = require("acp.chat.winbar")
 
 local M = {}
@@ -65,6 +66,7 @@ function M.create(s)
   end
   s.chat_buf = scratch(("acp://chat/%d"):format(s.key), M.filetype)
   vim.bo[s.chat_buf].modifiable = false
+  vim.bo[s.chat_buf].formatlistpat = subrender.LISTPAT
   -- The transcript is written by the plugin only: no undo history to keep.
   vim.bo[s.chat_buf].undolevels = -1
   if render == "markdown" then
@@ -432,6 +434,10 @@ function M.show(s, opts)
     for opt, v in pairs({
       wrap = true,
       linebreak = true,
+      -- Wrapped rows keep their line's indent; a subagent's body rows are
+      -- indented past its gutter (acp.render.subagent).
+      breakindent = true,
+      breakindentopt = "list:2",
       number = false,
       relativenumber = false,
       signcolumn = "no",

@@ -395,6 +395,19 @@ end
 -- group}; lines: the block's lines when the caller has them; changed:
 -- {first, old_end, new_end} when only those rows were rewritten (the
 -- highlights of the other rows stay, moved with their lines).
+-- The extmark of highlight h {row, col0, col1, group, gutter} at buffer
+-- row row, ending at column c1.
+local function hl_opts(h, row, c1)
+  local opts = { end_row = row, end_col = c1, hl_group = h[4] }
+  if h[5] then
+    -- A subagent's gutter: drawn again on each wrapped row of its line.
+    opts.virt_text = { { "│", h[4] } }
+    opts.virt_text_win_col = subrender.GUTTER_COL
+    opts.virt_text_repeat_linebreak = true
+  end
+  return opts
+end
+
 function T:_highlight(b, lines, changed)
   if not b.mark or not b.hl or not api.nvim_buf_is_loaded(self.buf) then
     return
@@ -434,8 +447,7 @@ function T:_highlight(b, lines, changed)
     local line = lines[h[1] + 1]
     if line and h[1] >= first and h[1] < new_end then
       local c1 = (h[3] == -1 or h[3] > #line) and #line or h[3]
-      local id =
-        api.nvim_buf_set_extmark(buf, ns, s + h[1], h[2], { end_row = s + h[1], end_col = c1, hl_group = h[4] })
+      local id = api.nvim_buf_set_extmark(buf, ns, s + h[1], h[2], hl_opts(h, s + h[1], c1))
       b.hl_ids[#b.hl_ids + 1] = { id, h[1] }
     end
   end
@@ -696,7 +708,7 @@ function T:_tool_view(b)
     local off = #lines
     vim.list_extend(lines, sl)
     for _, h in ipairs(sh) do
-      his[#his + 1] = { h[1] + off, h[2], h[3], h[4] }
+      his[#his + 1] = { h[1] + off, h[2], h[3], h[4], h[5] }
     end
     for row, m in pairs(markers) do
       b.collapsed[row + off] = (m == "fold" and "subagent:" or "subagent_full:") .. id
@@ -716,6 +728,23 @@ function T:_index_terminals(id, data)
   end
 end
 
+-- Merge update u into a tool call's fields data: content marked
+-- `_acp_append` (ACP v2's content chunks, acpx.AppendKey) is appended to
+-- the content shown, other fields replace theirs.
+local function merge(data, u)
+  for k, v in pairs(u) do
+    if k == "content" and u._acp_append and type(v) == "table" then
+      local content = type(data.content) == "table" and data.content or {}
+      data.content = content
+      for _, c in ipairs(v) do
+        content[#content + 1] = c
+      end
+    elseif k ~= "sessionUpdate" and k ~= "_acp_append" then
+      data[k] = v
+    end
+  end
+end
+
 --- Create or update the block of a tool call (tool_call or tool_call_update).
 ---@param u table the update
 ---@return acp.Block|nil nil: the tool call is a subagent's, in its section
@@ -731,6 +760,7 @@ function T:tool(u)
     self:close_stream()
     self:_ensure_header()
     local data = vim.deepcopy(u)
+    data._acp_append = nil
     local proto = { data = data }
     local lines, his = self:_tool_view(proto)
     b = self:_append("tool", lines, his)
@@ -740,10 +770,13 @@ function T:tool(u)
     self:_index_terminals(id, data)
     return b
   end
-  for k, v in pairs(u) do
-    if k ~= "sessionUpdate" then
-      b.data[k] = v
-    end
+  merge(b.data, u)
+  if u._acp_append and not u.status then
+    -- Streamed content (ACP v2's tool_call_content_chunk): drawn with the
+    -- other blocks queued this tick, not once per chunk.
+    self:_index_terminals(id, { content = u.content })
+    self:_redraw_later(b)
+    return b
   end
   if u.status == "failed" and b.rejected then
     b.data.status = "rejected" -- the agent reports the user's "no" as a failure
@@ -812,6 +845,7 @@ function T:subagent_buffer(id)
     buf = api.nvim_create_buf(false, true)
     vim.bo[buf].bufhidden = "hide"
     vim.bo[buf].filetype = "acp-subagent"
+    vim.bo[buf].formatlistpat = subrender.LISTPAT -- its wrapped rows past the gutter
     pcall(api.nvim_buf_set_name, buf, ("acp://subagent/%d/%s"):format(self.buf, id))
     self.sub_views[id] = buf
   end
@@ -826,10 +860,18 @@ function T:_draw_subagent_view(id)
     return
   end
   local whole = vim.tbl_extend("force", sec, { folded = false, full = true })
-  local lines = subrender.lines(whole, { icons = self.icons })
+  local lines, his = subrender.lines(whole, { icons = self.icons })
   vim.bo[buf].modifiable = true
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
+  api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  for _, h in ipairs(his) do
+    local line = lines[h[1] + 1]
+    if line then
+      local c1 = (h[3] == -1 or h[3] > #line) and #line or h[3]
+      pcall(api.nvim_buf_set_extmark, buf, ns, h[1], h[2], hl_opts(h, h[1], c1))
+    end
+  end
 end
 
 --- Create or update the section of subagent id (a subagent_update as
@@ -924,11 +966,7 @@ function T:subagent_tool(sec, u)
     sec.items[#sec.items + 1] = it
     self.sub_tools[id] = sec.id
   end
-  for k, v in pairs(u) do
-    if k ~= "sessionUpdate" then
-      it.data[k] = v
-    end
-  end
+  merge(it.data, u)
   self:_section_changed(sec)
   return it.data
 end

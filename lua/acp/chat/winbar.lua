@@ -73,6 +73,8 @@ function M.state_text(s, now, short)
       return ("[permission: %s]"):format(key)
     end
     return ("[permission pending (%s)%s]"):format(key, since)
+  elseif s.agent_waits then
+    return short and "[agent waits]" or ("[agent waits for you%s]"):format(since)
   elseif state == "busy" or state == "starting" then
     return ("[%s %s%s]"):format(M.frame(now, not config.icons()), state, since)
   end
@@ -265,9 +267,11 @@ function M.text(s, now, width)
     waits = long
     if width then
       local room = width - vim.fn.strdisplaywidth(name .. " " .. state) - 3
+      -- None fits: left out rather than cut by %< ("demo (no AI) <it").
+      waits = nil
       for _, w in ipairs({ long, ("%d wait%s (%s)"):format(others, others == 1 and "s" or "", key), others .. " wait" }) do
-        waits = w
         if vim.fn.strdisplaywidth(w) <= room then
+          waits = w
           break
         end
       end

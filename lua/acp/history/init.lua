@@ -590,6 +590,16 @@ local function load(buf, path)
   end
 end
 
+-- Give the chat windows of the tab (but except) their width back from
+-- the other windows.
+local function chat_width(except)
+  for _, w in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if w ~= except and vim.b[api.nvim_win_get_buf(w)].acp_role == "chat" then
+      pcall(api.nvim_win_set_width, w, chat.width())
+    end
+  end
+end
+
 --- Show a saved chat read-only in a split like the chat's (q closes it).
 ---@param meta acp.HistoryMeta
 ---@return integer buf
@@ -608,10 +618,21 @@ function M.open(meta)
     vim.bo[buf].filetype = chat.filetype -- drawn as the chat draws it, not raw markdown
     vim.b[buf].acp_history = meta.id
     M.draw(buf)
-    vim.keymap.set("n", "q", "<cmd>close<cr>", { buffer = buf, nowait = true, desc = "acp: close the saved chat" })
+    vim.keymap.set("n", "q", function()
+      -- Its columns go to the window beside it, a chat's: the chat keeps
+      -- its width.
+      local from = vim.b[buf].acp_from_win
+      pcall(api.nvim_win_close, 0, false)
+      chat_width()
+      -- Back where it was opened from (the search results, the overview).
+      if type(from) == "number" and api.nvim_win_is_valid(from) then
+        api.nvim_set_current_win(from)
+      end
+    end, { buffer = buf, nowait = true, desc = "acp: close the saved chat" })
   end
   local win = vim.fn.bufwinid(buf)
   if win == -1 then
+    vim.b[buf].acp_from_win = api.nvim_get_current_win()
     local width = chat.width()
     local pos = config.options.chat.position == "left" and "topleft" or "botright"
     vim.cmd(("%s vertical %dsplit"):format(pos, width))
@@ -624,10 +645,16 @@ function M.open(meta)
     vim.wo[win].linebreak = true
     vim.wo[win].number = false
     vim.wo[win].conceallevel = 2
-    vim.wo[win].winbar = ("%%#AcpAgent#%s%%* (saved %s, read-only)"):format(
+    -- %< after the name: a narrow window cuts the date, not the agent.
+    vim.wo[win].winbar = ("%%#AcpAgent#%s%%* %%<(saved %s, read-only)"):format(
       tostring(meta.agent):gsub("%%", "%%%%"),
       os.date("%Y-%m-%d %H:%M", meta.updated or 0)
     )
+    -- The split took its columns from the window next to it, a chat on
+    -- screen ('winfixwidth' or not): the chat gets its width back from the
+    -- other windows.
+    vim.wo[win].winfixwidth = true
+    chat_width(win)
   end
   api.nvim_set_current_win(win)
   return buf

@@ -5,6 +5,7 @@
 --- come, in a window below: a line per chat (date, agent, title, project)
 --- and a line per hit (its line, who said it, the text). <CR> opens the
 --- saved chat read-only at that line, its message at the top; q closes.
+local chatui = require("acp.chat")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
 local host = require("acp.host")
@@ -132,7 +133,12 @@ function M.on_event(ev)
     elseif ev.cancelled then
       view.summary = "(stopped)"
     else
-      view.summary = ("(%d chats read%s)"):format(ev.chats or 0, ev.truncated and ", stopped at the hits' limit" or "")
+      local n = ev.chats or 0
+      view.summary = ("(%d chat%s read%s)"):format(
+        n,
+        n == 1 and "" or "s",
+        ev.truncated and ", stopped at the hits' limit" or ""
+      )
       if view.hits == 0 then
         vim.bo[view.buf].modifiable = true
         api.nvim_buf_set_lines(view.buf, 0, -1, false, { "no saved chat holds " .. vim.inspect(view.query) })
@@ -187,6 +193,9 @@ function M.close()
   M.cancel()
   if view and view.win and api.nvim_win_is_valid(view.win) then
     pcall(api.nvim_win_close, view.win, true)
+    -- Its rows went to the window above, a chat's input: the chat's
+    -- windows get their sizes back.
+    chatui.resize()
   end
 end
 

@@ -310,10 +310,18 @@ end
 --- its window. A prompt float drawn over it would now sit over that other
 --- chat, where <C-g> does not reach it: it waits hidden instead (that
 --- chat's winbar says so, <C-g> there or showing this chat brings it back).
---- A question with its own diff tab, or a picker, stays where it is.
+--- A question with its own diff tab, or a picker, stays where it is; one
+--- put off with <Esc> waits hidden too.
 function Q:chat_hidden()
   local p = self.shown
-  if not p or p.picker or (p.item and p.item.diff_tab) then
+  if not p then
+    -- A prompt put off with <Esc> waits as well: said and reached the same.
+    if self.items[1] then
+      self.waiting_hidden = true
+    end
+    return
+  end
+  if p.picker or (p.item and p.item.diff_tab) then
     return
   end
   self:_close()

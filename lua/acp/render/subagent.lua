@@ -87,8 +87,16 @@ local function item_lines(it, icons, from)
   return out, his
 end
 
---- Lines of section sec, and highlights {row, col0, col1, group} (rows
---- from 0), and marker rows: row -> "fold" (its header) or "full" (the
+--- The display column of the body's gutter ("│"), and a 'formatlistpat'
+--- that matches the lines that have it: with 'breakindent' and
+--- 'breakindentopt' "list:2" their wrapped rows are indented to the text,
+--- and the gutter is drawn again on each (virt_text_repeat_linebreak).
+M.GUTTER_COL = 4
+M.LISTPAT = [[^\s*│ ]]
+
+--- Lines of section sec, and highlights {row, col0, col1, group, gutter}
+--- (rows from 0; gutter: the highlight is of the body's "│", drawn again
+--- on the line's wrapped rows), and marker rows: row -> "fold" (its header) or "full" (the
 --- marker of lines hidden above the tail).
 ---@param sec table { title, description, state, stop_reason, items, folded, full }
 ---@param opts { icons: boolean }|nil
@@ -119,6 +127,7 @@ function M.lines(sec, opts)
   if skip > 0 then
     lines[#lines + 1] = PREFIX .. ("… %d earlier lines, <CR> to show"):format(skip)
     his[#his + 1] = { #lines - 1, #PREFIX, -1, "AcpPlaceholder" }
+    his[#his + 1] = { #lines - 1, 4, #PREFIX, "AcpPlaceholder", true }
     markers[#lines - 1] = "full"
   end
   -- The first item shown, and its first line shown.
@@ -139,7 +148,7 @@ function M.lines(sec, opts)
     end
     for _, x in ipairs(l) do
       lines[#lines + 1] = PREFIX .. x
-      his[#his + 1] = { #lines - 1, 4, #PREFIX, "AcpPlaceholder" }
+      his[#his + 1] = { #lines - 1, 4, #PREFIX, "AcpPlaceholder", true }
     end
   end
   return lines, his, markers

@@ -51,9 +51,10 @@ function M.forget(session_id)
   fork.forget(session_id)
 end
 
---- The host's checkpoints of s: { checkpoints = Summary[], redo, dir }.
-local function list(s)
-  local ok, res = pcall(host.request, "acp_rewind_list", s.sid)
+--- The host's checkpoints of s: { checkpoints = Summary[], redo, dir };
+--- with counts, the lines changed after each (the picker's).
+local function list(s, counts)
+  local ok, res = pcall(host.request, "acp_rewind_list", s.sid, counts == true)
   if not ok or type(res) ~= "table" then
     return { checkpoints = {}, redo = false }
   end
@@ -61,6 +62,17 @@ local function list(s)
     s.checkpoint_dir = res.dir -- a new session of this chat keeps using it
   end
   return res
+end
+
+--- Whether a chat message's text is the one a checkpoint kept: the same,
+--- or begun by it where the checkpoint's is cut (4096 bytes) or ends
+--- before a line the chat added. ("message 1" does not begin
+--- "message 12": a plain prefix matched message 12 to checkpoint 1.)
+local function is_message(text, kept)
+  if text == kept then
+    return true
+  end
+  return vim.startswith(text, kept) and (#kept >= 4096 or text:sub(#kept + 1, #kept + 1) == "\n")
 end
 
 --- The checkpoint number (seq) of chat message n, or nil: the checkpoints
@@ -77,7 +89,7 @@ local function seq_of(msgs, cps, n)
     local found
     for i = j, 1, -1 do
       local c = cps[i]
-      if type(c.message) == "string" and c.message ~= "" and vim.startswith(msgs[k].text, c.message) then
+      if type(c.message) == "string" and c.message ~= "" and is_message(msgs[k].text, c.message) then
         found = i
         break
       end
@@ -95,12 +107,19 @@ end
 --- Apply the rewind info describes (files and/or conversation).
 ---@param s acp.Session
 ---@param info table
----@param overlaps "ours"|"theirs"
+---@param overlaps "ours"|"theirs"|nil nil: asked (a rewind without a preview)
 local function apply(s, info, overlaps)
   local redo = { n = info.n, count = info.n - 1 }
-  if info.files and info.plan then
-    -- The host writes the files in the background ("rewound" event).
-    local ok, err = pcall(host.request, "acp_rewind_apply", s.sid, overlaps == "theirs")
+  if info.files and (info.plan or info.unplanned) then
+    -- The host writes the files in the background ("rewound" event);
+    -- without a preview it plans them there too.
+    local ok, err
+    if info.plan then
+      ok, err = pcall(host.request, "acp_rewind_apply", s.sid, overlaps == "theirs")
+    else
+      -- overlaps nil: asked when the plan has any ("rewound" event, ask).
+      ok, err = pcall(host.request, "acp_rewind", s.sid, info.seq, info.mode, overlaps or "")
+    end
     if not ok then
       notify("rewind: " .. tostring(err), vim.log.levels.ERROR)
       return false
@@ -150,6 +169,17 @@ local function apply(s, info, overlaps)
   return true
 end
 
+--- Ask how to settle the overlaps (the agent's change against the
+--- user's) in n files: on_choice("ours"|"theirs"|nil).
+local function ask_overlaps(n, on_choice)
+  vim.ui.select({ "ours", "theirs" }, {
+    prompt = ("The agent's changes overlap yours in %d file%s:"):format(n, n == 1 and "" or "s"),
+    format_item = function(c)
+      return c == "ours" and "keep your lines in the overlaps" or "take the lines from before the message there"
+    end,
+  }, on_choice)
+end
+
 --- Ask about overlaps (the agent's change against the user's) when the
 --- plan has any, then apply.
 local function settle(s, info, overlaps)
@@ -162,12 +192,7 @@ local function settle(s, info, overlaps)
   if n == 0 or overlaps then
     return apply(s, info, overlaps or "ours")
   end
-  vim.ui.select({ "ours", "theirs" }, {
-    prompt = ("The agent's changes overlap yours in %d file%s:"):format(n, n == 1 and "" or "s"),
-    format_item = function(c)
-      return c == "ours" and "keep your lines in the overlaps" or "take the lines from before the message there"
-    end,
-  }, function(choice)
+  ask_overlaps(n, function(choice)
     if choice then
       apply(s, info, choice)
     end
@@ -198,8 +223,9 @@ end
 --- (opts.mode "keep": the agent's changes undone, the user's kept;
 --- "exact": as they were), opts.conversation (default true) drops the
 --- turns from that message on. With opts.confirm false there is no
---- preview (opts.overlaps "ours"|"theirs" settles overlaps, default
---- ours). Without a message, a picker.
+--- preview: the host plans and writes in the background (opts.overlaps
+--- "ours"|"theirs" settles overlaps, else they are asked). Without a
+--- message, a picker.
 ---@param s acp.Session|nil
 ---@param opts { message: integer|nil, files: boolean|nil, conversation: boolean|nil, confirm: boolean|nil, mode: string|nil, overlaps: string|nil }|nil
 ---@return boolean
@@ -236,10 +262,20 @@ function M.rewind(s, opts)
     conversation = opts.conversation ~= false,
     mode = opts.mode == "exact" and "exact" or "keep",
   }
-  plan(s, info)
   if opts.confirm == false then
-    return settle(s, info, opts.overlaps)
+    -- No preview: the host plans and writes in the background, overlaps
+    -- settled as opts.overlaps says (default ours).
+    if info.files and not info.seq then
+      notify(
+        "no checkpoint for this message (sent before the chat kept them): files left as they are",
+        vim.log.levels.WARN
+      )
+    end
+    info.unplanned = info.files and info.seq ~= nil
+    local overlaps = (opts.overlaps == "ours" or opts.overlaps == "theirs") and opts.overlaps or nil
+    return apply(s, info, overlaps)
   end
+  plan(s, info)
   local function show()
     preview.open(info, function(choice)
       if choice == "cancel" then
@@ -269,6 +305,11 @@ end
 ---@return boolean
 function M.redo(s)
   local r = s and s.rewind_redo
+  if not r and s and s.sid and list(s).redo == true then
+    -- Neovim restarted since the rewind: the host's checkpoints kept
+    -- its files' redo (the chat's fold is not kept).
+    r = { files = true, count = #rchat.messages(s) }
+  end
   if not r or #rchat.messages(s) ~= r.count then
     notify("nothing to redo (a rewind is undone only until the next prompt)", vim.log.levels.WARN)
     return false
@@ -297,6 +338,22 @@ end
 ---@param s acp.Session
 ---@param ev { redo: boolean|nil, result: table|nil, error: string|nil }
 function M.on_rewound(s, ev)
+  if type(ev.ask) == "number" then
+    -- A rewind without a preview found overlaps: asked before any file
+    -- is written.
+    ask_overlaps(ev.ask, function(choice)
+      if not choice then
+        notify("rewind: files left as they are")
+        s.transcript:message("warn", "Rewind: files left as they are (the overlaps were not settled).")
+        return
+      end
+      local ok, err = pcall(host.request, "acp_rewind_apply", s.sid, choice == "theirs")
+      if not ok then
+        notify("rewind: " .. tostring(err), vim.log.levels.ERROR)
+      end
+    end)
+    return
+  end
   local what = ev.redo and "Redo" or "Rewind"
   if ev.session == true and s.state == "starting" then
     s:set_state("ready") -- no new session: the old one goes on
@@ -323,6 +380,17 @@ function M.on_rewound(s, ev)
       .. table.concat(names, ", ")
     level = vim.log.levels.WARN
   end
+  if #tbl(res.overlaps) > 0 then
+    msg = msg
+      .. "; where the agent's change overlapped yours, "
+      .. (ev.theirs and "the lines from before the message were taken: " or "your lines were kept: ")
+      .. table.concat(
+        vim.tbl_map(function(p)
+          return vim.fn.fnamemodify(p, ":~:.")
+        end, res.overlaps),
+        ", "
+      )
+  end
   for p, err in pairs(res.failed) do
     msg = msg .. ("; %s not written: %s"):format(vim.fn.fnamemodify(p, ":~:."), err)
     level = vim.log.levels.WARN
@@ -340,7 +408,7 @@ function M.pick(s)
     notify("no message to rewind to", vim.log.levels.WARN)
     return
   end
-  local cps = tbl(list(s).checkpoints)
+  local cps = tbl(list(s, true).checkpoints)
   local by_seq = {}
   for _, c in ipairs(cps) do
     by_seq[c.seq] = c

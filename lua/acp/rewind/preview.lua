@@ -1,6 +1,8 @@
 --- The preview of a rewind: what happens to each file (lines added and
 --- removed, created, deleted, left alone) and to the conversation, in a
 --- float; one key confirms, others choose what to rewind.
+local layout = require("acp.layout")
+
 local M = {}
 
 local api = vim.api
@@ -110,23 +112,31 @@ function M.open(info, on_key)
   vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = "wipe"
   vim.b[buf].acp_role = "rewind"
-  local width = 20
-  for _, l in ipairs(lines) do
-    width = math.max(width, vim.fn.strdisplaywidth(l))
+  -- As high as its lines take wrapped at word ends, the keys (last) on
+  -- screen; laid out again for each size of the editor.
+  local function cfg()
+    local width = 20
+    for _, l in ipairs(lines) do
+      width = math.max(width, vim.fn.strdisplaywidth(l))
+    end
+    width = math.max(1, math.min(width + 2, vim.o.columns - 4))
+    local height = math.max(1, math.min(layout.wrapped_rows(lines, width, true), vim.o.lines - 4))
+    return {
+      relative = "editor",
+      width = width,
+      height = height,
+      row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+      col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    }
   end
-  width = math.min(width + 2, vim.o.columns - 4)
-  local height = math.min(#lines, vim.o.lines - 4)
-  local win = api.nvim_open_win(buf, true, {
-    relative = "editor",
-    width = width,
-    height = height,
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-    style = "minimal",
-    border = "rounded",
-    title = " Rewind ",
-  })
+  local win = api.nvim_open_win(
+    buf,
+    true,
+    vim.tbl_extend("force", cfg(), { style = "minimal", border = "rounded", title = " Rewind " })
+  )
   vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  layout.follow_resize(win, cfg)
   local done = false
   local function choose(choice)
     if done then

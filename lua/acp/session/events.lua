@@ -230,6 +230,12 @@ function handlers.background(s, ev)
   chat.update_winbar(s)
 end
 
+--- ACP v2: the agent's foreground state where no turn of ours shows it
+--- (work it started itself, requires_action).
+function handlers.agent_state(s, ev)
+  s:on_agent_state(ev)
+end
+
 function handlers.model(s, ev)
   s.settings:set_model(ev.model_id)
   chat.update_winbar(s)

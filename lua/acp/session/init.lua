@@ -78,6 +78,8 @@ M.title_max = 200
 ---@field renamed boolean|nil the user named the session: the agent's titles no longer replace it
 ---@field plan table[]|nil the latest plan entries (winbar)
 ---@field usage table|nil the latest usage_update (winbar)
+---@field agent_work boolean|nil foreground work the agent started itself (ACP v2): busy until it goes idle
+---@field agent_waits boolean|nil the agent waits for the user (ACP v2's requires_action)
 ---@field background table[]|nil (acp.session.events) the agent's background work (ACP v2), each {type, id, title}
 ---@field auth_status table|nil (acp.session.events) the agent's sign-in (auth/status: state, accounts)
 ---@field turn_usage table|nil the tokens of the last turn (PromptResponse.usage: total, input, output...)
@@ -853,6 +855,47 @@ function S:on_turn_end(ev)
     attention.check(self)
   end
   self:save()
+end
+
+--- ACP v2's foreground state where no turn of ours shows it (event
+--- `agent_state`): work the agent started itself shows the session busy
+--- (cancelled as a turn is) until it goes idle; requires_action shows the
+--- agent waiting for the user (winbar, acp.attention).
+---@param ev { state: string, stop_reason: string|nil, own: boolean|nil }
+function S:on_agent_state(ev)
+  local working = self.state == "busy" or self.state == "awaiting_permission"
+  if ev.state == "running" or ev.state == "requires_action" then
+    self.agent_waits = ev.state == "requires_action" or nil
+    if ev.own and not self.agent_work and (self.state == "ready" or working) then
+      self.agent_work = true
+      self.stop_reason = nil
+      self.transcript:message("info", "The agent started work of its own.")
+      if not working then
+        return self:set_state("busy")
+      end
+    end
+    chat.update_winbar(self)
+    return attention.check(self)
+  end
+  if ev.state ~= "idle" then
+    return
+  end
+  self.agent_waits = nil
+  if not self.agent_work then
+    chat.update_winbar(self)
+    return attention.check(self)
+  end
+  self.agent_work = nil
+  self.stop_reason = ev.stop_reason
+  if ev.stop_reason then
+    self.transcript:stop(ev.stop_reason)
+  end
+  if working and (self.inflight or 0) == 0 then
+    self.prompts:cancel_all("permission")
+    self:set_state("ready")
+    self.queue:turn_ended(ev)
+  end
+  attention.check(self)
 end
 
 local exiting = false -- Neovim exits: chats were saved by save_all

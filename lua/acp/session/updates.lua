@@ -43,7 +43,7 @@ local function with_meta_terminals(s, u, before)
     end
   end
   -- Blocks added for earlier updates, when this one replaces the content.
-  if type(u.content) == "table" and before and type(before.content) == "table" then
+  if type(u.content) == "table" and not u._acp_append and before and type(before.content) == "table" then
     for _, c in ipairs(before.content) do
       if type(c) == "table" and c._acp_meta then
         add(c.terminalId)

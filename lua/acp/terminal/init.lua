@@ -348,6 +348,9 @@ end
 
 -- Feed data to the view, without the control strings that would reach
 -- past it (acp.terminal.termsafe: hyperlinks, clipboard writes, ...).
+--- Home, clear the screen, clear the scrollback.
+local CLEAR = "\27[H\27[2J\27[3J"
+
 local function feed(t, data)
   if data ~= "" and t.chan then
     t.fed = true
@@ -484,6 +487,12 @@ function Terminals:_from_meta(u, meta)
     if type(out) == "table" and type(out.data) == "string" then
       local t = term(out.terminal_id)
       if t then
+        if out.replace and t.fed then
+          -- A snapshot of the whole output (ACP v2's terminal_update) after
+          -- streamed chunks: the screen and scrollback cleared first.
+          -- (Neovim 0.10 keeps the scrollback's lines, blanked.)
+          feed(t, CLEAR)
+        end
         feed(t, crlf(out.data))
         self:_changed(t)
       end

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// wsTree is every regular file under dir (outside .git), by relative path.
+func wsTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			if b, err := os.ReadFile(p); err == nil {
+				rel, _ := filepath.Rel(dir, p)
+				out[rel] = string(b)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// treeDiff says how got differs from want ("" when it does not).
+func treeDiff(got, want map[string]string) string {
+	var d []string
+	for p, w := range want {
+		if g, ok := got[p]; !ok {
+			d = append(d, p+": missing")
+		} else if g != w {
+			d = append(d, fmt.Sprintf("%s: %q, want %q", p, g, w))
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			d = append(d, p+": not wanted")
+		}
+	}
+	sort.Strings(d)
+	return strings.Join(d, "\n")
+}
+
+// propertyTurns makes n turns of random writes by every path an agent has
+// into ws (its paths: root): fs/write_text_file, its own disk writes,
+// commands in our terminal (a file deleted, renamed, a binary file
+// written), over a few text files and binary ones.
+func propertyTurns(rng *rand.Rand, n int, root string) [][]any {
+	var turns [][]any
+	for k := 0; k < n; k++ {
+		var steps []any
+		for op := 0; op < 1+rng.IntN(3); op++ {
+			f := fmt.Sprintf("f%d.txt", rng.IntN(5))
+			content := fmt.Sprintf("turn %d op %d\nline %x\n", k, op, rng.Uint32())
+			switch rng.IntN(5) {
+			case 0:
+				steps = append(steps, fsWrite(filepath.Join(root, f), content))
+			case 1:
+				steps = append(steps, diskWrite(filepath.Join(root, f), content))
+			case 2:
+				cmd := fmt.Sprintf("rm -f %s", f)
+				steps = append(steps, M{"request": "terminal/create", "params": M{"command": "sh", "args": []any{"-c", cmd}, "cwd": root}, "save": "t"},
+					request("terminal/wait_for_exit", M{"terminalId": "$t"}))
+			case 3:
+				to := fmt.Sprintf("f%d.txt", rng.IntN(5))
+				cmd := fmt.Sprintf("[ -e %s ] && [ %s != %s ] && mv %s %s; true", f, f, to, f, to)
+				steps = append(steps, M{"request": "terminal/create", "params": M{"command": "sh", "args": []any{"-c", cmd}, "cwd": root}, "save": "t"},
+					request("terminal/wait_for_exit", M{"terminalId": "$t"}))
+			default:
+				cmd := fmt.Sprintf(`printf '\000\001 turn %d \377' > b%d.bin`, k, rng.IntN(2))
+				steps = append(steps, M{"request": "terminal/create", "params": M{"command": "sh", "args": []any{"-c", cmd}, "cwd": root}, "save": "t"},
+					request("terminal/wait_for_exit", M{"terminalId": "$t"}))
+			}
+		}
+		steps = append(steps, text(fmt.Sprintf("turn %d done", k+1)))
+		turns = append(turns, steps)
+	}
+	return turns
+}
+
+// TestRewindPropertyE2E: 20 turns of random writes by every path (fs, the
+// agent's disk writes, our terminal: created, deleted, renamed, binary),
+// in a git workspace and outside git, with Neovim restarted (the chat
+// resumed) after turn 10; a copy of the tree is taken before each prompt.
+// Rewinding the files to before each message, newest first, gives that
+// copy byte for byte.
+//
+// Not passing yet, so it runs only with NVIM_ACP_REWIND_PROPERTY=1 (it
+// found the bugs fixed with it: "message 1" matched message 12's
+// checkpoint; a rewind left a stored version's reference counted to
+// another; the watcher's late report of a turn's write, after the next
+// prompt, went into the next checkpoint with the older pre-image).
+// Still failing (2026-11-29): outside git without the restart, a file
+// renamed onto (mv) and deleted (rm) by our terminal in later turns
+// comes back on a rewind to before message 14 or 15 (timing-dependent);
+// with the restart, the second rewind's plan finds a stored version
+// gone (a reference lost across the restart); in git, a turn waits on a
+// permission. See the report of branch rewind.
+func TestRewindPropertyE2E(t *testing.T) {
+	parallel(t)
+	if os.Getenv("NVIM_ACP_REWIND_PROPERTY") == "" {
+		t.Skip("known failing, see the comment: NVIM_ACP_REWIND_PROPERTY=1 runs it")
+	}
+	const n, restartAfter = 20, 10
+	for _, git := range []bool{false, true} {
+		name := map[bool]string{false: "outside git", true: "git"}[git]
+		t.Run(name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(28, map[bool]uint64{false: 1, true: 2}[git]))
+			e, ws := fsEditor(t)
+			for i := 0; i < 5; i++ {
+				fsPutFile(t, filepath.Join(ws, fmt.Sprintf("f%d.txt", i)), fmt.Sprintf("original %d\n", i))
+			}
+			fsPutFile(t, filepath.Join(ws, "b0.bin"), "\x00 original \xff")
+			if git {
+				for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "init"}} {
+					cmd := exec.Command("git", args...)
+					cmd.Dir = ws
+					cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Fatalf("git %v: %v\n%s", args, err, out)
+					}
+				}
+			}
+			turns := propertyTurns(rng, n, ws)
+			scenario := func(ts [][]any) M {
+				anys := make([]any, len(ts))
+				for i, s := range ts {
+					anys[i] = s
+				}
+				return M{"initialize": sessionCaps(true, "resume"), "turns": anys}
+			}
+			e.SetupFake(scenario(turns[:min(restartAfter, n)]), allowCommands)
+			e.Chat("fake")
+			e.WaitState("ready")
+			refs := make([]map[string]string, n+1)
+			for k := 1; k <= n; k++ {
+				if k == restartAfter+1 {
+					e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+					e = e.Restart()
+					e.SetupFake(scenario(turns[restartAfter:]), allowCommands)
+					e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+					e.AnswerBlockingPrompt("1<CR>") // the chat
+					e.AnswerBlockingPrompt("1<CR>") // Resume
+					e.WaitState("ready")
+				}
+				refs[k] = wsTree(t, ws)
+				e.runTurn(fmt.Sprintf("message %d", k))
+				e.waitChat(fmt.Sprintf("turn %d done", k))
+			}
+			for k := n; k >= 1; k-- {
+				var ok bool
+				e.Lua(`return require("acp").rewind({ message = ..., conversation = false, confirm = false, overlaps = "theirs" })`, &ok, k)
+				if !ok {
+					t.Fatalf("rewind to message %d refused: %s", k, e.Messages())
+				}
+				var diff string
+				deadline := time.Now().Add(15 * time.Second)
+				for {
+					if diff = treeDiff(wsTree(t, ws), refs[k]); diff == "" {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("rewound to before message %d, the tree differs from its copy:\n%s\nchat:\n%s", k, diff, e.ChatText())
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		})
+	}
+}
