@@ -142,3 +142,31 @@ func TestRewindForkAfterRestart(t *testing.T) {
 		t.Fatalf("session/fork %s, want one at msg-1b", b)
 	}
 }
+
+// A new session after a rewind (the fork failed) sends no messageIds: its
+// turns record no fork point, none of the old session's is taken for one
+// (the fork would name a message the new session does not have).
+func TestRewindForkPointsOfNewSession(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.SetupFake(M{"initialize": sessionCaps(false, "fork"), "turns": []any{
+		[]any{said("reply-one", "msg-1")}, []any{said("reply-two", "msg-2")}, []any{text("reply-two-b")}, []any{text("reply-three")},
+	}, "fail": M{"session/fork": M{"code": -32603, "message": "fork broke"}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("ask-one")
+	e.runTurn("ask-two")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, files = false, confirm = false })`, &ok)
+	e.Eventually("the new session ready", 10*time.Second, func() bool {
+		return e.Status().State == "ready" && e.Status().SessionID == "fake-session-2"
+	})
+	e.runTurn("ask-two-b")
+	e.runTurn("ask-three")
+	e.Lua(`return require("acp").rewind({ message = 3, files = false, confirm = false })`, &ok)
+	e.Eventually("the second rewind said why it did not fork", 10*time.Second, func() bool {
+		return e.Status().State == "ready" && strings.Contains(e.ChatText(), "Not forked (no id of message 2's answer is recorded")
+	})
+	if n := len(e.recvs("session/fork")); n != 1 {
+		t.Fatalf("%d session/fork sent, want 1 (the first rewind's)", n)
+	}
+}
