@@ -20,6 +20,16 @@ type ForkRequest struct {
 	AdditionalDirectories []string          `json:"additionalDirectories,omitempty"`
 	McpServers            []json.RawMessage `json:"mcpServers"`
 	SystemPrompt          *SystemPrompt     `json:"systemPrompt,omitempty"`
+	Meta                  map[string]any    `json:"_meta,omitempty"`
+}
+
+// AirForkPoint is session/fork's _meta forking at agent message
+// messageID (JetBrains AIR's fork point, read by claude-agent-acp 0.101
+// and codex-acp 2.6): the fork's history ends with that message.
+func AirForkPoint(messageID string) map[string]any {
+	return map[string]any{"jetbrains": map[string]any{"air": map[string]any{
+		"fork": map[string]any{"version": 1, "messageId": messageID},
+	}}}
 }
 
 // ParseForkResponse reads session/fork's result: the new session's id

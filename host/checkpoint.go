@@ -475,6 +475,7 @@ func (s *Session) freshSession(a *Agent) error {
 	a.removeSession(s)
 	s.mu.Lock()
 	s.id = nr.SessionId
+	s.msgIDs = nil // the old session's messageIds are no fork points of this one
 	s.mu.Unlock()
 	a.addSession(s)
 	s.emit(s.readyEvent(a, nr.SessionId, resp, attachRewound, true))

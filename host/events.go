@@ -41,6 +41,7 @@ const (
 	EventReview         = "review"           // a file's pending changes of the agent's (review.go)
 	EventRewound        = "rewound"          // a rewind or redo of files ended (checkpoint.go)
 	EventSteer          = "steer"            // what became of a steered prompt
+	EventRewindFork     = "rewind_fork"      // a rewind's fork of the session ended (rewindfork.go)
 	// The agent's questions (elicitation/create), and their ends.
 	EventElicitation         = "elicitation"          // a form or a link for the user
 	EventElicitationDone     = "elicitation_done"     // an elicitation was settled
@@ -66,7 +67,7 @@ var eventTypes = []string{
 	EventTerminal, EventTerminalOutput, EventTerminalExit,
 	EventFsWarning, EventMessage, EventModel,
 	EventAuth, EventAuthDone, EventReview, EventRewound,
-	EventAuth, EventAuthDone, EventSteer,
+	EventAuth, EventAuthDone, EventSteer, EventRewindFork,
 	EventElicitation, EventElicitationDone, EventElicitationComplete, EventRestart,
 	EventSubagentChunk, EventBackground, EventAuthStatus, EventAgentState,
 }
@@ -204,6 +205,15 @@ func initializedEvent(agentInfo map[string]any) Event {
 // errorEvent says the session failed; the chat shows err.
 func errorEvent(err error) Event {
 	return Event{"type": EventState, "state": "error", "error": err.Error()}
+}
+
+// rewindForkEvent says how a rewind's fork of the session ended
+// (rewindfork.go): in agent session id, or err.
+func rewindForkEvent(id acp.SessionId, err error) Event {
+	if err != nil {
+		return Event{"type": EventRewindFork, "error": err.Error()}
+	}
+	return Event{"type": EventRewindFork, "ok": true, "session_id": string(id)}
 }
 
 // turnEndEvent says a turn ended with stopReason, and the tokens it took

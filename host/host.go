@@ -154,6 +154,7 @@ func (h *Host) methods() map[string]any {
 		"acp_rewind_apply":    h.rpcRewindApply,
 		"acp_rewind_redo":     h.rpcRewindRedo,
 		"acp_rewind_session":  h.rpcRewindSession,
+		"acp_rewind_fork":     h.rpcRewindFork,
 		"acp_review_sync":     h.rpcReviewSync,
 		"acp_review_decide":   h.rpcReviewDecide,
 		"acp_review_comment":  h.rpcReviewComment,

@@ -479,7 +479,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 		s.emit(turnErrorEvent(err))
 		return
 	}
-	s.emit(turnEndEvent(string(resp.StopReason), resp.Usage))
+	s.emit(withMessageID(turnEndEvent(string(resp.StopReason), resp.Usage), s.lastAgentMessage()))
 	// What the agent ran for the turn may have left orphans: the Reaper
 	// looks now and a few times after, then sleeps (issue 34).
 	proctree.Kick()

@@ -2,10 +2,12 @@
 --- the chat's user messages, files and conversation. The host keeps a
 --- checkpoint before each prompt (package checkpoint); this module lists
 --- the messages, previews a rewind, applies it and redoes it (until the
---- next prompt). The conversation goes on in a new session of the same
---- agent, given the kept messages with the next prompt: ACP has no way
---- to make an agent forget turns.
+--- next prompt). The conversation goes on in a fork of the agent's
+--- session at the last kept answer where it can (rewind/fork.lua), else in
+--- a new session of the same agent, given the kept messages with the next
+--- prompt.
 local config = require("acp.config")
+local fork = require("acp.rewind.fork")
 local host = require("acp.host")
 local notifier = require("acp.notify")
 local preview = require("acp.rewind.preview")
@@ -46,6 +48,7 @@ function M.forget(session_id)
   end
   local dir = vim.fn.stdpath("state") .. "/acp/checkpoints/" .. session_id:gsub("[^%w._-]+", "_")
   vim.fn.delete(dir, "rf")
+  fork.forget(session_id)
 end
 
 --- The host's checkpoints of s: { checkpoints = Summary[], redo, dir };
@@ -128,11 +131,15 @@ local function apply(s, info, overlaps)
     redo.fold = rchat.fold(s, info.n)
     redo.input = info.text
     rchat.set_input(s, info.text)
-    rchat.set_context(s, kept)
-    local ok, err = pcall(host.request, "acp_rewind_session", s.sid)
-    if not ok then
-      s.transcript:message("error", "Rewind: the agent's new session failed: " .. tostring(err))
-    else
+    -- A new session given the kept conversation as text (why: why not a
+    -- fork of the agent's own session, rewind/fork.lua).
+    local function fresh(why)
+      rchat.set_context(s, kept)
+      local ok, err = pcall(host.request, "acp_rewind_session", s.sid)
+      if not ok then
+        s.transcript:message("error", "Rewind: the agent's new session failed: " .. tostring(err))
+        return s:set_state("ready")
+      end
       -- Until the new session is ready (its "ready" event), a prompt
       -- waits, as while any session starts.
       s:set_state("starting")
@@ -140,11 +147,21 @@ local function apply(s, info, overlaps)
         or ("your next prompt carries the %d message%s kept as context"):format(info.n - 1, info.n == 2 and "" or "s")
       s.transcript:message(
         "info",
-        (
-          "Rewound the conversation to before message %d. %s cannot drop turns (ACP has no way to), so a new session "
-          .. "of it takes over; %s. Message %d is back in the input."
-        ):format(info.n, s:label(), kept_msg, info.n)
+        ("Rewound the conversation to before message %d. %sa new session of %s takes over; %s. Message %d is back in the input."):format(
+          info.n,
+          why and ("Not forked (%s), so "):format(why) or "",
+          s:label(),
+          kept_msg,
+          info.n
+        )
       )
+    end
+    local forked, why = false, nil
+    if info.n > 1 then
+      forked, why = fork.start(s, info.n, fresh)
+    end
+    if not forked then
+      fresh(why)
     end
   end
   redo.count = #rchat.messages(s)

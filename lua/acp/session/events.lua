@@ -13,6 +13,7 @@ local notify = require("acp.notify")
 local registry = require("acp.agents.registry")
 local review = require("acp.review")
 local rewind = require("acp.rewind")
+local rewind_fork = require("acp.rewind.fork")
 local sessions = require("acp.sessions")
 local steer = require("acp.input.steer")
 local subagents = require("acp.subagents")
@@ -72,6 +73,7 @@ end
 
 --- A turn ended: stop_reason, or error.
 function handlers.turn_end(s, ev)
+  rewind_fork.note(s, ev) -- its last agent messageId: a rewind's fork point
   s:on_turn_end(ev)
 end
 
@@ -180,6 +182,11 @@ end
 --- One file's pending changes of the agent's (the review, acp.review).
 function handlers.review(s, ev)
   review.on_file(s, table_or_empty(ev.file))
+end
+
+--- A rewind's fork of the agent's session ended: ok, or error.
+function handlers.rewind_fork(s, ev)
+  rewind_fork.on_event(s, ev)
 end
 
 --- A rewind or redo of files ended (acp.rewind).

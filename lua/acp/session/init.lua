@@ -103,6 +103,8 @@ M.title_max = 200
 ---@field input_win integer|nil (acp.chat) the last window showing the input
 ---@field checkpoint_dir string|nil (acp.rewind) the chat's checkpoint store (a new session of the chat keeps it)
 ---@field rewind_redo table|nil (acp.rewind) what undoes the last rewind (until the next prompt)
+---@field fork_points table|nil (acp.rewind.fork) the last agent messageId of each turn, per agent session
+---@field rewind_fork table|nil (acp.rewind.fork) a rewind's fork of the agent session under way
 local S = {}
 S.__index = S
 

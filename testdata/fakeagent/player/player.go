@@ -115,8 +115,12 @@ type Scenario struct {
 type Step struct {
 	Update map[string]any `json:"update,omitempty"`
 	Text   string         `json:"text,omitempty"`
-	Chunks int            `json:"chunks,omitempty"` // n agent_message_chunks "<prefix><i>\n"
-	Prefix string         `json:"prefix,omitempty"`
+	// MessageID, with text: the chunk's messageId (as claude-agent-acp
+	// and codex-acp send them); session/fork's AIR fork point must name
+	// one sent on the session forked.
+	MessageID string `json:"message_id,omitempty"`
+	Chunks    int    `json:"chunks,omitempty"` // n agent_message_chunks "<prefix><i>\n"
+	Prefix    string `json:"prefix,omitempty"`
 	// With chunks: chunk i is Cycle[i % len(Cycle)] with "{i}" replaced by i
 	// (instead of "<prefix><i>\n").
 	Cycle []string `json:"cycle,omitempty"`
@@ -314,13 +318,14 @@ type agent struct {
 	turn     int
 	cancel   chan struct{}
 	sessions int
-	vars     map[string]any  // saved results for "$name" params
-	initID   string          // raw id of the initialize request (with init_raw)
-	authed   bool            // authenticate succeeded
-	running  int             // turns running
-	steers   chan string     // steered texts for wait_steer
-	known    map[string]bool // sessions created, loaded or resumed here
-	turnMu   sync.Mutex      // held by each turn with QueuePrompts
+	vars     map[string]any             // saved results for "$name" params
+	initID   string                     // raw id of the initialize request (with init_raw)
+	authed   bool                       // authenticate succeeded
+	running  int                        // turns running
+	steers   chan string                // steered texts for wait_steer
+	known    map[string]bool            // sessions created, loaded or resumed here
+	msgIDs   map[string]map[string]bool // the messageIds of the agent chunks sent, by session
+	turnMu   sync.Mutex                 // held by each turn with QueuePrompts
 }
 
 type lockedWriter struct {
@@ -577,6 +582,18 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.attached(fmt.Sprint(p["sessionId"]))
 		return map[string]any{}, nil
 	case "session/fork":
+		// JetBrains AIR's fork point (_meta.jetbrains.air.fork): a
+		// messageId this agent sent on the session, as claude-agent-acp
+		// and codex-acp need one they know (of a session resumed from
+		// before this process, whose history it has not seen, any).
+		if at, ok := airForkPoint(p); ok {
+			a.mu.Lock()
+			sent := a.msgIDs[fmt.Sprint(p["sessionId"])]
+			a.mu.Unlock()
+			if sent != nil && !sent[at] {
+				return nil, acp.NewInvalidParams(map[string]any{"error": "no message " + at + " in the session"})
+			}
+		}
 		a.mu.Lock()
 		a.sessions++
 		id := fmt.Sprintf("fake-fork-%d", a.sessions)
@@ -841,8 +858,21 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 		case st.Update != nil:
 			a.notify(ctx, sid, a.substitute(st.Update).(map[string]any))
 		case st.Text != "":
-			a.notify(ctx, sid, map[string]any{"sessionUpdate": "agent_message_chunk",
-				"content": map[string]any{"type": "text", "text": st.Text}})
+			u := map[string]any{"sessionUpdate": "agent_message_chunk",
+				"content": map[string]any{"type": "text", "text": st.Text}}
+			if st.MessageID != "" {
+				u["messageId"] = st.MessageID
+				a.mu.Lock()
+				if a.msgIDs == nil {
+					a.msgIDs = map[string]map[string]bool{}
+				}
+				if a.msgIDs[sid] == nil {
+					a.msgIDs[sid] = map[string]bool{}
+				}
+				a.msgIDs[sid][st.MessageID] = true
+				a.mu.Unlock()
+			}
+			a.notify(ctx, sid, u)
 		case st.Chunks > 0:
 			for i := 0; i < st.Chunks; i++ {
 				t := fmt.Sprintf("%s%d\n", st.Prefix, i)
@@ -1146,4 +1176,18 @@ func (f framedWriter) Write(p []byte) (int, error) {
 	body := strings.TrimRight(string(p), "\n")
 	_, err := fmt.Fprintf(f.w, "Content-Length: %d\r\n\r\n%s", len(body), body)
 	return len(p), err
+}
+
+// airForkPoint is the messageId of session/fork's
+// _meta.jetbrains.air.fork {version: 1, messageId}, if params has one.
+func airForkPoint(params map[string]any) (string, bool) {
+	m, _ := params["_meta"].(map[string]any)
+	j, _ := m["jetbrains"].(map[string]any)
+	air, _ := j["air"].(map[string]any)
+	f, ok := air["fork"].(map[string]any)
+	if !ok {
+		return "", false
+	}
+	id, _ := f["messageId"].(string)
+	return id, true
 }
