@@ -116,6 +116,7 @@ func (h *Host) methods() map[string]any {
 		"acp_cancel_subagent": h.rpcCancelSubagent, // subagent.go
 		"acp_cancel_item":     h.rpcCancelItem,     // v2.go
 		"acp_close":           h.rpcClose,
+		"acp_leaving":         h.rpcLeaving, // terminal.go: Neovim exits
 		"acp_set_mode":        h.rpcSetMode,
 		"acp_set_model":       h.rpcSetModel,
 		"acp_set_option":      h.rpcSetOption,

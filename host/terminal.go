@@ -62,6 +62,35 @@ func (s *Session) terminals() (*terminal.Manager, *terminal.Pump) {
 	return st.m, st.pump
 }
 
+// rpcLeaving ends every session's terminals while Neovim waits
+// (acp_leaving, from VimLeavePre). Once Neovim has quit it gives the host
+// two seconds between SIGTERM and SIGKILL, in which a loaded machine may
+// not reach a terminal's command on the far side of a prefix (docker
+// exec, ssh): the stop script there would never run. Bounded by each
+// stop's own deadline; the sessions go on to end as usual after it.
+func (h *Host) rpcLeaving() (bool, error) {
+	h.mu.Lock()
+	sessions := make([]*Session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		if m := s.existingTerminals(); m != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := m.Close(); err != nil {
+					s.log.Warn("close terminals", "err", err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return true, nil
+}
+
 // existingTerminals returns the manager if one was created.
 func (s *Session) existingTerminals() *terminal.Manager {
 	s.terms.mu.Lock()

@@ -184,6 +184,22 @@ echo "nvim-acp-stop mode=$mode found=$found left="$left
 // when the command still ran here (running) but the prefix lands where it
 // did not run (a new container at each run: its pid file is not there).
 func (f *Far) Stop(ctx context.Context, running bool) error {
+	err := f.stopOnce(ctx, running)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			// The prefix's process here was killed under the stop (Neovim
+			// quitting signals its jobs' trees as the host starts its own
+			// stops): the far side was not reached or not to the end.
+			// The script is safe to run again.
+			err = f.stopOnce(ctx, running)
+		}
+	}
+	return err
+}
+
+// stopOnce runs the stop script through the prefix once.
+func (f *Far) stopOnce(ctx context.Context, running bool) error {
 	argv := throughPrefix(f.prefix, f.stopScript())
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = time.Second // a prefix's child holding the pipes

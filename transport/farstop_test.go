@@ -204,6 +204,43 @@ func TestFarStopReports(t *testing.T) {
 	}
 }
 
+// The prefix's process here killed by a signal under the stop (Neovim
+// quitting signals its jobs' trees while the host stops its terminals):
+// the stop runs again and reaches the far side; a prefix killed each time
+// is reported.
+func TestFarStopAfterPrefixKilled(t *testing.T) {
+	dir := t.TempDir()
+	once := filepath.Join(dir, "once")
+	if err := os.WriteFile(once, []byte("#!/bin/sh\n[ -e "+dir+"/killed ] || { : >"+dir+"/killed; kill -TERM $$; }\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	always := filepath.Join(dir, "always")
+	if err := os.WriteFile(always, []byte("#!/bin/sh\nkill -TERM $$\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		prefix []string
+		want   string // in the error; "" for none
+	}{
+		{"killed once", []string{once}, ""},
+		{"killed each time", []string{always}, "signal: terminated"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := far.Stop(ctx, false)
+			if c.want == "" && err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("Stop: %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}
+
 // BenchmarkFarStop is what ending a terminal through a prefix costs on
 // the far side when there is nothing left to end (the common release of a
 // command that exited): one scan of /proc, with grep -z and without.

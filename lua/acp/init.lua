@@ -64,6 +64,12 @@ local function setup_once()
     callback = function()
       if package.loaded["acp.session"] then -- else no session was ever made
         session.save_all()
+        -- Terminals end now, while Neovim waits: a command on the far
+        -- side of a prefix needs its stop script to run there.
+        local chan = host.channel()
+        if chan then
+          pcall(vim.rpcrequest, chan, "acp_leaving")
+        end
       end
     end,
   })
