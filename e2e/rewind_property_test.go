@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"compress/gzip"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -58,37 +60,43 @@ func treeDiff(got, want map[string]string) string {
 // into ws (its paths: root): fs/write_text_file, its own disk writes,
 // commands in our terminal (a file deleted, renamed, a binary file
 // written), over a few text files and binary ones.
-func propertyTurns(rng *rand.Rand, n int, root string) [][]any {
-	var turns [][]any
+func propertyTurns(rng *rand.Rand, n int, root string) (turns [][]any, told []string) {
 	for k := 0; k < n; k++ {
 		var steps []any
+		var ops []string
 		for op := 0; op < 1+rng.IntN(3); op++ {
 			f := fmt.Sprintf("f%d.txt", rng.IntN(5))
 			content := fmt.Sprintf("turn %d op %d\nline %x\n", k, op, rng.Uint32())
 			switch rng.IntN(5) {
 			case 0:
 				steps = append(steps, fsWrite(filepath.Join(root, f), content))
+				ops = append(ops, "fs write "+f)
 			case 1:
 				steps = append(steps, diskWrite(filepath.Join(root, f), content))
+				ops = append(ops, "disk write "+f)
 			case 2:
 				cmd := fmt.Sprintf("rm -f %s", f)
+				ops = append(ops, cmd)
 				steps = append(steps, M{"request": "terminal/create", "params": M{"command": "sh", "args": []any{"-c", cmd}, "cwd": root}, "save": "t"},
 					request("terminal/wait_for_exit", M{"terminalId": "$t"}))
 			case 3:
 				to := fmt.Sprintf("f%d.txt", rng.IntN(5))
 				cmd := fmt.Sprintf("[ -e %s ] && [ %s != %s ] && mv %s %s; true", f, f, to, f, to)
+				ops = append(ops, "mv "+f+" "+to)
 				steps = append(steps, M{"request": "terminal/create", "params": M{"command": "sh", "args": []any{"-c", cmd}, "cwd": root}, "save": "t"},
 					request("terminal/wait_for_exit", M{"terminalId": "$t"}))
 			default:
 				cmd := fmt.Sprintf(`printf '\000\001 turn %d \377' > b%d.bin`, k, rng.IntN(2))
+				ops = append(ops, cmd)
 				steps = append(steps, M{"request": "terminal/create", "params": M{"command": "sh", "args": []any{"-c", cmd}, "cwd": root}, "save": "t"},
 					request("terminal/wait_for_exit", M{"terminalId": "$t"}))
 			}
 		}
 		steps = append(steps, text(fmt.Sprintf("turn %d done", k+1)))
 		turns = append(turns, steps)
+		told = append(told, fmt.Sprintf("message %d: %s", k+1, strings.Join(ops, "; ")))
 	}
-	return turns
+	return turns, told
 }
 
 // TestRewindPropertyE2E: 20 turns of random writes by every path (fs, the
@@ -134,7 +142,7 @@ func TestRewindPropertyE2E(t *testing.T) {
 					}
 				}
 			}
-			turns := propertyTurns(rng, n, ws)
+			turns, told := propertyTurns(rng, n, ws)
 			scenario := func(ts [][]any) M {
 				anys := make([]any, len(ts))
 				for i, s := range ts {
@@ -173,11 +181,43 @@ func TestRewindPropertyE2E(t *testing.T) {
 						break
 					}
 					if time.Now().After(deadline) {
-						t.Fatalf("rewound to before message %d, the tree differs from its copy:\n%s\nchat:\n%s", k, diff, e.ChatText())
+						t.Fatalf("rewound to before message %d, the tree differs from its copy:\n%s\nturns:\n%s\ncheckpoints:\n%s",
+							k, diff, strings.Join(told, "\n"), e.checkpointJournals())
 					}
 					time.Sleep(20 * time.Millisecond)
 				}
 			}
 		})
 	}
+}
+
+// checkpointJournals is the text of the checkpoint journals in e's state
+// directory, each stored version named by its content (a property test's
+// failure tells what the record held).
+func (e *Editor) checkpointJournals() string {
+	var out strings.Builder
+	filepath.WalkDir(e.state, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Name() != "journal.jsonl" {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		text := string(b)
+		objs, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "objects", "*", "*"))
+		for _, o := range objs {
+			h := filepath.Base(filepath.Dir(o)) + filepath.Base(o)
+			content := "(unreadable)"
+			if f, err := os.Open(o); err == nil {
+				if zr, err := gzip.NewReader(f); err == nil {
+					if data, err := io.ReadAll(zr); err == nil {
+						content = fmt.Sprintf("%q", data)
+					}
+				}
+				f.Close()
+			}
+			text = strings.ReplaceAll(text, h, content)
+		}
+		fmt.Fprintf(&out, "%s:\n%s", p, text)
+		return nil
+	})
+	return out.String()
 }

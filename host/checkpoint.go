@@ -169,12 +169,29 @@ func (k checkpointSink) FileChanged(path string, before, after fsbridge.FileText
 	if st == nil {
 		return
 	}
-	agent := by == fsbridge.ByAgent || by == fsbridge.ByApproved || by == fsbridge.ByDisk && k.s.rev.Working()
-	if agent {
-		// A loaded buffer's texts are not the disk's: the turn's scan
-		// reports the file from the disk.
-		if b, err := k.s.bridge(context.Background()); err == nil && !b.Loaded(path) {
-			st.Change(path, fileOf(before), fileOf(after), true)
+	if by == fsbridge.ByDisk && k.s.rev.Working() {
+		// The watcher's report comes a debounce after the change, often
+		// one or two turns later when turns are quick: recorded now, a
+		// change of an earlier turn (or one of its intermediate states)
+		// went into the newest checkpoint, and a rewind brought back a
+		// file that was gone. The turn's scan finds it, with its
+		// baseline from the turn's start, by the turn's end at the
+		// latest; noted, the file is looked at even where the scan does
+		// not list it.
+		k.s.scanner().Note(path)
+		return
+	}
+	if by == fsbridge.ByAgent || by == fsbridge.ByApproved {
+		// The turn's scan gives the change from the file's text at the
+		// turn's start (the bridge's before is the disk's just before
+		// the write, which a command earlier in the turn may have
+		// changed), from the disk (a loaded buffer's texts are not the
+		// disk's), and goes on from the text written: a command that
+		// then deletes the file is seen by its next check.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, c := range k.s.scanner().Wrote(ctx, path) {
+			st.Change(c.Path, fileOf(c.Before), fileOf(c.After), true)
 		}
 		return
 	}

@@ -364,16 +364,8 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 // its text now; Check looks at it even outside git. Paths outside the
 // workspace are ignored.
 func (s *Scanner) Note(path string) {
-	if !filepath.IsAbs(path) {
-		return
-	}
-	p := filepath.Clean(path)
-	if rp, err := filepath.EvalSymlinks(p); err == nil {
-		p = rp
-	} else if rd, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-		p = filepath.Join(rd, filepath.Base(p))
-	}
-	if rel, err := filepath.Rel(s.root, p); err != nil || strings.HasPrefix(rel, "..") {
+	p, ok := s.inside(path)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -424,6 +416,54 @@ func (s *Scanner) Note(path string) {
 		delete(s.seen, s.noted[0])
 		s.noted = s.noted[1:]
 	}
+}
+
+// Wrote tells the scanner that the client wrote path for the agent (its
+// fs/write_text_file, through the fs bridge) and returns the change from
+// the file's text at the turn's start (or at the last check) to now: the
+// bridge's own before is the disk's just before the write, which a
+// command earlier in the turn may have changed already (deleted, moved
+// onto). What the disk holds now is the file as last seen, so a later
+// change in the turn (a command deleting it) is found by the next check:
+// without it, a file the turn created by a write and a command then
+// deleted was absent at both ends, and its deletion never reported.
+// Paths outside the workspace are ignored.
+func (s *Scanner) Wrote(ctx context.Context, path string) []Change {
+	p, ok := s.inside(path)
+	if !ok {
+		return nil
+	}
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	s.mu.Lock()
+	if _, seen := s.seen[p]; !seen && !slices.Contains(s.noted, p) {
+		s.noted = append(s.noted, p)
+		if len(s.noted) > MaxNoted {
+			delete(s.seen, s.noted[0])
+			s.noted = s.noted[1:]
+		}
+	}
+	startHead, blind := s.head, s.blind
+	s.mu.Unlock()
+	return s.compare(ctx, map[string]bool{p: true}, startHead, blind)
+}
+
+// inside is path cleaned, its symlinks resolved (its directory's when it
+// does not exist), and whether it is in the workspace.
+func (s *Scanner) inside(path string) (string, bool) {
+	if !filepath.IsAbs(path) {
+		return "", false
+	}
+	p := filepath.Clean(path)
+	if rp, err := filepath.EvalSymlinks(p); err == nil {
+		p = rp
+	} else if rd, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(rd, filepath.Base(p))
+	}
+	if rel, err := filepath.Rel(s.root, p); err != nil || strings.HasPrefix(rel, "..") {
+		return "", false
+	}
+	return p, true
 }
 
 // Check returns the files changed since the turn's start or the last
@@ -499,6 +539,13 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	blind := s.blind
 	s.mu.Unlock()
 
+	return s.compare(ctx, cands, startHead, blind), err
+}
+
+// compare returns the changes of cands since the scanner last saw them
+// (or since the turn's start: the start's text, git's, or absent) and
+// remembers what each holds now. checkMu is held.
+func (s *Scanner) compare(ctx context.Context, cands map[string]bool, startHead string, blind bool) []Change {
 	var changes []Change
 	var fromIndex []string // clean at the start, changed now: their baseline is git's
 	for p := range cands {
@@ -569,7 +616,7 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 			s.mu.Unlock()
 		}
 	}
-	return changes, err
+	return changes
 }
 
 // baseText is a baseline from git (bin: bytes that are not text).
