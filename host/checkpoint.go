@@ -187,9 +187,14 @@ func (k checkpointSink) FileChanged(path string, before, after fsbridge.FileText
 		// the write, which a command earlier in the turn may have
 		// changed), from the disk (a loaded buffer's texts are not the
 		// disk's), and goes on from the text written: a command that
-		// then deletes the file is seen by its next check.
+		// then deletes the file is seen by its next check. A loaded
+		// file is left to the scan's next check, which brings its
+		// buffer in step with the disk too (Reconcile).
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		if b, err := k.s.bridge(ctx); err != nil || b.Loaded(path) {
+			return
+		}
 		for _, c := range k.s.scanner().Wrote(ctx, path) {
 			st.Change(c.Path, fileOf(c.Before), fileOf(c.After), true)
 		}
