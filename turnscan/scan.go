@@ -185,6 +185,10 @@ type Scanner struct {
 	// listed: outside git and not walked, the directories whose files
 	// were all listed at the turn's start (start holds them).
 	listed []string
+	// starting: Start is running (what was dirty at the start is not
+	// known yet); pending: the paths noted meanwhile, noted after it.
+	starting bool
+	pending  []string
 	// blind: the turn's start status failed (timed out in a big tree on
 	// a loaded machine), so which files were dirty then is unknown.
 	blind bool
@@ -309,7 +313,10 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 	defer s.checkMu.Unlock()
 	s.mu.Lock()
 	s.start, s.seen, s.noted, s.head, s.blind = map[string]known{}, map[string]known{}, nil, "", false
+	s.starting = true
 	s.mu.Unlock()
+	// The files noted meanwhile are noted once the start is known.
+	defer s.started()
 	var dirty map[string]bool
 	var head string
 	if s.top == "" {
@@ -351,10 +358,28 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 		}
 		start[p] = k
 	}
+	if startHook != nil {
+		startHook()
+	}
 	s.mu.Lock()
 	s.start, s.head = start, head
 	s.mu.Unlock()
 	return nil
+}
+
+// startHook, when set (tests), runs in Start before the start is known.
+var startHook func()
+
+// started ends Start: the paths noted while it ran are noted now.
+func (s *Scanner) started() {
+	s.mu.Lock()
+	s.starting = false
+	pending := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	for _, p := range pending {
+		s.Note(p)
+	}
 }
 
 // Note remembers path (a file a tool call names, usually before the tool
@@ -369,6 +394,15 @@ func (s *Scanner) Note(path string) {
 		return
 	}
 	s.mu.Lock()
+	if s.starting {
+		// Start has not listed the files dirty yet: noted now, a file
+		// dirty at the start would take git's text as its baseline.
+		if len(s.pending) < MaxNoted {
+			s.pending = append(s.pending, p)
+		}
+		s.mu.Unlock()
+		return
+	}
 	if d := filepath.Dir(p); !slices.Contains(s.recent, d) {
 		s.recent = append(s.recent, d)
 		if len(s.recent) > maxRecent {

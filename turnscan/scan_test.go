@@ -433,3 +433,30 @@ func TestWrote(t *testing.T) {
 		})
 	}
 }
+
+// TestNoteWhileStarting: a path noted while Start lists what is dirty (a
+// late report of the last turn's change, as the next prompt is sent) is
+// noted once the start is known: a file deleted before the turn keeps
+// "absent" as its baseline, not git's text (the rewind property test's
+// file that came back with its committed text).
+func TestNoteWhileStarting(t *testing.T) {
+	dir := repo(t)
+	ctx := context.Background()
+	s := New(ctx, dir, 1<<20)
+	p := filepath.Join(dir, "a.txt")
+	os.Remove(p) // deleted before the turn: dirty at its start
+	startHook = func() { s.Note(p) }
+	t.Cleanup(func() { startHook = nil })
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	startHook = nil
+	put(t, p, "written\n")
+	cs, err := s.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(summary(dir, cs), "; "), "a.txt: ∅ -> written"; got != want {
+		t.Errorf("check: %q, want %q", got, want)
+	}
+}
