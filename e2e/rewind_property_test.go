@@ -106,22 +106,15 @@ func propertyTurns(rng *rand.Rand, n int, root string) (turns [][]any, told []st
 // Rewinding the files to before each message, newest first, gives that
 // copy byte for byte.
 //
-// Not passing yet, so it runs only with NVIM_ACP_REWIND_PROPERTY=1 (it
-// found the bugs fixed with it: "message 1" matched message 12's
+// It found the bugs fixed with it: "message 1" matched message 12's
 // checkpoint; a rewind left a stored version's reference counted to
 // another; the watcher's late report of a turn's write, after the next
-// prompt, went into the next checkpoint with the older pre-image).
-// Still failing (2026-11-29): outside git without the restart, a file
-// renamed onto (mv) and deleted (rm) by our terminal in later turns
-// comes back on a rewind to before message 14 or 15 (timing-dependent);
-// with the restart, the second rewind's plan finds a stored version
-// gone (a reference lost across the restart); in git, a turn waits on a
-// permission. See the report of branch rewind.
+// prompt, went into the next checkpoint with the older pre-image; a file
+// the agent wrote through the bridge and a command then deleted came
+// back (the scan never knew of it); a write after a command deleted the
+// file took "absent" as its pre-image.
 func TestRewindPropertyE2E(t *testing.T) {
 	parallel(t)
-	if os.Getenv("NVIM_ACP_REWIND_PROPERTY") == "" {
-		t.Skip("known failing, see the comment: NVIM_ACP_REWIND_PROPERTY=1 runs it")
-	}
 	const n, restartAfter = 20, 10
 	for _, git := range []bool{false, true} {
 		name := map[bool]string{false: "outside git", true: "git"}[git]
