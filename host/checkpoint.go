@@ -65,14 +65,20 @@ func (s *Session) checkpointEnding() {
 // waitEndScan waits (bounded) for the last turn's end scan to have
 // recorded its changes: a checkpoint taken, or a rewind planned, before
 // it would miss them.
-func (s *Session) waitEndScan() {
+func (s *Session) waitEndScan() { s.waitEndScanFor(endScanWait) }
+
+// endScanWaitAtExit bounds how long the session's end (Neovim quit)
+// waits for the last turn's end scan.
+const endScanWaitAtExit = 5 * time.Second
+
+func (s *Session) waitEndScanFor(d time.Duration) {
 	s.ck.mu.Lock()
 	ending := s.ck.ending
 	s.ck.mu.Unlock()
 	if ending != nil {
 		select {
 		case <-ending:
-		case <-time.After(endScanWait):
+		case <-time.After(d):
 			s.log.Warn("checkpoint: the last turn's end scan is late")
 		}
 	}
@@ -120,7 +126,13 @@ func (s *Session) store() *checkpoint.Store {
 		return nil
 	}
 	c.st, c.dir = st, dir
-	s.onEnd(func() { st.Close() })
+	s.onEnd(func() {
+		// Neovim quit right after a turn (its end shown, its end scan
+		// still running): the turn's changes are recorded before the
+		// store closes, or a rewind after the restart missed them.
+		s.waitEndScanFor(endScanWaitAtExit)
+		st.Close()
+	})
 	return st
 }
 
