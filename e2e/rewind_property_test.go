@@ -104,7 +104,8 @@ func propertyTurns(rng *rand.Rand, n int, root string) (turns [][]any, told []st
 // in a git workspace and outside git, with Neovim restarted (the chat
 // resumed) after turn 10; a copy of the tree is taken before each prompt.
 // Rewinding the files to before each message, newest first, gives that
-// copy byte for byte.
+// copy byte for byte, but for the user's own edits of a file of theirs
+// (before messages 4 and 13), which stay.
 //
 // It found the bugs fixed with it: "message 1" matched message 12's
 // checkpoint; a rewind left a stored version's reference counted to
@@ -147,6 +148,10 @@ func TestRewindPropertyE2E(t *testing.T) {
 			e.Chat("fake")
 			e.WaitState("ready")
 			refs := make([]map[string]string, n+1)
+			// The user edits notes.md (the agent never touches it) before
+			// these messages, before and after the restart.
+			userEdits := map[int]bool{4: true, 13: true}
+			userFile, userText := filepath.Join(ws, "notes.md"), ""
 			for k := 1; k <= n; k++ {
 				if k == restartAfter+1 {
 					e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
@@ -157,7 +162,17 @@ func TestRewindPropertyE2E(t *testing.T) {
 					e.AnswerBlockingPrompt("1<CR>") // Resume
 					e.WaitState("ready")
 				}
+				if userEdits[k] {
+					// The user's own edit, in a buffer, written: no
+					// rewind takes it back.
+					userText = fmt.Sprintf("the user's notes before message %d", k)
+					b := e.loadBuffer(userFile)
+					e.setLines(b, 0, -1, []string{userText})
+					e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
+					userText += "\n"
+				}
 				refs[k] = wsTree(t, ws)
+				delete(refs[k], "notes.md")
 				e.runTurn(fmt.Sprintf("message %d", k))
 				e.waitChat(fmt.Sprintf("turn %d done", k))
 			}
@@ -170,7 +185,14 @@ func TestRewindPropertyE2E(t *testing.T) {
 				var diff string
 				deadline := time.Now().Add(15 * time.Second)
 				for {
-					if diff = treeDiff(wsTree(t, ws), refs[k]); diff == "" {
+					tree := wsTree(t, ws)
+					user := tree["notes.md"]
+					delete(tree, "notes.md")
+					diff = treeDiff(tree, refs[k])
+					if user != userText {
+						diff += fmt.Sprintf("\nnotes.md: %q, want the user's last %q", user, userText)
+					}
+					if diff == "" {
 						break
 					}
 					if time.Now().After(deadline) {
