@@ -212,12 +212,16 @@ func (s *Store) apply(rec record) {
 		}
 		s.redo = rd
 	case rec.Entry != nil && len(s.cps) > 0:
+		// The new entry is held before the one it replaces is let go,
+		// as Change does: they share the pre-image, whose object went
+		// when its count fell to 0 in between (an entry updated within
+		// its turn lost its pre-image at the next Open).
 		cur := s.cps[len(s.cps)-1]
+		s.hold(rec.Entry)
 		if old := cur.Files[rec.Path]; old != nil {
 			s.release(old)
 		}
 		cur.Files[rec.Path] = rec.Entry
-		s.hold(rec.Entry)
 	}
 }
 

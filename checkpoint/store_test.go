@@ -263,3 +263,59 @@ func TestLateReportNotTheNextCheckpoints(t *testing.T) {
 		}
 	}
 }
+
+// A file changed twice within one turn, then the store reopened (Neovim
+// restarted): the turn's pre-image is still stored and a rewind to
+// before that message plans and restores it. Replaying the journal let
+// go of the first entry's objects before holding the second's, which
+// shares its pre-image: the object was removed while still in use (the
+// rewind property test's "stored version missing" after its restart).
+func TestReopenKeepsAnEntryUpdatedInItsTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		writes []string // the agent's versions in turn 1
+	}{
+		{"changed twice", []string{"v1\n", "v2\n"}},
+		{"changed three times", []string{"v1\n", "v2\n", "v3\n"}},
+		{"changed and back", []string{"v1\n", "v0\n", "v2\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, ws := t.TempDir(), t.TempDir()
+			p := filepath.Join(ws, "f.txt")
+			putFile(t, p, "v0\n")
+			st, err := Open(dir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Begin("one", time.Now())
+			for _, w := range tc.writes {
+				agentWrites(t, st, p, w)
+			}
+			st.Begin("two", time.Now())
+			agentWrites(t, st, p, "v9\n")
+			st.Close()
+			st, err = Open(dir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			for _, want := range []struct {
+				seq  int
+				text string
+			}{{2, tc.writes[len(tc.writes)-1]}, {1, "v0\n"}} {
+				plan, err := st.Plan(want.seq, Exact)
+				if err != nil {
+					t.Fatalf("plan to before message %d after reopening: %v", want.seq, err)
+				}
+				if _, err := st.Apply(context.Background(), plan, func(_ context.Context, path string, f File) error {
+					return os.WriteFile(path, []byte(f.Data), 0o644)
+				}, false); err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := os.ReadFile(p); string(got) != want.text {
+					t.Fatalf("rewound to before message %d: %q, want %q", want.seq, got, want.text)
+				}
+			}
+		})
+	}
+}

@@ -65,14 +65,20 @@ func (s *Session) checkpointEnding() {
 // waitEndScan waits (bounded) for the last turn's end scan to have
 // recorded its changes: a checkpoint taken, or a rewind planned, before
 // it would miss them.
-func (s *Session) waitEndScan() {
+func (s *Session) waitEndScan() { s.waitEndScanFor(endScanWait) }
+
+// endScanWaitAtExit bounds how long the session's end (Neovim quit)
+// waits for the last turn's end scan.
+const endScanWaitAtExit = 5 * time.Second
+
+func (s *Session) waitEndScanFor(d time.Duration) {
 	s.ck.mu.Lock()
 	ending := s.ck.ending
 	s.ck.mu.Unlock()
 	if ending != nil {
 		select {
 		case <-ending:
-		case <-time.After(endScanWait):
+		case <-time.After(d):
 			s.log.Warn("checkpoint: the last turn's end scan is late")
 		}
 	}
@@ -120,7 +126,13 @@ func (s *Session) store() *checkpoint.Store {
 		return nil
 	}
 	c.st, c.dir = st, dir
-	s.onEnd(func() { st.Close() })
+	s.onEnd(func() {
+		// Neovim quit right after a turn (its end shown, its end scan
+		// still running): the turn's changes are recorded before the
+		// store closes, or a rewind after the restart missed them.
+		s.waitEndScanFor(endScanWaitAtExit)
+		st.Close()
+	})
 	return st
 }
 
@@ -169,12 +181,34 @@ func (k checkpointSink) FileChanged(path string, before, after fsbridge.FileText
 	if st == nil {
 		return
 	}
-	agent := by == fsbridge.ByAgent || by == fsbridge.ByApproved || by == fsbridge.ByDisk && k.s.rev.Working()
-	if agent {
-		// A loaded buffer's texts are not the disk's: the turn's scan
-		// reports the file from the disk.
-		if b, err := k.s.bridge(context.Background()); err == nil && !b.Loaded(path) {
-			st.Change(path, fileOf(before), fileOf(after), true)
+	if by == fsbridge.ByDisk && k.s.rev.Working() {
+		// The watcher's report comes a debounce after the change, often
+		// one or two turns later when turns are quick: recorded now, a
+		// change of an earlier turn (or one of its intermediate states)
+		// went into the newest checkpoint, and a rewind brought back a
+		// file that was gone. The turn's scan finds it, with its
+		// baseline from the turn's start, by the turn's end at the
+		// latest; noted, the file is looked at even where the scan does
+		// not list it.
+		k.s.scanner().Note(path)
+		return
+	}
+	if by == fsbridge.ByAgent || by == fsbridge.ByApproved {
+		// The turn's scan gives the change from the file's text at the
+		// turn's start (the bridge's before is the disk's just before
+		// the write, which a command earlier in the turn may have
+		// changed), from the disk (a loaded buffer's texts are not the
+		// disk's), and goes on from the text written: a command that
+		// then deletes the file is seen by its next check. A loaded
+		// file is left to the scan's next check, which brings its
+		// buffer in step with the disk too (Reconcile).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if b, err := k.s.bridge(ctx); err != nil || b.Loaded(path) {
+			return
+		}
+		for _, c := range k.s.scanner().Wrote(ctx, path) {
+			st.Change(c.Path, fileOf(c.Before), fileOf(c.After), true)
 		}
 		return
 	}

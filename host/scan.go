@@ -23,6 +23,12 @@ type sessionScan struct {
 	kick chan struct{}     // asks the check loop for a check
 	full atomic.Bool       // the next check is a full one (not the noted files only)
 
+	// handing: held by a check from its scan until the checkpoints have
+	// its changes: the turn's end check waits for one the loop is still
+	// handing over, or those changes would land in the next prompt's
+	// checkpoint (with this turn's pre-images).
+	handing sync.Mutex
+
 	mu    sync.Mutex
 	named map[string]bool // tool calls (ids) that named the files they change
 }
@@ -125,10 +131,15 @@ func (s *Session) scanCheck() {
 	if s.scan.full.Swap(false) {
 		check = s.scan.s.Check
 	}
+	s.scan.handing.Lock()
 	changes, err := check(ctx)
 	if err != nil {
 		s.log.Info("turn scan", "err", err)
 	}
+	for _, c := range changes {
+		s.checkpointChange(c)
+	}
+	s.scan.handing.Unlock()
 	if len(changes) == 0 {
 		return
 	}
@@ -137,7 +148,6 @@ func (s *Session) scanCheck() {
 		return
 	}
 	for _, c := range changes {
-		s.checkpointChange(c)
 		if c.Binary {
 			continue // the review shows text
 		}

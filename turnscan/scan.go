@@ -185,6 +185,10 @@ type Scanner struct {
 	// listed: outside git and not walked, the directories whose files
 	// were all listed at the turn's start (start holds them).
 	listed []string
+	// starting: Start is running (what was dirty at the start is not
+	// known yet); pending: the paths noted meanwhile, noted after it.
+	starting bool
+	pending  []string
 	// blind: the turn's start status failed (timed out in a big tree on
 	// a loaded machine), so which files were dirty then is unknown.
 	blind bool
@@ -309,7 +313,10 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 	defer s.checkMu.Unlock()
 	s.mu.Lock()
 	s.start, s.seen, s.noted, s.head, s.blind = map[string]known{}, map[string]known{}, nil, "", false
+	s.starting = true
 	s.mu.Unlock()
+	// The files noted meanwhile are noted once the start is known.
+	defer s.started()
 	var dirty map[string]bool
 	var head string
 	if s.top == "" {
@@ -351,10 +358,28 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 		}
 		start[p] = k
 	}
+	if startHook != nil {
+		startHook()
+	}
 	s.mu.Lock()
 	s.start, s.head = start, head
 	s.mu.Unlock()
 	return nil
+}
+
+// startHook, when set (tests), runs in Start before the start is known.
+var startHook func()
+
+// started ends Start: the paths noted while it ran are noted now.
+func (s *Scanner) started() {
+	s.mu.Lock()
+	s.starting = false
+	pending := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	for _, p := range pending {
+		s.Note(p)
+	}
 }
 
 // Note remembers path (a file a tool call names, usually before the tool
@@ -364,19 +389,20 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 // its text now; Check looks at it even outside git. Paths outside the
 // workspace are ignored.
 func (s *Scanner) Note(path string) {
-	if !filepath.IsAbs(path) {
-		return
-	}
-	p := filepath.Clean(path)
-	if rp, err := filepath.EvalSymlinks(p); err == nil {
-		p = rp
-	} else if rd, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
-		p = filepath.Join(rd, filepath.Base(p))
-	}
-	if rel, err := filepath.Rel(s.root, p); err != nil || strings.HasPrefix(rel, "..") {
+	p, ok := s.inside(path)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
+	if s.starting {
+		// Start has not listed the files dirty yet: noted now, a file
+		// dirty at the start would take git's text as its baseline.
+		if len(s.pending) < MaxNoted {
+			s.pending = append(s.pending, p)
+		}
+		s.mu.Unlock()
+		return
+	}
 	if d := filepath.Dir(p); !slices.Contains(s.recent, d) {
 		s.recent = append(s.recent, d)
 		if len(s.recent) > maxRecent {
@@ -424,6 +450,54 @@ func (s *Scanner) Note(path string) {
 		delete(s.seen, s.noted[0])
 		s.noted = s.noted[1:]
 	}
+}
+
+// Wrote tells the scanner that the client wrote path for the agent (its
+// fs/write_text_file, through the fs bridge) and returns the change from
+// the file's text at the turn's start (or at the last check) to now: the
+// bridge's own before is the disk's just before the write, which a
+// command earlier in the turn may have changed already (deleted, moved
+// onto). What the disk holds now is the file as last seen, so a later
+// change in the turn (a command deleting it) is found by the next check:
+// without it, a file the turn created by a write and a command then
+// deleted was absent at both ends, and its deletion never reported.
+// Paths outside the workspace are ignored.
+func (s *Scanner) Wrote(ctx context.Context, path string) []Change {
+	p, ok := s.inside(path)
+	if !ok {
+		return nil
+	}
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	s.mu.Lock()
+	if _, seen := s.seen[p]; !seen && !slices.Contains(s.noted, p) {
+		s.noted = append(s.noted, p)
+		if len(s.noted) > MaxNoted {
+			delete(s.seen, s.noted[0])
+			s.noted = s.noted[1:]
+		}
+	}
+	startHead, blind := s.head, s.blind
+	s.mu.Unlock()
+	return s.compare(ctx, map[string]bool{p: true}, startHead, blind)
+}
+
+// inside is path cleaned, its symlinks resolved (its directory's when it
+// does not exist), and whether it is in the workspace.
+func (s *Scanner) inside(path string) (string, bool) {
+	if !filepath.IsAbs(path) {
+		return "", false
+	}
+	p := filepath.Clean(path)
+	if rp, err := filepath.EvalSymlinks(p); err == nil {
+		p = rp
+	} else if rd, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(rd, filepath.Base(p))
+	}
+	if rel, err := filepath.Rel(s.root, p); err != nil || strings.HasPrefix(rel, "..") {
+		return "", false
+	}
+	return p, true
 }
 
 // Check returns the files changed since the turn's start or the last
@@ -499,6 +573,13 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 	blind := s.blind
 	s.mu.Unlock()
 
+	return s.compare(ctx, cands, startHead, blind), err
+}
+
+// compare returns the changes of cands since the scanner last saw them
+// (or since the turn's start: the start's text, git's, or absent) and
+// remembers what each holds now. checkMu is held.
+func (s *Scanner) compare(ctx context.Context, cands map[string]bool, startHead string, blind bool) []Change {
 	var changes []Change
 	var fromIndex []string // clean at the start, changed now: their baseline is git's
 	for p := range cands {
@@ -569,7 +650,7 @@ func (s *Scanner) check(ctx context.Context, full bool) ([]Change, error) {
 			s.mu.Unlock()
 		}
 	}
-	return changes, err
+	return changes
 }
 
 // baseText is a baseline from git (bin: bytes that are not text).

@@ -372,3 +372,91 @@ func TestNoteAfterTheWriteInARecentDirectory(t *testing.T) {
 		t.Fatalf("changes %q %v, want %q", got, err, want)
 	}
 }
+
+// TestWrote: a file the client wrote for the agent (through the fs
+// bridge) is compared with its text at the turn's start, not with the
+// disk's just before the write (a command earlier in the turn deleted
+// it); a command changing or deleting it after the write is found by the
+// next check, in git and outside it (the rewind property test's files:
+// one that came back after a write and an `rm`, one whose pre-image was
+// taken as absent after an `rm` and a write).
+func TestWrote(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		git       bool
+		file      string
+		rmFirst   bool   // a command deletes it before the write
+		after     string // what a command makes of it after ("" deleted)
+		wantWrote string
+		wantCheck string
+	}{
+		{"outside git, new, deleted", false, "new.txt", false, "", "new.txt: ∅ -> written", "new.txt: written -> ∅"},
+		{"git, new, deleted", true, "new.txt", false, "", "new.txt: ∅ -> written", "new.txt: written -> ∅"},
+		{"outside git, new, changed", false, "new.txt", false, "by a command\n", "new.txt: ∅ -> written", "new.txt: written -> by a command"},
+		{"git, new, changed", true, "new.txt", false, "by a command\n", "new.txt: ∅ -> written", "new.txt: written -> by a command"},
+		{"outside git, deleted then written", false, "a.txt", true, "written\n", "a.txt: a1 -> written", ""},
+		{"git, deleted then written", true, "a.txt", true, "written\n", "a.txt: a1 -> written", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var dir string
+			if tc.git {
+				dir = repo(t)
+			} else {
+				dir, _ = filepath.EvalSymlinks(t.TempDir())
+				put(t, filepath.Join(dir, "a.txt"), "a1\n")
+			}
+			ctx := context.Background()
+			s := New(ctx, dir, 1<<20)
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, tc.file)
+			if tc.rmFirst {
+				os.Remove(p)
+			}
+			put(t, p, "written\n")
+			if got := strings.Join(summary(dir, s.Wrote(ctx, p)), "; "); got != tc.wantWrote {
+				t.Errorf("wrote: %q, want %q", got, tc.wantWrote)
+			}
+			if tc.after == "" {
+				os.Remove(p)
+			} else {
+				put(t, p, tc.after)
+			}
+			cs, err := s.Check(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(summary(dir, cs), "; "); got != tc.wantCheck {
+				t.Errorf("check: %q, want %q", got, tc.wantCheck)
+			}
+		})
+	}
+}
+
+// TestNoteWhileStarting: a path noted while Start lists what is dirty (a
+// late report of the last turn's change, as the next prompt is sent) is
+// noted once the start is known: a file deleted before the turn keeps
+// "absent" as its baseline, not git's text (the rewind property test's
+// file that came back with its committed text).
+func TestNoteWhileStarting(t *testing.T) {
+	dir := repo(t)
+	ctx := context.Background()
+	s := New(ctx, dir, 1<<20)
+	p := filepath.Join(dir, "a.txt")
+	os.Remove(p) // deleted before the turn: dirty at its start
+	startHook = func() { s.Note(p) }
+	t.Cleanup(func() { startHook = nil })
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	startHook = nil
+	put(t, p, "written\n")
+	cs, err := s.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(summary(dir, cs), "; "), "a.txt: ∅ -> written"; got != want {
+		t.Errorf("check: %q, want %q", got, want)
+	}
+}
