@@ -31,6 +31,9 @@ type Scenario struct {
 	// Rewind is what try-agent does after the prompts: rewind to a
 	// message, resend it edited, and check files and conversation.
 	Rewind *RewindCheck `json:"rewind,omitempty"`
+	// Worktrees is what try-agent -worktrees A,B checks: each agent's
+	// worktree after its turn, and the user's tree after both merged.
+	Worktrees *WorktreeCheck `json:"worktrees,omitempty"`
 	// Files are created in the workspace before the run (path -> text).
 	Files map[string]string `json:"files,omitempty"`
 	// Vars fill {{name}} placeholders (the server's own vars win).
@@ -57,6 +60,17 @@ type RewindCheck struct {
 	// (case counts) in the requests' messages, not the system prompt.
 	Kept      []string `json:"kept,omitempty"`
 	Forgotten []string `json:"forgotten,omitempty"`
+}
+
+// WorktreeCheck holds the files (path -> text) expected in the first and
+// the second agent's worktree after their turns, and in the user's tree
+// once the first is merged hunk by hunk and the second whole, its
+// conflicts resolved by keeping both sides (yours, then theirs). Files
+// not named are not checked.
+type WorktreeCheck struct {
+	First  map[string]string `json:"first,omitempty"`
+	Second map[string]string `json:"second,omitempty"`
+	Merged map[string]string `json:"merged,omitempty"`
 }
 
 // Rule is a condition and the steps that answer it.
