@@ -418,7 +418,7 @@ func (r *wtRun) play(luaAgents []map[string]any, ws string) bool {
 	}
 
 	// The second: merge all (m in its view), the conflict resolved keeping
-	// both sides, then removed (asked: its side alone is not in the tree).
+	// both sides, then removed.
 	start = time.Now()
 	if err := r.lua(`local key = ...
 		require("acp.sessions").set_current(require("acp.sessions").get(key))
@@ -451,14 +451,26 @@ func (r *wtRun) play(luaAgents []map[string]any, ws string) bool {
 		r.fail("resolving the conflicts: %v", err)
 	}
 	fmt.Printf("== conflicts resolved (both sides kept, written): %q\n", resolved)
-	r.setGlobal("tryagent_select", "Remove")
+	// Every line of the second is in the user's tree now: removing it
+	// asks nothing (a picker would keep it).
+	r.setGlobal("tryagent_select", "Keep")
+	var asked []string
 	_ = r.lua(`local key = ...
+		local n = #_G.tryagent_notes
 		require("acp.sessions").set_current(require("acp.sessions").get(key))
-		vim.cmd("AcpReview discard")`, nil, second.key)
+		vim.cmd("AcpReview discard")
+		local out = {}
+		for i = n + 1, #_G.tryagent_notes do
+			if _G.tryagent_notes[i]:match("^picker") then out[#out + 1] = _G.tryagent_notes[i] end
+		end
+		return out`, &asked, second.key)
+	if len(asked) > 0 {
+		r.fail("removing %s, its conflict resolved keeping both sides, asked: %q", second.spec.Name, asked)
+	}
 	if r.waitGone(second.path, 15*time.Second) {
 		r.step(second.spec.Name+": conflict resolved, :AcpReview discard: removed", start)
 	} else {
-		r.fail("%s's worktree %s is left after the merge (picker answered Remove)", second.spec.Name, second.path)
+		r.fail("%s's worktree %s is left after the merge", second.spec.Name, second.path)
 	}
 	if w := r.sc.Worktrees; w != nil {
 		for _, bad := range checkFiles(ws, w.Merged) {
