@@ -62,15 +62,14 @@ type RewindCheck struct {
 	Forgotten []string `json:"forgotten,omitempty"`
 }
 
-// WorktreeCheck holds the files (path -> text) expected in the first and
-// the second agent's worktree after their turns, and in the user's tree
-// once the first is merged hunk by hunk and the second whole, its
-// conflicts resolved by keeping both sides (yours, then theirs). Files
-// not named are not checked.
+// WorktreeCheck is what try-agent -worktrees A,B checks, by agent name:
+// Files, each agent's worktree after its turn (path -> text), and Merged,
+// the user's tree once the agent named merged first (hunk by hunk) and
+// the other (whole, its conflicts resolved keeping both sides: yours,
+// then theirs) are merged back. Files not named are not checked.
 type WorktreeCheck struct {
-	First  map[string]string `json:"first,omitempty"`
-	Second map[string]string `json:"second,omitempty"`
-	Merged map[string]string `json:"merged,omitempty"`
+	Files  map[string]map[string]string `json:"files,omitempty"`
+	Merged map[string]map[string]string `json:"merged,omitempty"`
 }
 
 // Rule is a condition and the steps that answer it.

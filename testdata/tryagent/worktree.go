@@ -368,17 +368,13 @@ func (r *wtRun) play(luaAgents []map[string]any, ws string) bool {
 	}
 
 	// Each worktree holds its agent's change; the user's tree neither.
-	wants := []map[string]string{}
-	if w := r.sc.Worktrees; w != nil {
-		wants = append(wants, w.First, w.Second)
-	}
-	for i, a := range r.agents {
+	for _, a := range r.agents {
 		st, _ := git(a.path, "status", "--porcelain", "--untracked-files=all")
 		fmt.Printf("\n== %s's worktree after its turn: git status --porcelain\n%s", a.spec.Name, st)
 		d, _ := git(a.path, "diff")
 		fmt.Print(d)
-		if i < len(wants) {
-			for _, bad := range checkFiles(a.path, wants[i]) {
+		if w := r.sc.Worktrees; w != nil {
+			for _, bad := range checkFiles(a.path, w.Files[a.spec.Name]) {
 				r.fail("%s's worktree: %s", a.spec.Name, bad)
 			}
 		}
@@ -473,7 +469,7 @@ func (r *wtRun) play(luaAgents []map[string]any, ws string) bool {
 		r.fail("%s's worktree %s is left after the merge", second.spec.Name, second.path)
 	}
 	if w := r.sc.Worktrees; w != nil {
-		for _, bad := range checkFiles(ws, w.Merged) {
+		for _, bad := range checkFiles(ws, w.Merged[first.spec.Name]) {
 			r.fail("the user's tree after both merged: %s", bad)
 		}
 	}
