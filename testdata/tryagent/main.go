@@ -519,7 +519,10 @@ end
 local notify = vim.notify
 vim.notify = function(msg, level, o)
   note(("notify(%s): %s"):format(tostring(level), msg))
-  return notify(msg, level, o)
+  -- This wrapper counts as a notification plugin (acp.notify hands it the
+  -- whole message): shown whole, a long one waits behind "Press ENTER"
+  -- in a UI (-tmux) and no RPC call is answered until then.
+  return notify((require("acp.notify").one_line(tostring(msg), vim.o.columns - 12, "")), level, o)
 end
 local agent = url ~= "" and { url = url, transport = "http" }
   or (prefix ~= vim.NIL and prefix and #prefix > 0) and { cmd = cmd, prefix = prefix, terminal_host = "agent" }
