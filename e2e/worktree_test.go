@@ -544,6 +544,7 @@ func TestWorktreeConflictResolvedKeepingBoth(t *testing.T) {
 		t.Errorf("discarding A, all kept, asked %q", asked)
 	}
 	e.Eventually("A's worktree removed", 10*time.Second, func() bool { return !exists(sa.Path) })
+	e.wtViewSays("fa-1", "It was removed.")
 
 	// B whole: line 2 conflicts; resolved keeping both, written.
 	e.setCurrent(sb.Key)
@@ -559,6 +560,7 @@ func TestWorktreeConflictResolvedKeepingBoth(t *testing.T) {
 		t.Errorf("discarding B, its conflict resolved keeping both sides, asked %q", asked)
 	}
 	e.Eventually("B's worktree removed", 10*time.Second, func() bool { return !exists(sb.Path) })
+	e.wtViewSays("fb-1", "It was removed.")
 	if got := fsGetFile(t, main); got != resolved {
 		t.Errorf("the user's file at the end: %q", got)
 	}
@@ -570,4 +572,26 @@ func TestWorktreeConflictResolvedKeepingBoth(t *testing.T) {
 	if br := gitIn(t, ws, "branch", "--list", "acp/*"); br != "" {
 		t.Errorf("branches left: %q", br)
 	}
+}
+
+// wtViewSays waits until the review view of worktree name (acp://worktree/
+// NAME, NAME ending in suffix) has a line want.
+func (e *Editor) wtViewSays(suffix, want string) {
+	e.t.Helper()
+	var lines []string
+	e.Eventually("the view of "+suffix+" says "+want, 5*time.Second, func() bool {
+		e.Lua(`local suffix = ...
+			for _, b in ipairs(vim.api.nvim_list_bufs()) do
+				if vim.api.nvim_buf_get_name(b):match("acp://worktree/.*" .. vim.pesc(suffix) .. "$") then
+					return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+				end
+			end
+			return {}`, &lines, suffix)
+		for _, l := range lines {
+			if l == want {
+				return true
+			}
+		}
+		return false
+	})
 }
