@@ -291,6 +291,9 @@ func runWorktrees(o options) (bool, error) {
 	} else if ok {
 		fmt.Println("\n== every check passed")
 	}
+	if o.tmux != "" {
+		fmt.Printf("== Neovim stays open: tmux attach -t %s (kill it with: tmux kill-session -t %s)\n", ed.tmuxName, ed.tmuxName)
+	}
 	return ok, nil
 }
 
