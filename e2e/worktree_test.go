@@ -488,3 +488,110 @@ func TestWorktreeChatResumedInItsWorktree(t *testing.T) {
 		t.Errorf("session/load %v", loads)
 	}
 }
+
+// The shape of claude-agent-acp and codex-acp merged back (try-agent
+// -worktrees): A kept hunk by hunk and its new file whole from its review
+// view, then removed without asking; B merged whole (m), its conflict
+// resolved keeping both sides: every line of B is in the user's tree, so
+// removing B asks nothing either.
+func TestWorktreeConflictResolvedKeepingBoth(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	main := filepath.Join(ws, "shared.txt")
+	a := strings.Replace(strings.Replace(wtBase, "l2\n", "A2\n", 1), "l9\n", "A9\n", 1)
+	b := strings.Replace(strings.Replace(wtBase, "l2\n", "B2\n", 1), "l5\n", "B5\n", 1)
+	agentA := []any{fsWrite("$cwd/shared.txt", a), fsWrite("$cwd/a.txt", "from a\n"), text("done A")}
+	agentB := []any{fsWrite("$cwd/shared.txt", b), fsWrite("$cwd/b.txt", "from b\n"), text("done B")}
+	e.setup(M{"agents": M{
+		"fa": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("a", M{"turns": []any{agentA}})}},
+		"fb": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("b", M{"turns": []any{agentB}})}},
+	}})
+	sa := e.newWorktreeSession("fa", "")
+	sb := e.newWorktreeSession("fb", "")
+	e.sendTo(sa.Key, "change it, A")
+	e.sendTo(sb.Key, "change it, B")
+	if got := fsGetFile(t, main); got != wtBase {
+		t.Fatalf("the user's file changed before any merge: %q", got)
+	}
+
+	// A, from its view: y on each hunk of shared.txt, Y on a.txt.
+	e.setCurrent(sa.Key)
+	e.Lua(`vim.cmd("AcpReview")`, nil)
+	for _, want := range []string{"@@ -2,1 +2,1 @@ hunk 1", "@@ -9,1 +9,1 @@ hunk 2", "A a.txt"} {
+		var view []string
+		e.Lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &view)
+		row := 0
+		for i, l := range view {
+			if l == want {
+				row = i + 1
+			}
+		}
+		if row == 0 {
+			t.Fatalf("no %q in A's view:\n%s", want, strings.Join(view, "\n"))
+		}
+		key := "y"
+		if !strings.HasPrefix(want, "@@") {
+			key = "Y"
+		}
+		e.Lua(`local row, key = ...; vim.api.nvim_win_set_cursor(0, { row, 0 }); vim.api.nvim_feedkeys(key, "x", false)`, nil, row, key)
+	}
+	if got := fsGetFile(t, main); got != a {
+		t.Errorf("after keeping A's hunks: %q", got)
+	}
+	e.answerSelect("")
+	e.Lua(`vim.cmd("AcpReview discard")`, nil)
+	if asked := e.asked(); len(asked) != 0 {
+		t.Errorf("discarding A, all kept, asked %q", asked)
+	}
+	e.Eventually("A's worktree removed", 10*time.Second, func() bool { return !exists(sa.Path) })
+	e.wtViewSays("fa-1", "It was removed.")
+
+	// B whole: line 2 conflicts; resolved keeping both, written.
+	e.setCurrent(sb.Key)
+	e.Lua(`vim.cmd("AcpReview"); vim.api.nvim_feedkeys("m", "x", false)`, nil)
+	if got := fsGetFile(t, main); !strings.Contains(got, "<<<<<<< yours\nA2\n=======\nB2\n>>>>>>> acp/fb-1\n") {
+		t.Fatalf("after merging B: %q", got)
+	}
+	resolved := "l1\nA2\nB2\nl3\nl4\nB5\nl6\nl7\nl8\nA9\nl10\n"
+	fsPutFile(t, main, resolved)
+	e.answerSelect("Keep")
+	e.Lua(`vim.cmd("AcpReview discard")`, nil)
+	if asked := e.asked(); len(asked) != 0 {
+		t.Errorf("discarding B, its conflict resolved keeping both sides, asked %q", asked)
+	}
+	e.Eventually("B's worktree removed", 10*time.Second, func() bool { return !exists(sb.Path) })
+	e.wtViewSays("fb-1", "It was removed.")
+	if got := fsGetFile(t, main); got != resolved {
+		t.Errorf("the user's file at the end: %q", got)
+	}
+	for f, want := range map[string]string{"a.txt": "from a\n", "b.txt": "from b\n"} {
+		if got := fsGetFile(t, filepath.Join(ws, f)); got != want {
+			t.Errorf("%s: %q", f, got)
+		}
+	}
+	if br := gitIn(t, ws, "branch", "--list", "acp/*"); br != "" {
+		t.Errorf("branches left: %q", br)
+	}
+}
+
+// wtViewSays waits until the review view of worktree name (acp://worktree/
+// NAME, NAME ending in suffix) has a line want.
+func (e *Editor) wtViewSays(suffix, want string) {
+	e.t.Helper()
+	var lines []string
+	e.Eventually("the view of "+suffix+" says "+want, 5*time.Second, func() bool {
+		e.Lua(`local suffix = ...
+			for _, b in ipairs(vim.api.nvim_list_bufs()) do
+				if vim.api.nvim_buf_get_name(b):match("acp://worktree/.*" .. vim.pesc(suffix) .. "$") then
+					return vim.api.nvim_buf_get_lines(b, 0, -1, false)
+				end
+			end
+			return {}`, &lines, suffix)
+		for _, l := range lines {
+			if l == want {
+				return true
+			}
+		}
+		return false
+	})
+}

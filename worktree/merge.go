@@ -153,6 +153,11 @@ func nonNil(b []byte) []byte {
 // the result, and how many conflicts it holds, marked as git marks them
 // (<<<<<<< labels[0] ... >>>>>>> labels[2]).
 func Merge3(ctx context.Context, base, ours, theirs []byte, labels [3]string) ([]byte, int, error) {
+	return merge3(ctx, base, ours, theirs, labels)
+}
+
+// merge3 is Merge3 with more options of git merge-file (--diff3).
+func merge3(ctx context.Context, base, ours, theirs []byte, labels [3]string, opts ...string) ([]byte, int, error) {
 	if bytes.Equal(ours, theirs) || bytes.Equal(base, theirs) {
 		return ours, 0, nil
 	}
@@ -171,8 +176,9 @@ func Merge3(ctx context.Context, base, ours, theirs []byte, labels [3]string) ([
 			return nil, 0, fmt.Errorf("worktree: merge: %w", err)
 		}
 	}
-	cmd := exec.CommandContext(ctx, "git", "merge-file", "-p",
-		"-L", labels[0], "-L", labels[1], "-L", labels[2], names[0], names[1], names[2])
+	args := append([]string{"merge-file", "-p"}, opts...)
+	args = append(args, "-L", labels[0], "-L", labels[1], "-L", labels[2], names[0], names[1], names[2])
+	cmd := exec.CommandContext(ctx, "git", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -335,12 +341,77 @@ func Unmerged(ctx context.Context, t Tree, texts map[string][]byte) ([]string, e
 		default:
 			m, n, err := Merge3(ctx, nonNil(x.Base), ours, x.New, t.Labels())
 			held = err == nil && n == 0 && bytes.Equal(m, ours)
+			if err == nil && n > 0 {
+				// A conflict the user may have resolved keeping theirs:
+				// whole regions (diff3 style) with what they started from.
+				m, _, err = merge3(ctx, nonNil(x.Base), ours, x.New, t.Labels(), "--diff3")
+				held = err == nil && resolvedHolding(m, ours, t.Labels())
+			}
 		}
 		if !held {
 			out = append(out, c.Path)
 		}
 	}
 	return out, nil
+}
+
+// resolvedHolding tells whether ours, where merging theirs conflicts
+// (merged, marked with labels in diff3 style), holds theirs anyway: outside the conflicts
+// the merge is ours, and in each conflict theirs' lines are in ours' lines
+// of it, one after another: a conflict the user resolved keeping both
+// sides. Theirs deleting what ours changed is not held.
+func resolvedHolding(merged, ours []byte, labels [3]string) bool {
+	const (
+		outside = iota
+		inOurs
+		inBase
+		inTheirs
+	)
+	var rebuilt, side, theirs [][]byte
+	state := outside
+	for _, l := range bytes.SplitAfter(merged, []byte("\n")) {
+		line := string(bytes.TrimRight(l, "\r\n"))
+		switch {
+		case state == outside && line == "<<<<<<< "+labels[0]:
+			state, side, theirs = inOurs, nil, nil
+		case state == inOurs && line == "||||||| "+labels[1]:
+			state = inBase
+		case (state == inOurs || state == inBase) && line == "=======":
+			state = inTheirs
+		case state == inTheirs && line == ">>>>>>> "+labels[2]:
+			if !containsRun(side, theirs) {
+				return false
+			}
+			state = outside
+		case state == inOurs:
+			side = append(side, l)
+			rebuilt = append(rebuilt, l)
+		case state == inTheirs:
+			theirs = append(theirs, l)
+		case state == outside:
+			rebuilt = append(rebuilt, l)
+		}
+	}
+	return state == outside && bytes.Equal(bytes.Join(rebuilt, nil), ours)
+}
+
+// containsRun tells whether lines holds run (not empty), in order and
+// next to each other; line ends are not compared.
+func containsRun(lines, run [][]byte) bool {
+	if len(run) == 0 {
+		return false
+	}
+	trim := func(b []byte) []byte { return bytes.TrimRight(b, "\r\n") }
+	for i := 0; i+len(run) <= len(lines); i++ {
+		j := 0
+		for j < len(run) && bytes.Equal(trim(lines[i+j]), trim(run[j])) {
+			j++
+		}
+		if j == len(run) {
+			return true
+		}
+	}
+	return false
 }
 
 // Remove removes t's worktree and its branch, whatever they hold (the

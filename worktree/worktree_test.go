@@ -205,6 +205,50 @@ func TestMergeBack(t *testing.T) {
 	}
 }
 
+// After a merge whose conflict the user resolved, the change is held when
+// the resolution keeps the worktree's lines (both sides kept, or theirs),
+// and not when it drops or rewrites them: removing asks only then.
+func TestUnmergedAfterResolvedConflict(t *testing.T) {
+	ctx := context.Background()
+	base := "l1\nl2\nl3\nl4\nl5\nl6\n"
+	theirs := "l1\nX2\nl3\nl4\nX5\nl6\n"
+	for _, tc := range []struct {
+		name, ours string
+		held       bool
+	}{
+		{name: "both sides kept, yours first", ours: "l1\nC2\nX2\nl3\nl4\nX5\nl6\n", held: true},
+		{name: "both sides kept, theirs first", ours: "l1\nX2\nC2\nl3\nl4\nX5\nl6\n", held: true},
+		{name: "both sides and a line of the user's", ours: "l1\nC2\nX2\nu\nl3\nl4\nX5\nl6\n", held: true},
+		{name: "rewritten", ours: "l1\nCX2\nl3\nl4\nX5\nl6\n"},
+		{name: "yours kept", ours: "l1\nC2\nl3\nl4\nX5\nl6\n"},
+		{name: "the clean hunk not taken", ours: "l1\nC2\nX2\nl3\nl4\nl5\nl6\n"},
+		{name: "markers left", ours: "l1\n<<<<<<< yours\nC2\n=======\nX2\n>>>>>>> acp/s\nl3\nl4\nX5\nl6\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": base})
+			tr, err := Create(ctx, dir, Options{Name: "s"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(tr.Path, "a.txt"), theirs)
+			write(t, filepath.Join(dir, "a.txt"), tc.ours)
+			un, err := Unmerged(ctx, tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if held := len(un) == 0; held != tc.held {
+				t.Errorf("held = %v (unmerged %v), want %v", held, un, tc.held)
+			}
+			// The same from a buffer's text.
+			write(t, filepath.Join(dir, "a.txt"), base)
+			un, _ = Unmerged(ctx, tr, map[string][]byte{"a.txt": []byte(tc.ours)})
+			if held := len(un) == 0; held != tc.held {
+				t.Errorf("from a buffer: held = %v (unmerged %v), want %v", held, un, tc.held)
+			}
+		})
+	}
+}
+
 func TestMergeOneHunkAndBuffer(t *testing.T) {
 	ctx := context.Background()
 	base := "a\nb\nc\nd\ne\nf\ng\n"

@@ -31,6 +31,9 @@ type Scenario struct {
 	// Rewind is what try-agent does after the prompts: rewind to a
 	// message, resend it edited, and check files and conversation.
 	Rewind *RewindCheck `json:"rewind,omitempty"`
+	// Worktrees is what try-agent -worktrees A,B checks: each agent's
+	// worktree after its turn, and the user's tree after both merged.
+	Worktrees *WorktreeCheck `json:"worktrees,omitempty"`
 	// Files are created in the workspace before the run (path -> text).
 	Files map[string]string `json:"files,omitempty"`
 	// Vars fill {{name}} placeholders (the server's own vars win).
@@ -57,6 +60,16 @@ type RewindCheck struct {
 	// (case counts) in the requests' messages, not the system prompt.
 	Kept      []string `json:"kept,omitempty"`
 	Forgotten []string `json:"forgotten,omitempty"`
+}
+
+// WorktreeCheck is what try-agent -worktrees A,B checks, by agent name:
+// Files, each agent's worktree after its turn (path -> text), and Merged,
+// the user's tree once the agent named merged first (hunk by hunk) and
+// the other (whole, its conflicts resolved keeping both sides: yours,
+// then theirs) are merged back. Files not named are not checked.
+type WorktreeCheck struct {
+	Files  map[string]map[string]string `json:"files,omitempty"`
+	Merged map[string]map[string]string `json:"merged,omitempty"`
 }
 
 // Rule is a condition and the steps that answer it.

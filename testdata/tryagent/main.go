@@ -50,6 +50,7 @@ type options struct {
 	resend                 string // the edited message sent after the rewind
 	instructions           string // setup's instructions.text (ACP systemPrompt)
 	provider               string // API type: the agent's provider "main" set to the mock (ACP providers/set)
+	worktrees              string // "A,B": two agents at once, each in a worktree session, merged back
 }
 
 func main() {
@@ -71,12 +72,25 @@ func main() {
 	flag.StringVar(&o.resend, "resend", "", "the edited message sent after -rewind (default: the scenario's rewind.resend)")
 	flag.StringVar(&o.instructions, "instructions", "", "setup's instructions text, sent as ACP systemPrompt where the agent takes it (the mock's log shows each request's system prompt)")
 	flag.StringVar(&o.provider, "provider", "", "[ID:]API: the agent's provider ID (default main; codex-acp's is openai) set to the mock as API (anthropic, openai) with ACP providers/set (agents.<name>.providers)")
+	flag.StringVar(&o.worktrees, "worktrees", "", "A,B: run agents A and B at once, each in a worktree session of a git repository made of the scenario's files, then merge A back hunk by hunk and B whole (conflicts resolved keeping both sides) through :AcpReview, checking the user's tree (the scenario's \"worktrees\"); then the arguments are SCENARIO [PROMPT...]")
 	flag.StringVar(&o.gopls, "gopls", findGopls(), "gopls for Go buffers, as a user's config starts it (the editor's MCP language server tools need one; \"none\": no language server)")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: tryagent [flags] AGENT SCENARIO [PROMPT...]\nscenarios built in: %s\n", strings.Join(mockllm.Builtin(), ", "))
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if o.worktrees != "" && flag.NArg() >= 1 {
+		o.scenario, o.prompts = flag.Arg(0), flag.Args()[1:]
+		ok, err := runWorktrees(o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tryagent:", err)
+			os.Exit(1)
+		}
+		if !ok {
+			os.Exit(3)
+		}
+		return
+	}
 	if flag.NArg() < 2 {
 		flag.Usage()
 		os.Exit(2)
@@ -505,7 +519,10 @@ end
 local notify = vim.notify
 vim.notify = function(msg, level, o)
   note(("notify(%s): %s"):format(tostring(level), msg))
-  return notify(msg, level, o)
+  -- This wrapper counts as a notification plugin (acp.notify hands it the
+  -- whole message): shown whole, a long one waits behind "Press ENTER"
+  -- in a UI (-tmux) and no RPC call is answered until then.
+  return notify((require("acp.notify").one_line(tostring(msg), vim.o.columns - 12, "")), level, o)
 end
 local agent = url ~= "" and { url = url, transport = "http" }
   or (prefix ~= vim.NIL and prefix and #prefix > 0) and { cmd = cmd, prefix = prefix, terminal_host = "agent" }

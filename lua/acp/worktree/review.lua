@@ -231,6 +231,24 @@ function M.open(s)
     end, "open")
   end
   views[b] = { tree = tree, rows = {} }
+  -- A removal however made (:AcpReview discard, merge all, another view)
+  -- shows in every view of that tree at once, none left offering hunks
+  -- of a worktree that is gone.
+  api.nvim_create_autocmd("User", {
+    group = api.nvim_create_augroup("acp_worktree_review", { clear = true }),
+    pattern = "AcpWorktree",
+    callback = function(ev)
+      local data = ev.data or {}
+      if data.event ~= "removed" or not data.tree then
+        return
+      end
+      for vb, v in pairs(views) do
+        if v.tree.path == data.tree.path then
+          M.refresh(vb)
+        end
+      end
+    end,
+  })
   if #vim.fn.win_findbuf(b) == 0 then
     vim.cmd("botright split")
     api.nvim_win_set_buf(0, b)
