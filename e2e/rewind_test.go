@@ -607,3 +607,84 @@ func TestRewindMatchesWholeMessages(t *testing.T) {
 		t.Fatalf("the file %q: the second rewind took message 1's checkpoint", got)
 	}
 }
+
+// A chat reopened through session/load after a restart is rewound as a
+// live one: the agent's replay of the user messages counts as the chat's
+// messages, each matched to the checkpoint kept before it, listed by
+// :AcpRewind with what changed after it; a rewind to before message 2
+// puts the files back as they were then and message 2 back in the input.
+func TestRewindAfterLoad(t *testing.T) {
+	e, ws := fsEditor(t)
+	f, g := filepath.Join(ws, "f.txt"), filepath.Join(ws, "g.txt")
+	fsPutFile(t, f, "original\n")
+	userChunk := func(s string) M {
+		return update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": s}})
+	}
+	sc := M{"initialize": sessionCaps(true), "turns": []any{
+		[]any{diskWrite(f, "first\n"), text("did one")},
+		[]any{diskWrite(f, "second\n"), diskWrite(g, "made by two\n"), text("did two")},
+		[]any{diskWrite(f, "third\n"), text("did three")},
+	}, "load_steps": []any{
+		userChunk("message one"), text("did one"),
+		userChunk("message two"), text("did two"),
+		userChunk("message three"), text("did three"),
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, m := range []string{"message one", "message two", "message three"} {
+		e.runTurn(m)
+	}
+	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume (session/load)
+	e.WaitState("ready")
+	if n := len(e.recvs("session/load")); n != 1 {
+		t.Fatalf("session/load sent %d times", n)
+	}
+	e.waitChat("message three")
+	var items []string
+	e.Lua(`local orig = vim.ui.select
+		local got
+		vim.ui.select = function(items, opts, on_choice)
+			got = vim.tbl_map(opts.format_item, items)
+			on_choice(nil)
+		end
+		vim.cmd("AcpRewind")
+		vim.ui.select = orig
+		return got`, &items)
+	if len(items) != 3 || !strings.HasPrefix(items[0], "3.") || !strings.Contains(items[0], "message three") ||
+		!strings.Contains(items[1], "message two") || !strings.Contains(items[1], "3 file changes after, +3 -2") ||
+		!strings.Contains(items[2], "message one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
+		t.Fatalf("picker items %q (%s)", items, e.Messages())
+	}
+	// The chat's key on a replayed "## You" heading finds its message.
+	var at []int
+	e.Lua(`local s = require("acp")._session()
+		local out = {}
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l == "## You" then
+				out[#out + 1] = require("acp.rewind.chat").message_at(s, i - 1) or 0
+			end
+		end
+		return out`, &at)
+	if fmt.Sprint(at) != "[1 2 3]" {
+		t.Fatalf("the messages of the ## You headings: %v", at)
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the files as before message 2", 10*time.Second, func() bool {
+		return fileOrGone(f) == "first\n" && fileOrGone(g) == "(none)"
+	})
+	var input string
+	e.Eventually("message 2 back in the input", 10*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
+		return input == "message two"
+	})
+}
