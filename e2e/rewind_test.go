@@ -612,7 +612,8 @@ func TestRewindMatchesWholeMessages(t *testing.T) {
 // live one: the agent's replay of the user messages counts as the chat's
 // messages, each matched to the checkpoint kept before it, listed by
 // :AcpRewind with what changed after it; a rewind to before message 2
-// puts the files back as they were then and message 2 back in the input.
+// puts the files back as they were then and message 2 back in the input
+// (what the user typed, without the context replayed with it).
 func TestRewindAfterLoad(t *testing.T) {
 	e, ws := fsEditor(t)
 	f, g := filepath.Join(ws, "f.txt"), filepath.Join(ws, "g.txt")
@@ -626,7 +627,9 @@ func TestRewindAfterLoad(t *testing.T) {
 		[]any{diskWrite(f, "third\n"), text("did three")},
 	}, "load_steps": []any{
 		userChunk("message one"), text("did one"),
-		userChunk("message two"), text("did two"),
+		// The selection sent with message two, a text block of its own,
+		// streams on after the user's text.
+		userChunk("message two"), userChunk("```text f.txt:1-1\nfirst\n```"), text("did two"),
 		userChunk("message three"), text("did three"),
 	}}
 	e.SetupFake(sc, nil)
@@ -657,7 +660,7 @@ func TestRewindAfterLoad(t *testing.T) {
 		vim.ui.select = orig
 		return got`, &items)
 	if len(items) != 3 || !strings.HasPrefix(items[0], "3.") || !strings.Contains(items[0], "message three") ||
-		!strings.Contains(items[1], "message two") || !strings.Contains(items[1], "3 file changes after, +3 -2") ||
+		!strings.Contains(items[1], "message two  (") || !strings.Contains(items[1], "3 file changes after, +3 -2") ||
 		!strings.Contains(items[2], "message one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
 		t.Fatalf("picker items %q (%s)", items, e.Messages())
 	}

@@ -52,6 +52,7 @@ end
 ---@field index integer the block's index in the transcript
 ---@field header integer|nil the index of its "## You" header block
 ---@field text string
+---@field replayed boolean|nil streamed by the agent (its text may go on with the context sent with it)
 
 --- The user messages of s's chat that are not rewound, oldest first
 --- (those sent before a restart included: replayed by session/load, or
@@ -68,10 +69,47 @@ function M.messages(s)
         index = i,
         header = (h and h.kind == "header") and i - 1 or nil,
         text = user_text(t, b),
+        replayed = b.kind == "user" or nil,
       }
     end
   end
   return out
+end
+
+--- How the text blocks of the context the chat sends with a prompt
+--- begin (a fenced selection, an @mention, the conversation kept by a
+--- rewind): a message the agent replayed (session/load) streams them on
+--- after the user's text without a break.
+local replayed_context = { "```", "@", "(From the editor" }
+
+--- Whether chat message m's text is the one a checkpoint kept: the same,
+--- or begun by it where the checkpoint's is cut (4096 bytes), ends
+--- before a line the chat added, or (replayed) before the context sent
+--- with it. ("message 1" does not begin "message 12": a plain prefix
+--- matched message 12 to checkpoint 1.)
+---@param m acp.RewindMessage
+---@param kept string
+---@return boolean
+function M.is_message(m, kept)
+  local text = m.text
+  if text == kept then
+    return true
+  end
+  if not vim.startswith(text, kept) then
+    return false
+  end
+  local rest = text:sub(#kept + 1)
+  if #kept >= 4096 or rest:sub(1, 1) == "\n" then
+    return true
+  end
+  if m.replayed then
+    for _, c in ipairs(replayed_context) do
+      if vim.startswith(rest, c) then
+        return true
+      end
+    end
+  end
+  return false
 end
 
 --- The message whose header or text holds 0-based row, or nil.
