@@ -691,3 +691,57 @@ func TestRewindAfterLoad(t *testing.T) {
 		return input == "message two"
 	})
 }
+
+// The checkpoints of a chat whose conversation was rewound (it goes on in
+// a new session of the agent, the saved chat under the new session's id)
+// are found again after a restart: message 1's checkpoint, kept before
+// the rewind, still puts the file back; they go with the saved chat.
+func TestRewindAfterRestartOfRewoundChat(t *testing.T) {
+	e, ws := fsEditor(t)
+	f := filepath.Join(ws, "f.txt")
+	fsPutFile(t, f, "original\n")
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{diskWrite(f, "first\n"), text("did one")},
+		[]any{diskWrite(f, "second\n"), text("did two")},
+		[]any{diskWrite(f, "third\n"), text("did two again")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message one")
+	e.runTurn("message two")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, confirm = false })`, &ok)
+	e.Eventually("the new session ready", 10*time.Second, func() bool {
+		return e.Status().State == "ready" && e.Status().SessionID == "fake-session-2" && fileOrGone(f) == "first\n"
+	})
+	e.runTurn("message two again")
+	e.Eventually("the chat saved under the new session", 30*time.Second, func() bool {
+		m := e.historyMetas()
+		if len(m) != 1 {
+			return false
+		}
+		b, _ := os.ReadFile(m[0])
+		return strings.Contains(string(b), `"session_id":"fake-session-2"`) && fileOrGone(f) == "third\n"
+	})
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(f) == "original\n" })
+	// Deleting the saved chat deletes its checkpoints, in its first
+	// session's store too.
+	var left string
+	e.Lua(`local h = require("acp.history")
+		h.delete(h.list()[1])
+		return vim.fn.glob(vim.fn.stdpath("state") .. "/acp/checkpoints/*")`, &left)
+	if left != "" {
+		t.Fatalf("checkpoints left after the chat was deleted: %s", left)
+	}
+}

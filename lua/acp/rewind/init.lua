@@ -24,8 +24,10 @@ function M.options(s)
     return vim.empty_dict()
   end
   return {
-    dir = s.checkpoint_dir,
-    base = vim.fn.stdpath("state") .. "/acp/checkpoints",
+    -- A chat whose conversation went on in a new session of the agent
+    -- (a rewind) keeps its first session's store, saved with the chat.
+    dir = s.checkpoint_dir or (s.history and s.history.checkpoint_dir),
+    base = M.base(),
     max_bytes = o.max_bytes,
   }
 end
@@ -39,15 +41,26 @@ local function notify(msg, level)
   notifier.notify("acp: " .. msg, level or vim.log.levels.INFO)
 end
 
---- The checkpoints of the agent's session id (stdpath state), gone with
---- its saved chat (deleted, or pruned past history.max_sessions).
+--- Where the checkpoints of chats are kept (a directory per chat).
+---@return string
+function M.base()
+  return vim.fn.stdpath("state") .. "/acp/checkpoints"
+end
+
+--- The checkpoints of the agent's session id (stdpath state), and those
+--- in dir (a chat rewound into a new session keeps its first session's
+--- store), gone with its saved chat (deleted, or pruned past
+--- history.max_sessions).
 ---@param session_id string|nil
-function M.forget(session_id)
+---@param dir string|nil
+function M.forget(session_id, dir)
+  if type(dir) == "string" and dir ~= "" and vim.startswith(dir, M.base() .. "/") and not dir:find("/%.%.") then
+    vim.fn.delete(dir, "rf")
+  end
   if type(session_id) ~= "string" or session_id == "" then
     return
   end
-  local dir = vim.fn.stdpath("state") .. "/acp/checkpoints/" .. session_id:gsub("[^%w._-]+", "_")
-  vim.fn.delete(dir, "rf")
+  vim.fn.delete(M.base() .. "/" .. session_id:gsub("[^%w._-]+", "_"), "rf")
   fork.forget(session_id)
 end
 
