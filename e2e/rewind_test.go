@@ -745,3 +745,51 @@ func TestRewindAfterRestartOfRewoundChat(t *testing.T) {
 		t.Fatalf("checkpoints left after the chat was deleted: %s", left)
 	}
 }
+
+// The turns a rewind dropped stay dropped after a restart: the chat
+// resumed (session/resume draws it again from the saved chat) folds them
+// again, and :AcpRewind lists only the messages of the conversation.
+func TestRewoundTurnsStayDroppedAfterRestart(t *testing.T) {
+	e, _ := fsEditor(t)
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{text("reply-alpha")}, []any{text("reply-beta")}, []any{text("reply-gamma")}, []any{text("reply-delta")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, m := range []string{"ask-one", "ask-two", "ask-three"} {
+		e.runTurn(m)
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, files = false, confirm = false })`, &ok)
+	e.Eventually("the new session ready", 10*time.Second, func() bool {
+		return e.Status().State == "ready" && e.Status().SessionID == "fake-session-2"
+	})
+	e.runTurn("ask-two-edited")
+	e.Eventually("the chat saved", 30*time.Second, func() bool {
+		m := e.historyMetas()
+		if len(m) != 1 {
+			return false
+		}
+		b, _ := os.ReadFile(m[0])
+		return strings.Contains(string(b), `"session_id":"fake-session-2"`)
+	})
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	var msgs []string
+	e.Lua(`return vim.tbl_map(function(m) return m.text end, require("acp.rewind.chat").messages(require("acp")._session()))`, &msgs)
+	if strings.Join(msgs, "|") != "ask-one|ask-two-edited" {
+		t.Fatalf("the chat's messages %q, want the conversation's (ask-one, ask-two-edited)", msgs)
+	}
+	var conv string
+	e.Lua(`return require("acp.rewind.chat").conversation(require("acp")._session(), 3)`, &conv)
+	for _, w := range []string{"ask-three", "reply-gamma", "reply-beta"} {
+		if strings.Contains(conv, w) {
+			t.Errorf("the kept conversation holds %q of the dropped turns: %s", w, conv)
+		}
+	}
+}
