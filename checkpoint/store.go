@@ -212,12 +212,15 @@ func (s *Store) apply(rec record) {
 		}
 		s.redo = rd
 	case rec.Entry != nil && len(s.cps) > 0:
+		// Held before the entry it replaces is released, as Change does:
+		// the versions both refer to must not reach 0 references (their
+		// objects would be deleted).
 		cur := s.cps[len(s.cps)-1]
+		s.hold(rec.Entry)
 		if old := cur.Files[rec.Path]; old != nil {
 			s.release(old)
 		}
 		cur.Files[rec.Path] = rec.Entry
-		s.hold(rec.Entry)
 	}
 }
 
