@@ -793,3 +793,41 @@ func TestRewoundTurnsStayDroppedAfterRestart(t *testing.T) {
 		}
 	}
 }
+
+// The same with the bundled demo agent, whose session/load replays what
+// it kept of each turn: three turns editing its demo file, Neovim
+// restarted, the chat resumed through session/load, a rewind to before
+// message 2 puts the file back as message 1 left it.
+func TestRewindAfterLoadDemo(t *testing.T) {
+	e, ws := fsEditor(t)
+	demo := filepath.Join(ws, "nvim-acp-demo.txt")
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	var afterOne string
+	for i, m := range []string{"edit one", "edit two", "edit three"} {
+		e.demoTurn(m, "allow_once")
+		if i == 0 {
+			afterOne = fileOrGone(demo)
+		}
+	}
+	if afterOne == "(none)" || fileOrGone(demo) == afterOne {
+		t.Fatalf("the demo did not edit its file: %q", afterOne)
+	}
+	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e = e.Restart()
+	e.resumeFirstSavedChat()
+	e.WaitState("ready")
+	e.waitChat("edit three") // replayed: the demo loads, it cannot resume
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the file as message 1 left it", 10*time.Second, func() bool { return fileOrGone(demo) == afterOne })
+	var input string
+	e.Eventually("message 2 back in the input", 10*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
+		return input == "edit two"
+	})
+}
