@@ -319,3 +319,56 @@ func TestReopenKeepsAnEntryUpdatedInItsTurn(t *testing.T) {
 		})
 	}
 }
+
+// A file's change recorded twice in one checkpoint (the fs bridge's
+// report and the turn's scan of the same write) keeps its stored versions
+// through closing and opening the store again (a restart): reading the
+// journal back released the first entry before holding the second, its
+// objects' count fell to 0 and they were deleted.
+func TestRepeatedChangeSurvivesReopen(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		times int
+	}{
+		{"once", 1},
+		{"twice", 2},
+		{"three times", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, storeDir := t.TempDir(), t.TempDir()
+			p := filepath.Join(dir, "f.txt")
+			putFile(t, p, "original\n")
+			st, err := Open(storeDir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, content := range []string{"one\n", "two\n", "three\n"} {
+				st.Begin(fmt.Sprintf("m%d", i+1), time.Now())
+				before, _ := readFile(p)
+				putFile(t, p, content)
+				for k := 0; k < tc.times; k++ {
+					if err := st.Change(p, before, File{content, true}, true); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			st.Close()
+			if st, err = Open(storeDir, 0); err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			plan, err := st.Plan(2, KeepUser)
+			if err != nil {
+				t.Fatalf("plan after reopening: %v", err)
+			}
+			write := func(_ context.Context, path string, f File) error { return os.WriteFile(path, []byte(f.Data), 0o644) }
+			res, err := st.Apply(context.Background(), plan, write, false)
+			if err != nil {
+				t.Fatalf("rewind after reopening: %v", err)
+			}
+			if got, _ := os.ReadFile(p); string(got) != "one\n" || len(res.Written) != 1 {
+				t.Fatalf("file %q after the rewind (%+v), want as before message 2", got, res)
+			}
+		})
+	}
+}

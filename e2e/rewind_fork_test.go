@@ -108,38 +108,61 @@ func TestRewindConversationFork(t *testing.T) {
 }
 
 // The fork points survive a restart: the chat saved, Neovim restarted,
-// the chat resumed (session/resume), a rewind to message 2 forks at turn 1's last agent message.
+// the chat resumed (session/resume, or session/load: the agent replays
+// it), a rewind to message 2 forks at turn 1's last agent message.
 func TestRewindForkAfterRestart(t *testing.T) {
-	e, _ := fsEditor(t)
-	sc := M{"initialize": sessionCaps(false, "resume", "fork"), "turns": []any{
-		[]any{said("reply-alpha-first ", "msg-1a"), said("reply-alpha-last", "msg-1b")}, []any{said("reply-beta", "msg-2")},
-	}}
-	e.SetupFake(sc, nil)
-	e.Chat("fake")
-	e.WaitState("ready")
-	e.runTurn("ask-one")
-	e.runTurn("ask-two")
-	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
-	e = e.Restart()
-	e.SetupFake(sc, nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume
-	e.WaitState("ready")
-	var ok bool
-	e.Lua(`return require("acp").rewind({ message = 2, files = false, confirm = false })`, &ok)
-	if !ok {
-		t.Fatalf("rewind refused: %s", e.Messages())
+	userChunk := func(s string) M {
+		return update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": s}})
 	}
-	e.Eventually("the fork ready", 10*time.Second, func() bool {
-		st := e.Status()
-		return st.State == "ready" && strings.HasPrefix(st.SessionID, "fake-fork-") &&
-			strings.Contains(e.ChatText(), "continued in a fork at message 1's answer")
-	})
-	forks := e.recvs("session/fork")
-	b, _ := json.Marshal(forks)
-	if len(forks) != 1 || !strings.Contains(string(b), `"messageId":"msg-1b"`) {
-		t.Fatalf("session/fork %s, want one at msg-1b", b)
+	for _, tc := range []struct {
+		name string
+		caps M
+		// load: the agent's replay (session/load) of the chat, the
+		// context sent with message 1 streamed on after its text.
+		load []any
+	}{
+		{"resume", sessionCaps(false, "resume", "fork"), nil},
+		{"load", sessionCaps(true, "fork"), []any{
+			userChunk("ask-one"), userChunk("@notes:\nsome notes"), text("reply-alpha-first reply-alpha-last"),
+			userChunk("ask-two"), text("reply-beta"),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := fsEditor(t)
+			sc := M{"initialize": tc.caps, "load_steps": tc.load, "turns": []any{
+				[]any{said("reply-alpha-first ", "msg-1a"), said("reply-alpha-last", "msg-1b")}, []any{said("reply-beta", "msg-2")},
+			}}
+			e.SetupFake(sc, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.runTurn("ask-one")
+			e.runTurn("ask-two")
+			e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+			e = e.Restart()
+			e.SetupFake(sc, nil)
+			e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+			e.AnswerBlockingPrompt("1<CR>") // the chat
+			e.AnswerBlockingPrompt("1<CR>") // Resume
+			e.WaitState("ready")
+			if tc.load != nil {
+				e.waitChat("reply-beta")
+			}
+			var ok bool
+			e.Lua(`return require("acp").rewind({ message = 2, files = false, confirm = false })`, &ok)
+			if !ok {
+				t.Fatalf("rewind refused: %s", e.Messages())
+			}
+			e.Eventually("the fork ready", 10*time.Second, func() bool {
+				st := e.Status()
+				return st.State == "ready" && strings.HasPrefix(st.SessionID, "fake-fork-") &&
+					strings.Contains(e.ChatText(), "continued in a fork at message 1's answer")
+			})
+			forks := e.recvs("session/fork")
+			b, _ := json.Marshal(forks)
+			if len(forks) != 1 || !strings.Contains(string(b), `"messageId":"msg-1b"`) {
+				t.Fatalf("session/fork %s, want one at msg-1b", b)
+			}
+		})
 	}
 }
 

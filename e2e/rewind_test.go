@@ -607,3 +607,227 @@ func TestRewindMatchesWholeMessages(t *testing.T) {
 		t.Fatalf("the file %q: the second rewind took message 1's checkpoint", got)
 	}
 }
+
+// A chat reopened through session/load after a restart is rewound as a
+// live one: the agent's replay of the user messages counts as the chat's
+// messages, each matched to the checkpoint kept before it, listed by
+// :AcpRewind with what changed after it; a rewind to before message 2
+// puts the files back as they were then and message 2 back in the input
+// (what the user typed, without the context replayed with it).
+func TestRewindAfterLoad(t *testing.T) {
+	e, ws := fsEditor(t)
+	f, g := filepath.Join(ws, "f.txt"), filepath.Join(ws, "g.txt")
+	fsPutFile(t, f, "original\n")
+	userChunk := func(s string) M {
+		return update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": s}})
+	}
+	sc := M{"initialize": sessionCaps(true), "turns": []any{
+		[]any{diskWrite(f, "first\n"), text("did one")},
+		[]any{diskWrite(f, "second\n"), diskWrite(g, "made by two\n"), text("did two")},
+		[]any{diskWrite(f, "third\n"), text("did three")},
+	}, "load_steps": []any{
+		userChunk("message one"), text("did one"),
+		// The selection sent with message two, a text block of its own,
+		// streams on after the user's text.
+		userChunk("message two"), userChunk("```text f.txt:1-1\nfirst\n```"), text("did two"),
+		userChunk("message three"), text("did three"),
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, m := range []string{"message one", "message two", "message three"} {
+		e.runTurn(m)
+	}
+	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume (session/load)
+	e.WaitState("ready")
+	if n := len(e.recvs("session/load")); n != 1 {
+		t.Fatalf("session/load sent %d times", n)
+	}
+	e.waitChat("message three")
+	var items []string
+	e.Lua(`local orig = vim.ui.select
+		local got
+		vim.ui.select = function(items, opts, on_choice)
+			got = vim.tbl_map(opts.format_item, items)
+			on_choice(nil)
+		end
+		vim.cmd("AcpRewind")
+		vim.ui.select = orig
+		return got`, &items)
+	if len(items) != 3 || !strings.HasPrefix(items[0], "3.") || !strings.Contains(items[0], "message three") ||
+		!strings.Contains(items[1], "message two  (") || !strings.Contains(items[1], "3 file changes after, +3 -2") ||
+		!strings.Contains(items[2], "message one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
+		t.Fatalf("picker items %q (%s)", items, e.Messages())
+	}
+	// The chat's key on a replayed "## You" heading finds its message.
+	var at []int
+	e.Lua(`local s = require("acp")._session()
+		local out = {}
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l == "## You" then
+				out[#out + 1] = require("acp.rewind.chat").message_at(s, i - 1) or 0
+			end
+		end
+		return out`, &at)
+	if fmt.Sprint(at) != "[1 2 3]" {
+		t.Fatalf("the messages of the ## You headings: %v", at)
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the files as before message 2", 10*time.Second, func() bool {
+		return fileOrGone(f) == "first\n" && fileOrGone(g) == "(none)"
+	})
+	var input string
+	e.Eventually("message 2 back in the input", 10*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
+		return input == "message two"
+	})
+}
+
+// The checkpoints of a chat whose conversation was rewound (it goes on in
+// a new session of the agent, the saved chat under the new session's id)
+// are found again after a restart: message 1's checkpoint, kept before
+// the rewind, still puts the file back; they go with the saved chat.
+func TestRewindAfterRestartOfRewoundChat(t *testing.T) {
+	e, ws := fsEditor(t)
+	f := filepath.Join(ws, "f.txt")
+	fsPutFile(t, f, "original\n")
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{diskWrite(f, "first\n"), text("did one")},
+		[]any{diskWrite(f, "second\n"), text("did two")},
+		[]any{diskWrite(f, "third\n"), text("did two again")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message one")
+	e.runTurn("message two")
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, confirm = false })`, &ok)
+	e.Eventually("the new session ready", 10*time.Second, func() bool {
+		return e.Status().State == "ready" && e.Status().SessionID == "fake-session-2" && fileOrGone(f) == "first\n"
+	})
+	e.runTurn("message two again")
+	e.Eventually("the chat saved under the new session", 30*time.Second, func() bool {
+		m := e.historyMetas()
+		if len(m) != 1 {
+			return false
+		}
+		b, _ := os.ReadFile(m[0])
+		return strings.Contains(string(b), `"session_id":"fake-session-2"`) && fileOrGone(f) == "third\n"
+	})
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(f) == "original\n" })
+	// Deleting the saved chat deletes its checkpoints, in its first
+	// session's store too.
+	var left string
+	e.Lua(`local h = require("acp.history")
+		h.delete(h.list()[1])
+		return vim.fn.glob(vim.fn.stdpath("state") .. "/acp/checkpoints/*")`, &left)
+	if left != "" {
+		t.Fatalf("checkpoints left after the chat was deleted: %s", left)
+	}
+}
+
+// The turns a rewind dropped stay dropped after a restart: the chat
+// resumed (session/resume draws it again from the saved chat) folds them
+// again, and :AcpRewind lists only the messages of the conversation.
+func TestRewoundTurnsStayDroppedAfterRestart(t *testing.T) {
+	e, _ := fsEditor(t)
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{text("reply-alpha")}, []any{text("reply-beta")}, []any{text("reply-gamma")}, []any{text("reply-delta")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, m := range []string{"ask-one", "ask-two", "ask-three"} {
+		e.runTurn(m)
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, files = false, confirm = false })`, &ok)
+	e.Eventually("the new session ready", 10*time.Second, func() bool {
+		return e.Status().State == "ready" && e.Status().SessionID == "fake-session-2"
+	})
+	e.runTurn("ask-two-edited")
+	e.Eventually("the chat saved", 30*time.Second, func() bool {
+		m := e.historyMetas()
+		if len(m) != 1 {
+			return false
+		}
+		b, _ := os.ReadFile(m[0])
+		return strings.Contains(string(b), `"session_id":"fake-session-2"`)
+	})
+	e = e.Restart()
+	e.SetupFake(sc, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	var msgs []string
+	e.Lua(`return vim.tbl_map(function(m) return m.text end, require("acp.rewind.chat").messages(require("acp")._session()))`, &msgs)
+	if strings.Join(msgs, "|") != "ask-one|ask-two-edited" {
+		t.Fatalf("the chat's messages %q, want the conversation's (ask-one, ask-two-edited)", msgs)
+	}
+	var conv string
+	e.Lua(`return require("acp.rewind.chat").conversation(require("acp")._session(), 3)`, &conv)
+	for _, w := range []string{"ask-three", "reply-gamma", "reply-beta"} {
+		if strings.Contains(conv, w) {
+			t.Errorf("the kept conversation holds %q of the dropped turns: %s", w, conv)
+		}
+	}
+}
+
+// The same with the bundled demo agent, whose session/load replays what
+// it kept of each turn: three turns editing its demo file, Neovim
+// restarted, the chat resumed through session/load, a rewind to before
+// message 2 puts the file back as message 1 left it.
+func TestRewindAfterLoadDemo(t *testing.T) {
+	e, ws := fsEditor(t)
+	demo := filepath.Join(ws, "nvim-acp-demo.txt")
+	e.setupDemo(nil)
+	e.Chat("demo")
+	e.WaitState("ready")
+	var afterOne string
+	for i, m := range []string{"edit one", "edit two", "edit three"} {
+		e.demoTurn(m, "allow_once")
+		if i == 0 {
+			afterOne = fileOrGone(demo)
+		}
+	}
+	if afterOne == "(none)" || fileOrGone(demo) == afterOne {
+		t.Fatalf("the demo did not edit its file: %q", afterOne)
+	}
+	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
+	e = e.Restart()
+	e.resumeFirstSavedChat()
+	e.WaitState("ready")
+	e.waitChat("edit three") // replayed: the demo loads, it cannot resume
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the file as message 1 left it", 10*time.Second, func() bool { return fileOrGone(demo) == afterOne })
+	var input string
+	e.Eventually("message 2 back in the input", 10*time.Second, func() bool {
+		e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
+		return input == "edit two"
+	})
+}

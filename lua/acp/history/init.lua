@@ -56,6 +56,7 @@ end
 ---@field archived boolean|nil archived: hidden unless asked for (:AcpSessions)
 ---@field renamed boolean|nil the user named it (its title is kept)
 ---@field worktree acp.Worktree|nil the worktree its session worked in (resumed there while it exists)
+---@field checkpoint_dir string|nil its checkpoints' store (acp.rewind), when not named by session_id (the conversation rewound into a new session)
 
 --- The project a chat belongs to: the git root of dir, else dir.
 ---@param dir string|nil default: the cwd
@@ -261,7 +262,7 @@ function M.delete(meta)
   os.remove(base .. ".meta.json")
   os.remove(base .. ".txt")
   os.remove(base .. ".draft")
-  rewind.forget(meta.session_id)
+  rewind.forget(meta.session_id, meta.checkpoint_dir)
 end
 
 local pruned_said = false
@@ -440,6 +441,7 @@ function M.save(s)
     can_archive = s.caps and s.caps.archive == true or nil,
     lines = api.nvim_buf_line_count(s.chat_buf),
     worktree = s.worktree,
+    checkpoint_dir = s.checkpoint_dir or (s.history and s.history.checkpoint_dir) or nil,
   })
   meta.truncated = nil -- a saved chat is whole (older versions kept a tail)
   local base = ("%s/%s"):format(dir, meta.id)

@@ -21,14 +21,28 @@ local function block_lines(t, b)
   return api.nvim_buf_get_lines(t.buf, s, s + b.n, false)
 end
 
---- The user's text of a user_text block (the context labels line the
---- chat adds is not the user's).
+--- Whether block b is a user message: one sent from this chat
+--- (user_text), or one the agent replayed (session/load of a chat
+--- resumed after a restart) or sent (another client's), streamed as
+--- user_message_chunk (user).
+---@param b acp.Block
+---@return boolean
+local function is_user(b)
+  return b.kind == "user_text" or b.kind == "user"
+end
+
+--- The user's text of a user message block (the context labels line the
+--- chat adds is not the user's; nor are the blank lines a replay ends
+--- with).
 ---@param t acp.Transcript
 ---@param b acp.Block
 ---@return string
 local function user_text(t, b)
   local lines = block_lines(t, b)
-  if #lines > 1 and lines[#lines]:find("^Context: ") then
+  if b.kind == "user_text" and #lines > 1 and lines[#lines]:find("^Context: ") then
+    lines[#lines] = nil
+  end
+  while #lines > 1 and vim.trim(lines[#lines]) == "" do
     lines[#lines] = nil
   end
   return table.concat(lines, "\n")
@@ -38,24 +52,64 @@ end
 ---@field index integer the block's index in the transcript
 ---@field header integer|nil the index of its "## You" header block
 ---@field text string
+---@field replayed boolean|nil streamed by the agent (its text may go on with the context sent with it)
 
---- The user messages of s's chat that are not rewound, oldest first.
+--- The user messages of s's chat that are not rewound, oldest first
+--- (those sent before a restart included: replayed by session/load, or
+--- drawn again from the saved chat for session/resume).
 ---@param s acp.Session
 ---@return acp.RewindMessage[]
 function M.messages(s)
   local t = s.transcript
   local out = {}
   for i, b in ipairs(t.blocks) do
-    if b.kind == "user_text" and not b.rewound then
+    if is_user(b) and not b.rewound then
       local h = t.blocks[i - 1]
       out[#out + 1] = {
         index = i,
         header = (h and h.kind == "header") and i - 1 or nil,
         text = user_text(t, b),
+        replayed = b.kind == "user" or nil,
       }
     end
   end
   return out
+end
+
+--- How the text blocks of the context the chat sends with a prompt
+--- begin (a fenced selection, an @mention, the conversation kept by a
+--- rewind): a message the agent replayed (session/load) streams them on
+--- after the user's text without a break.
+local replayed_context = { "```", "@", "(From the editor" }
+
+--- Whether chat message m's text is the one a checkpoint kept: the same,
+--- or begun by it where the checkpoint's is cut (4096 bytes), ends
+--- before a line the chat added, or (replayed) before the context sent
+--- with it. ("message 1" does not begin "message 12": a plain prefix
+--- matched message 12 to checkpoint 1.)
+---@param m acp.RewindMessage
+---@param kept string
+---@return boolean
+function M.is_message(m, kept)
+  local text = m.text
+  if text == kept then
+    return true
+  end
+  if not vim.startswith(text, kept) then
+    return false
+  end
+  local rest = text:sub(#kept + 1)
+  if #kept >= 4096 or rest:sub(1, 1) == "\n" then
+    return true
+  end
+  if m.replayed then
+    for _, c in ipairs(replayed_context) do
+      if vim.startswith(rest, c) then
+        return true
+      end
+    end
+  end
+  return false
 end
 
 --- The message whose header or text holds 0-based row, or nil.
@@ -87,7 +141,7 @@ function M.conversation(s, n)
   for i = 1, stop - 1 do
     local b = t.blocks[i]
     if not b.rewound then
-      if b.kind == "user_text" then
+      if is_user(b) then
         parts[#parts + 1] = "User:\n" .. user_text(t, b)
       elseif b.kind == "agent" then
         parts[#parts + 1] = "Assistant:\n" .. table.concat(block_lines(t, b), "\n")

@@ -93,7 +93,7 @@ end
 function M.point(s, n)
   local msgs = rchat.messages(s)
   local p = points(s)[n - 1]
-  if not p or not msgs[n - 1] or p.text ~= msgs[n - 1].text then
+  if not p or not msgs[n - 1] or not rchat.is_message(msgs[n - 1], p.text) then
     return nil, ("no id of message %d's answer is recorded (the agent sends none, or the turn is older)"):format(n - 1)
   end
   return p.id

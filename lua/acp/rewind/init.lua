@@ -24,8 +24,10 @@ function M.options(s)
     return vim.empty_dict()
   end
   return {
-    dir = s.checkpoint_dir,
-    base = vim.fn.stdpath("state") .. "/acp/checkpoints",
+    -- A chat whose conversation went on in a new session of the agent
+    -- (a rewind) keeps its first session's store, saved with the chat.
+    dir = s.checkpoint_dir or (s.history and s.history.checkpoint_dir),
+    base = M.base(),
     max_bytes = o.max_bytes,
   }
 end
@@ -39,15 +41,26 @@ local function notify(msg, level)
   notifier.notify("acp: " .. msg, level or vim.log.levels.INFO)
 end
 
---- The checkpoints of the agent's session id (stdpath state), gone with
---- its saved chat (deleted, or pruned past history.max_sessions).
+--- Where the checkpoints of chats are kept (a directory per chat).
+---@return string
+function M.base()
+  return vim.fn.stdpath("state") .. "/acp/checkpoints"
+end
+
+--- The checkpoints of the agent's session id (stdpath state), and those
+--- in dir (a chat rewound into a new session keeps its first session's
+--- store), gone with its saved chat (deleted, or pruned past
+--- history.max_sessions).
 ---@param session_id string|nil
-function M.forget(session_id)
+---@param dir string|nil
+function M.forget(session_id, dir)
+  if type(dir) == "string" and dir ~= "" and vim.startswith(dir, M.base() .. "/") and not dir:find("/%.%.") then
+    vim.fn.delete(dir, "rf")
+  end
   if type(session_id) ~= "string" or session_id == "" then
     return
   end
-  local dir = vim.fn.stdpath("state") .. "/acp/checkpoints/" .. session_id:gsub("[^%w._-]+", "_")
-  vim.fn.delete(dir, "rf")
+  vim.fn.delete(M.base() .. "/" .. session_id:gsub("[^%w._-]+", "_"), "rf")
   fork.forget(session_id)
 end
 
@@ -64,22 +77,13 @@ local function list(s, counts)
   return res
 end
 
---- Whether a chat message's text is the one a checkpoint kept: the same,
---- or begun by it where the checkpoint's is cut (4096 bytes) or ends
---- before a line the chat added. ("message 1" does not begin
---- "message 12": a plain prefix matched message 12 to checkpoint 1.)
-local function is_message(text, kept)
-  if text == kept then
-    return true
-  end
-  return vim.startswith(text, kept) and (#kept >= 4096 or text:sub(#kept + 1, #kept + 1) == "\n")
-end
-
 --- The checkpoint number (seq) of chat message n, or nil: the checkpoints
 --- and the messages are matched by text, newest first (a chat resumed
 --- from history has older messages without checkpoints; a rewind of the
 --- files only keeps the messages but drops their checkpoints; prompts
 --- sent together while the agent started are one checkpoint).
+---@return integer|nil seq
+---@return string|nil message the checkpoint's text of the message
 local function seq_of(msgs, cps, n)
   local j = #cps
   for k = #msgs, n, -1 do
@@ -89,13 +93,16 @@ local function seq_of(msgs, cps, n)
     local found
     for i = j, 1, -1 do
       local c = cps[i]
-      if type(c.message) == "string" and c.message ~= "" and is_message(msgs[k].text, c.message) then
+      if type(c.message) == "string" and c.message ~= "" and rchat.is_message(msgs[k], c.message) then
         found = i
         break
       end
     end
     if k == n then
-      return found and cps[found].seq or nil
+      if not found then
+        return nil
+      end
+      return cps[found].seq, cps[found].message
     end
     if found then
       j = found - 1
@@ -253,10 +260,13 @@ function M.rewind(s, opts)
     return false
   end
   local cps = tbl(list(s).checkpoints)
+  local seq, kept = seq_of(msgs, cps, n)
   local info = {
     n = n,
-    seq = seq_of(msgs, cps, n),
-    text = msgs[n].text,
+    seq = seq,
+    -- What the user typed: a replayed message's context left out (the
+    -- checkpoint's text is whole below 4096 bytes).
+    text = (kept and #kept < 4096) and kept or msgs[n].text,
     dropped = #msgs - n + 1,
     files = opts.files ~= false,
     conversation = opts.conversation ~= false,
@@ -420,11 +430,11 @@ function M.pick(s)
   vim.ui.select(items, {
     prompt = "Rewind to before which message?",
     format_item = function(n)
-      local text = vim.split(msgs[n].text, "\n", { plain = true })[1] or ""
+      local seq, kept = seq_of(msgs, cps, n)
+      local text = vim.split(kept or msgs[n].text, "\n", { plain = true })[1] or ""
       if #text > 50 then
         text = text:sub(1, 47) .. "..."
       end
-      local seq = seq_of(msgs, cps, n)
       local c = by_seq[seq]
       local files, added, removed = 0, 0, 0
       for _, x in ipairs(cps) do

@@ -5,6 +5,8 @@
 --- agent's) and drawn through the session's transcript, as a replay of
 --- session/load would be. What came before the first heading (the start's
 --- messages) is left out.
+local rchat = require("acp.rewind.chat")
+
 local M = {}
 
 --- The turns of transcript lines: { user = boolean, text = string } each.
@@ -44,19 +46,61 @@ function M.turns(lines)
   return out
 end
 
+--- The chat's line saying a rewind dropped the turns above it (from
+--- message n on), and the lines saying it was undone (acp.rewind).
+local rewound_line = "^Rewound the conversation to before message (%d+)"
+local redone_lines = { "^Rewind undone %(redo%)", "^Redo: put back " }
+
+--- Draw an agent turn's text; the turns a rewind had dropped (its line
+--- in the text says so) fold away again, as in the chat they come from
+--- (their messages are not the conversation's: acp.rewind.chat).
+---@param s acp.Session
+---@param text string
+---@param st { fold: table|nil } the last rewind's fold (until the next prompt)
+local function agent_turn(s, text, st)
+  local cur = {}
+  local function flush()
+    if #cur > 0 then
+      s.transcript:append_text("agent", table.concat(cur, "\n") .. "\n")
+      s.transcript:close_stream()
+    end
+    cur = {}
+  end
+  for _, l in ipairs(vim.split(text, "\n", { plain = true })) do
+    local n = tonumber(l:match(rewound_line))
+    if n then
+      flush()
+      st.fold = rchat.fold(s, n) or st.fold
+    elseif st.fold then
+      for _, p in ipairs(redone_lines) do
+        if l:find(p) then
+          flush()
+          rchat.unfold(s, st.fold)
+          st.fold = nil
+          break
+        end
+      end
+    end
+    cur[#cur + 1] = l
+  end
+  flush()
+end
+
 --- Draw the turns of lines in session s's chat.
 ---@param s acp.Session
 ---@param lines string[]
 ---@return integer turns drawn
 function M.show(s, lines)
   local turns = M.turns(lines)
+  local st = {}
   s.transcript:batch(function()
     for _, t in ipairs(turns) do
       if t.user then
+        -- A rewind is undone only until the next prompt.
+        st.fold = nil
         s.transcript:user_message(t.text)
       else
-        s.transcript:append_text("agent", t.text .. "\n")
-        s.transcript:close_stream()
+        agent_turn(s, t.text, st)
       end
     end
   end)
