@@ -111,6 +111,7 @@ func TestRewindConversationFork(t *testing.T) {
 // the chat resumed (session/resume, or session/load: the agent replays
 // it), a rewind to message 2 forks at turn 1's last agent message.
 func TestRewindForkAfterRestart(t *testing.T) {
+	parallel(t)
 	userChunk := func(s string) M {
 		return update(M{"sessionUpdate": "user_message_chunk", "content": M{"type": "text", "text": s}})
 	}
