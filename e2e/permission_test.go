@@ -444,12 +444,7 @@ func TestHiddenSessionPromptReachedFromAnotherChat(t *testing.T) {
 	var first int
 	e.Lua(`return require("acp")._session().key`, &first)
 	e.Send("build")
-	e.Lua(`vim.cmd("AcpNew fake")`, nil)
-	e.Eventually("the second session ready", 10*time.Second, func() bool {
-		var ok bool
-		e.Lua(`local s = require("acp")._session(); return s.key ~= ... and s.state == "ready"`, &ok, first)
-		return ok
-	})
+	e.newSecondSession(first)
 	if err := os.WriteFile(gate, []byte("go"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -458,27 +453,7 @@ func TestHiddenSessionPromptReachedFromAnotherChat(t *testing.T) {
 		e.Lua(`return require("acp")._session(...).state`, &st, first)
 		return st == "awaiting_permission"
 	})
-	var bar string
-	e.Eventually("the second chat's winbar says a session waits", 5*time.Second, func() bool {
-		e.Lua(`return vim.wo[require("acp")._session().chat_win].winbar`, &bar)
-		return strings.Contains(bar, "1 waits (<C-g>)")
-	})
-	if n := e.floatCount(); n != 0 {
-		t.Fatalf("%d floats over the second session's chat", n)
-	}
-	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)`, nil)
-	e.keys("<C-g>")
-	e.Eventually("the first session's prompt focused in its chat", 5*time.Second, func() bool {
-		var ok bool
-		e.Lua(`local s = require("acp")._session(...)
-			return require("acp")._session() == s and vim.api.nvim_get_current_win() == s.prompts:window()
-				and #vim.fn.win_findbuf(s.chat_buf) > 0`, &ok, first)
-		return ok && strings.Contains(promptText(e), "Hidden tool")
-	})
-	e.keys("a")
-	if got := waitOutcomes(e, 1); got[0] != "allow" {
-		t.Fatalf("outcome %v", got)
-	}
+	e.reachHiddenPrompt(first, "Hidden tool")
 }
 
 // The agent asks its next question only once the last is answered (the
@@ -543,33 +518,8 @@ func TestPromptHidesWhenAnotherChatTakesItsWindow(t *testing.T) {
 	e.Send("build")
 	e.WaitState("awaiting_permission")
 	e.Eventually("the prompt drawn over its chat", 5*time.Second, func() bool { return e.floatCount() > 0 })
-	e.Lua(`vim.cmd("AcpNew fake")`, nil)
-	e.Eventually("the second session ready", 10*time.Second, func() bool {
-		var ok bool
-		e.Lua(`local s = require("acp")._session(); return s.key ~= ... and s.state == "ready"`, &ok, first)
-		return ok
-	})
-	var bar string
-	e.Eventually("the second chat's winbar says a session waits", 5*time.Second, func() bool {
-		e.Lua(`return vim.wo[require("acp")._session().chat_win].winbar`, &bar)
-		return strings.Contains(bar, "1 waits (<C-g>)")
-	})
-	if n := e.floatCount(); n != 0 {
-		t.Fatalf("%d floats over the second session's chat", n)
-	}
-	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)`, nil)
-	e.keys("<C-g>")
-	e.Eventually("the first session's prompt focused in its chat", 5*time.Second, func() bool {
-		var ok bool
-		e.Lua(`local s = require("acp")._session(...)
-			return require("acp")._session() == s and vim.api.nvim_get_current_win() == s.prompts:window()
-				and #vim.fn.win_findbuf(s.chat_buf) > 0`, &ok, first)
-		return ok && strings.Contains(promptText(e), "Drawn tool")
-	})
-	e.keys("a")
-	if got := waitOutcomes(e, 1); got[0] != "allow" {
-		t.Fatalf("outcome %v", got)
-	}
+	e.newSecondSession(first)
+	e.reachHiddenPrompt(first, "Drawn tool")
 }
 
 // A prompt put off with <Esc> ("decide later") still waits when another
@@ -593,27 +543,47 @@ func TestDeferredPromptReachedAfterItsChatIsHidden(t *testing.T) {
 	})
 	e.keys("<Esc>")
 	e.Eventually("the prompt put off", 5*time.Second, func() bool { return e.floatCount() == 0 })
+	e.newSecondSession(first)
+	e.reachHiddenPrompt(first, "Deferred tool")
+}
+
+// newSecondSession starts a second fake session (:AcpNew) beside session
+// first and waits until it is the current one, ready.
+func (e *Editor) newSecondSession(first int) {
+	e.t.Helper()
 	e.Lua(`vim.cmd("AcpNew fake")`, nil)
 	e.Eventually("the second session ready", 10*time.Second, func() bool {
 		var ok bool
 		e.Lua(`local s = require("acp")._session(); return s.key ~= ... and s.state == "ready"`, &ok, first)
 		return ok
 	})
+}
+
+// reachHiddenPrompt checks, from the current (second) session's chat,
+// that session first's prompt titled title waits hidden: the winbar says
+// so and no float is drawn over this chat; <C-g> in the input shows
+// first's chat with its prompt focused, and `a` allows it.
+func (e *Editor) reachHiddenPrompt(first int, title string) {
+	e.t.Helper()
 	var bar string
 	e.Eventually("the second chat's winbar says a session waits", 5*time.Second, func() bool {
 		e.Lua(`return vim.wo[require("acp")._session().chat_win].winbar`, &bar)
 		return strings.Contains(bar, "1 waits (<C-g>)")
 	})
+	if n := e.floatCount(); n != 0 {
+		e.t.Fatalf("%d floats over the second session's chat", n)
+	}
 	e.Lua(`vim.api.nvim_set_current_win(require("acp")._session().input_win)`, nil)
 	e.keys("<C-g>")
 	e.Eventually("the first session's prompt focused in its chat", 5*time.Second, func() bool {
 		var ok bool
 		e.Lua(`local s = require("acp")._session(...)
-			return require("acp")._session() == s and vim.api.nvim_get_current_win() == s.prompts:window()`, &ok, first)
-		return ok && strings.Contains(promptText(e), "Deferred tool")
+			return require("acp")._session() == s and vim.api.nvim_get_current_win() == s.prompts:window()
+				and #vim.fn.win_findbuf(s.chat_buf) > 0`, &ok, first)
+		return ok && strings.Contains(promptText(e), title)
 	})
 	e.keys("a")
 	if got := waitOutcomes(e, 1); got[0] != "allow" {
-		t.Fatalf("outcome %v", got)
+		e.t.Fatalf("outcome %v", got)
 	}
 }
