@@ -15,6 +15,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/nvim-acp/nvim-acp/checkpoint"
 	"github.com/nvim-acp/nvim-acp/fsbridge"
+	"github.com/nvim-acp/nvim-acp/internal/atomicfile"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
@@ -271,25 +272,7 @@ func writeRaw(path string, f checkpoint.File) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".rewind*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.WriteString(f.Data)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp.Name(), mode)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-	}
-	return werr
+	return atomicfile.Write(path, []byte(f.Data), mode)
 }
 
 // rewindStore is sid's store, or an error saying there is none.

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/internal/atomicfile"
 )
 
 // DefaultURL is where the ACP registry is published.
@@ -271,7 +273,7 @@ func (s *Source) writeCache(data []byte, m cacheMeta) error {
 	if err := os.MkdirAll(s.CacheDir, 0o755); err != nil {
 		return fmt.Errorf("registry cache: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(s.CacheDir, cacheFile), data, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(s.CacheDir, cacheFile), data, 0o644); err != nil {
 		return err
 	}
 	return s.writeMeta(m)
@@ -285,26 +287,5 @@ func (s *Source) writeMeta(m cacheMeta) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(s.CacheDir, metaFile), b, 0o644)
-}
-
-// writeFileAtomic writes through a temporary file and a rename, so a reader
-// sees the old file or the new one, never half of one.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp, perm)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return atomicfile.Write(filepath.Join(s.CacheDir, metaFile), b, 0o644)
 }

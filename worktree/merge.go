@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/nvim-acp/nvim-acp/internal/atomicfile"
 )
 
 // Change is one file the worktree changed since it started: committed on
@@ -276,35 +278,11 @@ func MergeFile(ctx context.Context, t Tree, rel string, ours, theirs []byte, the
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return Result{}, fmt.Errorf("worktree: %w", err)
 	}
-	if err := writeAtomic(dst, r.Text, mode); err != nil {
-		return Result{}, err
+	if err := atomicfile.Write(dst, r.Text, mode); err != nil {
+		return Result{}, fmt.Errorf("worktree: %w", err)
 	}
 	r.Wrote = true
 	return r, nil
-}
-
-// writeAtomic replaces path by text (a temporary file renamed over it).
-func writeAtomic(path string, text []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".acp-merge-*")
-	if err != nil {
-		return fmt.Errorf("worktree: %w", err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(text)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, mode)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("worktree: write %s: %w", path, err)
-	}
-	return nil
 }
 
 // Unmerged lists the files whose change in t the user's tree does not
