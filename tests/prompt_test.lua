@@ -93,6 +93,37 @@ M["one float at a time, in order; the session waits meanwhile"] = function(t)
   t.eq(s.states, { "awaiting_permission", "busy" })
 end
 
+M["questions settled at once draw only the one left"] = function(t)
+  local s = session()
+  for i = 1, 5 do
+    s.prompts:add("permission", i, permission_request("Run " .. i))
+  end
+  t.eq(#floats(), 2, "the first request and its keys")
+  local opened = 0
+  local au = api.nvim_create_autocmd("WinNew", {
+    callback = function()
+      opened = opened + 1
+    end,
+  })
+  -- A cancelled turn: the host settles the waiting requests in one batch.
+  for i = 1, 4 do
+    s.prompts:done(i)
+  end
+  t.eq(opened, 0, "no float drawn for a request settled in the same batch")
+  t.eq(s.state, "awaiting_permission", "request 5 still waits")
+  t.ok(vim.wait(1000, function()
+    return #floats() == 2
+  end, 5))
+  api.nvim_del_autocmd(au)
+  t.eq(opened, 2, "request 5 drawn once, with its keys")
+  t.ok(s.prompts:text():find("Run 5", 1, true), s.prompts:text())
+  s.prompts:done(5)
+  t.eq(s.state, "busy", "the state follows at once")
+  t.ok(vim.wait(1000, function()
+    return #floats() == 0
+  end, 5))
+end
+
 M["cancel drops one kind, stop drops all"] = function(t)
   local s = session()
   s.prompts:add("permission", 1, permission_request("A"))

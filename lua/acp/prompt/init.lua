@@ -79,6 +79,7 @@ local kinds = {
 ---@field waiting_hidden boolean|nil the first prompt was not drawn: the session's chat is hidden behind another's
 ---@field gave_back table|nil when and where the focus was last given back: {at, win, buf, tick}
 ---@field handing_over boolean|nil a focused prompt just closed: the next one to take the focus keeps return_to
+---@field show_pending boolean|nil the next prompt shows once the events in hand are handled (done)
 local Q = {}
 Q.__index = Q
 
@@ -268,9 +269,25 @@ function Q:done(id)
       break
     end
   end
-  self:_show_next()
-  self:_retitle()
-  self:_give_back_focus()
+  self:_sync_state()
+  self:_show_soon()
+end
+
+--- Show the next prompt once the events in hand are handled. A cancelled
+--- turn settles every waiting question at once (200 in one batch): drawing
+--- each next float only to close it again cost 1-60 ms apiece, seconds in
+--- all, while the state said the session still waited.
+function Q:_show_soon()
+  if self.show_pending then
+    return
+  end
+  self.show_pending = true
+  vim.schedule(function()
+    self.show_pending = nil
+    self:_show_next()
+    self:_retitle()
+    self:_give_back_focus()
+  end)
 end
 
 --- Drop every waiting prompt of kind (default: all), closing what shows
