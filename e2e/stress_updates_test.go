@@ -144,7 +144,7 @@ func TestHostileUpdatesKeepNeovimAnswering(t *testing.T) {
 			e.wideChat()
 			e.Chat("fake")
 			e.WaitState("ready")
-			w := e.watchLiveness(2 * time.Second)
+			w := e.watchLiveness(livenessBound)
 			e.Send("go")
 			// A small status is polled, not the chat; the deadline is
 			// generous: a loaded machine plays the burst slowly.
@@ -228,6 +228,13 @@ type liveness struct {
 	worst time.Duration
 }
 
+// livenessBound is how long one poll of Neovim may take before it counts
+// as frozen. What it catches never ends or takes tens of seconds (a FIFO
+// opened on Neovim's loop, a winbar drawn quadratically); the machine's
+// load alone has stretched a poll to 2 s (load average 35 on 2 cores, a
+// make test beside other suites), so a 2 s bound failed a sound build.
+const livenessBound = 10 * time.Second
+
 // watchLiveness starts polling Neovim's answers, each within bound.
 func (e *Editor) watchLiveness(bound time.Duration) *liveness {
 	w := &liveness{dead: make(chan struct{}), done: make(chan struct{}), ended: make(chan struct{})}
@@ -310,7 +317,7 @@ func TestFollowNeverLoadsAFIFO(t *testing.T) {
 	e.SetupFake(M{"turns": []any{[]any{tool("t1", fifo), tool("t2", b)}}}, M{"follow": true})
 	e.Chat("fake")
 	e.WaitState("ready")
-	w := e.watchLiveness(2 * time.Second)
+	w := e.watchLiveness(livenessBound)
 	ended := make(chan struct{})
 	defer close(ended)
 	go func() {
