@@ -1,10 +1,12 @@
 --- :AcpReview of a worktree session: what its worktree changed since it
 --- started, file by file and hunk by hunk, each kept into the user's tree
 --- (acp.worktree) with a key; files the user's tree holds already are
---- marked merged. Keys: y keep the hunk (on a file's line: the file), Y
---- keep the file, m merge all, D discard (remove the worktree), <CR> open
---- the worktree's file there, r refresh, q close, ? the keys.
+--- marked merged. Keys (`keymaps.worktree`, ? lists them): keep the hunk
+--- (on a file's line: the file), keep the file, merge all, send the
+--- conflicts to an agent, discard (remove the worktree), open the
+--- worktree's file there, refresh, close.
 local host = require("acp.host")
+local keymaps = require("acp.keymaps")
 local notify = require("acp.notify")
 local worktree = require("acp.worktree")
 
@@ -21,14 +23,17 @@ local ns = api.nvim_create_namespace("acp_worktree_review")
 ---@type table<integer, { tree: acp.Worktree, rows: table<integer, { path: string, hunk: integer|nil, line: integer|nil }> }>
 local views = {}
 
-local keys_help = {
-  "y  keep the hunk under the cursor (on a file's line: the file)",
-  "Y  keep the file under the cursor",
-  "m  merge all (conflicts in the files and the quickfix list)",
-  "D  discard: remove the worktree and its branch (asks if changes would be lost)",
-  "<CR>  open the worktree's file there",
-  "r  refresh    q  close",
-}
+--- "KEY what" for the header, for the actions configured (turned off: left out).
+local function key_hints(actions)
+  local out = {}
+  for _, a in ipairs(actions) do
+    local k = keymaps.first("worktree", a[1])
+    if k then
+      out[#out + 1] = k .. " " .. a[2]
+    end
+  end
+  return table.concat(out, " · ")
+end
 
 --- The lines of tree's view, their highlights and rows.
 local function build(tree)
@@ -65,11 +70,19 @@ local function build(tree)
   for _, p in ipairs(un) do
     pending[p] = true
   end
+  local hints = key_hints({
+    { "keep", "keep" },
+    { "keep_file", "keep file" },
+    { "merge_all", "merge all" },
+    { "discard", "discard" },
+    { "help", "keys" },
+  })
   add(
-    ("%d file%s changed, %d not in your tree yet · y keep · Y keep file · m merge all · D discard · ? keys"):format(
+    ("%d file%s changed, %d not in your tree yet%s"):format(
       #cs,
       #cs == 1 and "" or "s",
-      #un
+      #un,
+      hints ~= "" and (" · " .. hints) or ""
     ),
     "Comment"
   )
@@ -115,7 +128,8 @@ local function build(tree)
   end
   if #cs == 0 then
     add("")
-    add("No changes: D removes the worktree.", "Comment")
+    local d = keymaps.first("worktree", "discard")
+    add(d and ("No changes: %s removes the worktree."):format(d) or "No changes.", "Comment")
   end
   return lines, hls, rows
 end
@@ -191,44 +205,43 @@ function M.open(s)
         views[b] = nil
       end,
     })
-    local function map(lhs, fn, desc)
-      vim.keymap.set("n", lhs, fn, { buffer = b, nowait = true, desc = desc })
-    end
-    map("y", function()
-      keep(b, false)
-    end, "keep the hunk")
-    map("Y", function()
-      keep(b, true)
-    end, "keep the file")
-    map("m", function()
-      worktree.merge_all(views[b].tree, function()
+    keymaps.apply(b, "worktree", {
+      keep = function()
+        keep(b, false)
+      end,
+      keep_file = function()
+        keep(b, true)
+      end,
+      merge_all = function()
+        worktree.merge_all(views[b].tree, function()
+          M.refresh(b)
+        end)
+      end,
+      discard = function()
+        worktree.remove(views[b].tree, "discarded", function()
+          M.refresh(b)
+        end)
+      end,
+      refresh = function()
         M.refresh(b)
-      end)
-    end, "merge all")
-    map("D", function()
-      worktree.remove(views[b].tree, "discarded", function()
-        M.refresh(b)
-      end)
-    end, "discard")
-    map("r", function()
-      M.refresh(b)
-    end, "refresh")
-    map("q", function()
-      vim.cmd("close")
-    end, "close")
-    map("?", function()
-      notify(table.concat(keys_help, "\n"), vim.log.levels.INFO)
-    end, "keys")
-    map("<CR>", function()
-      local row, v = here(b)
-      if row then
-        vim.cmd("wincmd p")
-        vim.cmd("edit " .. vim.fn.fnameescape(v.tree.path .. "/" .. row.path))
-        if row.line then
-          pcall(api.nvim_win_set_cursor, 0, { row.line, 0 })
+      end,
+      close = function()
+        vim.cmd("close")
+      end,
+      help = function()
+        keymaps.show_help({ "worktree" })
+      end,
+      open = function()
+        local row, v = here(b)
+        if row then
+          vim.cmd("wincmd p")
+          vim.cmd("edit " .. vim.fn.fnameescape(v.tree.path .. "/" .. row.path))
+          if row.line then
+            pcall(api.nvim_win_set_cursor, 0, { row.line, 0 })
+          end
         end
-      end
-    end, "open")
+      end,
+    })
   end
   views[b] = { tree = tree, rows = {} }
   -- A removal however made (:AcpReview discard, merge all, another view)
