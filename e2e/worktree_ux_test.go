@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,104 @@ func TestWorktreeReviewKeysConfigurable(t *testing.T) {
 	e.Eventually("the key help closed", 10*time.Second, func() bool { return e.floatText() == "" })
 	e.Lua(`vim.api.nvim_feedkeys("gm", "x", false)`, nil)
 	e.Eventually("merged all", 10*time.Second, func() bool { return fsGetFile(t, main) == changed })
+}
+
+// A merge all that leaves a conflict in the user's tree: the review view
+// says so with the key that sends it to an agent; that key asks which
+// (the live sessions of the user's tree, a new session of each agent),
+// and the one picked, working in the user's tree, gets a prompt naming
+// the file and its conflict, markers and both sides; its resolution is
+// an edit like any other, pending in the review. A worktree session is
+// no target; with the conflict resolved nothing is sent again.
+func TestWorktreeConflictsSentToAnAgent(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	main := filepath.Join(ws, "shared.txt")
+	mine := strings.Replace(wtBase, "l2\n", "U2\n", 1)
+	fsPutFile(t, main, mine) // the user's own change, not committed
+	theirs := strings.Replace(strings.Replace(wtBase, "l2\n", "B2\n", 1), "l5\n", "B5\n", 1)
+	resolved := "l1\nU2\nB2\nl3\nl4\nB5\nl6\nl7\nl8\nl9\nl10\n"
+	logFixer := filepath.Join(e.state, "fixer.log")
+	e.setup(M{"agents": M{
+		"fb": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("b", M{"turns": []any{
+			[]any{fsWrite("$cwd/shared.txt", theirs), text("done B")}}})}},
+		"fixer": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_LOG": logFixer, "FAKE_AGENT_SCENARIO": e.scenarioFile("fixer", M{"turns": []any{
+			[]any{fsWrite("$cwd/shared.txt", resolved), text("resolved")}}})}},
+	}})
+	sb := e.newWorktreeSession("fb", "")
+	e.sendTo(sb.Key, "change it, B")
+	e.setCurrent(sb.Key)
+	e.Lua(`vim.cmd("AcpReview"); vim.api.nvim_feedkeys("m", "x", false)`, nil)
+	if got := fsGetFile(t, main); !strings.Contains(got, "<<<<<<< yours\nU2\n=======\nB2\n>>>>>>> acp/fb-1\n") {
+		t.Fatalf("after merging B: %q", got)
+	}
+	e.Lua(`vim.cmd("AcpReview")`, nil) // back in the view (merge all opened the quickfix list)
+	if e.wtViewRow("1 conflict left in your tree (shared.txt) · a send them to an agent") == 0 {
+		var view []string
+		e.Lua(`return vim.api.nvim_buf_get_lines(0, 0, -1, false)`, &view)
+		t.Fatalf("the view does not show the conflict:\n%s", strings.Join(view, "\n"))
+	}
+	var items []string
+	e.Lua(`vim.g.wt_items = {}
+		vim.ui.select = function(items, opts, cb)
+			vim.g.wt_asked = { opts.prompt }
+			vim.g.wt_items = vim.tbl_map(opts.format_item, items)
+			for i, it in ipairs(items) do
+				if it.label == "a new session of fixer" then return cb(it, i) end
+			end
+			cb(nil)
+		end
+		vim.api.nvim_feedkeys("a", "x", false)
+		return vim.g.wt_items`, &items)
+	if asked := e.asked(); len(asked) != 1 || asked[0] != "Send the conflicts of acp/fb-1 (1 file) to" {
+		t.Errorf("asked %q", asked)
+	}
+	if !slices.Contains(items, "a new session of fixer") || !slices.Contains(items, "a new session of fb") {
+		t.Errorf("the choices: %q", items)
+	}
+	e.AgentLog = logFixer
+	var prompts []string
+	e.Eventually("the fixer's prompt", 30*time.Second, func() bool { prompts = e.promptTexts(); return len(prompts) == 1 })
+	for _, want := range []string{
+		"Merging the branch acp/fb-1", "1 merge conflict in 1 file: shared.txt.",
+		"shared.txt, lines 2-6:\n```\n<<<<<<< yours\nU2\n=======\nB2\n>>>>>>> acp/fb-1\n```",
+	} {
+		if !strings.Contains(prompts[0], want) {
+			t.Errorf("the fixer's prompt lacks %q:\n%s", want, prompts[0])
+		}
+	}
+	if news := e.recvs("session/new"); len(news) != 1 || news[0]["cwd"] != ws {
+		t.Errorf("the fixer's session/new: %v, want cwd %s", news, ws)
+	}
+	var fixer struct {
+		Key     int    `msgpack:"key"`
+		State   string `msgpack:"state"`
+		Pending int    `msgpack:"pending"`
+	}
+	e.Eventually("the fixer's turn ended, its edit pending review", 30*time.Second, func() bool {
+		e.Lua(`local path = ...
+			local s = require("acp.sessions").get()
+			if not s or s.agent ~= "fixer" then return { state = "" } end
+			local n = 0
+			for _ in pairs(require("acp.review").of(path)) do n = n + 1 end
+			return { key = s.key, state = s.state, pending = n }`, &fixer, main)
+		return fixer.State == "ready" && fixer.Pending > 0
+	})
+	if got := fsGetFile(t, main); got != resolved {
+		t.Errorf("the file after the fixer's turn: %q", got)
+	}
+	// The fixer is a target now; the worktree session never is.
+	var labels []string
+	e.Lua(`local s = require("acp.sessions").get(...)
+		return vim.tbl_map(function(it) return it.session and it.session.agent or it.label end, require("acp.conflicts").targets(s.worktree))`, &labels, sb.Key)
+	if len(labels) == 0 || labels[0] != "fixer" || slices.Contains(labels, "fb") {
+		t.Errorf("targets after: %q", labels)
+	}
+	// Resolved: the Lua API sends nothing more.
+	var ok bool
+	e.Lua(`return require("acp").resolve_conflicts({ session = ..., agent = "fixer" })`, &ok, sb.Key)
+	e.Eventually("told nothing is left", 10*time.Second, func() bool { return e.Told("no conflict of acp/fb-1 left in your tree") })
+	if n := len(e.promptTexts()); !ok || n != 1 {
+		t.Errorf("resolve_conflicts with nothing left: %v, %d prompts", ok, n)
+	}
 }

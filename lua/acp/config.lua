@@ -346,6 +346,7 @@ M.defaults = {
       keep = "y",
       keep_file = "Y",
       merge_all = "m",
+      resolve = "a",
       discard = "D",
       open = "<CR>",
       refresh = "r",

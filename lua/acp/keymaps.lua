@@ -112,6 +112,11 @@ M.actions = {
     { name = "keep_file", modes = { "n" }, desc = "keep the file under the cursor" },
     { name = "merge_all", modes = { "n" }, desc = "merge all (conflicts marked in the files, in the quickfix list)" },
     {
+      name = "resolve",
+      modes = { "n" },
+      desc = "send the conflicts left in your tree to an agent to resolve (picked)",
+    },
+    {
       name = "discard",
       modes = { "n" },
       desc = "discard: remove the worktree and its branch (asks if changes would be lost)",

@@ -113,8 +113,9 @@ S.__index = S
 --- It talks to no host yet: see S:start.
 ---@param agent string
 --- (opts.from: a session whose title, first prompt and directory it takes,
---- as a fork does; opts.worktree: the worktree it works in, its cwd).
----@param opts { warm: boolean|nil, from: acp.Session|nil, worktree: acp.Worktree|nil }|nil
+--- as a fork does; opts.worktree: the worktree it works in, its cwd;
+--- opts.cwd: the directory it works in, when not the current one).
+---@param opts { warm: boolean|nil, from: acp.Session|nil, worktree: acp.Worktree|nil, cwd: string|nil }|nil
 ---@return acp.Session
 function M.new(agent, opts)
   if not (opts and opts.warm) then
@@ -129,7 +130,7 @@ function M.new(agent, opts)
     first_prompt = from and from.first_prompt or nil,
     state = "starting",
     since = vim.uv.now(),
-    cwd = opts and opts.worktree and opts.worktree.path or from and from.cwd or vim.fn.getcwd(),
+    cwd = opts and (opts.worktree and opts.worktree.path or opts.cwd) or from and from.cwd or vim.fn.getcwd(),
     worktree = opts and opts.worktree or from and from.worktree or nil,
     tool_changes = {},
     settings = settings.new(),

@@ -20,7 +20,7 @@ M.max_hunk_lines = 40
 local ns = api.nvim_create_namespace("acp_worktree_review")
 
 --- The view's state, by buffer: its tree and what each row stands for.
----@type table<integer, { tree: acp.Worktree, rows: table<integer, { path: string, hunk: integer|nil, line: integer|nil }> }>
+---@type table<integer, { tree: acp.Worktree, rows: table<integer, { path: string, hunk: integer|nil, line: integer|nil }>, resolve: fun(tree: acp.Worktree)|nil }>
 local views = {}
 
 --- "KEY what" for the header, for the actions configured (turned off: left out).
@@ -36,7 +36,7 @@ local function key_hints(actions)
 end
 
 --- The lines of tree's view, their highlights and rows.
-local function build(tree)
+local function build(tree, can_resolve)
   local lines, hls, rows = {}, {}, {}
   local function add(text, hl, row)
     lines[#lines + 1] = text
@@ -86,6 +86,30 @@ local function build(tree)
     ),
     "Comment"
   )
+  -- Conflicts a merge left in the user's tree: where they are, and the
+  -- key that sends them to an agent.
+  local cf = worktree.conflicts(tree) or {}
+  if #cf > 0 then
+    local n = 0
+    for _, f in ipairs(cf) do
+      n = n + #f.blocks
+    end
+    local k = can_resolve and keymaps.first("worktree", "resolve")
+    add(
+      ("%d conflict%s left in your tree (%s)%s"):format(
+        n,
+        n == 1 and "" or "s",
+        table.concat(
+          vim.tbl_map(function(f)
+            return f.path
+          end, cf),
+          ", "
+        ),
+        k and (" · %s send them to an agent"):format(k) or ""
+      ),
+      "WarningMsg"
+    )
+  end
   for _, c in ipairs(cs) do
     add("")
     local state = pending[c.path] and "" or "  (merged)"
@@ -141,7 +165,7 @@ function M.refresh(b)
   if not v or not api.nvim_buf_is_valid(b) then
     return
   end
-  local lines, hls, rows = build(v.tree)
+  local lines, hls, rows = build(v.tree, v.resolve ~= nil)
   v.rows = rows
   vim.bo[b].modifiable = true
   api.nvim_buf_set_lines(b, 0, -1, false, lines)
@@ -186,9 +210,12 @@ local function keep(b, whole)
   M.refresh(b)
 end
 
---- Open :AcpReview of worktree session s.
+--- Open :AcpReview of worktree session s; handlers.resolve(tree) sends
+--- the conflicts its merge left to an agent (acp.conflicts: not required
+--- here, it starts sessions).
 ---@param s acp.Session
-function M.open(s)
+---@param handlers { resolve: fun(tree: acp.Worktree)|nil }|nil
+function M.open(s, handlers)
   local tree = s.worktree
   local name = "acp://worktree/" .. tree.name
   local b = vim.fn.bufnr(name)
@@ -228,6 +255,12 @@ function M.open(s)
       close = function()
         vim.cmd("close")
       end,
+      resolve = function()
+        local v = views[b]
+        if v.resolve then
+          v.resolve(v.tree)
+        end
+      end,
       help = function()
         keymaps.show_help({ "worktree" })
       end,
@@ -243,7 +276,7 @@ function M.open(s)
       end,
     })
   end
-  views[b] = { tree = tree, rows = {} }
+  views[b] = { tree = tree, rows = {}, resolve = handlers and handlers.resolve }
   -- A removal however made (:AcpReview discard, merge all, another view)
   -- shows in every view of that tree at once, none left offering hunks
   -- of a worktree that is gone.
