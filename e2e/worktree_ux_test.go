@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -191,5 +193,109 @@ func TestWorktreeConflictsSentToAnAgent(t *testing.T) {
 	e.Eventually("told nothing is left", 10*time.Second, func() bool { return e.Told("no conflict of acp/fb-1 left in your tree") })
 	if n := len(e.promptTexts()); !ok || n != 1 {
 		t.Errorf("resolve_conflicts with nothing left: %v, %d prompts", ok, n)
+	}
+}
+
+// shOutputs are the fake agent's sh steps (its own shell, in its own
+// process): each command's output and error.
+func (e *Editor) shOutputs() [][2]string {
+	var out [][2]string
+	for _, ev := range e.AgentEvents() {
+		if ev["event"] == "sh" {
+			o, _ := ev["output"].(string)
+			er, _ := ev["error"].(string)
+			out = append(out, [2]string{o, er})
+		}
+	}
+	return out
+}
+
+// A fork into a worktree under sandbox.agent runs on an agent process of
+// its own, in the worktree's sandbox: its own shell works in the worktree
+// and sees its files, and a write of its to the user's tree is refused
+// (the parent's process works in the user's tree and does not see the
+// worktree). That process forks the parent's session by its id; where it
+// cannot (an agent keeping sessions in memory), the fork is a new session
+// whose first prompt carries the conversation.
+func TestWorktreeForkSandboxedAgent(t *testing.T) {
+	requireSandbox(t)
+	for _, tc := range []struct {
+		name      string
+		forkFails bool
+	}{
+		{"forked on its own process", false},
+		{"a new session given the conversation", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sandboxHome(t)
+			e, ws := fsEditor(t)
+			wtRepo(t, ws)
+			main := filepath.Join(ws, "shared.txt")
+			// What the sandboxed agent reads and writes of the test's own,
+			// apart from the worktrees (under e.state/data).
+			dir := filepath.Join(e.state, "fake")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			e.AgentLog = filepath.Join(dir, "agent.log")
+			sc := M{"initialize": sessionCaps(false, "fork"), "turns": []any{[]any{
+				M{"sh": "pwd && cat shared.txt"},
+				M{"sh": "echo pwned >> " + main},
+				text("answered"),
+			}}}
+			if tc.forkFails {
+				sc["fail"] = M{"session/fork": M{"code": -32002, "message": "Resource not found"}}
+			}
+			b, err := json.Marshal(sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scFile := filepath.Join(dir, "scenario.json")
+			fsPutFile(t, scFile, string(b))
+			e.setup(M{
+				"agents":        M{"fake": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": scFile, "FAKE_AGENT_LOG": e.AgentLog}}},
+				"default_agent": "fake",
+				"sandbox":       M{"agent": true, "allow_write": []string{dir}},
+			})
+			e.Chat("fake")
+			e.WaitState("ready")
+			orig := e.Status()
+			e.sendTo(orig.Key, "first question")
+			e.Lua(`vim.cmd("AcpFork --worktree=forked")`, nil)
+			var s wtSession
+			e.Eventually("the fork ready in its worktree", 60*time.Second, func() bool {
+				e.Lua(`local s = require("acp.sessions").get()
+					if not s or not s.worktree or s.key == ... then return { state = "" } end
+					return { key = s.key, path = s.worktree.path, branch = s.worktree.branch, state = s.state }`, &s, orig.Key)
+				return s.State == "ready"
+			})
+			e.sendTo(s.Key, "where are you")
+			sh := e.shOutputs()
+			if len(sh) != 4 {
+				t.Fatalf("the agents' shell steps: %q", sh)
+			}
+			if got, want := sh[0][0], ws+"\n"+wtBase; got != want {
+				t.Errorf("the parent's shell: %q, want %q", got, want)
+			}
+			if got, want := sh[2][0], s.Path+"\n"+wtBase; got != want || sh[2][1] != "" {
+				t.Errorf("the fork's shell: %q (%s), want %q", got, sh[2][1], want)
+			}
+			if sh[3][1] == "" {
+				t.Errorf("the fork's write to the user's tree went through: %q", sh[3])
+			}
+			if got := fsGetFile(t, main); got != wtBase {
+				t.Errorf("the user's file: %q", got)
+			}
+			prompts := e.recvs("session/prompt")
+			last, _ := json.Marshal(prompts[len(prompts)-1])
+			forks := e.recvs("session/fork")
+			if tc.forkFails {
+				if !strings.Contains(string(last), "first question") || !strings.Contains(e.ChatText(), "could not fork the session on its own process") {
+					t.Errorf("the new session's first prompt: %s\nchat:\n%s", last, e.ChatText())
+				}
+			} else if len(forks) != 1 || forks[0]["cwd"] != s.Path || forks[0]["sessionId"] != orig.SessionID || strings.Contains(string(last), "first question") {
+				t.Errorf("session/fork %v, the fork's prompt %s", forks, last)
+			}
+		})
 	}
 }
