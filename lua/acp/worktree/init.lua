@@ -227,11 +227,16 @@ end
 
 --- The conflicts merging tree left in the user's tree, by file (what its
 --- buffer holds where loaded, else the file): the files tree changed whose
---- text has conflict blocks of its branch.
+--- text has conflict blocks of its branch (cs: tree's changes, when
+--- known already).
 ---@param tree acp.Worktree
+---@param cs table[]|nil
 ---@return { path: string, blocks: { first: integer, last: integer, lines: string[] }[] }[]|nil, string|nil err
-function M.conflicts(tree)
-  local cs, err = M.changes(tree)
+function M.conflicts(tree, cs)
+  local err
+  if not cs then
+    cs, err = M.changes(tree)
+  end
   if not cs then
     return nil, err
   end

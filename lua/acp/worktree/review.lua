@@ -88,7 +88,7 @@ local function build(tree, can_resolve)
   )
   -- Conflicts a merge left in the user's tree: where they are, and the
   -- key that sends them to an agent.
-  local cf = worktree.conflicts(tree) or {}
+  local cf = worktree.conflicts(tree, cs) or {}
   if #cf > 0 then
     local n = 0
     for _, f in ipairs(cf) do
