@@ -56,6 +56,15 @@ func (s *Session) forkParent() (*Agent, error) {
 	if !a.caps.Fork {
 		return nil, fmt.Errorf("fork: %s cannot fork sessions (no sessionCapabilities.fork)", a.spec.Name)
 	}
+	if s.opts.ForkNewProcess {
+		// A process of its own, as its spec says: a fork into a worktree
+		// under sandbox.agent runs in the worktree's sandbox, not in the
+		// parent's (where the worktree is hidden and the user's tree is
+		// the workspace). It forks the parent's session by its id, which
+		// an agent that keeps its sessions (claude-agent-acp, codex-acp)
+		// knows from any process.
+		return s.h.sessionAgent(s, s.opts.Agent)
+	}
 	if !s.h.useAgent(s, a) {
 		return nil, errors.New("fork: the session to fork is closing")
 	}

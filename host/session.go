@@ -41,6 +41,10 @@ type SessionOptions struct {
 	Checkpoints CheckpointOptions `msgpack:"checkpoints"`
 	// Instructions: the user's, sent as systemPrompt (instructions.go).
 	Instructions InstructionOptions `msgpack:"instructions"`
+	// ForkNewProcess: the fork (ForkOf) runs on a process of its own,
+	// started as Agent says (a worktree's sandbox), not on the parent's
+	// (lifecycle.go).
+	ForkNewProcess bool `msgpack:"fork_new_process"`
 }
 
 // FsOptions configures fs/* for a session.
@@ -237,14 +241,23 @@ func (s *Session) open(ctx context.Context) {
 	servers = s.exposeMCP(a, servers)
 	var resp json.RawMessage
 	var id acp.SessionId
+	var forkErr error
 	how := attachNew
 	switch {
 	case s.opts.ForkOf != 0:
 		if id, resp, err = s.fork(ctx, a, servers); err != nil {
-			s.fail(err)
-			return
+			if !s.opts.ForkNewProcess {
+				s.fail(err)
+				return
+			}
+			// Its own process does not know the parent's session (an agent
+			// that keeps sessions in memory): a new session, given the
+			// conversation by Lua (the ready event's fork_error).
+			s.log.Info("fork on a process of its own failed: a new session", "err", err)
+			forkErr = err
+		} else {
+			how = attachForked
 		}
-		how = attachForked
 	case s.opts.Resume || s.opts.LoadID != "":
 		if id, resp, how, err = s.resume(ctx, a, servers); err != nil {
 			s.fail(err)
@@ -288,7 +301,11 @@ func (s *Session) open(ctx context.Context) {
 		}
 		s.emit(messageEvent(level, describeRemote(a)))
 	}
-	s.emit(s.readyEvent(a, id, resp, how, false))
+	ev := s.readyEvent(a, id, resp, how, false)
+	if forkErr != nil {
+		ev["fork_error"] = forkErr.Error()
+	}
+	s.emit(ev)
 	s.showAuthStatus(ctx, a)
 }
 

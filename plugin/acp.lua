@@ -186,7 +186,7 @@ cmd("AcpReview", function(o)
 end, {
   nargs = "?",
   complete = function()
-    return { "keep", "reject", "send", "quickfix", "merge", "discard" }
+    return { "keep", "reject", "send", "quickfix", "merge", "discard", "resolve" }
   end,
   desc = "Review the agent's pending changes: a view of them, or keep|reject all, send comments, quickfix",
 })

@@ -1,6 +1,7 @@
 --- The :Acp* commands that act on the current session (plugin/acp.lua
 --- defines them; the rest call the public API in acp).
 local changes = require("acp.review.changes")
+local conflicts = require("acp.conflicts")
 local host = require("acp.host")
 local notify = require("acp.notify")
 local providers = require("acp.agents.providers")
@@ -102,14 +103,19 @@ end
 
 --- :AcpReview [keep|reject|send|quickfix]: the review view; keep or reject
 --- every pending change; send the comments and rejected changes to the
---- current session's agent; the quickfix list of pending changes.
+--- current session's agent; the quickfix list of pending changes. Of a
+--- worktree session [merge|discard|resolve]: its view; merge all; discard;
+--- send the merge's conflicts to an agent.
 ---@param arg string
 function M.review(arg)
   local ws = sessions.get()
   if ws and ws.worktree then
     -- A worktree session's changes are merged back (acp.worktree).
     if arg == "" or arg == nil then
-      worktreeview.open(ws)
+      worktreeview.open(ws, { resolve = conflicts.send })
+      return
+    elseif arg == "resolve" then
+      conflicts.send(ws.worktree)
       return
     elseif arg == "merge" then
       worktree.merge_all(ws.worktree)

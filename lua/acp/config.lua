@@ -127,6 +127,8 @@ local M = {}
 ---@field prompt table<string, acp.Keys> in permission prompts and file questions
 ---@field review table<string, acp.Keys> in buffers with the agent's pending changes, and :AcpReview
 ---@field queue table<string, acp.Keys> in the queue of prompts (:AcpQueue)
+---@field sessions table<string, acp.Keys> in the sessions overview (:AcpSessions)
+---@field worktree table<string, acp.Keys> in the review of a worktree session (:AcpReview)
 
 ---@class acp.Config.Registry
 ---@field url string|nil registry.json to use (default: the published one)
@@ -337,6 +339,17 @@ M.defaults = {
       all_projects = "P",
       archived = "A",
       search = "/",
+      help = "?",
+      close = "q",
+    },
+    worktree = {
+      keep = "y",
+      keep_file = "Y",
+      merge_all = "m",
+      resolve = "a",
+      discard = "D",
+      open = "<CR>",
+      refresh = "r",
       help = "?",
       close = "q",
     },

@@ -20,6 +20,7 @@ local agents = lazy("acp.agents")
 local attention = lazy("acp.attention")
 local buffers = lazy("acp.buffers")
 local chat = lazy("acp.chat")
+local conflicts = lazy("acp.conflicts")
 local draft = lazy("acp.input.draft")
 local events = lazy("acp.session.events")
 local history = lazy("acp.history")
@@ -323,6 +324,25 @@ function M.fork(opts)
   end
   local s = lifecycle.fork(p, start)
   return s and s:status() or nil
+end
+
+--- Send the conflicts that merging a worktree session (opts.session, else
+--- the current one) left in your tree to an agent to resolve (:help
+--- acp-worktrees): to the live session opts.target (a key) of your tree,
+--- or a new session of opts.agent; with neither, picked (vim.ui.select).
+--- Its edits come for review as any agent's. Returns false, with a
+--- message, when the session has no worktree.
+---@param opts { session: integer|nil, target: integer|nil, agent: string|nil }|nil
+---@return boolean
+function M.resolve_conflicts(opts)
+  setup_once()
+  local s = resolve(opts)
+  if not (s and s.worktree) then
+    notify("acp: no worktree session (:help acp-worktrees)", vim.log.levels.WARN)
+    return false
+  end
+  conflicts.send(s.worktree, { target = opts and opts.target, agent = opts and opts.agent })
+  return true
 end
 
 --- A new session (:AcpNew): opts.agent (default: default_agent, else a

@@ -107,6 +107,25 @@ M.actions = {
     { name = "help", modes = { "n" }, desc = "show these keys" },
     { name = "close", modes = { "n" }, desc = "close the overview" },
   },
+  worktree = {
+    { name = "keep", modes = { "n" }, desc = "keep the hunk under the cursor (on a file's line: the file)" },
+    { name = "keep_file", modes = { "n" }, desc = "keep the file under the cursor" },
+    { name = "merge_all", modes = { "n" }, desc = "merge all (conflicts marked in the files, in the quickfix list)" },
+    {
+      name = "resolve",
+      modes = { "n" },
+      desc = "send the conflicts left in your tree to an agent to resolve (picked)",
+    },
+    {
+      name = "discard",
+      modes = { "n" },
+      desc = "discard: remove the worktree and its branch (asks if changes would be lost)",
+    },
+    { name = "open", modes = { "n" }, desc = "open the worktree's file there" },
+    { name = "refresh", modes = { "n" }, desc = "refresh the view" },
+    { name = "help", modes = { "n" }, desc = "show these keys" },
+    { name = "close", modes = { "n" }, desc = "close the view" },
+  },
 }
 
 --- The keys configured for section.action ({} when turned off).
@@ -154,6 +173,7 @@ local titles = {
   review = "In a buffer with the agent's pending changes, and :AcpReview",
   queue = "In the queue (:AcpQueue)",
   sessions = "In the sessions overview (:AcpSessions)",
+  worktree = "In the review of a worktree session (:AcpReview, :help acp-worktrees)",
 }
 
 --- The lines of the key help: every section's keys (or those of

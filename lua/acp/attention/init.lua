@@ -30,13 +30,76 @@ M.kinds = {
 local since = {} ---@type table<integer, integer> session key -> when it started waiting (a sequence)
 local seq = 0
 local focused = true -- Neovim has the focus (FocusLost / FocusGained)
+--- The latest message said, until Insert mode is entered after it.
+local said ---@type { key: integer, kind: string, text: string, hl: string }|nil
+--- The float showing it again while in Insert mode.
+local again ---@type { win: integer, key: integer, kind: string }|nil
 
+--- Close the float of the message shown again.
+local function close_again()
+  if again then
+    pcall(api.nvim_win_close, again.win, true)
+    again = nil
+  end
+end
+
+--- Show message m again, on the command line right of the mode, in a
+--- float: in Insert mode "-- INSERT --" is drawn over any message there
+--- ('showmode'), so the message that a session waits, given just before
+--- the overview opened a chat for typing, or while the user types, would
+--- be gone at once. It stays until Insert mode is left or that session
+--- no longer waits.
+local function show_again(m)
+  close_again()
+  local width = math.max(10, vim.o.columns - 14) -- room for "-- INSERT --"
+  local text = notify.one_line(m.text, width, "")
+  width = math.min(width, vim.fn.strdisplaywidth(text))
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = "wipe"
+  api.nvim_buf_set_lines(buf, 0, -1, false, { text })
+  local ok, win = pcall(api.nvim_open_win, buf, false, {
+    relative = "editor",
+    row = vim.o.lines - 1,
+    col = vim.o.columns - width,
+    width = width,
+    height = 1,
+    style = "minimal",
+    focusable = false,
+    zindex = 250,
+    noautocmd = true,
+  })
+  if not ok then
+    pcall(api.nvim_buf_delete, buf, { force = true })
+    return
+  end
+  vim.wo[win].winhighlight = "Normal:" .. m.hl
+  again = { win = win, key = m.key, kind = m.kind }
+end
+
+local group = api.nvim_create_augroup("acp_attention", { clear = true })
 api.nvim_create_autocmd({ "FocusLost", "FocusGained" }, {
-  group = api.nvim_create_augroup("acp_attention", { clear = true }),
+  group = group,
   callback = function(ev)
     focused = ev.event == "FocusGained"
   end,
 })
+api.nvim_create_autocmd("ModeChanged", {
+  group = group,
+  pattern = "*:i",
+  callback = function()
+    local m = said
+    said = nil
+    if m then
+      vim.schedule(function()
+        local s = sessions.get(m.key)
+        if vim.fn.mode() == "i" and (m.kind == "done" or (s and M.waits_on(s))) then
+          show_again(m)
+        end
+      end)
+    end
+  end,
+})
+api.nvim_create_autocmd("ModeChanged", { group = group, pattern = "i:*", callback = close_again })
 
 --- Whether Neovim has the focus (false after FocusLost, until FocusGained).
 ---@return boolean
@@ -199,7 +262,14 @@ local function announce(s, kind, detail)
     -- Short: the key must fit the command line of an 80-column screen.
     body = ("%s %s · %s"):format(who, M.kinds[kind] or kind, M.key())
   end
-  notify("acp: " .. body, kind == "done" and vim.log.levels.INFO or vim.log.levels.WARN)
+  local level = kind == "done" and vim.log.levels.INFO or vim.log.levels.WARN
+  notify("acp: " .. body, level)
+  said = { key = s.key, kind = kind, text = "acp: " .. body, hl = kind == "done" and "MoreMsg" or "WarningMsg" }
+  if vim.fn.mode() == "i" then
+    -- Typing: the mode is drawn over the message at once.
+    show_again(said)
+    said = nil
+  end
   outside("nvim-acp: " .. title, body)
 end
 
@@ -215,6 +285,9 @@ function M.check(s)
   local kind = M.waits_on(s)
   if not kind then
     since[s.key] = nil
+    if again and again.key == s.key and again.kind ~= "done" then
+      close_again() -- it waits no more
+    end
     return
   end
   if since[s.key] then

@@ -105,6 +105,7 @@ M.title_max = 200
 ---@field rewind_redo table|nil (acp.rewind) what undoes the last rewind (until the next prompt)
 ---@field fork_points table|nil (acp.rewind.fork) the last agent messageId of each turn, per agent session
 ---@field rewind_fork table|nil (acp.rewind.fork) a rewind's fork of the agent session under way
+---@field fork_kept string|nil the conversation of the session a fork on a process of its own copies, until ready (given as context when that process cannot fork it)
 local S = {}
 S.__index = S
 
@@ -113,8 +114,9 @@ S.__index = S
 --- It talks to no host yet: see S:start.
 ---@param agent string
 --- (opts.from: a session whose title, first prompt and directory it takes,
---- as a fork does; opts.worktree: the worktree it works in, its cwd).
----@param opts { warm: boolean|nil, from: acp.Session|nil, worktree: acp.Worktree|nil }|nil
+--- as a fork does; opts.worktree: the worktree it works in, its cwd;
+--- opts.cwd: the directory it works in, when not the current one).
+---@param opts { warm: boolean|nil, from: acp.Session|nil, worktree: acp.Worktree|nil, cwd: string|nil }|nil
 ---@return acp.Session
 function M.new(agent, opts)
   if not (opts and opts.warm) then
@@ -129,7 +131,7 @@ function M.new(agent, opts)
     first_prompt = from and from.first_prompt or nil,
     state = "starting",
     since = vim.uv.now(),
-    cwd = opts and opts.worktree and opts.worktree.path or from and from.cwd or vim.fn.getcwd(),
+    cwd = opts and (opts.worktree and opts.worktree.path or opts.cwd) or from and from.cwd or vim.fn.getcwd(),
     worktree = opts and opts.worktree or from and from.worktree or nil,
     tool_changes = {},
     settings = settings.new(),
@@ -360,7 +362,13 @@ end
 function S:open_opts(spec, how)
   local o = config.options
   local agent = M.host_spec(self.agent, spec, self.cwd)
-  if how.fork then
+  if how.fork and how.fork_new_process then
+    self.fork_kept = how.fork_kept or ""
+    self.transcript:message(
+      "info",
+      ("Starting %s in the worktree's sandbox (sandbox.agent) to fork the session there..."):format(self.agent)
+    )
+  elseif how.fork then
     -- The fork runs on the process of the session it copies: nothing starts.
     self.transcript:message("info", ("Forking on the running %s..."):format(self.agent))
   else
@@ -399,6 +407,7 @@ function S:open_opts(spec, how)
     resume = how.resume or false,
     load_session_id = how.load,
     fork_of = how.fork,
+    fork_new_process = how.fork_new_process or nil,
     instructions = instructions.options(ins),
   }
 end
@@ -700,6 +709,31 @@ function S:on_ready(ev)
     -- The connection to the agent was restored (the host said how); the
     -- state is the session's own.
     return
+  end
+  local kept = self.fork_kept
+  self.fork_kept = nil
+  if kept and ev.attached ~= "forked" and not ev.reattached then
+    -- Its own process could not fork the session (the agent keeps its
+    -- sessions in memory): the conversation goes with the next prompt.
+    if kept ~= "" then
+      table.insert(self.context.items, 1, {
+        label = "the conversation forked",
+        block = {
+          type = "text",
+          text = "(From the editor: this session continues a conversation forked from another session. "
+            .. "The messages so far were:)\n\n"
+            .. kept,
+        },
+      })
+      self.context:show()
+    end
+    self.transcript:message(
+      "warn",
+      ("%s could not fork the session on its own process (%s): this is a new session; your next prompt carries the conversation above as context."):format(
+        self:label(),
+        tostring(ev.fork_error or "no fork")
+      )
+    )
   end
   if ev.reattached then
     self:_reattached(ev.attached)

@@ -4,9 +4,11 @@
 --- agent outside a session answers with a `lifecycle` event.
 local agents = require("acp.agents")
 local auth = require("acp.agents.auth")
+local config = require("acp.config")
 local history = require("acp.history")
 local host = require("acp.host")
 local notify = require("acp.notify")
+local rchat = require("acp.rewind.chat")
 local registryenv = require("acp.prompt.registryenv")
 local replay = require("acp.session.replay")
 local session = require("acp.session")
@@ -86,7 +88,16 @@ function M.fork(p, start, tree)
   if tree then
     s.transcript:message("info", ("It works in the worktree %s, on branch %s."):format(tree.path, tree.branch))
   end
-  start(s, { fork = p.sid })
+  local sb = config.options.sandbox
+  if tree and sb.enabled and sb.agent then
+    -- The agent's own sandbox (sandbox.agent) is made for its directory:
+    -- the parent's process sees your tree, not the worktree. The fork gets
+    -- a process of its own in the worktree's sandbox, which forks the
+    -- session there; where it cannot, a new session given the conversation.
+    start(s, { fork = p.sid, fork_new_process = true, fork_kept = rchat.conversation(p, math.huge) })
+  else
+    start(s, { fork = p.sid })
+  end
   return s
 end
 

@@ -206,6 +206,59 @@ local function conflict_line(text)
   return nil
 end
 
+--- The conflict blocks of lines that a merge of branch left: each from
+--- its `<<<<<<< ` line to its `>>>>>>> branch` line (1-based, inclusive).
+---@param lines string[]
+---@param branch string
+---@return { first: integer, last: integer, lines: string[] }[]
+function M.conflict_blocks(lines, branch)
+  local out, first = {}, nil
+  local close = ">>>>>>> " .. branch
+  for i, l in ipairs(lines) do
+    if l:match("^<<<<<<< ") then
+      first = i
+    elseif first and (l == close or l:sub(1, #close + 1) == close .. " ") then
+      out[#out + 1] = { first = first, last = i, lines = vim.list_slice(lines, first, i) }
+      first = nil
+    end
+  end
+  return out
+end
+
+--- The conflicts merging tree left in the user's tree, by file (what its
+--- buffer holds where loaded, else the file): the files tree changed whose
+--- text has conflict blocks of its branch (cs: tree's changes, when
+--- known already).
+---@param tree acp.Worktree
+---@param cs table[]|nil
+---@return { path: string, blocks: { first: integer, last: integer, lines: string[] }[] }[]|nil, string|nil err
+function M.conflicts(tree, cs)
+  local err
+  if not cs then
+    cs, err = M.changes(tree)
+  end
+  if not cs then
+    return nil, err
+  end
+  local out = {}
+  for _, c in ipairs(cs) do
+    local path = tree.repo .. "/" .. c.path
+    local b = not c.binary and buf_of(path)
+    local lines
+    if b then
+      lines = api.nvim_buf_get_lines(b, 0, -1, false)
+    elseif not c.binary and vim.uv.fs_stat(path) then
+      local ok, l = pcall(vim.fn.readfile, path)
+      lines = ok and l or {}
+    end
+    local blocks = lines and M.conflict_blocks(lines, tree.branch) or {}
+    if #blocks > 0 then
+      out[#out + 1] = { path = c.path, blocks = blocks }
+    end
+  end
+  return out
+end
+
 --- Carry rel's change (theirs: one hunk's text; nil: the whole file) into
 --- the user's tree: its loaded buffer merged in place (written when it had
 --- no unsaved lines; else the change joins them, unsaved), else the file.
@@ -424,7 +477,7 @@ function M.merge_all(tree, done)
   if #qf > 0 then
     vim.fn.setqflist({}, " ", { title = "acp: conflicts with " .. tree.branch, items = qf })
     notify(
-      ("acp: merged %s: %d file(s) with conflicts (quickfix list); resolve them, then :AcpReview discard removes the worktree"):format(
+      ("acp: merged %s: %d file(s) with conflicts (quickfix list); resolve them (or :AcpReview resolve sends them to an agent), then :AcpReview discard removes the worktree"):format(
         tree.branch,
         #qf
       ),

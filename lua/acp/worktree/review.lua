@@ -1,10 +1,12 @@
 --- :AcpReview of a worktree session: what its worktree changed since it
 --- started, file by file and hunk by hunk, each kept into the user's tree
 --- (acp.worktree) with a key; files the user's tree holds already are
---- marked merged. Keys: y keep the hunk (on a file's line: the file), Y
---- keep the file, m merge all, D discard (remove the worktree), <CR> open
---- the worktree's file there, r refresh, q close, ? the keys.
+--- marked merged. Keys (`keymaps.worktree`, ? lists them): keep the hunk
+--- (on a file's line: the file), keep the file, merge all, send the
+--- conflicts to an agent, discard (remove the worktree), open the
+--- worktree's file there, refresh, close.
 local host = require("acp.host")
+local keymaps = require("acp.keymaps")
 local notify = require("acp.notify")
 local worktree = require("acp.worktree")
 
@@ -18,20 +20,23 @@ M.max_hunk_lines = 40
 local ns = api.nvim_create_namespace("acp_worktree_review")
 
 --- The view's state, by buffer: its tree and what each row stands for.
----@type table<integer, { tree: acp.Worktree, rows: table<integer, { path: string, hunk: integer|nil, line: integer|nil }> }>
+---@type table<integer, { tree: acp.Worktree, rows: table<integer, { path: string, hunk: integer|nil, line: integer|nil }>, resolve: fun(tree: acp.Worktree)|nil }>
 local views = {}
 
-local keys_help = {
-  "y  keep the hunk under the cursor (on a file's line: the file)",
-  "Y  keep the file under the cursor",
-  "m  merge all (conflicts in the files and the quickfix list)",
-  "D  discard: remove the worktree and its branch (asks if changes would be lost)",
-  "<CR>  open the worktree's file there",
-  "r  refresh    q  close",
-}
+--- "KEY what" for the header, for the actions configured (turned off: left out).
+local function key_hints(actions)
+  local out = {}
+  for _, a in ipairs(actions) do
+    local k = keymaps.first("worktree", a[1])
+    if k then
+      out[#out + 1] = k .. " " .. a[2]
+    end
+  end
+  return table.concat(out, " · ")
+end
 
 --- The lines of tree's view, their highlights and rows.
-local function build(tree)
+local function build(tree, can_resolve)
   local lines, hls, rows = {}, {}, {}
   local function add(text, hl, row)
     lines[#lines + 1] = text
@@ -65,14 +70,46 @@ local function build(tree)
   for _, p in ipairs(un) do
     pending[p] = true
   end
+  local hints = key_hints({
+    { "keep", "keep" },
+    { "keep_file", "keep file" },
+    { "merge_all", "merge all" },
+    { "discard", "discard" },
+    { "help", "keys" },
+  })
   add(
-    ("%d file%s changed, %d not in your tree yet · y keep · Y keep file · m merge all · D discard · ? keys"):format(
+    ("%d file%s changed, %d not in your tree yet%s"):format(
       #cs,
       #cs == 1 and "" or "s",
-      #un
+      #un,
+      hints ~= "" and (" · " .. hints) or ""
     ),
     "Comment"
   )
+  -- Conflicts a merge left in the user's tree: where they are, and the
+  -- key that sends them to an agent.
+  local cf = worktree.conflicts(tree, cs) or {}
+  if #cf > 0 then
+    local n = 0
+    for _, f in ipairs(cf) do
+      n = n + #f.blocks
+    end
+    local k = can_resolve and keymaps.first("worktree", "resolve")
+    add(
+      ("%d conflict%s left in your tree (%s)%s"):format(
+        n,
+        n == 1 and "" or "s",
+        table.concat(
+          vim.tbl_map(function(f)
+            return f.path
+          end, cf),
+          ", "
+        ),
+        k and (" · %s send them to an agent"):format(k) or ""
+      ),
+      "WarningMsg"
+    )
+  end
   for _, c in ipairs(cs) do
     add("")
     local state = pending[c.path] and "" or "  (merged)"
@@ -115,7 +152,8 @@ local function build(tree)
   end
   if #cs == 0 then
     add("")
-    add("No changes: D removes the worktree.", "Comment")
+    local d = keymaps.first("worktree", "discard")
+    add(d and ("No changes: %s removes the worktree."):format(d) or "No changes.", "Comment")
   end
   return lines, hls, rows
 end
@@ -127,7 +165,7 @@ function M.refresh(b)
   if not v or not api.nvim_buf_is_valid(b) then
     return
   end
-  local lines, hls, rows = build(v.tree)
+  local lines, hls, rows = build(v.tree, v.resolve ~= nil)
   v.rows = rows
   vim.bo[b].modifiable = true
   api.nvim_buf_set_lines(b, 0, -1, false, lines)
@@ -172,9 +210,12 @@ local function keep(b, whole)
   M.refresh(b)
 end
 
---- Open :AcpReview of worktree session s.
+--- Open :AcpReview of worktree session s; handlers.resolve(tree) sends
+--- the conflicts its merge left to an agent (acp.conflicts: not required
+--- here, it starts sessions).
 ---@param s acp.Session
-function M.open(s)
+---@param handlers { resolve: fun(tree: acp.Worktree)|nil }|nil
+function M.open(s, handlers)
   local tree = s.worktree
   local name = "acp://worktree/" .. tree.name
   local b = vim.fn.bufnr(name)
@@ -191,46 +232,51 @@ function M.open(s)
         views[b] = nil
       end,
     })
-    local function map(lhs, fn, desc)
-      vim.keymap.set("n", lhs, fn, { buffer = b, nowait = true, desc = desc })
-    end
-    map("y", function()
-      keep(b, false)
-    end, "keep the hunk")
-    map("Y", function()
-      keep(b, true)
-    end, "keep the file")
-    map("m", function()
-      worktree.merge_all(views[b].tree, function()
+    keymaps.apply(b, "worktree", {
+      keep = function()
+        keep(b, false)
+      end,
+      keep_file = function()
+        keep(b, true)
+      end,
+      merge_all = function()
+        worktree.merge_all(views[b].tree, function()
+          M.refresh(b)
+        end)
+      end,
+      discard = function()
+        worktree.remove(views[b].tree, "discarded", function()
+          M.refresh(b)
+        end)
+      end,
+      refresh = function()
         M.refresh(b)
-      end)
-    end, "merge all")
-    map("D", function()
-      worktree.remove(views[b].tree, "discarded", function()
-        M.refresh(b)
-      end)
-    end, "discard")
-    map("r", function()
-      M.refresh(b)
-    end, "refresh")
-    map("q", function()
-      vim.cmd("close")
-    end, "close")
-    map("?", function()
-      notify(table.concat(keys_help, "\n"), vim.log.levels.INFO)
-    end, "keys")
-    map("<CR>", function()
-      local row, v = here(b)
-      if row then
-        vim.cmd("wincmd p")
-        vim.cmd("edit " .. vim.fn.fnameescape(v.tree.path .. "/" .. row.path))
-        if row.line then
-          pcall(api.nvim_win_set_cursor, 0, { row.line, 0 })
+      end,
+      close = function()
+        vim.cmd("close")
+      end,
+      resolve = function()
+        local v = views[b]
+        if v.resolve then
+          v.resolve(v.tree)
         end
-      end
-    end, "open")
+      end,
+      help = function()
+        keymaps.show_help({ "worktree" })
+      end,
+      open = function()
+        local row, v = here(b)
+        if row then
+          vim.cmd("wincmd p")
+          vim.cmd("edit " .. vim.fn.fnameescape(v.tree.path .. "/" .. row.path))
+          if row.line then
+            pcall(api.nvim_win_set_cursor, 0, { row.line, 0 })
+          end
+        end
+      end,
+    })
   end
-  views[b] = { tree = tree, rows = {} }
+  views[b] = { tree = tree, rows = {}, resolve = handlers and handlers.resolve }
   -- A removal however made (:AcpReview discard, merge all, another view)
   -- shows in every view of that tree at once, none left offering hunks
   -- of a worktree that is gone.

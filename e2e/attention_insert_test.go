@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// lastRow is the screen's last row, trimmed (the command line).
+func (s *screen) lastRow() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.rows) == 0 {
+		return ""
+	}
+	return strings.TrimSpace(strings.Join(s.rows[len(s.rows)-1], ""))
+}
+
+// The message that a hidden session waits stays on the command line when
+// the overview opens another session's chat in Insert mode: "-- INSERT --"
+// does not take its place (a UI attached, as a user's terminal is).
+func TestAttentionMessageOutlivesInsertMode(t *testing.T) {
+	e := startEditor(t)
+	u := attachUI(e, 100, 30)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run ls", "execute", "ls"), text("after")}}}, nil)
+	first := e.Chat("fake")
+	e.WaitState("ready")
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.Eventually("the second session ready", 30*time.Second, func() bool {
+		st := e.Status()
+		return st.Key != first.Key && st.State == "ready"
+	})
+	e.Lua(`vim.cmd("stopinsert"); require("acp").toggle(); require("acp").send("fix the parser")`, nil)
+	const said = "fix the parser (fake) needs a permission · :AcpAttention"
+	e.Eventually("the attention message on screen", 10*time.Second, func() bool {
+		return e.Told(said) && strings.Contains(u.screen.lastRow(), said)
+	})
+	// The overview: the first session (its row first) opened with <CR>.
+	e.Lua(`vim.cmd("AcpSessions"); vim.api.nvim_win_set_cursor(0, { 3, 0 })`, nil)
+	e.input("<CR>")
+	var mode struct {
+		Mode string `msgpack:"mode"`
+	}
+	e.Eventually("the first chat open in Insert mode", 10*time.Second, func() bool {
+		if err := e.nv.Call("nvim_get_mode", &mode); err != nil {
+			t.Fatal(err)
+		}
+		return mode.Mode == "i" && e.Status().Key == first.Key
+	})
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(u.screen.lastRow(), said) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the message is gone from the screen:\n%s\n:messages:\n%s", u.screen.text(), e.Messages())
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+	// Beside the mode, still there once Neovim is idle again.
+	e.Lua(`return 1`, nil)
+	if row := u.screen.lastRow(); !strings.HasPrefix(row, "-- INSERT --") || !strings.Contains(row, said) {
+		t.Errorf("the command line: %q", row)
+	}
+	// Answered, the session waits no more: the message goes.
+	second := first.Key + 1
+	e.Lua(`require("acp").respond_permission("allow_once", { session = ... })`, nil, second)
+	e.Eventually("the message gone once answered", 10*time.Second, func() bool {
+		return !strings.Contains(u.screen.lastRow(), said)
+	})
+}
