@@ -218,6 +218,7 @@ func (e *Editor) shOutputs() [][2]string {
 // cannot (an agent keeping sessions in memory), the fork is a new session
 // whose first prompt carries the conversation.
 func TestWorktreeForkSandboxedAgent(t *testing.T) {
+	parallel(t)
 	requireSandbox(t)
 	for _, tc := range []struct {
 		name      string
