@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -97,5 +99,121 @@ func TestRewindWriteThenRemoved(t *testing.T) {
 				e.Eventually(fmt.Sprintf("%s as before message %d", rel, r.message), 10*time.Second, func() bool { return fileOrGone(p) == r.want })
 			}
 		})
+	}
+}
+
+// chatFolded is whether the chat's line text is in a closed fold (its
+// first window showing the chat), and false when no line is text.
+func (e *Editor) chatFolded(text string) bool {
+	var folded bool
+	e.Lua(`local s = require("acp")._session()
+		local w = vim.fn.bufwinid(s.chat_buf)
+		for i, l in ipairs(vim.api.nvim_buf_get_lines(s.chat_buf, 0, -1, false)) do
+			if l == ... then
+				return vim.api.nvim_win_call(w, function() return vim.fn.foldclosed(i) end) >= 0
+			end
+		end
+		return false`, &folded, text)
+	return folded
+}
+
+// chatMessages is the text of the chat's user messages of the
+// conversation (not rewound).
+func (e *Editor) chatMessages() string {
+	var msgs []string
+	e.Lua(`return vim.tbl_map(function(m) return m.text end, require("acp.rewind.chat").messages(require("acp")._session()))`, &msgs)
+	return strings.Join(msgs, "|")
+}
+
+// A redo after a restart undoes the whole rewind, as a live one does: the
+// files come back, and so do the turns the rewind dropped from the
+// conversation (unfolded, no longer marked rewound, its messages the
+// chat's again); the input is emptied and the next prompt gives the
+// agent's new session the whole conversation.
+func TestRedoAfterRestartUnfoldsTheTurns(t *testing.T) {
+	parallel(t)
+	for _, files := range []bool{true, false} {
+		t.Run(map[bool]string{true: "files and conversation", false: "conversation only"}[files], func(t *testing.T) {
+			redoAfterRestart(t, files)
+		})
+	}
+}
+
+func redoAfterRestart(t *testing.T, files bool) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "f.txt")
+	fsPutFile(t, p, "original\n")
+	sc := M{"initialize": sessionCaps(true, "resume"), "turns": []any{
+		[]any{diskWrite(p, "first\n"), text("reply-alpha")},
+		[]any{diskWrite(p, "second\n"), text("reply-beta")},
+		[]any{diskWrite(p, "third\n"), text("reply-gamma")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, m := range []string{"ask-one", "ask-two", "ask-three"} {
+		e.runTurn(m)
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, files = ..., confirm = false })`, &ok, files)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the files and the conversation rewound", 10*time.Second, func() bool {
+		st := e.Status()
+		if files && (fileOrGone(p) != "first\n" || !strings.Contains(e.ChatText(), "Rewind: rewound 1 file")) {
+			return false
+		}
+		return st.State == "ready" && st.SessionID == "fake-session-2"
+	})
+	e = e.Restart()
+	e.SetupFake(M{"initialize": sessionCaps(true, "resume"), "turns": []any{[]any{text("reply-delta")}}}, nil)
+	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
+	e.AnswerBlockingPrompt("1<CR>") // the chat
+	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e.WaitState("ready")
+	if got := e.chatMessages(); got != "ask-one" || !e.chatFolded("ask-three") {
+		t.Fatalf("resumed: messages %q, ask-three folded %v; want the rewound turns folded again", got, e.chatFolded("ask-three"))
+	}
+	e.Lua(`return require("acp").rewind_redo()`, &ok)
+	if !ok {
+		t.Fatalf("redo refused after the restart: %s", e.Messages())
+	}
+	e.Eventually("the file as after message 3", 10*time.Second, func() bool { return fileOrGone(p) == "third\n" })
+	e.Eventually("the redo said", 10*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), map[bool]string{true: "Redo: put back 1 file", false: "Rewind undone (redo)"}[files])
+	})
+	if got := e.chatMessages(); got != "ask-one|ask-two|ask-three" {
+		t.Fatalf("after the redo the chat's messages are %q, want all three", got)
+	}
+	for _, l := range []string{"ask-two", "reply-beta", "ask-three", "reply-gamma"} {
+		if e.chatFolded(l) {
+			t.Errorf("after the redo %q is still folded:\n%s", l, e.ChatText())
+		}
+	}
+	var marks int
+	e.Lua(`local s = require("acp")._session()
+		return #vim.api.nvim_buf_get_extmarks(s.chat_buf, require("acp.rewind.chat").ns, 0, -1, {})`, &marks)
+	if marks != 0 {
+		t.Errorf("%d rewound marks left after the redo", marks)
+	}
+	// The next prompt gives the agent's session (the new one) the whole
+	// conversation, as after a live redo.
+	e.Lua(`local s = require("acp")._session()
+		vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { "ask-four" })
+		require("acp.chat").submit(s)`, nil)
+	e.waitChat("reply-delta")
+	var prompt string
+	for _, ev := range e.AgentEvents() {
+		params, _ := ev["params"].(map[string]any)
+		if ev["event"] == "recv" && ev["method"] == "session/prompt" {
+			b, _ := json.Marshal(params["prompt"])
+			prompt = string(b)
+		}
+	}
+	for _, w := range []string{"ask-four", "ask-one", "reply-alpha", "ask-two", "reply-beta", "ask-three", "reply-gamma"} {
+		if !strings.Contains(prompt, w) {
+			t.Errorf("the prompt after the redo lacks %q: %s", w, prompt)
+		}
 	}
 }
