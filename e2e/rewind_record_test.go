@@ -217,3 +217,58 @@ func redoAfterRestart(t *testing.T, files bool) {
 		}
 	}
 }
+
+// The turns a fork keeps keep their fork points: rewound to message 3
+// (a fork at turn 2's answer) and resent, a second rewind, to message 2,
+// forks the fork at turn 1's answer, whose messageId the fork holds (the
+// agent copies the history up to the fork point), not a new session.
+func TestRewindForkInsideAFork(t *testing.T) {
+	e, _ := fsEditor(t)
+	sc := M{"initialize": sessionCaps(false, "resume", "fork"), "turns": []any{
+		[]any{said("reply-alpha", "msg-1")}, []any{said("reply-beta", "msg-2")}, []any{said("reply-gamma", "msg-3")},
+		[]any{said("reply-gamma-b", "msg-3b")}, []any{said("reply-beta-b", "msg-2b")},
+	}}
+	e.SetupFake(sc, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	for _, m := range []string{"ask-one", "ask-two", "ask-three"} {
+		e.runTurn(m)
+	}
+	forked := func(n int, at string) {
+		t.Helper()
+		var ok bool
+		e.Lua(`return require("acp").rewind({ message = ..., files = false, confirm = false })`, &ok, n)
+		if !ok {
+			t.Fatalf("rewind to message %d refused: %s", n, e.Messages())
+		}
+		want := fmt.Sprintf("continued in a fork at message %d's answer", n-1)
+		e.Eventually("the fork ready", 10*time.Second, func() bool {
+			st := e.Status()
+			return st.State == "ready" && strings.HasPrefix(st.SessionID, "fake-fork-") && strings.Count(e.ChatText(), want) == 1
+		})
+		forks := e.recvs("session/fork")
+		b, _ := json.Marshal(forks[len(forks)-1])
+		if !strings.Contains(string(b), `"messageId":"`+at+`"`) {
+			t.Fatalf("session/fork %s, want one at %s", b, at)
+		}
+	}
+	resend := func(text, reply string) {
+		t.Helper()
+		e.Lua(`local s = require("acp")._session()
+			vim.api.nvim_buf_set_lines(s.input_buf, 0, -1, false, { ... })
+			require("acp.chat").submit(s)`, nil, text)
+		e.waitChat(reply)
+		e.WaitState("ready")
+	}
+	forked(3, "msg-2")
+	first := e.Status().SessionID
+	resend("ask-three-edited", "reply-gamma-b")
+	forked(2, "msg-1")
+	if forks := e.recvs("session/fork"); len(forks) != 2 || forks[1]["sessionId"] != first {
+		t.Fatalf("session/fork requests %v, want the second of the fork %s", forks, first)
+	}
+	resend("ask-two-edited", "reply-beta-b")
+	if strings.Contains(e.ChatText(), "Not forked") {
+		t.Fatalf("a rewind fell back to a new session:\n%s", e.ChatText())
+	}
+}
