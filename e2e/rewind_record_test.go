@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -271,4 +272,98 @@ func TestRewindForkInsideAFork(t *testing.T) {
 	if strings.Contains(e.ChatText(), "Not forked") {
 		t.Fatalf("a rewind fell back to a new session:\n%s", e.ChatText())
 	}
+}
+
+// A worktree session rewinds in its worktree: the files there are put back
+// as before the message (changed, deleted and created ones; a loaded
+// buffer of one follows), the agent's new session works there too, the
+// user's tree is untouched (files, buffer, git
+// status, refs, index), and the review follows: the worktree's changes
+// since its start and the pending hunks are those of the turns kept.
+func TestRewindWorktreeSession(t *testing.T) {
+	e, ws := fsEditor(t)
+	fsPutFile(t, filepath.Join(ws, "gone.txt"), "g\n")
+	wtRepo(t, ws)
+	userState := userRepoState(t, ws)
+	main := filepath.Join(ws, "shared.txt")
+	a1 := strings.Replace(wtBase, "l2\n", "A2\n", 1)
+	a2 := strings.Replace(a1, "l9\n", "A9\n", 1)
+	turns := []any{
+		[]any{fsWrite("$cwd/shared.txt", a1), text("did one")},
+		append(append([]any{fsWrite("$cwd/shared.txt", a2)}, runEach("rm gone.txt", "printf 'new\\n' > new.txt")...), text("did two")),
+	}
+	e.setup(M{
+		"agents": M{"fa": M{"cmd": []string{fakeBin}, "env": M{
+			"FAKE_AGENT_SCENARIO": e.scenarioFile("a", M{"turns": turns}), "FAKE_AGENT_LOG": filepath.Join(e.state, "a.log")}}},
+		"permissions": M{"auto_allow": []string{"execute"}},
+	})
+	mainBuf := e.loadBuffer(main)
+	s := e.newWorktreeSession("fa", "rw")
+	wt := func(name string) string { return filepath.Join(s.Path, name) }
+	wbuf := e.loadBuffer(wt("shared.txt"))
+	e.sendTo(s.Key, "message one")
+	e.sendTo(s.Key, "message two")
+	if fileOrGone(wt("shared.txt")) != a2 || fileOrGone(wt("gone.txt")) != "(none)" || fileOrGone(wt("new.txt")) != "new\n" {
+		t.Fatalf("the worktree after the turns: shared %q, gone %q, new %q",
+			fileOrGone(wt("shared.txt")), fileOrGone(wt("gone.txt")), fileOrGone(wt("new.txt")))
+	}
+	review := func() (files []string, hunks [3]int) {
+		var changes []map[string]any
+		e.Lua(`local s = require("acp.sessions").get(...)
+			return require("acp.worktree").changes(s.worktree) or {}`, &changes, s.Key)
+		for _, c := range changes {
+			files = append(files, fmt.Sprint(c["path"]))
+		}
+		sort.Strings(files)
+		for i, name := range []string{"shared.txt", "gone.txt", "new.txt"} {
+			hunks[i] = e.pendingHunks(wt(name))
+		}
+		return files, hunks
+	}
+	e.Eventually("the review of both turns", 10*time.Second, func() bool {
+		files, hunks := review()
+		return strings.Join(files, " ") == "gone.txt new.txt shared.txt" && hunks == [3]int{2, 1, 1}
+	})
+	e.setCurrent(s.Key)
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 2, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	// The conversation goes on in a new session of the agent, in the
+	// worktree.
+	e.AgentLog = filepath.Join(e.state, "a.log")
+	e.Eventually("the agent's new session in the worktree", 10*time.Second, func() bool {
+		news := e.recvs("session/new")
+		return len(news) == 2 && news[1]["cwd"] == s.Path
+	})
+	e.Eventually("the worktree as before message 2", 10*time.Second, func() bool {
+		return fileOrGone(wt("shared.txt")) == a1 && fileOrGone(wt("gone.txt")) == "g\n" && fileOrGone(wt("new.txt")) == "(none)"
+	})
+	e.Eventually("the worktree's buffer rewound, unmodified", 10*time.Second, func() bool {
+		return strings.Join(e.bufLines(wbuf), "\n")+"\n" == a1 && !e.bufModified(wbuf)
+	})
+	// The user's tree: untouched.
+	if got := fileOrGone(main); got != wtBase {
+		t.Errorf("the user's shared.txt: %q", got)
+	}
+	if got := strings.Join(e.bufLines(mainBuf), "\n") + "\n"; got != wtBase || e.bufModified(mainBuf) {
+		t.Errorf("the user's buffer: %q (modified %v)", got, e.bufModified(mainBuf))
+	}
+	if fileOrGone(filepath.Join(ws, "gone.txt")) != "g\n" || exists(filepath.Join(ws, "new.txt")) {
+		t.Error("the rewind changed files of the user's tree")
+	}
+	if st := gitIn(t, ws, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Errorf("git status of the user's tree: %q", st)
+	}
+	if got := userRepoState(t, ws); got != userState {
+		t.Errorf("the user's refs, index or stash changed:\n%s\n---\n%s", userState, got)
+	}
+	// The review follows: message 1's change only.
+	var files []string
+	var hunks [3]int
+	e.Eventually("the review of the kept turn only", 10*time.Second, func() bool {
+		files, hunks = review()
+		return strings.Join(files, " ") == "shared.txt" && hunks == [3]int{1, 0, 0}
+	})
 }
