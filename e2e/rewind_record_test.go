@@ -133,14 +133,25 @@ func (e *Editor) chatMessages() string {
 // agent's new session the whole conversation.
 func TestRedoAfterRestartUnfoldsTheTurns(t *testing.T) {
 	parallel(t)
-	for _, files := range []bool{true, false} {
-		t.Run(map[bool]string{true: "files and conversation", false: "conversation only"}[files], func(t *testing.T) {
-			redoAfterRestart(t, files)
+	for _, c := range []struct {
+		name string
+		// filesFirst: the files were rewound to before message 3 first,
+		// then the conversation only: the redo undoes that one only.
+		files, filesFirst bool
+		want              string // f.txt after the redo
+		said              string
+	}{
+		{"files and conversation", true, false, "third\n", "Redo: put back 1 file"},
+		{"conversation only", false, false, "third\n", "Rewind undone (redo)"},
+		{"conversation only, after the files", false, true, "second\n", "Rewind undone (redo)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			redoAfterRestart(t, c.files, c.filesFirst, c.want, c.said)
 		})
 	}
 }
 
-func redoAfterRestart(t *testing.T, files bool) {
+func redoAfterRestart(t *testing.T, files, filesFirst bool, want, said string) {
 	e, ws := fsEditor(t)
 	p := filepath.Join(ws, "f.txt")
 	fsPutFile(t, p, "original\n")
@@ -156,6 +167,12 @@ func redoAfterRestart(t *testing.T, files bool) {
 		e.runTurn(m)
 	}
 	var ok bool
+	if filesFirst {
+		e.Lua(`return require("acp").rewind({ message = 3, conversation = false, confirm = false })`, &ok)
+		e.Eventually("the files rewound to before message 3", 10*time.Second, func() bool {
+			return fileOrGone(p) == "second\n" && strings.Contains(e.ChatText(), "Rewind: rewound 1 file")
+		})
+	}
 	e.Lua(`return require("acp").rewind({ message = 2, files = ..., confirm = false })`, &ok, files)
 	if !ok {
 		t.Fatalf("rewind refused: %s", e.Messages())
@@ -180,10 +197,10 @@ func redoAfterRestart(t *testing.T, files bool) {
 	if !ok {
 		t.Fatalf("redo refused after the restart: %s", e.Messages())
 	}
-	e.Eventually("the file as after message 3", 10*time.Second, func() bool { return fileOrGone(p) == "third\n" })
-	e.Eventually("the redo said", 10*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), map[bool]string{true: "Redo: put back 1 file", false: "Rewind undone (redo)"}[files])
-	})
+	e.Eventually("the redo said", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), said) })
+	if got := fileOrGone(p); got != want {
+		t.Fatalf("f.txt after the redo: %q, want %q", got, want)
+	}
 	if got := e.chatMessages(); got != "ask-one|ask-two|ask-three" {
 		t.Fatalf("after the redo the chat's messages are %q, want all three", got)
 	}

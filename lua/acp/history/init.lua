@@ -57,7 +57,7 @@ end
 ---@field renamed boolean|nil the user named it (its title is kept)
 ---@field worktree acp.Worktree|nil the worktree its session worked in (resumed there while it exists)
 ---@field checkpoint_dir string|nil its checkpoints' store (acp.rewind), when not named by session_id (the conversation rewound into a new session)
----@field rewind_redo { count: integer, fold: boolean }|nil its last rewind, still to be redone (acp.rewind.saved)
+---@field rewind_redo { count: integer, fold: boolean, files: boolean }|nil its last rewind, still to be redone (acp.rewind.saved)
 
 --- The project a chat belongs to: the git root of dir, else dir.
 ---@param dir string|nil default: the cwd

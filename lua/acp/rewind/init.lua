@@ -321,8 +321,13 @@ function M.redo(s)
     -- when the chat was drawn from it).
     local count = #rchat.messages(s)
     local saved = s.history and s.history.rewind_redo
-    local fold = type(saved) == "table" and saved.fold == true and saved.count == count and rchat.last_fold(s) or nil
-    local files = list(s).redo == true
+    if type(saved) ~= "table" or saved.count ~= count then
+      saved = nil -- none kept (an older saved chat), or a prompt sent since
+    end
+    local fold = saved and saved.fold == true and rchat.last_fold(s) or nil
+    -- The host's redo is of the last rewind of the files, which may be
+    -- older than the last rewind (of the conversation only).
+    local files = list(s).redo == true and not (saved and saved.files == false)
     if files or fold then
       r = { files = files, fold = fold, count = count }
     end
@@ -353,14 +358,14 @@ end
 
 --- What the saved chat keeps of s's last rewind, for its redo after a
 --- restart (history saves it): the count of the conversation's messages
---- after it, and whether it dropped turns (fold). nil when there is
---- nothing to redo (a prompt was sent since, or it was redone).
+--- after it, whether it dropped turns (fold) and put files back. nil when
+--- there is nothing to redo (a prompt was sent since, or it was redone).
 ---@param s acp.Session
----@return { count: integer, fold: boolean }|nil
+---@return { count: integer, fold: boolean, files: boolean }|nil
 function M.saved(s)
   local r = s.rewind_redo
   if r then
-    return { count = r.count, fold = r.fold ~= nil }
+    return { count = r.count, fold = r.fold ~= nil, files = r.files == true }
   end
   local h = s.history and s.history.rewind_redo
   if type(h) == "table" and h.count == #rchat.messages(s) then
