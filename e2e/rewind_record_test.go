@@ -21,43 +21,49 @@ func termRun(dir, cmd string) []any {
 }
 
 // An agent's write (fs/write_text_file) to a file, the file then removed
-// by a command in the same turn, is recorded whatever the file's buffer
-// (loaded clean, with unsaved lines, not loaded) and wherever it is (in
-// git, ignored by git, outside git): the rewind to before that message
-// brings the file back with its text then, and the one to before the
-// message ahead of it with the text before that. A file git ignores was
-// never looked at by the scan unless named, and a write to it took
-// "absent" as its text before.
+// by a command in the same turn (or the next one), is recorded whatever
+// the file's buffer (loaded clean, with unsaved lines, not loaded) and
+// wherever it is (in git, ignored by git, outside git): the rewind to
+// before each message brings the file back with its text then. A file
+// git ignores was never looked at by the scan unless named: a write to it
+// took "absent" as its text before (or was not seen at all, its buffer
+// loaded), and a later turn's command removing it went unseen.
 func TestRewindWriteThenRemoved(t *testing.T) {
 	parallel(t)
+	const (
+		original = "original\nb\nc\n"
+		one      = "turn one\nb\nc\n"
+		two      = "turn one\nby the agent\nc\n"
+	)
 	for _, c := range []struct {
 		name   string
 		where  string // "git", "ignored", "outside git"
 		buffer string // "clean", "unsaved", "none"
-		rm     bool
+		rm     int    // the turn that removes it (0: none)
 	}{
-		{"git, clean buffer", "git", "clean", true},
-		{"ignored, clean buffer", "ignored", "clean", true},
-		{"ignored, unsaved lines", "ignored", "unsaved", true},
-		{"ignored, no buffer", "ignored", "none", true},
-		{"ignored, no buffer, kept", "ignored", "none", false},
-		{"outside git, unsaved lines", "outside git", "unsaved", true},
+		{"git, clean buffer", "git", "clean", 2},
+		{"ignored, clean buffer", "ignored", "clean", 2},
+		{"ignored, unsaved lines", "ignored", "unsaved", 2},
+		{"ignored, no buffer", "ignored", "none", 2},
+		{"ignored, no buffer, kept", "ignored", "none", 0},
+		{"ignored, clean buffer, removed a turn later", "ignored", "clean", 3},
+		{"outside git, unsaved lines", "outside git", "unsaved", 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, ws := fsEditor(t)
 			rel := "f.txt"
 			switch c.where {
 			case "git":
-				gitWorkspace(t, ws, map[string]string{rel: "original\nb\nc\n"})
+				gitWorkspace(t, ws, map[string]string{rel: original})
 			case "ignored":
 				rel = "build/f.txt"
 				gitWorkspace(t, ws, map[string]string{".gitignore": "build/\n", "README": "r\n"})
-				fsPutFile(t, filepath.Join(ws, rel), "original\nb\nc\n")
+				fsPutFile(t, filepath.Join(ws, rel), original)
 			default:
 				if exec.Command("git", "-C", ws, "rev-parse").Run() == nil {
 					t.Skip("the workspace is inside a git repository")
 				}
-				fsPutFile(t, filepath.Join(ws, rel), "original\nb\nc\n")
+				fsPutFile(t, filepath.Join(ws, rel), original)
 			}
 			p := filepath.Join(ws, rel)
 			if c.buffer != "none" {
@@ -66,38 +72,42 @@ func TestRewindWriteThenRemoved(t *testing.T) {
 					e.setLines(b, 3, 3, []string{"unsaved"})
 				}
 			}
-			turn2 := []any{fsWrite(p, "turn one\nby the agent\nc\n")}
-			want2 := "turn one\nby the agent\nc\n"
-			if c.rm {
-				turn2 = append(turn2, termRun(ws, "rm -f "+rel)...)
-				want2 = "(none)"
+			turns := [][]any{{fsWrite(p, one)}, {fsWrite(p, two)}, {}}
+			// before[k]: the file before message k+1.
+			before := []string{original, one, two, "(none)"}
+			if c.rm > 0 {
+				turns[c.rm-1] = append(turns[c.rm-1], termRun(ws, "rm -f "+rel)...)
+				for k := c.rm; k < len(before); k++ {
+					before[k] = "(none)"
+				}
+			} else {
+				before[3] = two
 			}
-			e.SetupFake(M{"turns": []any{
-				[]any{fsWrite(p, "turn one\nb\nc\n"), text("one")},
-				append(turn2, text("two")),
-			}}, allowCommands)
+			var steps []any
+			for k, turn := range turns {
+				steps = append(steps, append(turn, text(fmt.Sprintf("did %d", k+1))))
+			}
+			e.SetupFake(M{"turns": steps}, allowCommands)
 			e.Chat("fake")
 			e.WaitState("ready")
-			e.runTurn("message one")
-			e.runTurn("message two")
-			if got := fileOrGone(p); got != want2 {
-				t.Fatalf("after the turns %s holds %q, want %q", rel, got, want2)
+			for k := 1; k <= len(turns); k++ {
+				e.runTurn(fmt.Sprintf("message %d", k))
+			}
+			if got := fileOrGone(p); got != before[3] {
+				t.Fatalf("after the turns %s holds %q, want %q", rel, got, before[3])
 			}
 			defer func() {
 				if t.Failed() {
 					t.Logf("checkpoints:\n%s", e.checkpointJournals())
 				}
 			}()
-			for _, r := range []struct {
-				message int
-				want    string
-			}{{2, "turn one\nb\nc\n"}, {1, "original\nb\nc\n"}} {
+			for k := len(turns); k >= 1; k-- {
 				var ok bool
-				e.Lua(`return require("acp").rewind({ message = ..., conversation = false, confirm = false, overlaps = "theirs" })`, &ok, r.message)
+				e.Lua(`return require("acp").rewind({ message = ..., conversation = false, confirm = false, overlaps = "theirs" })`, &ok, k)
 				if !ok {
-					t.Fatalf("rewind to message %d refused: %s", r.message, e.Messages())
+					t.Fatalf("rewind to message %d refused: %s", k, e.Messages())
 				}
-				e.Eventually(fmt.Sprintf("%s as before message %d", rel, r.message), 10*time.Second, func() bool { return fileOrGone(p) == r.want })
+				e.Eventually(fmt.Sprintf("%s as before message %d", rel, k), 10*time.Second, func() bool { return fileOrGone(p) == before[k-1] })
 			}
 		})
 	}
