@@ -947,6 +947,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		return err
 	}
 	b.catchUpDisk(real, st)
+	b.willWrite(ctx, real)
 	diskBefore, err := b.applyWrite(ctx, r, st, m, content)
 	if err != nil {
 		return err

@@ -42,6 +42,29 @@ type ChangeSink interface {
 	FileChanged(path string, before, after FileText, by int)
 }
 
+// WriteNoticer is a ChangeSink told, before the bridge writes a file for
+// the agent (fs/write_text_file and the other doors to that write path),
+// that it is about to: the file still holds its text from before the
+// write, which a record of changes that knows no earlier text of the file
+// (one git ignores, or outside git) can read then. It must not block.
+type WriteNoticer interface {
+	WillWrite(path string)
+}
+
+// willWrite tells the sink, if it is a WriteNoticer, that real is about
+// to be written for the agent (not for the user's own writes).
+func (b *Bridge) willWrite(ctx context.Context, real string) {
+	if origin(ctx) != ByAgent {
+		return
+	}
+	b.mu.Lock()
+	s := b.sink
+	b.mu.Unlock()
+	if n, ok := s.(WriteNoticer); ok {
+		n.WillWrite(real)
+	}
+}
+
 // SetSink has every change reported to s from now on (nil: to no one).
 func (b *Bridge) SetSink(s ChangeSink) {
 	b.mu.Lock()

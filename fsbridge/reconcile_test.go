@@ -1,11 +1,15 @@
 package fsbridge
 
 import (
+	"context"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	acp "github.com/coder/acp-go-sdk"
 )
 
 // recSink records what a ChangeSink is told.
@@ -304,5 +308,69 @@ func TestReconcileAfterFsWriteOfUnsavedBuffer(t *testing.T) {
 	want := "one|TWO (agent)|THREE (sed)|user's unsaved line"
 	if got := strings.Join(e.ed.lines(p), "|"); got != want || !e.ed.modified(p) {
 		t.Fatalf("buffer %q modified=%v, want %q, modified", got, e.ed.modified(p), want)
+	}
+}
+
+// noticeSink is a recSink that is a WriteNoticer: it keeps, for each
+// WillWrite, the path and what the disk held then.
+type noticeSink struct {
+	recSink
+	noticed []string // path + ": " + the disk's text ("(none)": missing)
+}
+
+func (n *noticeSink) WillWrite(path string) {
+	disk := "(none)"
+	if data, err := os.ReadFile(path); err == nil {
+		disk = string(data)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.noticed = append(n.noticed, path+": "+disk)
+}
+
+// The agent's writes are noticed before they land, the file still holding
+// its text from before (the turn's record reads it then: a file git
+// ignores has no other), whether a buffer holds the file or not; the
+// user's own writes are not the agent's.
+func TestWillWriteBeforeAgentWrites(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		loaded bool
+		user   bool
+		want   bool
+	}{
+		{"no buffer", false, false, true},
+		{"loaded", true, false, true},
+		{"the user's write", false, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			sink := &noticeSink{}
+			e.b.SetSink(sink)
+			p := e.file("f.txt", "before\n")
+			if c.loaded {
+				e.ed.load(t, e.b, p)
+			}
+			ctx := context.Background()
+			if c.user {
+				ctx = WithUserWrite(ctx)
+			}
+			if _, err := e.b.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: "s", Path: p, Content: "after\n"}); err != nil {
+				t.Fatal(err)
+			}
+			if d := e.disk(p); d != "after\n" {
+				t.Fatalf("disk %q after the write", d)
+			}
+			sink.mu.Lock()
+			got := append([]string(nil), sink.noticed...)
+			sink.mu.Unlock()
+			var want []string
+			if c.want {
+				want = []string{p + ": before\n"}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("noticed %q, want %q", got, want)
+			}
+		})
 	}
 }

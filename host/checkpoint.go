@@ -174,6 +174,15 @@ type checkpointSink struct {
 	next fsbridge.ChangeSink
 }
 
+// WillWrite implements fsbridge.WriteNoticer: the turn's scan looks at a
+// file the agent is about to write through the bridge, its text before
+// the write read now where git has none (a file git ignores; outside git,
+// one not listed at the turn's start). Noted only after the write, or not
+// at all (a loaded file's write is left to the scan's next check), its
+// baseline was the written text, or nothing: the write was not recorded,
+// nor a command removing the file later in the turn.
+func (k checkpointSink) WillWrite(path string) { k.s.scanner().Note(path) }
+
 func (k checkpointSink) FileChanged(path string, before, after fsbridge.FileText, by int) {
 	k.next.FileChanged(path, before, after, by)
 	k.s.ck.mu.Lock()

@@ -9,7 +9,8 @@
 // have written it before the tool call is handled); outside git, one not
 // listed at the start has the text read when noted, unless its directory
 // was listed (then it did not exist). Ignored files (build output) are
-// never looked at unless named.
+// never looked at unless named, or changed by an earlier turn (then they
+// are read at each turn's start, as dirty ones).
 // Outside git, a small workspace is walked; in a bigger one, the files
 // directly in its top directory and in the directories the editor watches
 // (those of the files open or touched) are listed at the turn's start.
@@ -197,10 +198,20 @@ type Scanner struct {
 	// too big to walk, they are listed at a turn's start too, so a file
 	// there written before its tool call is handled still has a baseline.
 	recent []string
+	// ignored: the files git has no text of (it ignores them, or a turn
+	// created them) that a turn changed, newest last, bounded (follow):
+	// git status never lists an ignored file, so each turn's start reads
+	// them as if dirty (their baselines), and a later turn's change of
+	// one is found though nothing names it.
+	ignored []string
 }
 
-// maxRecent bounds the directories Scanner.recent keeps.
-const maxRecent = 64
+// maxRecent bounds the directories Scanner.recent keeps, maxIgnored the
+// files Scanner.ignored keeps.
+const (
+	maxRecent  = 64
+	maxIgnored = 256
+)
 
 // New returns a scanner for the workspace root (absolute); files over max
 // bytes (max <= 0: 8 MiB) are not read. Outside a git repository (or
@@ -343,6 +354,11 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 			s.mu.Unlock()
 			return err
 		}
+		s.mu.Lock()
+		for _, p := range s.ignored {
+			dirty[p] = true
+		}
+		s.mu.Unlock()
 	}
 	start := make(map[string]known, len(dirty))
 	var n int
@@ -638,6 +654,12 @@ func (s *Scanner) compare(ctx context.Context, cands map[string]bool, startHead 
 	}
 	if len(fromIndex) > 0 {
 		base := s.baselines(ctx, fromIndex, startHead)
+		untracked := map[string]bool{} // git has no text of it
+		for p, b := range base {
+			if !b.Exists {
+				untracked[p] = true
+			}
+		}
 		s.ignoredBaselines(ctx, base)
 		for _, p := range fromIndex {
 			cur, _ := s.read(p)
@@ -647,10 +669,27 @@ func (s *Scanner) compare(ctx context.Context, cands map[string]bool, startHead 
 			}
 			s.mu.Lock()
 			s.seen[p] = cur
+			if untracked[p] && cur.text.Exists {
+				s.follow(p)
+			}
 			s.mu.Unlock()
 		}
 	}
 	return changes
+}
+
+// follow has the turns to come read p at their start (s.mu held): a file
+// git has no text of (it ignores it, or the turn created it) that a turn
+// changed. git status lists an untracked file, but never an ignored one:
+// a later turn's change of it (a command deleting it) was found nowhere.
+func (s *Scanner) follow(p string) {
+	if slices.Contains(s.ignored, p) {
+		return
+	}
+	s.ignored = append(s.ignored, p)
+	if len(s.ignored) > maxIgnored {
+		s.ignored = s.ignored[1:]
+	}
 }
 
 // baseText is a baseline from git (bin: bytes that are not text).

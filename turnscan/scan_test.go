@@ -460,3 +460,50 @@ func TestNoteWhileStarting(t *testing.T) {
 		t.Errorf("check: %q, want %q", got, want)
 	}
 }
+
+// TestIgnoredFollowedInLaterTurns: a file git ignores that a turn changed
+// or created (noted before its write) is looked at in the following turns
+// too, its text at each turn's start its baseline: a command deleting or
+// changing it later, naming it nowhere, is found (git status never lists
+// it; the rewind to before that turn brought nothing back).
+func TestIgnoredFollowedInLaterTurns(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		file  string // build/out.txt holds "o1" at the start
+		after string // what a command makes of it in turn 2 ("": deleted)
+		want1 string
+		want2 string
+	}{
+		{"deleted", "build/out.txt", "", "build/out.txt: o1 -> o2", "build/out.txt: o2 -> ∅"},
+		{"changed", "build/out.txt", "o3\n", "build/out.txt: o1 -> o2", "build/out.txt: o2 -> o3"},
+		{"created, then deleted", "build/new.txt", "", "build/new.txt: ∅ -> o2", "build/new.txt: o2 -> ∅"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t)
+			ctx := context.Background()
+			s := New(ctx, dir, 1<<20)
+			p := filepath.Join(dir, tc.file)
+			// Turn 1: the agent writes it (noted before the write).
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			s.Note(p)
+			put(t, p, "o2\n")
+			if got := strings.Join(summary(dir, mustCheck(t, s)), "; "); got != tc.want1 {
+				t.Fatalf("turn 1: %q, want %q", got, tc.want1)
+			}
+			// Turn 2: a command changes it.
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if tc.after == "" {
+				os.Remove(p)
+			} else {
+				put(t, p, tc.after)
+			}
+			if got := strings.Join(summary(dir, mustCheck(t, s)), "; "); got != tc.want2 {
+				t.Fatalf("turn 2: %q, want %q", got, tc.want2)
+			}
+		})
+	}
+}

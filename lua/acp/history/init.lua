@@ -57,6 +57,7 @@ end
 ---@field renamed boolean|nil the user named it (its title is kept)
 ---@field worktree acp.Worktree|nil the worktree its session worked in (resumed there while it exists)
 ---@field checkpoint_dir string|nil its checkpoints' store (acp.rewind), when not named by session_id (the conversation rewound into a new session)
+---@field rewind_redo { count: integer, fold: boolean, files: boolean }|nil its last rewind, still to be redone (acp.rewind.saved)
 
 --- The project a chat belongs to: the git root of dir, else dir.
 ---@param dir string|nil default: the cwd
@@ -444,6 +445,7 @@ function M.save(s)
     checkpoint_dir = s.checkpoint_dir or (s.history and s.history.checkpoint_dir) or nil,
   })
   meta.truncated = nil -- a saved chat is whole (older versions kept a tail)
+  meta.rewind_redo = rewind.saved(s)
   local base = ("%s/%s"):format(dir, meta.id)
   local chan = host.channel()
   if chan then

@@ -208,6 +208,36 @@ function M.unfold(s, done)
   end
 end
 
+--- The fold of the chat's last rewind, drawn again from the saved chat
+--- after a restart (session/replay.lua folds the turns a rewind dropped):
+--- the blocks marked rewound from its mark on, and the mark; nil when
+--- there is none, or a message of the conversation follows it (the
+--- rewind was undone, or a prompt sent since).
+---@param s acp.Session
+---@return { blocks: acp.Block[], mark: integer }|nil
+function M.last_fold(s)
+  local t = s.transcript
+  if not (t.buf and api.nvim_buf_is_valid(t.buf)) then
+    return nil
+  end
+  local marks = api.nvim_buf_get_extmarks(t.buf, M.ns, -1, 0, { limit = 1 })
+  if #marks == 0 then
+    return nil
+  end
+  local row = marks[1][2]
+  local done = { blocks = {}, mark = marks[1][1] }
+  for _, b in ipairs(t.blocks) do
+    if t:_start(b) >= row then
+      if b.rewound then
+        done.blocks[#done.blocks + 1] = b
+      elseif is_user(b) then
+        return nil
+      end
+    end
+  end
+  return #done.blocks > 0 and done or nil
+end
+
 --- The fold text of a rewound fold starting at 1-based line lnum of the
 --- current buffer, or nil when it is not one.
 ---@param lnum integer

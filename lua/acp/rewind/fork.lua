@@ -50,14 +50,15 @@ local function points(s)
   return list
 end
 
-local function save(s, list)
+--- Keep list as the fork points of agent session sid (default: s's).
+local function save(s, list, sid)
   local dir = vim.fn.stdpath("state") .. "/acp/forkpoints"
   if files.mkdir_private(dir) then
     local out = vim.empty_dict()
     for k, p in pairs(list) do
       out[tostring(k)] = p
     end
-    files.write(M.path(s.session_id), vim.json.encode(out))
+    files.write(M.path(sid or s.session_id), vim.json.encode(out))
   end
 end
 
@@ -120,7 +121,16 @@ function M.start(s, n, fallback)
   if not ok then
     return false, "its fork failed: " .. tostring(err):gsub("^.-: ", "")
   end
-  s.rewind_fork = { n = n, fallback = fallback }
+  -- The fork holds the turns before message n with their ids: their
+  -- fork points are the fork's too (a rewind inside the fork to before
+  -- its fork point forks again).
+  local kept = {}
+  for k, p in pairs(points(s)) do
+    if k < n then
+      kept[k] = p
+    end
+  end
+  s.rewind_fork = { n = n, fallback = fallback, points = kept }
   -- Until the fork is ready, a prompt waits, as while any session starts.
   s:set_state("starting")
   return true
@@ -137,6 +147,11 @@ function M.on_event(s, ev)
     return
   end
   if ev.ok then
+    local sid = type(ev.session_id) == "string" and ev.session_id ~= "" and ev.session_id or s.session_id
+    if type(sid) == "string" and sid ~= "" and r.points and next(r.points) then
+      s.fork_points = { session_id = sid, list = r.points }
+      save(s, r.points, sid)
+    end
     s.transcript:message(
       "info",
       (

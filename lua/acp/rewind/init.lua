@@ -315,10 +315,22 @@ end
 ---@return boolean
 function M.redo(s)
   local r = s and s.rewind_redo
-  if not r and s and s.sid and list(s).redo == true then
-    -- Neovim restarted since the rewind: the host's checkpoints kept
-    -- its files' redo (the chat's fold is not kept).
-    r = { files = true, count = #rchat.messages(s) }
+  if not r and s and s.sid then
+    -- Neovim restarted since the rewind: the host's checkpoints kept its
+    -- files' redo, the saved chat whether it dropped turns (folded again
+    -- when the chat was drawn from it).
+    local count = #rchat.messages(s)
+    local saved = s.history and s.history.rewind_redo
+    if type(saved) ~= "table" or saved.count ~= count then
+      saved = nil -- none kept (an older saved chat), or a prompt sent since
+    end
+    local fold = saved and saved.fold == true and rchat.last_fold(s) or nil
+    -- The host's redo is of the last rewind of the files, which may be
+    -- older than the last rewind (of the conversation only).
+    local files = list(s).redo == true and not (saved and saved.files == false)
+    if files or fold then
+      r = { files = files, fold = fold, count = count }
+    end
   end
   if not r or #rchat.messages(s) ~= r.count then
     notify("nothing to redo (a rewind is undone only until the next prompt)", vim.log.levels.WARN)
@@ -342,6 +354,24 @@ function M.redo(s)
     s.transcript:message("info", "Rewind undone (redo).")
   end
   return true
+end
+
+--- What the saved chat keeps of s's last rewind, for its redo after a
+--- restart (history saves it): the count of the conversation's messages
+--- after it, whether it dropped turns (fold) and put files back. nil when
+--- there is nothing to redo (a prompt was sent since, or it was redone).
+---@param s acp.Session
+---@return { count: integer, fold: boolean, files: boolean }|nil
+function M.saved(s)
+  local r = s.rewind_redo
+  if r then
+    return { count = r.count, fold = r.fold ~= nil, files = r.files == true }
+  end
+  local h = s.history and s.history.rewind_redo
+  if type(h) == "table" and h.count == #rchat.messages(s) then
+    return h -- not redone since the restart
+  end
+  return nil
 end
 
 --- The host rewound (or, ev.redo, redid) the files: say what it did.

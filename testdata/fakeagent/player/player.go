@@ -324,7 +324,8 @@ type agent struct {
 	running  int                        // turns running
 	steers   chan string                // steered texts for wait_steer
 	known    map[string]bool            // sessions created, loaded or resumed here
-	msgIDs   map[string]map[string]bool // the messageIds of the agent chunks sent, by session
+	msgIDs   map[string]map[string]bool // the messageIds of the agent chunks sent, by session (a fork's: those it copied too)
+	msgOrder map[string][]string        // the same, in the order sent
 	turnMu   sync.Mutex                 // held by each turn with QueuePrompts
 }
 
@@ -586,9 +587,11 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		// messageId this agent sent on the session, as claude-agent-acp
 		// and codex-acp need one they know (of a session resumed from
 		// before this process, whose history it has not seen, any).
-		if at, ok := airForkPoint(p); ok {
+		parent := fmt.Sprint(p["sessionId"])
+		at, hasAt := airForkPoint(p)
+		if hasAt {
 			a.mu.Lock()
-			sent := a.msgIDs[fmt.Sprint(p["sessionId"])]
+			sent := a.msgIDs[parent]
 			a.mu.Unlock()
 			if sent != nil && !sent[at] {
 				return nil, acp.NewInvalidParams(map[string]any{"error": "no message " + at + " in the session"})
@@ -597,6 +600,21 @@ func (a *agent) handle(ctx context.Context, method string, params json.RawMessag
 		a.mu.Lock()
 		a.sessions++
 		id := fmt.Sprintf("fake-fork-%d", a.sessions)
+		// The fork holds the parent's history up to the fork point, its
+		// messages with their ids (a fork of the fork may name them).
+		for _, m := range a.msgOrder[parent] {
+			if a.msgIDs == nil {
+				a.msgIDs = map[string]map[string]bool{}
+			}
+			if a.msgIDs[id] == nil {
+				a.msgIDs[id] = map[string]bool{}
+			}
+			a.msgIDs[id][m] = true
+			a.msgOrder = addOrder(a.msgOrder, id, m)
+			if hasAt && m == at {
+				break
+			}
+		}
 		a.mu.Unlock()
 		a.attached(id)
 		return map[string]any{"sessionId": id}, nil
@@ -868,6 +886,9 @@ func (a *agent) run(ctx context.Context, sid string, steps []Step) (string, *acp
 				}
 				if a.msgIDs[sid] == nil {
 					a.msgIDs[sid] = map[string]bool{}
+				}
+				if !a.msgIDs[sid][st.MessageID] {
+					a.msgOrder = addOrder(a.msgOrder, sid, st.MessageID)
 				}
 				a.msgIDs[sid][st.MessageID] = true
 				a.mu.Unlock()
@@ -1176,6 +1197,15 @@ func (f framedWriter) Write(p []byte) (int, error) {
 	body := strings.TrimRight(string(p), "\n")
 	_, err := fmt.Fprintf(f.w, "Content-Length: %d\r\n\r\n%s", len(body), body)
 	return len(p), err
+}
+
+// addOrder appends id to order[sid] (order made when nil).
+func addOrder(order map[string][]string, sid, id string) map[string][]string {
+	if order == nil {
+		order = map[string][]string{}
+	}
+	order[sid] = append(order[sid], id)
+	return order
 }
 
 // airForkPoint is the messageId of session/fork's
