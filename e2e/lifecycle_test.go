@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -269,6 +270,30 @@ func TestLogout(t *testing.T) {
 	}
 	// The agent started for it stops again.
 	e.Eventually("the agent stops", 10*time.Second, func() bool { return strings.Contains(e.HostLog(), "agent exited") })
+}
+
+// What an agent wrote before it crashed shows before the crash does: the
+// updates read off its stdout are handled before its end is said, even
+// when thousands are still queued (a crash right after a burst).
+func TestCrashSaidAfterItsLastWords(t *testing.T) {
+	e := startEditor(t)
+	once := filepath.Join(t.TempDir(), "crashed")
+	var steps []any
+	for i := range 300 {
+		steps = append(steps, text(fmt.Sprintf("w%d ", i)))
+	}
+	// A long last update takes a while to handle, and the agent is gone
+	// before it is.
+	long := strings.Repeat(strings.Repeat("x", 99)+"\n", 10000)
+	steps = append(steps, text(long+"LAST WORDS"), M{"exit": 3, "once_file": once})
+	e.SetupFake(M{"initialize": sessionCaps(true, "resume"), "turns": []any{steps}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("first")
+	e.Eventually("the crash said", 60*time.Second, func() bool {
+		return strings.Contains(e.ChatText(), "agent fake exited")
+	})
+	indexOrder(t, e.ChatText(), "w299", "LAST WORDS", "agent fake exited")
 }
 
 // An agent that crashes mid-turn is restarted and the session resumed; the

@@ -299,10 +299,20 @@ func (a *Agent) badLine(line []byte) {
 	}
 }
 
+// lastWordsGrace bounds the wait for an ended agent's last updates to be
+// handled before its end is said.
+const lastWordsGrace = 2 * time.Second
+
 // watch waits for the end of the agent's connection (its process's exit),
 // then ends the agent's sessions, or has them reconnect (remote.go).
 func (a *Agent) watch() {
 	<-a.link.Done()
+	// The link is done once the agent's stdout was read to its end: what
+	// it said last is handled before its end is said (the updates may
+	// still wait in the SDK's queue), unless a handler is stuck.
+	ctx, cancel := context.WithTimeout(context.Background(), lastWordsGrace)
+	a.gate.Barrier(ctx)
+	cancel()
 	a.gate.Close()
 	a.mu.Lock()
 	stopping := a.stopping
