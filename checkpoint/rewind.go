@@ -111,7 +111,12 @@ func WriteRaw(path string, f File) error {
 // OpenFirst puts the files loaded in buffers first: the writes start in
 // this order, so the files on screen change first.
 func (p *Plan) OpenFirst(loaded func(path string) bool) {
-	sort.SliceStable(p.Files, func(i, j int) bool { return loaded(p.Files[i].Path) && !loaded(p.Files[j].Path) })
+	// (asked once per file: a Bridge's Loaded resolves the path)
+	open := make(map[string]bool, len(p.Files))
+	for _, f := range p.Files {
+		open[f.Path] = loaded(f.Path)
+	}
+	sort.SliceStable(p.Files, func(i, j int) bool { return open[p.Files[i].Path] && !open[p.Files[j].Path] })
 }
 
 // NoteUserEdits records, before a rewind to before message seq is
@@ -119,19 +124,21 @@ func (p *Plan) OpenFirst(loaded func(path string) bool) {
 // disk unreported (a buffer written with :w): a file whose disk is the
 // text the review last saw of it (seen; for a loaded file, brought up to
 // its buffer first) changed in a way the record explains, the user's.
-// seen's ok false: the review has no record of path.
+// seen's ok false: the review has no record of path. The files are
+// looked at several at once (seen may ask the editor, then waits).
 func (s *Store) NoteUserEdits(ctx context.Context, seq int, seen func(ctx context.Context, path string) (File, bool)) {
 	paths, err := s.Paths(seq)
 	if err != nil {
 		return
 	}
-	for _, p := range paths {
+	each(len(paths), func(k int) {
+		p := paths[k]
 		t, ok := seen(ctx, p)
 		if !ok {
-			continue
+			return
 		}
 		if disk, ok := ReadDisk(p); ok && disk.Exists == t.Exists && (!disk.Exists || disk.Data == t.Data) {
 			s.User(p, disk)
 		}
-	}
+	}, writers)
 }
