@@ -256,21 +256,35 @@ func (h *Host) rpcRewindList(sid int, counts ...bool) (map[string]any, error) {
 	return map[string]any{"checkpoints": cps, "redo": st.CanRedo(), "dir": s.ck.dir}, nil
 }
 
-// rpcRewindPlan is acp_rewind_plan(sid, message, mode): what a rewind to
-// before that message does (kept for acp_rewind_apply).
-func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, error) {
+// rpcRewindPlan is acp_rewind_plan(sid, message, mode[, token]): what a
+// rewind to before that message does (kept for acp_rewind_apply). With a
+// token, planned in the background (the preview's: Neovim is not held
+// while 50 files are read, unzipped and counted): a "rewound" event with
+// the token and the plan (or plan_error) follows, and the call returns
+// nothing.
+func (h *Host) rpcRewindPlan(sid, message int, mode string, token ...int) (*checkpoint.Plan, error) {
 	s, st, err := h.rewindStore(sid)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.rewindPlan(st, message, mode, true)
-	if err != nil {
-		return nil, err
+	plan := func() (*checkpoint.Plan, error) {
+		p, err := s.rewindPlan(st, message, mode, true)
+		if err != nil {
+			return nil, err
+		}
+		s.ck.mu.Lock()
+		s.ck.plan = p
+		s.ck.mu.Unlock()
+		return p, nil
 	}
-	s.ck.mu.Lock()
-	s.ck.plan = p
-	s.ck.mu.Unlock()
-	return p, nil
+	if len(token) == 0 {
+		return plan()
+	}
+	go func() {
+		p, err := plan()
+		s.emit(rewindPlanEvent(token[0], p, err))
+	}()
+	return nil, nil
 }
 
 // rewindPlan plans a rewind to before message in mode ("exact", else
