@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
@@ -183,4 +184,62 @@ func BenchmarkCheckpointChange(b *testing.B) {
 		after := File{Data: sourceFile(i + 1), Exists: true}
 		st.Change(fmt.Sprintf("/w/f%d.go", i), before, after, true)
 	}
+}
+
+// BenchmarkRewindFiles: the host's side of a rewind without a preview
+// (BenchmarkUIRewind's, without Neovim): one turn changed 50 files of
+// 8 KiB; the rewind to before it is planned and its files written through
+// the fs bridge's user write path (no editor: every file written by the
+// host). cpu-ms is the process's CPU per rewind (user + system: most of
+// it the file system's), the figure that sets the wall time on a loaded
+// machine. The redo that puts the files back between rounds is not
+// counted.
+func BenchmarkRewindFiles(b *testing.B) {
+	root, _ := filepath.EvalSymlinks(b.TempDir())
+	br, err := fsbridge.New(fsbridge.Config{Root: root, NoWatch: true}, nil, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := Open(b.TempDir(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	st.Begin("m", time.Now())
+	for k := 0; k < 50; k++ {
+		p := filepath.Join(root, fmt.Sprintf("f%02d.go", k))
+		before := File{Data: sourceFile(k), Exists: true}
+		after := File{Data: strings.Replace(before.Data, "return", "return 1 +", 5), Exists: true}
+		os.WriteFile(p, []byte(after.Data), 0o644)
+		st.Change(p, before, after, true)
+	}
+	ctx := context.Background()
+	w := func(ctx context.Context, p string, f File) error { return Write(ctx, br, p, f) }
+	var cpu time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c0 := cpuNow()
+		p, err := st.PlanUncounted(1, KeepUser)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := st.Apply(ctx, p, w, false)
+		if err != nil || len(res.Written) != 50 {
+			b.Fatalf("rewind: %v, %d written, %v", err, len(res.Written), res.Failed)
+		}
+		cpu += cpuNow() - c0
+		b.StopTimer()
+		if res, err := st.Redo(ctx, w); err != nil || len(res.Written) != 50 {
+			b.Fatalf("redo: %v, %+v", err, res)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}
+
+// cpuNow is the process's CPU time so far (user + system).
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

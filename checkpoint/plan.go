@@ -209,7 +209,7 @@ func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode, counts bool)
 	}
 	target := pre
 	if mode == KeepUser {
-		target, fp.theirs, fp.Conflicts, err = undoAgent(path, cps, now, get)
+		target, fp.theirs, fp.Conflicts, err = undoAgent(path, cps, now, fp.now, get)
 		if err != nil {
 			return fp, err
 		}
@@ -235,10 +235,12 @@ func (s *Store) planFile(path string, cps []*Checkpoint, mode Mode, counts bool)
 }
 
 // undoAgent undoes the agent's changes of path in cps, newest first, each
-// merged under cur: it returns the result with the user's lines kept in
-// overlaps, with the agent's before taken there, and how many overlaps.
-func undoAgent(path string, cps []*Checkpoint, cur File, get func(Ref) (File, error)) (ours, theirs File, conflicts int, err error) {
+// merged under cur (whose Ref is curRef): it returns the result with the
+// user's lines kept in overlaps, with the agent's before taken there, and
+// how many overlaps.
+func undoAgent(path string, cps []*Checkpoint, cur File, curRef Ref, get func(Ref) (File, error)) (ours, theirs File, conflicts int, err error) {
 	ours, theirs = cur, cur
+	known := true // ours and theirs are both the content of curRef
 	for k := len(cps) - 1; k >= 0; k-- {
 		e := cps[k].Files[path]
 		if e == nil || !e.Agent || e.Pre == e.Post {
@@ -248,6 +250,13 @@ func undoAgent(path string, cps []*Checkpoint, cur File, get func(Ref) (File, er
 		if err != nil {
 			return ours, theirs, 0, err
 		}
+		if known && curRef == e.Post {
+			// Still the agent's version (the common case): undone whole,
+			// its version not even read (undo's first case).
+			ours, theirs, curRef = pre, pre, e.Pre
+			continue
+		}
+		known = false
 		post, err := get(e.Post)
 		if err != nil {
 			return ours, theirs, 0, err

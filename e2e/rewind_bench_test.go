@@ -121,9 +121,9 @@ func BenchmarkUIRewind(b *testing.B) {
 			b.Fatalf("the unsaved line lost: %q", unsaved)
 		}
 
-		// Redo, then the same rewind through the preview: the plan opens
-		// it (Neovim waits for it, with the lines counted), then the key
-		// (y) rewinds: from the key to every buffer and file.
+		// Redo, then the same rewind through the preview: the host plans
+		// it in the background (the lines counted) and it opens; then the
+		// key (y) rewinds: from the key to every buffer and file.
 		u.Lua(`return require("acp").rewind_redo()`, nil)
 		u.Eventually("redone", 30*time.Second, func() bool {
 			var n int
@@ -143,8 +143,27 @@ func BenchmarkUIRewind(b *testing.B) {
 		u.ping.measure(true)
 		var preview float64
 		u.Lua(`local t = vim.uv.hrtime()
-			require("acp").rewind({ message = 1, conversation = false })
-			return (vim.uv.hrtime() - t) / 1e6`, &preview)
+			_G.preview_ms = nil
+			local function open()
+				for _, w in ipairs(vim.api.nvim_list_wins()) do
+					if vim.b[vim.api.nvim_win_get_buf(w)].acp_role == "rewind" then
+						return true
+					end
+				end
+			end
+			local timer = vim.uv.new_timer()
+			timer:start(1, 1, vim.schedule_wrap(function()
+				if not _G.preview_ms and open() then
+					_G.preview_ms = (vim.uv.hrtime() - t) / 1e6
+					timer:stop()
+					timer:close()
+				end
+			end))
+			require("acp").rewind({ message = 1, conversation = false })`, nil)
+		u.Eventually("the preview open", 30*time.Second, func() bool {
+			u.Lua(`return _G.preview_ms or -1`, &preview)
+			return preview >= 0
+		})
 		u.ping.measure(false)
 		previewBlock, _ := u.ping.figures()
 		u.Lua(`local bufs, paths = ...

@@ -206,6 +206,36 @@ func (e *Editor) rewindPreviewText() string {
 	return s
 }
 
+// The preview's plan is made in the background: rewind() returns before
+// it (Neovim is not held while the host reads, unzips and counts the
+// files), and the preview opens when the host has planned; a plan asked
+// for again (another mode) replaces the first.
+func TestRewindPreviewPlannedInBackground(t *testing.T) {
+	e, _, _ := rewindWorkspace(t)
+	var open bool
+	e.Lua(`require("acp").rewind({ message = 2 })
+		for _, w in ipairs(vim.api.nvim_list_wins()) do
+			if vim.b[vim.api.nvim_win_get_buf(w)].acp_role == "rewind" then return true end
+		end
+		return false`, &open)
+	if open {
+		t.Fatal("the preview was open when rewind() returned: Neovim waited for the plan")
+	}
+	var text string
+	e.Eventually("the preview", 10*time.Second, func() bool { text = e.rewindPreviewText(); return text != "" })
+	if !strings.Contains(text, "disk.txt") {
+		t.Fatalf("the preview lacks the files:\n%s", text)
+	}
+	// x: the exact mode, planned again in the background.
+	e.nv.Input("x")
+	e.Eventually("the exact preview", 10*time.Second, func() bool {
+		text = e.rewindPreviewText()
+		return strings.Contains(text, "exactly as they were")
+	})
+	e.nv.Input("y")
+	e.Eventually("rewound", 10*time.Second, func() bool { return e.Told("rewound") })
+}
+
 // The preview lists each file with its lines added and removed, created
 // and deleted ones, and the turns dropped; q leaves everything as it is,
 // y rewinds.

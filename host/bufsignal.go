@@ -112,6 +112,11 @@ func (c *changeSignal) loadCount() int64 {
 // for the number, and until the host has handled that notification every
 // read asks Neovim whether its file is loaded.
 type loadSync struct {
+	// asking is held (a token in it) while Neovim's number is asked:
+	// reads that find a load at once (a rewind writes 16 files at a time)
+	// share one question instead of queueing one each behind Neovim's
+	// loop.
+	asking  chan struct{}
 	mu      sync.Mutex
 	seen    int64 // changeSignal.loads when Neovim's number was last asked (-1: never)
 	want    int64 // Neovim's number then
@@ -134,6 +139,20 @@ func (h *Host) loadsPending(ctx context.Context) bool {
 	l.mu.Lock()
 	ask := !sigOK || loads != l.seen
 	l.mu.Unlock()
+	if ask && sigOK && l.asking != nil {
+		// Asked meanwhile (the number asked after every load drained so
+		// far, this one's included): the answer is known.
+		select {
+		case l.asking <- struct{}{}:
+			defer func() { <-l.asking }()
+		case <-ctx.Done():
+			return true // not known: the bridge asks about the file itself
+		}
+		loads = h.bufs.sig.loadCount()
+		l.mu.Lock()
+		ask = loads != l.seen
+		l.mu.Unlock()
+	}
 	if ask {
 		var gen int64
 		if err := h.execLua(ctx, "return require('acp.buffers').load_gen()", &gen); err != nil {

@@ -5,17 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"sort"
 	"sync"
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/nvim-acp/nvim-acp/checkpoint"
 	"github.com/nvim-acp/nvim-acp/fsbridge"
-	"github.com/nvim-acp/nvim-acp/internal/atomicfile"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
@@ -95,8 +90,6 @@ func (s *Session) checkpointEnded() {
 	s.ck.mu.Unlock()
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // store is the session's checkpoint store (nil: none).
 func (s *Session) store() *checkpoint.Store {
 	c := &s.ck
@@ -114,7 +107,7 @@ func (s *Session) store() *checkpoint.Store {
 		if id == "" {
 			return nil
 		}
-		dir = filepath.Join(o.Base, unsafeName.ReplaceAllString(id, "_"))
+		dir = checkpoint.DirFor(o.Base, id)
 	}
 	if dir == "" {
 		return nil
@@ -147,10 +140,6 @@ func (s *Session) checkpointBegin(text string) {
 	}
 }
 
-func fileOf(t fsbridge.FileText) checkpoint.File {
-	return checkpoint.File{Data: t.Text, Exists: t.Exists}
-}
-
 // checkpointChange hands a change a scan found to the checkpoints.
 func (s *Session) checkpointChange(c turnscan.Change) {
 	s.ck.mu.Lock()
@@ -159,7 +148,7 @@ func (s *Session) checkpointChange(c turnscan.Change) {
 	if st == nil {
 		return
 	}
-	if err := st.Change(c.Path, fileOf(c.Before), fileOf(c.After), s.rev.Working()); err != nil {
+	if err := st.Change(c.Path, checkpoint.FileOf(c.Before), checkpoint.FileOf(c.After), s.rev.Working()); err != nil {
 		s.log.Warn("checkpoint", "err", err)
 	}
 }
@@ -218,70 +207,23 @@ func (k checkpointSink) FileChanged(path string, before, after fsbridge.FileText
 			return
 		}
 		for _, c := range k.s.scanner().Wrote(ctx, path) {
-			st.Change(c.Path, fileOf(c.Before), fileOf(c.After), true)
+			st.Change(c.Path, checkpoint.FileOf(c.Before), checkpoint.FileOf(c.After), true)
 		}
 		return
 	}
-	if disk, ok := readDisk(path); ok {
+	if disk, ok := checkpoint.ReadDisk(path); ok {
 		st.User(path, disk)
 	}
 }
 
-// readDisk is path's content on disk (ok false: unreadable).
-func readDisk(path string) (checkpoint.File, bool) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return checkpoint.File{}, true
-	}
-	if err != nil {
-		return checkpoint.File{}, false
-	}
-	return checkpoint.File{Data: string(data), Exists: true}, true
-}
-
-// rewindWrite writes a rewind's content of path: text through the
-// bridge's user write path, with a loaded buffer's unsaved lines kept (the
-// rewind's change is merged into the buffer; an overlap with them leaves
-// the file alone); a file that is not text straight to disk.
+// rewindWrite writes a rewind's content of path (checkpoint.Write),
+// through the session's bridge when it has one.
 func (s *Session) rewindWrite(ctx context.Context, path string, f checkpoint.File) error {
-	text := !f.Exists || fsbridge.IsText([]byte(f.Data))
 	b, err := s.bridge(ctx)
-	if err != nil || !text {
-		return writeRaw(path, f)
+	if err != nil {
+		return checkpoint.WriteRaw(path, f)
 	}
-	content := f.Data
-	if f.Exists && b.Loaded(path) {
-		shown, _, err := b.Shown(ctx, path)
-		disk, ok := readDisk(path)
-		if err == nil && ok && disk.Exists && shown != disk.Data {
-			merged, conflicts := fsbridge.Merge3(disk.Data, shown, f.Data, false)
-			if conflicts > 0 {
-				return fmt.Errorf("its unsaved lines overlap the rewind: save or undo them first")
-			}
-			content = merged
-		}
-	}
-	// The bridge writes the files of loaded buffers itself, the buffers
-	// only taking the change: Neovim is not held for a :write per file.
-	return b.WriteUser(fsbridge.WithHostWrites(ctx), path, fsbridge.FileText{Text: content, Exists: f.Exists})
-}
-
-// writeRaw writes f to path atomically (removes it when f does not exist).
-func writeRaw(path string, f checkpoint.File) error {
-	if !f.Exists {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	mode := os.FileMode(0o644)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, []byte(f.Data), mode)
+	return checkpoint.Write(ctx, b, path, f)
 }
 
 // rewindStore is sid's store, or an error saying there is none.
@@ -314,21 +256,35 @@ func (h *Host) rpcRewindList(sid int, counts ...bool) (map[string]any, error) {
 	return map[string]any{"checkpoints": cps, "redo": st.CanRedo(), "dir": s.ck.dir}, nil
 }
 
-// rpcRewindPlan is acp_rewind_plan(sid, message, mode): what a rewind to
-// before that message does (kept for acp_rewind_apply).
-func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, error) {
+// rpcRewindPlan is acp_rewind_plan(sid, message, mode[, token]): what a
+// rewind to before that message does (kept for acp_rewind_apply). With a
+// token, planned in the background (the preview's: Neovim is not held
+// while 50 files are read, unzipped and counted): a "rewound" event with
+// the token and the plan (or plan_error) follows, and the call returns
+// nothing.
+func (h *Host) rpcRewindPlan(sid, message int, mode string, token ...int) (*checkpoint.Plan, error) {
 	s, st, err := h.rewindStore(sid)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.rewindPlan(st, message, mode, true)
-	if err != nil {
-		return nil, err
+	plan := func() (*checkpoint.Plan, error) {
+		p, err := s.rewindPlan(st, message, mode, true)
+		if err != nil {
+			return nil, err
+		}
+		s.ck.mu.Lock()
+		s.ck.plan = p
+		s.ck.mu.Unlock()
+		return p, nil
 	}
-	s.ck.mu.Lock()
-	s.ck.plan = p
-	s.ck.mu.Unlock()
-	return p, nil
+	if len(token) == 0 {
+		return plan()
+	}
+	go func() {
+		p, err := plan()
+		s.emit(rewindPlanEvent(token[0], p, err))
+	}()
+	return nil, nil
 }
 
 // rewindPlan plans a rewind to before message in mode ("exact", else
@@ -336,10 +292,7 @@ func (h *Host) rpcRewindPlan(sid, message int, mode string) (*checkpoint.Plan, e
 // unreported edits recorded first; with counts, each file's lines added
 // and removed (the preview's).
 func (s *Session) rewindPlan(st *checkpoint.Store, message int, mode string, counts bool) (*checkpoint.Plan, error) {
-	m := checkpoint.Mode(mode)
-	if m != checkpoint.Exact {
-		m = checkpoint.KeepUser
-	}
+	m := checkpoint.ParseMode(mode)
 	s.waitEndScan()
 	s.checkpointUserEdits(st, message)
 	if !counts {
@@ -384,8 +337,7 @@ func (s *Session) rewindApply(st *checkpoint.Store, p *checkpoint.Plan, theirs b
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if b, err := s.bridge(ctx); err == nil {
-		// The files on screen first: the writes start in this order.
-		sort.SliceStable(p.Files, func(i, j int) bool { return b.Loaded(p.Files[i].Path) && !b.Loaded(p.Files[j].Path) })
+		p.OpenFirst(b.Loaded)
 	}
 	res, err := st.Apply(ctx, p, s.rewindWrite, theirs)
 	ev := rewoundEvent(false, res, err)
@@ -508,32 +460,21 @@ func (s *Session) freshSession(a *Agent) error {
 	return nil
 }
 
-// checkpointUserEdits records, before a rewind is planned, the user's own
-// edits of the files it looks at that reached the disk unreported (a
-// buffer written with :w): a file whose disk is the text the review last
-// saw of it (brought up to its buffer first) changed in a way the record
-// explains, the user's.
+// checkpointUserEdits records the user's unreported edits of the files
+// a rewind to before message looks at (checkpoint.NoteUserEdits), as
+// the review last saw them: a loaded file's record is brought up to its
+// buffer first (its buffer's edits, written or not, are the user's); a
+// file no buffer holds is not read again (a change behind the record
+// would be taken for the user's).
 func (s *Session) checkpointUserEdits(st *checkpoint.Store, message int) {
-	paths, err := st.Paths(message)
-	if err != nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	b, berr := s.bridge(ctx)
-	for _, p := range paths {
+	st.NoteUserEdits(ctx, message, func(ctx context.Context, p string) (checkpoint.File, bool) {
 		if berr == nil && b.Loaded(p) {
-			// Its buffer's edits (written or not) are the user's; a file
-			// no buffer holds is not read again (a change behind the
-			// record would be taken for the user's).
 			_ = s.rev.Sync(ctx, b, p)
 		}
 		t, ok := s.rev.Rec.Text(p)
-		if !ok {
-			continue
-		}
-		if disk, ok := readDisk(p); ok && disk.Exists == t.Exists && (!disk.Exists || disk.Data == t.Text) {
-			st.User(p, disk)
-		}
-	}
+		return checkpoint.File{Data: t.Text, Exists: t.Exists}, ok
+	})
 }

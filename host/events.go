@@ -449,6 +449,16 @@ func rewoundEvent(redo bool, res any, err error) Event {
 	return ev
 }
 
+// rewindPlanEvent: the plan of a preview asked with token (or why there
+// is none), planned in the background (checkpoint.go).
+func rewindPlanEvent(token int, p any, err error) Event {
+	ev := Event{"type": EventRewound, "token": token, "plan": p}
+	if err != nil {
+		ev["plan_error"] = err.Error()
+	}
+	return ev
+}
+
 // rewindAskEvent: a rewind without a preview found overlaps with the
 // user's changes in n files: the user settles them (checkpoint.go).
 func rewindAskEvent(n int) Event {

@@ -78,6 +78,7 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 	h.lua.Exec = h.execLua
 	h.bufs.texts = textcache.New(fileTextCacheBytes, nil)
 	h.loads.seen = -1
+	h.loads.asking = make(chan struct{}, 1)
 	return h
 }
 

@@ -207,22 +207,53 @@ local function settle(s, info, overlaps)
   return true
 end
 
---- Plan the files' side of info (mode info.mode).
-local function plan(s, info)
+--- The preview plans waited for, by session id: { token, info, done }
+--- (the host plans in the background and says so in a "rewound" event
+--- with the token: Neovim is not held while it reads and counts).
+local planning = {}
+local last_token = 0
+
+--- Why a plan failed, as the preview says it.
+local function plan_error(err)
+  return (tostring(err):gsub("^.-: ", "")) .. ": left as they are"
+end
+
+--- Plan the files' side of info (mode info.mode), then done() (at once
+--- when there is nothing to plan; a newer plan of s forgets this one).
+local function plan(s, info, done)
   info.plan, info.plan_err = nil, nil
   if not info.files then
-    return
+    return done()
   end
   if not info.seq then
     info.plan_err = "no checkpoint for this message (sent before the chat kept them): left as they are"
-    return
+    return done()
   end
-  local ok, res = pcall(host.request, "acp_rewind_plan", s.sid, info.seq, info.mode)
-  if ok then
-    info.plan = res
+  last_token = last_token + 1
+  planning[s.sid] = { token = last_token, info = info, done = done }
+  local ok, err = pcall(host.request, "acp_rewind_plan", s.sid, info.seq, info.mode, last_token)
+  if not ok then
+    planning[s.sid] = nil
+    info.plan_err = plan_error(err)
+    return done()
+  end
+end
+
+--- The host's answer to plan(): the waiting preview opens.
+local function on_plan(s, ev)
+  local p = planning[s.sid]
+  if not p or p.token ~= ev.token then
+    return -- an older plan, or the session's preview was given up
+  end
+  planning[s.sid] = nil
+  if type(ev.plan_error) == "string" and ev.plan_error ~= "" then
+    p.info.plan_err = plan_error(ev.plan_error)
+  elseif type(ev.plan) == "table" then
+    p.info.plan = ev.plan
   else
-    info.plan_err = tostring(res):gsub("^.-: ", "") .. ": left as they are"
+    p.info.plan_err = plan_error("no plan")
   end
+  p.done()
 end
 
 --- Rewind to before user message opts.message (1-based; negative counts
@@ -285,19 +316,19 @@ function M.rewind(s, opts)
     local overlaps = (opts.overlaps == "ours" or opts.overlaps == "theirs") and opts.overlaps or nil
     return apply(s, info, overlaps)
   end
-  plan(s, info)
   local function show()
     preview.open(info, function(choice)
       if choice == "cancel" then
         return
       elseif choice == "exact" or choice == "keep" then
         info.mode, info.files = choice, true
-        plan(s, info)
-        return show()
+        return plan(s, info, show)
       elseif choice == "files" then
         info.files, info.conversation = true, false
         if not info.plan and not info.plan_err then
-          plan(s, info)
+          return plan(s, info, function()
+            settle(s, info)
+          end)
         end
       elseif choice == "conversation" then
         info.files, info.conversation = false, true
@@ -305,7 +336,7 @@ function M.rewind(s, opts)
       settle(s, info)
     end)
   end
-  show()
+  plan(s, info, show)
   return true
 end
 
@@ -374,10 +405,14 @@ function M.saved(s)
   return nil
 end
 
---- The host rewound (or, ev.redo, redid) the files: say what it did.
+--- The host rewound (or, ev.redo, redid) the files: say what it did; or
+--- (ev.token) it planned a preview: the preview opens.
 ---@param s acp.Session
----@param ev { redo: boolean|nil, result: table|nil, error: string|nil }
+---@param ev { redo: boolean|nil, result: table|nil, error: string|nil, token: integer|nil, plan: table|nil, plan_error: string|nil }
 function M.on_rewound(s, ev)
+  if ev.token ~= nil then
+    return on_plan(s, ev)
+  end
   if type(ev.ask) == "number" then
     -- A rewind without a preview found overlaps: asked before any file
     -- is written.
