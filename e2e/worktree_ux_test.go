@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -351,4 +352,47 @@ func TestWorktreeConflictsOnASmallScreen(t *testing.T) {
 		e.Lua(`return vim.api.nvim_buf_get_lines(vim.fn.bufnr("acp://worktree/fb-1"), 0, -1, false)`, &view)
 		return !strings.Contains(strings.Join(view, "\n"), "conflict left") && slices.Contains(view, "M shared.txt  (merged)")
 	})
+}
+
+// Picking the agent in the built-in picker (inputlist) sends the prompt at
+// once: no hit-enter prompt after it, the message said on a clean line.
+func TestWorktreeConflictsPickedWithoutHitEnter(t *testing.T) {
+	e, ws := fsEditor(t)
+	u := attachUI(e, 80, 24)
+	wtRepo(t, ws)
+	main := filepath.Join(ws, "shared.txt")
+	fsPutFile(t, main, strings.Replace(wtBase, "l2\n", "U2\n", 1))
+	resolved := "l1\nU2\nB2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n"
+	e.setup(M{"agents": M{
+		"fb": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("b", M{"turns": []any{
+			[]any{fsWrite("$cwd/shared.txt", strings.Replace(wtBase, "l2\n", "B2\n", 1)), text("done B")}}})}},
+		"fixer": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("fixer", M{"turns": []any{
+			[]any{fsWrite("$cwd/shared.txt", resolved), text("resolved")}}})}},
+	}})
+	sb := e.newWorktreeSession("fb", "")
+	e.sendTo(sb.Key, "change it, B")
+	e.setCurrent(sb.Key)
+	e.Lua(`vim.cmd("AcpReview")`, nil)
+	e.input("m")
+	e.Eventually("the view's conflict line", 10*time.Second, func() bool {
+		return strings.Contains(u.screen.text(), "1 conflict left in your tree")
+	})
+	var n int
+	e.Lua(`local s = require("acp.sessions").get(...)
+		for i, it in ipairs(require("acp.conflicts").targets(s.worktree)) do
+			if it.label == "a new session of fixer" then return i end
+		end
+		return 0`, &n, sb.Key)
+	if n == 0 {
+		t.Fatal("no fixer among the choices")
+	}
+	e.Lua(`vim.cmd("AcpReview"); vim.cmd("stopinsert")`, nil)
+	e.input("a")
+	e.Eventually("the picker", 10*time.Second, func() bool { return strings.Contains(u.screen.text(), "Type number and <Enter>") })
+	e.input(strconv.Itoa(n) + "<CR>")
+	e.Eventually("the fixer resolved the conflict", 30*time.Second, func() bool { return fsGetFile(t, main) == resolved })
+	e.Lua(`return 1`, nil)
+	if scr := u.screen.text(); strings.Contains(scr, "Press ENTER") {
+		t.Errorf("a hit-enter prompt after the picker:\n%s", scr)
+	}
 }

@@ -186,11 +186,17 @@ function M.send(tree, opts, done)
       return it.label
     end,
   }, function(it)
-    if it then
-      go(it)
-    else
-      done(nil)
-    end
+    -- After the picker's screen is gone: the built-in one (inputlist)
+    -- leaves the command line scrolled, and a message said in its
+    -- callback waited behind a hit-enter prompt, the prompt unsent.
+    vim.schedule(function()
+      vim.cmd("redraw")
+      if it then
+        go(it)
+      else
+        done(nil)
+      end
+    end)
   end)
 end
 
