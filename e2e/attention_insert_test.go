@@ -66,3 +66,42 @@ func TestAttentionMessageOutlivesInsertMode(t *testing.T) {
 		return !strings.Contains(u.screen.lastRow(), said)
 	})
 }
+
+// The message shown again beside "-- INSERT --" follows the screen when it
+// is resized while the user types: on the last row, right of the mode,
+// whole at 80 columns, nowhere else on the screen.
+func TestAttentionMessageFollowsAResize(t *testing.T) {
+	e := startEditor(t)
+	u := attachUI(e, 100, 30)
+	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run ls", "execute", "ls"), text("after")}}}, nil)
+	first := e.Chat("fake")
+	e.WaitState("ready")
+	e.Lua(`vim.cmd("AcpNew fake")`, nil)
+	e.Eventually("the second session ready", 30*time.Second, func() bool {
+		st := e.Status()
+		return st.Key != first.Key && st.State == "ready"
+	})
+	e.Lua(`vim.cmd("stopinsert"); require("acp").toggle()`, nil)
+	e.input("i")
+	e.Lua(`require("acp").send("fix the parser")`, nil)
+	const said = "fix the parser (fake) needs a permission · :AcpAttention"
+	onLastRowOnly := func() bool {
+		if !strings.HasPrefix(u.screen.lastRow(), "-- INSERT --") || !strings.Contains(u.screen.lastRow(), said) {
+			return false
+		}
+		return strings.Count(u.screen.text(), said) == 1
+	}
+	e.Eventually("the message beside the mode", 10*time.Second, onLastRowOnly)
+	for _, size := range [][2]int{{200, 50}, {80, 24}, {200, 50}} {
+		if err := e.nv.TryResizeUI(size[0], size[1]); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !onLastRowOnly() {
+			if time.Now().After(deadline) {
+				t.Fatalf("at %dx%d the message is not (only) beside the mode:\n%s", size[0], size[1], u.screen.text())
+			}
+			time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -298,5 +299,100 @@ func TestWorktreeForkSandboxedAgent(t *testing.T) {
 				t.Errorf("session/fork %v, the fork's prompt %s", forks, last)
 			}
 		})
+	}
+}
+
+// A merge all with a conflict on an 80x24 screen, as a user sees it: the
+// message names the way to an agent whole (not cut in the middle); the
+// cursor is back in the review view and the view is tall enough for its
+// line about the conflict (the quickfix list opened below had left it one
+// row); the picker offers only agents that can start; once an agent's
+// turn resolved the conflict the view says so without r.
+func TestWorktreeConflictsOnASmallScreen(t *testing.T) {
+	e, ws := fsEditor(t)
+	u := attachUI(e, 80, 24)
+	wtRepo(t, ws)
+	main := filepath.Join(ws, "shared.txt")
+	fsPutFile(t, main, strings.Replace(wtBase, "l2\n", "U2\n", 1))
+	theirs := strings.Replace(wtBase, "l2\n", "B2\n", 1)
+	resolved := "l1\nU2\nB2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n"
+	e.setup(M{"agents": M{
+		"fb": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("b", M{"turns": []any{
+			[]any{fsWrite("$cwd/shared.txt", theirs), text("done B")}}})}},
+		"fixer": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("fixer", M{"turns": []any{
+			[]any{fsWrite("$cwd/shared.txt", resolved), text("resolved")}}})}},
+		"ghost": M{"cmd": []string{"/nonexistent/ghost-agent"}},
+	}})
+	sb := e.newWorktreeSession("fb", "")
+	e.sendTo(sb.Key, "change it, B")
+	e.setCurrent(sb.Key)
+	e.Lua(`vim.cmd("AcpReview")`, nil)
+	e.input("m")
+	const said = "acp: conflicts in 1 file · to an agent: :AcpReview resolve"
+	const line = "1 conflict left in your tree (shared.txt) · a send them to an agent"
+	e.Eventually("the message whole and the view's conflict line on screen", 10*time.Second, func() bool {
+		return strings.Contains(u.screen.lastRow(), said) && strings.Contains(u.screen.text(), line)
+	})
+	var name string
+	e.Lua(`return vim.api.nvim_buf_get_name(0)`, &name)
+	if name != "acp://worktree/fb-1" {
+		t.Errorf("after merge all the cursor is in %q, not the view", name)
+	}
+	var labels []string
+	e.Lua(`local s = require("acp.sessions").get(...)
+		return vim.tbl_map(function(it) return it.label end, require("acp.conflicts").targets(s.worktree))`, &labels, sb.Key)
+	if !slices.Contains(labels, "a new session of fixer") || slices.Contains(labels, "a new session of ghost") {
+		t.Errorf("the picker's choices: %q", labels)
+	}
+	var ok bool
+	e.Lua(`return require("acp").resolve_conflicts({ session = ..., agent = "fixer" })`, &ok, sb.Key)
+	e.Eventually("the fixer resolved the conflict", 30*time.Second, func() bool { return fsGetFile(t, main) == resolved })
+	e.Eventually("the view no longer shows the conflict", 30*time.Second, func() bool {
+		var view []string
+		e.Lua(`return vim.api.nvim_buf_get_lines(vim.fn.bufnr("acp://worktree/fb-1"), 0, -1, false)`, &view)
+		return !strings.Contains(strings.Join(view, "\n"), "conflict left") && slices.Contains(view, "M shared.txt  (merged)")
+	})
+}
+
+// Picking the agent in the built-in picker (inputlist) sends the prompt at
+// once: no hit-enter prompt after it, the message said on a clean line.
+func TestWorktreeConflictsPickedWithoutHitEnter(t *testing.T) {
+	e, ws := fsEditor(t)
+	u := attachUI(e, 80, 24)
+	wtRepo(t, ws)
+	main := filepath.Join(ws, "shared.txt")
+	fsPutFile(t, main, strings.Replace(wtBase, "l2\n", "U2\n", 1))
+	resolved := "l1\nU2\nB2\nl3\nl4\nl5\nl6\nl7\nl8\nl9\nl10\n"
+	e.setup(M{"agents": M{
+		"fb": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("b", M{"turns": []any{
+			[]any{fsWrite("$cwd/shared.txt", strings.Replace(wtBase, "l2\n", "B2\n", 1)), text("done B")}}})}},
+		"fixer": M{"cmd": []string{fakeBin}, "env": M{"FAKE_AGENT_SCENARIO": e.scenarioFile("fixer", M{"turns": []any{
+			[]any{fsWrite("$cwd/shared.txt", resolved), text("resolved")}}})}},
+	}})
+	sb := e.newWorktreeSession("fb", "")
+	e.sendTo(sb.Key, "change it, B")
+	e.setCurrent(sb.Key)
+	e.Lua(`vim.cmd("AcpReview")`, nil)
+	e.input("m")
+	e.Eventually("the view's conflict line", 10*time.Second, func() bool {
+		return strings.Contains(u.screen.text(), "1 conflict left in your tree")
+	})
+	var n int
+	e.Lua(`local s = require("acp.sessions").get(...)
+		for i, it in ipairs(require("acp.conflicts").targets(s.worktree)) do
+			if it.label == "a new session of fixer" then return i end
+		end
+		return 0`, &n, sb.Key)
+	if n == 0 {
+		t.Fatal("no fixer among the choices")
+	}
+	e.Lua(`vim.cmd("AcpReview"); vim.cmd("stopinsert")`, nil)
+	e.input("a")
+	e.Eventually("the picker", 10*time.Second, func() bool { return strings.Contains(u.screen.text(), "Type number and <Enter>") })
+	e.input(strconv.Itoa(n) + "<CR>")
+	e.Eventually("the fixer resolved the conflict", 30*time.Second, func() bool { return fsGetFile(t, main) == resolved })
+	e.Lua(`return 1`, nil)
+	if scr := u.screen.text(); strings.Contains(scr, "Press ENTER") {
+		t.Errorf("a hit-enter prompt after the picker:\n%s", scr)
 	}
 }

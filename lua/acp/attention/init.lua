@@ -33,7 +33,7 @@ local focused = true -- Neovim has the focus (FocusLost / FocusGained)
 --- The latest message said, until Insert mode is entered after it.
 local said ---@type { key: integer, kind: string, text: string, hl: string }|nil
 --- The float showing it again while in Insert mode.
-local again ---@type { win: integer, key: integer, kind: string }|nil
+local again ---@type { win: integer, key: integer, kind: string, m: table }|nil
 
 --- Close the float of the message shown again.
 local function close_again()
@@ -73,7 +73,7 @@ local function show_again(m)
     return
   end
   vim.wo[win].winhighlight = "Normal:" .. m.hl
-  again = { win = win, key = m.key, kind = m.kind }
+  again = { win = win, key = m.key, kind = m.kind, m = m }
 end
 
 local group = api.nvim_create_augroup("acp_attention", { clear = true })
@@ -100,6 +100,16 @@ api.nvim_create_autocmd("ModeChanged", {
   end,
 })
 api.nvim_create_autocmd("ModeChanged", { group = group, pattern = "i:*", callback = close_again })
+-- The float sits on the last row, right-aligned: after a resize that row
+-- and width are elsewhere, so it is placed (and cut) again.
+api.nvim_create_autocmd("VimResized", {
+  group = group,
+  callback = function()
+    if again then
+      show_again(again.m)
+    end
+  end,
+})
 
 --- Whether Neovim has the focus (false after FocusLost, until FocusGained).
 ---@return boolean

@@ -6,6 +6,7 @@
 --- reviewed as any agent's.
 local agents = require("acp.agents")
 local chat = require("acp.chat")
+local config = require("acp.config")
 local events = require("acp.session.events")
 local notify = require("acp.notify")
 local session = require("acp.session")
@@ -98,7 +99,7 @@ local function in_user_tree(s, tree)
 end
 
 --- Where the prompt can go: the live sessions of the user's tree, then a
---- new session of each agent.
+--- new session of each agent that can start (installed).
 ---@param tree acp.Worktree
 ---@return { label: string, session: acp.Session|nil, agent: string|nil }[]
 function M.targets(tree)
@@ -109,7 +110,11 @@ function M.targets(tree)
     end
   end
   for _, name in ipairs(agents.names()) do
-    out[#out + 1] = { label = "a new session of " .. name, agent = name }
+    -- Only agents that can start: a preset not installed would fail.
+    local spec = config.agent(name)
+    if not spec or not agents.problem(spec) then
+      out[#out + 1] = { label = "a new session of " .. name, agent = name }
+    end
   end
   return out
 end
@@ -181,11 +186,17 @@ function M.send(tree, opts, done)
       return it.label
     end,
   }, function(it)
-    if it then
-      go(it)
-    else
-      done(nil)
-    end
+    -- After the picker's screen is gone: the built-in one (inputlist)
+    -- leaves the command line scrolled, and a message said in its
+    -- callback waited behind a hit-enter prompt, the prompt unsent.
+    vim.schedule(function()
+      vim.cmd("redraw")
+      if it then
+        go(it)
+      else
+        done(nil)
+      end
+    end)
   end)
 end
 

@@ -476,11 +476,10 @@ function M.merge_all(tree, done)
   end
   if #qf > 0 then
     vim.fn.setqflist({}, " ", { title = "acp: conflicts with " .. tree.branch, items = qf })
+    -- Short: the way to an agent must fit an 80-column command line
+    -- (the quickfix list opens below, naming the branch).
     notify(
-      ("acp: merged %s: %d file(s) with conflicts (quickfix list); resolve them (or :AcpReview resolve sends them to an agent), then :AcpReview discard removes the worktree"):format(
-        tree.branch,
-        #qf
-      ),
+      ("acp: conflicts in %d file%s · to an agent: :AcpReview resolve"):format(#qf, #qf == 1 and "" or "s"),
       vim.log.levels.WARN
     )
     vim.cmd("botright copen")

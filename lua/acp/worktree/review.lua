@@ -22,6 +22,7 @@ local ns = api.nvim_create_namespace("acp_worktree_review")
 --- The view's state, by buffer: its tree and what each row stands for.
 ---@type table<integer, { tree: acp.Worktree, rows: table<integer, { path: string, hunk: integer|nil, line: integer|nil }>, resolve: fun(tree: acp.Worktree)|nil }>
 local views = {}
+local refreshing = false -- a refresh of the shown views is scheduled
 
 --- "KEY what" for the header, for the actions configured (turned off: left out).
 local function key_hints(actions)
@@ -177,6 +178,20 @@ function M.refresh(b)
   end
 end
 
+--- Make view b's window (if shown) tall enough for its lines, up to a
+--- third of the screen: the quickfix list that merge all opens below it
+--- takes its rows, and at 24 lines the view was left one row tall, the
+--- conflicts and their key out of sight.
+---@param b integer
+local function fit(b)
+  local want = math.min(api.nvim_buf_line_count(b), math.floor(vim.o.lines / 3))
+  for _, w in ipairs(vim.fn.win_findbuf(b)) do
+    if api.nvim_win_get_height(w) < want then
+      pcall(api.nvim_win_set_height, w, want)
+    end
+  end
+end
+
 --- The row under the cursor in view b.
 local function here(b)
   local v = views[b]
@@ -240,8 +255,15 @@ function M.open(s, handlers)
         keep(b, true)
       end,
       merge_all = function()
-        worktree.merge_all(views[b].tree, function()
+        local win = api.nvim_get_current_win()
+        worktree.merge_all(views[b].tree, function(conflicts)
           M.refresh(b)
+          if conflicts > 0 and api.nvim_win_is_valid(win) and api.nvim_win_get_buf(win) == b then
+            -- Back in the view (copen went to the list): its line about
+            -- the conflicts names the key that sends them to an agent.
+            api.nvim_set_current_win(win)
+            fit(b)
+          end
         end)
       end,
       discard = function()
@@ -280,8 +302,34 @@ function M.open(s, handlers)
   -- A removal however made (:AcpReview discard, merge all, another view)
   -- shows in every view of that tree at once, none left offering hunks
   -- of a worktree that is gone.
+  local group = api.nvim_create_augroup("acp_worktree_review", { clear = true })
+  -- Conflicts resolved since (an agent's turn, the user's own edits):
+  -- the shown views say so when a turn ends or when the user comes back,
+  -- not only after r.
+  api.nvim_create_autocmd({ "User", "BufEnter", "BufWritePost" }, {
+    group = group,
+    callback = function(ev)
+      if (ev.event == "User" and ev.match ~= "AcpState") or (ev.event == "BufEnter" and not views[ev.buf]) then
+        return
+      end
+      -- Scheduled, once for many: AcpState fires inside the host's
+      -- calls, and the view asks the host (no call within its call).
+      if refreshing then
+        return
+      end
+      refreshing = true
+      vim.schedule(function()
+        refreshing = false
+        for vb in pairs(views) do
+          if #vim.fn.win_findbuf(vb) > 0 then
+            M.refresh(vb)
+          end
+        end
+      end)
+    end,
+  })
   api.nvim_create_autocmd("User", {
-    group = api.nvim_create_augroup("acp_worktree_review", { clear = true }),
+    group = group,
     pattern = "AcpWorktree",
     callback = function(ev)
       local data = ev.data or {}
@@ -302,6 +350,7 @@ function M.open(s, handlers)
     vim.fn.win_gotoid(vim.fn.win_findbuf(b)[1])
   end
   M.refresh(b)
+  fit(b)
   return b
 end
 
