@@ -36,9 +36,10 @@ func matches(owner, tag string) bool {
 // Find returns the live processes of an owner: the members of process
 // group pgid (none when pgid <= 0), the processes tagged tag (a tag ending
 // in "/" takes every tag under it), and their descendants. The calling
-// process and its ancestors are never included.
+// process and its ancestors are never included. A child subreaper (see
+// Subreaper) looks in its own tree only: all it started is there.
 func Find(pgid int, tag string) []int {
-	procs := list()
+	procs := candidates()
 	self := syscall.Getpid()
 	skip := map[int]bool{self: true, 0: true, 1: true}
 	byPid := make(map[int]proc, len(procs))

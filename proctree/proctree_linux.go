@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -16,6 +17,75 @@ import (
 type proc struct {
 	pid, ppid, pgid int
 	state           byte
+}
+
+// subreaping is set once this process is a child subreaper: then what it
+// starts and all their descendants, orphans included, stay in its tree.
+var subreaping atomic.Bool
+
+// candidates are the processes Find looks at: this process's descendants
+// when it is a child subreaper (nothing it started can leave its tree, so
+// the rest of /proc need not be read: on a busy machine that is hundreds
+// of processes, and reading their stat and environ files was most of a
+// host's system time), else every process.
+func candidates() []proc {
+	if subreaping.Load() {
+		if procs, ok := descendants(); ok {
+			return procs
+		}
+	}
+	return list()
+}
+
+// descendants lists this process's descendants, walking each process's
+// children files; ok is false where the kernel has none.
+func descendants() (out []proc, ok bool) {
+	pids, ok := childPids("self")
+	if !ok {
+		return nil, false
+	}
+	seen := map[int]bool{}
+	for len(pids) > 0 {
+		pid := pids[len(pids)-1]
+		pids = pids[:len(pids)-1]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		p, found := stat(pid)
+		if !found {
+			continue // it ended
+		}
+		out = append(out, p)
+		more, _ := childPids(strconv.Itoa(pid))
+		pids = append(pids, more...)
+	}
+	return out, true
+}
+
+// childPids lists the children of process pid ("self" for this one) from
+// /proc/pid/task/*/children (each thread's children: a child belongs to
+// the thread that started it); ok is false where the kernel has no such
+// file (CONFIG_PROC_CHILDREN).
+func childPids(pid string) (out []int, ok bool) {
+	dir := "/proc/" + pid + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(dir + task.Name() + "/children")
+		if err != nil {
+			continue // the thread ended, or no such file at all
+		}
+		ok = true
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, ok
 }
 
 // list reads every process of /proc.
@@ -85,6 +155,7 @@ func Subreaper() error {
 	if errno != 0 {
 		return errno
 	}
+	subreaping.Store(true)
 	return nil
 }
 
@@ -144,24 +215,10 @@ func Reap(ctx context.Context, prefix string, interval time.Duration, log *slog.
 // included), without reading the rest of /proc; ok is false where the
 // kernel has no such file (CONFIG_PROC_CHILDREN).
 func ownChildren() (out []proc, ok bool) {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, false
-	}
-	for _, task := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
-		if err != nil {
-			continue // the thread ended, or no such file at all
-		}
-		ok = true
-		for _, f := range strings.Fields(string(b)) {
-			pid, err := strconv.Atoi(f)
-			if err != nil {
-				continue
-			}
-			if p, found := stat(pid); found {
-				out = append(out, p)
-			}
+	pids, ok := childPids("self")
+	for _, pid := range pids {
+		if p, found := stat(pid); found {
+			out = append(out, p)
 		}
 	}
 	return out, ok

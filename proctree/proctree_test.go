@@ -127,40 +127,78 @@ func waitGone(t *testing.T, pids ...int) {
 	}
 }
 
+// Find sees the same processes whether it reads all of /proc or, as a
+// child subreaper, walks its own tree only: a group's leader, its setsid
+// child that left the group, that one's untagged child, and an orphan
+// (a setsid child whose parent exited).
 func TestFindAndKillEscapedDescendants(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "pids")
-	tag := "test-" + strconv.Itoa(os.Getpid()) + "/t1"
-	cmd := helper("tree", file, tag)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name      string
+		subreaper bool
+	}{{"all of /proc", false}, {"own tree", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			was := subreaping.Load()
+			defer subreaping.Store(was)
+			subreaping.Store(false)
+			if tc.subreaper {
+				if err := Subreaper(); err != nil {
+					t.Skipf("no subreaper: %v", err)
+				}
+			}
+			dir := t.TempDir()
+			file := filepath.Join(dir, "pids")
+			tag := "test-" + strconv.Itoa(os.Getpid()) + "/t1"
+			cmd := helper("tree", file, tag)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Wait() })
+			// Should the test fail, nothing it started outlives it.
+			t.Cleanup(func() {
+				for _, f := range []string{file, filepath.Join(dir, "orphan")} {
+					for _, pid := range waitPids(f, 0) {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			pids := waitPids(file, 3) // the leader, its setsid child, that one's untagged child
+			if len(pids) != 3 {
+				t.Fatalf("pids %v", pids)
+			}
+			orphaner := helper("orphan", filepath.Join(dir, "orphan"), tag)
+			if err := orphaner.Run(); err != nil {
+				t.Fatal(err)
+			}
+			orphan := waitPids(filepath.Join(dir, "orphan"), 1)
+			if len(orphan) != 1 {
+				t.Fatalf("orphan pids %v", orphan)
+			}
+			pids = append(pids, orphan...)
+			found := Find(cmd.Process.Pid, tag)
+			for _, p := range pids {
+				if !slices.Contains(found, p) {
+					t.Fatalf("Find = %v, lacks %d of %v", found, p, pids)
+				}
+			}
+			if slices.Contains(found, os.Getpid()) {
+				t.Fatal("Find includes the caller")
+			}
+			// By tag alone (the group leader gone, say), the whole tree still shows.
+			byTag := Find(0, tag)
+			if len(byTag) != len(pids) {
+				t.Fatalf("Find by tag = %v, want %v", byTag, pids)
+			}
+			if other := Find(0, "test-other/"); len(other) != 0 {
+				t.Fatalf("another tag finds %v", other)
+			}
+			if n := Kill(cmd.Process.Pid, tag); n != len(pids) {
+				t.Fatalf("Kill found %d", n)
+			}
+			waitGone(t, pids...)
+			reapOnce("test-"+strconv.Itoa(os.Getpid())+"/", nil) // the adopted orphan's zombie
+		})
 	}
-	defer cmd.Wait()
-	pids := waitPids(file, 3) // the leader, its setsid child, that one's untagged child
-	if len(pids) != 3 {
-		t.Fatalf("pids %v", pids)
-	}
-	found := Find(cmd.Process.Pid, tag)
-	for _, p := range pids {
-		if !slices.Contains(found, p) {
-			t.Fatalf("Find = %v, lacks %d of %v", found, p, pids)
-		}
-	}
-	if slices.Contains(found, os.Getpid()) {
-		t.Fatal("Find includes the caller")
-	}
-	// By tag alone (the group leader gone, say), the whole tree still shows.
-	byTag := Find(0, tag)
-	if len(byTag) != 3 {
-		t.Fatalf("Find by tag = %v, want %v", byTag, pids)
-	}
-	if other := Find(0, "test-other/"); len(other) != 0 {
-		t.Fatalf("another tag finds %v", other)
-	}
-	if n := Kill(cmd.Process.Pid, tag); n != 3 {
-		t.Fatalf("Kill found %d", n)
-	}
-	waitGone(t, pids...)
 }
 
 func TestReaperKillsOrphansOfEndedOwners(t *testing.T) {
@@ -313,6 +351,56 @@ func TestReapWakesOnlyWhenSomethingEnds(t *testing.T) {
 			if tc.interval < time.Second {
 				waitIdle("after its follow-ups")
 			}
+		})
+	}
+}
+
+// BenchmarkFind is what ending an owner costs (an agent's stop, what it
+// left, a host's last look): one Find by tag, reading all of /proc or, as
+// a child subreaper, walking the caller's own tree, with an owner of
+// three processes. The cost of the first grows with the machine's
+// processes (printed), the second's with the caller's. sys-µs/op is
+// system CPU time, what a loaded machine does not inflate as it does wall
+// time.
+func BenchmarkFind(b *testing.B) {
+	dir := b.TempDir()
+	file := filepath.Join(dir, "pids")
+	tag := "bench-" + strconv.Itoa(os.Getpid()) + "/b"
+	cmd := helper("tree", file, tag)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	pids := waitPids(file, 3)
+	b.Cleanup(func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		_ = cmd.Wait()
+	})
+	was := subreaping.Load()
+	defer subreaping.Store(was)
+	for _, mode := range []struct {
+		name      string
+		subreaper bool
+	}{{"all-of-proc", false}, {"own-tree", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			subreaping.Store(false)
+			if mode.subreaper {
+				if err := Subreaper(); err != nil {
+					b.Skipf("no subreaper: %v", err)
+				}
+			}
+			var ru0, ru1 syscall.Rusage
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			for i := 0; i < b.N; i++ {
+				if n := len(Find(0, tag)); n != 3 {
+					b.Fatalf("found %d", n)
+				}
+			}
+			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			b.ReportMetric(float64(ru1.Stime.Nano()-ru0.Stime.Nano())/1e3/float64(b.N), "sys-µs/op")
+			b.ReportMetric(float64(len(list())), "procs")
 		})
 	}
 }

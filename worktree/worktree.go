@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // BranchPrefix names the branches of session worktrees.
@@ -204,16 +205,33 @@ func carry(ctx context.Context, repo, gitdir, head string) (string, error) {
 	name := tmp.Name()
 	defer os.Remove(name)
 	// The user's index (its stat data spares rehashing unchanged files),
-	// copied: the user's own is not written.
+	// copied: the user's own is not written. The copy keeps the index's
+	// modification time: git reads a file whose stat data matches as
+	// unchanged unless it was modified in the same second as the index
+	// was written or later ("racily clean"). A copy dated now would make a
+	// same-size edit made in that second look unchanged, and it would not
+	// be carried.
+	var mtime time.Time
 	if idx, err := os.Open(filepath.Join(gitdir, "index")); err == nil {
-		_, err = tmp.ReadFrom(idx)
+		fi, err := idx.Stat()
+		if err == nil {
+			mtime = fi.ModTime()
+			_, err = tmp.ReadFrom(idx)
+		}
 		idx.Close()
 		if err != nil {
 			tmp.Close()
 			return "", fmt.Errorf("worktree: carry: %w", err)
 		}
 	}
-	tmp.Close()
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("worktree: carry: %w", err)
+	}
+	if !mtime.IsZero() {
+		if err := os.Chtimes(name, mtime, mtime); err != nil {
+			return "", fmt.Errorf("worktree: carry: %w", err)
+		}
+	}
 	env := []string{"GIT_INDEX_FILE=" + name}
 	if _, err := git(ctx, repo, env, "add", "-A", "--", "."); err != nil {
 		return "", fmt.Errorf("worktree: carry: %w", err)

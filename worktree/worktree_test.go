@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // repo makes a git repository with files committed, in a temp dir.
@@ -73,22 +74,52 @@ func userState(t testing.TB, dir string) string {
 func TestCreate(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
-		name    string
-		opts    Options
-		dirty   bool
-		want    map[string]string // files in the worktree
-		wantErr string
+		name  string
+		opts  Options
+		dirty bool
+		// sameSecond: the edit is made in the second the index was
+		// written in, so only its content tells it changed.
+		sameSecond bool
+		want       map[string]string // files in the worktree
+		wantErr    string
 	}{
 		{name: "clean", opts: Options{Hint: "fake agent"}, want: map[string]string{"a.txt": "one\n"}},
 		{name: "named", opts: Options{Name: "fix-1"}, want: map[string]string{"a.txt": "one\n"}},
 		{name: "bad name", opts: Options{Name: "../x"}, wantErr: "not a usable name"},
 		{name: "dirty not carried", opts: Options{}, dirty: true, want: map[string]string{"a.txt": "one\n"}},
 		{name: "dirty carried", opts: Options{Carry: true}, dirty: true, want: map[string]string{"a.txt": "two\n", "new.txt": "untracked\n"}},
+		{name: "dirty carried, edited in the index's second", opts: Options{Carry: true}, dirty: true, sameSecond: true,
+			want: map[string]string{"a.txt": "two\n", "new.txt": "untracked\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := repo(t, map[string]string{"a.txt": "one\n", ".gitignore": "*.log\n"})
 			if tc.dirty {
-				write(t, filepath.Join(dir, "a.txt"), "two\n")
+				a := filepath.Join(dir, "a.txt")
+				// The index was written (at then) in the second a.txt
+				// was, and a.txt is edited in that second too: its
+				// size and times are as the index has them. Then is
+				// in the past, as when the worktree is made a second
+				// later; git is told not to compare the change time,
+				// which the test cannot set.
+				then := time.Now().Add(-10 * time.Second).Truncate(time.Second)
+				if tc.sameSecond {
+					run(t, dir, "config", "core.trustctime", "false")
+					if err := os.Chtimes(a, then, then); err != nil {
+						t.Fatal(err)
+					}
+					run(t, dir, "update-index", "--refresh")
+				}
+				write(t, a, "two\n") // the size of "one\n"
+				if tc.sameSecond {
+					for _, p := range []string{a, filepath.Join(dir, ".git", "index")} {
+						if err := os.Chtimes(p, then, then); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if st := run(t, dir, "status", "--porcelain", "a.txt"); st != " M a.txt\n" {
+						t.Fatalf("git status of the edited file = %q", st)
+					}
+				}
 				write(t, filepath.Join(dir, "new.txt"), "untracked\n")
 				write(t, filepath.Join(dir, "x.log"), "ignored\n")
 			}

@@ -142,7 +142,8 @@ func run(logPath, level string) error {
 	}
 	// The watchdog first (it must not be our child), then the subreaper:
 	// orphans of what we start stay ours, and the host reaps them.
-	if wd, err := startWatchdog(h.OwnerPrefix(), logPath); err != nil {
+	wd, err := startWatchdog(h.OwnerPrefix(), logPath)
+	if err != nil {
 		log.Warn("no watchdog: what the host starts may outlive a host crash", "err", err)
 	} else {
 		defer wd.Close()
@@ -154,6 +155,15 @@ func run(logPath, level string) error {
 	defer stop()
 	log.Info("host started", "version", host.Version)
 	err = h.Run(ctx)
+	if wd != nil {
+		// Shutdown ended what the host started; a last look (in its own
+		// tree: it is a child subreaper) for anything started since, and
+		// the watchdog need not look at all.
+		if n := proctree.Kill(0, h.OwnerPrefix()); n > 0 {
+			log.Info("killed processes started during the shutdown", "count", n)
+		}
+		wd.Done()
+	}
 	log.Info("host exiting", "err", err)
 	if err != nil {
 		return fmt.Errorf("rpc: %w", err)

@@ -21,13 +21,28 @@ import (
 //
 // Its stdin is a pipe whose other end only the host holds: at EOF the host
 // is gone, and the watchdog kills every process tagged under PREFIX (and
-// their descendants), then exits. It is detached (its parent exits at
+// their descendants), then exits. A host that ended everything it started
+// writes watchdogDone first: the watchdog then exits at once, without
+// reading every process of the machine to find none. It is detached (its parent exits at
 // once) so that it is no child of the host, in a session of its own so
 // that signals to the host's group or terminal miss it.
 
+// watchdogDone is what a host that has ended all it started (Shutdown,
+// then a last look) writes to the watchdog before it exits.
+const watchdogDone = "done\n"
+
+// watchdogPipe is the host's end of the watchdog's pipe.
+type watchdogPipe struct{ w *os.File }
+
+// Done tells the watchdog that nothing the host started runs any more.
+func (p *watchdogPipe) Done() { _, _ = io.WriteString(p.w, watchdogDone) }
+
+// Close closes the pipe: without Done first, the watchdog ends what is left.
+func (p *watchdogPipe) Close() error { return p.w.Close() }
+
 // startWatchdog starts the watchdog for prefix and returns the host's end
 // of its pipe, to be kept open until the host is done.
-func startWatchdog(prefix, logPath string) (io.Closer, error) {
+func startWatchdog(prefix, logPath string) (*watchdogPipe, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("watchdog: %w", err)
@@ -54,7 +69,7 @@ func startWatchdog(prefix, logPath string) (io.Closer, error) {
 		w.Close()
 		return nil, fmt.Errorf("watchdog: %w", err)
 	}
-	return w, nil
+	return &watchdogPipe{w: w}, nil
 }
 
 // watchdog runs the watchdog subcommands.
@@ -79,7 +94,16 @@ func watchdog(args []string) {
 		os.Exit(0)
 	}
 	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
-	_, _ = io.Copy(io.Discard, os.Stdin)
+	watchdogRun(os.Stdin, prefix, logPath)
+}
+
+// watchdogRun waits for the end of in (the host's pipe), then, unless the
+// host said watchdogDone, kills what is tagged under prefix.
+func watchdogRun(in io.Reader, prefix, logPath string) {
+	said, _ := io.ReadAll(io.LimitReader(in, 64))
+	if string(said) == watchdogDone {
+		return
+	}
 	n := proctree.Kill(0, prefix)
 	if n > 0 && logPath != "" {
 		if f, err := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0o644); err == nil {
