@@ -518,7 +518,14 @@ func (b *Bridge) locateRead(path string, attempt int) (string, fs.FileInfo, bool
 // whose text is cached, need no other system call.
 func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known fs.FileInfo) (state, error) {
 	var st state
-	if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
+	if b.ed != nil && noWait(ctx) {
+		if known == nil {
+			return st, ErrWouldWait
+		}
+		if st, done, err := b.heldBuffer(real, strict, stateOf(known)); done {
+			return st, err
+		}
+	} else if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
 		var buf Buffer
 		var ok bool
 		var err error
@@ -723,6 +730,9 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		// An existing file in the workspace, as the kernel finds it (the
 		// common read), else the path resolved and checked step by step.
 		real, known, ok := b.locateRead(req.Path, attempt)
+		if !ok && noWait(ctx) {
+			return resp, ErrWouldWait // check may ask the user
+		}
 		if !ok {
 			r, err := b.check(ctx, req.Path, "read")
 			if err != nil {
