@@ -821,9 +821,9 @@ func (t tracingWriter) Write(p []byte) (int, error) {
 // CanTryWrite, TryWrite and WriteRest implement tryWriter over t.w.
 func (t tracingWriter) CanTryWrite() bool { return canTryWrite(t.w) }
 
-func (t tracingWriter) TryWrite(p []byte) (int, error) {
-	t.log.Debug("acp ->", "msg", traced(p))
-	return t.w.(tryWriter).TryWrite(p)
+func (t tracingWriter) TryWrite(parts ...[]byte) (int, error) {
+	t.log.Debug("acp ->", "msg", traced(concatFrom(parts, 0)))
+	return t.w.(tryWriter).TryWrite(parts...)
 }
 
 func (t tracingWriter) WriteRest(p []byte) (int, error) { return t.w.(tryWriter).WriteRest(p) }
@@ -849,9 +849,9 @@ func (r recordingWriter) Write(p []byte) (int, error) {
 // message is recorded once, whole, when it begins.
 func (r recordingWriter) CanTryWrite() bool { return canTryWrite(r.w) }
 
-func (r recordingWriter) TryWrite(p []byte) (int, error) {
-	r.rec.Out(p)
-	return r.w.(tryWriter).TryWrite(p)
+func (r recordingWriter) TryWrite(parts ...[]byte) (int, error) {
+	r.rec.Out(concatFrom(parts, 0))
+	return r.w.(tryWriter).TryWrite(parts...)
 }
 
 func (r recordingWriter) WriteRest(p []byte) (int, error) { return r.w.(tryWriter).WriteRest(p) }

@@ -119,53 +119,6 @@ type agentWriter struct {
 	failed atomic.Bool // a write failed: the agent's stdin is closed
 }
 
-// tryWriter is a writer to the agent that can begin a message without
-// waiting (transport.Process's stdin, and the tracing and recording
-// writers over it): TryWrite writes what fits now, and WriteRest writes the
-// rest of that message, waiting as Write does, before any other message.
-type tryWriter interface {
-	CanTryWrite() bool
-	TryWrite(p []byte) (int, error)
-	WriteRest(p []byte) (int, error)
-}
-
-// canSendNow reports whether sendNow can work on w.
-func (w *agentWriter) canSendNow() bool {
-	tw, ok := w.w.(tryWriter)
-	return ok && tw.CanTryWrite()
-}
-
-// sendNow writes the concatenation of parts as one message without
-// waiting, and reports whether it did: false (nothing written) when
-// another message is being written or w cannot write without waiting.
-// What the pipe does not take at once is written by a goroutine of its own,
-// which holds the lock until the message is whole (the agent reads its
-// stdin slowly, or not at the moment: the caller must not wait for that).
-func (w *agentWriter) sendNow(parts ...[]byte) bool {
-	tw, ok := w.w.(tryWriter)
-	if !ok || !w.mu.TryLock() {
-		return false
-	}
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	buf := make([]byte, 0, n)
-	for _, p := range parts {
-		buf = append(buf, p...)
-	}
-	k, err := w.note(tw.TryWrite(buf))
-	if err != nil || k == len(buf) {
-		w.mu.Unlock()
-		return true // written, or the agent's stdin is gone (as writeMessage)
-	}
-	go func() {
-		defer w.mu.Unlock()
-		_, _ = w.note(tw.WriteRest(buf[k:]))
-	}()
-	return true
-}
-
 func (w *agentWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -204,6 +157,58 @@ func (w *agentWriter) writeMessage(parts ...[]byte) error {
 		}
 	}
 	return nil
+}
+
+// tryWriter is a writer to the agent that can begin a message without
+// waiting (transport.Process's stdin, and the tracing and recording
+// writers over it): TryWrite writes what fits now of the concatenation of
+// parts, in one system call, and WriteRest writes the rest of that message,
+// waiting as Write does, before any other message.
+type tryWriter interface {
+	CanTryWrite() bool
+	TryWrite(parts ...[]byte) (int, error)
+	WriteRest(p []byte) (int, error)
+}
+
+// canSendNow reports whether sendNow can work on w.
+func (w *agentWriter) canSendNow() bool { return canTryWrite(w.w) }
+
+// sendNow writes the concatenation of parts as one message without
+// waiting, and reports whether it did: false (nothing written) when
+// another message is being written or w cannot write without waiting.
+// What the pipe does not take at once is written by a goroutine of its own,
+// which holds the lock until the message is whole (the agent reads its
+// stdin slowly, or not at the moment: the caller must not wait for that).
+func (w *agentWriter) sendNow(parts ...[]byte) bool {
+	tw, ok := w.w.(tryWriter)
+	if !ok || !w.mu.TryLock() {
+		return false
+	}
+	k, err := w.note(tw.TryWrite(parts...))
+	rest := concatFrom(parts, k)
+	if err != nil || len(rest) == 0 {
+		w.mu.Unlock()
+		return true // written, or the agent's stdin is gone (as writeMessage)
+	}
+	go func() {
+		defer w.mu.Unlock()
+		_, _ = w.note(tw.WriteRest(rest))
+	}()
+	return true
+}
+
+// concatFrom is the concatenation of parts from byte k on (nil if none).
+func concatFrom(parts [][]byte, k int) []byte {
+	var rest []byte
+	for _, p := range parts {
+		if k >= len(p) {
+			k -= len(p)
+			continue
+		}
+		rest = append(rest, p[k:]...)
+		k = 0
+	}
+	return rest
 }
 
 var cancelMethod = []byte(`"$/cancel_request"`)

@@ -437,6 +437,6 @@ func newPipeWriter(b testing.TB, f *os.File) *pipeWriter {
 	return &pipeWriter{File: f, raw: raw}
 }
 
-func (p *pipeWriter) CanTryWrite() bool               { return true }
-func (p *pipeWriter) TryWrite(b []byte) (int, error)  { return transport.TryWriteRaw(p.raw, b) }
-func (p *pipeWriter) WriteRest(b []byte) (int, error) { return p.Write(b) }
+func (p *pipeWriter) CanTryWrite() bool                 { return true }
+func (p *pipeWriter) TryWrite(b ...[]byte) (int, error) { return transport.TryWriteRaw(p.raw, b...) }
+func (p *pipeWriter) WriteRest(b []byte) (int, error)   { return p.Write(b) }

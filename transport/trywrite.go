@@ -3,6 +3,7 @@ package transport
 import (
 	"errors"
 	"syscall"
+	"unsafe"
 )
 
 // ErrNoTryWrite is TryWrite's error on a connection that cannot write
@@ -13,48 +14,65 @@ var ErrNoTryWrite = errors.New("transport: no non-blocking write on this connect
 // written as NDJSON.
 func (p *Process) CanTryWrite() bool { return p.raw != nil && p.in == p.stdin }
 
-// TryWrite writes as much of b to the agent's stdin as its pipe takes now,
-// and never waits: a full pipe gives n < len(b) (0 included) and no error.
-// The rest of the message must follow (Write) before anything else is
-// written; the caller serializes writers, as for Write.
-func (p *Process) TryWrite(b []byte) (int, error) {
+// TryWrite writes as much of the concatenation of parts to the agent's
+// stdin as its pipe takes now, in one system call, and never waits: a full
+// pipe gives n below the total (0 included) and no error. The rest of the
+// message must follow (WriteRest) before anything else is written; the
+// caller serializes writers, as for Write.
+func (p *Process) TryWrite(parts ...[]byte) (int, error) {
 	if !p.CanTryWrite() {
 		return 0, ErrNoTryWrite
 	}
-	return TryWriteRaw(p.raw, b)
+	return TryWriteRaw(p.raw, parts...)
 }
 
-// TryWriteRaw writes as much of b to the non-blocking descriptor of c as
-// it takes now, never waiting (Process.TryWrite).
-func TryWriteRaw(c syscall.RawConn, b []byte) (int, error) {
+// WriteRest writes the rest of a message TryWrite began, waiting as Write
+// does.
+func (p *Process) WriteRest(b []byte) (int, error) { return p.stdin.Write(b) }
+
+// maxParts bounds the parts TryWriteRaw takes (IOV_MAX is 1024 on Linux
+// and macOS).
+const maxParts = 64
+
+// TryWriteRaw writes as much of the concatenation of parts to the
+// non-blocking descriptor of c as it takes now (writev), never waiting
+// (Process.TryWrite).
+func TryWriteRaw(c syscall.RawConn, parts ...[]byte) (int, error) {
+	if len(parts) > maxParts {
+		return 0, errors.New("transport: too many parts for one write")
+	}
+	var iov [maxParts]syscall.Iovec
+	k, total := 0, 0
+	for _, p := range parts {
+		if len(p) > 0 {
+			iov[k].Base = &p[0]
+			iov[k].SetLen(len(p))
+			k++
+			total += len(p)
+		}
+	}
+	if total == 0 {
+		return 0, nil
+	}
 	var n int
 	var werr error
 	err := c.Write(func(fd uintptr) bool {
-		for n < len(b) {
-			m, err := syscall.Write(int(fd), b[n:])
-			if m > 0 {
-				n += m
-			}
+		for {
+			m, _, e := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(k))
 			switch {
-			case err == syscall.EINTR:
+			case e == syscall.EINTR:
 				continue
-			case err == syscall.EAGAIN:
-				return true // full: the rest is the caller's to write
-			case err != nil:
-				werr = err
-				return true
-			case m == 0:
-				return true
+			case e == syscall.EAGAIN:
+			case e != 0:
+				werr = e
+			default:
+				n = int(m)
 			}
+			return true // never wait for the descriptor
 		}
-		return true // done: never wait for the descriptor
 	})
 	if err != nil {
 		return n, err
 	}
 	return n, werr
 }
-
-// WriteRest writes the rest of a message TryWrite began, waiting as Write
-// does.
-func (p *Process) WriteRest(b []byte) (int, error) { return p.stdin.Write(b) }
