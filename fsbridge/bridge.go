@@ -566,6 +566,11 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 			}
 		}
 	}
+	if noWait(ctx) {
+		// Not held: the file's bytes are read by a worker (a large or
+		// slow file must not hold up the agent's other messages).
+		return st, ErrWouldWait
+	}
 	f, fi, err := openRegular(real)
 	if err != nil {
 		var nr *notRegularError
@@ -758,6 +763,9 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		}
 		if !st.exists && st.buf == nil && !b.cfg.MissingAsEmpty {
 			return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s", real)
+		}
+		if st.exists && noWait(ctx) && !b.w.tracked(real, reasonAgent) {
+			return resp, ErrWouldWait // track would read the file's text
 		}
 		b.mu.Lock()
 		tick := 0

@@ -13,23 +13,24 @@ var ErrWouldWait = errors.New("fsbridge: the read would wait")
 type noWaitKey struct{}
 
 // WithNoWait makes ReadTextFile calls with the returned context serve a
-// read only from what the bridge and its editor hold, and the disk, and
-// return ErrWouldWait instead of anything that may wait on something
-// else: a question to the user (a path outside the workspace), a call into
-// the editor (a buffer whose held copy is not known current, a load not yet
-// reported, a stale buffer), or a path that changes while it is opened.
+// read only from the texts the bridge and its editor hold (Config.Texts,
+// HeldEditor), and return ErrWouldWait instead of anything that may wait:
+// a question to the user (a path outside the workspace), a call into the
+// editor (a buffer whose held copy is not known current, a load not yet
+// reported, a stale buffer), a file's bytes read from the disk (a large
+// file, or a slow disk), or a path that changes while it is located.
 // The host serves agents' reads this way on the goroutine that reads the
 // agent's messages (host/fastfs.go), where a wait on Neovim could deadlock.
 //
 // What such a read may still do, and why none of it waits on Neovim or
 // the user:
-//   - system calls on the path (locate: an O_PATH open, fstat, readlinkat;
-//     openRegular opens with O_NONBLOCK, so a FIFO swapped in cannot block);
-//     reading a regular file's bytes;
-//   - the locks b.mu, b.checked's, the watcher's (track: an inotify watch
-//     and a first read of the file's text), and the Texts cache's: each is
-//     held only around map updates and such system calls, never across a
-//     call into the editor, the user or the agent;
+//   - locate's system calls on the path (an O_PATH open, which neither
+//     blocks on a FIFO nor acts on a device, fstat, readlinkat, close);
+//   - the locks b.mu, b.checked's, the watcher's, and the Texts cache's:
+//     each is held only around map updates and system calls on files,
+//     never across a call into the editor, the user or the agent (the
+//     watcher's track reads a file's text when it first watches it: a
+//     file not yet watched for the agent is ErrWouldWait);
 //   - HeldEditor's methods, which by their contract answer from the host's
 //     own copy.
 func WithNoWait(ctx context.Context) context.Context {

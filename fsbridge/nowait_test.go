@@ -10,6 +10,8 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 // heldEditor is a fakeEditor that holds copies of some buffers, as the
@@ -51,9 +53,10 @@ func (h *heldEditor) LoadsPending(ctx context.Context) bool {
 }
 
 // TestReadNoWait: a read under WithNoWait is served from the held copy of
-// a buffer, or the disk, and is otherwise ErrWouldWait with nothing
-// recorded; it never calls the editor (Snapshot, LoadsPending) nor asks the
-// user. The same read without WithNoWait is then served as usual.
+// a buffer, or a cached text, and is otherwise ErrWouldWait with nothing
+// recorded; it never calls the editor (Snapshot, LoadsPending), asks the
+// user, or reads a file's bytes. The same read without WithNoWait is then
+// served as usual.
 func TestReadNoWait(t *testing.T) {
 	for _, c := range []struct {
 		name         string
@@ -62,18 +65,23 @@ func TestReadNoWait(t *testing.T) {
 		stale        bool // ... unmodified, and its file changed on disk
 		pendingKnown bool
 		pending      bool
+		cached       bool // the file's text is in Config.Texts
+		readBefore   bool // the agent read the file before (it is watched)
 		outside      bool // the file is outside the workspace
 		missing      bool
 		want         string // "" = ErrWouldWait
 	}{
-		{name: "held buffer", loaded: true, held: true, pendingKnown: true, want: "one\nunsaved\n"},
-		{name: "held buffer, loads not known", loaded: true, held: true, want: "one\nunsaved\n"},
-		{name: "buffer not held", loaded: true, pendingKnown: true},
-		{name: "held stale buffer", loaded: true, held: true, stale: true, pendingKnown: true},
-		{name: "no buffer", pendingKnown: true, want: "one\n"},
-		{name: "no buffer, loads not known"},
-		{name: "no buffer, a load pending", pendingKnown: true, pending: true},
-		{name: "outside the workspace", pendingKnown: true, outside: true},
+		{name: "held buffer", loaded: true, held: true, pendingKnown: true, readBefore: true, want: "one\nunsaved\n"},
+		{name: "held buffer, loads not known", loaded: true, held: true, readBefore: true, want: "one\nunsaved\n"},
+		{name: "held buffer, first read", loaded: true, held: true, pendingKnown: true},
+		{name: "buffer not held", loaded: true, pendingKnown: true, readBefore: true},
+		{name: "held stale buffer", loaded: true, held: true, stale: true, pendingKnown: true, readBefore: true},
+		{name: "cached text", cached: true, pendingKnown: true, readBefore: true, want: "one\n"},
+		{name: "cached text, first read", cached: true, pendingKnown: true},
+		{name: "text not cached", pendingKnown: true, readBefore: true},
+		{name: "cached text, loads not known", cached: true, readBefore: true},
+		{name: "cached text, a load pending", cached: true, pendingKnown: true, pending: true, readBefore: true},
+		{name: "outside the workspace", cached: true, pendingKnown: true, outside: true},
 		{name: "missing", pendingKnown: true, missing: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,9 +89,14 @@ func TestReadNoWait(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ed := &heldEditor{fakeEditor: newFakeEditor(), held: map[string]bool{}, pendingKnown: c.pendingKnown, pending: c.pending}
+			ed := &heldEditor{fakeEditor: newFakeEditor(), held: map[string]bool{}, pendingKnown: true}
 			ask := &fakeAsker{answer: answer(OptAllowOnce)}
-			b, err := New(Config{Root: root, Debounce: 20 * time.Millisecond}, ed, ask, nil)
+			cfg := Config{Root: root, Debounce: 20 * time.Millisecond}
+			if c.cached {
+				// Files written now count as settled an hour from now.
+				cfg.Texts = textcache.New(1<<20, func() time.Time { return time.Now().Add(time.Hour) })
+			}
+			b, err := New(cfg, ed, ask, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,16 +112,34 @@ func TestReadNoWait(t *testing.T) {
 				}
 				p, _ = filepath.EvalSymlinks(p)
 			}
+			var fb *fakeBuf
 			if c.loaded {
-				fb := ed.load(t, b, p)
-				if c.stale {
-					fb.stale = true
-				} else {
+				fb = ed.load(t, b, p)
+				if !c.stale {
 					ed.edit(p, func(l []string) []string { return append(l, "unsaved") })
 				}
 				ed.held[p] = c.held
 			}
 			req := acp.ReadTextFileRequest{SessionId: "s", Path: p}
+			if c.readBefore {
+				if _, err := b.ReadTextFile(context.Background(), req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if c.stale {
+				ed.fakeEditor.mu.Lock()
+				fb.stale = true
+				ed.fakeEditor.mu.Unlock()
+			}
+			ed.mu.Lock()
+			ed.pendingKnown, ed.pending, ed.loadChecks = c.pendingKnown, c.pending, 0
+			ed.mu.Unlock()
+			ed.fakeEditor.mu.Lock()
+			ed.snaps[p] = 0
+			ed.fakeEditor.mu.Unlock()
+			b.mu.Lock()
+			before, readBefore := b.snaps[p]
+			b.mu.Unlock()
 			resp, err := b.ReadTextFile(WithNoWait(context.Background()), req)
 			if calls := ed.snaps[p] + ed.loadChecks + len(ask.questions()); calls != 0 {
 				t.Fatalf("the read called the editor or asked the user (%d times)", calls)
@@ -123,9 +154,9 @@ func TestReadNoWait(t *testing.T) {
 				t.Fatalf("read %q, %v; want ErrWouldWait", resp.Content, err)
 			}
 			b.mu.Lock()
-			_, recorded := b.snaps[p]
+			after, recorded := b.snaps[p]
 			b.mu.Unlock()
-			if recorded {
+			if recorded != readBefore || after != before {
 				t.Fatal("a read that would wait recorded what the agent saw")
 			}
 			// The ordinary read serves it (or answers why not).
