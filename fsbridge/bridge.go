@@ -751,7 +751,11 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 				return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s (the path goes through a missing directory)", req.Path)
 			}
 		}
-		st, err := b.currentAt(context.WithValue(ctx, readKey{}, true), real, true, known)
+		rctx := ctx
+		if rctx.Value(readKey{}) == nil { // WithNoWait's is one already
+			rctx = context.WithValue(ctx, readKey{}, true)
+		}
+		st, err := b.currentAt(rctx, real, true, known)
 		if errors.Is(err, ErrPathChanged) {
 			if attempt < maxPathAttempts {
 				continue

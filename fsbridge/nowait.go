@@ -25,7 +25,8 @@ type noWaitKey struct{}
 // What such a read may still do, and why none of it waits on Neovim or
 // the user:
 //   - locate's system calls on the path (an O_PATH open, which neither
-//     blocks on a FIFO nor acts on a device, fstat, readlinkat, close);
+//     blocks on a FIFO nor acts on a device, fstat, perhaps a readlinkat,
+//     close);
 //   - the locks b.mu, b.checked's, the watcher's, and the Texts cache's:
 //     each is held only around map updates and system calls on files,
 //     never across a call into the editor, the user or the agent (the
@@ -34,7 +35,8 @@ type noWaitKey struct{}
 //   - HeldEditor's methods, which by their contract answer from the host's
 //     own copy.
 func WithNoWait(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noWaitKey{}, true)
+	// An agent's read (readKey) too, made once here rather than per read.
+	return context.WithValue(context.WithValue(ctx, readKey{}, true), noWaitKey{}, true)
 }
 
 func noWait(ctx context.Context) bool {

@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -426,7 +425,7 @@ func BenchmarkFSFastPath(b *testing.B) {
 // the host (transport.Process): a tryWriter.
 type pipeWriter struct {
 	*os.File
-	raw syscall.RawConn
+	raw *transport.RawWriter
 }
 
 func newPipeWriter(b testing.TB, f *os.File) *pipeWriter {
@@ -434,9 +433,9 @@ func newPipeWriter(b testing.TB, f *os.File) *pipeWriter {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &pipeWriter{File: f, raw: raw}
+	return &pipeWriter{File: f, raw: transport.NewRawWriter(raw)}
 }
 
 func (p *pipeWriter) CanTryWrite() bool                 { return true }
-func (p *pipeWriter) TryWrite(b ...[]byte) (int, error) { return transport.TryWriteRaw(p.raw, b...) }
+func (p *pipeWriter) TryWrite(b ...[]byte) (int, error) { return p.raw.TryWrite(b...) }
 func (p *pipeWriter) WriteRest(b []byte) (int, error)   { return p.Write(b) }

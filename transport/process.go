@@ -41,7 +41,7 @@ type Process struct {
 	tag   string
 	log   *slog.Logger
 	stdin io.WriteCloser
-	raw   syscall.RawConn // stdin's descriptor (TryWrite); nil if not known
+	raw   *RawWriter // stdin's descriptor (TryWrite); nil if not known
 	out   io.Reader
 	in    io.Writer
 
@@ -141,7 +141,9 @@ func Start(c Command) (*Process, error) {
 	if f, ok := stdin.(interface {
 		SyscallConn() (syscall.RawConn, error)
 	}); ok {
-		p.raw, _ = f.SyscallConn()
+		if rc, err := f.SyscallConn(); err == nil {
+			p.raw = NewRawWriter(rc)
+		}
 	}
 	go p.stderr.drain(stderr)
 	go p.wait()

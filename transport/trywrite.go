@@ -23,56 +23,73 @@ func (p *Process) TryWrite(parts ...[]byte) (int, error) {
 	if !p.CanTryWrite() {
 		return 0, ErrNoTryWrite
 	}
-	return TryWriteRaw(p.raw, parts...)
+	return p.raw.TryWrite(parts...)
 }
 
 // WriteRest writes the rest of a message TryWrite began, waiting as Write
 // does.
 func (p *Process) WriteRest(b []byte) (int, error) { return p.stdin.Write(b) }
 
-// maxParts bounds the parts TryWriteRaw takes (IOV_MAX is 1024 on Linux
-// and macOS).
-const maxParts = 64
+// maxParts bounds the parts of one TryWrite (IOV_MAX is 1024 on Linux and
+// macOS).
+const maxParts = 8
 
-// TryWriteRaw writes as much of the concatenation of parts to the
-// non-blocking descriptor of c as it takes now (writev), never waiting
-// (Process.TryWrite).
-func TryWriteRaw(c syscall.RawConn, parts ...[]byte) (int, error) {
+// RawWriter writes to a non-blocking descriptor without waiting (TryWrite).
+// Its calls must not overlap (the caller serializes them, as it does its
+// writes); it keeps its scratch space, so a write allocates nothing.
+type RawWriter struct {
+	c     syscall.RawConn
+	iov   [maxParts]syscall.Iovec
+	k     int // iovecs in use
+	n     int
+	err   error
+	write func(fd uintptr) bool // w.writev, made once
+}
+
+// NewRawWriter writes to c's descriptor.
+func NewRawWriter(c syscall.RawConn) *RawWriter {
+	w := &RawWriter{c: c}
+	w.write = w.writev
+	return w
+}
+
+// TryWrite writes as much of the concatenation of parts as the descriptor
+// takes now (one writev), never waiting: n below the total and no error
+// when it is full.
+func (w *RawWriter) TryWrite(parts ...[]byte) (int, error) {
 	if len(parts) > maxParts {
 		return 0, errors.New("transport: too many parts for one write")
 	}
-	var iov [maxParts]syscall.Iovec
-	k, total := 0, 0
+	w.k, w.n, w.err = 0, 0, nil
 	for _, p := range parts {
 		if len(p) > 0 {
-			iov[k].Base = &p[0]
-			iov[k].SetLen(len(p))
-			k++
-			total += len(p)
+			w.iov[w.k].Base = &p[0]
+			w.iov[w.k].SetLen(len(p))
+			w.k++
 		}
 	}
-	if total == 0 {
-		return 0, nil
-	}
-	var n int
-	var werr error
-	err := c.Write(func(fd uintptr) bool {
-		for {
-			m, _, e := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(k))
-			switch {
-			case e == syscall.EINTR:
-				continue
-			case e == syscall.EAGAIN:
-			case e != 0:
-				werr = e
-			default:
-				n = int(m)
-			}
-			return true // never wait for the descriptor
+	if w.k > 0 {
+		if err := w.c.Write(w.write); err != nil {
+			w.err = err
 		}
-	})
-	if err != nil {
-		return n, err
 	}
-	return n, werr
+	n, err := w.n, w.err
+	w.iov = [maxParts]syscall.Iovec{} // keep no pointer to the parts
+	return n, err
+}
+
+func (w *RawWriter) writev(fd uintptr) bool {
+	for {
+		m, _, e := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.iov[0])), uintptr(w.k))
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e == syscall.EAGAIN:
+		case e != 0:
+			w.err = e
+		default:
+			w.n = int(m)
+		}
+		return true // never wait for the descriptor
+	}
 }
