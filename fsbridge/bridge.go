@@ -518,7 +518,14 @@ func (b *Bridge) locateRead(path string, attempt int) (string, fs.FileInfo, bool
 // whose text is cached, need no other system call.
 func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known fs.FileInfo) (state, error) {
 	var st state
-	if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
+	if b.ed != nil && noWait(ctx) {
+		if known == nil {
+			return st, ErrWouldWait
+		}
+		if st, done, err := b.heldBuffer(real, strict, stateOf(known)); done {
+			return st, err
+		}
+	} else if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
 		var buf Buffer
 		var ok bool
 		var err error
@@ -558,6 +565,11 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 				return st, nil
 			}
 		}
+	}
+	if noWait(ctx) {
+		// Not held: the file's bytes are read by a worker (a large or
+		// slow file must not hold up the agent's other messages).
+		return st, ErrWouldWait
 	}
 	f, fi, err := openRegular(real)
 	if err != nil {
@@ -723,6 +735,9 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		// An existing file in the workspace, as the kernel finds it (the
 		// common read), else the path resolved and checked step by step.
 		real, known, ok := b.locateRead(req.Path, attempt)
+		if !ok && noWait(ctx) {
+			return resp, ErrWouldWait // check may ask the user
+		}
 		if !ok {
 			r, err := b.check(ctx, req.Path, "read")
 			if err != nil {
@@ -736,7 +751,11 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 				return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s (the path goes through a missing directory)", req.Path)
 			}
 		}
-		st, err := b.currentAt(context.WithValue(ctx, readKey{}, true), real, true, known)
+		rctx := ctx
+		if rctx.Value(readKey{}) == nil { // WithNoWait's is one already
+			rctx = context.WithValue(ctx, readKey{}, true)
+		}
+		st, err := b.currentAt(rctx, real, true, known)
 		if errors.Is(err, ErrPathChanged) {
 			if attempt < maxPathAttempts {
 				continue
@@ -748,6 +767,9 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		}
 		if !st.exists && st.buf == nil && !b.cfg.MissingAsEmpty {
 			return resp, reqErr(CodeResourceNotFound, real, ReasonNotFound, "file not found: %s", real)
+		}
+		if st.exists && noWait(ctx) && !b.w.tracked(real, reasonAgent) {
+			return resp, ErrWouldWait // track would read the file's text
 		}
 		b.mu.Lock()
 		tick := 0

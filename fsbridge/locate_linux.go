@@ -3,9 +3,11 @@ package fsbridge
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,21 +24,60 @@ import (
 // in before or after is seen as resolve sees it. ok is false for anything
 // else (missing, not a regular file, no /proc, a file deleted meanwhile):
 // the caller resolves component by component (resolve) as before.
+//
+// A clean absolute path with no symlink on it (most paths agents send)
+// is its own real path: openat2 with RESOLVE_NO_SYMLINKS opens it only
+// then, and the /proc lookup (the costliest of the four calls) is skipped.
 func locate(p string) (real string, fi fs.FileInfo, ok bool) {
-	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", nil, false
+	fd, direct := openDirect(p)
+	if !direct {
+		var err error
+		if fd, err = unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+			return "", nil, false
+		}
 	}
 	defer unix.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return "", nil, false
 	}
-	real, err = fdPath(fd)
-	if err != nil || !strings.HasPrefix(real, "/") || strings.HasSuffix(real, " (deleted)") {
-		return "", nil, false
+	if direct {
+		real = p
+	} else {
+		var err error
+		real, err = fdPath(fd)
+		if err != nil || !strings.HasPrefix(real, "/") || strings.HasSuffix(real, " (deleted)") {
+			return "", nil, false
+		}
 	}
 	return real, &statInfo{name: real[strings.LastIndexByte(real, '/')+1:], st: st}, true
+}
+
+// noOpenat2 is set once openat2 is found missing (Linux before 5.6) or
+// refused (a seccomp filter).
+var noOpenat2 atomic.Bool
+
+// openDirect opens p with O_PATH when p is absolute and clean and no
+// component of it is a symlink (RESOLVE_NO_SYMLINKS): p is then the path
+// the kernel would show for the descriptor. ok is false otherwise (fd not
+// open): a symlink on the way, a missing file, no openat2.
+func openDirect(p string) (fd int, ok bool) {
+	if noOpenat2.Load() || !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		return -1, false
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	for {
+		fd, err := unix.Openat2(unix.AT_FDCWD, p, &how)
+		switch {
+		case err == nil:
+			return fd, true
+		case err == unix.EINTR:
+			continue
+		case err == unix.ENOSYS || err == unix.EPERM:
+			noOpenat2.Store(true)
+		}
+		return -1, false
+	}
 }
 
 // statInfo is an fs.FileInfo of a syscall.Stat_t, as os.Stat returns one.

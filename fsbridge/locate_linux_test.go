@@ -32,6 +32,33 @@ func TestLocateAgreesWithResolve(t *testing.T) {
 	must(os.Symlink("nowhere", filepath.Join(dir, "dangling")))
 	must(syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
 	real := filepath.Join(dir, "a", "b", "f.txt")
+	// With openat2 (a path without symlinks is its own real path) and
+	// without (every path through /proc).
+	defer noOpenat2.Store(noOpenat2.Load())
+	for _, direct := range []bool{true, false} {
+		noOpenat2.Store(!direct)
+		locateAgrees(t, dir, real)
+	}
+	// Without /proc the shortcut declines a path with a symlink on it; one
+	// without is found (openat2) where the kernel has openat2.
+	old := procFdDir
+	procFdDir = "/nonexistent-proc/self/fd"
+	defer func() { procFdDir = old }()
+	noOpenat2.Store(false)
+	if _, _, ok := locate(filepath.Join(dir, "rel", "f.txt")); ok {
+		t.Error("locate of a path through a symlink without /proc: ok")
+	}
+	if got, _, ok := locate(real); (!ok && !noOpenat2.Load()) || (ok && got != real) {
+		t.Errorf("locate(%s) without /proc = %q, %v; want itself (openat2)", real, got, ok)
+	}
+	noOpenat2.Store(true)
+	if _, _, ok := locate(real); ok {
+		t.Error("locate without /proc nor openat2: ok")
+	}
+}
+
+func locateAgrees(t *testing.T, dir, real string) {
+	t.Helper()
 	for _, c := range []struct {
 		path string
 		ok   bool
@@ -69,12 +96,5 @@ func TestLocateAgreesWithResolve(t *testing.T) {
 		if err != nil || ws.Dev != gs.Dev || ws.Ino != gs.Ino || fi.Size() != want.Size() || !fi.ModTime().Equal(want.ModTime()) || !fi.Mode().IsRegular() {
 			t.Errorf("locate(%s): file info %+v, want that of %s", c.path, fi, real)
 		}
-	}
-	// Without /proc the shortcut declines.
-	old := procFdDir
-	procFdDir = "/nonexistent-proc/self/fd"
-	defer func() { procFdDir = old }()
-	if _, _, ok := locate(real); ok {
-		t.Error("locate without /proc: ok")
 	}
 }

@@ -143,8 +143,10 @@ func within(p, root string) bool {
 	if p == root {
 		return true
 	}
-	if !strings.HasSuffix(root, string(filepath.Separator)) {
-		root += string(filepath.Separator)
+	if strings.HasSuffix(root, string(filepath.Separator)) {
+		return strings.HasPrefix(p, root)
 	}
-	return strings.HasPrefix(p, root)
+	// root plus a separator, without making that string (a read asks this
+	// of every path it serves).
+	return len(p) > len(root) && p[len(root)] == filepath.Separator && strings.HasPrefix(p, root)
 }

@@ -125,6 +125,16 @@ func (w *watcher) track(p string, reason int) {
 	}
 }
 
+// tracked reports whether p is watched for reason (track would do nothing).
+func (w *watcher) tracked(p string, reason int) bool {
+	if w == nil {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed || w.files[p]&reason != 0
+}
+
 // lastText is p's text on disk as last seen or written by the bridge.
 func (w *watcher) lastText(p string) (diskText, bool) {
 	if w == nil {

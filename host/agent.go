@@ -828,6 +828,22 @@ func (t tracingWriter) Write(p []byte) (int, error) {
 	return t.w.Write(p)
 }
 
+// CanTryWrite, TryWrite and WriteRest implement tryWriter over t.w.
+func (t tracingWriter) CanTryWrite() bool { return canTryWrite(t.w) }
+
+func (t tracingWriter) TryWrite(parts ...[]byte) (int, error) {
+	t.log.Debug("acp ->", "msg", traced(concatFrom(parts, 0)))
+	return t.w.(tryWriter).TryWrite(parts...)
+}
+
+func (t tracingWriter) WriteRest(p []byte) (int, error) { return t.w.(tryWriter).WriteRest(p) }
+
+// canTryWrite reports whether w is a tryWriter that can write now.
+func canTryWrite(w io.Writer) bool {
+	tw, ok := w.(tryWriter)
+	return ok && tw.CanTryWrite()
+}
+
 // recordingWriter records each message written to the agent (wirelog).
 type recordingWriter struct {
 	w   io.Writer
@@ -838,6 +854,17 @@ func (r recordingWriter) Write(p []byte) (int, error) {
 	r.rec.Out(p)
 	return r.w.Write(p)
 }
+
+// CanTryWrite, TryWrite and WriteRest implement tryWriter over r.w: the
+// message is recorded once, whole, when it begins.
+func (r recordingWriter) CanTryWrite() bool { return canTryWrite(r.w) }
+
+func (r recordingWriter) TryWrite(parts ...[]byte) (int, error) {
+	r.rec.Out(concatFrom(parts, 0))
+	return r.w.(tryWriter).TryWrite(parts...)
+}
+
+func (r recordingWriter) WriteRest(p []byte) (int, error) { return r.w.(tryWriter).WriteRest(p) }
 
 // secretValue is the value of an MCP server's environment variable or
 // HTTP header ({"name": ..., "value": ...}) in a message.

@@ -167,6 +167,24 @@ func (c *bufCache) reuse(ctx context.Context, h *Host, path string, e *bufEntry,
 	return true, nil
 }
 
+// held is snapshot answered from the cache alone: the entry of path when
+// it was taken of the file in version disk and its key was confirmed in
+// the change signal's current epoch, which is exactly when snapshot would
+// return it without asking Neovim (reuse). ok is false otherwise. It takes
+// only c.mu and the signal's lock (a non-blocking drain of the pipe), which
+// are never held across a call into Neovim.
+func (c *bufCache) held(path string, disk fsbridge.FileVersion) (fsbridge.Buffer, bool) {
+	epoch, sigOK := c.sig.held()
+	if !sigOK {
+		return fsbridge.Buffer{}, false
+	}
+	e := c.get(path)
+	if e == nil || e.disk != disk || e.verified.Load() != epoch {
+		return fsbridge.Buffer{}, false
+	}
+	return e.buf, true
+}
+
 // snapshot implements fsbridge.Editor.Snapshot through the cache; disk is
 // the file's version now.
 func (c *bufCache) snapshot(ctx context.Context, h *Host, path string, disk fsbridge.FileVersion) (fsbridge.Buffer, bool, error) {

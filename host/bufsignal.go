@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -32,6 +33,8 @@ type changeSignal struct {
 	fd    int // read end, non-blocking; -1 when the signal is not working
 	epoch int64
 	loads int64 // drains that found an "L" (or a full pipe, which may have lost one)
+
+	started atomic.Bool // start has returned (held may drain)
 }
 
 // start creates the FIFO and has Neovim open it; on any failure the signal
@@ -63,7 +66,24 @@ func (c *changeSignal) start(ctx context.Context, h *Host) {
 // current drains the pipe and returns the epoch, and false when the signal
 // does not work (it is then never trusted).
 func (c *changeSignal) current(ctx context.Context, h *Host) (int64, bool) {
-	c.once.Do(func() { c.start(ctx, h) })
+	c.once.Do(func() {
+		c.start(ctx, h)
+		c.started.Store(true)
+	})
+	return c.drain()
+}
+
+// held is current without starting the signal (a call into Neovim): false
+// until it has started, and when it does not work.
+func (c *changeSignal) held() (int64, bool) {
+	if !c.started.Load() {
+		return 0, false
+	}
+	return c.drain()
+}
+
+// drain drains the pipe (non-blocking reads) and returns the epoch.
+func (c *changeSignal) drain() (int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fd < 0 {
@@ -128,6 +148,24 @@ func (l *loadSync) handledGen(gen int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.handled = max(l.handled, gen)
+}
+
+// heldLoadsPending is loadsPending answered without calling Neovim: known
+// is false when only Neovim can tell (the signal not started or not
+// working, or a load drained since Neovim's number was last asked).
+func (h *Host) heldLoadsPending() (pending, known bool) {
+	_, sigOK := h.bufs.sig.held()
+	if !sigOK {
+		return false, false
+	}
+	loads := h.bufs.sig.loadCount()
+	l := &h.loads
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if loads != l.seen {
+		return false, false
+	}
+	return l.handled < l.want, true
 }
 
 // pending reports whether a buffer may be loaded that the bridges do not

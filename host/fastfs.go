@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
@@ -47,6 +49,9 @@ type fastFS struct {
 	idle     atomic.Int32
 	lifeOnce sync.Once
 	life     context.Context // cancelled when the agent exits
+
+	nowOnce sync.Once
+	nowCtx  context.Context // reads served on the reader (nil: none; see nowOK)
 }
 
 // maxIdleWorkers bounds the workers left waiting for the next request.
@@ -154,6 +159,58 @@ func (w *agentWriter) writeMessage(parts ...[]byte) error {
 	return nil
 }
 
+// tryWriter is a writer to the agent that can begin a message without
+// waiting (transport.Process's stdin, and the tracing and recording
+// writers over it): TryWrite writes what fits now of the concatenation of
+// parts, in one system call, and WriteRest writes the rest of that message,
+// waiting as Write does, before any other message.
+type tryWriter interface {
+	CanTryWrite() bool
+	TryWrite(parts ...[]byte) (int, error)
+	WriteRest(p []byte) (int, error)
+}
+
+// canSendNow reports whether sendNow can work on w.
+func (w *agentWriter) canSendNow() bool { return canTryWrite(w.w) }
+
+// sendNow writes the concatenation of parts as one message without
+// waiting, and reports whether it did: false (nothing written) when
+// another message is being written or w cannot write without waiting.
+// What the pipe does not take at once is written by a goroutine of its own,
+// which holds the lock until the message is whole (the agent reads its
+// stdin slowly, or not at the moment: the caller must not wait for that).
+func (w *agentWriter) sendNow(parts ...[]byte) bool {
+	tw, ok := w.w.(tryWriter)
+	if !ok || !w.mu.TryLock() {
+		return false
+	}
+	k, err := w.note(tw.TryWrite(parts...))
+	rest := concatFrom(parts, k)
+	if err != nil || len(rest) == 0 {
+		w.mu.Unlock()
+		return true // written, or the agent's stdin is gone (as writeMessage)
+	}
+	go func() {
+		defer w.mu.Unlock()
+		_, _ = w.note(tw.WriteRest(rest))
+	}()
+	return true
+}
+
+// concatFrom is the concatenation of parts from byte k on (nil if none).
+func concatFrom(parts [][]byte, k int) []byte {
+	var rest []byte
+	for _, p := range parts {
+		if k >= len(p) {
+			k -= len(p)
+			continue
+		}
+		rest = append(rest, p[k:]...)
+		k = 0
+	}
+	return rest
+}
+
 var cancelMethod = []byte(`"$/cancel_request"`)
 
 // intercept serves line if it is an fs/* request the fast path takes, and
@@ -171,6 +228,9 @@ func (f *fastFS) intercept(line []byte) bool {
 	req, ok := parseFSRequest(line)
 	if !ok {
 		return false
+	}
+	if f.serveNow(req) {
+		return true
 	}
 	ctx, cancel := context.WithCancel(f.lifetime())
 	job := fastJob{ctx: ctx, cancel: cancel, key: string(req.id), req: req}
@@ -231,9 +291,85 @@ func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 			parts = [][]byte{[]byte(`{}`)}
 		}
 	}
-	head := make([]byte, 0, 64+len(req.id))
+	if err := a.out.writeMessage(response(req.id, parts, rerr)...); err != nil {
+		a.log.Debug("fs response not written", "method", req.method, "err", err)
+	}
+}
+
+// serveNow serves req on the calling goroutine, the gate's reader, when it
+// is a read that can be answered without waiting, and reports whether it
+// did; otherwise nothing was done and a worker serves it (serve).
+//
+// The reader must never wait on Neovim: a Neovim request waiting on the
+// agent (a prompt being sent, a permission answer) would wait on this
+// goroutine in turn. Nothing here does:
+//   - the gate's barrier is only checked (Settled), not waited on: with a
+//     session/update still being handled the worker path takes the read;
+//   - the session and its bridge are looked up, never created or waited for
+//     (a.mu and s.fsb.mu are held only around map and field accesses);
+//   - the bridge reads under fsbridge.WithNoWait (see there): the path must
+//     be located at once inside the workspace (no question), and a loaded
+//     buffer's text comes only from the host's own copy, when the change
+//     signal says Neovim changed nothing since its key was confirmed
+//     (bufCache.held); any other case is fsbridge.ErrWouldWait;
+//   - the response is written only when the pipe takes it now
+//     (agentWriter.sendNow: TryLock, a non-blocking write, the rest by a
+//     goroutine), so an agent that is not reading its stdin cannot stall
+//     the reader either.
+func (f *fastFS) serveNow(req fsRequest) bool {
+	a := f.a
+	if req.method != acp.ClientMethodFsReadTextFile || !f.nowOK() || !a.gate.Settled() {
+		return false
+	}
+	id := acp.SessionId(req.sessionID)
+	s := a.session(id)
+	if s == nil {
+		return false
+	}
+	b := s.heldBridge()
+	if b == nil {
+		return false
+	}
+	res, err := b.ReadTextFile(f.nowCtx, acp.ReadTextFileRequest{SessionId: id, Path: req.path, Line: req.line, Limit: req.limit})
+	if errors.Is(err, fsbridge.ErrWouldWait) {
+		return false
+	}
+	s.fsReads.Store(true)
+	var parts [][]byte
+	rerr := bridgeError(err)
+	if rerr == nil {
+		parts = [][]byte{[]byte(`{"content":"`), a.h.bufs.encode(res.Content), []byte(`"}`)}
+	}
+	msg := response(req.id, parts, rerr)
+	if !a.out.sendNow(msg...) {
+		// Another message is being written: this one follows it.
+		go func() {
+			if err := a.out.writeMessage(msg...); err != nil {
+				a.log.Debug("fs response not written", "method", req.method, "err", err)
+			}
+		}()
+	}
+	return true
+}
+
+// nowOK reports whether reads may be served on the reader (serveNow): the
+// agent's stdin can be written without waiting. nowCtx is then the
+// context of those reads.
+func (f *fastFS) nowOK() bool {
+	f.nowOnce.Do(func() {
+		if f.a.out.canSendNow() {
+			f.nowCtx = fsbridge.WithNoWait(context.WithValue(f.lifetime(), fsOpKey{}, "read"))
+		}
+	})
+	return f.nowCtx != nil
+}
+
+// response is the parts of the response to request id: result's parts,
+// or rerr.
+func response(id []byte, result [][]byte, rerr *acp.RequestError) [][]byte {
+	head := make([]byte, 0, 64+len(id))
 	head = append(head, `{"jsonrpc":"2.0","id":`...)
-	head = append(head, req.id...)
+	head = append(head, id...)
 	if rerr != nil {
 		b, err := json.Marshal(rerr)
 		if err != nil {
@@ -241,15 +377,13 @@ func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 			b, _ = json.Marshal(acp.NewInternalError(map[string]any{"error": rerr.Message}))
 		}
 		head = append(head, `,"error":`...)
-		parts = [][]byte{b}
+		result = [][]byte{b}
 	} else {
 		head = append(head, `,"result":`...)
 	}
-	msg := append([][]byte{head}, parts...)
-	msg = append(msg, []byte("}\n"))
-	if err := a.out.writeMessage(msg...); err != nil {
-		a.log.Debug("fs response not written", "method", req.method, "err", err)
-	}
+	msg := make([][]byte, 0, len(result)+2)
+	msg = append(append(append(msg, head), result...), []byte("}\n"))
+	return msg
 }
 
 // encode returns s as the inside of a JSON string: from the cached

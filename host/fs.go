@@ -236,14 +236,28 @@ func serveBridge[Req, Res any](ctx context.Context, s *Session, op string, req R
 		return zero, acp.NewInternalError(map[string]any{"error": fmt.Sprintf("fs: %v", err)})
 	}
 	res, err := call(b, context.WithValue(ctx, fsOpKey{}, op), req)
-	if err != nil {
-		var re *acp.RequestError
-		if errors.As(err, &re) {
-			return res, re
-		}
-		return res, acp.NewInternalError(map[string]any{"error": err.Error()})
+	return res, bridgeError(err)
+}
+
+// bridgeError is the agent's error for err, an error of the bridge.
+func bridgeError(err error) *acp.RequestError {
+	if err == nil {
+		return nil
 	}
-	return res, nil
+	var re *acp.RequestError
+	if errors.As(err, &re) {
+		return re
+	}
+	return acp.NewInternalError(map[string]any{"error": err.Error()})
+}
+
+// heldBridge is the session's bridge when it exists (bridge without
+// creating it: nil otherwise).
+func (s *Session) heldBridge() *fsbridge.Bridge {
+	f := &s.fsb
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.b
 }
 
 // execLua runs code in Neovim and decodes its result into result, giving up
@@ -423,6 +437,17 @@ func (e *nvimEditor) Confirm(ctx context.Context, realPath string, buf fsbridge.
 		e.s.h.bufs.put(realPath, newEntry(buf, packKey(&buf), v, epoch, sigOK))
 	}
 	return ok
+}
+
+// HeldLoadsPending implements fsbridge.HeldEditor (see loadSync).
+func (e *nvimEditor) HeldLoadsPending() (pending, known bool) {
+	return e.s.h.heldLoadsPending()
+}
+
+// HeldSnapshot implements fsbridge.HeldEditor: the host's own copy of
+// the buffer, when it is known current (bufCache.held).
+func (e *nvimEditor) HeldSnapshot(realPath string, disk fsbridge.FileVersion) (fsbridge.Buffer, bool) {
+	return e.s.h.bufs.held(realPath, disk)
 }
 
 // LoadsPending implements fsbridge.LoadChecker (see loadSync).

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nvim-acp/nvim-acp/internal/cputime"
 	"github.com/nvim-acp/nvim-acp/internal/gate"
+	"github.com/nvim-acp/nvim-acp/transport"
 )
 
 // fsBench is a real headless Neovim with the plugin loaded, a host session
@@ -295,15 +296,22 @@ func BenchmarkFSReadConcurrent(b *testing.B) {
 // host's own cost.
 type fastBench struct {
 	*fsBench
+	a        *Agent
 	toHost   io.Writer
 	fromHost *bufio.Reader
+	pipe     *os.File // fromHost's pipe
 }
 
 func newFastBench(b testing.TB) *fastBench {
 	f := newFSBench(b)
 	a2hR, a2hW := io.Pipe()
-	h2aR, h2aW := io.Pipe()
-	a := benchAgent(f.s, a2hR, h2aW)
+	// The host writes to the agent through a pipe, as to an agent's stdin:
+	// reads can then be answered on the gate's reader (fastFS.serveNow).
+	h2aR, h2aW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := benchAgent(f.s, a2hR, newPipeWriter(b, h2aW))
 	closer := f.closer
 	f.closer = func() {
 		a2hW.Close()
@@ -311,7 +319,7 @@ func newFastBench(b testing.TB) *fastBench {
 		close(a.exited)
 		closer()
 	}
-	return &fastBench{fsBench: f, toHost: a2hW, fromHost: bufio.NewReaderSize(h2aR, 16<<20)}
+	return &fastBench{fsBench: f, a: a, toHost: a2hW, fromHost: bufio.NewReaderSize(h2aR, 16<<20), pipe: h2aR}
 }
 
 // roundTrip sends one request line and returns the response line.
@@ -412,3 +420,22 @@ func BenchmarkFSFastPath(b *testing.B) {
 		})
 	}
 }
+
+// pipeWriter is the write end of an os.Pipe as the agent's stdin is to
+// the host (transport.Process): a tryWriter.
+type pipeWriter struct {
+	*os.File
+	raw *transport.RawWriter
+}
+
+func newPipeWriter(b testing.TB, f *os.File) *pipeWriter {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &pipeWriter{File: f, raw: transport.NewRawWriter(raw)}
+}
+
+func (p *pipeWriter) CanTryWrite() bool                 { return true }
+func (p *pipeWriter) TryWrite(b ...[]byte) (int, error) { return p.raw.TryWrite(b...) }
+func (p *pipeWriter) WriteRest(b []byte) (int, error)   { return p.Write(b) }

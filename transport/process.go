@@ -41,6 +41,7 @@ type Process struct {
 	tag   string
 	log   *slog.Logger
 	stdin io.WriteCloser
+	raw   *RawWriter // stdin's descriptor (TryWrite); nil if not known
 	out   io.Reader
 	in    io.Writer
 
@@ -134,6 +135,15 @@ func Start(c Command) (*Process, error) {
 	p.out = newDeframer(&eofReader{r: stdout, eof: p.outEOF}, max, c.Report)
 	if c.Framing == ContentLength {
 		p.in = &framer{w: stdin}
+	}
+	// exec's stdin pipe is an *os.File inside: its descriptor is written
+	// without waiting by TryWrite.
+	if f, ok := stdin.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	}); ok {
+		if rc, err := f.SyscallConn(); err == nil {
+			p.raw = NewRawWriter(rc)
+		}
 	}
 	go p.stderr.drain(stderr)
 	go p.wait()

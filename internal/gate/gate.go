@@ -196,6 +196,14 @@ func (g *Gate) Barrier(ctx context.Context) {
 	}
 }
 
+// Settled reports whether every session/update read so far has been
+// handled: Barrier would return at once. It never waits.
+func (g *Gate) Settled() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.handled >= g.seen
+}
+
 // Close releases a Read blocked in acquire.
 func (g *Gate) Close() {
 	g.mu.Lock()

@@ -1,0 +1,169 @@
+package host
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestFastFSReadOnReader: a read the host can answer from its own copy of
+// a buffer is answered on the gate's reader, its response in the agent's
+// pipe when Intercept returns. A read that needs Neovim (the buffer changed
+// since) is left to a worker, and Intercept returns even while Neovim is
+// stuck; the answer, with the new text, comes once Neovim is back.
+func TestFastFSReadOnReader(t *testing.T) {
+	f := newFastBench(t)
+	defer f.closer()
+	p := filepath.Join(f.ws, "held.txt")
+	if err := os.WriteFile(p, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.nv.ExecLua(`vim.cmd.edit(...)`, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	read := func(id int) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"fs/read_text_file","params":{"sessionId":"bench","path":` + quote(p) + "}}\n")
+	}
+	want := func(resp []byte, id int, content string) {
+		t.Helper()
+		if w := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":{"content":` + quote(content) + "}}\n"; string(resp) != w {
+			t.Fatalf("answered %s, want %s", resp, w)
+		}
+	}
+	// The first reads make the session's bridge and the host's copy.
+	want(f.roundTrip(t, read(1)), 1, "one\ntwo\n")
+	want(f.roundTrip(t, read(2)), 2, "one\ntwo\n")
+
+	if !f.a.gate.Intercept(read(3)) {
+		t.Fatal("the fast path did not take the read")
+	}
+	if n := pipeBuffered(t, f.pipe); n == 0 {
+		t.Fatal("no answer in the pipe when Intercept returned: the read was not served on the reader")
+	}
+	resp, err := f.fromHost.ReadSlice('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(resp, 3, "one\ntwo\n")
+
+	// The buffer changes: the host's copy is no longer known current.
+	if err := f.nv.ExecLua(`vim.api.nvim_buf_set_lines(vim.fn.bufnr(...), 0, 1, true, { "ONE" })`, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	// Neovim is stuck reading a FIFO until the test writes to it.
+	fifo := filepath.Join(t.TempDir(), "stuck")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stuck := make(chan error, 1)
+	go func() {
+		stuck <- f.nv.ExecLua(`local f = assert(io.open(..., "r")); f:read("*a"); f:close()`, nil, fifo)
+	}()
+	release, err := os.OpenFile(fifo, os.O_WRONLY, 0) // returns once Neovim has it open
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := make(chan bool, 1)
+	go func() { taken <- f.a.gate.Intercept(read(4)) }()
+	select {
+	case ok := <-taken:
+		if !ok {
+			t.Fatal("the fast path did not take the read")
+		}
+	case <-time.After(10 * time.Second):
+		release.Close()
+		t.Fatal("Intercept waited on Neovim")
+	}
+	release.Close()
+	if err := <-stuck; err != nil {
+		t.Fatal(err)
+	}
+	resp, err = f.fromHost.ReadSlice('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	want(resp, 4, "ONE\ntwo\n")
+}
+
+// pipeBuffered is the number of bytes waiting in pipe (FIONREAD, which
+// is TIOCINQ on Linux).
+func pipeBuffered(t *testing.T, pipe *os.File) int {
+	t.Helper()
+	rc, err := pipe.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	var ierr error
+	if err := rc.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil {
+		t.Fatal(err)
+	}
+	if ierr != nil {
+		t.Fatal(ierr)
+	}
+	return n
+}
+
+// TestAgentWriterSendNow: sendNow never waits. It writes nothing while
+// another message is being written; to an agent not reading its stdin it
+// writes what the pipe takes, and the rest follows, the message whole and
+// before the next one.
+func TestAgentWriterSendNow(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		size   int
+		locked bool // another message is being written
+		sent   bool
+	}{
+		{"small", 100, false, true},
+		{"over the pipe's size", 1 << 20, false, true},
+		{"another message being written", 100, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			defer w.Close()
+			aw := &agentWriter{w: newPipeWriter(t, w)}
+			if c.locked {
+				aw.mu.Lock()
+			}
+			msg := []byte(strings.Repeat("x", c.size-1) + "\n")
+			if got := aw.sendNow(msg[:10], msg[10:]); got != c.sent {
+				t.Fatalf("sendNow: %v, want %v", got, c.sent)
+			}
+			if c.locked {
+				if n := pipeBuffered(t, r); n != 0 {
+					t.Fatalf("%d bytes written while another message was", n)
+				}
+				aw.mu.Unlock()
+			}
+			// The next message waits for the rest of this one.
+			next := make(chan error, 1)
+			go func() { next <- aw.writeMessage([]byte("next\n")) }()
+			want := "next\n"
+			if c.sent {
+				want = string(msg) + want
+			}
+			got := make([]byte, len(want))
+			if _, err := io.ReadFull(r, got); err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want {
+				t.Fatalf("the agent read %d bytes not as sent", len(got))
+			}
+			if err := <-next; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
