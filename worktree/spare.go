@@ -308,3 +308,81 @@ func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// Pool runs FillSpares in the background, off the caller's goroutine: one
+// fill at a time per repository directory and Options.Dir; a fill asked for
+// while one runs runs once more after it. Close stops them (a checkout cut
+// short is left as .filling-<pid>-*, removed by a later PruneSpares).
+type Pool struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	report func(dir string, err error)
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	running map[string]*fillReq // by dir and Options.Dir
+}
+
+type fillReq struct {
+	dir   string
+	o     Options
+	n     int
+	again bool
+}
+
+// NewPool returns a Pool; report (nil: none) hears of fills that failed.
+func NewPool(report func(dir string, err error)) *Pool {
+	ctx, cancel := context.WithCancel(context.Background())
+	if report == nil {
+		report = func(string, error) {}
+	}
+	return &Pool{ctx: ctx, cancel: cancel, report: report, running: map[string]*fillReq{}}
+}
+
+// Fill keeps n spares of the repository dir is in (n = 0: removes them),
+// in the background.
+func (p *Pool) Fill(dir string, o Options, n int) {
+	key := dir + "\x00" + o.Dir
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ctx.Err() != nil {
+		return
+	}
+	if r := p.running[key]; r != nil {
+		r.o, r.n, r.again = o, n, true
+		return
+	}
+	r := &fillReq{dir: dir, o: o, n: n}
+	p.running[key] = r
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			p.mu.Lock()
+			o, n := r.o, r.n
+			r.again = false
+			p.mu.Unlock()
+			if err := FillSpares(p.ctx, dir, o, n); err != nil && p.ctx.Err() == nil {
+				p.report(dir, err)
+			}
+			p.mu.Lock()
+			if !r.again || p.ctx.Err() != nil {
+				delete(p.running, key)
+				p.mu.Unlock()
+				return
+			}
+			p.mu.Unlock()
+		}
+	}()
+}
+
+// Wait returns once no fill runs.
+func (p *Pool) Wait() { p.wg.Wait() }
+
+// Close stops the fills and waits for them.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.cancel()
+	p.mu.Unlock()
+	p.wg.Wait()
+}

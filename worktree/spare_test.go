@@ -295,3 +295,45 @@ func TestPruneSpares(t *testing.T) {
 		t.Errorf("left = %v, want %v", got, want)
 	}
 }
+
+// The Pool fills in the background, once per ask while one runs, and
+// stops on Close.
+func TestPool(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Dir: t.TempDir(), Spares: 1}
+	top, common, _, _ := repoInfo(ctx, dir)
+	where := worktreesDir(top, common, o)
+	var mu sync.Mutex
+	var errs []error
+	p := NewPool(func(_ string, err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	})
+	for range 3 {
+		p.Fill(dir, o, 1)
+	}
+	p.Wait()
+	if got := spares(where); len(got) != 1 {
+		t.Fatalf("spares = %v, want 1", got)
+	}
+	p.Fill(dir, o, 0)
+	p.Wait()
+	if got := spares(where); len(got) != 0 {
+		t.Fatalf("spares = %v, want none", got)
+	}
+	p.Fill(t.TempDir(), o, 1) // not a repository: reported
+	p.Wait()
+	p.Close()
+	p.Fill(dir, o, 1) // closed: nothing runs
+	p.Wait()
+	if got := spares(where); len(got) != 0 {
+		t.Errorf("spares after Close = %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "not in a git repository") {
+		t.Errorf("reported = %v", errs)
+	}
+}
