@@ -139,9 +139,9 @@ func FillSpares(ctx context.Context, dir string, o Options, n int) error {
 	}
 	where := worktreesDir(top, common, o)
 	if o.Dir != "" {
-		PruneSpares(ctx, o.Dir)
+		PruneSpares(ctx, o.Dir) // every repository's: some may be gone
 	} else {
-		PruneSpares(ctx, filepath.Dir(where))
+		pruneWhere(ctx, where) // in the git directory: this one's only
 	}
 	have := spares(where)
 	for i := len(have) - 1; i >= n && i >= 0; i-- {
@@ -271,29 +271,32 @@ func PruneSpares(ctx context.Context, base string) {
 		if !r.IsDir() {
 			continue
 		}
-		where := filepath.Join(base, r.Name())
-		ents, _ := os.ReadDir(where)
-		for _, e := range ents {
-			name := e.Name()
-			path := filepath.Join(where, name)
-			switch {
-			case strings.HasPrefix(name, sparePrefix):
-				gd := gitdirOf(path)
-				if gd == "" {
-					continue // not a worktree: not ours to judge
-				}
-				if _, err := os.Stat(gd); errors.Is(err, fs.ErrNotExist) {
-					_ = os.RemoveAll(path) // its repository (or its record) is gone
-				}
-			case strings.HasPrefix(name, fillPrefix):
-				pid, _, _ := strings.Cut(strings.TrimPrefix(name, fillPrefix), "-")
-				if p, err := strconv.Atoi(pid); err == nil && !alive(p) {
-					if gd := gitdirOf(path); gd != "" {
-						common := filepath.Dir(filepath.Dir(gd))
-						_ = dropTree(ctx, "", common, path)
-					} else {
-						_ = os.RemoveAll(path)
-					}
+		pruneWhere(ctx, filepath.Join(base, r.Name()))
+	}
+}
+
+// pruneWhere is PruneSpares in one repository's directory of worktrees.
+func pruneWhere(ctx context.Context, where string) {
+	ents, _ := os.ReadDir(where)
+	for _, e := range ents {
+		name := e.Name()
+		path := filepath.Join(where, name)
+		switch {
+		case strings.HasPrefix(name, sparePrefix):
+			gd := gitdirOf(path)
+			if gd == "" {
+				continue // not a worktree: not ours to judge
+			}
+			if _, err := os.Stat(gd); errors.Is(err, fs.ErrNotExist) {
+				_ = os.RemoveAll(path) // its repository (or its record) is gone
+			}
+		case strings.HasPrefix(name, fillPrefix):
+			pid, _, _ := strings.Cut(strings.TrimPrefix(name, fillPrefix), "-")
+			if p, err := strconv.Atoi(pid); err == nil && !alive(p) {
+				if gd := gitdirOf(path); gd != "" {
+					_ = dropTree(ctx, "", filepath.Dir(filepath.Dir(gd)), path)
+				} else {
+					_ = os.RemoveAll(path)
 				}
 			}
 		}

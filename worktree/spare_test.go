@@ -337,3 +337,35 @@ func TestPool(t *testing.T) {
 		t.Errorf("reported = %v", errs)
 	}
 }
+
+// With no Options.Dir the spares live in the git directory, as the
+// worktrees do, and are taken from there.
+func TestSparesInTheGitDirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Hint: "agent", Spares: 1}
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	where := filepath.Join(dir, ".git", DefaultSubdir)
+	spare := spareFile(t, where, "a.txt")
+	tr, err := Create(ctx, dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(tr.Path, "a.txt")); err != nil || !os.SameFile(fi, spare) {
+		t.Errorf("the worktree is not the spare (%v)", err)
+	}
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := FillSpares(ctx, dir, o, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := spares(where); len(got) != 0 {
+		t.Errorf("spares = %v, want none", got)
+	}
+	if st := run(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Errorf("the user's status: %q", st)
+	}
+}
