@@ -107,3 +107,26 @@ func TestWorktreeSessionFromASpare(t *testing.T) {
 		}
 	}
 }
+
+// worktree.spares_early: the spare is made when nvim-acp is set up in a
+// repository, and again when :AcpSessions opens, before any worktree
+// session.
+func TestWorktreeSpareMadeEarly(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
+	var spare string
+	e.Eventually("a spare made at setup", 30*time.Second, func() bool {
+		if d := e.spareDirs(ws); len(d) == 1 {
+			spare = d[0]
+		}
+		return spare != ""
+	})
+	gitIn(t, ws, "worktree", "remove", "--force", spare)
+	e.Lua(`vim.cmd("AcpSessions")`, nil)
+	e.Eventually("a spare made when :AcpSessions opened", 30*time.Second, func() bool { return len(e.spareDirs(ws)) == 1 })
+	s := e.newWorktreeSession("fake", "early")
+	if got := gitIn(t, s.Path, "status", "--porcelain"); got != "" {
+		t.Errorf("status of the new worktree: %q", got)
+	}
+}

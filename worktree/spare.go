@@ -171,13 +171,22 @@ func makeSpare(ctx context.Context, top, common, where string) error {
 		}
 		return fmt.Errorf("worktree: spare: %w", err)
 	}
+	// Ready: git's record names the spare's final path first, then the
+	// rename shows it to takers (a taker finding a record that names the
+	// old path would not be a worktree git knows where it is).
 	ready := filepath.Join(where, sparePrefix+id)
-	if err := os.Rename(filling, ready); err != nil {
+	gd := gitdirOf(filling)
+	if gd == "" {
+		_ = dropTree(ctx, top, common, filling)
+		return fmt.Errorf("worktree: spare: %s has no git record", filling)
+	}
+	if err := os.WriteFile(filepath.Join(gd, "gitdir"), []byte(filepath.Join(ready, ".git")+"\n"), 0o644); err != nil {
 		_ = dropTree(ctx, top, common, filling)
 		return fmt.Errorf("worktree: spare: %w", err)
 	}
-	if _, err := git(ctx, top, nil, "worktree", "repair", ready); err != nil {
-		_ = dropTree(ctx, top, common, ready)
+	if err := os.Rename(filling, ready); err != nil {
+		_ = os.RemoveAll(gd)
+		_ = os.RemoveAll(filling)
 		return fmt.Errorf("worktree: spare: %w", err)
 	}
 	return nil
