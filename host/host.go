@@ -20,6 +20,7 @@ import (
 	"github.com/nvim-acp/nvim-acp/internal/scrub"
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/textcache"
+	"github.com/nvim-acp/nvim-acp/worktree"
 )
 
 // Host owns the agents and sessions of one Neovim instance.
@@ -42,8 +43,9 @@ type Host struct {
 	lua  editormcp.LuaQueries // their queries of Neovim
 	seen sync.Map             // keys of what the chat says once (once)
 
-	saver  *saver        // the saved chats' writes, in order (history.go)
-	search historySearch // the search of the saved chats running (search.go)
+	saver  *saver         // the saved chats' writes, in order (history.go)
+	spares *worktree.Pool // spare worktrees made in the background (worktree.go)
+	search historySearch  // the search of the saved chats running (search.go)
 
 	mu       sync.Mutex
 	agents   map[string]*Agent
@@ -73,6 +75,9 @@ func New(nv *nvim.Nvim, log *slog.Logger, secrets *scrub.Set) *Host {
 		crashes:  map[string][]time.Time{},
 		saver:    newSaver(),
 	}
+	h.spares = worktree.NewPool(func(dir string, err error) {
+		h.log.Warn("spare worktree", "dir", dir, "err", err)
+	})
 	h.ui = NewUI(h.deliver, log)
 	h.mcp = editormcp.NewHub(log.With("component", "mcp"))
 	h.lua.Exec = h.execLua
@@ -169,6 +174,7 @@ func (h *Host) methods() map[string]any {
 		"acp_worktree_merge":    h.rpcWorktreeMerge,
 		"acp_worktree_unmerged": h.rpcWorktreeUnmerged,
 		"acp_worktree_remove":   h.rpcWorktreeRemove,
+		"acp_worktree_spares":   h.rpcWorktreeSpares,
 
 		// Live terminal views (terminal.go).
 		"acp_terminal_input":  h.rpcTerminalInput,
@@ -232,6 +238,7 @@ func (h *Host) Shutdown() {
 	h.mu.Unlock()
 	h.ui.Close()
 	h.stopSearch() // search.go
+	h.spares.Close()
 	for _, s := range sessions {
 		s.shutdown()
 	}

@@ -9,11 +9,24 @@ import (
 // rpcWorktreeCreate is acp_worktree_create(id, dir, opts): a worktree of
 // the repository dir is in (worktree.Create), made off Neovim's loop; a
 // "worktree" event with id brings it (or the error).
+// Once made, the repository's spares are refilled (o.Spares: how many; 0
+// removes them) in the background.
 func (h *Host) rpcWorktreeCreate(id int, dir string, o worktree.Options) error {
 	go func() {
 		t, err := worktree.Create(context.Background(), dir, o)
 		h.ui.Emit(worktreeEvent(id, t, err))
+		if err == nil {
+			h.spares.Fill(t.Repo, o, o.Spares)
+		}
 	}()
+	return nil
+}
+
+// rpcWorktreeSpares is acp_worktree_spares(dir, opts): the spare
+// worktrees of the repository dir is in made (opts.spares of them; 0
+// removes them) in the background, before a worktree session asks.
+func (h *Host) rpcWorktreeSpares(dir string, o worktree.Options) error {
+	h.spares.Fill(dir, o, o.Spares)
 	return nil
 }
 

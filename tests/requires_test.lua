@@ -266,6 +266,33 @@ M["setup()'s options are merged and checked when nvim-acp is first used"] = func
   )
 end
 
+M["the first search of the saved chats loads no chat or session module"] = function(t)
+  -- :AcpHistory /text in a fresh Neovim, its hits coming through the
+  -- host's event path (the host stubbed: it answers and sends one chat).
+  local out = fresh(
+    t,
+    [[require("acp").setup({})
+    local host = require("acp.host")
+    host.request = function() return true end
+    host.channel = function() return nil end
+    local search = require("acp.history.search")
+    local req = assert(search.run("needle"))
+    require("acp.session.events").dispatch({
+      { type = "history_search", request = req, chat = { path = "/x.txt", meta = { id = "x", title = "t" }, hits = { { line = 1, text = "a needle" } } } },
+    })
+    assert(search.view().hits == 1, "hits: " .. search.view().hits)
+    local n = {}
+    for k in pairs(package.loaded) do
+      if k:match("^acp%.chat") or k:match("^acp%.session%.") or k:match("^acp%.render") or k:match("^acp%.rewind") or k:match("^acp%.review") or k == "acp.session" then
+        n[#n + 1] = k
+      end
+    end
+    table.sort(n)
+    io.stdout:write("loaded:" .. table.concat(n, " "))]]
+  )
+  t.eq(out, "loaded:acp.session.events")
+end
+
 M["the checks see a require in a function body and a cycle"] = function(t)
   local dir = vim.fn.tempname()
   vim.fn.mkdir(dir .. "/lua/acp", "p")

@@ -52,6 +52,9 @@ type Options struct {
 	// Carry brings the uncommitted changes of the user's tree (tracked and
 	// untracked files, .gitignore respected) into the worktree.
 	Carry bool `msgpack:"carry"`
+	// Spares is how many spare worktrees (spare.go) nvim-acp keeps of the
+	// repository: > 0, Create takes one when one is ready.
+	Spares int `msgpack:"spares"`
 }
 
 // Tree is a session's worktree.
@@ -100,34 +103,37 @@ var identity = []string{
 }
 
 // Create makes a worktree of the repository dir is in, on a new branch
-// from its HEAD.
+// from its HEAD: from a spare when Options.Spares > 0 and one is ready
+// (spare.go), else checked out anew.
 func Create(ctx context.Context, dir string, o Options) (Tree, error) {
-	out, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel", "--git-common-dir", "--git-dir")
+	top, common, gitdir, err := repoInfo(ctx, dir)
 	if err != nil {
-		return Tree{}, fmt.Errorf("worktree: %s is not in a git repository: %w", dir, err)
+		return Tree{}, err
 	}
-	f := strings.Split(trim(out), "\n")
-	if len(f) != 3 {
-		return Tree{}, fmt.Errorf("worktree: git rev-parse: unexpected %q", out)
-	}
-	t := Tree{Repo: f[0], Common: abs(dir, f[1])}
-	gitdir := abs(dir, f[2])
+	t := Tree{Repo: top, Common: common}
 	head, err := git(ctx, t.Repo, nil, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	if err != nil {
 		return Tree{}, fmt.Errorf("worktree: %s has no commit yet: a worktree starts from one", t.Repo)
 	}
 	t.Head = trim(head)
 	t.Base = t.Head
-	where := filepath.Join(t.Common, DefaultSubdir)
-	if o.Dir != "" {
-		sum := sha256.Sum256([]byte(t.Repo))
-		where = filepath.Join(o.Dir, filepath.Base(t.Repo)+"-"+hex.EncodeToString(sum[:4]))
+	where := worktreesDir(t.Repo, t.Common, o)
+	if err := os.MkdirAll(where, 0o755); err != nil {
+		return Tree{}, fmt.Errorf("worktree: %w", err)
 	}
+	// The name is reserved by its directory, made empty here: two Creates
+	// at once never pick the same.
 	if t.Name, err = pickName(ctx, t.Repo, where, o); err != nil {
 		return Tree{}, err
 	}
 	t.Branch = BranchPrefix + t.Name
 	t.Path = filepath.Join(where, t.Name)
+	done := false
+	defer func() {
+		if !done {
+			os.Remove(t.Path) // the reservation, when nothing came of it
+		}
+	}()
 	if o.Carry {
 		c, err := carry(ctx, t.Repo, gitdir, t.Head)
 		if err != nil {
@@ -136,16 +142,33 @@ func Create(ctx context.Context, dir string, o Options) (Tree, error) {
 		t.Carried = c != t.Head
 		t.Base = c
 	}
-	if err := os.MkdirAll(where, 0o755); err != nil {
-		return Tree{}, fmt.Errorf("worktree: %w", err)
+	took := false
+	if o.Spares > 0 {
+		if took, err = takeSpare(ctx, t, where); err != nil && ctx.Err() != nil {
+			return Tree{}, err
+		}
 	}
-	if _, err := git(ctx, t.Repo, nil, "worktree", "add", "-q", "-b", t.Branch, t.Path, t.Base); err != nil {
-		return Tree{}, fmt.Errorf("worktree: %w", err)
+	if !took {
+		if _, err := git(ctx, t.Repo, nil, "worktree", "add", "-q", "-b", t.Branch, t.Path, t.Base); err != nil {
+			return Tree{}, fmt.Errorf("worktree: %w", err)
+		}
 	}
+	done = true
 	if p, err := filepath.EvalSymlinks(t.Path); err == nil {
 		t.Path = p
 	}
 	return t, nil
+}
+
+// worktreesDir is where the worktrees of the repository top (common: its
+// git directory) are made: a directory of its own in o.Dir, named for its
+// top and a hash of its path, else DefaultSubdir in its git directory.
+func worktreesDir(top, common string, o Options) string {
+	if o.Dir == "" {
+		return filepath.Join(common, DefaultSubdir)
+	}
+	sum := sha256.Sum256([]byte(top))
+	return filepath.Join(o.Dir, filepath.Base(top)+"-"+hex.EncodeToString(sum[:4]))
 }
 
 func abs(dir, p string) string {
@@ -161,12 +184,13 @@ func abs(dir, p string) string {
 // pickName is o.Name when free (an error when taken or invalid), else the
 // first free <hint>-<n>.
 func pickName(ctx context.Context, repo, where string, o Options) (string, error) {
+	// free reserves name: its branch is not there and its directory is
+	// made (os.Mkdir fails when it exists, whoever made it first).
 	free := func(name string) bool {
-		if _, err := os.Lstat(filepath.Join(where, name)); err == nil {
+		if _, err := git(ctx, repo, nil, "rev-parse", "--verify", "-q", "refs/heads/"+BranchPrefix+name); err == nil {
 			return false
 		}
-		_, err := git(ctx, repo, nil, "rev-parse", "--verify", "-q", "refs/heads/"+BranchPrefix+name)
-		return err != nil
+		return os.Mkdir(filepath.Join(where, name), 0o755) == nil
 	}
 	if o.Name != "" {
 		if !validName.MatchString(o.Name) || strings.Contains(o.Name, "..") || strings.HasSuffix(o.Name, ".lock") {

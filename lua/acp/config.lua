@@ -59,6 +59,8 @@ local M = {}
 ---@class acp.Config.Worktree
 ---@field dir string where worktrees are made, a directory per repository ("": $XDG_DATA_HOME/nvim-acp/worktrees)
 ---@field carry boolean carry the uncommitted changes into a new worktree
+---@field spares integer spare worktrees kept ready per repository, made in the background (0: none)
+---@field spares_early boolean also make them when Neovim starts in a repository and when :AcpSessions opens
 
 ---@class acp.Config.Instructions
 ---@field text string|string[]|nil instructions given to every agent (a string or a list of lines)
@@ -261,8 +263,11 @@ M.defaults = {
   rewind = { enabled = true, max_bytes = 256 * 1024 * 1024 },
   -- Worktree sessions (:AcpNew --worktree): where they are made, in a
   -- directory per repository ("": $XDG_DATA_HOME/nvim-acp/worktrees), and
-  -- whether the uncommitted changes go along.
-  worktree = { dir = "", carry = false },
+  -- whether the uncommitted changes go along; spares: checkouts of HEAD
+  -- kept ready, so a worktree session starts at once (each costs the disk
+  -- of a checkout), made after a worktree session (spares_early: also at
+  -- startup and when :AcpSessions opens).
+  worktree = { dir = "", carry = false, spares = 1, spares_early = false },
   keymaps = {
     input = {
       send = "<CR>",
@@ -535,7 +540,12 @@ local schema = {
     bell = checks.boolean,
   },
   rewind = { enabled = checks.boolean, max_bytes = checks.positive },
-  worktree = { dir = checks.string, carry = checks.boolean },
+  worktree = {
+    dir = checks.string,
+    carry = checks.boolean,
+    spares = checks.non_negative,
+    spares_early = checks.boolean,
+  },
   mcp_servers = checks.tables,
   mcp = {
     expose = checks.boolean,

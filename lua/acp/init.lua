@@ -74,6 +74,19 @@ local function setup_once()
       end
     end,
   })
+  -- worktree.spares_early: the spare worktrees of the repository Neovim
+  -- starts in are made now, in the background (:help acp-worktrees).
+  local given = package.loaded["acp.config"] and config.options or useropts.given or {}
+  if type(given.worktree) == "table" and given.worktree.spares_early == true then
+    local function prepare()
+      worktree.prepare_spares(vim.fn.getcwd())
+    end
+    if vim.v.vim_did_enter == 1 then
+      vim.schedule(prepare)
+    else
+      api.nvim_create_autocmd("VimEnter", { group = group, once = true, callback = prepare })
+    end
+  end
   if hooked then
     return
   end
@@ -593,6 +606,9 @@ end
 ---@return integer
 function M.overview()
   setup_once()
+  if config.options.worktree.spares_early then
+    worktree.prepare_spares(vim.fn.getcwd())
+  end
   return overview.open({
     resume = function(meta)
       M.new_session(meta.agent, { load = meta.session_id, history = meta })

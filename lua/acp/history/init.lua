@@ -9,16 +9,17 @@
 --- :AcpHistory lists them (title, first prompt, date); one reopens
 --- read-only, or resumes through session/load when its agent can load
 --- sessions.
-local chat = require("acp.chat")
+local lazy = require("acp.lazy")
+local chat = lazy("acp.chat")
 local config = require("acp.config")
-local doc = require("acp.render.doc")
+local doc = lazy("acp.render.doc")
 local files = require("acp.files")
 local highlights = require("acp.highlights")
 local host = require("acp.host")
 local notify = require("acp.notify")
-local rewind = require("acp.rewind")
+local rewind = lazy("acp.rewind")
 local texts = require("acp.text")
-local view = require("acp.render.view")
+local view = lazy("acp.render.view")
 
 local M = {}
 

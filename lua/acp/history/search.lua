@@ -5,7 +5,8 @@
 --- come, in a window below: a line per chat (date, agent, title, project)
 --- and a line per hit (its line, who said it, the text). <CR> opens the
 --- saved chat read-only at that line, its message at the top; q closes.
-local chatui = require("acp.chat")
+local lazy = require("acp.lazy")
+local chatui = lazy("acp.chat")
 local highlights = require("acp.highlights")
 local history = require("acp.history")
 local host = require("acp.host")

@@ -4,22 +4,23 @@
 ---
 --- Every event type the host sends (host/events.go) has a handler here and
 --- every handler has an event type there: host/events_test.go checks it.
-local auth = require("acp.agents.auth")
-local chat = require("acp.chat")
-local follow = require("acp.chat.follow")
-local history_search = require("acp.history.search")
-local lifecycle = require("acp.session.lifecycle")
-local notify = require("acp.notify")
-local registry = require("acp.agents.registry")
-local review = require("acp.review")
-local rewind = require("acp.rewind")
-local rewind_fork = require("acp.rewind.fork")
+local lazy = require("acp.lazy")
+local auth = lazy("acp.agents.auth")
+local chat = lazy("acp.chat")
+local follow = lazy("acp.chat.follow")
+local history_search = lazy("acp.history.search")
+local lifecycle = lazy("acp.session.lifecycle")
+local notify = lazy("acp.notify")
+local registry = lazy("acp.agents.registry")
+local review = lazy("acp.review")
+local rewind = lazy("acp.rewind")
+local rewind_fork = lazy("acp.rewind.fork")
 local sessions = require("acp.sessions")
-local steer = require("acp.input.steer")
-local subagents = require("acp.subagents")
-local updates = require("acp.session.updates")
-local winbar = require("acp.chat.winbar")
-local worktree = require("acp.worktree")
+local steer = lazy("acp.input.steer")
+local subagents = lazy("acp.subagents")
+local updates = lazy("acp.session.updates")
+local winbar = lazy("acp.chat.winbar")
+local worktree = lazy("acp.worktree")
 
 local M = {}
 

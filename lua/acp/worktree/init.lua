@@ -43,8 +43,26 @@ function M.default_dir()
   return vim.fn.fnamemodify(vim.fn.stdpath("data"), ":h") .. "/nvim-acp/worktrees"
 end
 
+--- worktree.dir, made absolute ("": M.default_dir()).
+---@return string
+local function worktrees_dir()
+  local dir = (config.options.worktree or {}).dir or ""
+  if dir == "" then
+    dir = M.default_dir()
+  end
+  return (vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("/$", ""))
+end
+
+--- How many spare worktrees to keep (worktree.spares).
+---@return integer
+local function spares()
+  local n = (config.options.worktree or {}).spares
+  return type(n) == "number" and n or 1
+end
+
 --- Make a worktree of the repository cwd is in (opts.name: its name; else
---- one from opts.hint); cb(tree) or cb(nil, err) once made.
+--- one from opts.hint); cb(tree) or cb(nil, err) once made. A spare is
+--- taken when one is ready (the host then makes the next one).
 ---@param cwd string
 ---@param opts { name: string|nil, hint: string|nil, carry: boolean|nil }
 ---@param cb fun(tree: acp.Worktree|nil, err: string|nil)
@@ -61,20 +79,31 @@ function M.create(cwd, opts, cb)
     if carry == nil then
       carry = o.carry or false
     end
-    local dir = o.dir or ""
-    if dir == "" then
-      dir = M.default_dir()
-    end
-    dir = vim.fn.fnamemodify(vim.fn.expand(dir), ":p"):gsub("/$", "")
     local ok, call_err = pcall(host.request, "acp_worktree_create", id, cwd, {
       name = opts.name or "",
       hint = opts.hint or "",
-      dir = dir,
+      dir = worktrees_dir(),
       carry = carry,
+      spares = spares(),
     })
     if not ok then
       waiting[id] = nil
       cb(nil, tostring(call_err))
+    end
+  end)
+end
+
+--- Make the spare worktrees of the repository cwd is in, in the
+--- background (worktree.spares of them; none when cwd is in no
+--- repository), before a worktree session asks for one.
+---@param cwd string
+function M.prepare_spares(cwd)
+  if spares() == 0 then
+    return
+  end
+  host.start(function(err)
+    if not err then
+      pcall(host.request, "acp_worktree_spares", cwd, { dir = worktrees_dir(), spares = spares() })
     end
   end)
 end

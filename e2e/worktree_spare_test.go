@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// spareDirs are the ready spare worktrees nvim-acp keeps of the repository
+// ws (worktree.spares), as paths.
+func (e *Editor) spareDirs(ws string) []string {
+	e.t.Helper()
+	var dirs []string
+	e.Lua(`local ws = ...
+		local base = require("acp.worktree").default_dir()
+		local name = vim.fn.fnamemodify(ws, ":t") .. "-" .. vim.fn.sha256(ws):sub(1, 8)
+		return vim.fn.glob(base .. "/" .. name .. "/.spare-*", true, true)`, &dirs, ws)
+	return dirs
+}
+
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// After a worktree session, a spare worktree of the repository is made in
+// the background; the next worktree session takes it (HEAD moved since:
+// it ends on the new HEAD) and another is made. Spares are no sessions
+// (the overview lists the two sessions only), make no branch, and go with
+// worktree.spares = 0.
+func TestWorktreeSessionFromASpare(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, nil)
+	first := e.newWorktreeSession("fake", "first")
+	var spare string
+	e.Eventually("a spare made after the first worktree session", 30*time.Second, func() bool {
+		d := e.spareDirs(ws)
+		if len(d) == 1 {
+			spare = d[0]
+		}
+		return spare != ""
+	})
+	if got := gitIn(t, filepath.Join(spare), "status", "--porcelain"); got != "" {
+		t.Errorf("the spare holds changes: %q", got)
+	}
+	spareIno := inode(t, filepath.Join(spare, "shared.txt"))
+	// HEAD moves after the spare was made.
+	fsPutFile(t, filepath.Join(ws, "later.txt"), "committed later\n")
+	gitIn(t, ws, "add", "-A")
+	gitIn(t, ws, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-q", "-m", "later")
+	head := strings.TrimSpace(gitIn(t, ws, "rev-parse", "HEAD"))
+	before := userRepoState(t, ws)
+	second := e.newWorktreeSession("fake", "second")
+	if got := inode(t, filepath.Join(second.Path, "shared.txt")); got != spareIno {
+		t.Errorf("the second worktree is not the spare (inode %d, the spare's %d)", got, spareIno)
+	}
+	if got := fsGetFile(t, filepath.Join(second.Path, "later.txt")); got != "committed later\n" {
+		t.Errorf("later.txt in the worktree = %q", got)
+	}
+	if got := strings.TrimSpace(gitIn(t, second.Path, "rev-parse", "HEAD")); got != head {
+		t.Errorf("the worktree's HEAD %s, want %s", got, head)
+	}
+	if got := strings.TrimSpace(gitIn(t, second.Path, "branch", "--show-current")); got != "acp/second" {
+		t.Errorf("the worktree's branch %q, want acp/second", got)
+	}
+	if got := gitIn(t, second.Path, "status", "--porcelain"); got != "" {
+		t.Errorf("status of the new worktree: %q", got)
+	}
+	if after := userRepoState(t, ws); after != before {
+		t.Errorf("the user's repository changed:\n%s\n---\n%s", before, after)
+	}
+	e.sendTo(second.Key, "hello")
+	e.Eventually("the next spare made", 30*time.Second, func() bool {
+		d := e.spareDirs(ws)
+		return len(d) == 1 && d[0] != spare
+	})
+	// Spares are no sessions: the overview lists the two worktree
+	// sessions; git has the acp/ branches of the two only.
+	var rows []string
+	e.Lua(`local out = {}
+		for _, row in ipairs(require("acp.overview").rows(false, false)) do
+			if row.s then out[#out + 1] = (require("acp.overview").line(row, 200)) end
+		end
+		return out`, &rows)
+	if len(rows) != 2 || !strings.Contains(strings.Join(rows, "\n"), "acp/first") {
+		t.Errorf("overview rows: %q", rows)
+	}
+	if got := strings.Fields(gitIn(t, ws, "branch", "--list", "acp/*", "--format=%(refname:short)")); strings.Join(got, " ") != "acp/first acp/second" {
+		t.Errorf("acp branches: %q", got)
+	}
+	// worktree.spares = 0: the next worktree session is checked out anew
+	// and the spare goes.
+	e.Lua(`require("acp.config").options.worktree.spares = 0`, nil)
+	third := e.newWorktreeSession("fake", "third")
+	e.Eventually("the spare removed", 30*time.Second, func() bool { return len(e.spareDirs(ws)) == 0 })
+	for _, s := range []wtSession{first, second, third} {
+		if _, err := os.Stat(filepath.Join(s.Path, "shared.txt")); err != nil {
+			t.Errorf("%s: %v", s.Branch, err)
+		}
+	}
+}
+
+// worktree.spares_early: the spare is made when nvim-acp is set up in a
+// repository, and again when :AcpSessions opens, before any worktree
+// session.
+func TestWorktreeSpareMadeEarly(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
+	var spare string
+	e.Eventually("a spare made at setup", 30*time.Second, func() bool {
+		if d := e.spareDirs(ws); len(d) == 1 {
+			spare = d[0]
+		}
+		return spare != ""
+	})
+	gitIn(t, ws, "worktree", "remove", "--force", spare)
+	e.Lua(`vim.cmd("AcpSessions")`, nil)
+	e.Eventually("a spare made when :AcpSessions opened", 30*time.Second, func() bool { return len(e.spareDirs(ws)) == 1 })
+	s := e.newWorktreeSession("fake", "early")
+	if got := gitIn(t, s.Path, "status", "--porcelain"); got != "" {
+		t.Errorf("status of the new worktree: %q", got)
+	}
+}

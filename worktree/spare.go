@@ -1,0 +1,400 @@
+package worktree
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Spare worktrees: a checkout of a repository's HEAD made ahead of time,
+// in the background, so that a worktree session is ready without waiting
+// for git to write every file of the tree (seconds on a large repository:
+// the kernel's cost of creating files). Create takes one when Options.Spares
+// > 0: it is renamed to the session's name (an atomic claim: of two takers,
+// one rename fails and that one looks further), put on the session's branch
+// (only files that differ are written, when HEAD moved since the spare was
+// made, or for carried changes), and FillSpares makes the next one.
+//
+// A spare lives beside the session worktrees of its repository as
+// .spare-<random> (.filling-<pid>-<random> while git checks it out), a
+// detached worktree of HEAD: no branch, nothing of the user's in it. A name
+// starting with "." is no session's (validName), so it never shows as one.
+const (
+	sparePrefix = ".spare-"
+	fillPrefix  = ".filling-"
+)
+
+// repoInfo is the repository dir is in: its top, common git directory and
+// this worktree's git directory.
+func repoInfo(ctx context.Context, dir string) (top, common, gitdir string, err error) {
+	out, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel", "--git-common-dir", "--git-dir")
+	if err != nil {
+		return "", "", "", fmt.Errorf("worktree: %s is not in a git repository: %w", dir, err)
+	}
+	f := strings.Split(trim(out), "\n")
+	if len(f) != 3 {
+		return "", "", "", fmt.Errorf("worktree: git rev-parse: unexpected %q", out)
+	}
+	return f[0], abs(dir, f[1]), abs(dir, f[2]), nil
+}
+
+// spares are the names of the ready spares in where, oldest name first.
+func spares(where string) []string {
+	ents, _ := os.ReadDir(where)
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), sparePrefix) {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// takeSpare moves a ready spare of where to t.Path (reserved: an empty
+// directory) and puts it on t.Branch at t.Base. It says false when there
+// was none to take (t.Path stays reserved).
+func takeSpare(ctx context.Context, t Tree, where string) (bool, error) {
+	for _, name := range spares(where) {
+		src := filepath.Join(where, name)
+		// The claim: rename(2) of a directory onto an empty one is atomic;
+		// of two takers of one spare, the second finds it gone.
+		// (syscall.Rename: os.Rename refuses an existing directory.)
+		if err := syscall.Rename(src, t.Path); err != nil {
+			continue
+		}
+		if err := adopt(ctx, t); err != nil {
+			// Not usable after all: it goes, and t.Path is free again for
+			// a checkout of its own.
+			_ = dropTree(ctx, t.Repo, t.Common, t.Path)
+			if err := os.Mkdir(t.Path, 0o755); err != nil {
+				return false, fmt.Errorf("worktree: %w", err)
+			}
+			return false, err
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// adopt makes the spare now at t.Path the worktree t: git's record of it
+// follows the move (worktree repair), and it goes on the new branch
+// t.Branch at t.Base, with only the files that differ from the spare's
+// commit written.
+func adopt(ctx context.Context, t Tree) error {
+	if _, err := git(ctx, t.Repo, nil, "worktree", "repair", t.Path); err != nil {
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	head, err := git(ctx, t.Path, nil, "rev-parse", "--verify", "-q", "HEAD")
+	if err != nil {
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	if trim(head) == t.Base {
+		// The spare is checked out at the very commit: the branch is made
+		// there and HEAD points at it; no file is looked at.
+		if _, err := git(ctx, t.Path, nil, "branch", "--no-track", t.Branch, t.Base); err != nil {
+			return fmt.Errorf("worktree: spare: %w", err)
+		}
+		if _, err := git(ctx, t.Path, nil, "symbolic-ref", "HEAD", "refs/heads/"+t.Branch); err != nil {
+			return fmt.Errorf("worktree: spare: %w", err)
+		}
+		return nil
+	}
+	// HEAD moved since the spare was made, or changes are carried: a
+	// checkout from the spare's commit writes the files that differ (-f:
+	// whatever the spare holds, it ends as t.Base; -b: a branch of that
+	// name made meanwhile is not overwritten).
+	if _, err := git(ctx, t.Path, nil, "checkout", "-q", "-f", "--no-track", "-b", t.Branch, t.Base); err != nil {
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	return nil
+}
+
+// FillSpares makes spare worktrees of the repository dir is in (in the
+// directory Create would make its worktrees for o) until it has n ready,
+// and removes those beyond n (n = 0: all of them). Spares whose repository
+// is gone, and checkouts left half done by a process that ended, are
+// removed first (PruneSpares). The checkouts run at a low priority (nice):
+// this is background work.
+func FillSpares(ctx context.Context, dir string, o Options, n int) error {
+	top, common, _, err := repoInfo(ctx, dir)
+	if err != nil {
+		return err
+	}
+	if _, err := git(ctx, top, nil, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
+		return nil // no commit yet: nothing to check out
+	}
+	where := worktreesDir(top, common, o)
+	if o.Dir != "" {
+		PruneSpares(ctx, o.Dir) // every repository's: some may be gone
+	} else {
+		pruneWhere(ctx, where) // in the git directory: this one's only
+	}
+	have := spares(where)
+	for i := len(have) - 1; i >= n && i >= 0; i-- {
+		if err := dropTree(ctx, top, common, filepath.Join(where, have[i])); err != nil {
+			return err
+		}
+	}
+	for k := len(have); k < n; k++ {
+		if err := makeSpare(ctx, top, common, where); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeSpare checks out the repository's HEAD, detached, as a new spare of
+// where.
+func makeSpare(ctx context.Context, top, common, where string) error {
+	if err := os.MkdirAll(where, 0o755); err != nil {
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	id := randomID()
+	filling := filepath.Join(where, fillPrefix+strconv.Itoa(os.Getpid())+"-"+id)
+	if _, err := gitNice(ctx, top, "worktree", "add", "-q", "--detach", filling, "HEAD"); err != nil {
+		if ctx.Err() == nil {
+			_ = dropTree(context.Background(), top, common, filling)
+		}
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	// Ready: git's record names the spare's final path first, then the
+	// rename shows it to takers (a taker finding a record that names the
+	// old path would not be a worktree git knows where it is).
+	ready := filepath.Join(where, sparePrefix+id)
+	gd := gitdirOf(filling)
+	if gd == "" {
+		_ = dropTree(ctx, top, common, filling)
+		return fmt.Errorf("worktree: spare: %s has no git record", filling)
+	}
+	if err := os.WriteFile(filepath.Join(gd, "gitdir"), []byte(filepath.Join(ready, ".git")+"\n"), 0o644); err != nil {
+		_ = dropTree(ctx, top, common, filling)
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	if err := os.Rename(filling, ready); err != nil {
+		_ = os.RemoveAll(gd)
+		_ = os.RemoveAll(filling)
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	return nil
+}
+
+func randomID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// niceCmd runs the background checkouts at a low priority when nice(1) is
+// there.
+var niceCmd = sync.OnceValue(func() string {
+	p, _ := exec.LookPath("nice")
+	return p
+})
+
+// gitNice is git at nice 10 (its children too: the checkout git runs).
+func gitNice(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	if n := niceCmd(); n != "" {
+		cmd := exec.CommandContext(ctx, n, append([]string{"-n", "10", "git"}, args...)...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			msg := strings.TrimSpace(stderr.String())
+			if msg == "" {
+				msg = err.Error()
+			}
+			return out, fmt.Errorf("git %s: %s", args[0], msg)
+		}
+		return out, nil
+	}
+	return git(ctx, dir, nil, args...)
+}
+
+// dropTree removes the spare (or half-made spare) at path, and git's record
+// of it; nothing else of the repository is touched (no `worktree prune`,
+// which would also forget the user's own worktrees on a drive not mounted).
+func dropTree(ctx context.Context, top, common, path string) error {
+	if gd := gitdirOf(path); gd != "" && within(gd, filepath.Join(common, "worktrees")) {
+		// The record is ours when it points back at path.
+		if b, err := os.ReadFile(filepath.Join(gd, "gitdir")); err == nil &&
+			filepath.Clean(filepath.Dir(strings.TrimSpace(string(b)))) == filepath.Clean(path) {
+			if err := os.RemoveAll(gd); err != nil {
+				return fmt.Errorf("worktree: spare: %w", err)
+			}
+		}
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	return nil
+}
+
+// gitdirOf is the git directory a worktree's .git file names, or "".
+func gitdirOf(path string) string {
+	b, err := os.ReadFile(filepath.Join(path, ".git"))
+	if err != nil {
+		return ""
+	}
+	s := bufio.NewScanner(bytes.NewReader(b))
+	if !s.Scan() {
+		return ""
+	}
+	gd, ok := strings.CutPrefix(s.Text(), "gitdir: ")
+	if !ok {
+		return ""
+	}
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(path, gd)
+	}
+	return filepath.Clean(gd)
+}
+
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+}
+
+// PruneSpares removes, in base (a directory of per-repository worktree
+// directories, Options.Dir), the spares whose repository is gone (their
+// git record is missing) and the half-made ones whose process ended. It
+// touches nothing else: session worktrees are never pruned here.
+func PruneSpares(ctx context.Context, base string) {
+	repos, _ := os.ReadDir(base)
+	for _, r := range repos {
+		if !r.IsDir() {
+			continue
+		}
+		pruneWhere(ctx, filepath.Join(base, r.Name()))
+	}
+}
+
+// pruneWhere is PruneSpares in one repository's directory of worktrees.
+func pruneWhere(ctx context.Context, where string) {
+	ents, _ := os.ReadDir(where)
+	for _, e := range ents {
+		name := e.Name()
+		path := filepath.Join(where, name)
+		switch {
+		case strings.HasPrefix(name, sparePrefix):
+			gd := gitdirOf(path)
+			if gd == "" {
+				continue // not a worktree: not ours to judge
+			}
+			if _, err := os.Stat(gd); errors.Is(err, fs.ErrNotExist) {
+				_ = os.RemoveAll(path) // its repository (or its record) is gone
+			}
+		case strings.HasPrefix(name, fillPrefix):
+			pid, _, _ := strings.Cut(strings.TrimPrefix(name, fillPrefix), "-")
+			if p, err := strconv.Atoi(pid); err == nil && !alive(p) {
+				if gd := gitdirOf(path); gd != "" {
+					_ = dropTree(ctx, "", filepath.Dir(filepath.Dir(gd)), path)
+				} else {
+					_ = os.RemoveAll(path)
+				}
+			}
+		}
+	}
+}
+
+// alive tells whether process pid runs.
+func alive(pid int) bool {
+	if pid == os.Getpid() {
+		return true
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// Pool runs FillSpares in the background, off the caller's goroutine: one
+// fill at a time per repository directory and Options.Dir; a fill asked for
+// while one runs runs once more after it. Close stops them (a checkout cut
+// short is left as .filling-<pid>-*, removed by a later PruneSpares).
+type Pool struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	report func(dir string, err error)
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	running map[string]*fillReq // by dir and Options.Dir
+}
+
+type fillReq struct {
+	dir   string
+	o     Options
+	n     int
+	again bool
+}
+
+// NewPool returns a Pool; report (nil: none) hears of fills that failed.
+func NewPool(report func(dir string, err error)) *Pool {
+	ctx, cancel := context.WithCancel(context.Background())
+	if report == nil {
+		report = func(string, error) {}
+	}
+	return &Pool{ctx: ctx, cancel: cancel, report: report, running: map[string]*fillReq{}}
+}
+
+// Fill keeps n spares of the repository dir is in (n = 0: removes them),
+// in the background.
+func (p *Pool) Fill(dir string, o Options, n int) {
+	key := dir + "\x00" + o.Dir
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ctx.Err() != nil {
+		return
+	}
+	if r := p.running[key]; r != nil {
+		r.o, r.n, r.again = o, n, true
+		return
+	}
+	r := &fillReq{dir: dir, o: o, n: n}
+	p.running[key] = r
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			p.mu.Lock()
+			o, n := r.o, r.n
+			r.again = false
+			p.mu.Unlock()
+			if err := FillSpares(p.ctx, dir, o, n); err != nil && p.ctx.Err() == nil {
+				p.report(dir, err)
+			}
+			p.mu.Lock()
+			if !r.again || p.ctx.Err() != nil {
+				delete(p.running, key)
+				p.mu.Unlock()
+				return
+			}
+			p.mu.Unlock()
+		}
+	}()
+}
+
+// Wait returns once no fill runs.
+func (p *Pool) Wait() { p.wg.Wait() }
+
+// Close stops the fills and waits for them.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.cancel()
+	p.mu.Unlock()
+	p.wg.Wait()
+}

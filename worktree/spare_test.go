@@ -1,0 +1,371 @@
+package worktree
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// spareFile is a file of the ready spare of where (the first), whose
+// identity tells later whether a worktree is that spare.
+func spareFile(t *testing.T, where, rel string) os.FileInfo {
+	t.Helper()
+	sp := spares(where)
+	if len(sp) != 1 {
+		t.Fatalf("spares of %s = %v, want one", where, sp)
+	}
+	fi, err := os.Stat(filepath.Join(where, sp[0], rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}
+
+// worktreeList is git's list of the repository's worktrees: path and
+// branch (or "detached").
+func worktreeList(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var path string
+	for _, l := range strings.Split(run(t, dir, "worktree", "list", "--porcelain"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "worktree "):
+			path, _ = filepath.EvalSymlinks(strings.TrimPrefix(l, "worktree "))
+			out[path] = ""
+		case strings.HasPrefix(l, "branch "):
+			out[path] = strings.TrimPrefix(l, "branch refs/heads/")
+		case l == "detached":
+			out[path] = "detached"
+		case strings.HasPrefix(l, "prunable"):
+			out[path] += " prunable"
+		}
+	}
+	return out
+}
+
+func TestCreateFromSpare(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// before changes the user's repository after the spare was made
+		before func(t *testing.T, dir string)
+		carry  bool
+		want   map[string]string // the worktree's files ("": none)
+	}{
+		{name: "spare taken", want: map[string]string{"a.txt": "one\n", "b.txt": "bee\n"}},
+		{
+			name: "HEAD moved since the spare",
+			before: func(t *testing.T, dir string) {
+				write(t, filepath.Join(dir, "a.txt"), "one moved\n")
+				write(t, filepath.Join(dir, "c.txt"), "sea\n")
+				os.Remove(filepath.Join(dir, "b.txt"))
+				run(t, dir, "add", "-A")
+				run(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "moved")
+			},
+			want: map[string]string{"a.txt": "one moved\n", "b.txt": "", "c.txt": "sea\n"},
+		},
+		{
+			name: "carry onto a spare",
+			before: func(t *testing.T, dir string) {
+				write(t, filepath.Join(dir, "a.txt"), "two\n")
+				write(t, filepath.Join(dir, "new.txt"), "untracked\n")
+				write(t, filepath.Join(dir, "x.log"), "ignored\n")
+			},
+			carry: true,
+			want:  map[string]string{"a.txt": "two\n", "b.txt": "bee\n", "new.txt": "untracked\n", "x.log": ""},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n", "b.txt": "bee\n", ".gitignore": "*.log\n"})
+			o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1, Carry: tc.carry}
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			top, common, _, _ := repoInfo(ctx, dir)
+			where := worktreesDir(top, common, o)
+			spare := spareFile(t, where, ".gitignore")
+			if tc.before != nil {
+				tc.before(t, dir)
+			}
+			before := userState(t, dir)
+			tr, err := Create(ctx, dir, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after := userState(t, dir); after != before {
+				t.Errorf("the user's repository changed:\n%s\n---\n%s", before, after)
+			}
+			if fi, err := os.Stat(filepath.Join(tr.Path, ".gitignore")); err != nil || !os.SameFile(fi, spare) {
+				t.Errorf("the worktree is not the spare (%v)", err)
+			}
+			if sp := spares(where); len(sp) != 0 {
+				t.Errorf("spares left = %v, want none (taken)", sp)
+			}
+			for p, text := range tc.want {
+				got, ok := readFile(filepath.Join(tr.Path, p))
+				if text == "" && ok {
+					t.Errorf("%s is in the worktree: %q", p, got)
+				} else if text != "" && string(got) != text {
+					t.Errorf("%s = %q, want %q", p, got, text)
+				}
+			}
+			if got := worktreeList(t, dir)[tr.Path]; got != tr.Branch {
+				t.Errorf("git's record of %s: %q, want branch %s", tr.Path, got, tr.Branch)
+			}
+			if got := trimS(run(t, tr.Path, "rev-parse", "HEAD")); got != tr.Base {
+				t.Errorf("HEAD = %s, want %s", got, tr.Base)
+			}
+			if tr.Carried != tc.carry {
+				t.Errorf("carried = %v", tr.Carried)
+			}
+			if st := run(t, tr.Path, "status", "--porcelain", "--untracked-files=all"); st != "" {
+				t.Errorf("status of the new worktree:\n%s", st)
+			}
+			if cs, err := Changes(ctx, tr); err != nil || len(cs) != 0 {
+				t.Errorf("changes of a new worktree = %v, %v", cs, err)
+			}
+			// Merged back and removed as any worktree.
+			if err := Remove(ctx, tr); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := worktreeList(t, dir)[tr.Path]; ok {
+				t.Error("git still lists the removed worktree")
+			}
+		})
+	}
+}
+
+func trimS(s string) string { return strings.TrimSpace(s) }
+
+// Four Creates at once with one spare: each gets a worktree of its own
+// (one of them the spare), of its own name.
+func TestCreateConcurrentTake(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1}
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	top, common, _, _ := repoInfo(ctx, dir)
+	where := worktreesDir(top, common, o)
+	spare := spareFile(t, where, "a.txt")
+	const n = 4
+	trees := make([]Tree, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			trees[i], errs[i] = Create(ctx, dir, o)
+		}()
+	}
+	wg.Wait()
+	names := map[string]bool{}
+	fromSpare := 0
+	list := worktreeList(t, dir)
+	for i, tr := range trees {
+		if errs[i] != nil {
+			t.Fatalf("create %d: %v", i, errs[i])
+		}
+		names[tr.Name] = true
+		if got := read(t, filepath.Join(tr.Path, "a.txt")); got != "one\n" {
+			t.Errorf("%s: a.txt = %q", tr.Name, got)
+		}
+		if list[tr.Path] != tr.Branch {
+			t.Errorf("git's record of %s: %q, want %s", tr.Path, list[tr.Path], tr.Branch)
+		}
+		if fi, err := os.Stat(filepath.Join(tr.Path, "a.txt")); err == nil && os.SameFile(fi, spare) {
+			fromSpare++
+		}
+	}
+	if len(names) != n || fromSpare != 1 {
+		t.Errorf("names %v, %d from the spare; want %d names, 1 from the spare", names, fromSpare, n)
+	}
+}
+
+// FillSpares keeps n: makes what is missing, removes what is beyond, and
+// never makes a branch or shows as a session's worktree.
+func TestFillSpares(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1}
+	top, common, _, _ := repoInfo(ctx, dir)
+	where := worktreesDir(top, common, o)
+	branches := run(t, dir, "branch", "--list")
+	count := func(want int) {
+		t.Helper()
+		if got := spares(where); len(got) != want {
+			t.Fatalf("spares = %v, want %d", got, want)
+		}
+		detached := 0
+		for p, b := range worktreeList(t, dir) {
+			if b == "detached" && strings.HasPrefix(filepath.Base(p), sparePrefix) {
+				detached++
+			} else if p != top {
+				t.Errorf("worktree %s (%s) is not a spare", p, b)
+			}
+		}
+		if detached != want {
+			t.Errorf("git lists %d spares, want %d", detached, want)
+		}
+		if got := run(t, dir, "branch", "--list"); got != branches {
+			t.Errorf("branches = %q, want %q", got, branches)
+		}
+	}
+	for _, step := range []struct {
+		n, want int
+	}{{1, 1}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {1, 1}} {
+		if err := FillSpares(ctx, dir, o, step.n); err != nil {
+			t.Fatal(err)
+		}
+		count(step.want)
+	}
+	// Taken, then refilled.
+	tr, err := Create(ctx, dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := spares(where); len(got) != 0 {
+		t.Fatalf("spares after a take = %v", got)
+	}
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := spares(where); len(got) != 1 {
+		t.Fatalf("spares after the refill = %v", got)
+	}
+	if err := Remove(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Spares of a repository that is gone, and half-made ones of a process
+// that ended, are removed; a session's worktree and a live process's
+// checkout are not.
+func TestPruneSpares(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	gone := repo(t, map[string]string{"a.txt": "one\n"})
+	kept := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Hint: "agent", Dir: base, Spares: 1}
+	for _, d := range []string{gone, kept} {
+		if err := FillSpares(ctx, d, o, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := Create(ctx, kept, Options{Hint: "agent", Dir: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wGone := worktreesDir(gone, filepath.Join(gone, ".git"), o)
+	wKept := worktreesDir(kept, filepath.Join(kept, ".git"), o)
+	// A checkout left half done by a process that ended (pid 0 is none),
+	// and one of this process, still going.
+	dead := filepath.Join(wKept, fmt.Sprintf("%s%d-x", fillPrefix, 999999999))
+	live := filepath.Join(wKept, fmt.Sprintf("%s%d-y", fillPrefix, os.Getpid()))
+	for _, p := range []string{dead, live} {
+		write(t, filepath.Join(p, "half.txt"), "x\n")
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	PruneSpares(ctx, base)
+	left := func(where string) []string {
+		ents, _ := os.ReadDir(where)
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		sort.Strings(out)
+		return out
+	}
+	if got := left(wGone); len(got) != 0 {
+		t.Errorf("left of the gone repository: %v", got)
+	}
+	got := left(wKept)
+	want := []string{filepath.Base(live), tr.Name, spares(wKept)[0]}
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("left = %v, want %v", got, want)
+	}
+}
+
+// The Pool fills in the background, once per ask while one runs, and
+// stops on Close.
+func TestPool(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Dir: t.TempDir(), Spares: 1}
+	top, common, _, _ := repoInfo(ctx, dir)
+	where := worktreesDir(top, common, o)
+	var mu sync.Mutex
+	var errs []error
+	p := NewPool(func(_ string, err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	})
+	for range 3 {
+		p.Fill(dir, o, 1)
+	}
+	p.Wait()
+	if got := spares(where); len(got) != 1 {
+		t.Fatalf("spares = %v, want 1", got)
+	}
+	p.Fill(dir, o, 0)
+	p.Wait()
+	if got := spares(where); len(got) != 0 {
+		t.Fatalf("spares = %v, want none", got)
+	}
+	p.Fill(t.TempDir(), o, 1) // not a repository: reported
+	p.Wait()
+	p.Close()
+	p.Fill(dir, o, 1) // closed: nothing runs
+	p.Wait()
+	if got := spares(where); len(got) != 0 {
+		t.Errorf("spares after Close = %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "not in a git repository") {
+		t.Errorf("reported = %v", errs)
+	}
+}
+
+// With no Options.Dir the spares live in the git directory, as the
+// worktrees do, and are taken from there.
+func TestSparesInTheGitDirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Hint: "agent", Spares: 1}
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	where := filepath.Join(dir, ".git", DefaultSubdir)
+	spare := spareFile(t, where, "a.txt")
+	tr, err := Create(ctx, dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(tr.Path, "a.txt")); err != nil || !os.SameFile(fi, spare) {
+		t.Errorf("the worktree is not the spare (%v)", err)
+	}
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := FillSpares(ctx, dir, o, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := spares(where); len(got) != 0 {
+		t.Errorf("spares = %v, want none", got)
+	}
+	if st := run(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Errorf("the user's status: %q", st)
+	}
+}
