@@ -303,6 +303,8 @@ function M.rewind(s, opts)
     conversation = opts.conversation ~= false,
     mode = opts.mode == "exact" and "exact" or "keep",
   }
+  -- Which way the agent will forget the dropped turns, for the preview.
+  info.fork, info.fork_why = fork.can(s, n)
   if opts.confirm == false then
     -- No preview: the host plans and writes in the background, overlaps
     -- settled as opts.overlaps says (default ours).

@@ -85,7 +85,17 @@ function M.lines(info)
       info.dropped == 1 and "" or "s",
       info.n
     )
-    out[#out + 1] = "  The agent goes on in a new session, told the conversation kept with your next prompt."
+    if info.fork then
+      out[#out + 1] = ("  The agent goes on in a fork of its own session at message %d's answer (its own history)."):format(
+        info.n - 1
+      )
+    elseif info.n <= 1 then
+      out[#out + 1] = "  The agent goes on in a new session, with nothing of the conversation."
+    else
+      out[#out + 1] = ("  The agent goes on in a new session, told the conversation kept with your next prompt%s."):format(
+        info.fork_why and (" (not a fork: %s)"):format(info.fork_why) or ""
+      )
+    end
   else
     out[#out + 1] = "Conversation: kept as it is"
   end
