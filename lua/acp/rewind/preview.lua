@@ -21,15 +21,29 @@ M.keys = {
 
 local marks = { restore = "M", create = "A", delete = "D", conflict = "!", unexplained = "?" }
 
+--- text cut to width display cells, "..." ending a cut one (whole
+--- characters: a message's multibyte text stays valid UTF-8).
+---@param text string
+---@param width integer
+---@return string
+function M.fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local n = math.min(vim.fn.strchars(text), width)
+  while n > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(text, 0, n)) > width - 3 do
+    n = n - 1
+  end
+  return vim.fn.strcharpart(text, 0, n) .. "..."
+end
+
 --- The preview's lines for info (see acp.rewind).
 ---@param info table
 ---@return string[]
 function M.lines(info)
   local out = {}
   local text = vim.split(info.text, "\n", { plain = true })[1] or ""
-  if #text > 60 then
-    text = text:sub(1, 57) .. "..."
-  end
+  text = M.fit(text, 60)
   out[#out + 1] = ("Rewind to before message %d: %s"):format(info.n, text)
   out[#out + 1] = ""
   if info.files then
