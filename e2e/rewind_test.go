@@ -898,3 +898,39 @@ func TestRewindPickerFitsTheScreen(t *testing.T) {
 		}
 	}
 }
+
+// A rewind of a change to a file's first line, open in a window that is
+// not the current one, leaves no filler row above that line: the review
+// scrolled the window up (topfill) to show the removed line above it, and
+// once the hunk was gone the window kept that topfill, drawn as a row of
+// "-" (seen in tmux on 0.10 and 0.12 after :AcpRewind and its redo).
+func TestRewindLeavesNoFillerAboveTheFirstLine(t *testing.T) {
+	e, ws := fsEditor(t)
+	u := attachUI(e, 80, 24)
+	path := filepath.Join(ws, "b.txt")
+	fsPutFile(t, path, "bravo one\n")
+	e.SetupFake(M{"turns": []any{[]any{diskWrite(path, "bravo two\n"), text("done")}}}, nil)
+	var win int
+	e.Lua(`vim.cmd("edit " .. vim.fn.fnameescape(...)); return vim.api.nvim_get_current_win()`, &win, path)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("edit b")
+	topfill := func() int {
+		var n int
+		e.Lua(`return vim.api.nvim_win_call(..., function() return vim.fn.winsaveview().topfill end)`, &n, win)
+		return n
+	}
+	e.Eventually("the removed line shown above the first", 10*time.Second, func() bool {
+		return topfill() == 1 && strings.Contains(u.screen.text(), "bravo one")
+	})
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the file rewound", 10*time.Second, func() bool { return fileOrGone(path) == "bravo one\n" })
+	e.Eventually("no filler above the first line", 10*time.Second, func() bool {
+		e.Lua(`vim.cmd("redraw")`, nil)
+		return topfill() == 0 && !strings.Contains(u.screen.text(), "------")
+	})
+}
