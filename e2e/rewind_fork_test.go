@@ -37,16 +37,21 @@ func TestRewindConversationFork(t *testing.T) {
 		fork     bool   // session/fork is sent (at msg-1b)
 		session  string // the session the next prompt goes to
 		said     string // in the chat
+		preview  string // in the preview, before the rewind is confirmed
 	}{
 		{"fork", M{"initialize": sessionCaps(false, "fork"), "turns": turns(true)}, true, "fake-fork-2",
-			"continued in a fork at message 1's answer (the agent's own history"},
+			"continued in a fork at message 1's answer (the agent's own history",
+			"The agent goes on in a fork of its own session at message 1's answer"},
 		{"no fork capability", M{"turns": turns(true)}, false, "fake-session-2",
-			"Not forked (fakeagent cannot fork sessions (no sessionCapabilities.fork)), so a new session of fakeagent takes over"},
+			"Not forked (fakeagent cannot fork sessions (no sessionCapabilities.fork)), so a new session of fakeagent takes over",
+			"The agent goes on in a new session, told the conversation kept with your next prompt (not a fork: fakeagent cannot fork sessions"},
 		{"no messageId", M{"initialize": sessionCaps(false, "fork"), "turns": turns(false)}, false, "fake-session-2",
-			"Not forked (no id of message 1's answer is recorded"},
+			"Not forked (no id of message 1's answer is recorded",
+			"(not a fork: no id of message 1's answer is recorded"},
 		{"fork fails", M{"initialize": sessionCaps(false, "fork"), "turns": turns(true),
 			"fail": M{"session/fork": M{"code": -32603, "message": "fork broke"}}}, true, "fake-session-2",
-			"Not forked (its fork failed: "},
+			"Not forked (its fork failed: ",
+			"The agent goes on in a fork of its own session at message 1's answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _ := fsEditor(t)
@@ -56,6 +61,16 @@ func TestRewindConversationFork(t *testing.T) {
 			for _, m := range []string{"ask-one", "ask-two", "ask-three"} {
 				e.runTurn(m)
 			}
+			// The preview says which way the agent will forget the
+			// dropped turns (it said "a new session" for a fork too).
+			e.Lua(`require("acp").rewind({ message = 2, files = false })`, nil)
+			var text string
+			e.Eventually("the preview", 10*time.Second, func() bool { text = e.rewindPreviewText(); return text != "" })
+			if !strings.Contains(strings.Join(strings.Fields(text), " "), tc.preview) {
+				t.Errorf("the preview does not say %q:\n%s", tc.preview, text)
+			}
+			e.nv.Input("q")
+			e.Eventually("the preview closed", 10*time.Second, func() bool { return e.rewindPreviewText() == "" })
 			var ok bool
 			e.Lua(`return require("acp").rewind({ message = 2, files = false, confirm = false })`, &ok)
 			if !ok {

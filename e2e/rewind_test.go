@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // fastEdit is an agent's auto-allowed edit of path as claude-agent-acp
@@ -859,5 +860,77 @@ func TestRewindAfterLoadDemo(t *testing.T) {
 	e.Eventually("message 2 back in the input", 10*time.Second, func() bool {
 		e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
 		return input == "edit two"
+	})
+}
+
+// The :AcpRewind picker's items fit one screen line at 80 columns, the
+// number vim.ui.select's list puts before each included (each took two),
+// and a long message is cut on whole characters (it was cut at a byte:
+// a multibyte character halved).
+func TestRewindPickerFitsTheScreen(t *testing.T) {
+	e, _ := fsEditor(t)
+	e.SetupFake(M{"turns": []any{[]any{text("one")}, []any{text("two")}, []any{text("three")}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("EDITS " + strings.Repeat("é", 70))
+	e.runTurn("CHARLIE: read c.txt, change 'charlie one' to 'charlie two' in it, and create d.txt.")
+	e.runTurn("short")
+	var items []string
+	e.Lua(`vim.o.columns = 80
+		local orig = vim.ui.select
+		local got
+		vim.ui.select = function(items, opts, on_choice)
+			got = vim.tbl_map(opts.format_item, items)
+			on_choice(nil)
+		end
+		vim.cmd("AcpRewind")
+		vim.ui.select = orig
+		return got`, &items)
+	if len(items) != 3 || !strings.Contains(items[2], "1. ") || !strings.Contains(items[2], "EDITS éé") ||
+		!strings.Contains(items[1], "CHARLIE: read") {
+		t.Fatalf("picker items %q", items)
+	}
+	for _, it := range items {
+		// Display cells (the test knows its text: ASCII and é, one each).
+		w := utf8.RuneCountInString("9: " + it)
+		if w > 79 || !utf8.ValidString(it) {
+			t.Errorf("item %q: %d cells (with its number) at 80 columns, valid UTF-8 %v", it, w, utf8.ValidString(it))
+		}
+	}
+}
+
+// A rewind of a change to a file's first line, open in a window that is
+// not the current one, leaves no filler row above that line: the review
+// scrolled the window up (topfill) to show the removed line above it, and
+// once the hunk was gone the window kept that topfill, drawn as a row of
+// "-" (seen in tmux on 0.10 and 0.12 after :AcpRewind and its redo).
+func TestRewindLeavesNoFillerAboveTheFirstLine(t *testing.T) {
+	e, ws := fsEditor(t)
+	u := attachUI(e, 80, 24)
+	path := filepath.Join(ws, "b.txt")
+	fsPutFile(t, path, "bravo one\n")
+	e.SetupFake(M{"turns": []any{[]any{diskWrite(path, "bravo two\n"), text("done")}}}, nil)
+	var win int
+	e.Lua(`vim.cmd("edit " .. vim.fn.fnameescape(...)); return vim.api.nvim_get_current_win()`, &win, path)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("edit b")
+	topfill := func() int {
+		var n int
+		e.Lua(`return vim.api.nvim_win_call(..., function() return vim.fn.winsaveview().topfill end)`, &n, win)
+		return n
+	}
+	e.Eventually("the removed line shown above the first", 10*time.Second, func() bool {
+		return topfill() == 1 && strings.Contains(u.screen.text(), "bravo one")
+	})
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, confirm = false })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("the file rewound", 10*time.Second, func() bool { return fileOrGone(path) == "bravo one\n" })
+	e.Eventually("no filler above the first line", 10*time.Second, func() bool {
+		e.Lua(`vim.cmd("redraw")`, nil)
+		return topfill() == 0 && !strings.Contains(u.screen.text(), "------")
 	})
 }

@@ -159,6 +159,12 @@ end
 --- deleted_banner[b]: the mark of buffer b's "deleted on disk" line.
 local deleted_banner = {}
 
+--- raised[w]: the topfill the review gave window w (at the top of its
+--- buffer) to show lines removed above the first; lowered again when they
+--- go. (A window id is never reused: no cleanup needed.)
+---@type table<integer, integer>
+local raised = {}
+
 local sign_hl = { add = "AcpReviewSignAdd", change = "AcpReviewSignChange", delete = "AcpReviewSignDelete" }
 
 local function signs()
@@ -293,14 +299,25 @@ function M.render(b)
   if deleted then
     above = above + 1
   end
-  if above > 0 then
+  local lowered = false
+  for _, w in ipairs(vim.fn.win_findbuf(b)) do
+    lowered = lowered or (raised[w] or 0) > above
+  end
+  if above > 0 or lowered then
     -- Scheduled: a buffer read again gets its view back after BufReadPost.
     vim.schedule(function()
       for _, w in ipairs(api.nvim_buf_is_valid(b) and vim.fn.win_findbuf(b) or {}) do
         api.nvim_win_call(w, function()
           local v = vim.fn.winsaveview()
-          if v.topline == 1 and (v.topfill or 0) < above then
+          local fill = v.topfill or 0
+          if v.topline == 1 and fill < above then
             vim.fn.winrestview({ topfill = above })
+            raised[w] = above
+          elseif v.topline == 1 and raised[w] and fill > above then
+            -- The removed lines went (kept, rejected, rewound): a window
+            -- not current keeps its topfill, drawn as a row of "-".
+            vim.fn.winrestview({ topfill = above })
+            raised[w] = above > 0 and above or nil
           end
         end)
       end

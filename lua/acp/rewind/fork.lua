@@ -100,6 +100,23 @@ function M.point(s, n)
   return p.id
 end
 
+--- Whether the conversation's rewind to before message n can go on in a
+--- fork of the agent's session: the messageId to fork at, or nil and why
+--- not (the preview says which way it goes before it is confirmed).
+---@param s acp.Session
+---@param n integer
+---@return string|nil id
+---@return string|nil why
+function M.can(s, n)
+  if n <= 1 then
+    return nil, "nothing of the conversation is kept"
+  end
+  if not (s.caps and s.caps.fork) then
+    return nil, s:label() .. " cannot fork sessions (no sessionCapabilities.fork)"
+  end
+  return M.point(s, n)
+end
+
 --- Start the rewind of the conversation to before message n (n > 1) as a
 --- fork of the agent's session; fallback(why) starts a new session with
 --- the kept conversation instead, when the fork fails later. Returns
@@ -110,10 +127,7 @@ end
 ---@return boolean ok
 ---@return string|nil why
 function M.start(s, n, fallback)
-  if not (s.caps and s.caps.fork) then
-    return false, s:label() .. " cannot fork sessions (no sessionCapabilities.fork)"
-  end
-  local id, why = M.point(s, n)
+  local id, why = M.can(s, n)
   if not id then
     return false, why
   end

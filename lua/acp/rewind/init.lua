@@ -303,6 +303,8 @@ function M.rewind(s, opts)
     conversation = opts.conversation ~= false,
     mode = opts.mode == "exact" and "exact" or "keep",
   }
+  -- Which way the agent will forget the dropped turns, for the preview.
+  info.fork, info.fork_why = fork.can(s, n)
   if opts.confirm == false then
     -- No preview: the host plans and writes in the background, overlaps
     -- settled as opts.overlaps says (default ours).
@@ -497,9 +499,6 @@ function M.pick(s)
     format_item = function(n)
       local seq, kept = seq_of(msgs, cps, n)
       local text = vim.split(kept or msgs[n].text, "\n", { plain = true })[1] or ""
-      if #text > 50 then
-        text = text:sub(1, 47) .. "..."
-      end
       local c = by_seq[seq]
       local files, added, removed = 0, 0, 0
       for _, x in ipairs(cps) do
@@ -510,7 +509,11 @@ function M.pick(s)
       local when = c and os.date("%H:%M", c.time) or "--:--"
       local what = c and ("%d file change%s after, +%d -%d"):format(files, files == 1 and "" or "s", added, removed)
         or "no checkpoint: files stay"
-      return ("%d. %s  %s  (%s)"):format(n, when, text, what)
+      local head, tail = ("%d. %s  "):format(n, when), ("  (%s)"):format(what)
+      -- One screen line each, with the number vim.ui.select's list puts
+      -- before it ("3: "): at 80 columns every item took two.
+      local room = vim.o.columns - 1 - (#tostring(#items) + 2) - vim.fn.strdisplaywidth(head .. tail)
+      return head .. preview.fit(text, math.max(12, math.min(room, 50))) .. tail
     end,
   }, function(n)
     if n then

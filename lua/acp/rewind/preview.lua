@@ -21,15 +21,29 @@ M.keys = {
 
 local marks = { restore = "M", create = "A", delete = "D", conflict = "!", unexplained = "?" }
 
+--- text cut to width display cells, "..." ending a cut one (whole
+--- characters: a message's multibyte text stays valid UTF-8).
+---@param text string
+---@param width integer
+---@return string
+function M.fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local n = math.min(vim.fn.strchars(text), width)
+  while n > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(text, 0, n)) > width - 3 do
+    n = n - 1
+  end
+  return vim.fn.strcharpart(text, 0, n) .. "..."
+end
+
 --- The preview's lines for info (see acp.rewind).
 ---@param info table
 ---@return string[]
 function M.lines(info)
   local out = {}
   local text = vim.split(info.text, "\n", { plain = true })[1] or ""
-  if #text > 60 then
-    text = text:sub(1, 57) .. "..."
-  end
+  text = M.fit(text, 60)
   out[#out + 1] = ("Rewind to before message %d: %s"):format(info.n, text)
   out[#out + 1] = ""
   if info.files then
@@ -85,7 +99,17 @@ function M.lines(info)
       info.dropped == 1 and "" or "s",
       info.n
     )
-    out[#out + 1] = "  The agent goes on in a new session, told the conversation kept with your next prompt."
+    if info.fork then
+      out[#out + 1] = ("  The agent goes on in a fork of its own session at message %d's answer (its own history)."):format(
+        info.n - 1
+      )
+    elseif info.n <= 1 then
+      out[#out + 1] = "  The agent goes on in a new session, with nothing of the conversation."
+    else
+      out[#out + 1] = ("  The agent goes on in a new session, told the conversation kept with your next prompt%s."):format(
+        info.fork_why and (" (not a fork: %s)"):format(info.fork_why) or ""
+      )
+    end
   else
     out[#out + 1] = "Conversation: kept as it is"
   end

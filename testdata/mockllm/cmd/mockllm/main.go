@@ -38,15 +38,16 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on (loopback)")
 	scenario := flag.String("scenario", "default", "built-in scenario ("+strings.Join(mockllm.Builtin(), ", ")+") or a JSON file")
 	logPath := flag.String("log", "", "append one JSON line per request to this file")
+	whole := flag.Bool("whole", false, "log messages' texts and tool results uncut (to read the whole conversation)")
 	flag.Var(vars, "var", "name=value filling {{name}} in the scenario (repeatable), e.g. cwd=/work/dir")
 	flag.Parse()
-	if err := run(*addr, *scenario, *logPath, vars); err != nil {
+	if err := run(*addr, *scenario, *logPath, *whole, vars); err != nil {
 		fmt.Fprintln(os.Stderr, "mockllm:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, scenario, logPath string, vars map[string]string) error {
+func run(addr, scenario, logPath string, whole bool, vars map[string]string) error {
 	sc, err := mockllm.Load(scenario)
 	if err != nil {
 		return err
@@ -62,7 +63,9 @@ func run(addr, scenario, logPath string, vars map[string]string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	url, err := mockllm.New(sc, vars, log).Start(ctx, addr)
+	srv := mockllm.New(sc, vars, log)
+	srv.Whole = whole
+	url, err := srv.Start(ctx, addr)
 	if err != nil {
 		return err
 	}
