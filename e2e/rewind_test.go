@@ -243,7 +243,7 @@ func TestRewindPreviewPlannedInBackground(t *testing.T) {
 func TestRewindPreview(t *testing.T) {
 	e, ws, _ := rewindWorkspace(t)
 	p := func(name string) string { return filepath.Join(ws, name) }
-	// The picker: the messages, newest first, with what changed after.
+	// The picker: the messages, oldest first, with what changed after.
 	var items []string
 	e.Lua(`local orig = vim.ui.select
 		local got
@@ -254,8 +254,8 @@ func TestRewindPreview(t *testing.T) {
 		vim.cmd("AcpRewind")
 		vim.ui.select = orig
 		return got`, &items)
-	if len(items) != 2 || !strings.Contains(items[0], "2.") || !strings.Contains(items[0], "message two") ||
-		!strings.Contains(items[0], "4 file changes after, +3 -3") || !strings.Contains(items[1], "message one") {
+	if len(items) != 2 || !strings.Contains(items[1], "2.") || !strings.Contains(items[1], "message two") ||
+		!strings.Contains(items[1], "4 file changes after, +3 -3") || !strings.Contains(items[0], "message one") {
 		t.Errorf("picker items %q", items)
 	}
 	// gR on message 2's heading in the chat opens its preview.
@@ -375,8 +375,8 @@ func TestRewindConversationResend(t *testing.T) {
 		vim.cmd("AcpRewind")
 		vim.ui.select = orig
 		return got`, &items)
-	if len(items) != 2 || !strings.Contains(items[0], "2.") || !strings.Contains(items[0], "ask-two-edited") ||
-		!strings.Contains(items[1], "ask-one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
+	if len(items) != 2 || !strings.Contains(items[1], "2.") || !strings.Contains(items[1], "ask-two-edited") ||
+		!strings.Contains(items[0], "ask-one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
 		t.Fatalf("picker items %q", items)
 	}
 }
@@ -690,9 +690,9 @@ func TestRewindAfterLoad(t *testing.T) {
 		vim.cmd("AcpRewind")
 		vim.ui.select = orig
 		return got`, &items)
-	if len(items) != 3 || !strings.HasPrefix(items[0], "3.") || !strings.Contains(items[0], "message three") ||
+	if len(items) != 3 || !strings.HasPrefix(items[2], "3.") || !strings.Contains(items[2], "message three") ||
 		!strings.Contains(items[1], "message two  (") || !strings.Contains(items[1], "3 file changes after, +3 -2") ||
-		!strings.Contains(items[2], "message one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
+		!strings.HasPrefix(items[0], "1.") || !strings.Contains(items[0], "message one") || strings.Contains(strings.Join(items, "|"), "no checkpoint") {
 		t.Fatalf("picker items %q (%s)", items, e.Messages())
 	}
 	// The chat's key on a replayed "## You" heading finds its message.
@@ -886,7 +886,7 @@ func TestRewindPickerFitsTheScreen(t *testing.T) {
 		vim.cmd("AcpRewind")
 		vim.ui.select = orig
 		return got`, &items)
-	if len(items) != 3 || !strings.Contains(items[2], "1. ") || !strings.Contains(items[2], "EDITS éé") ||
+	if len(items) != 3 || !strings.Contains(items[0], "1. ") || !strings.Contains(items[0], "EDITS éé") ||
 		!strings.Contains(items[1], "CHARLIE: read") {
 		t.Fatalf("picker items %q", items)
 	}

@@ -476,7 +476,7 @@ function M.on_rewound(s, ev)
   s.transcript:message(level == vim.log.levels.INFO and "info" or "warn", what .. ": " .. msg .. ".")
 end
 
---- :AcpRewind picker: the chat's user messages, newest first, with the
+--- :AcpRewind picker: the chat's user messages, oldest first, with the
 --- time and what changed after each.
 ---@param s acp.Session
 function M.pick(s)
@@ -490,8 +490,11 @@ function M.pick(s)
   for _, c in ipairs(cps) do
     by_seq[c.seq] = c
   end
+  -- Oldest first, as in the chat: the built-in list's number ("2: ") is
+  -- the message's, as :AcpRewind {n} counts (newest first, "1: 3." picked
+  -- message 3 for a user typing 1).
   local items = {}
-  for n = #msgs, 1, -1 do
+  for n = 1, #msgs do
     items[#items + 1] = n
   end
   vim.ui.select(items, {
