@@ -111,7 +111,7 @@ end
 
 --- The entry modules: the public API, the commands plugin/ defines, the
 --- health check. Nothing in a folder requires them.
-local entries = { ["acp"] = true, ["acp.commands"] = true, ["acp.health"] = true }
+local entries = { ["acp"] = true, ["acp.api"] = true, ["acp.commands"] = true, ["acp.health"] = true }
 
 --- Folder -> { folder -> "module -> dep" } for requires across folders.
 local function folder_graph(mods)
