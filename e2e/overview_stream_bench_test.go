@@ -49,7 +49,9 @@ func BenchmarkUIOverviewStreaming(b *testing.B) {
 							updated = os.time() - i, saved_ms = (os.time() - i) * 1000,
 						}))
 					end`, nil)
-				u.SetupFake(M{"turns": []any{turn}}, nil)
+				// (history.max_sessions, 50 by default, would delete 950 of
+				// the saved chats at the first save)
+				u.SetupFake(M{"turns": []any{turn}}, M{"history": M{"max_sessions": 5000}})
 				u.Chat("fake")
 				u.WaitState("ready")
 				for range live - 1 {
