@@ -113,7 +113,6 @@ M["chats saved first together are pruned once, after, and kept"] = function(t)
     t.ok(vim.wait(2000, function()
       return reads > 0
     end, 5))
-    vim.wait(100)
     t.eq(reads, 1)
     local left = {}
     for _, meta in ipairs(list(project)) do
