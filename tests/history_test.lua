@@ -72,4 +72,58 @@ M["a saved chat's winbar keeps the agent's name in a narrow window"] = function(
   vim.cmd("silent! only")
 end
 
+M["chats saved first together are pruned once, after, and kept"] = function(t)
+  require("acp.config").setup({ history = { max_sessions = 2 } })
+  local files = require("acp.files")
+  local project = vim.fn.tempname()
+  vim.fn.mkdir(history.dir(project), "p")
+  for i = 1, 4 do
+    local id = ("old-%d"):format(i)
+    files.write(
+      ("%s/%s.meta.json"):format(history.dir(project), id),
+      vim.json.encode({
+        version = 1,
+        id = id,
+        project = project,
+        agent = "fake",
+        title = id,
+        updated = os.time() - 100 - i,
+        saved_ms = (os.time() - 100 - i) * 1000,
+      })
+    )
+    files.write(("%s/%s.txt"):format(history.dir(project), id), "old chat")
+  end
+  local list, reads = history.list, 0
+  history.list = function(...)
+    reads = reads + 1
+    return list(...)
+  end
+  local ok, err = pcall(function()
+    -- Three sessions end their first turn at once: each saves first.
+    for i = 1, 3 do
+      local buf = vim.api.nvim_create_buf(false, true)
+      vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "chat " .. i })
+      local s = { agent = "fake", cwd = project, first_prompt = "prompt " .. i, chat_buf = buf }
+      function s:set_history(meta)
+        self.history = meta
+      end
+      t.ok(history.save(s), "saved")
+    end
+    t.eq(reads, 0) -- not while saving: once, after
+    t.ok(vim.wait(2000, function()
+      return reads > 0
+    end, 5))
+    t.eq(reads, 1)
+    local left = {}
+    for _, meta in ipairs(list(project)) do
+      left[#left + 1] = meta.first_prompt
+    end
+    table.sort(left)
+    t.eq(left, { "prompt 1", "prompt 2", "prompt 3" })
+  end)
+  history.list = list
+  require("acp.config").setup({})
+  assert(ok, err)
+end
+
 return M

@@ -270,16 +270,15 @@ end
 local pruned_said = false
 
 --- Keep the newest chats of project within history.max_sessions and
---- history.max_total_bytes, counting the chat keep (being saved, perhaps
+--- history.max_total_bytes, counting the chats keep (being saved, perhaps
 --- not on disk yet) first; says once per Neovim what went.
 ---@param project string
----@param keep acp.HistoryMeta
----@param keep_bytes integer the size of keep's transcript
-local function prune(project, keep, keep_bytes)
+---@param keep table<string, true> ids of the chats to keep
+local function prune(project, keep)
   local opts = config.options.history
-  local count, bytes, gone = 1, keep_bytes, 0
+  local count, bytes, gone = vim.tbl_count(keep), 0, 0
   for _, meta in ipairs(M.list(project)) do
-    if meta.id ~= keep.id then
+    if not keep[meta.id] then
       local st = uv.fs_stat(M.path(meta))
       local size = st and st.size or 0
       if count + 1 > opts.max_sessions or bytes + size > opts.max_total_bytes then
@@ -302,6 +301,28 @@ local function prune(project, keep, keep_bytes)
       vim.log.levels.INFO
     )
   end
+end
+
+local pending_prunes = {} ---@type table<string, table<string, true>> per project, the chats to keep
+
+--- Prune project soon, once for every chat saved first meanwhile: pruning
+--- reads every saved chat's record and size (1,000 saved chats, 20
+--- sessions ending their first turn together: 20 reads of them all,
+--- blocking Neovim while the sessions stream).
+---@param project string
+---@param id string the chat just saved
+local function prune_soon(project, id)
+  local keep = pending_prunes[project]
+  if keep then
+    keep[id] = true
+    return
+  end
+  pending_prunes[project] = { [id] = true }
+  vim.defer_fn(function()
+    local ids = pending_prunes[project]
+    pending_prunes[project] = nil
+    prune(project, ids)
+  end, 50)
 end
 
 --- What the host's copy of each session's chat lacks: the first line
@@ -480,7 +501,7 @@ function M.save(s)
   end
   s:set_history(meta)
   if fresh then
-    prune(project, meta, 0)
+    prune_soon(project, meta.id)
   end
   return meta
 end
