@@ -55,11 +55,7 @@ func TestHistoryResumeVersusLoad(t *testing.T) {
 			e.Eventually("answered and saved", 30*time.Second, func() bool {
 				return e.Status().State == "ready" && len(e.historyMetas()) == 1
 			})
-			e = e.Restart()
-			e.SetupFake(sc, nil)
-			e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-			e.AnswerBlockingPrompt("1<CR>") // the chat
-			e.AnswerBlockingPrompt("1<CR>") // Resume
+			e = e.restartResuming(sc, nil)
 			st := e.WaitState("ready")
 			if st.SessionID != "fake-session-1" {
 				t.Fatalf("status %+v", st)

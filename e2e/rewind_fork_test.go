@@ -154,11 +154,7 @@ func TestRewindForkAfterRestart(t *testing.T) {
 			e.runTurn("ask-one")
 			e.runTurn("ask-two")
 			e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
-			e = e.Restart()
-			e.SetupFake(sc, nil)
-			e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-			e.AnswerBlockingPrompt("1<CR>") // the chat
-			e.AnswerBlockingPrompt("1<CR>") // Resume
+			e = e.restartResuming(sc, nil)
 			e.WaitState("ready")
 			if tc.load != nil {
 				e.waitChat("reply-beta")

@@ -155,11 +155,7 @@ func TestRewindPropertyE2E(t *testing.T) {
 			for k := 1; k <= n; k++ {
 				if k == restartAfter+1 {
 					e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
-					e = e.Restart()
-					e.SetupFake(scenario(turns[restartAfter:]), allowCommands)
-					e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-					e.AnswerBlockingPrompt("1<CR>") // the chat
-					e.AnswerBlockingPrompt("1<CR>") // Resume
+					e = e.restartResuming(scenario(turns[restartAfter:]), allowCommands)
 					e.WaitState("ready")
 				}
 				if userEdits[k] {

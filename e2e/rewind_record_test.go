@@ -194,11 +194,7 @@ func redoAfterRestart(t *testing.T, files, filesFirst bool, want, said string) {
 		}
 		return st.State == "ready" && st.SessionID == "fake-session-2"
 	})
-	e = e.Restart()
-	e.SetupFake(M{"initialize": sessionCaps(true, "resume"), "turns": []any{[]any{text("reply-delta")}}}, nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e = e.restartResuming(M{"initialize": sessionCaps(true, "resume"), "turns": []any{[]any{text("reply-delta")}}}, nil)
 	e.WaitState("ready")
 	if got := e.chatMessages(); got != "ask-one" || !e.chatFolded("ask-three") {
 		t.Fatalf("resumed: messages %q, ask-three folded %v; want the rewound turns folded again", got, e.chatFolded("ask-three"))

@@ -448,11 +448,7 @@ func TestRewindAfterRestart(t *testing.T) {
 	e.runTurn("message one")
 	e.runTurn("message two")
 	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
-	e = e.Restart()
-	e.SetupFake(sc, nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e = e.restartResuming(sc, nil)
 	e.WaitState("ready")
 	var ok bool
 	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
@@ -482,11 +478,7 @@ func TestRedoAfterRestart(t *testing.T) {
 	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
 	e.Eventually("the file as before message 1", 10*time.Second, func() bool { return fileOrGone(p) == "original\n" })
 	e.Eventually("the rewind said", 10*time.Second, func() bool { return strings.Contains(e.ChatText(), "Rewind: rewound 1 file") })
-	e = e.Restart()
-	e.SetupFake(sc, nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e = e.restartResuming(sc, nil)
 	e.WaitState("ready")
 	e.Lua(`return require("acp").rewind_redo()`, &ok)
 	if !ok {
@@ -670,11 +662,7 @@ func TestRewindAfterLoad(t *testing.T) {
 		e.runTurn(m)
 	}
 	e.Eventually("the chat saved", 30*time.Second, func() bool { return len(e.historyMetas()) == 1 })
-	e = e.Restart()
-	e.SetupFake(sc, nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume (session/load)
+	e = e.restartResuming(sc, nil)
 	e.WaitState("ready")
 	if n := len(e.recvs("session/load")); n != 1 {
 		t.Fatalf("session/load sent %d times", n)
@@ -755,11 +743,7 @@ func TestRewindAfterRestartOfRewoundChat(t *testing.T) {
 		b, _ := os.ReadFile(m[0])
 		return strings.Contains(string(b), `"session_id":"fake-session-2"`) && fileOrGone(f) == "third\n"
 	})
-	e = e.Restart()
-	e.SetupFake(sc, nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e = e.restartResuming(sc, nil)
 	e.WaitState("ready")
 	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false })`, &ok)
 	if !ok {
@@ -805,11 +789,7 @@ func TestRewoundTurnsStayDroppedAfterRestart(t *testing.T) {
 		b, _ := os.ReadFile(m[0])
 		return strings.Contains(string(b), `"session_id":"fake-session-2"`)
 	})
-	e = e.Restart()
-	e.SetupFake(sc, nil)
-	e.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil)
-	e.AnswerBlockingPrompt("1<CR>") // the chat
-	e.AnswerBlockingPrompt("1<CR>") // Resume
+	e = e.restartResuming(sc, nil)
 	e.WaitState("ready")
 	var msgs []string
 	e.Lua(`return vim.tbl_map(function(m) return m.text end, require("acp.rewind.chat").messages(require("acp")._session()))`, &msgs)

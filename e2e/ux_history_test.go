@@ -39,6 +39,18 @@ func (e *Editor) resumeFirstSavedChat() {
 	e.AnswerBlockingPrompt("1<CR>")                                  // Resume with demo (session/load)
 }
 
+// restartResuming restarts Neovim with the fake agent playing sc (extra
+// as SetupFake's) and resumes the newest saved chat from :AcpHistory.
+func (e *Editor) restartResuming(sc any, extra map[string]any) *Editor {
+	e.t.Helper()
+	n := e.Restart()
+	n.SetupFake(sc, extra)
+	n.Lua(`vim.schedule(function() vim.cmd("AcpHistory") end)`, nil) // the picker blocks
+	n.AnswerBlockingPrompt("1<CR>")                                  // the chat
+	n.AnswerBlockingPrompt("1<CR>")                                  // Resume
+	return n
+}
+
 // Chats are saved per project after each turn; after a restart :AcpHistory
 // lists them and one opens read-only.
 func TestHistorySavedAndReopenedReadOnly(t *testing.T) {
