@@ -16,10 +16,11 @@ func (s *screen) lastRow() string {
 	return strings.TrimSpace(strings.Join(s.rows[len(s.rows)-1], ""))
 }
 
-// The message that a hidden session waits stays on the command line when
-// the overview opens another session's chat in Insert mode: "-- INSERT --"
-// does not take its place (a UI attached, as a user's terminal is).
-func TestAttentionMessageOutlivesInsertMode(t *testing.T) {
+// twoChatsOneToAsk opens two chats of the fake agent (a 100x30 UI
+// attached): the first's, then the second's, whose first prompt will ask
+// a permission. first is the first session's status.
+func twoChatsOneToAsk(t *testing.T) (*Editor, *uiEditor, Status) {
+	t.Helper()
 	e := startEditor(t)
 	u := attachUI(e, 100, 30)
 	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run ls", "execute", "ls"), text("after")}}}, nil)
@@ -30,6 +31,14 @@ func TestAttentionMessageOutlivesInsertMode(t *testing.T) {
 		st := e.Status()
 		return st.Key != first.Key && st.State == "ready"
 	})
+	return e, u, first
+}
+
+// The message that a hidden session waits stays on the command line when
+// the overview opens another session's chat in Insert mode: "-- INSERT --"
+// does not take its place (a UI attached, as a user's terminal is).
+func TestAttentionMessageOutlivesInsertMode(t *testing.T) {
+	e, u, first := twoChatsOneToAsk(t)
 	e.Lua(`vim.cmd("stopinsert"); require("acp").toggle(); require("acp").send("fix the parser")`, nil)
 	const said = "fix the parser (fake) needs a permission · :AcpAttention"
 	e.Eventually("the attention message on screen", 10*time.Second, func() bool {
@@ -71,16 +80,7 @@ func TestAttentionMessageOutlivesInsertMode(t *testing.T) {
 // is resized while the user types: on the last row, right of the mode,
 // whole at 80 columns, nowhere else on the screen.
 func TestAttentionMessageFollowsAResize(t *testing.T) {
-	e := startEditor(t)
-	u := attachUI(e, 100, 30)
-	e.SetupFake(M{"turns": []any{[]any{permRequest("p1", "Run ls", "execute", "ls"), text("after")}}}, nil)
-	first := e.Chat("fake")
-	e.WaitState("ready")
-	e.Lua(`vim.cmd("AcpNew fake")`, nil)
-	e.Eventually("the second session ready", 30*time.Second, func() bool {
-		st := e.Status()
-		return st.Key != first.Key && st.State == "ready"
-	})
+	e, u, _ := twoChatsOneToAsk(t)
 	e.Lua(`vim.cmd("stopinsert"); require("acp").toggle()`, nil)
 	e.input("i")
 	e.Lua(`require("acp").send("fix the parser")`, nil)
