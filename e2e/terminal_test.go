@@ -117,8 +117,12 @@ func TestTerminalLifecycle(t *testing.T) {
 	if v := e.termLines(id); !strings.Contains(v, "hello") || !strings.Contains(v, "world") {
 		t.Fatalf("live view of %s:\n%s", id, v)
 	}
+	// The terminal draws its last bytes into its buffer on a timer of its
+	// own, so the tail may follow the exit status by a frame or two: the
+	// whole block is waited for, then its order checked.
 	e.Eventually("tool block with the exit status and tail", 5*time.Second, func() bool {
-		return strings.Contains(e.ChatText(), "[terminal "+id+"] (exit 3)")
+		txt := e.ChatText()
+		return strings.Contains(txt, "[terminal "+id+"] (exit 3)") && strings.Contains(txt, "world\n")
 	})
 	indexOrder(t, e.ChatText(), "Run the script", "[terminal "+id+"] (exit 3) <CR> to open",
 		"$ echo hello; sleep 1; echo world; exit 3", "hello", "world", "_stop: end_turn_")
