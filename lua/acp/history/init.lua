@@ -269,6 +269,22 @@ end
 
 local pruned_said = false
 
+--- The size a saved chat has once written: a chat this Neovim is saving
+--- counts as its chat buffer (the host may not have written the last save
+--- yet: a chat counted by its stale size kept an older one past the bound).
+---@param meta acp.HistoryMeta
+---@return integer
+local function saved_size(meta)
+  local path = M.path(meta)
+  local st = uv.fs_stat(path)
+  local size = st and st.size or 0
+  local s = by_path[path]
+  if s and s.chat_buf and api.nvim_buf_is_loaded(s.chat_buf) then
+    size = math.max(size, api.nvim_buf_get_offset(s.chat_buf, api.nvim_buf_line_count(s.chat_buf)))
+  end
+  return size
+end
+
 --- Keep the newest chats of project within history.max_sessions and
 --- history.max_total_bytes, counting the chats keep (being saved, perhaps
 --- not on disk yet) first; says once per Neovim what went.
@@ -276,11 +292,16 @@ local pruned_said = false
 ---@param keep table<string, true> ids of the chats to keep
 local function prune(project, keep)
   local opts = config.options.history
+  local list = M.list(project)
   local count, bytes, gone = vim.tbl_count(keep), 0, 0
-  for _, meta in ipairs(M.list(project)) do
+  for _, meta in ipairs(list) do
+    if keep[meta.id] then
+      bytes = bytes + saved_size(meta)
+    end
+  end
+  for _, meta in ipairs(list) do
     if not keep[meta.id] then
-      local st = uv.fs_stat(M.path(meta))
-      local size = st and st.size or 0
+      local size = saved_size(meta)
       if count + 1 > opts.max_sessions or bytes + size > opts.max_total_bytes then
         M.delete(meta)
         gone = gone + 1
