@@ -269,13 +269,13 @@ end
 
 local pruned_said = false
 
---- The size a saved chat has once written: a chat this Neovim is saving
---- counts as its chat buffer (the host may not have written the last save
---- yet: a chat counted by its stale size kept an older one past the bound).
----@param meta acp.HistoryMeta
+--- The size a saved chat at path (its transcript) has once written: a
+--- chat this Neovim is saving counts as its chat buffer (the host may not
+--- have written the last save yet: a chat counted by its stale size, or
+--- not at all, kept an older one past the bound).
+---@param path string
 ---@return integer
-local function saved_size(meta)
-  local path = M.path(meta)
+local function saved_size(path)
   local st = uv.fs_stat(path)
   local size = st and st.size or 0
   local s = by_path[path]
@@ -292,16 +292,14 @@ end
 ---@param keep table<string, true> ids of the chats to keep
 local function prune(project, keep)
   local opts = config.options.history
-  local list = M.list(project)
-  local count, bytes, gone = vim.tbl_count(keep), 0, 0
-  for _, meta in ipairs(list) do
-    if keep[meta.id] then
-      bytes = bytes + saved_size(meta)
-    end
+  local count, bytes, gone = 0, 0, 0
+  for id in pairs(keep) do
+    count, bytes = count + 1, bytes + saved_size(("%s/%s.txt"):format(M.dir(project), id))
   end
+  local list = M.list(project)
   for _, meta in ipairs(list) do
     if not keep[meta.id] then
-      local size = saved_size(meta)
+      local size = saved_size(M.path(meta))
       if count + 1 > opts.max_sessions or bytes + size > opts.max_total_bytes then
         M.delete(meta)
         gone = gone + 1
