@@ -326,8 +326,11 @@ func TestProtocolV2AgentStartedWork(t *testing.T) {
 	e.Lua(`vim.o.columns = 200`, nil)
 	e.Chat("sdk")
 	e.WaitState("ready")
-	e.runTurn("later")
+	// The agent starts its own work 50 ms after the turn's end: the
+	// session is ready only that long, too short to poll for.
+	e.Send("later")
 	chatHas(e, "the agent's own work", "working on my own")
+	indexOrder(t, e.ChatText(), "later", "_stop: end_turn_", "The agent started work of its own.", "working on my own")
 	e.Eventually("the agent waits for the user", 15*time.Second, func() bool {
 		var kind string
 		e.Lua(`return require("acp.attention").waits_on(require("acp")._session()) or ""`, &kind)
