@@ -180,11 +180,13 @@ echo "nvim-acp-stop mode=$mode found=$found left="$left
 // Stop ends the command's processes on the far side (see stopScript for
 // how, and what it needs there) by running a script through the same
 // prefix; ctx bounds it (the prefix's process is killed when ctx ends). It
-// fails when the script did not run to its end or processes were left, and
-// when the command still ran here (running) but the prefix lands where it
-// did not run (a new container at each run: its pid file is not there).
-func (f *Far) Stop(ctx context.Context, running bool) error {
-	err := f.stopOnce(ctx, running)
+// returns the script's report ("mode=proc found=2 left="; "" when none
+// came back), and fails when the script did not run to its end or
+// processes were left, and when the command still ran here (running) but
+// the prefix lands where it did not run (a new container at each run: its
+// pid file is not there).
+func (f *Far) Stop(ctx context.Context, running bool) (string, error) {
+	report, err := f.stopOnce(ctx, running)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -192,14 +194,15 @@ func (f *Far) Stop(ctx context.Context, running bool) error {
 			// quitting signals its jobs' trees as the host starts its own
 			// stops): the far side was not reached or not to the end.
 			// The script is safe to run again.
-			err = f.stopOnce(ctx, running)
+			report, err = f.stopOnce(ctx, running)
 		}
 	}
-	return err
+	return report, err
 }
 
-// stopOnce runs the stop script through the prefix once.
-func (f *Far) stopOnce(ctx context.Context, running bool) error {
+// stopOnce runs the stop script through the prefix once, and returns its
+// report.
+func (f *Far) stopOnce(ctx context.Context, running bool) (string, error) {
 	argv := throughPrefix(f.prefix, f.stopScript())
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = time.Second // a prefix's child holding the pipes
@@ -224,28 +227,31 @@ func (f *Far) stopOnce(ctx context.Context, running bool) error {
 	text := strings.TrimSpace(out.String())
 	last := text[strings.LastIndex(text, "\n")+1:]
 	report, ok := strings.CutPrefix(last, "nvim-acp-stop ")
+	if !ok {
+		report = ""
+	}
 	via := "sh"
 	if len(f.prefix) > 0 {
 		via = filepath.Base(f.prefix[0])
 	}
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("stop through %s: %w", via, context.Cause(ctx))
+		return report, fmt.Errorf("stop through %s: %w", via, context.Cause(ctx))
 	case ok && strings.HasSuffix(report, "left="):
 		if err != nil {
-			return fmt.Errorf("stop through %s: %w (%s)", via, err, report)
+			return report, fmt.Errorf("stop through %s: %w (%s)", via, err, report)
 		}
-		return nil
+		return report, nil
 	case ok && strings.HasSuffix(report, "left= elsewhere"):
 		if running {
-			return fmt.Errorf("stop through %s: the prefix does not reach where the command runs "+
+			return report, fmt.Errorf("stop through %s: the prefix does not reach where the command runs "+
 				"(a new container at each run?): it may still run there", via)
 		}
-		return nil
+		return report, nil
 	case ok:
-		return fmt.Errorf("stop through %s: processes still run there (%s)", via, report)
+		return report, fmt.Errorf("stop through %s: processes still run there (%s)", via, report)
 	case err == nil:
 		err = errors.New("no report")
 	}
-	return fmt.Errorf("stop through %s: %w: %s", via, err, truncate(text, 500))
+	return "", fmt.Errorf("stop through %s: %w: %s", via, err, truncate(text, 500))
 }

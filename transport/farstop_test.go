@@ -142,8 +142,16 @@ func TestFarStop(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			t.Setenv("TMPDIR", tmp) // Stop's prefix inherits it, as the command did
-			if err := far.Stop(ctx, true); err != nil {
+			report, err := far.Stop(ctx, true)
+			if err != nil {
 				t.Fatalf("Stop: %v", err)
+			}
+			mode := "mode=proc found="
+			if !c.orphans {
+				mode = "mode=ps found="
+			}
+			if !strings.HasPrefix(report, mode) || !strings.HasSuffix(report, " left=") {
+				t.Errorf("report %q, want %q...%q", report, mode, " left=")
 			}
 			for _, n := range names {
 				want := n == "orphan" && !c.orphans
@@ -187,7 +195,7 @@ func TestFarStopReports(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), c.within)
 			defer cancel()
 			done := make(chan error, 1)
-			go func() { done <- far.Stop(ctx, c.running) }()
+			go func() { _, err := far.Stop(ctx, c.running); done <- err }()
 			var err error
 			select {
 			case err = <-done:
@@ -233,7 +241,7 @@ func TestFarStopAfterPrefixKilled(t *testing.T) {
 			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			err := far.Stop(ctx, false)
+			_, err := far.Stop(ctx, false)
 			if c.want == "" && err != nil {
 				t.Fatalf("Stop: %v", err)
 			}
@@ -267,7 +275,7 @@ func BenchmarkFarStop(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
 			for b.Loop() {
-				if err := far.Stop(context.Background(), false); err != nil {
+				if _, err := far.Stop(context.Background(), false); err != nil {
 					b.Fatal(err)
 				}
 			}
