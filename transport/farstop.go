@@ -21,7 +21,11 @@ import (
 // through a prefix carries a tag there, in its environment (FarTagKey),
 // which everything it starts inherits, setsid and daemons included; ending
 // it runs a second script through the same prefix that ends every process
-// there carrying that tag.
+// there carrying that tag. The tag is in the environment the command's
+// shell starts with (`env` starts it): what the stop reads is each
+// process's environment as it was exec'd (/proc/PID/environ), and a
+// variable the shell exports itself is only in its children's, so a shell
+// not yet at its last command's exec, or looping, would be missed.
 
 // FarTagKey is the environment variable that tags, on the far side of a
 // prefix, the processes of one command run through it (see Far).
@@ -52,7 +56,7 @@ func newFar(prefix []string, command string, args []string, dir, proc string) *F
 	// Base32 letters and digits: nothing a shell or a regexp treats
 	// specially, unique across hosts and restarts.
 	f := &Far{prefix: prefix, tag: "t" + rand.Text(), proc: proc, grace: farGrace}
-	f.Argv = throughPrefix(prefix, f.tagScript()+commandScript(command, args, dir))
+	f.Argv = throughPrefix(prefix, f.tagScript()+commandScript(command, args, dir), FarTagKey+"="+f.tag)
 	return f
 }
 
@@ -63,11 +67,10 @@ func (f *Far) pidFile() string {
 	return `"${TMPDIR:-/tmp}/nvim-acp-` + f.tag + `.pid"`
 }
 
-// tagScript is what the command's script runs first: the tag exported and
-// the pid file written.
+// tagScript is what the command's script runs first (its shell has the
+// tag in its environment already): the pid file written.
 func (f *Far) tagScript() string {
-	return FarTagKey + "=" + f.tag + "; export " + FarTagKey + "; " +
-		"{ if [ -r " + ShellQuote(f.proc+"/self/environ") + " ]; then echo $$; " +
+	return "{ if [ -r " + ShellQuote(f.proc+"/self/environ") + " ]; then echo $$; " +
 		`else echo "$$ $(ps -o lstart= -p $$)"; fi >` + f.pidFile() + "; } 2>/dev/null; "
 }
 

@@ -171,6 +171,49 @@ func TestFarStop(t *testing.T) {
 	}
 }
 
+// TestFarStopReachesItsShell: the command's own shell is ended on the far
+// side too, while it runs no program of its own: waiting (a builtin, or
+// before it execs its last command) or looping over short commands. Its
+// environment is what the stop finds, so the tag must be in it from its
+// start: exported by the script itself, it reaches only its children,
+// and a shell that had not exec'd yet when the stop came ran on (issue 32,
+// TestAgentTerminalEndsOnTheFarSide under load).
+func TestFarStopReachesItsShell(t *testing.T) {
+	bin := t.TempDir()
+	ssh := filepath.Join(bin, "ssh")
+	if err := os.WriteFile(ssh, []byte("#!/bin/sh\nshift\nexec sh -c \"$*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		prefix  []string
+		command string // writes its shell's pid to main, then waits in it
+	}{
+		{"waiting before its exec", []string{"env"}, "mkfifo f; echo $$ >main; read x <f; exec sleep 1000"},
+		{"waiting before its exec, ssh", []string{ssh, "somehost"}, "mkfifo f; echo $$ >main; read x <f; exec sleep 1000"},
+		{"looping", []string{"env"}, "echo $$ >main; while :; do sleep 0.05; done"},
+		{"looping, ssh", []string{ssh, "somehost"}, "echo $$ >main; while :; do sleep 0.05; done"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tmp := t.TempDir()
+			far := newFar(c.prefix, c.command, nil, dir, "/proc")
+			startDetached(t, far.Argv, "TMPDIR="+tmp)
+			main := waitPid(t, filepath.Join(dir, "main"))
+			killAtEnd(t, main)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			t.Setenv("TMPDIR", tmp)
+			if _, err := far.Stop(ctx, true); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if running(main) {
+				t.Fatalf("the command's shell %d still runs", main)
+			}
+		})
+	}
+}
+
 // TestFarStopReports: Stop fails, within its context, when the prefix
 // fails or hangs, or lands where the command never ran while it runs
 // here, and succeeds when nothing is left to end.
