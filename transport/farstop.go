@@ -67,10 +67,21 @@ func (f *Far) pidFile() string {
 	return `"${TMPDIR:-/tmp}/nvim-acp-` + f.tag + `.pid"`
 }
 
+// stopFile is the mark a stop leaves where the command has not started
+// (yet) while it runs here: the command's script, starting after it, ends
+// at once (exit 143, as SIGTERM) and removes it.
+func (f *Far) stopFile() string {
+	return `"${TMPDIR:-/tmp}/nvim-acp-` + f.tag + `.stop"`
+}
+
 // tagScript is what the command's script runs first (its shell has the
-// tag in its environment already): the pid file written.
+// tag in its environment already): the end if a stop came first, the
+// pid file written. The order matters: its shell carries the tag before
+// it looks for the mark, and a stop leaves the mark before it looks for
+// the tag, so either the stop finds the shell or the shell the mark.
 func (f *Far) tagScript() string {
-	return "{ if [ -r " + ShellQuote(f.proc+"/self/environ") + " ]; then echo $$; " +
+	return "{ if [ -e " + f.stopFile() + " ]; then rm -f " + f.stopFile() + "; exit 143; fi; } 2>/dev/null; " +
+		"{ if [ -r " + ShellQuote(f.proc+"/self/environ") + " ]; then echo $$; " +
 		`else echo "$$ $(ps -o lstart= -p $$)"; fi >` + f.pidFile() + "; } 2>/dev/null; "
 }
 
@@ -86,10 +97,18 @@ func (f *Far) tagScript() string {
 // cannot tell is reported left. With /proc, when it finds none it looks
 // at the command's pid file: missing, it is not where the command ran
 // ("left= elsewhere"); naming a live process it cannot read, that is left.
-// Its last line says what it did: "nvim-acp-stop mode=proc|ps found=N
+// When the command still runs here (running) and its pid file is not
+// there, it leaves the stop file first: the command has not started there
+// yet, or runs elsewhere; if it starts there later, it ends at once. Its
+// last line says what it did: "nvim-acp-stop mode=proc|ps found=N
 // left=PIDS"; it exits 1 when processes are left.
-func (f *Far) stopScript() string {
-	return `t=` + f.tag + ` k=` + FarTagKey + ` proc=` + ShellQuote(f.proc) + ` me=$$ pidf=` + f.pidFile() + `
+func (f *Far) stopScript(running bool) string {
+	run := "0"
+	if running {
+		run = "1"
+	}
+	return `t=` + f.tag + ` k=` + FarTagKey + ` proc=` + ShellQuote(f.proc) + ` me=$$ pidf=` + f.pidFile() +
+		` stopf=` + f.stopFile() + ` running=` + run + `
 if [ -r "$proc/self/environ" ]; then
 	mode=proc
 	alive() { tr '\0' '\n' <"$proc/$1/environ" 2>/dev/null | grep -qxF "$k=$t"; }
@@ -127,6 +146,11 @@ else
 		ps -A -o pid= -o ppid= | awk -v r="$r" '{ par[$1] = $2 }
 			END { for (p in par) for (q = p; q != "" && q + 0 > 1; q = par[q]) if (q + 0 == r + 0) { print p; break } }'
 	}
+fi
+made=
+if [ $running = 1 ] && [ ! -e "$pidf" ]; then
+	# Not started here yet, or not here: what starts after the mark ends.
+	{ echo >"$stopf"; } 2>/dev/null && made=1
 fi
 pids=$(tagged)
 if [ $mode = proc ] && [ -z "$pids" ]; then
@@ -175,6 +199,8 @@ if [ -n "$last" ]; then
 	done
 fi
 [ -n "$left" ] || rm -f "$pidf"
+# The command's shell was found and is gone: the mark is not needed.
+[ -z "$made" ] || [ -z "$pids" ] || [ -n "$left" ] || rm -f "$stopf"
 echo "nvim-acp-stop mode=$mode found=$found left="$left
 [ -z "$left" ]
 `
@@ -206,7 +232,7 @@ func (f *Far) Stop(ctx context.Context, running bool) (string, error) {
 // stopOnce runs the stop script through the prefix once, and returns its
 // report.
 func (f *Far) stopOnce(ctx context.Context, running bool) (string, error) {
-	argv := throughPrefix(f.prefix, f.stopScript())
+	argv := throughPrefix(f.prefix, f.stopScript(running))
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = time.Second // a prefix's child holding the pipes
 	var out bytes.Buffer
