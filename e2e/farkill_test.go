@@ -75,27 +75,32 @@ func readPid(t *testing.T, file string) int {
 // command of a terminal that is killed, released, or whose session is
 // stopped or Neovim quit ends on the far side too, with the daemon it started there
 // (setsid, its parent gone). Before, only the prefix's process here
-// ended and both ran on in the "container".
+// ended and both ran on in the "container". The command's own shell is
+// ended too while it runs no program of its own (looping): under load, a
+// stop that came before its last exec left it running (issue 32).
 func TestAgentTerminalEndsOnTheFarSide(t *testing.T) {
 	parallel(t)
+	const daemon = "echo $$ >main.pid; (setsid sh -c 'echo $$ >daemon.pid; exec sleep 1001' &); "
 	for _, c := range []struct {
 		name  string
 		steps []any // after the command runs
 		end   func(e *Editor)
+		last  string // what the command's shell runs last
 	}{
-		{"kill", []any{request("terminal/kill", M{"terminalId": "$t"})}, nil},
-		{"release", []any{request("terminal/release", M{"terminalId": "$t"})}, nil},
-		{"session stopped", nil, func(e *Editor) { e.Lua(`vim.cmd("AcpStop")`, nil) }},
+		{"kill", []any{request("terminal/kill", M{"terminalId": "$t"})}, nil, "exec sleep 1000"},
+		{"release", []any{request("terminal/release", M{"terminalId": "$t"})}, nil, "exec sleep 1000"},
+		{"session stopped", nil, func(e *Editor) { e.Lua(`vim.cmd("AcpStop")`, nil) }, "exec sleep 1000"},
+		{"session stopped, its shell looping", nil, func(e *Editor) { e.Lua(`vim.cmd("AcpStop")`, nil) },
+			"while :; do sleep 0.1; done"},
 		{"neovim quit", nil, func(e *Editor) {
 			e.nv.ExecLua(`vim.schedule(function() vim.cmd("qa!") end)`, nil)
 			e.nv.Close()
-		}},
+		}, "exec sleep 1000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, ws := fsEditor(t)
 			steps := []any{
-				M{"request": "terminal/create", "params": M{"command": "echo $$ >main.pid; " +
-					"(setsid sh -c 'echo $$ >daemon.pid; exec sleep 1001' &); exec sleep 1000"}, "save": "t"},
+				M{"request": "terminal/create", "params": M{"command": daemon + c.last}, "save": "t"},
 				terminalTool("x1", "Sleep", "t"),
 				M{"wait_file": filepath.Join(ws, "daemon.pid")},
 				M{"wait_file": filepath.Join(ws, "main.pid")},
