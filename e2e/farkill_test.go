@@ -69,6 +69,21 @@ func readPid(t *testing.T, file string) int {
 	return pid
 }
 
+// farPidFiles are the far side's pid files (transport.Far: /tmp there,
+// execd's daemon has no TMPDIR) written since, that name pid.
+func farPidFiles(pid int, since time.Time) []string {
+	var found []string
+	files, _ := filepath.Glob("/tmp/nvim-acp-t*.pid")
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		b, rerr := os.ReadFile(f)
+		if err == nil && rerr == nil && !fi.ModTime().Before(since) && strings.TrimSpace(string(b)) == strconv.Itoa(pid) {
+			found = append(found, f)
+		}
+	}
+	return found
+}
+
 // TestAgentTerminalEndsOnTheFarSide: with terminal_host "agent" and an
 // agent run through a prefix like `docker exec` (testdata/execd: its
 // commands belong to a daemon, not to the prefix's process here), the
@@ -77,7 +92,10 @@ func readPid(t *testing.T, file string) int {
 // (setsid, its parent gone). Before, only the prefix's process here
 // ended and both ran on in the "container". The command's own shell is
 // ended too while it runs no program of its own (looping): under load, a
-// stop that came before its last exec left it running (issue 32).
+// stop that came before its last exec left it running (issue 32). The
+// stop runs to its end there: the command's pid file goes (before, the
+// test ended as the processes did, and its daemon's end cut the stop
+// short, leaving pid files in /tmp).
 func TestAgentTerminalEndsOnTheFarSide(t *testing.T) {
 	parallel(t)
 	const daemon = "echo $$ >main.pid; (setsid sh -c 'echo $$ >daemon.pid; exec sleep 1001' &); "
@@ -98,6 +116,7 @@ func TestAgentTerminalEndsOnTheFarSide(t *testing.T) {
 		}, "exec sleep 1000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			since := time.Now().Add(-time.Second) // mtimes may be coarser
 			e, ws := fsEditor(t)
 			steps := []any{
 				M{"request": "terminal/create", "params": M{"command": daemon + c.last}, "save": "t"},
@@ -126,6 +145,11 @@ func TestAgentTerminalEndsOnTheFarSide(t *testing.T) {
 				if time.Now().After(deadline) {
 					out, _ := exec.Command("ps", "-o", "pid,ppid,sid,cmd", "-p", fmt.Sprint(pids[0]), "-p", fmt.Sprint(pids[1])).CombinedOutput()
 					t.Fatalf("the far side's command and daemon still run:\n%s", out)
+				}
+			}
+			for deadline := time.Now().Add(20 * time.Second); len(farPidFiles(pids[0], since)) > 0; <-time.After(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the far side's pid file is left: %v", farPidFiles(pids[0], since))
 				}
 			}
 		})
@@ -164,7 +188,13 @@ func TestAgentTerminalFarSideUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitChat("terminal term-1: could not end its command where it runs (it may still run there): stop through execd: ")
-	if pid := readPid(t, filepath.Join(ws, "main.pid")); !alive(pid) {
+	pid := readPid(t, filepath.Join(ws, "main.pid"))
+	t.Cleanup(func() { // the command is killed with the daemon; its pid file stays
+		for _, f := range farPidFiles(pid, time.Time{}) {
+			_ = os.Remove(f)
+		}
+	})
+	if !alive(pid) {
 		t.Fatalf("the far command %d is gone: the test did not cut the far side off", pid)
 	}
 }
