@@ -69,33 +69,57 @@ func readPid(t *testing.T, file string) int {
 	return pid
 }
 
+// farPidFiles are the far side's pid files (transport.Far: /tmp there,
+// execd's daemon has no TMPDIR) written since, that name pid.
+func farPidFiles(pid int, since time.Time) []string {
+	var found []string
+	files, _ := filepath.Glob("/tmp/nvim-acp-t*.pid")
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		b, rerr := os.ReadFile(f)
+		if err == nil && rerr == nil && !fi.ModTime().Before(since) && strings.TrimSpace(string(b)) == strconv.Itoa(pid) {
+			found = append(found, f)
+		}
+	}
+	return found
+}
+
 // TestAgentTerminalEndsOnTheFarSide: with terminal_host "agent" and an
 // agent run through a prefix like `docker exec` (testdata/execd: its
 // commands belong to a daemon, not to the prefix's process here), the
 // command of a terminal that is killed, released, or whose session is
 // stopped or Neovim quit ends on the far side too, with the daemon it started there
 // (setsid, its parent gone). Before, only the prefix's process here
-// ended and both ran on in the "container".
+// ended and both ran on in the "container". The command's own shell is
+// ended too while it runs no program of its own (looping): under load, a
+// stop that came before its last exec left it running (issue 32). The
+// stop runs to its end there: the command's pid file goes (before, the
+// test ended as the processes did, and its daemon's end cut the stop
+// short, leaving pid files in /tmp).
 func TestAgentTerminalEndsOnTheFarSide(t *testing.T) {
 	parallel(t)
+	const daemon = "echo $$ >main.pid; (setsid sh -c 'echo $$ >daemon.pid; exec sleep 1001' &); "
 	for _, c := range []struct {
 		name  string
 		steps []any // after the command runs
 		end   func(e *Editor)
+		last  string // what the command's shell runs last
 	}{
-		{"kill", []any{request("terminal/kill", M{"terminalId": "$t"})}, nil},
-		{"release", []any{request("terminal/release", M{"terminalId": "$t"})}, nil},
-		{"session stopped", nil, func(e *Editor) { e.Lua(`vim.cmd("AcpStop")`, nil) }},
+		{"kill", []any{request("terminal/kill", M{"terminalId": "$t"})}, nil, "exec sleep 1000"},
+		{"release", []any{request("terminal/release", M{"terminalId": "$t"})}, nil, "exec sleep 1000"},
+		{"session stopped", nil, func(e *Editor) { e.Lua(`vim.cmd("AcpStop")`, nil) }, "exec sleep 1000"},
+		{"session stopped, its shell looping", nil, func(e *Editor) { e.Lua(`vim.cmd("AcpStop")`, nil) },
+			"while :; do sleep 0.1; done"},
 		{"neovim quit", nil, func(e *Editor) {
 			e.nv.ExecLua(`vim.schedule(function() vim.cmd("qa!") end)`, nil)
 			e.nv.Close()
-		}},
+		}, "exec sleep 1000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			since := time.Now().Add(-time.Second) // mtimes may be coarser
 			e, ws := fsEditor(t)
 			steps := []any{
-				M{"request": "terminal/create", "params": M{"command": "echo $$ >main.pid; " +
-					"(setsid sh -c 'echo $$ >daemon.pid; exec sleep 1001' &); exec sleep 1000"}, "save": "t"},
+				M{"request": "terminal/create", "params": M{"command": daemon + c.last}, "save": "t"},
 				terminalTool("x1", "Sleep", "t"),
 				M{"wait_file": filepath.Join(ws, "daemon.pid")},
 				M{"wait_file": filepath.Join(ws, "main.pid")},
@@ -121,6 +145,11 @@ func TestAgentTerminalEndsOnTheFarSide(t *testing.T) {
 				if time.Now().After(deadline) {
 					out, _ := exec.Command("ps", "-o", "pid,ppid,sid,cmd", "-p", fmt.Sprint(pids[0]), "-p", fmt.Sprint(pids[1])).CombinedOutput()
 					t.Fatalf("the far side's command and daemon still run:\n%s", out)
+				}
+			}
+			for deadline := time.Now().Add(20 * time.Second); len(farPidFiles(pids[0], since)) > 0; <-time.After(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the far side's pid file is left: %v", farPidFiles(pids[0], since))
 				}
 			}
 		})
@@ -159,7 +188,13 @@ func TestAgentTerminalFarSideUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitChat("terminal term-1: could not end its command where it runs (it may still run there): stop through execd: ")
-	if pid := readPid(t, filepath.Join(ws, "main.pid")); !alive(pid) {
+	pid := readPid(t, filepath.Join(ws, "main.pid"))
+	t.Cleanup(func() { // the command is killed with the daemon; its pid file stays
+		for _, f := range farPidFiles(pid, time.Time{}) {
+			_ = os.Remove(f)
+		}
+	})
+	if !alive(pid) {
 		t.Fatalf("the far command %d is gone: the test did not cut the far side off", pid)
 	}
 }

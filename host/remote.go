@@ -295,7 +295,7 @@ func (s *Session) paths() *pathmap.Map {
 // agentCommand is how a terminal command runs with terminal_host
 // "agent": through the agent's prefix, in the agent's view of cwd; stop
 // ends it there.
-func (s *Session) agentCommand(command string, args []string, cwd string) (string, []string, func(context.Context, bool) error, error) {
+func (s *Session) agentCommand(command string, args []string, cwd string) (string, []string, func(context.Context, bool) (string, error), error) {
 	spec := s.opts.Agent
 	if len(spec.Prefix) == 0 {
 		return "", nil, nil, errors.New(`terminal_host = "agent" needs the agent's prefix (agents.<name>.prefix)`)

@@ -55,7 +55,7 @@ func (s *Session) terminals() (*terminal.Manager, *terminal.Pump) {
 	// the pump stops.
 	s.onEnd(st.pump.Stop)
 	s.onEnd(func() {
-		if err := m.Close(); err != nil {
+		if err := m.CloseFor("session stop"); err != nil {
 			s.log.Warn("close terminals", "err", err)
 		}
 	})
@@ -81,7 +81,7 @@ func (h *Host) rpcLeaving() (bool, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := m.Close(); err != nil {
+				if err := m.CloseFor("neovim quit"); err != nil {
 					s.log.Warn("close terminals", "err", err)
 				}
 			}()
@@ -133,7 +133,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	command, args := p.Command, p.Args
 	var box *sandbox.Policy
 	var sbErr error
-	var stop func(context.Context, bool) error // ends it on the agent's side
+	var stop func(context.Context, bool) (string, error) // ends it on the agent's side
 	if s.opts.Agent.TerminalHost == "agent" {
 		// On the agent's machine, through its prefix (remote.go): its
 		// container or host confines it, not a sandbox here.

@@ -103,8 +103,9 @@ type CreateOptions struct {
 	// reach (on the far side of a prefix); it is called in the background,
 	// bounded by Options.StopTimeout, whenever the terminal is killed,
 	// released or closed, besides the local kill; running says the command
-	// here had not exited yet.
-	Stop func(ctx context.Context, running bool) error
+	// here had not exited yet. It returns what the far side reported
+	// (logged, with the outcome).
+	Stop func(ctx context.Context, running bool) (string, error)
 }
 
 // ExitStatus is how a command ended: an exit code or a signal name.
@@ -158,7 +159,7 @@ type term struct {
 	run      *sandbox.Run // the sandbox it runs in (nil: none)
 	onActive func()
 	onExit   func(ExitStatus)
-	stop     func(context.Context, bool) error
+	stop     func(context.Context, bool) (string, error)
 
 	readerDone chan struct{} // closed when the reader goroutine returns
 	done       chan struct{} // closed once exit is set (after Wait and drain)
@@ -254,7 +255,7 @@ func (m *Manager) Create(ctx context.Context, o CreateOptions) (string, error) {
 		}
 		_ = t.pty.Close()
 		if t.stop != nil {
-			m.runStop(t, t.exited())
+			m.runStop(t, "closed while it started", t.exited())
 		}
 		return "", ErrClosed
 	}
@@ -593,7 +594,7 @@ func (m *Manager) Kill(id string) error {
 	if !ok {
 		return fmt.Errorf("terminal %s: %w", id, ErrUnknownTerminal)
 	}
-	m.terminateLocked(t)
+	m.terminateLocked(t, "kill")
 	return nil
 }
 
@@ -603,17 +604,17 @@ func (m *Manager) KillAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, t := range m.terms {
-		m.terminateLocked(t)
+		m.terminateLocked(t, "turn cancelled")
 	}
 }
 
 // terminateLocked signals t and schedules the SIGKILL escalation, and
-// runs its Stop hook; m.mu is held so that the WaitGroup is not grown
-// during Close.
-func (m *Manager) terminateLocked(t *term) {
-	m.stopLocked(t)
+// runs its Stop hook (why says what asked, for the log); m.mu is held so
+// that the WaitGroup is not grown during Close.
+func (m *Manager) terminateLocked(t *term, why string) {
+	m.stopLocked(t, why)
 	if !t.commandStarted() {
-		m.deferTerminateLocked(t)
+		m.deferTerminateLocked(t, why)
 		return
 	}
 	if !t.signal(syscall.SIGTERM) {
@@ -659,25 +660,33 @@ func (m *Manager) terminateLocked(t *term) {
 // stopLocked runs t's Stop hook in the background unless it runs
 // already, or once succeeded after the command here had exited (nothing
 // of it was left then, nothing can have started since); m.mu is held (see
-// terminateLocked) or Close is under way.
-func (m *Manager) stopLocked(t *term) {
+// terminateLocked) or Close is under way. why (kill, release, session
+// stop, ...) is logged with what was done.
+func (m *Manager) stopLocked(t *term, why string) {
 	if t.stop == nil {
 		return
 	}
 	t.mu.Lock()
-	skip := t.stopping || t.stopped
-	if !skip {
+	skip := ""
+	switch {
+	case t.stopping:
+		skip = "stopping already"
+	case t.stopped:
+		skip = "stopped already"
+	default:
 		t.stopping = true
 	}
 	t.mu.Unlock()
-	if skip {
+	if skip != "" {
+		m.log.Info("terminal far stop skipped", "id", t.id, "why", why, "skip", skip)
 		return
 	}
 	exited := t.exited() // as asked: the goroutine may start after the kill took effect
+	m.log.Info("terminal far stop asked", "id", t.id, "why", why, "running", !exited)
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		m.runStop(t, exited)
+		m.runStop(t, why, exited)
 	}()
 }
 
@@ -692,12 +701,15 @@ func (t *term) exited() bool {
 }
 
 // runStop calls t's Stop hook, bounded by Options.StopTimeout, for a
-// command that had exited here when the stop was asked, or not; a failure
-// is logged, and the first given to Options.Warn.
-func (m *Manager) runStop(t *term, exited bool) {
+// command that had exited here when the stop was asked, or not; what the
+// far side reported is logged, a failure as a warning, the first given to
+// Options.Warn.
+func (m *Manager) runStop(t *term, why string, exited bool) {
 	ctx, cancel := context.WithTimeoutCause(context.Background(), m.opts.StopTimeout,
 		fmt.Errorf("no answer within %v", m.opts.StopTimeout))
-	err := t.stop(ctx, !exited)
+	start := time.Now()
+	report, err := t.stop(ctx, !exited)
+	took := time.Since(start).Round(time.Millisecond)
 	cancel()
 	t.mu.Lock()
 	t.stopping = false
@@ -706,10 +718,10 @@ func (m *Manager) runStop(t *term, exited bool) {
 	t.warned = t.warned || err != nil
 	t.mu.Unlock()
 	if err == nil {
-		m.log.Debug("terminal stopped where it ran", "id", t.id)
+		m.log.Info("terminal far stop done", "id", t.id, "why", why, "report", report, "took", took)
 		return
 	}
-	m.log.Warn("terminal stop", "id", t.id, "err", err)
+	m.log.Warn("terminal far stop failed", "id", t.id, "why", why, "report", report, "took", took, "err", err)
 	if m.opts.Warn != nil && !warned {
 		m.opts.Warn(fmt.Sprintf("terminal %s: could not end its command where it runs (it may still run there): %v", t.id, err))
 	}
@@ -758,7 +770,7 @@ func ignoredSignals(pid int) (uint64, bool) {
 // deferTerminateLocked terminates t once its sandboxed command has
 // started (SIGTERM once, then the usual escalation), or kills everything
 // if it has not within the grace period.
-func (m *Manager) deferTerminateLocked(t *term) {
+func (m *Manager) deferTerminateLocked(t *term, why string) {
 	t.mu.Lock()
 	already := t.deferred
 	t.deferred = true
@@ -788,7 +800,7 @@ func (m *Manager) deferTerminateLocked(t *term) {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		if !m.closed {
-			m.terminateLocked(t)
+			m.terminateLocked(t, why)
 		}
 	}()
 }
@@ -806,7 +818,7 @@ func (m *Manager) Release(id string) error {
 	t.mu.Lock()
 	t.released = true
 	t.mu.Unlock()
-	m.terminateLocked(t)
+	m.terminateLocked(t, "release")
 	if t.tag != "" {
 		proctree.Disown(t.tag) // its orphans go as soon as they are seen
 	}
@@ -863,6 +875,12 @@ func (m *Manager) Resize(id string, rows, cols uint16) error {
 // KillGrace) and runs its Stop hook, waits for them and all goroutines,
 // and makes further calls fail. It is idempotent.
 func (m *Manager) Close() error {
+	return m.CloseFor("closed")
+}
+
+// CloseFor is Close, why (session stop, Neovim quit) saying for the log
+// what closed the terminals.
+func (m *Manager) CloseFor(why string) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -882,7 +900,7 @@ func (m *Manager) Close() error {
 		t.mu.Lock()
 		t.released = true
 		t.mu.Unlock()
-		m.stopLocked(t)
+		m.stopLocked(t, why)
 		if t.signal(syscall.SIGTERM) {
 			t.signal(syscall.SIGCONT)
 		}

@@ -1,16 +1,70 @@
 package terminal
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// stopRecorder is a Stop hook that counts its calls and answers err, or
-// waits for its context when hang is set; warnings are kept.
+// logBuffer is a Logger's output, safe for its goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// logger logs at Info and above to l.
+func (l *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// missing reports which of want (each a line's parts, in order) no line
+// of the log holds.
+func (l *logBuffer) missing(want ...[]string) []string {
+	var miss []string
+	lines := strings.Split(l.String(), "\n")
+	for _, parts := range want {
+		found := false
+		for _, line := range lines {
+			rest, ok := line, true
+			for _, p := range parts {
+				i := strings.Index(rest, p)
+				if i < 0 {
+					ok = false
+					break
+				}
+				rest = rest[i+len(p):]
+			}
+			if ok {
+				found = true
+				break
+			}
+		}
+		if !found {
+			miss = append(miss, strings.Join(parts, " ... "))
+		}
+	}
+	return miss
+}
+
+// stopRecorder is a Stop hook that counts its calls and answers err with
+// a report, or waits for its context when hang is set; warnings are kept.
 type stopRecorder struct {
 	mu    sync.Mutex
 	calls int
@@ -20,16 +74,19 @@ type stopRecorder struct {
 	hang  bool
 }
 
-func (r *stopRecorder) stop(ctx context.Context, running bool) error {
+func (r *stopRecorder) stop(ctx context.Context, running bool) (string, error) {
 	r.mu.Lock()
 	r.calls++
 	r.runs = append(r.runs, running)
 	r.mu.Unlock()
 	if r.hang {
 		<-ctx.Done()
-		return context.Cause(ctx)
+		return "", context.Cause(ctx)
 	}
-	return r.err
+	if r.err != nil {
+		return "mode=test found=1 left= 42", r.err
+	}
+	return "mode=test found=1 left=", nil
 }
 
 func (r *stopRecorder) warn(msg string) {
@@ -49,29 +106,33 @@ func (r *stopRecorder) state() (int, []string) {
 // cancelled with the others or closed, whether the command here still
 // runs or not; a failure, or a hook that does not answer within
 // StopTimeout, reaches Warn once, naming the terminal, and never holds Close up
-// longer than that.
+// longer than that. The log says, at Info, that it was asked and why,
+// and what the far side reported, success included (a failure as a
+// warning).
 func TestStopHook(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		exited bool // the command here has exited first
 		act    func(m *Manager, id string) error
+		why    string // in the log
 		err    error
 		hang   bool
 		warn   string // in the warning; "" for none
 	}{
-		{name: "kill", act: (*Manager).Kill},
-		{name: "kill after exit", exited: true, act: (*Manager).Kill},
-		{name: "release", act: (*Manager).Release},
-		{name: "release after exit", exited: true, act: (*Manager).Release},
-		{name: "kill all", act: func(m *Manager, _ string) error { m.KillAll(); return nil }},
-		{name: "close", act: func(m *Manager, _ string) error { return m.Close() }},
-		{name: "close after exit", exited: true, act: func(m *Manager, _ string) error { return m.Close() }},
-		{name: "failing", act: (*Manager).Kill, err: errors.New("ssh: connection refused"), warn: "ssh: connection refused"},
-		{name: "hanging", act: func(m *Manager, _ string) error { return m.Close() }, hang: true, warn: "no answer within 200ms"},
+		{name: "kill", act: (*Manager).Kill, why: "kill"},
+		{name: "kill after exit", exited: true, act: (*Manager).Kill, why: "kill"},
+		{name: "release", act: (*Manager).Release, why: "release"},
+		{name: "release after exit", exited: true, act: (*Manager).Release, why: "release"},
+		{name: "kill all", act: func(m *Manager, _ string) error { m.KillAll(); return nil }, why: `"turn cancelled"`},
+		{name: "close", act: func(m *Manager, _ string) error { return m.CloseFor("session stop") }, why: `"session stop"`},
+		{name: "close after exit", exited: true, act: func(m *Manager, _ string) error { return m.Close() }, why: "closed"},
+		{name: "failing", act: (*Manager).Kill, why: "kill", err: errors.New("ssh: connection refused"), warn: "ssh: connection refused"},
+		{name: "hanging", act: func(m *Manager, _ string) error { return m.CloseFor("neovim quit") }, why: `"neovim quit"`, hang: true, warn: "no answer within 200ms"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := &stopRecorder{err: c.err, hang: c.hang}
-			m := newManager(t, Options{KillGrace: 100 * time.Millisecond, StopTimeout: 200 * time.Millisecond, Warn: r.warn})
+			var log logBuffer
+			m := newManager(t, Options{KillGrace: 100 * time.Millisecond, StopTimeout: 200 * time.Millisecond, Warn: r.warn, Logger: log.logger()})
 			o := sh("sleep 1000")
 			if c.exited {
 				o = sh("true")
@@ -101,6 +162,17 @@ func TestStopHook(t *testing.T) {
 			if d := time.Since(start); d > 5*time.Second {
 				t.Fatalf("Close returned after %v", d)
 			}
+			running := "running=" + map[bool]string{true: "false", false: "true"}[c.exited]
+			outcome := []string{"level=INFO", `msg="terminal far stop done"`, "id=" + id, "why=" + c.why, `report="mode=test found=1 left="`}
+			switch {
+			case c.hang:
+				outcome = []string{"level=WARN", `msg="terminal far stop failed"`, "id=" + id, "why=" + c.why, `report=""`, "no answer"}
+			case c.err != nil:
+				outcome = []string{"level=WARN", `msg="terminal far stop failed"`, "id=" + id, "why=" + c.why, `report="mode=test found=1 left= 42"`, "connection refused"}
+			}
+			if miss := log.missing([]string{"level=INFO", `msg="terminal far stop asked"`, "id=" + id, "why=" + c.why, running}, outcome); len(miss) != 0 {
+				t.Fatalf("no log line with %q in:\n%s", miss, log.String())
+			}
 			_, warns := r.state()
 			if c.warn == "" {
 				if len(warns) != 0 {
@@ -123,9 +195,10 @@ func TestStopHookOnceAtATime(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	calls := 0
-	m := newManager(t, Options{KillGrace: 100 * time.Millisecond})
+	var log logBuffer
+	m := newManager(t, Options{KillGrace: 100 * time.Millisecond, Logger: log.logger()})
 	o := sh("sleep 1000")
-	o.Stop = func(ctx context.Context, _ bool) error {
+	o.Stop = func(ctx context.Context, _ bool) (string, error) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
@@ -133,7 +206,7 @@ func TestStopHookOnceAtATime(t *testing.T) {
 		case <-release:
 		case <-ctx.Done():
 		}
-		return nil
+		return "mode=test found=0 left=", nil
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return calls }
 	a := create(t, m, o)
@@ -171,5 +244,12 @@ func TestStopHookOnceAtATime(t *testing.T) {
 	}
 	if n := count(); n != 3 {
 		t.Fatalf("Stop ran %d times, want 3: Close ran it once more", n)
+	}
+	// Each skip is in the log, with what asked and why it was skipped.
+	if miss := log.missing(
+		[]string{`msg="terminal far stop skipped"`, "id=" + a, "why=kill", `skip="stopping already"`},
+		[]string{`msg="terminal far stop skipped"`, "id=" + a, "why=release", `skip="stopping already"`},
+	); len(miss) != 0 {
+		t.Fatalf("no log line with %q in:\n%s", miss, log.String())
 	}
 }

@@ -21,7 +21,11 @@ import (
 // through a prefix carries a tag there, in its environment (FarTagKey),
 // which everything it starts inherits, setsid and daemons included; ending
 // it runs a second script through the same prefix that ends every process
-// there carrying that tag.
+// there carrying that tag. The tag is in the environment the command's
+// shell starts with (`env` starts it): what the stop reads is each
+// process's environment as it was exec'd (/proc/PID/environ), and a
+// variable the shell exports itself is only in its children's, so a shell
+// not yet at its last command's exec, or looping, would be missed.
 
 // FarTagKey is the environment variable that tags, on the far side of a
 // prefix, the processes of one command run through it (see Far).
@@ -52,7 +56,7 @@ func newFar(prefix []string, command string, args []string, dir, proc string) *F
 	// Base32 letters and digits: nothing a shell or a regexp treats
 	// specially, unique across hosts and restarts.
 	f := &Far{prefix: prefix, tag: "t" + rand.Text(), proc: proc, grace: farGrace}
-	f.Argv = throughPrefix(prefix, f.tagScript()+commandScript(command, args, dir))
+	f.Argv = throughPrefix(prefix, f.tagScript()+commandScript(command, args, dir), FarTagKey+"="+f.tag)
 	return f
 }
 
@@ -63,10 +67,20 @@ func (f *Far) pidFile() string {
 	return `"${TMPDIR:-/tmp}/nvim-acp-` + f.tag + `.pid"`
 }
 
-// tagScript is what the command's script runs first: the tag exported and
-// the pid file written.
+// stopFile is the mark a stop leaves where the command has not started
+// (yet) while it runs here: the command's script, starting after it, ends
+// at once (exit 143, as SIGTERM) and removes it.
+func (f *Far) stopFile() string {
+	return `"${TMPDIR:-/tmp}/nvim-acp-` + f.tag + `.stop"`
+}
+
+// tagScript is what the command's script runs first (its shell has the
+// tag in its environment already): the end if a stop came first, the
+// pid file written. The order matters: its shell carries the tag before
+// it looks for the mark, and a stop leaves the mark before it looks for
+// the tag, so either the stop finds the shell or the shell the mark.
 func (f *Far) tagScript() string {
-	return FarTagKey + "=" + f.tag + "; export " + FarTagKey + "; " +
+	return "{ if [ -e " + f.stopFile() + " ]; then rm -f " + f.stopFile() + "; exit 143; fi; } 2>/dev/null; " +
 		"{ if [ -r " + ShellQuote(f.proc+"/self/environ") + " ]; then echo $$; " +
 		`else echo "$$ $(ps -o lstart= -p $$)"; fi >` + f.pidFile() + "; } 2>/dev/null; "
 }
@@ -83,10 +97,18 @@ func (f *Far) tagScript() string {
 // cannot tell is reported left. With /proc, when it finds none it looks
 // at the command's pid file: missing, it is not where the command ran
 // ("left= elsewhere"); naming a live process it cannot read, that is left.
-// Its last line says what it did: "nvim-acp-stop mode=proc|ps found=N
+// When the command still runs here (running) and its pid file is not
+// there, it leaves the stop file first: the command has not started there
+// yet, or runs elsewhere; if it starts there later, it ends at once. Its
+// last line says what it did: "nvim-acp-stop mode=proc|ps found=N
 // left=PIDS"; it exits 1 when processes are left.
-func (f *Far) stopScript() string {
-	return `t=` + f.tag + ` k=` + FarTagKey + ` proc=` + ShellQuote(f.proc) + ` me=$$ pidf=` + f.pidFile() + `
+func (f *Far) stopScript(running bool) string {
+	run := "0"
+	if running {
+		run = "1"
+	}
+	return `t=` + f.tag + ` k=` + FarTagKey + ` proc=` + ShellQuote(f.proc) + ` me=$$ pidf=` + f.pidFile() +
+		` stopf=` + f.stopFile() + ` running=` + run + `
 if [ -r "$proc/self/environ" ]; then
 	mode=proc
 	alive() { tr '\0' '\n' <"$proc/$1/environ" 2>/dev/null | grep -qxF "$k=$t"; }
@@ -124,6 +146,11 @@ else
 		ps -A -o pid= -o ppid= | awk -v r="$r" '{ par[$1] = $2 }
 			END { for (p in par) for (q = p; q != "" && q + 0 > 1; q = par[q]) if (q + 0 == r + 0) { print p; break } }'
 	}
+fi
+made=
+if [ $running = 1 ] && [ ! -e "$pidf" ]; then
+	# Not started here yet, or not here: what starts after the mark ends.
+	{ echo >"$stopf"; } 2>/dev/null && made=1
 fi
 pids=$(tagged)
 if [ $mode = proc ] && [ -z "$pids" ]; then
@@ -172,6 +199,8 @@ if [ -n "$last" ]; then
 	done
 fi
 [ -n "$left" ] || rm -f "$pidf"
+# The command's shell was found and is gone: the mark is not needed.
+[ -z "$made" ] || [ -z "$pids" ] || [ -n "$left" ] || rm -f "$stopf"
 echo "nvim-acp-stop mode=$mode found=$found left="$left
 [ -z "$left" ]
 `
@@ -180,11 +209,13 @@ echo "nvim-acp-stop mode=$mode found=$found left="$left
 // Stop ends the command's processes on the far side (see stopScript for
 // how, and what it needs there) by running a script through the same
 // prefix; ctx bounds it (the prefix's process is killed when ctx ends). It
-// fails when the script did not run to its end or processes were left, and
-// when the command still ran here (running) but the prefix lands where it
-// did not run (a new container at each run: its pid file is not there).
-func (f *Far) Stop(ctx context.Context, running bool) error {
-	err := f.stopOnce(ctx, running)
+// returns the script's report ("mode=proc found=2 left="; "" when none
+// came back), and fails when the script did not run to its end or
+// processes were left, and when the command still ran here (running) but
+// the prefix lands where it did not run (a new container at each run: its
+// pid file is not there).
+func (f *Far) Stop(ctx context.Context, running bool) (string, error) {
+	report, err := f.stopOnce(ctx, running)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -192,15 +223,16 @@ func (f *Far) Stop(ctx context.Context, running bool) error {
 			// quitting signals its jobs' trees as the host starts its own
 			// stops): the far side was not reached or not to the end.
 			// The script is safe to run again.
-			err = f.stopOnce(ctx, running)
+			report, err = f.stopOnce(ctx, running)
 		}
 	}
-	return err
+	return report, err
 }
 
-// stopOnce runs the stop script through the prefix once.
-func (f *Far) stopOnce(ctx context.Context, running bool) error {
-	argv := throughPrefix(f.prefix, f.stopScript())
+// stopOnce runs the stop script through the prefix once, and returns its
+// report.
+func (f *Far) stopOnce(ctx context.Context, running bool) (string, error) {
+	argv := throughPrefix(f.prefix, f.stopScript(running))
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.WaitDelay = time.Second // a prefix's child holding the pipes
 	var out bytes.Buffer
@@ -224,28 +256,31 @@ func (f *Far) stopOnce(ctx context.Context, running bool) error {
 	text := strings.TrimSpace(out.String())
 	last := text[strings.LastIndex(text, "\n")+1:]
 	report, ok := strings.CutPrefix(last, "nvim-acp-stop ")
+	if !ok {
+		report = ""
+	}
 	via := "sh"
 	if len(f.prefix) > 0 {
 		via = filepath.Base(f.prefix[0])
 	}
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("stop through %s: %w", via, context.Cause(ctx))
+		return report, fmt.Errorf("stop through %s: %w", via, context.Cause(ctx))
 	case ok && strings.HasSuffix(report, "left="):
 		if err != nil {
-			return fmt.Errorf("stop through %s: %w (%s)", via, err, report)
+			return report, fmt.Errorf("stop through %s: %w (%s)", via, err, report)
 		}
-		return nil
+		return report, nil
 	case ok && strings.HasSuffix(report, "left= elsewhere"):
 		if running {
-			return fmt.Errorf("stop through %s: the prefix does not reach where the command runs "+
+			return report, fmt.Errorf("stop through %s: the prefix does not reach where the command runs "+
 				"(a new container at each run?): it may still run there", via)
 		}
-		return nil
+		return report, nil
 	case ok:
-		return fmt.Errorf("stop through %s: processes still run there (%s)", via, report)
+		return report, fmt.Errorf("stop through %s: processes still run there (%s)", via, report)
 	case err == nil:
 		err = errors.New("no report")
 	}
-	return fmt.Errorf("stop through %s: %w: %s", via, err, truncate(text, 500))
+	return "", fmt.Errorf("stop through %s: %w: %s", via, err, truncate(text, 500))
 }

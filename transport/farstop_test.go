@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,8 +143,16 @@ func TestFarStop(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
 			t.Setenv("TMPDIR", tmp) // Stop's prefix inherits it, as the command did
-			if err := far.Stop(ctx, true); err != nil {
+			report, err := far.Stop(ctx, true)
+			if err != nil {
 				t.Fatalf("Stop: %v", err)
+			}
+			mode := "mode=proc found="
+			if !c.orphans {
+				mode = "mode=ps found="
+			}
+			if !strings.HasPrefix(report, mode) || !strings.HasSuffix(report, " left=") {
+				t.Errorf("report %q, want %q...%q", report, mode, " left=")
 			}
 			for _, n := range names {
 				want := n == "orphan" && !c.orphans
@@ -156,8 +165,121 @@ func TestFarStop(t *testing.T) {
 					t.Errorf("decoy %d was killed", d)
 				}
 			}
-			if left, _ := filepath.Glob(filepath.Join(tmp, "nvim-acp-*.pid")); len(left) != 0 {
-				t.Errorf("pid files left: %v", left)
+			if left, _ := filepath.Glob(filepath.Join(tmp, "nvim-acp-*")); len(left) != 0 {
+				t.Errorf("files left: %v", left)
+			}
+		})
+	}
+}
+
+// TestFarStopReachesItsShell: the command's own shell is ended on the far
+// side too, while it runs no program of its own: waiting (a builtin, or
+// before it execs its last command) or looping over short commands. Its
+// environment is what the stop finds, so the tag must be in it from its
+// start: exported by the script itself, it reaches only its children,
+// and a shell that had not exec'd yet when the stop came ran on (issue 32,
+// TestAgentTerminalEndsOnTheFarSide under load).
+func TestFarStopReachesItsShell(t *testing.T) {
+	bin := t.TempDir()
+	ssh := filepath.Join(bin, "ssh")
+	if err := os.WriteFile(ssh, []byte("#!/bin/sh\nshift\nexec sh -c \"$*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		prefix  []string
+		command string // writes its shell's pid to main, then waits in it
+	}{
+		{"waiting before its exec", []string{"env"}, "mkfifo f; echo $$ >main; read x <f; exec sleep 1000"},
+		{"waiting before its exec, ssh", []string{ssh, "somehost"}, "mkfifo f; echo $$ >main; read x <f; exec sleep 1000"},
+		{"looping", []string{"env"}, "echo $$ >main; while :; do sleep 0.05; done"},
+		{"looping, ssh", []string{ssh, "somehost"}, "echo $$ >main; while :; do sleep 0.05; done"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tmp := t.TempDir()
+			far := newFar(c.prefix, c.command, nil, dir, "/proc")
+			startDetached(t, far.Argv, "TMPDIR="+tmp)
+			main := waitPid(t, filepath.Join(dir, "main"))
+			killAtEnd(t, main)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			t.Setenv("TMPDIR", tmp)
+			if _, err := far.Stop(ctx, true); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if running(main) {
+				t.Fatalf("the command's shell %d still runs", main)
+			}
+		})
+	}
+}
+
+// TestFarStopBeforeItStarts: a stop that reaches the far side before the
+// command's shell has started there (the terminal killed at once, its
+// prefix slow to start it) leaves a mark there, and the command, when it
+// starts, ends at once without running, and removes the mark. Before, the
+// stop found nothing and the command ran on.
+func TestFarStopBeforeItStarts(t *testing.T) {
+	bin := t.TempDir()
+	// A prefix that holds its command until the file $HOLD exists; the
+	// stop's (no HOLD) goes at once.
+	hold := filepath.Join(bin, "hold")
+	if err := os.WriteFile(hold, []byte("#!/bin/sh\n[ -z \"$HOLD\" ] || while [ ! -e \"$HOLD\" ]; do sleep 0.01; done\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		proc string
+		want string // in Stop's error; "" for none
+	}{
+		// With /proc, no pid file while it runs here is also what a
+		// prefix landing elsewhere looks like: still said.
+		{"proc", "/proc", "does not reach where the command runs"},
+		{"no /proc", filepath.Join(bin, "noproc"), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			far := newFar([]string{hold}, "echo $$ >ran; exec sleep 1000", nil, dir, c.proc)
+			flag := filepath.Join(t.TempDir(), "go")
+			cmd := exec.Command(far.Argv[0], far.Argv[1:]...)
+			cmd.Env = append(os.Environ(), "HOLD="+flag)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			_, err := far.Stop(ctx, true)
+			if c.want == "" && err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Fatalf("Stop: %v, want an error with %q", err, c.want)
+			}
+			if err := os.WriteFile(flag, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+					t.Fatalf("the command ended with %v, want exit status 143", err)
+				}
+			case <-time.After(30 * time.Second):
+				pid, _ := os.ReadFile(filepath.Join(dir, "ran"))
+				t.Fatalf("the command runs (pid %s) after a stop came before it started", strings.TrimSpace(string(pid)))
+			}
+			if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+				t.Errorf("the command ran")
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, "nvim-acp-*")); len(left) != 0 {
+				t.Errorf("files left: %v", left)
 			}
 		})
 	}
@@ -187,7 +309,7 @@ func TestFarStopReports(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), c.within)
 			defer cancel()
 			done := make(chan error, 1)
-			go func() { done <- far.Stop(ctx, c.running) }()
+			go func() { _, err := far.Stop(ctx, c.running); done <- err }()
 			var err error
 			select {
 			case err = <-done:
@@ -233,7 +355,7 @@ func TestFarStopAfterPrefixKilled(t *testing.T) {
 			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			err := far.Stop(ctx, false)
+			_, err := far.Stop(ctx, false)
 			if c.want == "" && err != nil {
 				t.Fatalf("Stop: %v", err)
 			}
@@ -267,7 +389,7 @@ func BenchmarkFarStop(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			far := ThroughPrefixTagged(c.prefix, "true", nil, "/")
 			for b.Loop() {
-				if err := far.Stop(context.Background(), false); err != nil {
+				if _, err := far.Stop(context.Background(), false); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -34,13 +34,23 @@ func commandScript(command string, args []string, dir string) string {
 }
 
 // throughPrefix is the command line running script with `sh -c` through
-// prefix.
-func throughPrefix(prefix []string, script string) []string {
+// prefix; with env (K=V...), the shell is started by `env` with those in
+// its environment.
+func throughPrefix(prefix []string, script string, env ...string) []string {
 	argv := append([]string{}, prefix...)
-	if len(prefix) > 0 && filepath.Base(prefix[0]) == "ssh" {
-		return append(argv, "sh -c "+ShellQuote(script))
+	var words []string
+	if len(env) > 0 {
+		words = append(append(words, "env"), env...)
 	}
-	return append(argv, "sh", "-c", script)
+	words = append(words, "sh", "-c")
+	if len(prefix) > 0 && filepath.Base(prefix[0]) == "ssh" {
+		line := ""
+		for _, w := range words {
+			line += ShellQuote(w) + " "
+		}
+		return append(argv, line+ShellQuote(script))
+	}
+	return append(append(argv, words...), script)
 }
 
 // ShellQuote quotes s for a POSIX shell.
