@@ -130,3 +130,46 @@ func TestWorktreeSpareMadeEarly(t *testing.T) {
 		t.Errorf("status of the new worktree: %q", got)
 	}
 }
+
+// A spare that cannot be used, found out after the take made the
+// session's branch (its HEAD locked): the session starts all the same, in
+// a worktree checked out anew on that branch (before, it failed: "a
+// branch named acp/late already exists"); one message says so; git keeps
+// no record of the failed take.
+func TestWorktreeSpareUnusable(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
+	var spare string
+	e.Eventually("a spare made at setup", 30*time.Second, func() bool {
+		if d := e.spareDirs(ws); len(d) == 1 {
+			spare = d[0]
+		}
+		return spare != ""
+	})
+	dotgit := strings.TrimSpace(fsGetFile(t, filepath.Join(spare, ".git")))
+	rec, ok := strings.CutPrefix(dotgit, "gitdir: ")
+	if !ok {
+		t.Fatalf("the spare's .git: %q", dotgit)
+	}
+	fsPutFile(t, filepath.Join(rec, "HEAD.lock"), "")
+	head := strings.TrimSpace(gitIn(t, ws, "rev-parse", "HEAD"))
+	s := e.newWorktreeSession("fake", "late")
+	if got := fsGetFile(t, filepath.Join(s.Path, "shared.txt")); got != wtBase {
+		t.Errorf("shared.txt in the worktree = %q", got)
+	}
+	if got := strings.TrimSpace(gitIn(t, s.Path, "rev-parse", "HEAD", "acp/late")); got != head+"\n"+head {
+		t.Errorf("HEAD and acp/late = %q, want %s", got, head)
+	}
+	e.Eventually("one message about the spare", 10*time.Second, func() bool {
+		return e.Told("the spare worktree could not be used")
+	})
+	if e.Told("already exists") {
+		t.Errorf("told of a branch that exists:\n%s", e.Messages())
+	}
+	e.sendTo(s.Key, "hello")
+	list := gitIn(t, ws, "worktree", "list", "--porcelain")
+	if strings.Contains(list, "prunable") || strings.Contains(list, spare+"\n") {
+		t.Errorf("git's worktrees:\n%s", list)
+	}
+}

@@ -66,7 +66,10 @@ func spares(where string) []string {
 
 // takeSpare moves a ready spare of where to t.Path (reserved: an empty
 // directory) and puts it on t.Branch at t.Base. It says false when there
-// was none to take (t.Path stays reserved).
+// was none to take, or when the one taken could not be used (the error
+// says why); either way t.Path is reserved again and nothing of the take
+// is left: the spare, its record in git and the branch it made are gone,
+// so that a checkout of its own can follow.
 func takeSpare(ctx context.Context, t Tree, where string) (bool, error) {
 	for _, name := range spares(where) {
 		src := filepath.Join(where, name)
@@ -77,17 +80,52 @@ func takeSpare(ctx context.Context, t Tree, where string) (bool, error) {
 			continue
 		}
 		if err := adopt(ctx, t); err != nil {
-			// Not usable after all: it goes, and t.Path is free again for
-			// a checkout of its own.
-			_ = dropTree(ctx, t.Repo, t.Common, t.Path)
-			if err := os.Mkdir(t.Path, 0o755); err != nil {
-				return false, fmt.Errorf("worktree: %w", err)
+			// Not usable after all: it goes (git's record of it may still
+			// name src, when the repair failed), then the branch it made.
+			_ = dropTree(ctx, t.Common, t.Path, src)
+			dropRecords(t.Common, t.Path, src) // a record dropTree did not find
+			if uerr := undoBranch(ctx, t); uerr != nil {
+				err = fmt.Errorf("%w; %w", err, uerr)
+			}
+			if merr := os.Mkdir(t.Path, 0o755); merr != nil {
+				return false, fmt.Errorf("worktree: %w", merr)
 			}
 			return false, err
 		}
 		return true, nil
 	}
 	return false, nil
+}
+
+// undoBranch deletes t.Branch after a take of a spare failed: only when
+// it points at t.Base, where the take made it, and no worktree has it
+// checked out (the spare's record is gone by then). The name was free
+// when it was picked, and its directory reserves it against other
+// Creates, so a branch of that name at t.Base is the take's.
+func undoBranch(ctx context.Context, t Tree) error {
+	ref := "refs/heads/" + t.Branch
+	at, err := git(ctx, t.Repo, nil, "rev-parse", "--verify", "-q", ref)
+	if err != nil {
+		return nil // never made
+	}
+	if trim(at) != t.Base {
+		return fmt.Errorf("worktree: spare: %s moved to %s: kept", t.Branch, trim(at))
+	}
+	list, err := git(ctx, t.Repo, nil, "worktree", "list", "--porcelain")
+	if err != nil {
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	for _, l := range strings.Split(string(list), "\n") {
+		if l == "branch "+ref {
+			return fmt.Errorf("worktree: spare: %s is checked out: kept", t.Branch)
+		}
+	}
+	// The old value makes the delete conditional: a branch moved since the
+	// check stays.
+	if _, err := git(ctx, t.Repo, nil, "update-ref", "-d", ref, t.Base); err != nil {
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	return nil
 }
 
 // adopt makes the spare now at t.Path the worktree t: git's record of it
@@ -145,7 +183,7 @@ func FillSpares(ctx context.Context, dir string, o Options, n int) error {
 	}
 	have := spares(where)
 	for i := len(have) - 1; i >= n && i >= 0; i-- {
-		if err := dropTree(ctx, top, common, filepath.Join(where, have[i])); err != nil {
+		if err := dropTree(ctx, common, filepath.Join(where, have[i])); err != nil {
 			return err
 		}
 	}
@@ -167,7 +205,7 @@ func makeSpare(ctx context.Context, top, common, where string) error {
 	filling := filepath.Join(where, fillPrefix+strconv.Itoa(os.Getpid())+"-"+id)
 	if _, err := gitNice(ctx, top, "worktree", "add", "-q", "--detach", filling, "HEAD"); err != nil {
 		if ctx.Err() == nil {
-			_ = dropTree(context.Background(), top, common, filling)
+			_ = dropTree(context.Background(), common, filling)
 		}
 		return fmt.Errorf("worktree: spare: %w", err)
 	}
@@ -177,11 +215,11 @@ func makeSpare(ctx context.Context, top, common, where string) error {
 	ready := filepath.Join(where, sparePrefix+id)
 	gd := gitdirOf(filling)
 	if gd == "" {
-		_ = dropTree(ctx, top, common, filling)
+		_ = dropTree(ctx, common, filling)
 		return fmt.Errorf("worktree: spare: %s has no git record", filling)
 	}
 	if err := os.WriteFile(filepath.Join(gd, "gitdir"), []byte(filepath.Join(ready, ".git")+"\n"), 0o644); err != nil {
-		_ = dropTree(ctx, top, common, filling)
+		_ = dropTree(ctx, common, filling)
 		return fmt.Errorf("worktree: spare: %w", err)
 	}
 	if err := os.Rename(filling, ready); err != nil {
@@ -227,13 +265,13 @@ func gitNice(ctx context.Context, dir string, args ...string) ([]byte, error) {
 }
 
 // dropTree removes the spare (or half-made spare) at path, and git's record
-// of it; nothing else of the repository is touched (no `worktree prune`,
-// which would also forget the user's own worktrees on a drive not mounted).
-func dropTree(ctx context.Context, top, common, path string) error {
+// of it when that names path (or one of also: where it was before a
+// rename); nothing else of the repository is touched (no `worktree
+// prune`, which would also forget the user's own worktrees on a drive not
+// mounted).
+func dropTree(ctx context.Context, common, path string, also ...string) error {
 	if gd := gitdirOf(path); gd != "" && within(gd, filepath.Join(common, "worktrees")) {
-		// The record is ours when it points back at path.
-		if b, err := os.ReadFile(filepath.Join(gd, "gitdir")); err == nil &&
-			filepath.Clean(filepath.Dir(strings.TrimSpace(string(b)))) == filepath.Clean(path) {
+		if ours(gd, append([]string{path}, also...)...) {
 			if err := os.RemoveAll(gd); err != nil {
 				return fmt.Errorf("worktree: spare: %w", err)
 			}
@@ -243,6 +281,38 @@ func dropTree(ctx context.Context, top, common, path string) error {
 		return fmt.Errorf("worktree: spare: %w", err)
 	}
 	return nil
+}
+
+// dropRecords removes git's records of worktrees that name one of paths
+// where nothing is any more (spares gone without their record: a crash,
+// a spare's .git spoilt). A record whose worktree is there stays.
+func dropRecords(common string, paths ...string) {
+	recs, _ := os.ReadDir(filepath.Join(common, "worktrees"))
+	for _, r := range recs {
+		gd := filepath.Join(common, "worktrees", r.Name())
+		b, err := os.ReadFile(filepath.Join(gd, "gitdir"))
+		if err != nil || !ours(gd, paths...) {
+			continue
+		}
+		if _, err := os.Lstat(strings.TrimSpace(string(b))); errors.Is(err, fs.ErrNotExist) {
+			_ = os.RemoveAll(gd)
+		}
+	}
+}
+
+// ours tells whether the worktree record gd points back at one of paths.
+func ours(gd string, paths ...string) bool {
+	b, err := os.ReadFile(filepath.Join(gd, "gitdir"))
+	if err != nil {
+		return false
+	}
+	at := filepath.Clean(filepath.Dir(strings.TrimSpace(string(b))))
+	for _, p := range paths {
+		if at == filepath.Clean(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // gitdirOf is the git directory a worktree's .git file names, or "".
@@ -303,7 +373,7 @@ func pruneWhere(ctx context.Context, where string) {
 			pid, _, _ := strings.Cut(strings.TrimPrefix(name, fillPrefix), "-")
 			if p, err := strconv.Atoi(pid); err == nil && !alive(p) {
 				if gd := gitdirOf(path); gd != "" {
-					_ = dropTree(ctx, "", filepath.Dir(filepath.Dir(gd)), path)
+					_ = dropTree(ctx, filepath.Dir(filepath.Dir(gd)), path)
 				} else {
 					_ = os.RemoveAll(path)
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -367,5 +368,145 @@ func TestSparesInTheGitDirectory(t *testing.T) {
 	}
 	if st := run(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
 		t.Errorf("the user's status: %q", st)
+	}
+}
+
+// A spare that cannot be used, found out after the take made its branch:
+// the take leaves nothing behind (no branch, no spare, no record in git)
+// and the worktree is checked out anew on that branch.
+func TestCreateSpareFails(t *testing.T) {
+	ctx := context.Background()
+	commit := func(t *testing.T, dir string) {
+		write(t, filepath.Join(dir, "a.txt"), "one moved\n")
+		run(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "moved")
+	}
+	for _, tc := range []struct {
+		name string
+		// spoil makes the spare unusable (rec: git's record of it)
+		spoil func(t *testing.T, dir, spare, rec string)
+		want  string // a.txt in the worktree
+	}{
+		{
+			name: "HEAD locked, at the spare's commit",
+			spoil: func(t *testing.T, _, _, rec string) {
+				write(t, filepath.Join(rec, "HEAD.lock"), "")
+			},
+			want: "one\n",
+		},
+		{
+			name: "HEAD locked, HEAD moved since",
+			spoil: func(t *testing.T, dir, _, rec string) {
+				commit(t, dir)
+				write(t, filepath.Join(rec, "HEAD.lock"), "")
+			},
+			want: "one moved\n",
+		},
+		{
+			name: "its record gone",
+			spoil: func(t *testing.T, _, _, rec string) {
+				if err := os.RemoveAll(rec); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: "one\n",
+		},
+		{
+			name: "its .git a directory",
+			spoil: func(t *testing.T, _, spare, _ string) {
+				if err := os.Remove(filepath.Join(spare, ".git")); err != nil {
+					t.Fatal(err)
+				}
+				write(t, filepath.Join(spare, ".git", "x"), "")
+			},
+			want: "one\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1}
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			top, common, _, _ := repoInfo(ctx, dir)
+			where := worktreesDir(top, common, o)
+			spare := filepath.Join(where, spares(where)[0])
+			tc.spoil(t, dir, spare, gitdirOf(spare))
+			before := userState(t, dir)
+			tr, err := Create(ctx, dir, o)
+			if err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			if tr.SpareErr == nil {
+				t.Error("SpareErr = nil: the spare was used")
+			}
+			if got := read(t, filepath.Join(tr.Path, "a.txt")); got != tc.want {
+				t.Errorf("a.txt = %q, want %q", got, tc.want)
+			}
+			head := trimS(run(t, dir, "rev-parse", "HEAD"))
+			if got := trimS(run(t, dir, "rev-parse", tr.Branch)); got != head || tr.Base != head {
+				t.Errorf("%s at %s (base %s), want HEAD %s", tr.Branch, got, tr.Base, head)
+			}
+			want := map[string]string{top: "main", tr.Path: tr.Branch}
+			if got := worktreeList(t, dir); !reflect.DeepEqual(got, want) {
+				t.Errorf("git's worktrees = %v, want %v", got, want)
+			}
+			if sp := spares(where); len(sp) != 0 {
+				t.Errorf("spares left = %v", sp)
+			}
+			if after := userState(t, dir); after != before {
+				t.Errorf("the user's repository changed:\n%s\n---\n%s", before, after)
+			}
+			if err := Remove(ctx, tr); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// undoBranch deletes the branch a failed take made, and nothing else: a
+// branch that moved, or that a worktree has checked out, stays.
+func TestUndoBranch(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, dir, base string) // makes (or not) acp/x
+		gone bool                                 // acp/x deleted
+		err  bool
+	}{
+		{name: "made at the base", make: func(t *testing.T, dir, base string) { run(t, dir, "branch", "acp/x", base) }, gone: true},
+		{name: "never made", gone: true},
+		{
+			name: "moved since",
+			make: func(t *testing.T, dir, base string) {
+				run(t, dir, "branch", "acp/x", base)
+				write(t, filepath.Join(dir, "a.txt"), "two\n")
+				run(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two")
+				run(t, dir, "branch", "-f", "acp/x", "HEAD")
+			},
+			err: true,
+		},
+		{
+			name: "checked out",
+			make: func(t *testing.T, dir, base string) {
+				run(t, dir, "worktree", "add", "-q", "-b", "acp/x", filepath.Join(t.TempDir(), "x"), base)
+			},
+			err: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			base := trimS(run(t, dir, "rev-parse", "HEAD"))
+			if tc.make != nil {
+				tc.make(t, dir, base)
+			}
+			err := undoBranch(ctx, Tree{Repo: dir, Branch: "acp/x", Base: base})
+			if (err != nil) != tc.err {
+				t.Errorf("err = %v, want an error: %v", err, tc.err)
+			}
+			_, verr := git(ctx, dir, nil, "rev-parse", "--verify", "-q", "refs/heads/acp/x")
+			if gone := verr != nil; gone != tc.gone {
+				t.Errorf("deleted = %v, want %v", gone, tc.gone)
+			}
+		})
 	}
 }
