@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Spare worktrees: a checkout of a repository's HEAD made ahead of time,
@@ -163,36 +164,114 @@ func adopt(ctx context.Context, t Tree) error {
 
 // FillSpares makes spare worktrees of the repository dir is in (in the
 // directory Create would make its worktrees for o) until it has n ready,
-// and removes those beyond n (n = 0: all of them). Spares whose repository
-// is gone, and checkouts left half done by a process that ended, are
-// removed first (PruneSpares). The checkouts run at a low priority (nice):
-// this is background work.
+// and removes those beyond n (n = 0: all of them). Spares of a commit
+// other than HEAD (it moved since they were made: a commit, a pull, a
+// branch switched) are brought to HEAD, only the files that differ
+// written. Spares whose repository is gone, and checkouts left half done
+// by a process that ended, are removed first (PruneSpares). The checkouts
+// run at a low priority (nice): this is background work.
 func FillSpares(ctx context.Context, dir string, o Options, n int) error {
-	top, common, _, err := repoInfo(ctx, dir)
+	_, err := fillSpares(ctx, dir, o, n)
+	return err
+}
+
+// repo is a repository Pool keeps spares of: its top, common git
+// directory and the git directory of the worktree at top.
+type repoDirs struct{ top, common, gitdir string }
+
+func fillSpares(ctx context.Context, dir string, o Options, n int) (repoDirs, error) {
+	top, common, gitdir, err := repoInfo(ctx, dir)
 	if err != nil {
-		return err
+		return repoDirs{}, err
 	}
-	if _, err := git(ctx, top, nil, "rev-parse", "--verify", "-q", "HEAD^{commit}"); err != nil {
-		return nil // no commit yet: nothing to check out
+	r := repoDirs{top, common, gitdir}
+	out, err := git(ctx, top, nil, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if err != nil {
+		return r, nil // no commit yet: nothing to check out
 	}
+	head := trim(out)
 	where := worktreesDir(top, common, o)
 	if o.Dir != "" {
 		PruneSpares(ctx, o.Dir) // every repository's: some may be gone
 	} else {
 		pruneWhere(ctx, where) // in the git directory: this one's only
 	}
+	pruneRecords(common, where)
 	have := spares(where)
 	for i := len(have) - 1; i >= n && i >= 0; i-- {
 		if err := dropTree(ctx, common, filepath.Join(where, have[i])); err != nil {
-			return err
+			return r, err
 		}
 	}
-	for k := len(have); k < n; k++ {
-		if err := makeSpare(ctx, top, common, where); err != nil {
-			return err
+	for _, name := range have[:min(n, len(have))] {
+		if spareHead(filepath.Join(where, name)) == head {
+			continue
 		}
+		if err := refreshSpare(ctx, common, where, name, head); err != nil {
+			return r, err
+		}
+	}
+	for k := len(spares(where)); k < n; k++ {
+		if err := makeSpare(ctx, top, common, where); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// spareHead is the commit the spare at path is checked out at (it is
+// detached: its HEAD holds the commit), or "".
+func spareHead(path string) string {
+	gd := gitdirOf(path)
+	if gd == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(gd, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// refreshSpare brings the spare name of where to the commit head: it is
+// claimed first, renamed to a checkout in progress (a taker sees it no
+// more; of a taker and a refresh, one rename fails, and the refresh then
+// leaves it), checked out at head (only the files that differ written),
+// and shown again under its name. One that cannot be brought there goes.
+func refreshSpare(ctx context.Context, common, where, name, head string) error {
+	ready := filepath.Join(where, name)
+	filling := filepath.Join(where, fillPrefix+strconv.Itoa(os.Getpid())+"-"+strings.TrimPrefix(name, sparePrefix))
+	if err := syscall.Rename(ready, filling); err != nil {
+		return nil // taken meanwhile
+	}
+	gd := gitdirOf(filling)
+	fail := func(err error) error {
+		_ = dropTree(context.Background(), common, filling, ready)
+		return fmt.Errorf("worktree: spare: %w", err)
+	}
+	if gd == "" {
+		return fail(fmt.Errorf("%s has no git record", ready))
+	}
+	// git's record follows each rename, so that one cut short (a crash) is
+	// pruned with its record (pruneWhere).
+	if err := setRecord(gd, filling); err != nil {
+		return fail(err)
+	}
+	if _, err := gitNice(ctx, filling, "checkout", "-q", "-f", "--detach", head); err != nil {
+		return fail(err)
+	}
+	if err := setRecord(gd, ready); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(filling, ready); err != nil {
+		return fail(err)
 	}
 	return nil
+}
+
+// setRecord points the worktree record gd at the worktree at path.
+func setRecord(gd, path string) error {
+	return os.WriteFile(filepath.Join(gd, "gitdir"), []byte(filepath.Join(path, ".git")+"\n"), 0o644)
 }
 
 // makeSpare checks out the repository's HEAD, detached, as a new spare of
@@ -218,7 +297,7 @@ func makeSpare(ctx context.Context, top, common, where string) error {
 		_ = dropTree(ctx, common, filling)
 		return fmt.Errorf("worktree: spare: %s has no git record", filling)
 	}
-	if err := os.WriteFile(filepath.Join(gd, "gitdir"), []byte(filepath.Join(ready, ".git")+"\n"), 0o644); err != nil {
+	if err := setRecord(gd, ready); err != nil {
 		_ = dropTree(ctx, common, filling)
 		return fmt.Errorf("worktree: spare: %w", err)
 	}
@@ -294,7 +373,7 @@ func dropRecords(common string, paths ...string) {
 		if err != nil || !ours(gd, paths...) {
 			continue
 		}
-		if _, err := os.Lstat(strings.TrimSpace(string(b))); errors.Is(err, fs.ErrNotExist) {
+		if !exists(filepath.Dir(strings.TrimSpace(string(b)))) {
 			_ = os.RemoveAll(gd)
 		}
 	}
@@ -373,13 +452,65 @@ func pruneWhere(ctx context.Context, where string) {
 			pid, _, _ := strings.Cut(strings.TrimPrefix(name, fillPrefix), "-")
 			if p, err := strconv.Atoi(pid); err == nil && !alive(p) {
 				if gd := gitdirOf(path); gd != "" {
-					_ = dropTree(ctx, filepath.Dir(filepath.Dir(gd)), path)
+					// Its record names it, or the spare it was becoming (or
+					// was before a refresh: refreshSpare).
+					_, id, _ := strings.Cut(strings.TrimPrefix(name, fillPrefix), "-")
+					_ = dropTree(ctx, filepath.Dir(filepath.Dir(gd)), path, filepath.Join(where, sparePrefix+id))
 				} else {
 					_ = os.RemoveAll(path)
 				}
 			}
 		}
 	}
+}
+
+// pruneRecords removes git's records of the spares of where that are
+// gone with their record left (a spare directory removed by hand, a
+// spoilt one): `git worktree list` would show them as prunable. A record
+// written in the last minute, or whose spare is being checked out (its
+// .filling-*), is some process's work in progress, and stays.
+func pruneRecords(common, where string) {
+	recs, _ := os.ReadDir(filepath.Join(common, "worktrees"))
+	for _, r := range recs {
+		gd := filepath.Join(common, "worktrees", r.Name())
+		b, err := os.ReadFile(filepath.Join(gd, "gitdir"))
+		if err != nil {
+			continue
+		}
+		wt := filepath.Dir(strings.TrimSpace(string(b)))
+		id, ok := strings.CutPrefix(filepath.Base(wt), sparePrefix)
+		if !ok || !sameDir(filepath.Dir(wt), where) {
+			continue
+		}
+		// Checked in this order, a spare renamed to and from its checkout
+		// meanwhile is seen (each rename back follows a new record).
+		filling := func() bool {
+			m, _ := filepath.Glob(filepath.Join(where, fillPrefix+"*-"+id))
+			return len(m) > 0
+		}
+		if filling() || exists(wt) || filling() {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(gd, "gitdir")); err != nil || time.Since(fi.ModTime()) < time.Minute {
+			continue
+		}
+		_ = os.RemoveAll(gd)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// sameDir tells whether a and b name one directory.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
 }
 
 // alive tells whether process pid runs.
@@ -393,16 +524,21 @@ func alive(pid int) bool {
 
 // Pool runs FillSpares in the background, off the caller's goroutine: one
 // fill at a time per repository directory and Options.Dir; a fill asked for
-// while one runs runs once more after it. Close stops them (a checkout cut
-// short is left as .filling-<pid>-*, removed by a later PruneSpares).
+// while one runs runs once more after it. While it keeps spares of a
+// repository it watches its HEAD (headwatch.go): when HEAD moves, the
+// spares are brought to it in the background, so that a take writes no
+// file. Close stops them (a checkout cut short is left as
+// .filling-<pid>-*, removed by a later PruneSpares).
 type Pool struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	report func(dir string, err error)
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // fills
+	watchg sync.WaitGroup // watches
 
 	mu      sync.Mutex
-	running map[string]*fillReq // by dir and Options.Dir
+	running map[string]*fillReq   // by dir and Options.Dir
+	watches map[string]*repoWatch // by repository top and Options.Dir
 }
 
 type fillReq struct {
@@ -412,13 +548,20 @@ type fillReq struct {
 	again bool
 }
 
+// repoWatch is the watch of a repository's HEAD, and the fill it asks for.
+type repoWatch struct {
+	w *headWatch
+	o Options
+	n int
+}
+
 // NewPool returns a Pool; report (nil: none) hears of fills that failed.
 func NewPool(report func(dir string, err error)) *Pool {
 	ctx, cancel := context.WithCancel(context.Background())
 	if report == nil {
 		report = func(string, error) {}
 	}
-	return &Pool{ctx: ctx, cancel: cancel, report: report, running: map[string]*fillReq{}}
+	return &Pool{ctx: ctx, cancel: cancel, report: report, running: map[string]*fillReq{}, watches: map[string]*repoWatch{}}
 }
 
 // Fill keeps n spares of the repository dir is in (n = 0: removes them),
@@ -444,9 +587,11 @@ func (p *Pool) Fill(dir string, o Options, n int) {
 			o, n := r.o, r.n
 			r.again = false
 			p.mu.Unlock()
-			if err := FillSpares(p.ctx, dir, o, n); err != nil && p.ctx.Err() == nil {
+			rd, err := fillSpares(p.ctx, dir, o, n)
+			if err != nil && p.ctx.Err() == nil {
 				p.report(dir, err)
 			}
+			p.watch(rd, o, n, n > 0)
 			p.mu.Lock()
 			if !r.again || p.ctx.Err() != nil {
 				delete(p.running, key)
@@ -458,13 +603,53 @@ func (p *Pool) Fill(dir string, o Options, n int) {
 	}()
 }
 
+// watch starts (on) or stops the watch of the HEAD of the repository rd
+// whose spares were just filled for o, n.
+func (p *Pool) watch(rd repoDirs, o Options, n int, on bool) {
+	if rd.top == "" {
+		return
+	}
+	key := rd.top + "\x00" + o.Dir
+	p.mu.Lock()
+	rw := p.watches[key]
+	switch {
+	case on && rw != nil:
+		rw.o, rw.n = o, n
+		p.mu.Unlock()
+		return
+	case on && p.ctx.Err() == nil:
+		rw = &repoWatch{o: o, n: n}
+		w, err := p.watchHead(rd, func() {
+			p.mu.Lock()
+			o, n := rw.o, rw.n
+			p.mu.Unlock()
+			p.Fill(rd.top, o, n)
+		})
+		if err != nil {
+			p.mu.Unlock()
+			p.report(rd.top, fmt.Errorf("worktree: spare: watching HEAD: %w", err))
+			return
+		}
+		rw.w = w
+		p.watches[key] = rw
+		p.mu.Unlock()
+		return
+	}
+	delete(p.watches, key)
+	p.mu.Unlock()
+	if rw != nil {
+		rw.w.Stop() // out of the lock: its last fill may be asking for it
+	}
+}
+
 // Wait returns once no fill runs.
 func (p *Pool) Wait() { p.wg.Wait() }
 
-// Close stops the fills and waits for them.
+// Close stops the fills and the watches, and waits for them.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.cancel()
 	p.mu.Unlock()
 	p.wg.Wait()
+	p.watchg.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // spareFile is a file of the ready spare of where (the first), whose
@@ -506,6 +507,92 @@ func TestUndoBranch(t *testing.T) {
 			_, verr := git(ctx, dir, nil, "rev-parse", "--verify", "-q", "refs/heads/acp/x")
 			if gone := verr != nil; gone != tc.gone {
 				t.Errorf("deleted = %v, want %v", gone, tc.gone)
+			}
+		})
+	}
+}
+
+// What a crash leaves of a spare (a checkout cut short, a directory
+// removed with its record left) is removed by the next fill, record and
+// all: `git worktree list` shows no prunable entry. A record written in
+// the last minute is some live process's work in progress, and stays.
+func TestPruneCutShort(t *testing.T) {
+	ctx := context.Background()
+	const dead = 999999999
+	for _, tc := range []struct {
+		name string
+		// crash turns the ready spare (rec: its record) into what a crash
+		// leaves
+		crash func(t *testing.T, where, spare, rec string)
+		kept  bool // the record stays
+	}{
+		{
+			name: "a refresh cut short before its record moved (or a spare made, before its rename)",
+			crash: func(t *testing.T, where, spare, _ string) {
+				id := strings.TrimPrefix(filepath.Base(spare), sparePrefix)
+				if err := os.Rename(spare, filepath.Join(where, fmt.Sprintf("%s%d-%s", fillPrefix, dead, id))); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "a refresh cut short after its record moved",
+			crash: func(t *testing.T, where, spare, rec string) {
+				id := strings.TrimPrefix(filepath.Base(spare), sparePrefix)
+				filling := filepath.Join(where, fmt.Sprintf("%s%d-%s", fillPrefix, dead, id))
+				if err := os.Rename(spare, filling); err != nil {
+					t.Fatal(err)
+				}
+				if err := setRecord(rec, filling); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "its directory removed by hand",
+			crash: func(t *testing.T, _, spare, rec string) {
+				if err := os.RemoveAll(spare); err != nil {
+					t.Fatal(err)
+				}
+				old := time.Now().Add(-2 * time.Minute)
+				if err := os.Chtimes(filepath.Join(rec, "gitdir"), old, old); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "its directory gone a moment ago",
+			crash: func(t *testing.T, _, spare, _ string) {
+				if err := os.RemoveAll(spare); err != nil {
+					t.Fatal(err)
+				}
+			},
+			kept: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1}
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			top, common, _, _ := repoInfo(ctx, dir)
+			where := worktreesDir(top, common, o)
+			spare := filepath.Join(where, spares(where)[0])
+			rec := gitdirOf(spare)
+			tc.crash(t, where, spare, rec)
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			ents, _ := os.ReadDir(where)
+			if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), sparePrefix) {
+				t.Errorf("left in %s: %v, want one spare", where, ents)
+			}
+			if _, err := os.Stat(rec); (err == nil) != tc.kept {
+				t.Errorf("the record is there: %v, want %v", err == nil, tc.kept)
+			}
+			if list := run(t, dir, "worktree", "list", "--porcelain"); strings.Contains(list, "prunable") != tc.kept {
+				t.Errorf("git's worktrees:\n%s", list)
 			}
 		})
 	}
