@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -171,5 +173,88 @@ func TestWorktreeSpareUnusable(t *testing.T) {
 	list := gitIn(t, ws, "worktree", "list", "--porcelain")
 	if strings.Contains(list, "prunable") || strings.Contains(list, spare+"\n") {
 		t.Errorf("git's worktrees:\n%s", list)
+	}
+}
+
+// A spare follows the user's HEAD: after a commit in the user's tree, and
+// after a switch to another branch, the spare is brought to the new HEAD
+// in the background (only the files that differ written), and the next
+// worktree session, taking it, starts from the new HEAD with its files.
+func TestWorktreeSpareFollowsHead(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
+	commit := func(msg string) string {
+		gitIn(t, ws, "add", "-A")
+		gitIn(t, ws, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-q", "-m", msg)
+		return strings.TrimSpace(gitIn(t, ws, "rev-parse", "HEAD"))
+	}
+	// spareAt waits for the one spare to be at head, and says where it is.
+	spareAt := func(what, head string) string {
+		var spare string
+		e.Eventually(what, 30*time.Second, func() bool {
+			d := e.spareDirs(ws)
+			if len(d) != 1 {
+				return false
+			}
+			out, err := exec.Command("git", "-C", d[0], "rev-parse", "HEAD").Output()
+			if err == nil && strings.TrimSpace(string(out)) == head {
+				spare = d[0]
+			}
+			return spare != ""
+		})
+		return spare
+	}
+	spareAt("a spare made at setup", strings.TrimSpace(gitIn(t, ws, "rev-parse", "HEAD")))
+	for i, step := range []struct {
+		name  string
+		move  func() string // moves HEAD, returns it
+		files map[string]string
+	}{
+		{
+			name: "a commit",
+			move: func() string {
+				fsPutFile(t, filepath.Join(ws, "later.txt"), "committed later\n")
+				return commit("later")
+			},
+			files: map[string]string{"shared.txt": wtBase, "later.txt": "committed later\n"},
+		},
+		{
+			name: "a branch switched",
+			move: func() string {
+				gitIn(t, ws, "checkout", "-q", "-b", "topic/one")
+				fsPutFile(t, filepath.Join(ws, "later.txt"), "on the topic\n")
+				return commit("topic")
+			},
+			files: map[string]string{"shared.txt": wtBase, "later.txt": "on the topic\n"},
+		},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			shared := inode(t, filepath.Join(e.spareDirs(ws)[0], "shared.txt"))
+			head := step.move()
+			spare := spareAt("the spare at the new HEAD", head)
+			if got := inode(t, filepath.Join(spare, "shared.txt")); got != shared {
+				t.Errorf("shared.txt (unchanged) written anew in the spare")
+			}
+			name := fmt.Sprintf("moved%d", i)
+			s := e.newWorktreeSession("fake", name)
+			if got := inode(t, filepath.Join(s.Path, "shared.txt")); got != shared {
+				t.Errorf("the worktree is not the spare")
+			}
+			for p, want := range step.files {
+				if got := fsGetFile(t, filepath.Join(s.Path, p)); got != want {
+					t.Errorf("%s in the worktree = %q, want %q", p, got, want)
+				}
+			}
+			var base string
+			e.Lua(`return require("acp.sessions").get().worktree.base`, &base)
+			if got := strings.TrimSpace(gitIn(t, s.Path, "rev-parse", "HEAD", "acp/"+name)); base != head || got != head+"\n"+head {
+				t.Errorf("base %s, HEAD and branch %q; want %s", base, got, head)
+			}
+			if got := gitIn(t, s.Path, "status", "--porcelain"); got != "" {
+				t.Errorf("status of the new worktree: %q", got)
+			}
+			spareAt("the next spare", head)
+		})
 	}
 }
