@@ -30,13 +30,20 @@ import (
 // made, or for carried changes), and FillSpares makes the next one.
 //
 // A spare lives beside the session worktrees of its repository as
-// .spare-<random> (.filling-<pid>-<random> while git checks it out), a
+// .spare-<random> (.filling-<pid>-<random> while git checks it out,
+// .refresh-<pid>-<random> while it is brought to a new HEAD), a
 // detached worktree of HEAD: no branch, nothing of the user's in it. A name
 // starting with "." is no session's (validName), so it never shows as one.
 const (
-	sparePrefix = ".spare-"
-	fillPrefix  = ".filling-"
+	sparePrefix   = ".spare-"
+	fillPrefix    = ".filling-"
+	refreshPrefix = ".refresh-" // .refresh-<pid>-<random>: being brought to HEAD
 )
+
+// refreshWait bounds how long a take waits for a spare being brought to
+// HEAD (refreshSpare) when none is ready: that one is back sooner than a
+// checkout of its own would be made.
+const refreshWait = 10 * time.Second
 
 // repoInfo is the repository dir is in: its top, common git directory and
 // this worktree's git directory.
@@ -72,6 +79,35 @@ func spares(where string) []string {
 // is left: the spare, its record in git and the branch it made are gone,
 // so that a checkout of its own can follow.
 func takeSpare(ctx context.Context, t Tree, where string) (bool, error) {
+	deadline := time.Now().Add(refreshWait)
+	for {
+		took, err := takeReady(ctx, t, where)
+		if took || err != nil || !refreshing(where) || time.Now().After(deadline) {
+			return took, err
+		}
+		// None ready, one being brought to HEAD: back soon.
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// refreshing tells whether a live process brings a spare of where to HEAD.
+func refreshing(where string) bool {
+	m, _ := filepath.Glob(filepath.Join(where, refreshPrefix+"*"))
+	for _, p := range m {
+		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), refreshPrefix), "-")
+		if n, err := strconv.Atoi(pid); err == nil && alive(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// takeReady is takeSpare of the spares ready now.
+func takeReady(ctx context.Context, t Tree, where string) (bool, error) {
 	for _, name := range spares(where) {
 		src := filepath.Join(where, name)
 		// The claim: rename(2) of a directory onto an empty one is atomic;
@@ -175,7 +211,7 @@ func FillSpares(ctx context.Context, dir string, o Options, n int) error {
 	return err
 }
 
-// repo is a repository Pool keeps spares of: its top, common git
+// repoDirs is a repository Pool keeps spares of: its top, common git
 // directory and the git directory of the worktree at top.
 type repoDirs struct{ top, common, gitdir string }
 
@@ -240,7 +276,7 @@ func spareHead(path string) string {
 // and shown again under its name. One that cannot be brought there goes.
 func refreshSpare(ctx context.Context, common, where, name, head string) error {
 	ready := filepath.Join(where, name)
-	filling := filepath.Join(where, fillPrefix+strconv.Itoa(os.Getpid())+"-"+strings.TrimPrefix(name, sparePrefix))
+	filling := filepath.Join(where, refreshPrefix+strconv.Itoa(os.Getpid())+"-"+strings.TrimPrefix(name, sparePrefix))
 	if err := syscall.Rename(ready, filling); err != nil {
 		return nil // taken meanwhile
 	}
@@ -448,13 +484,12 @@ func pruneWhere(ctx context.Context, where string) {
 			if _, err := os.Stat(gd); errors.Is(err, fs.ErrNotExist) {
 				_ = os.RemoveAll(path) // its repository (or its record) is gone
 			}
-		case strings.HasPrefix(name, fillPrefix):
-			pid, _, _ := strings.Cut(strings.TrimPrefix(name, fillPrefix), "-")
+		case strings.HasPrefix(name, fillPrefix) || strings.HasPrefix(name, refreshPrefix):
+			pid, id, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(name, fillPrefix), refreshPrefix), "-")
 			if p, err := strconv.Atoi(pid); err == nil && !alive(p) {
 				if gd := gitdirOf(path); gd != "" {
 					// Its record names it, or the spare it was becoming (or
 					// was before a refresh: refreshSpare).
-					_, id, _ := strings.Cut(strings.TrimPrefix(name, fillPrefix), "-")
 					_ = dropTree(ctx, filepath.Dir(filepath.Dir(gd)), path, filepath.Join(where, sparePrefix+id))
 				} else {
 					_ = os.RemoveAll(path)
@@ -486,7 +521,8 @@ func pruneRecords(common, where string) {
 		// meanwhile is seen (each rename back follows a new record).
 		filling := func() bool {
 			m, _ := filepath.Glob(filepath.Join(where, fillPrefix+"*-"+id))
-			return len(m) > 0
+			r, _ := filepath.Glob(filepath.Join(where, refreshPrefix+"*-"+id))
+			return len(m)+len(r) > 0
 		}
 		if filling() || exists(wt) || filling() {
 			continue
@@ -528,7 +564,7 @@ func alive(pid int) bool {
 // repository it watches its HEAD (headwatch.go): when HEAD moves, the
 // spares are brought to it in the background, so that a take writes no
 // file. Close stops them (a checkout cut short is left as
-// .filling-<pid>-*, removed by a later PruneSpares).
+// .filling-<pid>-* or .refresh-<pid>-*, removed by a later PruneSpares).
 type Pool struct {
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -527,7 +527,7 @@ func TestPruneCutShort(t *testing.T) {
 		kept  bool // the record stays
 	}{
 		{
-			name: "a refresh cut short before its record moved (or a spare made, before its rename)",
+			name: "a spare made, cut short before its rename",
 			crash: func(t *testing.T, where, spare, _ string) {
 				id := strings.TrimPrefix(filepath.Base(spare), sparePrefix)
 				if err := os.Rename(spare, filepath.Join(where, fmt.Sprintf("%s%d-%s", fillPrefix, dead, id))); err != nil {
@@ -536,10 +536,19 @@ func TestPruneCutShort(t *testing.T) {
 			},
 		},
 		{
+			name: "a refresh cut short before its record moved",
+			crash: func(t *testing.T, where, spare, _ string) {
+				id := strings.TrimPrefix(filepath.Base(spare), sparePrefix)
+				if err := os.Rename(spare, filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, dead, id))); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
 			name: "a refresh cut short after its record moved",
 			crash: func(t *testing.T, where, spare, rec string) {
 				id := strings.TrimPrefix(filepath.Base(spare), sparePrefix)
-				filling := filepath.Join(where, fmt.Sprintf("%s%d-%s", fillPrefix, dead, id))
+				filling := filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, dead, id))
 				if err := os.Rename(spare, filling); err != nil {
 					t.Fatal(err)
 				}
@@ -595,5 +604,50 @@ func TestPruneCutShort(t *testing.T) {
 				t.Errorf("git's worktrees:\n%s", list)
 			}
 		})
+	}
+}
+
+// A take finding no spare ready while one is being brought to HEAD waits
+// for it, rather than check out a worktree of its own (seconds on a large
+// repository).
+func TestTakeWaitsForARefresh(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Name: "w", Dir: t.TempDir(), Spares: 1}
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	top, common, _, _ := repoInfo(ctx, dir)
+	where := worktreesDir(top, common, o)
+	spare := filepath.Join(where, spares(where)[0])
+	a := spareFile(t, where, "a.txt")
+	// As refreshSpare does, to the record too.
+	refreshing := filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, os.Getpid(), strings.TrimPrefix(filepath.Base(spare), sparePrefix)))
+	if err := os.Rename(spare, refreshing); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		tr  Tree
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		tr, err := Create(ctx, dir, o)
+		done <- result{tr, err}
+	}()
+	// Back once the take has reserved its name (and found no spare ready).
+	eventually(t, "the name reserved", func() bool {
+		_, err := os.Stat(filepath.Join(where, "w"))
+		return err == nil
+	})
+	if err := os.Rename(refreshing, spare); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if fi, err := os.Stat(filepath.Join(r.tr.Path, "a.txt")); err != nil || !os.SameFile(fi, a) {
+		t.Errorf("the worktree is not the spare (%v)", err)
 	}
 }
