@@ -258,3 +258,51 @@ func TestWorktreeSpareFollowsHead(t *testing.T) {
 		})
 	}
 }
+
+// Spares live as long as Neovim: a host crash leaves the spare (a valid
+// worktree, no stale record), which the next Neovim keeps using; when
+// Neovim quits, its spares go, and `git worktree list` of the user's
+// repository lists the user's tree alone.
+func TestWorktreeSparesGoOnQuit(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	early := M{"worktree": M{"spares_early": true}}
+	e.SetupFake(M{"turns": []any{}}, early)
+	oneSpare := func(e *Editor, what string) string {
+		var spare string
+		e.Eventually(what, 30*time.Second, func() bool {
+			if d := e.spareDirs(ws); len(d) == 1 {
+				spare = d[0]
+			}
+			return spare != ""
+		})
+		return spare
+	}
+	spare := oneSpare(e, "a spare made at setup")
+	if err := syscall.Kill(e.hostPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e = e.Restart()
+	e.SetupFake(M{"turns": []any{}}, early)
+	e.Lua(`require("acp.host").ensure()`, nil)
+	if got := oneSpare(e, "the spare of the crashed Neovim kept"); got != spare {
+		t.Errorf("spare %s, want the one left %s", got, spare)
+	}
+	if list := gitIn(t, ws, "worktree", "list", "--porcelain"); strings.Contains(list, "prunable") {
+		t.Errorf("git's worktrees after the crash:\n%s", list)
+	}
+	e.quit()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list := gitIn(t, ws, "worktree", "list", "--porcelain")
+		_, err := os.Stat(spare)
+		ents, _ := filepath.Glob(filepath.Join(filepath.Dir(spare), ".[st]*"))
+		if strings.Count(list, "worktree ") == 1 && os.IsNotExist(err) && len(ents) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the quit: git's worktrees\n%s\nleft: %v", list, ents)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

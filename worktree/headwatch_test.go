@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,64 @@ func TestPoolFollowsHead(t *testing.T) {
 			}
 			if err := Remove(ctx, tr); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// When Neovim quits (Pool.Close), the spares of the repositories it kept
+// spares of go, records at once and files soon after, unless the Pool of
+// another live process keeps spares there too.
+func TestPoolCloseRetires(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		keeper int // another keeper's pid (0: none)
+		kept   bool
+	}{
+		{name: "alone", kept: false},
+		{name: "another keeper, ended", keeper: 999999999, kept: false},
+		{name: "another keeper, alive", keeper: 1, kept: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			o := Options{Dir: t.TempDir(), Spares: 1}
+			top, common, _, _ := repoInfo(ctx, dir)
+			where := worktreesDir(top, common, o)
+			p := NewPool(func(_ string, err error) { t.Errorf("fill: %v", err) })
+			p.Fill(dir, o, 1)
+			p.Wait()
+			if tc.keeper != 0 {
+				write(t, filepath.Join(where, fmt.Sprintf("%s%d", keeperPrefix, tc.keeper)), "")
+			}
+			// A session's worktree there is no spare: it stays.
+			tr, err := Create(ctx, dir, Options{Name: "kept", Dir: o.Dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Close()
+			list := run(t, dir, "worktree", "list", "--porcelain")
+			if got := strings.Contains(list, sparePrefix); got != tc.kept {
+				t.Errorf("git lists a spare: %v, want %v\n%s", got, tc.kept, list)
+			}
+			if strings.Contains(list, "prunable") || !strings.Contains(list, tr.Path) {
+				t.Errorf("git's worktrees:\n%s", list)
+			}
+			eventually(t, "the spares' files gone (or kept)", func() bool {
+				ents, _ := os.ReadDir(where)
+				var left []string
+				for _, e := range ents {
+					if strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(e.Name(), keeperPrefix) {
+						left = append(left, e.Name())
+					}
+				}
+				return (len(left) == 1 && strings.HasPrefix(left[0], sparePrefix)) == tc.kept && (len(left) == 0) == !tc.kept
+			})
+			if _, err := os.Stat(keeper(where)); err == nil {
+				t.Error("this process's keeper mark is left")
+			}
+			if got := read(t, filepath.Join(tr.Path, "a.txt")); got != "one\n" {
+				t.Errorf("the session's worktree: a.txt = %q", got)
 			}
 		})
 	}

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nvim-acp/nvim-acp/proctree"
 )
 
 // Spare worktrees: a checkout of a repository's HEAD made ahead of time,
@@ -38,6 +40,8 @@ const (
 	sparePrefix   = ".spare-"
 	fillPrefix    = ".filling-"
 	refreshPrefix = ".refresh-" // .refresh-<pid>-<random>: being brought to HEAD
+	keeperPrefix  = ".keeper-"  // .keeper-<pid>: a Pool keeps spares here
+	trashPrefix   = ".trash-"   // .trash-<random>: a spare being removed
 )
 
 // refreshWait bounds how long a take waits for a spare being brought to
@@ -213,20 +217,20 @@ func FillSpares(ctx context.Context, dir string, o Options, n int) error {
 
 // repoDirs is a repository Pool keeps spares of: its top, common git
 // directory and the git directory of the worktree at top.
-type repoDirs struct{ top, common, gitdir string }
+type repoDirs struct{ top, common, gitdir, where string }
 
 func fillSpares(ctx context.Context, dir string, o Options, n int) (repoDirs, error) {
 	top, common, gitdir, err := repoInfo(ctx, dir)
 	if err != nil {
 		return repoDirs{}, err
 	}
-	r := repoDirs{top, common, gitdir}
+	where := worktreesDir(top, common, o)
+	r := repoDirs{top, common, gitdir, where}
 	out, err := git(ctx, top, nil, "rev-parse", "--verify", "-q", "HEAD^{commit}")
 	if err != nil {
 		return r, nil // no commit yet: nothing to check out
 	}
 	head := trim(out)
-	where := worktreesDir(top, common, o)
 	if o.Dir != "" {
 		PruneSpares(ctx, o.Dir) // every repository's: some may be gone
 	} else {
@@ -484,6 +488,14 @@ func pruneWhere(ctx context.Context, where string) {
 			if _, err := os.Stat(gd); errors.Is(err, fs.ErrNotExist) {
 				_ = os.RemoveAll(path) // its repository (or its record) is gone
 			}
+		case strings.HasPrefix(name, trashPrefix):
+			// No record any more (retire): only its files, which a
+			// remover cut short may have left.
+			_ = os.RemoveAll(path)
+		case strings.HasPrefix(name, keeperPrefix):
+			if p, err := strconv.Atoi(strings.TrimPrefix(name, keeperPrefix)); err == nil && !alive(p) {
+				_ = os.Remove(path)
+			}
 		case strings.HasPrefix(name, fillPrefix) || strings.HasPrefix(name, refreshPrefix):
 			pid, id, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(name, fillPrefix), refreshPrefix), "-")
 			if p, err := strconv.Atoi(pid); err == nil && !alive(p) {
@@ -587,6 +599,7 @@ type fillReq struct {
 // repoWatch is the watch of a repository's HEAD, and the fill it asks for.
 type repoWatch struct {
 	w *headWatch
+	r repoDirs
 	o Options
 	n int
 }
@@ -666,26 +679,114 @@ func (p *Pool) watch(rd repoDirs, o Options, n int, on bool) {
 			p.report(rd.top, fmt.Errorf("worktree: spare: watching HEAD: %w", err))
 			return
 		}
-		rw.w = w
+		rw.w, rw.r = w, rd
 		p.watches[key] = rw
 		p.mu.Unlock()
+		// Says, to the Pools of other Neovims, that this one keeps spares
+		// here (Close removes them only when none does).
+		_ = os.WriteFile(keeper(rd.where), nil, 0o644)
 		return
 	}
 	delete(p.watches, key)
 	p.mu.Unlock()
 	if rw != nil {
 		rw.w.Stop() // out of the lock: its last fill may be asking for it
+		_ = os.Remove(keeper(rw.r.where))
 	}
+}
+
+// keeper is this process's mark in where that it keeps spares there.
+func keeper(where string) string {
+	return filepath.Join(where, keeperPrefix+strconv.Itoa(os.Getpid()))
+}
+
+// otherKeeper tells whether another live process keeps spares in where.
+func otherKeeper(where string) bool {
+	m, _ := filepath.Glob(filepath.Join(where, keeperPrefix+"*"))
+	for _, k := range m {
+		p, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(k), keeperPrefix))
+		if err == nil && p != os.Getpid() && alive(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// retire removes the spares of where, when Neovim quits: nothing of the
+// user's is in them, and a checkout nobody uses should not stay on disk
+// (nor in `git worktree list`). Git's records go at once, and each spare
+// is renamed to .trash-*; the files go in a process of their own, so
+// that Neovim's exit does not wait for the removal of a large checkout
+// (one cut short is finished by the next fill's prune).
+func retire(common, where string) {
+	var trash []string
+	for _, name := range spares(where) {
+		src := filepath.Join(where, name)
+		dst := filepath.Join(where, trashPrefix+strings.TrimPrefix(name, sparePrefix))
+		// Claimed by the rename, as a take claims it (of the two, one
+		// fails).
+		if err := syscall.Rename(src, dst); err != nil {
+			continue
+		}
+		if gd := gitdirOf(dst); gd != "" && within(gd, filepath.Join(common, "worktrees")) && ours(gd, src, dst) {
+			_ = os.RemoveAll(gd)
+		}
+		trash = append(trash, dst)
+	}
+	if len(trash) == 0 {
+		return
+	}
+	if err := removeDetached(trash); err != nil {
+		for _, d := range trash {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+// removeDetached starts `rm -rf` of dirs in a session of its own (at a low
+// priority), not waited for by the caller's exit.
+func removeDetached(dirs []string) error {
+	args := append([]string{"-rf", "--"}, dirs...)
+	name := "rm"
+	if n := niceCmd(); n != "" {
+		name, args = n, append([]string{"-n", "10", "rm"}, args...)
+	}
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, proctree.EnvKey+"=") { // no owner's: none kills it
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }() // reaped, should this process go on
+	return nil
 }
 
 // Wait returns once no fill runs.
 func (p *Pool) Wait() { p.wg.Wait() }
 
-// Close stops the fills and the watches, and waits for them.
+// Close stops the fills and the watches, waits for them, and removes the
+// spares of each repository it kept spares of, unless the Pool of another
+// process (another Neovim) keeps spares there too (retire).
 func (p *Pool) Close() {
 	p.mu.Lock()
 	p.cancel()
 	p.mu.Unlock()
 	p.wg.Wait()
 	p.watchg.Wait()
+	p.mu.Lock()
+	watches := p.watches
+	p.watches = map[string]*repoWatch{}
+	p.mu.Unlock()
+	for _, rw := range watches {
+		_ = os.Remove(keeper(rw.r.where))
+		if !otherKeeper(rw.r.where) {
+			retire(rw.r.common, rw.r.where)
+		}
+	}
 }
