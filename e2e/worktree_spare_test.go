@@ -285,6 +285,13 @@ func TestWorktreeSparesGoOnQuit(t *testing.T) {
 	e = e.Restart()
 	e.SetupFake(M{"turns": []any{}}, early)
 	e.Lua(`require("acp.host").ensure()`, nil)
+	// The new Neovim keeps spares there (its mark), the crashed one's
+	// spare among them.
+	mark := filepath.Join(filepath.Dir(spare), fmt.Sprintf(".keeper-%d", e.hostPid()))
+	e.Eventually("the new Neovim keeping spares", 30*time.Second, func() bool {
+		_, err := os.Stat(mark)
+		return err == nil
+	})
 	if got := oneSpare(e, "the spare of the crashed Neovim kept"); got != spare {
 		t.Errorf("spare %s, want the one left %s", got, spare)
 	}

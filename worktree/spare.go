@@ -653,7 +653,9 @@ func (p *Pool) Fill(dir string, o Options, n int) {
 }
 
 // watch starts (on) or stops the watch of the HEAD of the repository rd
-// whose spares were just filled for o, n.
+// whose spares were just filled for o, n. A repository it watched, or
+// would have but for Close (a fill cut short), is one whose spares Close
+// retires.
 func (p *Pool) watch(rd repoDirs, o Options, n int, on bool) {
 	if rd.top == "" {
 		return
@@ -661,26 +663,26 @@ func (p *Pool) watch(rd repoDirs, o Options, n int, on bool) {
 	key := rd.top + "\x00" + o.Dir
 	p.mu.Lock()
 	rw := p.watches[key]
-	switch {
-	case on && rw != nil:
-		rw.o, rw.n = o, n
-		p.mu.Unlock()
-		return
-	case on && p.ctx.Err() == nil:
-		rw = &repoWatch{o: o, n: n}
-		w, err := p.watchHead(rd, func() {
-			p.mu.Lock()
-			o, n := rw.o, rw.n
+	if on {
+		if rw != nil {
+			rw.o, rw.n = o, n
 			p.mu.Unlock()
-			p.Fill(rd.top, o, n)
-		})
-		if err != nil {
-			p.mu.Unlock()
-			p.report(rd.top, fmt.Errorf("worktree: spare: watching HEAD: %w", err))
 			return
 		}
-		rw.w, rw.r = w, rd
+		rw = &repoWatch{r: rd, o: o, n: n}
 		p.watches[key] = rw
+		if p.ctx.Err() == nil {
+			w, err := p.watchHead(rd, func() {
+				p.mu.Lock()
+				o, n := rw.o, rw.n
+				p.mu.Unlock()
+				p.Fill(rd.top, o, n)
+			})
+			if err != nil {
+				p.report(rd.top, fmt.Errorf("worktree: spare: watching HEAD: %w", err))
+			}
+			rw.w = w
+		}
 		p.mu.Unlock()
 		// Says, to the Pools of other Neovims, that this one keeps spares
 		// here (Close removes them only when none does).
@@ -690,7 +692,9 @@ func (p *Pool) watch(rd repoDirs, o Options, n int, on bool) {
 	delete(p.watches, key)
 	p.mu.Unlock()
 	if rw != nil {
-		rw.w.Stop() // out of the lock: its last fill may be asking for it
+		if rw.w != nil {
+			rw.w.Stop() // out of the lock: its last fill may be asking for it
+		}
 		_ = os.Remove(keeper(rw.r.where))
 	}
 }
