@@ -98,16 +98,51 @@ func takeSpare(ctx context.Context, t Tree, where string) (bool, error) {
 	}
 }
 
+// pending counts the spares of where that live processes are making or
+// bringing to HEAD.
+func pending(where string) int {
+	k := 0
+	for _, prefix := range []string{fillPrefix, refreshPrefix} {
+		m, _ := filepath.Glob(filepath.Join(where, prefix+"*"))
+		for _, p := range m {
+			if inProgress(p, prefix) {
+				k++
+			}
+		}
+	}
+	return k
+}
+
 // refreshing tells whether a live process brings a spare of where to HEAD.
 func refreshing(where string) bool {
 	m, _ := filepath.Glob(filepath.Join(where, refreshPrefix+"*"))
 	for _, p := range m {
-		pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(p), refreshPrefix), "-")
-		if n, err := strconv.Atoi(pid); err == nil && alive(n) {
+		if inProgress(p, refreshPrefix) {
 			return true
 		}
 	}
 	return false
+}
+
+// inProgress tells whether the checkout at path (<prefix><pid>-<random>)
+// is under way: its process is this one, or it runs and git's record of
+// the checkout was written in the last few minutes (a pid is reused: a
+// checkout a crash cut short must not look under way for ever).
+func inProgress(path, prefix string) bool {
+	pid, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(path), prefix), "-")
+	n, err := strconv.Atoi(pid)
+	if err != nil || !alive(n) {
+		return false
+	}
+	if n == os.Getpid() {
+		return true
+	}
+	gd := gitdirOf(path)
+	if gd == "" {
+		return false
+	}
+	fi, err := os.Stat(filepath.Join(gd, "gitdir"))
+	return err == nil && time.Since(fi.ModTime()) < 5*time.Minute
 }
 
 // takeReady is takeSpare of the spares ready now.
@@ -251,7 +286,9 @@ func fillSpares(ctx context.Context, dir string, o Options, n int) (repoDirs, er
 			return r, err
 		}
 	}
-	for k := len(spares(where)); k < n; k++ {
+	// Spares another fill of this repository is making or refreshing
+	// count: they will be ready.
+	for k := len(spares(where)) + pending(where); k < n; k++ {
 		if err := makeSpare(ctx, top, common, where); err != nil {
 			return r, err
 		}

@@ -651,3 +651,47 @@ func TestTakeWaitsForARefresh(t *testing.T) {
 		t.Errorf("the worktree is not the spare (%v)", err)
 	}
 }
+
+// A checkout counts as under way (a take waits for it, a fill makes no
+// spare beside it) only while its process runs, and, for another
+// process, while its record is recent: a pid reused after a crash must
+// not hold takes and fills for ever.
+func TestInProgress(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		pid  int
+		age  time.Duration // of the record
+		want bool
+	}{
+		{name: "this process", pid: os.Getpid(), age: time.Hour, want: true},
+		{name: "another live one, recent", pid: 1, want: true},
+		{name: "another live one, stale (a pid reused)", pid: 1, age: time.Hour},
+		{name: "one that ended", pid: 999999999},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			o := Options{Dir: t.TempDir(), Spares: 1}
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			top, common, _, _ := repoInfo(ctx, dir)
+			where := worktreesDir(top, common, o)
+			spare := filepath.Join(where, spares(where)[0])
+			p := filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, tc.pid, strings.TrimPrefix(filepath.Base(spare), sparePrefix)))
+			if err := os.Rename(spare, p); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now().Add(-tc.age)
+			if err := os.Chtimes(filepath.Join(gitdirOf(p), "gitdir"), at, at); err != nil {
+				t.Fatal(err)
+			}
+			if got := refreshing(where); got != tc.want {
+				t.Errorf("refreshing = %v, want %v", got, tc.want)
+			}
+			if got := pending(where); got != map[bool]int{true: 1}[tc.want] {
+				t.Errorf("pending = %d", got)
+			}
+		})
+	}
+}
