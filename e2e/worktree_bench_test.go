@@ -17,7 +17,8 @@ import (
 // waits for, the agent's start aside; issue 29 asks < 1 s), and to the
 // fake agent ready (with-agent-ms). The spare is made before each timed
 // session, untimed (nvim-acp makes it in the background after the previous
-// one).
+// one). spares=1,head-moved: HEAD moved after the spare was made (1,000
+// files changed), the spare brought there in the background, untimed.
 //
 //	NVIM_BIN=... go test -run '^$' -bench WorktreeSession -benchtime 2x ./e2e/
 func BenchmarkWorktreeSession(b *testing.B) {
@@ -53,11 +54,51 @@ func BenchmarkWorktreeSession(b *testing.B) {
 	git("repack", "-adq")
 	e.SetupFake(M{"turns": []any{}}, nil)
 	e.Lua(`require("acp.host").ensure()`, nil)
+	// moved: HEAD moves after the spare is made (a commit of 1,000 changed
+	// files, a pull say), and the session starts once nvim-acp brought the
+	// spare there in the background.
+	moves := 0
+	moveHead := func() {
+		moves++
+		for d := 0; d < 10; d++ {
+			for f := 0; f < 100; f++ {
+				p := filepath.Join(ws, fmt.Sprintf("d%03d/f%03d.go", d, f))
+				if err := os.WriteFile(p, []byte(fmt.Sprintf("// move %d\n%s", moves, line)), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		git("-c", "user.name=u", "-c", "user.email=u@u", "commit", "-q", "-am", "moved")
+	}
+	head := func() string {
+		out, err := exec.Command("git", "-C", ws, "rev-parse", "HEAD").Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// spareAt: the one spare is at commit h.
+	spareAt := func(h string) bool {
+		d := e.spareDirs(ws)
+		if len(d) != 1 {
+			return false
+		}
+		out, err := exec.Command("git", "-C", d[0], "rev-parse", "HEAD").Output()
+		return err == nil && strings.TrimSpace(string(out)) == h
+	}
 	// spares=1: the session takes the spare; spares=0: it waits for the
 	// checkout, as before spares (the floor of the wait is git worktree
 	// add's, worktree's BenchmarkCreate).
-	for _, spares := range []int{1, 0} {
-		b.Run(fmt.Sprintf("spares=%d", spares), func(b *testing.B) {
+	for _, c := range []struct {
+		spares int
+		moved  bool
+	}{{1, false}, {1, true}, {0, false}} {
+		name := fmt.Sprintf("spares=%d", c.spares)
+		if c.moved {
+			name += ",head-moved"
+		}
+		b.Run(name, func(b *testing.B) {
+			spares := c.spares
 			e.Lua(`require("acp.config").options.worktree.spares = ...`, nil, spares)
 			var ready, withAgent float64
 			for i := 0; i < b.N; i++ {
@@ -65,6 +106,11 @@ func BenchmarkWorktreeSession(b *testing.B) {
 					b.StopTimer()
 					e.Lua(`require("acp.worktree").prepare_spares(...)`, nil, ws)
 					e.Eventually("a spare ready", 10*time.Minute, func() bool { return len(e.spareDirs(ws)) == 1 })
+					if c.moved {
+						moveHead()
+						h := head()
+						e.Eventually("the spare at the new HEAD", 10*time.Minute, func() bool { return spareAt(h) })
+					}
 					b.StartTimer()
 				}
 				var ms []float64

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -128,5 +130,186 @@ func TestWorktreeSpareMadeEarly(t *testing.T) {
 	s := e.newWorktreeSession("fake", "early")
 	if got := gitIn(t, s.Path, "status", "--porcelain"); got != "" {
 		t.Errorf("status of the new worktree: %q", got)
+	}
+}
+
+// A spare that cannot be used, found out after the take made the
+// session's branch (its HEAD locked): the session starts all the same, in
+// a worktree checked out anew on that branch (before, it failed: "a
+// branch named acp/late already exists"); one message says so; git keeps
+// no record of the failed take.
+func TestWorktreeSpareUnusable(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
+	var spare string
+	e.Eventually("a spare made at setup", 30*time.Second, func() bool {
+		if d := e.spareDirs(ws); len(d) == 1 {
+			spare = d[0]
+		}
+		return spare != ""
+	})
+	dotgit := strings.TrimSpace(fsGetFile(t, filepath.Join(spare, ".git")))
+	rec, ok := strings.CutPrefix(dotgit, "gitdir: ")
+	if !ok {
+		t.Fatalf("the spare's .git: %q", dotgit)
+	}
+	fsPutFile(t, filepath.Join(rec, "HEAD.lock"), "")
+	head := strings.TrimSpace(gitIn(t, ws, "rev-parse", "HEAD"))
+	s := e.newWorktreeSession("fake", "late")
+	if got := fsGetFile(t, filepath.Join(s.Path, "shared.txt")); got != wtBase {
+		t.Errorf("shared.txt in the worktree = %q", got)
+	}
+	if got := strings.TrimSpace(gitIn(t, s.Path, "rev-parse", "HEAD", "acp/late")); got != head+"\n"+head {
+		t.Errorf("HEAD and acp/late = %q, want %s", got, head)
+	}
+	e.Eventually("one message about the spare", 10*time.Second, func() bool {
+		return e.Told("the spare worktree could not be used")
+	})
+	if e.Told("already exists") {
+		t.Errorf("told of a branch that exists:\n%s", e.Messages())
+	}
+	e.sendTo(s.Key, "hello")
+	list := gitIn(t, ws, "worktree", "list", "--porcelain")
+	if strings.Contains(list, "prunable") || strings.Contains(list, spare+"\n") {
+		t.Errorf("git's worktrees:\n%s", list)
+	}
+}
+
+// A spare follows the user's HEAD: after a commit in the user's tree, and
+// after a switch to another branch, the spare is brought to the new HEAD
+// in the background (only the files that differ written), and the next
+// worktree session, taking it, starts from the new HEAD with its files.
+func TestWorktreeSpareFollowsHead(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
+	commit := func(msg string) string {
+		gitIn(t, ws, "add", "-A")
+		gitIn(t, ws, "-c", "user.name=u", "-c", "user.email=u@u", "commit", "-q", "-m", msg)
+		return strings.TrimSpace(gitIn(t, ws, "rev-parse", "HEAD"))
+	}
+	// spareAt waits for the one spare to be at head, and says where it is.
+	spareAt := func(what, head string) string {
+		var spare string
+		e.Eventually(what, 30*time.Second, func() bool {
+			d := e.spareDirs(ws)
+			if len(d) != 1 {
+				return false
+			}
+			out, err := exec.Command("git", "-C", d[0], "rev-parse", "HEAD").Output()
+			if err == nil && strings.TrimSpace(string(out)) == head {
+				spare = d[0]
+			}
+			return spare != ""
+		})
+		return spare
+	}
+	spareAt("a spare made at setup", strings.TrimSpace(gitIn(t, ws, "rev-parse", "HEAD")))
+	for i, step := range []struct {
+		name  string
+		move  func() string // moves HEAD, returns it
+		files map[string]string
+	}{
+		{
+			name: "a commit",
+			move: func() string {
+				fsPutFile(t, filepath.Join(ws, "later.txt"), "committed later\n")
+				return commit("later")
+			},
+			files: map[string]string{"shared.txt": wtBase, "later.txt": "committed later\n"},
+		},
+		{
+			name: "a branch switched",
+			move: func() string {
+				gitIn(t, ws, "checkout", "-q", "-b", "topic/one")
+				fsPutFile(t, filepath.Join(ws, "later.txt"), "on the topic\n")
+				return commit("topic")
+			},
+			files: map[string]string{"shared.txt": wtBase, "later.txt": "on the topic\n"},
+		},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			shared := inode(t, filepath.Join(e.spareDirs(ws)[0], "shared.txt"))
+			head := step.move()
+			spare := spareAt("the spare at the new HEAD", head)
+			if got := inode(t, filepath.Join(spare, "shared.txt")); got != shared {
+				t.Errorf("shared.txt (unchanged) written anew in the spare")
+			}
+			name := fmt.Sprintf("moved%d", i)
+			s := e.newWorktreeSession("fake", name)
+			if got := inode(t, filepath.Join(s.Path, "shared.txt")); got != shared {
+				t.Errorf("the worktree is not the spare")
+			}
+			for p, want := range step.files {
+				if got := fsGetFile(t, filepath.Join(s.Path, p)); got != want {
+					t.Errorf("%s in the worktree = %q, want %q", p, got, want)
+				}
+			}
+			var base string
+			e.Lua(`return require("acp.sessions").get().worktree.base`, &base)
+			if got := strings.TrimSpace(gitIn(t, s.Path, "rev-parse", "HEAD", "acp/"+name)); base != head || got != head+"\n"+head {
+				t.Errorf("base %s, HEAD and branch %q; want %s", base, got, head)
+			}
+			if got := gitIn(t, s.Path, "status", "--porcelain"); got != "" {
+				t.Errorf("status of the new worktree: %q", got)
+			}
+			spareAt("the next spare", head)
+		})
+	}
+}
+
+// Spares live as long as Neovim: a host crash leaves the spare (a valid
+// worktree, no stale record), which the next Neovim keeps using; when
+// Neovim quits, its spares go, and `git worktree list` of the user's
+// repository lists the user's tree alone.
+func TestWorktreeSparesGoOnQuit(t *testing.T) {
+	e, ws := fsEditor(t)
+	wtRepo(t, ws)
+	early := M{"worktree": M{"spares_early": true}}
+	e.SetupFake(M{"turns": []any{}}, early)
+	oneSpare := func(e *Editor, what string) string {
+		var spare string
+		e.Eventually(what, 30*time.Second, func() bool {
+			if d := e.spareDirs(ws); len(d) == 1 {
+				spare = d[0]
+			}
+			return spare != ""
+		})
+		return spare
+	}
+	spare := oneSpare(e, "a spare made at setup")
+	if err := syscall.Kill(e.hostPid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e = e.Restart()
+	e.SetupFake(M{"turns": []any{}}, early)
+	e.Lua(`require("acp.host").ensure()`, nil)
+	// The new Neovim keeps spares there (its mark), the crashed one's
+	// spare among them.
+	mark := filepath.Join(filepath.Dir(spare), fmt.Sprintf(".keeper-%d", e.hostPid()))
+	e.Eventually("the new Neovim keeping spares", 30*time.Second, func() bool {
+		_, err := os.Stat(mark)
+		return err == nil
+	})
+	if got := oneSpare(e, "the spare of the crashed Neovim kept"); got != spare {
+		t.Errorf("spare %s, want the one left %s", got, spare)
+	}
+	if list := gitIn(t, ws, "worktree", "list", "--porcelain"); strings.Contains(list, "prunable") {
+		t.Errorf("git's worktrees after the crash:\n%s", list)
+	}
+	e.quit()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list := gitIn(t, ws, "worktree", "list", "--porcelain")
+		_, err := os.Stat(spare)
+		ents, _ := filepath.Glob(filepath.Join(filepath.Dir(spare), ".[st]*"))
+		if strings.Count(list, "worktree ") == 1 && os.IsNotExist(err) && len(ents) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the quit: git's worktrees\n%s\nleft: %v", list, ents)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -365,6 +365,9 @@ func worktreeEvent(id int, tree worktree.Tree, err error) Event {
 		ev["error"] = err.Error()
 	} else {
 		ev["tree"] = tree
+		if tree.SpareErr != nil {
+			ev["note"] = "the spare worktree could not be used (" + tree.SpareErr.Error() + "): checked out anew"
+		}
 	}
 	return ev
 }

@@ -14,6 +14,9 @@ import (
 func (h *Host) rpcWorktreeCreate(id int, dir string, o worktree.Options) error {
 	go func() {
 		t, err := worktree.Create(context.Background(), dir, o)
+		if t.SpareErr != nil {
+			h.log.Warn("spare worktree not usable", "repo", t.Repo, "err", t.SpareErr)
+		}
 		h.ui.Emit(worktreeEvent(id, t, err))
 		if err == nil {
 			h.spares.Fill(t.Repo, o, o.Spares)

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // spareFile is a file of the ready spare of where (the first), whose
@@ -367,5 +369,329 @@ func TestSparesInTheGitDirectory(t *testing.T) {
 	}
 	if st := run(t, dir, "status", "--porcelain", "--untracked-files=all"); st != "" {
 		t.Errorf("the user's status: %q", st)
+	}
+}
+
+// A spare that cannot be used, found out after the take made its branch:
+// the take leaves nothing behind (no branch, no spare, no record in git)
+// and the worktree is checked out anew on that branch.
+func TestCreateSpareFails(t *testing.T) {
+	ctx := context.Background()
+	commit := func(t *testing.T, dir string) {
+		write(t, filepath.Join(dir, "a.txt"), "one moved\n")
+		run(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "moved")
+	}
+	for _, tc := range []struct {
+		name string
+		// spoil makes the spare unusable (rec: git's record of it)
+		spoil func(t *testing.T, dir, spare, rec string)
+		want  string // a.txt in the worktree
+	}{
+		{
+			name: "HEAD locked, at the spare's commit",
+			spoil: func(t *testing.T, _, _, rec string) {
+				write(t, filepath.Join(rec, "HEAD.lock"), "")
+			},
+			want: "one\n",
+		},
+		{
+			name: "HEAD locked, HEAD moved since",
+			spoil: func(t *testing.T, dir, _, rec string) {
+				commit(t, dir)
+				write(t, filepath.Join(rec, "HEAD.lock"), "")
+			},
+			want: "one moved\n",
+		},
+		{
+			name: "its record gone",
+			spoil: func(t *testing.T, _, _, rec string) {
+				if err := os.RemoveAll(rec); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: "one\n",
+		},
+		{
+			name: "its .git a directory",
+			spoil: func(t *testing.T, _, spare, _ string) {
+				if err := os.Remove(filepath.Join(spare, ".git")); err != nil {
+					t.Fatal(err)
+				}
+				write(t, filepath.Join(spare, ".git", "x"), "")
+			},
+			want: "one\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1}
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			top, common, _, _ := repoInfo(ctx, dir)
+			where := worktreesDir(top, common, o)
+			spare := filepath.Join(where, spares(where)[0])
+			tc.spoil(t, dir, spare, gitdirOf(spare))
+			before := userState(t, dir)
+			tr, err := Create(ctx, dir, o)
+			if err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			if tr.SpareErr == nil {
+				t.Error("SpareErr = nil: the spare was used")
+			}
+			if got := read(t, filepath.Join(tr.Path, "a.txt")); got != tc.want {
+				t.Errorf("a.txt = %q, want %q", got, tc.want)
+			}
+			head := trimS(run(t, dir, "rev-parse", "HEAD"))
+			if got := trimS(run(t, dir, "rev-parse", tr.Branch)); got != head || tr.Base != head {
+				t.Errorf("%s at %s (base %s), want HEAD %s", tr.Branch, got, tr.Base, head)
+			}
+			want := map[string]string{top: "main", tr.Path: tr.Branch}
+			if got := worktreeList(t, dir); !reflect.DeepEqual(got, want) {
+				t.Errorf("git's worktrees = %v, want %v", got, want)
+			}
+			if sp := spares(where); len(sp) != 0 {
+				t.Errorf("spares left = %v", sp)
+			}
+			if after := userState(t, dir); after != before {
+				t.Errorf("the user's repository changed:\n%s\n---\n%s", before, after)
+			}
+			if err := Remove(ctx, tr); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// undoBranch deletes the branch a failed take made, and nothing else: a
+// branch that moved, or that a worktree has checked out, stays.
+func TestUndoBranch(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, dir, base string) // makes (or not) acp/x
+		gone bool                                 // acp/x deleted
+		err  bool
+	}{
+		{name: "made at the base", make: func(t *testing.T, dir, base string) { run(t, dir, "branch", "acp/x", base) }, gone: true},
+		{name: "never made", gone: true},
+		{
+			name: "moved since",
+			make: func(t *testing.T, dir, base string) {
+				run(t, dir, "branch", "acp/x", base)
+				write(t, filepath.Join(dir, "a.txt"), "two\n")
+				run(t, dir, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "two")
+				run(t, dir, "branch", "-f", "acp/x", "HEAD")
+			},
+			err: true,
+		},
+		{
+			name: "checked out",
+			make: func(t *testing.T, dir, base string) {
+				run(t, dir, "worktree", "add", "-q", "-b", "acp/x", filepath.Join(t.TempDir(), "x"), base)
+			},
+			err: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			base := trimS(run(t, dir, "rev-parse", "HEAD"))
+			if tc.make != nil {
+				tc.make(t, dir, base)
+			}
+			err := undoBranch(ctx, Tree{Repo: dir, Branch: "acp/x", Base: base})
+			if (err != nil) != tc.err {
+				t.Errorf("err = %v, want an error: %v", err, tc.err)
+			}
+			_, verr := git(ctx, dir, nil, "rev-parse", "--verify", "-q", "refs/heads/acp/x")
+			if gone := verr != nil; gone != tc.gone {
+				t.Errorf("deleted = %v, want %v", gone, tc.gone)
+			}
+		})
+	}
+}
+
+// What a crash leaves of a spare (a checkout cut short, a directory
+// removed with its record left) is removed by the next fill, record and
+// all: `git worktree list` shows no prunable entry. A record written in
+// the last minute is some live process's work in progress, and stays.
+func TestPruneCutShort(t *testing.T) {
+	ctx := context.Background()
+	const dead = 999999999
+	for _, tc := range []struct {
+		name string
+		// crash turns the ready spare (rec: its record) into what a crash
+		// leaves
+		crash func(t *testing.T, where, spare, rec string)
+		kept  bool // the record stays
+	}{
+		{
+			name: "a spare made, cut short before its rename",
+			crash: func(t *testing.T, where, spare, _ string) {
+				id := strings.TrimPrefix(filepath.Base(spare), sparePrefix)
+				if err := os.Rename(spare, filepath.Join(where, fmt.Sprintf("%s%d-%s", fillPrefix, dead, id))); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "a refresh cut short before its record moved",
+			crash: func(t *testing.T, where, spare, _ string) {
+				id := strings.TrimPrefix(filepath.Base(spare), sparePrefix)
+				if err := os.Rename(spare, filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, dead, id))); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "a refresh cut short after its record moved",
+			crash: func(t *testing.T, where, spare, rec string) {
+				id := strings.TrimPrefix(filepath.Base(spare), sparePrefix)
+				filling := filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, dead, id))
+				if err := os.Rename(spare, filling); err != nil {
+					t.Fatal(err)
+				}
+				if err := setRecord(rec, filling); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "its directory removed by hand",
+			crash: func(t *testing.T, _, spare, rec string) {
+				if err := os.RemoveAll(spare); err != nil {
+					t.Fatal(err)
+				}
+				old := time.Now().Add(-2 * time.Minute)
+				if err := os.Chtimes(filepath.Join(rec, "gitdir"), old, old); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "its directory gone a moment ago",
+			crash: func(t *testing.T, _, spare, _ string) {
+				if err := os.RemoveAll(spare); err != nil {
+					t.Fatal(err)
+				}
+			},
+			kept: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1}
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			top, common, _, _ := repoInfo(ctx, dir)
+			where := worktreesDir(top, common, o)
+			spare := filepath.Join(where, spares(where)[0])
+			rec := gitdirOf(spare)
+			tc.crash(t, where, spare, rec)
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			ents, _ := os.ReadDir(where)
+			if len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), sparePrefix) {
+				t.Errorf("left in %s: %v, want one spare", where, ents)
+			}
+			if _, err := os.Stat(rec); (err == nil) != tc.kept {
+				t.Errorf("the record is there: %v, want %v", err == nil, tc.kept)
+			}
+			if list := run(t, dir, "worktree", "list", "--porcelain"); strings.Contains(list, "prunable") != tc.kept {
+				t.Errorf("git's worktrees:\n%s", list)
+			}
+		})
+	}
+}
+
+// A take finding no spare ready while one is being brought to HEAD waits
+// for it, rather than check out a worktree of its own (seconds on a large
+// repository).
+func TestTakeWaitsForARefresh(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Name: "w", Dir: t.TempDir(), Spares: 1}
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	top, common, _, _ := repoInfo(ctx, dir)
+	where := worktreesDir(top, common, o)
+	spare := filepath.Join(where, spares(where)[0])
+	a := spareFile(t, where, "a.txt")
+	// As refreshSpare does, to the record too.
+	refreshing := filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, os.Getpid(), strings.TrimPrefix(filepath.Base(spare), sparePrefix)))
+	if err := os.Rename(spare, refreshing); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		tr  Tree
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		tr, err := Create(ctx, dir, o)
+		done <- result{tr, err}
+	}()
+	// Back once the take has reserved its name (and found no spare ready).
+	eventually(t, "the name reserved", func() bool {
+		_, err := os.Stat(filepath.Join(where, "w"))
+		return err == nil
+	})
+	if err := os.Rename(refreshing, spare); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if fi, err := os.Stat(filepath.Join(r.tr.Path, "a.txt")); err != nil || !os.SameFile(fi, a) {
+		t.Errorf("the worktree is not the spare (%v)", err)
+	}
+}
+
+// A checkout counts as under way (a take waits for it, a fill makes no
+// spare beside it) only while its process runs, and, for another
+// process, while its record is recent: a pid reused after a crash must
+// not hold takes and fills for ever.
+func TestInProgress(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		pid  int
+		age  time.Duration // of the record
+		want bool
+	}{
+		{name: "this process", pid: os.Getpid(), age: time.Hour, want: true},
+		{name: "another live one, recent", pid: 1, want: true},
+		{name: "another live one, stale (a pid reused)", pid: 1, age: time.Hour},
+		{name: "one that ended", pid: 999999999},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repo(t, map[string]string{"a.txt": "one\n"})
+			o := Options{Dir: t.TempDir(), Spares: 1}
+			if err := FillSpares(ctx, dir, o, 1); err != nil {
+				t.Fatal(err)
+			}
+			top, common, _, _ := repoInfo(ctx, dir)
+			where := worktreesDir(top, common, o)
+			spare := filepath.Join(where, spares(where)[0])
+			p := filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, tc.pid, strings.TrimPrefix(filepath.Base(spare), sparePrefix)))
+			if err := os.Rename(spare, p); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now().Add(-tc.age)
+			if err := os.Chtimes(filepath.Join(gitdirOf(p), "gitdir"), at, at); err != nil {
+				t.Fatal(err)
+			}
+			if got := refreshing(where); got != tc.want {
+				t.Errorf("refreshing = %v, want %v", got, tc.want)
+			}
+			if got := pending(where); got != map[bool]int{true: 1}[tc.want] {
+				t.Errorf("pending = %d", got)
+			}
+		})
 	}
 }

@@ -68,6 +68,9 @@ type Tree struct {
 	Common string `msgpack:"common"` // the common git directory
 	// Carried says the user's uncommitted changes were carried over.
 	Carried bool `msgpack:"carried"`
+	// SpareErr says why the spare Create took could not be used (it was
+	// removed, and the worktree checked out anew); nil when none failed.
+	SpareErr error `msgpack:"-"`
 }
 
 // validName is a name usable as a directory and a branch component.
@@ -144,12 +147,17 @@ func Create(ctx context.Context, dir string, o Options) (Tree, error) {
 	}
 	took := false
 	if o.Spares > 0 {
-		if took, err = takeSpare(ctx, t, where); err != nil && ctx.Err() != nil {
-			return Tree{}, err
+		// A spare that cannot be used leaves nothing behind (takeSpare):
+		// the worktree is checked out anew, and the error goes with it.
+		if took, t.SpareErr = takeSpare(ctx, t, where); t.SpareErr != nil && ctx.Err() != nil {
+			return Tree{}, t.SpareErr
 		}
 	}
 	if !took {
 		if _, err := git(ctx, t.Repo, nil, "worktree", "add", "-q", "-b", t.Branch, t.Path, t.Base); err != nil {
+			if t.SpareErr != nil {
+				return Tree{}, fmt.Errorf("worktree: %w (a spare was tried first: %v)", err, t.SpareErr)
+			}
 			return Tree{}, fmt.Errorf("worktree: %w", err)
 		}
 	}

@@ -264,9 +264,10 @@ M.defaults = {
   -- Worktree sessions (:AcpNew --worktree): where they are made, in a
   -- directory per repository ("": $XDG_DATA_HOME/nvim-acp/worktrees), and
   -- whether the uncommitted changes go along; spares: checkouts of HEAD
-  -- kept ready, so a worktree session starts at once (each costs the disk
-  -- of a checkout), made after a worktree session (spares_early: also at
-  -- startup and when :AcpSessions opens).
+  -- kept ready while Neovim runs (brought to HEAD when it moves), so a
+  -- worktree session starts at once (each costs the disk of a checkout),
+  -- made after a worktree session (spares_early: also at startup and when
+  -- :AcpSessions opens).
   worktree = { dir = "", carry = false, spares = 1, spares_early = false },
   keymaps = {
     input = {

@@ -108,11 +108,15 @@ function M.prepare_spares(cwd)
   end)
 end
 
---- The host made a worktree (event `worktree`).
----@param ev { id: integer, tree: acp.Worktree|nil, error: string|nil }
+--- The host made a worktree (event `worktree`); note: the spare it took
+--- could not be used, so it was checked out anew (slower, said once).
+---@param ev { id: integer, tree: acp.Worktree|nil, error: string|nil, note: string|nil }
 function M.on_event(ev)
   local cb = waiting[ev.id]
   waiting[ev.id] = nil
+  if ev.tree and ev.note then
+    notify("acp: " .. ev.note, vim.log.levels.WARN)
+  end
   if cb then
     -- Out of the host's call: what follows (a session start) calls the host.
     vim.schedule(function()
