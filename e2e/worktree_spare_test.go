@@ -181,6 +181,7 @@ func TestWorktreeSpareUnusable(t *testing.T) {
 // in the background (only the files that differ written), and the next
 // worktree session, taking it, starts from the new HEAD with its files.
 func TestWorktreeSpareFollowsHead(t *testing.T) {
+	parallel(t) // its steps, one editor's, run in order
 	e, ws := fsEditor(t)
 	wtRepo(t, ws)
 	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
