@@ -92,6 +92,56 @@ func TestFastFSReadOnReader(t *testing.T) {
 	want(resp, 4, "ONE\ntwo\n")
 }
 
+// TestFastFSReadsYoungFileOnReader: a small file no buffer holds, written
+// an instant ago (younger than textcache.Settle, so not served by its
+// version), is read on the reader too, and a change of its bytes is seen
+// by the next read however close it follows.
+func TestFastFSReadsYoungFileOnReader(t *testing.T) {
+	f := newFastBench(t)
+	defer f.closer()
+	p := filepath.Join(f.ws, "young.txt")
+	if err := os.WriteFile(p, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func(id int) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"fs/read_text_file","params":{"sessionId":"bench","path":` + quote(p) + "}}\n")
+	}
+	want := func(resp []byte, id int, content string) {
+		t.Helper()
+		if w := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":{"content":` + quote(content) + "}}\n"; string(resp) != w {
+			t.Fatalf("answered %s, want %s", resp, w)
+		}
+	}
+	// The first read makes the session's bridge and watches the file.
+	want(f.roundTrip(t, read(1)), 1, "one\ntwo\n")
+	onReader := func(id int, content string) {
+		t.Helper()
+		if !f.a.gate.Intercept(read(id)) {
+			t.Fatal("the fast path did not take the read")
+		}
+		if n := pipeBuffered(t, f.pipe); n == 0 {
+			t.Fatal("no answer in the pipe when Intercept returned: the read was not served on the reader")
+		}
+		resp, err := f.fromHost.ReadSlice('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		want(resp, id, content)
+	}
+	onReader(2, "one\ntwo\n")
+	onReader(3, "one\ntwo\n")
+	// The same size, in place, within the same second.
+	w, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt([]byte("ONE"), 0); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	onReader(4, "ONE\ntwo\n")
+}
+
 // pipeBuffered is the number of bytes waiting in pipe (FIONREAD, which
 // is TIOCINQ on Linux).
 func pipeBuffered(t *testing.T, pipe *os.File) int {
