@@ -55,10 +55,12 @@ func readNow(real string, known fs.FileInfo) (data []byte, fi fs.FileInfo, relea
 	bp := readBufs.Get().(*[]byte)
 	release = func() { readBufs.Put(bp) }
 	size := int(want.Size)
-	if cap(*bp) < size+1 {
-		*bp = make([]byte, 0, size+1)
+	if cap(*bp) < size {
+		*bp = make([]byte, 0, size)
 	}
-	buf := (*bp)[:size+1] // one byte more: a file grown meanwhile shows
+	// size bytes, no more: a file grown or shrunk meanwhile shows in the
+	// fstat after (no read to find the end of the file is needed).
+	buf := (*bp)[:size]
 	n := 0
 	for n < len(buf) {
 		k, err := unix.Preadv2(fd, [][]byte{buf[n:]}, int64(n), unix.RWF_NOWAIT)
