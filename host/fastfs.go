@@ -52,6 +52,7 @@ type fastFS struct {
 
 	nowOnce sync.Once
 	nowCtx  context.Context // reads served on the reader (nil: none; see nowOK)
+	nowN    atomic.Int64    // requests served on the reader (tests)
 }
 
 // maxIdleWorkers bounds the workers left waiting for the next request.
@@ -335,6 +336,7 @@ func (f *fastFS) serveNow(req fsRequest) bool {
 		return false
 	}
 	s.fsReads.Store(true)
+	f.nowN.Add(1)
 	var parts [][]byte
 	rerr := bridgeError(err)
 	if rerr == nil {
