@@ -567,8 +567,14 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 		}
 	}
 	if noWait(ctx) {
-		// Not held: the file's bytes are read by a worker (a large or
-		// slow file must not hold up the agent's other messages).
+		// Not held: a small file whose bytes are in memory now is read
+		// here; any other by a worker (a large or slow file must not hold
+		// up the agent's other messages).
+		if known != nil && st.buf == nil && known.Size() <= b.cfg.MaxBytes {
+			if st, ok := b.readNow(real, known); ok {
+				return st, nil
+			}
+		}
 		return st, ErrWouldWait
 	}
 	f, fi, err := openRegular(real)
@@ -653,6 +659,42 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 		b.cfg.Texts.Put(real, key, st.text)
 	}
 	return st, nil
+}
+
+// readNow is currentAt's disk step for a read under WithNoWait: the file
+// at real, which locate found as known and no buffer holds, read if that
+// needs no wait (see readNow in readnow_linux.go). A text read before and
+// unchanged since is the string kept in the Texts cache, so its encoding
+// is reused too; a file younger than textcache.Settle is kept there only
+// for that (PutYoung): its version alone cannot tell a change, its bytes
+// do. ok is false when the read would wait or the text is not one to serve
+// (binary: a worker reports it).
+func (b *Bridge) readNow(real string, known fs.FileInfo) (state, bool) {
+	var st state
+	data, fi, release, ok := readNow(real, known)
+	if !ok {
+		return st, false
+	}
+	defer release()
+	text, kept := b.cfg.Texts.Match(real, data)
+	if !kept {
+		text = string(data)
+	}
+	if b.checkText(real, text) != nil {
+		return st, false
+	}
+	if key, settled := b.cfg.Texts.Key(fi); settled {
+		if _, ok := b.cfg.Texts.Get(real, key); !ok {
+			b.cfg.Texts.Put(real, key, text) // as a worker's read would
+		}
+	} else if !kept {
+		b.cfg.Texts.PutYoung(real, key, text)
+	}
+	st.exists = true
+	st.disk = stateOf(fi)
+	st.mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	st.text = text
+	return st, true
 }
 
 // loadsPending reports whether the editor may hold buffers loaded that the

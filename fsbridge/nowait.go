@@ -14,11 +14,13 @@ type noWaitKey struct{}
 
 // WithNoWait makes ReadTextFile calls with the returned context serve a
 // read only from the texts the bridge and its editor hold (Config.Texts,
-// HeldEditor), and return ErrWouldWait instead of anything that may wait:
-// a question to the user (a path outside the workspace), a call into the
-// editor (a buffer whose held copy is not known current, a load not yet
-// reported, a stale buffer), a file's bytes read from the disk (a large
-// file, or a slow disk), or a path that changes while it is located.
+// HeldEditor) or, for a small file no buffer holds, from bytes the kernel
+// has in memory now (readNow), and return ErrWouldWait instead of anything
+// that may wait: a question to the user (a path outside the workspace), a
+// call into the editor (a buffer whose held copy is not known current, a
+// load not yet reported, a stale buffer), a file's bytes read from the
+// disk (a large file, bytes not in memory, a slow disk), or a path that
+// changes while it is located or read.
 // The host serves agents' reads this way on the goroutine that reads the
 // agent's messages (host/fastfs.go), where a wait on Neovim could deadlock.
 //
@@ -27,6 +29,10 @@ type noWaitKey struct{}
 //   - locate's system calls on the path (an O_PATH open, which neither
 //     blocks on a FIFO nor acts on a device, fstat, perhaps a readlinkat,
 //     close);
+//   - readNow's, on a file locate found regular: an open as openRegular's
+//     (O_NONBLOCK: a FIFO swapped in does not block), fstat, preadv2 with
+//     RWF_NOWAIT (which fails rather than wait for the disk or a lock),
+//     fstat, close;
 //   - the locks b.mu, b.checked's, the watcher's, and the Texts cache's:
 //     each is held only around map updates and system calls on files,
 //     never across a call into the editor, the user or the agent (the

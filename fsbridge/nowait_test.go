@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -53,10 +55,10 @@ func (h *heldEditor) LoadsPending(ctx context.Context) bool {
 }
 
 // TestReadNoWait: a read under WithNoWait is served from the held copy of
-// a buffer, or a cached text, and is otherwise ErrWouldWait with nothing
-// recorded; it never calls the editor (Snapshot, LoadsPending), asks the
-// user, or reads a file's bytes. The same read without WithNoWait is then
-// served as usual.
+// a buffer, a cached text, or a small file no buffer holds whose bytes
+// are in memory (readNow), and is otherwise ErrWouldWait with nothing
+// recorded; it never calls the editor (Snapshot, LoadsPending) or asks
+// the user. The same read without WithNoWait is then served as usual.
 func TestReadNoWait(t *testing.T) {
 	for _, c := range []struct {
 		name         string
@@ -69,6 +71,7 @@ func TestReadNoWait(t *testing.T) {
 		readBefore   bool // the agent read the file before (it is watched)
 		outside      bool // the file is outside the workspace
 		missing      bool
+		big          bool   // the file is larger than readNow reads
 		want         string // "" = ErrWouldWait
 	}{
 		{name: "held buffer", loaded: true, held: true, pendingKnown: true, readBefore: true, want: "one\nunsaved\n"},
@@ -78,7 +81,10 @@ func TestReadNoWait(t *testing.T) {
 		{name: "held stale buffer", loaded: true, held: true, stale: true, pendingKnown: true, readBefore: true},
 		{name: "cached text", cached: true, pendingKnown: true, readBefore: true, want: "one\n"},
 		{name: "cached text, first read", cached: true, pendingKnown: true},
-		{name: "text not cached", pendingKnown: true, readBefore: true},
+		{name: "text not cached: read now", pendingKnown: true, readBefore: true, want: "one\n"},
+		{name: "text not cached, too large to read now", pendingKnown: true, readBefore: true, big: true},
+		{name: "text not cached, loads not known", readBefore: true},
+		{name: "text not cached, a load pending", pendingKnown: true, pending: true, readBefore: true},
 		{name: "cached text, loads not known", cached: true, readBefore: true},
 		{name: "cached text, a load pending", cached: true, pendingKnown: true, pending: true, readBefore: true},
 		{name: "outside the workspace", cached: true, pendingKnown: true, outside: true},
@@ -107,7 +113,11 @@ func TestReadNoWait(t *testing.T) {
 			}
 			p := filepath.Join(dir, "f.txt")
 			if !c.missing {
-				if err := os.WriteFile(p, []byte("one\n"), 0o644); err != nil {
+				content := "one\n"
+				if c.big {
+					content = strings.Repeat("one\n", readNowMax/4+1)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				p, _ = filepath.EvalSymlinks(p)
@@ -164,5 +174,69 @@ func TestReadNoWait(t *testing.T) {
 				t.Fatalf("the read without WithNoWait: %v", err)
 			}
 		})
+	}
+}
+
+// TestReadNowYoungFile: a file younger than textcache.Settle, which its
+// version cannot tell apart from the next one, is read from the disk by
+// every read under WithNoWait: the same bytes again give the same string
+// (its encoding is reused), changed bytes are always seen, whatever the
+// file's version says.
+func TestReadNowYoungFile(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := &heldEditor{fakeEditor: newFakeEditor(), held: map[string]bool{}, pendingKnown: true}
+	// Every file is younger than Settle by this clock.
+	texts := textcache.New(1<<20, func() time.Time { return time.Now().Add(-time.Hour) })
+	b, err := New(Config{Root: root, Debounce: 20 * time.Millisecond, Texts: texts}, ed, &fakeAsker{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p := filepath.Join(root, "young.txt")
+	first := strings.Repeat("first line\n", 500) // over textMemo's bound
+	if err := os.WriteFile(p, []byte(first), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := acp.ReadTextFileRequest{SessionId: "s", Path: p}
+	if _, err := b.ReadTextFile(context.Background(), req); err != nil { // watched from now on
+		t.Fatal(err)
+	}
+	read := func() string {
+		t.Helper()
+		resp, err := b.ReadTextFile(WithNoWait(context.Background()), req)
+		if err != nil {
+			t.Fatalf("read now: %v", err)
+		}
+		return resp.Content
+	}
+	one, two := read(), read()
+	if one != first || two != first {
+		t.Fatalf("read %.20q and %.20q, want %.20q", one, two, first)
+	}
+	if unsafe.StringData(one) != unsafe.StringData(two) {
+		t.Error("the same bytes read again are a new string (encoded again)")
+	}
+	if fi, err := os.Stat(p); err != nil {
+		t.Fatal(err)
+	} else if k, _ := texts.Key(fi); k.Ino == 0 {
+		t.Fatal("no version")
+	} else if _, ok := texts.Get(p, k); ok {
+		t.Error("a young text is served by its version")
+	}
+	// The same size, in place: only the bytes tell.
+	second := strings.Repeat("other line\n", 500)
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(second), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got := read(); got != second {
+		t.Fatalf("after the change read %.20q, want %.20q", got, second)
 	}
 }

@@ -112,6 +112,7 @@ type Agent struct {
 	conn  *acp.Connection
 	gate  *gate.Gate
 	out   *agentWriter      // link's writing side, shared by the SDK and fastFS
+	fast  *fastFS           // the gate's Intercept
 	wire  *wirelog.Recorder // $NVIM_ACP_WIRE_LOG's record (nil: off)
 
 	dialCancel context.CancelFunc // ends a dial in progress (remote agents)
@@ -261,7 +262,8 @@ func (a *Agent) attach(link transport.Conn) {
 			}
 		}
 	}
-	a.gate.Intercept = (&fastFS{a: a}).intercept
+	a.fast = &fastFS{a: a}
+	a.gate.Intercept = a.fast.intercept
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	a.conn.SetLogger(log)
 	go a.watch()

@@ -52,6 +52,7 @@ type fastFS struct {
 
 	nowOnce sync.Once
 	nowCtx  context.Context // reads served on the reader (nil: none; see nowOK)
+	nowN    atomic.Int64    // requests served on the reader (tests)
 }
 
 // maxIdleWorkers bounds the workers left waiting for the next request.
@@ -311,7 +312,9 @@ func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 //     be located at once inside the workspace (no question), and a loaded
 //     buffer's text comes only from the host's own copy, when the change
 //     signal says Neovim changed nothing since its key was confirmed
-//     (bufCache.held); any other case is fsbridge.ErrWouldWait;
+//     (bufCache.held), and a file no buffer holds from the text cache or,
+//     when small, from bytes in memory now (a read that fails rather than
+//     wait for the disk); any other case is fsbridge.ErrWouldWait;
 //   - the response is written only when the pipe takes it now
 //     (agentWriter.sendNow: TryLock, a non-blocking write, the rest by a
 //     goroutine), so an agent that is not reading its stdin cannot stall
@@ -335,6 +338,7 @@ func (f *fastFS) serveNow(req fsRequest) bool {
 		return false
 	}
 	s.fsReads.Store(true)
+	f.nowN.Add(1)
 	var parts [][]byte
 	rerr := bridgeError(err)
 	if rerr == nil {

@@ -98,7 +98,8 @@ func benchAgent(s *Session, r io.Reader, w io.Writer) *Agent {
 	}
 	s.agent = a
 	a.gate = gate.New(r, gate.Limit, func(int) {})
-	a.gate.Intercept = (&fastFS{a: a}).intercept
+	a.fast = &fastFS{a: a}
+	a.gate.Intercept = a.fast.intercept
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	return a
 }

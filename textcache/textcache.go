@@ -10,6 +10,11 @@
 // read cannot be written again with the same times. ctime cannot be set
 // from user space, so restoring an mtime (cp -p, touch -d) changes the
 // version too.
+//
+// A file younger than that may still be kept (PutYoung), but such a text
+// is never served by its version alone: Match returns it only for the same
+// bytes read again, so a file read over and over while it is young keeps
+// one string and one encoding instead of a new one per read.
 package textcache
 
 import (
@@ -64,9 +69,10 @@ type Cache struct {
 }
 
 type entry struct {
-	path string
-	key  Key
-	text string
+	path  string
+	key   Key
+	text  string
+	young bool // read before its version settled: Match only, never Get
 
 	once sync.Once
 	enc  *jsontext.Text
@@ -100,6 +106,30 @@ func (c *Cache) Get(path string, k Key) (string, bool) {
 		c.remove(el)
 		return "", false
 	}
+	if e.young {
+		return "", false // its version may have changed without its key
+	}
+	c.lru.MoveToFront(el)
+	return e.text, true
+}
+
+// Match returns path's cached text when it is exactly data (bytes just
+// read from the file): the same string, and so the same encoding
+// (Encoded), for a file read again unchanged, however young it is.
+func (c *Cache) Match(path string, data []byte) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.byPath[path]
+	if el == nil {
+		return "", false
+	}
+	e := el.Value.(*entry)
+	if e.text != string(data) { // compared without a copy
+		return "", false
+	}
 	c.lru.MoveToFront(el)
 	return e.text, true
 }
@@ -108,10 +138,20 @@ func (c *Cache) Get(path string, k Key) (string, bool) {
 // never change (Go strings do not; one made from a byte slice must not
 // see the slice written again).
 func (c *Cache) Put(path string, k Key, text string) {
-	if c == nil || text == "" {
+	c.put(&entry{path: path, key: k, text: text})
+}
+
+// PutYoung caches text as path's, read in version k while k was not yet
+// Settle old (Key's ok was false): Get never returns it, Match does.
+func (c *Cache) PutYoung(path string, k Key, text string) {
+	c.put(&entry{path: path, key: k, text: text, young: true})
+}
+
+func (c *Cache) put(e *entry) {
+	if c == nil || e.text == "" {
 		return
 	}
-	e := &entry{path: path, key: k, text: text}
+	path, text := e.path, e.text
 	if e.size() > c.max/4 {
 		return // one file would push out most others
 	}

@@ -53,6 +53,27 @@ func TestGetPutEvict(t *testing.T) {
 			}
 			return c.Get("/f0", k1)
 		}, "", false},
+		{"young: never served by its version", func(c *Cache) (string, bool) {
+			c.PutYoung("/a", k1, "aaa\n")
+			return c.Get("/a", k1)
+		}, "", false},
+		{"young: served for the same bytes", func(c *Cache) (string, bool) {
+			c.PutYoung("/a", k1, "aaa\n")
+			return c.Match("/a", []byte("aaa\n"))
+		}, "aaa\n", true},
+		{"young: not for other bytes", func(c *Cache) (string, bool) {
+			c.PutYoung("/a", k1, "aaa\n")
+			return c.Match("/a", []byte("aab\n"))
+		}, "", false},
+		{"young: replaced once settled", func(c *Cache) (string, bool) {
+			c.PutYoung("/a", k1, "aaa\n")
+			c.Put("/a", k1, "aaa\n")
+			return c.Get("/a", k1)
+		}, "aaa\n", true},
+		{"settled: matched by bytes too", func(c *Cache) (string, bool) {
+			c.Put("/a", k1, "aaa\n")
+			return c.Match("/a", []byte("aaa\n"))
+		}, "aaa\n", true},
 		{"too large for the cache", func(c *Cache) (string, bool) {
 			c.Put("/a", k1, strings.Repeat("a", 200))
 			return c.Get("/a", k1)
@@ -72,6 +93,8 @@ func TestEncoded(t *testing.T) {
 	text := "line \"1\"\n\tline 2 é\nline 3\u2028\n"
 	c := New(1<<20, nil)
 	c.Put("/a", Key{Ino: 1}, text)
+	young := "young \"text\"\n"
+	c.PutYoung("/y", Key{Ino: 2}, young)
 	second := strings.Index(text, "\t")
 	tests := []struct {
 		name string
@@ -82,6 +105,7 @@ func TestEncoded(t *testing.T) {
 		{"a slice from the start", text[:second], true},
 		{"a slice from the middle", text[second:], true},
 		{"an equal copy is not the cached text", strings.Clone(text), false},
+		{"a young text (read again unchanged: Match)", young, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
