@@ -113,11 +113,16 @@ M["chats saved first together are pruned once, after, and kept"] = function(t)
     t.ok(vim.wait(2000, function()
       return reads > 0
     end, 5))
+    local left
+    -- (the prune goes in slices: its deletes may come in later ticks)
+    vim.wait(2000, function()
+      left = {}
+      for _, meta in ipairs(list(project)) do
+        left[#left + 1] = meta.first_prompt
+      end
+      return #left == 3
+    end, 5)
     t.eq(reads, 1)
-    local left = {}
-    for _, meta in ipairs(list(project)) do
-      left[#left + 1] = meta.first_prompt
-    end
     table.sort(left)
     t.eq(left, { "prompt 1", "prompt 2", "prompt 3" })
   end)
