@@ -13,8 +13,9 @@ local M = {}
 
 local uv = vim.uv or vim.loop
 
---- The time a slice may take (ms).
-M.budget_ms = 4
+--- The time a slice may take (ms): a slice and a host call of events
+--- (acp.session.events' 8 ms) may fall in one tick of the loop.
+M.budget_ms = 2
 
 --- Run fn(pause) in slices: fn calls pause() between steps of its work,
 --- which ends the slice once its time is spent (the work goes on in a later

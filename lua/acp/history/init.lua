@@ -129,11 +129,15 @@ end
 
 --- The saved chats of project (project true: of every project), newest first.
 --- pause, when given, is called after each chat read (acp.slices: the
---- listing spread over ticks of the event loop).
+--- listing spread over ticks of the event loop); shared: the records this
+--- module keeps, not copies, for a caller that only reads them (pruning:
+--- copies of 1,000 records are garbage the collector must trace and sweep
+--- while sessions stream).
 ---@param project string|true|nil default: the cwd's
 ---@param pause fun()|nil
+---@param shared boolean|nil
 ---@return acp.HistoryMeta[]
-function M.list(project, pause)
+function M.list(project, pause, shared)
   local dirs = {}
   if project == true then
     for name, kind in vim.fs.dir(M.root()) do
@@ -150,7 +154,7 @@ function M.list(project, pause)
       if kind == "file" and name:sub(-10) == ".meta.json" then
         local meta = read_meta(dir .. "/" .. name)
         if meta then
-          out[#out + 1] = vim.deepcopy(meta)
+          out[#out + 1] = shared and meta or vim.deepcopy(meta)
         end
         if pause then
           pause()
@@ -311,7 +315,7 @@ local function prune(project, keep, pause)
   for id in pairs(keep) do
     count, bytes = count + 1, bytes + saved_size(("%s/%s.txt"):format(M.dir(project), id))
   end
-  local list = M.list(project, pause)
+  local list = M.list(project, pause, true)
   for _, meta in ipairs(list) do
     if not keep[meta.id] then
       local size = saved_size(M.path(meta))
