@@ -88,11 +88,11 @@ function M.root()
   return vim.fn.stdpath("data") .. "/acp/history"
 end
 
+local dir_names = {} ---@type table<string, string> project -> its folder's name (a sha256 each: pruning asks for 1,000)
+
 --- The directory of project's saved chats.
 ---@param project string
 ---@return string
-local dir_names = {} ---@type table<string, string> project -> its folder's name (a sha256 each: pruning asks for 1,000)
-
 function M.dir(project)
   local name = dir_names[project]
   if not name then
