@@ -231,6 +231,33 @@ type pinger struct {
 	blocked   time.Duration // the sum of pings over 50 ms
 	window    time.Duration
 	inflight  time.Time // when the ping waiting for an answer was sent
+
+	// With pid (Neovim's) set: the most CPU Neovim's main thread ran
+	// during one ping (/proc/<pid>/schedstat), a block's own cost whatever
+	// the load; and during the longest ping, its CPU and its time waiting
+	// for a CPU.
+	pid                 int
+	maxCPU              time.Duration
+	longCPU, longQueued time.Duration
+	// Pings over a frame (16 ms), and those in which Neovim itself ran
+	// over a frame (with pid set).
+	overFrame, cpuOverFrame int
+}
+
+// schedstat is the time the task pid (Neovim's main thread) ran on a CPU
+// and waited for one, from /proc/<pid>/schedstat (ns precision).
+func schedstat(pid int) (run, queued time.Duration) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0, 0
+	}
+	r, _ := strconv.ParseInt(f[0], 10, 64)
+	q, _ := strconv.ParseInt(f[1], 10, 64)
+	return time.Duration(r), time.Duration(q)
 }
 
 func startPinger(tb testing.TB, addr string) *pinger {
@@ -255,16 +282,44 @@ func (p *pinger) loop() {
 			return
 		case <-tick.C:
 		}
+		p.mu.Lock()
+		pid := p.pid
+		p.mu.Unlock()
+		var run0, queued0 time.Duration
+		if pid > 0 {
+			run0, queued0 = schedstat(pid)
+		}
 		start := time.Now()
 		p.mu.Lock()
 		p.inflight = start
 		p.mu.Unlock()
 		var r int
 		err := p.nv.Eval("1", &r)
+		d := time.Since(start)
+		var run, queued time.Duration
+		if pid > 0 {
+			run, queued = schedstat(pid)
+			run, queued = run-run0, queued-queued0
+		}
 		p.mu.Lock()
 		p.inflight = time.Time{}
+		if p.measuring && start.Before(p.since) {
+			// Sent before the figures were reset: only the part since
+			// counts (a block of what came before is not this window's).
+			d, run, queued = time.Since(p.since), 0, 0
+		}
 		if p.measuring {
-			p.note(time.Since(start))
+			if d > p.max {
+				p.longCPU, p.longQueued = run, queued
+			}
+			p.maxCPU = max(p.maxCPU, run)
+			if d > 16*time.Millisecond {
+				p.overFrame++
+			}
+			if run > 16*time.Millisecond {
+				p.cpuOverFrame++
+			}
+			p.note(d)
 		}
 		p.mu.Unlock()
 		if err != nil {
@@ -279,6 +334,8 @@ func (p *pinger) measure(on bool) {
 	defer p.mu.Unlock()
 	if on {
 		p.max, p.blocked, p.since = 0, 0, time.Now()
+		p.maxCPU, p.longCPU, p.longQueued = 0, 0, 0
+		p.overFrame, p.cpuOverFrame = 0, 0
 	} else {
 		p.window = time.Since(p.since)
 		if !p.inflight.IsZero() {
@@ -310,6 +367,29 @@ func (p *pinger) figures() (max time.Duration, blockedPct float64) {
 		}
 	}
 	return p.max, pct
+}
+
+// cpuFigures (with pid set): the most CPU Neovim ran during one ping, and
+// during the longest ping its CPU and its wait for a CPU (the load).
+func (p *pinger) cpuFigures() (maxCPU, longCPU, longQueued time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.maxCPU, p.longCPU, p.longQueued
+}
+
+// overFrames: how many pings took over a frame (16 ms), and in how many
+// Neovim itself ran over a frame (with pid set).
+func (p *pinger) overFrames() (pings, cpu int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.overFrame, p.cpuOverFrame
+}
+
+// watchCPU makes the pinger read Neovim's (pid's) CPU around each ping.
+func (p *pinger) watchCPU(pid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pid = pid
 }
 
 func (p *pinger) close() {

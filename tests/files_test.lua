@@ -125,7 +125,14 @@ M["the plugin's own files and folders are private from their creation; old ones 
   for p, m in pairs({ [old] = "755", [old .. "/p"] = "755", [old .. "/p/c.txt"] = "644" }) do
     vim.uv.fs_chmod(p, tonumber(m, 8))
   end
-  files.tighten(old)
+  local done = false
+  files.tighten(old, function()
+    done = true
+  end)
+  t.eq(mode(old), "700") -- the root at once, what is under it in slices
+  t.ok(vim.wait(5000, function()
+    return done
+  end, 5))
   t.eq({ mode(old), mode(old .. "/p"), mode(old .. "/p/c.txt") }, { "700", "700", "600" })
 end
 

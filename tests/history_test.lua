@@ -72,6 +72,22 @@ M["a saved chat's winbar keeps the agent's name in a narrow window"] = function(
   vim.cmd("silent! only")
 end
 
+M["list copies the records unless shared is asked for"] = function(t)
+  local project = vim.fn.tempname()
+  vim.fn.mkdir(history.dir(project), "p")
+  require("acp.files").write(
+    ("%s/one.meta.json"):format(history.dir(project)),
+    vim.json.encode({ version = 1, id = "one", project = project, agent = "fake", title = "one", updated = 1 })
+  )
+  local a, b = history.list(project), history.list(project)
+  t.eq({ #a, a[1].id }, { 1, "one" })
+  t.ok(a[1] ~= b[1], "copies")
+  a[1].title = "changed by a caller"
+  t.eq(history.list(project)[1].title, "one")
+  local c, d = history.list(project, nil, true), history.list(project, nil, true)
+  t.ok(c[1] == d[1], "the same record, not a copy")
+end
+
 M["chats saved first together are pruned once, after, and kept"] = function(t)
   require("acp.config").setup({ history = { max_sessions = 2 } })
   local files = require("acp.files")
@@ -113,11 +129,16 @@ M["chats saved first together are pruned once, after, and kept"] = function(t)
     t.ok(vim.wait(2000, function()
       return reads > 0
     end, 5))
+    local left
+    -- (the prune goes in slices: its deletes may come in later ticks)
+    vim.wait(2000, function()
+      left = {}
+      for _, meta in ipairs(list(project)) do
+        left[#left + 1] = meta.first_prompt
+      end
+      return #left == 3
+    end, 5)
     t.eq(reads, 1)
-    local left = {}
-    for _, meta in ipairs(list(project)) do
-      left[#left + 1] = meta.first_prompt
-    end
     table.sort(left)
     t.eq(left, { "prompt 1", "prompt 2", "prompt 3" })
   end)

@@ -18,6 +18,7 @@ local highlights = require("acp.highlights")
 local host = require("acp.host")
 local notify = require("acp.notify")
 local rewind = lazy("acp.rewind")
+local slices = lazy("acp.slices")
 local texts = require("acp.text")
 local view = lazy("acp.render.view")
 
@@ -87,12 +88,18 @@ function M.root()
   return vim.fn.stdpath("data") .. "/acp/history"
 end
 
+local dir_names = {} ---@type table<string, string> project -> its folder's name (a sha256 each: pruning asks for 1,000)
+
 --- The directory of project's saved chats.
 ---@param project string
 ---@return string
 function M.dir(project)
-  local name = vim.fn.fnamemodify(project, ":t"):gsub("[^%w._-]", "_")
-  return ("%s/%s-%s"):format(M.root(), name, vim.fn.sha256(project):sub(1, 12))
+  local name = dir_names[project]
+  if not name then
+    name = ("%s-%s"):format(vim.fn.fnamemodify(project, ":t"):gsub("[^%w._-]", "_"), vim.fn.sha256(project):sub(1, 12))
+    dir_names[project] = name
+  end
+  return M.root() .. "/" .. name
 end
 
 local metas = {} ---@type table<string, { stamp: string, meta: acp.HistoryMeta }> by path
@@ -121,9 +128,16 @@ local function read_meta(path)
 end
 
 --- The saved chats of project (project true: of every project), newest first.
+--- pause, when given, is called after each chat read (acp.slices: the
+--- listing spread over ticks of the event loop); shared: the records this
+--- module keeps, not copies, for a caller that only reads them (pruning:
+--- copies of 1,000 records are garbage the collector must trace and sweep
+--- while sessions stream).
 ---@param project string|true|nil default: the cwd's
+---@param pause fun()|nil
+---@param shared boolean|nil
 ---@return acp.HistoryMeta[]
-function M.list(project)
+function M.list(project, pause, shared)
   local dirs = {}
   if project == true then
     for name, kind in vim.fs.dir(M.root()) do
@@ -140,7 +154,10 @@ function M.list(project)
       if kind == "file" and name:sub(-10) == ".meta.json" then
         local meta = read_meta(dir .. "/" .. name)
         if meta then
-          out[#out + 1] = vim.deepcopy(meta)
+          out[#out + 1] = shared and meta or vim.deepcopy(meta)
+        end
+        if pause then
+          pause()
         end
       end
     end
@@ -288,15 +305,17 @@ end
 --- Keep the newest chats of project within history.max_sessions and
 --- history.max_total_bytes, counting the chats keep (being saved, perhaps
 --- not on disk yet) first; says once per Neovim what went.
+--- pause: acp.slices' (the work spread over ticks of the event loop).
 ---@param project string
 ---@param keep table<string, true> ids of the chats to keep
-local function prune(project, keep)
+---@param pause fun()
+local function prune(project, keep, pause)
   local opts = config.options.history
   local count, bytes, gone = 0, 0, 0
   for id in pairs(keep) do
     count, bytes = count + 1, bytes + saved_size(("%s/%s.txt"):format(M.dir(project), id))
   end
-  local list = M.list(project)
+  local list = M.list(project, pause, true)
   for _, meta in ipairs(list) do
     if not keep[meta.id] then
       local size = saved_size(M.path(meta))
@@ -306,6 +325,7 @@ local function prune(project, keep)
       else
         count, bytes = count + 1, bytes + size
       end
+      pause()
     end
   end
   if gone > 0 and not pruned_said then
@@ -323,11 +343,13 @@ local function prune(project, keep)
 end
 
 local pending_prunes = {} ---@type table<string, table<string, true>> per project, the chats to keep
+local pruning = {} ---@type table<string, true> projects being pruned
 
 --- Prune project soon, once for every chat saved first meanwhile: pruning
 --- reads every saved chat's record and size (1,000 saved chats, 20
 --- sessions ending their first turn together: 20 reads of them all,
---- blocking Neovim while the sessions stream).
+--- blocking Neovim while the sessions stream). The prune itself goes in
+--- slices of a few ms (acp.slices), one prune of a project at a time.
 ---@param project string
 ---@param id string the chat just saved
 local function prune_soon(project, id)
@@ -337,11 +359,24 @@ local function prune_soon(project, id)
     return
   end
   pending_prunes[project] = { [id] = true }
-  vim.defer_fn(function()
+  local function start()
+    if pruning[project] then
+      vim.defer_fn(start, 50) -- the chats saved meanwhile: after this prune
+      return
+    end
     local ids = pending_prunes[project]
     pending_prunes[project] = nil
-    prune(project, ids)
-  end, 50)
+    pruning[project] = true
+    slices.run(function(pause)
+      prune(project, ids, pause)
+    end, function(ok, err)
+      pruning[project] = nil
+      if not ok then
+        notify("acp: pruning the saved chats failed: " .. tostring(err), vim.log.levels.ERROR)
+      end
+    end)
+  end
+  vim.defer_fn(start, 50)
 end
 
 --- What the host's copy of each session's chat lacks: the first line
