@@ -20,6 +20,7 @@ import (
 type loadServer struct {
 	fence           string // how a fence is met: "answer", "refuse" (400), "ignore"
 	answerOnSession bool
+	eager           bool // the replay goes at once, before the answer (a quiet machine)
 
 	conn, sess chan string // what the connection's and the session's streams carry
 	mu         sync.Mutex
@@ -74,6 +75,9 @@ func (s *loadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.late()
 			s.sess <- loadAnswer
 		case h.Method == "session/load":
+			if s.eager {
+				s.sess <- replayLine
+			}
 			s.conn <- loadAnswer
 		case h.Method == fenceMethod:
 			s.mu.Lock()
@@ -156,6 +160,39 @@ func TestHTTPLoadReplayBeforeAnswer(t *testing.T) {
 			s.mu.Unlock()
 			if fences != c.fences {
 				t.Errorf("%d fences sent, want %d", fences, c.fences)
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPLoadAnswer: from session/load sent to its answer read,
+// the replay (one update) read before it, over the RFD's two streams:
+// held by a fence, or (the server refusing the fence) by the quiet guess.
+func BenchmarkHTTPLoadAnswer(b *testing.B) {
+	for _, fence := range []string{"answer", "refuse"} {
+		b.Run("fence="+fence, func(b *testing.B) {
+			s := &loadServer{fence: fence, eager: true, conn: make(chan string, 10), sess: make(chan string, 10)}
+			srv := httptest.NewServer(s)
+			b.Cleanup(srv.Close)
+			conn, err := Dial(context.Background(), Remote{URL: srv.URL, Kind: HTTP})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { conn.Close() })
+			in := lines(conn)
+			if _, err := conn.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")); err != nil {
+				b.Fatal(err)
+			}
+			<-in
+			load := []byte(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}` + "\n")
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := conn.Write(load); err != nil {
+					b.Fatal(err)
+				}
+				for got := ""; got != loadAnswer; {
+					got = strings.TrimSpace(<-in)
+				}
 			}
 		})
 	}
