@@ -520,7 +520,7 @@ func (c *httpConn) fence(sid string) *fence {
 	id := fmt.Sprintf("%s%d", fencePrefix, c.fenceN)
 	f := &fence{sid: sid, answered: make(chan struct{})}
 	c.fences[id] = f
-	ready := c.follow(sid).ready
+	st := c.follow(sid)
 	connID := c.connID
 	c.mu.Unlock()
 	forget := func() {
@@ -534,8 +534,16 @@ func (c *httpConn) fence(sid string) *fence {
 		return nil
 	}
 	select {
-	case <-ready:
+	case <-st.ready:
 	case <-c.ctx.Done():
+		forget()
+		return nil
+	}
+	c.mu.Lock()
+	open := c.opened[sid] == st
+	c.mu.Unlock()
+	if !open {
+		// The server refused the session's stream: no answer would come.
 		forget()
 		return nil
 	}

@@ -21,6 +21,7 @@ type loadServer struct {
 	fence           string // how a fence is met: "answer", "refuse" (400), "ignore"
 	answerOnSession bool
 	eager           bool // the replay goes at once, before the answer (a quiet machine)
+	noStream        bool // the session's stream is refused (409)
 
 	conn, sess chan string // what the connection's and the session's streams carry
 	mu         sync.Mutex
@@ -48,6 +49,10 @@ func (s *loadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		out := s.conn
 		if r.Header.Get(headerSession) == "s1" {
+			if s.noStream {
+				http.Error(w, "Outbound stream already has an active receiver", http.StatusConflict)
+				return
+			}
 			out = s.sess
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -105,8 +110,8 @@ func (s *loadServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // comes on the session's stream and its answer on the connection's; the
 // host must read the whole replay before the answer (else the replay shows
 // as new), however late the session's stream is. The fence's answer never
-// reaches the host. A server that refuses or ignores the fence still gets
-// the answer through.
+// reaches the host. A server that refuses or ignores the fence, or the
+// session's stream, still gets the answer through.
 func TestHTTPLoadReplayBeforeAnswer(t *testing.T) {
 	defer func(w, q, h time.Duration) { fenceWait, loadQuiet, loadHold = w, q, h }(fenceWait, loadQuiet, loadHold)
 	fenceWait = 200 * time.Millisecond // the case "ignored" waits it out
@@ -114,16 +119,19 @@ func TestHTTPLoadReplayBeforeAnswer(t *testing.T) {
 		name            string
 		fence           string
 		answerOnSession bool
+		noStream        bool
 		ordered         bool // the replay is sure to come first
 		fences          int
 	}{
-		{"fence answered", "answer", false, true, 1},
-		{"answer on the session's stream", "answer", true, true, 0},
-		{"fence refused", "refuse", false, false, 1},
-		{"fence ignored", "ignore", false, false, 1},
+		{"fence answered", "answer", false, false, true, 1},
+		{"answer on the session's stream", "answer", true, false, true, 0},
+		{"fence refused", "refuse", false, false, false, 1},
+		{"fence ignored", "ignore", false, false, false, 1},
+		{"session's stream refused", "answer", false, true, false, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := &loadServer{fence: c.fence, answerOnSession: c.answerOnSession, conn: make(chan string, 10), sess: make(chan string, 10)}
+			s := &loadServer{fence: c.fence, answerOnSession: c.answerOnSession, noStream: c.noStream,
+				conn: make(chan string, 10), sess: make(chan string, 10)}
 			srv := httptest.NewServer(s)
 			t.Cleanup(srv.Close)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -141,8 +149,12 @@ func TestHTTPLoadReplayBeforeAnswer(t *testing.T) {
 			if _, err := conn.Write([]byte(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":"s1","cwd":"/","mcpServers":[]}}` + "\n")); err != nil {
 				t.Fatal(err)
 			}
+			want := 2 // the replay and the answer
+			if c.noStream {
+				want = 1 // the replay has no stream to come on
+			}
 			var got []string
-			for len(got) < 2 {
+			for len(got) < want {
 				m := strings.TrimSpace(recv(t, in))
 				if strings.Contains(m, fencePrefix) {
 					t.Fatalf("the fence's answer reached the host: %s", m)
