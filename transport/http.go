@@ -447,7 +447,7 @@ const fencePrefix = "nvim-acp-fence-"
 
 // fence is one fence sent on a session.
 type fence struct {
-	sid      string
+	id, sid  string
 	answered chan struct{} // closed when its answer came
 	ordered  bool          // ... on its session's stream (set before answered is closed)
 }
@@ -471,11 +471,7 @@ func (c *httpConn) afterReplay(sid string, msg []byte) {
 			return
 		}
 		c.mu.Lock()
-		for id, g := range c.fences {
-			if g == f {
-				delete(c.fences, id) // its answer, if it ever comes, is dropped
-			}
-		}
+		delete(c.fences, f.id) // its answer, if it ever comes, is dropped
 		c.mu.Unlock()
 		came = time.Now()
 	}
@@ -518,7 +514,7 @@ func (c *httpConn) fence(sid string) *fence {
 	c.mu.Lock()
 	c.fenceN++
 	id := fmt.Sprintf("%s%d", fencePrefix, c.fenceN)
-	f := &fence{sid: sid, answered: make(chan struct{})}
+	f := &fence{id: id, sid: sid, answered: make(chan struct{})}
 	c.fences[id] = f
 	st := c.follow(sid)
 	connID := c.connID
