@@ -56,12 +56,15 @@ type httpConn struct {
 	opened  map[string]*sessionStream     // session streams open or opening, by session id (the RFD)
 	naming  map[string]bool               // requests whose answer names a new session (session/new, fork), by id (the RFD)
 	loading map[string]string             // session/load requests waiting for their answer: id -> session (the RFD)
+	fences  map[string]*fence             // fences sent, not answered yet, by request id (the RFD)
+	fenceN  int                           // fences sent so far: their ids
 	reached bool                          // the server answered a POST: a failure now is a loss
 }
 
 func dialHTTP(_ context.Context, r Remote, u *url.URL) Conn {
 	c := &httpConn{base: newBase(), r: r, u: u, streams: map[string]context.CancelFunc{}, asked: map[string]string{},
-		opened: map[string]*sessionStream{}, naming: map[string]bool{}, loading: map[string]string{}}
+		opened: map[string]*sessionStream{}, naming: map[string]bool{}, loading: map[string]string{},
+		fences: map[string]*fence{}}
 	c.w.send = c.send
 	return c
 }
@@ -412,19 +415,66 @@ func (c *httpConn) follow(sid string) *sessionStream {
 
 // The RFD orders nothing between two streams: session/load's answer comes
 // on the connection's stream while the history it replays comes on the
-// session's, and an answer read first would make the rest of the replay
-// look new. So the answer waits until the session's stream has been quiet
-// for loadQuiet (the agent sends the replay before its answer, and nothing
-// after it until the client speaks), at most loadHold.
+// session's, and an answer handed on first would make the rest of the
+// replay look new (the host hides a replay only until the answer). Nor
+// does a server number its events across streams. So, once the answer has
+// come on another stream, the client asks the agent something on the
+// session (a fence: a request of a method no agent has, which JSON-RPC
+// has it answer with an error) and holds the answer until the fence's
+// answer comes on the session's stream: the agent sent the replay before
+// its answer to the load, so before its answer to the fence, and the
+// server keeps the order of what goes on one stream. However loaded the
+// machine, the replay is then all handed on before the answer.
+//
+// A server that refuses the fence, or an agent that does not answer it
+// within fenceWait, leaves a guess: the answer waits until the session's
+// stream has been quiet for loadQuiet (the agent sends the replay before
+// its answer, and nothing after it until the client speaks), at most
+// loadHold.
 var (
+	fenceWait = 5 * time.Second
 	loadQuiet = 30 * time.Millisecond
 	loadHold  = time.Second
 )
 
-// afterReplay pushes msg, session sid's answer to session/load, once its
-// stream has been quiet (loadQuiet) since the answer came.
+// fenceMethod is the fence's method: an extension's name (a leading
+// underscore) no agent serves.
+const fenceMethod = "_nvim-acp/fence"
+
+// fencePrefix starts the id of every fence, told from the SDK's ids
+// (numbers) by being a string.
+const fencePrefix = "nvim-acp-fence-"
+
+// fence is one fence sent on a session.
+type fence struct {
+	id, sid  string
+	answered chan struct{} // closed when its answer came
+	ordered  bool          // ... on its session's stream (set before answered is closed)
+}
+
+// afterReplay pushes msg, session sid's answer to session/load, which came
+// on another stream than the session's, once the replay sent before it
+// has come (a fence), else once the session's stream has been quiet
+// (loadQuiet) since the answer came.
 func (c *httpConn) afterReplay(sid string, msg []byte) {
 	came := time.Now()
+	if f := c.fence(sid); f != nil {
+		t := time.NewTimer(fenceWait)
+		select {
+		case <-f.answered:
+		case <-t.C:
+		case <-c.ctx.Done():
+		}
+		t.Stop()
+		if f.isOrdered() {
+			c.in.push(msg)
+			return
+		}
+		c.mu.Lock()
+		delete(c.fences, f.id) // its answer, if it ever comes, is dropped
+		c.mu.Unlock()
+		came = time.Now()
+	}
 	deadline := came.Add(loadHold)
 	for {
 		c.mu.Lock()
@@ -445,6 +495,96 @@ func (c *httpConn) afterReplay(sid string, msg []byte) {
 		t.Stop()
 	}
 	c.in.push(msg)
+}
+
+// isOrdered reports whether f's answer came on its session's stream.
+func (f *fence) isOrdered() bool {
+	select {
+	case <-f.answered:
+		return f.ordered
+	default:
+		return false
+	}
+}
+
+// fence POSTs a fence on session sid (its stream open first, as for every
+// message of the session); nil when the server did not accept it (then
+// there is nothing to wait for).
+func (c *httpConn) fence(sid string) *fence {
+	c.mu.Lock()
+	c.fenceN++
+	id := fmt.Sprintf("%s%d", fencePrefix, c.fenceN)
+	f := &fence{id: id, sid: sid, answered: make(chan struct{})}
+	c.fences[id] = f
+	st := c.follow(sid)
+	connID := c.connID
+	c.mu.Unlock()
+	forget := func() {
+		c.mu.Lock()
+		delete(c.fences, id)
+		c.mu.Unlock()
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": fenceMethod, "params": map[string]string{"sessionId": sid}})
+	if err != nil {
+		forget()
+		return nil
+	}
+	select {
+	case <-st.ready:
+	case <-c.ctx.Done():
+		forget()
+		return nil
+	}
+	c.mu.Lock()
+	open := c.opened[sid] == st
+	c.mu.Unlock()
+	if !open {
+		// The server refused the session's stream: no answer would come.
+		forget()
+		return nil
+	}
+	req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.u.String(), bytes.NewReader(body))
+	if err != nil {
+		forget()
+		return nil
+	}
+	req.Header = c.r.header("Content-Type", "application/json", "Accept", "application/json, text/event-stream",
+		headerConnection, connID, headerSession, sid)
+	resp, err := c.r.client().Do(req)
+	if err != nil {
+		forget()
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		forget()
+		return nil
+	}
+	// A server answering on the POST rather than on the session's stream
+	// gives no order: its answer (deliver takes it) is not ordered.
+	if isJSON(resp) {
+		if b, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.r.maxMessage()))); err == nil {
+			c.deliver(b, "")
+		}
+	}
+	return f
+}
+
+// isFence reports whether key, the JSON id of a response, is a fence's.
+func isFence(key string) bool {
+	return len(key) > len(fencePrefix)+2 && key[0] == '"' && key[1:1+len(fencePrefix)] == fencePrefix
+}
+
+// fenced takes the answer to the fence of id key, which came on the stream
+// of session from ("": not a session's); c.mu is held. An answer to a
+// fence given up is dropped.
+func (c *httpConn) fenced(key, from string) {
+	id := key[1 : len(key)-1]
+	if f := c.fences[id]; f != nil {
+		delete(c.fences, id)
+		f.ordered = from != "" && from == f.sid
+		close(f.answered)
+	}
 }
 
 func (c *httpConn) connectionID() string {
@@ -489,7 +629,7 @@ func (c *httpConn) readStream(body io.Reader, sid string) error {
 			}
 			c.mu.Unlock()
 		}
-		if !c.deliver(data) {
+		if !c.deliver(data, sid) {
 			return io.EOF
 		}
 	}
@@ -502,20 +642,22 @@ func (c *httpConn) pushBody(msg []byte) {
 		var batch []json.RawMessage
 		if json.Unmarshal(msg, &batch) == nil {
 			for _, m := range batch {
-				if !c.deliver(m) {
+				if !c.deliver(m, "") {
 					return
 				}
 			}
 			return
 		}
 	}
-	c.deliver(msg)
+	c.deliver(msg, "")
 }
 
-// deliver pushes one message of the server (a copy: msg may be reused)
-// and, when it is the response to a request whose answer is still
-// streaming, closes that stream.
-func (c *httpConn) deliver(msg []byte) bool {
+// deliver pushes one message of the server (a copy: msg may be reused),
+// which came on the event stream of session from ("": the connection's, or
+// an answer's) and, when it is the response to a request whose answer is
+// still streaming, closes that stream. The answer to a fence is taken
+// here, never pushed.
+func (c *httpConn) deliver(msg []byte, from string) bool {
 	var key, load string
 	// Only a message with an id (a response, a request of the server's)
 	// concerns the streams; a notification (a turn's chunks: nearly all of
@@ -527,6 +669,11 @@ func (c *httpConn) deliver(msg []byte) bool {
 			h := readHead(msg)
 			if h.Method == "" && len(h.ID) > 0 {
 				key = string(h.ID)
+			}
+			if c.connID != "" && isFence(key) {
+				c.fenced(key, from)
+				c.mu.Unlock()
+				return true
 			}
 			if h.Method != "" && len(h.ID) > 0 && h.Params.SessionID != "" && c.connID != "" {
 				// A request of the server's: the answer carries its session
@@ -553,7 +700,7 @@ func (c *httpConn) deliver(msg []byte) bool {
 		}
 		c.mu.Unlock()
 	}
-	if load != "" {
+	if load != "" && from != load {
 		go c.afterReplay(load, bytes.Clone(msg)) // msg is the reader's buffer
 	} else if !c.in.push(msg) {
 		return false

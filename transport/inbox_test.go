@@ -200,7 +200,7 @@ func TestStreamedMessageAllocs(t *testing.T) {
 			c.streams["1"] = func() {}
 			go drain(c.in)
 			msg := []byte(chunk)
-			return func() { c.deliver(msg) }, func() { c.fail(errClosed) }
+			return func() { c.deliver(msg, "") }, func() { c.fail(errClosed) }
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -71,13 +71,18 @@ func TestRedirectToAnotherOrigin(t *testing.T) {
 func TestRedirectWithinOrigin(t *testing.T) {
 	p := newPeer()
 	rfd := rfdServer(p)
+	var mu sync.Mutex // the GET of the connection's stream runs beside the test
 	var key string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/old" {
 			http.Redirect(w, r, "/acp", http.StatusTemporaryRedirect)
 			return
 		}
-		key = r.Header.Get("X-Api-Key")
+		if r.Method == http.MethodPost {
+			mu.Lock()
+			key = r.Header.Get("X-Api-Key")
+			mu.Unlock()
+		}
 		rfd.ServeHTTP(w, r)
 	}))
 	defer srv.Close()
@@ -95,6 +100,8 @@ func TestRedirectWithinOrigin(t *testing.T) {
 	if m := recv(t, got); !strings.Contains(m, `"result"`) {
 		t.Fatalf("client got %q", m)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if key != "k" {
 		t.Fatalf("the headers did not follow the redirect within the origin: key %q", key)
 	}
