@@ -659,6 +659,12 @@ func (p *Pool) Fill(dir string, o Options, n int) {
 	if p.ctx.Err() != nil {
 		return
 	}
+	if rw := p.watches[key]; rw != nil {
+		// A fill the watch of HEAD asks for from now on keeps this
+		// many: one it asked for with the count before (its timer fired
+		// as spares = 0 came) would make a spare again.
+		rw.o, rw.n = o, n
+	}
 	if r := p.running[key]; r != nil {
 		r.o, r.n, r.again = o, n, true
 		return
@@ -713,7 +719,9 @@ func (p *Pool) watch(rd repoDirs, o Options, n int, on bool) {
 				p.mu.Lock()
 				o, n := rw.o, rw.n
 				p.mu.Unlock()
-				p.Fill(rd.top, o, n)
+				if n > 0 { // else the spares are going: nothing to refresh
+					p.Fill(rd.top, o, n)
+				}
 			})
 			if err != nil {
 				p.report(rd.top, fmt.Errorf("worktree: spare: watching HEAD: %w", err))
