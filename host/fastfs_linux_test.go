@@ -28,14 +28,10 @@ func TestFastFSReadOnReader(t *testing.T) {
 	if err := f.nv.ExecLua(`vim.cmd.edit(...)`, nil, p); err != nil {
 		t.Fatal(err)
 	}
-	read := func(id int) []byte {
-		return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"fs/read_text_file","params":{"sessionId":"bench","path":` + quote(p) + "}}\n")
-	}
+	read := func(id int) []byte { return readRequest(id, p) }
 	want := func(resp []byte, id int, content string) {
 		t.Helper()
-		if w := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":{"content":` + quote(content) + "}}\n"; string(resp) != w {
-			t.Fatalf("answered %s, want %s", resp, w)
-		}
+		wantContent(t, resp, id, content)
 	}
 	// The first reads make the session's bridge and the host's copy.
 	want(f.roundTrip(t, read(1)), 1, "one\ntwo\n")
@@ -117,14 +113,10 @@ func TestFastFSReadsYoungFileOnReader(t *testing.T) {
 	if err := os.WriteFile(p, []byte("one\ntwo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	read := func(id int) []byte {
-		return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"fs/read_text_file","params":{"sessionId":"bench","path":` + quote(p) + "}}\n")
-	}
+	read := func(id int) []byte { return readRequest(id, p) }
 	want := func(resp []byte, id int, content string) {
 		t.Helper()
-		if w := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":{"content":` + quote(content) + "}}\n"; string(resp) != w {
-			t.Fatalf("answered %s, want %s", resp, w)
-		}
+		wantContent(t, resp, id, content)
 	}
 	// The first read makes the session's bridge and watches the file.
 	want(f.roundTrip(t, read(1)), 1, "one\ntwo\n")
@@ -243,5 +235,19 @@ func TestAgentWriterSendNow(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// readRequest is the fs/read_text_file request id of the bench session
+// for path, as an agent writes it.
+func readRequest(id int, path string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"fs/read_text_file","params":{"sessionId":"bench","path":` + quote(path) + "}}\n")
+}
+
+// wantContent fails t unless resp is the answer to request id with content.
+func wantContent(t *testing.T, resp []byte, id int, content string) {
+	t.Helper()
+	if w := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":{"content":` + quote(content) + "}}\n"; string(resp) != w {
+		t.Fatalf("answered %s, want %s", resp, w)
 	}
 }
