@@ -23,6 +23,20 @@ func (e *Editor) spareDirs(ws string) []string {
 	return dirs
 }
 
+// oneSpare waits (what) for the one spare of the repository ws, and says
+// where it is.
+func (e *Editor) oneSpare(ws, what string) string {
+	e.t.Helper()
+	var spare string
+	e.Eventually(what, 30*time.Second, func() bool {
+		if d := e.spareDirs(ws); len(d) == 1 {
+			spare = d[0]
+		}
+		return spare != ""
+	})
+	return spare
+}
+
 func inode(t *testing.T, path string) uint64 {
 	t.Helper()
 	fi, err := os.Stat(path)
@@ -42,14 +56,7 @@ func TestWorktreeSessionFromASpare(t *testing.T) {
 	wtRepo(t, ws)
 	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, nil)
 	first := e.newWorktreeSession("fake", "first")
-	var spare string
-	e.Eventually("a spare made after the first worktree session", 30*time.Second, func() bool {
-		d := e.spareDirs(ws)
-		if len(d) == 1 {
-			spare = d[0]
-		}
-		return spare != ""
-	})
+	spare := e.oneSpare(ws, "a spare made after the first worktree session")
 	if got := gitIn(t, filepath.Join(spare), "status", "--porcelain"); got != "" {
 		t.Errorf("the spare holds changes: %q", got)
 	}
@@ -117,13 +124,7 @@ func TestWorktreeSpareMadeEarly(t *testing.T) {
 	e, ws := fsEditor(t)
 	wtRepo(t, ws)
 	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
-	var spare string
-	e.Eventually("a spare made at setup", 30*time.Second, func() bool {
-		if d := e.spareDirs(ws); len(d) == 1 {
-			spare = d[0]
-		}
-		return spare != ""
-	})
+	spare := e.oneSpare(ws, "a spare made at setup")
 	gitIn(t, ws, "worktree", "remove", "--force", spare)
 	e.Lua(`vim.cmd("AcpSessions")`, nil)
 	e.Eventually("a spare made when :AcpSessions opened", 30*time.Second, func() bool { return len(e.spareDirs(ws)) == 1 })
@@ -142,13 +143,7 @@ func TestWorktreeSpareUnusable(t *testing.T) {
 	e, ws := fsEditor(t)
 	wtRepo(t, ws)
 	e.SetupFake(M{"turns": []any{[]any{text("answer")}}}, M{"worktree": M{"spares_early": true}})
-	var spare string
-	e.Eventually("a spare made at setup", 30*time.Second, func() bool {
-		if d := e.spareDirs(ws); len(d) == 1 {
-			spare = d[0]
-		}
-		return spare != ""
-	})
+	spare := e.oneSpare(ws, "a spare made at setup")
 	dotgit := strings.TrimSpace(fsGetFile(t, filepath.Join(spare, ".git")))
 	rec, ok := strings.CutPrefix(dotgit, "gitdir: ")
 	if !ok {
@@ -269,17 +264,7 @@ func TestWorktreeSparesGoOnQuit(t *testing.T) {
 	wtRepo(t, ws)
 	early := M{"worktree": M{"spares_early": true}}
 	e.SetupFake(M{"turns": []any{}}, early)
-	oneSpare := func(e *Editor, what string) string {
-		var spare string
-		e.Eventually(what, 30*time.Second, func() bool {
-			if d := e.spareDirs(ws); len(d) == 1 {
-				spare = d[0]
-			}
-			return spare != ""
-		})
-		return spare
-	}
-	spare := oneSpare(e, "a spare made at setup")
+	spare := e.oneSpare(ws, "a spare made at setup")
 	if err := syscall.Kill(e.hostPid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +278,7 @@ func TestWorktreeSparesGoOnQuit(t *testing.T) {
 		_, err := os.Stat(mark)
 		return err == nil
 	})
-	if got := oneSpare(e, "the spare of the crashed Neovim kept"); got != spare {
+	if got := e.oneSpare(ws, "the spare of the crashed Neovim kept"); got != spare {
 		t.Errorf("spare %s, want the one left %s", got, spare)
 	}
 	if list := gitIn(t, ws, "worktree", "list", "--porcelain"); strings.Contains(list, "prunable") {
