@@ -425,12 +425,7 @@ func TestCreateSpareFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := repo(t, map[string]string{"a.txt": "one\n"})
 			o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1}
-			if err := FillSpares(ctx, dir, o, 1); err != nil {
-				t.Fatal(err)
-			}
-			top, common, _, _ := repoInfo(ctx, dir)
-			where := worktreesDir(top, common, o)
-			spare := filepath.Join(where, spares(where)[0])
+			where, spare := filledSpare(t, dir, o)
 			tc.spoil(t, dir, spare, gitdirOf(spare))
 			before := userState(t, dir)
 			tr, err := Create(ctx, dir, o)
@@ -447,7 +442,7 @@ func TestCreateSpareFails(t *testing.T) {
 			if got := trimS(run(t, dir, "rev-parse", tr.Branch)); got != head || tr.Base != head {
 				t.Errorf("%s at %s (base %s), want HEAD %s", tr.Branch, got, tr.Base, head)
 			}
-			want := map[string]string{top: "main", tr.Path: tr.Branch}
+			want := map[string]string{tr.Repo: "main", tr.Path: tr.Branch}
 			if got := worktreeList(t, dir); !reflect.DeepEqual(got, want) {
 				t.Errorf("git's worktrees = %v, want %v", got, want)
 			}
@@ -582,12 +577,7 @@ func TestPruneCutShort(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := repo(t, map[string]string{"a.txt": "one\n"})
 			o := Options{Hint: "agent", Dir: t.TempDir(), Spares: 1}
-			if err := FillSpares(ctx, dir, o, 1); err != nil {
-				t.Fatal(err)
-			}
-			top, common, _, _ := repoInfo(ctx, dir)
-			where := worktreesDir(top, common, o)
-			spare := filepath.Join(where, spares(where)[0])
+			where, spare := filledSpare(t, dir, o)
 			rec := gitdirOf(spare)
 			tc.crash(t, where, spare, rec)
 			if err := FillSpares(ctx, dir, o, 1); err != nil {
@@ -614,12 +604,7 @@ func TestTakeWaitsForARefresh(t *testing.T) {
 	ctx := context.Background()
 	dir := repo(t, map[string]string{"a.txt": "one\n"})
 	o := Options{Name: "w", Dir: t.TempDir(), Spares: 1}
-	if err := FillSpares(ctx, dir, o, 1); err != nil {
-		t.Fatal(err)
-	}
-	top, common, _, _ := repoInfo(ctx, dir)
-	where := worktreesDir(top, common, o)
-	spare := filepath.Join(where, spares(where)[0])
+	where, spare := filledSpare(t, dir, o)
 	a := spareFile(t, where, "a.txt")
 	// As refreshSpare does, to the record too.
 	refreshing := filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, os.Getpid(), strings.TrimPrefix(filepath.Base(spare), sparePrefix)))
@@ -657,7 +642,6 @@ func TestTakeWaitsForARefresh(t *testing.T) {
 // process, while its record is recent: a pid reused after a crash must
 // not hold takes and fills for ever.
 func TestInProgress(t *testing.T) {
-	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
 		pid  int
@@ -672,12 +656,7 @@ func TestInProgress(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := repo(t, map[string]string{"a.txt": "one\n"})
 			o := Options{Dir: t.TempDir(), Spares: 1}
-			if err := FillSpares(ctx, dir, o, 1); err != nil {
-				t.Fatal(err)
-			}
-			top, common, _, _ := repoInfo(ctx, dir)
-			where := worktreesDir(top, common, o)
-			spare := filepath.Join(where, spares(where)[0])
+			where, spare := filledSpare(t, dir, o)
 			p := filepath.Join(where, fmt.Sprintf("%s%d-%s", refreshPrefix, tc.pid, strings.TrimPrefix(filepath.Base(spare), sparePrefix)))
 			if err := os.Rename(spare, p); err != nil {
 				t.Fatal(err)
@@ -694,4 +673,17 @@ func TestInProgress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// filledSpare fills one spare of the repository dir is in, for o, and
+// says where spares are and where that one is.
+func filledSpare(t *testing.T, dir string, o Options) (where, spare string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := FillSpares(ctx, dir, o, 1); err != nil {
+		t.Fatal(err)
+	}
+	top, common, _, _ := repoInfo(ctx, dir)
+	where = worktreesDir(top, common, o)
+	return where, filepath.Join(where, spares(where)[0])
 }
