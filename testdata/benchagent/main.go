@@ -5,7 +5,7 @@
 //	read PATH N [LINE LIMIT]   N sequential fs/read_text_file
 //	readc PATH BATCH N         N batches of BATCH concurrent reads
 //	write PATH N               read PATH, then N fs/write_text_file of a
-//	                           3-line change (lines 100-102, alternating)
+//	                           3-line change (lines 101-103, two versions in turn)
 //	term BYTES N               N times: terminal/create `head -c BYTES
 //	                           /dev/zero`, wait_for_exit, output, release
 //	mcpread PATH N LINE LIMIT  N sequential read_file calls of the editor's
@@ -249,14 +249,16 @@ func (a *agent) writes(ctx context.Context, sid acp.SessionId, path string, n in
 		return fmt.Errorf("%s has %d lines; write needs at least 110", path, len(lines))
 	}
 	res.Bytes = len(text)
-	orig := append([]string(nil), lines[100:103]...)
+	// Two versions of lines 101-103, alternating: every write changes
+	// three lines, whatever the file held when the prompt began (an edit
+	// and its revert made every write after an odd count a no-op).
+	first := 0
+	if lines[100] == benchEdit(0, 0) {
+		first = 1
+	}
 	for i := 0; i < n; i++ {
 		for k := 0; k < 3; k++ {
-			if i%2 == 0 {
-				lines[100+k] = fmt.Sprintf("edited by the bench agent, line %d\n", 101+k)
-			} else {
-				lines[100+k] = orig[k]
-			}
+			lines[100+k] = benchEdit((first+i)%2, k)
 		}
 		content := strings.Join(lines, "")
 		t0 := time.Now()
@@ -484,4 +486,9 @@ func (a *agent) mcpCalls(ctx context.Context, sdk bool, n int, tool string, args
 		res.Lat = append(res.Lat, int64(d))
 	}
 	return nil
+}
+
+// benchEdit is version v (0 or 1) of line 101+k as the write case edits it.
+func benchEdit(v, k int) string {
+	return fmt.Sprintf("edited by the bench agent (%c), line %d\n", "ab"[v], 101+k)
 }
