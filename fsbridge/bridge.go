@@ -1271,7 +1271,7 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		// buffer written is the file.
 		return diskNew, apply(ctx, b.ed, real, st.buf, target, eol, text)
 	}
-	if err := ue.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), eol); err != nil {
+	if err := putUnsaved(ctx, ue, real, st.buf, target, eol, text); err != nil {
 		return disk.text, err
 	}
 	if err := writeRegular(r, []byte(diskNew), 0o644); err != nil {

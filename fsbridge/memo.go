@@ -79,6 +79,25 @@ type UnsavedEditor interface {
 	Took(ctx context.Context, realPath string, bufnr int) error
 }
 
+// ResultPutter is an UnsavedEditor that keeps a copy of the buffers it
+// reports, as ResultEditor: the bridge calls PutResult instead of Put, with
+// what the buffer holds once the hunks are in (lines, and text = their
+// Text()), so the copy needs no reading back at the next write.
+type ResultPutter interface {
+	UnsavedEditor
+	PutResult(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool, lines []string, text string) error
+}
+
+// putUnsaved puts the edit from buf's lines to target in buf through ue,
+// without writing it (UnsavedEditor.Put).
+func putUnsaved(ctx context.Context, ue UnsavedEditor, realPath string, buf *Buffer, target []string, eol bool, text string) error {
+	hunks := Diff(buf.Lines, target)
+	if rp, ok := ue.(ResultPutter); ok {
+		return rp.PutResult(ctx, realPath, buf.Bufnr, buf.Tick, hunks, eol, target, text)
+	}
+	return ue.Put(ctx, realPath, buf.Bufnr, buf.Tick, hunks, eol)
+}
+
 // ResultEditor is an Editor that keeps a copy of the buffers it reports:
 // the bridge calls ApplyResult instead of Apply, with what the buffer holds
 // once the hunks are applied (lines, and text = their Text()), so the copy

@@ -279,6 +279,26 @@ func (c *bufCache) applied(bufnr, tick int, hunks []fsbridge.Hunk, key int, epoc
 	c.put(path, newEntry(nb, key, fsbridge.StatVersion(path), epoch, sigOK))
 }
 
+// took records that Neovim took version v of path's file as bufnr's, the
+// file the host wrote under the buffer's unsaved lines (buffers.took):
+// bufnr's entry, put before the file was written (nvimEditor.PutResult),
+// is of version v from now on. Any other entry is dropped.
+func (c *bufCache) took(path string, bufnr int, v fsbridge.FileVersion) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[path]
+	if e == nil {
+		return
+	}
+	if e.buf.Bufnr != bufnr || e.buf.Stale {
+		delete(c.entries, path)
+		return
+	}
+	ne := &bufEntry{buf: e.buf, key: e.key, disk: v}
+	ne.verified.Store(e.verified.Load())
+	c.entries[path] = ne
+}
+
 // applyHunks returns lines with hunks applied (fsbridge.ApplyHunks), or nil
 // if they do not fit lines.
 func applyHunks(lines []string, hunks []fsbridge.Hunk) []string {

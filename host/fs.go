@@ -308,15 +308,34 @@ func (e *nvimEditor) Apply(ctx context.Context, realPath string, bufnr, tick int
 // ApplyResult implements fsbridge.ResultEditor: the host's copy of the
 // buffer becomes lines and text (when given) without reading them back.
 func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool, lines []string, text string) error {
+	return e.keyed(ctx, "apply_keyed", realPath, bufnr, tick, hunks, eol, appliedBuffer{lines, text, eol})
+}
+
+// Put implements fsbridge.UnsavedEditor through buffers.put_unsaved.
+func (e *nvimEditor) Put(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
+	return e.keyed(ctx, "put_unsaved_keyed", realPath, bufnr, tick, hunks, eol, appliedBuffer{})
+}
+
+// PutResult implements fsbridge.ResultPutter: Put, the host's copy of the
+// buffer becoming lines and text; it is used again once Took has told
+// Neovim of the file's new version.
+func (e *nvimEditor) PutResult(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool, lines []string, text string) error {
+	return e.keyed(ctx, "put_unsaved_keyed", realPath, bufnr, tick, hunks, eol, appliedBuffer{lines, text, eol})
+}
+
+// keyed runs buffers.<fn> (apply_keyed or put_unsaved_keyed) on bufnr as
+// of tick, and updates the host's copy of the buffer from its result: the
+// new key, and res (the buffer's new lines, when known).
+func (e *nvimEditor) keyed(ctx context.Context, fn, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool, res appliedBuffer) error {
 	hunks = luaHunks(hunks)
-	// The change signal's epoch before the apply: the buffer's new key is
-	// current in it (apply_keyed does not signal its own changes).
+	// The change signal's epoch before the change: the buffer's new key is
+	// current in it (the keyed functions do not signal their own changes).
 	epoch, sigOK := e.s.h.bufs.sig.current(ctx, e.s.h)
-	var res any
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').apply_keyed(...)", &res, bufnr, tick, hunks, eol, realPath); err != nil {
-		return fmt.Errorf("buffers.apply: %w", err)
+	var r any
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers')."+fn+"(...)", &r, bufnr, tick, hunks, eol, realPath); err != nil {
+		return fmt.Errorf("buffers.%s: %w", fn, err)
 	}
-	switch r := res.(type) {
+	switch r := r.(type) {
 	case map[string]any:
 		key := -1
 		switch k := r["key"].(type) {
@@ -325,7 +344,7 @@ func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, ti
 		case uint64:
 			key = int(k)
 		}
-		e.s.h.bufs.applied(bufnr, tick, hunks, key, epoch, sigOK, appliedBuffer{lines, text, eol})
+		e.s.h.bufs.applied(bufnr, tick, hunks, key, epoch, sigOK, res)
 		return nil
 	case string:
 		switch {
@@ -338,28 +357,7 @@ func (e *nvimEditor) ApplyResult(ctx context.Context, realPath string, bufnr, ti
 		}
 		return fmt.Errorf("buffer %d: %s", bufnr, r)
 	}
-	return fmt.Errorf("buffers.apply: unexpected result %v", res)
-}
-
-// Put implements fsbridge.UnsavedEditor through buffers.put_unsaved.
-func (e *nvimEditor) Put(ctx context.Context, realPath string, bufnr, tick int, hunks []fsbridge.Hunk, eol bool) error {
-	var res any
-	err := e.s.h.execLua(ctx, "return require('acp.buffers').put_unsaved(...)", &res, bufnr, tick, luaHunks(hunks), eol, realPath)
-	if err != nil {
-		return fmt.Errorf("buffers.put_unsaved: %w", err)
-	}
-	if r, ok := res.(string); ok {
-		switch {
-		case r == "buffer changed":
-			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrBufferChanged)
-		case r == "path changed":
-			return fmt.Errorf("buffer %d: %w", bufnr, fsbridge.ErrPathChanged)
-		case strings.HasPrefix(r, "not a regular file"):
-			return fmt.Errorf("buffer %d: %s: %w", bufnr, r, fsbridge.ErrNotRegular)
-		}
-		return fmt.Errorf("buffer %d: %s", bufnr, r)
-	}
-	return nil
+	return fmt.Errorf("buffers.%s: unexpected result %v", fn, r)
 }
 
 // Took implements fsbridge.UnsavedEditor through buffers.took.
@@ -373,12 +371,22 @@ func (e *nvimEditor) TookSaved(ctx context.Context, realPath string, bufnr int) 
 }
 
 func (e *nvimEditor) took(ctx context.Context, realPath string, bufnr int, saved bool) error {
+	before := fsbridge.StatVersion(realPath)
 	var ok bool
 	if err := e.s.h.execLua(ctx, "return require('acp.buffers').took(...)", &ok, bufnr, realPath, saved); err != nil {
+		e.s.h.bufs.forget(realPath)
 		return fmt.Errorf("buffers.took: %w", err)
 	}
 	if !ok {
+		e.s.h.bufs.forget(realPath)
 		return fmt.Errorf("buffer %d is no longer %s's", bufnr, realPath)
+	}
+	if saved {
+		// No longer modified: its key moved.
+		e.s.h.bufs.forget(realPath)
+	} else if after := fsbridge.StatVersion(realPath); after == before {
+		// Neovim recorded this version of the file, unchanged throughout.
+		e.s.h.bufs.took(realPath, bufnr, after)
 	}
 	return nil
 }

@@ -937,6 +937,23 @@ function M.apply_keyed(bufnr, tick, hunks, eol, realpath)
   return { key = applied }
 end
 
+--- put_unsaved(), then the buffer's key() (see apply_keyed): the host
+--- updates its copy of the buffer from the hunks, without reading it back.
+---@return {key: integer}|string the table on success, else put_unsaved()'s error
+function M.put_unsaved_keyed(bufnr, tick, hunks, eol, realpath)
+  quiet = bufnr
+  local ok, r = pcall(M.put_unsaved, bufnr, tick, hunks, eol, realpath)
+  quiet = nil
+  if not ok then
+    ping()
+    error(r, 0)
+  end
+  if r ~= true then
+    return r
+  end
+  return { key = pack(bufnr) }
+end
+
 --- Reload realpath's buffer if it is unmodified and its file's text changed
 --- on disk, keeping views. A modified buffer is left untouched, and so is a
 --- buffer whose file is no longer a regular file (it is guarded instead).
