@@ -1254,9 +1254,9 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 	var onDisk []string
 	var diskEOL bool
 	if disk.state.Exists {
-		mine, mineEOL := splitText(st.text, sep)
+		mine, mineEOL := linesOf(st.text, sep, st.buf.Text(), st.buf.Lines, st.buf.EOL)
 		ours, oursEOL := splitText(disk.text, sep)
-		theirs, theirsEOL := splitText(text, sep)
+		theirs, theirsEOL := linesOf(text, sep, text, target, eol)
 		onDisk, _ = merge3(mine, ours, theirs, true)
 		diskEOL = oursEOL
 		if mineEOL != theirsEOL {

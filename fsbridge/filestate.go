@@ -64,6 +64,18 @@ func splitText(text, sep string) ([]string, bool) {
 	return splitLines(text)
 }
 
+// linesOf is splitText(text, sep), without splitting again when text is
+// known (equal to joined, the text of lines and eol): with "\n" line ends
+// those lines are exactly the split's (no line holds a "\n"), except the
+// empty text. Other line ends are split again (splitText is not quite the
+// inverse of their join). The lines returned must not be changed.
+func linesOf(text, sep, joined string, lines []string, eol bool) ([]string, bool) {
+	if sep == "\n" && text == joined && len(lines) > 0 && !(len(lines) == 1 && lines[0] == "" && !eol) {
+		return lines, eol
+	}
+	return splitText(text, sep)
+}
+
 // joinText is the inverse of splitText: the file text of lines.
 func joinText(lines []string, eol bool, sep string) string {
 	if len(lines) == 0 {
