@@ -1054,7 +1054,15 @@ type mergedWrite struct {
 func (b *Bridge) mergeWrite(ctx context.Context, real string, st state, content, before string, isEdit bool) (mergedWrite, error) {
 	// Lines as the buffer holds them (a CRLF buffer's lines have no "\r").
 	sep := st.buf.lineEnding()
-	theirs, theirsEOL := splitText(content, sep)
+	var theirs []string
+	var theirsEOL bool
+	if st.buf != nil && sep == "\n" && st.text == st.buf.Text() {
+		// Mostly the buffer's lines: only the changed ones are split.
+		mine, _ := linesOf(st.text, sep, st.buf.Text(), st.buf.Lines, st.buf.EOL)
+		theirs, theirsEOL = SplitAgainst(content, st.text, mine)
+	} else {
+		theirs, theirsEOL = splitText(content, sep)
+	}
 	m := mergedWrite{text: content}
 	baseText, kind := "", baseNone
 	switch {
@@ -1255,7 +1263,13 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 	var diskEOL bool
 	if disk.state.Exists {
 		mine, mineEOL := linesOf(st.text, sep, st.buf.Text(), st.buf.Lines, st.buf.EOL)
-		ours, oursEOL := splitText(disk.text, sep)
+		var ours []string
+		var oursEOL bool
+		if sep == "\n" {
+			ours, oursEOL = SplitAgainst(disk.text, st.text, mine) // mostly the buffer's lines
+		} else {
+			ours, oursEOL = splitText(disk.text, sep)
+		}
 		theirs, theirsEOL := linesOf(text, sep, text, target, eol)
 		onDisk, _ = merge3(mine, ours, theirs, true)
 		diskEOL = oursEOL

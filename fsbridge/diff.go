@@ -233,6 +233,59 @@ func splitLines(text string) (lines []string, eol bool) {
 	return strings.Split(text, "\n"), eol
 }
 
+// SplitAgainst is splitLines(text) for a text that keeps most of prev,
+// whose lines (splitLines(prev)) are prevLines: the whole lines text
+// shares with prev at its start and at its end are taken from prevLines,
+// and only the lines between are split. The lines returned share
+// prevLines' strings and must not be changed.
+func SplitAgainst(text, prev string, prevLines []string) ([]string, bool) {
+	if text == prev {
+		return prevLines, strings.HasSuffix(text, "\n")
+	}
+	if len(prevLines) == 0 || text == "" {
+		return splitLines(text)
+	}
+	// The shared lines at the start: up to the last line end both have.
+	n := 0
+	for n < len(text) && n < len(prev) && text[n] == prev[n] {
+		n++
+	}
+	cut := strings.LastIndexByte(text[:n], '\n') + 1
+	head := strings.Count(text[:cut], "\n")
+	// The shared lines at the end, after cut in both: from the first line
+	// end inside the shared bytes on (before it a line may differ).
+	t, p := text[cut:], prev[cut:]
+	m := 0
+	for m < len(t) && m < len(p) && t[len(t)-1-m] == p[len(p)-1-m] {
+		m++
+	}
+	from := len(t) - m
+	tail := 0
+	if i := strings.IndexByte(t[from:], '\n'); i >= 0 {
+		from += i + 1
+		tail = strings.Count(t[from:], "\n")
+		if !strings.HasSuffix(t, "\n") {
+			tail++
+		}
+	} else {
+		from = len(t)
+	}
+	if head+tail > len(prevLines) {
+		return splitLines(text) // prevLines are not prev's
+	}
+	var mid []string
+	if from == len(t) {
+		mid, _ = splitLines(t)
+	} else if from > 0 {
+		mid = strings.Split(t[:from-1], "\n")
+	}
+	lines := make([]string, 0, head+len(mid)+tail)
+	lines = append(lines, prevLines[:head]...)
+	lines = append(lines, mid...)
+	lines = append(lines, prevLines[len(prevLines)-tail:]...)
+	return lines, strings.HasSuffix(text, "\n")
+}
+
 // joinLines is the inverse of splitLines.
 func joinLines(lines []string, eol bool) string {
 	if len(lines) == 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -177,5 +178,57 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	if UnifiedDiff("/f", "same", "same") != "" {
 		t.Error("no change should be empty")
+	}
+}
+
+// TestSplitAgainst checks SplitAgainst against splitLines on texts made
+// from a previous text by random line edits, and on pairs at the edges.
+func TestSplitAgainst(t *testing.T) {
+	check := func(text, prev string) {
+		t.Helper()
+		prevLines, _ := splitLines(prev)
+		got, gotEOL := SplitAgainst(text, prev, prevLines)
+		want, wantEOL := splitLines(text)
+		if !slices.Equal(got, want) || gotEOL != wantEOL {
+			t.Fatalf("SplitAgainst(%q, %q) = %q, %v; splitLines gives %q, %v", text, prev, got, gotEOL, want, wantEOL)
+		}
+	}
+	edges := []string{"", "\n", "\n\n", "a", "a\n", "a\nb", "a\nb\n", "ab\n", "b\n", "a\n\nb", "x\na\nb\n"}
+	for _, a := range edges {
+		for _, b := range edges {
+			check(a, b)
+		}
+	}
+	rng := rand.New(rand.NewSource(1))
+	words := []string{"", "a", "b", "ab", "ba"}
+	for range 5000 {
+		var prev []string
+		for range rng.Intn(8) {
+			prev = append(prev, words[rng.Intn(len(words))])
+		}
+		next := slices.Clone(prev)
+		for range rng.Intn(3) + 1 {
+			i := rng.Intn(len(next) + 1)
+			switch rng.Intn(3) {
+			case 0:
+				next = slices.Insert(next, i, words[rng.Intn(len(words))])
+			case 1:
+				if i < len(next) {
+					next = slices.Delete(next, i, i+1)
+				}
+			default:
+				if i < len(next) {
+					next[i] += "a"
+				}
+			}
+		}
+		join := func(ls []string) string {
+			s := strings.Join(ls, "\n")
+			if rng.Intn(2) == 0 {
+				s += "\n"
+			}
+			return s
+		}
+		check(join(next), join(prev))
 	}
 }

@@ -164,7 +164,8 @@ func (f *file) pending() bool {
 // change moves the record to now: the agent's change when agent, else
 // the user's (or anyone's but the agent's), which the base follows.
 func (f *file) change(now Text, agent bool) {
-	nl, neol := splitText(now.Text)
+	// Mostly the lines it has: only the changed ones are split.
+	nl, neol := fsbridge.SplitAgainst(now.Text, f.curText, f.cur)
 	if !now.Exists {
 		nl, neol = nil, false
 	}
