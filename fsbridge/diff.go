@@ -246,19 +246,13 @@ func SplitAgainst(text, prev string, prevLines []string) ([]string, bool) {
 		return splitLines(text)
 	}
 	// The shared lines at the start: up to the last line end both have.
-	n := 0
-	for n < len(text) && n < len(prev) && text[n] == prev[n] {
-		n++
-	}
+	n := commonPrefix(text, prev)
 	cut := strings.LastIndexByte(text[:n], '\n') + 1
 	head := strings.Count(text[:cut], "\n")
 	// The shared lines at the end, after cut in both: from the first line
 	// end inside the shared bytes on (before it a line may differ).
 	t, p := text[cut:], prev[cut:]
-	m := 0
-	for m < len(t) && m < len(p) && t[len(t)-1-m] == p[len(p)-1-m] {
-		m++
-	}
+	m := commonSuffix(t, p)
 	from := len(t) - m
 	tail := 0
 	if i := strings.IndexByte(t[from:], '\n'); i >= 0 {
@@ -284,6 +278,33 @@ func SplitAgainst(text, prev string, prevLines []string) ([]string, bool) {
 	lines = append(lines, mid...)
 	lines = append(lines, prevLines[len(prevLines)-tail:]...)
 	return lines, strings.HasSuffix(text, "\n")
+}
+
+// commonPrefix is the length of the longest common prefix of a and b,
+// compared a block at a time (string comparison is vectorised).
+func commonPrefix(a, b string) int {
+	const block = 1024
+	n := 0
+	for n+block <= len(a) && n+block <= len(b) && a[n:n+block] == b[n:n+block] {
+		n += block
+	}
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// commonSuffix is the length of the longest common suffix of a and b.
+func commonSuffix(a, b string) int {
+	const block = 1024
+	m := 0
+	for m+block <= len(a) && m+block <= len(b) && a[len(a)-m-block:len(a)-m] == b[len(b)-m-block:len(b)-m] {
+		m += block
+	}
+	for m < len(a) && m < len(b) && a[len(a)-1-m] == b[len(b)-1-m] {
+		m++
+	}
+	return m
 }
 
 // joinLines is the inverse of splitLines.

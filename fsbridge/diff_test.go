@@ -232,3 +232,25 @@ func TestSplitAgainst(t *testing.T) {
 		check(join(next), join(prev))
 	}
 }
+
+// BenchmarkSplitAgainst splits a 10,000-line text with 3 lines changed,
+// against its previous version, and with splitLines.
+func BenchmarkSplitAgainst(b *testing.B) {
+	var sb strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&sb, "line %d of the file, with some text to make it longer\n", i)
+	}
+	prev := sb.String()
+	prevLines, _ := splitLines(prev)
+	next := strings.Replace(prev, "line 5000 of", "line 5000 (edited) of", 1)
+	b.Run("against", func(b *testing.B) {
+		for range b.N {
+			SplitAgainst(next, prev, prevLines)
+		}
+	})
+	b.Run("split", func(b *testing.B) {
+		for range b.N {
+			splitLines(next)
+		}
+	})
+}
