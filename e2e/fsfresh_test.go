@@ -234,3 +234,63 @@ func TestFsReadAfterAgentWrite(t *testing.T) {
 		}
 	}
 }
+
+// Bug: Neovim checks a file by its time alone, so a change made in the
+// same clock tick as the buffer's own :write (an append right after it)
+// went unseen by checktime, and reloading the buffer then took the
+// unchanged buffer as the new file's: a read in that moment returned the
+// old text, and a :write would have dropped the change. The file's time is
+// set back here to make that tick certain.
+func TestFsReadAfterSameTimeChange(t *testing.T) {
+	e := startEditor(t)
+	p := filepath.Join(e.Dir, "sametime.txt")
+	if err := os.WriteFile(p, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.SetupFake(M{"turns": []any{[]any{request("fs/read_text_file", M{"path": p})}}}, nil)
+	e.Lua(`vim.cmd.edit(...)`, nil, p)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Lua(`local b = vim.fn.bufnr(...)
+		vim.api.nvim_buf_set_lines(b, 0, 1, true, { "ONE" })
+		vim.api.nvim_buf_call(b, function() vim.cmd("silent write") end)`, nil, p)
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("appended in the same tick\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	const want = "ONE\ntwo\nappended in the same tick\n"
+	// What the host asks when it follows the file: the buffer either
+	// holds the file's text now or still says it is stale.
+	var r struct {
+		Text  string `msgpack:"text"`
+		Stale bool   `msgpack:"stale"`
+	}
+	e.Lua(`local p = ...
+		local buffers = require("acp.buffers")
+		buffers.reload(p)
+		local s = buffers.snapshot(p)
+		return { text = table.concat(s.lines, "\n") .. "\n", stale = s.stale }`, &r, p)
+	if r.Text != want && !r.Stale {
+		t.Fatalf("after reload the buffer holds %q and is taken as the file's %q", r.Text, want)
+	}
+	e.Send("read")
+	e.WaitState("ready")
+	reads := e.AgentResponses("fs/read_text_file")
+	if len(reads) != 1 {
+		t.Fatalf("%d reads answered, want 1", len(reads))
+	}
+	if got := readContent(t, reads[0]); got != want {
+		t.Fatalf("read %q, want the file's %q", got, want)
+	}
+}

@@ -293,9 +293,11 @@ local function reload_if_stale(b)
   local had_local = vim.fn.getbufvar(b, "&l:autoread")
   vim.bo[b].autoread = false
   local before -- the buffer as it was, when it is reloaded
+  local noticed = false -- Neovim saw the file change
   local id = api.nvim_create_autocmd("FileChangedShell", {
     buffer = b,
     callback = function()
+      noticed = true
       local reason = vim.v.fcs_reason
       if file_type(name) ~= "file" then
         vim.v.fcs_choice = "" -- swapped for a FIFO meanwhile: never open it
@@ -312,7 +314,18 @@ local function reload_if_stale(b)
   -- Neovim reopens the file by name after the check above: a FIFO swapped
   -- in between would block it in open(2) for good (see files.open_guarded).
   local released, ok, err = files.open_guarded(name, function()
-    return pcall(vim.cmd, "silent checktime " .. b)
+    local checked, why = pcall(vim.cmd, "silent checktime " .. b)
+    if checked and not noticed and disk[b] and not same_stat(disk[b], stat_of(name)) and file_type(name) == "file" then
+      -- Neovim compares only the file's time (and mode): a change in the
+      -- same clock tick as its own write (a :write, then an append) keeps
+      -- the time, and checktime sees nothing. The file is not what the
+      -- buffer was read from or written to: reload it as "reload" would.
+      before = snapshot(b)
+      checked, why = pcall(api.nvim_buf_call, b, function()
+        vim.cmd("silent edit!")
+      end)
+    end
+    return checked, why
   end)
   pcall(api.nvim_del_autocmd, id)
   if api.nvim_buf_is_valid(b) then
