@@ -909,20 +909,40 @@ function M.sync(bufnr, tick, realpath, expect, hunks, moved, eol)
   return true
 end
 
---- sync(), then the buffer's key() (see apply_keyed).
----@return {key: integer}|string
-function M.sync_keyed(bufnr, tick, realpath, expect, hunks, moved, eol)
+--- fn(...), a change of bufnr whose own changes are not signalled: the
+--- host learns the buffer's new key from the result instead (other
+--- buffers' changes still are). Returns { key = key() } on success, else
+--- fn's error; with no key (a hook changed the buffer meanwhile) or on
+--- failure the host is pinged to look again.
+local function keyed(bufnr, key, fn, ...)
   quiet = bufnr
-  local ok, r = pcall(M.sync, bufnr, tick, realpath, expect, hunks, moved, eol)
+  local ok, r = pcall(fn, ...)
   quiet = nil
-  ping()
+  local k = ok and r == true and key() or nil
+  if k == nil then
+    ping() -- whatever happened, the host must look again
+  end
   if not ok then
     error(r, 0)
   end
   if r ~= true then
     return r
   end
-  return { key = pack(bufnr) }
+  return { key = k }
+end
+
+local function key_now(bufnr)
+  return function()
+    return pack(bufnr)
+  end
+end
+
+--- sync(), then the buffer's key() (see apply_keyed).
+---@return {key: integer}|string
+function M.sync_keyed(bufnr, tick, realpath, expect, hunks, moved, eol)
+  local r = keyed(bufnr, key_now(bufnr), M.sync, bufnr, tick, realpath, expect, hunks, moved, eol)
+  ping() -- the buffer was reloaded
+  return r
 end
 
 --- apply(), then the buffer's key() when its text is now exactly the
@@ -932,39 +952,16 @@ end
 ---@return {key: integer|nil}|string the table on success, else apply()'s error
 function M.apply_keyed(bufnr, tick, hunks, eol, realpath)
   applied = nil
-  -- The host learns this buffer's new key from the result, so its own
-  -- changes need not be signalled (other buffers' still are; a hook that
-  -- changes this one while it is written leaves no key).
-  quiet = bufnr
-  local ok, r = pcall(M.apply, bufnr, tick, hunks, eol, realpath)
-  quiet = nil
-  if not ok or r ~= true or not applied then
-    ping() -- whatever happened, the host must look again
-  end
-  if not ok then
-    error(r, 0)
-  end
-  if r ~= true then
-    return r
-  end
-  return { key = applied }
+  return keyed(bufnr, function()
+    return applied
+  end, M.apply, bufnr, tick, hunks, eol, realpath)
 end
 
 --- put_unsaved(), then the buffer's key() (see apply_keyed): the host
 --- updates its copy of the buffer from the hunks, without reading it back.
 ---@return {key: integer}|string the table on success, else put_unsaved()'s error
 function M.put_unsaved_keyed(bufnr, tick, hunks, eol, realpath)
-  quiet = bufnr
-  local ok, r = pcall(M.put_unsaved, bufnr, tick, hunks, eol, realpath)
-  quiet = nil
-  if not ok then
-    ping()
-    error(r, 0)
-  end
-  if r ~= true then
-    return r
-  end
-  return { key = pack(bufnr) }
+  return keyed(bufnr, key_now(bufnr), M.put_unsaved, bufnr, tick, hunks, eol, realpath)
 end
 
 --- Reload realpath's buffer if it is unmodified and its file's text changed
