@@ -401,23 +401,13 @@ var niceCmd = sync.OnceValue(func() string {
 
 // gitNice is git at nice 10 (its children too: the checkout git runs).
 func gitNice(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	if n := niceCmd(); n != "" {
-		cmd := exec.CommandContext(ctx, n, append([]string{"-n", "10", "git"}, args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			msg := strings.TrimSpace(stderr.String())
-			if msg == "" {
-				msg = err.Error()
-			}
-			return out, fmt.Errorf("git %s: %s", args[0], msg)
-		}
-		return out, nil
+	n := niceCmd()
+	if n == "" {
+		return git(ctx, dir, nil, args...)
 	}
-	return git(ctx, dir, nil, args...)
+	return retryTorn(ctx, args, func() ([]byte, error) {
+		return runGit(exec.CommandContext(ctx, n, append([]string{"-n", "10", "git"}, args...)...), dir, nil, args[0])
+	})
 }
 
 // dropTree removes the spare (or half-made spare) at path, and git's record

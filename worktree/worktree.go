@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -77,9 +78,17 @@ type Tree struct {
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // git runs git in dir with args; env adds to the environment. The output
-// is stdout; a failure's error holds stderr.
+// is stdout; a failure's error holds stderr. A worktree command that meets
+// another worktree's record half written is run again (retryTorn).
 func git(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	return retryTorn(ctx, args, func() ([]byte, error) {
+		return runGit(exec.CommandContext(ctx, "git", args...), dir, env, args[0])
+	})
+}
+
+// runGit runs cmd (git's subcommand sub) in dir with env added to the
+// environment; see git.
+func runGit(cmd *exec.Cmd, dir string, env []string, sub string) ([]byte, error) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	cmd.Env = append(cmd.Env, env...)
@@ -91,9 +100,47 @@ func git(ctx context.Context, dir string, env []string, args ...string) ([]byte,
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out, fmt.Errorf("git %s: %s", args[0], msg)
+		return out, fmt.Errorf("git %s: %s", sub, msg)
 	}
 	return out, nil
+}
+
+// tornRecord is git's error when it lists the worktrees while another git
+// is making one: `worktree add` creates .git/worktrees/<id>/commondir
+// before it writes it, and a git reading it empty meanwhile dies ("failed
+// to read ...: Success"). Two sessions starting worktrees at once, or a
+// spare being made while a session starts, meet it.
+var tornRecord = regexp.MustCompile(`failed to read .*worktrees[/\\][^/\\]+[/\\](commondir|gitdir)`)
+
+// tornWait is how long a worktree command is run again while it meets a
+// record half written (a record that stays torn is a broken one).
+var tornWait = 5 * time.Second
+
+// tornRetries counts the runs retryTorn made again (for tests).
+var tornRetries atomic.Int64
+
+// retryTorn runs run, git's worktree command args, again while it fails
+// on a record another git is writing (tornRecord), for up to tornWait.
+// The worktree commands run here fail there before they change anything
+// (the worktrees are listed first), so running them again is safe; a
+// new branch is made apart from `worktree add` for that (Create). Other
+// commands run once.
+func retryTorn(ctx context.Context, args []string, run func() ([]byte, error)) ([]byte, error) {
+	deadline := time.Now().Add(tornWait)
+	wait := 2 * time.Millisecond
+	for {
+		out, err := run()
+		if err == nil || len(args) == 0 || args[0] != "worktree" || !tornRecord.MatchString(err.Error()) || time.Now().After(deadline) {
+			return out, err
+		}
+		tornRetries.Add(1)
+		select {
+		case <-ctx.Done():
+			return out, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
 }
 
 func trim(b []byte) string { return strings.TrimSpace(string(b)) }
@@ -154,7 +201,7 @@ func Create(ctx context.Context, dir string, o Options) (Tree, error) {
 		}
 	}
 	if !took {
-		if _, err := git(ctx, t.Repo, nil, "worktree", "add", "-q", "-b", t.Branch, t.Path, t.Base); err != nil {
+		if err := checkOut(ctx, t); err != nil {
 			if t.SpareErr != nil {
 				return Tree{}, fmt.Errorf("worktree: %w (a spare was tried first: %v)", err, t.SpareErr)
 			}
@@ -166,6 +213,28 @@ func Create(ctx context.Context, dir string, o Options) (Tree, error) {
 		t.Path = p
 	}
 	return t, nil
+}
+
+// checkOut makes the worktree t anew: its branch at t.Base, then the
+// checkout of it at t.Path. Apart, not `worktree add -b`: that makes the
+// branch before it lists the worktrees, and a failure there (tornRecord)
+// would leave the branch made. The branch goes again when the checkout
+// fails.
+func checkOut(ctx context.Context, t Tree) error {
+	ref := "refs/heads/" + t.Branch
+	// The empty old value: made only where no branch of that name is.
+	if _, err := git(ctx, t.Repo, nil, "update-ref", "--create-reflog", "-m", "branch: Created from "+t.Base, ref, t.Base, ""); err != nil {
+		return err
+	}
+	if _, err := git(ctx, t.Repo, nil, "worktree", "add", "-q", t.Path, t.Branch); err != nil {
+		// Nothing has it checked out (the add failed; the name is
+		// reserved): it goes, unless it moved since.
+		if _, uerr := git(ctx, t.Repo, nil, "update-ref", "-d", ref, t.Base); uerr != nil {
+			return fmt.Errorf("%w; %w", err, uerr)
+		}
+		return err
+	}
+	return nil
 }
 
 // worktreesDir is where the worktrees of the repository top (common: its

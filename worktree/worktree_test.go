@@ -306,3 +306,94 @@ func TestMergeOneHunkAndBuffer(t *testing.T) {
 		t.Errorf("unmerged with one of two hunks = %v", un)
 	}
 }
+
+// tear leaves in common the record of a worktree another git is making:
+// its gitdir written, its commondir not yet. Git's worktree commands die
+// on it ("failed to read .../commondir: Success").
+func tear(t *testing.T, common string) string {
+	t.Helper()
+	torn := filepath.Join(common, "worktrees", "torn")
+	write(t, filepath.Join(torn, "gitdir"), filepath.Join(t.TempDir(), "torn", ".git")+"\n")
+	write(t, filepath.Join(torn, "commondir"), "")
+	return torn
+}
+
+// Create waits out a worktree that another git is making (two sessions
+// starting at once, a spare being made): it meets the half-written record,
+// runs again once the record is whole, and makes its worktree.
+func TestCreateWaitsOutATornRecord(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Hint: "agent", Dir: t.TempDir()}
+	_, common, _, err := repoInfo(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(w time.Duration) { tornWait = w }(tornWait)
+	tornWait = time.Minute // the load of the machine cannot end it first
+	torn := tear(t, common)
+	retries := tornRetries.Load()
+	type result struct {
+		tr  Tree
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		tr, err := Create(ctx, dir, o)
+		done <- result{tr, err}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for tornRetries.Load() == retries {
+		select {
+		case r := <-done:
+			t.Fatalf("Create ended without meeting the torn record: %+v", r)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Create did not meet the torn record in 30s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The other git writes the rest of its record.
+	write(t, filepath.Join(torn, "commondir"), "../..\n")
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if got := read(t, filepath.Join(r.tr.Path, "a.txt")); got != "one\n" {
+		t.Errorf("a.txt = %q", got)
+	}
+	if list := worktreeList(t, dir); list[r.tr.Path] != r.tr.Branch {
+		t.Errorf("git's record of %s: %q, want %s", r.tr.Path, list[r.tr.Path], r.tr.Branch)
+	}
+}
+
+// A record that stays torn fails Create with git's error, and leaves
+// nothing of the worktree behind: no branch, no directory.
+func TestCreateOnATornRecordLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := repo(t, map[string]string{"a.txt": "one\n"})
+	o := Options{Hint: "agent", Dir: t.TempDir()}
+	_, common, _, err := repoInfo(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(w time.Duration) { tornWait = w }(tornWait)
+	tornWait = 20 * time.Millisecond
+	tear(t, common)
+	before := run(t, dir, "for-each-ref", "--format=%(refname)")
+	retries := tornRetries.Load()
+	tr, err := Create(ctx, dir, o)
+	if err == nil || !strings.Contains(err.Error(), "failed to read") {
+		t.Fatalf("Create = %+v, %v; want git's error on the torn record", tr, err)
+	}
+	if tornRetries.Load() == retries {
+		t.Error("Create did not run git again on the torn record")
+	}
+	if after := run(t, dir, "for-each-ref", "--format=%(refname)"); after != before {
+		t.Errorf("refs after the failed Create:\n%s\nwant as before:\n%s", after, before)
+	}
+	if ents, _ := os.ReadDir(worktreesDir(dir, common, o)); len(ents) != 0 {
+		t.Errorf("left in the worktrees' directory: %v", ents)
+	}
+}
