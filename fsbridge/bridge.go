@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -643,10 +642,7 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 		st.notText = true
 		return st, nil
 	}
-	if len(data) > 0 {
-		// data is never written again: share it instead of copying.
-		st.text = unsafe.String(&data[0], len(data))
-	}
+	st.text = ownedString(data) // data is never written again
 	if err := b.checkText(real, st.text); err != nil {
 		if strict {
 			return st, err
@@ -972,6 +968,9 @@ func (b *Bridge) write(ctx context.Context, r resolution, content string) error 
 	if strings.IndexByte(content, 0) >= 0 || !utf8.ValidString(content) {
 		return reqErr(CodeInvalidParams, real, ReasonBinary, "content for %s is not UTF-8 text", real)
 	}
+	// Mostly the buffer's text after the write (the host keeps this very
+	// string): the next write or read of it need not scan it again.
+	b.checked.remember(real, content)
 	mu := b.pathLock(real)
 	mu.Lock()
 	defer mu.Unlock()
@@ -1190,7 +1189,7 @@ func (b *Bridge) applyWrite(ctx context.Context, r resolution, st state, m merge
 // watcher's write; the error is the agent's answer (ErrPathChanged as is).
 func (b *Bridge) writeDisk(r resolution, text string) error {
 	real := r.Path
-	err := writeRegular(r, []byte(text), 0o644)
+	err := writeRegular(r, text, 0o644)
 	b.w.endWrite(real, text, err == nil)
 	var nr *notRegularError
 	switch {
@@ -1288,7 +1287,7 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 	if err := putUnsaved(ctx, ue, real, st.buf, target, eol, text); err != nil {
 		return disk.text, err
 	}
-	if err := writeRegular(r, []byte(diskNew), 0o644); err != nil {
+	if err := writeRegular(r, diskNew, 0o644); err != nil {
 		var nr *notRegularError
 		switch {
 		case errors.As(err, &nr):

@@ -308,25 +308,7 @@ func commonSuffix(a, b string) int {
 }
 
 // joinLines is the inverse of splitLines.
-func joinLines(lines []string, eol bool) string {
-	if len(lines) == 0 {
-		return ""
-	}
-	if !eol {
-		return strings.Join(lines, "\n")
-	}
-	n := len(lines)
-	for _, l := range lines {
-		n += len(l)
-	}
-	var sb strings.Builder
-	sb.Grow(n)
-	for _, l := range lines {
-		sb.WriteString(l)
-		sb.WriteByte('\n')
-	}
-	return sb.String()
-}
+func joinLines(lines []string, eol bool) string { return joinText(lines, eol, "\n") }
 
 // UnifiedDiff renders the change from old to new as a unified diff with three
 // lines of context ("--- a/path", "+++ b/path", "@@ -l,n +l,n @@"). It returns

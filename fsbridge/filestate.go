@@ -81,9 +81,24 @@ func joinText(lines []string, eol bool, sep string) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	s := strings.Join(lines, sep)
+	n := len(sep) * (len(lines) - 1)
 	if eol {
-		s += sep
+		n += len(sep)
 	}
-	return s
+	for _, l := range lines {
+		n += len(l)
+	}
+	// One allocation: a file's text can be megabytes.
+	var sb strings.Builder
+	sb.Grow(n)
+	for i, l := range lines {
+		if i > 0 {
+			sb.WriteString(sep)
+		}
+		sb.WriteString(l)
+	}
+	if eol {
+		sb.WriteString(sep)
+	}
+	return sb.String()
 }

@@ -13,6 +13,16 @@ func sameString(a, b string) bool {
 	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
+// ownedString returns data as a string without copying it: data must be
+// the caller's own (read into a slice of its own) and never change after.
+// A file's text can be megabytes, and a copy of it is a copy too many.
+func ownedString(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	return unsafe.String(&data[0], len(data))
+}
+
 // textMemo remembers, per path, the last text that passed checkText, so the
 // same buffer text read again (the host reuses its copy of an unchanged
 // buffer) is not scanned again. It holds that text, which keeps the

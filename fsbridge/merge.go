@@ -231,10 +231,11 @@ func (b *Bridge) mergeBase(real, content string, st state) (string, int, error) 
 		if err != nil {
 			return "", baseNone, osErr(real, err)
 		}
-		if int64(len(data)) > b.cfg.MaxBytes || b.checkText(real, string(data)) != nil {
+		text := ownedString(data) // data is never written again
+		if int64(len(data)) > b.cfg.MaxBytes || b.checkText(real, text) != nil {
 			return "", baseDisk, nil
 		}
-		return string(data), baseDisk, nil
+		return text, baseDisk, nil
 	}
 	return "", baseNone, nil
 }

@@ -73,8 +73,8 @@ func fileKind(m fs.FileMode) string {
 
 // fillTemp writes data to the new temp file f, gives it mode, syncs and
 // closes it.
-func fillTemp(f *os.File, data []byte, mode fs.FileMode) error {
-	_, err := f.Write(data)
+func fillTemp(f *os.File, text string, mode fs.FileMode) error {
+	_, err := f.WriteString(text)
 	if err == nil {
 		err = f.Chmod(mode)
 	}

@@ -40,7 +40,7 @@ func openRegular(real string) (*os.File, fs.FileInfo, error) {
 
 // writeRegular replaces the file at r.Path with data through a temp file
 // and a rename (see open_unix.go for the checks made on Unix).
-func writeRegular(r resolution, data []byte, newMode fs.FileMode) (err error) {
+func writeRegular(r resolution, text string, newMode fs.FileMode) (err error) {
 	dir, base := filepath.Split(r.Path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -56,7 +56,7 @@ func writeRegular(r resolution, data []byte, newMode fs.FileMode) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := fillTemp(f, data, mode); err != nil {
+	if err := fillTemp(f, text, mode); err != nil {
 		os.Remove(f.Name())
 		return err
 	}

@@ -125,7 +125,7 @@ func verifyFd(fd int, real string) error {
 //     over it (renameat on the same directory descriptor); the directory is
 //     fsynced (best effort). On error the temp file is removed and the
 //     target is untouched.
-func writeRegular(r resolution, data []byte, newMode fs.FileMode) error {
+func writeRegular(r resolution, text string, newMode fs.FileMode) error {
 	dir, base := filepath.Split(r.Path)
 	dir = filepath.Clean(dir)
 	var missingDirs []string
@@ -193,7 +193,7 @@ func writeRegular(r resolution, data []byte, newMode fs.FileMode) error {
 		}
 	}
 	tf := os.NewFile(uintptr(tfd), filepath.Join(dir, tmp))
-	if err := fillTemp(tf, data, mode); err != nil {
+	if err := fillTemp(tf, text, mode); err != nil {
 		unix.Unlinkat(dfd, tmp, 0)
 		return err
 	}

@@ -149,7 +149,7 @@ func readDiskText(p string, max int64) diskText {
 	if err != nil || int64(len(data)) > max || !IsText(data) {
 		return d
 	}
-	d.text, d.ok = string(data), true
+	d.text, d.ok = ownedString(data), true // data is never written again
 	return d
 }
 

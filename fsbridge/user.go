@@ -183,7 +183,7 @@ func (b *Bridge) writeUserOnce(ctx context.Context, r resolution, content string
 	}
 	diskNew := joinText(merged, eol, sep)
 	b.w.beginWrite(real)
-	err = writeRegular(r, []byte(diskNew), 0o644)
+	err = writeRegular(r, diskNew, 0o644)
 	b.w.endWrite(real, diskNew, err == nil)
 	if err != nil {
 		return osErr(real, err)
@@ -235,7 +235,7 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 		return err
 	}
 	b.w.beginWrite(real)
-	err := writeRegular(r, []byte(diskNew), 0o644)
+	err := writeRegular(r, diskNew, 0o644)
 	b.w.endWrite(real, diskNew, err == nil)
 	if err != nil {
 		return reqErr(CodeInternal, real, ReasonIO,
