@@ -30,8 +30,9 @@ M.kinds = {
 local since = {} ---@type table<integer, integer> session key -> when it started waiting (a sequence)
 local seq = 0
 local focused = true -- Neovim has the focus (FocusLost / FocusGained)
---- The latest message said, until Insert mode is entered after it.
-local said ---@type { key: integer, kind: string, text: string, hl: string }|nil
+--- The latest message said, until Insert mode is entered after it (typing:
+--- said in Insert mode, to say again when it is left).
+local said ---@type { key: integer, kind: string, text: string, hl: string, typing: boolean|nil }|nil
 --- The float showing it again while in Insert mode.
 local again ---@type { win: integer, key: integer, kind: string, m: table }|nil
 
@@ -99,7 +100,28 @@ api.nvim_create_autocmd("ModeChanged", {
     end
   end,
 })
-api.nvim_create_autocmd("ModeChanged", { group = group, pattern = "i:*", callback = close_again })
+api.nvim_create_autocmd("ModeChanged", {
+  group = group,
+  pattern = "i:*",
+  callback = function()
+    close_again()
+    -- A message said while typing was never seen on the command line
+    -- (the mode is drawn over it; Insert mode may have been ending, a
+    -- :stopinsert not yet carried out): said there now that the mode is
+    -- gone, once the mode's own redraw is done.
+    local m = said
+    if not (m and m.typing) then
+      return
+    end
+    m.typing = nil
+    vim.schedule(function()
+      local s = sessions.get(m.key)
+      if said == m and vim.fn.mode() ~= "i" and (m.kind == "done" or (s and M.waits_on(s))) then
+        api.nvim_echo({ { m.text, m.hl } }, false, {})
+      end
+    end)
+  end,
+})
 -- The float sits on the last row, right-aligned: after a resize that row
 -- and width are elsewhere, so it is placed (and cut) again.
 api.nvim_create_autocmd("VimResized", {
@@ -276,9 +298,10 @@ local function announce(s, kind, detail)
   notify("acp: " .. body, level)
   said = { key = s.key, kind = kind, text = "acp: " .. body, hl = kind == "done" and "MoreMsg" or "WarningMsg" }
   if vim.fn.mode() == "i" then
-    -- Typing: the mode is drawn over the message at once.
+    -- Typing: the mode is drawn over the message at once. It is shown
+    -- beside the mode, and said again when Insert mode is left.
+    said.typing = true
     show_again(said)
-    said = nil
   end
   outside("nvim-acp: " .. title, body)
 end
