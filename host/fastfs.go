@@ -53,6 +53,7 @@ type fastFS struct {
 	nowOnce sync.Once
 	nowCtx  context.Context // reads served on the reader (nil: none; see nowOK)
 	nowN    atomic.Int64    // requests served on the reader (tests)
+	sentN   atomic.Int64    // of those, answered on the reader too (tests)
 }
 
 // maxIdleWorkers bounds the workers left waiting for the next request.
@@ -352,7 +353,9 @@ func (f *fastFS) serveNow(req fsRequest) bool {
 				a.log.Debug("fs response not written", "method", req.method, "err", err)
 			}
 		}()
+		return true
 	}
+	f.sentN.Add(1)
 	return true
 }
 

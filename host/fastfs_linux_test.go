@@ -39,14 +39,16 @@ func TestFastFSReadOnReader(t *testing.T) {
 
 	// Until Neovim's change signal is known settled (under load, it may
 	// not be yet), a read is a worker's: read until one is served on the
-	// reader, answered when Intercept returns.
+	// reader, answered when Intercept returns. While another message is
+	// still being written (the last worker's answer: its writer may not
+	// have let go of the pipe yet), the answer follows it instead.
 	var resp []byte
 	for id, deadline := 3, time.Now().Add(5*time.Second); ; id++ {
-		served := f.a.fast.nowN.Load()
+		served, sent := f.a.fast.nowN.Load(), f.a.fast.sentN.Load()
 		if !f.a.gate.Intercept(read(id)) {
 			t.Fatal("the fast path did not take the read")
 		}
-		now := f.a.fast.nowN.Load() > served
+		now := f.a.fast.nowN.Load() > served && f.a.fast.sentN.Load() > sent
 		if now && pipeBuffered(t, f.pipe) == 0 {
 			t.Fatal("no answer in the pipe when Intercept returned")
 		}
