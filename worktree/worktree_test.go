@@ -342,18 +342,14 @@ func TestCreateWaitsOutATornRecord(t *testing.T) {
 		tr, err := Create(ctx, dir, o)
 		done <- result{tr, err}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for tornRetries.Load() == retries {
+	eventually(t, "Create meeting the torn record", func() bool {
 		select {
 		case r := <-done:
 			t.Fatalf("Create ended without meeting the torn record: %+v", r)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("Create did not meet the torn record in 30s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return tornRetries.Load() != retries
+	})
 	// The other git writes the rest of its record.
 	write(t, filepath.Join(torn, "commondir"), "../..\n")
 	r := <-done
