@@ -5,6 +5,7 @@
 package jsontext
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"sort"
@@ -239,8 +240,14 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 				escaped = true
 				// The text unescaped is no longer than the string's raw
 				// bytes (not the rest of data: a scanner's many small
-				// strings would each allocate all that follows).
-				buf.Grow(closingQuote(data, i) - start)
+				// strings would each allocate all that follows). The
+				// next quote, found at memchr's speed, ends the string
+				// unless a backslash comes before it.
+				end := bytes.IndexByte(data[i:], '"') + i
+				if end < i || data[end-1] == '\\' {
+					end = closingQuote(data, i)
+				}
+				buf.Grow(end - start)
 			}
 			buf.Write(data[start:i])
 			if i+1 >= len(data) {

@@ -221,3 +221,18 @@ func benchText(n int) string {
 	}
 	return sb.String()
 }
+
+// BenchmarkUnquote: the content of an fs/write_text_file of a 10,000-line
+// file, one escape a line.
+func BenchmarkUnquote(b *testing.B) {
+	data, err := json.Marshal(benchText(10000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, _, ok := jsontext.Unquote(data, 0); !ok {
+			b.Fatal("declined")
+		}
+	}
+}
