@@ -1258,8 +1258,7 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		return disk.text, nil // nothing of the change is left (the user kept theirs)
 	}
 	sep := st.buf.lineEnding()
-	var onDisk []string
-	var diskEOL bool
+	var diskNew string
 	if disk.state.Exists {
 		mine, mineEOL := linesOf(st.text, sep, st.buf.Text(), st.buf.Lines, st.buf.EOL)
 		var ours []string
@@ -1270,15 +1269,21 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 			ours, oursEOL = splitText(disk.text, sep)
 		}
 		theirs, theirsEOL := linesOf(text, sep, text, target, eol)
-		onDisk, _ = merge3(mine, ours, theirs, true)
-		diskEOL = oursEOL
+		onDisk, _ := merge3(mine, ours, theirs, true)
+		diskEOL := oursEOL
 		if mineEOL != theirsEOL {
 			diskEOL = theirsEOL
 		}
+		if sep == "\n" {
+			// disk.text is ours joined: only the change is joined anew.
+			diskNew = spliceText(disk.text, ours, oursEOL, onDisk, diskEOL, sep)
+		} else {
+			diskNew = joinText(onDisk, diskEOL, sep)
+		}
 	} else {
-		onDisk, diskEOL = splitText(content, sep)
+		onDisk, diskEOL := splitText(content, sep)
+		diskNew = joinText(onDisk, diskEOL, sep)
 	}
-	diskNew := joinText(onDisk, diskEOL, sep)
 	if diskNew == text {
 		// The buffer's unsaved lines were all the agent's change: the
 		// buffer written is the file.

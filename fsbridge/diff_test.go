@@ -254,3 +254,63 @@ func BenchmarkSplitAgainst(b *testing.B) {
 		}
 	})
 }
+
+// TestSpliceText: spliceText gives joinText's text, for every line end,
+// edits at the start, the middle and the end, and either final line end.
+func TestSpliceText(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	words := []string{"", "a", "b", "ab", "ba"}
+	for _, sep := range []string{"\n", "\r\n", "\r"} {
+		for range 5000 {
+			var prev []string
+			for range rng.Intn(8) {
+				prev = append(prev, words[rng.Intn(len(words))])
+			}
+			next := slices.Clone(prev)
+			for range rng.Intn(3) {
+				i := rng.Intn(len(next) + 1)
+				switch rng.Intn(3) {
+				case 0:
+					next = slices.Insert(next, i, words[rng.Intn(len(words))])
+				case 1:
+					if i < len(next) {
+						next = slices.Delete(next, i, i+1)
+					}
+				default:
+					if i < len(next) {
+						next[i] += "a"
+					}
+				}
+			}
+			prevEOL, nextEOL := rng.Intn(2) == 0, rng.Intn(2) == 0
+			old := joinText(prev, prevEOL, sep)
+			got := spliceText(old, prev, prevEOL, next, nextEOL, sep)
+			if want := joinText(next, nextEOL, sep); got != want {
+				t.Fatalf("spliceText(%q, %q, %v, %q, %v, %q) = %q, joinText gives %q", old, prev, prevEOL, next, nextEOL, sep, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkSpliceText: the file's new text after a 1-line change of a
+// 10,000-line text, spliced from the old text and joined whole.
+func BenchmarkSpliceText(b *testing.B) {
+	var sb strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&sb, "line %d of the file, with some text to make it longer\n", i)
+	}
+	old := sb.String()
+	oldLines, _ := splitLines(old)
+	lines := slices.Clone(oldLines)
+	lines[5000] = "line 5000 (edited)"
+	b.Run("splice", func(b *testing.B) {
+		for b.Loop() {
+			spliceText(old, oldLines, true, lines, true, "\n")
+		}
+	})
+	b.Run("join", func(b *testing.B) {
+		for b.Loop() {
+			joinText(lines, true, "\n")
+		}
+	})
+}

@@ -76,6 +76,53 @@ func linesOf(text, sep, joined string, lines []string, eol bool) ([]string, bool
 	return splitText(text, sep)
 }
 
+// spliceText is joinText(lines, eol, sep) for old, the text of oldLines
+// and oldEOL (old == joinText(oldLines, oldEOL, sep)): where lines start
+// and end as oldLines do, old's bytes are copied whole, and only the lines
+// between are joined. A 10,000-line text changed in a few lines is one
+// copy, not ten thousand.
+func spliceText(old string, oldLines []string, oldEOL bool, lines []string, eol bool, sep string) string {
+	n, m := len(lines), len(oldLines)
+	p := 0
+	for p < n && p < m && lines[p] == oldLines[p] {
+		p++
+	}
+	s := 0
+	for s < n-p && s < m-p && lines[n-1-s] == oldLines[m-1-s] {
+		s++
+	}
+	if s == 0 || eol != oldEOL {
+		return joinText(lines, eol, sep) // no end of old to keep
+	}
+	// old is head (each line and sep), middle (the same), tail (the last
+	// s lines with sep between, and after them when oldEOL).
+	start := 0
+	for _, l := range oldLines[:p] {
+		start += len(l) + len(sep)
+	}
+	end := len(old)
+	for _, l := range oldLines[m-s:] {
+		end -= len(l) + len(sep)
+	}
+	if !oldEOL {
+		end += len(sep)
+	}
+	mid := lines[p : n-s]
+	size := start + len(old) - end
+	for _, l := range mid {
+		size += len(l) + len(sep)
+	}
+	var sb strings.Builder
+	sb.Grow(size)
+	sb.WriteString(old[:start])
+	for _, l := range mid {
+		sb.WriteString(l)
+		sb.WriteString(sep)
+	}
+	sb.WriteString(old[end:])
+	return sb.String()
+}
+
 // joinText is the inverse of splitText: the file text of lines.
 func joinText(lines []string, eol bool, sep string) string {
 	if len(lines) == 0 {
