@@ -57,6 +57,13 @@ type Process struct {
 	stopping bool
 }
 
+// pipeBytes is the capacity asked for the agent's stdin and stdout pipes
+// (growPipe): the most an unprivileged process may ask on Linux
+// (fs.pipe-max-size's default). At the kernel's default of 64 KiB, a
+// 660 KB fs/write_text_file or read response crossed in eleven chunks, each
+// a wakeup of the reader and the writer; at this size it crosses in one.
+const pipeBytes = 1 << 20
+
 // Start starts c's process.
 func Start(c Command) (*Process, error) {
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
@@ -83,6 +90,7 @@ func Start(c Command) (*Process, error) {
 		return nil, fmt.Errorf("agent %s stdout: %w", c.Name, err)
 	}
 	cmd.Stdout = stdoutW
+	growPipe(stdout)
 	// Our own pipe rather than StderrPipe: Wait closes that one, and the
 	// lines an agent prints just before it exits (why it failed) would be
 	// lost unread. wait() reads them to the end first.
@@ -141,6 +149,7 @@ func Start(c Command) (*Process, error) {
 	if f, ok := stdin.(interface {
 		SyscallConn() (syscall.RawConn, error)
 	}); ok {
+		growPipe(f)
 		if rc, err := f.SyscallConn(); err == nil {
 			p.raw = NewRawWriter(rc)
 		}

@@ -31,7 +31,7 @@ func TestTryWrite(t *testing.T) {
 			if p.CanTryWrite() != c.canTry {
 				t.Fatalf("CanTryWrite %v, want %v", p.CanTryWrite(), c.canTry)
 			}
-			msg := bytes.Repeat([]byte("x"), 1<<20)
+			msg := bytes.Repeat([]byte("x"), 2*pipeBytes)
 			if !c.canTry {
 				if _, err := p.TryWrite(msg); !errors.Is(err, ErrNoTryWrite) {
 					t.Fatalf("TryWrite: %v, want ErrNoTryWrite", err)
@@ -40,7 +40,7 @@ func TestTryWrite(t *testing.T) {
 			}
 			n, err := p.TryWrite(msg)
 			if err != nil || n <= 0 || n >= len(msg) {
-				t.Fatalf("TryWrite of 1 MiB to an agent not reading: %d, %v; want a part", n, err)
+				t.Fatalf("TryWrite of 2 MiB to an agent not reading: %d, %v; want a part", n, err)
 			}
 			if m, err := p.TryWrite(msg[n:]); err != nil || m != 0 {
 				t.Fatalf("TryWrite to a full pipe: %d, %v; want 0, nil", m, err)
