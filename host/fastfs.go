@@ -187,28 +187,41 @@ func (w *agentWriter) sendNow(parts ...[]byte) bool {
 		return false
 	}
 	k, err := w.note(tw.TryWrite(parts...))
-	rest := concatFrom(parts, k)
+	rest := partsFrom(parts, k)
 	if err != nil || len(rest) == 0 {
 		w.mu.Unlock()
 		return true // written, or the agent's stdin is gone (as writeMessage)
 	}
+	// The parts are the caller's and never change (a cached encoding, or
+	// made for this message): the rest is written from them, not copied.
 	go func() {
 		defer w.mu.Unlock()
-		_, _ = w.note(tw.WriteRest(rest))
+		for _, p := range rest {
+			if _, err := w.note(tw.WriteRest(p)); err != nil {
+				return
+			}
+		}
 	}()
 	return true
+}
+
+// partsFrom is parts from byte k of their concatenation on: views of
+// them, nothing copied (nil if none is left).
+func partsFrom(parts [][]byte, k int) [][]byte {
+	for i, p := range parts {
+		if k < len(p) {
+			return append([][]byte{p[k:]}, parts[i+1:]...)
+		}
+		k -= len(p)
+	}
+	return nil
 }
 
 // concatFrom is the concatenation of parts from byte k on (nil if none).
 func concatFrom(parts [][]byte, k int) []byte {
 	var rest []byte
-	for _, p := range parts {
-		if k >= len(p) {
-			k -= len(p)
-			continue
-		}
-		rest = append(rest, p[k:]...)
-		k = 0
+	for _, p := range partsFrom(parts, k) {
+		rest = append(rest, p...)
 	}
 	return rest
 }

@@ -124,3 +124,29 @@ func TestFastFSErrorsAsSDK(t *testing.T) {
 		}
 	}
 }
+
+func TestPartsFrom(t *testing.T) {
+	parts := [][]byte{[]byte("ab"), nil, []byte("cde"), []byte("f")}
+	for _, c := range []struct {
+		k    int
+		want []string
+	}{
+		{0, []string{"ab", "", "cde", "f"}},
+		{1, []string{"b", "", "cde", "f"}},
+		{2, []string{"cde", "f"}},
+		{4, []string{"e", "f"}},
+		{5, []string{"f"}},
+		{6, nil},
+	} {
+		var got []string
+		for _, p := range partsFrom(parts, c.k) {
+			got = append(got, string(p))
+		}
+		if strings.Join(got, "|") != strings.Join(c.want, "|") || len(got) != len(c.want) {
+			t.Errorf("partsFrom(%d) = %q, want %q", c.k, got, c.want)
+		}
+		if s := string(concatFrom(parts, c.k)); s != strings.Join(c.want, "") {
+			t.Errorf("concatFrom(%d) = %q", c.k, s)
+		}
+	}
+}
