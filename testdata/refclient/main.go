@@ -9,6 +9,9 @@
 //
 //	refclient -cwd DIR -prompt TEXT [-cpu FILE] -- AGENT [ARGS...]
 //
+// Its pipes to the agent are as large as nvim-acp's (1 MiB, where the
+// kernel allows it), so a large message costs both the same crossings.
+//
 // With -cpu it writes its own CPU time over the prompt, in nanoseconds, to
 // FILE (benchmarks compare it with nvim-acp's).
 package main
@@ -25,6 +28,7 @@ import (
 	"time"
 
 	acp "github.com/coder/acp-go-sdk"
+	"golang.org/x/sys/unix"
 
 	"github.com/nvim-acp/nvim-acp/internal/cputime"
 )
@@ -41,6 +45,13 @@ func main() {
 	if err := run(*cwd, *prompt, *cpuFile, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "refclient:", err)
 		os.Exit(1)
+	}
+}
+
+// growPipe asks for a 1 MiB pipe, as nvim-acp's transport does.
+func growPipe(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20) })
 	}
 }
 
@@ -68,6 +79,8 @@ func run(cwd, prompt, cpuFile string, argv []string) error {
 	if err != nil {
 		return err
 	}
+	growPipe(inW)
+	growPipe(outR)
 	cmd.Stdin, cmd.Stdout = inR, outW
 	if err := cmd.Start(); err != nil {
 		return err
