@@ -5,11 +5,10 @@
 package jsontext
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"sort"
-	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -212,9 +211,12 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 	}
 	i++
 	start := i
-	// A Builder grows without zeroing memory it is about to overwrite.
-	var buf strings.Builder
-	escaped := false
+	// Once an escape is met, the text is decoded into a scratch buffer
+	// kept between calls and copied out at the end: one pass over the
+	// string, and one copy of it, whatever its length (sizing a buffer of
+	// its own needed a pass to find its end first).
+	var scratch *[]byte
+	var dst []byte
 	for {
 		for i+8 <= len(data) {
 			w := load8(data, i)
@@ -225,77 +227,78 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 			i += 8
 		}
 		if i >= len(data) {
+			putScratch(scratch, dst)
 			return "", 0, false
 		}
 		c := data[i]
 		switch {
 		case c == '"':
-			if !escaped {
+			if scratch == nil {
 				return string(data[start:i]), i + 1, true
 			}
-			buf.Write(data[start:i])
-			return buf.String(), i + 1, true
+			dst = append(dst, data[start:i]...)
+			s = string(dst)
+			putScratch(scratch, dst)
+			return s, i + 1, true
 		case c == '\\':
-			if !escaped {
-				escaped = true
-				// The text unescaped is no longer than the string's raw
-				// bytes (not the rest of data: a scanner's many small
-				// strings would each allocate all that follows). The
-				// next quote, found at memchr's speed, ends the string
-				// unless a backslash comes before it.
-				end := bytes.IndexByte(data[i:], '"') + i
-				if end < i || data[end-1] == '\\' {
-					end = closingQuote(data, i)
-				}
-				buf.Grow(end - start)
+			if scratch == nil {
+				scratch = getScratch()
+				dst = (*scratch)[:0]
 			}
-			buf.Write(data[start:i])
+			dst = append(dst, data[start:i]...)
 			if i+1 >= len(data) {
+				putScratch(scratch, dst)
 				return "", 0, false
 			}
 			e := data[i+1]
 			i += 2
 			switch e {
 			case '"', '\\', '/':
-				buf.WriteByte(e)
+				dst = append(dst, e)
 			case 'n':
-				buf.WriteByte('\n')
+				dst = append(dst, '\n')
 			case 'r':
-				buf.WriteByte('\r')
+				dst = append(dst, '\r')
 			case 't':
-				buf.WriteByte('\t')
+				dst = append(dst, '\t')
 			case 'b':
-				buf.WriteByte('\b')
+				dst = append(dst, '\b')
 			case 'f':
-				buf.WriteByte('\f')
+				dst = append(dst, '\f')
 			case 'u':
 				r, ok := hex4(data, i)
 				if !ok {
+					putScratch(scratch, dst)
 					return "", 0, false
 				}
 				i += 4
 				if r >= 0xD800 && r < 0xE000 {
 					// A surrogate pair; anything else is left to encoding/json.
 					if r >= 0xDC00 || i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+						putScratch(scratch, dst)
 						return "", 0, false
 					}
 					r2, ok := hex4(data, i+2)
 					if !ok || r2 < 0xDC00 || r2 >= 0xE000 {
+						putScratch(scratch, dst)
 						return "", 0, false
 					}
 					i += 6
 					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
 				}
-				buf.WriteRune(r)
+				dst = utf8.AppendRune(dst, r)
 			default:
+				putScratch(scratch, dst)
 				return "", 0, false
 			}
 			start = i
 		case c < 0x20:
+			putScratch(scratch, dst)
 			return "", 0, false
 		case c >= 0x80:
 			r, size := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && size <= 1 {
+				putScratch(scratch, dst)
 				return "", 0, false
 			}
 			i += size
@@ -305,29 +308,22 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 	}
 }
 
-// closingQuote is the index of the quote ending the JSON string whose
-// content goes on at i (escapes skipped), or len(data).
-func closingQuote(data []byte, i int) int {
-	for {
-		for i+8 <= len(data) {
-			w := load8(data, i)
-			if m := byteMask(w, '"') | byteMask(w, '\\'); m != 0 {
-				i += firstFlag(m)
-				break
-			}
-			i += 8
-		}
-		switch {
-		case i >= len(data):
-			return len(data)
-		case data[i] == '"':
-			return i
-		case data[i] == '\\':
-			i += 2
-		default:
-			i++
-		}
+// maxScratch bounds the scratch buffers Unquote keeps: a string longer
+// than that (a file of several MB) gets a buffer of its own.
+const maxScratch = 4 << 20
+
+var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
+
+func getScratch() *[]byte { return scratchPool.Get().(*[]byte) }
+
+// putScratch gives back scratch, whose buffer is now dst's (nil: none
+// was taken).
+func putScratch(scratch *[]byte, dst []byte) {
+	if scratch == nil || cap(dst) > maxScratch {
+		return
 	}
+	*scratch = dst[:0]
+	scratchPool.Put(scratch)
 }
 
 func hex4(data []byte, i int) (rune, bool) {
