@@ -634,6 +634,8 @@ func (m *Manager) terminateLocked(t *term, why string) {
 		defer m.wg.Done()
 		timer := time.NewTimer(m.opts.KillGrace)
 		defer timer.Stop()
+		// Close does not cut this short: it kills only the terminals it
+		// still holds, and a released one is no longer among them.
 		select {
 		case <-t.done:
 			if t.tag == "" {
@@ -641,14 +643,8 @@ func (m *Manager) terminateLocked(t *term, why string) {
 			}
 			// The command is gone; what it left outside its group gets
 			// the rest of the grace period.
-			select {
-			case <-timer.C:
-			case <-m.quit:
-				return // Close kills everything
-			}
+			<-timer.C
 		case <-timer.C:
-		case <-m.quit:
-			return
 		}
 		if t.signal(syscall.SIGKILL) {
 			m.log.Debug("terminal kill escalated", "id", t.id, "pid", t.pid)
@@ -790,7 +786,10 @@ func (m *Manager) deferTerminateLocked(t *term, why string) {
 			case <-t.done:
 				return
 			case <-m.quit:
-				return // Close kills everything
+				// Close kills what it holds; a released terminal is
+				// not among them.
+				t.killAll()
+				return
 			case <-deadline.C:
 				t.killAll()
 				return

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -251,5 +252,34 @@ func TestStopHookOnceAtATime(t *testing.T) {
 		[]string{`msg="terminal far stop skipped"`, "id=" + a, "why=release", `skip="stopping already"`},
 	); len(miss) != 0 {
 		t.Fatalf("no log line with %q in:\n%s", miss, log.String())
+	}
+}
+
+// TestCloseEndsReleasedCommands: a released command that ignores SIGTERM
+// is still killed when the manager closes within its grace period (Close
+// kills the terminals it holds; a released one is no longer among them,
+// and its own escalation used to stop at Close), and Close returns.
+func TestCloseEndsReleasedCommands(t *testing.T) {
+	m := newManager(t, Options{KillGrace: 300 * time.Millisecond})
+	id := create(t, m, sh(`trap "" TERM; echo ready; sleep 1000`))
+	waitOutput(t, m, id, "ready")
+	m.mu.Lock()
+	pid := m.terms[id].pid
+	m.mu.Unlock()
+	if err := m.Release(id); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatalf("Close has not returned after %v: the released command still runs", testTimeout)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("the released command (pid %d) after Close: %v, want gone", pid, err)
 	}
 }
