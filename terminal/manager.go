@@ -104,7 +104,9 @@ type CreateOptions struct {
 	// bounded by Options.StopTimeout, whenever the terminal is killed,
 	// released or closed, besides the local kill; running says the command
 	// here had not exited yet. It returns what the far side reported
-	// (logged, with the outcome).
+	// (logged, with the outcome): "found=N left=" with N > 0 and nothing
+	// after "left=" says the command's processes there were found and all
+	// ended, so a later kill, release or close has nothing to stop.
 	Stop func(ctx context.Context, running bool) (string, error)
 }
 
@@ -174,7 +176,7 @@ type term struct {
 	started  bool // the sandboxed command itself runs (not only bwrap), see commandStarted
 	deferred bool // a kill waits for the sandboxed command to start
 	stopping bool // the Stop hook runs
-	stopped  bool // Stop succeeded after the command here exited: nothing is left to stop
+	stopped  bool // Stop succeeded after the command here exited, or ended it there: nothing is left to stop
 	warned   bool // a failed Stop was given to Options.Warn
 }
 
@@ -709,7 +711,11 @@ func (m *Manager) runStop(t *term, why string, exited bool) {
 	cancel()
 	t.mu.Lock()
 	t.stopping = false
-	t.stopped = exited && err == nil
+	// Once the far side found the command's processes and ended them
+	// all, nothing of it is left to start more: a release after a kill,
+	// while the prefix's process here is still going, would find no pid
+	// file and take the far side for elsewhere.
+	t.stopped = err == nil && (exited || farEnded(report))
 	warned := t.warned
 	t.warned = t.warned || err != nil
 	t.mu.Unlock()
@@ -721,6 +727,24 @@ func (m *Manager) runStop(t *term, why string, exited bool) {
 	if m.opts.Warn != nil && !warned {
 		m.opts.Warn(fmt.Sprintf("terminal %s: could not end its command where it runs (it may still run there): %v", t.id, err))
 	}
+}
+
+// farEnded reports whether a Stop hook's report says the command's
+// processes on the far side were found and all ended ("found=2 left=").
+func farEnded(report string) bool {
+	var found, left string
+	var leftSeen bool
+	for _, f := range strings.Fields(report) {
+		if v, ok := strings.CutPrefix(f, "found="); ok {
+			found = v
+		} else if v, ok := strings.CutPrefix(f, "left="); ok {
+			left, leftSeen = v, true
+		} else if leftSeen {
+			left += " " + f // left= lists pids after it
+		}
+	}
+	n, err := strconv.Atoi(found)
+	return err == nil && n > 0 && leftSeen && left == ""
 }
 
 // commandStarted reports whether a sandboxed command runs yet: while bwrap

@@ -255,6 +255,89 @@ func TestStopHookOnceAtATime(t *testing.T) {
 	}
 }
 
+// TestStopHookNotAgainOnceEnded: once the far side reports the command's
+// processes found and all ended, a release and a close after the kill do
+// not run the hook again, even while the command here has not exited (a
+// prefix's process still going): there it would find nothing and take
+// the far side for elsewhere. A report that found none, or left some,
+// runs it again.
+func TestStopHookNotAgainOnceEnded(t *testing.T) {
+	for _, c := range []struct {
+		report string
+		again  bool
+	}{
+		{"mode=proc found=2 left=", false},
+		{"mode=proc found=0 left=", true},
+		{"mode=proc found=1 left= 42", true},
+		{"mode=proc found=0 left= elsewhere", true},
+	} {
+		t.Run(c.report, func(t *testing.T) {
+			var mu sync.Mutex
+			var runs []bool
+			var log logBuffer
+			m := newManager(t, Options{KillGrace: 100 * time.Millisecond, Logger: log.logger()})
+			// The command here outlives the kill's SIGTERM for a while, as
+			// a prefix's process tearing down does.
+			o := sh(`trap "" TERM; sleep 1000`)
+			o.Stop = func(ctx context.Context, running bool) (string, error) {
+				mu.Lock()
+				runs = append(runs, running)
+				mu.Unlock()
+				return c.report, nil
+			}
+			count := func() int { mu.Lock(); defer mu.Unlock(); return len(runs) }
+			id := create(t, m, o)
+			if err := m.Kill(id); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, testTimeout, "the kill's hook answered", func() bool {
+				m.mu.Lock()
+				defer m.mu.Unlock()
+				tt := m.terms[id]
+				tt.mu.Lock()
+				defer tt.mu.Unlock()
+				return count() == 1 && !tt.stopping
+			})
+			if err := m.Release(id); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Close(); err != nil { // waits for a hook running
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !runs[0] {
+				t.Fatal("the kill's hook was told the command had exited here")
+			}
+			if again := len(runs) > 1; again != c.again {
+				t.Fatalf("after %q the hook ran %d times: %v", c.report, len(runs), runs)
+			}
+			if !c.again {
+				if miss := log.missing([]string{`msg="terminal far stop skipped"`, "id=" + id, "why=release", `skip="stopped already"`}); len(miss) != 0 {
+					t.Fatalf("no log line with %q in:\n%s", miss, log.String())
+				}
+			}
+		})
+	}
+}
+
+func TestFarEnded(t *testing.T) {
+	for report, want := range map[string]bool{
+		"mode=proc found=2 left=":                         true,
+		"mode=ps found=1 left=":                           true,
+		"mode=proc found=0 left=":                         false,
+		"mode=proc found=1 left= 42":                      false,
+		"mode=proc found=0 left= elsewhere":               false,
+		"mode=proc found=0 left= 7 (cannot be read here)": false,
+		"":                  false,
+		"mode=proc found=2": false,
+	} {
+		if got := farEnded(report); got != want {
+			t.Errorf("farEnded(%q) = %v, want %v", report, got, want)
+		}
+	}
+}
+
 // TestCloseEndsReleasedCommands: a released command that ignores SIGTERM
 // is still killed when the manager closes within its grace period (Close
 // kills the terminals it holds; a released one is no longer among them,
