@@ -200,28 +200,8 @@ func TestSplitAgainst(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewSource(1))
-	words := []string{"", "a", "b", "ab", "ba"}
 	for range 5000 {
-		var prev []string
-		for range rng.Intn(8) {
-			prev = append(prev, words[rng.Intn(len(words))])
-		}
-		next := slices.Clone(prev)
-		for range rng.Intn(3) + 1 {
-			i := rng.Intn(len(next) + 1)
-			switch rng.Intn(3) {
-			case 0:
-				next = slices.Insert(next, i, words[rng.Intn(len(words))])
-			case 1:
-				if i < len(next) {
-					next = slices.Delete(next, i, i+1)
-				}
-			default:
-				if i < len(next) {
-					next[i] += "a"
-				}
-			}
-		}
+		prev, next := randomEdit(rng, 1)
 		join := func(ls []string) string {
 			s := strings.Join(ls, "\n")
 			if rng.Intn(2) == 0 {
@@ -233,14 +213,45 @@ func TestSplitAgainst(t *testing.T) {
 	}
 }
 
-// BenchmarkSplitAgainst splits a 10,000-line text with 3 lines changed,
-// against its previous version, and with splitLines.
-func BenchmarkSplitAgainst(b *testing.B) {
+// randomEdit is up to 7 short lines, and the same lines after at least
+// least (at most least+2) random insertions, deletions and changes.
+func randomEdit(rng *rand.Rand, least int) (prev, next []string) {
+	words := []string{"", "a", "b", "ab", "ba"}
+	for range rng.Intn(8) {
+		prev = append(prev, words[rng.Intn(len(words))])
+	}
+	next = slices.Clone(prev)
+	for range rng.Intn(3) + least {
+		i := rng.Intn(len(next) + 1)
+		switch rng.Intn(3) {
+		case 0:
+			next = slices.Insert(next, i, words[rng.Intn(len(words))])
+		case 1:
+			if i < len(next) {
+				next = slices.Delete(next, i, i+1)
+			}
+		default:
+			if i < len(next) {
+				next[i] += "a"
+			}
+		}
+	}
+	return prev, next
+}
+
+// tenThousandLines is the benchmarks' text: 10,000 lines of 50-60 bytes.
+func tenThousandLines() string {
 	var sb strings.Builder
 	for i := range 10000 {
 		fmt.Fprintf(&sb, "line %d of the file, with some text to make it longer\n", i)
 	}
-	prev := sb.String()
+	return sb.String()
+}
+
+// BenchmarkSplitAgainst splits a 10,000-line text with 3 lines changed,
+// against its previous version, and with splitLines.
+func BenchmarkSplitAgainst(b *testing.B) {
+	prev := tenThousandLines()
 	prevLines, _ := splitLines(prev)
 	next := strings.Replace(prev, "line 5000 of", "line 5000 (edited) of", 1)
 	b.Run("against", func(b *testing.B) {
@@ -259,29 +270,9 @@ func BenchmarkSplitAgainst(b *testing.B) {
 // edits at the start, the middle and the end, and either final line end.
 func TestSpliceText(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
-	words := []string{"", "a", "b", "ab", "ba"}
 	for _, sep := range []string{"\n", "\r\n", "\r"} {
 		for range 5000 {
-			var prev []string
-			for range rng.Intn(8) {
-				prev = append(prev, words[rng.Intn(len(words))])
-			}
-			next := slices.Clone(prev)
-			for range rng.Intn(3) {
-				i := rng.Intn(len(next) + 1)
-				switch rng.Intn(3) {
-				case 0:
-					next = slices.Insert(next, i, words[rng.Intn(len(words))])
-				case 1:
-					if i < len(next) {
-						next = slices.Delete(next, i, i+1)
-					}
-				default:
-					if i < len(next) {
-						next[i] += "a"
-					}
-				}
-			}
+			prev, next := randomEdit(rng, 0)
 			prevEOL, nextEOL := rng.Intn(2) == 0, rng.Intn(2) == 0
 			old := joinText(prev, prevEOL, sep)
 			got := spliceText(old, prev, prevEOL, next, nextEOL, sep)
@@ -295,11 +286,7 @@ func TestSpliceText(t *testing.T) {
 // BenchmarkSpliceText: the file's new text after a 1-line change of a
 // 10,000-line text, spliced from the old text and joined whole.
 func BenchmarkSpliceText(b *testing.B) {
-	var sb strings.Builder
-	for i := range 10000 {
-		fmt.Fprintf(&sb, "line %d of the file, with some text to make it longer\n", i)
-	}
-	old := sb.String()
+	old := tenThousandLines()
 	oldLines, _ := splitLines(old)
 	lines := slices.Clone(oldLines)
 	lines[5000] = "line 5000 (edited)"
