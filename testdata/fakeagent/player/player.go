@@ -277,9 +277,19 @@ type DiskOp struct {
 // do applies op and logs it ("disk", with the error if any).
 func (a *agent) do(op DiskOp) {
 	var err error
+	ev := map[string]any{"op": op.Op, "path": op.Path}
 	switch op.Op {
 	case "write":
+		before, _ := os.Stat(op.Path)
 		err = os.WriteFile(op.Path, []byte(op.Content), 0o644)
+		// Whether the file's stat moved: a write of the same bytes in
+		// the clock tick of the last write leaves it as it was, and
+		// neither Neovim nor the host can see it (tests wait for the
+		// host to handle it only when they can).
+		if after, serr := os.Stat(op.Path); serr == nil {
+			ev["statChanged"] = before == nil || !os.SameFile(before, after) ||
+				!before.ModTime().Equal(after.ModTime()) || before.Size() != after.Size()
+		}
 	case "replace":
 		tmp := op.Path + ".fakeagent~"
 		if err = os.WriteFile(tmp, []byte(op.Content), 0o644); err == nil {
@@ -293,7 +303,6 @@ func (a *agent) do(op DiskOp) {
 	default:
 		err = fmt.Errorf("unknown disk op %q", op.Op)
 	}
-	ev := map[string]any{"op": op.Op, "path": op.Path}
 	if op.Op == "read" {
 		var b []byte
 		b, err = os.ReadFile(op.Path)
