@@ -636,8 +636,9 @@ func (m *Manager) terminateLocked(t *term, why string) {
 		defer m.wg.Done()
 		timer := time.NewTimer(m.opts.KillGrace)
 		defer timer.Stop()
-		// Close does not cut this short: it kills only the terminals it
-		// still holds, and a released one is no longer among them.
+		// Close ends the grace period: what is left goes at once. Close
+		// kills only the terminals it still holds, and a released one
+		// is no longer among them, so the kill is done here too.
 		select {
 		case <-t.done:
 			if t.tag == "" {
@@ -645,8 +646,12 @@ func (m *Manager) terminateLocked(t *term, why string) {
 			}
 			// The command is gone; what it left outside its group gets
 			// the rest of the grace period.
-			<-timer.C
+			select {
+			case <-timer.C:
+			case <-m.quit:
+			}
 		case <-timer.C:
+		case <-m.quit:
 		}
 		if t.signal(syscall.SIGKILL) {
 			m.log.Debug("terminal kill escalated", "id", t.id, "pid", t.pid)
