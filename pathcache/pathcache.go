@@ -1,0 +1,23 @@
+// Package pathcache remembers what regular file an absolute path names, by
+// its stat, for as long as inotify reports no change to that file or to any
+// directory on its path, and at most Trust. A read that finds its path
+// here skips the lookup (an open, an fstat and a close: most of what a
+// small read costs the host) for one read of the inotify queue.
+//
+// Only a clean absolute path with no symlink on it is kept, and only on a
+// local file system, where inotify sees every change made on this machine.
+// What inotify does not report (a write through a shared mmap, a mount over
+// a directory on the path) is seen within Trust.
+//
+// The order makes it sound: Watch installs the watches first, the caller
+// then finds the file (its stat), and Put keeps that stat only when no
+// event came in between. Get reads every queued event before it answers,
+// and the kernel queues an event before the call that made the change
+// returns, so a change that happened before a Get is never missed.
+package pathcache
+
+import "time"
+
+// Trust bounds how long a path is trusted without looking at the file
+// again.
+const Trust = time.Second

@@ -1,0 +1,318 @@
+package pathcache
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// kept watches and puts the file at p as the caller does: Watch, stat,
+// Put; it fails the test unless Get then finds it.
+func kept(t *testing.T, c *Cache, p string) syscall.Stat_t {
+	t.Helper()
+	tk := c.Watch(p)
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	c.Put(p, tk, st)
+	got, ok := c.Get(p)
+	if !ok || got != st {
+		t.Fatalf("Get(%s) right after Put: ok=%v", p, ok)
+	}
+	return st
+}
+
+func newCache(t *testing.T) *Cache {
+	t.Helper()
+	c := New()
+	if c == nil {
+		t.Skip("no inotify here")
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestChangesForget: every change that can make a path name another file,
+// or its file hold other bytes, drops the path at once, seen by the next
+// Get; changes elsewhere do not.
+func TestChangesForget(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(t *testing.T, root, p string)
+		forget bool
+	}{
+		{"the file written", func(t *testing.T, root, p string) { write(t, p, "changed\n") }, true},
+		{"the file appended to", func(t *testing.T, root, p string) {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("more\n")
+			f.Close()
+		}, true},
+		{"the file truncated", func(t *testing.T, root, p string) { must(t, os.Truncate(p, 0)) }, true},
+		{"the file's mode changed", func(t *testing.T, root, p string) { must(t, os.Chmod(p, 0o600)) }, true},
+		{"the file's times set back", func(t *testing.T, root, p string) {
+			must(t, os.Chtimes(p, time.Unix(1, 0), time.Unix(1, 0)))
+		}, true},
+		{"the file removed", func(t *testing.T, root, p string) { must(t, os.Remove(p)) }, true},
+		{"another file renamed over it", func(t *testing.T, root, p string) {
+			q := filepath.Join(filepath.Dir(p), "new")
+			write(t, q, "other\n")
+			must(t, os.Rename(q, p))
+		}, true},
+		{"the file renamed away", func(t *testing.T, root, p string) {
+			must(t, os.Rename(p, filepath.Join(root, "moved")))
+		}, true},
+		{"a directory on the path renamed", func(t *testing.T, root, p string) {
+			must(t, os.Rename(filepath.Join(root, "a"), filepath.Join(root, "z")))
+		}, true},
+		{"a directory on the path swapped for a symlink", func(t *testing.T, root, p string) {
+			out := t.TempDir()
+			must(t, os.MkdirAll(filepath.Join(out, "b"), 0o755))
+			write(t, filepath.Join(out, "b", "f.txt"), "outside\n")
+			must(t, os.Rename(filepath.Join(root, "a"), filepath.Join(root, "old")))
+			must(t, os.Symlink(out, filepath.Join(root, "a")))
+		}, true},
+		{"the workspace itself renamed", func(t *testing.T, root, p string) {
+			must(t, os.Rename(root, root+"-moved"))
+			must(t, os.Mkdir(root, 0o755)) // so the test's cleanup finds it
+			t.Cleanup(func() { os.RemoveAll(root + "-moved") })
+		}, true},
+		{"a directory on the path made unreadable", func(t *testing.T, root, p string) {
+			must(t, os.Chmod(filepath.Join(root, "a"), 0o700))
+		}, true},
+		{"another file in the directory written", func(t *testing.T, root, p string) {
+			write(t, filepath.Join(filepath.Dir(p), "sibling.txt"), "x\n")
+		}, false},
+		{"another file in the directory created and removed", func(t *testing.T, root, p string) {
+			q := filepath.Join(filepath.Dir(p), "tmp.swp")
+			write(t, q, "x\n")
+			must(t, os.Remove(q))
+		}, false},
+		{"the file read", func(t *testing.T, root, p string) {
+			if _, err := os.ReadFile(p); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"a directory beside the path renamed", func(t *testing.T, root, p string) {
+			must(t, os.Mkdir(filepath.Join(root, "c"), 0o755))
+			must(t, os.Rename(filepath.Join(root, "c"), filepath.Join(root, "d")))
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCache(t)
+			root := t.TempDir()
+			p := filepath.Join(root, "a", "b", "f.txt")
+			must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			write(t, p, "hello\n")
+			write(t, filepath.Join(root, "a", "b", "sibling.txt"), "s\n")
+			kept(t, c, p)
+			tc.change(t, root, p)
+			if _, ok := c.Get(p); ok == tc.forget {
+				t.Errorf("after %s: Get found the path: %v, want %v", tc.name, ok, !tc.forget)
+			}
+		})
+	}
+}
+
+// TestWriteThroughLinkMadeBefore: a hard link made before the path is kept
+// (so its own event is not there to help): a write through it still drops
+// the path, by the watch on the file itself.
+func TestWriteThroughLinkMadeBefore(t *testing.T) {
+	c := newCache(t)
+	root, other := t.TempDir(), t.TempDir()
+	p := filepath.Join(root, "f.txt")
+	write(t, p, "hello\n")
+	q := filepath.Join(other, "link")
+	must(t, os.Link(p, q))
+	kept(t, c, p)
+	write(t, q, "changed through the link\n")
+	if _, ok := c.Get(p); ok {
+		t.Error("a write through another link left the path kept")
+	}
+}
+
+// TestPutAfterChangeIgnored: a change between Watch and Put (the caller's
+// stat may predate it) keeps nothing.
+func TestPutAfterChangeIgnored(t *testing.T) {
+	c := newCache(t)
+	p := filepath.Join(t.TempDir(), "f.txt")
+	write(t, p, "hello\n")
+	tk := c.Watch(p)
+	var st syscall.Stat_t
+	must(t, syscall.Lstat(p, &st))
+	write(t, p, "changed after the stat\n")
+	c.Put(p, tk, st)
+	if _, ok := c.Get(p); ok {
+		t.Error("Put kept a stat taken before a change it was told of")
+	}
+}
+
+// TestNotKept: what Watch cannot watch, or Put must not keep.
+func TestNotKept(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "dir"), 0o755))
+	write(t, filepath.Join(root, "dir", "f.txt"), "x\n")
+	must(t, os.Symlink(filepath.Join(root, "dir"), filepath.Join(root, "link")))
+	must(t, os.Symlink(filepath.Join(root, "dir", "f.txt"), filepath.Join(root, "flink")))
+	for _, p := range []string{
+		filepath.Join(root, "link", "f.txt"),    // a symlink on the way
+		filepath.Join(root, "flink"),            // the file is a symlink
+		filepath.Join(root, "dir"),              // a directory
+		filepath.Join(root, "missing", "f.txt"), // a missing directory
+		root + "/dir/../dir/f.txt",              // not clean
+		"dir/f.txt",                             // relative
+	} {
+		c := newCache(t)
+		tk := c.Watch(p)
+		var st syscall.Stat_t
+		if syscall.Lstat(p, &st) != nil {
+			st.Mode = syscall.S_IFREG // as if found: Put must still refuse
+		}
+		c.Put(p, tk, st)
+		if _, ok := c.Get(p); ok {
+			t.Errorf("%s was kept", p)
+		}
+	}
+}
+
+// TestTrustEnds: a path is found again (Get misses) once Trust has passed,
+// even with no event: what inotify does not report shows by then.
+func TestTrustEnds(t *testing.T) {
+	c := newCache(t)
+	now := time.Now()
+	c.now = func() time.Time { return now }
+	p := filepath.Join(t.TempDir(), "f.txt")
+	write(t, p, "hello\n")
+	kept(t, c, p)
+	now = now.Add(Trust - time.Millisecond)
+	if _, ok := c.Get(p); !ok {
+		t.Fatal("missed before Trust passed")
+	}
+	now = now.Add(2 * time.Millisecond)
+	if _, ok := c.Get(p); ok {
+		t.Error("found after Trust passed")
+	}
+}
+
+// TestOverflowRestarts: a lost event (the queue overflowed) forgets all.
+func TestOverflowRestarts(t *testing.T) {
+	c := newCache(t)
+	p := filepath.Join(t.TempDir(), "f.txt")
+	write(t, p, "hello\n")
+	kept(t, c, p)
+	c.mu.Lock()
+	ev := make([]byte, unix.SizeofInotifyEvent)
+	binary.NativeEndian.PutUint32(ev[0:], math.MaxUint32) // wd -1
+	binary.NativeEndian.PutUint32(ev[4:], unix.IN_Q_OVERFLOW)
+	c.events(ev)
+	c.mu.Unlock()
+	if _, ok := c.Get(p); ok {
+		t.Error("found after an overflow")
+	}
+	kept(t, c, p) // and it works after
+}
+
+// TestManyWatchesRestart: past maxWatches the cache starts afresh rather
+// than failing.
+func TestManyWatchesRestart(t *testing.T) {
+	c := newCache(t)
+	root := t.TempDir()
+	var last string
+	for i := 0; len(c.byWatch) < maxWatches-1; i++ {
+		last = filepath.Join(root, "f"+strconv.Itoa(i))
+		write(t, last, "x\n")
+		kept(t, c, last)
+	}
+	next := filepath.Join(root, "next")
+	write(t, next, "x\n")
+	kept(t, c, next)
+	if _, ok := c.Get(last); !ok {
+		t.Fatal("the last path was dropped before the bound")
+	}
+	extra := filepath.Join(root, "extra")
+	write(t, extra, "x\n")
+	kept(t, c, extra)
+	if _, ok := c.Get(last); ok {
+		t.Error("a path kept before the restart was found after it")
+	}
+	if want := strings.Count(extra, "/") + 1; len(c.byWatch) != want {
+		t.Errorf("%d watches after a restart, want the new path's %d", len(c.byWatch), want)
+	}
+}
+
+// TestNoStaleAfterChange: readers and a writer at once; whenever no write
+// is under way, a hit must be the file's stat now. Run with -race.
+func TestNoStaleAfterChange(t *testing.T) {
+	c := newCache(t)
+	p := filepath.Join(t.TempDir(), "f.txt")
+	write(t, p, "v0\n")
+	var mu sync.RWMutex // held for writing while the file changes
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 1; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			mu.Lock()
+			write(t, p, "version "+strconv.Itoa(i)+"\n")
+			mu.Unlock()
+		}
+	}()
+	hits := 0
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		mu.RLock()
+		st, ok := c.Get(p)
+		if !ok {
+			tk := c.Watch(p)
+			must(t, syscall.Lstat(p, &st))
+			c.Put(p, tk, st)
+		} else {
+			hits++
+			var now syscall.Stat_t
+			must(t, syscall.Lstat(p, &now))
+			if now != st {
+				mu.RUnlock()
+				close(stop)
+				wg.Wait()
+				t.Fatalf("a hit gave a stat older than the file's (size %d, now %d)", st.Size, now.Size)
+			}
+		}
+		mu.RUnlock()
+	}
+	close(stop)
+	wg.Wait()
+	if hits == 0 {
+		t.Log("no hit: every read raced a write")
+	}
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	must(t, os.WriteFile(p, []byte(s), 0o644))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
