@@ -505,7 +505,7 @@ func (b *Bridge) locateRead(path string, attempt int) (string, fs.FileInfo, bool
 	if attempt > 1 || !filepath.IsAbs(path) || strings.HasSuffix(path, string(filepath.Separator)) {
 		return "", nil, false
 	}
-	real, fi, ok := locate(path)
+	real, fi, ok := locateKnown(path)
 	if !ok || !b.inWorkspace(real) {
 		return "", nil, false
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nvim-acp/nvim-acp/pathcache"
 )
 
 // locate asks the kernel where the absolute path p leads when it names an
@@ -51,6 +53,28 @@ func locate(p string) (real string, fi fs.FileInfo, ok bool) {
 		}
 	}
 	return real, &statInfo{name: real[strings.LastIndexByte(real, '/')+1:], st: st}, true
+}
+
+// knownPaths remembers, for all the bridges of the process, where read
+// paths led (pathcache): a read of a path found before, with nothing
+// changed on it since, needs none of locate's system calls.
+var knownPaths = sync.OnceValue(pathcache.New)
+
+// locateKnown is locate, answered from knownPaths when it can be. Only a
+// path that is its own real path (no symlink on it) is kept.
+func locateKnown(p string) (real string, fi fs.FileInfo, ok bool) {
+	c := knownPaths()
+	if c == nil {
+		return locate(p)
+	}
+	if st, ok := c.Get(p); ok {
+		return p, &statInfo{name: p[strings.LastIndexByte(p, '/')+1:], st: st}, true
+	}
+	t := c.Watch(p)
+	if real, fi, ok = locate(p); ok && real == p {
+		c.Put(p, t, fi.(*statInfo).st)
+	}
+	return real, fi, ok
 }
 
 // noOpenat2 is set once openat2 is found missing (Linux before 5.6) or

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nvim-acp/nvim-acp/textcache"
+
 	acp "github.com/coder/acp-go-sdk"
 )
 
@@ -27,9 +29,12 @@ type hostile struct {
 	dev string // a device node (or FIFO) in out
 }
 
-func newHostile(t *testing.T) *hostile {
+func newHostile(t *testing.T) *hostile { return newHostileWith(t, nil) }
+
+// newHostileWith is newHostile with the bridge's Config changed by mod.
+func newHostileWith(t *testing.T, mod func(*Config)) *hostile {
 	t.Helper()
-	h := &hostile{env: newEnv(t, nil)}
+	h := &hostile{env: newEnv(t, mod)}
 	var err error
 	if h.out, err = filepath.EvalSymlinks(t.TempDir()); err != nil {
 		t.Fatal(err)
@@ -426,5 +431,48 @@ func TestSecurityVerifyWithoutProc(t *testing.T) {
 	os.WriteFile(h.path("file.txt"), []byte("other\n"), 0o644)
 	if err := verifyOpened(f, h.path("file.txt")); !errors.Is(err, ErrPathChanged) {
 		t.Fatalf("verifyOpened of a replaced file = %v", err)
+	}
+}
+
+// TestSecurityKnownPathSwapped: a path read once is kept (knownPaths);
+// swapping a directory on it for a symlink out of the workspace makes the
+// next read find the path again, and ask (refused here), never answer
+// from what was kept. The text cache takes every file as settled, so the
+// kept path alone stands between the read and the file's cached text.
+func TestSecurityKnownPathSwapped(t *testing.T) {
+	h := newHostileWith(t, func(c *Config) {
+		c.Texts = textcache.New(1<<20, func() time.Time { return time.Now().Add(time.Hour) })
+	})
+	h.ask.answer = answer(OptRejectOnce)
+	if err := os.MkdirAll(h.path("dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.file("dir/s.txt", "inside\n")
+	if err := os.WriteFile(filepath.Join(h.out, "s.txt"), []byte("SECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := h.path("dir/s.txt")
+	for i := 0; i < 2; i++ { // the second read is answered from knownPaths
+		if got, err := h.read(p, nil, nil); err != nil || got != "inside\n" {
+			t.Fatalf("read %d: %q, %v", i, got, err)
+		}
+	}
+	if c := knownPaths(); c != nil {
+		if _, ok := c.Get(p); !ok {
+			t.Fatal("the path read twice is not kept")
+		}
+	}
+	if err := os.Rename(h.path("dir"), h.path("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(h.out, h.path("dir")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.read(p, nil, nil)
+	if strings.Contains(got, "SECRET") || ReasonOf(err) != ReasonRefused {
+		t.Errorf("read after the swap: %q, %v; want refused", got, err)
+	}
+	if got, err := h.read(h.path("old/s.txt"), nil, nil); err != nil || got != "inside\n" {
+		t.Errorf("the moved file: %q, %v", got, err)
 	}
 }

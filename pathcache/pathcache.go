@@ -11,7 +11,7 @@
 //
 // The order makes it sound: Watch installs the watches first, the caller
 // then finds the file (its stat), and Put keeps that stat only when no
-// event came in between. Get reads every queued event before it answers,
+// event on the path came in between (and no other Watch of it). Get reads every queued event before it answers,
 // and the kernel queues an event before the call that made the change
 // returns, so a change that happened before a Get is never missed.
 package pathcache

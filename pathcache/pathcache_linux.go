@@ -28,11 +28,12 @@ const (
 // a nil *Cache misses every lookup.
 type Cache struct {
 	mu      sync.Mutex
-	fd      int              // the inotify instance, non-blocking; -1 once closed
-	gen     uint64           // events read so far
-	dirs    map[string]int   // watched directory path → its watch
-	files   map[string]int   // watched file path → its watch
-	byWatch map[int][]string // watch → the paths it was added for
+	fd      int               // the inotify instance, non-blocking; -1 once closed
+	serial  uint64            // Watch calls so far
+	dirs    map[string]int    // watched directory path → its watch
+	files   map[string]int    // watched file path → its watch
+	armed   map[string]uint64 // watched file path → the Watch call since which nothing changed on it
+	byWatch map[int][]string  // watch → the paths it was added for
 	entries map[string]entry
 	local   map[uint64]bool // device → on a local file system
 	buf     []byte
@@ -60,6 +61,7 @@ func New() *Cache {
 func (c *Cache) clear() {
 	c.dirs = map[string]int{}
 	c.files = map[string]int{}
+	c.armed = map[string]uint64{}
 	c.byWatch = map[int][]string{}
 	c.entries = map[string]entry{}
 }
@@ -69,7 +71,6 @@ func (c *Cache) clear() {
 func (c *Cache) restart() {
 	unix.Close(c.fd)
 	c.clear()
-	c.gen++
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		fd = -1
@@ -118,8 +119,7 @@ func (c *Cache) Get(p string) (st syscall.Stat_t, ok bool) {
 
 // Ticket is what Watch returns and Put takes.
 type Ticket struct {
-	gen uint64
-	ok  bool
+	serial uint64 // 0: nothing watched
 }
 
 // Watch begins watching p (clean and absolute) and every directory above
@@ -163,14 +163,17 @@ func (c *Cache) Watch(p string) Ticket {
 	}
 	c.files[p] = w
 	c.byWatch[w] = appendNew(c.byWatch[w], p)
-	return Ticket{gen: c.gen, ok: true}
+	c.serial++
+	c.armed[p] = c.serial
+	return Ticket{serial: c.serial}
 }
 
 // Put keeps st as the file at p, which the caller found after Watch(p)
-// returned t, unless something changed since, or p's file is not regular
-// or not on a local file system.
+// returned t, unless something changed on p's path since (an event that
+// forgot p, or a later Watch(p)), or p's file is not regular or not on a
+// local file system.
 func (c *Cache) Put(p string, t Ticket, st syscall.Stat_t) {
-	if c == nil || !t.ok || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if c == nil || t.serial == 0 || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return
 	}
 	c.mu.Lock()
@@ -185,7 +188,7 @@ func (c *Cache) Put(p string, t Ticket, st syscall.Stat_t) {
 		c.local[st.Dev] = local
 	}
 	c.drain()
-	if !local || c.gen != t.gen {
+	if !local || c.armed[p] != t.serial {
 		return
 	}
 	c.entries[p] = entry{st: st, at: c.now()}
@@ -233,7 +236,6 @@ func (c *Cache) events(b []byte) bool {
 			name = name[:i]
 		}
 		b = b[size:]
-		c.gen++
 		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
 			c.restart()
 			return false
@@ -277,6 +279,7 @@ func (c *Cache) forget(p string) {
 	}
 	delete(c.entries, p)
 	c.unwatch(c.files, p)
+	delete(c.armed, p)
 	if !dir {
 		return
 	}
@@ -288,6 +291,11 @@ func (c *Cache) forget(p string) {
 	for q := range c.entries {
 		if strings.HasPrefix(q, under) {
 			delete(c.entries, q)
+		}
+	}
+	for q := range c.armed {
+		if strings.HasPrefix(q, under) {
+			delete(c.armed, q)
 		}
 	}
 	for _, m := range []map[string]int{c.dirs, c.files} {

@@ -144,8 +144,8 @@ func TestWriteThroughLinkMadeBefore(t *testing.T) {
 	}
 }
 
-// TestPutAfterChangeIgnored: a change between Watch and Put (the caller's
-// stat may predate it) keeps nothing.
+// TestPutAfterChangeIgnored: a change of the file between Watch and Put
+// (the caller's stat may predate it) keeps nothing.
 func TestPutAfterChangeIgnored(t *testing.T) {
 	c := newCache(t)
 	p := filepath.Join(t.TempDir(), "f.txt")
@@ -157,6 +157,51 @@ func TestPutAfterChangeIgnored(t *testing.T) {
 	c.Put(p, tk, st)
 	if _, ok := c.Get(p); ok {
 		t.Error("Put kept a stat taken before a change it was told of")
+	}
+}
+
+// TestPutAfterOtherChangesKept: changes elsewhere between Watch and Put
+// (a busy directory above the workspace) do not make Put refuse.
+func TestPutAfterOtherChangesKept(t *testing.T) {
+	c := newCache(t)
+	root := t.TempDir()
+	p := filepath.Join(root, "a", "f.txt")
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	write(t, p, "hello\n")
+	tk := c.Watch(p)
+	var st syscall.Stat_t
+	must(t, syscall.Lstat(p, &st))
+	write(t, filepath.Join(root, "other.txt"), "x\n")
+	write(t, filepath.Join(root, "a", "sibling.txt"), "x\n")
+	c.Get(p) // reads those events
+	c.Put(p, tk, st)
+	if _, ok := c.Get(p); !ok {
+		t.Error("Put refused after changes that do not touch the path")
+	}
+}
+
+// TestPutOfEarlierWatchIgnored: of two Watch calls of one path (two reads
+// at once), only the last one's Put keeps: the first's stat may predate a
+// change whose event the second one's arming has hidden.
+func TestPutOfEarlierWatchIgnored(t *testing.T) {
+	c := newCache(t)
+	p := filepath.Join(t.TempDir(), "f.txt")
+	write(t, p, "hello\n")
+	first := c.Watch(p)
+	var old syscall.Stat_t
+	must(t, syscall.Lstat(p, &old))
+	write(t, p, "changed\n")
+	c.Get(p) // reads the change's events: p forgotten
+	second := c.Watch(p)
+	c.Put(p, first, old)
+	if _, ok := c.Get(p); ok {
+		t.Fatal("the first Watch's Put kept a stat older than a change")
+	}
+	var st syscall.Stat_t
+	must(t, syscall.Lstat(p, &st))
+	c.Put(p, second, st)
+	if got, ok := c.Get(p); !ok || got != st {
+		t.Error("the last Watch's Put was not kept")
 	}
 }
 
