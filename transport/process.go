@@ -35,6 +35,8 @@ var ErrNotFound = errors.New("agent command not found")
 // Process is an agent process as a Conn: its stdout read, its stdin
 // written; its stderr logged within bounds, its last lines kept for error
 // messages. Ending it ends what it started, in its process group or not.
+// Its stdin and stdout pipes grow when a large message crosses them,
+// within a budget (pipeGrowth).
 type Process struct {
 	name  string
 	cmd   *exec.Cmd
@@ -50,6 +52,10 @@ type Process struct {
 	stdoutR *os.File
 	outEOF  chan struct{} // closed when stdout has been read to its end
 
+	// The growth of its stdin and stdout pipes when a large message
+	// crosses (nil when their descriptors are not known).
+	inGrow, outGrow *pipeGrowth
+
 	exited chan struct{}
 	err    error // why it ended, set before exited closes
 
@@ -57,15 +63,11 @@ type Process struct {
 	stopping bool
 }
 
-// pipeBytes is the capacity asked for the agent's stdin and stdout pipes
-// (growPipe): the most an unprivileged process may ask on Linux
-// (fs.pipe-max-size's default). At the kernel's default of 64 KiB, a
-// 660 KB fs/write_text_file or read response crossed in eleven chunks, each
-// a wakeup of the reader and the writer; at this size it crosses in one.
-const pipeBytes = 1 << 20
-
 // Start starts c's process.
-func Start(c Command) (*Process, error) {
+func Start(c Command) (*Process, error) { return start(c, agentPipes()) }
+
+// start starts c's process; its pipes grow within budget.
+func start(c Command, budget *pipeBudget) (*Process, error) {
 	if len(c.Argv) == 0 || c.Argv[0] == "" {
 		return nil, fmt.Errorf("agent %q has no cmd configured", c.Name)
 	}
@@ -90,7 +92,6 @@ func Start(c Command) (*Process, error) {
 		return nil, fmt.Errorf("agent %s stdout: %w", c.Name, err)
 	}
 	cmd.Stdout = stdoutW
-	growPipe(stdout)
 	// Our own pipe rather than StderrPipe: Wait closes that one, and the
 	// lines an agent prints just before it exits (why it failed) would be
 	// lost unread. wait() reads them to the end first.
@@ -140,7 +141,12 @@ func Start(c Command) (*Process, error) {
 	}
 	// Framed output is accepted whatever was configured (an agent answers
 	// in the framing it was spoken to in, or always frames).
-	p.out = newDeframer(&eofReader{r: stdout, eof: p.outEOF}, max, c.Report)
+	var out io.Reader = stdout
+	if rc, err := stdout.SyscallConn(); err == nil {
+		p.outGrow = newPipeGrowth(rc, budget)
+		out = &growingReader{r: stdout, g: p.outGrow}
+	}
+	p.out = newDeframer(&eofReader{r: out, eof: p.outEOF}, max, c.Report)
 	if c.Framing == ContentLength {
 		p.in = &framer{w: stdin}
 	}
@@ -149,9 +155,9 @@ func Start(c Command) (*Process, error) {
 	if f, ok := stdin.(interface {
 		SyscallConn() (syscall.RawConn, error)
 	}); ok {
-		growPipe(f)
 		if rc, err := f.SyscallConn(); err == nil {
 			p.raw = NewRawWriter(rc)
+			p.inGrow = newPipeGrowth(rc, budget)
 		}
 	}
 	go p.stderr.drain(stderr)
@@ -169,7 +175,10 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 func (p *Process) Read(b []byte) (int, error) { return p.out.Read(b) }
 
 // Write implements Conn: the agent's stdin.
-func (p *Process) Write(b []byte) (int, error) { return p.in.Write(b) }
+func (p *Process) Write(b []byte) (int, error) {
+	p.inGrow.writing(len(b))
+	return p.in.Write(b)
+}
 
 // Done implements Conn: closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.exited }
@@ -224,6 +233,10 @@ func (p *Process) wait() {
 	case <-time.After(stdoutGrace):
 	}
 	p.stdoutR.Close()
+	// Both pipes are closed now (Wait closed stdin): what they held of
+	// the budget is free for other agents.
+	p.inGrow.release()
+	p.outGrow.release()
 	if err != nil {
 		p.err = withStderr(fmt.Errorf("agent %s exited: %v", p.name, err), p.stderr)
 	} else {

@@ -9,9 +9,3 @@ import "syscall"
 func processSysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
-
-// growPipe leaves the pipe as it is: its size is fixed here.
-func growPipe(f interface {
-	SyscallConn() (syscall.RawConn, error)
-}) {
-}

@@ -23,12 +23,20 @@ func (p *Process) TryWrite(parts ...[]byte) (int, error) {
 	if !p.CanTryWrite() {
 		return 0, ErrNoTryWrite
 	}
+	total := 0
+	for _, b := range parts {
+		total += len(b)
+	}
+	p.inGrow.writing(total)
 	return p.raw.TryWrite(parts...)
 }
 
 // WriteRest writes the rest of a message TryWrite began, waiting as Write
 // does.
-func (p *Process) WriteRest(b []byte) (int, error) { return p.stdin.Write(b) }
+func (p *Process) WriteRest(b []byte) (int, error) {
+	p.inGrow.writing(len(b))
+	return p.stdin.Write(b)
+}
 
 // maxParts bounds the parts of one TryWrite (IOV_MAX is 1024 on Linux and
 // macOS).
