@@ -48,7 +48,8 @@ func main() {
 	}
 }
 
-// growPipe asks for a 1 MiB pipe, as nvim-acp's transport does.
+// growPipe asks for a 1 MiB pipe, as nvim-acp's transport does once a
+// large message crosses one (here at once: the floor is one process).
 func growPipe(f *os.File) {
 	if rc, err := f.SyscallConn(); err == nil {
 		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, 1<<20) })
