@@ -58,10 +58,21 @@ func locate(p string) (real string, fi fs.FileInfo, ok bool) {
 // knownPaths remembers, for all the bridges of the process, where read
 // paths led (pathcache): a read of a path found before, with nothing
 // changed on it since, needs none of locate's system calls.
-var knownPaths = sync.OnceValue(pathcache.New)
+var knownPaths = sync.OnceValue(func() *pathcache.Cache { return pathcache.New(locateDirect) })
 
-// locateKnown is locate, answered from knownPaths when it can be. Only a
-// path that is its own real path (no symlink on it) is kept.
+// locateDirect is the stat of the regular file at p when p is its own
+// real path.
+func locateDirect(p string) (syscall.Stat_t, bool) {
+	real, fi, ok := locate(p)
+	if !ok || real != p {
+		return syscall.Stat_t{}, false
+	}
+	return fi.(*statInfo).st, true
+}
+
+// locateKnown is locate, answered from knownPaths when it can be. A path
+// found that is its own real path (no symlink on it) is learnt for the
+// next read.
 func locateKnown(p string) (real string, fi fs.FileInfo, ok bool) {
 	c := knownPaths()
 	if c == nil {
@@ -70,9 +81,8 @@ func locateKnown(p string) (real string, fi fs.FileInfo, ok bool) {
 	if st, ok := c.Get(p); ok {
 		return p, &statInfo{name: p[strings.LastIndexByte(p, '/')+1:], st: st}, true
 	}
-	t := c.Watch(p)
 	if real, fi, ok = locate(p); ok && real == p {
-		c.Put(p, t, fi.(*statInfo).st)
+		c.Learn(p)
 	}
 	return real, fi, ok
 }

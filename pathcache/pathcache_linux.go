@@ -29,7 +29,9 @@ const (
 type Cache struct {
 	mu      sync.Mutex
 	fd      int               // the inotify instance, non-blocking; -1 once closed
-	serial  uint64            // Watch calls so far
+	epoch   uint64            // restarts so far
+	stray   uint64            // events of watches not recorded (see watch)
+	serial  uint64            // watch calls so far
 	dirs    map[string]int    // watched directory path → its watch
 	files   map[string]int    // watched file path → its watch
 	armed   map[string]uint64 // watched file path → the Watch call since which nothing changed on it
@@ -38,7 +40,18 @@ type Cache struct {
 	local   map[uint64]bool // device → on a local file system
 	buf     []byte
 	now     func() time.Time
+
+	find     func(p string) (syscall.Stat_t, bool)
+	learn    chan string         // paths for the learner (learnLoop)
+	learning map[string]struct{} // paths queued or being learnt
+	started  bool                // learnLoop runs
+	done     chan struct{}       // closed by Close: learnLoop ends
+	stopped  chan struct{}       // closed when learnLoop has ended
 }
+
+// learnQueue bounds the paths waiting to be learnt; more are dropped (a
+// later read of them asks again).
+const learnQueue = 64
 
 // entry is a path's file as Put found it.
 type entry struct {
@@ -46,15 +59,69 @@ type entry struct {
 	at time.Time
 }
 
-// New returns an empty cache, or nil when inotify is not available.
-func New() *Cache {
+// New returns an empty cache that learns paths with find, or nil when
+// inotify is not available. find(p) is the stat of the regular file at p
+// when p is its own real path (no symlink on it), found as a read finds
+// it; false otherwise.
+func New(find func(p string) (syscall.Stat_t, bool)) *Cache {
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		return nil
 	}
-	c := &Cache{fd: fd, buf: make([]byte, 16<<10), now: time.Now, local: map[uint64]bool{}}
+	c := &Cache{
+		fd: fd, buf: make([]byte, 16<<10), now: time.Now, local: map[uint64]bool{},
+		find: find, learn: make(chan string, learnQueue), learning: map[string]struct{}{},
+		done: make(chan struct{}), stopped: make(chan struct{}),
+	}
 	c.clear()
 	return c
+}
+
+// Learn has the cache learn where p leads, away from the caller: its own
+// goroutine watches p's directories (the first watch of a directory with
+// many entries costs the kernel milliseconds), finds the file and keeps
+// it for the next Get. A p being learnt already, or past a full queue,
+// is dropped.
+func (c *Cache) Learn(p string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fd < 0 {
+		return
+	}
+	if _, ok := c.learning[p]; ok {
+		return
+	}
+	if !c.started {
+		c.started = true
+		go c.learnLoop()
+	}
+	select {
+	case c.learn <- p:
+		c.learning[p] = struct{}{}
+	default:
+	}
+}
+
+// learnLoop learns the paths of Learn until Close.
+func (c *Cache) learnLoop() {
+	defer close(c.stopped)
+	for {
+		select {
+		case <-c.done:
+			return
+		case p := <-c.learn:
+			t := c.watch(p)
+			if st, ok := c.find(p); ok {
+				c.put(p, t, st)
+			}
+			c.mu.Lock()
+			delete(c.learning, p)
+			c.mu.Unlock()
+		}
+	}
 }
 
 // clear forgets every path and watch (the instance stays).
@@ -66,35 +133,43 @@ func (c *Cache) clear() {
 	c.entries = map[string]entry{}
 }
 
-// restart replaces the inotify instance: its watches may no longer say
-// where they are (events were lost, or too many were added).
+// restart forgets every path and removes every watch: they may no longer
+// say where they are (events were lost, or too many were added). The
+// instance stays: the learner may be adding watches to it.
 func (c *Cache) restart() {
-	unix.Close(c.fd)
-	c.clear()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-	if err != nil {
-		fd = -1
+	for w := range c.byWatch {
+		_, _ = unix.InotifyRmWatch(c.fd, uint32(w))
 	}
-	c.fd = fd
+	c.clear()
+	c.epoch++
 }
 
-// Close releases the cache's inotify instance; it misses from then on.
+// Close ends the cache's learning and releases its inotify instance; it
+// misses from then on.
 func (c *Cache) Close() error {
 	if c == nil {
 		return nil
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.fd < 0 {
+		c.mu.Unlock()
 		return nil
 	}
+	close(c.done)
+	started := c.started
+	c.mu.Unlock()
+	if started {
+		<-c.stopped // a path being learnt: its watch and put end first
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	err := unix.Close(c.fd)
 	c.fd = -1
 	c.clear()
 	return err
 }
 
-// Get returns the stat of the regular file at p as Put kept it, when
+// Get returns the stat of the regular file at p as the cache learnt it, when
 // nothing on p has changed since and it is not older than Trust.
 func (c *Cache) Get(p string) (st syscall.Stat_t, ok bool) {
 	if c == nil {
@@ -117,76 +192,91 @@ func (c *Cache) Get(p string) (st syscall.Stat_t, ok bool) {
 	return e.st, true
 }
 
-// Ticket is what Watch returns and Put takes.
-type Ticket struct {
+// ticket is what watch returns and put takes.
+type ticket struct {
 	serial uint64 // 0: nothing watched
 }
 
-// Watch begins watching p (clean and absolute) and every directory above
-// it. The caller then finds the file at p and gives its stat to Put with
+// watch begins watching p (clean and absolute) and every directory above
+// it. The caller then finds the file at p and gives its stat to put with
 // the ticket. A p that cannot be watched (not clean, a symlink or a missing
-// directory on the way, no watches left) gives a ticket Put ignores.
-func (c *Cache) Watch(p string) Ticket {
-	if c == nil || !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
-		return Ticket{}
+// directory on the way, no watches left) gives a ticket put ignores.
+func (c *Cache) watch(p string) ticket {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+		return ticket{}
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.fd < 0 {
-		return Ticket{}
+		c.mu.Unlock()
+		return ticket{}
 	}
 	c.drain()
 	if len(c.byWatch) >= maxWatches {
 		c.restart()
-		if c.fd < 0 {
-			return Ticket{}
-		}
 	}
+	var need []string
 	for i := 0; i < len(p); i++ {
-		if p[i] != '/' {
-			continue
+		if d := p[:max(i, 1)]; p[i] == '/' && c.dirs[d] == 0 {
+			need = append(need, d)
 		}
-		d := p[:max(i, 1)]
-		if _, ok := c.dirs[d]; ok {
-			continue
-		}
-		w, err := unix.InotifyAddWatch(c.fd, d, dirMask|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
+	}
+	fd, epoch, stray := c.fd, c.epoch, c.stray
+	c.mu.Unlock()
+	// The watches are added without the lock: the first watch of a
+	// directory with many entries takes the kernel milliseconds, and Get
+	// must not wait for that. Close waits for the learner, so fd stays
+	// this cache's instance meanwhile.
+	added := make([]int, len(need))
+	for i, d := range need {
+		w, err := unix.InotifyAddWatch(fd, d, dirMask|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
 		if err != nil {
-			return Ticket{} // missing, a symlink, no watches left
+			return ticket{} // missing, a symlink, no watches left
 		}
-		c.dirs[d] = w
-		c.byWatch[w] = appendNew(c.byWatch[w], d)
+		added[i] = w
 	}
-	w, err := unix.InotifyAddWatch(c.fd, p, fileMask|unix.IN_DONT_FOLLOW)
+	fw, err := unix.InotifyAddWatch(fd, p, fileMask|unix.IN_DONT_FOLLOW)
 	if err != nil {
-		return Ticket{}
+		return ticket{}
 	}
-	c.files[p] = w
-	c.byWatch[w] = appendNew(c.byWatch[w], p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.epoch != epoch || c.stray != stray {
+		// Restarted, or an event came for a watch not recorded yet
+		// (perhaps one of these): what it said is lost.
+		return ticket{}
+	}
+	for i, d := range need {
+		c.dirs[d] = added[i]
+		c.byWatch[added[i]] = appendNew(c.byWatch[added[i]], d)
+	}
+	c.files[p] = fw
+	c.byWatch[fw] = appendNew(c.byWatch[fw], p)
 	c.serial++
 	c.armed[p] = c.serial
-	return Ticket{serial: c.serial}
+	return ticket{serial: c.serial}
 }
 
-// Put keeps st as the file at p, which the caller found after Watch(p)
+// put keeps st as the file at p, which the caller found after watch(p)
 // returned t, unless something changed on p's path since (an event that
-// forgot p, or a later Watch(p)), or p's file is not regular or not on a
+// forgot p, or a later watch(p)), or p's file is not regular or not on a
 // local file system.
-func (c *Cache) Put(p string, t Ticket, st syscall.Stat_t) {
-	if c == nil || t.serial == 0 || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+func (c *Cache) put(p string, t ticket, st syscall.Stat_t) {
+	if t.serial == 0 || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return
+	}
+	c.mu.Lock()
+	local, known := c.local[st.Dev]
+	c.mu.Unlock()
+	if !known {
+		var fs unix.Statfs_t
+		local = unix.Statfs(p, &fs) == nil && localFS(fs.Type)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fd < 0 {
 		return
 	}
-	local, known := c.local[st.Dev]
-	if !known {
-		var fs unix.Statfs_t
-		local = unix.Statfs(p, &fs) == nil && localFS(fs.Type)
-		c.local[st.Dev] = local
-	}
+	c.local[st.Dev] = local
 	c.drain()
 	if !local || c.armed[p] != t.serial {
 		return
@@ -215,21 +305,18 @@ func (c *Cache) drain() {
 		if err != nil || n <= 0 {
 			return // EAGAIN: none left
 		}
-		if !c.events(c.buf[:n]) {
-			return // restarted
-		}
+		c.events(c.buf[:n])
 	}
 }
 
-// events handles the events in b, and reports false when the cache had
-// to restart.
-func (c *Cache) events(b []byte) bool {
+// events handles the events in b.
+func (c *Cache) events(b []byte) {
 	const head = unix.SizeofInotifyEvent
 	for len(b) >= head {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
 		size := head + int(ev.Len)
 		if size > len(b) {
-			return true
+			return
 		}
 		name := b[head:size]
 		if i := bytes.IndexByte(name, 0); i >= 0 {
@@ -238,16 +325,18 @@ func (c *Cache) events(b []byte) bool {
 		b = b[size:]
 		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
 			c.restart()
-			return false
+			continue
 		}
 		c.event(int(ev.Wd), ev.Mask, string(name))
 	}
-	return true
 }
 
 // event forgets what one event on watch w touches.
 func (c *Cache) event(w int, mask uint32, name string) {
-	paths := c.byWatch[w]
+	paths, known := c.byWatch[w]
+	if !known && mask&unix.IN_IGNORED == 0 {
+		c.stray++
+	}
 	if mask&unix.IN_IGNORED != 0 {
 		// The watch is gone (its inode deleted, or removed by forget).
 		delete(c.byWatch, w)

@@ -15,16 +15,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// kept watches and puts the file at p as the caller does: Watch, stat,
-// Put; it fails the test unless Get then finds it.
+// kept watches and puts the file at p as the learner does: watch, stat,
+// put; it fails the test unless Get then finds it.
 func kept(t *testing.T, c *Cache, p string) syscall.Stat_t {
 	t.Helper()
-	tk := c.Watch(p)
+	tk := c.watch(p)
 	var st syscall.Stat_t
 	if err := syscall.Lstat(p, &st); err != nil {
 		t.Fatal(err)
 	}
-	c.Put(p, tk, st)
+	c.put(p, tk, st)
 	got, ok := c.Get(p)
 	if !ok || got != st {
 		t.Fatalf("Get(%s) right after Put: ok=%v", p, ok)
@@ -34,7 +34,7 @@ func kept(t *testing.T, c *Cache, p string) syscall.Stat_t {
 
 func newCache(t *testing.T) *Cache {
 	t.Helper()
-	c := New()
+	c := New(lstatRegular)
 	if c == nil {
 		t.Skip("no inotify here")
 	}
@@ -150,11 +150,11 @@ func TestPutAfterChangeIgnored(t *testing.T) {
 	c := newCache(t)
 	p := filepath.Join(t.TempDir(), "f.txt")
 	write(t, p, "hello\n")
-	tk := c.Watch(p)
+	tk := c.watch(p)
 	var st syscall.Stat_t
 	must(t, syscall.Lstat(p, &st))
 	write(t, p, "changed after the stat\n")
-	c.Put(p, tk, st)
+	c.put(p, tk, st)
 	if _, ok := c.Get(p); ok {
 		t.Error("Put kept a stat taken before a change it was told of")
 	}
@@ -168,13 +168,13 @@ func TestPutAfterOtherChangesKept(t *testing.T) {
 	p := filepath.Join(root, "a", "f.txt")
 	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	write(t, p, "hello\n")
-	tk := c.Watch(p)
+	tk := c.watch(p)
 	var st syscall.Stat_t
 	must(t, syscall.Lstat(p, &st))
 	write(t, filepath.Join(root, "other.txt"), "x\n")
 	write(t, filepath.Join(root, "a", "sibling.txt"), "x\n")
 	c.Get(p) // reads those events
-	c.Put(p, tk, st)
+	c.put(p, tk, st)
 	if _, ok := c.Get(p); !ok {
 		t.Error("Put refused after changes that do not touch the path")
 	}
@@ -187,19 +187,19 @@ func TestPutOfEarlierWatchIgnored(t *testing.T) {
 	c := newCache(t)
 	p := filepath.Join(t.TempDir(), "f.txt")
 	write(t, p, "hello\n")
-	first := c.Watch(p)
+	first := c.watch(p)
 	var old syscall.Stat_t
 	must(t, syscall.Lstat(p, &old))
 	write(t, p, "changed\n")
 	c.Get(p) // reads the change's events: p forgotten
-	second := c.Watch(p)
-	c.Put(p, first, old)
+	second := c.watch(p)
+	c.put(p, first, old)
 	if _, ok := c.Get(p); ok {
 		t.Fatal("the first Watch's Put kept a stat older than a change")
 	}
 	var st syscall.Stat_t
 	must(t, syscall.Lstat(p, &st))
-	c.Put(p, second, st)
+	c.put(p, second, st)
 	if got, ok := c.Get(p); !ok || got != st {
 		t.Error("the last Watch's Put was not kept")
 	}
@@ -221,12 +221,12 @@ func TestNotKept(t *testing.T) {
 		"dir/f.txt",                             // relative
 	} {
 		c := newCache(t)
-		tk := c.Watch(p)
+		tk := c.watch(p)
 		var st syscall.Stat_t
 		if syscall.Lstat(p, &st) != nil {
 			st.Mode = syscall.S_IFREG // as if found: Put must still refuse
 		}
-		c.Put(p, tk, st)
+		c.put(p, tk, st)
 		if _, ok := c.Get(p); ok {
 			t.Errorf("%s was kept", p)
 		}
@@ -327,9 +327,9 @@ func TestNoStaleAfterChange(t *testing.T) {
 		mu.RLock()
 		st, ok := c.Get(p)
 		if !ok {
-			tk := c.Watch(p)
+			tk := c.watch(p)
 			must(t, syscall.Lstat(p, &st))
-			c.Put(p, tk, st)
+			c.put(p, tk, st)
 		} else {
 			hits++
 			var now syscall.Stat_t
@@ -348,6 +348,76 @@ func TestNoStaleAfterChange(t *testing.T) {
 	if hits == 0 {
 		t.Log("no hit: every read raced a write")
 	}
+}
+
+// lstatRegular is what a caller's find does here: the stat of a regular
+// file (a symlink is not its own real path).
+func lstatRegular(p string) (syscall.Stat_t, bool) {
+	var st syscall.Stat_t
+	err := syscall.Lstat(p, &st)
+	return st, err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG
+}
+
+// TestLearn: Learn returns at once, and the path is found by Get once the
+// learner has kept it; a path that must not be kept never is.
+func TestLearn(t *testing.T) {
+	c := newCache(t)
+	root := t.TempDir()
+	p := filepath.Join(root, "f.txt")
+	write(t, p, "hello\n")
+	must(t, os.Symlink(p, filepath.Join(root, "link")))
+	c.Learn(filepath.Join(root, "link"))
+	c.Learn(p)
+	c.Learn(p) // already queued: dropped
+	var st syscall.Stat_t
+	must(t, syscall.Lstat(p, &st))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		learning := len(c.learning)
+		c.mu.Unlock()
+		got, ok := c.Get(p)
+		if ok && got != st {
+			t.Fatal("Get after Learn: another stat than the file's")
+		}
+		if ok && learning == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Learn(p): Get found p: %v; %d paths still being learnt", ok, learning)
+		}
+		time.Sleep(time.Millisecond) // polling, with the deadline above
+	}
+	if _, ok := c.Get(filepath.Join(root, "link")); ok {
+		t.Error("a symlink was learnt")
+	}
+}
+
+// TestCloseWhileLearning: Close waits for the learner and ends it; Learn
+// and Get after Close do nothing.
+func TestCloseWhileLearning(t *testing.T) {
+	c := New(lstatRegular)
+	if c == nil {
+		t.Skip("no inotify here")
+	}
+	root := t.TempDir()
+	for i := 0; i < learnQueue; i++ {
+		p := filepath.Join(root, "f"+strconv.Itoa(i))
+		write(t, p, "x\n")
+		c.Learn(p)
+	}
+	must(t, c.Close())
+	select {
+	case <-c.stopped:
+	default:
+		t.Fatal("Close returned with the learner running")
+	}
+	p := filepath.Join(root, "f0")
+	c.Learn(p)
+	if _, ok := c.Get(p); ok {
+		t.Error("Get after Close found a path")
+	}
+	must(t, c.Close()) // again: nothing to do
 }
 
 func write(t *testing.T, p, s string) {
