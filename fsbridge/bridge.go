@@ -505,11 +505,19 @@ func (b *Bridge) locateRead(path string, attempt int) (string, fs.FileInfo, bool
 	if attempt > 1 || !filepath.IsAbs(path) || strings.HasSuffix(path, string(filepath.Separator)) {
 		return "", nil, false
 	}
-	real, fi, ok := locateKnown(path)
-	if !ok || !b.inWorkspace(real) {
+	real, fi, known, ok := locateKnown(path)
+	if !ok {
 		return "", nil, false
 	}
-	return real, fi, true
+	for _, r := range b.roots {
+		if within(real, r) {
+			if !known && real == path {
+				learnPath(path, r)
+			}
+			return real, fi, true
+		}
+	}
+	return "", nil, false
 }
 
 // currentAt is current with known, when not nil, the file at real as

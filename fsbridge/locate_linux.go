@@ -70,21 +70,25 @@ func locateDirect(p string) (syscall.Stat_t, bool) {
 	return fi.(*statInfo).st, true
 }
 
-// locateKnown is locate, answered from knownPaths when it can be. A path
-// found that is its own real path (no symlink on it) is learnt for the
-// next read.
-func locateKnown(p string) (real string, fi fs.FileInfo, ok bool) {
-	c := knownPaths()
-	if c == nil {
-		return locate(p)
+// locateKnown is locate, answered from knownPaths when it can be; known
+// says it was. A path found that is its own real path (no symlink on it)
+// can then be learnt (learnPath).
+func locateKnown(p string) (real string, fi fs.FileInfo, known, ok bool) {
+	if c := knownPaths(); c != nil {
+		if st, ok := c.Get(p); ok {
+			return p, &statInfo{name: p[strings.LastIndexByte(p, '/')+1:], st: st}, true, true
+		}
 	}
-	if st, ok := c.Get(p); ok {
-		return p, &statInfo{name: p[strings.LastIndexByte(p, '/')+1:], st: st}, true
+	real, fi, ok = locate(p)
+	return real, fi, false, ok
+}
+
+// learnPath has knownPaths learn p, watched from root (the workspace root
+// p is in) down.
+func learnPath(p, root string) {
+	if c := knownPaths(); c != nil {
+		c.Learn(p, root)
 	}
-	if real, fi, ok = locate(p); ok && real == p {
-		c.Learn(p)
-	}
-	return real, fi, ok
 }
 
 // noOpenat2 is set once openat2 is found missing (Linux before 5.6) or

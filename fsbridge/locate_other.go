@@ -9,4 +9,10 @@ import "io/fs"
 func locate(string) (string, fs.FileInfo, bool) { return "", nil, false }
 
 // locateKnown is locate.
-func locateKnown(p string) (string, fs.FileInfo, bool) { return locate(p) }
+func locateKnown(p string) (string, fs.FileInfo, bool, bool) {
+	real, fi, ok := locate(p)
+	return real, fi, false, ok
+}
+
+// learnPath does nothing.
+func learnPath(p, root string) {}

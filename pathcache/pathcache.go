@@ -6,8 +6,13 @@
 //
 // Only a clean absolute path with no symlink on it is kept, and only on a
 // local file system, where inotify sees every change made on this machine.
-// What inotify does not report (a write through a shared mmap, a mount over
-// a directory on the path) is seen within Trust.
+// The directories watched are those from the workspace's root down: what
+// changes above it, and what inotify does not report (a write through a
+// shared mmap, a mount over a directory on the path), is seen within
+// Trust. Until then a read may get the text of the file the path named,
+// which was inside the workspace: late, never another file's bytes (the
+// text comes from the file's stat, or from opening the path again with no
+// symlink allowed on it).
 //
 // The order makes it sound: Watch installs the watches first, the caller
 // then finds the file (its stat), and Put keeps that stat only when no

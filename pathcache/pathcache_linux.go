@@ -42,7 +42,7 @@ type Cache struct {
 	now     func() time.Time
 
 	find     func(p string) (syscall.Stat_t, bool)
-	learn    chan string         // paths for the learner (learnLoop)
+	learn    chan learnReq       // paths for the learner (learnLoop)
 	learning map[string]struct{} // paths queued or being learnt
 	started  bool                // learnLoop runs
 	done     chan struct{}       // closed by Close: learnLoop ends
@@ -52,6 +52,9 @@ type Cache struct {
 // learnQueue bounds the paths waiting to be learnt; more are dropped (a
 // later read of them asks again).
 const learnQueue = 64
+
+// learnReq is a path to learn, watched from the directory from down.
+type learnReq struct{ p, from string }
 
 // entry is a path's file as Put found it.
 type entry struct {
@@ -70,7 +73,7 @@ func New(find func(p string) (syscall.Stat_t, bool)) *Cache {
 	}
 	c := &Cache{
 		fd: fd, buf: make([]byte, 16<<10), now: time.Now, local: map[uint64]bool{},
-		find: find, learn: make(chan string, learnQueue), learning: map[string]struct{}{},
+		find: find, learn: make(chan learnReq, learnQueue), learning: map[string]struct{}{},
 		done: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	c.clear()
@@ -78,11 +81,14 @@ func New(find func(p string) (syscall.Stat_t, bool)) *Cache {
 }
 
 // Learn has the cache learn where p leads, away from the caller: its own
-// goroutine watches p's directories (the first watch of a directory with
-// many entries costs the kernel milliseconds), finds the file and keeps
-// it for the next Get. A p being learnt already, or past a full queue,
-// is dropped.
-func (c *Cache) Learn(p string) {
+// goroutine watches p's directories from the directory from (the
+// workspace's root) down, finds the file and keeps it for the next Get.
+// The first watch of a directory with many entries costs the kernel
+// milliseconds, and the directories above the workspace can be such (a
+// /tmp of thousands of entries: 90 ms); a change above from is seen
+// within Trust. A p being learnt already, or past a full queue, is
+// dropped.
+func (c *Cache) Learn(p, from string) {
 	if c == nil {
 		return
 	}
@@ -99,7 +105,7 @@ func (c *Cache) Learn(p string) {
 		go c.learnLoop()
 	}
 	select {
-	case c.learn <- p:
+	case c.learn <- learnReq{p, from}:
 		c.learning[p] = struct{}{}
 	default:
 	}
@@ -112,13 +118,13 @@ func (c *Cache) learnLoop() {
 		select {
 		case <-c.done:
 			return
-		case p := <-c.learn:
-			t := c.watch(p)
-			if st, ok := c.find(p); ok {
-				c.put(p, t, st)
+		case r := <-c.learn:
+			t := c.watch(r.p, r.from)
+			if st, ok := c.find(r.p); ok {
+				c.put(r.p, t, st)
 			}
 			c.mu.Lock()
-			delete(c.learning, p)
+			delete(c.learning, r.p)
 			c.mu.Unlock()
 		}
 	}
@@ -198,11 +204,19 @@ type ticket struct {
 }
 
 // watch begins watching p (clean and absolute) and every directory above
-// it. The caller then finds the file at p and gives its stat to put with
-// the ticket. A p that cannot be watched (not clean, a symlink or a missing
+// it from the directory from down (from itself included). The caller then
+// finds the file at p and gives its stat to put with the ticket. A p that
+// cannot be watched (not clean, not under from, a symlink or a missing
 // directory on the way, no watches left) gives a ticket put ignores.
-func (c *Cache) watch(p string) ticket {
-	if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+func (c *Cache) watch(p, from string) ticket {
+	if !filepath.IsAbs(p) || filepath.Clean(p) != p || filepath.Clean(from) != from {
+		return ticket{}
+	}
+	start := len(from) // the separator after from
+	if from == "/" {
+		start = 0
+	}
+	if start >= len(p) || p[start] != '/' || p[:max(start, 1)] != from {
 		return ticket{}
 	}
 	c.mu.Lock()
@@ -215,7 +229,7 @@ func (c *Cache) watch(p string) ticket {
 		c.restart()
 	}
 	var need []string
-	for i := 0; i < len(p); i++ {
+	for i := start; i < len(p); i++ {
 		if d := p[:max(i, 1)]; p[i] == '/' && c.dirs[d] == 0 {
 			need = append(need, d)
 		}

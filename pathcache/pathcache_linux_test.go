@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +20,7 @@ import (
 // put; it fails the test unless Get then finds it.
 func kept(t *testing.T, c *Cache, p string) syscall.Stat_t {
 	t.Helper()
-	tk := c.watch(p)
+	tk := c.watch(p, fromOf(p))
 	var st syscall.Stat_t
 	if err := syscall.Lstat(p, &st); err != nil {
 		t.Fatal(err)
@@ -30,6 +31,14 @@ func kept(t *testing.T, c *Cache, p string) syscall.Stat_t {
 		t.Fatalf("Get(%s) right after Put: ok=%v", p, ok)
 	}
 	return st
+}
+
+// fromOf is the directory t.TempDir made for the test that p is in: what
+// a workspace's root is to the paths of the tests here.
+func fromOf(p string) string {
+	rel := strings.TrimPrefix(p, os.TempDir()+"/")
+	parts := strings.SplitN(rel, "/", 3)
+	return filepath.Join(os.TempDir(), parts[0], parts[1])
 }
 
 func newCache(t *testing.T) *Cache {
@@ -144,13 +153,38 @@ func TestWriteThroughLinkMadeBefore(t *testing.T) {
 	}
 }
 
+// TestWatchFrom: the directories watched are from's and those below it
+// on the path; a path not under from is not watched.
+func TestWatchFrom(t *testing.T) {
+	c := newCache(t)
+	root := t.TempDir()
+	p := filepath.Join(root, "a", "b", "f.txt")
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	write(t, p, "x\n")
+	kept(t, c, p)
+	var dirs []string
+	for d := range c.dirs {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs)
+	want := []string{root, filepath.Join(root, "a"), filepath.Join(root, "a", "b")}
+	if !slices.Equal(dirs, want) {
+		t.Errorf("watched %q, want %q", dirs, want)
+	}
+	for _, from := range []string{filepath.Join(root, "a", "b", "f.txt"), filepath.Join(root, "b"), root + "/a/", filepath.Join(root, "a", "bb")} {
+		if tk := c.watch(p, from); tk.serial != 0 {
+			t.Errorf("watch(%s, %s) watched", p, from)
+		}
+	}
+}
+
 // TestPutAfterChangeIgnored: a change of the file between Watch and Put
 // (the caller's stat may predate it) keeps nothing.
 func TestPutAfterChangeIgnored(t *testing.T) {
 	c := newCache(t)
 	p := filepath.Join(t.TempDir(), "f.txt")
 	write(t, p, "hello\n")
-	tk := c.watch(p)
+	tk := c.watch(p, fromOf(p))
 	var st syscall.Stat_t
 	must(t, syscall.Lstat(p, &st))
 	write(t, p, "changed after the stat\n")
@@ -168,7 +202,7 @@ func TestPutAfterOtherChangesKept(t *testing.T) {
 	p := filepath.Join(root, "a", "f.txt")
 	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	write(t, p, "hello\n")
-	tk := c.watch(p)
+	tk := c.watch(p, fromOf(p))
 	var st syscall.Stat_t
 	must(t, syscall.Lstat(p, &st))
 	write(t, filepath.Join(root, "other.txt"), "x\n")
@@ -187,12 +221,12 @@ func TestPutOfEarlierWatchIgnored(t *testing.T) {
 	c := newCache(t)
 	p := filepath.Join(t.TempDir(), "f.txt")
 	write(t, p, "hello\n")
-	first := c.watch(p)
+	first := c.watch(p, fromOf(p))
 	var old syscall.Stat_t
 	must(t, syscall.Lstat(p, &old))
 	write(t, p, "changed\n")
 	c.Get(p) // reads the change's events: p forgotten
-	second := c.watch(p)
+	second := c.watch(p, fromOf(p))
 	c.put(p, first, old)
 	if _, ok := c.Get(p); ok {
 		t.Fatal("the first Watch's Put kept a stat older than a change")
@@ -221,7 +255,7 @@ func TestNotKept(t *testing.T) {
 		"dir/f.txt",                             // relative
 	} {
 		c := newCache(t)
-		tk := c.watch(p)
+		tk := c.watch(p, fromOf(p))
 		var st syscall.Stat_t
 		if syscall.Lstat(p, &st) != nil {
 			st.Mode = syscall.S_IFREG // as if found: Put must still refuse
@@ -293,7 +327,7 @@ func TestManyWatchesRestart(t *testing.T) {
 	if _, ok := c.Get(last); ok {
 		t.Error("a path kept before the restart was found after it")
 	}
-	if want := strings.Count(extra, "/") + 1; len(c.byWatch) != want {
+	if want := strings.Count(strings.TrimPrefix(extra, fromOf(extra)), "/") + 1; len(c.byWatch) != want {
 		t.Errorf("%d watches after a restart, want the new path's %d", len(c.byWatch), want)
 	}
 }
@@ -327,7 +361,7 @@ func TestNoStaleAfterChange(t *testing.T) {
 		mu.RLock()
 		st, ok := c.Get(p)
 		if !ok {
-			tk := c.watch(p)
+			tk := c.watch(p, fromOf(p))
 			must(t, syscall.Lstat(p, &st))
 			c.put(p, tk, st)
 		} else {
@@ -366,9 +400,9 @@ func TestLearn(t *testing.T) {
 	p := filepath.Join(root, "f.txt")
 	write(t, p, "hello\n")
 	must(t, os.Symlink(p, filepath.Join(root, "link")))
-	c.Learn(filepath.Join(root, "link"))
-	c.Learn(p)
-	c.Learn(p) // already queued: dropped
+	c.Learn(filepath.Join(root, "link"), root)
+	c.Learn(p, root)
+	c.Learn(p, root) // already queued: dropped
 	var st syscall.Stat_t
 	must(t, syscall.Lstat(p, &st))
 	deadline := time.Now().Add(10 * time.Second)
@@ -404,7 +438,7 @@ func TestCloseWhileLearning(t *testing.T) {
 	for i := 0; i < learnQueue; i++ {
 		p := filepath.Join(root, "f"+strconv.Itoa(i))
 		write(t, p, "x\n")
-		c.Learn(p)
+		c.Learn(p, root)
 	}
 	must(t, c.Close())
 	select {
@@ -413,7 +447,7 @@ func TestCloseWhileLearning(t *testing.T) {
 		t.Fatal("Close returned with the learner running")
 	}
 	p := filepath.Join(root, "f0")
-	c.Learn(p)
+	c.Learn(p, root)
 	if _, ok := c.Get(p); ok {
 		t.Error("Get after Close found a path")
 	}
