@@ -1297,10 +1297,34 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		// buffer written is the file.
 		return diskNew, apply(ctx, b.ed, real, st.buf, target, eol, text)
 	}
+	// The file's new text goes to a temp file beside it (written and
+	// synced: most of the write's time) while the buffer takes the change;
+	// it replaces the file only once the buffer has it. A buffer changed
+	// meanwhile (the user typing) leaves the file as it was.
+	type prepared struct {
+		w   *pendingWrite
+		err error
+	}
+	ready := make(chan prepared, 1)
+	go func() {
+		w, err := prepareRegular(r, diskNew, 0o644)
+		ready <- prepared{w, err}
+	}()
 	if err := putUnsaved(ctx, ue, real, st.buf, target, eol, text); err != nil {
+		if p := <-ready; p.err == nil {
+			p.w.abort()
+			p.w.sync()
+		}
 		return disk.text, err
 	}
-	if err := writeRegular(r, diskNew, 0o644); err != nil {
+	p := <-ready
+	err := p.err
+	if err == nil {
+		if err = p.w.commit(); err != nil {
+			p.w.sync()
+		}
+	}
+	if err != nil {
 		var nr *notRegularError
 		switch {
 		case errors.As(err, &nr):
@@ -1311,9 +1335,16 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		return disk.text, reqErr(CodeInternal, real, ReasonIO,
 			"your edit is in the Neovim buffer of %s (unsaved), but the file could not be written: %v", real, err)
 	}
+	// The rename made durable while Neovim takes the file's new version.
+	synced := make(chan struct{})
+	go func() {
+		defer close(synced)
+		p.w.sync()
+	}()
 	if err := ue.Took(ctx, real, st.buf.Bufnr); err != nil {
 		b.log.Debug("fsbridge: buffer not told of its file's new version", "path", real, "err", err)
 	}
+	<-synced
 	return diskNew, nil
 }
 

@@ -367,6 +367,57 @@ func TestWriteRetriesWhenUserTypes(t *testing.T) {
 	}
 }
 
+// TestUnsavedWriteWhileUserTypes: a write into a buffer with unsaved
+// lines prepares the file's new text beside it while the buffer takes the
+// change; when the user's typing makes the buffer refuse it, the file is
+// left as it was and the prepared text removed, whether the write then
+// succeeds (typing once) or gives up (typing on).
+func TestUnsavedWriteWhileUserTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		types int // Puts the user types into
+		ok    bool
+	}{
+		{"typing once", 1, true},
+		{"typing on", 100, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			p := e.file("f.txt", "a\nb\nc\n")
+			e.ed.load(t, e.b, p)
+			e.ed.edit(p, func(l []string) []string { return append(l, "unsaved") })
+			e.read(p, nil, nil)
+			puts := 0
+			e.ed.onApply = func(path string) {
+				if got := e.disk(p); got != "a\nb\nc\n" {
+					t.Errorf("put %d: the disk holds %q before the buffer took the change", puts, got)
+				}
+				if puts++; puts <= tc.types {
+					e.ed.edit(path, func(l []string) []string { l[0] += "!"; return l })
+				}
+			}
+			err := e.write(p, "a\nb\nC\nunsaved\n")
+			if tc.ok != (err == nil) {
+				t.Fatalf("write: %v", err)
+			}
+			wantDisk, wantBuf := "a\nb\nC\n", "a!|b|C|unsaved"
+			if !tc.ok {
+				wantDisk, wantBuf = "a\nb\nc\n", strings.Repeat("!", puts)
+				wantBuf = "a" + wantBuf + "|b|c|unsaved"
+			}
+			if got := e.disk(p); got != wantDisk {
+				t.Errorf("disk %q, want %q", got, wantDisk)
+			}
+			if got := strings.Join(e.ed.lines(p), "|"); got != wantBuf {
+				t.Errorf("buffer %q, want %q", got, wantBuf)
+			}
+			if ents, _ := os.ReadDir(e.root); len(ents) != 1 {
+				t.Errorf("leftover files: %v", ents)
+			}
+		})
+	}
+}
+
 func TestWriteNewNestedFile(t *testing.T) {
 	e := newEnv(t, nil)
 	p := e.path("a/b/c/new.go")

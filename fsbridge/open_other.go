@@ -66,3 +66,20 @@ func writeRegular(r resolution, text string, newMode fs.FileMode) (err error) {
 	}
 	return nil
 }
+
+// pendingWrite is a write to be made (see open_unix.go): here it is made
+// whole at commit.
+type pendingWrite struct {
+	r    resolution
+	text string
+	mode fs.FileMode
+}
+
+// prepareRegular prepares writeRegular(r, text, newMode).
+func prepareRegular(r resolution, text string, newMode fs.FileMode) (*pendingWrite, error) {
+	return &pendingWrite{r: r, text: text, mode: newMode}, nil
+}
+
+func (w *pendingWrite) commit() error { return writeRegular(w.r, w.text, w.mode) }
+func (w *pendingWrite) abort()        {}
+func (w *pendingWrite) sync()         {}

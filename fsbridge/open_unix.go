@@ -126,6 +126,29 @@ func verifyFd(fd int, real string) error {
 //     fsynced (best effort). On error the temp file is removed and the
 //     target is untouched.
 func writeRegular(r resolution, text string, newMode fs.FileMode) error {
+	w, err := prepareRegular(r, text, newMode)
+	if err != nil {
+		return err
+	}
+	err = w.commit()
+	w.sync()
+	return err
+}
+
+// pendingWrite is a file's new text written and synced to a temp file
+// beside it, not yet in its place: commit puts it there (sync then makes
+// that durable), abort removes it. One of commit or abort must be called,
+// then sync, which releases it.
+type pendingWrite struct {
+	dfd        int // the file's directory
+	tmp, base  string
+	path, temp string // for errors
+}
+
+// prepareRegular is writeRegular up to the rename: the temp file written,
+// given its mode and synced. Nothing the user can see has changed yet, so
+// it can be done while the buffer takes the same change.
+func prepareRegular(r resolution, text string, newMode fs.FileMode) (*pendingWrite, error) {
 	dir, base := filepath.Split(r.Path)
 	dir = filepath.Clean(dir)
 	var missingDirs []string
@@ -135,19 +158,24 @@ func writeRegular(r resolution, text string, newMode fs.FileMode) error {
 	}
 	dfd, err := openDir(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { unix.Close(dfd) }()
+	ok := false
+	defer func() {
+		if !ok {
+			unix.Close(dfd)
+		}
+	}()
 	for _, name := range missingDirs {
 		if err := unix.Mkdirat(dfd, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-			return &fs.PathError{Op: "mkdir", Path: filepath.Join(dir, name), Err: err}
+			return nil, &fs.PathError{Op: "mkdir", Path: filepath.Join(dir, name), Err: err}
 		}
 		nfd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-				return ErrPathChanged
+				return nil, ErrPathChanged
 			}
-			return &fs.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
+			return nil, &fs.PathError{Op: "open", Path: filepath.Join(dir, name), Err: err}
 		}
 		unix.Close(dfd)
 		dfd = nfd
@@ -160,24 +188,24 @@ func writeRegular(r resolution, text string, newMode fs.FileMode) error {
 	case err == nil:
 		fm := fileMode(uint32(st.Mode))
 		if fm&fs.ModeSymlink != 0 {
-			return ErrPathChanged
+			return nil, ErrPathChanged
 		}
 		if !fm.IsRegular() {
-			return &notRegularError{Path: r.Path, Mode: fm}
+			return nil, &notRegularError{Path: r.Path, Mode: fm}
 		}
 		// Respect a read-only file even though the rename would succeed.
 		wfd, err := unix.Openat(dfd, base, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			if errors.Is(err, unix.ELOOP) {
-				return ErrPathChanged
+				return nil, ErrPathChanged
 			}
-			return &fs.PathError{Op: "open", Path: r.Path, Err: err}
+			return nil, &fs.PathError{Op: "open", Path: r.Path, Err: err}
 		}
 		unix.Close(wfd)
 		mode = fm & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	case errors.Is(err, unix.ENOENT):
 	default:
-		return &fs.PathError{Op: "stat", Path: r.Path, Err: err}
+		return nil, &fs.PathError{Op: "stat", Path: r.Path, Err: err}
 	}
 
 	var tmp string
@@ -189,20 +217,35 @@ func writeRegular(r resolution, text string, newMode fs.FileMode) error {
 			break
 		}
 		if !errors.Is(err, unix.EEXIST) || i > 100 {
-			return &fs.PathError{Op: "create", Path: filepath.Join(dir, tmp), Err: err}
+			return nil, &fs.PathError{Op: "create", Path: filepath.Join(dir, tmp), Err: err}
 		}
 	}
 	tf := os.NewFile(uintptr(tfd), filepath.Join(dir, tmp))
 	if err := fillTemp(tf, text, mode); err != nil {
 		unix.Unlinkat(dfd, tmp, 0)
-		return err
+		return nil, err
 	}
-	if err := unix.Renameat(dfd, tmp, dfd, base); err != nil {
-		unix.Unlinkat(dfd, tmp, 0)
-		return &fs.PathError{Op: "rename", Path: r.Path, Err: err}
+	ok = true
+	return &pendingWrite{dfd: dfd, tmp: tmp, base: base, path: r.Path, temp: filepath.Join(dir, tmp)}, nil
+}
+
+// commit renames the temp file over the file.
+func (w *pendingWrite) commit() error {
+	if err := unix.Renameat(w.dfd, w.tmp, w.dfd, w.base); err != nil {
+		unix.Unlinkat(w.dfd, w.tmp, 0)
+		return &fs.PathError{Op: "rename", Path: w.path, Err: err}
 	}
-	_ = unix.Fsync(dfd)
 	return nil
+}
+
+// abort removes the temp file: the file stays as it was.
+func (w *pendingWrite) abort() { unix.Unlinkat(w.dfd, w.tmp, 0) }
+
+// sync makes the rename durable (the directory synced, best effort) and
+// releases w.
+func (w *pendingWrite) sync() {
+	_ = unix.Fsync(w.dfd)
+	unix.Close(w.dfd)
 }
 
 // openDir opens the existing directory dir (a resolved path) and verifies
