@@ -141,8 +141,10 @@ func writeRegular(r resolution, text string, newMode fs.FileMode) error {
 // then sync, which releases it.
 type pendingWrite struct {
 	dfd        int // the file's directory
+	old        int // the file it replaces, held open (-1: none)
 	tmp, base  string
-	path, temp string // for errors
+	path, temp string        // for errors
+	released   chan struct{} // closed once old is closed
 }
 
 // prepareRegular is writeRegular up to the rename: the temp file written,
@@ -160,10 +162,14 @@ func prepareRegular(r resolution, text string, newMode fs.FileMode) (*pendingWri
 	if err != nil {
 		return nil, err
 	}
+	old := -1
 	ok := false
 	defer func() {
 		if !ok {
 			unix.Close(dfd)
+			if old >= 0 {
+				unix.Close(old)
+			}
 		}
 	}()
 	for _, name := range missingDirs {
@@ -203,6 +209,13 @@ func prepareRegular(r resolution, text string, newMode fs.FileMode) (*pendingWri
 		}
 		unix.Close(wfd)
 		mode = fm & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		// Held open across the rename: the file's last close then frees
+		// its pages and blocks (a quarter of a millisecond for 660 KB),
+		// off the write's way, instead of the rename. Read-only, so that
+		// closing it reports no write to watchers.
+		if ofd, err := unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_CLOEXEC, 0); err == nil {
+			old = ofd
+		}
 	case errors.Is(err, unix.ENOENT):
 	default:
 		return nil, &fs.PathError{Op: "stat", Path: r.Path, Err: err}
@@ -226,26 +239,51 @@ func prepareRegular(r resolution, text string, newMode fs.FileMode) (*pendingWri
 		return nil, err
 	}
 	ok = true
-	return &pendingWrite{dfd: dfd, tmp: tmp, base: base, path: r.Path, temp: filepath.Join(dir, tmp)}, nil
+	w := &pendingWrite{dfd: dfd, old: old, tmp: tmp, base: base, path: r.Path, temp: filepath.Join(dir, tmp), released: make(chan struct{})}
+	if old < 0 {
+		close(w.released)
+	}
+	return w, nil
 }
 
-// commit renames the temp file over the file.
+// commit renames the temp file over the file; the file replaced is
+// released on a goroutine of its own (sync waits for it).
 func (w *pendingWrite) commit() error {
-	if err := unix.Renameat(w.dfd, w.tmp, w.dfd, w.base); err != nil {
+	err := unix.Renameat(w.dfd, w.tmp, w.dfd, w.base)
+	if err != nil {
 		unix.Unlinkat(w.dfd, w.tmp, 0)
-		return &fs.PathError{Op: "rename", Path: w.path, Err: err}
+		err = &fs.PathError{Op: "rename", Path: w.path, Err: err}
 	}
-	return nil
+	w.release()
+	return err
 }
 
 // abort removes the temp file: the file stays as it was.
-func (w *pendingWrite) abort() { unix.Unlinkat(w.dfd, w.tmp, 0) }
+func (w *pendingWrite) abort() {
+	unix.Unlinkat(w.dfd, w.tmp, 0)
+	w.release()
+}
+
+// release closes the file replaced (or kept), once.
+func (w *pendingWrite) release() {
+	if w.old < 0 {
+		return
+	}
+	old := w.old
+	w.old = -1
+	go func() {
+		defer close(w.released)
+		unix.Close(old)
+	}()
+}
 
 // sync makes the rename durable (the directory synced, best effort) and
 // releases w.
 func (w *pendingWrite) sync() {
 	_ = unix.Fsync(w.dfd)
 	unix.Close(w.dfd)
+	w.release() // neither committed nor aborted: nothing to undo
+	<-w.released
 }
 
 // openDir opens the existing directory dir (a resolved path) and verifies

@@ -1,0 +1,45 @@
+package fsbridge
+
+import (
+	"os"
+	"strconv"
+	"testing"
+)
+
+// TestWritesLeaveNoDescriptors: a write holds the file it replaces open
+// across the rename and closes it after; none is left open, whether the
+// buffer takes the change or refuses it (the user typing).
+func TestWritesLeaveNoDescriptors(t *testing.T) {
+	e := newEnv(t, nil)
+	plain := e.file("plain.txt", "a\n")
+	p := e.file("f.txt", "a\nb\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append(l, "unsaved") })
+	e.read(p, nil, nil)
+	e.read(plain, nil, nil)
+	puts := 0
+	e.ed.onApply = func(path string) {
+		if puts++; puts%2 == 0 {
+			e.ed.edit(path, func(l []string) []string { l[0] += "!"; return l })
+		}
+	}
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(ents)
+	}
+	before := count()
+	for i := 0; i < 20; i++ {
+		if err := e.write(plain, "plain "+strconv.Itoa(i)+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		lines := e.ed.lines(p)
+		lines[1] = "b" + strconv.Itoa(i)
+		_ = e.write(p, joinText(lines, true, "\n")) // refused now and then
+	}
+	if after := count(); after > before {
+		t.Errorf("%d descriptors open after 40 writes, %d before", after, before)
+	}
+}
