@@ -277,12 +277,7 @@ func startAgent(t *testing.T, budget *pipeBudget, framing Framing, argv ...strin
 // pipeBytes.
 func requireGrowablePipes(t *testing.T) {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
+	r, _ := testPipe(t)
 	if n := pipeSize(t, r); n != pipeDefault {
 		t.Skipf("a new pipe holds %d bytes here, not %d", n, pipeDefault)
 	}
@@ -299,13 +294,22 @@ func requireGrowablePipes(t *testing.T) {
 // quota is spent).
 func defaultPipe(t *testing.T) int {
 	t.Helper()
+	r, _ := testPipe(t)
+	return pipeSize(t, r)
+}
+
+// testPipe is a new pipe, closed when the test ends.
+func testPipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	defer w.Close()
-	return pipeSize(t, r)
+	t.Cleanup(func() {
+		r.Close()
+		w.Close()
+	})
+	return r, w
 }
 
 // drainOutput reads p's output to its end, so that closing it does not wait
@@ -399,12 +403,7 @@ func TestPipeGrowth(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			defer w.Close()
+			r, _ := testPipe(t)
 			rc, err := r.SyscallConn()
 			if err != nil {
 				t.Fatal(err)
