@@ -661,8 +661,9 @@ func (m *Manager) terminateLocked(t *term, why string) {
 }
 
 // stopLocked runs t's Stop hook in the background unless it runs
-// already, or once succeeded after the command here had exited (nothing
-// of it was left then, nothing can have started since); m.mu is held (see
+// already, or once succeeded after the command here had exited, or found
+// the command's processes on the far side and ended them all (nothing of
+// it was left then, nothing can have started since); m.mu is held (see
 // terminateLocked) or Close is under way. why (kill, release, session
 // stop, ...) is logged with what was done.
 func (m *Manager) stopLocked(t *term, why string) {
