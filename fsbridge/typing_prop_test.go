@@ -184,7 +184,10 @@ func TestTypingWhileAgentWritesProperty(t *testing.T) {
 				for _, l := range lines {
 					have[l] = true
 				}
-				for n := 1; n <= ty.n; n++ {
+				ty.mu.Lock()
+				typed := ty.n // the watcher's merges may still ask the typist
+				ty.mu.Unlock()
+				for n := 1; n <= typed; n++ {
 					if !have[fmt.Sprintf("user %d", n)] {
 						return false
 					}
