@@ -1297,32 +1297,11 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		// buffer written is the file.
 		return diskNew, apply(ctx, b.ed, real, st.buf, target, eol, text)
 	}
-	// The file's new text goes to a temp file beside it (written and
-	// synced: most of the write's time) while the buffer takes the change;
-	// it replaces the file only once the buffer has it. A buffer changed
-	// meanwhile (the user typing) leaves the file as it was.
-	type prepared struct {
-		w   *pendingWrite
-		err error
-	}
-	ready := make(chan prepared, 1)
-	go func() {
-		w, err := prepareRegular(r, diskNew, 0o644)
-		ready <- prepared{w, err}
-	}()
-	if err := putUnsaved(ctx, ue, real, st.buf, target, eol, text); err != nil {
-		if p := <-ready; p.err == nil {
-			p.w.abort()
-			p.w.sync()
-		}
-		return disk.text, err
-	}
-	p := <-ready
-	err := p.err
-	if err == nil {
-		if err = p.w.commit(); err != nil {
-			p.w.sync()
-		}
+	putErr, err := putAndWrite(r, diskNew,
+		func() error { return putUnsaved(ctx, ue, real, st.buf, target, eol, text) },
+		func() error { return ue.Took(ctx, real, st.buf.Bufnr) }, b.log)
+	if putErr != nil {
+		return disk.text, putErr
 	}
 	if err != nil {
 		var nr *notRegularError
@@ -1335,17 +1314,52 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		return disk.text, reqErr(CodeInternal, real, ReasonIO,
 			"your edit is in the Neovim buffer of %s (unsaved), but the file could not be written: %v", real, err)
 	}
-	// The rename made durable while Neovim takes the file's new version.
+	return diskNew, nil
+}
+
+// putAndWrite makes one change to a buffer and to its file r: put gives
+// the buffer the change while the file's new text, diskNew, goes to a temp
+// file beside it (written and synced: most of the write's time); the temp
+// file replaces the file only once the buffer has the change, and took
+// tells Neovim the file's new version while the directory is synced. A
+// put that fails (the user typing) leaves the file as it was, the temp
+// file removed: its error is putErr. err is the file's write failing
+// after the buffer took the change; took's own error is only logged.
+func putAndWrite(r resolution, diskNew string, put, took func() error, log *slog.Logger) (putErr, err error) {
+	type prepared struct {
+		w   *pendingWrite
+		err error
+	}
+	ready := make(chan prepared, 1)
+	go func() {
+		w, err := prepareRegular(r, diskNew, 0o644)
+		ready <- prepared{w, err}
+	}()
+	if err := put(); err != nil {
+		if p := <-ready; p.err == nil {
+			p.w.abort()
+			p.w.sync()
+		}
+		return err, nil
+	}
+	p := <-ready
+	if p.err != nil {
+		return nil, p.err
+	}
+	if err := p.w.commit(); err != nil {
+		p.w.sync()
+		return nil, err
+	}
 	synced := make(chan struct{})
 	go func() {
 		defer close(synced)
 		p.w.sync()
 	}()
-	if err := ue.Took(ctx, real, st.buf.Bufnr); err != nil {
-		b.log.Debug("fsbridge: buffer not told of its file's new version", "path", real, "err", err)
+	if err := took(); err != nil {
+		log.Debug("fsbridge: buffer not told of its file's new version", "path", r.Path, "err", err)
 	}
 	<-synced
-	return diskNew, nil
+	return nil, nil
 }
 
 // applyChange is the change from before to after made to text: where it

@@ -231,12 +231,18 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 		}
 	}
 	target, tEOL := bufLines(theirs, theirsEOL)
-	if err := se.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL); err != nil {
-		return err
+	took := se.Took
+	if !st.buf.Modified && diskNew == content {
+		took = se.TookSaved
 	}
 	b.w.beginWrite(real)
-	err := writeRegular(r, diskNew, 0o644)
-	b.w.endWrite(real, diskNew, err == nil)
+	putErr, err := putAndWrite(r, diskNew,
+		func() error { return se.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL) },
+		func() error { return took(ctx, real, st.buf.Bufnr) }, b.log)
+	b.w.endWrite(real, diskNew, putErr == nil && err == nil)
+	if putErr != nil {
+		return putErr
+	}
 	if err != nil {
 		return reqErr(CodeInternal, real, ReasonIO,
 			"the change is in the Neovim buffer of %s (unsaved), but the file could not be written: %v", real, err)
@@ -244,13 +250,6 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 	b.mu.Lock()
 	delete(b.gone, real)
 	b.mu.Unlock()
-	took := se.Took
-	if !st.buf.Modified && diskNew == content {
-		took = se.TookSaved
-	}
-	if err := took(ctx, real, st.buf.Bufnr); err != nil {
-		b.log.Debug("fsbridge: buffer not told of its file's new version", "path", real, "err", err)
-	}
 	b.report(real, FileText{Text: st.text, Exists: true}, FileText{Text: content, Exists: true}, ByUser)
 	return nil
 }

@@ -2,6 +2,7 @@ package fsbridge
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,37 @@ func TestWriteUserHostWrites(t *testing.T) {
 				t.Errorf("the editor wrote the buffer %d times (want %d), reloaded it %d times", writes, c.wantWrites, synced)
 			}
 		})
+	}
+}
+
+// TestWriteUserHostWritesWhileUserTypes: under WithHostWrites the file's
+// new text is prepared beside it while the buffer takes the change; when
+// the user's typing makes the buffer refuse it, the file is left as it was
+// and nothing is left beside it, and the write is made again.
+func TestWriteUserHostWritesWhileUserTypes(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "a\nb\nc\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append([]string{"u"}, l...) })
+	puts := 0
+	e.ed.onApply = func(path string) {
+		if got := e.disk(p); got != "a\nb\nc\n" {
+			t.Errorf("put %d: the disk holds %q before the buffer took the change", puts, got)
+		}
+		if puts++; puts == 1 {
+			e.ed.edit(path, func(l []string) []string { return append(l, "typed") })
+		}
+	}
+	if err := e.b.WriteUser(WithHostWrites(context.Background()), p, FileText{Text: "u\na\nB\nc\n", Exists: true}); err != nil {
+		t.Fatal(err)
+	}
+	if puts != 2 {
+		t.Errorf("%d puts, want 2 (refused once, then taken)", puts)
+	}
+	if got := e.disk(p); got != "a\nB\nc\n" {
+		t.Errorf("disk %q", got)
+	}
+	if ents, _ := os.ReadDir(e.root); len(ents) != 1 {
+		t.Errorf("leftover files: %v", ents)
 	}
 }
