@@ -14,11 +14,13 @@
 // text comes from the file's stat, or from opening the path again with no
 // symlink allowed on it).
 //
-// The order makes it sound: Watch installs the watches first, the caller
-// then finds the file (its stat), and Put keeps that stat only when no
-// event on the path came in between (and no other Watch of it). Get reads every queued event before it answers,
-// and the kernel queues an event before the call that made the change
-// returns, so a change that happened before a Get is never missed.
+// Paths are learnt on the cache's own goroutine (Learn), in an order that
+// makes it sound: it installs the watches first, then finds the file (its
+// stat), and keeps that stat only when no event on the path came in
+// between (and no other watch of it was made). Get reads every queued
+// event before it answers, and the kernel queues an event before the call
+// that made the change returns, so a change made before a Get is never
+// missed.
 package pathcache
 
 import "time"

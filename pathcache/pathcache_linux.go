@@ -34,7 +34,7 @@ type Cache struct {
 	serial  uint64            // watch calls so far
 	dirs    map[string]int    // watched directory path → its watch
 	files   map[string]int    // watched file path → its watch
-	armed   map[string]uint64 // watched file path → the Watch call since which nothing changed on it
+	armed   map[string]uint64 // watched file path → the watch call since which nothing changed on it
 	byWatch map[int][]string  // watch → the paths it was added for
 	entries map[string]entry
 	local   map[uint64]bool // device → on a local file system
@@ -56,7 +56,7 @@ const learnQueue = 64
 // learnReq is a path to learn, watched from the directory from down.
 type learnReq struct{ p, from string }
 
-// entry is a path's file as Put found it.
+// entry is a path's file as put found it.
 type entry struct {
 	st syscall.Stat_t
 	at time.Time
@@ -230,7 +230,7 @@ func (c *Cache) watch(p, from string) ticket {
 	}
 	var need []string
 	for i := start; i < len(p); i++ {
-		if d := p[:max(i, 1)]; p[i] == '/' && c.dirs[d] == 0 {
+		if d := p[:max(i, 1)]; p[i] == '/' && c.dirs[d] == 0 { // watches are numbered from 1
 			need = append(need, d)
 		}
 	}
