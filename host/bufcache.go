@@ -35,6 +35,9 @@ type bufCache struct {
 	loading map[string]*sync.Mutex // serializes full snapshots per path
 	sig     changeSignal
 	texts   *textcache.Cache // files no buffer holds, as read from disk (fsbridge.Config.Texts)
+
+	likeMu sync.Mutex
+	likes  []*jsontext.Text // encodings of buffers read, newest first (like)
 }
 
 // fileTextCacheBytes bounds the texts of files kept by version (and their

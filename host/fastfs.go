@@ -240,7 +240,7 @@ func (f *fastFS) intercept(line []byte) bool {
 	if !bytes.Contains(line[:min(len(line), 256)], []byte(`"fs/`)) {
 		return false
 	}
-	req, ok := parseFSRequest(line)
+	req, ok := parseFSRequest(line, f.a.h.bufs.like)
 	if !ok {
 		return false
 	}
@@ -423,7 +423,11 @@ func (c *bufCache) encode(s string) []byte {
 	}
 	c.mu.Unlock()
 	if hit != nil {
-		if enc, ok := hit.encoded().Slice(s); ok {
+		t := hit.encoded()
+		if len(s) >= likeFrom {
+			c.remember(t)
+		}
+		if enc, ok := t.Slice(s); ok {
 			return enc
 		}
 	} else if enc, ok := c.texts.Encoded(s); ok {
@@ -442,4 +446,43 @@ func (c *bufCache) encode(s string) []byte {
 func (e *bufEntry) encoded() *jsontext.Text {
 	e.encOnce.Do(func() { e.enc = jsontext.NewText(e.buf.Text()) })
 	return e.enc
+}
+
+// likeTexts bounds the encodings kept for the writes that follow a read
+// (bufCache.like): the last few large files read.
+const likeTexts = 4
+
+// likeFrom is the size of a read from which its file's encoding is kept
+// for the writes that follow: a smaller write's content is decoded at once.
+const likeFrom = 64 << 10
+
+// remember keeps t, the encoding of a buffer's text just built for a read,
+// for the writes of that file that follow (like).
+func (c *bufCache) remember(t *jsontext.Text) {
+	c.likeMu.Lock()
+	defer c.likeMu.Unlock()
+	if len(c.likes) > 0 && c.likes[0] == t {
+		return // read again
+	}
+	kept := append(make([]*jsontext.Text, 0, likeTexts), t)
+	for _, x := range c.likes {
+		if x != t && len(kept) < likeTexts {
+			kept = append(kept, x)
+		}
+	}
+	c.likes = kept
+}
+
+// like is the kept encoding (see remember) that data, the inside of a
+// write's content from its start, begins like: the agent writing back a
+// file it read, changed (nil: none).
+func (c *bufCache) like(data []byte) *jsontext.Text {
+	c.likeMu.Lock()
+	defer c.likeMu.Unlock()
+	for _, t := range c.likes {
+		if jsontext.StartsLike(data, t) {
+			return t
+		}
+	}
+	return nil
 }

@@ -39,8 +39,10 @@ func knownKey(k string, keys ...string) (known, ok bool) {
 // parseFSRequest decodes line when it is a well-formed fs/read_text_file or
 // fs/write_text_file request, in one pass. ok is false for everything
 // else, and for any request it is not sure to decode exactly as
-// encoding/json would: those go the ordinary way, through acp-go-sdk.
-func parseFSRequest(line []byte) (req fsRequest, ok bool) {
+// encoding/json would: those go the ordinary way, through acp-go-sdk. A
+// write's content that like (nil: none) finds like a text it has encoded
+// is read against that encoding (jsontext.UnquoteLike).
+func parseFSRequest(line []byte, like func(data []byte) *jsontext.Text) (req fsRequest, ok bool) {
 	s := jsontext.NewScanner(line)
 	var hasID, hasParams bool
 	ok = s.Object(func(k string) bool {
@@ -79,7 +81,7 @@ func parseFSRequest(line []byte) (req fsRequest, ok bool) {
 			return ok
 		case "params":
 			hasParams = true
-			return s.Object(func(k string) bool { return req.param(s, k) })
+			return s.Object(func(k string) bool { return req.param(s, k, like) })
 		}
 		return false // result, error: not a request
 	})
@@ -96,7 +98,7 @@ func parseFSRequest(line []byte) (req fsRequest, ok bool) {
 }
 
 // param reads the value of params key k.
-func (req *fsRequest) param(s *jsontext.Scanner, k string) bool {
+func (req *fsRequest) param(s *jsontext.Scanner, k string, like func(data []byte) *jsontext.Text) bool {
 	known, ok := knownKey(k, "sessionId", "path", "line", "limit", "content")
 	if !ok {
 		return false
@@ -110,7 +112,7 @@ func (req *fsRequest) param(s *jsontext.Scanner, k string) bool {
 	case "path":
 		req.path, ok = s.Str()
 	case "content":
-		req.content, ok = s.Str()
+		req.content, ok = s.StrLike(like)
 		req.hasContent = ok
 	case "line", "limit":
 		var p *int

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
 var requestCases = []string{
@@ -45,7 +47,7 @@ func TestParseFSRequest(t *testing.T) {
 
 func checkParse(t *testing.T, c string) bool {
 	t.Helper()
-	req, ok := parseFSRequest([]byte(c))
+	req, ok := parseFSRequest([]byte(c), nil)
 	if !ok {
 		return false
 	}
@@ -93,7 +95,7 @@ func BenchmarkParseWriteRequest(b *testing.B) {
 		"params": acp.WriteTextFileRequest{SessionId: "s", Path: "/a/b", Content: benchText(10000)}})
 	b.SetBytes(int64(len(line)))
 	for i := 0; i < b.N; i++ {
-		if _, ok := parseFSRequest(line); !ok {
+		if _, ok := parseFSRequest(line, nil); !ok {
 			b.Fatal("not parsed")
 		}
 	}
@@ -124,4 +126,42 @@ func benchText(n int) string {
 		sb.WriteByte('\n')
 	}
 	return sb.String()
+}
+
+// TestParseWriteRequestLike: a write's content read against the encoding
+// of the text the agent read (bufCache.like) is the content read whole,
+// whether the content comes first or last in params, changed or not.
+func TestParseWriteRequestLike(t *testing.T) {
+	base := benchText(2000)
+	read := jsontext.NewText(base)
+	lines := strings.SplitAfter(base, "\n")
+	lines[1000] = "\tchanged(\"line\")\n"
+	edited := strings.Join(lines, "")
+	var c bufCache
+	c.remember(read)
+	asked := 0
+	like := func(data []byte) *jsontext.Text { asked++; return c.like(data) }
+	for _, content := range []string{base, edited, strings.Repeat("other\n", 3000)} {
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/a/b","content":` + string(jsonString(content)) + `}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"fs/write_text_file","params":{"content":` + string(jsonString(content)) + `,"sessionId":"s","path":"/a/b"}}`,
+		} {
+			got, ok := parseFSRequest([]byte(line), like)
+			want, wok := parseFSRequest([]byte(line), nil)
+			if !ok || !wok || got.content != want.content || got.path != "/a/b" || got.sessionID != "s" {
+				t.Fatalf("with like: %v %.40q; without: %v %.40q", ok, got.content, wok, want.content)
+			}
+		}
+	}
+	if asked != 6 {
+		t.Errorf("like asked %d times, want 6 (once a content)", asked)
+	}
+	if c.like([]byte(strings.Repeat("x", 5000))) != nil || c.like(read.Encoded()) != read {
+		t.Error("like: wrong text found")
+	}
+}
+
+func jsonString(s string) []byte {
+	b, _ := json.Marshal(s)
+	return b
 }

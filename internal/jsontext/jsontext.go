@@ -404,6 +404,24 @@ func (s *Scanner) Str() (string, bool) {
 	return v, true
 }
 
+// StrLike is Str for a string that may be an edit of a text whose
+// encoding like gives for the string's first bytes (nil: none): read with
+// UnquoteLike when it is, else as Str reads it.
+func (s *Scanner) StrLike(like func(data []byte) *Text) (string, bool) {
+	if s.Peek() != '"' {
+		return "", false
+	}
+	if like != nil {
+		if t := like(s.data[s.i+1:]); t != nil {
+			if v, next, ok := UnquoteLike(s.data, s.i, t); ok {
+				s.i = next
+				return v, true
+			}
+		}
+	}
+	return s.Str()
+}
+
 // Number reads a number and returns the raw bytes of a JSON number.
 func (s *Scanner) Number() ([]byte, bool) {
 	s.ws()
