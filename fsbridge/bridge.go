@@ -374,12 +374,18 @@ func (b *Bridge) Changes() []Change {
 }
 
 func (b *Bridge) inWorkspace(p string) bool {
+	_, ok := b.rootOf(p)
+	return ok
+}
+
+// rootOf is the workspace root (or allowed root) p is in.
+func (b *Bridge) rootOf(p string) (string, bool) {
 	for _, r := range b.roots {
 		if within(p, r) {
-			return true
+			return r, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // check validates path, resolves it the way the kernel will (see resolve)
@@ -509,15 +515,14 @@ func (b *Bridge) locateRead(path string, attempt int) (string, fs.FileInfo, bool
 	if !ok {
 		return "", nil, false
 	}
-	for _, r := range b.roots {
-		if within(real, r) {
-			if !known && real == path {
-				learnPath(path, r)
-			}
-			return real, fi, true
-		}
+	root, in := b.rootOf(real)
+	if !in {
+		return "", nil, false
 	}
-	return "", nil, false
+	if !known && real == path {
+		learnPath(path, root) // watched from its root down
+	}
+	return real, fi, true
 }
 
 // currentAt is current with known, when not nil, the file at real as
