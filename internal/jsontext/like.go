@@ -3,7 +3,7 @@ package jsontext
 import (
 	"bytes"
 	"sort"
-	"unsafe"
+	"strings"
 )
 
 // likeMin is the shortest run shared with a text's encoding that
@@ -66,11 +66,12 @@ func UnquoteLike(data []byte, i int, t *Text) (s string, next int, ok bool) {
 	if !ok {
 		return "", 0, false
 	}
-	b := make([]byte, 0, headSrc+len(mid)+len(t.src)-tailSrc)
-	b = append(b, t.src[:headSrc]...)
-	b = append(b, mid...)
-	b = append(b, t.src[tailSrc:]...)
-	return ownedString(b), quote + 1, true
+	var b strings.Builder // one allocation, not copied again
+	b.Grow(headSrc + len(mid) + len(t.src) - tailSrc)
+	b.WriteString(t.src[:headSrc])
+	b.WriteString(mid)
+	b.WriteString(t.src[tailSrc:])
+	return b.String(), quote + 1, true
 }
 
 // StartsLike reports whether data, the inside of a JSON string from its
@@ -121,13 +122,4 @@ func commonSuffix(a, b []byte) int {
 		i++
 	}
 	return i
-}
-
-// ownedString is b as a string, without a copy: b is the caller's own and
-// never changes after.
-func ownedString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
 }
