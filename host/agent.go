@@ -111,6 +111,7 @@ type Agent struct {
 	paths *pathmap.Map       // path_map (nil: none)
 	conn  *acp.Connection
 	gate  *gate.Gate
+	calls *gate.Calls       // the host's requests in flight (request)
 	out   *agentWriter      // link's writing side, shared by the SDK and fastFS
 	fast  *fastFS           // the gate's Intercept
 	wire  *wirelog.Recorder // $NVIM_ACP_WIRE_LOG's record (nil: off)
@@ -242,6 +243,15 @@ func (a *Agent) attach(link transport.Conn) {
 	})
 	a.gate.OnNotify = a.notification
 	a.gate.OnBad = a.badLine
+	a.calls = gate.NewCalls()
+	a.gate.OnAnswer = a.calls.Answered
+	a.gate.OnEnd = func() {
+		// The answers read before the end reach their callers first
+		// (an agent may answer session/new and exit at once).
+		ctx, cancel := context.WithTimeout(context.Background(), lastWordsGrace)
+		defer cancel()
+		a.calls.Settle(ctx)
+	}
 	a.out = &agentWriter{w: link}
 	if log.Enabled(context.Background(), slog.LevelDebug) {
 		// log_level = "debug": every ACP message, both ways, cut at 4 KiB.
@@ -262,11 +272,24 @@ func (a *Agent) attach(link transport.Conn) {
 			}
 		}
 	}
+	a.out.calls = a.calls
 	a.fast = &fastFS{a: a}
 	a.gate.Intercept = a.fast.intercept
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	a.conn.SetLogger(log)
 	go a.watch()
+}
+
+// request sends a request to a's agent and waits for its answer, as
+// acp.SendRequest does, with an answer read just before the agent's end
+// kept from being lost (gate.Calls).
+func request[T any](ctx context.Context, a *Agent, method string, params any) (T, error) {
+	if a.calls == nil {
+		return acp.SendRequest[T](a.conn, ctx, method, params)
+	}
+	k := a.calls.Begin()
+	defer a.calls.End(k)
+	return acp.SendRequest[T](a.conn, ctx, method, params)
 }
 
 // badLine is a line on the agent's stdout that is not JSON-RPC. While
@@ -314,6 +337,10 @@ func (a *Agent) watch() {
 	// still wait in the SDK's queue), unless a handler is stuck.
 	ctx, cancel := context.WithTimeout(context.Background(), lastWordsGrace)
 	a.gate.Barrier(ctx)
+	// A session whose session/new was answered before the end registers
+	// first, so that it is restarted with the others, not left on the
+	// dead agent.
+	a.awaitCreated(ctx)
 	cancel()
 	a.gate.Close()
 	a.mu.Lock()
@@ -632,6 +659,28 @@ func (a *Agent) awaitSession(ctx context.Context, id acp.SessionId) *Session {
 			return a.session(id)
 		case <-a.exited:
 			return a.session(id)
+		}
+	}
+}
+
+// awaitCreated waits until no session/new or session/fork is in flight
+// on a (each has registered its session or failed), or ctx ends.
+func (a *Agent) awaitCreated(ctx context.Context) {
+	for {
+		a.mu.Lock()
+		if a.creating == 0 {
+			a.mu.Unlock()
+			return
+		}
+		if a.created == nil {
+			a.created = make(chan struct{})
+		}
+		changed := a.created
+		a.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
 		}
 	}
 }

@@ -381,7 +381,7 @@ func (s *Session) newSession(ctx context.Context, a *Agent, servers []acp.McpSer
 		created := a.creatingSession()
 		// The servers as the wire takes them (editormcp.Wire: MCP-over-ACP
 		// entries the SDK's type cannot hold).
-		resp, err := acp.SendRequest[json.RawMessage](a.conn, actx, acp.AgentMethodSessionNew, s.newParams(a, servers))
+		resp, err := request[json.RawMessage](actx, a, acp.AgentMethodSessionNew, s.newParams(a, servers))
 		if err == nil {
 			cancel()
 			err = s.registerNew(a, resp)
@@ -558,7 +558,7 @@ func (s *Session) login(ctx context.Context, a *Agent, m authMethod, ans authAns
 	if a.v2() {
 		method = acpx.MethodAuthLogin // v2's name, same params
 	}
-	if _, err := acp.SendRequest[json.RawMessage](a.conn, actx, method, acp.AuthenticateRequest{MethodId: m.ID}); err != nil {
+	if _, err := request[json.RawMessage](actx, a, method, acp.AuthenticateRequest{MethodId: m.ID}); err != nil {
 		return fail("log in with %q failed: %v", m.Name, a.describe("authenticate", err))
 	}
 	s.log.Info("auth: authenticated", "method", m.ID)

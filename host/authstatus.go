@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	acp "github.com/coder/acp-go-sdk"
-
 	"github.com/nvim-acp/nvim-acp/acpx"
 )
 
@@ -95,7 +93,7 @@ func (a *Agent) fetchAuthStatus(ctx context.Context) (acpx.AuthStatus, error) {
 	if known != nil {
 		return *known, nil
 	}
-	res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodAuthStatus, map[string]any{})
+	res, err := request[json.RawMessage](ctx, a, acpx.MethodAuthStatus, map[string]any{})
 	if err != nil {
 		return acpx.AuthStatus{}, a.describe(acpx.MethodAuthStatus, err)
 	}

@@ -442,7 +442,7 @@ func (s *Session) freshSession(a *Agent) error {
 	servers = s.exposeMCP(a, servers)
 	nctx, ncancel := a.stepContext(ctx, "session/new")
 	defer ncancel()
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, s.newParams(a, servers))
+	resp, err := request[json.RawMessage](nctx, a, acp.AgentMethodSessionNew, s.newParams(a, servers))
 	if err != nil {
 		return a.stepErr(nctx, "session/new", err)
 	}

@@ -13,6 +13,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
+	"github.com/nvim-acp/nvim-acp/internal/gate"
 	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
 
@@ -119,11 +120,15 @@ type agentWriter struct {
 	w      io.Writer
 	whole  bool        // w must get each message in one Write (tracing)
 	failed atomic.Bool // a write failed: the agent's stdin is closed
+	calls  *gate.Calls // sees each of the SDK's messages (request)
 }
 
 func (w *agentWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.calls != nil {
+		w.calls.Written(p)
+	}
 	return w.note(w.w.Write(p))
 }
 

@@ -94,7 +94,7 @@ func (s *Session) fork(ctx context.Context, a *Agent, servers []acp.McpServer) (
 	defer cancel()
 	created := a.creatingSession()
 	defer created() // after addSession
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
+	resp, err := request[json.RawMessage](fctx, a, acpx.MethodSessionFork, acpx.ForkRequest{
 		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: editormcp.Wire(servers), AdditionalDirectories: s.addDirs(a),
 		SystemPrompt: s.systemPrompt(a),
 	})
@@ -125,7 +125,7 @@ func (s *Session) closeOnAgent(a *Agent, id acp.SessionId) {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, closeTimeout)
 	defer cancelT()
-	if _, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodSessionClose, acpx.SessionRef{SessionID: string(id)}); err != nil {
+	if _, err := request[json.RawMessage](ctx, a, acpx.MethodSessionClose, acpx.SessionRef{SessionID: string(id)}); err != nil {
 		s.log.Info("session/close", "err", err)
 	}
 }
@@ -185,7 +185,7 @@ func (h *Host) agentCall(method string, spec AgentSpec, sessionID string) error 
 	if !call.can(a.caps) {
 		return fmt.Errorf("%s does not offer %s", spec.Name, rpc)
 	}
-	if _, err := acp.SendRequest[json.RawMessage](a.conn, ctx, rpc, params); err != nil {
+	if _, err := request[json.RawMessage](ctx, a, rpc, params); err != nil {
 		return a.describe(rpc, err)
 	}
 	return nil
@@ -247,7 +247,7 @@ func (s *Session) reattach(ctx context.Context, a *Agent, reconnect bool) (strin
 	if how == "" {
 		nctx, cancel := a.stepContext(ctx, "session/new")
 		created := a.creatingSession()
-		resp, err = acp.SendRequest[json.RawMessage](a.conn, nctx, acp.AgentMethodSessionNew, s.newParams(a, servers))
+		resp, err = request[json.RawMessage](nctx, a, acp.AgentMethodSessionNew, s.newParams(a, servers))
 		if err != nil {
 			err = a.stepErr(nctx, "session/new", err)
 		}

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"time"
 
-	acp "github.com/coder/acp-go-sdk"
-
 	"github.com/nvim-acp/nvim-acp/acpx"
 )
 
@@ -64,7 +62,7 @@ func (s *Session) applyProviders(ctx context.Context, a *Agent) {
 func (a *Agent) setProvider(ctx context.Context, req acpx.SetProviderRequest) error {
 	ctx, cancel := context.WithTimeout(ctx, providersTimeout)
 	defer cancel()
-	if _, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodProvidersSet, req); err != nil {
+	if _, err := request[json.RawMessage](ctx, a, acpx.MethodProvidersSet, req); err != nil {
 		return a.describe(acpx.MethodProvidersSet, err)
 	}
 	return nil
@@ -106,7 +104,7 @@ func (h *Host) rpcProviders(sid int) (map[string]any, error) {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, providersTimeout)
 	defer cancelT()
-	res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodProvidersList, map[string]any{})
+	res, err := request[json.RawMessage](ctx, a, acpx.MethodProvidersList, map[string]any{})
 	if err != nil {
 		return nil, a.describe(acpx.MethodProvidersList, err)
 	}
@@ -156,7 +154,7 @@ func (h *Host) rpcProviderDisable(sid int, id string) error {
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, providersTimeout)
 	defer cancelT()
-	_, err = acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodProvidersDisable, acpx.DisableProviderRequest{ProviderID: id})
+	_, err = request[json.RawMessage](ctx, a, acpx.MethodProvidersDisable, acpx.DisableProviderRequest{ProviderID: id})
 	if err != nil {
 		return a.describe(acpx.MethodProvidersDisable, err)
 	}

@@ -48,7 +48,7 @@ func (s *Session) resume(ctx context.Context, a *Agent, servers []acp.McpServer)
 		if caps.List && page < maxListPages {
 			cwd := s.opts.Agent.Cwd
 			lctx, cancel := a.stepContext(ctx, "session/list")
-			res, err := acp.SendRequest[acp.ListSessionsResponse](a.conn, lctx, acp.AgentMethodSessionList, acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
+			res, err := request[acp.ListSessionsResponse](lctx, a, acp.AgentMethodSessionList, acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
 			if err != nil {
 				err = a.stepErr(lctx, "session/list", err)
 				cancel()
@@ -89,7 +89,7 @@ func (s *Session) gone(ctx context.Context, a *Agent, id acp.SessionId) bool {
 	}
 	sctx, cancel := a.stepContext(ctx, acpx.MethodSessionStatus)
 	defer cancel()
-	res, err := acp.SendRequest[json.RawMessage](a.conn, sctx, acpx.MethodSessionStatus, acpx.SessionRef{SessionID: string(id)})
+	res, err := request[json.RawMessage](sctx, a, acpx.MethodSessionStatus, acpx.SessionRef{SessionID: string(id)})
 	var re *acp.RequestError
 	if errors.As(err, &re) && re.Code == acperr.ResourceNotFound {
 		s.emit(messageEvent("warn", fmt.Sprintf("%s no longer has session %s (session/status); starting a new one", a.spec.Name, id)))
@@ -115,7 +115,7 @@ func (s *Session) attach(ctx context.Context, a *Agent, servers []acp.McpServer,
 	params := s.attachParams(a, servers, id, how)
 	lctx, cancel := a.stepContext(ctx, method)
 	defer cancel()
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, lctx, method, params)
+	resp, err := request[json.RawMessage](lctx, a, method, params)
 	if err != nil {
 		a.removeSession(s)
 		s.mu.Lock()

@@ -81,7 +81,7 @@ func (s *Session) forkAt(a *Agent, parent acp.SessionId, messageID string) (acp.
 	servers = s.exposeMCP(a, servers)
 	fctx, fcancel := a.stepContext(ctx, acpx.MethodSessionFork)
 	defer fcancel()
-	resp, err := acp.SendRequest[json.RawMessage](a.conn, fctx, acpx.MethodSessionFork, acpx.ForkRequest{
+	resp, err := request[json.RawMessage](fctx, a, acpx.MethodSessionFork, acpx.ForkRequest{
 		SessionID: string(parent), Cwd: s.opts.Agent.Cwd, McpServers: editormcp.Wire(servers), AdditionalDirectories: s.addDirs(a),
 		SystemPrompt: s.systemPrompt(a), Meta: acpx.AirForkPoint(messageID),
 	})

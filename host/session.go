@@ -436,7 +436,7 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 	if a.v2() {
 		resp, err = s.promptV2(ctx, a, id, blocks) // v2.go: the turn ends at idle
 	} else {
-		resp, err = acp.SendRequest[acp.PromptResponse](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
+		resp, err = request[acp.PromptResponse](ctx, a, acp.AgentMethodSessionPrompt, acp.PromptRequest{
 			SessionId: id,
 			Prompt:    blocks,
 		})

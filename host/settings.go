@@ -27,7 +27,7 @@ func (s *Session) call(method string, params func(acp.SessionId) any) (json.RawM
 	defer cancel()
 	ctx, cancelT := context.WithTimeout(ctx, settingTimeout)
 	defer cancelT()
-	res, err := acp.SendRequest[json.RawMessage](a.conn, ctx, method, params(id))
+	res, err := request[json.RawMessage](ctx, a, method, params(id))
 	if err != nil {
 		return nil, a.describe(method, err)
 	}

@@ -39,7 +39,7 @@ func (s *Session) steer(blocks []acp.ContentBlock) {
 	}
 	ctx, cancel := a.context(context.Background())
 	defer cancel()
-	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acpx.MethodSteering, acpx.NewSteerRequest(string(id), blocks))
+	raw, err := request[json.RawMessage](ctx, a, acpx.MethodSteering, acpx.NewSteerRequest(string(id), blocks))
 	if err != nil {
 		s.emit(steerEvent("", a.describe(acpx.MethodSteering, err)))
 		return

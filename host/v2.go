@@ -28,7 +28,7 @@ import (
 func (a *Agent) sendInitialize(ctx context.Context) (json.RawMessage, error) {
 	v1 := func() (json.RawMessage, error) {
 		a.version = acpx.ProtocolV1
-		return acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acpx.InitializeRequest{
+		return request[json.RawMessage](ctx, a, acp.AgentMethodInitialize, acpx.InitializeRequest{
 			ProtocolVersion:    acp.ProtocolVersionNumber,
 			ClientInfo:         &acp.Implementation{Name: "nvim-acp", Version: Version},
 			ClientCapabilities: a.h.capabilities(),
@@ -37,7 +37,7 @@ func (a *Agent) sendInitialize(ctx context.Context) (json.RawMessage, error) {
 	if a.spec.ProtocolVersion != acpx.ProtocolV2 {
 		return v1()
 	}
-	raw, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodInitialize, acpx.InitializeV2Request{
+	raw, err := request[json.RawMessage](ctx, a, acp.AgentMethodInitialize, acpx.InitializeV2Request{
 		ProtocolVersion: acpx.ProtocolV2,
 		Info:            acpx.Implementation{Name: "nvim-acp", Version: Version},
 		Capabilities:    buildCapabilities(clientCapabilitiesV2),
@@ -240,7 +240,7 @@ func (s *Session) promptV2(ctx context.Context, a *Agent, id acp.SessionId, bloc
 		}
 		s.v2mu.Unlock()
 	}
-	if _, err := acp.SendRequest[json.RawMessage](a.conn, ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
+	if _, err := request[json.RawMessage](ctx, a, acp.AgentMethodSessionPrompt, acp.PromptRequest{
 		SessionId: id, Prompt: blocks,
 	}); err != nil {
 		drop()
@@ -293,7 +293,7 @@ func (s *Session) cancelItem(item string) error {
 	ctx, cancel := a.context(context.Background())
 	go func() {
 		defer cancel()
-		if _, err := acp.SendRequest[json.RawMessage](a.conn, ctx, method, params); err != nil {
+		if _, err := request[json.RawMessage](ctx, a, method, params); err != nil {
 			s.emit(messageEvent("warn", fmt.Sprintf("%s of %q: %v", method, item, a.describe(method, err))))
 		}
 	}()

@@ -50,6 +50,13 @@ type Gate struct {
 	// took the line (the host's fs/* fast path). It must not keep the
 	// line: its memory is reused.
 	Intercept func(line []byte) bool
+	// OnAnswer, when set, gets the id of each answer (a response) handed
+	// to the SDK, before the SDK reads it.
+	OnAnswer func(id json.RawMessage)
+	// OnEnd, when set, is called once when the agent's output has ended,
+	// before the SDK is told (Calls.Settle).
+	OnEnd func()
+	ended bool
 
 	buf     []byte // rest of the current line
 	counted bool   // the line being handed over is a session/update notification
@@ -97,6 +104,10 @@ func (g *Gate) Read(p []byte) (int, error) {
 			break
 		}
 		if err != nil {
+			if g.OnEnd != nil && !g.ended {
+				g.ended = true
+				g.OnEnd()
+			}
 			return 0, err
 		}
 	}
@@ -253,6 +264,10 @@ func (g *Gate) sort(line []byte) []byte {
 			g.OnNotify(m.Method, m.Params)
 		}
 		return nil
+	case m.ID != nil && m.Method == "":
+		if g.OnAnswer != nil {
+			g.OnAnswer(*m.ID)
+		}
 	case m.ID != nil && m.Method == acp.ClientMethodSessionUpdate:
 		m.Method = requestedUpdate
 		b, err := json.Marshal(m)
