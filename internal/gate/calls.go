@@ -102,9 +102,8 @@ func (c *Calls) End(k *Call) {
 
 // Answered takes note of an answer read from the agent, with the given id.
 func (c *Calls) Answered(id json.RawMessage) {
-	key := string(bytes.TrimSpace(id))
 	c.mu.Lock()
-	if k := c.sent[key]; k != nil && !k.answered {
+	if k := c.sent[string(bytes.TrimSpace(id))]; k != nil && !k.answered {
 		k.answered = true
 		c.answered++
 	}
