@@ -44,6 +44,7 @@ type stderrLog struct {
 	last    time.Time
 	logged  int // bytes logged in all
 	skipped int // bytes not logged since the last report
+	dropped int // bytes not logged in all
 	total   int // bytes read
 }
 
@@ -83,10 +84,12 @@ func (l *stderrLog) drain(r io.Reader) {
 				l.line(partial, len(partial))
 			}
 			l.mu.Lock()
-			skipped, total := l.skipped, l.total
+			dropped, total := l.dropped, l.total
 			l.mu.Unlock()
-			if skipped > 0 {
-				l.log.Info("agent stderr ended", "bytes", total, "not_logged", skipped)
+			// Said whenever any of it was not logged, even when the
+			// last lines were (the rate allowed them again).
+			if dropped > 0 {
+				l.log.Info("agent stderr ended", "bytes", total, "not_logged", dropped)
 			}
 			return
 		}
@@ -128,6 +131,7 @@ func (l *stderrLog) line(line []byte, size int) {
 	l.last = now
 	if l.tokens < float64(size) || l.logged+size > stderrTotal {
 		l.skipped += size
+		l.dropped += size
 		l.mu.Unlock()
 		return
 	}
