@@ -507,11 +507,11 @@ func (b *Bridge) current(ctx context.Context, real string, strict bool) (state, 
 // file there inside the workspace (nothing to ask): the first attempt only.
 // check's other rules for reads (absolute, no trailing separator) hold
 // for what locate accepts.
-func (b *Bridge) locateRead(path string, attempt int) (string, fs.FileInfo, bool) {
+func (b *Bridge) locateRead(path string, attempt int, drained bool) (string, fs.FileInfo, bool) {
 	if attempt > 1 || !filepath.IsAbs(path) || strings.HasSuffix(path, string(filepath.Separator)) {
 		return "", nil, false
 	}
-	real, fi, known, ok := locateKnown(path)
+	real, fi, known, ok := locateKnown(path, drained)
 	if !ok {
 		return "", nil, false
 	}
@@ -534,7 +534,7 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 		if known == nil {
 			return st, ErrWouldWait
 		}
-		if st, done, err := b.heldBuffer(real, strict, stateOf(known)); done {
+		if st, done, err := b.heldBuffer(ctx, real, strict, stateOf(known)); done {
 			return st, err
 		}
 	} else if b.ed != nil && (b.isLoaded(real) || b.loadsPending(ctx)) {
@@ -785,7 +785,7 @@ func (b *Bridge) ReadTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 	for attempt := 1; ; attempt++ {
 		// An existing file in the workspace, as the kernel finds it (the
 		// common read), else the path resolved and checked step by step.
-		real, known, ok := b.locateRead(req.Path, attempt)
+		real, known, ok := b.locateRead(req.Path, attempt, drainedFor(ctx))
 		if !ok && noWait(ctx) {
 			return resp, ErrWouldWait // check may ask the user
 		}

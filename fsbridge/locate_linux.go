@@ -71,16 +71,29 @@ func locateDirect(p string) (syscall.Stat_t, bool) {
 }
 
 // locateKnown is locate, answered from knownPaths when it can be; known
-// says it was. A path found that is its own real path (no symlink on it)
+// says it was. drained: the caller drained knownPaths' queue after the
+// read was asked (WithDrained). A path found that is its own real path (no symlink on it)
 // can then be learnt (learnPath).
-func locateKnown(p string) (real string, fi fs.FileInfo, known, ok bool) {
+func locateKnown(p string, drained bool) (real string, fi fs.FileInfo, known, ok bool) {
 	if c := knownPaths(); c != nil {
-		if st, ok := c.Get(p); ok {
+		get := c.Get
+		if drained {
+			get = c.GetDrained
+		}
+		if st, ok := get(p); ok {
 			return p, &statInfo{name: p[strings.LastIndexByte(p, '/')+1:], st: st}, true, true
 		}
 	}
 	real, fi, ok = locate(p)
 	return real, fi, false, ok
+}
+
+// KnownPathsQueue is the event queue of the paths known to reads: a
+// descriptor readable while it holds events, and what drains it (see
+// WithDrained); fd is -1 without one.
+func KnownPathsQueue() (fd int, drain func()) {
+	c := knownPaths()
+	return c.Queue(), c.Drain
 }
 
 // learnPath has knownPaths learn p, watched from root (the workspace root
@@ -165,4 +178,11 @@ func fdPath(fd int) (string, error) {
 		return os.Readlink(procFdDir + "/" + strconv.Itoa(fd)) // longer than PATH_MAX
 	}
 	return string(buf[:n]), nil
+}
+
+// PathKnown reports whether a read of p would now skip locating it
+// (knownPaths has it): for tests.
+func PathKnown(p string) bool {
+	_, ok := knownPaths().Get(p)
+	return ok
 }

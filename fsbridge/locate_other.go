@@ -9,10 +9,16 @@ import "io/fs"
 func locate(string) (string, fs.FileInfo, bool) { return "", nil, false }
 
 // locateKnown is locate.
-func locateKnown(p string) (string, fs.FileInfo, bool, bool) {
+func locateKnown(p string, drained bool) (string, fs.FileInfo, bool, bool) {
 	real, fi, ok := locate(p)
 	return real, fi, false, ok
 }
 
 // learnPath does nothing.
 func learnPath(p, root string) {}
+
+// KnownPathsQueue is -1: no paths are known here.
+func KnownPathsQueue() (fd int, drain func()) { return -1, func() {} }
+
+// PathKnown is false: no paths are known here.
+func PathKnown(p string) bool { return false }

@@ -45,6 +45,28 @@ func WithNoWait(ctx context.Context) context.Context {
 	return context.WithValue(context.WithValue(ctx, readKey{}, true), noWaitKey{}, true)
 }
 
+type drainedKey struct{}
+
+// WithDrained says, for reads under WithNoWait with the returned context,
+// that the caller drained the queues such a read otherwise reads first,
+// after the read was asked: KnownPathsQueue's, and its HeldEditor's own
+// (which tells by Drained). One poll over them all costs less than a read
+// of each. The context holds for the read it was made for only.
+func WithDrained(ctx context.Context) context.Context {
+	return context.WithValue(ctx, drainedKey{}, true)
+}
+
+// Drained reports whether ctx is from WithDrained.
+func Drained(ctx context.Context) bool {
+	v, _ := ctx.Value(drainedKey{}).(bool)
+	return v
+}
+
+// drainedFor is Drained for a read under WithNoWait.
+func drainedFor(ctx context.Context) bool {
+	return noWait(ctx) && Drained(ctx)
+}
+
 func noWait(ctx context.Context) bool {
 	v, _ := ctx.Value(noWaitKey{}).(bool)
 	return v
@@ -56,20 +78,20 @@ func noWait(ctx context.Context) bool {
 // (VersionSnapshotter). known and ok are false when only the editor can
 // tell; the read is then served the ordinary way.
 type HeldEditor interface {
-	HeldLoadsPending() (pending, known bool)
-	HeldSnapshot(realPath string, disk FileVersion) (b Buffer, ok bool)
+	HeldLoadsPending(ctx context.Context) (pending, known bool)
+	HeldSnapshot(ctx context.Context, realPath string, disk FileVersion) (b Buffer, ok bool)
 }
 
 // heldBuffer is currentAt's editor step for a read under WithNoWait:
 // done reports whether st (or err) is the answer; ErrWouldWait when the
 // held copies cannot tell.
-func (b *Bridge) heldBuffer(real string, strict bool, known fileState) (st state, done bool, err error) {
+func (b *Bridge) heldBuffer(ctx context.Context, real string, strict bool, known fileState) (st state, done bool, err error) {
 	he, ok := b.ed.(HeldEditor)
 	if !ok {
 		return st, true, ErrWouldWait
 	}
 	if !b.isLoaded(real) {
-		pending, sure := he.HeldLoadsPending()
+		pending, sure := he.HeldLoadsPending(ctx)
 		if !sure {
 			return st, true, ErrWouldWait
 		}
@@ -77,7 +99,7 @@ func (b *Bridge) heldBuffer(real string, strict bool, known fileState) (st state
 			return st, false, nil // the disk's
 		}
 	}
-	buf, ok := he.HeldSnapshot(real, FileVersion{known})
+	buf, ok := he.HeldSnapshot(ctx, real, FileVersion{known})
 	if !ok || (buf.Stale && !buf.Modified) {
 		// Not held, not current, or stale (the disk's text is then read
 		// and the buffer confirmed or reconciled: editor calls).

@@ -28,13 +28,13 @@ type heldEditor struct {
 	loadChecks   int // LoadsPending calls (asking Neovim)
 }
 
-func (h *heldEditor) HeldLoadsPending() (pending, known bool) {
+func (h *heldEditor) HeldLoadsPending(context.Context) (pending, known bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.pending, h.pendingKnown
 }
 
-func (h *heldEditor) HeldSnapshot(p string, disk FileVersion) (Buffer, bool) {
+func (h *heldEditor) HeldSnapshot(_ context.Context, p string, disk FileVersion) (Buffer, bool) {
 	h.mu.Lock()
 	held := h.held[p]
 	h.mu.Unlock()
@@ -240,3 +240,5 @@ func TestReadNowYoungFile(t *testing.T) {
 		t.Fatalf("after the change read %.20q, want %.20q", got, second)
 	}
 }
+
+var _ HeldEditor = (*heldEditor)(nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/nvim-acp/nvim-acp/textcache"
 
 	acp "github.com/coder/acp-go-sdk"
+	"golang.org/x/sys/unix"
 )
 
 // hostile is a workspace laid out the way an agent with a shell could lay it
@@ -483,5 +484,77 @@ func TestSecurityKnownPathSwapped(t *testing.T) {
 	}
 	if got, err := h.read(h.path("old/s.txt"), nil, nil); err != nil || got != "inside\n" {
 		t.Errorf("the moved file: %q, %v", got, err)
+	}
+}
+
+// TestSecurityKnownPathSwappedDrained is TestSecurityKnownPathSwapped for
+// a read under WithNoWait and WithDrained, by a caller that drains the
+// known paths' queue as the host's reader does: one poll of
+// KnownPathsQueue, and its drain when the poll finds it readable. The
+// read after the swap must not be answered from the kept path.
+func TestSecurityKnownPathSwappedDrained(t *testing.T) {
+	c := knownPaths()
+	if c == nil {
+		t.Skip("no inotify here")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ed := &heldEditor{fakeEditor: newFakeEditor(), held: map[string]bool{}, pendingKnown: true}
+	// Every file is settled by this clock: served by its version.
+	texts := textcache.New(1<<20, func() time.Time { return time.Now().Add(time.Hour) })
+	b, err := New(Config{Root: root, Debounce: 20 * time.Millisecond, Texts: texts}, ed, &fakeAsker{answer: answer(OptRejectOnce)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := os.MkdirAll(filepath.Join(root, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "dir", "s.txt")
+	if err := os.WriteFile(p, []byte("inside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "s.txt"), []byte("SECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := acp.ReadTextFileRequest{SessionId: "s", Path: p}
+	if resp, err := b.ReadTextFile(context.Background(), req); err != nil || resp.Content != "inside\n" {
+		t.Fatalf("first read: %q, %v", resp.Content, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, ok := c.Get(p); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the path read is never kept")
+		}
+	}
+	read := func() (string, error) {
+		t.Helper()
+		fd, drain := KnownPathsQueue()
+		ready, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ready > 0 {
+			drain()
+		}
+		resp, err := b.ReadTextFile(WithDrained(WithNoWait(context.Background())), req)
+		return resp.Content, err
+	}
+	if got, err := read(); err != nil || got != "inside\n" {
+		t.Fatalf("read from the kept path without waiting: %q, %v", got, err)
+	}
+	if err := os.Rename(filepath.Join(root, "dir"), filepath.Join(root, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(root, "dir")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := read(); err != ErrWouldWait {
+		t.Errorf("read after the swap: %q, %v; want %v (the user is asked)", got, err, ErrWouldWait)
 	}
 }

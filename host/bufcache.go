@@ -175,9 +175,10 @@ func (c *bufCache) reuse(ctx context.Context, h *Host, path string, e *bufEntry,
 // the change signal's current epoch, which is exactly when snapshot would
 // return it without asking Neovim (reuse). ok is false otherwise. It takes
 // only c.mu and the signal's lock (a non-blocking drain of the pipe), which
-// are never held across a call into Neovim.
-func (c *bufCache) held(path string, disk fsbridge.FileVersion) (fsbridge.Buffer, bool) {
-	epoch, sigOK := c.sig.held()
+// are never held across a call into Neovim. drained: the caller drained the
+// pipe after the read was asked (fastFS.poll).
+func (c *bufCache) held(path string, disk fsbridge.FileVersion, drained bool) (fsbridge.Buffer, bool) {
+	epoch, sigOK := c.sig.held(drained)
 	if !sigOK {
 		return fsbridge.Buffer{}, false
 	}

@@ -74,12 +74,30 @@ func (c *changeSignal) current(ctx context.Context, h *Host) (int64, bool) {
 }
 
 // held is current without starting the signal (a call into Neovim): false
-// until it has started, and when it does not work.
-func (c *changeSignal) held() (int64, bool) {
+// until it has started, and when it does not work. drained: the caller
+// drained the pipe after the change it must see (fastFS.poll), so the
+// epoch is read without a drain.
+func (c *changeSignal) held(drained bool) (int64, bool) {
 	if !c.started.Load() {
 		return 0, false
 	}
+	if drained {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.epoch, c.fd >= 0
+	}
 	return c.drain()
+}
+
+// queue is the pipe's read end once started (-1 before, or when the
+// signal does not work): readable while drain has bytes to read.
+func (c *changeSignal) queue() int {
+	if !c.started.Load() {
+		return -1
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fd
 }
 
 // drain drains the pipe (non-blocking reads) and returns the epoch.
@@ -153,8 +171,8 @@ func (l *loadSync) handledGen(gen int64) {
 // heldLoadsPending is loadsPending answered without calling Neovim: known
 // is false when only Neovim can tell (the signal not started or not
 // working, or a load drained since Neovim's number was last asked).
-func (h *Host) heldLoadsPending() (pending, known bool) {
-	_, sigOK := h.bufs.sig.held()
+func (h *Host) heldLoadsPending(drained bool) (pending, known bool) {
+	_, sigOK := h.bufs.sig.held(drained)
 	if !sigOK {
 		return false, false
 	}

@@ -51,10 +51,11 @@ type fastFS struct {
 	lifeOnce sync.Once
 	life     context.Context // cancelled when the agent exits
 
-	nowOnce sync.Once
-	nowCtx  context.Context // reads served on the reader (nil: none; see nowOK)
-	nowN    atomic.Int64    // requests served on the reader (tests)
-	sentN   atomic.Int64    // of those, answered on the reader too (tests)
+	nowOnce    sync.Once
+	nowCtx     context.Context // reads served on the reader (nil: none; see nowOK)
+	drainedCtx context.Context // nowCtx for a read whose queues were drained after it came (readQueues)
+	nowN       atomic.Int64    // requests served on the reader (tests)
+	sentN      atomic.Int64    // of those, answered on the reader too (tests)
 }
 
 // maxIdleWorkers bounds the workers left waiting for the next request.
@@ -352,7 +353,11 @@ func (f *fastFS) serveNow(req fsRequest) bool {
 	if b == nil {
 		return false
 	}
-	res, err := b.ReadTextFile(f.nowCtx, acp.ReadTextFileRequest{SessionId: id, Path: req.path, Line: req.line, Limit: req.limit})
+	ctx := f.nowCtx
+	if a.h.readQ.drain(a.h) {
+		ctx = f.drainedCtx // the queues drained now, after the request came
+	}
+	res, err := b.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: id, Path: req.path, Line: req.line, Limit: req.limit})
 	if errors.Is(err, fsbridge.ErrWouldWait) {
 		return false
 	}
@@ -384,6 +389,7 @@ func (f *fastFS) nowOK() bool {
 	f.nowOnce.Do(func() {
 		if f.a.out.canSendNow() {
 			f.nowCtx = fsbridge.WithNoWait(context.WithValue(f.lifetime(), fsOpKey{}, "read"))
+			f.drainedCtx = fsbridge.WithDrained(f.nowCtx)
 		}
 	})
 	return f.nowCtx != nil

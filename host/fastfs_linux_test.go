@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 )
 
 // TestFastFSReadOnReader: a read the host can answer from its own copy of
@@ -162,6 +164,60 @@ func TestFastFSReadsYoungFileOnReader(t *testing.T) {
 	onReader("one\ntwo\n")
 	// Another text of the same size, within the same second.
 	onReader("ONE\ntwo\n")
+}
+
+// TestFastFSKnownPathReplaced: a file no buffer holds, read on the reader
+// until its path is known (locate skipped), is replaced by another of the
+// same size and times: the next read has the new text. The reader drains
+// the known paths' event queue only when one poll finds it readable
+// (readQueues); the path's kept stat must not answer this read.
+func TestFastFSKnownPathReplaced(t *testing.T) {
+	f := newFastBench(t)
+	defer f.closer()
+	p := filepath.Join(f.ws, "known.txt")
+	old := time.Now().Add(-time.Minute) // settled: served by its version
+	put := func(path, content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(p, "old text\n")
+	id := 0
+	read := func() (resp []byte, now bool) {
+		t.Helper()
+		id++
+		served := f.a.fast.nowN.Load()
+		if !f.a.gate.Intercept(readRequest(id, p)) {
+			t.Fatal("the fast path did not take the read")
+		}
+		now = f.a.fast.nowN.Load() > served
+		resp, err := f.fromHost.ReadSlice('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, now
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, now := read()
+		wantContent(t, resp, id, "old text\n")
+		if now && fsbridge.PathKnown(p) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never read on the reader with its path known (on the reader: %v)", now)
+		}
+	}
+	next := filepath.Join(f.ws, "next.txt")
+	put(next, "new text\n")
+	if err := os.Rename(next, p); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := read()
+	wantContent(t, resp, id, "new text\n")
 }
 
 // pipeBuffered is the number of bytes waiting in pipe (FIONREAD, which

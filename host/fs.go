@@ -447,15 +447,17 @@ func (e *nvimEditor) Confirm(ctx context.Context, realPath string, buf fsbridge.
 	return ok
 }
 
+var _ fsbridge.HeldEditor = (*nvimEditor)(nil)
+
 // HeldLoadsPending implements fsbridge.HeldEditor (see loadSync).
-func (e *nvimEditor) HeldLoadsPending() (pending, known bool) {
-	return e.s.h.heldLoadsPending()
+func (e *nvimEditor) HeldLoadsPending(ctx context.Context) (pending, known bool) {
+	return e.s.h.heldLoadsPending(fsbridge.Drained(ctx))
 }
 
 // HeldSnapshot implements fsbridge.HeldEditor: the host's own copy of
 // the buffer, when it is known current (bufCache.held).
-func (e *nvimEditor) HeldSnapshot(realPath string, disk fsbridge.FileVersion) (fsbridge.Buffer, bool) {
-	return e.s.h.bufs.held(realPath, disk)
+func (e *nvimEditor) HeldSnapshot(ctx context.Context, realPath string, disk fsbridge.FileVersion) (fsbridge.Buffer, bool) {
+	return e.s.h.bufs.held(realPath, disk, fsbridge.Drained(ctx))
 }
 
 // LoadsPending implements fsbridge.LoadChecker (see loadSync).

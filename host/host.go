@@ -36,8 +36,9 @@ type Host struct {
 	// starts (agents, terminal commands): unique to this host process.
 	owners string
 
-	bufs  bufCache // loaded buffers' last snapshots (bufcache.go)
-	loads loadSync // buffers loaded that the bridges may not know of (bufsignal.go)
+	bufs  bufCache   // loaded buffers' last snapshots (bufcache.go)
+	loads loadSync   // buffers loaded that the bridges may not know of (bufsignal.go)
+	readQ readQueues // one poll over what a read on an agent's reader drains (readqueues.go)
 
 	mcp  *editormcp.Hub       // the sessions' MCP servers (mcp.go)
 	lua  editormcp.LuaQueries // their queries of Neovim

@@ -178,6 +178,39 @@ func (c *Cache) Close() error {
 // Get returns the stat of the regular file at p as the cache learnt it, when
 // nothing on p has changed since and it is not older than Trust.
 func (c *Cache) Get(p string) (st syscall.Stat_t, ok bool) {
+	return c.get(p, true)
+}
+
+// GetDrained is Get without reading the event queue first, for a caller
+// that found it empty (Queue) or drained it (Drain) after the change it
+// must see was made.
+func (c *Cache) GetDrained(p string) (st syscall.Stat_t, ok bool) {
+	return c.get(p, false)
+}
+
+// Queue is the cache's event queue: a descriptor readable while it holds
+// events that Get would read first; -1 without one. One poll over it and
+// a caller's own descriptors costs less than a read of each.
+func (c *Cache) Queue() int {
+	if c == nil {
+		return -1
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fd
+}
+
+// Drain reads the event queue and forgets what the events touch.
+func (c *Cache) Drain() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drain()
+}
+
+func (c *Cache) get(p string, drain bool) (st syscall.Stat_t, ok bool) {
 	if c == nil {
 		return st, false
 	}
@@ -186,7 +219,9 @@ func (c *Cache) Get(p string) (st syscall.Stat_t, ok bool) {
 	if c.fd < 0 || len(c.entries) == 0 {
 		return st, false
 	}
-	c.drain()
+	if drain {
+		c.drain()
+	}
 	e, ok := c.entries[p]
 	if !ok {
 		return st, false

@@ -19,3 +19,12 @@ func (c *Cache) Get(p string) (syscall.Stat_t, bool) { return syscall.Stat_t{}, 
 
 // Close does nothing.
 func (c *Cache) Close() error { return nil }
+
+// GetDrained misses.
+func (c *Cache) GetDrained(p string) (syscall.Stat_t, bool) { return syscall.Stat_t{}, false }
+
+// Queue is -1: no queue.
+func (c *Cache) Queue() int { return -1 }
+
+// Drain does nothing.
+func (c *Cache) Drain() {}
