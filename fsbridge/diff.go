@@ -17,8 +17,25 @@ type Hunk struct {
 
 // Diff returns the hunks turning a into b: a minimal line diff (Myers'
 // O(ND) algorithm, linear-space middle-snake variant), with adjacent
-// deletions and insertions folded into one replacing hunk.
+// deletions and insertions folded into one replacing hunk. A region of
+// more than anchorMin lines is first cut where a run of 2*anchorRun equal
+// lines stands near its place on both sides (anchor), and each part is
+// diffed alone: the few edits of a long file cost a few comparisons of
+// its lines, not the whole file's hashing. Such a cut can make the diff
+// longer than minimal only where the same run of lines stands twice.
 func Diff(a, b []string) []Hunk {
+	return diffInto(nil, a, b, 0)
+}
+
+// The cut of long regions (see Diff).
+const (
+	anchorMin   = 256  // lines of a region, after its equal head and tail
+	anchorRun   = 16   // equal lines on each side of the cut
+	anchorReach = 4096 // lines from its expected place a cut is looked for
+)
+
+// diffInto appends to hunks those turning a into b, lines counted from at.
+func diffInto(hunks []Hunk, a, b []string, at int) []Hunk {
 	// Equal heads and tails are common to every minimal diff: an agent's
 	// edit of a few lines of a long file is diffed over those lines only.
 	pre := 0
@@ -29,11 +46,55 @@ func Diff(a, b []string) []Hunk {
 	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	hunks := diffLines(a[pre:len(a)-suf], b[pre:len(b)-suf])
-	for i := range hunks {
-		hunks[i].Start += pre
+	a, b, at = a[pre:len(a)-suf], b[pre:len(b)-suf], at+pre
+	if len(a) > anchorMin && len(b) > anchorMin {
+		if i, j, ok := anchor(a, b); ok {
+			hunks = diffInto(hunks, a[:i], b[:j], at)
+			return diffInto(hunks, a[i:], b[j:], at+i)
+		}
+	}
+	for _, h := range diffLines(a, b) {
+		h.Start += at
+		hunks = append(hunks, h)
 	}
 	return hunks
+}
+
+// anchor finds where a and b can be cut: a[i-anchorRun:i+anchorRun] equal
+// to b[j-anchorRun:j+anchorRun], i at a's middle (or a quarter from either
+// end), j the nearest to where i's line would be were the lines a and b
+// differ by spread evenly.
+func anchor(a, b []string) (i, j int, ok bool) {
+	for _, i := range [...]int{len(a) / 2, len(a) / 4, len(a) - len(a)/4} {
+		if i < anchorRun || i+anchorRun > len(a) {
+			continue
+		}
+		j0 := i + (len(b)-len(a))/2
+		reach := anchorReach
+		for d := 0; d <= reach; d++ {
+			for _, j := range [...]int{j0 - d, j0 + d} {
+				if j < anchorRun || j+anchorRun > len(b) || a[i] != b[j] {
+					continue
+				}
+				if equalRun(a[i-anchorRun:i+anchorRun], b[j-anchorRun:j+anchorRun]) {
+					return i, j, true
+				}
+			}
+			if j0-d < anchorRun && j0+d+anchorRun > len(b) {
+				break // past both ends of b
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+func equalRun(a, b []string) bool {
+	for k := range a {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
 }
 
 func diffLines(a, b []string) []Hunk {

@@ -99,6 +99,56 @@ func TestDiffLarge(t *testing.T) {
 	}
 }
 
+// TestDiffLongSparse: a few edits of a long file of distinct lines give,
+// through Diff's cuts (anchor), the same hunks as the plain minimal diff
+// of the whole; a long file of few distinct lines (runs that stand more
+// than once, where a cut may not be minimal) still gives a valid diff.
+func TestDiffLongSparse(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for iter := 0; iter < 100; iter++ {
+		n := 300 + r.Intn(20000)
+		a := make([]string, n)
+		distinct := iter%4 != 3
+		for i := range a {
+			if distinct {
+				a[i] = fmt.Sprintf("line %d of the file", i)
+			} else {
+				a[i] = fmt.Sprintf("line %d", r.Intn(3))
+			}
+		}
+		b := append([]string(nil), a...)
+		for e := r.Intn(12); e >= 0; e-- {
+			k := r.Intn(len(b))
+			switch r.Intn(3) {
+			case 0:
+				b[k] = fmt.Sprintf("edited %d", e)
+			case 1:
+				b = append(b[:k], append([]string{"added", fmt.Sprintf("added %d", e)}, b[k:]...)...)
+			default:
+				b = append(b[:k], b[min(k+1+r.Intn(40), len(b)):]...)
+			}
+		}
+		hunks := Diff(a, b)
+		if got := ApplyHunks(a, hunks); !equalLines(got, b) {
+			t.Fatalf("iter %d: apply(Diff(a,b)) != b", iter)
+		}
+		end := -1
+		for _, h := range hunks {
+			if h.Start <= end || (h.Count == 0 && len(h.Lines) == 0) {
+				t.Fatalf("iter %d: bad hunk order/empty hunk %+v", iter, hunks)
+			}
+			end = h.Start + h.Count
+		}
+		if !distinct {
+			continue
+		}
+		plain := diffLines(a, b)
+		if fmt.Sprint(hunks) != fmt.Sprint(plain) {
+			t.Fatalf("iter %d (%d lines): hunks\n%+v\nwant the plain diff's\n%+v", iter, n, hunks, plain)
+		}
+	}
+}
+
 func TestDiffExamples(t *testing.T) {
 	tests := []struct {
 		a, b string
