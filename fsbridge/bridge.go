@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -229,6 +230,8 @@ type Bridge struct {
 	gone      map[string]string       // a deleted file's last text, while its buffer has unsaved changes (reconcile)
 
 	w *watcher // nil when not watching
+
+	youngHits atomic.Int64 // reads youngRead answered (tests)
 }
 
 // New returns a Bridge for one session. ed and ask may be nil (no buffers; every
@@ -583,6 +586,9 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 		// here; any other by a worker (a large or slow file must not hold
 		// up the agent's other messages).
 		if known != nil && st.buf == nil && known.Size() <= b.cfg.MaxBytes {
+			if st, ok := b.youngRead(real, known); ok {
+				return st, nil
+			}
 			if st, ok := b.readNow(real, known); ok {
 				return st, nil
 			}
@@ -696,6 +702,10 @@ func (b *Bridge) readNow(real string, known fs.FileInfo) (state, bool) {
 		if _, ok := b.cfg.Texts.Get(real, key); !ok {
 			b.cfg.Texts.Put(real, key, text) // as a worker's read would
 		}
+	} else if gen := knownGen(known); gen != 0 {
+		// Read after the known path's generation began: while it lasts,
+		// nothing has written the file (youngRead).
+		b.cfg.Texts.PutYoungAt(real, key, text, gen)
 	} else if !kept {
 		b.cfg.Texts.PutYoung(real, key, text)
 	}
@@ -703,6 +713,35 @@ func (b *Bridge) readNow(real string, known fs.FileInfo) (state, bool) {
 	st.disk = stateOf(fi)
 	st.mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	st.text = text
+	return st, true
+}
+
+// youngRead is a file too young for its version to tell a change
+// (textcache.Settle), answered without reading it: its path is known
+// (pathcache) in the same generation as when readNow last read it, after
+// that generation began. inotify reported no change to the file since:
+// the text read is the file's still. What inotify does not see (a write
+// through a shared mmap) is bounded by pathcache.Trust, as where the path
+// leads is.
+func (b *Bridge) youngRead(real string, known fs.FileInfo) (state, bool) {
+	var st state
+	gen := knownGen(known)
+	if gen == 0 {
+		return st, false
+	}
+	key, settled := b.cfg.Texts.Key(known)
+	if settled || key == (textcache.Key{}) {
+		return st, false
+	}
+	text, ok := b.cfg.Texts.GetYoung(real, key, gen)
+	if !ok {
+		return st, false
+	}
+	st.exists = true
+	st.disk = stateOf(known)
+	st.mode = known.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	st.text = text // checked when it was read
+	b.youngHits.Add(1)
 	return st, true
 }
 

@@ -76,12 +76,8 @@ func locateDirect(p string) (syscall.Stat_t, bool) {
 // can then be learnt (learnPath).
 func locateKnown(p string, drained bool) (real string, fi fs.FileInfo, known, ok bool) {
 	if c := knownPaths(); c != nil {
-		get := c.Get
-		if drained {
-			get = c.GetDrained
-		}
-		if st, ok := get(p); ok {
-			return p, &statInfo{name: p[strings.LastIndexByte(p, '/')+1:], st: st}, true, true
+		if st, gen, ok := c.Lookup(p, drained); ok {
+			return p, &statInfo{name: p[strings.LastIndexByte(p, '/')+1:], st: st, gen: gen}, true, true
 		}
 	}
 	real, fi, ok = locate(p)
@@ -135,6 +131,17 @@ func openDirect(p string) (fd int, ok bool) {
 type statInfo struct {
 	name string
 	st   syscall.Stat_t
+	gen  uint64 // knownPaths' generation, when it gave st (else 0)
+}
+
+// knownGen is the generation of knownPaths that gave fi (locateKnown), 0
+// when it did not: the same again means nothing on the path has changed
+// in between that inotify reports.
+func knownGen(fi fs.FileInfo) uint64 {
+	if s, ok := fi.(*statInfo); ok {
+		return s.gen
+	}
+	return 0
 }
 
 func (s *statInfo) Name() string       { return s.name }

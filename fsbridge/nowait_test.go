@@ -241,4 +241,69 @@ func TestReadNowYoungFile(t *testing.T) {
 	}
 }
 
+// TestReadYoungFileKnown: a young file whose path is known (pathcache)
+// and unchanged since it was read is answered from the text read, without
+// reading it again; a change of the same size made in place within the
+// same second is seen by the next read all the same.
+func TestReadYoungFileKnown(t *testing.T) {
+	if knownPaths() == nil {
+		t.Skip("no inotify here")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := &heldEditor{fakeEditor: newFakeEditor(), held: map[string]bool{}, pendingKnown: true}
+	// Every file is younger than Settle by this clock.
+	texts := textcache.New(1<<20, func() time.Time { return time.Now().Add(-time.Hour) })
+	b, err := New(Config{Root: root, Debounce: 20 * time.Millisecond, Texts: texts}, ed, &fakeAsker{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p := filepath.Join(root, "young.txt")
+	first := strings.Repeat("first line\n", 100)
+	if err := os.WriteFile(p, []byte(first), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	req := acp.ReadTextFileRequest{SessionId: "s", Path: p}
+	if _, err := b.ReadTextFile(context.Background(), req); err != nil { // watched from now on
+		t.Fatal(err)
+	}
+	read := func() string {
+		t.Helper()
+		resp, err := b.ReadTextFile(WithNoWait(context.Background()), req)
+		if err != nil {
+			t.Fatalf("read now: %v", err)
+		}
+		return resp.Content
+	}
+	// Read until answered without reading the file: its path learnt,
+	// then read once in that generation.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		hits := b.youngHits.Load()
+		if got := read(); got != first {
+			t.Fatalf("read %.20q, want %.20q", got, first)
+		}
+		if b.youngHits.Load() > hits {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a young file with its path known is never answered without a read")
+		}
+	}
+	second := strings.Repeat("other line\n", 100) // the same size
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(second), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if got := read(); got != second {
+		t.Fatalf("after the change read %.20q, want %.20q", got, second)
+	}
+}
+
 var _ HeldEditor = (*heldEditor)(nil)

@@ -58,8 +58,9 @@ type learnReq struct{ p, from string }
 
 // entry is a path's file as put found it.
 type entry struct {
-	st syscall.Stat_t
-	at time.Time
+	st  syscall.Stat_t
+	at  time.Time
+	gen uint64 // the watch call that armed it: no two puts share one
 }
 
 // New returns an empty cache that learns paths with find, or nil when
@@ -178,14 +179,24 @@ func (c *Cache) Close() error {
 // Get returns the stat of the regular file at p as the cache learnt it, when
 // nothing on p has changed since and it is not older than Trust.
 func (c *Cache) Get(p string) (st syscall.Stat_t, ok bool) {
-	return c.get(p, true)
+	st, _, ok = c.Lookup(p, false)
+	return st, ok
 }
 
 // GetDrained is Get without reading the event queue first, for a caller
 // that found it empty (Queue) or drained it (Drain) after the change it
 // must see was made.
 func (c *Cache) GetDrained(p string) (st syscall.Stat_t, ok bool) {
-	return c.get(p, false)
+	st, _, ok = c.Lookup(p, true)
+	return st, ok
+}
+
+// Lookup is Get, or GetDrained when drained, with the generation of what
+// it returns: the same generation again means nothing on p has changed in
+// between that inotify reports (the file's content included), however
+// young the file is; never 0.
+func (c *Cache) Lookup(p string, drained bool) (st syscall.Stat_t, gen uint64, ok bool) {
+	return c.get(p, !drained)
 }
 
 // Queue is the cache's event queue: a descriptor readable while it holds
@@ -210,27 +221,27 @@ func (c *Cache) Drain() {
 	c.drain()
 }
 
-func (c *Cache) get(p string, drain bool) (st syscall.Stat_t, ok bool) {
+func (c *Cache) get(p string, drain bool) (st syscall.Stat_t, gen uint64, ok bool) {
 	if c == nil {
-		return st, false
+		return st, 0, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fd < 0 || len(c.entries) == 0 {
-		return st, false
+		return st, 0, false
 	}
 	if drain {
 		c.drain()
 	}
 	e, ok := c.entries[p]
 	if !ok {
-		return st, false
+		return st, 0, false
 	}
 	if c.now().Sub(e.at) > Trust {
 		delete(c.entries, p)
-		return st, false
+		return st, 0, false
 	}
-	return e.st, true
+	return e.st, e.gen, true
 }
 
 // ticket is what watch returns and put takes.
@@ -330,7 +341,7 @@ func (c *Cache) put(p string, t ticket, st syscall.Stat_t) {
 	if !local || c.armed[p] != t.serial {
 		return
 	}
-	c.entries[p] = entry{st: st, at: c.now()}
+	c.entries[p] = entry{st: st, at: c.now(), gen: t.serial}
 }
 
 // localFS reports whether inotify sees every change made on this machine

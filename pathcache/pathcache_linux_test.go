@@ -180,6 +180,38 @@ func TestWatchFrom(t *testing.T) {
 
 // TestPutAfterChangeIgnored: a change of the file between Watch and Put
 // (the caller's stat may predate it) keeps nothing.
+// TestLookupGeneration: the generation Lookup gives stays while nothing on
+// the path changes, and a change, even of the same size within the same
+// clock tick (which the file's stat may not show), ends it; the path
+// learnt again has another.
+func TestLookupGeneration(t *testing.T) {
+	c := newCache(t)
+	p := filepath.Join(t.TempDir(), "f.txt")
+	write(t, p, "hello\n")
+	kept(t, c, p)
+	_, gen, ok := c.Lookup(p, false)
+	if !ok || gen == 0 {
+		t.Fatalf("Lookup: gen %d, ok %v", gen, ok)
+	}
+	for i := 0; i < 3; i++ {
+		if _, again, ok := c.Lookup(p, false); !ok || again != gen {
+			t.Fatalf("nothing changed: gen %d, ok %v; want %d", again, ok, gen)
+		}
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteAt([]byte("HELLO\n"), 0)
+	must(t, err)
+	must(t, f.Close())
+	if _, _, ok := c.Lookup(p, false); ok {
+		t.Fatal("the path is still known after its file was written")
+	}
+	kept(t, c, p)
+	if _, again, ok := c.Lookup(p, false); !ok || again == gen {
+		t.Fatalf("learnt again: gen %d, ok %v; want another than %d", again, ok, gen)
+	}
+}
+
 func TestPutAfterChangeIgnored(t *testing.T) {
 	c := newCache(t)
 	p := filepath.Join(t.TempDir(), "f.txt")

@@ -72,7 +72,8 @@ type entry struct {
 	path  string
 	key   Key
 	text  string
-	young bool // read before its version settled: Match only, never Get
+	young bool   // read before its version settled: Match only, never Get
+	gen   uint64 // young: read while its path's generation was gen (GetYoung)
 
 	once sync.Once
 	enc  *jsontext.Text
@@ -139,6 +140,46 @@ func (c *Cache) Match(path string, data []byte) (string, bool) {
 // see the slice written again).
 func (c *Cache) Put(path string, k Key, text string) {
 	c.put(&entry{path: path, key: k, text: text})
+}
+
+// GetYoung returns path's young text read in version k (PutYoungAt)
+// while its path's generation was gen, when it was: the caller knows that
+// nothing on the path has changed since that generation began (a
+// pathcache.Lookup giving gen again), so the text is the file's still.
+func (c *Cache) GetYoung(path string, k Key, gen uint64) (string, bool) {
+	if c == nil || gen == 0 {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.byPath[path]
+	if el == nil {
+		return "", false
+	}
+	e := el.Value.(*entry)
+	if !e.young || e.key != k || e.gen != gen {
+		return "", false
+	}
+	c.lru.MoveToFront(el)
+	return e.text, true
+}
+
+// PutYoungAt is PutYoung for text read while path's generation was gen
+// (see GetYoung); an entry holding text already takes gen.
+func (c *Cache) PutYoungAt(path string, k Key, text string, gen uint64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if el := c.byPath[path]; el != nil {
+		if e := el.Value.(*entry); e.young && e.key == k && e.text == text {
+			e.gen = gen
+			c.mu.Unlock()
+			return
+		}
+	}
+	c.mu.Unlock()
+	c.put(&entry{path: path, key: k, text: text, young: true, gen: gen})
 }
 
 // PutYoung caches text as path's, read in version k while k was not yet

@@ -74,6 +74,45 @@ func TestGetPutEvict(t *testing.T) {
 			c.Put("/a", k1, "aaa\n")
 			return c.Match("/a", []byte("aaa\n"))
 		}, "aaa\n", true},
+		{"young at a generation: served for it", func(c *Cache) (string, bool) {
+			c.PutYoungAt("/a", k1, "aaa\n", 7)
+			return c.GetYoung("/a", k1, 7)
+		}, "aaa\n", true},
+		{"young at a generation: not for another", func(c *Cache) (string, bool) {
+			c.PutYoungAt("/a", k1, "aaa\n", 7)
+			return c.GetYoung("/a", k1, 8)
+		}, "", false},
+		{"young at a generation: not for another version", func(c *Cache) (string, bool) {
+			c.PutYoungAt("/a", k1, "aaa\n", 7)
+			k := k1
+			k.MTime++
+			return c.GetYoung("/a", k, 7)
+		}, "", false},
+		{"young at a generation: not by its version", func(c *Cache) (string, bool) {
+			c.PutYoungAt("/a", k1, "aaa\n", 7)
+			return c.Get("/a", k1)
+		}, "", false},
+		{"young at no generation: never", func(c *Cache) (string, bool) {
+			c.PutYoung("/a", k1, "aaa\n")
+			return c.GetYoung("/a", k1, 0)
+		}, "", false},
+		{"young: takes the generation it was read again in", func(c *Cache) (string, bool) {
+			c.PutYoung("/a", k1, "aaa\n")
+			c.PutYoungAt("/a", k1, "aaa\n", 9)
+			return c.GetYoung("/a", k1, 9)
+		}, "aaa\n", true},
+		{"young: other bytes read in a generation replace it", func(c *Cache) (string, bool) {
+			c.PutYoungAt("/a", k1, "aaa\n", 9)
+			c.PutYoungAt("/a", k1, "bbb\n", 10)
+			if _, ok := c.GetYoung("/a", k1, 9); ok {
+				return "the old generation's", true
+			}
+			return c.GetYoung("/a", k1, 10)
+		}, "bbb\n", true},
+		{"settled: not served as young", func(c *Cache) (string, bool) {
+			c.Put("/a", k1, "aaa\n")
+			return c.GetYoung("/a", k1, 1)
+		}, "", false},
 		{"too large for the cache", func(c *Cache) (string, bool) {
 			c.Put("/a", k1, strings.Repeat("a", 200))
 			return c.Get("/a", k1)
