@@ -295,7 +295,7 @@ func (s *Session) paths() *pathmap.Map {
 // agentCommand is how a terminal command runs with terminal_host
 // "agent": through the agent's prefix, in the agent's view of cwd; stop
 // ends it there.
-func (s *Session) agentCommand(command string, args []string, cwd string) (string, []string, func(context.Context, bool) (string, error), error) {
+func (s *Session) agentCommand(command string, args []string, cwd string) (string, []string, func(context.Context, bool) (string, bool, error), error) {
 	spec := s.opts.Agent
 	if len(spec.Prefix) == 0 {
 		return "", nil, nil, errors.New(`terminal_host = "agent" needs the agent's prefix (agents.<name>.prefix)`)
@@ -305,7 +305,11 @@ func (s *Session) agentCommand(command string, args []string, cwd string) (strin
 		return "", nil, nil, fmt.Errorf("terminal cwd: %w", err)
 	}
 	far := transport.ThroughPrefixTagged(spec.Prefix, command, args, dir)
-	return far.Argv[0], far.Argv[1:], far.Stop, nil
+	stop := func(ctx context.Context, running bool) (string, bool, error) {
+		r, err := far.Stop(ctx, running)
+		return r.Text, r.Ended, err
+	}
+	return far.Argv[0], far.Argv[1:], stop, nil
 }
 
 // describeRemote is the chat's line about a remote agent once connected.

@@ -133,7 +133,7 @@ func (s *Session) createTerminal(ctx context.Context, p acp.CreateTerminalReques
 	command, args := p.Command, p.Args
 	var box *sandbox.Policy
 	var sbErr error
-	var stop func(context.Context, bool) (string, error) // ends it on the agent's side
+	var stop func(context.Context, bool) (string, bool, error) // ends it on the agent's side
 	if s.opts.Agent.TerminalHost == "agent" {
 		// On the agent's machine, through its prefix (remote.go): its
 		// container or host confines it, not a sandbox here.

@@ -104,10 +104,10 @@ type CreateOptions struct {
 	// bounded by Options.StopTimeout, whenever the terminal is killed,
 	// released or closed, besides the local kill; running says the command
 	// here had not exited yet. It returns what the far side reported
-	// (logged, with the outcome): "found=N left=" with N > 0 and nothing
-	// after "left=" says the command's processes there were found and all
-	// ended, so a later kill, release or close has nothing to stop.
-	Stop func(ctx context.Context, running bool) (string, error)
+	// (logged, with the outcome), and whether it found the command's
+	// processes there and ended them all, so that a later kill, release or
+	// close has nothing to stop.
+	Stop func(ctx context.Context, running bool) (report string, ended bool, err error)
 }
 
 // ExitStatus is how a command ended: an exit code or a signal name.
@@ -161,7 +161,7 @@ type term struct {
 	run      *sandbox.Run // the sandbox it runs in (nil: none)
 	onActive func()
 	onExit   func(ExitStatus)
-	stop     func(context.Context, bool) (string, error)
+	stop     func(context.Context, bool) (string, bool, error)
 
 	readerDone chan struct{} // closed when the reader goroutine returns
 	done       chan struct{} // closed once exit is set (after Wait and drain)
@@ -712,7 +712,7 @@ func (m *Manager) runStop(t *term, why string, exited bool) {
 	ctx, cancel := context.WithTimeoutCause(context.Background(), m.opts.StopTimeout,
 		fmt.Errorf("no answer within %v", m.opts.StopTimeout))
 	start := time.Now()
-	report, err := t.stop(ctx, !exited)
+	report, ended, err := t.stop(ctx, !exited)
 	took := time.Since(start).Round(time.Millisecond)
 	cancel()
 	t.mu.Lock()
@@ -721,7 +721,7 @@ func (m *Manager) runStop(t *term, why string, exited bool) {
 	// all, nothing of it is left to start more: a release after a kill,
 	// while the prefix's process here is still going, would find no pid
 	// file and take the far side for elsewhere.
-	t.stopped = err == nil && (exited || farEnded(report))
+	t.stopped = err == nil && (exited || ended)
 	warned := t.warned
 	t.warned = t.warned || err != nil
 	t.mu.Unlock()
@@ -733,24 +733,6 @@ func (m *Manager) runStop(t *term, why string, exited bool) {
 	if m.opts.Warn != nil && !warned {
 		m.opts.Warn(fmt.Sprintf("terminal %s: could not end its command where it runs (it may still run there): %v", t.id, err))
 	}
-}
-
-// farEnded reports whether a Stop hook's report says the command's
-// processes on the far side were found and all ended ("found=2 left=").
-func farEnded(report string) bool {
-	var found, left string
-	var leftSeen bool
-	for _, f := range strings.Fields(report) {
-		if v, ok := strings.CutPrefix(f, "found="); ok {
-			found = v
-		} else if v, ok := strings.CutPrefix(f, "left="); ok {
-			left, leftSeen = v, true
-		} else if leftSeen {
-			left += " " + f // left= lists pids after it
-		}
-	}
-	n, err := strconv.Atoi(found)
-	return err == nil && n > 0 && leftSeen && left == ""
 }
 
 // commandStarted reports whether a sandboxed command runs yet: while bwrap

@@ -75,19 +75,19 @@ type stopRecorder struct {
 	hang  bool
 }
 
-func (r *stopRecorder) stop(ctx context.Context, running bool) (string, error) {
+func (r *stopRecorder) stop(ctx context.Context, running bool) (string, bool, error) {
 	r.mu.Lock()
 	r.calls++
 	r.runs = append(r.runs, running)
 	r.mu.Unlock()
 	if r.hang {
 		<-ctx.Done()
-		return "", context.Cause(ctx)
+		return "", false, context.Cause(ctx)
 	}
 	if r.err != nil {
-		return "mode=test found=1 left= 42", r.err
+		return "mode=test found=1 left= 42", false, r.err
 	}
-	return "mode=test found=1 left=", nil
+	return "mode=test found=1 left=", true, nil
 }
 
 func (r *stopRecorder) warn(msg string) {
@@ -199,7 +199,7 @@ func TestStopHookOnceAtATime(t *testing.T) {
 	var log logBuffer
 	m := newManager(t, Options{KillGrace: 100 * time.Millisecond, Logger: log.logger()})
 	o := sh("sleep 1000")
-	o.Stop = func(ctx context.Context, _ bool) (string, error) {
+	o.Stop = func(ctx context.Context, _ bool) (string, bool, error) {
 		mu.Lock()
 		calls++
 		mu.Unlock()
@@ -207,7 +207,7 @@ func TestStopHookOnceAtATime(t *testing.T) {
 		case <-release:
 		case <-ctx.Done():
 		}
-		return "mode=test found=0 left=", nil
+		return "mode=test found=0 left=", false, nil
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return calls }
 	a := create(t, m, o)
@@ -264,12 +264,13 @@ func TestStopHookOnceAtATime(t *testing.T) {
 func TestStopHookNotAgainOnceEnded(t *testing.T) {
 	for _, c := range []struct {
 		report string
+		ended  bool
 		again  bool
 	}{
-		{"mode=proc found=2 left=", false},
-		{"mode=proc found=0 left=", true},
-		{"mode=proc found=1 left= 42", true},
-		{"mode=proc found=0 left= elsewhere", true},
+		{"mode=proc found=2 left=", true, false},
+		{"mode=proc found=0 left=", false, true},
+		{"mode=proc found=1 left= 42", false, true},
+		{"mode=proc found=0 left= elsewhere", false, true},
 	} {
 		t.Run(c.report, func(t *testing.T) {
 			var mu sync.Mutex
@@ -279,11 +280,11 @@ func TestStopHookNotAgainOnceEnded(t *testing.T) {
 			// The command here outlives the kill's SIGTERM for a while, as
 			// a prefix's process tearing down does.
 			o := sh(`trap "" TERM; sleep 1000`)
-			o.Stop = func(ctx context.Context, running bool) (string, error) {
+			o.Stop = func(ctx context.Context, running bool) (string, bool, error) {
 				mu.Lock()
 				runs = append(runs, running)
 				mu.Unlock()
-				return c.report, nil
+				return c.report, c.ended, nil
 			}
 			count := func() int { mu.Lock(); defer mu.Unlock(); return len(runs) }
 			id := create(t, m, o)
@@ -318,23 +319,6 @@ func TestStopHookNotAgainOnceEnded(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestFarEnded(t *testing.T) {
-	for report, want := range map[string]bool{
-		"mode=proc found=2 left=":                         true,
-		"mode=ps found=1 left=":                           true,
-		"mode=proc found=0 left=":                         false,
-		"mode=proc found=1 left= 42":                      false,
-		"mode=proc found=0 left= elsewhere":               false,
-		"mode=proc found=0 left= 7 (cannot be read here)": false,
-		"":                  false,
-		"mode=proc found=2": false,
-	} {
-		if got := farEnded(report); got != want {
-			t.Errorf("farEnded(%q) = %v, want %v", report, got, want)
-		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -206,15 +207,44 @@ echo "nvim-acp-stop mode=$mode found=$found left="$left
 `
 }
 
+// StopReport is what the stop script reported.
+type StopReport struct {
+	Text  string // its report: "mode=proc found=2 left="; "" when none came back
+	Ended bool   // it found the command's processes and ended them all
+}
+
 // Stop ends the command's processes on the far side (see stopScript for
 // how, and what it needs there) by running a script through the same
 // prefix; ctx bounds it (the prefix's process is killed when ctx ends). It
-// returns the script's report ("mode=proc found=2 left="; "" when none
-// came back), and fails when the script did not run to its end or
-// processes were left, and when the command still ran here (running) but
-// the prefix lands where it did not run (a new container at each run: its
-// pid file is not there).
-func (f *Far) Stop(ctx context.Context, running bool) (string, error) {
+// returns the script's report, and fails when the script did not run to
+// its end or processes were left, and when the command still ran here
+// (running) but the prefix lands where it did not run (a new container at
+// each run: its pid file is not there).
+func (f *Far) Stop(ctx context.Context, running bool) (StopReport, error) {
+	text, err := f.stop(ctx, running)
+	return StopReport{Text: text, Ended: endedAll(text)}, err
+}
+
+// endedAll reports whether a stop script's report says the command's
+// processes were found and all ended ("found=2 left=").
+func endedAll(report string) bool {
+	var found, left string
+	var leftSeen bool
+	for _, f := range strings.Fields(report) {
+		if v, ok := strings.CutPrefix(f, "found="); ok {
+			found = v
+		} else if v, ok := strings.CutPrefix(f, "left="); ok {
+			left, leftSeen = v, true
+		} else if leftSeen {
+			left += " " + f // left= lists pids after it
+		}
+	}
+	n, err := strconv.Atoi(found)
+	return err == nil && n > 0 && leftSeen && left == ""
+}
+
+// stop is Stop's report as text.
+func (f *Far) stop(ctx context.Context, running bool) (string, error) {
 	report, err := f.stopOnce(ctx, running)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {

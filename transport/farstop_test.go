@@ -151,8 +151,11 @@ func TestFarStop(t *testing.T) {
 			if !c.orphans {
 				mode = "mode=ps found="
 			}
-			if !strings.HasPrefix(report, mode) || !strings.HasSuffix(report, " left=") {
-				t.Errorf("report %q, want %q...%q", report, mode, " left=")
+			if !strings.HasPrefix(report.Text, mode) || !strings.HasSuffix(report.Text, " left=") {
+				t.Errorf("report %q, want %q...%q", report.Text, mode, " left=")
+			}
+			if !report.Ended {
+				t.Errorf("report %q: not ended", report.Text)
 			}
 			for _, n := range names {
 				want := n == "orphan" && !c.orphans
@@ -394,5 +397,22 @@ func BenchmarkFarStop(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestEndedAll(t *testing.T) {
+	for report, want := range map[string]bool{
+		"mode=proc found=2 left=":                         true,
+		"mode=ps found=1 left=":                           true,
+		"mode=proc found=0 left=":                         false,
+		"mode=proc found=1 left= 42":                      false,
+		"mode=proc found=0 left= elsewhere":               false,
+		"mode=proc found=0 left= 7 (cannot be read here)": false,
+		"":                  false,
+		"mode=proc found=2": false,
+	} {
+		if got := endedAll(report); got != want {
+			t.Errorf("endedAll(%q) = %v, want %v", report, got, want)
+		}
 	}
 }
