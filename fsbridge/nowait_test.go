@@ -177,34 +177,31 @@ func TestReadNoWait(t *testing.T) {
 	}
 }
 
-// TestReadNowYoungFile: a file younger than textcache.Settle, which its
-// version cannot tell apart from the next one, is read from the disk by
-// every read under WithNoWait: the same bytes again give the same string
-// (its encoding is reused), changed bytes are always seen, whatever the
-// file's version says.
-func TestReadNowYoungFile(t *testing.T) {
+// youngFile writes text to a file of a new workspace, in which every file
+// is younger than textcache.Settle (the Texts cache's clock), and reads it
+// once (watched from then on) through b; read reads it under WithNoWait.
+func youngFile(t *testing.T, text string) (b *Bridge, p string, texts *textcache.Cache, read func() string) {
+	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ed := &heldEditor{fakeEditor: newFakeEditor(), held: map[string]bool{}, pendingKnown: true}
-	// Every file is younger than Settle by this clock.
-	texts := textcache.New(1<<20, func() time.Time { return time.Now().Add(-time.Hour) })
-	b, err := New(Config{Root: root, Debounce: 20 * time.Millisecond, Texts: texts}, ed, &fakeAsker{}, nil)
+	texts = textcache.New(1<<20, func() time.Time { return time.Now().Add(-time.Hour) })
+	b, err = New(Config{Root: root, Debounce: 20 * time.Millisecond, Texts: texts}, ed, &fakeAsker{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	p := filepath.Join(root, "young.txt")
-	first := strings.Repeat("first line\n", 500) // over textMemo's bound
-	if err := os.WriteFile(p, []byte(first), 0o644); err != nil {
+	t.Cleanup(func() { b.Close() })
+	p = filepath.Join(root, "young.txt")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	req := acp.ReadTextFileRequest{SessionId: "s", Path: p}
-	if _, err := b.ReadTextFile(context.Background(), req); err != nil { // watched from now on
+	if _, err := b.ReadTextFile(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	read := func() string {
+	return b, p, texts, func() string {
 		t.Helper()
 		resp, err := b.ReadTextFile(WithNoWait(context.Background()), req)
 		if err != nil {
@@ -212,6 +209,16 @@ func TestReadNowYoungFile(t *testing.T) {
 		}
 		return resp.Content
 	}
+}
+
+// TestReadNowYoungFile: a file younger than textcache.Settle, which its
+// version cannot tell apart from the next one, is read from the disk by
+// every read under WithNoWait: the same bytes again give the same string
+// (its encoding is reused), changed bytes are always seen, whatever the
+// file's version says.
+func TestReadNowYoungFile(t *testing.T) {
+	first := strings.Repeat("first line\n", 500) // over textMemo's bound
+	_, p, texts, read := youngFile(t, first)
 	one, two := read(), read()
 	if one != first || two != first {
 		t.Fatalf("read %.20q and %.20q, want %.20q", one, two, first)
@@ -227,17 +234,23 @@ func TestReadNowYoungFile(t *testing.T) {
 		t.Error("a young text is served by its version")
 	}
 	// The same size, in place: only the bytes tell.
-	second := strings.Repeat("other line\n", 500)
+	changeInPlace(t, p, strings.Repeat("other line\n", 500), read)
+}
+
+// changeInPlace writes text over the start of the file at p, of the same
+// size as what it holds, and fails unless read then gives text.
+func changeInPlace(t *testing.T, p, text string, read func() string) {
+	t.Helper()
 	f, err := os.OpenFile(p, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteAt([]byte(second), 0); err != nil {
+	if _, err := f.WriteAt([]byte(text), 0); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
-	if got := read(); got != second {
-		t.Fatalf("after the change read %.20q, want %.20q", got, second)
+	if got := read(); got != text {
+		t.Fatalf("after the change read %.20q, want %.20q", got, text)
 	}
 }
 
@@ -249,35 +262,8 @@ func TestReadYoungFileKnown(t *testing.T) {
 	if knownPaths() == nil {
 		t.Skip("no inotify here")
 	}
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ed := &heldEditor{fakeEditor: newFakeEditor(), held: map[string]bool{}, pendingKnown: true}
-	// Every file is younger than Settle by this clock.
-	texts := textcache.New(1<<20, func() time.Time { return time.Now().Add(-time.Hour) })
-	b, err := New(Config{Root: root, Debounce: 20 * time.Millisecond, Texts: texts}, ed, &fakeAsker{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	p := filepath.Join(root, "young.txt")
 	first := strings.Repeat("first line\n", 100)
-	if err := os.WriteFile(p, []byte(first), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	req := acp.ReadTextFileRequest{SessionId: "s", Path: p}
-	if _, err := b.ReadTextFile(context.Background(), req); err != nil { // watched from now on
-		t.Fatal(err)
-	}
-	read := func() string {
-		t.Helper()
-		resp, err := b.ReadTextFile(WithNoWait(context.Background()), req)
-		if err != nil {
-			t.Fatalf("read now: %v", err)
-		}
-		return resp.Content
-	}
+	b, p, _, read := youngFile(t, first)
 	// Read until answered without reading the file: its path learnt,
 	// then read once in that generation.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
@@ -292,18 +278,7 @@ func TestReadYoungFileKnown(t *testing.T) {
 			t.Fatal("a young file with its path known is never answered without a read")
 		}
 	}
-	second := strings.Repeat("other line\n", 100) // the same size
-	f, err := os.OpenFile(p, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte(second), 0); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	if got := read(); got != second {
-		t.Fatalf("after the change read %.20q, want %.20q", got, second)
-	}
+	changeInPlace(t, p, strings.Repeat("other line\n", 100), read)
 }
 
 var _ HeldEditor = (*heldEditor)(nil)

@@ -93,6 +93,14 @@ func New(max int64, now func() time.Time) *Cache {
 
 // Get returns path's text if it was cached for version k.
 func (c *Cache) Get(path string, k Key) (string, bool) {
+	return c.lookup(path, k, func(e *entry) bool {
+		return !e.young // its version may have changed without its key
+	})
+}
+
+// lookup returns path's text cached for version k when ok takes its
+// entry; an entry of another version is dropped.
+func (c *Cache) lookup(path string, k Key, ok func(*entry) bool) (string, bool) {
 	if c == nil {
 		return "", false
 	}
@@ -107,8 +115,8 @@ func (c *Cache) Get(path string, k Key) (string, bool) {
 		c.remove(el)
 		return "", false
 	}
-	if e.young {
-		return "", false // its version may have changed without its key
+	if !ok(e) {
+		return "", false
 	}
 	c.lru.MoveToFront(el)
 	return e.text, true
@@ -147,21 +155,10 @@ func (c *Cache) Put(path string, k Key, text string) {
 // nothing on the path has changed since that generation began (a
 // pathcache.Lookup giving gen again), so the text is the file's still.
 func (c *Cache) GetYoung(path string, k Key, gen uint64) (string, bool) {
-	if c == nil || gen == 0 {
+	if gen == 0 {
 		return "", false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el := c.byPath[path]
-	if el == nil {
-		return "", false
-	}
-	e := el.Value.(*entry)
-	if !e.young || e.key != k || e.gen != gen {
-		return "", false
-	}
-	c.lru.MoveToFront(el)
-	return e.text, true
+	return c.lookup(path, k, func(e *entry) bool { return e.young && e.gen == gen })
 }
 
 // PutYoungAt is PutYoung for text read while path's generation was gen
