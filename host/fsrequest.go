@@ -55,7 +55,7 @@ func parseFSRequest(line []byte, like func(data []byte) *jsontext.Text) (req fsR
 		}
 		switch k {
 		case "jsonrpc":
-			_, ok := s.Str()
+			_, ok := s.StrAlias()
 			return ok
 		case "id":
 			start := s.Peek()
@@ -76,8 +76,15 @@ func parseFSRequest(line []byte, like func(data []byte) *jsontext.Text) (req fsR
 			hasID = true
 			return true
 		case "method":
-			m, ok := s.Str()
-			req.method = m
+			m, ok := s.StrAlias() // kept only as one of the constants below
+			switch m {
+			case acp.ClientMethodFsReadTextFile:
+				req.method = acp.ClientMethodFsReadTextFile
+			case acp.ClientMethodFsWriteTextFile:
+				req.method = acp.ClientMethodFsWriteTextFile
+			default:
+				req.method = "" // not for the fast path
+			}
 			return ok
 		case "params":
 			hasParams = true

@@ -404,6 +404,29 @@ func (s *Scanner) Str() (string, bool) {
 	return v, true
 }
 
+// StrAlias is Str for a string needed only while the scanned bytes are
+// unchanged (a key to compare, a value to match): one of printable ASCII
+// and no escape is not copied but refers to those bytes.
+func (s *Scanner) StrAlias() (string, bool) {
+	if s.Peek() != '"' {
+		return "", false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.data); j++ {
+		switch c := s.data[j]; {
+		case c == '"':
+			s.i = j + 1
+			if j == start {
+				return "", true
+			}
+			return unsafe.String(&s.data[start], j-start), true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return s.Str() // decoded, checked, copied
+		}
+	}
+	return s.Str()
+}
+
 // StrLike is Str for a string that may be an edit of a text whose
 // encoding like gives for the string's first bytes (nil: none): read with
 // UnquoteLike when it is, else as Str reads it.
@@ -542,6 +565,8 @@ func (s *Scanner) Skip() bool {
 
 // Object reads an object, calling field for each key with the scanner at
 // its value; field must read the value. A repeated key is refused.
+// The key given to field refers to the scanned bytes (StrAlias): it must
+// not be kept past them.
 func (s *Scanner) Object(field func(key string) bool) bool {
 	if !s.Consume('{') {
 		return false
@@ -553,9 +578,10 @@ func (s *Scanner) Object(field func(key string) bool) bool {
 	if s.Consume('}') {
 		return true
 	}
-	var seen []string
+	var seenBuf [8]string
+	seen := seenBuf[:0]
 	for {
-		k, ok := s.Str()
+		k, ok := s.StrAlias()
 		if !ok || !s.Consume(':') {
 			return false
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/nvim-acp/nvim-acp/internal/jsontext"
 )
@@ -233,6 +234,38 @@ func BenchmarkUnquote(b *testing.B) {
 	for b.Loop() {
 		if _, _, ok := jsontext.Unquote(data, 0); !ok {
 			b.Fatal("declined")
+		}
+	}
+}
+
+// StrAlias reads every string as Str does, and refers to the scanned bytes
+// for one of printable ASCII without escapes.
+func TestStrAlias(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		alias bool
+	}{
+		{`"sessionId"`, true},
+		{`""`, true},
+		{`"a b~"`, true},
+		{`"a\"b"`, false},
+		{`"a\u0041"`, false},
+		{`"é"`, false},
+		{"\"\xff\"", false},
+		{"\"a\x01\"", false},
+		{`"unterminated`, false},
+		{`x`, false},
+	} {
+		want, wantOK := jsontext.NewScanner([]byte(tc.in)).Str()
+		data := []byte(tc.in)
+		s := jsontext.NewScanner(data)
+		got, ok := s.StrAlias()
+		if got != want || ok != wantOK {
+			t.Errorf("StrAlias(%s) = %q, %v; Str gives %q, %v", tc.in, got, ok, want, wantOK)
+		}
+		aliased := len(got) > 0 && unsafe.StringData(got) == &data[1]
+		if aliased != (tc.alias && len(got) > 0) {
+			t.Errorf("StrAlias(%s) refers to the bytes: %v, want %v", tc.in, aliased, tc.alias)
 		}
 	}
 }
