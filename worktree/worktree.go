@@ -120,17 +120,23 @@ var tornWait = 5 * time.Second
 var tornRetries atomic.Int64
 
 // retryTorn runs run, git's worktree command args, again while it fails
-// on a record another git is writing (tornRecord), for up to tornWait.
-// The worktree commands run here fail there before they change anything
-// (the worktrees are listed first), so running them again is safe; a
-// new branch is made apart from `worktree add` for that (Create). Other
-// commands run once.
+// on a record another git is writing (tornRecord), for up to tornWait
+// from the first such failure, and at least once however long that run
+// took (a loaded machine). The worktree commands run here fail there
+// before they change anything (the worktrees are listed first), so
+// running them again is safe; a new branch is made apart from `worktree
+// add` for that (Create). Other commands run once.
 func retryTorn(ctx context.Context, args []string, run func() ([]byte, error)) ([]byte, error) {
-	deadline := time.Now().Add(tornWait)
+	var deadline time.Time
 	wait := 2 * time.Millisecond
 	for {
 		out, err := run()
-		if err == nil || len(args) == 0 || args[0] != "worktree" || !tornRecord.MatchString(err.Error()) || time.Now().After(deadline) {
+		if err == nil || len(args) == 0 || args[0] != "worktree" || !tornRecord.MatchString(err.Error()) {
+			return out, err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(tornWait)
+		} else if time.Now().After(deadline) {
 			return out, err
 		}
 		tornRetries.Add(1)

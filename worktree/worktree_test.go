@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -391,5 +392,28 @@ func TestCreateOnATornRecordLeavesNothing(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(worktreesDir(dir, common, o)); len(ents) != 0 {
 		t.Errorf("left in the worktrees' directory: %v", ents)
+	}
+}
+
+// A worktree command that met a torn record is run again at least once,
+// however long that first run took (git on a loaded machine): tornWait
+// counts from the first failure.
+func TestRetryTornAfterASlowRun(t *testing.T) {
+	defer func(w time.Duration) { tornWait = w }(tornWait)
+	tornWait = 10 * time.Millisecond
+	torn := errors.New("fatal: failed to read /r/.git/worktrees/x/commondir: Success")
+	runs := 0
+	_, err := retryTorn(context.Background(), []string{"worktree", "add"}, func() ([]byte, error) {
+		runs++
+		if runs == 1 {
+			time.Sleep(3 * tornWait) // the slow run: longer than tornWait
+		}
+		return nil, torn
+	})
+	if err != torn {
+		t.Fatalf("err %v, want the torn record's", err)
+	}
+	if runs < 2 {
+		t.Fatalf("%d run: not run again after a slow run", runs)
 	}
 }
