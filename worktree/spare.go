@@ -86,8 +86,16 @@ func takeSpare(ctx context.Context, t Tree, where string) (bool, error) {
 	deadline := time.Now().Add(refreshWait)
 	for {
 		took, err := takeReady(ctx, t, where)
-		if took || err != nil || !refreshing(where) || time.Now().After(deadline) {
+		if took || err != nil {
 			return took, err
+		}
+		if !refreshing(where) {
+			// A refresh that ended since takeReady looked has put its
+			// spare back (one rename): it is ready now.
+			return takeReady(ctx, t, where)
+		}
+		if time.Now().After(deadline) {
+			return false, nil
 		}
 		// None ready, one being brought to HEAD: back soon.
 		select {
