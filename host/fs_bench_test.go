@@ -364,6 +364,23 @@ func BenchmarkFSFastPath(b *testing.B) {
 	}
 	text, _ := os.ReadFile(loaded)
 	edited := strings.Replace(string(text), "line 00100:", "line 0010X:", 1)
+	// The same file again in a buffer with an unsaved line, as an agent
+	// mostly finds the files the user has open: its writes leave that
+	// line unsaved and write the file themselves (fsbridge applyUnsaved).
+	unsaved := filepath.Join(f.ws, "unsaved.txt")
+	if err := os.WriteFile(unsaved, text, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.nv.ExecLua(`vim.cmd.edit(...)
+		vim.api.nvim_buf_set_text(0, -1, 0, -1, 0, { "// unsaved" })`, nil, unsaved); err != nil {
+		b.Fatal(err)
+	}
+	// Read first, as agents do before they write.
+	readUnsaved, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 0, "method": acp.ClientMethodFsReadTextFile,
+		"params": acp.ReadTextFileRequest{SessionId: "bench", Path: unsaved}})
+	if resp := f.roundTrip(b, append(readUnsaved, '\n')); !bytes.Contains(resp, []byte(`"result"`)) {
+		b.Fatalf("read: %.200s", resp)
+	}
 	req := func(id int, method string, params any) []byte {
 		line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 		return append(line, '\n')
@@ -384,6 +401,15 @@ func BenchmarkFSFastPath(b *testing.B) {
 				content = edited
 			}
 			return req(i, acp.ClientMethodFsWriteTextFile, acp.WriteTextFileRequest{SessionId: "bench", Path: loaded, Content: content})
+		}},
+		{"write-10000-lines-unsaved-line", func(i int) []byte {
+			// The text the agent read, the unsaved line in it, with a line
+			// changed or not.
+			content := strings.Replace(string(text), "line 09999:", "// unsavedline 09999:", 1)
+			if i%2 == 0 {
+				content = strings.Replace(content, "line 00100:", "line 0010X:", 1)
+			}
+			return req(i, acp.ClientMethodFsWriteTextFile, acp.WriteTextFileRequest{SessionId: "bench", Path: unsaved, Content: content})
 		}},
 		{"read-unloaded-100-lines", func(i int) []byte {
 			return req(i, acp.ClientMethodFsReadTextFile, acp.ReadTextFileRequest{SessionId: "bench", Path: u100})
