@@ -232,18 +232,35 @@ func concatFrom(parts [][]byte, k int) []byte {
 	return rest
 }
 
-var cancelMethod = []byte(`"$/cancel_request"`)
+var cancelMethod = []byte(`$/cancel_request"`)
+
+// hasQuoted reports whether line holds a '"' followed by inner. inner
+// starts with a byte rarer than '"' in JSON: bytes.Index skips to it with
+// one vector search, where a needle starting with '"' stops at every
+// string (a read request: 10 ns against 150).
+func hasQuoted(line, inner []byte) bool {
+	for from := 0; ; {
+		i := bytes.Index(line[from:], inner)
+		if i < 0 {
+			return false
+		}
+		if i += from; i > 0 && line[i-1] == '"' {
+			return true
+		}
+		from = i + 1
+	}
+}
 
 // intercept serves line if it is an fs/* request the fast path takes, and
 // reports whether it did (the SDK must then not see it).
 func (f *fastFS) intercept(line []byte) bool {
-	if len(line) < 4096 && bytes.Contains(line, cancelMethod) {
+	if len(line) < 4096 && hasQuoted(line, cancelMethod) {
 		f.cancelFrom(line) // and the SDK sees it too, for its own requests
 		return false
 	}
 	// The method comes first in every agent's requests we know; a line
 	// without "fs/ near its start is left to the SDK without a full scan.
-	if !bytes.Contains(line[:min(len(line), 256)], []byte(`"fs/`)) {
+	if !hasQuoted(line[:min(len(line), 256)], []byte(`fs/`)) {
 		return false
 	}
 	req, ok := parseFSRequest(line, f.a.h.bufs.like)

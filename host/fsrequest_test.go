@@ -165,3 +165,25 @@ func jsonString(s string) []byte {
 	b, _ := json.Marshal(s)
 	return b
 }
+
+func TestHasQuoted(t *testing.T) {
+	for _, c := range []struct {
+		line, inner string
+		want        bool
+	}{
+		{`{"method":"fs/read_text_file"}`, `fs/`, true},
+		{`{"path":"a/fs/b","method":"fs/read_text_file"}`, `fs/`, true}, // the first one not quoted
+		{`{"path":"a/fs/b"}`, `fs/`, false},
+		{`fs/read`, `fs/`, false}, // nothing before it
+		{`"fs/`, `fs/`, true},
+		{`""fs`, `fs/`, false},
+		{`{"method":"$/cancel_request","params":{}}`, `$/cancel_request"`, true},
+		{`{"method":"x$/cancel_request"}`, `$/cancel_request"`, false},
+		{`{"method":"$/cancel_requests"}`, `$/cancel_request"`, false},
+		{``, `fs/`, false},
+	} {
+		if got := hasQuoted([]byte(c.line), []byte(c.inner)); got != c.want {
+			t.Errorf("hasQuoted(%q, %q) = %v, want %v", c.line, c.inner, got, c.want)
+		}
+	}
+}
