@@ -1074,7 +1074,11 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		if st.buf != nil {
 			before = FileText{Text: st.buf.Text(), Exists: true}
 		}
-		b.report(real, before, FileText{Text: m.text, Exists: true}, by)
+		var lines []string // m.text's lines, where they are m.lines
+		if st.buf.lineEnding() == "\n" {
+			lines = m.lines
+		}
+		b.reportLines(real, before, FileText{Text: m.text, Exists: true}, lines, m.eol, by)
 	}
 	if m.note != "" && b.ed != nil {
 		b.ed.Warn(ctx, m.note)

@@ -42,6 +42,16 @@ type ChangeSink interface {
 	FileChanged(path string, before, after FileText, by int)
 }
 
+// LinesSink is a ChangeSink that also takes the agent's writes with the
+// new text's lines: FileChangedLines is FileChanged where lines and eol are
+// after.Text split at "\n" (the last line end dropped; eol: there was
+// one). The slice is the bridge's: a sink keeps a copy of it, never the
+// slice itself. A record of a file's lines takes them instead of splitting
+// and comparing the whole text again (0.2 ms for 10,000 lines).
+type LinesSink interface {
+	FileChangedLines(path string, before, after FileText, lines []string, eol bool, by int)
+}
+
 // WriteNoticer is a ChangeSink told, before the bridge writes a file for
 // the agent (fs/write_text_file and the other doors to that write path),
 // that it is about to: the file still holds its text from before the
@@ -74,13 +84,21 @@ func (b *Bridge) SetSink(s ChangeSink) {
 
 // report tells the sink, if any, that real changed from before to after.
 func (b *Bridge) report(real string, before, after FileText, by int) {
+	b.reportLines(real, before, after, nil, false, by)
+}
+
+// reportLines is report with after's lines, when lines is not nil
+// (splitLines(after.Text), see LinesSink).
+func (b *Bridge) reportLines(real string, before, after FileText, lines []string, eol bool, by int) {
 	if before == after {
 		return
 	}
 	b.mu.Lock()
 	s := b.sink
 	b.mu.Unlock()
-	if s != nil {
+	if ls, ok := s.(LinesSink); ok && lines != nil {
+		ls.FileChangedLines(real, before, after, lines, eol, by)
+	} else if s != nil {
 		s.FileChanged(real, before, after, by)
 	}
 }

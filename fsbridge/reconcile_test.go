@@ -374,3 +374,70 @@ func TestWillWriteBeforeAgentWrites(t *testing.T) {
 		})
 	}
 }
+
+// linesSink is a recSink that is a LinesSink: it keeps the lines given.
+type linesSink struct {
+	recSink
+	lines [][]string // per call; nil where FileChanged was called
+	eols  []bool
+}
+
+func (l *linesSink) FileChanged(path string, before, after FileText, by int) {
+	l.recSink.FileChanged(path, before, after, by)
+	l.mu.Lock()
+	l.lines, l.eols = append(l.lines, nil), append(l.eols, false)
+	l.mu.Unlock()
+}
+
+func (l *linesSink) FileChangedLines(path string, before, after FileText, lines []string, eol bool, by int) {
+	l.recSink.FileChanged(path, before, after, by)
+	l.mu.Lock()
+	l.lines, l.eols = append(l.lines, slices.Clone(lines)), append(l.eols, eol)
+	l.mu.Unlock()
+}
+
+// A LinesSink gets the agent's writes with the new text's lines, which
+// are that text split at "\n", for a loaded buffer (unsaved lines kept
+// or not, a final newline gone) and a file no buffer holds; a "dos"
+// buffer's lines are not its text's, and go as FileChanged.
+func TestSinkGivenWriteLines(t *testing.T) {
+	e := newEnv(t, nil)
+	sink := &linesSink{}
+	e.b.SetSink(sink)
+	loaded := e.file("loaded.txt", "l1\nl2\n")
+	e.ed.load(t, e.b, loaded)
+	e.ed.edit(loaded, func(l []string) []string { return append(l, "user's unsaved line") })
+	free := e.file("free.txt", "f1\n")
+	dos := e.file("dos.txt", "d1\r\nd2\r\n")
+	e.ed.load(t, e.b, dos)
+	for _, w := range []struct{ path, content string }{
+		{loaded, "l1\nl2 agent\nuser's unsaved line\n"},
+		{loaded, "l1\nl2 agent\nuser's unsaved line"},
+		{free, "f1\nf2"},
+		{dos, "d1\r\nd2 agent\r\n"},
+	} {
+		if _, err := e.read(w.path, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.write(w.path, w.content); err != nil {
+			t.Fatalf("write %s: %v", w.path, err)
+		}
+	}
+	got := sink.calls()
+	if len(got) != 4 {
+		t.Fatalf("sink told %+v, want 4 writes", got)
+	}
+	for i, c := range got {
+		lines, eol := sink.lines[i], sink.eols[i]
+		if c.path == dos {
+			if lines != nil {
+				t.Errorf("dos buffer: lines %q given", lines)
+			}
+			continue
+		}
+		want, wantEOL := splitLines(c.after.Text)
+		if lines == nil || !slices.Equal(lines, want) || eol != wantEOL {
+			t.Errorf("write %d of %s: lines %q eol %v, want %q %v (after %q)", i, c.path, lines, eol, want, wantEOL, c.after.Text)
+		}
+	}
+}

@@ -174,6 +174,22 @@ func (k checkpointSink) WillWrite(path string) { k.s.scanner().Note(path) }
 
 func (k checkpointSink) FileChanged(path string, before, after fsbridge.FileText, by int) {
 	k.next.FileChanged(path, before, after, by)
+	k.checkpoint(path, before, after, by)
+}
+
+// FileChangedLines implements fsbridge.LinesSink: the lines go on to the
+// review, which keeps the file's lines; the checkpoints take the texts.
+func (k checkpointSink) FileChangedLines(path string, before, after fsbridge.FileText, lines []string, eol bool, by int) {
+	if ls, ok := k.next.(fsbridge.LinesSink); ok {
+		ls.FileChangedLines(path, before, after, lines, eol, by)
+	} else {
+		k.next.FileChanged(path, before, after, by)
+	}
+	k.checkpoint(path, before, after, by)
+}
+
+// checkpoint tells the checkpoints of a change the bridge reported.
+func (k checkpointSink) checkpoint(path string, before, after fsbridge.FileText, by int) {
 	k.s.ck.mu.Lock()
 	st := k.s.ck.st
 	k.s.ck.mu.Unlock()

@@ -166,6 +166,12 @@ func (f *file) pending() bool {
 func (f *file) change(now Text, agent bool) {
 	// Mostly the lines it has: only the changed ones are split.
 	nl, neol := fsbridge.SplitAgainst(now.Text, f.curText, f.cur)
+	f.changeTo(now, nl, neol, agent)
+}
+
+// changeTo is change with now's lines given: nl and neol are
+// splitText(now.Text).
+func (f *file) changeTo(now Text, nl []string, neol, agent bool) {
 	if !now.Exists {
 		nl, neol = nil, false
 	}

@@ -3,6 +3,7 @@ package review
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -81,6 +82,16 @@ func (r *Record) TurnStarted() {
 // Agent records that the agent changed path from before (the text the
 // user saw just before) to after; it reports whether the record changed.
 func (r *Record) Agent(path string, before, after Text) bool {
+	return r.agent(path, before, after, nil, false, false)
+}
+
+// AgentLines is Agent with after's lines given: splitText(after.Text),
+// whose strings the record shares (the slice is copied).
+func (r *Record) AgentLines(path string, before, after Text, lines []string, eol bool) bool {
+	return r.agent(path, before, after, slices.Clone(lines), eol, true)
+}
+
+func (r *Record) agent(path string, before, after Text, lines []string, eol, split bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := r.files[path]
@@ -95,7 +106,11 @@ func (r *Record) Agent(path string, before, after Text) bool {
 		f.change(before, false)
 	}
 	f.lastReject = nil
-	f.change(after, true)
+	if split {
+		f.changeTo(after, lines, eol, true)
+	} else {
+		f.change(after, true)
+	}
 	f.turn = r.turn
 	r.touch(f)
 	return true

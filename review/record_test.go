@@ -604,3 +604,68 @@ func TestTrackerKeepSeen(t *testing.T) {
 		})
 	}
 }
+
+// AgentLines (the bridge's lines given) records exactly what Agent does
+// (the text split again), whatever the changes, the user's between them
+// and a final newline coming or going; the record keeps none of the
+// caller's slice.
+func TestRecordAgentLinesLikeAgent(t *testing.T) {
+	rng := rand.New(rand.NewSource(4242))
+	next := func(cur []string, tag string) []string {
+		out := append([]string(nil), cur...)
+		for k := rng.Intn(3); k >= 0; k-- {
+			i := rng.Intn(len(out) + 1)
+			switch rng.Intn(3) {
+			case 0:
+				out = append(out[:i], append([]string{fmt.Sprintf("%s%d", tag, rng.Intn(100))}, out[i:]...)...)
+			case 1:
+				if i < len(out) {
+					out = append(out[:i], out[i+1:]...)
+				}
+			default:
+				if i < len(out) {
+					out[i] = fmt.Sprintf("%s%d", tag, rng.Intn(100))
+				}
+			}
+		}
+		return out
+	}
+	text := func(lines []string, eol bool) Text {
+		s := strings.Join(lines, "\n")
+		if eol && len(lines) > 0 {
+			s += "\n"
+		}
+		return Text{Text: s, Exists: true}
+	}
+	for iter := 0; iter < 300; iter++ {
+		split, given := New(), New()
+		cur, eol := []string{"x0", "x1", "x2", "x3", "x4"}, true
+		for step := 0; step < 10; step++ {
+			nl, neol := next(cur, []string{"a", "u"}[step%3/2]), rng.Intn(5) > 0
+			before, after := text(cur, eol), text(nl, neol)
+			if step%3 == 2 {
+				split.Observe(p, after)
+				given.Observe(p, after)
+			} else {
+				lines, leol := splitText(after.Text)
+				got := split.Agent(p, before, after)
+				if given.AgentLines(p, before, after, lines, leol) != got {
+					t.Fatalf("iter %d step %d: AgentLines and Agent disagree on a change", iter, step)
+				}
+				for i := range lines {
+					lines[i] = "overwritten" // the caller's slice, reused
+				}
+			}
+			cur, eol = nl, neol
+			a, _ := split.View(p)
+			b, _ := given.View(p)
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("iter %d step %d:\nAgent:      %+v\nAgentLines: %+v", iter, step, a, b)
+			}
+			fa, fb := split.files[p], given.files[p]
+			if (fa == nil) != (fb == nil) || fa != nil && fa.text() != fb.text() {
+				t.Fatalf("iter %d step %d: the records' texts differ", iter, step)
+			}
+		}
+	}
+}

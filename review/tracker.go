@@ -107,6 +107,18 @@ func (t *Tracker) FileChanged(path string, before, after Text, by int) {
 	}
 }
 
+// FileChangedLines implements fsbridge.LinesSink: the agent's writes are
+// recorded from the lines given, the rest as FileChanged.
+func (t *Tracker) FileChangedLines(path string, before, after Text, lines []string, eol bool, by int) {
+	if by != fsbridge.ByAgent {
+		t.FileChanged(path, before, after, by)
+		return
+	}
+	if t.Rec.AgentLines(path, before, after, lines, eol) {
+		t.changed(path)
+	}
+}
+
 // Files is the file system as the review needs it (fsbridge.Bridge): the
 // text the user sees, and the user's writes through the agent's write
 // path.
