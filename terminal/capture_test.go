@@ -153,3 +153,73 @@ func TestTextIncompleteAndInvalid(t *testing.T) {
 		t.Fatalf("invalid: got %q", got)
 	}
 }
+
+// plainEndRef is plainEnd a byte at a time.
+func plainEndRef(p []byte, i int) int {
+	for i < len(p) && isPlain(p[i]) {
+		i++
+	}
+	return i
+}
+
+// plainEnd finds the same end as a byte-at-a-time scan: every byte value
+// at every place of a run long enough for three words, from every start,
+// and random mixes of plain bytes, controls, DEL and UTF-8.
+func TestPlainEnd(t *testing.T) {
+	base := []byte(strings.Repeat("abcdefgh", 3) + "ij")
+	for v := 0; v < 256; v++ {
+		for at := range base {
+			p := append([]byte(nil), base...)
+			p[at] = byte(v)
+			for i := 0; i <= len(p); i++ {
+				if got, want := plainEnd(p, i), plainEndRef(p, i); got != want {
+					t.Fatalf("byte %#x at %d, from %d: %d, want %d", v, at, i, got, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewSource(7))
+	pool := []byte("ab \x00\x01\x1f\x20\x7e\x7f\x80\x9f\xc3\xa9\xff\r\n\t\x1b")
+	for n := 0; n < 20000; n++ {
+		p := make([]byte, rng.Intn(40))
+		for k := range p {
+			if rng.Intn(4) == 0 {
+				p[k] = pool[rng.Intn(len(pool))]
+			} else {
+				p[k] = byte(0x20 + rng.Intn(0x5f))
+			}
+		}
+		i := rng.Intn(len(p) + 1)
+		if got, want := plainEnd(p, i), plainEndRef(p, i); got != want {
+			t.Fatalf("%q from %d: %d, want %d", p, i, got, want)
+		}
+	}
+}
+
+// FuzzPlainEnd: plainEnd against the byte-at-a-time scan, any bytes.
+func FuzzPlainEnd(f *testing.F) {
+	f.Add([]byte("the quick brown fox\r\n"), 0)
+	f.Add([]byte("0123456789abcdef\x7f"), 3)
+	f.Fuzz(func(t *testing.T, p []byte, i int) {
+		if i < 0 || i > len(p) {
+			return
+		}
+		if got, want := plainEnd(p, i), plainEndRef(p, i); got != want {
+			t.Fatalf("%q from %d: %d, want %d", p, i, got, want)
+		}
+	})
+}
+
+// BenchmarkTextCapture: the sanitiser alone, fed a command's lines (yes
+// output as a PTY gives it: "\r\n" ends) in 4 KB reads.
+func BenchmarkTextCapture(b *testing.B) {
+	line := "the quick brown fox jumps over the lazy dog 0123456789 ~!@#\r\n"
+	data := []byte(strings.Repeat(line, (1<<20)/len(line)))
+	b.SetBytes(int64(len(data)))
+	c := newTextCapture(1 << 20)
+	for i := 0; i < b.N; i++ {
+		for off := 0; off < len(data); off += 4096 {
+			c.Write(data[off:min(off+4096, len(data))])
+		}
+	}
+}
