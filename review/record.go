@@ -82,16 +82,18 @@ func (r *Record) TurnStarted() {
 // Agent records that the agent changed path from before (the text the
 // user saw just before) to after; it reports whether the record changed.
 func (r *Record) Agent(path string, before, after Text) bool {
-	return r.agent(path, before, after, nil, false, false)
+	return r.agent(path, before, after, func(f *file) { f.change(after, true) })
 }
 
 // AgentLines is Agent with after's lines given: splitText(after.Text),
 // whose strings the record shares (the slice is copied).
 func (r *Record) AgentLines(path string, before, after Text, lines []string, eol bool) bool {
-	return r.agent(path, before, after, slices.Clone(lines), eol, true)
+	lines = slices.Clone(lines)
+	return r.agent(path, before, after, func(f *file) { f.changeTo(after, lines, eol, true) })
 }
 
-func (r *Record) agent(path string, before, after Text, lines []string, eol, split bool) bool {
+// agent is Agent, with the record's file moved to after by to.
+func (r *Record) agent(path string, before, after Text, to func(*file)) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f := r.files[path]
@@ -106,11 +108,7 @@ func (r *Record) agent(path string, before, after Text, lines []string, eol, spl
 		f.change(before, false)
 	}
 	f.lastReject = nil
-	if split {
-		f.changeTo(after, lines, eol, true)
-	} else {
-		f.change(after, true)
-	}
+	to(f)
 	f.turn = r.turn
 	r.touch(f)
 	return true
