@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 	"unicode/utf8"
+
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 // FileText is a file's content at one moment, or its absence.
@@ -150,7 +153,24 @@ func (d diskText) fileText() FileText {
 
 // readDiskText reads p if it is a regular file of UTF-8 text within max
 // bytes. A missing file is ok, with no text and a zero state.
-func readDiskText(p string, max int64) diskText {
+func readDiskText(p string, max int64) diskText { return readDiskTextIn(p, max, nil) }
+
+// readDiskTextIn is readDiskText through texts (nil: none): a file whose
+// version is settled (textcache.Key) and cached is not read again, and
+// one read in a settled version is cached.
+func readDiskTextIn(p string, max int64, texts *textcache.Cache) diskText {
+	if texts != nil {
+		// Found by its version without opening it: a hit is the same
+		// inode of the same device, in the same times, as the file read
+		// at this path before, so its text is the one read then.
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() <= max {
+			if key, settled := texts.Key(fi); settled {
+				if text, ok := texts.Get(p, key); ok {
+					return diskText{state: stateOf(fi), text: text, ok: true}
+				}
+			}
+		}
+	}
 	f, fi, err := openRegular(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return diskText{ok: true}
@@ -163,18 +183,36 @@ func readDiskText(p string, max int64) diskText {
 	if fi.Size() > max {
 		return d
 	}
+	// The version is the open file's, taken before its bytes: a write
+	// after it gives the file another ctime, so text read then is never
+	// found again by this version.
+	key, settled := texts.Key(fi)
+	if settled {
+		if text, ok := texts.Get(p, key); ok {
+			d.text, d.ok = text, true
+			return d
+		}
+	}
 	data, err := readCapped(f, fi.Size(), max)
 	if err != nil || int64(len(data)) > max || !IsText(data) {
 		return d
 	}
 	d.text, d.ok = ownedString(data), true // data is never written again
+	if settled {
+		texts.Put(p, key, d.text)
+	}
 	return d
 }
 
 // ReadText reads p if it is a regular file (not through a symlink) of
 // UTF-8 text within max bytes; a missing file is ok, not existing.
-func ReadText(p string, max int64) (FileText, bool) {
-	d := readDiskText(p, max)
+func ReadText(p string, max int64) (FileText, bool) { return ReadTextIn(p, max, nil) }
+
+// ReadTextIn is ReadText through texts, the texts of files kept by
+// version (nil: none): an unchanged file whose times are settled is not
+// read again.
+func ReadTextIn(p string, max int64, texts *textcache.Cache) (FileText, bool) {
+	d := readDiskTextIn(p, max, texts)
 	return d.fileText(), d.ok
 }
 

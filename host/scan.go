@@ -42,6 +42,7 @@ func (s *Session) scanner() *turnscan.Scanner {
 		ctx, cancel := context.WithTimeout(context.Background(), scanStartBudget)
 		defer cancel()
 		s.scan.s = turnscan.New(ctx, s.opts.Agent.Cwd, s.opts.Fs.MaxBytes)
+		s.scan.s.Texts = s.h.bufs.texts
 		s.scan.kick = make(chan struct{}, 1)
 		done := make(chan struct{})
 		s.onEnd(func() { close(done) })

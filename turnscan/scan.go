@@ -35,6 +35,7 @@ import (
 	"sync"
 
 	"github.com/nvim-acp/nvim-acp/fsbridge"
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 // Change is a file that changed since the scanner last saw it: its text
@@ -168,6 +169,12 @@ type known struct {
 // Scanner finds one session's changed files. Its methods are safe for
 // concurrent use; Check calls are serialized.
 type Scanner struct {
+	// Texts, when set before the first Start, keeps files' texts by
+	// version (the bridge's, shared with the agent's reads): a file
+	// unchanged since it was read, with settled times, is not read again
+	// at each turn's start.
+	Texts *textcache.Cache
+
 	root    string // the workspace (real path)
 	top     string // the git repository's top level ("" outside git)
 	rel     string // root relative to top ("." when equal)
@@ -298,7 +305,7 @@ func (s *Scanner) status(ctx context.Context) (map[string]bool, string, error) {
 // read is p's text now (ok false: not a regular text file within max).
 func (s *Scanner) read(p string) (known, bool) {
 	v := stat(p)
-	t, ok := fsbridge.ReadText(p, s.max)
+	t, ok := fsbridge.ReadTextIn(p, s.max, s.Texts)
 	if ok && !t.Exists {
 		v = fsbridge.FileVersion{}
 	}

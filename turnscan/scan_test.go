@@ -8,6 +8,10 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/nvim-acp/nvim-acp/textcache"
 )
 
 func git(t *testing.T, dir string, args ...string) {
@@ -505,5 +509,46 @@ func TestIgnoredFollowedInLaterTurns(t *testing.T) {
 				t.Fatalf("turn 2: %q, want %q", got, tc.want2)
 			}
 		})
+	}
+}
+
+// With the bridge's texts shared (Texts), a turn's start takes an
+// unchanged file's baseline from them instead of reading it again, and a
+// file changed between turns is read: its baseline is the new text.
+func TestStartKeepsUnchangedTexts(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	x, y := filepath.Join(dir, "x.txt"), filepath.Join(dir, "y.txt")
+	put(t, x, "x1\n")
+	put(t, y, "y1\n")
+	s := New(context.Background(), dir, 1<<20)
+	if s.Git() {
+		t.Skip("the temp dir is inside a git repository")
+	}
+	// Every file is settled by the cache's clock; versions still differ
+	// by size below, so none is found again by a time within one tick.
+	s.Texts = textcache.New(1<<20, func() time.Time { return time.Now().Add(time.Hour) })
+	baseline := func(p string) string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.start[p].text.Text
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustCheck(t, s); len(got) != 0 {
+		t.Fatalf("turn 1: changes %v", summary(dir, got))
+	}
+	y1 := baseline(y)
+	put(t, x, "x2, longer\n") // the user, between the turns
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := baseline(y); got != "y1\n" || unsafe.StringData(got) != unsafe.StringData(y1) {
+		t.Fatalf("turn 2: y.txt's baseline %q read again (or wrong), want turn 1's", got)
+	}
+	put(t, x, "x3\n") // the agent
+	s.Note(x)
+	if got, want := strings.Join(summary(dir, mustCheck(t, s)), "|"), "x.txt: x2, longer -> x3"; got != want {
+		t.Fatalf("turn 2: changes %q, want %q", got, want)
 	}
 }
