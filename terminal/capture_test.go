@@ -196,6 +196,61 @@ func TestPlainEnd(t *testing.T) {
 	}
 }
 
+func silentEndRef(p []byte, i int) int {
+	for i < len(p) && isSilent(p[i]) {
+		i++
+	}
+	return i
+}
+
+// silentEnd finds the same end as a byte-at-a-time scan: every byte value
+// at every place of a run of NULs long enough for three words, from every
+// start, and random mixes of NULs, other silent bytes and the rest.
+func TestSilentEnd(t *testing.T) {
+	base := make([]byte, 26)
+	for v := 0; v < 256; v++ {
+		for at := range base {
+			p := append([]byte(nil), base...)
+			p[at] = byte(v)
+			for i := 0; i <= len(p); i++ {
+				if got, want := silentEnd(p, i), silentEndRef(p, i); got != want {
+					t.Fatalf("byte %#x at %d, from %d: %d, want %d", v, at, i, got, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewSource(7))
+	pool := []byte("a \x00\x00\x00\x01\x07\x0b\x1f\x7f\x80\r\n\t\b\x1b")
+	for n := 0; n < 20000; n++ {
+		p := make([]byte, rng.Intn(40))
+		for k := range p {
+			if rng.Intn(8) != 0 {
+				p[k] = 0
+			} else {
+				p[k] = pool[rng.Intn(len(pool))]
+			}
+		}
+		i := rng.Intn(len(p) + 1)
+		if got, want := silentEnd(p, i), silentEndRef(p, i); got != want {
+			t.Fatalf("%q from %d: %d, want %d", p, i, got, want)
+		}
+	}
+}
+
+// FuzzSilentEnd: silentEnd against the byte-at-a-time scan, any bytes.
+func FuzzSilentEnd(f *testing.F) {
+	f.Add(make([]byte, 20), 0)
+	f.Add([]byte("\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\n"), 1)
+	f.Fuzz(func(t *testing.T, p []byte, i int) {
+		if i < 0 || i > len(p) {
+			return
+		}
+		if got, want := silentEnd(p, i), silentEndRef(p, i); got != want {
+			t.Fatalf("%q from %d: %d, want %d", p, i, got, want)
+		}
+	})
+}
+
 // FuzzPlainEnd: plainEnd against the byte-at-a-time scan, any bytes.
 func FuzzPlainEnd(f *testing.F) {
 	f.Add([]byte("the quick brown fox\r\n"), 0)
@@ -212,6 +267,19 @@ func FuzzPlainEnd(f *testing.F) {
 
 // BenchmarkTextCapture: the sanitiser alone, fed a command's lines (yes
 // output as a PTY gives it: "\r\n" ends) in 4 KB reads.
+// BenchmarkTextCaptureZeros: binary output, 1 MiB of NULs (head -c from
+// /dev/zero, the terminal benchmark's command) in 4 KiB reads.
+func BenchmarkTextCaptureZeros(b *testing.B) {
+	data := make([]byte, 1<<20)
+	b.SetBytes(int64(len(data)))
+	c := newTextCapture(1 << 20)
+	for i := 0; i < b.N; i++ {
+		for off := 0; off < len(data); off += 4096 {
+			c.Write(data[off:min(off+4096, len(data))])
+		}
+	}
+}
+
 func BenchmarkTextCapture(b *testing.B) {
 	line := "the quick brown fox jumps over the lazy dog 0123456789 ~!@#\r\n"
 	data := []byte(strings.Repeat(line, (1<<20)/len(line)))
