@@ -303,8 +303,10 @@ func (s *Scanner) status(ctx context.Context) (map[string]bool, string, error) {
 }
 
 // read is p's text now (ok false: not a regular text file within max).
-func (s *Scanner) read(p string) (known, bool) {
-	v := stat(p)
+func (s *Scanner) read(p string) (known, bool) { return s.readAt(p, stat(p)) }
+
+// readAt is read with p's version v, taken before (a turn's start has it).
+func (s *Scanner) readAt(p string, v fsbridge.FileVersion) (known, bool) {
 	t, ok := fsbridge.ReadTextIn(p, s.max, s.Texts)
 	if ok && !t.Exists {
 		v = fsbridge.FileVersion{}
@@ -373,7 +375,7 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 	for p := range dirty {
 		k := known{v: stat(p)}
 		if _, _, size, _ := k.v.Stat(); n < MaxSnapshots && total+size <= MaxSnapshotBytes {
-			if r, ok := s.read(p); ok {
+			if r, ok := s.readAt(p, k.v); ok {
 				k = r
 				n++
 				total += int64(len(k.text.Text))
