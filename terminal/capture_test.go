@@ -162,38 +162,45 @@ func plainEndRef(p []byte, i int) int {
 	return i
 }
 
-// plainEnd finds the same end as a byte-at-a-time scan: every byte value
-// at every place of a run long enough for three words, from every start,
-// and random mixes of plain bytes, controls, DEL and UTF-8.
-func TestPlainEnd(t *testing.T) {
-	base := []byte(strings.Repeat("abcdefgh", 3) + "ij")
+// checkEnd checks end against ref, a byte-at-a-time scan: every byte
+// value at every place of base (long enough for three words), from every
+// start, and 20,000 random runs of up to 40 bytes made by next.
+func checkEnd(t *testing.T, end, ref func(p []byte, i int) int, base []byte, next func(*rand.Rand) byte) {
+	t.Helper()
 	for v := 0; v < 256; v++ {
 		for at := range base {
 			p := append([]byte(nil), base...)
 			p[at] = byte(v)
 			for i := 0; i <= len(p); i++ {
-				if got, want := plainEnd(p, i), plainEndRef(p, i); got != want {
+				if got, want := end(p, i), ref(p, i); got != want {
 					t.Fatalf("byte %#x at %d, from %d: %d, want %d", v, at, i, got, want)
 				}
 			}
 		}
 	}
 	rng := rand.New(rand.NewSource(7))
-	pool := []byte("ab \x00\x01\x1f\x20\x7e\x7f\x80\x9f\xc3\xa9\xff\r\n\t\x1b")
 	for n := 0; n < 20000; n++ {
 		p := make([]byte, rng.Intn(40))
 		for k := range p {
-			if rng.Intn(4) == 0 {
-				p[k] = pool[rng.Intn(len(pool))]
-			} else {
-				p[k] = byte(0x20 + rng.Intn(0x5f))
-			}
+			p[k] = next(rng)
 		}
 		i := rng.Intn(len(p) + 1)
-		if got, want := plainEnd(p, i), plainEndRef(p, i); got != want {
+		if got, want := end(p, i), ref(p, i); got != want {
 			t.Fatalf("%q from %d: %d, want %d", p, i, got, want)
 		}
 	}
+}
+
+// plainEnd finds the same end as a byte-at-a-time scan, in runs of plain
+// bytes and in random mixes of plain bytes, controls, DEL and UTF-8.
+func TestPlainEnd(t *testing.T) {
+	pool := []byte("ab \x00\x01\x1f\x20\x7e\x7f\x80\x9f\xc3\xa9\xff\r\n\t\x1b")
+	checkEnd(t, plainEnd, plainEndRef, []byte(strings.Repeat("abcdefgh", 3)+"ij"), func(rng *rand.Rand) byte {
+		if rng.Intn(4) == 0 {
+			return pool[rng.Intn(len(pool))]
+		}
+		return byte(0x20 + rng.Intn(0x5f))
+	})
 }
 
 func silentEndRef(p []byte, i int) int {
@@ -203,38 +210,16 @@ func silentEndRef(p []byte, i int) int {
 	return i
 }
 
-// silentEnd finds the same end as a byte-at-a-time scan: every byte value
-// at every place of a run of NULs long enough for three words, from every
-// start, and random mixes of NULs, other silent bytes and the rest.
+// silentEnd finds the same end as a byte-at-a-time scan, in runs of NULs
+// and in random mixes of NULs, other silent bytes and the rest.
 func TestSilentEnd(t *testing.T) {
-	base := make([]byte, 26)
-	for v := 0; v < 256; v++ {
-		for at := range base {
-			p := append([]byte(nil), base...)
-			p[at] = byte(v)
-			for i := 0; i <= len(p); i++ {
-				if got, want := silentEnd(p, i), silentEndRef(p, i); got != want {
-					t.Fatalf("byte %#x at %d, from %d: %d, want %d", v, at, i, got, want)
-				}
-			}
-		}
-	}
-	rng := rand.New(rand.NewSource(7))
 	pool := []byte("a \x00\x00\x00\x01\x07\x0b\x1f\x7f\x80\r\n\t\b\x1b")
-	for n := 0; n < 20000; n++ {
-		p := make([]byte, rng.Intn(40))
-		for k := range p {
-			if rng.Intn(8) != 0 {
-				p[k] = 0
-			} else {
-				p[k] = pool[rng.Intn(len(pool))]
-			}
+	checkEnd(t, silentEnd, silentEndRef, make([]byte, 26), func(rng *rand.Rand) byte {
+		if rng.Intn(8) != 0 {
+			return 0
 		}
-		i := rng.Intn(len(p) + 1)
-		if got, want := silentEnd(p, i), silentEndRef(p, i); got != want {
-			t.Fatalf("%q from %d: %d, want %d", p, i, got, want)
-		}
-	}
+		return pool[rng.Intn(len(pool))]
+	})
 }
 
 // FuzzSilentEnd: silentEnd against the byte-at-a-time scan, any bytes.
