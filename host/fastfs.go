@@ -270,6 +270,7 @@ func (f *fastFS) intercept(line []byte) bool {
 	if f.serveNow(req) {
 		return true
 	}
+	req.id = bytes.Clone(req.id) // a worker answers after line is reused
 	ctx, cancel := context.WithCancel(f.lifetime())
 	job := fastJob{ctx: ctx, cancel: cancel, key: string(req.id), req: req}
 	f.mu.Lock()
@@ -314,22 +315,20 @@ func (f *fastFS) cancelFrom(line []byte) {
 func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 	a := f.a
 	a.gate.Barrier(ctx)
-	var rerr *acp.RequestError
-	var parts [][]byte
+	var msg [][]byte
 	id := acp.SessionId(req.sessionID)
 	if req.method == acp.ClientMethodFsReadTextFile {
-		var res acp.ReadTextFileResponse
-		res, rerr = readFile.call(ctx, a, acp.ReadTextFileRequest{SessionId: id, Path: req.path, Line: req.line, Limit: req.limit})
+		res, rerr := readFile.call(ctx, a, acp.ReadTextFileRequest{SessionId: id, Path: req.path, Line: req.line, Limit: req.limit})
 		if rerr == nil {
-			parts = [][]byte{[]byte(`{"content":"`), a.h.bufs.encode(res.Content), []byte(`"}`)}
+			msg = readResponse(req.id, a.h.bufs.encode(res.Content))
+		} else {
+			msg = response(req.id, nil, rerr)
 		}
 	} else {
-		_, rerr = writeFile.call(ctx, a, acp.WriteTextFileRequest{SessionId: id, Path: req.path, Content: req.content})
-		if rerr == nil {
-			parts = [][]byte{[]byte(`{}`)}
-		}
+		_, rerr := writeFile.call(ctx, a, acp.WriteTextFileRequest{SessionId: id, Path: req.path, Content: req.content})
+		msg = response(req.id, [][]byte{[]byte(`{}`)}, rerr)
 	}
-	if err := a.out.writeMessage(response(req.id, parts, rerr)...); err != nil {
+	if err := a.out.writeMessage(msg...); err != nil {
 		a.log.Debug("fs response not written", "method", req.method, "err", err)
 	}
 }
@@ -380,12 +379,12 @@ func (f *fastFS) serveNow(req fsRequest) bool {
 	}
 	s.fsReads.Store(true)
 	f.nowN.Add(1)
-	var parts [][]byte
-	rerr := bridgeError(err)
-	if rerr == nil {
-		parts = [][]byte{[]byte(`{"content":"`), a.h.bufs.encode(res.Content), []byte(`"}`)}
+	var msg [][]byte
+	if rerr := bridgeError(err); rerr != nil {
+		msg = response(req.id, nil, rerr)
+	} else {
+		msg = readResponse(req.id, a.h.bufs.encode(res.Content))
 	}
-	msg := response(req.id, parts, rerr)
 	if !a.out.sendNow(msg...) {
 		// Another message is being written: this one follows it.
 		go func() {
@@ -432,6 +431,28 @@ func response(id []byte, result [][]byte, rerr *acp.RequestError) [][]byte {
 	msg := make([][]byte, 0, len(result)+2)
 	msg = append(append(append(msg, head), result...), []byte("}\n"))
 	return msg
+}
+
+// readMsg is a read's response in one allocation: its head (up to the
+// content's opening quote) and its parts (head, the content's encoding,
+// readEnd).
+type readMsg struct {
+	parts [3][]byte
+	head  [96]byte
+}
+
+var readEnd = []byte("\"}}\n")
+
+// readResponse is response(id, the result {"content": enc}) in one
+// allocation where response makes four: a small read's answer is made
+// on the agent's reader, between its request and its response.
+func readResponse(id, enc []byte) [][]byte {
+	m := new(readMsg)
+	head := append(m.head[:0], `{"jsonrpc":"2.0","id":`...)
+	head = append(head, id...) // an id over 52 bytes grows it: still right
+	head = append(head, `,"result":{"content":"`...)
+	m.parts = [3][]byte{head, enc, readEnd}
+	return m.parts[:]
 }
 
 // encode returns s as the inside of a JSON string: from the cached

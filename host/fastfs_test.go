@@ -150,3 +150,25 @@ func TestPartsFrom(t *testing.T) {
 		}
 	}
 }
+
+// readResponse writes what response does for a read's result, for ids of
+// every size around its inline head.
+func TestReadResponseLikeResponse(t *testing.T) {
+	enc := []byte(`line 1\nline \"2\"\n`)
+	for _, id := range []string{`0`, `7`, `-12`, `"a"`, `"esc \" \\ id"`, `"` + strings.Repeat("x", 50) + `"`, `"` + strings.Repeat("y", 51) + `"`, `"` + strings.Repeat("z", 200) + `"`} {
+		want := bytes.Join(response([]byte(id), [][]byte{[]byte(`{"content":"`), enc, []byte(`"}`)}, nil), nil)
+		got := bytes.Join(readResponse([]byte(id), enc), nil)
+		if !bytes.Equal(got, want) {
+			t.Errorf("id %s: %s, want %s", id, got, want)
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result struct {
+				Content string `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(got, &m); err != nil || string(m.ID) != id || m.Result.Content != "line 1\nline \"2\"\n" {
+			t.Errorf("id %s: %s decodes to %+v (%v)", id, got, m, err)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // fsRequest is an fs/read_text_file or fs/write_text_file request decoded
 // by parseFSRequest.
 type fsRequest struct {
-	id         []byte // raw JSON: a number or a string
+	id         []byte // raw JSON: a number or a string; parseFSRequest's is a view of the line (cloned for a worker)
 	method     string
 	sessionID  string
 	path       string
@@ -72,7 +72,7 @@ func parseFSRequest(line []byte, like func(data []byte) *jsontext.Text) (req fsR
 			default:
 				return false
 			}
-			req.id = append([]byte(nil), line[from:s.Pos()]...)
+			req.id = line[from:s.Pos():s.Pos()] // line's memory: see fsRequest.id
 			hasID = true
 			return true
 		case "method":
