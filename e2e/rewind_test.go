@@ -914,3 +914,42 @@ func TestRewindLeavesNoFillerAboveTheFirstLine(t *testing.T) {
 		return topfill() == 0 && !strings.Contains(u.screen.text(), "------")
 	})
 }
+
+// Two rewinds asked at once (a script's, or keys pressed twice) are done
+// one after the other, the second planned on what the first left: neither
+// fails as stale. (Found by TestRewindPropertyE2E under load: a rewind
+// that wrote nothing left the tree as wanted before its apply landed, and
+// the next one, planned before it, was refused.)
+func TestRewindTwiceAtOnce(t *testing.T) {
+	e, ws := fsEditor(t)
+	p := filepath.Join(ws, "a.txt")
+	fsPutFile(t, p, "v0\n")
+	e.SetupFake(M{"turns": []any{
+		[]any{diskWrite(p, "v1\n"), text("one")},
+		[]any{diskWrite(p, "v2\n"), text("two")},
+	}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.runTurn("message 1")
+	e.runTurn("message 2")
+	if got := fileOrGone(p); got != "v2\n" {
+		t.Fatalf("after the turns: %q", got)
+	}
+	var ok bool
+	e.Lua(`local acp = require("acp")
+		local a = acp.rewind({ message = 2, conversation = false, confirm = false })
+		local b = acp.rewind({ message = 1, conversation = false, confirm = false })
+		return a and b`, &ok)
+	if !ok {
+		t.Fatalf("a rewind was refused: %s", e.Messages())
+	}
+	e.Eventually("both rewinds said", 15*time.Second, func() bool {
+		return strings.Count(e.ChatText(), "Rewind: rewound") == 2
+	})
+	if chat := e.ChatText(); strings.Contains(chat, "**Error:** Rewind") {
+		t.Fatalf("a rewind failed:\n%s", chat)
+	}
+	if got := fileOrGone(p); got != "v0\n" {
+		t.Fatalf("rewound twice: %q, want %q", got, "v0\n")
+	}
+}

@@ -39,6 +39,11 @@ type checkpoints struct {
 	dir  string
 	plan *checkpoint.Plan // the last previewed
 	err  error            // opening failed (said once)
+	// busy is held by a rewind, redo or preview done in the background,
+	// from its plan to its end: a second one asked meanwhile waits, then
+	// plans on what the first left (rather than fail as stale when the
+	// first's apply lands between its plan and its own apply).
+	busy sync.Mutex
 	// ending: closed when the last turn's end scan has recorded its
 	// changes (nil: none pending): the next checkpoint waits for it, or
 	// the turn's changes would land in the next prompt's checkpoint.
@@ -297,7 +302,9 @@ func (h *Host) rpcRewindPlan(sid, message int, mode string, token ...int) (*chec
 		return plan()
 	}
 	go func() {
+		s.ck.busy.Lock()
 		p, err := plan()
+		s.ck.busy.Unlock()
 		s.emit(rewindPlanEvent(token[0], p, err))
 	}()
 	return nil, nil
@@ -331,6 +338,8 @@ func (h *Host) rpcRewind(sid, message int, mode, overlaps string) error {
 		return err
 	}
 	go func() {
+		s.ck.busy.Lock()
+		defer s.ck.busy.Unlock()
 		p, err := s.rewindPlan(st, message, mode, false)
 		if err != nil {
 			s.emit(rewoundEvent(false, nil, err))
@@ -378,7 +387,11 @@ func (h *Host) rpcRewindApply(sid int, theirs bool) error {
 	if p == nil {
 		return errors.New("no rewind previewed")
 	}
-	go s.rewindApply(st, p, theirs)
+	go func() {
+		s.ck.busy.Lock()
+		defer s.ck.busy.Unlock()
+		s.rewindApply(st, p, theirs)
+	}()
 	return nil
 }
 
@@ -393,6 +406,8 @@ func (h *Host) rpcRewindRedo(sid int) error {
 		return errors.New("nothing to redo")
 	}
 	go func() {
+		s.ck.busy.Lock()
+		defer s.ck.busy.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		res, err := st.Redo(ctx, s.rewindWrite)
