@@ -39,11 +39,9 @@ type checkpoints struct {
 	dir  string
 	plan *checkpoint.Plan // the last previewed
 	err  error            // opening failed (said once)
-	// busy is held by a rewind, redo or preview done in the background,
-	// from its plan to its end: a second one asked meanwhile waits, then
-	// plans on what the first left (rather than fail as stale when the
-	// first's apply lands between its plan and its own apply).
-	busy sync.Mutex
+	// last is closed when the background rewind, redo or preview queued
+	// last (serial) has ended (nil: none was queued).
+	last chan struct{}
 	// ending: closed when the last turn's end scan has recorded its
 	// changes (nil: none pending): the next checkpoint waits for it, or
 	// the turn's changes would land in the next prompt's checkpoint.
@@ -277,6 +275,25 @@ func (h *Host) rpcRewindList(sid int, counts ...bool) (map[string]any, error) {
 	return map[string]any{"checkpoints": cps, "redo": st.CanRedo(), "dir": s.ck.dir}, nil
 }
 
+// serial runs f in the background once every job queued before it has
+// ended: rewinds, redos and previews asked one after another (each call
+// queues before it returns) are done in that order, each on what the one
+// before left, not planned on checkpoints another is about to drop.
+func (c *checkpoints) serial(f func()) {
+	done := make(chan struct{})
+	c.mu.Lock()
+	prev := c.last
+	c.last = done
+	c.mu.Unlock()
+	go func() {
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		f()
+	}()
+}
+
 // rpcRewindPlan is acp_rewind_plan(sid, message, mode[, token]): what a
 // rewind to before that message does (kept for acp_rewind_apply). With a
 // token, planned in the background (the preview's: Neovim is not held
@@ -301,12 +318,10 @@ func (h *Host) rpcRewindPlan(sid, message int, mode string, token ...int) (*chec
 	if len(token) == 0 {
 		return plan()
 	}
-	go func() {
-		s.ck.busy.Lock()
+	s.ck.serial(func() {
 		p, err := plan()
-		s.ck.busy.Unlock()
 		s.emit(rewindPlanEvent(token[0], p, err))
-	}()
+	})
 	return nil, nil
 }
 
@@ -337,9 +352,7 @@ func (h *Host) rpcRewind(sid, message int, mode, overlaps string) error {
 	if err != nil {
 		return err
 	}
-	go func() {
-		s.ck.busy.Lock()
-		defer s.ck.busy.Unlock()
+	s.ck.serial(func() {
 		p, err := s.rewindPlan(st, message, mode, false)
 		if err != nil {
 			s.emit(rewoundEvent(false, nil, err))
@@ -353,7 +366,7 @@ func (h *Host) rpcRewind(sid, message int, mode, overlaps string) error {
 			return
 		}
 		s.rewindApply(st, p, overlaps == "theirs")
-	}()
+	})
 	return nil
 }
 
@@ -387,11 +400,7 @@ func (h *Host) rpcRewindApply(sid int, theirs bool) error {
 	if p == nil {
 		return errors.New("no rewind previewed")
 	}
-	go func() {
-		s.ck.busy.Lock()
-		defer s.ck.busy.Unlock()
-		s.rewindApply(st, p, theirs)
-	}()
+	s.ck.serial(func() { s.rewindApply(st, p, theirs) })
 	return nil
 }
 
@@ -405,14 +414,12 @@ func (h *Host) rpcRewindRedo(sid int) error {
 	if !st.CanRedo() {
 		return errors.New("nothing to redo")
 	}
-	go func() {
-		s.ck.busy.Lock()
-		defer s.ck.busy.Unlock()
+	s.ck.serial(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		res, err := st.Redo(ctx, s.rewindWrite)
 		s.emit(rewoundEvent(true, res, err))
-	}()
+	})
 	return nil
 }
 
