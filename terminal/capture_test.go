@@ -222,32 +222,29 @@ func TestSilentEnd(t *testing.T) {
 	})
 }
 
-// FuzzSilentEnd: silentEnd against the byte-at-a-time scan, any bytes.
-func FuzzSilentEnd(f *testing.F) {
-	f.Add(make([]byte, 20), 0)
-	f.Add([]byte("\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\n"), 1)
+// fuzzEnd fuzzes end against ref, its byte-at-a-time scan, from the seeds.
+func fuzzEnd(f *testing.F, end, ref func(p []byte, i int) int, seeds ...string) {
+	for k, seed := range seeds {
+		f.Add([]byte(seed), k)
+	}
 	f.Fuzz(func(t *testing.T, p []byte, i int) {
 		if i < 0 || i > len(p) {
 			return
 		}
-		if got, want := silentEnd(p, i), silentEndRef(p, i); got != want {
+		if got, want := end(p, i), ref(p, i); got != want {
 			t.Fatalf("%q from %d: %d, want %d", p, i, got, want)
 		}
 	})
 }
 
+// FuzzSilentEnd: silentEnd against the byte-at-a-time scan, any bytes.
+func FuzzSilentEnd(f *testing.F) {
+	fuzzEnd(f, silentEnd, silentEndRef, string(make([]byte, 20)), "\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\n")
+}
+
 // FuzzPlainEnd: plainEnd against the byte-at-a-time scan, any bytes.
 func FuzzPlainEnd(f *testing.F) {
-	f.Add([]byte("the quick brown fox\r\n"), 0)
-	f.Add([]byte("0123456789abcdef\x7f"), 3)
-	f.Fuzz(func(t *testing.T, p []byte, i int) {
-		if i < 0 || i > len(p) {
-			return
-		}
-		if got, want := plainEnd(p, i), plainEndRef(p, i); got != want {
-			t.Fatalf("%q from %d: %d, want %d", p, i, got, want)
-		}
-	})
+	fuzzEnd(f, plainEnd, plainEndRef, "the quick brown fox\r\n", "0123456789abcdef\x7f")
 }
 
 // BenchmarkTextCapture: the sanitiser alone, fed a command's lines (yes
