@@ -183,16 +183,10 @@ func readDiskTextIn(p string, max int64, texts *textcache.Cache) diskText {
 	if fi.Size() > max {
 		return d
 	}
-	// The version is the open file's, taken before its bytes: a write
+	// Cached by the open file's version, taken before its bytes: a write
 	// after it gives the file another ctime, so text read then is never
-	// found again by this version.
+	// found again by this version. (A cached version was looked up above.)
 	key, settled := texts.Key(fi)
-	if settled {
-		if text, ok := texts.Get(p, key); ok {
-			d.text, d.ok = text, true
-			return d
-		}
-	}
 	data, err := readCapped(f, fi.Size(), max)
 	if err != nil || int64(len(data)) > max || !IsText(data) {
 		return d
