@@ -11,6 +11,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/nvim-acp/nvim-acp/checkpoint"
 	"github.com/nvim-acp/nvim-acp/fsbridge"
+	"github.com/nvim-acp/nvim-acp/review"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
@@ -163,7 +164,7 @@ func (s *Session) checkpointChange(c turnscan.Change) {
 // the file's).
 type checkpointSink struct {
 	s    *Session
-	next fsbridge.ChangeSink
+	next *review.Tracker
 }
 
 // WillWrite implements fsbridge.WriteNoticer: the turn's scan looks at a
@@ -183,11 +184,7 @@ func (k checkpointSink) FileChanged(path string, before, after fsbridge.FileText
 // FileChangedLines implements fsbridge.LinesSink: the lines go on to the
 // review, which keeps the file's lines; the checkpoints take the texts.
 func (k checkpointSink) FileChangedLines(path string, before, after fsbridge.FileText, lines []string, eol bool, by int) {
-	if ls, ok := k.next.(fsbridge.LinesSink); ok {
-		ls.FileChangedLines(path, before, after, lines, eol, by)
-	} else {
-		k.next.FileChanged(path, before, after, by)
-	}
+	k.next.FileChangedLines(path, before, after, lines, eol, by)
 	k.checkpoint(path, before, after, by)
 }
 
