@@ -220,12 +220,12 @@ func (c *textCapture) Write(p []byte) (int, error) {
 				continue
 			}
 			if j := silentEnd(p, i); j > i {
-				i = j
+				i = j // BEL, NUL, SO/SI, DEL...: no text
 				continue
 			}
 			b := p[i]
 			i++
-			switch b {
+			switch b { // neither plain nor silent: one of these
 			case 0x1b:
 				c.state = stEsc
 			case '\n':
@@ -240,8 +240,6 @@ func (c *textCapture) Write(p []byte) (int, error) {
 				if !c.pendingCR {
 					c.tail.backspace()
 				}
-			default:
-				// BEL, NUL, SO/SI, DEL...: no text.
 			}
 		case stEsc:
 			b := p[i]
