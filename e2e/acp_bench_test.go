@@ -34,7 +34,8 @@ import (
 // refclient: the floor's pair, where a client's own cost shows whole.
 // BENCH_CASES picks cases (see below); NVIM_ACP_CPUPROFILE=FILE makes the
 // host write a CPU profile. BENCH_ROUNDS (default 3) splits each case into alternating rounds of
-// reference and nvim-acp, so both see the same machine load.
+// reference and nvim-acp, so both see the same machine load. BENCH_UI=1
+// attaches a 200x50 UI to Neovim first (every redraw of the chat happens).
 func BenchmarkACP(b *testing.B) {
 	bins := benchBinaries(b)
 	agentName := "benchagent"
@@ -44,6 +45,9 @@ func BenchmarkACP(b *testing.B) {
 		bins.agent, agentName = bins.raw, "rawagent"
 	}
 	e := startEditor(b)
+	if os.Getenv("BENCH_UI") == "1" {
+		attachUI(e, 200, 50)
+	}
 	ws := e.Dir
 	f10k := filepath.Join(ws, "f10k.txt")
 	f100 := filepath.Join(ws, "f100.txt")
