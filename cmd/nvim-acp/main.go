@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -32,6 +33,7 @@ import (
 	"github.com/nvim-acp/nvim-acp/demoagent"
 	"github.com/nvim-acp/nvim-acp/editormcp"
 	"github.com/nvim-acp/nvim-acp/host"
+	"github.com/nvim-acp/nvim-acp/internal/pollfile"
 	"github.com/nvim-acp/nvim-acp/internal/scrub"
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/sandbox"
@@ -88,8 +90,12 @@ func sandboxCheck() int {
 }
 
 func run(logPath, level string) error {
-	// stdout is the RPC channel: keep everything else off it.
-	rpcOut := os.Stdout
+	// stdout is the RPC channel: keep everything else off it. Both pipes
+	// go through Go's poller (pollfile): the host waits on Neovim after
+	// every message.
+	stdout := os.Stdout
+	defer runtime.KeepAlive(stdout) // its finalizer would close fd 1
+	rpcOut := pollfile.Of(stdout)
 	os.Stdout = os.Stderr
 
 	// Secrets (keys typed at a login prompt) are masked in every log line.
@@ -115,7 +121,7 @@ func run(logPath, level string) error {
 
 	// Neovim's answers are read through a pipe's worth of buffer, not the
 	// client's 4 KB: a diagnostics answer of 75 KB was 19 reads.
-	in := bufio.NewReaderSize(os.Stdin, 64<<10)
+	in := bufio.NewReaderSize(pollfile.Of(os.Stdin), 64<<10)
 	nv, err := nvim.New(in, rpcOut, rpcOut, func(format string, a ...any) {
 		log.Debug(fmt.Sprintf(format, a...))
 	})
