@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +38,7 @@ import (
 // host write a CPU profile. BENCH_ROUNDS (default 3) splits each case into alternating rounds of
 // reference and nvim-acp, so both see the same machine load. BENCH_UI=1
 // attaches a 200x50 UI to Neovim first (every redraw of the chat happens).
+// BENCH_JSONL=FILE keeps the agent's output: each prompt's latencies.
 func BenchmarkACP(b *testing.B) {
 	bins := benchBinaries(b)
 	agentName := "benchagent"
@@ -112,12 +115,12 @@ func BenchmarkACP(b *testing.B) {
 		return benchRun{lastBenchResult(b, out), h1 - h0, n1 - n0}
 	}
 	cpuFile := filepath.Join(e.state, "refclient.cpu")
+	// The floor keeps its agent and its session between prompts, as
+	// nvim-acp does: both are timed in the same steady state.
+	floor := startRefClient(b, bins, ws, cpuFile, "BENCH_AGENT_OUT="+out)
+	defer floor.stop(b)
 	ref := func(prompt string) benchRun {
-		cmd := exec.Command(bins.ref, "-cwd", ws, "-prompt", prompt, "-cpu", cpuFile, "--", bins.agent)
-		cmd.Env = append(os.Environ(), "BENCH_AGENT_OUT="+out)
-		if o, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("refclient %q: %v\n%s", prompt, err, o)
-		}
+		floor.prompt(b, prompt)
 		var ns int64
 		if c, err := os.ReadFile(cpuFile); err != nil {
 			b.Fatal(err)
@@ -234,10 +237,83 @@ func BenchmarkACP(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	if keep := os.Getenv("BENCH_JSONL"); keep != "" {
+		// Every prompt's own latencies, the reference's and nvim-acp's
+		// alternating, for a closer look than the p50.
+		if data, err := os.ReadFile(out); err != nil || os.WriteFile(keep, data, 0o644) != nil {
+			b.Errorf("keep %s as %s: %v", out, keep, err)
+		}
+	}
 	// Printed, not logged: the testing package cuts long benchmark logs.
 	fmt.Printf("\n%s, %d cores, %s, %s, agent %s, load average %s\n%s\n", version, runtime.NumCPU(), runtime.GOARCH,
 		time.Now().Format("2006-01-02 15:04"), agentName, loadavg(), rep.String())
 	b.ReportMetric(0, "ns/op")
+}
+
+// refClient is testdata/refclient serving prompts (-serve): one agent,
+// one session.
+type refClient struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *lockedBuffer
+}
+
+// startRefClient starts the floor's client on the bench's agent in ws.
+func startRefClient(b *testing.B, bins benchBins, ws, cpuFile string, env ...string) *refClient {
+	cmd := exec.Command(bins.ref, "-cwd", ws, "-serve", "-cpu", cpuFile, "--", bins.agent)
+	cmd.Env = append(os.Environ(), env...)
+	r := &refClient{cmd: cmd, stderr: &lockedBuffer{}}
+	cmd.Stderr = r.stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("refclient: %v", err)
+	}
+	r.in, r.out = in, bufio.NewReader(out)
+	return r
+}
+
+// prompt has the floor send prompt and waits until the agent answered it.
+func (r *refClient) prompt(b *testing.B, prompt string) {
+	if _, err := fmt.Fprintln(r.in, prompt); err != nil {
+		b.Fatalf("refclient %q: %v\n%s", prompt, err, r.stderr)
+	}
+	if line, err := r.out.ReadString('\n'); err != nil || line != "done\n" {
+		b.Fatalf("refclient %q: %q, %v\n%s", prompt, line, err, r.stderr)
+	}
+}
+
+// stop ends the floor's client (its stdin closed) and its agent.
+func (r *refClient) stop(b *testing.B) {
+	r.in.Close()
+	if err := r.cmd.Wait(); err != nil {
+		b.Errorf("refclient: %v\n%s", err, r.stderr)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while a test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
 
 // waitOlder waits until path, written by writeBenchFile (its change

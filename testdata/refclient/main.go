@@ -5,15 +5,22 @@
 // (path, line, limit) and kept, found again by the request's params bytes
 // without decoding them, fs/write_text_file with an empty result (nothing
 // written, the request not decoded), nothing else. No SDK connection: it
-// reads and writes the pipe itself. It exits when the prompt is answered.
+// reads and writes the pipe itself. It exits when the prompt is answered
+// (with -serve, at its stdin's end).
 //
 //	refclient -cwd DIR -prompt TEXT [-cpu FILE] -- AGENT [ARGS...]
+//	refclient -cwd DIR -serve [-cpu FILE] -- AGENT [ARGS...]
+//
+// With -serve one agent and one session serve every prompt, as nvim-acp
+// keeps its agent between prompts: the floor in the same steady state,
+// not a process started cold for each prompt.
 //
 // Its pipes to the agent are as large as nvim-acp's (1 MiB, where the
 // kernel allows it), so a large message costs both the same crossings.
 //
 // With -cpu it writes its own CPU time over the prompt, in nanoseconds, to
-// FILE (benchmarks compare it with nvim-acp's).
+// FILE (benchmarks compare it with nvim-acp's); with -serve, over the last
+// prompt, before it prints "done".
 package main
 
 import (
@@ -22,6 +29,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"iter"
 	"os"
 	"os/exec"
 	"strings"
@@ -31,18 +39,34 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nvim-acp/nvim-acp/internal/cputime"
+	"github.com/nvim-acp/nvim-acp/internal/pollfile"
 )
 
 func main() {
 	cwd := flag.String("cwd", ".", "session cwd")
 	prompt := flag.String("prompt", "", "prompt text")
 	cpuFile := flag.String("cpu", "", "write the CPU time used over the prompt (ns) to this file")
+	serve := flag.Bool("serve", false, "send each line of stdin as a prompt, printing done after each")
 	flag.Parse()
-	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: refclient -cwd DIR -prompt TEXT -- AGENT [ARGS...]")
+	if flag.NArg() == 0 || (*prompt == "") == !*serve {
+		fmt.Fprintln(os.Stderr, "usage: refclient -cwd DIR (-prompt TEXT | -serve) -- AGENT [ARGS...]")
 		os.Exit(2)
 	}
-	if err := run(*cwd, *prompt, *cpuFile, flag.Args()); err != nil {
+	prompts := func(yield func(string) bool) { yield(*prompt) }
+	if *serve {
+		prompts = func(yield func(string) bool) {
+			// Through the poller: a blocking read here would keep this
+			// runtime's monitor waking beside nvim-acp's prompts.
+			in := bufio.NewScanner(pollfile.Of(os.Stdin))
+			for in.Scan() {
+				if !yield(in.Text()) {
+					return
+				}
+				fmt.Println("done")
+			}
+		}
+	}
+	if err := run(*cwd, prompts, *cpuFile, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "refclient:", err)
 		os.Exit(1)
 	}
@@ -68,7 +92,7 @@ type readKey struct {
 	line, limit int
 }
 
-func run(cwd, prompt, cpuFile string, argv []string) error {
+func run(cwd string, prompts iter.Seq[string], cpuFile string, argv []string) error {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = cwd
 	cmd.Stderr = os.Stderr
@@ -94,38 +118,48 @@ func run(cwd, prompt, cpuFile string, argv []string) error {
 	}()
 	c := &client{w: inW, cache: map[readKey][]byte{}, raw: map[string][]byte{}}
 	r := bufio.NewReaderSize(outR, 16<<20)
-	steps := []struct {
+	for i, step := range []struct {
 		method string
 		params any
 	}{
 		{acp.AgentMethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
 			ClientCapabilities: acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}, Terminal: true}}},
 		{acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}}},
-		{acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionId: "bench", Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}},
-	}
-	var cpu0 time.Duration
-	for i, s := range steps {
-		id := i + 1
-		if s.method == acp.AgentMethodSessionPrompt {
-			cpu0, _ = cputime.Process(0)
-		}
-		line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": s.method, "params": s.params})
-		if err != nil {
+	} {
+		if err := c.call(r, i+1, step.method, step.params); err != nil {
 			return err
-		}
-		if _, err := c.w.Write(append(line, '\n')); err != nil {
-			return err
-		}
-		if err := c.serveUntil(r, id); err != nil {
-			return fmt.Errorf("%s: %w", s.method, err)
 		}
 	}
-	if cpuFile != "" {
-		cpu1, err := cputime.Process(0)
-		if err != nil {
-			return err
+	id := 2
+	prompts(func(prompt string) bool {
+		id++
+		cpu0, _ := cputime.Process(0)
+		if err = c.call(r, id, acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionId: "bench", Prompt: []acp.ContentBlock{acp.TextBlock(prompt)}}); err != nil {
+			return false
 		}
-		return os.WriteFile(cpuFile, []byte(fmt.Sprint(int64(cpu1-cpu0))), 0o644)
+		if cpuFile != "" {
+			var cpu1 time.Duration
+			if cpu1, err = cputime.Process(0); err != nil {
+				return false
+			}
+			err = os.WriteFile(cpuFile, []byte(fmt.Sprint(int64(cpu1-cpu0))), 0o644)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// call sends request id and serves the agent until it is answered.
+func (c *client) call(r *bufio.Reader, id int, method string, params any) error {
+	line, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return err
+	}
+	if _, err := c.w.Write(append(line, '\n')); err != nil {
+		return err
+	}
+	if err := c.serveUntil(r, id); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
 }
