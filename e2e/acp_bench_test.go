@@ -39,6 +39,9 @@ import (
 // reference and nvim-acp, so both see the same machine load. BENCH_UI=1
 // attaches a 200x50 UI to Neovim first (every redraw of the chat happens).
 // BENCH_JSONL=FILE keeps the agent's output: each prompt's latencies.
+// BENCH_THINK (default 20ms) is how long both agents wait after a prompt
+// before their first request, as a model does: a client's own work on the
+// prompt is done by then, in use as here.
 func BenchmarkACP(b *testing.B) {
 	bins := benchBinaries(b)
 	agentName := "benchagent"
@@ -67,10 +70,17 @@ func BenchmarkACP(b *testing.B) {
 	y100 := filepath.Join(ws, "y100.txt")
 	writeBenchFile(b, y100, 100)
 	out := filepath.Join(e.state, "bench.jsonl")
+	// The agents wait this long after a prompt before their first
+	// request, as a model does before its first tool call (BENCH_THINK,
+	// a duration; 0 for none).
+	think := "20ms"
+	if v := os.Getenv("BENCH_THINK"); v != "" {
+		think = v
+	}
 	e.setup(map[string]any{
 		"agents": map[string]any{"bench": map[string]any{
 			"cmd": []string{bins.agent},
-			"env": map[string]string{"BENCH_AGENT_OUT": out},
+			"env": map[string]string{"BENCH_AGENT_OUT": out, "BENCH_THINK": think},
 		}},
 		"default_agent": "bench",
 		// The terminal case's command runs unasked, as for a user who
@@ -104,10 +114,31 @@ func BenchmarkACP(b *testing.B) {
 		}
 		return h, n
 	}
+	// A turn's end is told to the benchmark (User AcpState), not polled
+	// for: a poll every 20 ms woke Neovim and this process inside
+	// nvim-acp's prompts only (the floor's were waited on without).
+	states := make(chan string, 64)
+	if err := e.nv.RegisterHandler("bench_state", func(state string) { states <- state }); err != nil {
+		b.Fatal(err)
+	}
+	e.Lua(`local chan = ...
+		vim.api.nvim_create_autocmd("User", { pattern = "AcpState", callback = function(ev)
+			vim.rpcnotify(chan, "bench_state", ev.data and ev.data.state or "")
+		end })`, nil, e.nv.ChannelID())
 	ours := func(prompt string) benchRun {
+		for len(states) > 0 {
+			<-states
+		}
 		h0, n0 := clientCPU()
 		e.Send(prompt)
-		e.Eventually("bench turn", 10*time.Minute, func() bool { return e.Status().State != "busy" })
+		for done := false; !done; {
+			select {
+			case st := <-states:
+				done = st != "busy" && e.Status().State != "busy"
+			case <-time.After(10 * time.Minute):
+				b.Fatalf("nvim-acp: %q still busy after 10 minutes", prompt)
+			}
+		}
 		h1, n1 := clientCPU()
 		if st := e.Status(); st.StopReason != "end_turn" {
 			b.Fatalf("nvim-acp: %q ended %+v", prompt, st)
@@ -117,7 +148,7 @@ func BenchmarkACP(b *testing.B) {
 	cpuFile := filepath.Join(e.state, "refclient.cpu")
 	// The floor keeps its agent and its session between prompts, as
 	// nvim-acp does: both are timed in the same steady state.
-	floor := startRefClient(b, bins, ws, cpuFile, "BENCH_AGENT_OUT="+out)
+	floor := startRefClient(b, bins, ws, cpuFile, "BENCH_AGENT_OUT="+out, "BENCH_THINK="+think)
 	defer floor.stop(b)
 	ref := func(prompt string) benchRun {
 		floor.prompt(b, prompt)

@@ -133,11 +133,22 @@ func atoi(words []string, i int) int {
 	return n
 }
 
+// think waits $BENCH_THINK (a duration), as a model takes time before its
+// first tool call: the client's own work on a prompt (showing it, its
+// chat) is then done before the first request, as it is in use, not timed
+// inside it.
+func think() {
+	if d, err := time.ParseDuration(os.Getenv("BENCH_THINK")); err == nil {
+		time.Sleep(d)
+	}
+}
+
 func (a *agent) run(ctx context.Context, sid acp.SessionId, w []string) (res result) {
 	if len(w) == 0 {
 		return result{Error: "empty prompt"}
 	}
 	res = result{Op: w[0]}
+	think()
 	var err error
 	cpu0, _ := cputime.Process(0)
 	defer func() {

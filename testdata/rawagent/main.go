@@ -143,11 +143,22 @@ func atoi(words []string, i int) int {
 	return n
 }
 
+// think waits $BENCH_THINK (a duration), as a model takes time before its
+// first tool call: the client's own work on a prompt (showing it, its
+// chat) is then done before the first request, as it is in use, not timed
+// inside it.
+func think() {
+	if d, err := time.ParseDuration(os.Getenv("BENCH_THINK")); err == nil {
+		time.Sleep(d)
+	}
+}
+
 func (a *agent) run(w []string) (res result) {
 	if len(w) < 3 {
 		return result{Error: "want: read|write PATH N ..."}
 	}
 	res = result{Op: w[0], N: atoi(w, 2)}
+	think()
 	cpu0, _ := cputime.Process(0)
 	var err error
 	switch w[0] {
