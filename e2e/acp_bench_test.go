@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -287,15 +286,20 @@ type refClient struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	out    *bufio.Reader
-	stderr *lockedBuffer
+	stderr string // the file its stderr goes to
 }
 
 // startRefClient starts the floor's client on the bench's agent in ws.
 func startRefClient(b *testing.B, bins benchBins, ws, cpuFile string, env ...string) *refClient {
 	cmd := exec.Command(bins.ref, "-cwd", ws, "-serve", "-cpu", cpuFile, "--", bins.agent)
 	cmd.Env = append(os.Environ(), env...)
-	r := &refClient{cmd: cmd, stderr: &lockedBuffer{}}
-	cmd.Stderr = r.stderr
+	r := &refClient{cmd: cmd, stderr: filepath.Join(b.TempDir(), "refclient.stderr")}
+	errFile, err := os.Create(r.stderr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer errFile.Close() // the child has its copy
+	cmd.Stderr = errFile
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -311,13 +315,19 @@ func startRefClient(b *testing.B, bins benchBins, ws, cpuFile string, env ...str
 	return r
 }
 
+// said is what the floor's client wrote to stderr.
+func (r *refClient) said() string {
+	data, _ := os.ReadFile(r.stderr)
+	return string(data)
+}
+
 // prompt has the floor send prompt and waits until the agent answered it.
 func (r *refClient) prompt(b *testing.B, prompt string) {
 	if _, err := fmt.Fprintln(r.in, prompt); err != nil {
-		b.Fatalf("refclient %q: %v\n%s", prompt, err, r.stderr)
+		b.Fatalf("refclient %q: %v\n%s", prompt, err, r.said())
 	}
 	if line, err := r.out.ReadString('\n'); err != nil || line != "done\n" {
-		b.Fatalf("refclient %q: %q, %v\n%s", prompt, line, err, r.stderr)
+		b.Fatalf("refclient %q: %q, %v\n%s", prompt, line, err, r.said())
 	}
 }
 
@@ -325,26 +335,8 @@ func (r *refClient) prompt(b *testing.B, prompt string) {
 func (r *refClient) stop(b *testing.B) {
 	r.in.Close()
 	if err := r.cmd.Wait(); err != nil {
-		b.Errorf("refclient: %v\n%s", err, r.stderr)
+		b.Errorf("refclient: %v\n%s", err, r.said())
 	}
-}
-
-// lockedBuffer is a bytes.Buffer a process writes while a test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // waitOlder waits until path, written by writeBenchFile (its change
