@@ -100,22 +100,33 @@ func TestFsReadAfterEdit(t *testing.T) {
 
 // TestFsReadWhileEditing: reads racing with a stream of edits each return
 // one whole state of the buffer, never a mix, never going back in time.
+// The turn is asked again (at most 5 turns) until the buffer changed
+// under 2 reads of one turn: on a loaded machine Neovim's timer may not
+// run while the host answers a whole turn from its own copy.
 func TestFsReadWhileEditing(t *testing.T) {
 	e := startEditor(t)
 	p := filepath.Join(e.Dir, "racing.txt")
 	if err := os.WriteFile(p, []byte("base\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const n = 150
+	const n, turns = 150, 5
 	steps := []any{}
 	for i := 0; i < n; i++ {
 		steps = append(steps, request("fs/read_text_file", M{"path": p}))
+		if i%10 == 9 {
+			// Spread over 15 ms or more, so the 1 ms edits fall between.
+			steps = append(steps, M{"sleep_ms": 1})
+		}
 	}
-	e.SetupFake(M{"turns": []any{steps}}, nil)
+	all := []any{}
+	for i := 0; i < turns; i++ {
+		all = append(all, steps)
+	}
+	e.SetupFake(M{"turns": all}, nil)
 	e.Lua(`vim.cmd.edit(...)`, nil, p)
 	e.Chat("fake")
 	e.WaitState("ready")
-	// Append "edit k" every millisecond until the turn ends.
+	// Append "edit k" every millisecond until the last turn ends.
 	e.Lua(`local p = ...
 		local b = vim.fn.bufnr(p)
 		local k = 0
@@ -124,36 +135,41 @@ func TestFsReadWhileEditing(t *testing.T) {
 			if not vim.api.nvim_buf_is_loaded(b) then return end
 			k = k + 1
 			vim.api.nvim_buf_set_lines(b, -1, -1, true, { "edit " .. k })
-		end))
-		assert(require("acp").send("read"))`, nil, p)
-	e.Eventually("read turn", 60*time.Second, func() bool { return e.Status().State == "ready" })
-	e.Lua(`_G.fresh_timer:stop()`, nil)
-	reads := e.AgentResponses("fs/read_text_file")
-	if len(reads) != n {
-		t.Fatalf("%d reads answered, want %d", len(reads), n)
-	}
-	last, changes := -1, 0
-	for i, r := range reads {
-		got := readContent(t, r)
-		lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
-		if lines[0] != "base" || !strings.HasSuffix(got, "\n") {
-			t.Fatalf("read %d: %q", i, got)
+		end))`, nil, p)
+	defer e.Lua(`_G.fresh_timer:stop()`, nil)
+	last, changes, most := -1, 0, 0
+	for turn := 1; changes < 2; turn++ {
+		if turn > turns {
+			t.Fatalf("the buffer changed under at most %d of the %d reads of a turn, in %d turns: the test did not race", most, n, turns)
 		}
-		for k, l := range lines[1:] {
-			if l != fmt.Sprintf("edit %d", k+1) {
-				t.Fatalf("read %d: line %d is %q: not a state the buffer was in", i, k+2, l)
+		e.Lua(`assert(require("acp").send("read"))`, nil)
+		e.Eventually("read turn", 60*time.Second, func() bool { return e.Status().State == "ready" })
+		reads := e.AgentResponses("fs/read_text_file")
+		if len(reads) != turn*n {
+			t.Fatalf("turn %d: %d reads answered, want %d", turn, len(reads), turn*n)
+		}
+		changes = 0
+		for i, r := range reads[(turn-1)*n:] {
+			got := readContent(t, r)
+			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+			if lines[0] != "base" || !strings.HasSuffix(got, "\n") {
+				t.Fatalf("turn %d, read %d: %q", turn, i, got)
 			}
+			for k, l := range lines[1:] {
+				if l != fmt.Sprintf("edit %d", k+1) {
+					t.Fatalf("turn %d, read %d: line %d is %q: not a state the buffer was in", turn, i, k+2, l)
+				}
+			}
+			if len(lines)-1 < last {
+				t.Fatalf("turn %d, read %d went back in time: %d edits, the read before saw %d", turn, i, len(lines)-1, last)
+			}
+			if i > 0 && len(lines)-1 > last {
+				changes++
+			}
+			last = len(lines) - 1
 		}
-		if len(lines)-1 < last {
-			t.Fatalf("read %d went back in time: %d edits, the read before saw %d", i, len(lines)-1, last)
-		}
-		if len(lines)-1 > last {
-			changes++
-		}
-		last = len(lines) - 1
-	}
-	if changes < 2 {
-		t.Fatalf("the buffer changed under only %d of %d reads: the test did not race", changes, n)
+		most = max(most, changes)
+		t.Logf("turn %d: the buffer changed under %d of %d reads", turn, changes, n)
 	}
 }
 
