@@ -144,7 +144,7 @@ func start(c Command, budget *pipeBudget) (*Process, error) {
 	var out io.Reader = stdout
 	if rc, err := stdout.SyscallConn(); err == nil {
 		p.outGrow = newPipeGrowth(rc, budget)
-		out = &growingReader{r: stdout, g: p.outGrow}
+		out = &growingReader{r: newRawReader(rc), g: p.outGrow}
 	}
 	p.out = newDeframer(&eofReader{r: out, eof: p.outEOF}, max, c.Report)
 	if c.Framing == ContentLength {

@@ -88,7 +88,7 @@ func (w *RawWriter) TryWrite(parts ...[]byte) (int, error) {
 
 func (w *RawWriter) writev(fd uintptr) bool {
 	for {
-		m, _, e := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.iov[0])), uintptr(w.k))
+		m, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.iov[0])), uintptr(w.k))
 		switch {
 		case e == syscall.EINTR:
 			continue
