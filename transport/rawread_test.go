@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,11 +47,13 @@ func TestRawReader(t *testing.T) {
 		n, err := rr.Read(b)
 		got <- result{b[:n], err}
 	}()
-	select {
-	case res := <-got:
-		t.Fatalf("read of an empty pipe returned %q, %v", res.b, res.err)
-	case <-time.After(20 * time.Millisecond): // it should still wait; no sync intended
-	}
+	waitInPoller(t, func() {
+		select {
+		case res := <-got:
+			t.Fatalf("read of an empty pipe returned %q, %v", res.b, res.err)
+		default:
+		}
+	})
 	big := bytes.Repeat([]byte("x"), 10000) // within a pipe's 64 KiB: written at once
 	if _, err := w.Write(big); err != nil {
 		t.Fatal(err)
@@ -82,7 +86,13 @@ func TestRawReader(t *testing.T) {
 		_, err := rr2.Read(buf)
 		done <- err
 	}()
-	time.Sleep(10 * time.Millisecond) // let it wait (either way the Close must end it)
+	waitInPoller(t, func() {
+		select {
+		case err := <-done:
+			t.Fatalf("read of an empty pipe returned %v", err)
+		default:
+		}
+	})
 	r2.Close()
 	select {
 	case err := <-done:
@@ -92,4 +102,21 @@ func TestRawReader(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a Close did not end a waiting read")
 	}
+}
+
+// waitInPoller polls (5 s at most) until a goroutine waits in the poller
+// inside rawReader.Read; early is called on each round and fails the test
+// when the read has returned instead.
+func waitInPoller(t *testing.T, early func()) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		early()
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "(*rawReader).Read") && strings.Contains(g, "pollWait") {
+				return
+			}
+		}
+	}
+	t.Fatal("no read waits in the poller after 5 s")
 }
