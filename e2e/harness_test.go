@@ -483,6 +483,19 @@ func (e *Editor) Eventually(what string, timeout time.Duration, cond func() bool
 	}
 }
 
+// EventuallyOr is Eventually that, timed out, also says what dump
+// describes.
+func (e *Editor) EventuallyOr(what string, timeout time.Duration, cond func() bool, dump func() string) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out after %v waiting for %s; status %+v\n%s", timeout, what, e.Status(), dump())
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
+	}
+}
+
 // WaitState waits for status().state == state.
 func (e *Editor) WaitState(state string) Status {
 	e.t.Helper()

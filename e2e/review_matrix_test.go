@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,13 +123,42 @@ func TestReviewEveryWayEveryBuffer(t *testing.T) {
 				if got := strings.Join(e.bufLines(b), "|"); got != wantUndo {
 					t.Fatalf("after one u: %q, want %q", got, wantUndo)
 				}
-				e.Eventually("the undone reject's hunk pending again", 10*time.Second, func() bool {
+				e.EventuallyOr("the undone reject's hunk pending again", 10*time.Second, func() bool {
 					r := e.signRows(b)
 					return len(r) == 1 && r[0] == 4+off
-				})
+				}, func() string { return e.reviewState(p, b) })
 			})
 		}
 	}
+}
+
+// reviewState describes the review's state of path p and its buffer b,
+// for a failure's message: what the UI holds, then what the host's record
+// holds once brought up to the buffer.
+func (e *Editor) reviewState(p string, b int) string {
+	var ui string
+	e.Lua(`local p, b = ...
+		local r = require("acp.review")
+		local out = {}
+		for sid, f in pairs(r.of(p)) do
+			out[#out + 1] = ("sid %d: version %s, %d hunks, undoable %s"):format(sid, tostring(f.version), #f.hunks, tostring(f.undoable))
+		end
+		out[#out + 1] = ("busy %s, keys %s, sync autocmds %d, tick %d, modified %s, current buffer %d"):format(
+			tostring(r.busy(p)), tostring(vim.b[b].acp_review_keys), #vim.api.nvim_get_autocmds({ group = "acp_review_sync", buffer = b }),
+			vim.api.nvim_buf_get_changedtick(b), tostring(vim.bo[b].modified), vim.api.nvim_get_current_buf())
+		return table.concat(out, "\n")`, &ui, p, b)
+	var host string
+	e.Lua(`local p = ...
+		local st = require("acp").status()
+		local s = st and require("acp.sessions").get(st.key)
+		local sid = s and s.sid or 0
+		local ok, err = pcall(require("acp.host").request, "acp_review_sync", sid, p)
+		local out = { "sync: " .. tostring(ok) .. " " .. tostring(err) }
+		for _, f in ipairs(require("acp.host").request("acp_review_list", sid) or {}) do
+			out[#out + 1] = ("%s: version %s, %d hunks, undoable %s"):format(f.path, tostring(f.version), #(f.hunks or {}), tostring(f.undoable))
+		end
+		return table.concat(out, "\n")`, &host, p)
+	return "UI: " + ui + "\nhost after a sync: " + host + "\nsigns now: " + fmt.Sprint(e.signRows(b))
 }
 
 // viewCursorTo puts the cursor on the first line of the :AcpReview view
