@@ -231,6 +231,10 @@ type Bridge struct {
 
 	w *watcher // nil when not watching
 
+	// syncs: directory syncs of writes already answered (putAndWrite);
+	// Close waits for them.
+	syncs sync.WaitGroup
+
 	youngHits atomic.Int64 // reads youngRead answered (tests)
 }
 
@@ -292,6 +296,7 @@ func New(cfg Config, ed Editor, ask Asker, log *slog.Logger) (*Bridge, error) {
 
 // Close stops watching. The bridge still answers requests afterwards.
 func (b *Bridge) Close() error {
+	b.syncs.Wait()
 	if b.w != nil {
 		return b.w.close()
 	}
@@ -1347,7 +1352,7 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 	}
 	putErr, err := putAndWrite(r, diskNew,
 		func() error { return putUnsaved(ctx, ue, real, st.buf, target, eol, text) },
-		func() error { return ue.Took(ctx, real, st.buf.Bufnr) }, b.log)
+		func() error { return ue.Took(ctx, real, st.buf.Bufnr) }, &b.syncs, b.log)
 	if putErr != nil {
 		return disk.text, putErr
 	}
@@ -1369,11 +1374,16 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 // the buffer the change while the file's new text, diskNew, goes to a temp
 // file beside it (written and synced: most of the write's time); the temp
 // file replaces the file only once the buffer has the change, and took
-// tells Neovim the file's new version while the directory is synced. A
-// put that fails (the user typing) leaves the file as it was, the temp
-// file removed: its error is putErr. err is the file's write failing
-// after the buffer took the change; took's own error is only logged.
-func putAndWrite(r resolution, diskNew string, put, took func() error, log *slog.Logger) (putErr, err error) {
+// tells Neovim the file's new version. The directory's sync, which makes
+// the rename durable, runs on in syncs after putAndWrite returns: the
+// write is answered as Neovim's own :write is, once the file holds the
+// text (fsynced) in its place; a crash just after it may still find the
+// file's old version, whole, as with :write, which never syncs the
+// directory. A put that fails (the user typing) leaves the file as it
+// was, the temp file removed: its error is putErr. err is the file's
+// write failing after the buffer took the change; took's own error is
+// only logged.
+func putAndWrite(r resolution, diskNew string, put, took func() error, syncs *sync.WaitGroup, log *slog.Logger) (putErr, err error) {
 	type prepared struct {
 		w   *pendingWrite
 		err error
@@ -1398,15 +1408,14 @@ func putAndWrite(r resolution, diskNew string, put, took func() error, log *slog
 		p.w.sync()
 		return nil, err
 	}
-	synced := make(chan struct{})
+	syncs.Add(1)
 	go func() {
-		defer close(synced)
+		defer syncs.Done()
 		p.w.sync()
 	}()
 	if err := took(); err != nil {
 		log.Debug("fsbridge: buffer not told of its file's new version", "path", r.Path, "err", err)
 	}
-	<-synced
 	return nil, nil
 }
 

@@ -2,7 +2,9 @@ package fsbridge
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -39,7 +41,40 @@ func TestWritesLeaveNoDescriptors(t *testing.T) {
 		lines[1] = "b" + strconv.Itoa(i)
 		_ = e.write(p, joinText(lines, true, "\n")) // refused now and then
 	}
+	e.b.syncs.Wait() // the last writes' directory syncs run on after their answers
 	if after := count(); after > before {
 		t.Errorf("%d descriptors open after 40 writes, %d before", after, before)
+	}
+}
+
+// TestCloseWaitsForDirectorySyncs: a write into a buffer with unsaved
+// lines is answered once the file holds its text, in its place; the
+// directory's sync runs on, holding the directory and the file replaced
+// open. The bridge's Close waits for it: nothing of the writes is left
+// open after Close returns.
+func TestCloseWaitsForDirectorySyncs(t *testing.T) {
+	e := newEnv(t, nil)
+	p := e.file("f.txt", "a\nb\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append(l, "unsaved") })
+	e.read(p, nil, nil)
+	for i := 0; i < 10; i++ {
+		if err := e.write(p, "a\nb"+strconv.Itoa(i)+"\nunsaved\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.disk(p); got != "a\nb9\n" {
+		t.Fatalf("disk %q when the write was answered", got)
+	}
+	e.b.Close()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	for _, ent := range ents {
+		to, err := os.Readlink(filepath.Join("/proc/self/fd", ent.Name()))
+		if err == nil && (to == e.root || strings.HasPrefix(to, e.root+"/")) {
+			t.Errorf("descriptor %s still open on %s after Close", ent.Name(), to)
+		}
 	}
 }

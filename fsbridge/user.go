@@ -238,7 +238,7 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 	b.w.beginWrite(real)
 	putErr, err := putAndWrite(r, diskNew,
 		func() error { return se.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL) },
-		func() error { return took(ctx, real, st.buf.Bufnr) }, b.log)
+		func() error { return took(ctx, real, st.buf.Bufnr) }, &b.syncs, b.log)
 	b.w.endWrite(real, diskNew, putErr == nil && err == nil)
 	if putErr != nil {
 		return putErr
