@@ -474,23 +474,21 @@ func (e *Editor) ChatText() string { return strings.Join(e.ChatLines(), "\n") }
 // Eventually polls cond until it holds or the deadline passes.
 func (e *Editor) Eventually(what string, timeout time.Duration, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %v waiting for %s; status %+v", timeout, what, e.Status())
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
+	e.EventuallyOr(what, timeout, cond, nil)
 }
 
-// EventuallyOr is Eventually that, timed out, also says what dump
-// describes.
+// EventuallyOr is Eventually that, timed out, also says what dump (may
+// be nil) describes.
 func (e *Editor) EventuallyOr(what string, timeout time.Duration, cond func() bool, dump func() string) {
 	e.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %v waiting for %s; status %+v\n%s", timeout, what, e.Status(), dump())
+			more := ""
+			if dump != nil {
+				more = "\n" + dump()
+			}
+			e.t.Fatalf("timed out after %v waiting for %s; status %+v%s", timeout, what, e.Status(), more)
 		}
 		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
 	}
