@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // WriteUser writes t to path for the user (an agent's change the user
@@ -31,7 +32,7 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 			return err
 		}
 		if !t.Exists {
-			err = b.deleteUser(r.Path)
+			err = b.deleteUser(ctx, r.Path)
 		} else {
 			err = b.writeUser(ctx, r, t.Text)
 		}
@@ -40,6 +41,37 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 		}
 		return err
 	}
+}
+
+// heldKey marks a context whose caller holds a file's lock (see Hold):
+// its value is the file's path.
+type heldKey struct{}
+
+// Hold takes path's lock, the one the bridge holds while it writes the
+// file or reports a change of it (see ChangeSink), until release is
+// called. WriteUser of path with the returned context runs under it
+// rather than waiting for it. The review holds a file from reading its
+// text to writing the user's decision, so that no report of the file
+// lands between the two (it would drop a reject's undo). path is a real
+// path, as the bridge reports it; Hold must not be called again for a
+// file it holds.
+func (b *Bridge) Hold(ctx context.Context, path string) (held context.Context, release func()) {
+	path = filepath.Clean(path)
+	mu := b.pathLock(path)
+	mu.Lock()
+	var once sync.Once
+	return context.WithValue(ctx, heldKey{}, path), func() { once.Do(mu.Unlock) }
+}
+
+// lockPath takes real's lock unless ctx holds it already (Hold), and
+// returns what releases it.
+func (b *Bridge) lockPath(ctx context.Context, real string) (release func()) {
+	if held, _ := ctx.Value(heldKey{}).(string); held == real {
+		return func() {}
+	}
+	mu := b.pathLock(real)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // hostWritesKey marks WriteUser calls whose loaded buffers only take the
@@ -126,16 +158,13 @@ func (b *Bridge) DiskHolds(path string, t FileText) bool {
 
 func (b *Bridge) writeUser(ctx context.Context, r resolution, content string) error {
 	real := r.Path
-	mu := b.pathLock(real)
-	mu.Lock()
+	defer b.lockPath(ctx, real)()
 	for attempt := 0; attempt < 3; attempt++ {
 		err := b.writeUserOnce(ctx, r, content)
 		if !errors.Is(err, ErrBufferChanged) {
-			mu.Unlock()
 			return err
 		}
 	}
-	mu.Unlock()
 	return fmt.Errorf("the buffer of %s kept changing; nothing was written", real)
 }
 
@@ -255,10 +284,8 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 }
 
 // deleteUser deletes real for the user (an agent's created file rejected).
-func (b *Bridge) deleteUser(real string) error {
-	mu := b.pathLock(real)
-	mu.Lock()
-	defer mu.Unlock()
+func (b *Bridge) deleteUser(ctx context.Context, real string) error {
+	defer b.lockPath(ctx, real)()
 	before := readDiskText(real, b.cfg.MaxBytes)
 	if err := checkRegular(real); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -94,3 +94,54 @@ func TestWriteUserHostWritesWhileUserTypes(t *testing.T) {
 		t.Errorf("leftover files: %v", ents)
 	}
 }
+
+// TestHoldOrdersReports: while a file is held (Hold), WriteUser with the
+// held context writes it without waiting for the lock, and no other
+// change of the file is made or reported until release: an agent's write
+// begun during the hold is reported after the user's.
+func TestHoldOrdersReports(t *testing.T) {
+	for _, loaded := range []bool{false, true} {
+		name := map[bool]string{false: "unloaded", true: "loaded, unsaved line"}[loaded]
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			sink := &recSink{}
+			e.b.SetSink(sink)
+			p := e.file("f.txt", "a\nb\nc\n")
+			if loaded {
+				e.ed.load(t, e.b, p)
+				e.ed.edit(p, func(l []string) []string { return append([]string{"u"}, l...) })
+			}
+			held, release := e.b.Hold(context.Background(), p)
+			defer release()
+			if e.b.pathLock(p).TryLock() {
+				t.Fatal("the file's lock is free while held")
+			}
+			agent := make(chan error, 1)
+			go func() { agent <- e.write(p, "a\nb\nC\n") }()
+			user := "a\nB\nc\n"
+			if loaded {
+				user = "u\n" + user
+			}
+			if err := e.b.WriteUser(held, p, FileText{Text: user, Exists: true}); err != nil {
+				t.Fatal(err)
+			}
+			if got := sink.calls(); len(got) != 1 || got[0].by != ByUser {
+				t.Fatalf("reports while held: %+v, want the user's write alone", got)
+			}
+			release()
+			if err := <-agent; err != nil {
+				t.Fatal(err)
+			}
+			got := sink.calls()
+			if len(got) != 2 || got[0].by != ByUser || got[1].by != ByAgent {
+				t.Fatalf("reports %+v, want the user's write then the agent's", got)
+			}
+			if d := e.disk(p); d != "a\nb\nC\n" {
+				t.Errorf("disk %q, want the agent's text (its write came last)", d)
+			}
+			if !e.b.pathLock(p).TryLock() {
+				t.Error("the file's lock is still taken after release")
+			}
+		})
+	}
+}

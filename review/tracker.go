@@ -130,6 +130,16 @@ type Files interface {
 	DiskHolds(path string, t Text) bool
 }
 
+// Holder is Files that can hold a file still: Hold takes path's lock,
+// under which Files reports its changes (the bridge's ChangeSink), until
+// release; Files' calls with the held context run under it. A decision
+// holds its file from reading the text shown to writing the reject, so
+// that no report of the file lands between them (it would drop the
+// reject's undo, see Record.Reject).
+type Holder interface {
+	Hold(ctx context.Context, path string) (held context.Context, release func())
+}
+
 // What the user does with the agent's changes (Tracker.Decide).
 const (
 	Keep       = "keep"        // the hunk at the line
@@ -175,8 +185,14 @@ func (t *Tracker) Sync(ctx context.Context, fs Files, path string) error {
 // line (the line as the user sees it now) and returns the decisions taken.
 // A reject writes the base back through fs; a failure leaves the change
 // pending. With KeepAll and RejectAll, path and line are ignored and every
-// file is tried: the first error is returned with what was done.
+// file is tried: the first error is returned with what was done. When fs
+// is a Holder, each file is held while it is decided.
 func (t *Tracker) Decide(ctx context.Context, fs Files, action, path string, line int) ([]Decision, error) {
+	if h, ok := fs.(Holder); ok && action != KeepAll && action != RejectAll {
+		var release func()
+		ctx, release = h.Hold(ctx, path)
+		defer release()
+	}
 	switch action {
 	case KeepAll, RejectAll:
 		var all []Decision
