@@ -1310,13 +1310,24 @@ func (b *Bridge) recordWrite(ctx context.Context, real string, st state, content
 // target, modified where it has lines the disk lacks. Where the change
 // overlaps lines the disk and the buffer hold differently (the agent
 // changed an unsaved line), the disk gets the change's version of those
-// lines. The buffer is changed first: a user typing meanwhile makes it
-// fail with ErrBufferChanged before anything is written. It returns the
-// file's new text.
+// lines. The buffer is changed first (with a SavedEditor, while the
+// file's new text is merged): a user typing meanwhile makes it fail with
+// ErrBufferChanged before anything is written. It returns the file's new
+// text.
 func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue UnsavedEditor, disk diskText, content string, target []string, eol bool, text string) (string, error) {
 	real := r.Path
 	if text == st.text {
 		return disk.text, nil // nothing of the change is left (the user kept theirs)
+	}
+	put := func() error { return putUnsaved(ctx, ue, real, st.buf, target, eol, text) }
+	se, saved := ue.(SavedEditor)
+	if saved {
+		// The buffer takes the change (a round trip into Neovim) while
+		// the disk's text is merged: the put needs only target. Its
+		// result is awaited before the file is touched (putAndWrite).
+		done := make(chan error, 1)
+		go func() { done <- putUnsaved(ctx, ue, real, st.buf, target, eol, text) }()
+		put = func() error { return <-done }
 	}
 	sep := st.buf.lineEnding()
 	var diskNew string
@@ -1345,14 +1356,17 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		onDisk, diskEOL := splitText(content, sep)
 		diskNew = joinText(onDisk, diskEOL, sep)
 	}
+	took := ue.Took
 	if diskNew == text {
 		// The buffer's unsaved lines were all the agent's change: the
-		// buffer written is the file.
-		return diskNew, apply(ctx, b.ed, real, st.buf, target, eol, text)
+		// buffer is the file, saved.
+		if !saved {
+			return diskNew, apply(ctx, b.ed, real, st.buf, target, eol, text)
+		}
+		took = se.TookSaved
 	}
-	putErr, err := putAndWrite(r, diskNew,
-		func() error { return putUnsaved(ctx, ue, real, st.buf, target, eol, text) },
-		func() error { return ue.Took(ctx, real, st.buf.Bufnr) }, &b.syncs, b.log)
+	putErr, err := putAndWrite(r, diskNew, put,
+		func() error { return took(ctx, real, st.buf.Bufnr) }, &b.syncs, b.log)
 	if putErr != nil {
 		return disk.text, putErr
 	}

@@ -145,3 +145,68 @@ func TestHoldOrdersReports(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentWriteIntoUnsavedBuffer: an agent's write into a buffer with
+// unsaved lines puts its change into the buffer (one undo step) while
+// the file's own text gets the same change: the unsaved lines stay
+// unsaved and out of the file. When the change takes the user's unsaved
+// lines back out, the buffer is the file, saved; the editor never writes
+// it. The put is made while the file's text is merged, yet the file is
+// untouched until the buffer took the change: the user typing as it is
+// put makes it start again, nothing written before.
+func TestAgentWriteIntoUnsavedBuffer(t *testing.T) {
+	cases := []struct {
+		name         string
+		user         func([]string) []string
+		write        string
+		typing       bool // the user types as the first put comes
+		wantBuf      string
+		wantDisk     string
+		wantModified bool
+	}{
+		{"kept apart", func(l []string) []string { return append([]string{"u"}, l...) },
+			"u\na\nB\nc\n", false, "u|a|B|c", "a\nB\nc\n", true},
+		{"the unsaved line taken out", func(l []string) []string { l[1] = "X"; return l },
+			"a\nb\nc\nd\n", false, "a|b|c|d", "a\nb\nc\nd\n", false},
+		{"typing as it is put", func(l []string) []string { return append([]string{"u"}, l...) },
+			"u\na\nB\nc\n", true, "u|t|a|B|c", "a\nB\nc\n", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			p := e.file("f.txt", "a\nb\nc\n")
+			e.ed.load(t, e.b, p)
+			e.ed.edit(p, c.user)
+			if _, err := e.read(p, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			puts := 0
+			e.ed.onApply = func(string) {
+				if d := e.disk(p); d != "a\nb\nc\n" {
+					t.Errorf("put %d: the disk holds %q before the buffer took the change", puts, d)
+				}
+				if puts++; puts == 1 && c.typing {
+					e.ed.edit(p, func(l []string) []string { return append(l[:1:1], append([]string{"t"}, l[1:]...)...) })
+				}
+			}
+			if err := e.write(p, c.write); err != nil && !c.typing {
+				t.Fatal(err)
+			}
+			if got := strings.Join(e.ed.lines(p), "|"); got != c.wantBuf {
+				t.Errorf("buffer %q, want %q", got, c.wantBuf)
+			}
+			if got := e.disk(p); got != c.wantDisk {
+				t.Errorf("disk %q, want %q", got, c.wantDisk)
+			}
+			if got := e.ed.modified(p); got != c.wantModified {
+				t.Errorf("modified %v, want %v", got, c.wantModified)
+			}
+			e.ed.mu.Lock()
+			writes := e.ed.writes
+			e.ed.mu.Unlock()
+			if writes != 0 {
+				t.Errorf("the editor wrote the buffer %d times", writes)
+			}
+		})
+	}
+}
