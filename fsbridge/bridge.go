@@ -235,6 +235,10 @@ type Bridge struct {
 	// Close waits for them.
 	syncs sync.WaitGroup
 
+	// unreported is read-held by each write answered early (WithAnswer)
+	// until it is reported; Settle takes it to wait for them.
+	unreported sync.RWMutex
+
 	youngHits atomic.Int64 // reads youngRead answered (tests)
 }
 
@@ -993,6 +997,28 @@ func proposal(ctx context.Context) string {
 	return t
 }
 
+// answerKey carries the function that answers the agent's write (see
+// WithAnswer).
+type answerKey struct{}
+
+// WithAnswer makes a WriteTextFile with the returned context call answer
+// as soon as the write has succeeded (the buffer and the file hold it),
+// before the change is reported to the sink and any note shown to the
+// user: the caller answers the agent then, and not again when
+// WriteTextFile returns nil. answer must not block (the file's lock is
+// held). Settle waits until the writes answered so are reported.
+func WithAnswer(ctx context.Context, answer func()) context.Context {
+	return context.WithValue(ctx, answerKey{}, answer)
+}
+
+// Settle waits until every write answered early (WithAnswer) so far has
+// been reported to the sink: what the agent was told is written is then
+// in the sink's record (a turn's end is taken after it).
+func (b *Bridge) Settle() {
+	b.unreported.Lock()
+	b.unreported.Unlock() //nolint:staticcheck // an empty section: the wait is the point
+}
+
 // WriteTextFile implements fs/write_text_file.
 func (b *Bridge) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
 	var resp acp.WriteTextFileResponse
@@ -1074,6 +1100,14 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	}
 	b.recordWrite(ctx, real, st, content, diskBefore, before, isEdit)
 	b.w.track(real, reasonAgent)
+	answered := false
+	if answer, ok := ctx.Value(answerKey{}).(func()); ok && len(m.kept) == 0 {
+		// The write has succeeded: the agent has its answer while the
+		// change is reported (Settle waits for that).
+		b.unreported.RLock()
+		answer()
+		answered = true
+	}
 	if !st.notText {
 		before := FileText{Text: st.text, Exists: st.exists}
 		if st.buf != nil {
@@ -1084,6 +1118,9 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 			lines = m.lines
 		}
 		b.reportLines(real, before, FileText{Text: m.text, Exists: true}, lines, m.eol, by)
+	}
+	if answered {
+		b.unreported.RUnlock()
 	}
 	if m.note != "" && b.ed != nil {
 		b.ed.Warn(ctx, m.note)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
 )
 
 // TestWriteUserHostWrites: under WithHostWrites a loaded buffer only takes
@@ -208,5 +211,66 @@ func TestAgentWriteIntoUnsavedBuffer(t *testing.T) {
 				t.Errorf("the editor wrote the buffer %d times", writes)
 			}
 		})
+	}
+}
+
+// blockingSink is a recSink whose FileChanged waits for release.
+type blockingSink struct {
+	recSink
+	release chan struct{}
+	done    atomic.Bool
+}
+
+func (s *blockingSink) FileChanged(path string, before, after FileText, by int) {
+	<-s.release
+	s.recSink.FileChanged(path, before, after, by)
+	s.done.Store(true)
+}
+
+// TestWithAnswer: a write with WithAnswer answers once it succeeded,
+// before its change is reported; Settle returns only once it is. A write
+// that fails is not answered early.
+func TestWithAnswer(t *testing.T) {
+	e := newEnv(t, nil)
+	sink := &blockingSink{release: make(chan struct{})}
+	e.b.SetSink(sink)
+	p := e.file("f.txt", "a\nb\nc\n")
+	e.ed.load(t, e.b, p)
+	answered := make(chan int, 1)
+	ctx := WithAnswer(context.Background(), func() { answered <- len(sink.calls()) })
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := e.b.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: "s", Path: p, Content: "a\nB\nc\n"})
+		wrote <- err
+	}()
+	if n := <-answered; n != 0 {
+		t.Fatalf("answered after %d reports, want before the write's report", n)
+	}
+	if got := strings.Join(e.ed.lines(p), "|"); got != "a|B|c" {
+		t.Fatalf("answered with the buffer holding %q", got)
+	}
+	if e.b.unreported.TryLock() {
+		t.Fatal("Settle would not wait for the answered write's report")
+	}
+	settled := make(chan bool, 1)
+	go func() {
+		e.b.Settle()
+		settled <- sink.done.Load()
+	}()
+	close(sink.release)
+	if !<-settled {
+		t.Fatal("Settle returned before the answered write was reported")
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.calls(); len(got) != 1 || got[0].after.Text != "a\nB\nc\n" {
+		t.Fatalf("reports %+v", got)
+	}
+
+	// A write refused is answered by its error, not early.
+	ctx = WithAnswer(context.Background(), func() { t.Error("a refused write answered early") })
+	if _, err := e.b.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: "s", Path: "/etc/passwd-nowhere/x", Content: "x"}); err == nil {
+		t.Fatal("a write outside the workspace was not refused")
 	}
 }

@@ -183,13 +183,14 @@ func (w *agentWriter) canSendNow() bool { return canTryWrite(w.w) }
 
 // sendNow writes the concatenation of parts as one message without
 // waiting, and reports whether it did: false (nothing written) when
-// another message is being written or w cannot write without waiting.
+// another message is being written or w cannot write without waiting
+// (canSendNow false).
 // What the pipe does not take at once is written by a goroutine of its own,
 // which holds the lock until the message is whole (the agent reads its
 // stdin slowly, or not at the moment: the caller must not wait for that).
 func (w *agentWriter) sendNow(parts ...[]byte) bool {
 	tw, ok := w.w.(tryWriter)
-	if !ok || !w.mu.TryLock() {
+	if !ok || !tw.CanTryWrite() || !w.mu.TryLock() {
 		return false
 	}
 	k, err := w.note(tw.TryWrite(parts...))
@@ -325,7 +326,28 @@ func (f *fastFS) serve(ctx context.Context, req fsRequest) {
 			msg = response(req.id, nil, rerr)
 		}
 	} else {
-		_, rerr := writeFile.call(ctx, a, acp.WriteTextFileRequest{SessionId: id, Path: req.path, Content: req.content})
+		// The answer goes as soon as the write has succeeded, while the
+		// bridge reports the change (fsbridge.WithAnswer; the turn's end
+		// waits for the report, Session.prompt).
+		answered := false
+		wctx := fsbridge.WithAnswer(ctx, func() {
+			answered = true
+			msg := response(req.id, [][]byte{[]byte(`{}`)}, nil)
+			if !a.out.sendNow(msg...) {
+				go func() {
+					if err := a.out.writeMessage(msg...); err != nil {
+						a.log.Debug("fs response not written", "method", req.method, "err", err)
+					}
+				}()
+			}
+		})
+		_, rerr := writeFile.call(wctx, a, acp.WriteTextFileRequest{SessionId: id, Path: req.path, Content: req.content})
+		if answered {
+			if rerr != nil { // cannot be: nothing fails after the answer
+				a.log.Warn("fs write failed after its answer", "path", req.path, "err", rerr)
+			}
+			return
+		}
 		msg = response(req.id, [][]byte{[]byte(`{}`)}, rerr)
 	}
 	if err := a.out.writeMessage(msg...); err != nil {

@@ -441,6 +441,9 @@ func (s *Session) prompt(blocks []acp.ContentBlock) {
 			Prompt:    blocks,
 		})
 	}
+	if b := s.heldBridge(); b != nil {
+		b.Settle() // the writes answered early are in the review (fastfs.go)
+	}
 	s.mu.Lock()
 	s.dropTurnLocked(t)
 	last = len(s.turn.running) == 0
