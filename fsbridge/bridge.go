@@ -1002,13 +1002,55 @@ func proposal(ctx context.Context) string {
 type answerKey struct{}
 
 // WithAnswer makes a WriteTextFile with the returned context call answer
-// as soon as the write has succeeded (the buffer and the file hold it),
-// before the change is reported to the sink and any note shown to the
-// user: the caller answers the agent then, and not again when
-// WriteTextFile returns nil. answer must not block (the file's lock is
-// held). Settle waits until the writes answered so are reported.
+// as soon as the write cannot fail any more (the buffer and the file hold
+// it), before Neovim is told the file's new version, the change is
+// reported to the sink and any note shown to the user: the caller answers
+// the agent then, and not again when WriteTextFile returns nil. answer
+// must not block (the file's lock is held). Settle waits until the writes
+// answered so are reported.
 func WithAnswer(ctx context.Context, answer func()) context.Context {
 	return context.WithValue(ctx, answerKey{}, answer)
+}
+
+// earlyAnswer is one write's answer under WithAnswer, given at most once
+// as soon as the write cannot fail any more: once the file holds it and
+// before Neovim is told the file's new version (applyUnsaved), or else
+// once it is applied. The write is recorded first (what the agent knows
+// of the file, its original), so that a read the answer lets through
+// finds it recorded.
+type earlyAnswer struct {
+	b      *Bridge
+	answer func()
+	record func(diskBefore string)
+	given  bool
+}
+
+// earlyKey carries a write's *earlyAnswer into its apply.
+type earlyKey struct{}
+
+// earlyOf is ctx's early answer (nil: none).
+func earlyOf(ctx context.Context) *earlyAnswer {
+	a, _ := ctx.Value(earlyKey{}).(*earlyAnswer)
+	return a
+}
+
+// give records the write with diskBefore (the file's text before it) and
+// answers the agent, once; Settle then waits for reported.
+func (a *earlyAnswer) give(diskBefore string) {
+	if a == nil || a.given {
+		return
+	}
+	a.given = true
+	a.record(diskBefore)
+	a.b.unreported.RLock()
+	a.answer()
+}
+
+// reported ends what Settle waits for of an answer given.
+func (a *earlyAnswer) reported() {
+	if a != nil && a.given {
+		a.b.unreported.RUnlock()
+	}
 }
 
 // Settle waits until every write answered early (WithAnswer) so far has
@@ -1094,20 +1136,28 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	}
 	b.catchUpDisk(real, st)
 	b.willWrite(ctx, real)
-	diskBefore, err := b.applyWrite(ctx, r, st, m, content)
+	recorded := false
+	record := func(diskBefore string) {
+		recorded = true
+		b.recordWrite(ctx, real, st, content, diskBefore, before, isEdit)
+		b.w.track(real, reasonAgent)
+	}
+	actx := ctx
+	var early *earlyAnswer
+	if answer, ok := ctx.Value(answerKey{}).(func()); ok && len(m.kept) == 0 {
+		early = &earlyAnswer{b: b, answer: answer, record: record}
+		actx = context.WithValue(ctx, earlyKey{}, early)
+	}
+	diskBefore, err := b.applyWrite(actx, r, st, m, content)
 	if err != nil {
 		return err
 	}
-	b.recordWrite(ctx, real, st, content, diskBefore, before, isEdit)
-	b.w.track(real, reasonAgent)
-	answered := false
-	if answer, ok := ctx.Value(answerKey{}).(func()); ok && len(m.kept) == 0 {
-		// The write has succeeded: the agent has its answer while the
-		// change is reported (Settle waits for that).
-		b.unreported.RLock()
-		answer()
-		answered = true
+	if !recorded {
+		record(diskBefore)
 	}
+	// The write has succeeded: the agent has its answer (if it has not
+	// yet) while the change is reported.
+	early.give(diskBefore)
 	if !st.notText {
 		before := FileText{Text: st.text, Exists: st.exists}
 		if st.buf != nil {
@@ -1119,9 +1169,7 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		}
 		b.reportLines(real, before, FileText{Text: m.text, Exists: true}, lines, m.eol, by)
 	}
-	if answered {
-		b.unreported.RUnlock()
-	}
+	early.reported()
 	if m.note != "" && b.ed != nil {
 		b.ed.Warn(ctx, m.note)
 	}
@@ -1402,8 +1450,12 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		}
 		took = se.TookSaved
 	}
-	putErr, err := putAndWrite(r, diskNew, put,
-		func() error { return took(ctx, real, st.buf.Bufnr) }, &b.syncs, b.log)
+	putErr, err := putAndWrite(r, diskNew, put, func() error {
+		// The file and the buffer hold the change: the agent may have
+		// its answer while Neovim takes the file's new version.
+		earlyOf(ctx).give(disk.text)
+		return took(ctx, real, st.buf.Bufnr)
+	}, &b.syncs, b.log)
 	if putErr != nil {
 		return disk.text, putErr
 	}

@@ -227,49 +227,76 @@ func (s *blockingSink) FileChanged(path string, before, after FileText, by int) 
 	s.done.Store(true)
 }
 
-// TestWithAnswer: a write with WithAnswer answers once it succeeded,
-// before its change is reported; Settle returns only once it is. A write
-// that fails is not answered early.
+// TestWithAnswer: a write with WithAnswer answers once it cannot fail
+// any more, recorded (what the agent knows, the file's original) but
+// before its change is reported; Settle returns only once it is. Into a
+// buffer with unsaved lines, the answer comes once the file and the
+// buffer hold the change. A write that fails is not answered early.
 func TestWithAnswer(t *testing.T) {
-	e := newEnv(t, nil)
-	sink := &blockingSink{release: make(chan struct{})}
-	e.b.SetSink(sink)
-	p := e.file("f.txt", "a\nb\nc\n")
-	e.ed.load(t, e.b, p)
-	answered := make(chan int, 1)
-	ctx := WithAnswer(context.Background(), func() { answered <- len(sink.calls()) })
-	wrote := make(chan error, 1)
-	go func() {
-		_, err := e.b.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: "s", Path: p, Content: "a\nB\nc\n"})
-		wrote <- err
-	}()
-	if n := <-answered; n != 0 {
-		t.Fatalf("answered after %d reports, want before the write's report", n)
-	}
-	if got := strings.Join(e.ed.lines(p), "|"); got != "a|B|c" {
-		t.Fatalf("answered with the buffer holding %q", got)
-	}
-	if e.b.unreported.TryLock() {
-		t.Fatal("Settle would not wait for the answered write's report")
-	}
-	settled := make(chan bool, 1)
-	go func() {
-		e.b.Settle()
-		settled <- sink.done.Load()
-	}()
-	close(sink.release)
-	if !<-settled {
-		t.Fatal("Settle returned before the answered write was reported")
-	}
-	if err := <-wrote; err != nil {
-		t.Fatal(err)
-	}
-	if got := sink.calls(); len(got) != 1 || got[0].after.Text != "a\nB\nc\n" {
-		t.Fatalf("reports %+v", got)
+	for _, unsaved := range []bool{false, true} {
+		t.Run(map[bool]string{false: "clean buffer", true: "unsaved line"}[unsaved], func(t *testing.T) {
+			e := newEnv(t, nil)
+			sink := &blockingSink{release: make(chan struct{})}
+			e.b.SetSink(sink)
+			p := e.file("f.txt", "a\nb\nc\n")
+			e.ed.load(t, e.b, p)
+			content, wantBuf := "a\nB\nc\n", "a|B|c"
+			if unsaved {
+				e.ed.edit(p, func(l []string) []string { return append([]string{"u"}, l...) })
+				if _, err := e.read(p, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				content, wantBuf = "u\na\nB\nc\n", "u|a|B|c"
+			}
+			type seen struct {
+				reports  int
+				buf      string
+				disk     string
+				original bool
+			}
+			answered := make(chan seen, 1)
+			ctx := WithAnswer(context.Background(), func() {
+				e.b.mu.Lock()
+				_, original := e.b.originals[p]
+				e.b.mu.Unlock()
+				answered <- seen{len(sink.calls()), strings.Join(e.ed.lines(p), "|"), e.disk(p), original}
+			})
+			wrote := make(chan error, 1)
+			go func() {
+				_, err := e.b.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: "s", Path: p, Content: content})
+				wrote <- err
+			}()
+			got := <-answered
+			if got.reports != 0 || got.buf != wantBuf || got.disk != "a\nB\nc\n" || !got.original {
+				t.Fatalf("at the answer: %+v; want no report yet, the buffer %q, the disk changed, the original recorded", got, wantBuf)
+			}
+			if e.b.unreported.TryLock() {
+				t.Fatal("Settle would not wait for the answered write's report")
+			}
+			settled := make(chan bool, 1)
+			go func() {
+				e.b.Settle()
+				settled <- sink.done.Load()
+			}()
+			close(sink.release)
+			if !<-settled {
+				t.Fatal("Settle returned before the answered write was reported")
+			}
+			if err := <-wrote; err != nil {
+				t.Fatal(err)
+			}
+			if got := sink.calls(); len(got) != 1 || got[0].after.Text != content {
+				t.Fatalf("reports %+v", got)
+			}
+			if e.ed.modified(p) != unsaved {
+				t.Errorf("modified %v, want %v", e.ed.modified(p), unsaved)
+			}
+		})
 	}
 
 	// A write refused is answered by its error, not early.
-	ctx = WithAnswer(context.Background(), func() { t.Error("a refused write answered early") })
+	e := newEnv(t, nil)
+	ctx := WithAnswer(context.Background(), func() { t.Error("a refused write answered early") })
 	if _, err := e.b.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: "s", Path: "/etc/passwd-nowhere/x", Content: "x"}); err == nil {
 		t.Fatal("a write outside the workspace was not refused")
 	}
