@@ -47,15 +47,7 @@ func TestWriteUserHostWrites(t *testing.T) {
 			if err := e.b.WriteUser(ctx, p, FileText{Text: content, Exists: true}); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(e.ed.lines(p), "|"); got != c.wantBuf {
-				t.Errorf("buffer %q, want %q", got, c.wantBuf)
-			}
-			if got := e.disk(p); got != c.wantDisk {
-				t.Errorf("disk %q, want %q", got, c.wantDisk)
-			}
-			if got := e.ed.modified(p); got != c.wantModified {
-				t.Errorf("modified %v, want %v", got, c.wantModified)
-			}
+			e.wantFile(p, c.wantBuf, c.wantDisk, c.wantModified)
 			e.ed.mu.Lock()
 			writes, synced := e.ed.writes, e.ed.synced
 			e.ed.mu.Unlock()
@@ -63,6 +55,21 @@ func TestWriteUserHostWrites(t *testing.T) {
 				t.Errorf("the editor wrote the buffer %d times (want %d), reloaded it %d times", writes, c.wantWrites, synced)
 			}
 		})
+	}
+}
+
+// wantFile checks p's buffer (its lines joined by "|"), its file, and
+// whether the buffer is modified.
+func (e *env) wantFile(p, buf, disk string, modified bool) {
+	e.t.Helper()
+	if got := strings.Join(e.ed.lines(p), "|"); got != buf {
+		e.t.Errorf("buffer %q, want %q", got, buf)
+	}
+	if got := e.disk(p); got != disk {
+		e.t.Errorf("disk %q, want %q", got, disk)
+	}
+	if got := e.ed.modified(p); got != modified {
+		e.t.Errorf("modified %v, want %v", got, modified)
 	}
 }
 
@@ -195,15 +202,7 @@ func TestAgentWriteIntoUnsavedBuffer(t *testing.T) {
 			if err := e.write(p, c.write); err != nil && !c.typing {
 				t.Fatal(err)
 			}
-			if got := strings.Join(e.ed.lines(p), "|"); got != c.wantBuf {
-				t.Errorf("buffer %q, want %q", got, c.wantBuf)
-			}
-			if got := e.disk(p); got != c.wantDisk {
-				t.Errorf("disk %q, want %q", got, c.wantDisk)
-			}
-			if got := e.ed.modified(p); got != c.wantModified {
-				t.Errorf("modified %v, want %v", got, c.wantModified)
-			}
+			e.wantFile(p, c.wantBuf, c.wantDisk, c.wantModified)
 			e.ed.mu.Lock()
 			writes := e.ed.writes
 			e.ed.mu.Unlock()
