@@ -1311,14 +1311,23 @@ func (b *Bridge) applyWrite(ctx context.Context, r resolution, st state, m merge
 		}
 	}
 	var err error
+	ended := false
+	var written FileVersion
+	end := func(text string, ok bool) FileVersion {
+		if !ended {
+			ended = true
+			written = FileVersion{b.w.endWrite(real, text, ok)}
+		}
+		return written
+	}
 	if disk.ok {
 		// The buffer has unsaved lines: they stay unsaved (see
 		// applyUnsaved).
-		diskNew, err = b.applyUnsaved(ctx, r, st, ue, disk, content, target, tEOL, m.text)
+		diskNew, err = b.applyUnsaved(ctx, r, st, ue, disk, content, target, tEOL, m.text, end)
 	} else {
 		err = apply(ctx, b.ed, real, st.buf, target, tEOL, m.text)
 	}
-	b.w.endWrite(real, diskNew, err == nil)
+	end(diskNew, err == nil)
 	if err != nil {
 		var re *acp.RequestError
 		if errors.Is(err, ErrBufferChanged) || errors.Is(err, ErrPathChanged) || errors.As(err, &re) {
@@ -1398,9 +1407,10 @@ func (b *Bridge) recordWrite(ctx context.Context, real string, st state, content
 // changed an unsaved line), the disk gets the change's version of those
 // lines. The buffer is changed first (with a SavedEditor, while the
 // file's new text is merged): a user typing meanwhile makes it fail with
-// ErrBufferChanged before anything is written. It returns the file's new
-// text.
-func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue UnsavedEditor, disk diskText, content string, target []string, eol bool, text string) (string, error) {
+// ErrBufferChanged before anything is written. end ends the watcher's
+// write once the file is in place, and returns the file's version it took
+// as the write's (what Neovim is to take). It returns the file's new text.
+func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue UnsavedEditor, disk diskText, content string, target []string, eol bool, text string, end func(text string, ok bool) FileVersion) (string, error) {
 	real := r.Path
 	if text == st.text {
 		return disk.text, nil // nothing of the change is left (the user kept theirs)
@@ -1452,10 +1462,13 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		took = se.TookSaved
 	}
 	putErr, err := putAndWrite(r, diskNew, put, func() error {
-		// The file and the buffer hold the change: the agent may have
+		// The file and the buffer hold the change. The watcher knows
+		// this version of the file from now (a change after it, even
+		// before Neovim took it, is another's), and the agent may have
 		// its answer while Neovim takes the file's new version.
+		v := end(diskNew, true)
 		earlyOf(ctx).give(disk.text)
-		return took(ctx, real, st.buf.Bufnr)
+		return took(ctx, real, st.buf.Bufnr, v)
 	}, &b.syncs, b.log)
 	if putErr != nil {
 		return disk.text, putErr

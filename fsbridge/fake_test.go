@@ -28,6 +28,9 @@ type fakeEditor struct {
 	// onApply, if set, runs before Apply checks the tick (to simulate the
 	// user typing while the agent's edit is computed).
 	onApply func(path string)
+	// onTook, if set, runs as Took begins (another program writing the
+	// file while Neovim is told its new version).
+	onTook func(path string)
 }
 
 type fakeBuf struct {
@@ -163,28 +166,40 @@ func (e *fakeEditor) Put(ctx context.Context, realPath string, bufnr, tick int, 
 }
 
 // Took implements UnsavedEditor: the buffer is taken as read from the
-// file as it is now.
-func (e *fakeEditor) Took(ctx context.Context, realPath string, bufnr int) error {
+// file at v, unless the file is no longer at v.
+func (e *fakeEditor) Took(ctx context.Context, realPath string, bufnr int, v FileVersion) error {
+	return e.took(realPath, bufnr, v, false)
+}
+
+// TookSaved implements SavedEditor: Took, and the buffer is no longer
+// modified.
+func (e *fakeEditor) TookSaved(ctx context.Context, realPath string, bufnr int, v FileVersion) error {
+	return e.took(realPath, bufnr, v, true)
+}
+
+func (e *fakeEditor) took(realPath string, bufnr int, v FileVersion, saved bool) error {
+	e.mu.Lock()
+	hook := e.onTook
+	e.onTook = nil
+	e.mu.Unlock()
+	if hook != nil {
+		hook(realPath)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	fb := e.bufs[realPath]
 	if fb == nil || fb.nr != bufnr {
 		return fmt.Errorf("no buffer %d", bufnr)
 	}
-	fb.disk = statFile(realPath)
-	fb.stale = false
-	return nil
-}
-
-// TookSaved implements SavedEditor: Took, and the buffer is no longer
-// modified.
-func (e *fakeEditor) TookSaved(ctx context.Context, realPath string, bufnr int) error {
-	if err := e.Took(ctx, realPath, bufnr); err != nil {
-		return err
+	now := statFile(realPath)
+	if now != v.st {
+		return nil // written since: not taken
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.bufs[realPath].modified = false
+	fb.disk = now
+	fb.stale = false
+	if saved {
+		fb.modified = false
+	}
 	return nil
 }
 

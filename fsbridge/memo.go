@@ -80,13 +80,16 @@ type LoadChecker interface {
 //     bufnr as one undo step, keeping views, and sets its final newline to
 //     eol, without writing the buffer; ErrBufferChanged, ErrPathChanged or
 //     ErrNotRegular as Apply's (nothing done);
-//   - Took tells Neovim that bufnr's file changed to a version the bridge
-//     wrote (its text is merged in the buffer already): the buffer is
-//     taken as read from that version, still modified, so writing it later
-//     neither warns that the file changed nor is it reloaded.
+//   - Took tells Neovim that bufnr's file changed to v, a version the
+//     bridge wrote (its text is merged in the buffer already): the buffer
+//     is taken as read from that version, still modified, so writing it
+//     later neither warns that the file changed nor is it reloaded. When
+//     the file is no longer at v (another program wrote it since), nothing
+//     is taken: the buffer stays behind the disk, for the watcher to bring
+//     in step.
 type UnsavedEditor interface {
 	Put(ctx context.Context, realPath string, bufnr, tick int, hunks []Hunk, eol bool) error
-	Took(ctx context.Context, realPath string, bufnr int) error
+	Took(ctx context.Context, realPath string, bufnr int, v FileVersion) error
 }
 
 // ResultPutter is an UnsavedEditor that keeps a copy of the buffers it

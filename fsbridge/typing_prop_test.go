@@ -83,9 +83,9 @@ func (t *typingEditor) Put(ctx context.Context, realPath string, bufnr, tick int
 	return t.fakeEditor.Put(ctx, realPath, bufnr, tick, hunks, eol)
 }
 
-func (t *typingEditor) Took(ctx context.Context, realPath string, bufnr int) error {
+func (t *typingEditor) Took(ctx context.Context, realPath string, bufnr int, v FileVersion) error {
 	t.ty.maybe(t.p)
-	return t.fakeEditor.Took(ctx, realPath, bufnr)
+	return t.fakeEditor.Took(ctx, realPath, bufnr, v)
 }
 
 func (t *typingEditor) Sync(ctx context.Context, realPath string, bufnr, tick int, theirs []string, hunks, moved []Hunk, eol bool, result []string, text string) error {

@@ -99,7 +99,7 @@ func hostWrites(ctx context.Context) bool { return ctx.Value(hostWritesKey{}) !=
 // modified.
 type SavedEditor interface {
 	UnsavedEditor
-	TookSaved(ctx context.Context, realPath string, bufnr int) error
+	TookSaved(ctx context.Context, realPath string, bufnr int, v FileVersion) error
 }
 
 // userActKey marks the checks of what the user does in the review
@@ -265,10 +265,19 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 		took = se.TookSaved
 	}
 	b.w.beginWrite(real)
+	ended := false
 	putErr, err := putAndWrite(r, diskNew,
 		func() error { return se.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL) },
-		func() error { return took(ctx, real, st.buf.Bufnr) }, &b.syncs, b.log)
-	b.w.endWrite(real, diskNew, putErr == nil && err == nil)
+		func() error {
+			// The watcher knows this version of the file from now,
+			// not after Neovim took it (a change meanwhile is another's).
+			ended = true
+			v := FileVersion{b.w.endWrite(real, diskNew, true)}
+			return took(ctx, real, st.buf.Bufnr, v)
+		}, &b.syncs, b.log)
+	if !ended {
+		b.w.endWrite(real, diskNew, putErr == nil && err == nil)
+	}
 	if putErr != nil {
 		return putErr
 	}

@@ -300,3 +300,37 @@ func TestWithAnswer(t *testing.T) {
 		t.Fatal("a write outside the workspace was not refused")
 	}
 }
+
+// TestChangeWhileNeovimTakesAWrite: another program changes the file
+// just after the bridge's write into a buffer with unsaved lines put it
+// in place, before Neovim took the file's new version (the agent, once
+// answered, can): the watcher sees that change as another's, and the
+// buffer gets it merged, its unsaved line kept.
+func TestChangeWhileNeovimTakesAWrite(t *testing.T) {
+	e := newEnv(t, nil)
+	sink := &recSink{}
+	e.b.SetSink(sink)
+	p := e.file("f.txt", "a\nb\nc\n")
+	e.ed.load(t, e.b, p)
+	e.ed.edit(p, func(l []string) []string { return append([]string{"u"}, l...) })
+	if _, err := e.read(p, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.ed.onTook = func(string) {
+		if err := os.WriteFile(p, []byte("a\nB\nc\nother\n"), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := e.write(p, "u\na\nB\nc\n"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the other program's line in the buffer", func() bool {
+		return strings.Join(e.ed.lines(p), "|") == "u|a|B|c|other"
+	})
+	if !e.ed.modified(p) {
+		t.Error("the buffer's unsaved line was saved")
+	}
+	if d := e.disk(p); d != "a\nB\nc\nother\n" {
+		t.Errorf("disk %q", d)
+	}
+}

@@ -207,12 +207,14 @@ func (w *watcher) beginWrite(p string) {
 }
 
 // text is what the write left in the file (ok false: unknown, e.g. the
-// write failed): the base the next change of it is merged against.
-func (w *watcher) endWrite(p string, text string, ok bool) {
-	if w == nil {
-		return
-	}
+// write failed): the base the next change of it is merged against. It
+// returns the file's state it took as the write's (a change after it is
+// another's).
+func (w *watcher) endWrite(p string, text string, ok bool) fileState {
 	st := statFile(p)
+	if w == nil {
+		return st
+	}
 	w.mu.Lock()
 	w.inflight[p]--
 	if w.inflight[p] <= 0 {
@@ -225,6 +227,7 @@ func (w *watcher) endWrite(p string, text string, ok bool) {
 		delete(w.texts, p) // read again when next seen
 	}
 	w.mu.Unlock()
+	return st
 }
 
 // watchedDirs lists the directories watched now.

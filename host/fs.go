@@ -361,30 +361,37 @@ func (e *nvimEditor) keyed(ctx context.Context, fn, realPath string, bufnr, tick
 }
 
 // Took implements fsbridge.UnsavedEditor through buffers.took.
-func (e *nvimEditor) Took(ctx context.Context, realPath string, bufnr int) error {
-	return e.took(ctx, realPath, bufnr, false)
+func (e *nvimEditor) Took(ctx context.Context, realPath string, bufnr int, v fsbridge.FileVersion) error {
+	return e.took(ctx, realPath, bufnr, v, false)
 }
 
 // TookSaved implements fsbridge.SavedEditor through buffers.took.
-func (e *nvimEditor) TookSaved(ctx context.Context, realPath string, bufnr int) error {
-	return e.took(ctx, realPath, bufnr, true)
+func (e *nvimEditor) TookSaved(ctx context.Context, realPath string, bufnr int, v fsbridge.FileVersion) error {
+	return e.took(ctx, realPath, bufnr, v, true)
 }
 
-func (e *nvimEditor) took(ctx context.Context, realPath string, bufnr int, saved bool) error {
-	before := fsbridge.StatVersion(realPath)
-	var ok bool
-	if err := e.s.h.execLua(ctx, "return require('acp.buffers').took(...)", &ok, bufnr, realPath, saved); err != nil {
+func (e *nvimEditor) took(ctx context.Context, realPath string, bufnr int, v fsbridge.FileVersion, saved bool) error {
+	sec, nsec, size, ino := v.Stat()
+	var res any
+	if err := e.s.h.execLua(ctx, "return require('acp.buffers').took(...)", &res, bufnr, realPath, saved, []int64{sec, nsec, size, int64(ino)}); err != nil {
 		e.s.h.bufs.forget(realPath)
 		return fmt.Errorf("buffers.took: %w", err)
 	}
-	if !ok {
+	switch res {
+	case true:
+	case "file changed":
+		// Written since by another: the buffer stays behind the disk,
+		// which the watcher brings it in step with.
+		e.s.h.bufs.forget(realPath)
+		return nil
+	default:
 		e.s.h.bufs.forget(realPath)
 		return fmt.Errorf("buffer %d is no longer %s's", bufnr, realPath)
 	}
 	if saved {
 		// No longer modified: its key moved.
 		e.s.h.bufs.forget(realPath)
-	} else if after := fsbridge.StatVersion(realPath); after == before {
+	} else if after := fsbridge.StatVersion(realPath); after == v {
 		// Neovim recorded this version of the file, unchanged throughout.
 		e.s.h.bufs.took(realPath, bufnr, after)
 	}

@@ -421,6 +421,28 @@ test('confirm: a stale buffer found equal to its file is the file\'s again, unle
   eq(false, B.confirm(s.bufnr, s.tick, p, state), 'wiped out')
 end)
 
+test('took: the file at the version the host wrote is taken; one written since is not', function()
+  local p = tmp .. '/took.txt'
+  write(p, 'one\ntwo\n')
+  vim.cmd('edit ' .. p)
+  local bufnr = B.snapshot(p).bufnr -- the host's buffer for p
+  api.nvim_buf_set_lines(bufnr, 0, 0, true, { 'unsaved' })
+  -- The host writes the file (the change of the buffer's other lines).
+  write_later(p, 'one\nTWO\n')
+  local st = uv.fs_stat(p)
+  local state = { st.mtime.sec, st.mtime.nsec, st.size, st.ino }
+  -- Another program writes it before Neovim is told.
+  write_later(p, 'one\nTWO\nother\n')
+  eq('file changed', B.took(bufnr, p, false, state), 'written since')
+  eq(true, B.snapshot(p).stale, 'left behind the disk')
+  st = uv.fs_stat(p)
+  state = { st.mtime.sec, st.mtime.nsec, st.size, st.ino }
+  eq(true, B.took(bufnr, p, false, state), 'the version written')
+  eq(false, B.snapshot(p).stale, 'in step')
+  eq(true, vim.bo[bufnr].modified, 'its unsaved line still unsaved')
+  vim.cmd('bwipeout! ' .. bufnr)
+end)
+
 vim.fn.delete(tmp, 'rf')
 if failed > 0 then
   print(failed .. ' failed')

@@ -726,12 +726,16 @@ end
 --- leaves the buffer alone: nothing is reloaded or opened), so writing the
 --- buffer later does not warn that the file changed; its unsaved lines stay
 --- unsaved. With saved, the buffer holds exactly what the host wrote: it
---- is no longer modified (as after :write, without Neovim writing).
+--- is no longer modified (as after :write, without Neovim writing). With
+--- state, the version the host wrote: a file no longer at it (another
+--- program wrote it since) is not taken, the buffer left behind the disk
+--- for the host to bring in step ("file changed").
 ---@param bufnr integer
 ---@param realpath string
 ---@param saved boolean|nil
----@return boolean taken
-function M.took(bufnr, realpath, saved)
+---@param state integer[]|nil {mtime sec, mtime nsec, size, inode} of the version the host wrote
+---@return boolean|string taken true, false (not realpath's buffer) or "file changed"
+function M.took(bufnr, realpath, saved, state)
   if not api.nvim_buf_is_valid(bufnr) or not api.nvim_buf_is_loaded(bufnr) or origin[bufnr] ~= realpath then
     return false
   end
@@ -739,6 +743,12 @@ function M.took(bufnr, realpath, saved)
   if file_type(name) ~= "file" then
     M.guard(bufnr)
     return false
+  end
+  if state then
+    local now = stat_of(name)
+    if not now or now[1] ~= state[1] or now[2] ~= state[2] or now[3] ~= state[3] or now[4] ~= state[4] then
+      return "file changed"
+    end
   end
   local had_local = vim.fn.getbufvar(bufnr, "&l:autoread")
   vim.bo[bufnr].autoread = false
