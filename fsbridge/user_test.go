@@ -333,4 +333,9 @@ func TestChangeWhileNeovimTakesAWrite(t *testing.T) {
 	if d := e.disk(p); d != "a\nB\nc\nother\n" {
 		t.Errorf("disk %q", d)
 	}
+	// The review hears of it as the disk's change after the write.
+	got := sink.calls()
+	if n := len(got); n < 2 || got[n-1].by != ByDisk || !strings.HasSuffix(got[n-1].after.Text, "other\n") {
+		t.Errorf("reports %+v: want the write's, then the other program's change (ByDisk)", got)
+	}
 }
