@@ -1408,8 +1408,7 @@ func (b *Bridge) recordWrite(ctx context.Context, real string, st state, content
 // lines. The buffer is changed first (with a SavedEditor, while the
 // file's new text is merged): a user typing meanwhile makes it fail with
 // ErrBufferChanged before anything is written. end ends the watcher's
-// write once the file is in place, and returns the file's version it took
-// as the write's (what Neovim is to take). It returns the file's new text.
+// write (see putAndWrite). It returns the file's new text.
 func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue UnsavedEditor, disk diskText, content string, target []string, eol bool, text string, end func(text string, ok bool) FileVersion) (string, error) {
 	real := r.Path
 	if text == st.text {
@@ -1461,15 +1460,14 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		}
 		took = se.TookSaved
 	}
-	putErr, err := putAndWrite(r, diskNew, put, func() error {
-		// The file and the buffer hold the change. The watcher knows
-		// this version of the file from now (a change after it, even
-		// before Neovim took it, is another's), and the agent may have
-		// its answer while Neovim takes the file's new version.
-		v := end(diskNew, true)
-		earlyOf(ctx).give(disk.text)
-		return took(ctx, real, st.buf.Bufnr, v)
-	}, &b.syncs, b.log)
+	putErr, err := putAndWrite(r, diskNew, put,
+		func(ok bool) FileVersion { return end(diskNew, ok) },
+		func(v FileVersion) error {
+			// The file and the buffer hold the change: the agent may
+			// have its answer while Neovim takes the file's new version.
+			earlyOf(ctx).give(disk.text)
+			return took(ctx, real, st.buf.Bufnr, v)
+		}, &b.syncs, b.log)
 	if putErr != nil {
 		return disk.text, putErr
 	}
@@ -1496,11 +1494,14 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 // write is answered as Neovim's own :write is, once the file holds the
 // text (fsynced) in its place; a crash just after it may still find the
 // file's old version, whole, as with :write, which never syncs the
-// directory. A put that fails (the user typing) leaves the file as it
-// was, the temp file removed: its error is putErr. err is the file's
-// write failing after the buffer took the change; took's own error is
-// only logged.
-func putAndWrite(r resolution, diskNew string, put, took func() error, syncs *sync.WaitGroup, log *slog.Logger) (putErr, err error) {
+// directory. end ends the watcher's write on every path, and returns the
+// file's version it took: right after the rename, so that a change after
+// it is another's, even before took gives that version to Neovim. A put
+// that fails (the user typing) leaves the file as it was, the temp file
+// removed: its error is putErr. err is the file's write failing after the
+// buffer took the change; took's own error is only logged.
+func putAndWrite(r resolution, diskNew string, put func() error, end func(ok bool) FileVersion, took func(FileVersion) error,
+	syncs *sync.WaitGroup, log *slog.Logger) (putErr, err error) {
 	type prepared struct {
 		w   *pendingWrite
 		err error
@@ -1515,22 +1516,26 @@ func putAndWrite(r resolution, diskNew string, put, took func() error, syncs *sy
 			p.w.abort()
 			p.w.sync()
 		}
+		end(false)
 		return err, nil
 	}
 	p := <-ready
 	if p.err != nil {
+		end(false)
 		return nil, p.err
 	}
 	if err := p.w.commit(); err != nil {
 		p.w.sync()
+		end(false)
 		return nil, err
 	}
+	v := end(true)
 	syncs.Add(1)
 	go func() {
 		defer syncs.Done()
 		p.w.sync()
 	}()
-	if err := took(); err != nil {
+	if err := took(v); err != nil {
 		log.Debug("fsbridge: buffer not told of its file's new version", "path", r.Path, "err", err)
 	}
 	return nil, nil

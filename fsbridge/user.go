@@ -265,19 +265,10 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 		took = se.TookSaved
 	}
 	b.w.beginWrite(real)
-	ended := false
 	putErr, err := putAndWrite(r, diskNew,
 		func() error { return se.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL) },
-		func() error {
-			// The watcher knows this version of the file from now,
-			// not after Neovim took it (a change meanwhile is another's).
-			ended = true
-			v := FileVersion{b.w.endWrite(real, diskNew, true)}
-			return took(ctx, real, st.buf.Bufnr, v)
-		}, &b.syncs, b.log)
-	if !ended {
-		b.w.endWrite(real, diskNew, putErr == nil && err == nil)
-	}
+		func(ok bool) FileVersion { return FileVersion{b.w.endWrite(real, diskNew, ok)} },
+		func(v FileVersion) error { return took(ctx, real, st.buf.Bufnr, v) }, &b.syncs, b.log)
 	if putErr != nil {
 		return putErr
 	}
