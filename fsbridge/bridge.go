@@ -1426,7 +1426,15 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 	}
 	sep := st.buf.lineEnding()
 	var diskNew string
-	if disk.state.Exists {
+	apart := false
+	if disk.state.Exists && sep == "\n" {
+		// Mostly the change and the unsaved lines are apart: the change
+		// is spliced into the disk's text, no lines split or diffed.
+		diskNew, apart = mergeApart(st.text, disk.text, text)
+	}
+	switch {
+	case apart:
+	case disk.state.Exists:
 		mine, mineEOL := linesOf(st.text, sep, st.buf.Text(), st.buf.Lines, st.buf.EOL)
 		var ours []string
 		var oursEOL bool
@@ -1447,7 +1455,7 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 		} else {
 			diskNew = joinText(onDisk, diskEOL, sep)
 		}
-	} else {
+	default:
 		onDisk, diskEOL := splitText(content, sep)
 		diskNew = joinText(onDisk, diskEOL, sep)
 	}
