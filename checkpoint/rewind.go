@@ -64,14 +64,29 @@ type Bridge interface {
 	WriteUser(ctx context.Context, path string, t fsbridge.FileText) error
 }
 
+// Holder is a Bridge that can hold a file still (fsbridge.Bridge.Hold):
+// the lock the bridge writes and reports the file under, taken until
+// release; WriteUser with the held context runs under it.
+type Holder interface {
+	Hold(ctx context.Context, path string) (held context.Context, release func())
+}
+
 // Write writes a rewind's content of path: text through b's user write
 // path, with a loaded buffer's unsaved lines kept (the rewind's change is
 // merged into the buffer; an overlap with them leaves the file alone); a
 // file that is not text, or with no bridge (b nil), straight to disk.
+// When b is a Holder, the file is held from reading its texts to writing
+// it, so that no write of the agent's comes between the merge and the
+// write (the rewind would undo it unseen).
 func Write(ctx context.Context, b Bridge, path string, f File) error {
 	text := !f.Exists || fsbridge.IsText([]byte(f.Data))
 	if b == nil || !text {
 		return WriteRaw(path, f)
+	}
+	if h, ok := b.(Holder); ok {
+		var release func()
+		ctx, release = h.Hold(ctx, path)
+		defer release()
 	}
 	content := f.Data
 	if f.Exists && b.Loaded(path) {
