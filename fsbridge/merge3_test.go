@@ -8,7 +8,8 @@ import (
 
 // TestMergeApart: where mergeApart merges, it gives merge3's text with
 // applyUnsaved's final newline (theirs' where theirs changed it, else
-// ours'), for random edits of random texts of repeated short lines; it
+// ours': applyChange's), with no conflict, for random edits of random
+// texts of repeated short lines; it
 // declines changes that meet or overlap, and merges enough of those apart
 // to be worth having.
 func TestMergeApart(t *testing.T) {
@@ -31,16 +32,11 @@ func TestMergeApart(t *testing.T) {
 			continue
 		}
 		merged++
-		bl, bEOL := splitLines(b)
-		ol, oEOL := splitLines(o)
-		tl, tEOL := splitLines(th)
-		lines, conflicts := merge3(bl, ol, tl, true)
-		eol := oEOL
-		if bEOL != tEOL {
-			eol = tEOL
-		}
-		if want := joinLines(lines, eol); got != want || len(conflicts) > 0 {
-			t.Fatalf("mergeApart(%q, %q, %q) = %q; merge3 gives %q (%d conflicts)", b, o, th, got, want, len(conflicts))
+		// As applyUnsaved's merge by lines gives it, with nothing to
+		// resolve.
+		want := applyChange(b, o, th)
+		if _, conflicts := Merge3(b, o, th, false); got != want || conflicts > 0 {
+			t.Fatalf("mergeApart(%q, %q, %q) = %q; by lines %q (%d conflicts)", b, o, th, got, want, conflicts)
 		}
 	}
 	if merged < 10000 || declined < 1000 {
