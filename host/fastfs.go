@@ -54,6 +54,7 @@ type fastFS struct {
 	nowOnce    sync.Once
 	nowCtx     context.Context // reads served on the reader (nil: none; see nowOK)
 	drainedCtx context.Context // nowCtx for a read whose queues were drained after it came (readQueues)
+	reads      readMemo        // the last read parsed (intercept's, on the reader only)
 	nowN       atomic.Int64    // requests served on the reader (tests)
 	sentN      atomic.Int64    // of those, answered on the reader too (tests)
 }
@@ -264,9 +265,12 @@ func (f *fastFS) intercept(line []byte) bool {
 	if !hasQuoted(line[:min(len(line), 256)], []byte(`fs/`)) {
 		return false
 	}
-	req, ok := parseFSRequest(line, f.a.h.bufs.like)
+	req, ok := f.reads.parse(line)
 	if !ok {
-		return false
+		if req, ok = parseFSRequest(line, f.a.h.bufs.like); !ok {
+			return false
+		}
+		f.reads.rememberRead(line, req)
 	}
 	if f.serveNow(req) {
 		return true

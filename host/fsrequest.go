@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"strings"
 
 	acp "github.com/coder/acp-go-sdk"
@@ -12,6 +13,7 @@ import (
 // by parseFSRequest.
 type fsRequest struct {
 	id         []byte // raw JSON: a number or a string; parseFSRequest's is a view of the line (cloned for a worker)
+	idAt       int    // where id starts in the line parsed
 	method     string
 	sessionID  string
 	path       string
@@ -73,6 +75,7 @@ func parseFSRequest(line []byte, like func(data []byte) *jsontext.Text) (req fsR
 				return false
 			}
 			req.id = line[from:s.Pos():s.Pos()] // line's memory: see fsRequest.id
+			req.idAt = from
 			hasID = true
 			return true
 		case "method":
@@ -138,4 +141,63 @@ func (req *fsRequest) param(s *jsontext.Scanner, k string, like func(data []byte
 		}
 	}
 	return ok
+}
+
+// readMemo is the last read request parsed, kept by its bytes around the
+// id: an agent reading a file again sends the same line but for the id,
+// and the same bytes parse the same. Only lines whose id is a number of
+// digits are kept and matched: such an id ends where a digit does not
+// follow, so any other number of digits in its place parses alike.
+type readMemo struct {
+	head, tail []byte    // the line before and after the id
+	req        fsRequest // its parse, but for the id
+}
+
+// rememberRead keeps line's parse req in m when it is a read whose id is
+// a number of digits.
+func (m *readMemo) rememberRead(line []byte, req fsRequest) {
+	if req.method != acp.ClientMethodFsReadTextFile || !digits(req.id) {
+		return
+	}
+	m.head = append(m.head[:0], line[:req.idAt]...)
+	m.tail = append(m.tail[:0], line[req.idAt+len(req.id):]...)
+	req.id = nil
+	m.req = req
+}
+
+// parse is parseFSRequest's result for a line that is the kept one but
+// for its id, a number of digits (ok false for any other line).
+func (m *readMemo) parse(line []byte) (req fsRequest, ok bool) {
+	if m.head == nil || len(line) <= len(m.head)+len(m.tail) || !bytes.HasPrefix(line, m.head) || !bytes.HasSuffix(line, m.tail) {
+		return fsRequest{}, false
+	}
+	id := line[len(m.head) : len(line)-len(m.tail)]
+	if !digits(id) {
+		return fsRequest{}, false
+	}
+	req = m.req
+	req.id, req.idAt = id[:len(id):len(id)], len(m.head)
+	if req.line != nil {
+		n := *req.line
+		req.line = &n
+	}
+	if req.limit != nil {
+		n := *req.limit
+		req.limit = &n
+	}
+	return req, true
+}
+
+// digits reports whether id is a JSON number of digits only (no sign,
+// fraction or exponent, no leading zero).
+func digits(id []byte) bool {
+	if len(id) == 0 || len(id) > 1 && id[0] == '0' {
+		return false
+	}
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -187,3 +187,58 @@ func TestHasQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestReadMemo: a line that is a kept read's but for its id, a number of
+// digits, parses from the memo to what parseFSRequest gives; every other
+// line (another id shape, a byte changed anywhere else, a write) is not
+// taken from it. The lines are the accepted requestCases and reads with
+// line and limit, under ids of every shape.
+func TestReadMemo(t *testing.T) {
+	ids := []string{"0", "7", "12", "1048655", "-1", "01", "1.5", "1e3", `"7"`, "null", "7 ", ""}
+	reads := []string{
+		`{"jsonrpc":"2.0","id":%s,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a/b"}}`,
+		`{"jsonrpc":"2.0","id":%s,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a/b","line":3,"limit":20}}`,
+		` { "params" : { "path" : "/a\"b" , "limit" : 20, "line": -1, "sessionId": "s" }, "method": "fs/read_text_file", "id": %s } `,
+		`{"jsonrpc":"2.0","id":%s,"method":"fs/write_text_file","params":{"sessionId":"s","path":"/a","content":"x"}}`,
+	}
+	taken := 0
+	for _, kept := range reads {
+		for _, other := range reads {
+			for _, id := range ids {
+				var m readMemo
+				first := []byte(fmt.Sprintf(kept, "5"))
+				req, ok := parseFSRequest(first, nil)
+				if !ok {
+					t.Fatalf("%s: not parsed", first)
+				}
+				m.rememberRead(first, req)
+				line := []byte(fmt.Sprintf(other, id))
+				got, ok := m.parse(line)
+				want, wok := parseFSRequest(line, nil)
+				if !ok {
+					continue
+				}
+				taken++
+				if !wok || fmt.Sprintf("%s %d %s %s %s %v %v", got.id, got.idAt, got.method, got.sessionID, got.path, intOf(got.line), intOf(got.limit)) !=
+					fmt.Sprintf("%s %d %s %s %s %v %v", want.id, want.idAt, want.method, want.sessionID, want.path, intOf(want.line), intOf(want.limit)) {
+					t.Errorf("%s: from the memo %+v, parsed %+v (%v)", line, got, want, wok)
+				}
+				if kept != other || strings.Contains(kept, "write") {
+					t.Errorf("%s taken from the memo of %s", line, first)
+				}
+			}
+		}
+	}
+	// Three reads, four ids each that are numbers of digits.
+	if taken != 12 {
+		t.Errorf("%d lines taken from the memo, want 12", taken)
+	}
+}
+
+// intOf is *p, or nil.
+func intOf(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
