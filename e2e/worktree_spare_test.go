@@ -186,6 +186,10 @@ func TestWorktreeSpareFollowsHead(t *testing.T) {
 		return strings.TrimSpace(gitIn(t, ws, "rev-parse", "HEAD"))
 	}
 	// spareAt waits for the one spare to be at head, and says where it is.
+	// A refresh renames the spare away while it checks it out, and back:
+	// git, in the spare's directory before the rename, reads the new HEAD
+	// while the spare is not back yet. It is at head once it is listed
+	// again after git read it.
 	spareAt := func(what, head string) string {
 		var spare string
 		e.Eventually(what, 30*time.Second, func() bool {
@@ -194,7 +198,7 @@ func TestWorktreeSpareFollowsHead(t *testing.T) {
 				return false
 			}
 			out, err := exec.Command("git", "-C", d[0], "rev-parse", "HEAD").Output()
-			if err == nil && strings.TrimSpace(string(out)) == head {
+			if again := e.spareDirs(ws); err == nil && strings.TrimSpace(string(out)) == head && len(again) == 1 && again[0] == d[0] {
 				spare = d[0]
 			}
 			return spare != ""
