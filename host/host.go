@@ -153,7 +153,8 @@ func (h *Host) methods() map[string]any {
 		"acp_buf_loaded":   h.rpcBufLoaded,
 		"acp_buf_unloaded": h.rpcBufUnloaded,
 		"acp_changes":      h.rpcChanges,
-		"acp_apply":        h.rpcApply, // apply.go
+		"acp_apply":        h.rpcApply,     // apply.go
+		"acp_will_write":   h.rpcWillWrite, // scan.go
 		// review.go
 		"acp_review_list":     h.rpcReviewList,
 		"acp_rewind":          h.rpcRewind,

@@ -163,3 +163,23 @@ func (s *Session) scanCheck() {
 		s.rev.Disk(c.Path, before, c.After)
 	}
 }
+
+// rpcWillWrite is acp_will_write(path): Neovim is about to write path (the
+// user's :write). A session whose turn has ended but whose end scan has
+// not yet run takes path's text now as the turn's last (turnscan's
+// Freeze): the user's write, right after the turn's end, is not the
+// agent's change, nor rewound with it. It reports whether a session's end
+// scan was pending (Neovim asks again after the next turn's end only).
+func (h *Host) rpcWillWrite(path string) (bool, error) {
+	pending := false
+	for _, s := range h.allSessions() {
+		s.ck.mu.Lock()
+		ending := s.ck.ending != nil
+		s.ck.mu.Unlock()
+		if ending {
+			pending = true
+			s.scanner().Freeze(path)
+		}
+	}
+	return pending, nil
+}

@@ -211,6 +211,10 @@ type Scanner struct {
 	// them as if dirty (their baselines), and a later turn's change of
 	// one is found though nothing names it.
 	ignored []string
+	// frozen: the files the user was about to write after the turn's end
+	// and before its end check (Freeze), as they were then; the check
+	// takes that text as the turn's last.
+	frozen map[string]known
 }
 
 // maxRecent bounds the directories Scanner.recent keeps, maxIgnored the
@@ -333,6 +337,7 @@ func (s *Scanner) Start(ctx context.Context, dirs ...string) error {
 	defer s.checkMu.Unlock()
 	s.mu.Lock()
 	s.start, s.seen, s.noted, s.head, s.blind = map[string]known{}, map[string]known{}, nil, "", false
+	s.frozen = nil
 	s.starting = true
 	s.mu.Unlock()
 	// The files noted meanwhile are noted once the start is known.
@@ -475,6 +480,46 @@ func (s *Scanner) Note(path string) {
 		delete(s.seen, s.noted[0])
 		s.noted = s.noted[1:]
 	}
+}
+
+// Freeze takes path's text now as the turn's last: the user is about to
+// write it (Neovim's :write) after the turn ended, before the turn's end
+// check ran, so the check, which compares it with this text, does not
+// take the user's change for the agent's. The first text frozen stays,
+// until the next Start. Paths outside the workspace are ignored.
+func (s *Scanner) Freeze(path string) {
+	p, ok := s.inside(path)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	_, done := s.frozen[p]
+	s.mu.Unlock()
+	if done {
+		return
+	}
+	k, _ := s.read(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, done := s.frozen[p]; !done {
+		if s.frozen == nil {
+			s.frozen = map[string]known{}
+		}
+		s.frozen[p] = k
+	}
+}
+
+// current is p's text now, or its text frozen (Freeze): looked up after
+// the read, a freeze made before the user's write is seen by a check that
+// read the file after it.
+func (s *Scanner) current(p string) known {
+	cur, _ := s.read(p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.frozen[p]; ok {
+		return f
+	}
+	return cur
 }
 
 // Wrote tells the scanner that the client wrote path for the agent (its
@@ -623,7 +668,7 @@ func (s *Scanner) compare(ctx context.Context, cands map[string]bool, startHead 
 			if prev.v == now {
 				continue
 			}
-			cur, _ := s.read(p)
+			cur := s.current(p)
 			if prev.ok && cur.ok && prev.text != cur.text {
 				changes = append(changes, Change{Path: p, Before: prev.text, After: cur.text, Binary: prev.bin || cur.bin})
 			}
@@ -640,7 +685,7 @@ func (s *Scanner) compare(ctx context.Context, cands map[string]bool, startHead 
 		// show as the agent's, and a reject would drop them). Their text
 		// now is, for the rest of the turn.
 		for _, p := range fromIndex {
-			cur, _ := s.read(p)
+			cur := s.current(p)
 			s.mu.Lock()
 			s.seen[p] = cur
 			s.mu.Unlock()
@@ -651,7 +696,7 @@ func (s *Scanner) compare(ctx context.Context, cands map[string]bool, startHead 
 		// Outside git, a file neither there at the start nor seen since
 		// is new.
 		for _, p := range fromIndex {
-			cur, _ := s.read(p)
+			cur := s.current(p)
 			if cur.ok && cur.text.Exists {
 				changes = append(changes, Change{Path: p, After: cur.text, Binary: cur.bin})
 			}
@@ -671,7 +716,7 @@ func (s *Scanner) compare(ctx context.Context, cands map[string]bool, startHead 
 		}
 		s.ignoredBaselines(ctx, base)
 		for _, p := range fromIndex {
-			cur, _ := s.read(p)
+			cur := s.current(p)
 			b, ok := base[p]
 			if ok && cur.ok && b.FileText != cur.text {
 				changes = append(changes, Change{Path: p, Before: b.FileText, After: cur.text, Binary: b.bin || cur.bin})

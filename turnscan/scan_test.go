@@ -552,3 +552,65 @@ func TestStartKeepsUnchangedTexts(t *testing.T) {
 		t.Fatalf("turn 2: changes %q, want %q", got, want)
 	}
 }
+
+// The user writes files after the turn ended, before its end check:
+// frozen (Freeze) just before each write, a file keeps the agent's change
+// only, and a file only the user changed is no change of the turn's. In
+// git and outside it, for a file clean at the start, dirty, untracked
+// and new.
+func TestFreeze(t *testing.T) {
+	for _, inGit := range []bool{true, false} {
+		t.Run(map[bool]string{true: "git", false: "outside git"}[inGit], func(t *testing.T) {
+			var dir string
+			if inGit {
+				dir = repo(t)
+			} else {
+				dir, _ = filepath.EvalSymlinks(t.TempDir())
+				put(t, filepath.Join(dir, "a.txt"), "a1\n")
+				put(t, filepath.Join(dir, "d", "dirty.txt"), "dirty at start\n")
+				put(t, filepath.Join(dir, "u.txt"), "untracked at start\n")
+				put(t, filepath.Join(dir, "keep.txt"), "k\n")
+			}
+			ctx := context.Background()
+			s := New(ctx, dir, 1<<20)
+			if s.Git() != inGit {
+				t.Skip("the temp dir is inside a git repository")
+			}
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// The agent's turn.
+			put(t, filepath.Join(dir, "a.txt"), "a2 (agent)\n")
+			put(t, filepath.Join(dir, "d", "dirty.txt"), "dirty (agent)\n")
+			// The turn ended; the user writes before the end check.
+			for p, text := range map[string]string{
+				"a.txt":       "a3 (user)\n",
+				"d/dirty.txt": "dirty (user)\n",
+				"u.txt":       "untracked (user)\n",
+				"keep.txt":    "k (user)\n",
+				"new.txt":     "new (user)\n",
+			} {
+				s.Freeze(filepath.Join(dir, p))
+				put(t, filepath.Join(dir, p), text)
+				// A second write: the text before the first stays.
+				s.Freeze(filepath.Join(dir, p))
+				put(t, filepath.Join(dir, p), text+"again\n")
+			}
+			s.Freeze("/etc/passwd") // outside: ignored
+			want := []string{"a.txt: a1 -> a2 (agent)", "d/dirty.txt: dirty at start -> dirty (agent)"}
+			if got := summary(dir, mustCheck(t, s)); strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("changes %v, want %v", got, want)
+			}
+			// The next turn starts from the user's texts.
+			if err := s.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			put(t, filepath.Join(dir, "keep.txt"), "k (agent)\n")
+			s.Note(filepath.Join(dir, "keep.txt"))
+			want = []string{"keep.txt: k (user)\nagain -> k (agent)"}
+			if got := summary(dir, mustCheck(t, s)); strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("next turn: changes %v, want %v", got, want)
+			}
+		})
+	}
+}

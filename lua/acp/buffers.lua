@@ -419,12 +419,20 @@ local function opts_of(b)
 end
 
 local quiet -- the buffer apply() is changing: it reports its key itself
+-- A turn ended and its end scan may not have run yet: writes are told to
+-- the host first (acp_will_write), until it says none is pending.
+local end_scans = false
 
 --- Tell the host something changed (b: the buffer, when known).
 local function ping(b)
   if signal_fd and (b == nil or b ~= quiet) then
     uv.fs_write(signal_fd, "!") -- a full pipe (EAGAIN) is as good as a byte
   end
+end
+
+--- A turn ended: its end scan may not have run yet (see acp_will_write).
+function M.turn_ended()
+  end_scans = true
 end
 
 --- Attach to b so that every change of its text (and of b:changedtick,
@@ -1092,6 +1100,21 @@ function M.setup_autocmds(chan)
         sync_origin(args.buf)
       end
       notify("acp_buf_loaded", args.buf)
+    end,
+  })
+  -- The user's write right after a turn's end, before the turn's end
+  -- scan looked at the files: the host takes the file's text first as
+  -- the turn's last, so the write is not taken for the agent's.
+  api.nvim_create_autocmd({ "BufWritePre", "FileWritePre", "FileAppendPre" }, {
+    group = group,
+    callback = function(args)
+      local rp = end_scans and M.realpath(args.file)
+      if rp then
+        local ok, pending = pcall(vim.rpcrequest, chan, "acp_will_write", rp)
+        if ok and pending == false then
+          end_scans = false
+        end
+      end
     end,
   })
   api.nvim_create_autocmd({ "BufWritePost", "FileChangedShellPost" }, {

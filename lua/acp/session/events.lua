@@ -6,6 +6,7 @@
 --- every handler has an event type there: host/events_test.go checks it.
 local lazy = require("acp.lazy")
 local auth = lazy("acp.agents.auth")
+local buffers = lazy("acp.buffers")
 local chat = lazy("acp.chat")
 local follow = lazy("acp.chat.follow")
 local history_search = lazy("acp.history.search")
@@ -74,6 +75,7 @@ end
 
 --- A turn ended: stop_reason, or error.
 function handlers.turn_end(s, ev)
+  buffers.turn_ended()
   rewind_fork.note(s, ev) -- its last agent messageId: a rewind's fork point
   s:on_turn_end(ev)
 end

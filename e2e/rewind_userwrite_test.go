@@ -1,0 +1,76 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// The user writes a file right after a turn ended, while the turn's end
+// scan has not looked at the files yet (git status held by a git that
+// waits on a gate): the write is the user's. Rewinding the turn brings
+// back the file the agent wrote, and leaves the user's as they wrote it
+// (before, the end scan took the user's write for the agent's, and the
+// rewind undid it: TestRewindPropertyE2E failed so, once).
+func TestRewindKeepsAWriteMadeAsTheTurnEnded(t *testing.T) {
+	parallel(t)
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	bin := t.TempDir()
+	gate := filepath.Join(bin, "gate")
+	// git status waits while the gate is there (it says so first).
+	script := fmt.Sprintf(`#!/bin/sh
+for a in "$@"; do
+	if [ "$a" = status ] && [ -e %[1]q ]; then
+		: > %[1]q.waiting
+		i=0
+		while [ -e %[1]q ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done
+		break
+	fi
+done
+exec %[2]q "$@"
+`, gate, realGit)
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	editorEnv(t, "PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e, ws := fsEditor(t)
+	gitWorkspace(t, ws, map[string]string{"f.txt": "original\n", "notes.md": "notes\n"})
+	f, notes := filepath.Join(ws, "f.txt"), filepath.Join(ws, "notes.md")
+	e.SetupFake(M{"turns": []any{[]any{
+		permRequest("c1", "Edit f.txt", "edit", ""),
+		diskWrite(f, "the agent's\n"),
+		text("done"),
+	}}}, nil)
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("change it")
+	e.WaitState("awaiting_permission") // the turn's start scan is done
+	fsPutFile(t, gate, "")
+	e.answerPrompt("allow")
+	e.Eventually("the turn's end scan held in git status", 30*time.Second, func() bool {
+		_, err := os.Stat(gate + ".waiting")
+		return err == nil
+	})
+	e.WaitState("ready")
+	b := e.loadBuffer(notes)
+	e.setLines(b, 0, -1, []string{"the user's notes"})
+	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
+	if err := os.Remove(gate); err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false, overlaps = "theirs" })`, &ok)
+	if !ok {
+		t.Fatalf("rewind refused: %s", e.Messages())
+	}
+	e.Eventually("f.txt rewound", 30*time.Second, func() bool { return fsGetFile(t, f) == "original\n" })
+	if got := fsGetFile(t, notes); got != "the user's notes\n" {
+		t.Errorf("notes.md = %q after the rewind, want the user's write\ncheckpoints:\n%s", got, e.checkpointJournals())
+	}
+}
