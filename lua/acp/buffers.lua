@@ -752,9 +752,10 @@ function M.took(bufnr, realpath, saved, state)
     M.guard(bufnr)
     return false
   end
+  local wrote -- the file's stat at the version the host wrote
   if state then
-    local now = stat_of(name)
-    if not now or now[1] ~= state[1] or now[2] ~= state[2] or now[3] ~= state[3] or now[4] ~= state[4] then
+    wrote = stat_of(name)
+    if not wrote or wrote[1] ~= state[1] or wrote[2] ~= state[2] or wrote[3] ~= state[3] or wrote[4] ~= state[4] then
       return "file changed"
     end
   end
@@ -773,6 +774,12 @@ function M.took(bufnr, realpath, saved, state)
     vim.bo[bufnr].modified = false
   end
   sync_origin(bufnr)
+  if wrote then
+    -- The version the host wrote, not the file's stat now: a program
+    -- that wrote the file since the check (an agent answered already)
+    -- leaves the buffer stale, for the host to bring in step.
+    disk[bufnr] = wrote
+  end
   return true
 end
 
