@@ -600,6 +600,7 @@ function M.confirm(bufnr, tick, realpath, state)
     return false
   end
   sync_origin(bufnr)
+  disk[bufnr] = now -- the version compared (see took)
   return true
 end
 
