@@ -289,6 +289,9 @@ func startEditorIn(t testing.TB, dir, state string, extra ...string) *Editor {
 }
 
 func (e *Editor) dumpOnFailure() {
+	// First, while it is in whatever state failed the test: the host's
+	// goroutines, before a call below waits on a stuck host.
+	stacks := e.hostGoroutines()
 	if m, err := e.nv.Mode(); err == nil && m.Blocking {
 		_, _ = e.nv.Input("<C-c><Esc>") // a picker waits for input: nothing else would answer
 	}
@@ -304,6 +307,51 @@ func (e *Editor) dumpOnFailure() {
 		}
 		e.t.Logf("host log tail:\n%s", s)
 	}
+	if stacks != "" {
+		e.t.Logf("host goroutines at failure:\n%s", stacks)
+	}
+}
+
+// hostGoroutines has the Editor's host (the last started, found by its
+// pid in the log) write its goroutines to the log (SIGUSR1), and returns
+// them ("" when there is no host, or no dump within 3 s).
+func (e *Editor) hostGoroutines() string {
+	log := filepath.Join(e.state, "state", "nvim", "acp.log")
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return ""
+	}
+	const marker, end = "--- goroutines (SIGUSR1) ---\n", "--- end of goroutines ---\n"
+	s := string(b)
+	i := strings.LastIndex(s, `msg="host started" host_pid=`)
+	if i < 0 {
+		return ""
+	}
+	pid, err := strconv.Atoi(strings.Fields(s[i+len(`msg="host started" host_pid=`):])[0])
+	if err != nil {
+		return ""
+	}
+	// Only a host of ours: the pid of one that ended may be another's now.
+	if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err != nil || !strings.Contains(string(cmd), "nvim-acp") {
+		return ""
+	}
+	before := len(s)
+	if syscall.Kill(pid, syscall.SIGUSR1) != nil {
+		return ""
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(log); err == nil && len(b) > before {
+			rest := string(b[before:])
+			if j := strings.Index(rest, marker); j >= 0 {
+				if k := strings.Index(rest[j:], end); k >= 0 {
+					return rest[j+len(marker) : j+k]
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return ""
 }
 
 // Lua runs code in Neovim and decodes its result into result (may be nil).

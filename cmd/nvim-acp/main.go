@@ -142,6 +142,7 @@ func run(logPath, level string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	defer dumpOnSignal(w)()
 	h := host.New(nv, log, secrets)
 	if err := h.Register(); err != nil {
 		return err
@@ -188,5 +189,30 @@ func mcpChild(args []string) {
 	if err := editormcp.RunChild(ctx, *socket, os.Getenv(editormcp.EnvToken), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "nvim-acp", err)
 		os.Exit(1)
+	}
+}
+
+// dumpOnSignal writes every goroutine's stack to w (the log) on SIGUSR1,
+// until the returned stop is called: a host that seems stuck is looked
+// into without stopping it (the e2e suite does so on a failure).
+func dumpOnSignal(w io.Writer) (stop func()) {
+	sig := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	signal.Notify(sig, syscall.SIGUSR1)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-sig:
+				var b strings.Builder
+				_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+				fmt.Fprintf(w, "--- goroutines (SIGUSR1) ---\n%s--- end of goroutines ---\n", b.String())
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sig)
+		close(done)
 	}
 }
