@@ -84,6 +84,14 @@ func (s *Session) waitEndScanFor(d time.Duration) {
 	}
 }
 
+// endScanPending reports whether the last turn's end scan has yet to
+// record its changes.
+func (s *Session) endScanPending() bool {
+	s.ck.mu.Lock()
+	defer s.ck.mu.Unlock()
+	return s.ck.ending != nil
+}
+
 // checkpointEnded says the turn's end scan recorded its changes.
 func (s *Session) checkpointEnded() {
 	s.ck.mu.Lock()

@@ -173,10 +173,7 @@ func (s *Session) scanCheck() {
 func (h *Host) rpcWillWrite(path string) (bool, error) {
 	pending := false
 	for _, s := range h.allSessions() {
-		s.ck.mu.Lock()
-		ending := s.ck.ending != nil
-		s.ck.mu.Unlock()
-		if ending {
+		if s.endScanPending() {
 			pending = true
 			s.scanner().Freeze(path)
 		}

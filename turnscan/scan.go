@@ -492,12 +492,6 @@ func (s *Scanner) Freeze(path string) {
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	_, done := s.frozen[p]
-	s.mu.Unlock()
-	if done {
-		return
-	}
 	k, _ := s.read(p)
 	s.mu.Lock()
 	defer s.mu.Unlock()
