@@ -104,6 +104,10 @@ func (r *Record) agent(path string, before, after Text, to func(*file)) bool {
 		f = newFile(path, before)
 		r.files[path] = f
 		r.order = append(r.order, path)
+	} else if before == f.text() && after == before {
+		// Nothing changed (a late report of the text already seen): a
+		// reject's undo stays.
+		return false
 	} else if before != f.text() {
 		f.change(before, false)
 	}

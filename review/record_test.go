@@ -470,6 +470,19 @@ func TestRecordRejectUndone(t *testing.T) {
 		t.Fatalf("an undone reject told to the agent:\n%s", text)
 	}
 
+	// A report of the agent's that changes nothing (a turn's end scan,
+	// late) leaves the undo: u still brings the hunk back.
+	target, ds, _ = r.Reject(p, 0)
+	r.Observe(p, target)
+	r.Log(ds)
+	if r.Agent(p, target, target) {
+		t.Fatal("a report that changes nothing changed the record")
+	}
+	r.Observe(p, tx("A", "b", "C")) // u
+	if hs := hunks(t, r); !reflect.DeepEqual(hs, want) {
+		t.Fatalf("after a report of nothing, then u: %+v, want %+v", hs, want)
+	}
+
 	// A reject, another edit, then the same text again: the user's.
 	target, ds, _ = r.Reject(p, 0)
 	r.Observe(p, target)
