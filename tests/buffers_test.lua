@@ -58,4 +58,55 @@ M["took: a file written again after the check leaves the buffer stale"] = functi
   vim.api.nvim_clear_autocmds({ group = "acp_buffers" })
 end
 
+M["a reload is not an unload: the host is told of buffers really gone"] = function(t)
+  local sent = {}
+  local rpcnotify = vim.rpcnotify
+  vim.rpcnotify = function(_, method, path)
+    sent[#sent + 1] = method .. " " .. path
+  end
+  local function flushed()
+    -- Callbacks run in order: once this one ran, those scheduled before
+    -- it (the unload's check) did.
+    local done = false
+    vim.schedule(function()
+      done = true
+    end)
+    t.ok(
+      vim.wait(5000, function()
+        return done
+      end),
+      "scheduled callbacks ran"
+    )
+    local out = sent
+    sent = {}
+    return table.concat(out, ", ")
+  end
+  buffers.setup_autocmds(9001)
+  local path = vim.fn.tempname()
+  vim.fn.writefile({ "x" }, path)
+  vim.cmd.edit(path)
+  local b = vim.api.nvim_get_current_buf()
+  local rp = buffers.realpath(path)
+  t.eq(flushed(), "acp_buf_loaded " .. rp, "loaded")
+  vim.fn.writefile({ "changed on disk" }, path)
+  vim.cmd("silent edit!")
+  t.eq(flushed(), "", ":edit! reads the buffer again: nothing to tell")
+  -- The host's own reload (buffers.sync: the file changed on disk,
+  -- brought into the buffer).
+  vim.fn.writefile({ "again" }, path)
+  local tick = vim.api.nvim_buf_get_changedtick(b)
+  t.eq(buffers.sync(b, tick, rp, { count = 1, sha = vim.fn.sha256("again") }, {}, {}, true), true, "synced")
+  t.eq(vim.api.nvim_buf_get_lines(b, 0, -1, false)[1], "again", "read again")
+  t.eq(flushed(), "", "the host's reload: nothing to tell")
+  vim.cmd("enew")
+  vim.cmd("bunload " .. b)
+  t.eq(flushed(), "acp_buf_unloaded " .. rp, ":bunload is an unload")
+  vim.cmd("buffer " .. b)
+  t.eq(flushed(), "acp_buf_loaded " .. rp, "loaded again")
+  vim.cmd("bwipeout! " .. b)
+  t.eq(flushed(), "acp_buf_unloaded " .. rp, "wiped out: told once")
+  vim.rpcnotify = rpcnotify
+  vim.api.nvim_clear_autocmds({ group = "acp_buffers" })
+end
+
 return M

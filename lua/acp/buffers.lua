@@ -1047,7 +1047,8 @@ end
 --- Install autocmds that tell the host (channel chan) which files are loaded:
 --- vim.rpcnotify(chan, 'acp_buf_loaded', realpath, gen) on BufReadPost,
 --- BufNewFile and BufFilePost (new name), and 'acp_buf_unloaded' on
---- BufUnload, BufDelete, BufWipeout and BufFilePre (old name); gen numbers
+--- BufDelete, BufWipeout, BufFilePre (old name) and BufUnload (unless the
+--- buffer was read again in the same command: a reload); gen numbers
 --- them (M.load_gen), and each acp_buf_loaded is preceded by an "L" on the
 --- change pipe (M.signal). Also records
 --- each file's disk state on read and write. Only buffers with buftype ''
@@ -1138,7 +1139,21 @@ function M.setup_autocmds(chan)
   api.nvim_create_autocmd({ "BufFilePre", "BufUnload", "BufDelete", "BufWipeout" }, {
     group = group,
     callback = function(args)
-      notify("acp_buf_unloaded", args.buf)
+      local b = args.buf
+      if args.event ~= "BufUnload" then
+        notify("acp_buf_unloaded", b)
+      else
+        -- A reload (:edit!, the host bringing a buffer in step) unloads
+        -- the buffer and reads it again within one command: told only
+        -- when still unloaded after it, the host never takes a reloaded
+        -- buffer for gone (its file's changes then taken from the disk,
+        -- without the buffer's unsaved lines).
+        vim.schedule(function()
+          if not (api.nvim_buf_is_loaded(b) and sent[b] ~= nil and sent[b] == buf_realpath(b)) then
+            notify("acp_buf_unloaded", b)
+          end
+        end)
+      end
       if args.event ~= "BufFilePre" then
         disk[args.buf] = nil
         origin[args.buf] = nil
