@@ -11,19 +11,79 @@ import (
 
 // The user writes a file right after a turn ended, while the turn's end
 // scan has not looked at the files yet (git status held by a git that
-// waits on a gate): the write is the user's. Rewinding the turn brings
-// back the file the agent wrote, and leaves the user's as they wrote it
-// (before, the end scan took the user's write for the agent's, and the
-// rewind undid it: TestRewindPropertyE2E failed so, once).
+// waits on a gate): the write is the user's, whether a :write or a code
+// block applied (the host writes it, through Neovim's buffer). Rewinding
+// the turn brings back the file the agent wrote, and leaves the user's as
+// they wrote it (before, the end scan took the user's write for the
+// agent's, and the rewind undid it: TestRewindPropertyE2E failed so,
+// once; a code block applied was undone so until the host froze the
+// files it writes for the user too).
 func TestRewindKeepsAWriteMadeAsTheTurnEnded(t *testing.T) {
 	parallel(t)
+	for _, way := range []string{":write", "a code block applied"} {
+		t.Run(way, func(t *testing.T) {
+			gate := gitStatusGate(t)
+			e, ws := fsEditor(t)
+			gitWorkspace(t, ws, map[string]string{"f.txt": "original\n", "notes.md": "notes\n"})
+			f, notes := filepath.Join(ws, "f.txt"), filepath.Join(ws, "notes.md")
+			e.SetupFake(M{"turns": []any{[]any{
+				permRequest("c1", "Edit f.txt", "edit", ""),
+				diskWrite(f, "the agent's\n"),
+				text("done"),
+			}}}, nil)
+			e.Chat("fake")
+			e.WaitState("ready")
+			e.Send("change it")
+			e.WaitState("awaiting_permission") // the turn's start scan is done
+			fsPutFile(t, gate, "")
+			e.answerPrompt("allow")
+			e.Eventually("the turn's end scan held in git status", 30*time.Second, func() bool {
+				_, err := os.Stat(gate + ".waiting")
+				return err == nil
+			})
+			e.WaitState("ready")
+			b := e.loadBuffer(notes)
+			if way == ":write" {
+				e.setLines(b, 0, -1, []string{"the user's notes"})
+				e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
+			} else {
+				e.Lua(`require("acp.host").request("acp_apply", require("acp")._session().sid, ..., "the user's notes\n")`, nil, notes)
+				e.WaitState("awaiting_permission")
+				var ok bool
+				e.Lua(`return require("acp")._session().prompts:respond("fs_question", "accept")`, &ok)
+				if !ok {
+					t.Fatal("no question to apply the code block")
+				}
+				e.Eventually("the code block applied", 30*time.Second, func() bool { return fsGetFile(t, notes) == "the user's notes\n" })
+			}
+			if err := os.Remove(gate); err != nil {
+				t.Fatal(err)
+			}
+			var ok bool
+			e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false, overlaps = "theirs" })`, &ok)
+			if !ok {
+				t.Fatalf("rewind refused: %s", e.Messages())
+			}
+			e.Eventually("f.txt rewound", 30*time.Second, func() bool { return fsGetFile(t, f) == "original\n" })
+			if got := fsGetFile(t, notes); got != "the user's notes\n" {
+				t.Errorf("notes.md = %q after the rewind, want the user's write\ncheckpoints:\n%s", got, e.checkpointJournals())
+			}
+		})
+	}
+}
+
+// gitStatusGate puts a git first on the PATH of the editors t starts
+// whose "git status" waits while the returned gate file exists (creating
+// gate+".waiting" as it starts waiting, for 30 s at most): a test holds a
+// turn's end scan open with it. It skips t without git.
+func gitStatusGate(t *testing.T) string {
+	t.Helper()
 	realGit, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git")
 	}
 	bin := t.TempDir()
 	gate := filepath.Join(bin, "gate")
-	// git status waits while the gate is there (it says so first).
 	script := fmt.Sprintf(`#!/bin/sh
 for a in "$@"; do
 	if [ "$a" = status ] && [ -e %[1]q ]; then
@@ -39,38 +99,5 @@ exec %[2]q "$@"
 		t.Fatal(err)
 	}
 	editorEnv(t, "PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	e, ws := fsEditor(t)
-	gitWorkspace(t, ws, map[string]string{"f.txt": "original\n", "notes.md": "notes\n"})
-	f, notes := filepath.Join(ws, "f.txt"), filepath.Join(ws, "notes.md")
-	e.SetupFake(M{"turns": []any{[]any{
-		permRequest("c1", "Edit f.txt", "edit", ""),
-		diskWrite(f, "the agent's\n"),
-		text("done"),
-	}}}, nil)
-	e.Chat("fake")
-	e.WaitState("ready")
-	e.Send("change it")
-	e.WaitState("awaiting_permission") // the turn's start scan is done
-	fsPutFile(t, gate, "")
-	e.answerPrompt("allow")
-	e.Eventually("the turn's end scan held in git status", 30*time.Second, func() bool {
-		_, err := os.Stat(gate + ".waiting")
-		return err == nil
-	})
-	e.WaitState("ready")
-	b := e.loadBuffer(notes)
-	e.setLines(b, 0, -1, []string{"the user's notes"})
-	e.Lua(`vim.api.nvim_buf_call(..., function() vim.cmd("silent write") end)`, nil, b)
-	if err := os.Remove(gate); err != nil {
-		t.Fatal(err)
-	}
-	var ok bool
-	e.Lua(`return require("acp").rewind({ message = 1, conversation = false, confirm = false, overlaps = "theirs" })`, &ok)
-	if !ok {
-		t.Fatalf("rewind refused: %s", e.Messages())
-	}
-	e.Eventually("f.txt rewound", 30*time.Second, func() bool { return fsGetFile(t, f) == "original\n" })
-	if got := fsGetFile(t, notes); got != "the user's notes\n" {
-		t.Errorf("notes.md = %q after the rewind, want the user's write\ncheckpoints:\n%s", got, e.checkpointJournals())
-	}
+	return gate
 }

@@ -187,6 +187,10 @@ type Config struct {
 	// (shared by the sessions of a host): an unchanged file no buffer
 	// holds is not read and checked again.
 	Texts *textcache.Cache
+	// UserWrites, when set, is called with a file's real path just
+	// before each write of the user's (WriteUser, a WriteTextFile with
+	// WithUserWrite or WithProposal) writes it.
+	UserWrites func(path string)
 }
 
 // Change is a file the agent wrote in this session, with its content before
@@ -1069,6 +1073,9 @@ func (b *Bridge) WriteTextFile(ctx context.Context, req acp.WriteTextFileRequest
 		r, err := b.check(ctx, req.Path, "write")
 		if err != nil {
 			return resp, err
+		}
+		if origin(ctx) == ByUser {
+			b.userWrites(r.Path)
 		}
 		err = b.write(ctx, r, req.Content)
 		if errors.Is(err, ErrPathChanged) {

@@ -476,6 +476,13 @@ func (b *Bridge) Loaded(path string) bool {
 	return ok && b.isLoaded(rp)
 }
 
+// DiskText is path's text on disk (not its buffer's), read as the bridge
+// reads files: ok is false for a file that is not text or over its size
+// cap.
+func (b *Bridge) DiskText(path string) (FileText, bool) {
+	return ReadTextIn(path, b.cfg.MaxBytes, b.cfg.Texts)
+}
+
 // Reconcile brings path's buffer in step with a change on disk now (as the
 // watcher does after a change's events settle): for a change found
 // another way (a scan after a tool call).

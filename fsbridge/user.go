@@ -31,6 +31,7 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 		if err != nil {
 			return err
 		}
+		b.userWrites(r.Path)
 		if !t.Exists {
 			err = b.deleteUser(ctx, r.Path)
 		} else {
@@ -40,6 +41,13 @@ func (b *Bridge) WriteUser(ctx context.Context, path string, t FileText) error {
 			continue
 		}
 		return err
+	}
+}
+
+// userWrites tells Config.UserWrites of the user's write of real.
+func (b *Bridge) userWrites(real string) {
+	if b.cfg.UserWrites != nil {
+		b.cfg.UserWrites(real)
 	}
 }
 

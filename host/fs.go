@@ -92,6 +92,7 @@ func (s *Session) bridge(ctx context.Context) (*fsbridge.Bridge, error) {
 		MaxBytes:       fo.MaxBytes,
 		MissingAsEmpty: fo.MissingAsEmpty,
 		Texts:          s.h.bufs.texts,
+		UserWrites:     func(p string) { s.h.willWrite(p) },
 	}, &nvimEditor{s: s}, &nvimAsker{s: s}, s.log.With("component", "fsbridge"))
 	if err != nil {
 		return nil, err

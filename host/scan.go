@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nvim-acp/nvim-acp/fsbridge"
 	"github.com/nvim-acp/nvim-acp/turnscan"
 )
 
@@ -156,12 +157,28 @@ func (s *Session) scanCheck() {
 			b.Reconcile(ctx, c.Path)
 			continue
 		}
-		before := c.Before
-		if t, ok := s.rev.Rec.Text(c.Path); ok {
-			before = t // what the review saw last (the bridge's own writes included)
-		}
-		s.rev.Disk(c.Path, before, c.After)
+		s.reviewDisk(ctx, b, c)
 	}
+}
+
+// reviewDisk hands the review a change a scan found in a file no buffer
+// holds, under the file's hold (fsbridge's Hold, which the user's
+// decisions take): the file's text now against the text the review saw
+// last (the bridge's own writes included). What the user wrote since the
+// scan read the file (a reject, reported by the bridge) is then no
+// change, and a reject's undo stays.
+func (s *Session) reviewDisk(ctx context.Context, b *fsbridge.Bridge, c turnscan.Change) {
+	_, release := b.Hold(ctx, c.Path)
+	defer release()
+	now, ok := b.DiskText(c.Path)
+	if !ok {
+		return
+	}
+	before := c.Before
+	if t, ok := s.rev.Rec.Text(c.Path); ok {
+		before = t
+	}
+	s.rev.Disk(c.Path, before, now)
 }
 
 // rpcWillWrite is acp_will_write(path): Neovim is about to write path (the
@@ -171,6 +188,14 @@ func (s *Session) scanCheck() {
 // agent's change, nor rewound with it. It reports whether a session's end
 // scan was pending (Neovim asks again after the next turn's end only).
 func (h *Host) rpcWillWrite(path string) (bool, error) {
+	return h.willWrite(path), nil
+}
+
+// willWrite freezes path (see rpcWillWrite) in each session whose end
+// scan is pending, before a write of the user's: a :write, or one the
+// host makes for the user (a reject, a rewind, a code block applied; the
+// bridge's Config.UserWrites). It reports whether any was pending.
+func (h *Host) willWrite(path string) bool {
 	pending := false
 	for _, s := range h.allSessions() {
 		if s.endScanPending() {
@@ -178,5 +203,5 @@ func (h *Host) rpcWillWrite(path string) (bool, error) {
 			s.scanner().Freeze(path)
 		}
 	}
-	return pending, nil
+	return pending
 }

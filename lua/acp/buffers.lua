@@ -435,6 +435,21 @@ function M.turn_ended()
   end_scans = true
 end
 
+--- The user is about to write realpath (a :write, a reject the review
+--- writes itself): a turn's end scan still to run takes the file's text
+--- now as the turn's last, so the write is the user's, not the agent's.
+--- Costs a call to the host only after a turn's end, until it answers
+--- that no end scan is pending.
+---@param realpath string|nil
+function M.will_write(realpath)
+  if end_scans and realpath and load_chan then
+    local ok, pending = pcall(vim.rpcrequest, load_chan, "acp_will_write", realpath)
+    if ok and pending == false then
+      end_scans = false
+    end
+  end
+end
+
 --- Attach to b so that every change of its text (and of b:changedtick,
 --- reload and unload) pings the host. Options that change what a read
 --- returns (final newline, 'modified', 'buftype') ping through the
@@ -1117,13 +1132,7 @@ function M.setup_autocmds(chan)
   api.nvim_create_autocmd({ "BufWritePre", "FileWritePre", "FileAppendPre" }, {
     group = group,
     callback = function(args)
-      local rp = end_scans and M.realpath(args.file)
-      if rp then
-        local ok, pending = pcall(vim.rpcrequest, chan, "acp_will_write", rp)
-        if ok and pending == false then
-          end_scans = false
-        end
-      end
+      M.will_write(end_scans and M.realpath(args.file) or nil)
     end,
   })
   api.nvim_create_autocmd({ "BufWritePost", "FileChangedShellPost" }, {

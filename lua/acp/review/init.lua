@@ -573,7 +573,9 @@ local function reject_now(b, path, row, n)
   tick = api.nvim_buf_get_changedtick(b)
   vim.schedule(function()
     -- The disk follows (a failure is the host's to mend: it writes the
-    -- reject itself when the buffer is left modified).
+    -- reject itself when the buffer is left modified). The write is the
+    -- user's, not the turn's (a turn's end scan may not have run yet).
+    buffers.will_write(path)
     local ok, why = pcall(buffers.apply, b, tick, {}, nil, path)
     if not ok or why ~= true then
       warn(("writing %s: %s"):format(vim.fn.fnamemodify(path, ":~:."), tostring(why)))
