@@ -302,6 +302,12 @@ func (e *Editor) dumpOnFailure() {
 	e.t.Logf("chat buffer at failure (its last 200 lines):\n%s", strings.Join(lines, "\n"))
 	if b, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log")); err == nil {
 		s := string(b)
+		// Without the dump, printed apart below: the tail is the log's.
+		if i := strings.LastIndex(s, goroutinesBegin); i >= 0 {
+			if j := strings.Index(s[i:], goroutinesEnd); j >= 0 {
+				s = s[:i] + s[i+j+len(goroutinesEnd):]
+			}
+		}
 		if len(s) > 6000 {
 			s = s[len(s)-6000:]
 		}
@@ -312,6 +318,9 @@ func (e *Editor) dumpOnFailure() {
 	}
 }
 
+// The lines around the host's goroutine dump in its log (SIGUSR1).
+const goroutinesBegin, goroutinesEnd = "--- goroutines (SIGUSR1) ---\n", "--- end of goroutines ---\n"
+
 // hostGoroutines has the Editor's host (the last started, found by its
 // pid in the log) write its goroutines to the log (SIGUSR1), and returns
 // them ("" when there is no host, or no dump within 3 s).
@@ -321,7 +330,7 @@ func (e *Editor) hostGoroutines() string {
 	if err != nil {
 		return ""
 	}
-	const marker, end = "--- goroutines (SIGUSR1) ---\n", "--- end of goroutines ---\n"
+	marker, end := goroutinesBegin, goroutinesEnd
 	s := string(b)
 	i := strings.LastIndex(s, `msg="host started" host_pid=`)
 	if i < 0 {
