@@ -28,17 +28,7 @@ func TestReviewDecisionAsTheTurnEnds(t *testing.T) {
 		diskWrite(p, "a\nb\nC (agent)\nd\nE (agent)\n"), // a command's, say
 		text("done"),
 	}}}, nil)
-	e.Chat("fake")
-	e.WaitState("ready")
-	e.Send("change it")
-	e.WaitState("awaiting_permission") // the turn's start scan is done
-	fsPutFile(t, gate, "")
-	e.answerPrompt("allow")
-	e.Eventually("the turn's end scan held in git status", 30*time.Second, func() bool {
-		_, err := os.Stat(gate + ".waiting")
-		return err == nil
-	})
-	e.WaitState("ready")
+	e.turnEndsWithScanHeld(gate)
 	e.Eventually("two pending hunks", 10*time.Second, func() bool { return e.pendingHunks(p) == 2 })
 	var failed string
 	e.Lua(`local p = ...

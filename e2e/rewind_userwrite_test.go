@@ -31,17 +31,7 @@ func TestRewindKeepsAWriteMadeAsTheTurnEnded(t *testing.T) {
 				diskWrite(f, "the agent's\n"),
 				text("done"),
 			}}}, nil)
-			e.Chat("fake")
-			e.WaitState("ready")
-			e.Send("change it")
-			e.WaitState("awaiting_permission") // the turn's start scan is done
-			fsPutFile(t, gate, "")
-			e.answerPrompt("allow")
-			e.Eventually("the turn's end scan held in git status", 30*time.Second, func() bool {
-				_, err := os.Stat(gate + ".waiting")
-				return err == nil
-			})
-			e.WaitState("ready")
+			e.turnEndsWithScanHeld(gate)
 			b := e.loadBuffer(notes)
 			if way == ":write" {
 				e.setLines(b, 0, -1, []string{"the user's notes"})
@@ -70,6 +60,25 @@ func TestRewindKeepsAWriteMadeAsTheTurnEnded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// turnEndsWithScanHeld opens the chat and runs a turn whose first step
+// is a permission request (the turn's start scan is done when it is
+// asked), its end scan then held in git status by gate (gitStatusGate)
+// once the turn has ended.
+func (e *Editor) turnEndsWithScanHeld(gate string) {
+	e.t.Helper()
+	e.Chat("fake")
+	e.WaitState("ready")
+	e.Send("change it")
+	e.WaitState("awaiting_permission")
+	fsPutFile(e.t, gate, "")
+	e.answerPrompt("allow")
+	e.Eventually("the turn's end scan held in git status", 30*time.Second, func() bool {
+		_, err := os.Stat(gate + ".waiting")
+		return err == nil
+	})
+	e.WaitState("ready")
 }
 
 // gitStatusGate puts a git first on the PATH of the editors t starts
