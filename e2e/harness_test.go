@@ -300,6 +300,10 @@ func (e *Editor) dumpOnFailure() {
 		local n = vim.api.nvim_buf_line_count(s.chat_buf)
 		return vim.api.nvim_buf_get_lines(s.chat_buf, math.max(0, n - 200), -1, false)`, &lines)
 	e.t.Logf("chat buffer at failure (its last 200 lines):\n%s", strings.Join(lines, "\n"))
+	var msgs string
+	if e.nv.ExecLua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs) == nil && msgs != "" {
+		e.t.Logf("Neovim's :messages at failure:\n%s", msgs)
+	}
 	if b, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log")); err == nil {
 		s := string(b)
 		// Without the dump, printed apart below: the tail is the log's.
