@@ -334,7 +334,6 @@ func (e *Editor) hostGoroutines() string {
 	if err != nil {
 		return ""
 	}
-	marker, end := goroutinesBegin, goroutinesEnd
 	s := string(b)
 	i := strings.LastIndex(s, `msg="host started" host_pid=`)
 	if i < 0 {
@@ -356,9 +355,9 @@ func (e *Editor) hostGoroutines() string {
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(log); err == nil && len(b) > before {
 			rest := string(b[before:])
-			if j := strings.Index(rest, marker); j >= 0 {
-				if k := strings.Index(rest[j:], end); k >= 0 {
-					return rest[j+len(marker) : j+k]
+			if j := strings.Index(rest, goroutinesBegin); j >= 0 {
+				if k := strings.Index(rest[j:], goroutinesEnd); k >= 0 {
+					return rest[j+len(goroutinesBegin) : j+k]
 				}
 			}
 		}
