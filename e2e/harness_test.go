@@ -285,15 +285,37 @@ func startEditorIn(t testing.TB, dir, state string, extra ...string) *Editor {
 		e.Lua(`vim.opt.rtp:prepend(...)`, nil, root)
 	}
 	e.Lua(`vim.cmd("runtime plugin/acp.lua")`, nil)
+	// Everything Neovim prints, kept (the history keeps only part of it):
+	// a test stuck behind a prompt shows what brought it there.
+	// (The variable is set at the :redir's end, made at a failure.)
+	e.Lua(`vim.cmd("silent! redir => g:e2e_output")`, nil)
 	return e
 }
 
 func (e *Editor) dumpOnFailure() {
 	// First, while it is in whatever state failed the test: the host's
 	// goroutines, before a call below waits on a stuck host.
-	stacks := e.hostGoroutines()
-	if m, err := e.nv.Mode(); err == nil && m.Blocking {
+	pid := e.loggedHostPid()
+	threads := hostThreads(pid) // before the dump, which wakes them
+	stacks := e.hostGoroutines(pid)
+	m, err := e.nv.Mode()
+	if err == nil && m.Blocking {
+		e.t.Logf("Neovim waits for input at failure (mode %q)", m.Mode)
 		_, _ = e.nv.Input("<C-c><Esc>") // a picker waits for input: nothing else would answer
+	} else if err == nil {
+		// What Neovim is running under this call, if anything: a call of
+		// the host's it has not answered shows in the stack below ours.
+		var tb string
+		if e.nv.ExecLua(`return debug.traceback("", 2)`, &tb) == nil && strings.Count(tb, "\n") > 2 {
+			e.t.Logf("Neovim's Lua stack at failure (under the dump's call):%s", tb)
+		}
+	}
+	var out string
+	if e.nv.ExecLua(`vim.cmd("silent! redir END"); return vim.g.e2e_output or ""`, &out) == nil && out != "" {
+		if len(out) > 4000 {
+			out = out[len(out)-4000:]
+		}
+		e.t.Logf("Neovim's output (:redir), its tail:\n%s", out)
 	}
 	var lines []string
 	_ = e.nv.ExecLua(`local s = require("acp").status(); if not s then return {} end
@@ -319,35 +341,86 @@ func (e *Editor) dumpOnFailure() {
 	}
 	if stacks != "" {
 		e.t.Logf("host goroutines at failure:\n%s", stacks)
+	} else if threads != "" {
+		e.t.Logf("host threads at failure (no goroutine dump within 3 s):\n%s", threads)
 	}
+}
+
+// hostThreads is what the kernel shows of each of pid's threads: its
+// state, the system call it is in and its kernel stack; "" without pid.
+// A host that writes no dump is looked at from outside.
+func hostThreads(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tids, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, tid := range tids {
+		read := func(name string) string {
+			c, _ := os.ReadFile(filepath.Join(dir, tid.Name(), name))
+			return strings.TrimSpace(string(c))
+		}
+		stat := read("stat")
+		if i := strings.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
+			stat = stat[i+2:] // state onwards
+			if f := strings.Fields(stat); len(f) > 0 {
+				stat = f[0]
+			}
+		}
+		fmt.Fprintf(&b, "thread %s: state %s, wchan %s, syscall %s\n", tid.Name(), stat, read("wchan"), read("syscall"))
+		if st := read("stack"); st != "" {
+			fmt.Fprintf(&b, "  %s\n", strings.ReplaceAll(st, "\n", "\n  "))
+		}
+	}
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		b.Write(st)
+	}
+	return b.String()
 }
 
 // The lines around the host's goroutine dump in its log (SIGUSR1).
 const goroutinesBegin, goroutinesEnd = "--- goroutines (SIGUSR1) ---\n", "--- end of goroutines ---\n"
 
-// hostGoroutines has the Editor's host (the last started, found by its
-// pid in the log) write its goroutines to the log (SIGUSR1), and returns
-// them ("" when there is no host, or no dump within 3 s).
-func (e *Editor) hostGoroutines() string {
+// loggedHostPid is the pid of the Editor's host (the last started, found
+// in the log, not asked of a Neovim that may be stuck), 0 when it runs no
+// more.
+func (e *Editor) loggedHostPid() int {
+	b, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log"))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndex(s, `msg="host started" host_pid=`)
+	if i < 0 {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.Fields(s[i+len(`msg="host started" host_pid=`):])[0])
+	if err != nil {
+		return 0
+	}
+	// Only a host of ours: the pid of one that ended may be another's now.
+	if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err != nil || !strings.Contains(string(cmd), "nvim-acp") {
+		return 0
+	}
+	return pid
+}
+
+// hostGoroutines has the host pid write its goroutines to the log
+// (SIGUSR1), and returns them ("" without pid, or no dump within 3 s).
+func (e *Editor) hostGoroutines(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
 	log := filepath.Join(e.state, "state", "nvim", "acp.log")
 	b, err := os.ReadFile(log)
 	if err != nil {
 		return ""
 	}
-	s := string(b)
-	i := strings.LastIndex(s, `msg="host started" host_pid=`)
-	if i < 0 {
-		return ""
-	}
-	pid, err := strconv.Atoi(strings.Fields(s[i+len(`msg="host started" host_pid=`):])[0])
-	if err != nil {
-		return ""
-	}
-	// Only a host of ours: the pid of one that ended may be another's now.
-	if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err != nil || !strings.Contains(string(cmd), "nvim-acp") {
-		return ""
-	}
-	before := len(s)
+	before := len(b)
 	if syscall.Kill(pid, syscall.SIGUSR1) != nil {
 		return ""
 	}
