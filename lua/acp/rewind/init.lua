@@ -417,17 +417,20 @@ function M.on_rewound(s, ev)
   end
   if type(ev.ask) == "number" then
     -- A rewind without a preview found overlaps: asked before any file
-    -- is written.
-    ask_overlaps(ev.ask, function(choice)
-      if not choice then
-        notify("rewind: files left as they are")
-        s.transcript:message("warn", "Rewind: files left as they are (the overlaps were not settled).")
-        return
-      end
-      local ok, err = pcall(host.request, "acp_rewind_apply", s.sid, choice == "theirs")
-      if not ok then
-        notify("rewind: " .. tostring(err), vim.log.levels.ERROR)
-      end
+    -- is written, once this event's handling is over (a picker that
+    -- waits, as the builtin one does, would hold the host's call).
+    vim.schedule(function()
+      ask_overlaps(ev.ask, function(choice)
+        if not choice then
+          notify("rewind: files left as they are")
+          s.transcript:message("warn", "Rewind: files left as they are (the overlaps were not settled).")
+          return
+        end
+        local ok, err = pcall(host.request, "acp_rewind_apply", s.sid, choice == "theirs")
+        if not ok then
+          notify("rewind: " .. tostring(err), vim.log.levels.ERROR)
+        end
+      end)
     end)
     return
   end
