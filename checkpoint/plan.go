@@ -417,7 +417,7 @@ func (s *Store) Apply(ctx context.Context, p *Plan, w Writer, theirs bool) (Resu
 		s.incref(before)
 		rd.files = append(rd.files, redoFile{path: fp.Path, before: before, after: refOf(target)})
 		jobs = append(jobs, job{fp.Path, target})
-		s.quiet[fp.Path] = true
+		s.quiet[fp.Path] = ownWrite{from: reads[k].ref, to: refOf(target)}
 	}
 	s.redo = rd
 	err = s.compact()
@@ -575,7 +575,7 @@ func (s *Store) Redo(ctx context.Context, w Writer) (Result, error) {
 			continue
 		}
 		jobs = append(jobs, job{f.path, before})
-		s.quiet[f.path] = true
+		s.quiet[f.path] = ownWrite{from: f.after, to: f.before}
 	}
 	for _, f := range rd.files {
 		s.decref(f.before)

@@ -372,3 +372,67 @@ func TestRepeatedChangeSurvivesReopen(t *testing.T) {
 		})
 	}
 }
+
+// A change made while a rewind is still writing (the next turn's agent
+// wrote the file the rewind had just put back, the rewind's other writes
+// not done) is the record's: a later rewind undoes it as the agent's,
+// with no overlap to ask about. Reports of the rewind's own write (the
+// text before it, the text it wrote) are not. The record dropped every
+// report of a file while the rewind wrote it, so the agent's change
+// later looked like the user's.
+func TestChangeWhileARewindWrites(t *testing.T) {
+	dir, storeDir := t.TempDir(), t.TempDir()
+	p := filepath.Join(dir, "f.txt")
+	putFile(t, p, "original\n")
+	st, err := Open(storeDir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Begin("m1", time.Now())
+	agentWrites(t, st, p, "first\n")
+	st.Begin("m2", time.Now())
+	agentWrites(t, st, p, "second\n")
+	plan, err := st.Plan(2, KeepUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(ctx context.Context, path string, f File) error {
+		// A late report of the text the rewind replaces, then its own.
+		if err := st.User(path, File{"second\n", true}); err != nil {
+			return err
+		}
+		if err := WriteRaw(path, f); err != nil {
+			return err
+		}
+		if err := st.User(path, f); err != nil {
+			return err
+		}
+		// The next message (message 2 again), whose turn changes the
+		// file at once.
+		if _, err := st.Begin("m3", time.Now()); err != nil {
+			return err
+		}
+		agentWrites(t, st, path, "third\n")
+		return nil
+	}
+	res, err := st.Apply(context.Background(), plan, write, false)
+	if err != nil || len(res.Written) != 1 {
+		t.Fatalf("rewind: %+v, %v", res, err)
+	}
+	for _, c := range []struct {
+		seq  int
+		want string
+	}{{2, "first\n"}, {1, "original\n"}} {
+		plan, err := st.Plan(c.seq, KeepUser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(plan.Files) != 1 || plan.Files[0].Action != Restore || plan.Files[0].User {
+			t.Fatalf("rewind to before message %d: %+v, want the agent's change restored, nothing of the user's", c.seq, plan.Files)
+		}
+		if got := plan.Files[0].target.Data; got != c.want {
+			t.Fatalf("rewind to before message %d would write %q, want %q", c.seq, got, c.want)
+		}
+	}
+}
