@@ -117,13 +117,28 @@ func fileOrGone(path string) string {
 // Rewinding to before message 1 puts every file back as it was, whatever
 // its buffer (loaded with unsaved lines: they stay, unsaved; loaded
 // clean; not loaded), deletes the file the agent created, brings back
-// the one it deleted, and leaves alone (named) a file changed behind the
-// record; the conversation folds and the message is back in the input,
-// a new session of the agent taking over. Redo puts it all back.
+// the one it deleted, and never overwrites a file changed after the
+// agent by another program; the conversation folds and the message is
+// back in the input, a new session of the agent taking over. Redo puts
+// it all back.
 func TestRewindFilesEveryBuffer(t *testing.T) {
 	e, ws, bufs := rewindWorkspace(t)
 	p := func(name string) string { return filepath.Join(ws, name) }
+	// Changed behind the record, or seen by it: the watcher reports the
+	// agent's last write of the file a debounce later, reading the file
+	// then, so it may read this write instead. Unseen, the file is left
+	// alone and named; seen, it is the user's change, whose overlap with
+	// the agent's is asked (answered here: keep the user's lines).
 	fsPutFile(t, p("sub/deep.txt"), "changed behind the record\n")
+	e.Lua(`local orig = vim.ui.select
+		vim.ui.select = function(items, opts, on_choice)
+			if not opts.prompt:find("overlap yours", 1, true) then
+				return orig(items, opts, on_choice)
+			end
+			vim.ui.select = orig
+			_G.asked = opts.prompt
+			on_choice("ours")
+		end`, nil)
 	var ok bool
 	e.Lua(`return require("acp").rewind({ message = 1, confirm = false })`, &ok)
 	if !ok {
@@ -155,9 +170,15 @@ func TestRewindFilesEveryBuffer(t *testing.T) {
 		}
 		return n == 0
 	})
-	e.Eventually("the chat names the file left alone", 10*time.Second, func() bool {
+	e.Eventually("the chat names the file left alone, or kept as the user's", 10*time.Second, func() bool {
 		c := e.ChatText()
-		return strings.Contains(c, "left alone") && strings.Contains(c, "deep.txt") && strings.Contains(c, "Rewound the conversation")
+		var asked string
+		e.Lua(`return _G.asked or ""`, &asked)
+		named := strings.Contains(c, "left alone (changed in a way the record cannot explain): sub/deep.txt")
+		if asked != "" {
+			named = asked == "The agent's changes overlap yours in 1 file:" && strings.Contains(c, "your lines were kept: sub/deep.txt")
+		}
+		return named && strings.Contains(c, "Rewound the conversation")
 	})
 	var input string
 	e.Lua(`local s = require("acp")._session(); return table.concat(vim.api.nvim_buf_get_lines(s.input_buf, 0, -1, false), "\n")`, &input)
