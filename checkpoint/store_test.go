@@ -21,6 +21,20 @@ func putFile(t *testing.T, p, content string) {
 	}
 }
 
+// storeWithFile is a new store (closed at the test's end) and a file
+// holding content, outside it.
+func storeWithFile(t *testing.T, content string) (string, *Store) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f.txt")
+	putFile(t, p, content)
+	st, err := Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return p, st
+}
+
 // agentWrites writes after to p and records it as the agent's change.
 func agentWrites(t *testing.T, st *Store, p, after string) {
 	t.Helper()
@@ -239,14 +253,7 @@ func TestRedoSurvivesReopen(t *testing.T) {
 // rewind to before the new message leaves the file as the last turn left
 // it, not as it was before that turn.
 func TestLateReportNotTheNextCheckpoints(t *testing.T) {
-	dir, storeDir := t.TempDir(), t.TempDir()
-	p := filepath.Join(dir, "f.txt")
-	putFile(t, p, "A\n")
-	st, err := Open(storeDir, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	p, st := storeWithFile(t, "A\n")
 	st.Begin("m1", time.Now())
 	agentWrites(t, st, p, "B\n")
 	st.Begin("m2", time.Now())
@@ -381,14 +388,7 @@ func TestRepeatedChangeSurvivesReopen(t *testing.T) {
 // report of a file while the rewind wrote it, so the agent's change
 // later looked like the user's.
 func TestChangeWhileARewindWrites(t *testing.T) {
-	dir, storeDir := t.TempDir(), t.TempDir()
-	p := filepath.Join(dir, "f.txt")
-	putFile(t, p, "original\n")
-	st, err := Open(storeDir, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	p, st := storeWithFile(t, "original\n")
 	st.Begin("m1", time.Now())
 	agentWrites(t, st, p, "first\n")
 	st.Begin("m2", time.Now())
