@@ -417,7 +417,7 @@ func (s *Store) Apply(ctx context.Context, p *Plan, w Writer, theirs bool) (Resu
 		s.incref(before)
 		rd.files = append(rd.files, redoFile{path: fp.Path, before: before, after: refOf(target)})
 		jobs = append(jobs, job{fp.Path, target})
-		s.quiet[fp.Path] = ownWrite{from: reads[k].ref, to: refOf(target)}
+		s.writing[fp.Path] = ownWrite{from: reads[k].ref, to: refOf(target)}
 	}
 	s.redo = rd
 	err = s.compact()
@@ -494,7 +494,7 @@ func (s *Store) settle(paths []string) {
 	defer s.mu.Unlock()
 	var recs []record
 	for _, p := range paths {
-		delete(s.quiet, p)
+		delete(s.writing, p)
 		for k := len(s.cps) - 1; k >= 0; k-- {
 			if e := s.cps[k].Files[p]; e != nil {
 				if now, ok := readFile(p); ok {
@@ -575,7 +575,7 @@ func (s *Store) Redo(ctx context.Context, w Writer) (Result, error) {
 			continue
 		}
 		jobs = append(jobs, job{f.path, before})
-		s.quiet[f.path] = ownWrite{from: f.after, to: f.before}
+		s.writing[f.path] = ownWrite{from: f.after, to: f.before}
 	}
 	for _, f := range rd.files {
 		s.decref(f.before)
@@ -590,7 +590,7 @@ func (s *Store) Redo(ctx context.Context, w Writer) (Result, error) {
 	writeAll(ctx, w, paths, targets, &res)
 	s.mu.Lock()
 	for _, j := range jobs {
-		delete(s.quiet, j.path)
+		delete(s.writing, j.path)
 	}
 	s.mu.Unlock()
 	return res, err

@@ -90,13 +90,13 @@ type Store struct {
 	total   int64
 	journal *os.File
 	redo    *redo
-	// quiet: paths the store writes itself (a rewind, a redo), with
+	// writing: paths the store writes itself (a rewind, a redo), with
 	// the text the write replaces and the text it writes: a change
 	// reported meanwhile to either is the write's, not the record's;
 	// to any other text, it is a change made since (the agent's next
 	// turn, the user's), recorded.
-	quiet map[string]ownWrite
-	dirs  map[string]bool // object directories made
+	writing map[string]ownWrite
+	dirs    map[string]bool // object directories made
 	// counted: the lines added and removed from one stored version to
 	// another (List), by their hashes.
 	counted map[[2]string][2]int
@@ -138,7 +138,7 @@ func Open(dir string, max int64) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint store: %w", err)
 	}
-	s := &Store{dir: dir, max: max, refs: map[string]int{}, sizes: map[string]int64{}, quiet: map[string]ownWrite{}, dirs: map[string]bool{}, counted: map[[2]string][2]int{}}
+	s := &Store{dir: dir, max: max, refs: map[string]int{}, sizes: map[string]int64{}, writing: map[string]ownWrite{}, dirs: map[string]bool{}, counted: map[[2]string][2]int{}}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -452,7 +452,7 @@ func (s *Store) Begin(message string, t time.Time) (int, error) {
 func (s *Store) Change(path string, before, after File, agent bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.cps) == 0 || s.ownWrite(path, after) {
+	if len(s.cps) == 0 || s.isOwnWrite(path, after) {
 		return nil
 	}
 	cur := s.cps[len(s.cps)-1]
@@ -502,10 +502,10 @@ func (s *Store) Change(path string, before, after File, agent bool) error {
 // and the text it writes.
 type ownWrite struct{ from, to Ref }
 
-// ownWrite reports whether a report that path now holds f is of the
+// isOwnWrite reports whether a report that path now holds f is of the
 // store's own write of it (the text before it or after it), in progress.
-func (s *Store) ownWrite(path string, f File) bool {
-	w, ok := s.quiet[path]
+func (s *Store) isOwnWrite(path string, f File) bool {
+	w, ok := s.writing[path]
 	if !ok {
 		return false
 	}
@@ -596,7 +596,7 @@ func paths(cps []*Checkpoint) []string {
 func (s *Store) User(path string, now File) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.cps) == 0 || s.ownWrite(path, now) {
+	if len(s.cps) == 0 || s.isOwnWrite(path, now) {
 		return nil
 	}
 	k := len(s.cps) - 1
