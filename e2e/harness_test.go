@@ -326,7 +326,7 @@ func (e *Editor) dumpOnFailure() {
 	if e.nv.ExecLua(`return vim.api.nvim_exec2("messages", { output = true }).output`, &msgs) == nil && msgs != "" {
 		e.t.Logf("Neovim's :messages at failure:\n%s", msgs)
 	}
-	if b, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log")); err == nil {
+	if b, err := os.ReadFile(e.hostLog()); err == nil {
 		s := string(b)
 		// Without the dump, printed apart below: the tail is the log's.
 		if i := strings.LastIndex(s, goroutinesBegin); i >= 0 {
@@ -389,7 +389,7 @@ const goroutinesBegin, goroutinesEnd = "--- goroutines (SIGUSR1) ---\n", "--- en
 // in the log, not asked of a Neovim that may be stuck), 0 when it runs no
 // more.
 func (e *Editor) loggedHostPid() int {
-	b, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log"))
+	b, err := os.ReadFile(e.hostLog())
 	if err != nil {
 		return 0
 	}
@@ -415,7 +415,7 @@ func (e *Editor) hostGoroutines(pid int) string {
 	if pid <= 0 {
 		return ""
 	}
-	log := filepath.Join(e.state, "state", "nvim", "acp.log")
+	log := e.hostLog()
 	b, err := os.ReadFile(log)
 	if err != nil {
 		return ""
@@ -489,7 +489,7 @@ func (e *Editor) Messages() string {
 
 // HostLog is the host's log file.
 func (e *Editor) HostLog() string {
-	b, _ := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log"))
+	b, _ := os.ReadFile(e.hostLog())
 	return string(b)
 }
 
@@ -704,3 +704,6 @@ func (e *Editor) Told(text string) bool {
 	e.t.Helper()
 	return strings.Contains(e.Messages(), text) || strings.Contains(e.HostLog(), text)
 }
+
+// hostLog is the path of the Editor's host log.
+func (e *Editor) hostLog() string { return filepath.Join(e.state, "state", "nvim", "acp.log") }

@@ -104,7 +104,7 @@ func TestMCPTokenNotLogged(t *testing.T) {
 	if len(token) < 32 {
 		t.Fatalf("no token in the entry: %v", entry)
 	}
-	log, err := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log"))
+	log, err := os.ReadFile(e.hostLog())
 	if err != nil {
 		t.Fatal(err)
 	}

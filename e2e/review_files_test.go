@@ -16,7 +16,7 @@ import (
 // killHost kills the nvim-acp host of e (its pid from its log): a Neovim
 // stuck in a request to it (a bug) gets an error and goes on.
 func (e *Editor) killHost() {
-	b, _ := os.ReadFile(filepath.Join(e.state, "state", "nvim", "acp.log"))
+	b, _ := os.ReadFile(e.hostLog())
 	for _, m := range regexp.MustCompile(`host_pid=(\d+)`).FindAllSubmatch(b, -1) {
 		if pid, err := strconv.Atoi(string(m[1])); err == nil {
 			_ = syscall.Kill(pid, syscall.SIGKILL)

@@ -96,7 +96,7 @@ func TestSafetyHistoryAndLogPrivate(t *testing.T) {
 	histRoot := filepath.Join(e.state, "data", "nvim", "acp", "history")
 	oldDir := filepath.Join(histRoot, "old-project-0123456789ab")
 	oldChat := filepath.Join(oldDir, "20260101-000000-1-1.txt")
-	logPath := filepath.Join(e.state, "state", "nvim", "acp.log")
+	logPath := e.hostLog()
 	for _, d := range []string{oldDir, filepath.Dir(logPath)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)

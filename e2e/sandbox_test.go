@@ -219,7 +219,7 @@ func TestSandboxHidesPluginState(t *testing.T) {
 		{"echo evil > " + data + "/acp/history/chat.json", ""},
 		{"ls -A " + state + " | wc -l", ""},
 	}
-	log := filepath.Join(e.state, "state", "nvim", "acp.log")
+	log := e.hostLog()
 	attacks = append(attacks, struct{ cmd, shown string }{"cat " + log, "access to " + log + " (nvim-acp's private files, hidden)"})
 	var lines []string
 	for _, a := range attacks {
