@@ -1163,8 +1163,13 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 	if !recorded {
 		record(diskBefore)
 	}
-	// The write has succeeded: the agent has its answer (if it has not
-	// yet) while the change is reported.
+	// The write has succeeded. The chat's note comes first: said after
+	// the answer, it could come after the turn's end.
+	if m.note != "" && b.ed != nil {
+		b.ed.Warn(ctx, m.note)
+	}
+	// The agent has its answer (if it has not yet) while the change is
+	// reported.
 	early.give(diskBefore)
 	if !st.notText {
 		before := FileText{Text: st.text, Exists: st.exists}
@@ -1178,9 +1183,6 @@ func (b *Bridge) writeOnce(ctx context.Context, r resolution, content string) er
 		b.reportLines(real, before, FileText{Text: m.text, Exists: true}, lines, m.eol, by)
 	}
 	early.reported()
-	if m.note != "" && b.ed != nil {
-		b.ed.Warn(ctx, m.note)
-	}
 
 	if len(m.kept) > 0 {
 		return reqErr(CodeInternal, real, ReasonKeptMine,
