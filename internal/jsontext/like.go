@@ -34,11 +34,14 @@ func UnquoteLike(data []byte, i int, t *Text) (s string, next int, ok bool) {
 		return "", 0, false
 	}
 	// The end: where t's encoding ends, closed by the string's quote, after
-	// the run shared at the start. The first such place is the one: a
-	// quote there that did not end the string would be escaped, and the
-	// check of the part between (below) would fail.
+	// the run shared at the start. It is looked for from the line's end
+	// back: the string is mostly the request's last, and a search forward
+	// went through the whole string (Rabin-Karp, most of the parse). Any
+	// place found is checked, not trusted: the part before it must decode
+	// whole without a quote that ends the string (below), so a place past
+	// the string's end, or at an escaped quote inside it, is declined.
 	tail := min(len(enc), 64)
-	at := bytes.Index(data[from+pre:], append(enc[len(enc)-tail:len(enc):len(enc)], '"'))
+	at := bytes.LastIndex(data[from+pre:], append(enc[len(enc)-tail:len(enc):len(enc)], '"'))
 	if at < 0 {
 		return "", 0, false
 	}

@@ -84,6 +84,12 @@ func TestUnquoteLike(t *testing.T) {
 	tricky := string(quoted(base))
 	tricky = tricky[:len(tricky)-1] + `\"` + tricky[len(tricky)-200:]
 	likeCheck(t, []byte(tricky), text)
+	// The text's end again in a field after the string (the end is looked
+	// for from the line's end back): declined or read right, never read
+	// past the string's end.
+	changed := quoted(edit(func(l []string) []string { l[500] = "x\n"; return l }))
+	enc := quoted(base)
+	likeCheck(t, append(append(changed, `,"again":"`...), enc[len(enc)-100:]...), text)
 	// Not Unquote's either: invalid UTF-8, a lone surrogate, in the change.
 	for _, bad := range []string{"\xff", `\ud800`} {
 		d := string(quoted(base))
