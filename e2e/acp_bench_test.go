@@ -40,7 +40,8 @@ import (
 // BENCH_JSONL=FILE keeps the agent's output: each prompt's latencies.
 // BENCH_THINK (default 20ms) is how long both agents wait after a prompt
 // before their first request, as a model does: a client's own work on the
-// prompt is done by then, in use as here.
+// prompt is done by then, in use as here. BENCH_AA=1 puts a second floor
+// in nvim-acp's place: the ratios then show the measurement's own spread.
 func BenchmarkACP(b *testing.B) {
 	bins := benchBinaries(b)
 	agentName := "benchagent"
@@ -158,6 +159,24 @@ func BenchmarkACP(b *testing.B) {
 			fmt.Sscan(string(c), &ns)
 		}
 		return benchRun{lastBenchResult(b, out), time.Duration(ns), 0}
+	}
+	if os.Getenv("BENCH_AA") == "1" {
+		// The floor against itself: a second reference client in
+		// nvim-acp's place, so the report's ratios show what the
+		// measurement alone spreads by (Neovim and the host stay idle).
+		cpu2 := filepath.Join(e.state, "refclient2.cpu")
+		floor2 := startRefClient(b, bins, ws, cpu2, "BENCH_AGENT_OUT="+out, "BENCH_THINK="+think)
+		defer floor2.stop(b)
+		ours = func(prompt string) benchRun {
+			floor2.prompt(b, prompt)
+			var ns int64
+			if c, err := os.ReadFile(cpu2); err != nil {
+				b.Fatal(err)
+			} else {
+				fmt.Sscan(string(c), &ns)
+			}
+			return benchRun{lastBenchResult(b, out), time.Duration(ns), 0}
+		}
 	}
 	// both runs n requests (n/per prompts of per requests each; per = 1
 	// for readc, whose latencies are per batch of 50) in alternating rounds.
