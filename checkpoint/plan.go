@@ -409,15 +409,16 @@ func (s *Store) Apply(ctx context.Context, p *Plan, w Writer, theirs bool) (Resu
 				target = fp.theirs
 			}
 		}
-		before, err := s.put(now)
+		before, err := s.putRef(now, reads[k].ref)
 		if err != nil {
 			res.Failed[fp.Path] = err.Error()
 			continue
 		}
 		s.incref(before)
-		rd.files = append(rd.files, redoFile{path: fp.Path, before: before, after: refOf(target)})
+		to := refOf(target)
+		rd.files = append(rd.files, redoFile{path: fp.Path, before: before, after: to})
 		jobs = append(jobs, job{fp.Path, target})
-		s.writing[fp.Path] = ownWrite{from: reads[k].ref, to: refOf(target)}
+		s.writing[fp.Path] = ownWrite{from: reads[k].ref, to: to}
 	}
 	s.redo = rd
 	err = s.compact()
@@ -526,7 +527,7 @@ func (s *Store) setLast(e *Entry, now File) {
 	}
 	old, kept := e.Last, e.Kept
 	e.Kept = false
-	if r, err := s.put(now); err == nil && r.Exists {
+	if r, err := s.putRef(now, nr); err == nil && r.Exists {
 		s.incref(r)
 		e.Kept = true
 	}
