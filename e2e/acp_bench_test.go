@@ -145,38 +145,29 @@ func BenchmarkACP(b *testing.B) {
 		}
 		return benchRun{lastBenchResult(b, out), h1 - h0, n1 - n0}
 	}
-	cpuFile := filepath.Join(e.state, "refclient.cpu")
-	// The floor keeps its agent and its session between prompts, as
+	// A floor keeps its agent and its session between prompts, as
 	// nvim-acp does: both are timed in the same steady state.
-	floor := startRefClient(b, bins, ws, cpuFile, "BENCH_AGENT_OUT="+out, "BENCH_THINK="+think)
-	defer floor.stop(b)
-	ref := func(prompt string) benchRun {
-		floor.prompt(b, prompt)
-		var ns int64
-		if c, err := os.ReadFile(cpuFile); err != nil {
-			b.Fatal(err)
-		} else {
-			fmt.Sscan(string(c), &ns)
-		}
-		return benchRun{lastBenchResult(b, out), time.Duration(ns), 0}
-	}
-	if os.Getenv("BENCH_AA") == "1" {
-		// The floor against itself: a second reference client in
-		// nvim-acp's place, so the report's ratios show what the
-		// measurement alone spreads by (Neovim and the host stay idle).
-		cpu2 := filepath.Join(e.state, "refclient2.cpu")
-		floor2 := startRefClient(b, bins, ws, cpu2, "BENCH_AGENT_OUT="+out, "BENCH_THINK="+think)
-		defer floor2.stop(b)
-		ours = func(prompt string) benchRun {
-			floor2.prompt(b, prompt)
+	startFloor := func(name string) func(prompt string) benchRun {
+		cpuFile := filepath.Join(e.state, name+".cpu")
+		floor := startRefClient(b, bins, ws, cpuFile, "BENCH_AGENT_OUT="+out, "BENCH_THINK="+think)
+		b.Cleanup(func() { floor.stop(b) })
+		return func(prompt string) benchRun {
+			floor.prompt(b, prompt)
 			var ns int64
-			if c, err := os.ReadFile(cpu2); err != nil {
+			if c, err := os.ReadFile(cpuFile); err != nil {
 				b.Fatal(err)
 			} else {
 				fmt.Sscan(string(c), &ns)
 			}
 			return benchRun{lastBenchResult(b, out), time.Duration(ns), 0}
 		}
+	}
+	ref := startFloor("refclient")
+	if os.Getenv("BENCH_AA") == "1" {
+		// The floor against itself: a second reference client in
+		// nvim-acp's place, so the report's ratios show what the
+		// measurement alone spreads by (Neovim and the host stay idle).
+		ours = startFloor("refclient2")
 	}
 	// both runs n requests (n/per prompts of per requests each; per = 1
 	// for readc, whose latencies are per batch of 50) in alternating rounds.
