@@ -209,46 +209,67 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 	if i >= len(data) || data[i] != '"' {
 		return "", 0, false
 	}
-	i++
-	start := i
-	// Once an escape is met, the text is decoded into a scratch buffer
-	// kept between calls and copied out at the end: one pass over the
-	// string, and one copy of it, whatever its length (sizing a buffer of
-	// its own needed a pass to find its end first).
-	var scratch *[]byte
-	var dst []byte
-	for {
-		for i+8 <= len(data) {
-			w := load8(data, i)
-			if m := lessMask(w, 0x20) | byteMask(w, '"') | byteMask(w, '\\') | w&hi8; m != 0 {
-				i += firstFlag(m)
-				break
-			}
-			i += 8
+	start := i + 1
+	// A string without escapes is copied once, as it is. Once an escape
+	// is met, the text is decoded into a scratch buffer kept between
+	// calls and copied out at the end: one pass over the string, and one
+	// copy of it, whatever its length (sizing a buffer of its own needed
+	// a pass to find its end first).
+	i = plainRun(data, start)
+	if i < len(data) && data[i] == '"' {
+		return string(data[start:i]), i + 1, true
+	}
+	scratch := getScratch()
+	dst, end, ok := decodeInto((*scratch)[:0], data, start)
+	if ok && end < len(data) {
+		s, next = string(dst), end+1
+	} else {
+		ok = false
+	}
+	putScratch(scratch, dst)
+	return s, next, ok
+}
+
+// plainRun is the index of the first byte from data[i] on that a JSON
+// string cannot hold as it is (a quote, a backslash, a control byte) or
+// that is not ASCII: eight bytes at a time.
+func plainRun(data []byte, i int) int {
+	for i+8 <= len(data) {
+		w := load8(data, i)
+		if m := lessMask(w, 0x20) | byteMask(w, '"') | byteMask(w, '\\') | w&hi8; m != 0 {
+			return i + firstFlag(m)
 		}
+		i += 8
+	}
+	for i < len(data) {
+		if c := data[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// decodeInto appends to dst the decoding of data[i:], the inside of a JSON
+// string, up to its first unescaped quote, and returns the quote's index
+// as end; end is len(data) when data ends first, between two characters.
+// ok is false for anything Unquote declines, and for data that ends inside
+// an escape or a character.
+func decodeInto(dst, data []byte, i int) (out []byte, end int, ok bool) {
+	start := i
+	for {
+		i = plainRun(data, i)
 		if i >= len(data) {
-			putScratch(scratch, dst)
-			return "", 0, false
+			return append(dst, data[start:]...), len(data), true
 		}
 		c := data[i]
 		switch {
 		case c == '"':
-			if scratch == nil {
-				return string(data[start:i]), i + 1, true
-			}
-			dst = append(dst, data[start:i]...)
-			s = string(dst)
-			putScratch(scratch, dst)
-			return s, i + 1, true
+			return append(dst, data[start:i]...), i, true
 		case c == '\\':
-			if scratch == nil {
-				scratch = getScratch()
-				dst = (*scratch)[:0]
-			}
 			dst = append(dst, data[start:i]...)
 			if i+1 >= len(data) {
-				putScratch(scratch, dst)
-				return "", 0, false
+				return dst, 0, false
 			}
 			e := data[i+1]
 			i += 2
@@ -268,42 +289,34 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 			case 'u':
 				r, ok := hex4(data, i)
 				if !ok {
-					putScratch(scratch, dst)
-					return "", 0, false
+					return dst, 0, false
 				}
 				i += 4
 				if r >= 0xD800 && r < 0xE000 {
 					// A surrogate pair; anything else is left to encoding/json.
 					if r >= 0xDC00 || i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
-						putScratch(scratch, dst)
-						return "", 0, false
+						return dst, 0, false
 					}
 					r2, ok := hex4(data, i+2)
 					if !ok || r2 < 0xDC00 || r2 >= 0xE000 {
-						putScratch(scratch, dst)
-						return "", 0, false
+						return dst, 0, false
 					}
 					i += 6
 					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
 				}
 				dst = utf8.AppendRune(dst, r)
 			default:
-				putScratch(scratch, dst)
-				return "", 0, false
+				return dst, 0, false
 			}
 			start = i
 		case c < 0x20:
-			putScratch(scratch, dst)
-			return "", 0, false
-		case c >= 0x80:
+			return dst, 0, false
+		default: // c >= 0x80
 			r, size := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && size <= 1 {
-				putScratch(scratch, dst)
-				return "", 0, false
+				return dst, 0, false
 			}
 			i += size
-		default:
-			i++
 		}
 	}
 }

@@ -3,7 +3,7 @@ package jsontext
 import (
 	"bytes"
 	"sort"
-	"strings"
+	"unsafe"
 )
 
 // likeMin is the shortest run shared with a text's encoding that
@@ -65,16 +65,109 @@ func UnquoteLike(data []byte, i int, t *Text) (s string, next int, ok bool) {
 	if midEnd < from+head {
 		return "", 0, false // the runs overlap in the string
 	}
-	mid, ok := unquoteSpan(data[from+head : midEnd])
+	// One allocation, never grown: decoding shortens what it decodes,
+	// and a run of the text is no longer than its encoding.
+	out := make([]byte, 0, headSrc+(midEnd-from-head)+len(t.src)-tailSrc)
+	out = append(out, t.src[:headSrc]...)
+	out, ok = t.appendMiddle(out, data[from+head:midEnd], head, tailEnc, likeDepth)
 	if !ok {
 		return "", 0, false
 	}
-	var b strings.Builder // one allocation, not copied again
-	b.Grow(headSrc + len(mid) + len(t.src) - tailSrc)
-	b.WriteString(t.src[:headSrc])
-	b.WriteString(mid)
-	b.WriteString(t.src[tailSrc:])
-	return b.String(), quote + 1, true
+	out = append(out, t.src[tailSrc:]...)
+	return unsafe.String(unsafe.SliceData(out), len(out)), quote + 1, true
+}
+
+// likeDepth bounds how often appendMiddle splits a part around a run it
+// shares with the text: each level looks through the text's encoding at
+// most once more, whatever the string.
+const likeDepth = 12
+
+// appendMiddle appends to dst the decoding of d, a part of the string
+// between two character boundaries that stands where enc[e0:e1] stands in
+// t's encoding (e0 and e1 are checkpoints, or e1 the encoding's end).
+// Edits made in several places leave runs of the text between them: a
+// run d shares with enc[e0:e1] is taken from t's text, and the parts
+// before and after it are done the same way; what shares no long run is
+// decoded. ok is false wherever decoding d whole would be.
+func (t *Text) appendMiddle(dst, d []byte, e0, e1, depth int) ([]byte, bool) {
+	if depth > 0 && len(d) >= 2*likeMin && e1-e0 >= 2*likeMin {
+		if a, b, c, f, ok := t.sharedRun(d, e0, e1); ok {
+			// d[a:b] is byte for byte enc[c:f], which starts and ends
+			// between two characters; the part before it decoded whole
+			// ends between two escapes, so d[a:b] decodes to the text's
+			// characters there.
+			dst, ok = t.appendMiddle(dst, d[:a], e0, c, depth-1)
+			if !ok {
+				return dst, false
+			}
+			dst = append(dst, t.src[t.srcOf(c):t.srcOf(f)]...)
+			return t.appendMiddle(dst, d[b:], f, e1, depth-1)
+		}
+	}
+	out, end, ok := decodeInto(dst, d, 0)
+	return out, ok && end == len(d)
+}
+
+// likeProbe is how many bytes of a part sharedRun looks for in the text's
+// encoding (at most what bytes.Index finds with one vector search).
+const likeProbe = 32
+
+// sharedRun finds a run of at least likeMin/2 bytes that d shares with
+// enc[e0:e1], cut to checkpoints: d[a:b] is enc[c:f]. It probes d at its
+// middle, then at its quarters, each looked for near where it would stand
+// if the edits before it kept their length; the middle's, not found there,
+// in all of enc[e0:e1] (edits that moved the text by more). A part the
+// agent rewrote whole costs one such search before it is decoded.
+func (t *Text) sharedRun(d []byte, e0, e1 int) (a, b, c, f int, ok bool) {
+	enc := t.enc[:e1]
+	for n, m := range [...]int{len(d) / 2, len(d) / 4, 3 * len(d) / 4} {
+		if m+likeProbe > len(d) {
+			continue
+		}
+		probe := d[m : m+likeProbe]
+		pos := -1
+		if near := e0 + m; near < e1 {
+			lo, hi := max(e0, near-likeMin), min(e1, near+likeMin+likeProbe)
+			if k := bytes.Index(enc[lo:hi], probe); k >= 0 {
+				pos = lo + k
+			}
+		}
+		if pos < 0 && n == 0 {
+			if k := bytes.Index(enc[e0:], probe); k >= 0 {
+				pos = e0 + k
+			}
+		}
+		if pos < 0 {
+			continue
+		}
+		back := commonSuffix(d[:m], enc[e0:pos])
+		fwd := commonPrefix(d[m:], enc[pos:])
+		// The run's ends moved in to the checkpoints within it.
+		i := sort.SearchInts(t.encAt, pos-back)
+		j := sort.SearchInts(t.encAt, pos+fwd+1) - 1
+		if i >= len(t.encAt) || j < i {
+			continue
+		}
+		c, f = t.encAt[i], t.encAt[j]
+		if pos+fwd == len(t.enc) {
+			f = len(t.enc)
+		}
+		if f-c < likeMin/2 {
+			continue
+		}
+		a = m - back + (c - (pos - back))
+		return a, a + (f - c), c, f, true
+	}
+	return 0, 0, 0, 0, false
+}
+
+// srcOf is where the checkpoint at enc[e] (or the encoding's end) is in
+// t's text.
+func (t *Text) srcOf(e int) int {
+	if e >= len(t.enc) {
+		return len(t.src)
+	}
+	return t.srcAt[sort.SearchInts(t.encAt, e)]
 }
 
 // StartsLike reports whether data, the inside of a JSON string from its
@@ -82,19 +175,6 @@ func UnquoteLike(data []byte, i int, t *Text) (s string, next int, ok bool) {
 // UnquoteLike may find the string like t's.
 func StartsLike(data []byte, t *Text) bool {
 	return t != nil && len(t.enc) >= likeMin && len(data) >= likeMin && bytes.Equal(data[:likeMin], t.enc[:likeMin])
-}
-
-// unquoteSpan decodes span, the inside of a JSON string from a character
-// boundary to a character boundary, as Unquote would: ok is false if it
-// holds a quote that ends a string, or ends inside an escape, or holds
-// anything Unquote declines.
-func unquoteSpan(span []byte) (string, bool) {
-	q := make([]byte, 0, len(span)+2)
-	q = append(q, '"')
-	q = append(q, span...)
-	q = append(q, '"')
-	s, next, ok := Unquote(q, 0)
-	return s, ok && next == len(q)
 }
 
 // likeChunk is how much commonPrefix and commonSuffix compare at once

@@ -2,6 +2,8 @@ package jsontext_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 	"strings"
 	"testing"
 
@@ -100,6 +102,68 @@ func TestUnquoteLike(t *testing.T) {
 	}
 }
 
+// TestUnquoteLikeEditsApart: edits in many places, in a text of distinct
+// lines and in one of the same line again and again (where a run found
+// may be another of its copies), are read from the runs between them.
+func TestUnquoteLikeEditsApart(t *testing.T) {
+	for _, base := range []string{benchText(3000), strings.Repeat("\t\treturn nil, err\n\t}\n", 4000)} {
+		text := jsontext.NewText(base)
+		lines := strings.SplitAfter(base, "\n")
+		for _, every := range []int{97, 250, 700} {
+			l := append([]string(nil), lines...)
+			// The first edit after the run UnquoteLike needs at the start.
+			for k := len(l) / 8; k < len(l)-50; k += every {
+				l[k] = fmt.Sprintf("changed %d \"here\"\n", k)
+				if k%2 == 0 {
+					l[k+1] = "" // a line removed
+				}
+			}
+			content := strings.Join(l, "")
+			data := append(quoted(content), `,"path":"/x"}`...)
+			if !likeCheck(t, data, text) {
+				t.Errorf("every %d lines of %d: declined", every, len(lines))
+			}
+		}
+	}
+}
+
+// FuzzUnquoteLikeEdits: three edits anywhere in the text's encoding (in an
+// escape, a character, a run) never make UnquoteLike read the string
+// otherwise than Unquote.
+func FuzzUnquoteLikeEdits(f *testing.F) {
+	base := benchText(600)
+	text := jsontext.NewText(base)
+	enc := text.Encoded()
+	f.Add(5000, 3, []byte("x"), 20000, 0, []byte(`\"`), 35000, 10, []byte(`\u00e9`))
+	f.Add(9000, 1, []byte(`\`), 18000, 2, []byte(`"`), 27000, 0, []byte("\xe2"))
+	f.Fuzz(func(t *testing.T, p1, n1 int, s1 []byte, p2, n2 int, s2 []byte, p3, n3 int, s3 []byte) {
+		type edit struct {
+			at, n int
+			s     []byte
+		}
+		edits := []edit{{p1, n1, s1}, {p2, n2, s2}, {p3, n3, s3}}
+		for k := range edits {
+			if edits[k].at < 0 || edits[k].n < 0 {
+				return
+			}
+			edits[k].at %= len(enc) + 1
+			edits[k].n %= 64
+		}
+		sort.Slice(edits, func(i, j int) bool { return edits[i].at < edits[j].at })
+		data := []byte{'"'}
+		at := 0
+		for _, e := range edits {
+			from := max(e.at, at)
+			data = append(data, enc[at:from]...)
+			data = append(data, e.s...)
+			at = min(from+e.n, len(enc))
+		}
+		data = append(data, enc[at:]...)
+		data = append(data, '"', '}')
+		likeCheck(t, data, text)
+	})
+}
+
 // FuzzUnquoteLike: UnquoteLike never decodes a string otherwise than
 // Unquote, whatever bytes lie between runs of the text's encoding.
 func FuzzUnquoteLike(f *testing.F) {
@@ -124,17 +188,38 @@ func FuzzUnquoteLike(f *testing.F) {
 }
 
 // BenchmarkUnquoteLike: the content of an fs/write_text_file of the
-// 10,000-line file with 3 lines changed, read like the file's encoding.
+// 10,000-line file, read like the file's encoding: 3 lines changed apart,
+// 3 together, 10 apart, and all but the first and last 200 rewritten.
 func BenchmarkUnquoteLike(b *testing.B) {
 	base := benchText(10000)
 	text := jsontext.NewText(base)
-	lines := strings.SplitAfter(base, "\n")
-	lines[100], lines[5000], lines[9000] = "a\n", "b\n", "c\n"
-	data := quoted(strings.Join(lines, ""))
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		if _, _, ok := jsontext.UnquoteLike(data, 0, text); !ok {
-			b.Fatal("declined")
-		}
+	for _, c := range []struct {
+		name string
+		edit func(l []string)
+	}{
+		{"3-apart", func(l []string) { l[100], l[5000], l[9000] = "a\n", "b\n", "c\n" }},
+		{"3-together", func(l []string) { l[100], l[101], l[102] = "a\n", "b\n", "c\n" }},
+		{"10-apart", func(l []string) {
+			for k := 200; k < 9800; k += 1000 {
+				l[k] = "x\n"
+			}
+		}},
+		{"rewritten", func(l []string) {
+			for k := 200; k < 9800; k++ {
+				l[k] = strings.ToUpper(l[k])
+			}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			lines := strings.SplitAfter(base, "\n")
+			c.edit(lines)
+			data := append(quoted(strings.Join(lines, "")), `,"path":"/x"}`...)
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, _, ok := jsontext.UnquoteLike(data, 0, text); !ok {
+					b.Fatal("declined")
+				}
+			}
+		})
 	}
 }
