@@ -220,7 +220,7 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 		return string(data[start:i]), i + 1, true
 	}
 	scratch := getScratch()
-	dst, end, ok := decodeInto((*scratch)[:0], data, start)
+	dst, end, ok := decodeInto(append((*scratch)[:0], data[start:i]...), data, i)
 	if ok && end < len(data) {
 		s, next = string(dst), end+1
 	} else {

@@ -155,7 +155,8 @@ func (t *Text) sharedRun(d []byte, e0, e1 int) (a, b, c, f int, ok bool) {
 		if f-c < likeMin/2 {
 			continue
 		}
-		a = m - back + (c - (pos - back))
+		// d[m-back:m+fwd] is enc[pos-back:pos+fwd], and c, f lie within.
+		a = m + (c - pos)
 		return a, a + (f - c), c, f, true
 	}
 	return 0, 0, 0, 0, false
