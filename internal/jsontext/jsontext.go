@@ -210,11 +210,12 @@ func Unquote(data []byte, i int) (s string, next int, ok bool) {
 		return "", 0, false
 	}
 	start := i + 1
-	// A string without escapes is copied once, as it is. Once an escape
-	// is met, the text is decoded into a scratch buffer kept between
-	// calls and copied out at the end: one pass over the string, and one
-	// copy of it, whatever its length (sizing a buffer of its own needed
-	// a pass to find its end first).
+	// A string of plain ASCII is copied once, as it is. Otherwise (an
+	// escape, or a byte that is not ASCII, whose character is checked)
+	// the text is decoded into a scratch buffer kept between calls and
+	// copied out at the end: one pass over the string, whatever its
+	// length (sizing a buffer of its own needed a pass to find its end
+	// first).
 	i = plainRun(data, start)
 	if i < len(data) && data[i] == '"' {
 		return string(data[start:i]), i + 1, true
