@@ -275,6 +275,11 @@ func (a *Agent) attach(link transport.Conn) {
 	a.out.calls = a.calls
 	a.fast = &fastFS{a: a}
 	a.gate.Intercept = a.fast.intercept
+	if p, ok := link.(interface{ Take(func([]byte) int) }); ok {
+		// The fast path's lines are taken as they are read (the agent's
+		// own process, its lines not rewritten).
+		p.Take(a.gate.Take)
+	}
 	a.conn = acp.NewConnection(a.handle, a.out, a.gate)
 	a.conn.SetLogger(log)
 	go a.watch()

@@ -129,8 +129,11 @@ func TestProcessContentLength(t *testing.T) {
 	if string(buf) != msg {
 		t.Fatalf("read %q", buf)
 	}
-	p.Close()
-	<-p.Done()
+	go p.Close()
+	if _, err := io.Copy(io.Discard, p); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done() // at once: its stdout was read to the end
 	if p.Err() == nil {
 		t.Fatal("no reason after the end")
 	}

@@ -38,14 +38,15 @@ var ErrNotFound = errors.New("agent command not found")
 // Its stdin and stdout pipes grow when a large message crosses them,
 // within a budget (pipeGrowth).
 type Process struct {
-	name  string
-	cmd   *exec.Cmd
-	tag   string
-	log   *slog.Logger
-	stdin io.WriteCloser
-	raw   *RawWriter // stdin's descriptor (TryWrite); nil if not known
-	out   io.Reader
-	in    io.Writer
+	name   string
+	cmd    *exec.Cmd
+	tag    string
+	log    *slog.Logger
+	stdin  io.WriteCloser
+	raw    *RawWriter // stdin's descriptor (TryWrite); nil if not known
+	out    *deframer
+	in     io.Writer
+	outRaw *rawReader // stdout's descriptor; nil if not known
 
 	stderr  *stderrLog
 	stderrR *os.File
@@ -127,7 +128,6 @@ func start(c Command, budget *pipeBudget) (*Process, error) {
 		tag:     c.Tag,
 		log:     log,
 		stdin:   stdin,
-		out:     stdout,
 		in:      stdin,
 		stderr:  newStderrLog(log),
 		stderrR: stderr,
@@ -144,7 +144,8 @@ func start(c Command, budget *pipeBudget) (*Process, error) {
 	var out io.Reader = stdout
 	if rc, err := stdout.SyscallConn(); err == nil {
 		p.outGrow = newPipeGrowth(rc, budget)
-		out = &growingReader{r: newRawReader(rc), g: p.outGrow}
+		p.outRaw = newRawReader(rc)
+		out = &growingReader{r: p.outRaw, g: p.outGrow}
 	}
 	p.out = newDeframer(&eofReader{r: out, eof: p.outEOF}, max, c.Report)
 	if c.Framing == ContentLength {
@@ -173,6 +174,32 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Read implements Conn: the agent's stdout.
 func (p *Process) Read(b []byte) (int, error) { return p.out.Read(b) }
+
+// Take has take see the agent's output as it is read, whenever nothing
+// read before it waits on the way (the output is not framed, and its
+// buffer here is empty): take reports how many leading bytes it took, whole
+// lines, which Read then never returns, and it must not keep them. While
+// take takes all a read brings, the next read waits in the poller at once,
+// with no read that finds the pipe empty: this saves a system call for
+// each message that never goes further. take runs inside Read, on its
+// goroutine; set it before the first Read. Without the output's descriptor
+// take is never called.
+func (p *Process) Take(take func(b []byte) int) {
+	if p.outRaw == nil {
+		return
+	}
+	d := p.out
+	p.outRaw.take = func(b []byte) int {
+		if !d.decided || d.framed || d.r.Buffered() > 0 {
+			return 0
+		}
+		k := take(b)
+		if k > 0 {
+			p.outGrow.read(len(b)) // Read sees only what is left
+		}
+		return k
+	}
+}
 
 // Write implements Conn: the agent's stdin.
 func (p *Process) Write(b []byte) (int, error) {

@@ -20,6 +20,11 @@ type rawReader struct {
 	n    int
 	err  error
 	read func(fd uintptr) bool // r.readFD, made once
+
+	// take, when set, sees each read's bytes before Read returns them
+	// and reports how many of the leading ones it took: those are not
+	// returned (see Process.Take).
+	take func(b []byte) int
 }
 
 // newRawReader reads c's descriptor, which must be non-blocking.
@@ -58,6 +63,25 @@ func (r *rawReader) readFD(fd uintptr) bool {
 			r.err = e
 		case n == 0:
 			r.err = io.EOF
+		case r.take != nil:
+			k := r.take(r.b[:n])
+			if k == 0 {
+				r.n = int(n)
+				break
+			}
+			if k < int(n) {
+				r.n = copy(r.b, r.b[k:n])
+				break
+			}
+			// All taken. A read shorter than the buffer emptied the
+			// pipe, so the poller waits now: anything written after it
+			// is an event the poller keeps for this wait (the read
+			// began after this call's own reset of them), and a read
+			// now would only find the pipe empty.
+			if int(n) < len(r.b) {
+				return false
+			}
+			continue
 		default:
 			r.n = int(n)
 		}

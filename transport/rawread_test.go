@@ -120,3 +120,209 @@ func waitInPoller(t *testing.T, early func()) {
 	}
 	t.Fatal("no read waits in the poller after 5 s")
 }
+
+// takeLines takes the leading lines of b that start with "take", counting
+// them in *n.
+func takeLines(n *int) func(b []byte) int {
+	return func(b []byte) int {
+		k := 0
+		for {
+			i := bytes.IndexByte(b[k:], '\n')
+			if i < 0 || !bytes.HasPrefix(b[k:], []byte("take")) {
+				return k
+			}
+			k += i + 1
+			*n++
+		}
+	}
+}
+
+// TestRawReaderTake: the lines take takes are never returned; a read all
+// of whose bytes are taken waits for more, in the poller, both when it
+// emptied the pipe and when it filled the buffer (then it reads on); what
+// take leaves is returned from the start of the buffer.
+func TestRawReaderTake(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	rc, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := newRawReader(rc)
+	taken := 0
+	rr.take = takeLines(&taken)
+	write := func(s string) {
+		t.Helper()
+		if _, err := w.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type result struct {
+		s   string
+		err error
+	}
+	read := func(size int) chan result {
+		got := make(chan result, 1)
+		go func() {
+			b := make([]byte, size)
+			n, err := rr.Read(b)
+			got <- result{string(b[:n]), err}
+		}()
+		return got
+	}
+	wait := func(got chan result) result {
+		t.Helper()
+		select {
+		case res := <-got:
+			return res
+		case <-time.After(10 * time.Second):
+			t.Fatal("the read never returned")
+			return result{}
+		}
+	}
+
+	// Everything taken: the read waits, then returns what is left.
+	write("take 1\ntake 2\n")
+	got := read(64)
+	waitInPoller(t, func() {
+		select {
+		case res := <-got:
+			t.Fatalf("read returned %q, %v with everything taken", res.s, res.err)
+		default:
+		}
+	})
+	write("keep 3\ntake 4\n")
+	if res := wait(got); res.err != nil || res.s != "keep 3\ntake 4\n" {
+		t.Fatalf("read %q, %v; want the lines from the first not taken", res.s, res.err)
+	}
+	if taken != 2 {
+		t.Fatalf("took %d lines, want 2", taken)
+	}
+
+	// Lines taken before one that is not, and a part line after.
+	write("take 5\nkeep 6\npar")
+	if res := wait(read(64)); res.s != "keep 6\npar" {
+		t.Fatalf("read %q, want the rest from the first line not taken", res.s)
+	}
+
+	// A buffer filled by lines all taken: read on at once.
+	write("take 7\ntake 8\nkeep 9\n")
+	if res := wait(read(len("take 7\ntake 8\n"))); res.s != "keep 9\n" {
+		t.Fatalf("read %q after a full buffer taken, want the next line", res.s)
+	}
+	if taken != 5 {
+		t.Fatalf("took %d lines, want 5", taken)
+	}
+
+	// The writer's close ends a read that waits after taking everything.
+	write("take 10\n")
+	got = read(64)
+	waitInPoller(t, func() {})
+	w.Close()
+	if res := wait(got); res.err != io.EOF {
+		t.Fatalf("after the writer's close: %q, %v; want io.EOF", res.s, res.err)
+	}
+}
+
+// TestRawReaderTakeLosesNoWrite: lines written in bursts of any size while
+// the reader takes them, with waits in the poller between, then one line
+// not taken: every line is seen and the last one returned (a write made
+// while a read took the pipe's bytes would otherwise be missed, and the
+// read would wait forever).
+func TestRawReaderTakeLosesNoWrite(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	rc, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := newRawReader(rc)
+	taken := 0
+	rr.take = takeLines(&taken)
+	const lines = 20000
+	go func() {
+		var burst []byte
+		for i := 0; i < lines; i++ {
+			burst = append(burst, "take\n"...)
+			if i%(1+i%7) == 0 {
+				if _, err := w.Write(burst); err != nil {
+					return
+				}
+				burst = burst[:0]
+				runtime.Gosched()
+			}
+		}
+		_, _ = w.Write(append(burst, "keep\n"...))
+	}()
+	done := make(chan string, 1)
+	go func() {
+		// Whole lines: the writes are of whole lines, each done at once
+		// (under PIPE_BUF), and a full buffer holds 51.
+		b := make([]byte, 51*len("take\n"))
+		n, _ := rr.Read(b)
+		done <- string(b[:n])
+	}()
+	select {
+	case s := <-done:
+		if s != "keep\n" || taken != lines {
+			t.Fatalf("read %q after taking %d lines; want \"keep\\n\" after %d", s, taken, lines)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the read never returned (took %d lines of %d)", taken, lines)
+	}
+}
+
+// TestProcessTake: an agent's lines that take takes never reach Read, the
+// others do, in order; framed output is never offered to take.
+func TestProcessTake(t *testing.T) {
+	for _, c := range []struct {
+		framing Framing
+		want    string
+		took    int
+	}{
+		{NDJSON, "keep 0\nkeep 2\nkeep 4\n", 2},
+		{ContentLength, "keep 0\ntake 1\nkeep 2\ntake 3\nkeep 4\n", 0},
+	} {
+		t.Run(string(c.framing), func(t *testing.T) {
+			p, err := Start(Command{Name: "cat", Argv: []string{"cat"}, Framing: c.framing, Tag: "transport-test/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			taken := 0
+			p.Take(takeLines(&taken))
+			var got []byte
+			buf := make([]byte, 64)
+			// The first line is read before the framing is known.
+			for _, line := range []string{"keep 0\n", "take 1\n", "keep 2\n", "take 3\n", "keep 4\n"} {
+				if _, err := p.Write([]byte(line)); err != nil {
+					t.Fatal(err)
+				}
+				if line[:4] == "take" && c.framing == NDJSON {
+					continue // never returned: the next Read returns the next kept line
+				}
+				n, err := p.Read(buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, buf[:n]...)
+			}
+			if string(got) != c.want || taken != c.took {
+				t.Fatalf("read %q, took %d lines; want %q, %d", got, taken, c.want, c.took)
+			}
+			go p.Close()
+			if _, err := io.Copy(io.Discard, p); err != nil {
+				t.Fatal(err)
+			}
+			<-p.Done() // at once: its stdout was read to the end
+		})
+	}
+}

@@ -58,8 +58,9 @@ type Gate struct {
 	OnEnd func()
 	ended bool
 
-	buf     []byte // rest of the current line
-	counted bool   // the line being handed over is a session/update notification
+	buf      []byte // rest of the current line
+	counted  bool   // the line being handed over is a session/update notification
+	declined bool   // Take offered the next line to Intercept, which declined it
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -86,10 +87,12 @@ func New(r io.Reader, limit int, onDrop func(int)) *Gate {
 func (g *Gate) Read(p []byte) (int, error) {
 	for len(g.buf) == 0 {
 		line, err := g.readLine()
-		if len(line) > 0 && g.Trace != nil {
+		offered := g.declined // traced and offered already
+		g.declined = false
+		if len(line) > 0 && g.Trace != nil && !offered {
 			g.Trace(line)
 		}
-		if len(line) > 0 && g.Intercept != nil && g.Intercept(line) {
+		if len(line) > 0 && g.Intercept != nil && !offered && g.Intercept(line) {
 			continue
 		}
 		if len(line) > 0 {
@@ -114,6 +117,34 @@ func (g *Gate) Read(p []byte) (int, error) {
 	n := copy(p, g.buf)
 	g.buf = g.buf[n:]
 	return n, nil
+}
+
+// Take takes the leading whole lines of b that Intercept takes, as Read
+// would, and reports how many bytes they are; b is what the reader under
+// the gate has just read (transport.Process.Take). It takes nothing unless
+// b comes next, with nothing read before it still in the gate. Each line
+// is traced as Read traces it; the line Intercept declines is neither
+// traced nor offered again when Read reads it.
+func (g *Gate) Take(b []byte) int {
+	if g.Intercept == nil || len(g.buf) > 0 || g.r.Buffered() > 0 || g.declined {
+		return 0
+	}
+	k := 0
+	for {
+		i := bytes.IndexByte(b[k:], '\n')
+		if i < 0 {
+			return k
+		}
+		line := b[k : k+i+1]
+		if g.Trace != nil {
+			g.Trace(line)
+		}
+		if !g.Intercept(line) {
+			g.declined = true
+			return k
+		}
+		k += i + 1
+	}
 }
 
 // readLine returns the next line including its newline, dropping lines

@@ -376,3 +376,87 @@ func FuzzGate(f *testing.F) {
 		}
 	})
 }
+
+// chunkReader returns its chunks one a Read, each offered to take first,
+// as transport.Process offers what it reads to Gate.Take.
+type chunkReader struct {
+	chunks []string
+	take   func([]byte) int
+}
+
+func (r *chunkReader) Read(b []byte) (int, error) {
+	for len(r.chunks) > 0 {
+		n := copy(b, r.chunks[0])
+		r.chunks = r.chunks[1:]
+		if k := r.take(b[:n]); k > 0 {
+			if n = copy(b, b[k:n]); n == 0 {
+				continue
+			}
+		}
+		return n, nil
+	}
+	return 0, io.EOF
+}
+
+// TestGateTake: lines taken as they are read and lines taken by Read are
+// one stream: each line is traced and offered to Intercept once, in order,
+// and the SDK gets the others in order; nothing is taken while part of a
+// line waits in the gate.
+func TestGateTake(t *testing.T) {
+	fs := func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"fs/read_text_file","params":{}}`+"\n", i)
+	}
+	sdk := func(i int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`+"\n", i) }
+	s6 := sdk(6)
+	r := &chunkReader{chunks: []string{
+		fs(1) + fs(2) + sdk(3) + fs(4), // taken, taken, declined: the rest to Read
+		fs(5) + s6[:10],                // taken; part of a line stays in the gate
+		s6[10:] + fs(7),                // nothing taken: the gate holds part of a line
+		fs(8),                          // taken
+	}}
+	g := New(r, 10, func(int) { t.Fatal("drop") })
+	early := 0 // lines taken as they were read
+	r.take = func(b []byte) int {
+		k := g.Take(b)
+		early += bytes.Count(b[:k], []byte("\n"))
+		return k
+	}
+	var traced, offered []string
+	took := map[string]bool{}
+	g.Trace = func(line []byte) { traced = append(traced, string(line)) }
+	g.Intercept = func(line []byte) bool {
+		offered = append(offered, string(line))
+		if bytes.Contains(line, []byte(`"fs/`)) {
+			took[string(line)] = true
+			return true
+		}
+		return false
+	}
+	var got []string
+	buf := make([]byte, 4096)
+	for {
+		n, err := g.Read(buf)
+		if n > 0 {
+			got = append(got, string(buf[:n]))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := []string{fs(1), fs(2), sdk(3), fs(4), fs(5), s6, fs(7), fs(8)}
+	if fmt.Sprint(got) != fmt.Sprint([]string{sdk(3), s6}) {
+		t.Errorf("the SDK got %q", got)
+	}
+	if fmt.Sprint(traced) != fmt.Sprint(all) {
+		t.Errorf("traced %q, want each line once, in order", traced)
+	}
+	if fmt.Sprint(offered) != fmt.Sprint(all) {
+		t.Errorf("offered %q, want each line once, in order", offered)
+	}
+	if len(took) != 6 || early != 4 {
+		t.Errorf("took %d lines, %d as they were read; want 6, 4", len(took), early)
+	}
+}
