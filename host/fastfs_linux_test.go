@@ -166,6 +166,67 @@ func TestFastFSReadsYoungFileOnReader(t *testing.T) {
 	onReader("ONE\ntwo\n")
 }
 
+// TestFastFSOtherBuffersOptions: an option set on a buffer the host has
+// no copy of (the chat resets its own 'modified' with every message)
+// leaves the held buffer's copy current, so the next read is still served
+// on the reader. The same options set on the held buffer are noticed: the
+// read is a worker's, with the text as they make it.
+func TestFastFSOtherBuffersOptions(t *testing.T) {
+	f := newFastBench(t)
+	defer f.closer()
+	p := filepath.Join(f.ws, "held.txt")
+	if err := os.WriteFile(p, []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.nv.ExecLua(`vim.cmd.edit(...)`, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	id := 0
+	read := func(content string) (now bool) {
+		t.Helper()
+		id++
+		served := f.a.fast.nowN.Load()
+		if !f.a.gate.Intercept(readRequest(id, p)) {
+			t.Fatal("the fast path did not take the read")
+		}
+		now = f.a.fast.nowN.Load() > served
+		resp, err := f.fromHost.ReadSlice('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantContent(t, resp, id, content)
+		return now
+	}
+	// Until Neovim's change signal is known settled, reads are a worker's.
+	for deadline := time.Now().Add(10 * time.Second); !read("one\ntwo\n"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the read was never served on the reader")
+		}
+	}
+	const setOptions = `local b = ...
+		vim.bo[b].modified = false
+		vim.api.nvim_set_option_value("fileformat", "dos", { buf = b })
+		vim.api.nvim_buf_call(b, function() vim.cmd("setlocal noendofline nofixendofline") end)`
+	var other int
+	if err := f.nv.ExecLua(`local b = vim.api.nvim_create_buf(true, true)
+		vim.api.nvim_buf_set_lines(b, 0, -1, true, { "chat" })
+		return b`, &other); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.nv.ExecLua(setOptions, nil, other); err != nil {
+		t.Fatal(err)
+	}
+	if !read("one\ntwo\n") {
+		t.Fatal("a read after another buffer's options were set was not served on the reader")
+	}
+	if err := f.nv.ExecLua(setOptions, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if read("one\r\ntwo") {
+		t.Fatal("a read after the held buffer's options were set was served from the old copy's key")
+	}
+}
+
 // TestFastFSKnownPathReplaced: a file no buffer holds, read on the reader
 // until its path is known (locate skipped), is replaced by another of the
 // same size and times: the next read has the new text. The reader drains

@@ -495,11 +495,17 @@ function M.signal(path)
   end
   signal_fd = fd
   local group = api.nvim_create_augroup("acp_buffers_signal", { clear = true })
+  -- Only the buffers the host copied: the chat resets its own 'modified'
+  -- with every message, and each such ping made the next read ask Neovim.
+  -- The option's buffer is the current one while OptionSet runs. A
+  -- 'buftype' may make any buffer a file's.
   api.nvim_create_autocmd("OptionSet", {
     group = group,
     pattern = { "endofline", "fixendofline", "binary", "modified", "buftype", "fileformat" },
-    callback = function()
-      ping()
+    callback = function(args)
+      if args.match == "buftype" or watched[api.nvim_get_current_buf()] then
+        ping()
+      end
     end,
   })
   api.nvim_create_autocmd({ "BufFilePost", "BufUnload", "BufWipeout", "BufDelete" }, {
@@ -511,7 +517,9 @@ function M.signal(path)
   api.nvim_create_autocmd("BufModifiedSet", {
     group = group,
     callback = function(args)
-      ping(args.buf)
+      if watched[args.buf] then
+        ping(args.buf)
+      end
     end,
   })
   -- Options set with autocommands off: found before Neovim waits again.
