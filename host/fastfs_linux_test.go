@@ -167,9 +167,9 @@ func TestFastFSReadsYoungFileOnReader(t *testing.T) {
 }
 
 // TestFastFSOtherBuffersOptions: an option set on a buffer the host has
-// no copy of (the chat resets its own 'modified' with every message)
-// leaves the held buffer's copy current, so the next read is still served
-// on the reader. The same options set on the held buffer are noticed: the
+// no copy of (the chat resets its own 'modified' with every message), or
+// that buffer wiped, leaves the held buffer's copy current, so the next
+// read is still served on the reader. The same options set on the held buffer are noticed: the
 // read is a worker's, with the text as they make it.
 func TestFastFSOtherBuffersOptions(t *testing.T) {
 	f := newFastBench(t)
@@ -218,6 +218,13 @@ func TestFastFSOtherBuffersOptions(t *testing.T) {
 	}
 	if !read("one\ntwo\n") {
 		t.Fatal("a read after another buffer's options were set was not served on the reader")
+	}
+	// Nor does that buffer's end (a prompt's float closed).
+	if err := f.nv.ExecLua(`vim.api.nvim_buf_delete(..., { force = true })`, nil, other); err != nil {
+		t.Fatal(err)
+	}
+	if !read("one\ntwo\n") {
+		t.Fatal("a read after another buffer was wiped was not served on the reader")
 	}
 	if err := f.nv.ExecLua(setOptions, nil, 0); err != nil {
 		t.Fatal(err)

@@ -508,10 +508,21 @@ function M.signal(path)
       end
     end,
   })
-  api.nvim_create_autocmd({ "BufFilePost", "BufUnload", "BufWipeout", "BufDelete" }, {
+  -- A renamed buffer may now be a file's the host reads as no buffer's.
+  api.nvim_create_autocmd("BufFilePost", {
     group = group,
     callback = function()
       ping()
+    end,
+  })
+  -- Only the host's copies go with a buffer (a prompt's float closing
+  -- must not make the next read ask Neovim).
+  api.nvim_create_autocmd({ "BufUnload", "BufWipeout", "BufDelete" }, {
+    group = group,
+    callback = function(args)
+      if watched[args.buf] then
+        ping()
+      end
     end,
   })
   api.nvim_create_autocmd("BufModifiedSet", {
