@@ -23,13 +23,7 @@ import (
 func TestFastFSReadOnReader(t *testing.T) {
 	f := newFastBench(t)
 	defer f.closer()
-	p := filepath.Join(f.ws, "held.txt")
-	if err := os.WriteFile(p, []byte("one\ntwo\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.nv.ExecLua(`vim.cmd.edit(...)`, nil, p); err != nil {
-		t.Fatal(err)
-	}
+	p := f.held(t, "held.txt", "one\ntwo\n")
 	read := func(id int) []byte { return readRequest(id, p) }
 	want := func(resp []byte, id int, content string) {
 		t.Helper()
@@ -169,31 +163,17 @@ func TestFastFSReadsYoungFileOnReader(t *testing.T) {
 // TestFastFSOtherBuffersOptions: an option set on a buffer the host has
 // no copy of (the chat resets its own 'modified' with every message), or
 // that buffer wiped, leaves the held buffer's copy current, so the next
-// read is still served on the reader. The same options set on the held buffer are noticed: the
-// read is a worker's, with the text as they make it.
+// read is still served on the reader. The same options set on the held
+// buffer are noticed: the read is a worker's, with the text they make.
 func TestFastFSOtherBuffersOptions(t *testing.T) {
 	f := newFastBench(t)
 	defer f.closer()
-	p := filepath.Join(f.ws, "held.txt")
-	if err := os.WriteFile(p, []byte("one\ntwo\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.nv.ExecLua(`vim.cmd.edit(...)`, nil, p); err != nil {
-		t.Fatal(err)
-	}
+	p := f.held(t, "held.txt", "one\ntwo\n")
 	id := 0
 	read := func(content string) (now bool) {
 		t.Helper()
 		id++
-		served := f.a.fast.nowN.Load()
-		if !f.a.gate.Intercept(readRequest(id, p)) {
-			t.Fatal("the fast path did not take the read")
-		}
-		now = f.a.fast.nowN.Load() > served
-		resp, err := f.fromHost.ReadSlice('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, now := f.readNow(t, id, p)
 		wantContent(t, resp, id, content)
 		return now
 	}
@@ -258,16 +238,7 @@ func TestFastFSKnownPathReplaced(t *testing.T) {
 	read := func() (resp []byte, now bool) {
 		t.Helper()
 		id++
-		served := f.a.fast.nowN.Load()
-		if !f.a.gate.Intercept(readRequest(id, p)) {
-			t.Fatal("the fast path did not take the read")
-		}
-		now = f.a.fast.nowN.Load() > served
-		resp, err := f.fromHost.ReadSlice('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, now
+		return f.readNow(t, id, p)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		resp, now := read()
@@ -364,6 +335,36 @@ func TestAgentWriterSendNow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// held writes text to the workspace's file name and opens it in Neovim;
+// it returns the file's path.
+func (f *fastBench) held(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(f.ws, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.nv.ExecLua(`vim.cmd.edit(...)`, nil, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readNow has the fast path take read request id of path and returns its
+// answer, and whether the read was served on the reader.
+func (f *fastBench) readNow(t *testing.T, id int, path string) (resp []byte, now bool) {
+	t.Helper()
+	served := f.a.fast.nowN.Load()
+	if !f.a.gate.Intercept(readRequest(id, path)) {
+		t.Fatal("the fast path did not take the read")
+	}
+	now = f.a.fast.nowN.Load() > served
+	resp, err := f.fromHost.ReadSlice('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, now
 }
 
 // readRequest is the fs/read_text_file request id of the bench session

@@ -137,24 +137,32 @@ func takeLines(n *int) func(b []byte) int {
 	}
 }
 
+// takingPipe is a pipe's read end under a rawReader that takes the lines
+// starting with "take" (counted in *taken), and its write end; both are
+// closed when t ends.
+func takingPipe(t *testing.T) (rr *rawReader, w *os.File, taken *int) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	rc, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr = newRawReader(rc)
+	taken = new(int)
+	rr.take = takeLines(taken)
+	return rr, w, taken
+}
+
 // TestRawReaderTake: the lines take takes are never returned; a read all
 // of whose bytes are taken waits for more, in the poller, both when it
 // emptied the pipe and when it filled the buffer (then it reads on); what
 // take leaves is returned from the start of the buffer.
 func TestRawReaderTake(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rc, err := r.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr := newRawReader(rc)
-	taken := 0
-	rr.take = takeLines(&taken)
+	rr, w, taken := takingPipe(t)
 	write := func(s string) {
 		t.Helper()
 		if _, err := w.Write([]byte(s)); err != nil {
@@ -199,8 +207,8 @@ func TestRawReaderTake(t *testing.T) {
 	if res := wait(got); res.err != nil || res.s != "keep 3\ntake 4\n" {
 		t.Fatalf("read %q, %v; want the lines from the first not taken", res.s, res.err)
 	}
-	if taken != 2 {
-		t.Fatalf("took %d lines, want 2", taken)
+	if *taken != 2 {
+		t.Fatalf("took %d lines, want 2", *taken)
 	}
 
 	// Lines taken before one that is not, and a part line after.
@@ -214,8 +222,8 @@ func TestRawReaderTake(t *testing.T) {
 	if res := wait(read(len("take 7\ntake 8\n"))); res.s != "keep 9\n" {
 		t.Fatalf("read %q after a full buffer taken, want the next line", res.s)
 	}
-	if taken != 5 {
-		t.Fatalf("took %d lines, want 5", taken)
+	if *taken != 5 {
+		t.Fatalf("took %d lines, want 5", *taken)
 	}
 
 	// The writer's close ends a read that waits after taking everything.
@@ -234,19 +242,7 @@ func TestRawReaderTake(t *testing.T) {
 // while a read took the pipe's bytes would otherwise be missed, and the
 // read would wait forever).
 func TestRawReaderTakeLosesNoWrite(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	rc, err := r.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rr := newRawReader(rc)
-	taken := 0
-	rr.take = takeLines(&taken)
+	rr, w, taken := takingPipe(t)
 	const lines = 20000
 	go func() {
 		var burst []byte
@@ -272,11 +268,11 @@ func TestRawReaderTakeLosesNoWrite(t *testing.T) {
 	}()
 	select {
 	case s := <-done:
-		if s != "keep\n" || taken != lines {
-			t.Fatalf("read %q after taking %d lines; want \"keep\\n\" after %d", s, taken, lines)
+		if s != "keep\n" || *taken != lines {
+			t.Fatalf("read %q after taking %d lines; want \"keep\\n\" after %d", s, *taken, lines)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("the read never returned (took %d lines of %d)", taken, lines)
+		t.Fatalf("the read never returned (took %d lines of %d)", *taken, lines)
 	}
 }
 

@@ -41,26 +41,33 @@ func TestIsUpdateNotification(t *testing.T) {
 	}
 }
 
-func TestGateReadsLineByLine(t *testing.T) {
-	a := `{"jsonrpc":"2.0","id":1,"result":{}}`
-	b := `{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{}}`
-	c := `{"jsonrpc":"2.0","id":3,"result":null}`
-	in := a + "\n" + b + "\n\n" + c
-	g := New(strings.NewReader(in), 10, func(int) { t.Fatal("drop") })
+// readAll reads g to its end, size bytes at most a Read, and returns what
+// each Read gave.
+func readAll(t *testing.T, g *Gate, size int) []string {
+	t.Helper()
 	var got []string
-	buf := make([]byte, 64)
+	buf := make([]byte, size)
 	for {
 		n, err := g.Read(buf)
 		if n > 0 {
 			got = append(got, string(buf[:n]))
 		}
 		if err == io.EOF {
-			break
+			return got
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestGateReadsLineByLine(t *testing.T) {
+	a := `{"jsonrpc":"2.0","id":1,"result":{}}`
+	b := `{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{}}`
+	c := `{"jsonrpc":"2.0","id":3,"result":null}`
+	in := a + "\n" + b + "\n\n" + c
+	g := New(strings.NewReader(in), 10, func(int) { t.Fatal("drop") })
+	got := readAll(t, g, 64)
 	want := []string{a + "\n", b[:64], b[64:] + "\n", "\n", c + "\n"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("reads %q, want %q", got, want)
@@ -432,20 +439,7 @@ func TestGateTake(t *testing.T) {
 		}
 		return false
 	}
-	var got []string
-	buf := make([]byte, 4096)
-	for {
-		n, err := g.Read(buf)
-		if n > 0 {
-			got = append(got, string(buf[:n]))
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	got := readAll(t, g, 4096)
 	all := []string{fs(1), fs(2), sdk(3), fs(4), fs(5), s6, fs(7), fs(8)}
 	if fmt.Sprint(got) != fmt.Sprint([]string{sdk(3), s6}) {
 		t.Errorf("the SDK got %q", got)
