@@ -91,7 +91,7 @@ const likeDepth = 12
 // decoded. ok is false wherever decoding d whole would be.
 func (t *Text) appendMiddle(dst, d []byte, e0, e1, depth int) ([]byte, bool) {
 	if depth > 0 && len(d) >= 2*likeMin && e1-e0 >= 2*likeMin {
-		if a, b, c, f, ok := t.sharedRun(d, e0, e1); ok {
+		if a, b, c, f, run, ok := t.sharedRun(d, e0, e1); ok {
 			// d[a:b] is byte for byte enc[c:f], which starts and ends
 			// between two characters; the part before it decoded whole
 			// ends between two escapes, so d[a:b] decodes to the text's
@@ -100,7 +100,7 @@ func (t *Text) appendMiddle(dst, d []byte, e0, e1, depth int) ([]byte, bool) {
 			if !ok {
 				return dst, false
 			}
-			dst = append(dst, t.src[t.srcOf(c):t.srcOf(f)]...)
+			dst = append(dst, run...)
 			return t.appendMiddle(dst, d[b:], f, e1, depth-1)
 		}
 	}
@@ -113,12 +113,13 @@ func (t *Text) appendMiddle(dst, d []byte, e0, e1, depth int) ([]byte, bool) {
 const likeProbe = 32
 
 // sharedRun finds a run of at least likeMin/2 bytes that d shares with
-// enc[e0:e1], cut to checkpoints: d[a:b] is enc[c:f]. It probes d at its
+// enc[e0:e1], cut to checkpoints: d[a:b] is enc[c:f], whose decoding is
+// run, t's text there. It probes d at its
 // middle, then at its quarters, each looked for near where it would stand
 // if the edits before it kept their length; the middle's, not found there,
 // in all of enc[e0:e1] (edits that moved the text by more). A part the
 // agent rewrote whole costs one such search before it is decoded.
-func (t *Text) sharedRun(d []byte, e0, e1 int) (a, b, c, f int, ok bool) {
+func (t *Text) sharedRun(d []byte, e0, e1 int) (a, b, c, f int, run string, ok bool) {
 	enc := t.enc[:e1]
 	for n, m := range [...]int{len(d) / 2, len(d) / 4, 3 * len(d) / 4} {
 		if m+likeProbe > len(d) {
@@ -149,26 +150,18 @@ func (t *Text) sharedRun(d []byte, e0, e1 int) (a, b, c, f int, ok bool) {
 			continue
 		}
 		c, f = t.encAt[i], t.encAt[j]
+		srcF := t.srcAt[j]
 		if pos+fwd == len(t.enc) {
-			f = len(t.enc)
+			f, srcF = len(t.enc), len(t.src)
 		}
 		if f-c < likeMin/2 {
 			continue
 		}
 		// d[m-back:m+fwd] is enc[pos-back:pos+fwd], and c, f lie within.
 		a = m + (c - pos)
-		return a, a + (f - c), c, f, true
+		return a, a + (f - c), c, f, t.src[t.srcAt[i]:srcF], true
 	}
-	return 0, 0, 0, 0, false
-}
-
-// srcOf is where the checkpoint at enc[e] (or the encoding's end) is in
-// t's text.
-func (t *Text) srcOf(e int) int {
-	if e >= len(t.enc) {
-		return len(t.src)
-	}
-	return t.srcAt[sort.SearchInts(t.encAt, e)]
+	return 0, 0, 0, 0, "", false
 }
 
 // StartsLike reports whether data, the inside of a JSON string from its
