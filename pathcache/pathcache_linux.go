@@ -329,7 +329,7 @@ func (c *Cache) put(p string, t ticket, st syscall.Stat_t) {
 	c.mu.Unlock()
 	if !known {
 		var fs unix.Statfs_t
-		local = unix.Statfs(p, &fs) == nil && localFS(fs.Type)
+		local = unix.Statfs(p, &fs) == nil && LocalFS(fs.Type)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -344,9 +344,9 @@ func (c *Cache) put(p string, t ticket, st syscall.Stat_t) {
 	c.entries[p] = entry{st: st, at: c.now(), gen: t.serial}
 }
 
-// localFS reports whether inotify sees every change made on this machine
-// to a file system of type t: one kept on a local disk or in memory.
-func localFS(t int64) bool {
+// LocalFS reports whether inotify sees every change made on this machine
+// to a file system of type t (statfs's f_type): one on a local disk or in memory.
+func LocalFS(t int64) bool {
 	switch uint32(t) {
 	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
 		unix.F2FS_SUPER_MAGIC, 0xca451a4e /* bcachefs */, unix.RAMFS_MAGIC:

@@ -33,3 +33,6 @@ func (c *Cache) Queue() int { return -1 }
 
 // Drain does nothing.
 func (c *Cache) Drain() {}
+
+// LocalFS reports false: without inotify no file system is watched.
+func LocalFS(t int64) bool { return false }
