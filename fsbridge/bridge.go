@@ -28,6 +28,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/nvim-acp/nvim-acp/textcache"
+	"github.com/nvim-acp/nvim-acp/written"
 )
 
 // Buffer is a loaded Neovim buffer as Editor.Snapshot reports it.
@@ -239,11 +240,16 @@ type Bridge struct {
 	// Close waits for them.
 	syncs sync.WaitGroup
 
+	// own: the texts of files the bridge put in place last (putAndWrite),
+	// while nothing else has changed them.
+	own written.Memo
+
 	// unreported is read-held by each write answered early (WithAnswer)
 	// until it is reported; Settle takes it to wait for them.
 	unreported sync.RWMutex
 
 	youngHits atomic.Int64 // reads youngRead answered (tests)
+	ownHits   atomic.Int64 // disk texts diskNow had from own (tests)
 }
 
 // New returns a Bridge for one session. ed and ask may be nil (no buffers; every
@@ -305,6 +311,7 @@ func New(cfg Config, ed Editor, ask Asker, log *slog.Logger) (*Bridge, error) {
 // Close stops watching. The bridge still answers requests afterwards.
 func (b *Bridge) Close() error {
 	b.syncs.Wait()
+	b.own.Close()
 	if b.w != nil {
 		return b.w.close()
 	}
@@ -1314,7 +1321,7 @@ func (b *Bridge) applyWrite(ctx context.Context, r resolution, st state, m merge
 	ue, canPut := b.ed.(UnsavedEditor)
 	var disk diskText
 	if st.buf.Modified && canPut && !st.notText {
-		disk = readDiskText(real, b.cfg.MaxBytes)
+		disk = b.diskNow(real)
 		if disk.ok {
 			diskBefore = disk.text
 		}
@@ -1405,6 +1412,19 @@ func (b *Bridge) recordWrite(ctx context.Context, real string, st state, content
 	}
 }
 
+// diskNow is real's text on disk now (readDiskText), not read again when
+// the bridge put that text in place itself last and nothing has changed
+// the file since (see written.Memo): a write into a buffer with unsaved
+// lines merges its change into the disk's text, and the one before it
+// mostly wrote that text.
+func (b *Bridge) diskNow(real string) diskText {
+	if text, info, ok := b.own.Get(real); ok {
+		b.ownHits.Add(1)
+		return diskText{state: fileState{Exists: true, Size: info.Size, MTime: info.MTime, Ino: info.Ino}, text: text, ok: true}
+	}
+	return readDiskText(real, b.cfg.MaxBytes)
+}
+
 // applyUnsaved writes a change into real's buffer (st.buf), which has
 // unsaved lines, without saving them: the buffer gets the change (from its
 // text to text, target as lines) as one undo step, unwritten; the file
@@ -1484,7 +1504,7 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 			// have its answer while Neovim takes the file's new version.
 			earlyOf(ctx).give(disk.text)
 			return took(ctx, real, st.buf.Bufnr, v)
-		}, &b.syncs, b.log)
+		}, &b.own, &b.syncs, b.log)
 	if putErr != nil {
 		return disk.text, putErr
 	}
@@ -1516,9 +1536,10 @@ func (b *Bridge) applyUnsaved(ctx context.Context, r resolution, st state, ue Un
 // it is another's, even before took gives that version to Neovim. A put
 // that fails (the user typing) leaves the file as it was, the temp file
 // removed: its error is putErr. err is the file's write failing after the
-// buffer took the change; took's own error is only logged.
+// buffer took the change; took's own error is only logged. own remembers
+// diskNew as the file's text once it is in place (Bridge.diskNow).
 func putAndWrite(r resolution, diskNew string, put func() error, end func(ok bool) FileVersion, took func(FileVersion) error,
-	syncs *sync.WaitGroup, log *slog.Logger) (putErr, err error) {
+	own *written.Memo, syncs *sync.WaitGroup, log *slog.Logger) (putErr, err error) {
 	type prepared struct {
 		w   *pendingWrite
 		err error
@@ -1526,6 +1547,9 @@ func putAndWrite(r resolution, diskNew string, put func() error, end func(ok boo
 	ready := make(chan prepared, 1)
 	go func() {
 		w, err := prepareRegular(r, diskNew, 0o644)
+		if err == nil {
+			w.watch(own)
+		}
 		ready <- prepared{w, err}
 	}()
 	if err := put(); err != nil {
@@ -1546,6 +1570,7 @@ func putAndWrite(r resolution, diskNew string, put func() error, end func(ok boo
 		end(false)
 		return nil, err
 	}
+	p.w.keep(diskNew)
 	v := end(true)
 	syncs.Add(1)
 	go func() {

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/nvim-acp/nvim-acp/written"
 )
 
 // openRegular opens the regular file at real (see open_unix.go). Without
@@ -80,6 +82,8 @@ func prepareRegular(r resolution, text string, newMode fs.FileMode) (*pendingWri
 	return &pendingWrite{r: r, text: text, mode: newMode}, nil
 }
 
-func (w *pendingWrite) commit() error { return writeRegular(w.r, w.text, w.mode) }
-func (w *pendingWrite) abort()        {}
-func (w *pendingWrite) sync()         {}
+func (w *pendingWrite) commit() error           { return writeRegular(w.r, w.text, w.mode) }
+func (w *pendingWrite) abort()                  {}
+func (w *pendingWrite) sync()                   {}
+func (w *pendingWrite) watch(own *written.Memo) {}
+func (w *pendingWrite) keep(text string)        {}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nvim-acp/nvim-acp/written"
 )
 
 // procFdDir is where the kernel shows the path of each open descriptor
@@ -145,6 +147,9 @@ type pendingWrite struct {
 	tmp, base  string
 	path, temp string        // for errors
 	released   chan struct{} // closed once old is closed
+
+	own     *written.Memo // remembers the text once in place (watch, keep)
+	watched written.Watch
 }
 
 // prepareRegular is writeRegular up to the rename: the temp file written,
@@ -252,6 +257,7 @@ func (w *pendingWrite) commit() error {
 	err := unix.Renameat(w.dfd, w.tmp, w.dfd, w.base)
 	if err != nil {
 		unix.Unlinkat(w.dfd, w.tmp, 0)
+		w.own.Abort(w.watched)
 		err = &fs.PathError{Op: "rename", Path: w.path, Err: err}
 	}
 	w.release()
@@ -261,7 +267,20 @@ func (w *pendingWrite) commit() error {
 // abort removes the temp file: the file stays as it was.
 func (w *pendingWrite) abort() {
 	unix.Unlinkat(w.dfd, w.tmp, 0)
+	w.own.Abort(w.watched)
 	w.release()
+}
+
+// watch has own watch the temp file, written, from before it takes the
+// file's place: keep then remembers its text.
+func (w *pendingWrite) watch(own *written.Memo) {
+	w.own, w.watched = own, own.Begin(w.dfd, w.tmp)
+}
+
+// keep has the Memo given to watch remember text as the file's, once
+// commit put the temp file in its place.
+func (w *pendingWrite) keep(text string) {
+	w.own.Put(w.path, w.dfd, w.base, w.watched, text)
 }
 
 // release closes the file replaced (or kept), once.

@@ -250,7 +250,7 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 	theirs, theirsEOL := splitText(content, sep)
 	diskNew := content
 	if st.buf.Modified {
-		disk := readDiskText(real, b.cfg.MaxBytes)
+		disk := b.diskNow(real)
 		if disk.ok && disk.state.Exists {
 			mine, mineEOL := splitText(st.text, sep)
 			ours, oursEOL := splitText(disk.text, sep)
@@ -276,7 +276,7 @@ func (b *Bridge) writePut(ctx context.Context, r resolution, st state, se SavedE
 	putErr, err := putAndWrite(r, diskNew,
 		func() error { return se.Put(ctx, real, st.buf.Bufnr, st.buf.Tick, Diff(st.buf.Lines, target), tEOL) },
 		func(ok bool) FileVersion { return FileVersion{b.w.endWrite(real, diskNew, ok)} },
-		func(v FileVersion) error { return took(ctx, real, st.buf.Bufnr, v) }, &b.syncs, b.log)
+		func(v FileVersion) error { return took(ctx, real, st.buf.Bufnr, v) }, &b.own, &b.syncs, b.log)
 	if putErr != nil {
 		return putErr
 	}
