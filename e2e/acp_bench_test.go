@@ -42,6 +42,7 @@ import (
 // before their first request, as a model does: a client's own work on the
 // prompt is done by then, in use as here. BENCH_AA=1 puts a second floor
 // in nvim-acp's place: the ratios then show the measurement's own spread.
+// BENCH_SANDBOX=0 runs the terminal case's command outside the sandbox.
 func BenchmarkACP(b *testing.B) {
 	bins := benchBinaries(b)
 	agentName := "benchagent"
@@ -77,7 +78,7 @@ func BenchmarkACP(b *testing.B) {
 	if v := os.Getenv("BENCH_THINK"); v != "" {
 		think = v
 	}
-	e.setup(map[string]any{
+	opts := map[string]any{
 		"agents": map[string]any{"bench": map[string]any{
 			"cmd": []string{bins.agent},
 			"env": map[string]string{"BENCH_AGENT_OUT": out, "BENCH_THINK": think},
@@ -87,7 +88,12 @@ func BenchmarkACP(b *testing.B) {
 		// allows commands (auto_allow "execute"): the benchmark times the
 		// terminal, not a prompt.
 		"permissions": map[string]any{"focus_guard_ms": 0, "auto_allow": []string{"execute"}},
-	})
+	}
+	if os.Getenv("BENCH_SANDBOX") == "0" {
+		// Commands outside the sandbox (bubblewrap): what it costs them.
+		opts["sandbox"] = map[string]any{"enabled": false}
+	}
+	e.setup(opts)
 	// Both files loaded in buffers, each with an unsaved edit on its last
 	// line, so a read that went to the disk would differ.
 	e.Lua(`for _, f in ipairs({...}) do
