@@ -1,15 +1,15 @@
 package pathcache
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nvim-acp/nvim-acp/internal/inotify"
 )
 
 // maxWatches bounds the watches of one cache: past it, it starts afresh.
@@ -357,38 +357,19 @@ func LocalFS(t int64) bool {
 
 // drain reads every queued event and forgets what each touches.
 func (c *Cache) drain() {
-	for c.fd >= 0 {
-		n, err := unix.Read(c.fd, c.buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return // EAGAIN: none left
-		}
-		c.events(c.buf[:n])
+	if c.fd < 0 {
+		return
 	}
+	inotify.Drain(c.fd, c.buf, c.handle)
 }
 
-// events handles the events in b.
-func (c *Cache) events(b []byte) {
-	const head = unix.SizeofInotifyEvent
-	for len(b) >= head {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-		size := head + int(ev.Len)
-		if size > len(b) {
-			return
-		}
-		name := b[head:size]
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
-		b = b[size:]
-		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
-			c.restart()
-			continue
-		}
-		c.event(int(ev.Wd), ev.Mask, string(name))
+// handle handles one event read from the queue.
+func (c *Cache) handle(wd int32, mask uint32, name []byte) {
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		c.restart()
+		return
 	}
+	c.event(int(wd), mask, string(name))
 }
 
 // event forgets what one event on watch w touches.

@@ -1,8 +1,6 @@
 package pathcache
 
 import (
-	"encoding/binary"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -325,10 +323,7 @@ func TestOverflowRestarts(t *testing.T) {
 	write(t, p, "hello\n")
 	kept(t, c, p)
 	c.mu.Lock()
-	ev := make([]byte, unix.SizeofInotifyEvent)
-	binary.NativeEndian.PutUint32(ev[0:], math.MaxUint32) // wd -1
-	binary.NativeEndian.PutUint32(ev[4:], unix.IN_Q_OVERFLOW)
-	c.events(ev)
+	c.handle(-1, unix.IN_Q_OVERFLOW, nil)
 	c.mu.Unlock()
 	if _, ok := c.Get(p); ok {
 		t.Error("found after an overflow")

@@ -3,10 +3,10 @@ package written
 import (
 	"strconv"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nvim-acp/nvim-acp/internal/inotify"
 	"github.com/nvim-acp/nvim-acp/pathcache"
 )
 
@@ -233,41 +233,28 @@ func (m *Memo) unwatch(wd int32) {
 
 // drain reads every queued event and forgets the files they touch.
 func (m *Memo) drain() {
-	for m.fd > 0 {
-		n, err := unix.Read(m.fd, m.buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return // EAGAIN: none left
-		}
-		m.events(m.buf[:n])
+	if m.fd <= 0 {
+		return
 	}
+	inotify.Drain(m.fd, m.buf, m.handle)
 }
 
-func (m *Memo) events(b []byte) {
-	const head = unix.SizeofInotifyEvent
-	for len(b) >= head {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
-		size := head + int(ev.Len)
-		if size > len(b) {
-			return
-		}
-		b = b[size:]
-		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
-			for _, e := range m.byPath {
-				m.drop(e)
-			}
-			for wd := range m.begun {
-				m.begun[wd] = true
-			}
-			continue
-		}
-		if e, ok := m.byWd[ev.Wd]; ok {
+// handle forgets the file one event read from the queue touches (all of
+// them when events were lost).
+func (m *Memo) handle(wd int32, mask uint32, _ []byte) {
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		for _, e := range m.byPath {
 			m.drop(e)
 		}
-		if _, ok := m.begun[ev.Wd]; ok {
-			m.begun[ev.Wd] = true
+		for w := range m.begun {
+			m.begun[w] = true
 		}
+		return
+	}
+	if e, ok := m.byWd[wd]; ok {
+		m.drop(e)
+	}
+	if _, ok := m.begun[wd]; ok {
+		m.begun[wd] = true
 	}
 }

@@ -14,11 +14,7 @@ import (
 // the directory's descriptor, open until the test ends.
 func place(t *testing.T, m *Memo, dir, name, text string) int {
 	t.Helper()
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(dfd) })
+	dfd := openDir(t, dir)
 	tmp := "." + name + ".tmp"
 	if err := os.WriteFile(filepath.Join(dir, tmp), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -31,6 +27,17 @@ func place(t *testing.T, m *Memo, dir, name, text string) int {
 		t.Fatal(err)
 	}
 	m.Put(filepath.Join(dir, name), dfd, name, w, text)
+	return dfd
+}
+
+// openDir opens dir, until the test ends.
+func openDir(t *testing.T, dir string) int {
+	t.Helper()
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(dfd) })
 	return dfd
 }
 
@@ -150,11 +157,7 @@ func TestChangesEndIt(t *testing.T) {
 func TestChangeBeforePut(t *testing.T) {
 	dir := t.TempDir()
 	m := newMemo(t)
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(dfd)
+	dfd := openDir(t, dir)
 	tmp := filepath.Join(dir, ".f.tmp")
 	if err := os.WriteFile(tmp, []byte("abc\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -207,11 +210,7 @@ func TestPutReplaces(t *testing.T) {
 func TestAbortAndSizes(t *testing.T) {
 	dir := t.TempDir()
 	m := newMemo(t)
-	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(dfd)
+	dfd := openDir(t, dir)
 	if err := os.WriteFile(filepath.Join(dir, "t"), []byte("abc\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +223,36 @@ func TestAbortAndSizes(t *testing.T) {
 	m.Put(filepath.Join(dir, "t"), dfd, "t", w, "abcd\n")
 	if _, ok := get(m, filepath.Join(dir, "t")); ok {
 		t.Fatal("a text of another size was kept")
+	}
+}
+
+// TestOverflowForgets: events lost (the queue overflowed) forget every
+// file, and a file begun then is not kept.
+func TestOverflowForgets(t *testing.T) {
+	dir := t.TempDir()
+	m := newMemo(t)
+	place(t, m, dir, "a", "a\n")
+	place(t, m, dir, "b", "b\n")
+	dfd := openDir(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, ".c.tmp"), []byte("c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := m.Begin(dfd, ".c.tmp")
+	m.mu.Lock()
+	m.handle(-1, unix.IN_Q_OVERFLOW, nil)
+	m.mu.Unlock()
+	if err := unix.Renameat(dfd, ".c.tmp", dfd, "c"); err != nil {
+		t.Fatal(err)
+	}
+	m.Put(filepath.Join(dir, "c"), dfd, "c", w, "c\n")
+	for _, name := range []string{"a", "b", "c"} {
+		if _, ok := get(m, filepath.Join(dir, name)); ok {
+			t.Errorf("%s kept after an overflow", name)
+		}
+	}
+	place(t, m, dir, "a", "again\n") // and it works after
+	if got, ok := get(m, filepath.Join(dir, "a")); !ok || got != "again\n" {
+		t.Errorf("Get after the overflow = %q, %v", got, ok)
 	}
 }
 
