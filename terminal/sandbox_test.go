@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nvim-acp/nvim-acp/proctree"
 	"github.com/nvim-acp/nvim-acp/sandbox"
 )
@@ -209,6 +211,7 @@ func TestSandboxJobControl(t *testing.T) {
 	id := create(t, m, CreateOptions{Command: "bash", Args: []string{"--norc", "--noprofile", "-i"}, Cwd: ws, Sandbox: p,
 		Env: map[string]string{"PS1": "$ ", "HOME": p.Home}})
 	type step struct{ in, want string }
+	shell := 0 // the shell's process group, in the foreground at its prompt
 	for _, s := range []step{
 		{"sleep 1000 &\n", "[1]"},
 		{"jobs\n", "Running"},
@@ -217,6 +220,16 @@ func TestSandboxJobControl(t *testing.T) {
 		{"echo alive-$((40+2))\n", "alive-42"},
 		{"exit 9\n", ""},
 	} {
+		switch s.in {
+		case "fg\n":
+			shell = foreground(t, m, id)
+		case "\x03":
+			// fg prints the job before it gives it the terminal: a ^C
+			// in between would reach the shell, not the job.
+			eventually(t, testTimeout, "the job in the foreground", func() bool {
+				return foreground(t, m, id) != shell
+			})
+		}
 		before := len(output(t, m, id).Text)
 		if _, err := m.Write(id, []byte(s.in)); err != nil {
 			t.Fatalf("write %q: %v", s.in, err)
@@ -236,6 +249,28 @@ func TestSandboxJobControl(t *testing.T) {
 			t.Fatalf("%q in the shell's output:\n%s", bad, text)
 		}
 	}
+}
+
+// foreground is the process group in the foreground of terminal id (as
+// this process sees it).
+func foreground(t *testing.T, m *Manager, id string) int {
+	t.Helper()
+	term, err := m.lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := term.pty.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgrp, ierr := 0, error(nil)
+	if err := rc.Control(func(fd uintptr) { pgrp, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }); err != nil {
+		t.Fatal(err)
+	}
+	if ierr != nil {
+		t.Fatalf("TIOCGPGRP: %v", ierr)
+	}
+	return pgrp
 }
 
 // Typed input and window size changes reach the sandboxed command.
