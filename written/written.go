@@ -18,8 +18,14 @@
 // machine.
 package written
 
-// maxEntries bounds the files remembered; past it the oldest is forgotten.
-const maxEntries = 32
+// maxEntries and maxBytes bound the files remembered and the size of their
+// texts; past either the oldest is forgotten (the last one put is kept
+// whatever its size). The texts are mostly shared with their writer, which
+// keeps them too.
+var (
+	maxEntries       = 32
+	maxBytes   int64 = 64 << 20
+)
 
 // Info is the stat of a file Get found as it was put.
 type Info struct {

@@ -26,6 +26,7 @@ type Memo struct {
 	byPath map[string]*entry
 	byWd   map[int32]*entry
 	begun  map[int32]bool // watches between Begin and Put: true once their file changed
+	bytes  int64          // the texts' size
 }
 
 type entry struct {
@@ -129,7 +130,12 @@ func (m *Memo) Put(path string, dfd int, name string, w Watch, text string) {
 		m.unwatch(w.wd)
 		return
 	}
-	if len(m.byPath) >= maxEntries {
+	m.serial++
+	e := &entry{path: path, wd: w.wd, id: identityOf(&st), text: text, serial: m.serial}
+	m.byPath[path] = e
+	m.byWd[w.wd] = e
+	m.bytes += int64(len(text))
+	for len(m.byPath) > 1 && (len(m.byPath) > maxEntries || m.bytes > maxBytes) {
 		var oldest *entry
 		for _, e := range m.byPath {
 			if oldest == nil || e.serial < oldest.serial {
@@ -138,10 +144,6 @@ func (m *Memo) Put(path string, dfd int, name string, w Watch, text string) {
 		}
 		m.drop(oldest)
 	}
-	m.serial++
-	e := &entry{path: path, wd: w.wd, id: identityOf(&st), text: text, serial: m.serial}
-	m.byPath[path] = e
-	m.byWd[w.wd] = e
 }
 
 // Get returns the text Put for path, and the file's stat, when the file
@@ -185,7 +187,7 @@ func (m *Memo) Close() error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.byPath, m.byWd, m.begun = nil, nil, nil
+	m.byPath, m.byWd, m.begun, m.bytes = nil, nil, nil, 0
 	if m.fd > 0 {
 		err := unix.Close(m.fd)
 		m.fd = -1
@@ -221,6 +223,7 @@ func (m *Memo) forget(path string) {
 // drop forgets e and removes its watch.
 func (m *Memo) drop(e *entry) {
 	delete(m.byPath, e.path)
+	m.bytes -= int64(len(e.text))
 	delete(m.byWd, e.wd)
 	m.unwatch(e.wd)
 }

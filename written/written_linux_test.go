@@ -280,3 +280,24 @@ func get(m *Memo, p string) (string, bool) {
 	text, _, ok := m.Get(p)
 	return text, ok
 }
+
+// TestBoundedBytes: past maxBytes of texts the oldest files are forgotten,
+// never the one just put.
+func TestBoundedBytes(t *testing.T) {
+	defer func(n int64) { maxBytes = n }(maxBytes)
+	maxBytes = 10
+	dir := t.TempDir()
+	m := newMemo(t)
+	place(t, m, dir, "a", "1234")
+	place(t, m, dir, "b", "5678")
+	place(t, m, dir, "c", "9012") // 12 bytes: a goes
+	place(t, m, dir, "big", "a text longer than the bound")
+	for name, want := range map[string]bool{"a": false, "b": false, "c": false, "big": true} {
+		if _, ok := get(m, filepath.Join(dir, name)); ok != want {
+			t.Errorf("%s kept %v, want %v", name, ok, want)
+		}
+	}
+	if m.bytes != int64(len("a text longer than the bound")) {
+		t.Errorf("%d bytes counted", m.bytes)
+	}
+}
