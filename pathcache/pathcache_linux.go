@@ -1,6 +1,8 @@
 package pathcache
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,6 +40,7 @@ type Cache struct {
 	byWatch map[int][]string  // watch → the paths it was added for
 	entries map[string]entry
 	local   map[uint64]bool // device → on a local file system
+	refused error           // the kernel's refusal of the last watch, when it ran out (Refused)
 	buf     []byte
 	now     func() time.Time
 
@@ -149,6 +152,57 @@ func (c *Cache) restart() {
 	}
 	c.clear()
 	c.epoch++
+}
+
+// dropUnrecorded removes the watches of added (watch's, not recorded)
+// that no path recorded has: left, their events would only be strays,
+// and each stray ends the learning of a path.
+func (c *Cache) dropUnrecorded(added []int) {
+	if c.fd < 0 {
+		return // closed: the watches went with the instance
+	}
+	for _, w := range added {
+		if _, ok := c.byWatch[w]; !ok {
+			_, _ = unix.InotifyRmWatch(c.fd, uint32(w))
+		}
+	}
+}
+
+// addWatch is unix.InotifyAddWatch; tests make it fail.
+var addWatch = unix.InotifyAddWatch
+
+// refusal records err, the kernel's answer to a watch of p, when it says
+// the watches ran out: the limit (fs.inotify.max_user_watches) counts
+// every inotify watch of the user, whatever process holds it.
+func (c *Cache) refusal(p string, err error) {
+	if err != unix.ENOSPC && err != unix.ENOMEM {
+		return
+	}
+	c.mu.Lock()
+	c.refused = fmt.Errorf("watch %s: %w (fs.inotify.max_user_watches is %s)", p, err, maxUserWatches())
+	c.mu.Unlock()
+}
+
+// maxUserWatches is the kernel's limit on one user's inotify watches, as
+// a sysctl shows it, or "unknown".
+func maxUserWatches() string {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// Refused is the kernel's refusal of the cache's last watch when it ran
+// out of watches, nil when the last watch was added or failed otherwise:
+// paths are not learnt meanwhile, and reads find them each time.
+func (c *Cache) Refused() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refused
 }
 
 // Close ends the cache's learning and releases its inotify instance; it
@@ -286,23 +340,33 @@ func (c *Cache) watch(p, from string) ticket {
 	// directory with many entries takes the kernel milliseconds, and Get
 	// must not wait for that. Close waits for the learner, so fd stays
 	// this cache's instance meanwhile.
-	added := make([]int, len(need))
-	for i, d := range need {
-		w, err := unix.InotifyAddWatch(fd, d, dirMask|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
+	added := make([]int, 0, len(need)+1)
+	for _, d := range need {
+		w, err := addWatch(fd, d, dirMask|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
 		if err != nil {
-			return ticket{} // missing, a symlink, no watches left
+			c.refusal(d, err) // missing, a symlink, no watches left
+			c.mu.Lock()
+			c.dropUnrecorded(added)
+			c.mu.Unlock()
+			return ticket{}
 		}
-		added[i] = w
+		added = append(added, w)
 	}
-	fw, err := unix.InotifyAddWatch(fd, p, fileMask|unix.IN_DONT_FOLLOW)
+	fw, err := addWatch(fd, p, fileMask|unix.IN_DONT_FOLLOW)
 	if err != nil {
-		return ticket{}
+		c.refusal(p, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err != nil {
+		c.dropUnrecorded(added)
+		return ticket{}
+	}
+	c.refused = nil
 	if c.epoch != epoch || c.stray != stray {
 		// Restarted, or an event came for a watch not recorded yet
 		// (perhaps one of these): what it said is lost.
+		c.dropUnrecorded(append(added, fw))
 		return ticket{}
 	}
 	for i, d := range need {
@@ -328,8 +392,15 @@ func (c *Cache) put(p string, t ticket, st syscall.Stat_t) {
 	local, known := c.local[st.Dev]
 	c.mu.Unlock()
 	if !known {
+		// Only an answer is kept for the device: a failed statfs (p gone
+		// meanwhile) says nothing of the file system.
+		// The stat after it tells the answer was for st's device.
 		var fs unix.Statfs_t
-		local = unix.Statfs(p, &fs) == nil && LocalFS(fs.Type)
+		var now unix.Stat_t
+		if unix.Statfs(p, &fs) != nil || unix.Lstat(p, &now) != nil || now.Dev != st.Dev {
+			return
+		}
+		local = LocalFS(fs.Type)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

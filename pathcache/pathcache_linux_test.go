@@ -1,6 +1,8 @@
 package pathcache
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +27,9 @@ func kept(t *testing.T, c *Cache, p string) syscall.Stat_t {
 	}
 	c.put(p, tk, st)
 	got, ok := c.Get(p)
+	if err := c.Refused(); !ok && err != nil {
+		t.Skipf("the kernel adds no watch: %v", err)
+	}
 	if !ok || got != st {
 		t.Fatalf("Get(%s) right after Put: ok=%v", p, ok)
 	}
@@ -491,4 +496,80 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRefused: while the kernel has no watch left to give, nothing is
+// learnt and Refused says why; once it gives one again, the path is
+// learnt and Refused is nil.
+func TestRefused(t *testing.T) {
+	c := newCache(t)
+	p := filepath.Join(t.TempDir(), "f.txt")
+	write(t, p, "hello\n")
+	addWatch = func(fd int, path string, mask uint32) (int, error) { return -1, unix.ENOSPC }
+	defer func() { addWatch = unix.InotifyAddWatch }()
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	c.put(p, c.watch(p, fromOf(p)), st)
+	if _, ok := c.Get(p); ok {
+		t.Error("kept with no watch added")
+	}
+	if err := c.Refused(); !errors.Is(err, unix.ENOSPC) || !strings.Contains(err.Error(), "max_user_watches") {
+		t.Errorf("Refused() = %v, want ENOSPC and the limit", err)
+	}
+	addWatch = unix.InotifyAddWatch
+	kept(t, c, p)
+	if err := c.Refused(); err != nil {
+		t.Errorf("Refused() = %v after a watch was added", err)
+	}
+}
+
+// TestPutGone: a path learnt whose file went before its put (its test's
+// directory removed, say) is not kept, and leaves no verdict on its file
+// system: the next path on it is kept.
+func TestPutGone(t *testing.T) {
+	c := newCache(t)
+	dir := t.TempDir()
+	gone := filepath.Join(dir, "gone.txt")
+	write(t, gone, "hello\n")
+	tk := c.watch(gone, fromOf(gone))
+	var st syscall.Stat_t
+	if err := syscall.Lstat(gone, &st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	c.put(gone, tk, st)
+	if _, ok := c.Get(gone); ok {
+		t.Error("a file gone before its put is kept")
+	}
+	p := filepath.Join(dir, "next.txt")
+	write(t, p, "hello\n")
+	kept(t, c, p)
+}
+
+// TestWatchFailedLeavesNoWatch: a path whose file cannot be watched (it
+// is missing) leaves none of the watches added for its directories: their
+// events would count as strays and end the learning of other paths.
+func TestWatchFailedLeavesNoWatch(t *testing.T) {
+	c := newCache(t)
+	sub := filepath.Join(t.TempDir(), "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(sub, "missing.txt")
+	if tk := c.watch(p, fromOf(p)); tk.serial != 0 {
+		t.Fatalf("a missing file watched: %+v", tk)
+	}
+	info, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", c.Queue()))
+	if err != nil {
+		t.Skip("no fdinfo:", err)
+	}
+	if n := strings.Count(string(info), "inotify wd:"); n != 0 {
+		t.Errorf("%d watches left:\n%s", n, info)
+	}
+	write(t, p, "hello\n")
+	kept(t, c, p)
 }

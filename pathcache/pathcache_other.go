@@ -28,6 +28,9 @@ func (c *Cache) Lookup(p string, drained bool) (syscall.Stat_t, uint64, bool) {
 	return syscall.Stat_t{}, 0, false
 }
 
+// Refused is nil: nothing is watched.
+func (c *Cache) Refused() error { return nil }
+
 // Queue is -1: no queue.
 func (c *Cache) Queue() int { return -1 }
 
