@@ -187,6 +187,11 @@ func fdPath(fd int) (string, error) {
 	return string(buf[:n]), nil
 }
 
+// KnownPathsRefused is why no path is learnt now, when the kernel gives
+// knownPaths no inotify watch (they ran out): reads then find each path
+// again. nil otherwise.
+func KnownPathsRefused() error { return knownPaths().Refused() }
+
 // PathKnown reports whether a read of p would now skip locating it
 // (knownPaths has it): for tests.
 func PathKnown(p string) bool {

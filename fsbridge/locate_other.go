@@ -25,3 +25,6 @@ func PathKnown(p string) bool { return false }
 
 // knownGen is 0: no paths are known here.
 func knownGen(fs.FileInfo) uint64 { return 0 }
+
+// KnownPathsRefused is nil: no path is learnt here.
+func KnownPathsRefused() error { return nil }
