@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Options configures the sandbox of a session's commands (doc/acp.txt,
@@ -28,15 +29,47 @@ type Options struct {
 	State []string `msgpack:"state"`
 }
 
-// Works is whether bubblewrap works here (the path of bwrap, or why not),
-// tried once per process; a var: tests replace it.
-var Works = sync.OnceValues(func() (string, error) {
+// Works is whether bubblewrap works here (the path of bwrap, or why not).
+// A success holds for the process; a failure is tried again once
+// probeRetry has passed, so that one probe that failed by chance (timed
+// out on a loaded machine) does not leave a session's commands outside
+// the sandbox for its life. A var: tests replace it.
+var Works = (&probed{probe: probeBwrap, now: time.Now}).works
+
+// probeRetry is how long a failed probe's answer holds.
+const probeRetry = 30 * time.Second
+
+// probeBwrap probes the sandbox and finds bwrap.
+func probeBwrap() (string, error) {
 	if err := Probe(context.Background()); err != nil {
 		return "", err
 	}
 	bwrap, _, err := Find()
 	return bwrap, err
-})
+}
+
+// probed is the last answer of probe, kept as Works says.
+type probed struct {
+	probe func() (string, error)
+	now   func() time.Time
+
+	mu    sync.Mutex // held while probing: one probe at a time
+	done  bool
+	bwrap string
+	err   error
+	at    time.Time
+}
+
+func (p *probed) works() (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done && (p.err == nil || p.now().Sub(p.at) < probeRetry) {
+		return p.bwrap, p.err
+	}
+	p.bwrap, p.err = p.probe()
+	p.done, p.at = true, p.now()
+	return p.bwrap, p.err
+}
 
 // CommandPolicy returns the policy a session's commands run under in
 // workspace (with the network when network is set), or nil and why they
