@@ -37,8 +37,9 @@ func goWorkspace(t *testing.T, e *Editor, ws string) {
 	for name, text := range files {
 		fsPutFile(t, filepath.Join(ws, name), text)
 	}
-	// gopls and the go command it runs cache outside the test's
-	// directories: gopls may still write there as Neovim exits.
+	// gopls and the go command it runs cache, and count their telemetry
+	// (in the config directory, go/telemetry), outside the test's
+	// directories: they may still write there as Neovim exits.
 	gocache, err := exec.Command("go", "env", "GOCACHE").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,8 @@ func goWorkspace(t *testing.T, e *Editor, ws string) {
 	e.Lua(`local bin, root, gocache, cache = ...
 		vim.api.nvim_create_autocmd("FileType", { pattern = "go", callback = function(ev)
 			vim.lsp.start({ name = "gopls", cmd = { bin }, root_dir = root,
-				cmd_env = { GOPROXY = "off", GOFLAGS = "-mod=mod", GOCACHE = gocache, XDG_CACHE_HOME = cache } }, { bufnr = ev.buf })
+				cmd_env = { GOPROXY = "off", GOFLAGS = "-mod=mod", GOCACHE = gocache, XDG_CACHE_HOME = cache,
+					XDG_CONFIG_HOME = cache .. "/config" } }, { bufnr = ev.buf })
 		end })`, nil, gopls(t), ws, strings.TrimSpace(string(gocache)), cache)
 }
 
