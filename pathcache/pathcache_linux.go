@@ -341,20 +341,22 @@ func (c *Cache) watch(p, from string) ticket {
 	// must not wait for that. Close waits for the learner, so fd stays
 	// this cache's instance meanwhile.
 	added := make([]int, 0, len(need)+1)
+	var err error
 	for _, d := range need {
-		w, err := addWatch(fd, d, dirMask|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW)
-		if err != nil {
+		var w int
+		if w, err = addWatch(fd, d, dirMask|unix.IN_ONLYDIR|unix.IN_DONT_FOLLOW); err != nil {
 			c.refusal(d, err) // missing, a symlink, no watches left
-			c.mu.Lock()
-			c.dropUnrecorded(added)
-			c.mu.Unlock()
-			return ticket{}
+			break
 		}
 		added = append(added, w)
 	}
-	fw, err := addWatch(fd, p, fileMask|unix.IN_DONT_FOLLOW)
-	if err != nil {
-		c.refusal(p, err)
+	if err == nil {
+		var fw int
+		if fw, err = addWatch(fd, p, fileMask|unix.IN_DONT_FOLLOW); err != nil {
+			c.refusal(p, err)
+		} else {
+			added = append(added, fw)
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -366,13 +368,14 @@ func (c *Cache) watch(p, from string) ticket {
 	if c.epoch != epoch || c.stray != stray {
 		// Restarted, or an event came for a watch not recorded yet
 		// (perhaps one of these): what it said is lost.
-		c.dropUnrecorded(append(added, fw))
+		c.dropUnrecorded(added)
 		return ticket{}
 	}
 	for i, d := range need {
 		c.dirs[d] = added[i]
 		c.byWatch[added[i]] = appendNew(c.byWatch[added[i]], d)
 	}
+	fw := added[len(need)]
 	c.files[p] = fw
 	c.byWatch[fw] = appendNew(c.byWatch[fw], p)
 	c.serial++
@@ -392,9 +395,9 @@ func (c *Cache) put(p string, t ticket, st syscall.Stat_t) {
 	local, known := c.local[st.Dev]
 	c.mu.Unlock()
 	if !known {
-		// Only an answer is kept for the device: a failed statfs (p gone
-		// meanwhile) says nothing of the file system.
-		// The stat after it tells the answer was for st's device.
+		// Only an answer is kept for the device, and only one for st's
+		// device (the stat after it): a failed statfs (p gone meanwhile)
+		// says nothing of the file system.
 		var fs unix.Statfs_t
 		var now unix.Stat_t
 		if unix.Statfs(p, &fs) != nil || unix.Lstat(p, &now) != nil || now.Dev != st.Dev {

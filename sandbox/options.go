@@ -54,20 +54,19 @@ type probed struct {
 	now   func() time.Time
 
 	mu    sync.Mutex // held while probing: one probe at a time
-	done  bool
 	bwrap string
 	err   error
-	at    time.Time
+	at    time.Time // of the last probe; zero before the first
 }
 
 func (p *probed) works() (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done && (p.err == nil || p.now().Sub(p.at) < probeRetry) {
+	if !p.at.IsZero() && (p.err == nil || p.now().Sub(p.at) < probeRetry) {
 		return p.bwrap, p.err
 	}
 	p.bwrap, p.err = p.probe()
-	p.done, p.at = true, p.now()
+	p.at = p.now()
 	return p.bwrap, p.err
 }
 
