@@ -58,6 +58,33 @@ M["took: a file written again after the check leaves the buffer stale"] = functi
   vim.api.nvim_clear_autocmds({ group = "acp_buffers" })
 end
 
+M["took: an unmodified buffer is not reloaded, and its 'autoread' is kept"] = function(t)
+  buffers.setup_autocmds(9001) -- no such channel: the notifications fail quietly
+  local path = vim.fn.tempname()
+  vim.fn.writefile({ "x" }, path)
+  vim.cmd.edit(path)
+  local b = vim.api.nvim_get_current_buf()
+  local rp = buffers.realpath(path)
+  vim.bo[b].autoread = true
+  -- The agent's change put in the buffer, then undone by the user before
+  -- Neovim takes the file's new version: unmodified, 'autoread' set.
+  vim.fn.writefile({ "written by the host" }, path)
+  local st = vim.uv.fs_stat(path)
+  t.eq(buffers.took(b, rp, false, { st.mtime.sec, st.mtime.nsec, st.size, st.ino }), true, "taken")
+  t.eq(vim.api.nvim_buf_get_lines(b, 0, -1, true), { "x" }, "not reloaded by 'autoread'")
+  t.eq(vim.fn.getbufvar(b, "&l:autoread"), 1, "its own 'autoread' restored")
+  -- Modified: taken, and still modified.
+  vim.api.nvim_buf_set_lines(b, 0, -1, true, { "unsaved" })
+  vim.fn.writefile({ "written again by the host" }, path)
+  st = vim.uv.fs_stat(path)
+  t.eq(buffers.took(b, rp, false, { st.mtime.sec, st.mtime.nsec, st.size, st.ino }), true, "taken")
+  t.eq(vim.api.nvim_buf_get_lines(b, 0, -1, true), { "unsaved" }, "its unsaved line kept")
+  t.eq(vim.bo[b].modified, true, "still modified")
+  t.eq(vim.fn.getbufvar(b, "&l:autoread"), 1, "'autoread' untouched")
+  vim.cmd("bwipeout! " .. b)
+  vim.api.nvim_clear_autocmds({ group = "acp_buffers" })
+end
+
 M["a reload is not an unload: the host is told of buffers really gone"] = function(t)
   local sent = {}
   local rpcnotify = vim.rpcnotify

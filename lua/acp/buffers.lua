@@ -783,19 +783,26 @@ function M.took(bufnr, realpath, saved, state)
     return false
   end
   local name = api.nvim_buf_get_name(bufnr)
-  if file_type(name) ~= "file" then
+  local st = uv.fs_stat(name) -- one stat: the file's type and the version now
+  if not st or st.type ~= "file" then
     M.guard(bufnr)
     return false
   end
   local wrote -- the file's stat at the version the host wrote
   if state then
-    wrote = stat_of(name)
-    if not wrote or wrote[1] ~= state[1] or wrote[2] ~= state[2] or wrote[3] ~= state[3] or wrote[4] ~= state[4] then
+    wrote = { st.mtime.sec, st.mtime.nsec, st.size, st.ino, st.dev }
+    if wrote[1] ~= state[1] or wrote[2] ~= state[2] or wrote[3] ~= state[3] or wrote[4] ~= state[4] then
       return "file changed"
     end
   end
-  local had_local = vim.fn.getbufvar(bufnr, "&l:autoread")
-  vim.bo[bufnr].autoread = false
+  -- 'autoread' reloads only a buffer without changes: the agent's put
+  -- left this one modified, unless the user undid it since.
+  local had_local
+  local unmodified = not vim.bo[bufnr].modified
+  if unmodified then
+    had_local = vim.fn.getbufvar(bufnr, "&l:autoread")
+    vim.bo[bufnr].autoread = false
+  end
   local id = api.nvim_create_autocmd("FileChangedShell", {
     buffer = bufnr,
     callback = function()
@@ -804,11 +811,20 @@ function M.took(bufnr, realpath, saved, state)
   })
   pcall(vim.cmd, "silent checktime " .. bufnr)
   pcall(api.nvim_del_autocmd, id)
-  restore_autoread(bufnr, had_local)
+  if unmodified then
+    restore_autoread(bufnr, had_local)
+  end
   if saved == true then
     vim.bo[bufnr].modified = false
   end
-  sync_origin(bufnr)
+  if api.nvim_buf_get_name(bufnr) ~= name then
+    sync_origin(bufnr) -- renamed by an autocmd of the check
+  elseif not wrote then
+    disk[bufnr] = stat_of(name)
+  end
+  -- Otherwise still realpath's (checked above, and by the host): only
+  -- the version recorded moves.
+  assumed[bufnr] = nil
   if wrote then
     -- The version the host wrote, not the file's stat now: a program
     -- that wrote the file since the check (an agent answered already)
