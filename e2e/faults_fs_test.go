@@ -11,24 +11,6 @@ import (
 	"time"
 )
 
-// responsive fails the test unless Neovim answers a call within 10 s.
-func (e *Editor) responsive(what string) {
-	e.t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		var n int
-		done <- e.nv.ExecLua(`return 1`, &n)
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			e.t.Fatalf("%s: %v", what, err)
-		}
-	case <-time.After(10 * time.Second):
-		e.t.Fatalf("%s: Neovim is frozen (no answer in 10s)", what)
-	}
-}
-
 // releaseFIFO opens the FIFO at p for writing and reading without
 // blocking, once, so that a Neovim stuck opening it (the bug) gets out and
 // the test can end.
@@ -136,16 +118,6 @@ func TestFaultsFsFifoRequestsAnswerAtOnce(t *testing.T) {
 	if !strings.Contains(e.ChatText(), "still here") || e.hostPid() != pid {
 		t.Fatalf("the session did not survive:\n%s", e.ChatText())
 	}
-}
-
-// undoOnce presses u once in a window showing buffer b.
-func (e *Editor) undoOnce(b int) {
-	e.t.Helper()
-	e.Lua(`local b = ...
-		local w = vim.fn.bufwinid(b)
-		if w < 0 then vim.cmd("botright split | buffer " .. b) else vim.fn.win_gotoid(w) end`, nil, b)
-	e.fsInput("<Esc>u")
-	e.responsive("after u")
 }
 
 // TestFaultsFsUnreadWriteKeepsUnsavedLines: the agent writes a buffer with

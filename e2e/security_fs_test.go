@@ -25,17 +25,6 @@ func outsideDir(t *testing.T) string {
 	return d
 }
 
-// refuseNextPrompt waits for the session to ask and answers choice.
-func (e *Editor) answerPrompt(choice string) {
-	e.t.Helper()
-	e.WaitState("awaiting_permission")
-	var ok bool
-	e.Lua(`return require("acp").respond_permission(...)`, &ok, choice)
-	if !ok {
-		e.t.Fatalf("respond_permission(%q) found no request", choice)
-	}
-}
-
 // TestSecurityFsDotDotThroughMissingDirAsks: "missing/.." must not cancel
 // out lexically and skip the link after it: reading
 // $WS/nonexistent/../link/id_rsa and writing $WS/missing/../link/.bashrc

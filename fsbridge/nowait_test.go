@@ -254,31 +254,4 @@ func changeInPlace(t *testing.T, p, text string, read func() string) {
 	}
 }
 
-// TestReadYoungFileKnown: a young file whose path is known (pathcache)
-// and unchanged since it was read is answered from the text read, without
-// reading it again; a change of the same size made in place within the
-// same second is seen by the next read all the same.
-func TestReadYoungFileKnown(t *testing.T) {
-	if knownPaths() == nil {
-		t.Skip("no inotify here")
-	}
-	first := strings.Repeat("first line\n", 100)
-	b, p, _, read := youngFile(t, first)
-	// Read until answered without reading the file: its path learnt,
-	// then read once in that generation.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		hits := b.youngHits.Load()
-		if got := read(); got != first {
-			t.Fatalf("read %.20q, want %.20q", got, first)
-		}
-		if b.youngHits.Load() > hits {
-			break
-		}
-		if time.Now().After(deadline) {
-			neverKnown(t, p, "a young file with its path known is never answered without a read")
-		}
-	}
-	changeInPlace(t, p, strings.Repeat("other line\n", 100), read)
-}
-
 var _ HeldEditor = (*heldEditor)(nil)
