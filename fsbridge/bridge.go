@@ -590,9 +590,14 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 			st.stale, st.shown = true, buf.Text()
 		}
 	}
+	// known's cache key, and whether its version settled: once a read
+	// (a clock read in it).
+	var knownKey textcache.Key
+	var knownSettled bool
 	if known != nil && st.buf == nil && known.Size() <= b.cfg.MaxBytes {
-		if key, ok := b.cfg.Texts.Key(known); ok {
-			if text, ok := b.cfg.Texts.Get(real, key); ok {
+		knownKey, knownSettled = b.cfg.Texts.Key(known)
+		if knownSettled {
+			if text, ok := b.cfg.Texts.Get(real, knownKey); ok {
 				st.exists = true
 				st.disk = stateOf(known)
 				st.mode = known.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
@@ -606,7 +611,7 @@ func (b *Bridge) currentAt(ctx context.Context, real string, strict bool, known 
 		// here; any other by a worker (a large or slow file must not hold
 		// up the agent's other messages).
 		if known != nil && st.buf == nil && known.Size() <= b.cfg.MaxBytes {
-			if st, ok := b.youngRead(real, known); ok {
+			if st, ok := b.youngRead(real, known, knownKey, knownSettled); ok {
 				return st, nil
 			}
 			if st, ok := b.readNow(real, known); ok {
@@ -742,14 +747,13 @@ func (b *Bridge) readNow(real string, known fs.FileInfo) (state, bool) {
 // that generation began. inotify reported no change to the file since:
 // the text read is the file's still. What inotify does not see (a write
 // through a shared mmap) is bounded by pathcache.Trust, as where the path
-// leads is.
-func (b *Bridge) youngRead(real string, known fs.FileInfo) (state, bool) {
+// leads is. key and settled are Texts.Key(known).
+func (b *Bridge) youngRead(real string, known fs.FileInfo, key textcache.Key, settled bool) (state, bool) {
 	var st state
 	gen := knownGen(known)
 	if gen == 0 {
 		return st, false
 	}
-	key, settled := b.cfg.Texts.Key(known)
 	if settled || key == (textcache.Key{}) {
 		return st, false
 	}
