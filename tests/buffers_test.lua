@@ -26,19 +26,30 @@ M["load notifications are numbered per host channel, from 0 for a new host"] = f
   vim.api.nvim_clear_autocmds({ group = "acp_buffers" })
 end
 
-M["took: a file written again after the check leaves the buffer stale"] = function(t)
-  buffers.setup_autocmds(9001) -- no such channel: the notifications fail quietly
+--- A file holding "x", opened in the current window, with the load
+--- notifications set up (to no channel: they fail quietly): its path, its
+--- buffer and its real path.
+local function edited_file()
+  buffers.setup_autocmds(9001)
   local path = vim.fn.tempname()
   vim.fn.writefile({ "x" }, path)
   vim.cmd.edit(path)
-  local b = vim.api.nvim_get_current_buf()
-  local rp = buffers.realpath(path)
+  return path, vim.api.nvim_get_current_buf(), buffers.realpath(path)
+end
+
+--- The version of path that took() compares: {mtime sec, nsec, size, inode}.
+local function version_of(path)
+  local st = vim.uv.fs_stat(path)
+  return { st.mtime.sec, st.mtime.nsec, st.size, st.ino }
+end
+
+M["took: a file written again after the check leaves the buffer stale"] = function(t)
+  local path, b, rp = edited_file()
   -- The host writes the file (the buffer has the change) and asks Neovim
   -- to take that version; another program (the agent, answered already)
   -- writes it again while Neovim takes it.
   vim.fn.writefile({ "yy" }, path)
-  local st = vim.uv.fs_stat(path)
-  local state = { st.mtime.sec, st.mtime.nsec, st.size, st.ino }
+  local state = version_of(path)
   local again = vim.api.nvim_create_autocmd("FileChangedShell", {
     buffer = b,
     callback = function()
@@ -51,33 +62,25 @@ M["took: a file written again after the check leaves the buffer stale"] = functi
   t.eq(buffers.snapshot(rp).stale, true, "the buffer is behind the disk")
   -- Taken with nothing written since: in step.
   vim.fn.writefile({ "yyyyyy" }, path)
-  st = vim.uv.fs_stat(path)
-  t.eq(buffers.took(b, rp, false, { st.mtime.sec, st.mtime.nsec, st.size, st.ino }), true, "taken")
+  t.eq(buffers.took(b, rp, false, version_of(path)), true, "taken")
   t.eq(buffers.snapshot(rp).stale, false, "in step")
   vim.cmd("bwipeout! " .. b)
   vim.api.nvim_clear_autocmds({ group = "acp_buffers" })
 end
 
 M["took: an unmodified buffer is not reloaded, and its 'autoread' is kept"] = function(t)
-  buffers.setup_autocmds(9001) -- no such channel: the notifications fail quietly
-  local path = vim.fn.tempname()
-  vim.fn.writefile({ "x" }, path)
-  vim.cmd.edit(path)
-  local b = vim.api.nvim_get_current_buf()
-  local rp = buffers.realpath(path)
+  local path, b, rp = edited_file()
   vim.bo[b].autoread = true
   -- The agent's change put in the buffer, then undone by the user before
   -- Neovim takes the file's new version: unmodified, 'autoread' set.
   vim.fn.writefile({ "written by the host" }, path)
-  local st = vim.uv.fs_stat(path)
-  t.eq(buffers.took(b, rp, false, { st.mtime.sec, st.mtime.nsec, st.size, st.ino }), true, "taken")
+  t.eq(buffers.took(b, rp, false, version_of(path)), true, "taken")
   t.eq(vim.api.nvim_buf_get_lines(b, 0, -1, true), { "x" }, "not reloaded by 'autoread'")
   t.eq(vim.fn.getbufvar(b, "&l:autoread"), 1, "its own 'autoread' restored")
   -- Modified: taken, and still modified.
   vim.api.nvim_buf_set_lines(b, 0, -1, true, { "unsaved" })
   vim.fn.writefile({ "written again by the host" }, path)
-  st = vim.uv.fs_stat(path)
-  t.eq(buffers.took(b, rp, false, { st.mtime.sec, st.mtime.nsec, st.size, st.ino }), true, "taken")
+  t.eq(buffers.took(b, rp, false, version_of(path)), true, "taken")
   t.eq(vim.api.nvim_buf_get_lines(b, 0, -1, true), { "unsaved" }, "its unsaved line kept")
   t.eq(vim.bo[b].modified, true, "still modified")
   t.eq(vim.fn.getbufvar(b, "&l:autoread"), 1, "'autoread' untouched")
