@@ -10,6 +10,11 @@ import (
 // recorded: the same read made without WithNoWait is served as usual.
 var ErrWouldWait = errors.New("fsbridge: the read would wait")
 
+// readNowMax bounds the files readNow reads (Linux's, readnow_linux.go):
+// a larger one is read by a worker, so that it does not hold up the
+// agent's other messages.
+const readNowMax = 128 << 10
+
 type noWaitKey struct{}
 
 // WithNoWait makes ReadTextFile calls with the returned context serve a

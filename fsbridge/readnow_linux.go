@@ -9,10 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readNowMax bounds the files readNow reads: a larger one is read by a
-// worker, so that it does not hold up the agent's other messages.
-const readNowMax = 128 << 10
-
 // noReadNow is set once the kernel or the file system refuses RWF_NOWAIT.
 var noReadNow atomic.Bool
 

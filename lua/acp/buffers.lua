@@ -51,12 +51,17 @@ local rp_cache = {}
 --- key() of the buffer the last apply() wrote, when known (see apply_keyed).
 local applied
 
+--- A file's version as recorded: {mtime sec, nsec, size, inode, device}.
+local function version_of(st)
+  return { st.mtime.sec, st.mtime.nsec, st.size, st.ino, st.dev }
+end
+
 local function stat_of(path)
   local st = path and uv.fs_stat(path)
   if not st then
     return nil
   end
-  return { st.mtime.sec, st.mtime.nsec, st.size, st.ino, st.dev }
+  return version_of(st)
 end
 
 local function same_stat(a, b)
@@ -790,7 +795,7 @@ function M.took(bufnr, realpath, saved, state)
   end
   local wrote -- the file's stat at the version the host wrote
   if state then
-    wrote = { st.mtime.sec, st.mtime.nsec, st.size, st.ino, st.dev }
+    wrote = version_of(st)
     if wrote[1] ~= state[1] or wrote[2] ~= state[2] or wrote[3] ~= state[3] or wrote[4] ~= state[4] then
       return "file changed"
     end
