@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,7 +43,8 @@ import (
 // before their first request, as a model does: a client's own work on the
 // prompt is done by then, in use as here. BENCH_AA=1 puts a second floor
 // in nvim-acp's place: the ratios then show the measurement's own spread.
-// BENCH_SANDBOX=0 runs the terminal case's command outside the sandbox.
+// BENCH_SANDBOX=0 runs the terminal case's command outside the sandbox;
+// BENCH_TERM_BYTES (default 50 MiB) is how much it writes.
 func BenchmarkACP(b *testing.B) {
 	bins := benchBinaries(b)
 	agentName := "benchagent"
@@ -279,7 +281,11 @@ func BenchmarkACP(b *testing.B) {
 				ms(p50(r.lat)), ms(bound(seqRef)), float64(p50(r.lat))/float64(bound(seqRef))))
 		}
 		if want("term") {
-			rep.terminal(b, bins, ours, 52428800, max(rounds, 3))
+			size := 52428800
+			if v, err := strconv.Atoi(os.Getenv("BENCH_TERM_BYTES")); err == nil && v > 0 {
+				size = v
+			}
+			rep.terminal(b, bins, ours, size, max(rounds, 3))
 		}
 	}
 	b.StopTimer()
