@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -281,11 +280,7 @@ func BenchmarkACP(b *testing.B) {
 				ms(p50(r.lat)), ms(bound(seqRef)), float64(p50(r.lat))/float64(bound(seqRef))))
 		}
 		if want("term") {
-			size := 52428800
-			if v, err := strconv.Atoi(os.Getenv("BENCH_TERM_BYTES")); err == nil && v > 0 {
-				size = v
-			}
-			rep.terminal(b, bins, ours, size, max(rounds, 3))
+			rep.terminal(b, bins, ours, envPositive("BENCH_TERM_BYTES", 52428800), max(rounds, 3))
 		}
 	}
 	b.StopTimer()

@@ -40,11 +40,16 @@ func wakeups(pid int) int {
 	return n
 }
 
-func envSeconds(name string, def int) time.Duration {
+// envPositive is the environment variable name as a positive integer, else def.
+func envPositive(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return time.Duration(v) * time.Second
+		return v
 	}
-	return time.Duration(def) * time.Second
+	return def
+}
+
+func envSeconds(name string, def int) time.Duration {
+	return time.Duration(envPositive(name, def)) * time.Second
 }
 
 // BenchmarkIdle: three idle sessions; the host's wake-ups per second and
