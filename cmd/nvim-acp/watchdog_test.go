@@ -4,10 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nvim-acp/nvim-acp/proctree"
 )
@@ -32,13 +33,32 @@ func TestWatchdogLooksUnlessTheHostIsDone(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			// Its tag can be read (environ) only once its exec is through,
+			// a moment after Start returns.
+			for deadline := time.Now().Add(30 * time.Second); !slices.Contains(proctree.Find(0, prefix), cmd.Process.Pid); {
+				if time.Now().After(deadline) {
+					t.Fatal("the tagged process never showed its tag")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			t.Cleanup(func() { _ = cmd.Process.Kill(); <-waited })
 			logPath := filepath.Join(t.TempDir(), "acp.log")
 			if err := os.WriteFile(logPath, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			watchdogRun(strings.NewReader(tc.said), prefix, logPath)
-			if killed := cmd.Process.Signal(syscall.Signal(0)) != nil || exited(cmd.Process.Pid); killed != tc.killed {
+			// A SIGKILLed process stops being found (its memory is gone)
+			// a moment before it ends: wait for its end, with a deadline.
+			var killed bool
+			select {
+			case err := <-waited:
+				waited <- err // for the cleanup
+				killed = err != nil && strings.Contains(err.Error(), "killed")
+			case <-time.After(waitFor(tc.killed)):
+			}
+			if killed != tc.killed {
 				t.Errorf("killed = %v, want %v", killed, tc.killed)
 			}
 			if b, _ := os.ReadFile(logPath); strings.Contains(string(b), "killed what it left") != tc.killed {
@@ -48,13 +68,11 @@ func TestWatchdogLooksUnlessTheHostIsDone(t *testing.T) {
 	}
 }
 
-// exited tells whether pid has ended (a zombie, not yet waited for, has).
-func exited(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
+// waitFor is how long to wait for a process's end: long when it must end,
+// a moment when it must not (nothing else would end it).
+func waitFor(mustEnd bool) time.Duration {
+	if mustEnd {
+		return 30 * time.Second
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z'
+	return 100 * time.Millisecond
 }
